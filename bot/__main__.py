@@ -1,0 +1,100 @@
+"""Command line: `python -m bot {digest,ask,run,serve,worker,clock}` (also `digest-bot`).
+
+Imports are lazy: `--help` only needs argparse, and no path here imports the Slack or Feishu SDK
+unless that platform is configured. Every failure the user can cause or meet ends as one line on
+stderr with exit code 2 (usage) or 1 (runtime), never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+EXAMPLES = """examples:
+  python -m bot digest --repo vllm-project/vllm --date 2026-01-28
+  python -m bot digest --repo . --date yesterday --lang en --format json --out day.json
+  python -m bot ask --repo vllm-project/vllm --commit af9b69f "what could this break?"
+  python -m bot run            # chat on Slack/Feishu when configured, else in this terminal
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not argparse's usage dump
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m bot", description="Commit digests for Slack, Feishu/Lark and the terminal.",
+                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    d = sub.add_parser("digest", help="print or write one repository's digest for a day or range")
+    d.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
+    d.add_argument("--date", default="yesterday", help="YYYY-MM-DD, A..B (inclusive), today or yesterday (default)")
+    d.add_argument("--tz", help="day boundary time zone (default DEFAULT_TZ, Asia/Shanghai)")
+    d.add_argument("--lang", choices=("zh", "en"), help="output language (default DEFAULT_LANG, zh)")
+    d.add_argument("--branch", help="branch (default: the repository's default branch)")
+    d.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    d.add_argument("--out", help="write to this file instead of stdout")
+    d.add_argument("--include-merges", action="store_true", help="include merge commits")
+
+    a = sub.add_parser("ask", help="ask a question about one commit (streams the answer)")
+    a.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
+    a.add_argument("--commit", required=True, help="full or abbreviated SHA")
+    a.add_argument("--lang", choices=("zh", "en"))
+    a.add_argument("question", nargs="+", help="the question")
+
+    sub.add_parser("run", help="everything in one process: configured chat platforms + scheduler "
+                              "(the terminal chat when no platform is configured)")
+    sub.add_parser("serve", help="HTTP endpoints only: /slack/events, /feishu/events, /healthz")
+    sub.add_parser("clock", help="the scheduler only (safe to run more than once)")
+    sub.add_parser("worker", help="chat-platform connections without HTTP (Socket Mode / Feishu long connection)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        build_parser().print_help()
+        return 2
+    from bot.models import BotError
+    from settings import ConfigError, load_settings
+
+    try:
+        settings = load_settings()
+        _configure_logging(settings)
+        return asyncio.run(_dispatch(args, settings))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BotError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _configure_logging(settings) -> None:
+    import logging
+
+    logging.basicConfig(level=getattr(logging, settings.log_level.upper(), logging.INFO), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2", "httpcore", "openai", "github", "urllib3"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+async def _dispatch(args, settings) -> int:
+    if args.command == "digest":
+        from bot.cli_commands import digest_command
+        return await digest_command(args, settings)
+    if args.command == "ask":
+        from bot.cli_commands import ask_command
+        return await ask_command(args, settings)
+    from bot.runner import run_command
+    return await run_command(args.command, settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Build one repository's digest for a window: list → (cached) analyse in parallel → headline.
+
+Through the cache: a finished window's digest is stored whole; each commit's analysis is stored
+by (repo, sha, model+prompt hash, language), so re-running a day costs no LLM call and no diff
+fetch. One commit failing never loses the rest: it gets the offline analysis, or says why not.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import logging
+from dataclasses import replace
+from datetime import datetime, timezone
+from typing import Awaitable, Callable, Sequence
+
+from .analysis.heuristic import analyse_offline
+from .analysis.summary import headline as build_headline
+from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, Window,
+                     analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
+from .sources import CommitSource
+from .store import FILES_TTL, ANALYSIS_TTL, Store
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], Awaitable[None] | None]
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class DigestBuilder:
+    def __init__(self, store: Store, analyzer, llm, prompts, settings,
+                 clock: Callable[[], datetime] = utcnow):
+        self.store = store
+        self.analyzer = analyzer
+        self.llm = llm
+        self.prompts = prompts
+        self.settings = settings
+        self.clock = clock
+        self._fetch_slots = asyncio.Semaphore(settings.github_fetch_concurrency)
+
+    # --- public ----------------------------------------------------------------------------------
+    async def build(self, source: CommitSource, window: Window, lang: str, branch: str | None = None,
+                    include_merges: bool | None = None, progress: Progress | None = None) -> Digest:
+        include_merges = self.settings.include_merges if include_merges is None else include_merges
+        branch = branch or await source.default_branch()
+        finished = window.end <= self.clock()
+        key = self._digest_key(source, branch, window, lang, include_merges)
+        if finished and (cached := await self.store.get_json(key)):
+            return digest_from_dict(cached)
+
+        commits = await source.list_commits(window, branch, include_merges)
+        entries = await self._analyse_all(source, commits, lang, progress)
+        bullets, origin = await build_headline(self.llm, self.prompts, entries, lang)
+        digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
+                        headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
+                        generated_at=self.clock())
+        if finished and digest.complete and self.settings.digest_cache_ttl:
+            await self.store.set_json(key, to_dict(digest), ttl=self.settings.digest_cache_ttl)
+        return digest
+
+    async def files(self, source: CommitSource, sha: str) -> tuple[FileChange, ...]:
+        """A commit's files and patches, from the cache when another run already fetched them."""
+        key = self.store.files_key(source.cache_id, sha)
+        cached = await self.store.get_blob(key)
+        if cached is not None:
+            return tuple(file_from_dict(f) for f in cached)
+        async with self._fetch_slots:
+            files = await source.get_files(sha)
+        await self.store.set_blob(key, [to_dict(f) for f in files], ttl=FILES_TTL)
+        return files
+
+    async def analysis(self, source: CommitSource, commit: Commit, lang: str,
+                       siblings: Sequence[Commit] = ()) -> Analysis:
+        """One commit's analysis through the cache (used by the digest and by Q&A)."""
+        key = self.store.analysis_key(source.cache_id, commit.sha, self.analyzer.tag(lang), lang)
+        if cached := await self.store.get_json(key):
+            return analysis_from_dict(cached)
+        files = await self.files(source, commit.sha)
+        pr_body = await self._pr_body(source, commit)
+        reverted = await self._reverted(source, commit, siblings)
+        try:
+            result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted)
+        except BotError as exc:
+            result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc))
+        if result.origin != "fallback":  # a fallback is retried next time, not frozen in the cache
+            await self.store.set_json(key, to_dict(result), ttl=ANALYSIS_TTL)
+        return result
+
+    # --- internals ---------------------------------------------------------------------------------
+    def _digest_key(self, source, branch, window, lang, include_merges) -> str:
+        tag = self.analyzer.tag(lang)
+        if self.llm is not None:
+            tag += ":" + self.prompts.hash("day_headline", lang)
+        tag = hashlib.sha256(f"{tag}:{include_merges}".encode()).hexdigest()[:16]
+        return self.store.digest_key(source.cache_id, branch, window.start.isoformat(),
+                                     window.end.isoformat(), window.tz, lang, tag)
+
+    async def _analyse_all(self, source, commits: list[Commit], lang: str,
+                           progress: Progress | None) -> list[DigestEntry]:
+        done = 0
+        total = len(commits)
+        await _notify(progress, 0, total)
+
+        async def one(commit: Commit) -> DigestEntry:
+            nonlocal done
+            entry = await self._entry(source, commit, lang, commits)
+            done += 1
+            await _notify(progress, done, total)
+            return entry
+
+        return list(await asyncio.gather(*(one(c) for c in commits)))
+
+    async def _entry(self, source, commit: Commit, lang: str, siblings) -> DigestEntry:
+        try:
+            return DigestEntry(commit, await self.analysis(source, commit, lang, siblings))
+        except BotError as exc:
+            reason = str(exc)
+        except Exception as exc:  # one commit must never sink the digest; the log has the details
+            log.exception("analysing %s %s failed", source.name, commit.short_sha)
+            reason = f"internal error ({type(exc).__name__})"
+        # The diff could not be read: say so, with what the listing alone tells.
+        fallback = analyse_offline(commit, (), lang, origin="fallback", note=reason)
+        return DigestEntry(commit, replace(fallback, coverage=None), error=reason)
+
+    async def _pr_body(self, source, commit: Commit) -> str | None:
+        if not commit.pr_number:
+            return None
+        try:
+            return await source.pr_description(commit.pr_number)
+        except BotError:
+            return None  # context only: the analysis goes on without it
+
+    async def _reverted(self, source, commit: Commit, siblings: Sequence[Commit]) -> Commit | None:
+        if not commit.reverts:
+            return None
+        for other in siblings:
+            if other.sha.startswith(commit.reverts):
+                return other
+        try:
+            return await source.get_commit(commit.reverts)
+        except BotError:
+            return None
+
+
+async def _notify(progress: Progress | None, done: int, total: int) -> None:
+    if progress is None:
+        return
+    result = progress(done, total)
+    if inspect.isawaitable(result):
+        await result

@@ -1,0 +1,116 @@
+"""Answer a question about one commit: its analysis + its re-read diff (within the budget, from
+the cache when possible) + the thread's earlier turns → the LLM, streamed. Offline: the hunks
+most relevant to the question, saying that no LLM is configured.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import AsyncIterator, Sequence
+
+from .diffs import coverage_line, estimate_tokens, redact_secrets, relevant_hunks, select_diff
+from .models import Analysis, BotError, Commit, to_dict
+from .render.labels import t
+
+MAX_QUESTION_CHARS = 2000
+HISTORY_TURNS = 10  # earlier turns (question + answer each) kept in the prompt
+_OUTPUT_TOKENS = 1500
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str  # "user" | "assistant"
+    text: str
+
+
+QA_LABELS = {
+    "zh": {"offline": "ℹ️ 未配置 LLM，无法生成回答。以下是提交 {sha} 中与问题最相关的代码片段：",
+           "no_hunks": "（这个提交没有可展示的代码改动。）",
+           "files": "📁 依据的文件：{files}",
+           "empty_question": "请在问题里写点内容，例如：这个改动会影响什么？",
+           "too_long": "问题太长了（{n} 个字符，上限 {limit}），请缩短后再问。"},
+    "en": {"offline": "ℹ️ No LLM is configured, so here are the hunks of {sha} most relevant to the question:",
+           "no_hunks": "(This commit has no code changes to show.)",
+           "files": "📁 Files consulted: {files}",
+           "empty_question": "Please ask something, e.g. what could this change break?",
+           "too_long": "That question is too long ({n} characters, limit {limit}); please shorten it."},
+}
+
+
+def qa_text(lang: str, key: str, **values) -> str:
+    return QA_LABELS.get(lang, QA_LABELS["en"])[key].format(**values)
+
+
+def check_question(question: str, lang: str) -> str:
+    """The question, stripped; a UsageError sentence when it cannot be asked."""
+    from .models import UsageError
+
+    q = (question or "").strip()
+    if not q:
+        raise UsageError(qa_text(lang, "empty_question"))
+    if len(q) > MAX_QUESTION_CHARS:
+        raise UsageError(qa_text(lang, "too_long", n=len(q), limit=MAX_QUESTION_CHARS))
+    return q
+
+
+class QA:
+    def __init__(self, builder, llm, prompts, settings):
+        self.builder = builder
+        self.llm = llm
+        self.prompts = prompts
+        self.settings = settings
+
+    async def answer(self, source, commit: Commit, question: str, lang: str,
+                     history: Sequence[Turn] = ()) -> AsyncIterator[str]:
+        """Yield the answer in pieces as they are produced."""
+        question = check_question(question, lang)
+        files = await self.builder.files(source, commit.sha)
+        if self.llm is None:
+            async for piece in self._offline(commit, files, question, lang):
+                yield piece
+            return
+        analysis = await self.builder.analysis(source, commit, lang)
+        prompt, shown = self._prompt(commit, analysis, files, question, lang, history)
+        try:
+            async for piece in self.llm.stream(prompt.messages(), max_tokens=_OUTPUT_TOKENS):
+                yield piece
+        except BotError as exc:
+            yield f"\n\n⚠️ {exc}\n\n"
+            async for piece in self._offline(commit, files, question, lang):
+                yield piece
+            return
+        if shown:
+            yield "\n\n" + qa_text(lang, "files", files=", ".join(shown[:8]) + (" …" if len(shown) > 8 else ""))
+
+    def _prompt(self, commit, analysis: Analysis, files, question, lang, history):
+        history = list(history)[-2 * HISTORY_TURNS:]
+        base = dict(commit=_commit_vars(commit), analysis=to_dict(analysis), question=redact_secrets(question)[0],
+                    history=[{"role": h.role, "text": redact_secrets(h.text)[0]} for h in history],
+                    coverage="", lang=lang)
+        overhead = estimate_tokens("\n".join(m["content"] for m in
+                                             self.prompts.render("qa", lang, diff="", **base).messages()))
+        budget = max(500, self.settings.llm_max_prompt_tokens - overhead - 200)
+        selection = select_diff(files, budget)
+        if not selection.coverage.complete:
+            selection = relevant_hunks(files, question, budget)  # the whole diff won't fit: focus
+        base["coverage"] = coverage_line(selection.coverage, lang)
+        left_out = {path for path, _ in selection.coverage.omitted}
+        shown = [f.path for f in files if f.path not in left_out]
+        return self.prompts.render("qa", lang, diff=_neutralise(selection.text), **base), shown
+
+    async def _offline(self, commit, files, question, lang) -> AsyncIterator[str]:
+        yield qa_text(lang, "offline", sha=commit.short_sha) + "\n\n"
+        selection = relevant_hunks(files, question, 3000)
+        if not selection.text.strip():
+            yield qa_text(lang, "no_hunks")
+            return
+        yield "```diff\n" + selection.text.replace("```", "ʼʼʼ").rstrip() + "\n```"
+
+
+def _commit_vars(commit: Commit) -> dict:
+    return {"sha": commit.sha, "title": _neutralise(commit.title), "body": _neutralise(redact_secrets(commit.body)[0]),
+            "author": commit.author, "url": commit.url or "", "pr_number": commit.pr_number}
+
+
+def _neutralise(text: str) -> str:
+    """Untrusted text sits between <data> tags in the prompt; it must not be able to close them."""
+    return text.replace("</data", "<\u200b/data").replace("<data", "<\u200bdata")

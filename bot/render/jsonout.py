@@ -1,0 +1,25 @@
+"""The digest as data (`--format json`). The schema is documented in the README."""
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+from ..diffs import coverage_line
+from ..models import Digest, Importance, to_dict
+
+SCHEMA = "digest-bot/digest@1"
+
+
+def digest_data(d: Digest) -> dict:
+    data = to_dict(d)
+    data["stats"] = {"total": len(d.entries), **{imp.value: d.count(imp) for imp in Importance}}
+    for entry, raw in zip(d.entries, data["entries"]):
+        raw["importance"] = entry.importance.value
+        a = entry.analysis
+        raw["coverage_line"] = coverage_line(a.coverage, d.lang) if a and a.coverage else None
+    return data
+
+
+def render_json(digests: Sequence[Digest]) -> str:
+    return json.dumps({"schema": SCHEMA, "digests": [digest_data(d) for d in digests]},
+                      ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,204 @@
+"""The digest as a Markdown report: the reference report's structure without its defects.
+
+One heading level per kind (# report, ## repository, ### section, #### commit), every TOC link
+computed with GitHub's own slug rules (so it resolves), commit text and LLM output escaped so
+they can neither inject HTML/links nor break the layout, nothing truncated.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable, Sequence
+
+from ..diffs import coverage_line
+from ..models import Analysis, Digest, DigestEntry, Importance
+from . import labels as L
+from .labels import t
+
+
+class Slugger:
+    """GitHub's heading anchors (github-slugger): lower-case; keep letters, marks, decimal and
+    letter numbers, connector punctuation, '-' and ' '; spaces become '-'; repeats get -1, -2…"""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    @staticmethod
+    def base(text: str) -> str:
+        kept = []
+        for ch in text.lower():
+            cat = unicodedata.category(ch)
+            if ch in "- " or cat[0] in "LM" or cat in ("Nd", "Nl", "Pc"):
+                kept.append("-" if ch == " " else ch)
+        return "".join(kept)
+
+    def slug(self, text: str) -> str:
+        original = self.base(" ".join(text.split()))  # the heading as rendered: whitespace collapsed
+        result = original
+        while result in self.seen:
+            self.seen[original] += 1
+            result = f"{original}-{self.seen[original]}"
+        self.seen.setdefault(original, 0)
+        self.seen.setdefault(result, 0)
+        return result
+
+
+# --- escaping untrusted text -----------------------------------------------------------------------
+
+_INLINE = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;",
+                         "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "#": "\\#", "~": "\\~",
+                         "!": "\\!"})
+_LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|```+|~~~+|[=\-_*]{3,}\s*$|=+\s*$)")
+
+
+def esc(text: str) -> str:
+    """Escape a one-line plain text (titles, names, paths) completely: it renders literally."""
+    return " ".join(str(text).split()).translate(_INLINE)
+
+
+def esc_rich(text: str) -> str:
+    """Escape untrusted prose (LLM output, commit bodies) but keep `code`, **bold** and list
+    lines: no HTML, no links or images, no headings, fences, rules or tables, no indentation
+    tricks. Lines are kept as hard line breaks."""
+    lines = []
+    for raw in str(text).replace("\r", "").split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        line = (line.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+                .replace("[", "\\[").replace("]", "\\]").replace("|", "\\|"))
+        line = _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), line)
+        lines.append(line)
+    return "  \n".join(lines)
+
+
+# --- the report --------------------------------------------------------------------------------------
+
+def render_report(digests: Sequence[Digest]) -> str:
+    """One Markdown document for one or more repositories' digests of the same window."""
+    if not digests:
+        return ""
+    slugger = Slugger()
+    first = digests[0]
+    out = [f"# {esc(L.title(first))}", ""]
+    slugger.slug(L.title(first))
+    for digest in digests:
+        out.extend(_repo_section(digest, slugger))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
+    lang = d.lang
+    out = [f"## {esc(d.repo)}", ""]
+    slugger.slug(d.repo)
+    out += [f"> {esc(t(lang, 'meta', branch=d.branch, tz=d.window.tz, n=len(d.entries)))}", ""]
+    if not d.entries:
+        return out + [esc(t(lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz)), ""]
+
+    # Anchors are assigned in document order, exactly as GitHub numbers repeated headings.
+    headline_title = t(lang, "headline_heading")
+    list_title, stats_title, toc_title = t(lang, "commits_heading"), t(lang, "stats_heading"), t(lang, "toc_heading")
+    for text in ([headline_title] if d.headline else []) + [list_title, stats_title, toc_title]:
+        slugger.slug(text)
+    groups = [(imp, entries) for imp, entries in d.grouped() if entries]
+    anchors: dict[str, str] = {}
+    group_anchor: dict[Importance, str] = {}
+    for imp, entries in groups:
+        group_anchor[imp] = slugger.slug(L.group_label(lang, imp, len(entries)))
+        for e in entries:
+            anchors[e.commit.sha] = slugger.slug(e.commit.title)
+
+    if d.headline:
+        out += [f"### {esc(headline_title)}", ""]
+        out += [f"- {esc_rich(b)}" for b in d.headline]
+        if d.headline_origin != "llm":
+            out += ["", f"_{esc(t(lang, 'headline_offline'))}_"]
+        out.append("")
+
+    out += [f"### {esc(list_title)}", "",
+            f"| {t(lang, 'col_time')} | {t(lang, 'col_author')} | {t(lang, 'col_message')} |",
+            "|---|---|---|"]
+    for e in d.entries:  # newest first
+        when = e.commit.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M:%S")
+        out.append(f"| {when} | {esc(e.commit.author)} | {e.importance.emoji} "
+                   f"[{esc(e.commit.title)}](#{anchors[e.commit.sha]}) |")
+    out += ["", f"### {esc(stats_title)}", "", f"> {L.stats_line(d)}", ""]
+
+    out += [f"### {esc(toc_title)}", ""]
+    for imp, entries in groups:
+        out.append(f"- [{esc(L.group_label(lang, imp, len(entries)))}](#{group_anchor[imp]})")
+        out += [f"  - [{esc(e.commit.title)}](#{anchors[e.commit.sha]})" for e in entries]
+    out.append("")
+
+    for imp, entries in groups:
+        out += [f"### {esc(L.group_label(lang, imp, len(entries)))}", ""]
+        for e in entries:
+            out += _entry(d, e)
+    return out
+
+
+def _entry(d: Digest, e: DigestEntry) -> list[str]:
+    lang, c, a = d.lang, e.commit, e.analysis
+    out = [f"#### {esc(c.title)}", ""]
+    out.append(" · ".join(_meta_parts(d, e)))
+    out.append("")
+    if c.reverts:
+        ref = f"[`{c.reverts[:7]}`]({d.repo_url}/commit/{c.reverts})" if d.repo_url else f"`{c.reverts[:7]}`"
+        out += [t(lang, "reverts", sha=ref), ""]
+    if e.error and (a is None or a.origin != "fallback"):
+        out += [f"> {esc(t(lang, 'unanalysed', reason=e.error))}", ""]
+    if a is None:
+        return out + ["---", ""]
+    note = L.origin_note(lang, a)
+    if note:
+        out += [f"> {esc(note)}", ""]
+    reason = f" — {esc_rich(a.importance_reason)}" if a.importance_reason else ""
+    out += [f"**{t(lang, 'type')}**：{esc(a.change_type.label(lang))} · "
+            f"**{t(lang, 'importance')}**：{L.importance_label(lang, a.importance)}{reason}", ""]
+    out += _field(lang, "summary", a.summary)
+    if a.importance is not Importance.LOW:
+        out += _field(lang, "impact", a.impact)
+        out += _insights(lang, a)
+        out += _bullets(lang, "risks", a.risks)
+        out += _bullets(lang, "recommendations", a.recommendations)
+    if a.coverage is not None:
+        out += [f"> {t(lang, 'coverage')}：{esc(coverage_line(a.coverage, lang))}", ""]
+    return out + ["---", ""]
+
+
+def _meta_parts(d: Digest, e: DigestEntry) -> list[str]:
+    c, lang = e.commit, d.lang
+    sha = f"[`{c.short_sha}`]({c.url})" if c.url else f"`{c.short_sha}`"
+    parts = [f"**SHA**: {sha}"]
+    if c.url:
+        parts.append(f"🔗 [{t(lang, 'view_commit')}]({c.url})")
+    if c.pr_number and d.repo_url:
+        parts.append(f"{t(lang, 'pr')} [#{c.pr_number}]({d.repo_url}/pull/{c.pr_number})")
+    parts.append(f"{t(lang, 'author')} {esc(c.author)}")
+    parts.append(c.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M:%S"))
+    return parts
+
+
+def _field(lang: str, key: str, value: str) -> list[str]:
+    if not value or not value.strip():
+        return []
+    body = esc_rich(value)
+    sep = "\n" if "\n" in body else ""
+    return [f"**{t(lang, key)}**：{sep}{body}", ""]
+
+
+def _insights(lang: str, a: Analysis) -> list[str]:
+    rows = [(k, getattr(a.insights, k)) for k in ("architecture", "performance", "security")]
+    rows = [(k, v) for k, v in rows if v and v.strip()]
+    if not rows:
+        return []
+    return [f"**{t(lang, 'insights')}**", ""] + [
+        f"- **{t(lang, k)}**：{esc_rich(v).replace(chr(10), chr(10) + '  ')}" for k, v in rows] + [""]
+
+
+def _bullets(lang: str, key: str, items: Iterable[str]) -> list[str]:
+    items = [i for i in items if i and i.strip()]
+    if not items:
+        return []
+    return [f"**{t(lang, key)}**", ""] + [
+        f"- {esc_rich(i).replace(chr(10), chr(10) + '  ')}" for i in items] + [""]

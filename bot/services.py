@@ -1,0 +1,46 @@
+"""Build the core's objects once, from settings, and hand them around (constructor injection)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .prompts import Prompts
+from .sources import CommitSource, open_source
+
+
+@dataclass
+class Services:
+    settings: object
+    store: object
+    prompts: Prompts
+    llm: object | None
+    analyzer: object
+    builder: object
+    qa: object
+    _sources: dict[str, CommitSource] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, settings, store=None, clock=None) -> "Services":
+        from .analysis.analyze import Analyzer
+        from .digest import DigestBuilder, utcnow
+        from .qa import QA
+        from .store import open_store
+
+        store = store or open_store(settings)
+        prompts = Prompts(settings.prompts_dir)
+        llm = None
+        if settings.llm_enabled:
+            from .analysis.llm import LLM
+            llm = LLM(settings)
+        analyzer = Analyzer(llm, prompts, settings)
+        builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
+        return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings))
+
+    def source(self, repo: str) -> CommitSource:
+        """One source object per repository for the process's lifetime (they hold HTTP pools)."""
+        key = repo.strip()
+        if key not in self._sources:
+            self._sources[key] = open_source(key, self.settings)
+        return self._sources[key]
+
+    async def aclose(self) -> None:
+        await self.store.close()

@@ -1,0 +1,238 @@
+"""A local git repository (bare or not) as a commit source, through the `git` CLI.
+
+The embedded default and the fast path for big histories: one `git log` lists a window with
+per-commit numstats; one `git diff-tree` per commit gives its patches.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from ..models import Commit, FileChange, NotFoundError, SourceError, UsageError, Window
+from .message import split_message
+
+_RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping
+_LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ct{_US}%B{_US}"
+# git stops walking at the first commit older than --since (committer dates can go slightly
+# backwards after rebases), so list with a margin and filter exactly in Python.
+_SINCE_MARGIN = timedelta(days=7)
+_MAX_PATCH_BYTES = 1_000_000  # like GitHub: a patch larger than this is "too large to show"
+_REMOTE = re.compile(r"(?:git@|ssh://git@|https?://(?:[^@/]+@)?)([^/:]+)[:/]([^/]+)/([^/]+?)(?:\.git)?/?$")
+_BINARY_EXT = re.compile(r"\.(png|jpe?g|gif|bmp|ico|webp|pdf|zip|gz|tgz|bz2|xz|7z|jar|whl|so|dylib|dll|"
+                         r"exe|bin|o|a|pyc|class|ttf|otf|woff2?|mp[34]|mov|avi|wav|onnx|pt|safetensors)$", re.I)
+
+
+class LocalGitSource:
+    def __init__(self, path: str):
+        self.path = str(Path(path).resolve())
+        self._git_dir = self._probe()
+        self.cache_id = f"git:{self.path}"
+        self.name, self.web_url = self._identity()
+
+    # --- plumbing ---------------------------------------------------------------------------------
+    def _run(self, *args: str, check: bool = True) -> str:
+        proc = subprocess.run(["git", "-C", self.path, "-c", "core.quotePath=false", *args],
+                              capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
+        if check and proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise SourceError(f"git {args[0]} failed in {self.path}: {err[-1] if err else 'exit ' + str(proc.returncode)}")
+        return proc.stdout.decode("utf-8", "replace")
+
+    async def _arun(self, *args: str, check: bool = True) -> str:
+        return await asyncio.to_thread(self._run, *args, check=check)
+
+    def _probe(self) -> str:
+        if not os.path.isdir(self.path):
+            raise UsageError(f"{self.path} is not a directory, so it cannot be a git repository.")
+        proc = subprocess.run(["git", "-C", self.path, "rev-parse", "--git-dir"], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise UsageError(f"{self.path} is not a git repository.")
+        return proc.stdout.strip()
+
+    def _identity(self) -> tuple[str, str | None]:
+        """owner/name and a web URL when `origin` points at a GitHub-like host, else the folder name."""
+        url = self._run("config", "--get", "remote.origin.url", check=False).strip()
+        match = _REMOTE.match(url)
+        if match and "." in match.group(1):
+            host, owner, name = match.groups()
+            return f"{owner}/{name}", f"https://{host}/{owner}/{name}"
+        base = os.path.basename(self.path.rstrip("/"))
+        return (base[:-4] if base.endswith(".git") else base) or self.path, None
+
+    def commit_url(self, sha: str) -> str | None:
+        return f"{self.web_url}/commit/{sha}" if self.web_url else None
+
+    # --- CommitSource -------------------------------------------------------------------------------
+    async def default_branch(self) -> str:
+        ref = (await self._arun("symbolic-ref", "--short", "-q", "HEAD", check=False)).strip()
+        return ref or "HEAD"
+
+    async def _verify_branch(self, branch: str) -> str:
+        out = await self._arun("rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", check=False)
+        if not out.strip():
+            raise NotFoundError(f"Branch {branch!r} does not exist in {self.name}.")
+        return branch
+
+    async def list_commits(self, window: Window, branch: str | None = None,
+                           include_merges: bool = False) -> list[Commit]:
+        ref = await self._verify_branch(branch) if branch else "HEAD"
+        if not branch and not (await self._arun("rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip():
+            return []  # an empty repository has no commits in any window
+        since = int((window.start_utc - _SINCE_MARGIN).timestamp())
+        args = ["log", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", f"--since={since}", ref]
+        if not include_merges:
+            args.insert(1, "--no-merges")
+        out = await self._arun(*args)
+        commits = [c for c in self._parse_log(out) if window.contains(c.committed_at)]
+        commits.sort(key=lambda c: c.committed_at, reverse=True)
+        return commits
+
+    def _parse_log(self, out: str) -> list[Commit]:
+        commits = []
+        for record in out.split(_RS)[1:]:
+            sha, parents, author, ctime, message, stats = record.split(_US, 5)
+            adds = dels = nfiles = 0
+            for line in stats.strip().splitlines():
+                parts = line.split("\t")
+                if len(parts) == 3:
+                    nfiles += 1
+                    adds += int(parts[0]) if parts[0].isdigit() else 0
+                    dels += int(parts[1]) if parts[1].isdigit() else 0
+            commits.append(self._commit(sha, parents, author, ctime, message, adds, dels, nfiles))
+        return commits
+
+    def _commit(self, sha, parents, author, ctime, message, adds=None, dels=None, nfiles=None) -> Commit:
+        title, body, pr, reverts = split_message(message)
+        return Commit(repo=self.name, sha=sha, title=title, body=body, author=author.strip() or "unknown",
+                      committed_at=datetime.fromtimestamp(int(ctime), tz=timezone.utc),
+                      url=self.commit_url(sha), parents=tuple(parents.split()), pr_number=pr,
+                      reverts=reverts, additions=adds, deletions=dels, files_changed=nfiles)
+
+    async def get_commit(self, ref: str) -> Commit:
+        ref = ref.strip()
+        if not re.fullmatch(r"[0-9a-fA-F]{4,40}", ref):
+            raise UsageError(f"'{ref}' is not a commit SHA (4–40 hexadecimal characters).")
+        proc = await asyncio.to_thread(
+            subprocess.run, ["git", "-C", self.path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+            capture_output=True, text=True)
+        if proc.returncode != 0:
+            if "ambiguous" in proc.stderr:
+                raise UsageError(f"'{ref}' matches several commits in {self.name}; give more characters.")
+            raise NotFoundError(f"No commit '{ref}' in {self.name}.")
+        sha = proc.stdout.strip()
+        out = await self._arun("log", "-1", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", sha)
+        return self._parse_log(out)[0]
+
+    async def get_files(self, sha: str) -> tuple[FileChange, ...]:
+        parents = (await self._arun("rev-list", "--parents", "-n", "1", sha)).split()[1:]
+        base = [parents[0]] if parents else ["--root"]
+        raw = await self._arun("diff-tree", "-r", "-M", "-z", "--numstat", "--raw", "--no-color", *base, sha)
+        patch = await self._arun("diff-tree", "-r", "-M", "-p", "--no-color", "--no-ext-diff", *base, sha)
+        return tuple(self._files(raw, patch))
+
+    def _files(self, raw: str, patch_text: str) -> list[FileChange]:
+        entries, stats = _parse_raw_numstat(raw)
+        patches = _split_patches(patch_text)
+        files = []
+        for status, old, new in entries:
+            adds, dels = stats.get(new, (None, None))
+            binary = adds is None or bool(_BINARY_EXT.search(new))
+            patch = patches.get(new)
+            if patch is not None and len(patch.encode()) > _MAX_PATCH_BYTES:
+                patch = None
+            files.append(FileChange(path=new, status=status, additions=adds or 0, deletions=dels or 0,
+                                    patch=None if binary else patch, previous_path=old if old != new else None,
+                                    binary=binary))
+        return files
+
+    async def pr_description(self, number: int) -> str | None:
+        return None  # a local clone has no pull requests
+
+
+_STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"}
+
+
+def _parse_raw_numstat(raw: str) -> tuple[list[tuple[str, str, str]], dict[str, tuple[int | None, int | None]]]:
+    """Parse `diff-tree -z --raw --numstat` output: [(status, old, new)], {new: (adds, dels)}."""
+    tokens = raw.split("\0")
+    entries: list[tuple[str, str, str]] = []
+    stats: dict[str, tuple[int | None, int | None]] = {}
+    i = 0
+    if tokens and re.fullmatch(r"[0-9a-f]{40}", tokens[0].strip()):
+        i = 1  # diff-tree prints the commit id first when given a single commit
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.startswith(":"):
+            letter = tok.split()[-1][0]
+            if letter in "RC":
+                old, new = tokens[i + 1], tokens[i + 2]
+                i += 3
+            else:
+                old = new = tokens[i + 1]
+                i += 2
+            entries.append((_STATUS.get(letter, "modified"), old, new))
+        elif "\t" in tok:
+            adds, dels, path = tok.split("\t", 2)
+            if path == "":  # rename in -z numstat: "a\td\t" then old, new
+                path = tokens[i + 2]
+                i += 3
+            else:
+                i += 1
+            stats[path] = (int(adds) if adds.isdigit() else None, int(dels) if dels.isdigit() else None)
+        else:
+            i += 1
+    return entries, stats
+
+
+def _split_patches(text: str) -> dict[str, str]:
+    """Map each file's new path to its patch body (from the first @@ on), as GitHub's `patch`."""
+    patches: dict[str, str] = {}
+    for chunk in re.split(r"^diff --git ", text, flags=re.M)[1:]:
+        minus = plus = renamed = None
+        for line in chunk.splitlines():
+            if line.startswith("--- "):
+                minus = line[4:].removesuffix("\t")  # git appends a TAB to names with spaces
+            elif line.startswith("+++ "):
+                plus = line[4:].removesuffix("\t")
+            elif line.startswith(("rename to ", "copy to ")):
+                renamed = _unquote(line.split(" to ", 1)[1])
+            elif line.startswith("@@"):
+                break
+        if plus and plus != "/dev/null":
+            new_path = _unquote(plus)[2:]
+        elif minus and minus != "/dev/null":
+            new_path = _unquote(minus)[2:]
+        elif renamed:
+            new_path = renamed
+        else:
+            header = chunk.splitlines()[0]
+            new_path = _unquote(header.rsplit(" b/", 1)[-1]) if " b/" in header else header
+        at = chunk.find("\n@@")
+        patches[new_path] = chunk[at + 1:].rstrip("\n") if at >= 0 else ""
+    return patches
+
+
+def _unquote(path: str) -> str:
+    """git quotes paths with special characters C-style ("a\\tb", octal bytes); undo that."""
+    if not (len(path) >= 2 and path[0] == '"' and path[-1] == '"'):
+        return path
+    out, body, i = bytearray(), path[1:-1], 0
+    simple = {"t": 9, "n": 10, "r": 13, '"': 34, "\\": 92, "a": 7, "b": 8, "f": 12, "v": 11}
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "01234567" and i + 3 < len(body) + 1 and body[i + 1:i + 4].isdigit():
+                out.append(int(body[i + 1:i + 4], 8))
+                i += 4
+                continue
+            out.append(simple.get(nxt, ord(nxt)))
+            i += 2
+            continue
+        out += ch.encode("utf-8")
+        i += 1
+    return out.decode("utf-8", "replace")

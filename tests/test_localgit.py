@@ -1,0 +1,140 @@
+"""The local git source against real repositories built with commits at exact instants."""
+from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.models import NotFoundError, UsageError
+from bot.sources import open_source
+from bot.sources.localgit import LocalGitSource
+from bot.window import day_window
+from tests.gitrepo import GitRepo
+
+SH = ZoneInfo("Asia/Shanghai")
+NY = ZoneInfo("America/New_York")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
+    r.commit("init", {"src/a.py": "x = 1\n"}, when=datetime(2026, 1, 27, 12, 0, tzinfo=SH))
+    r.shas = {
+        "edge_in": r.commit("feat: last second of the day (#12)\n\nExplains why.\n\n"
+                            "Signed-off-by: Ada <ada@example.com>\nCo-authored-by: Bob <bob@example.com>",
+                            {"src/a.py": "x = 2\n", "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00"},
+                            when=datetime(2026, 1, 28, 23, 59, 59, tzinfo=SH)),
+        "first": r.commit("first second of the day", {"src/b.py": "y = 1\n"},
+                          when=datetime(2026, 1, 28, 0, 0, 0, tzinfo=SH)),
+        "next_day": r.commit("next day", {"src/a.py": None, "docs/x y.md": "hi\n"},
+                             when=datetime(2026, 1, 29, 0, 0, 0, tzinfo=SH)),
+    }
+    return r
+
+
+async def test_day_window_edges_shanghai(repo):
+    src = LocalGitSource(str(repo.path))
+    commits = await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai"))
+    assert [c.sha for c in commits] == [repo.shas["edge_in"], repo.shas["first"]]  # newest first
+    nxt = await src.list_commits(day_window(date(2026, 1, 29), "Asia/Shanghai"))
+    assert [c.sha for c in nxt] == [repo.shas["next_day"]]
+
+
+async def test_commit_metadata_is_clean(repo):
+    src = LocalGitSource(str(repo.path))
+    c = (await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai")))[0]
+    assert c.title == "feat: last second of the day (#12)" and c.pr_number == 12
+    assert c.body == "Explains why."  # trailers and their e-mail addresses are gone
+    assert "@" not in c.body + c.author and c.author == "Ada Lovelace"
+    assert c.url == f"https://github.com/acme/widgets/commit/{c.sha}"
+    assert (src.name, src.web_url) == ("acme/widgets", "https://github.com/acme/widgets")
+    assert c.committed_at == datetime(2026, 1, 28, 15, 59, 59, tzinfo=timezone.utc)
+    assert (c.files_changed, c.additions, c.deletions) == (2, 1, 1)
+
+
+async def test_files_binary_deleted_and_spaces(repo):
+    src = LocalGitSource(str(repo.path))
+    files = {f.path: f for f in await src.get_files(repo.shas["edge_in"])}
+    assert files["logo.png"].binary and files["logo.png"].patch is None
+    assert files["src/a.py"].patch == "@@ -1 +1 @@\n-x = 1\n+x = 2"
+    nxt = {f.path: f for f in await src.get_files(repo.shas["next_day"])}
+    assert nxt["src/a.py"].status == "removed" and nxt["src/a.py"].deletions == 1
+    assert nxt["docs/x y.md"].status == "added" and nxt["docs/x y.md"].patch.endswith("+hi")
+
+
+async def test_rename_and_root_commit(tmp_path):
+    r = GitRepo(tmp_path / "r")
+    root = r.commit("root", {"a.txt": "one\ntwo\nthree\n"}, when=datetime(2026, 2, 1, 9, tzinfo=SH))
+    r.git("mv", "a.txt", "b.txt")
+    moved = r.commit("move", when=datetime(2026, 2, 1, 10, tzinfo=SH))
+    src = LocalGitSource(str(r.path))
+    (f,) = await src.get_files(moved)
+    assert (f.path, f.previous_path, f.status) == ("b.txt", "a.txt", "renamed")
+    (g,) = await src.get_files(root)
+    assert g.status == "added" and g.additions == 3
+    assert src.web_url is None and src.name == "r"
+    assert (await src.list_commits(day_window(date(2026, 2, 1), "Asia/Shanghai")))[0].url is None
+
+
+async def test_new_york_dst_day(tmp_path):
+    r = GitRepo(tmp_path / "ny")
+    # 2026-03-08 in New York runs from 05:00 UTC to 04:00 UTC the next day (23 hours).
+    inside = r.commit("late on the short day", when=datetime(2026, 3, 8, 23, 59, 59, tzinfo=NY))
+    r.commit("midnight after", when=datetime(2026, 3, 9, 0, 0, 0, tzinfo=NY))
+    early = r.commit("just after midnight", when=datetime(2026, 3, 8, 0, 0, 0, tzinfo=NY))
+    src = LocalGitSource(str(r.path))
+    got = await src.list_commits(day_window(date(2026, 3, 8), "America/New_York"))
+    assert [c.sha for c in got] == [inside, early]
+
+
+async def test_merges_excluded_unless_asked(tmp_path):
+    r = GitRepo(tmp_path / "m")
+    r.commit("base", {"a": "1\n"}, when=datetime(2026, 1, 28, 8, tzinfo=SH))
+    r.git("checkout", "-q", "-b", "topic")
+    r.commit("topic work", {"b": "1\n"}, when=datetime(2026, 1, 28, 9, tzinfo=SH))
+    r.git("checkout", "-q", "main")
+    r.commit("main work", {"c": "1\n"}, when=datetime(2026, 1, 28, 10, tzinfo=SH))
+    r.git("merge", "-q", "--no-ff", "topic", "-m", "Merge topic",
+          env={"GIT_COMMITTER_DATE": "2026-01-28T11:00:00+08:00", "GIT_AUTHOR_DATE": "2026-01-28T11:00:00+08:00"})
+    src = LocalGitSource(str(r.path))
+    window = day_window(date(2026, 1, 28), "Asia/Shanghai")
+    assert "Merge topic" not in [c.title for c in await src.list_commits(window)]
+    with_merges = await src.list_commits(window, include_merges=True)
+    merge = next(c for c in with_merges if c.title == "Merge topic")
+    assert merge.is_merge
+    assert [f.path for f in await src.get_files(merge.sha)] == ["b"]  # against the first parent
+    topic_only = await src.list_commits(window, branch="topic")
+    assert [c.title for c in topic_only] == ["topic work", "base"]
+
+
+async def test_bare_repository(tmp_path, repo):
+    bare = tmp_path / "bare.git"
+    repo.git("clone", "-q", "--bare", str(repo.path), str(bare))
+    src = open_source(str(bare), None)
+    assert src.name == "bare"
+    commits = await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai"))
+    assert len(commits) == 2
+
+
+async def test_errors_are_clear(tmp_path, repo):
+    with pytest.raises(UsageError, match="is not a git repository"):
+        LocalGitSource(str(tmp_path))
+    src = LocalGitSource(str(repo.path))
+    with pytest.raises(NotFoundError, match="No commit 'deadbeef' in acme/widgets"):
+        await src.get_commit("deadbeef")
+    with pytest.raises(UsageError, match="is not a commit SHA"):
+        await src.get_commit("HEAD; rm -rf /")
+    with pytest.raises(NotFoundError, match="Branch 'nope' does not exist"):
+        await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai"), branch="nope")
+    c = await src.get_commit(repo.shas["first"][:8])
+    assert c.sha == repo.shas["first"]
+
+
+async def test_empty_repository(tmp_path):
+    r = GitRepo(tmp_path / "empty")
+    src = LocalGitSource(str(r.path))
+    assert await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai")) == []
+
+
+def test_open_source_rejects_nonsense():
+    with pytest.raises(UsageError, match="neither owner/name nor an existing local path"):
+        open_source("not a repo!!", None)

@@ -1,0 +1,52 @@
+from datetime import datetime, timezone
+
+import pytest
+
+from bot.models import UsageError
+from bot.window import is_date_token, parse_window
+
+NOW = datetime(2026, 3, 10, 2, 0, tzinfo=timezone.utc)  # 10:00 in Shanghai, 22:00 (Mar 9) in New York
+
+
+@pytest.mark.parametrize("spec,tz,start,end,label", [
+    ("2026-01-28", "Asia/Shanghai", "2026-01-28T00:00:00+08:00", "2026-01-29T00:00:00+08:00", "2026-01-28"),
+    ("today", "Asia/Shanghai", "2026-03-10T00:00:00+08:00", "2026-03-11T00:00:00+08:00", "2026-03-10"),
+    ("yesterday", "Asia/Shanghai", "2026-03-09T00:00:00+08:00", "2026-03-10T00:00:00+08:00", "2026-03-09"),
+    ("today", "America/New_York", "2026-03-09T00:00:00-04:00", "2026-03-10T00:00:00-04:00", "2026-03-09"),
+    # DST starts in New York on 2026-03-08: that local day is 23 hours long.
+    ("2026-03-08", "America/New_York", "2026-03-08T00:00:00-05:00", "2026-03-09T00:00:00-04:00", "2026-03-08"),
+    ("2026-01-20..2026-01-22", "UTC", "2026-01-20T00:00:00+00:00", "2026-01-23T00:00:00+00:00", "2026-01-20..2026-01-22"),
+    ("2026-03-01..yesterday", "Asia/Shanghai", "2026-03-01T00:00:00+08:00", "2026-03-10T00:00:00+08:00", "2026-03-01..2026-03-09"),
+])
+def test_windows(spec, tz, start, end, label):
+    w = parse_window(spec, tz, NOW)
+    assert (w.start.isoformat(), w.end.isoformat(), w.label) == (start, end, label)
+
+
+def test_dst_day_is_23_hours():
+    w = parse_window("2026-03-08", "America/New_York", NOW)
+    assert (w.end_utc - w.start_utc).total_seconds() == 23 * 3600
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("2026-13-01", "not a real calendar date"),
+    ("28/01/2026", "is not a date"),
+    ("2026-03-11", "is in the future"),
+    ("2026-01-22..2026-01-20", "ends before it starts"),
+    ("2025-01-01..2026-01-01", "the limit is 31"),
+    ("tomorrow", "is not a date"),
+])
+def test_bad_specs_are_one_sentence(spec, message):
+    with pytest.raises(UsageError) as err:
+        parse_window(spec, "Asia/Shanghai", NOW)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_unknown_zone():
+    with pytest.raises(UsageError, match="Unknown time zone 'Mars/Base'"):
+        parse_window("today", "Mars/Base", NOW)
+
+
+def test_date_tokens():
+    assert is_date_token("2026-01-28") and is_date_token("today") and is_date_token("a..b")
+    assert not is_date_token("vllm-project/vllm") and not is_date_token("subscribe")
