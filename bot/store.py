@@ -67,9 +67,40 @@ class Store:
         payload = zlib.compress(json.dumps(value, ensure_ascii=False).encode(), 6)
         await self._call(self.r.set, key, payload, ex=ttl or None)
 
+    async def hset_json(self, key: str, field: str, value: Any) -> bool:
+        """True when the field is new."""
+        payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return bool(await self._call(self.r.hset, key, field, payload))
+
+    async def hdel(self, key: str, field: str) -> bool:
+        return bool(await self._call(self.r.hdel, key, field))
+
+    async def hgetall_json(self, key: str) -> dict[str, Any]:
+        raw = await self._call(self.r.hgetall, key)
+        return {(k.decode() if isinstance(k, bytes) else k): json.loads(v) for k, v in raw.items()}
+
+    async def push_capped(self, key: str, value: Any, keep: int, ttl: int) -> None:
+        """Append to a list, keep its last `keep` items, refresh its TTL (thread memory)."""
+        payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.rpush(key, payload).ltrim(key, -keep, -1).expire(key, ttl)
+            await self._call(pipe.execute)
+
+    async def list_json(self, key: str) -> list[Any]:
+        return [json.loads(v) for v in await self._call(self.r.lrange, key, 0, -1)]
+
     async def claim(self, key: str, ttl: int) -> bool:
         """SET NX: True for the first caller only (event dedupe, delivery ledger)."""
         return bool(await self._call(self.r.set, key, b"1", ex=ttl, nx=True))
+
+    async def incr(self, key: str, ttl: int) -> int:
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.incr(key).expire(key, ttl)
+            value, _ = await self._call(pipe.execute)
+        return int(value)
+
+    async def expire(self, key: str, ttl: int) -> None:
+        await self._call(self.r.expire, key, ttl)
 
     async def delete(self, *keys: str) -> None:
         if keys:

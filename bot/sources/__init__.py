@@ -35,6 +35,9 @@ class CommitSource(Protocol):
     async def pr_description(self, number: int) -> str | None:
         """The body of PR #number, or None when the source has no PRs."""
 
+    async def pr_commit(self, number: int) -> Commit | None:
+        """The commit that landed PR #number on the default branch, or None when unknown."""
+
 
 def looks_like_github(repo: str) -> bool:
     return bool(GITHUB_NAME.match(repo)) and not os.path.exists(repo)

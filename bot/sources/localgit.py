@@ -152,6 +152,15 @@ class LocalGitSource:
     async def pr_description(self, number: int) -> str | None:
         return None  # a local clone has no pull requests
 
+    async def pr_commit(self, number: int) -> Commit | None:
+        """Squash/rebase merges name the PR in the title: `… (#123)`."""
+        if not (await self._arun("rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip():
+            return None
+        out = await self._arun("log", "-1", "-F", f"--grep=(#{number})", f"--format={_LOG_FORMAT}",
+                               "--numstat", "--no-renames", "HEAD")
+        commits = [c for c in self._parse_log(out) if c.pr_number == number]
+        return commits[0] if commits else None
+
 
 _STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"}
 

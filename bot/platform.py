@@ -1,0 +1,144 @@
+"""What the conversation layer says, and the small interface a chat platform implements.
+
+The core decides WHAT to send (these content types); each adapter in handlers/ renders them
+natively (Block Kit, Feishu cards, terminal text) and sends them. Capabilities, not type checks:
+the core asks `supports_streaming` / `supports_buttons` and degrades, never `isinstance`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Protocol, Sequence, Union
+
+from .models import Commit, Digest, DigestEntry
+
+
+# --- what the core sends -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DigestParent:
+    """Title, stats, headline and the high items; its thread carries the details."""
+    digest: Digest
+    min_importance: str = "low"
+
+
+@dataclass(frozen=True)
+class CommitDetail:
+    """One high/medium commit's full analysis, with Ask / Details buttons."""
+    digest: Digest
+    entry: DigestEntry
+
+
+@dataclass(frozen=True)
+class LowCommits:
+    """The low-importance commits of a digest, grouped compactly."""
+    digest: Digest
+    entries: tuple[DigestEntry, ...]
+
+
+@dataclass(frozen=True)
+class CommitDetails:
+    """Everything about one commit (the Details button): insights, risks, recommendations."""
+    digest: Digest
+    entry: DigestEntry
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A short line: progress, confirmation, usage, or an error."""
+    text: str
+    kind: str = "info"  # info | progress | error | usage
+
+
+@dataclass(frozen=True)
+class CommitChoice:
+    """The question matched several commits: ask which one, with a button each."""
+    question: str
+    commits: tuple[Commit, ...]
+    repo_of: tuple[str, ...] = ()  # repo id per commit, for the buttons' payloads
+
+
+@dataclass(frozen=True)
+class AnswerHeader:
+    """Posted before a streamed answer when the question came from a button or a command."""
+    user: str
+    question: str
+    commit: Commit
+
+
+Content = Union[DigestParent, CommitDetail, LowCommits, CommitDetails, Notice, CommitChoice, AnswerHeader]
+
+
+@dataclass(frozen=True)
+class MessageRef:
+    """Where a message landed: enough to update it or reply in its thread."""
+    channel: str
+    id: str  # Slack ts / Feishu message_id / console number
+    thread: str | None = None  # the thread it belongs to (None: it is top level)
+
+    @property
+    def thread_root(self) -> str:
+        return self.thread or self.id
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """Where a request came from and where its answers go."""
+    platform: str
+    channel: str
+    user: str
+    thread: str | None = None  # the thread the request was made in, if any
+    is_dm: bool = False
+    extra: dict = field(default_factory=dict, compare=False)  # adapter data (response_url, recipient team…)
+
+
+class ChatPlatform(Protocol):
+    name: str
+    supports_streaming: bool
+    supports_buttons: bool
+    supports_files: bool
+
+    async def send(self, channel: str, content: Content, *, thread: str | None = None) -> MessageRef:
+        """Post `content` (split across messages if it exceeds the platform's limits); the
+        returned ref is the first message."""
+
+    async def update(self, ref: MessageRef, content: Content) -> MessageRef:
+        """Replace a message (the progress line becomes the digest)."""
+
+    async def reply_private(self, conv: Conversation, content: Content) -> None:
+        """Only the asking user sees it (Slack ephemeral; elsewhere a normal reply)."""
+
+    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
+                     conv: Conversation | None = None) -> MessageRef:
+        """Post an answer into a thread as its pieces arrive."""
+
+    async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
+        """Attach a text file (the Markdown report)."""
+
+
+def chunk_text(text: str, limit: int) -> list[str]:
+    """Split text into pieces ≤ limit characters, at paragraph, then line, then word boundaries —
+    never dropping a character (platforms reject or silently cut oversized messages)."""
+    if limit <= 0:
+        raise ValueError("limit must be positive")
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = max(window.rfind("\n\n"), -1)
+        if cut < limit // 3:
+            cut = window.rfind("\n")
+        if cut < limit // 3:
+            cut = window.rfind(" ")
+        if cut < limit // 3:
+            cut = limit  # one enormous word: cut it hard rather than exceed the limit
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+        rest = rest[1:] if rest[:1] in ("\n", " ") and cut != limit else rest
+    if rest or not pieces:
+        pieces.append(rest)
+    return pieces
+
+
+def entries_at_least(entries: Sequence[DigestEntry], minimum: str) -> list[DigestEntry]:
+    rank = {"high": 0, "medium": 1, "low": 2}[minimum]
+    return [e for e in entries if e.importance.rank <= rank]
