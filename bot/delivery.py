@@ -53,14 +53,16 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     if state.get("parent"):
         parent = MessageRef(channel, state["parent"], thread)
     else:
-        parent = await _post_or_replace(platform, channel, DigestParent(d, plan.min_importance), replace_ref, thread)
+        parent = await _post_or_replace(platform, channel, DigestParent(d, plan.min_importance), replace_ref, thread,
+                                        key=f"{progress_key}:parent" if progress_key else None)
         state = {"parent": parent.id, "sent": 0}
         await _save(store, progress_key, state)
 
     root = parent.thread_root
     replies = thread_contents(plan)
     for index in range(state.get("sent", 0), len(replies)):
-        await platform.send(channel, replies[index], thread=root)
+        await platform.send(channel, replies[index], thread=root,
+                            key=f"{progress_key}:{index}" if progress_key else None)
         state["sent"] = index + 1
         await _save(store, progress_key, state)
 
@@ -74,10 +76,10 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     return parent
 
 
-async def _post_or_replace(platform, channel, content, replace_ref, thread) -> MessageRef:
+async def _post_or_replace(platform, channel, content, replace_ref, thread, key=None) -> MessageRef:
     if replace_ref is not None:
         return await platform.update(replace_ref, content)
-    return await platform.send(channel, content, thread=thread)
+    return await platform.send(channel, content, thread=thread, key=key)
 
 
 async def _save(store, key: str | None, state: dict) -> None:

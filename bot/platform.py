@@ -97,9 +97,11 @@ class ChatPlatform(Protocol):
     supports_buttons: bool
     supports_files: bool
 
-    async def send(self, channel: str, content: Content, *, thread: str | None = None) -> MessageRef:
+    async def send(self, channel: str, content: Content, *, thread: str | None = None,
+                   key: str | None = None) -> MessageRef:
         """Post `content` (split across messages if it exceeds the platform's limits); the
-        returned ref is the first message."""
+        returned ref is the first message. `key` is a stable idempotency key for this logical
+        message (platforms that dedupe sends, like Feishu's `uuid`, derive theirs from it)."""
 
     async def update(self, ref: MessageRef, content: Content) -> MessageRef:
         """Replace a message (the progress line becomes the digest)."""

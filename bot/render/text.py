@@ -1,0 +1,86 @@
+"""Plain-text rendering of the chat contents, for the terminal chat (and as notification text)."""
+from __future__ import annotations
+
+from ..diffs import coverage_line
+from ..models import Analysis, Importance
+from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
+                        LowCommits, Notice, entries_at_least)
+from . import labels as L
+from .labels import t
+
+
+def terminal_safe(text: str) -> str:
+    """Terminal-safe: no escape sequences or other control characters from commit text or the LLM."""
+    return "".join(ch if ch in "\n\t" or (ch.isprintable()) else "�" for ch in str(text))
+
+
+def render_text(content: Content) -> str:
+    if isinstance(content, Notice):
+        return terminal_safe(content.text)
+    if isinstance(content, DigestParent):
+        return _parent(content)
+    if isinstance(content, (CommitDetail, CommitDetails)):
+        return _commit(content.digest, content.entry, full=True)
+    if isinstance(content, LowCommits):
+        d = content.digest
+        lines = [L.group_label(d.lang, Importance.LOW, d.count(Importance.LOW))]
+        for e in content.entries:
+            summary = e.analysis.summary if e.analysis else e.error
+            lines.append(f"  🟢 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(summary)}")
+        return "\n".join(lines)
+    if isinstance(content, CommitChoice):
+        lines = [terminal_safe(content.question), "?"] + [f"  • {c.short_sha} {terminal_safe(c.title)}" for c in content.commits]
+        return "\n".join(lines)
+    if isinstance(content, AnswerHeader):
+        return f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"
+    raise TypeError(f"cannot render {type(content).__name__}")
+
+
+def _parent(c: DigestParent) -> str:
+    d = c.digest
+    lines = [f"{L.title(d)} · {d.repo}", L.stats_line(d)]
+    if d.headline:
+        lines.append(t(d.lang, "headline_heading") + (" " + t(d.lang, "headline_offline") if d.headline_origin != "llm" else ""))
+        lines += [f"  • {terminal_safe(b)}" for b in d.headline]
+    highs = [e for e in entries_at_least(d.entries, "high")]
+    if highs:
+        lines.append(L.group_label(d.lang, Importance.HIGH, len(highs)))
+        for e in highs:
+            reason = e.analysis.importance_reason if e.analysis else e.error
+            lines.append(f"  🔴 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(reason)}")
+    return "\n".join(lines)
+
+
+def _commit(d, e, full: bool) -> str:
+    lang, c, a = d.lang, e.commit, e.analysis
+    lines = [f"{e.importance.emoji} {c.short_sha} {terminal_safe(c.title)}", f"  {c.url or ''}".rstrip()]
+    if e.error and (a is None or a.origin != "fallback"):
+        lines.append("  " + t(lang, "unanalysed", reason=terminal_safe(e.error)))
+    if a is None:
+        return "\n".join(x for x in lines if x.strip())
+    note = L.origin_note(lang, a)
+    if note:
+        lines.append("  " + terminal_safe(note))
+    lines.append(f"  {t(lang, 'type')}: {a.change_type.label(lang)} · {t(lang, 'importance')}: "
+                 f"{L.importance_label(lang, a.importance)} — {terminal_safe(a.importance_reason)}")
+    lines += _fields(lang, a, full)
+    if a.coverage is not None:
+        lines.append(f"  {t(lang, 'coverage')}: {terminal_safe(coverage_line(a.coverage, lang))}")
+    return "\n".join(x for x in lines if x.strip())
+
+
+def _fields(lang: str, a: Analysis, full: bool) -> list[str]:
+    out = [f"  {t(lang, 'summary')}: {terminal_safe(a.summary)}"]
+    if a.impact:
+        out.append(f"  {t(lang, 'impact')}: {terminal_safe(a.impact)}")
+    for key in ("architecture", "performance", "security"):
+        value = getattr(a.insights, key)
+        if value:
+            out.append(f"  {t(lang, 'insights')} / {t(lang, key)}: {terminal_safe(value)}")
+    if a.risks:
+        out.append(f"  {t(lang, 'risks')}:")
+        out += [f"    - {terminal_safe(r)}" for r in a.risks]
+    if a.recommendations:
+        out.append(f"  {t(lang, 'recommendations')}:")
+        out += [f"    - {terminal_safe(r)}" for r in a.recommendations]
+    return out

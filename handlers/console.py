@@ -1,0 +1,160 @@
+"""The terminal chat: the embedded default when no chat platform is configured.
+
+Same commands and thread questions as Slack and Feishu:
+  /digest 2026-01-28 owner/repo      (or any other /digest command, with or without the slash)
+  reply 3 what could this break?     (a question in the thread of message #3)
+  details 3 <sha>                    (the Details button of a commit in thread #3)
+  quit
+Messages are numbered as they are posted; thread replies are indented under their parent.
+"""
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+from typing import AsyncIterator
+
+from bot.platform import Conversation, MessageRef
+from bot.render.text import render_text, terminal_safe
+
+CHANNEL = "console"
+PROMPT_HELP = ("Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · "
+               "reply N <question> · details N <sha> · quit")
+
+
+class ConsolePlatform:
+    name = "console"
+    supports_streaming = True
+    supports_buttons = False
+    supports_files = True
+
+    def __init__(self, out=None, report_dir: Path | None = None):
+        self.out = out or sys.stdout
+        self.report_dir = report_dir or Path(".data") / "reports"
+        self.counter = 0
+        self.roots: dict[str, str] = {}  # message number → its thread root
+
+    def _emit(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def _next(self, thread: str | None) -> MessageRef:
+        self.counter += 1
+        ref = MessageRef(CHANNEL, str(self.counter), thread)
+        self.roots[ref.id] = ref.thread_root
+        return ref
+
+    def _show(self, ref: MessageRef, text: str, tag: str = "") -> None:
+        if ref.thread:
+            indented = text.replace("\n", "\n      ")
+            self._emit(f"  ↳ [#{ref.id} in #{ref.thread}]{tag} {indented}")
+        else:
+            self._emit(f"[#{ref.id}]{tag} {text}")
+
+    async def send(self, channel: str, content, *, thread: str | None = None, key: str | None = None) -> MessageRef:
+        ref = self._next(thread)
+        self._show(ref, render_text(content))
+        return ref
+
+    async def update(self, ref: MessageRef, content) -> MessageRef:
+        self._show(ref, render_text(content), " (updated)")
+        return ref
+
+    async def reply_private(self, conv: Conversation, content) -> None:
+        self._emit(f"(only you) {render_text(content)}")
+
+    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv=None) -> MessageRef:
+        ref = self._next(thread)
+        self.out.write(f"  ↳ [#{ref.id} in #{thread}] ")
+        async for piece in pieces:
+            self.out.write(terminal_safe(piece))
+            self.out.flush()
+        self.out.write("\n")
+        self.out.flush()
+        return ref
+
+    async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
+        self.report_dir.mkdir(parents=True, exist_ok=True)
+        path = self.report_dir / filename
+        path.write_text(text, encoding="utf-8")
+        self._emit(f"  ↳ 📎 {path}")
+
+
+class ConsoleChat:
+    """Reads lines from stdin and feeds them to the conversation core until EOF or `quit`."""
+
+    def __init__(self, chat, platform: ConsolePlatform, user: str = "you"):
+        self.chat = chat
+        self.platform = platform
+        self.user = user
+
+    def _conv(self, thread: str | None = None) -> Conversation:
+        return Conversation(platform="console", channel=CHANNEL, user=self.user, thread=thread)
+
+    async def handle(self, line: str) -> bool:
+        """One input line; False when the user wants to leave."""
+        line = line.strip()
+        if not line:
+            return True
+        words = line.split()
+        head = words[0].lower()
+        if head in ("quit", "exit", ":q"):
+            return False
+        if head == "reply":
+            if len(words) < 3 or not words[1].lstrip("#").isdigit():
+                self.platform._emit("usage: reply N <question>  (N is a message number, e.g. reply 3 what could this break?)")
+                return True
+            root = self.platform.roots.get(words[1].lstrip("#"))
+            if root is None:
+                self.platform._emit(f"There is no message #{words[1].lstrip('#')} yet.")
+                return True
+            await self.chat.on_message(self._conv(root), " ".join(words[2:]), mentioned=True)
+            return True
+        if head == "details":
+            if len(words) != 3 or not words[1].lstrip("#").isdigit():
+                self.platform._emit("usage: details N <sha>")
+                return True
+            root = self.platform.roots.get(words[1].lstrip("#"))
+            await self.chat.on_action(self._conv(root), "details", {"sha": words[2], "thread": root})
+            return True
+        text = line[len("/digest"):] if head == "/digest" else line
+        await self.chat.on_command(self._conv(), text.strip(), prefix="/digest")
+        return True
+
+    async def run(self, stdin=None, stop: asyncio.Event | None = None) -> None:
+        stdin = stdin or sys.stdin
+        stop = stop or asyncio.Event()
+        lines = _reader(stdin)
+        self.platform._emit(PROMPT_HELP)
+        while not stop.is_set():
+            if stdin.isatty():
+                self.platform.out.write("> ")
+                self.platform.out.flush()
+            getter = asyncio.ensure_future(lines.get())
+            stopper = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({getter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            if not getter.done():  # Ctrl-C / SIGTERM
+                getter.cancel()
+                break
+            line = getter.result()
+            if line is None or not await self.handle(line):  # EOF: a piped script has ended
+                break
+
+
+def _reader(stdin) -> asyncio.Queue:
+    """Lines from stdin via a daemon thread, so a blocked read never keeps the process alive."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+
+    def pump() -> None:
+        try:
+            for line in iter(stdin.readline, ""):
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+        except RuntimeError:  # the loop closed while we waited for input: nothing left to feed
+            pass
+
+    threading.Thread(target=pump, name="console-stdin", daemon=True).start()
+    return queue
