@@ -1,11 +1,1366 @@
-"""Offline, rule-based analysis. (STUB: being written.)"""
+"""Offline, rule-based commit analysis.
+
+Used when no LLM is configured, and as the fallback when the LLM fails for one commit. Pure code,
+no I/O. It improves on the reference tool's score (see notes/anchors.md) in four ways:
+- the change type comes from conventional prefixes, vLLM-style bracket tags in any position,
+  verbs and the files touched, into the one closed `ChangeType` list;
+- size is measured on source code only: tests, docs, lockfiles, generated and vendored files
+  never make a commit look important;
+- the decisive facts (removed files and APIs, breaking markers, security, reverts, dependency
+  majors, config defaults, CLI flags, build files) are read from titles, bodies, paths and patches;
+- every level comes with `importance_reason`, one sentence naming those facts.
+"""
 from __future__ import annotations
 
-from typing import Sequence
+import enum
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
 
-from ..models import Analysis, Commit, Coverage, FileChange
+from ..models import Analysis, ChangeType, Commit, Coverage, FileChange, Importance, Insights
 
+# Part of the analysis cache key: bump whenever a rule or a sentence changes.
+HEURISTIC_VERSION = "1.0"
+
+
+# =============================================================================================
+# Language
+# =============================================================================================
+
+def _is_zh(lang: str) -> bool:
+    return (lang or "zh").lower().startswith("zh")
+
+
+def _num(n: int) -> str:
+    return f"{n:,}"
+
+
+def _lines(additions: int, deletions: int) -> str:
+    """'+340/−25' — the minus is U+2212 so it reads as a sign, not a hyphen."""
+    return f"+{_num(additions)}/−{_num(deletions)}"
+
+
+def _count_en(n: int, noun: str) -> str:
+    return f"{_num(n)} {noun}" if n == 1 else f"{_num(n)} {noun}s"
+
+
+def _files_en(n: int) -> str:
+    return _count_en(n, "file")
+
+
+def _name_list(names: Sequence[str], zh: bool, limit: int = 3) -> str:
+    """'a、b、c 等 5 个' / 'a, b, c and 2 more'."""
+    shown = list(names[:limit])
+    rest = len(names) - len(shown)
+    if zh:
+        text = "、".join(shown)
+        return f"{text} 等 {_num(len(names))} 个" if rest > 0 else text
+    text = ", ".join(shown)
+    return f"{text} and {rest} more" if rest > 0 else text
+
+
+def _clip(text: str, limit: int) -> str:
+    """Cut at a sentence end if one is near the limit, else at a word, and say so with '…'."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    window = text[:limit]
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)|[。！？；]", window)]
+    if ends and ends[-1] >= limit * 0.4:
+        return window[:ends[-1]].strip()
+    space = window.rfind(" ")
+    cut = window[:space] if space >= limit * 0.5 else window
+    return cut.rstrip(" ,;:，、") + "…"
+
+
+# =============================================================================================
+# Files: what kind of file each path is
+# =============================================================================================
+
+class FileKind(str, enum.Enum):
+    SOURCE = "source"
+    TEST = "test"
+    DOCS = "docs"
+    CI = "ci"
+    BUILD = "build"
+    DEPENDENCY = "dependency"  # a manifest that declares dependencies
+    LOCKFILE = "lockfile"
+    GENERATED = "generated"  # generated or vendored: nobody wrote it here
+    CONFIG = "config"
+    TOOLING = "tooling"  # benchmarks, scripts, tools: code that does not ship
+    OTHER = "other"  # images, data, binaries
+
+    def label(self, zh: bool) -> str:
+        return _KIND_LABELS[self][0 if zh else 1]
+
+
+_KIND_LABELS = {
+    FileKind.SOURCE: ("源码", "source"),
+    FileKind.TEST: ("测试", "test"),
+    FileKind.DOCS: ("文档", "docs"),
+    FileKind.CI: ("CI 配置", "CI"),
+    FileKind.BUILD: ("构建文件", "build"),
+    FileKind.DEPENDENCY: ("依赖清单", "dependency manifest"),
+    FileKind.LOCKFILE: ("锁文件", "lockfile"),
+    FileKind.GENERATED: ("生成或第三方文件", "generated/vendored"),
+    FileKind.CONFIG: ("配置", "config"),
+    FileKind.TOOLING: ("工具脚本", "tooling"),
+    FileKind.OTHER: ("其他", "other"),
+}
+
+# Kinds that change nothing a user runs: a commit made only of these is low, whatever its size.
+NON_RUNTIME = frozenset({FileKind.TEST, FileKind.DOCS, FileKind.CI, FileKind.LOCKFILE,
+                         FileKind.GENERATED, FileKind.OTHER})
+
+_SOURCE_EXT = frozenset("""
+py pyi pyx pxd c h cc cpp cxx hh hpp hxx inl cu cuh hip metal cl m mm swift rs go java kt kts scala
+groovy js jsx mjs cjs ts tsx mts cts vue svelte rb php cs fs vb lua pl pm r jl zig dart ex exs erl
+hrl hs ml mli clj cljs nim v sv vhd sql proto graphql gql thrift sh bash zsh fish ps1 bat cmd html
+htm css scss sass less jinja j2 tmpl tpl mojo triton ptx asm s wgsl glsl hlsl sol elm
+""".split())
+_CONFIG_EXT = frozenset("yaml yml toml ini cfg conf json jsonc json5 properties env xml plist".split())
+_DOC_EXT = frozenset("md markdown rst adoc asciidoc txt ipynb tex org".split())
+_LOCK_NAMES = frozenset("""
+package-lock.json npm-shrinkwrap.json yarn.lock pnpm-lock.yaml poetry.lock pipfile.lock uv.lock
+pdm.lock cargo.lock gemfile.lock composer.lock go.sum mix.lock pubspec.lock packages.lock.json
+flake.lock bun.lockb bun.lock podfile.lock gradle.lockfile conda-lock.yml
+""".split())
+_DEP_NAMES = frozenset("""
+pipfile package.json go.mod cargo.toml gemfile composer.json environment.yml environment.yaml
+pubspec.yaml mix.exs podfile packages.config directory.packages.props vcpkg.json conanfile.txt
+conanfile.py
+""".split())
+_BUILD_NAMES = frozenset("""
+cmakelists.txt makefile gnumakefile setup.py setup.cfg pyproject.toml manifest.in build.gradle
+build.gradle.kts settings.gradle settings.gradle.kts pom.xml meson.build meson_options.txt build
+build.bazel workspace workspace.bazel module.bazel .bazelrc justfile containerfile build.rs
+cmakepresets.json configure.ac configure makefile.am sconstruct flake.nix default.nix
+""".split())
+_CI_NAMES = frozenset("""
+.gitlab-ci.yml jenkinsfile .travis.yml azure-pipelines.yml .drone.yml appveyor.yml
+cloudbuild.yaml cloudbuild.yml codecov.yml .codecov.yml .pre-commit-config.yaml tox.ini
+noxfile.py .mergify.yml bitbucket-pipelines.yml
+""".split())
+_CI_DIRS = frozenset({".github", ".buildkite", ".circleci", ".gitlab", ".azure-pipelines", ".ci"})
+_DOC_NAME_PREFIXES = ("readme", "changelog", "changes", "history", "license", "licence", "copying",
+                      "notice", "authors", "contributing", "code_of_conduct", "security.md",
+                      "citation", "releasing", "news")
+_DOC_DIRS = frozenset({"docs", "doc", "documentation", "examples", "example", "man", "site"})
+_DOC_CONFIG_NAMES = frozenset({"mkdocs.yml", "mkdocs.yaml", ".readthedocs.yml", ".readthedocs.yaml",
+                               "docusaurus.config.js"})
+_TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "testdata", "test_data",
+                        "e2e", "spec", "__snapshots__", "fixtures", "unittest", "unittests"})
+_TOOLING_DIRS = frozenset({"benchmarks", "benchmark", "bench", "tools", "scripts", "hack", "dev",
+                           "contrib", "misc"})
+_GENERATED_DIRS = frozenset({"vendor", "vendored", "third_party", "third-party", "thirdparty",
+                             "node_modules", "generated", "__generated__", "dist"})
+_TEST_FILE = re.compile(r"(^test_.*\.py$|_test\.(py|go|rs|cc|cpp|c)$|\.(test|spec)\.[jt]sx?$|_spec\.rb$"
+                        r"|^conftest\.py$)")
+_CAMEL_TEST_FILE = re.compile(r"[a-z0-9]Tests?\.(java|kt|cs|swift)$")  # FooTest.java, not latest.java
+_GENERATED_FILE = re.compile(r"(_pb2(_grpc)?\.pyi?$|\.pb\.(go|h|cc)$|\.min\.(js|css)$|\.map$|\.snap$"
+                             r"|\.generated\.\w+$|_generated\.\w+$)")
+_DOCKER_FILE = re.compile(r"^(dockerfile(\..*)?|.*\.dockerfile|docker-compose.*\.ya?ml|compose\.ya?ml)$")
+
+
+def _ext(path: str) -> str:
+    """The lower-case extension of a path's file name ('' when it has none)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.rsplit(".", 1)[1] if "." in name.lstrip(".") else ""
+
+
+def classify_path(path: str) -> FileKind:
+    """The kind of one changed file, from its path alone (checked most specific first)."""
+    lower = path.strip("/").lower()
+    parts = lower.split("/")
+    name, dirs = parts[-1], parts[:-1]
+    ext = _ext(name)
+    if name in _LOCK_NAMES or (ext == "lock" and not dirs[:1] == ["docs"]):
+        return FileKind.LOCKFILE
+    if _GENERATED_FILE.search(name) or any(d in _GENERATED_DIRS for d in dirs):
+        return FileKind.GENERATED
+    if name in _CI_NAMES or (dirs and dirs[0] in _CI_DIRS):
+        return FileKind.CI
+    if name.startswith(_DOC_NAME_PREFIXES) and ext in _DOC_EXT | {""}:
+        return FileKind.DOCS
+    if (_TEST_FILE.search(name) or _CAMEL_TEST_FILE.search(path)
+            or any(d in _TEST_DIRS for d in dirs)):
+        return FileKind.TEST
+    if (dirs and dirs[0] in _DOC_DIRS) or (not dirs and name in _DOC_CONFIG_NAMES):
+        return FileKind.DOCS
+    if dirs and dirs[0] in _TOOLING_DIRS:
+        return FileKind.TOOLING
+    if (name in _BUILD_NAMES or _DOCKER_FILE.match(name) or ext in ("cmake", "bzl", "gradle", "mk")
+            or (dirs and dirs[0] in ("cmake", "docker", "packaging"))):
+        return FileKind.BUILD
+    if (name in _DEP_NAMES or re.match(r"^(requirements|constraints).*\.(txt|in)$", name)
+            or (dirs and dirs[-1] == "requirements" and ext in ("txt", "in"))):
+        return FileKind.DEPENDENCY
+    if ext in _SOURCE_EXT:
+        return FileKind.SOURCE
+    if ext in _CONFIG_EXT or name.startswith(".") or name.endswith(("rc", ".env.example")):
+        return FileKind.CONFIG
+    if ext in _DOC_EXT:
+        return FileKind.DOCS
+    return FileKind.OTHER
+
+
+# =============================================================================================
+# Titles: type, tags, markers
+# =============================================================================================
+
+_PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
+_BRACKET = re.compile(r"\[([^\[\]]{1,40})\]\s*:?")
+_CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?\s*:\s*(?P<rest>.+)$")
+_AREA_PREFIX = re.compile(r"^[\w./-]{1,40}:\s+(?=\S)")  # Go style "net/http: fix …": an area
+_REVERT_TITLE = re.compile(r"""^\s*revert(?:ed|s)?\b\s*:?\s*["“']?(?P<inner>.*?)["”']?\s*$""", re.I)
+_MERGE_TITLE = re.compile(r"^Merge (pull request #\d+ from \S+|branch '[^']+'( of \S+)?( into \S+)?)$")
+
+CONVENTIONAL_TYPES: dict[str, ChangeType | None] = {
+    "feat": ChangeType.FEATURE, "feature": ChangeType.FEATURE, "fix": ChangeType.BUGFIX,
+    "bugfix": ChangeType.BUGFIX, "hotfix": ChangeType.BUGFIX, "perf": ChangeType.PERFORMANCE,
+    "refactor": ChangeType.REFACTOR, "style": ChangeType.REFACTOR, "cleanup": ChangeType.REFACTOR,
+    "docs": ChangeType.DOCS,
+    "doc": ChangeType.DOCS, "test": ChangeType.TESTS, "tests": ChangeType.TESTS,
+    "ci": ChangeType.CI_BUILD, "build": ChangeType.CI_BUILD, "revert": ChangeType.REVERT,
+    "deps": ChangeType.DEPENDENCIES, "dep": ChangeType.DEPENDENCIES,
+    "security": ChangeType.SECURITY, "sec": ChangeType.SECURITY, "config": ChangeType.CONFIG,
+    "deprecate": ChangeType.REMOVAL, "deprecation": ChangeType.REMOVAL, "remove": ChangeType.REMOVAL,
+    # Recognised (and stripped) but say nothing about the type: the files decide.
+    "chore": None, "misc": None, "release": None, "wip": None, "init": None,
+}
+_DEP_SCOPES = frozenset({"deps", "dep", "deps-dev", "dependencies", "dependency"})
+
+# Bracket tags, normalised (lower case, no spaces/dots/hyphens/underscores). Area tags such as
+# [Model], [Kernel], [Frontend], [Core], [ROCm] are kept for the reader but carry no type.
+TAG_TYPES: dict[str, ChangeType] = {
+    **dict.fromkeys(["bugfix", "bug", "fix", "hotfix", "bugfixes", "fixes"], ChangeType.BUGFIX),
+    **dict.fromkeys(["ci", "build", "cicd", "infra"], ChangeType.CI_BUILD),
+    **dict.fromkeys(["docs", "doc", "documentation"], ChangeType.DOCS),
+    **dict.fromkeys(["perf", "performance", "optimization", "optimisation", "speedup"],
+                    ChangeType.PERFORMANCE),
+    **dict.fromkeys(["refactor", "refactoring", "cleanup", "clean", "style", "lint"],
+                    ChangeType.REFACTOR),
+    **dict.fromkeys(["feature", "feat", "newmodel", "newfeature", "enhancement"], ChangeType.FEATURE),
+    **dict.fromkeys(["test", "tests", "testing", "ut", "unittest"], ChangeType.TESTS),
+    **dict.fromkeys(["deprecation", "deprecate", "deprecated", "removal", "remove"],
+                    ChangeType.REMOVAL),
+    **dict.fromkeys(["security", "cve", "vulnerability"], ChangeType.SECURITY),
+    **dict.fromkeys(["deps", "dependencies", "dependency", "dep"], ChangeType.DEPENDENCIES),
+    **dict.fromkeys(["revert"], ChangeType.REVERT),
+    **dict.fromkeys(["config", "configuration"], ChangeType.CONFIG),
+}
+# When a title carries several type tags ([Bugfix][CI]), the more consequential one names it.
+TYPE_PRECEDENCE = (ChangeType.SECURITY, ChangeType.REVERT, ChangeType.REMOVAL, ChangeType.BUGFIX,
+                   ChangeType.PERFORMANCE, ChangeType.FEATURE, ChangeType.REFACTOR,
+                   ChangeType.DEPENDENCIES, ChangeType.CONFIG, ChangeType.TESTS, ChangeType.DOCS,
+                   ChangeType.CI_BUILD)
+
+_VERBS: dict[str, ChangeType] = {
+    **dict.fromkeys("""add adds added adding introduce introduces introduced implement implements
+        implemented support supports supported enable enables enabled enabling allow allows provide
+        provides new create creates expose exposes extend extends initial""".split(), ChangeType.FEATURE),
+    **dict.fromkeys("""fix fixes fixed fixing bugfix hotfix resolve resolves resolved correct corrects
+        corrected repair repairs prevent prevents avoid avoids handle handles workaround""".split(),
+                    ChangeType.BUGFIX),
+    **dict.fromkeys("""remove removes removed removing delete deletes deleted drop drops dropped
+        deprecate deprecates deprecated deprecating retire retires""".split(), ChangeType.REMOVAL),
+    **dict.fromkeys("""refactor refactors refactored restructure reorganize reorganise rename renames
+        renamed move moves moved cleanup clean simplify simplifies extract split consolidate unify
+        use uses replace replaces migrate rewrite decouple dedupe deduplicate tidy""".split(),
+                    ChangeType.REFACTOR),
+    **dict.fromkeys("""optimize optimise optimizes optimises optimized optimised speed speedup
+        accelerate accelerates""".split(), ChangeType.PERFORMANCE),
+    **dict.fromkeys("bump bumps upgrade upgrades downgrade pin pins unpin".split(),
+                    ChangeType.DEPENDENCIES),
+    **dict.fromkeys("document documents".split(), ChangeType.DOCS),
+}
+# "Remove unused X" / "Remove usage of deprecated Y" clean up; they do not take a feature away.
+_CLEANUP_OBJECT = re.compile(r"\b(unused|redundant|dead|duplicated?|obsolete|stale|leftover|usages? of|"
+                             r"unnecessary|useless)\b", re.I)
+_PERF_WORDS = re.compile(r"\b(speed ?up|faster|performance|latency|throughput|reduce (memory|overhead)"
+                         r"|memory usage|optimi[sz]\w*)\b", re.I)
+_DEP_WORDS = re.compile(r"\b(version constraints?|dependenc(y|ies)|requirements?)\b", re.I)
+# Words that claim a security fix. A bare "security" ("Add security headers option") only notes it.
+_SECURITY_WORDS = re.compile(r"\b(CVE-\d{4}-\d{4,}|GHSA(-\w{4}){3}|security (fix|issue|bug|hole|patch|advisory)"
+                             r"|vulnerab\w+|XSS|CSRF|SSRF|RCE|(sql|command|code|header|template) injection"
+                             r"|path traversal|privilege escalation|auth(entication)? bypass)\b", re.I)
+_SECURITY_MENTION = re.compile(r"\bsecurity\b", re.I)
+_CVE = re.compile(r"\b(CVE-\d{4}-\d{4,}|GHSA(?:-\w{4}){3})\b", re.I)
+_COSMETIC = re.compile(r"\b(typos?|spelling|misspell\w*|formatting|reformat\w*|code format|lint(s|ing|er)?"
+                       r"|whitespace|ruff|flake8|pylint|eslint|prettier|isort|yapf|clang-format|mypy"
+                       r"|pre-commit|type hints?|type annotations?|type coverage|type check(ing|er)?|typing|code style)\b", re.I)
+_BREAKING = re.compile(r"\bbreaking\b", re.I)
+_DEFAULT_WORDS = re.compile(r"\b(by default|defaults? to|change[sd]? (the )?defaults?|new defaults?"
+                            r"|default value)\b", re.I)
+_BUMP_FROM_TO = re.compile(r"\b(?:bump|bumps|update|updates|upgrade|upgrades)\s+(?:dependency\s+)?"
+                           r"(?P<name>[@\w./-]+)(?:\s+requirement)?\s+from\s+[~^>=<v ]*(?P<old>\d[\w.]*)"
+                           r"\s+to\s+[~^>=<v ]*(?P<new>\d[\w.]*)", re.I)
+# Renovate names a major update "to v3" and a minor/patch one "to v2.3.1".
+_RENOVATE_MAJOR = re.compile(r"\bupdate\s+(?:dependency\s+|module\s+)?(?P<name>[@\w./-]+)"
+                             r"(?:\s+\w+)?\s+to\s+v(?P<new>\d+)\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class TitleInfo:
+    subject: str  # the title without tags, prefix and PR number
+    change_type: ChangeType | None  # from the title's words alone
+    strong: bool  # the type came from a prefix, a tag or "Revert" (the author's own label)
+    tags: tuple[str, ...] = ()  # bracket tags as written, e.g. ("Quantization", "Deprecation")
+    scope: str = ""
+    breaking: bool = False
+    cosmetic: bool = False
+    security: bool = False  # claims a security fix (CVE, XSS, a [Security] tag, "security:")
+    security_mention: bool = False  # says "security" without claiming a fix
+    cve: str = ""
+    default_change: bool = False
+    reverted_title: str = ""
+    bump: tuple[str, str, str] | None = None  # (name, old, new) from "Bump x from a to b"
+
+
+def _norm_tag(tag: str) -> str:
+    return re.sub(r"[\s._-]+", "", tag.lower())
+
+
+def _split_tag(tag: str) -> list[str]:
+    """'[CI/Build]' → ['CI', 'Build']; '[Bugfix, Perf]' → two tags."""
+    return [t.strip() for t in re.split(r"[/,|+&]", tag) if t.strip()]
+
+
+def _first_type(types: Iterable[ChangeType]) -> ChangeType | None:
+    found = set(types)
+    return next((t for t in TYPE_PRECEDENCE if t in found), None)
+
+
+def _breaking_in(text: str) -> bool:
+    """'breaking' as a claim, not 'non-breaking' / 'not breaking' / 'no breaking'."""
+    for m in _BREAKING.finditer(text):
+        before = text[max(0, m.start() - 5):m.start()].lower()
+        if not re.search(r"(non-|non |not |no |un)$", before):
+            return True
+    return False
+
+
+def _breaking_in_body(body: str) -> bool:
+    """The conventional footer ('BREAKING CHANGE: …') or a ticked template box."""
+    return bool(re.search(r"^\s*BREAKING[ -]CHANGES?\b", body, re.M)
+                or re.search(r"^\s*[-*]\s*\[[xX]\]\s*breaking", body, re.M))
+
+
+def _verb_type(subject: str) -> ChangeType | None:
+    words = re.findall(r"[a-z']+", subject.lower())
+    if not words:
+        return None
+    first = words[0]
+    if first in ("update", "updates", "relax", "relaxes", "loosen", "tighten") and _DEP_WORDS.search(subject):
+        return ChangeType.DEPENDENCIES
+    if first in ("disable", "disables", "skip", "skips") and re.search(r"\b(tests?|ut|unit tests?)\b", subject, re.I):
+        return ChangeType.TESTS
+    if first in _VERBS:
+        if _VERBS[first] is ChangeType.REMOVAL and _CLEANUP_OBJECT.search(subject):
+            return ChangeType.REFACTOR
+        return _VERBS[first]
+    if _PERF_WORDS.search(subject):
+        return ChangeType.PERFORMANCE
+    return None
+
+
+def _clean_title(title: str, body: str) -> str:
+    """The title without PR numbers; for a merge commit, the merged PR's title from the body."""
+    text = title.strip()
+    if _MERGE_TITLE.match(text) and body.strip():
+        text = body.strip().splitlines()[0].strip()
+    while _PR_SUFFIX.search(text):
+        text = _PR_SUFFIX.sub("", text)
+    return re.sub(r"\s*\(#\d+\)", "", text)  # "(#2)" left inside, as in "support (#2) (#33058)"
+
+
+@dataclass(frozen=True)
+class _Prefix:
+    subject: str
+    change_type: ChangeType | None = None
+    conventional: str = ""  # the conventional type as written (lower case), "" when none
+    scope: str = ""
+    bang: bool = False
+    reverted: str = ""
+
+
+def _read_prefix(subject: str) -> _Prefix:
+    """'Revert "…"', a conventional 'type(scope)!:' prefix, or a Go-style 'area:' prefix."""
+    conv = _CONVENTIONAL.match(subject)
+    revert = _REVERT_TITLE.match(subject)
+    if revert and not conv:
+        inner = revert.group("inner").strip()
+        return _Prefix(inner or subject, ChangeType.REVERT, reverted=inner)
+    if conv and conv.group("type").lower() in CONVENTIONAL_TYPES:
+        kind = conv.group("type").lower()
+        scope = (conv.group("scope") or "").strip()
+        rest = conv.group("rest").strip()
+        ctype = CONVENTIONAL_TYPES[kind]
+        if scope.lower() in _DEP_SCOPES and kind in ("chore", "build", "fix", "ci", "deps"):
+            ctype = ChangeType.DEPENDENCIES  # Dependabot's "build(deps):", Renovate's "fix(deps):"
+        reverted = rest.strip("\"“”'") if ctype is ChangeType.REVERT else ""
+        return _Prefix(rest, ctype, kind, scope, bool(conv.group("bang")), reverted)
+    if _AREA_PREFIX.match(subject):
+        return _Prefix(_AREA_PREFIX.sub("", subject, count=1))
+    return _Prefix(subject)
+
+
+def _read_bump(subject: str) -> tuple[str, str, str] | None:
+    m = _BUMP_FROM_TO.search(subject)
+    if m:
+        return m.group("name"), m.group("old"), m.group("new")
+    m = _RENOVATE_MAJOR.search(subject)
+    return (m.group("name"), "", m.group("new")) if m else None
+
+
+def parse_title(title: str, body: str = "") -> TitleInfo:
+    """Read everything the title (and the body's markers) say about the change."""
+    text = _clean_title(title, body)
+    tags = tuple(t for m in _BRACKET.finditer(text) for t in _split_tag(m.group(1).strip()))
+    tag_keys = [_norm_tag(t) for t in tags]
+    prefix = _read_prefix(_BRACKET.sub(" ", text).strip(" :-–—"))
+
+    tag_type = _first_type(TAG_TYPES[k] for k in tag_keys if k in TAG_TYPES)
+    if prefix.change_type is ChangeType.REVERT:
+        change_type: ChangeType | None = ChangeType.REVERT
+    else:
+        change_type = _first_type(t for t in (prefix.change_type, tag_type) if t is not None)
+    strong = change_type is not None  # the author labelled it: a tag, a prefix or "Revert"
+    if change_type is None:
+        change_type = _verb_type(prefix.subject)
+    bump = _read_bump(prefix.subject)
+    if bump and change_type in (None, ChangeType.REFACTOR, ChangeType.FEATURE):
+        change_type = ChangeType.DEPENDENCIES
+
+    cve = _CVE.search(f"{title}\n{body}")
+    security = bool(_SECURITY_WORDS.search(text)) or bool(cve) or ChangeType.SECURITY in (change_type, tag_type)
+    return TitleInfo(
+        subject=prefix.subject, change_type=change_type, strong=strong, tags=tags, scope=prefix.scope,
+        breaking=(prefix.bang or any("breaking" in k for k in tag_keys)
+                  or _breaking_in(text) or _breaking_in_body(body)),
+        cosmetic=(bool(_COSMETIC.search(text)) or prefix.conventional == "style"
+                  or any(k in ("typo", "lint", "style", "format") for k in tag_keys)),
+        security=security, security_mention=bool(_SECURITY_MENTION.search(text)) and not security,
+        cve=cve.group(0).upper() if cve else "",
+        default_change=bool(_DEFAULT_WORDS.search(text)), reverted_title=prefix.reverted, bump=bump,
+    )
+
+
+# =============================================================================================
+# File statistics
+# =============================================================================================
+
+@dataclass(frozen=True)
+class FileStats:
+    files: tuple[tuple[FileChange, FileKind], ...]
+    total_files: int
+    additions: int
+    deletions: int
+    known: bool  # False: no file list, only the commit's totals
+
+    def of(self, *kinds: FileKind) -> list[FileChange]:
+        return [f for f, k in self.files if k in kinds]
+
+    @property
+    def kinds(self) -> frozenset[FileKind]:
+        return frozenset(k for _, k in self.files)
+
+    def lines(self, *kinds: FileKind) -> tuple[int, int]:
+        chosen = self.of(*kinds)
+        return sum(f.additions for f in chosen), sum(f.deletions for f in chosen)
+
+    @property
+    def source(self) -> list[FileChange]:
+        return self.of(FileKind.SOURCE)
+
+    @property
+    def source_lines(self) -> int:
+        if not self.known:
+            return self.additions + self.deletions
+        return sum(f.changes for f in self.source)
+
+    @property
+    def removed_source(self) -> list[FileChange]:
+        return [f for f in self.source if f.status == "removed"]
+
+    @property
+    def added_source(self) -> list[FileChange]:
+        return [f for f in self.source if f.status == "added"]
+
+    def only(self, kinds: Iterable[FileKind]) -> bool:
+        """True when every file is of one of these kinds (and there is at least one file)."""
+        return bool(self.files) and self.kinds <= frozenset(kinds)
+
+
+def file_stats(commit: Commit, files: Sequence[FileChange]) -> FileStats:
+    classified = tuple((f, classify_path(f.path)) for f in files)
+    if files:
+        return FileStats(classified, len(files), sum(f.additions for f in files),
+                         sum(f.deletions for f in files), known=True)
+    return FileStats((), commit.files_changed or 0, commit.additions or 0, commit.deletions or 0,
+                     known=False)
+
+
+def _area(path: str) -> str:
+    """The directory a reader would name: two levels deep for nested paths, else the top one."""
+    parts = path.strip("/").split("/")
+    if len(parts) >= 3:
+        return "/".join(parts[:2]) + "/"
+    if len(parts) == 2:
+        return parts[0] + "/"
+    return parts[0]
+
+
+def areas(stats: FileStats) -> list[tuple[str, int, Counter]]:
+    """(area, changed lines, kinds) for every area touched, biggest first."""
+    lines: Counter = Counter()
+    kinds: dict[str, Counter] = {}
+    for f, kind in stats.files:
+        a = _area(f.path)
+        lines[a] += f.changes or 1
+        kinds.setdefault(a, Counter())[kind] += 1
+    return [(a, n, kinds[a]) for a, n in sorted(lines.items(), key=lambda x: (-x[1], x[0]))]
+
+
+def main_location(stats: FileStats) -> tuple[str, bool]:
+    """(where the change lives, whether it is entirely there)."""
+    paths = [f.path.strip("/") for f, _ in stats.files]
+    if len(paths) == 1:
+        return paths[0], True
+    split = [p.split("/")[:-1] for p in paths]
+    common: list[str] = []
+    for level in zip(*split):
+        if len(set(level)) != 1:
+            break
+        common.append(level[0])
+    if common:
+        return "/".join(common) + "/", True
+    return areas(stats)[0][0], False
+
+
+# =============================================================================================
+# Facts read from the patches
+# =============================================================================================
+
+_PY_DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async\s+)?(?:def|class)\s+(?P<name>[A-Za-z]\w*)\s*[(:]")
+_JS_EXPORT = re.compile(r"^\s*export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?"
+                        r"(?:function\*?|class|const|let|var|interface|type|enum)\s+(?P<name>[A-Za-z$][\w$]*)")
+_GO_DEF = re.compile(r"^(?:func\s+(?:\([^)]*\)\s*)?|type\s+)(?P<name>[A-Z]\w*)\b")
+_RUST_DEF = re.compile(r"^\s*pub\s+(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|trait|type|mod|const|static)"
+                       r"\s+(?P<name>[A-Za-z_]\w*)")
+_JAVA_DEF = re.compile(r"^\s*public\s+(?:static\s+|final\s+|abstract\s+|sealed\s+)*"
+                       r"(?:(?:class|interface|enum|record)\s+(?P<type>\w+)|[\w<>\[\], ?]+\s+(?P<method>\w+)\s*\()")
+_FLAG_CALL = re.compile(r"add_argument|\.option\(|Option\(|\bflag\.|\.flag\(|\barg\(")
+_FLAG_NAME = re.compile(r"""["'](--[A-Za-z0-9][\w-]*)["']""")
+_CONFIG_TOKENS = frozenset({"config", "configs", "configuration", "settings", "defaults", "default",
+                            "envs", "env", "options", "constants", "flags", "conf", "arg_utils",
+                            "cli_args", "args"})
+_ASSIGNMENT = re.compile(r"""^(?P<indent>\s*)["']?(?P<key>[A-Za-z_][\w.-]*)["']?\s*"""
+                         r"""(?::\s*[\w\[\], .|"']+?\s*=|=|:)\s*(?P<val>[^#]*?)\s*,?\s*(?:#.*)?$""")
+_ENV_DEFAULT = re.compile(r"""(?:getenv|environ\.get)\(\s*["'](?P<key>\w+)["']\s*,\s*(?P<val>[^)]+?)\s*\)""")
+_LITERAL = re.compile(r"""^(-?\d[\d_.]*(e-?\d+)?|true|false|none|null|nil|"[^"]*"|'[^']*'|[\w.-]+)$""", re.I)
+_REQUIREMENT = re.compile(r"^(?P<name>[@A-Za-z0-9][\w.@/-]*)(?:\[[^\]]*\])?\s*"
+                          r"(?:[:=]\s*(?:\{\s*version\s*=\s*)?)?\s*(?:==|>=|~=|<=|<|>|!=|\^|~|=)?\s*"
+                          r"v?(?P<ver>\d+(?:\.\d+)*)")
+_NOT_PACKAGES = frozenset({"python", "requires-python", "version", "name", "go", "toolchain",
+                           "edition", "rust-version", "node", "npm", "engines", "python_requires"})
+_SECURITY_TOKENS = frozenset({"auth", "authn", "authz", "authentication", "authorization", "oauth",
+                              "oauth2", "oidc", "saml", "crypto", "cryptography", "ssl", "tls", "jwt",
+                              "password", "passwords", "secret", "secrets", "permission",
+                              "permissions", "sandbox", "csrf", "security", "acl", "rbac", "cert",
+                              "certs", "certificate", "certificates", "keyring", "credentials",
+                              "login", "sanitize", "sanitizer"})
+_GPU_EXT = frozenset({"cu", "cuh", "hip", "metal", "cl", "ptx", "triton", "wgsl"})
+_IMPORT_PATH_EXT = frozenset({"py", "go", "ts", "tsx", "js", "jsx", "mjs", "rs"})
+
+
+MAX_PATCH_LINE = 400  # longer lines (minified code, data) say nothing these rules read
+
+
+def _diff_lines(patch: str | None) -> Iterator[tuple[str, str]]:
+    """(sign, text) for every line of a unified diff; sign '@' marks a hunk boundary."""
+    for line in (patch or "").splitlines():
+        if len(line) > MAX_PATCH_LINE:
+            yield " ", ""  # keeps block boundaries without feeding the regexes a huge line
+        elif line.startswith("@@"):
+            yield "@", line
+        elif line[:1] in ("+", "-", " ") and not line.startswith(("+++ ", "--- ")):
+            yield line[0], line[1:]
+
+
+def _change_blocks(patch: str | None) -> Iterator[tuple[list[str], list[str]]]:
+    """Each run of removed lines with the added lines that replace it."""
+    minus: list[str] = []
+    plus: list[str] = []
+    for sign, text in _diff_lines(patch):
+        if sign == "-":
+            if plus:
+                yield minus, plus
+                minus, plus = [], []
+            minus.append(text)
+        elif sign == "+":
+            plus.append(text)
+        else:
+            if minus or plus:
+                yield minus, plus
+            minus, plus = [], []
+    if minus or plus:
+        yield minus, plus
+
+
+def _public_names(line: str, ext: str) -> str | None:
+    if ext in ("py", "pyi", "pyx"):
+        m = _PY_DEF.match(line)
+        # Module level only: method names (get_name, forward) repeat across classes, so a method
+        # "removed" here is usually defined again elsewhere and would be noise.
+        return m.group("name") if m and not m.group("indent") else None
+    if ext in ("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts"):
+        m = _JS_EXPORT.match(line)
+    elif ext == "go":
+        m = _GO_DEF.match(line)
+    elif ext == "rs":
+        m = _RUST_DEF.match(line)
+    elif ext in ("java", "kt", "cs", "scala"):
+        m = _JAVA_DEF.match(line)
+        return (m.group("type") or m.group("method")) if m else None
+    else:
+        return None
+    return m.group("name") if m else None
+
+
+def _version_major(version: str) -> tuple[int, int]:
+    nums = [int(n) for n in re.findall(r"\d+", version)[:2]] + [0, 0]
+    return nums[0], nums[1]
+
+
+def is_major_bump(old: str, new: str) -> bool:
+    """A semver-major step: 1.x → 2.x, or 0.3 → 0.4 (0.x minors break by convention)."""
+    if not old:
+        return True  # Renovate only writes "to v3" (no minor) for a major update
+    (o_major, o_minor), (n_major, n_minor) = _version_major(old), _version_major(new)
+    return n_major != o_major or (o_major == 0 and n_minor != o_minor)
+
+
+@dataclass(frozen=True)
+class DiffFacts:
+    removed_api: tuple[str, ...] = ()  # public definitions deleted and not re-added anywhere
+    removed_api_in_removed_files: bool = False
+    removed_flags: tuple[str, ...] = ()
+    added_flags: tuple[str, ...] = ()
+    default_changes: tuple[tuple[str, str, str, str], ...] = ()  # (path, key, old, new)
+    major_bumps: tuple[tuple[str, str, str], ...] = ()  # (package, old, new)
+    added_deps: tuple[str, ...] = ()
+    removed_deps: tuple[str, ...] = ()
+    security_paths: tuple[str, ...] = ()
+    gpu_kernels: tuple[str, ...] = ()
+    moved_modules: tuple[tuple[str, str], ...] = ()  # (old path, new path) of importable files
+
+
+def _is_config_path(path: str, kind: FileKind) -> bool:
+    if kind is FileKind.CONFIG:
+        return True
+    if kind is not FileKind.SOURCE:
+        return False
+    tokens = set(re.split(r"[/.]", path.lower()))
+    return bool(tokens & _CONFIG_TOKENS) or path.lower().rsplit("/", 1)[-1].split(".")[0].endswith("_config")
+
+
+def _assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in lines:
+        for m in _ENV_DEFAULT.finditer(line):
+            found[m.group("key")] = m.group("val").strip()
+        m = _ASSIGNMENT.match(line)
+        if not m or len(m.group("indent").expandtabs(4)) > (8 if in_config_file else 4):
+            continue
+        val = m.group("val").strip().rstrip(",")
+        if val and _LITERAL.match(val) and not val.endswith(("(", "[", "{", "\\")):
+            found.setdefault(m.group("key"), val)
+    return found
+
+
+def _default_changes(f: FileChange, kind: FileKind) -> list[tuple[str, str, str, str]]:
+    changes = []
+    for minus, plus in _change_blocks(f.patch):
+        if not minus or not plus:
+            continue
+        old = _assignments(minus, kind is FileKind.CONFIG)
+        new = _assignments(plus, kind is FileKind.CONFIG)
+        for key in old.keys() & new.keys():
+            a, b = old[key].strip("\"'"), new[key].strip("\"'")
+            if a != b:
+                changes.append((f.path, key, old[key], new[key]))
+    # A targeted edit changes a default; rewriting many values is a data table (tuned kernel
+    # configs, fixtures), which would make every such commit look like a behaviour change.
+    return changes if len(changes) <= 3 else []
+
+
+def _requirements(lines: Iterable[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in lines:
+        text = re.sub(r"""["',]""", " ", line).strip()
+        text = re.sub(r"^(require|dependency|implementation|api)\s+", "", text)
+        m = _REQUIREMENT.match(text)
+        if m and m.group("name").lower() not in _NOT_PACKAGES:
+            found.setdefault(m.group("name").lower(), m.group("ver"))
+    return found
+
+
+def diff_facts(stats: FileStats, title: TitleInfo) -> DiffFacts:
+    """What the patches (and paths) show beyond line counts."""
+    removed_defs: dict[str, bool] = {}  # name → found in a removed file
+    added_defs: set[str] = set()
+    flags_removed: set[str] = set()
+    flags_added: set[str] = set()
+    defaults: list[tuple[str, str, str, str]] = []
+    old_reqs: dict[str, str] = {}
+    new_reqs: dict[str, str] = {}
+    for f, kind in stats.files:
+        ext = _ext(f.path)
+        if kind is FileKind.SOURCE:
+            for sign, text in _diff_lines(f.patch):
+                name = _public_names(text, ext) if sign in "+-" else None
+                if name and sign == "-":
+                    removed_defs[name] = removed_defs.get(name, False) or f.status == "removed"
+                elif name:
+                    added_defs.add(name)
+                if sign in "+-" and _FLAG_CALL.search(text):
+                    (flags_removed if sign == "-" else flags_added).update(_FLAG_NAME.findall(text))
+        if _is_config_path(f.path, kind):
+            defaults.extend(_default_changes(f, kind))
+        if kind is FileKind.DEPENDENCY or (kind is FileKind.BUILD and ext in ("toml", "py", "cfg", "txt")):
+            for minus, plus in _change_blocks(f.patch):
+                for k, v in _requirements(minus).items():
+                    old_reqs.setdefault(k, v)
+                for k, v in _requirements(plus).items():
+                    new_reqs.setdefault(k, v)
+
+    removed_api = sorted(n for n in removed_defs if n not in added_defs)
+    bumps = [(n, old_reqs[n], new_reqs[n]) for n in sorted(old_reqs.keys() & new_reqs.keys())
+             if is_major_bump(old_reqs[n], new_reqs[n])]
+    if title.bump and is_major_bump(title.bump[1], title.bump[2]):
+        if not any(b[0].lower() == title.bump[0].lower() for b in bumps):
+            bumps.insert(0, title.bump)
+    runtime = [(f, k) for f, k in stats.files if k in (FileKind.SOURCE, FileKind.CONFIG, FileKind.BUILD)]
+    security_paths = [f.path for f, _ in runtime
+                      if set(re.split(r"[/._-]", f.path.lower())) & _SECURITY_TOKENS]
+    gpu = [f.path for f in stats.source if _ext(f.path) in _GPU_EXT]
+    moved = [(f.previous_path, f.path) for f in stats.source
+             if f.status == "renamed" and f.previous_path and f.previous_path != f.path
+             and _ext(f.path) in _IMPORT_PATH_EXT]
+    return DiffFacts(
+        removed_api=tuple(removed_api),
+        removed_api_in_removed_files=any(removed_defs[n] for n in removed_api),
+        removed_flags=tuple(sorted(flags_removed - flags_added)),
+        added_flags=tuple(sorted(flags_added - flags_removed)),
+        default_changes=tuple(defaults),
+        major_bumps=tuple(bumps),
+        added_deps=tuple(sorted(new_reqs.keys() - old_reqs.keys())),
+        removed_deps=tuple(sorted(old_reqs.keys() - new_reqs.keys())),
+        security_paths=tuple(security_paths),
+        gpu_kernels=tuple(gpu),
+        moved_modules=tuple(moved),
+    )
+
+
+# =============================================================================================
+# Change type
+# =============================================================================================
+
+def _files_type(stats: FileStats) -> ChangeType | None:
+    """The type the files alone imply when they are all of one non-source family."""
+    if not stats.files:
+        return None
+    kinds = stats.kinds - {FileKind.OTHER, FileKind.GENERATED} or stats.kinds
+    families = [
+        ({FileKind.DOCS}, ChangeType.DOCS),
+        ({FileKind.TEST}, ChangeType.TESTS),
+        ({FileKind.DEPENDENCY, FileKind.LOCKFILE}, ChangeType.DEPENDENCIES),
+        ({FileKind.CI, FileKind.BUILD}, ChangeType.CI_BUILD),
+        ({FileKind.CONFIG}, ChangeType.CONFIG),
+    ]
+    for family, ctype in families:
+        if kinds <= family:
+            return ctype
+    return None
+
+
+def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats) -> ChangeType:
+    """The author's own label wins; otherwise uniform files beat a verb; otherwise the verb."""
+    if commit.reverts or title.change_type is ChangeType.REVERT:
+        return ChangeType.REVERT
+    author_said_docs_or_tests = title.strong and title.change_type in (ChangeType.DOCS, ChangeType.TESTS)
+    if title.security and not author_said_docs_or_tests and not stats.only({FileKind.DOCS, FileKind.TEST}):
+        return ChangeType.SECURITY  # the most consequential reading of "[Bugfix] Fix XSS in …"
+    if title.strong and title.change_type is not None:
+        return title.change_type
+    by_files = _files_type(stats)
+    verb = title.change_type
+    has_manifests = bool(stats.of(FileKind.DEPENDENCY, FileKind.LOCKFILE)) or not stats.files
+    if verb is ChangeType.DEPENDENCIES and has_manifests:
+        return ChangeType.DEPENDENCIES
+    if by_files is not None:
+        return by_files
+    if verb is not None:
+        return verb
+    src = stats.source
+    if src and all(f.status == "removed" for f in src):
+        return ChangeType.REMOVAL
+    if src and sum(f.additions for f in stats.added_source) > stats.source_lines / 2:
+        return ChangeType.FEATURE
+    return ChangeType.OTHER
+
+
+# =============================================================================================
+# Importance
+# =============================================================================================
+
+@dataclass(frozen=True)
+class Fact:
+    """One rule that fired: the level it asks for and how to say it."""
+    level: Importance
+    zh: str
+    en: str
+    size: bool = False  # a size rule: supporting evidence, not a specific fact
+
+    def text(self, zh: bool) -> str:
+        return self.zh if zh else self.en
+
+
+# (medium at, high at) in changed lines of source code, per type: a feature grows the product
+# faster per line than a refactor moves it.
+SIZE_THRESHOLDS: dict[ChangeType, tuple[int, int]] = {
+    ChangeType.FEATURE: (40, 300),
+    ChangeType.PERFORMANCE: (40, 500),
+    ChangeType.BUGFIX: (100, 600),
+    ChangeType.REFACTOR: (150, 1000),
+}
+DEFAULT_THRESHOLDS = (100, 600)
+WIDE_SOURCE_FILES = 10  # this many source files is medium whatever the line count
+COSMETIC_BIG = 300  # a lint/format sweep this big (source lines) can still break open branches
+
+_TYPE_NOUNS = {
+    ChangeType.FEATURE: ("新功能", "Feature"), ChangeType.BUGFIX: ("缺陷修复", "Bug fix"),
+    ChangeType.PERFORMANCE: ("性能优化", "Performance change"), ChangeType.REFACTOR: ("重构", "Refactor"),
+    ChangeType.DOCS: ("文档改动", "Docs change"), ChangeType.TESTS: ("测试改动", "Test change"),
+    ChangeType.CI_BUILD: ("CI/构建改动", "CI/build change"),
+    ChangeType.DEPENDENCIES: ("依赖更新", "Dependency update"), ChangeType.CONFIG: ("配置改动", "Config change"),
+    ChangeType.REVERT: ("回滚", "Revert"), ChangeType.REMOVAL: ("移除/弃用", "Removal/deprecation"),
+    ChangeType.SECURITY: ("安全修复", "Security fix"), ChangeType.OTHER: ("其他改动", "Change"),
+}
+
+
+def _lower_first(text: str) -> str:
+    """'The title says' → 'the title says' after a semicolon; leaves 'CVE-…' and 'API' alone."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+def _noun(ctype: ChangeType, zh: bool) -> str:
+    return _TYPE_NOUNS[ctype][0 if zh else 1]
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    commit: Commit
+    title: TitleInfo
+    stats: FileStats
+    diff: DiffFacts
+    ctype: ChangeType
+
+
+def _breaking_facts(c: _Ctx) -> list[Fact]:
+    if not c.title.breaking:
+        return []
+    return [Fact(Importance.HIGH, "提交自称不兼容变更，升级后调用方可能需要修改",
+                 "The commit declares a breaking change; callers may need changes after upgrading")]
+
+
+def _security_facts(c: _Ctx) -> list[Fact]:
+    facts = []
+    if c.title.security and c.ctype is ChangeType.REVERT:
+        facts.append(Fact(Importance.HIGH, "回滚了一个安全相关的改动，已修复的问题可能重新暴露",
+                          "Reverts a security-related change; the issue it fixed may be exposed again"))
+    elif c.title.security or c.ctype is ChangeType.SECURITY:
+        what = c.title.cve or ""
+        facts.append(Fact(Importance.HIGH,
+                          f"安全修复{f'（{what}）' if what else ''}，受影响版本应尽快升级",
+                          f"Security fix{f' ({what})' if what else ''}; affected versions should upgrade soon"))
+    elif c.title.security_mention and c.stats.source_lines:
+        facts.append(Fact(Importance.MEDIUM, "标题提到安全，且改动了源码",
+                          "The title mentions security and source code changes"))
+    if c.diff.security_paths:
+        names = _name_list(c.diff.security_paths, True), _name_list(c.diff.security_paths, False)
+        facts.append(Fact(Importance.MEDIUM, f"改动触及安全敏感路径 {names[0]}",
+                          f"Touches security-sensitive paths ({names[1]})"))
+    return facts
+
+
+def _removal_facts(c: _Ctx) -> list[Fact]:
+    facts: list[Fact] = []
+    removed = c.stats.removed_source
+    gone = sum(f.deletions for f in removed)
+    if removed:
+        n = len(removed)
+        level = Importance.HIGH if n >= 5 or gone >= 300 else Importance.MEDIUM
+        if c.diff.removed_api_in_removed_files:
+            facts.append(Fact(level, f"移除了 {n} 个源码文件中的公开 API（−{_num(gone)} 行），依赖它的下游会失效",
+                              f"Removes public API in {_count_en(n, 'source file')} "
+                              f"(−{_num(gone)} lines); downstream code that uses it will break"))
+        else:
+            facts.append(Fact(level, f"删除了 {n} 个源码文件（−{_num(gone)} 行），仍导入它们的代码会失效",
+                              f"Deletes {_count_en(n, 'source file')} (−{_num(gone)} lines); "
+                              "code that still imports them will break"))
+    api = c.diff.removed_api
+    if api and not c.diff.removed_api_in_removed_files:
+        level = Importance.HIGH if len(api) >= 5 else Importance.MEDIUM
+        facts.append(Fact(level, f"删除了公开接口 {_name_list(api, True)}，调用方需要迁移",
+                          f"Removes public definitions {_name_list(api, False)}; callers must migrate"))
+    if c.diff.removed_flags:
+        flags = c.diff.removed_flags
+        facts.append(Fact(Importance.HIGH, f"移除了命令行参数 {_name_list(flags, True)}，使用它们的脚本会报错",
+                          f"Removes command-line {'flag' if len(flags) == 1 else 'flags'} {_name_list(flags, False)}; "
+                          "scripts passing them will fail"))
+    if c.ctype is ChangeType.REMOVAL and not removed and not api and c.stats.source_lines:
+        deleted = c.stats.lines(FileKind.SOURCE)[1] if c.stats.known else c.stats.deletions
+        level = Importance.HIGH if deleted >= 300 else Importance.MEDIUM
+        facts.append(Fact(level, f"移除或弃用了功能（源码 −{_num(deleted)} 行），使用者需要迁移",
+                          f"Removes or deprecates functionality (−{_num(deleted)} source lines); users must migrate"))
+    if c.diff.moved_modules:
+        moved = [old for old, _ in c.diff.moved_modules]
+        facts.append(Fact(Importance.MEDIUM, f"移动了 {len(moved)} 个模块（{_name_list(moved, True, 2)}），按旧路径导入会失效",
+                          f"Moves {_count_en(len(moved), 'module')} ({_name_list(moved, False, 2)}); "
+                          "imports of the old paths break"))
+    return facts
+
+
+def _behaviour_facts(c: _Ctx) -> list[Fact]:
+    facts: list[Fact] = []
+    if c.ctype is ChangeType.REVERT:
+        inner = _clip(c.title.reverted_title, 60)
+        facts.append(Fact(Importance.MEDIUM,
+                          f"回滚了已合入的改动{f'「{inner}」' if inner else ''}，依赖它的代码需要复查",
+                          f"Reverts a change that had landed{f' (“{inner}”)' if inner else ''}; "
+                          "anything relying on it needs checking"))
+    if c.diff.default_changes:
+        _, key, old, new = c.diff.default_changes[0]
+        more_zh = f"等 {len(c.diff.default_changes)} 项" if len(c.diff.default_changes) > 1 else ""
+        more_en = f" and {len(c.diff.default_changes) - 1} more" if len(c.diff.default_changes) > 1 else ""
+        facts.append(Fact(Importance.MEDIUM, f"修改了配置默认值 {key}（{old} → {new}）{more_zh}",
+                          f"Changes the default of {key} ({old} → {new}){more_en}"))
+    elif c.title.default_change and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS):
+        facts.append(Fact(Importance.MEDIUM, "标题表明默认行为有变化，未显式配置的部署会受影响",
+                          "The title says a default behaviour changes; deployments relying on defaults are affected"))
+    if c.diff.added_flags:
+        flags = c.diff.added_flags
+        facts.append(Fact(Importance.MEDIUM, f"新增命令行参数 {_name_list(flags, True)}",
+                          f"Adds command-line {'flag' if len(flags) == 1 else 'flags'} {_name_list(flags, False)}"))
+    for name, old, new in c.diff.major_bumps[:1]:
+        span = f"{old} → {new}" if old else f"→ v{new}"
+        facts.append(Fact(Importance.MEDIUM, f"依赖 {name} 升级主版本（{span}），可能包含不兼容变更",
+                          f"Major version bump of {name} ({span}), which may be incompatible"))
+    build = [f.path for f in c.stats.of(FileKind.BUILD)]
+    if build:
+        facts.append(Fact(Importance.MEDIUM, f"修改了构建配置（{_name_list(build, True, 2)}），影响构建与打包",
+                          f"Changes the build setup ({_name_list(build, False, 2)}), which affects building and packaging"))
+    return facts
+
+
+def _size_facts(c: _Ctx) -> list[Fact]:
+    stats = c.stats
+    label = "源码"
+    label_en = "source"
+    lines = stats.source_lines
+    n_files = len(stats.source)
+    adds, dels = stats.lines(FileKind.SOURCE) if stats.known else (stats.additions, stats.deletions)
+    if stats.known and not stats.source and stats.of(FileKind.TOOLING):
+        tooling = stats.of(FileKind.TOOLING)  # tool-only commits are measured on the tools (capped later)
+        label, label_en = "工具代码", "tooling code"
+        lines, n_files = sum(f.changes for f in tooling), len(tooling)
+        adds, dels = stats.lines(FileKind.TOOLING)
+    if not lines:
+        return []
+    medium_at, high_at = SIZE_THRESHOLDS.get(c.ctype, DEFAULT_THRESHOLDS)
+    noun_zh, noun_en = _noun(c.ctype, True), _noun(c.ctype, False)
+    where_zh = f"{n_files} 个文件" if stats.known else "未获取到文件明细"
+    where_en = _files_en(n_files) if stats.known else "file list unavailable"
+    if lines >= high_at:
+        return [Fact(Importance.HIGH, f"{noun_zh}，{label}改动规模大（{_lines(adds, dels)} 行，{where_zh}）",
+                     f"{noun_en} with a large {label_en} change ({_lines(adds, dels)} lines, {where_en})", size=True)]
+    if lines >= medium_at:
+        return [Fact(Importance.MEDIUM, f"{noun_zh}，{label}改动 {_lines(adds, dels)} 行（{where_zh}）",
+                     f"{noun_en} touching {_lines(adds, dels)} lines of {label_en} ({where_en})", size=True)]
+    if stats.known and n_files >= WIDE_SOURCE_FILES:
+        return [Fact(Importance.MEDIUM, f"{noun_zh}，改动分布在 {n_files} 个{label}文件中",
+                     f"{noun_en} spread over {n_files} {label_en} files", size=True)]
+    return []
+
+
+def _only_kinds_fact(stats: FileStats) -> Fact:
+    """'仅改动文档（2 个文件）' / 'Docs-only change (2 files)'."""
+    n = stats.total_files
+    if stats.only({FileKind.LOCKFILE}):
+        names = [f.path for f in stats.of(FileKind.LOCKFILE)]
+        return Fact(Importance.LOW, f"仅更新锁文件（{_name_list(names, True, 2)}），依赖声明未变",
+                    f"Lockfile-only update ({_name_list(names, False, 2)}); declared dependencies unchanged")
+    counts = Counter(k for _, k in stats.files)
+    kinds = [k for k, _ in counts.most_common()]
+    zh = "、".join(k.label(True) for k in kinds)
+    if zh[:1].isascii():
+        zh = " " + zh  # "仅改动 CI 配置": a space between Chinese and Latin text
+    if len(kinds) == 1:
+        label = kinds[0].label(False)
+        en = f"{label[:1].upper() + label[1:]}-only change ({_files_en(n)}); no runtime code touched"
+    else:
+        en = (f"Only {', '.join(k.label(False) for k in kinds[:-1])} and {kinds[-1].label(False)} files "
+              f"change ({_files_en(n)}); no runtime code touched")
+    return Fact(Importance.LOW, f"仅改动{zh}（{n} 个文件），不影响运行时代码", en)
+
+
+def _tooling_fact(stats: FileStats, level: Importance) -> Fact:
+    adds, dels = stats.lines(FileKind.TOOLING)
+    n = len(stats.of(FileKind.TOOLING))
+    return Fact(level, f"只改动了基准、脚本等工具代码（{n} 个文件，{_lines(adds, dels)}），不影响发布的代码",
+                f"Only tooling such as benchmarks and scripts changes ({_files_en(n)}, {_lines(adds, dels)}); "
+                "shipped code is untouched")
+
+
+def _cap(c: _Ctx) -> Fact | None:
+    """A ceiling: changes that cannot affect what users run, and mechanical sweeps."""
+    stats = c.stats
+    # A security fix to CI workflows (e.g. an unsafe pull_request_target) is real; other
+    # non-runtime-only commits are low whatever they claim.
+    if stats.only(NON_RUNTIME) and not (c.title.security and FileKind.CI in stats.kinds):
+        return _only_kinds_fact(stats)
+    if stats.only(NON_RUNTIME | {FileKind.TOOLING}) and stats.of(FileKind.TOOLING):
+        return _tooling_fact(stats, Importance.MEDIUM)
+    # "Bump eslint" is not a lint change, and backing out a lint fix is still a revert.
+    mechanical = (c.title.cosmetic and not c.title.breaking and not c.title.security
+                  and c.ctype not in (ChangeType.DEPENDENCIES, ChangeType.REVERT))
+    if mechanical and (stats.known or stats.total_files):
+        big = stats.source_lines >= COSMETIC_BIG
+        adds, dels = stats.lines(FileKind.SOURCE) if stats.known else (stats.additions, stats.deletions)
+        size_zh = f"（源码 {_lines(adds, dels)} 行）" if adds or dels else ""
+        size_en = f" ({_lines(adds, dels)} source lines)" if adds or dels else ""
+        return Fact(Importance.MEDIUM if big else Importance.LOW,
+                    f"格式、拼写或代码检查类改动{size_zh}，不改变行为"
+                    + ("，但范围大，可能与未合入的分支冲突" if big else ""),
+                    f"Formatting, spelling or lint change{size_en} with no behaviour change"
+                    + ("; wide enough to conflict with open branches" if big else ""))
+    return None
+
+
+def _baseline(c: _Ctx) -> Fact:
+    """The reason for a low level when no rule fired."""
+    stats = c.stats
+    if not stats.known and not stats.total_files:
+        return Fact(Importance.LOW, f"未获取到改动文件，仅按标题判断为{_noun(c.ctype, True)}",
+                    f"No file list available; judged from the title as a {_noun(c.ctype, False).lower()}")
+    if stats.source_lines:
+        adds, dels = stats.lines(FileKind.SOURCE) if stats.known else (stats.additions, stats.deletions)
+        n = len(stats.source) if stats.known else stats.total_files
+        return Fact(Importance.LOW, f"{_noun(c.ctype, True)}，源码改动小（{n} 个文件，{_lines(adds, dels)}）",
+                    f"{_noun(c.ctype, False)} with a small source change ({_files_en(n)}, {_lines(adds, dels)})")
+    if stats.of(FileKind.TOOLING):
+        return _tooling_fact(stats, Importance.LOW)
+    if stats.of(FileKind.DEPENDENCY):
+        names = [f.path for f in stats.of(FileKind.DEPENDENCY)]
+        return Fact(Importance.LOW, f"依赖清单改动（{_name_list(names, True, 2)}），没有主版本升级",
+                    f"Dependency manifest change ({_name_list(names, False, 2)}) without a major version bump")
+    n = stats.total_files
+    return Fact(Importance.LOW, f"{_noun(c.ctype, True)}，未改动源码（{n} 个文件，均为配置或其他文件）",
+                f"{_noun(c.ctype, False)} without source changes ({_files_en(n)}, config or other files)")
+
+
+def decide_importance(c: _Ctx, zh: bool) -> tuple[Importance, str]:
+    facts = (_breaking_facts(c) + _security_facts(c) + _removal_facts(c) + _behaviour_facts(c)
+             + _size_facts(c))
+    level = min((f.level for f in facts), key=lambda i: i.rank, default=Importance.LOW)
+    cap = _cap(c)
+    if cap is not None and level.rank <= cap.level.rank:
+        return cap.level, cap.text(zh)
+    at_level = [f for f in facts if f.level is level]
+    specific = [f for f in at_level if not f.size]
+    decisive = (specific or at_level)[:2]  # size only speaks when nothing more specific does
+    if not decisive:
+        return Importance.LOW, _baseline(c).text(zh)
+    texts = [f.text(zh) for f in decisive]
+    if zh:
+        return level, "；".join(texts)
+    return level, "; ".join([texts[0]] + [_lower_first(t) for t in texts[1:]])
+
+
+# =============================================================================================
+# Texts: summary, impact, insights, risks, recommendations
+# =============================================================================================
+
+_BOILERPLATE = re.compile(
+    r"^(#{1,6}\s|[-*]\s*\[[ xX]\]|<[^>]+>|[-=*_]{3,}$|\|"
+    r"|(fix(es|ed)?|close[sd]?|resolve[sd]?|related( to)?|refs?|see|part of)\b[\s:]*(#\d+|https?://\S+|[\w.-]+/[\w.-]+#\d+)"
+
+    r"|https?://\S+$|(purpose|test plan|test result|description|motivation|changes?|summary)\s*:?\s*$)",
+    re.I)
+
+
+_SHOUTING = re.compile(r"^[A-Z0-9 ,.'()/:;!?*-]{20,}$")  # template instructions in capitals
+
+
+def first_paragraph(body: str) -> str:
+    """The first paragraph of the message that says something (no template headings, boxes, links)."""
+    text = re.sub(r"<!--.*?-->", "", body or "", flags=re.S)
+    text = re.sub(r"<details>.*?</details>", "", text, flags=re.S | re.I)
+    for para in re.split(r"\n\s*\n", text):
+        lines = [ln.strip() for ln in para.splitlines()]
+        kept = [re.sub(r"^[-*•]\s+", "", ln) for ln in lines
+                if ln and not _BOILERPLATE.match(ln) and not _SHOUTING.match(ln)]
+        joined = re.sub(r"\s+", " ", " ".join(kept)).strip()
+        if len(re.findall(r"\w", joined)) >= 12:
+            return joined
+    return ""
+
+
+def _first_sentence(text: str) -> str:
+    m = re.search(r"^(.+?[.!?。！？])(\s|$)", text)
+    return _clip(m.group(1) if m else text, 120)
+
+
+def stats_line(stats: FileStats, zh: bool) -> str:
+    """'修改 12 个文件（+340/−25），主要位于 vllm/model_executor/' and the mix of file kinds."""
+    n = stats.total_files
+    changed = _lines(stats.additions, stats.deletions)
+    if not stats.known:
+        if not n and not (stats.additions or stats.deletions):
+            return "未获取到改动文件" if zh else "No file list available"
+        return (f"修改 {n} 个文件（{changed}），未获取到文件明细" if zh
+                else f"{_files_en(n)} changed ({changed}); no per-file details available")
+    where, entirely = main_location(stats)
+    if zh:
+        line = f"修改 {n} 个文件（{changed}），{'位于' if entirely else '主要位于'} {where}"
+    else:
+        line = f"{_files_en(n)} changed ({changed}), {'in' if entirely else 'mostly in'} {where}"
+    counts = Counter(k for _, k in stats.files)
+    if len(counts) > 1:
+        if zh:
+            line += "；其中" + "、".join(f"{k.label(True)} {v} 个" for k, v in counts.most_common())
+        else:
+            line += "; " + ", ".join(f"{v} {k.label(False)}" for k, v in counts.most_common())
+    return line
+
+
+def build_summary(c: _Ctx, importance: Importance, zh: bool) -> str:
+    para = first_paragraph(c.commit.body)
+    stats = stats_line(c.stats, zh)
+    if importance is Importance.LOW:  # one line
+        if para:
+            quote = _first_sentence(para)
+            return f"提交说明：「{quote}」；{stats}。" if zh else f"{quote} {stats}."
+        return f"{stats}。" if zh else f"{stats}."
+    if para:
+        quote = _clip(para, 280)
+        return f"提交说明：「{quote}」；{stats}。" if zh else f"{quote} {stats}."
+    return f"{stats}。" if zh else f"{stats}."
+
+
+def build_impact(c: _Ctx, zh: bool, limit: int = 4) -> str:
+    found = areas(c.stats)
+    if not found:
+        return ""
+    parts = []
+    for area, _, kinds in found[:limit]:
+        if zh:
+            detail = "、".join(f"{k.label(True)} {v} 个" for k, v in kinds.most_common())
+            parts.append(f"{area}（{detail}）")
+        else:
+            detail = ", ".join(f"{v} {k.label(False)}" for k, v in kinds.most_common())
+            parts.append(f"{area} ({detail})")
+    rest = len(found) - limit
+    if zh:
+        return "涉及 " + "、".join(parts) + (f" 等 {len(found)} 处" if rest > 0 else "")
+    return "Touches " + ", ".join(parts) + (f" and {_count_en(rest, 'more area')}" if rest > 0 else "")
+
+
+def _grouped_dirs(paths: Sequence[str]) -> list[tuple[str, int]]:
+    dirs = Counter(p.rsplit("/", 1)[0] + "/" if "/" in p else "./" for p in paths)
+    return dirs.most_common()
+
+
+def build_insights(c: _Ctx, zh: bool) -> Insights:
+    arch: list[str] = []
+    added = c.stats.added_source
+    if added:
+        (where, n), *_ = _grouped_dirs([f.path for f in added])
+        lines = sum(f.additions for f in added)
+        arch.append(f"新增 {len(added)} 个源码文件（+{_num(lines)} 行），集中在 {where}" if zh
+                    else f"Adds {_count_en(len(added), 'source file')} (+{_num(lines)} lines), mainly under {where}")
+    removed = c.stats.removed_source
+    if removed:
+        (where, n), *_ = _grouped_dirs([f.path for f in removed])
+        arch.append(f"删除了 {len(removed)} 个源码文件，其中 {n} 个在 {where}" if zh
+                    else f"Deletes {_count_en(len(removed), 'source file')}, {n} of them under {where}")
+    if c.diff.added_deps:
+        arch.append(f"新增依赖 {_name_list(c.diff.added_deps, True)}" if zh
+                    else f"New dependencies: {_name_list(c.diff.added_deps, False)}")
+    if c.diff.removed_deps:
+        arch.append(f"移除依赖 {_name_list(c.diff.removed_deps, True)}" if zh
+                    else f"Dropped dependencies: {_name_list(c.diff.removed_deps, False)}")
+    perf: list[str] = []
+    if c.ctype is ChangeType.PERFORMANCE:
+        adds, dels = c.stats.lines(FileKind.SOURCE)
+        where, _ = main_location(c.stats) if c.stats.files else ("", False)
+        perf.append(f"提交标记为性能优化，源码改动 {_lines(adds, dels)} 行，位于 {where}" if zh
+                    else f"Marked as a performance change: {_lines(adds, dels)} source lines in {where}")
+    if c.diff.gpu_kernels:
+        perf.append(f"改动了 {len(c.diff.gpu_kernels)} 个 GPU 内核文件（{_name_list(c.diff.gpu_kernels, True, 2)}），"
+                    "可能影响吞吐、延迟和显存" if zh
+                    else f"Changes {_count_en(len(c.diff.gpu_kernels), 'GPU kernel file')} "
+                    f"({_name_list(c.diff.gpu_kernels, False, 2)}), which can move throughput, latency and memory")
+    sec: list[str] = []
+    if c.title.cve:
+        sec.append(f"提交提到 {c.title.cve}" if zh else f"The commit names {c.title.cve}")
+    elif c.title.security:
+        sec.append("提交说明提到安全问题" if zh else "The message mentions a security issue")
+    if c.diff.security_paths:
+        sec.append(f"改动触及安全敏感路径 {_name_list(c.diff.security_paths, True)}" if zh
+                   else f"Touches security-sensitive paths: {_name_list(c.diff.security_paths, False)}")
+    sep = "；" if zh else "; "
+    return Insights(architecture=sep.join(arch), performance=sep.join(perf), security=sep.join(sec))
+
+
+def build_risks(c: _Ctx, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(risks, recommendations), paired rule by rule, most serious first."""
+    risks: list[str] = []
+    recs: list[str] = []
+
+    def add(risk_zh: str, risk_en: str, rec_zh: str, rec_en: str) -> None:
+        risks.append(risk_zh if zh else risk_en)
+        recs.append(rec_zh if zh else rec_en)
+
+    stats, diff, title = c.stats, c.diff, c.title
+    if title.breaking:
+        add("提交声明了不兼容变更，升级后现有调用可能失败",
+            "The commit declares a breaking change; existing callers may fail after upgrading",
+            "升级前阅读提交说明中的迁移说明，并检查所有调用方",
+            "Read the migration notes in the message and check every caller before upgrading")
+    if title.security and c.ctype is ChangeType.REVERT:
+        add("被回滚的是安全相关改动，它修复的问题可能重新出现",
+            "The reverted change was security-related; the issue it fixed may be back",
+            "确认是否有替代修复，没有时暂缓升级到包含此回滚的版本",
+            "Check whether a replacement fix exists; until then hold back upgrades that contain this revert")
+    elif title.security or c.ctype is ChangeType.SECURITY:
+        cve = f"（{title.cve}）" if title.cve else ""
+        cve_en = f" ({title.cve})" if title.cve else ""
+        add(f"修复的安全问题{cve}在旧版本中仍然存在",
+            f"The fixed security issue{cve_en} remains in older versions",
+            "确认你运行的版本是否受影响，并尽快升级到包含此提交的版本",
+            "Check whether your deployed version is affected and upgrade to one containing this commit")
+    elif diff.security_paths:
+        paths = diff.security_paths
+        add(f"改动了安全敏感代码（{_name_list(paths, True, 2)}），错误可能削弱认证或加密",
+            f"Security-sensitive code changed ({_name_list(paths, False, 2)}); a mistake could weaken auth or crypto",
+            f"重点审查 {_name_list(paths, True, 2)} 的改动",
+            f"Review the changes to {_name_list(paths, False, 2)} closely")
+    removed = stats.removed_source
+    if removed:
+        names = [f.path for f in sorted(removed, key=lambda f: -f.deletions)]
+        add(f"删除了 {_name_list(names, True, 2)}，仍导入这些文件的下游代码会在导入时失败",
+            f"Deleted {_name_list(names, False, 2)}; downstream code importing them fails at import time",
+            "在你的代码中搜索对这些模块的导入，迁移到替代实现后再升级",
+            "Search your code for imports of these modules and migrate before upgrading")
+    if diff.removed_api:
+        add(f"删除了公开接口 {_name_list(diff.removed_api, True)}，调用它们的代码会报错",
+            f"Public definitions {_name_list(diff.removed_api, False)} were removed; code calling them will fail",
+            f"搜索对 {_name_list(diff.removed_api, True)} 的调用并替换",
+            f"Search for uses of {_name_list(diff.removed_api, False)} and replace them")
+    if diff.moved_modules:
+        old, new = diff.moved_modules[0]
+        add(f"模块从 {old} 移到 {new}，按旧路径导入会失败",
+            f"{old} moved to {new}; imports of the old path fail",
+            "更新引用旧路径的导入语句", "Update imports that use the old path")
+    if diff.removed_flags:
+        add(f"命令行参数 {_name_list(diff.removed_flags, True)} 被移除，传入它们的脚本会报错",
+            f"Removed command-line flags ({_name_list(diff.removed_flags, False)}) make scripts passing them fail",
+            "检查启动脚本和部署配置中是否用到这些参数",
+            "Check launch scripts and deployment configs for these flags")
+    if c.ctype is ChangeType.REVERT:
+        what = f"「{_clip(title.reverted_title, 60)}」" if title.reverted_title else ""
+        what_en = f" (“{_clip(title.reverted_title, 60)}”)" if title.reverted_title else ""
+        sha = f"（{c.commit.reverts[:7]}）" if c.commit.reverts else ""
+        sha_en = f" ({c.commit.reverts[:7]})" if c.commit.reverts else ""
+        add(f"被回滚的改动{what}{sha}不再生效，已依赖它的代码或配置会受影响",
+            f"The reverted change{what_en}{sha_en} no longer applies; code or config relying on it is affected",
+            "检查你是否已依赖被回滚的改动，并留意它之后是否会重新合入",
+            "Check whether you already relied on the reverted change, and watch for it to be re-landed")
+    if diff.default_changes:
+        path, key, old, new = diff.default_changes[0]
+        add(f"{path} 中 {key} 的默认值从 {old} 改为 {new}，未显式设置它的部署行为会改变",
+            f"The default of {key} in {path} changed from {old} to {new}; deployments that do not set it behave differently",
+            f"如果依赖旧行为，请显式设置 {key}={old}",
+            f"If you rely on the old behaviour, set {key}={old} explicitly")
+    elif title.default_change and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS):
+        add("默认行为发生变化，依赖默认值的部署会受影响",
+            "A default behaviour changes; deployments relying on defaults are affected",
+            "核对相关配置项，必要时显式设置为旧值",
+            "Review the related settings and pin the old value explicitly if needed")
+    dep_files = [f.path for f in stats.of(FileKind.DEPENDENCY)]
+    if diff.major_bumps:
+        name, old, new = diff.major_bumps[0]
+        span = f"{old} → {new}" if old else f"v{new}"
+        add(f"{name} 升级主版本（{span}），可能带来不兼容的接口或行为",
+            f"{name} moves to a new major version ({span}), which may change APIs or behaviour",
+            f"阅读 {name} 的更新日志，在测试环境锁定新版本并跑完整测试后再升级",
+            f"Read {name}'s changelog, pin the new version in a test environment and run the full suite first")
+    elif dep_files and c.ctype is not ChangeType.REVERT:
+        add(f"依赖声明有变化（{_name_list(dep_files, True, 2)}），解析出的版本可能与之前不同",
+            f"Dependency declarations changed ({_name_list(dep_files, False, 2)}); resolved versions may differ",
+            "重新生成锁文件或锁定版本，并跑一遍测试", "Regenerate lockfiles or pin versions, then run the tests")
+    build = [f.path for f in stats.of(FileKind.BUILD)]
+    if build:
+        add(f"构建配置（{_name_list(build, True, 2)}）有变化，可能影响从源码构建、镜像或打包",
+            f"Build configuration ({_name_list(build, False, 2)}) changed; source builds, images or packaging may be affected",
+            "从干净环境重新构建并确认安装、镜像正常",
+            "Rebuild from a clean environment and check installation and images")
+    code_types = (ChangeType.FEATURE, ChangeType.BUGFIX, ChangeType.PERFORMANCE, ChangeType.REFACTOR,
+                  ChangeType.OTHER, ChangeType.SECURITY)
+    if (stats.known and c.ctype in code_types and stats.source_lines >= 50
+            and not stats.of(FileKind.TEST) and not removed):
+        adds, dels = stats.lines(FileKind.SOURCE)
+        where, _ = main_location(stats)
+        add(f"改动了 {_lines(adds, dels)} 行源码，却没有修改任何测试",
+            f"{_lines(adds, dels)} source lines changed without any test change",
+            f"为 {where} 的改动补充测试，或在升级后重点验证这部分功能",
+            f"Add tests for the change in {where}, or verify that area closely after upgrading")
+    if c.ctype is ChangeType.PERFORMANCE and stats.source_lines:
+        add("性能改动可能只在特定负载或硬件上生效，甚至在其他场景下变慢",
+            "A performance change may only help some workloads or hardware, and may slow others",
+            "在你的负载上对比改动前后的吞吐和延迟",
+            "Compare throughput and latency on your own workload before and after")
+    return tuple(risks[:5]), tuple(recs[:5])
+
+
+# =============================================================================================
+# Entry point
+# =============================================================================================
 
 def analyse_offline(commit: Commit, files: Sequence[FileChange], lang: str,
                     coverage: Coverage | None = None, origin: str = "offline", note: str = "") -> Analysis:
-    raise NotImplementedError
+    """Analyse one commit with rules only. Depth follows importance: a low commit gets its type,
+    a one-line summary and the reason; medium and high ones also get impact, insights, risks and
+    recommendations when a rule has something specific to say."""
+    zh = _is_zh(lang)
+    title = parse_title(commit.title, commit.body)
+    stats = file_stats(commit, files)
+    ctx = _Ctx(commit, title, stats, diff_facts(stats, title), decide_change_type(commit, title, stats))
+    importance, reason = decide_importance(ctx, zh)
+    summary = build_summary(ctx, importance, zh)
+    if importance is Importance.LOW:
+        impact, insights, risks, recs = "", Insights(), (), ()
+    else:
+        impact = build_impact(ctx, zh)
+        insights = build_insights(ctx, zh)
+        risks, recs = build_risks(ctx, zh)
+    return Analysis(
+        change_type=ctx.ctype, importance=importance, importance_reason=reason, summary=summary,
+        impact=impact, insights=insights, risks=risks, recommendations=recs,
+        origin=origin, model="", note=note, coverage=coverage,
+        files_changed=stats.total_files, additions=stats.additions, deletions=stats.deletions,
+    )

@@ -1,0 +1,404 @@
+"""Commits and diffs of a GitHub (or GitHub Enterprise) repository, through PyGithub.
+
+The only module importing PyGithub. PyGithub is synchronous, so every call runs in a worker
+thread (`asyncio.to_thread`). Its Requester is NOT thread-safe: its connection object stores the
+request's verb/URL/headers on itself in `request()` and reads them back in `getresponse()`, so two
+threads sharing one client can swap each other's requests. Each worker therefore borrows its own
+`Github` client from a small pool (at most `github_fetch_concurrency` clients, one per request in
+flight); PyGithub objects never cross from one client to another.
+
+Retries are ours, not PyGithub's GithubRetry: that one caps each single rate-limit wait but not
+their total, sleeps on `Retry-After` without any cap, and lets every thread discover the same
+limit on its own. `_GitHubRetry` (an urllib3 Retry, which PyGithub hands to requests) retries
+connection failures and 5xx a few times with backoff, and sends rate limits (403/429 with
+rate-limit headers) to one `_RateLimitGate` per source: every worker waits for the same reset,
+and the total wait never exceeds `github_max_rate_limit_wait` — a reset beyond that fails at once.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import re
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, TypeVar
+from urllib.parse import urlsplit
+
+import requests
+from github import Auth, Github, GithubException
+from github.Requester import Requester
+from urllib3.exceptions import MaxRetryError, ResponseError
+from urllib3.util.retry import Retry
+
+from ..models import BotError, Commit, FileChange, NotFoundError, SourceError, UsageError, Window
+from .message import split_message, strip_emails
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PER_PAGE = 100  # list pages: GitHub's maximum, fewest requests
+FILES_PER_PAGE = 300  # a commit's files: GitHub's maximum page (3000 files at most)
+# PyGithub's default 0.25 s between requests (per client) would dominate a day's fetch; a small
+# gap still keeps one worker from hammering GitHub in a tight pagination loop.
+SECONDS_BETWEEN_REQUESTS = 0.05
+REQUEST_TIMEOUT = 30  # seconds per HTTP request
+RETRIES = 3  # connection failures and 5xx
+RETRY_BACKOFF = 0.25  # urllib3: 0 s, then 0.5 s, 1 s ...
+MAX_RATE_LIMIT_RETRIES = 10  # guards against a server that keeps limiting with a zero wait
+RESET_SLACK = 0.5  # seconds after X-RateLimit-Reset: our clock and GitHub's may differ slightly
+SECONDARY_DEFAULT_WAIT = 60.0  # GitHub: "wait at least one minute" when it says nothing more
+
+_STATUSES = {"added", "removed", "modified", "renamed", "copied"}  # "changed"/"unchanged" → modified
+_BINARY_EXT = re.compile(
+    r"\.(png|jpe?g|gif|bmp|ico|webp|tiff?|psd|pdf|zip|gz|tgz|bz2|xz|7z|rar|jar|war|whl|egg|so|dylib|"
+    r"dll|exe|bin|o|a|lib|pyc|class|ttf|otf|eot|woff2?|mp[34]|m4a|ogg|flac|mov|avi|mkv|webm|wav|"
+    r"onnx|pt|pth|safetensors|pkl|npy|npz|h5|parquet|sqlite|db)$", re.IGNORECASE)
+
+
+# --- rate limits -------------------------------------------------------------------------------
+
+class _RateLimitGate:
+    """Shared by every worker of one source. A rate-limited response closes the gate until the
+    reset; all workers wait for it to open. Waiting is budgeted over the source's lifetime: a reset
+    the remaining budget cannot reach fails at once (no request waits more than the bound)."""
+
+    def __init__(self, budget: float, has_token: bool):
+        self._lock = threading.Lock()
+        self._open_at = 0.0  # epoch seconds
+        self._budget_left = budget
+        self._has_token = has_token
+
+    def close_until(self, until: float) -> None:
+        with self._lock:
+            extension = until - max(time.time(), self._open_at)
+            if extension <= 0:
+                return  # another worker already closed the gate at least this long
+            if extension > self._budget_left:
+                raise self.exhausted(until)
+            self._budget_left -= extension
+            self._open_at = until
+        log.warning("GitHub rate limit reached; waiting %.1f s (until %s UTC).",
+                    until - time.time(), _hhmm(until, seconds=True))
+
+    def seconds_left(self) -> float:
+        return max(0.0, self._open_at - time.time())
+
+    def wait(self) -> bool:
+        """Block until the gate opens; True if it was closed."""
+        delay = self.seconds_left()
+        if delay > 0:
+            time.sleep(delay)
+        return delay > 0
+
+    def exhausted(self, until: float) -> SourceError:
+        advice = "try later" if self._has_token else "set GITHUB_TOKEN or try later"
+        return SourceError(f"GitHub's API rate limit is exhausted until {_hhmm(until)} UTC; {advice}.")
+
+
+def _hhmm(epoch: float, seconds: bool = False) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%H:%M:%S" if seconds else "%H:%M")
+
+
+def rate_limit_reset(status: int, headers: Any, now: float) -> float | None:
+    """When a rate-limited response may be retried (epoch seconds), or None if it is no rate limit.
+    GitHub: primary limit = 403/429 with X-RateLimit-Remaining 0 (wait for X-RateLimit-Reset);
+    secondary = 403/429 with Retry-After; a bare 429 means at least a minute."""
+    retry_after = (headers.get("Retry-After") or "").strip()
+    if retry_after.isdigit():
+        return now + int(retry_after)
+    reset = (headers.get("X-RateLimit-Reset") or "").strip()
+    if headers.get("X-RateLimit-Remaining") == "0" and reset.isdigit():
+        return max(now, float(reset)) + RESET_SLACK
+    if status == 429:
+        return now + SECONDARY_DEFAULT_WAIT
+    return None
+
+
+class _GitHubRetry(Retry):
+    """urllib3's retry policy for one client: connection errors and 5xx `RETRIES` times with
+    exponential backoff; rate limits through the shared gate; any other 403 is returned as is."""
+
+    def __init__(self, gate: _RateLimitGate | None = None, rate_limit_retries: int = MAX_RATE_LIMIT_RETRIES,
+                 **kwargs: Any):
+        self.gate = gate or _RateLimitGate(0.0, has_token=False)
+        self.rate_limit_retries = rate_limit_retries
+        kwargs.setdefault("total", None)
+        kwargs.setdefault("connect", RETRIES)
+        kwargs.setdefault("read", RETRIES)
+        kwargs.setdefault("status", RETRIES)
+        kwargs.setdefault("other", 0)
+        kwargs.setdefault("status_forcelist", (500, 502, 503, 504))
+        kwargs.setdefault("allowed_methods", frozenset({"GET", "HEAD"}))
+        kwargs.setdefault("backoff_factor", RETRY_BACKOFF)
+        kwargs.setdefault("backoff_max", 8.0)
+        kwargs.setdefault("raise_on_status", False)  # give PyGithub the last response to report
+        kwargs.setdefault("respect_retry_after_header", False)  # rate-limit waits go through the gate
+        super().__init__(**kwargs)
+
+    def new(self, **kwargs: Any) -> _GitHubRetry:
+        kwargs.setdefault("gate", self.gate)
+        kwargs.setdefault("rate_limit_retries", self.rate_limit_retries)
+        return super().new(**kwargs)  # type: ignore[return-value]
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if status_code in (403, 429):
+            return self._is_method_retryable(method)  # increment() decides from the headers
+        return super().is_retry(method, status_code, has_retry_after)
+
+    def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
+                  error: Exception | None = None, _pool: Any = None, _stacktrace: Any = None) -> Retry:
+        if response is None or response.status not in (403, 429):
+            return super().increment(method, url, response, error, _pool, _stacktrace)
+        until = rate_limit_reset(response.status, response.headers, time.time())
+        if until is None:  # a real 403 (permissions, SSO): hand the response back unchanged
+            raise MaxRetryError(_pool, url or "", ResponseError(f"HTTP {response.status}"))
+        if self.rate_limit_retries <= 0:
+            response.drain_conn()
+            raise self.gate.exhausted(until)
+        try:
+            self.gate.close_until(until)
+        except SourceError:
+            response.drain_conn()
+            raise
+        return self.new(rate_limit_retries=self.rate_limit_retries - 1)
+
+    def sleep(self, response: Any = None) -> None:
+        if not self.gate.wait():
+            self._sleep_backoff()
+
+
+# --- the source --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _RepoInfo:
+    full_name: str
+    default_branch: str
+    html_url: str
+
+
+class GitHubSource:
+    """`CommitSource` for "owner/name" on GitHub or GitHub Enterprise (`settings.github_api_url`)."""
+
+    def __init__(self, repo: str, settings: Any):
+        self.name = repo  # replaced by GitHub's own spelling once the repository is loaded
+        self.cache_id = f"github:{repo.lower()}"
+        self.web_url: str | None = _guess_web_url(settings.github_api_url, repo)
+        self._api_url = settings.github_api_url.rstrip("/")
+        self._token = settings.github_token.get_secret_value() if settings.github_token else None
+        self._concurrency = settings.github_fetch_concurrency
+        self._gate = _RateLimitGate(settings.github_max_rate_limit_wait, has_token=bool(self._token))
+        self._idle: queue.SimpleQueue[Github] = queue.SimpleQueue()
+        self._slots: asyncio.Semaphore | None = None
+        self._slots_loop: asyncio.AbstractEventLoop | None = None
+        self._info: _RepoInfo | None = None
+
+    # --- CommitSource --------------------------------------------------------------------------
+    async def default_branch(self) -> str:
+        return (await self._repo_info()).default_branch
+
+    async def list_commits(self, window: Window, branch: str | None = None,
+                           include_merges: bool = False) -> list[Commit]:
+        info = await self._repo_info()
+        ref = branch or info.default_branch
+        # PyGithub formats since/until without converting to UTC: pass UTC. GitHub's bounds are
+        # inclusive, so `until` stops one second before the window's (exclusive) end.
+        since, until = window.start_utc, window.end_utc - timedelta(seconds=1)
+
+        def fetch(gh: Github) -> list[Commit]:
+            listed = gh.get_repo(info.full_name).get_commits(sha=ref, since=since, until=until)
+            return [_to_commit(info.full_name, c) for c in listed]
+
+        commits = await self._call(fetch, not_found=f"No branch '{ref}' in {info.full_name}.")
+        kept = [c for c in commits if window.contains(c.committed_at) and (include_merges or not c.is_merge)]
+        return sorted(kept, key=lambda c: c.committed_at, reverse=True)
+
+    async def get_files(self, sha: str) -> tuple[FileChange, ...]:
+        sha = _require_ref(sha)
+
+        def fetch(gh: Github) -> tuple[FileChange, ...]:
+            commit = gh.get_repo(self.name).get_commit(sha, commit_files_per_page=FILES_PER_PAGE)
+            commit.complete()  # the one GET /commits/{sha}; further pages follow its Link header
+            return tuple(_to_file(f) for f in commit.files)
+
+        return await self._call(fetch, not_found=f"No commit '{sha}' in {self.name}.")
+
+    async def get_commit(self, ref: str) -> Commit:
+        ref = _require_ref(ref)
+        info = await self._repo_info()
+
+        def fetch(gh: Github) -> Commit:
+            commit = gh.get_repo(info.full_name).get_commit(ref, commit_files_per_page=FILES_PER_PAGE)
+            commit.complete()
+            return _to_commit(info.full_name, commit, detailed=True)
+
+        return await self._call(fetch, not_found=f"No commit '{ref}' in {info.full_name}.")
+
+    async def pr_description(self, number: int) -> str | None:
+        def fetch(gh: Github) -> str | None:
+            try:
+                return gh.get_repo(self.name).get_pull(number).body or ""
+            except GithubException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+
+        return await self._call(fetch, not_found=f"No pull request #{number} in {self.name}.")
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections (optional; they also close with the process)."""
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+    # --- plumbing --------------------------------------------------------------------------------
+    async def _repo_info(self) -> _RepoInfo:
+        if self._info is None:
+            def fetch(gh: Github) -> _RepoInfo:
+                repo = gh.get_repo(self.name)
+                repo.complete()  # GET /repos/{owner}/{name}
+                return _RepoInfo(repo.full_name, repo.default_branch, repo.html_url)
+
+            info = await self._call(fetch, not_found=(
+                f"Repository {self.name} was not found on GitHub (or the token cannot see it)."))
+            self._info, self.name, self.web_url = info, info.full_name, info.html_url
+        return self._info
+
+    async def _call(self, fn: Callable[[Github], T], *, not_found: str) -> T:
+        """Run `fn` with a pooled client in a worker thread, at most `github_fetch_concurrency` at
+        once, and turn every failure into one sentence."""
+        async with self._slot():
+            if (delay := self._gate.seconds_left()) > 0:
+                await asyncio.sleep(delay)  # a rate limit is being waited out: don't add requests
+            try:
+                return await asyncio.to_thread(self._with_client, fn)
+            except (GithubException, requests.RequestException) as exc:
+                raise self._explain(exc, not_found) from None
+            except BotError:
+                raise  # already one sentence (e.g. the rate-limit bound, raised by _GitHubRetry)
+            except Exception as exc:  # PyGithub tripping over an odd answer: log it, say it once
+                log.exception("Unexpected failure talking to GitHub about %s", self.name)
+                raise SourceError(f"GitHub sent an answer about {self.name} that could not be read "
+                                  f"({type(exc).__name__}).") from None
+
+    def _with_client(self, fn: Callable[[Github], T]) -> T:
+        """In the worker thread: borrow a client and give it back only when this thread is done
+        with it (a cancelled await leaves the thread running; its client must stay private)."""
+        gh = self._borrow()
+        try:
+            return fn(gh)
+        finally:
+            self._idle.put(gh)
+
+    def _slot(self) -> asyncio.Semaphore:
+        # asyncio primitives belong to one event loop; a source may outlive one (tests, CLI runs).
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots_loop is not loop:
+            self._slots, self._slots_loop = asyncio.Semaphore(self._concurrency), loop
+        return self._slots
+
+    def _borrow(self) -> Github:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            return self._new_client()
+
+    def _new_client(self) -> Github:
+        return Github(
+            base_url=self._api_url,
+            auth=Auth.Token(self._token) if self._token else None,
+            per_page=PER_PAGE,
+            timeout=REQUEST_TIMEOUT,
+            user_agent="digest-bot",
+            retry=_GitHubRetry(gate=self._gate),
+            seconds_between_requests=SECONDS_BETWEEN_REQUESTS,
+            lazy=True,  # no request until we ask for one: get_repo()/get_commit() only build URLs
+        )
+
+    def _explain(self, exc: Exception, not_found: str) -> Exception:
+        """One sentence for the user. Never includes the token (PyGithub's exceptions don't
+        carry request headers, and we only quote GitHub's own message)."""
+        host = urlsplit(self._api_url).hostname or self._api_url
+        if isinstance(exc, requests.RequestException):
+            kind = "timed out" if isinstance(exc, requests.Timeout) else "failed"
+            return SourceError(f"Could not reach GitHub at {host}: the connection {kind} after {RETRIES} retries.")
+        assert isinstance(exc, GithubException)
+        status, message = exc.status, _github_message(exc)
+        if status == 401:
+            if self._token:
+                return SourceError("GitHub rejected the token (401 Bad credentials); check GITHUB_TOKEN.")
+            return SourceError("GitHub answered 401 Unauthorized; set a valid GITHUB_TOKEN.")
+        if status in (404, 422):
+            return NotFoundError(not_found)
+        if status in (403, 429) and Requester.isRateLimitError(message):
+            return SourceError("GitHub's rate limit stopped the request; try again in a few minutes.")
+        if status == 403:
+            return SourceError(f"GitHub refused access to {self.name} (403: {message or 'Forbidden'}).")
+        if status >= 500:
+            return SourceError(f"GitHub kept failing (HTTP {status}) after {RETRIES} retries; try again later.")
+        return SourceError(f"GitHub answered HTTP {status} for {self.name}: {message or 'no message'}.")
+
+
+# --- conversions (PyGithub objects → our models), run in the worker thread ---------------------
+
+def _to_commit(repo: str, c: Any, detailed: bool = False) -> Commit:
+    """Only fields present in a list response are read: `c.sha` (not `c.commit.sha`, which costs a
+    request), the git author/committer/message, parents and html_url."""
+    git = c.commit
+    title, body, pr_number, reverts = split_message(git.message)
+    extra: dict[str, Any] = {}
+    if detailed:  # a single-commit response also carries stats and the first page of files
+        stats = c.stats
+        files = c.raw_data.get("files") or []
+        paginated = 'rel="next"' in str(c.raw_headers.get("link", ""))
+        extra = {"additions": stats.additions, "deletions": stats.deletions,
+                 "files_changed": None if paginated else len(files)}
+    return Commit(
+        repo=repo, sha=c.sha, title=title, body=body, author=_display_name(git.author.name),
+        committed_at=git.committer.date.astimezone(timezone.utc), url=c.html_url,
+        parents=tuple(p.sha for p in c.parents), pr_number=pr_number, reverts=reverts, **extra)
+
+
+def _require_ref(ref: str) -> str:
+    # An empty ref would turn GET /commits/{ref} into the listing endpoint.
+    ref = (ref or "").strip()
+    if not ref:
+        raise UsageError("Name a commit by its SHA.")
+    return ref
+
+
+def _display_name(name: str | None) -> str:
+    return strip_emails(name or "") or "unknown"
+
+
+def _to_file(f: Any) -> FileChange:
+    patch = f.patch
+    additions, deletions = f.additions or 0, f.deletions or 0
+    status = f.status if f.status in _STATUSES else "modified"
+    # GitHub sends no patch for binary files (and counts no lines) and for huge diffs (with counts).
+    binary = bool(_BINARY_EXT.search(f.filename)) or (
+        patch is None and additions == 0 and deletions == 0 and status not in ("renamed", "copied"))
+    return FileChange(path=f.filename, status=status, additions=additions, deletions=deletions,
+                      patch=None if binary else patch, previous_path=f.previous_filename or None,
+                      binary=binary)
+
+
+def _github_message(exc: GithubException) -> str:
+    data = exc.data
+    return str(data.get("message") or "") if isinstance(data, dict) else ""
+
+
+def _guess_web_url(api_url: str, repo: str) -> str | None:
+    """The repo's page before GitHub has told us its html_url: github.com for the public API,
+    the same host for Enterprise (https://HOST/api/v3)."""
+    parts = urlsplit(api_url)
+    if parts.hostname == "api.github.com":
+        return f"https://github.com/{repo}"
+    if parts.hostname:
+        return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/{repo}"
+    return None

@@ -1,0 +1,546 @@
+"""A fake GitHub REST API (v3) on 127.0.0.1, reached by the real PyGithub through GITHUB_API_URL.
+
+It answers with the JSON shapes GitHub sends (the fields PyGithub parses), paginates like GitHub
+(`per_page`, `page`, a `Link` header with absolute URLs on the same host), filters `since`/`until`
+inclusively on the committer date, and can be told to fail: rate limits, 5xx, bad tokens.
+
+    from tests.fakes.github_server import FakeFile, FakeGitHub
+
+    with FakeGitHub() as gh:                        # FakeGitHub(prefix="/api/v3") for GitHub Enterprise
+        gh.add_repo("octo/widgets")                 # default branch "main"
+        sha = gh.add_commit("octo/widgets", "feat: add a knob (#12)",
+                            committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc),
+                            files=[FakeFile("knob.py", "added", additions=10)])
+        gh.add_pull("octo/widgets", 12, body="Why the knob exists.")
+        settings = make_settings(github_api_url=gh.url)
+        ...                                          # drive the code under test
+        gh.count("GET", f"/repos/octo/widgets/commits/{sha}")   # how often that was fetched
+
+Faults apply to the next N requests (optionally only those whose path contains a string, and
+after letting `skip` of those through):
+`fail_next(502, n=2)`, `rate_limit_next(reset_in=1)` (403 + X-RateLimit-Remaining: 0),
+`secondary_limit_next(retry_after=1)` (429 + Retry-After). `accept_tokens("t1")` makes any other
+token a 401 "Bad credentials". `latency` delays every answer; `max_in_flight` reports the most
+requests seen at once. `requests` records every request (paths without the prefix).
+
+The `fake_github` pytest fixture yields a started FakeGitHub (import it into the test module).
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import pytest
+
+AUTO = "auto"  # FakeFile.patch default: generate a hunk matching additions/deletions
+DOCS = "https://docs.github.com/rest"
+COMMITS_PER_PAGE, COMMITS_MAX_PER_PAGE = 30, 100  # GitHub's list defaults
+FILES_PER_PAGE, FILES_MAX = 300, 3000  # a commit's files: 300 a page, 3000 at most
+
+
+@dataclass
+class FakeFile:
+    """One changed file of a commit. `patch=None` means GitHub sends no patch (binary, too large)."""
+
+    filename: str
+    status: str = "modified"  # added | removed | modified | renamed | copied | changed | unchanged
+    additions: int = 1
+    deletions: int = 0
+    patch: str | None = AUTO
+    previous_filename: str | None = None
+
+    def to_json(self, api: str, html: str, repo: str, sha: str) -> dict[str, Any]:
+        blob = hashlib.sha1(f"{sha}:{self.filename}".encode()).hexdigest()
+        data: dict[str, Any] = {
+            "sha": blob, "filename": self.filename, "status": self.status,
+            "additions": self.additions, "deletions": self.deletions,
+            "changes": self.additions + self.deletions,
+            "blob_url": f"{html}/{repo}/blob/{sha}/{self.filename}",
+            "raw_url": f"{html}/{repo}/raw/{sha}/{self.filename}",
+            "contents_url": f"{api}/repos/{repo}/contents/{self.filename}?ref={sha}",
+        }
+        patch = _auto_patch(self.additions, self.deletions) if self.patch == AUTO else self.patch
+        if patch is not None:
+            data["patch"] = patch
+        if self.previous_filename:
+            data["previous_filename"] = self.previous_filename
+        return data
+
+
+@dataclass
+class FakeCommit:
+    sha: str
+    message: str
+    author: str
+    email: str
+    authored_at: datetime
+    committer: str
+    committer_email: str
+    committed_at: datetime
+    parents: list[str]
+    files: list[FakeFile]
+    login: str | None
+    order: int  # insertion order, the tie-breaker when committer dates are equal
+
+
+@dataclass
+class FakeRepo:
+    full_name: str
+    default_branch: str
+    private: bool
+    id: int
+    branches: dict[str, str] = field(default_factory=dict)  # name -> head sha
+    commits: dict[str, FakeCommit] = field(default_factory=dict)
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str  # without the API prefix, e.g. /repos/octo/widgets/commits
+    query: dict[str, str]
+    headers: dict[str, str]  # names lower-cased
+
+
+@dataclass
+class _Fault:
+    status: int
+    headers: dict[str, str]
+    body: dict[str, Any]
+    remaining: int
+    path_contains: str | None
+    reset_in: float | None = None  # primary rate limit: X-RateLimit-Reset computed when sent
+    skip: int = 0  # matching requests to let through first
+
+
+class FakeGitHub:
+    def __init__(self, prefix: str = "", html_url: str | None = None):
+        self.prefix = "/" + prefix.strip("/") if prefix.strip("/") else ""
+        self._html = html_url
+        self.latency = 0.0  # seconds every answer waits (to make concurrency observable)
+        self.requests: list[RecordedRequest] = []
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self._repos: dict[str, FakeRepo] = {}  # lower-cased full name -> repo
+        self._faults: list[_Fault] = []
+        self._tokens: set[str] = set()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._port: int | None = None  # kept after stop() so URLs stay printable
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> FakeGitHub:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-github", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeGitHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def origin(self) -> str:
+        assert self._port, "start() the fake first"
+        return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def url(self) -> str:
+        """The API base URL to configure (GITHUB_API_URL), prefix included."""
+        return self.origin + self.prefix
+
+    @property
+    def html_base(self) -> str:
+        """Where html_url links point: github.com, or the server itself for an Enterprise prefix."""
+        if self._html:
+            return self._html
+        return self.origin if self.prefix else "https://github.com"
+
+    # --- data --------------------------------------------------------------------------------
+    def add_repo(self, full_name: str, default_branch: str = "main", private: bool = False) -> FakeRepo:
+        repo = FakeRepo(full_name, default_branch, private, next(self._ids))
+        with self._lock:
+            self._repos[full_name.lower()] = repo
+        return repo
+
+    def add_branch(self, repo: str, name: str, at: str) -> None:
+        self._repo(repo).branches[name] = at
+
+    def add_commit(self, repo: str, message: str, *, committed_at: datetime,
+                   authored_at: datetime | None = None, author: str = "Ada Lovelace",
+                   email: str = "ada@example.com", committer: str | None = None,
+                   committer_email: str | None = None, login: str | None = None,
+                   parents: list[str] | None = None, branch: str | None = None,
+                   files: list[FakeFile] | tuple[FakeFile, ...] = (), sha: str | None = None) -> str:
+        """Add a commit on `branch` (default: the default branch) and move the branch to it.
+        Parents default to the branch's current head. Returns the commit's SHA."""
+        r = self._repo(repo)
+        branch = branch or r.default_branch
+        order = next(self._ids)
+        sha = sha or hashlib.sha1(f"{r.full_name}\0{order}\0{message}".encode()).hexdigest()
+        if parents is None:
+            parents = [r.branches[branch]] if branch in r.branches else []
+        with self._lock:
+            r.commits[sha] = FakeCommit(
+                sha=sha, message=message, author=author, email=email,
+                authored_at=authored_at or committed_at, committer=committer or author,
+                committer_email=committer_email or email, committed_at=committed_at,
+                parents=list(parents), files=list(files), login=login, order=order)
+            r.branches[branch] = sha
+        return sha
+
+    def add_pull(self, repo: str, number: int, *, title: str = "A pull request", body: str | None = None,
+                 state: str = "closed", merged: bool = True, user: str = "octocat") -> None:
+        r = self._repo(repo)
+        r.pulls[number] = {"title": title, "body": body, "state": state, "merged": merged, "user": user}
+
+    # --- behaviour ---------------------------------------------------------------------------
+    def accept_tokens(self, *tokens: str) -> None:
+        """Only these tokens are valid; any other Authorization gets 401 Bad credentials."""
+        self._tokens = set(tokens)
+
+    def fail_next(self, status: int, n: int = 1, *, headers: dict[str, str] | None = None,
+                  message: str | None = None, path_contains: str | None = None, skip: int = 0) -> None:
+        """Answer the next `n` requests whose path contains `path_contains` (any, if None) — after
+        letting `skip` of them through — with `status` and a GitHub-style error body."""
+        body = {"message": message or _REASONS.get(status, "Error"), "documentation_url": DOCS,
+                "status": str(status)}
+        with self._lock:
+            self._faults.append(_Fault(status, dict(headers or {}), body, n, path_contains, skip=skip))
+
+    def rate_limit_next(self, n: int = 1, *, reset_in: float = 1.0, path_contains: str | None = None,
+                        skip: int = 0) -> None:
+        """GitHub's primary rate limit: 403, X-RateLimit-Remaining: 0, X-RateLimit-Reset (epoch
+        seconds, between reset_in and reset_in + 1 s ahead when sent)."""
+        body = {"message": "API rate limit exceeded for 127.0.0.1. (But here's the good news: "
+                           "Authenticated requests get a higher rate limit. Check out the "
+                           "documentation for more details.)",
+                "documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}
+        with self._lock:
+            self._faults.append(_Fault(403, {}, body, n, path_contains, reset_in=reset_in, skip=skip))
+
+    def secondary_limit_next(self, n: int = 1, *, retry_after: int = 1, status: int = 429,
+                             path_contains: str | None = None, skip: int = 0) -> None:
+        """GitHub's secondary rate limit: 429 (or 403) with Retry-After."""
+        body = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes "
+                           "before you try again.",
+                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}
+        with self._lock:
+            self._faults.append(_Fault(status, {"Retry-After": str(retry_after)}, body, n, path_contains,
+                                       skip=skip))
+
+    # --- inspection --------------------------------------------------------------------------
+    def count(self, method: str = "GET", path: str | None = None, *, startswith: str | None = None) -> int:
+        """How many requests had exactly `path`, or a path starting with `startswith`."""
+        return sum(1 for r in list(self.requests) if r.method == method
+                   and (path is None or r.path == path)
+                   and (startswith is None or r.path.startswith(startswith)))
+
+    # --- internals ---------------------------------------------------------------------------
+    def _repo(self, name: str) -> FakeRepo:
+        return self._repos[name.lower()]
+
+    def _take_fault(self, path: str) -> _Fault | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.remaining > 0 and (fault.path_contains is None or fault.path_contains in path):
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        continue
+                    fault.remaining -= 1
+                    return fault
+        return None
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
+_REASONS = {401: "Bad credentials", 403: "Forbidden", 404: "Not Found", 422: "Unprocessable Entity",
+            500: "Server Error", 502: "Server Error", 503: "Service Unavailable", 504: "Gateway Timeout"}
+
+
+def _auto_patch(additions: int, deletions: int) -> str:
+    lines = [f"@@ -1,{deletions} +1,{additions} @@"]
+    lines += [f"-old line {i}" for i in range(deletions)]
+    lines += [f"+new line {i}" for i in range(additions)]
+    return "\n".join(lines)
+
+
+def _iso(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeGitHub
+    protocol_version = "HTTP/1.1"  # keep-alive, like GitHub (requests reuses connections)
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        self._serve()
+
+    def _serve(self) -> None:
+        fake = self.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        split = urlsplit(self.path)
+        path, query = split.path, dict(parse_qsl(split.query))
+        if fake.prefix:
+            if not (path == fake.prefix or path.startswith(fake.prefix + "/")):
+                return self._send(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"})
+            path = path[len(fake.prefix):] or "/"
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with fake._lock:
+            fake.requests.append(RecordedRequest(self.command, path, query, headers))
+        fake._enter()
+        try:
+            if fake.latency:
+                time.sleep(fake.latency)
+            status, body, extra = self._answer(path, query, headers)
+        finally:
+            fake._leave()
+        self._send(status, body, extra)
+
+    def _answer(self, path: str, query: dict[str, str], headers: dict[str, str]
+                ) -> tuple[int, Any, dict[str, str]]:
+        fake = self.fake
+        fault = fake._take_fault(path)
+        if fault:
+            extra = dict(fault.headers)
+            if fault.reset_in is not None:
+                extra.update({"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "60",
+                              "X-RateLimit-Resource": "core",
+                              "X-RateLimit-Reset": str(math.ceil(time.time() + fault.reset_in))})
+            return fault.status, fault.body, extra
+        token = _token(headers.get("authorization", ""))
+        if token is not None and fake._tokens and token not in fake._tokens:
+            return 401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"}, {}
+        if self.command != "GET":
+            return _not_found()
+        parts = [p for p in path.split("/") if p]
+        if len(parts) < 3 or parts[0] != "repos":
+            return _not_found()
+        repo = fake._repos.get(f"{parts[1]}/{parts[2]}".lower())
+        if repo is None or (repo.private and token is None):
+            return _not_found("https://docs.github.com/rest/repos/repos#get-a-repository")
+        rest = parts[3:]
+        if not rest:
+            return 200, self._repo_json(repo), {}
+        if rest == ["commits"]:
+            return self._list_commits(repo, path, query)
+        if len(rest) == 2 and rest[0] == "commits":
+            return self._get_commit(repo, rest[1], path, query)
+        if len(rest) == 2 and rest[0] == "pulls" and rest[1].isdigit():
+            pull = repo.pulls.get(int(rest[1]))
+            if pull is None:
+                return _not_found("https://docs.github.com/rest/pulls/pulls#get-a-pull-request")
+            return 200, self._pull_json(repo, int(rest[1]), pull), {}
+        return _not_found()
+
+    # --- endpoints -----------------------------------------------------------------------------
+    def _list_commits(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        ref = query.get("sha") or repo.default_branch
+        head = self._resolve(repo, ref)
+        if head is None:
+            return 404, {"message": f"No commit found for SHA: {ref}",
+                         "documentation_url": "https://docs.github.com/rest/commits/commits#list-commits",
+                         "status": "404"}, {}
+        commits = self._ancestors(repo, head)
+        if "since" in query:
+            since = _parse_iso(query["since"])
+            commits = [c for c in commits if c.committed_at >= since]
+        if "until" in query:
+            until = _parse_iso(query["until"])
+            commits = [c for c in commits if c.committed_at <= until]
+        commits.sort(key=lambda c: (c.committed_at, c.order), reverse=True)
+        page, links = self._paginate(commits, path, query, COMMITS_PER_PAGE, COMMITS_MAX_PER_PAGE)
+        return 200, [self._commit_json(repo, c) for c in page], links
+
+    def _get_commit(self, repo: FakeRepo, ref: str, path: str, query: dict[str, str]
+                    ) -> tuple[int, Any, dict[str, str]]:
+        sha = self._resolve(repo, ref)
+        if sha is None:
+            return 422, {"message": f"No commit found for SHA: {ref}",
+                         "documentation_url": "https://docs.github.com/rest/commits/commits#get-a-commit",
+                         "status": "422"}, {}
+        c = repo.commits[sha]
+        files = c.files[:FILES_MAX]
+        page, links = self._paginate(files, path, query, FILES_PER_PAGE, FILES_PER_PAGE)
+        data = self._commit_json(repo, c)
+        adds, dels = sum(f.additions for f in files), sum(f.deletions for f in files)
+        data["stats"] = {"total": adds + dels, "additions": adds, "deletions": dels}
+        data["files"] = [f.to_json(self.fake.url, self.fake.html_base, repo.full_name, c.sha) for f in page]
+        return 200, data, links
+
+    # --- helpers -------------------------------------------------------------------------------
+    def _resolve(self, repo: FakeRepo, ref: str) -> str | None:
+        """A branch name, a full SHA, or an unambiguous SHA prefix (≥ 4 hex digits)."""
+        if ref in repo.branches:
+            return repo.branches[ref]
+        if ref in repo.commits:
+            return ref
+        if len(ref) >= 4 and all(ch in "0123456789abcdef" for ch in ref.lower()):
+            matches = [s for s in repo.commits if s.startswith(ref.lower())]
+            if len(matches) == 1:
+                return matches[0]
+        return None
+
+    def _ancestors(self, repo: FakeRepo, head: str) -> list[FakeCommit]:
+        seen, todo, out = set(), [head], []
+        while todo:
+            sha = todo.pop()
+            if sha in seen or sha not in repo.commits:
+                continue
+            seen.add(sha)
+            out.append(repo.commits[sha])
+            todo.extend(repo.commits[sha].parents)
+        return out
+
+    def _paginate(self, items: list, path: str, query: dict[str, str], default: int, maximum: int
+                  ) -> tuple[list, dict[str, str]]:
+        per_page = max(1, min(int(query.get("per_page") or default), maximum))
+        page = max(1, int(query.get("page") or 1))
+        last = max(1, math.ceil(len(items) / per_page))
+        chunk = items[(page - 1) * per_page: page * per_page]
+
+        def link(n: int) -> str:
+            return f"{self.fake.url}{path}?{urlencode({**query, 'per_page': per_page, 'page': n})}"
+
+        rels = []
+        if page > 1:
+            rels.append(f'<{link(page - 1)}>; rel="prev"')
+        if page < last:
+            rels += [f'<{link(page + 1)}>; rel="next"', f'<{link(last)}>; rel="last"']
+        if page > 1:
+            rels.append(f'<{link(1)}>; rel="first"')
+        return chunk, ({"Link": ", ".join(rels)} if rels else {})
+
+    def _repo_json(self, repo: FakeRepo) -> dict[str, Any]:
+        api, html = self.fake.url, self.fake.html_base
+        owner, name = repo.full_name.split("/")
+        return {
+            "id": repo.id, "node_id": f"R_{repo.id}", "name": name, "full_name": repo.full_name,
+            "private": repo.private, "fork": False, "description": None,
+            "owner": {"login": owner, "id": repo.id, "type": "Organization",
+                      "url": f"{api}/users/{owner}", "html_url": f"{html}/{owner}"},
+            "html_url": f"{html}/{repo.full_name}", "url": f"{api}/repos/{repo.full_name}",
+            "commits_url": f"{api}/repos/{repo.full_name}/commits{{/sha}}",
+            "pulls_url": f"{api}/repos/{repo.full_name}/pulls{{/number}}",
+            "default_branch": repo.default_branch, "visibility": "private" if repo.private else "public",
+            "created_at": "2020-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+            "pushed_at": "2026-01-01T00:00:00Z",
+        }
+
+    def _user_json(self, login: str | None) -> dict[str, Any] | None:
+        if not login:
+            return None  # GitHub sends null when the e-mail belongs to no account
+        api, html = self.fake.url, self.fake.html_base
+        return {"login": login, "id": abs(hash(login)) % 10**8, "type": "User",
+                "url": f"{api}/users/{login}", "html_url": f"{html}/{login}"}
+
+    def _commit_json(self, repo: FakeRepo, c: FakeCommit) -> dict[str, Any]:
+        api, html, full = self.fake.url, self.fake.html_base, repo.full_name
+        tree = hashlib.sha1(f"tree:{c.sha}".encode()).hexdigest()
+        return {
+            "sha": c.sha, "node_id": f"C_{c.sha[:12]}",
+            "commit": {
+                "author": {"name": c.author, "email": c.email, "date": _iso(c.authored_at)},
+                "committer": {"name": c.committer, "email": c.committer_email, "date": _iso(c.committed_at)},
+                "message": c.message,
+                "tree": {"sha": tree, "url": f"{api}/repos/{full}/git/trees/{tree}"},
+                "url": f"{api}/repos/{full}/git/commits/{c.sha}",
+                "comment_count": 0,
+                "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None},
+            },
+            "url": f"{api}/repos/{full}/commits/{c.sha}",
+            "html_url": f"{html}/{full}/commit/{c.sha}",
+            "comments_url": f"{api}/repos/{full}/commits/{c.sha}/comments",
+            "author": self._user_json(c.login),
+            "committer": self._user_json(c.login),
+            "parents": [{"sha": p, "url": f"{api}/repos/{full}/commits/{p}",
+                         "html_url": f"{html}/{full}/commit/{p}"} for p in c.parents],
+        }
+
+    def _pull_json(self, repo: FakeRepo, number: int, pull: dict[str, Any]) -> dict[str, Any]:
+        api, html, full = self.fake.url, self.fake.html_base, repo.full_name
+        return {
+            "url": f"{api}/repos/{full}/pulls/{number}", "id": 1000 + number, "number": number,
+            "state": pull["state"], "title": pull["title"], "body": pull["body"],
+            "html_url": f"{html}/{full}/pull/{number}", "user": self._user_json(pull["user"]),
+            "merged": pull["merged"], "created_at": "2026-01-01T00:00:00Z",
+            "merged_at": "2026-01-02T00:00:00Z" if pull["merged"] else None,
+            "head": {"label": f"{full.split('/')[0]}:feature", "ref": "feature", "sha": "0" * 40},
+            "base": {"label": f"{full.split('/')[0]}:{repo.default_branch}", "ref": repo.default_branch,
+                     "sha": "1" * 40},
+        }
+
+    def _send(self, status: int, body: Any, extra: dict[str, str] | None = None) -> None:
+        payload = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("X-GitHub-Media-Type", "github.v3; format=json")
+        extra = extra or {}
+        if "X-RateLimit-Remaining" not in extra:
+            for key, value in {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4999",
+                               "X-RateLimit-Used": "1", "X-RateLimit-Resource": "core",
+                               "X-RateLimit-Reset": str(int(time.time()) + 3600)}.items():
+                self.send_header(key, value)
+        for key, value in extra.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def _not_found(doc: str = DOCS) -> tuple[int, Any, dict[str, str]]:
+    return 404, {"message": "Not Found", "documentation_url": doc, "status": "404"}, {}
+
+
+def _token(authorization: str) -> str | None:
+    scheme, _, value = authorization.partition(" ")
+    return value.strip() if scheme.lower() in ("token", "bearer") and value.strip() else None
+
+
+@pytest.fixture
+def fake_github():
+    """A started FakeGitHub at the API root (no prefix)."""
+    with FakeGitHub() as gh:
+        yield gh

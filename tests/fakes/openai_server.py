@@ -1,0 +1,361 @@
+"""A fake OpenAI-compatible chat-completions server for tests and benchmarks.
+
+It is a real HTTP server (ThreadingHTTPServer on 127.0.0.1, port 0) that answers
+`POST /v1/chat/completions` exactly as the OpenAI API shapes it, so the real `openai` SDK reaches
+it through `base_url=fake.url` and nothing is monkeypatched.
+
+Usage::
+
+    with FakeOpenAI() as fake:                      # default: every answer is a valid analysis
+        settings = make_settings(openai_base_url=fake.url, openai_api_key="sk-test-1")
+        ...
+        fake.requests          # every request body (parsed JSON), in arrival order
+        fake.request_headers   # the matching headers (lower-case names)
+        fake.peak_concurrency  # most requests open at the same time (queued ones included)
+
+Scripting — the server asks `fake.responder(request_json)` what to do with each request. It may
+return a `Reply`, a plain string (the answer's content) or a dict (serialised as the content)::
+
+    fake.responder = script(Reply(status=429, headers={"Retry-After": "0.05"}), Reply(content="{}"))
+    fake.responder = lambda req: Reply(content="...", finish_reason="length")
+
+`Reply` fields: `content`, `finish_reason`, `status` (non-200 sends `error`, an OpenAI error body),
+`headers` (e.g. Retry-After), `delay` (seconds before answering), `chunks` (explicit stream deltas),
+`chunk_delay` (seconds between stream chunks), `hang` (never answer: the client must time out; the
+thread is released when the server stops).
+
+Server options: `latency` (added before every answer), `max_concurrent` with `over_cap="queue"`
+(wait for a slot) or `over_cap="reject"` (answer 429 with `Retry-After: retry_after`), and
+`first_token_delay` (streams: seconds between the headers and the first content chunk).
+
+Requests with `"stream": true` are answered as server-sent events: `data: {chat.completion.chunk}`
+lines (a role chunk, content chunks, a final chunk with `finish_reason`, then a usage chunk when
+`stream_options.include_usage` is set) and `data: [DONE]`.
+
+The default responder answers a valid analysis JSON (`analysis_json()`), a `{"bullets": [...]}`
+object when the system prompt asks for bullets (the day's headline), and plain prose for streams.
+
+Benchmarks: `FakeOpenAI(latency=0.5, max_concurrent=8)` models a slow endpoint that queues beyond
+8 concurrent requests; `over_cap="reject"` makes it a rate-limited one (429 + Retry-After).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable
+
+CHAT_PATH = "/v1/chat/completions"
+HANG_LIMIT = 30.0  # a hanging request is released at the latest after this long (or at stop())
+
+
+@dataclass
+class Reply:
+    """What the fake answers to one request."""
+
+    content: str | None = None  # None: the default responder's content for this request
+    finish_reason: str = "stop"
+    status: int = 200
+    error: dict[str, Any] | None = None  # the "error" object of a non-200 answer
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    chunks: list[str] | None = None  # stream deltas; default: `content` split in ~3 pieces
+    chunk_delay: float = 0.0
+    hang: bool = False
+
+
+Responder = Callable[[dict], "Reply | str | dict"]
+
+
+def analysis_json(**overrides: Any) -> str:
+    """A valid analysis answer (the schema of prompts/analyze_commit.*.j2), fields overridable."""
+    answer: dict[str, Any] = {
+        "change_type": "feature",
+        "importance": "medium",
+        "importance_reason": "Adds a new option to the public CLI.",
+        "summary": "Adds a --since flag to the export command.",
+        "impact": "Users can export only recent records.",
+        "insights": {"architecture": "", "performance": "Smaller exports.", "security": ""},
+        "risks": ["Date parsing differs by locale."],
+        "recommendations": ["Document the accepted date formats."],
+    }
+    answer.update(overrides)
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def headline_json(bullets: Iterable[str] | None = None) -> str:
+    return json.dumps({"bullets": list(bullets or [
+        "The export command gained a --since flag.",
+        "A bug in the cache expiry was fixed.",
+        "Watch out: the config file format changed.",
+    ])}, ensure_ascii=False)
+
+
+def default_responder(request: dict) -> Reply:
+    system = next((m.get("content") or "" for m in request.get("messages", [])
+                   if m.get("role") == "system"), "")
+    if request.get("stream"):
+        return Reply(content="This commit adds a --since flag so exports can be limited to recent records.")
+    if '"bullets"' in system:
+        return Reply(content=headline_json())
+    return Reply(content=analysis_json())
+
+
+def script(*replies: "Reply | str | dict", then: Responder | None = None) -> Responder:
+    """A thread-safe responder answering `replies` in order, then `then` (default: the last reply)."""
+    lock = threading.Lock()
+    queue = list(replies)
+
+    def respond(request: dict):
+        with lock:
+            if len(queue) > 1 or (queue and then is not None):
+                return queue.pop(0)
+            if queue:
+                return queue[0]
+        return (then or default_responder)(request)
+
+    return respond
+
+
+class FakeOpenAI:
+    def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
+                 max_concurrent: int | None = None, over_cap: str = "queue",
+                 retry_after: float = 0.05, first_token_delay: float = 0.0,
+                 model: str = "fake-model"):
+        if over_cap not in ("queue", "reject"):
+            raise ValueError("over_cap must be 'queue' or 'reject'")
+        self.responder: Responder = responder or default_responder
+        self.latency = latency
+        self.max_concurrent = max_concurrent
+        self.over_cap = over_cap
+        self.retry_after = retry_after
+        self.first_token_delay = first_token_delay
+        self.model = model
+        self.requests: list[dict] = []
+        self.request_headers: list[dict[str, str]] = []
+        self.peak_concurrency = 0
+        self.rejected = 0  # requests answered 429 because of max_concurrent
+        self._open = 0
+        self._lock = threading.Lock()
+        self._slots = threading.Semaphore(max_concurrent) if max_concurrent else None
+        self._stopping = threading.Event()
+        self._ids = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        """The base URL to give the SDK (ends with /v1)."""
+        if self._server is None:
+            raise RuntimeError("FakeOpenAI is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> "FakeOpenAI":
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = _QuietServer(("127.0.0.1", 0), handler)
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # releases hanging and sleeping handlers
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "FakeOpenAI":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # --- used by the handler ----------------------------------------------------------------
+    def _enter(self, body: dict, headers: dict[str, str]) -> None:
+        with self._lock:
+            self.requests.append(body)
+            self.request_headers.append(headers)
+            self._open += 1
+            self.peak_concurrency = max(self.peak_concurrency, self._open)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._open -= 1
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _next_id(self) -> str:
+        return f"chatcmpl-fake{next(self._ids):06d}"
+
+
+def _as_reply(answer: "Reply | str | dict", request: dict) -> Reply:
+    if isinstance(answer, Reply):
+        if answer.content is None and answer.status == 200 and not answer.hang:
+            default = default_responder(request)
+            return Reply(**{**answer.__dict__, "content": default.content})
+        return answer
+    if isinstance(answer, dict):
+        return Reply(content=json.dumps(answer, ensure_ascii=False))
+    return Reply(content=str(answer))
+
+
+def _usage(request: dict, content: str) -> dict[str, int]:
+    prompt = sum(len(str(m.get("content") or "")) for m in request.get("messages", [])) // 4 + 1
+    completion = len(content) // 4 + 1
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _split(content: str) -> list[str]:
+    if not content:
+        return []
+    size = max(1, -(-len(content) // 3))
+    return [content[i:i + size] for i in range(0, len(content), size)]
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True  # a hanging handler never blocks stop()
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that hung up (timeout, closed stream) is normal here; anything else is printed."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"  # keep-alive like the real API; streams use chunked encoding
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.split("?")[0] != CHAT_PATH:
+            self._send_error(404, {"message": f"Unknown path {self.path}", "type": "invalid_request_error"})
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_error(400, {"message": "The request body is not valid JSON.",
+                                   "type": "invalid_request_error"})
+            return
+        fake = self.fake
+        fake._enter(body, {k.lower(): v for k, v in self.headers.items()})
+        acquired = False
+        try:
+            if fake._slots is not None:
+                acquired = fake._slots.acquire(blocking=fake.over_cap == "queue")
+                if not acquired:
+                    with fake._lock:
+                        fake.rejected += 1
+                    self._send_error(429, {"message": "Rate limit reached: too many concurrent requests.",
+                                           "type": "rate_limit_exceeded", "code": "rate_limit_exceeded"},
+                                     {"Retry-After": f"{fake.retry_after:g}"})
+                    return
+            self._answer(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout); nothing to answer
+        finally:
+            if acquired:
+                fake._slots.release()
+            fake._leave()
+
+    def _answer(self, request: dict) -> None:
+        fake = self.fake
+        reply = _as_reply(fake.responder(request), request)
+        fake._sleep(fake.latency + reply.delay)
+        if reply.hang:
+            fake._stopping.wait(HANG_LIMIT)
+            self.close_connection = True
+            return
+        if reply.status != 200:
+            error = reply.error or {"message": f"Fake error {reply.status}.", "type": "server_error"}
+            self._send_error(reply.status, error, reply.headers)
+            return
+        if request.get("stream"):
+            self._send_stream(request, reply)
+        else:
+            self._send_completion(request, reply)
+
+    def _send_completion(self, request: dict, reply: Reply) -> None:
+        content = reply.content or ""
+        payload = {
+            "id": self.fake._next_id(),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model") or self.fake.model,
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": None},
+                "logprobs": None,
+                "finish_reason": reply.finish_reason,
+            }],
+            "usage": _usage(request, content),
+            "system_fingerprint": "fp_fake",
+        }
+        self._send_json(200, payload, reply.headers)
+
+    def _send_stream(self, request: dict, reply: Reply) -> None:
+        fake = self.fake
+        chunk_id, created = fake._next_id(), int(time.time())
+        model = request.get("model") or fake.model
+
+        def chunk(delta: dict, finish_reason: str | None = None, usage: dict | None = None,
+                  choices: bool = True) -> dict:
+            return {"id": chunk_id, "object": "chat.completion.chunk", "created": created, "model": model,
+                    "system_fingerprint": "fp_fake",
+                    "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                 "finish_reason": finish_reason}] if choices else [],
+                    "usage": usage}
+
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self._write_event(chunk({"role": "assistant", "content": ""}))
+        fake._sleep(fake.first_token_delay)
+        pieces = reply.chunks if reply.chunks is not None else _split(reply.content or "")
+        for i, piece in enumerate(pieces):
+            if i:
+                fake._sleep(reply.chunk_delay)
+            self._write_event(chunk({"content": piece}))
+        self._write_event(chunk({}, reply.finish_reason))
+        if (request.get("stream_options") or {}).get("include_usage"):
+            self._write_event(chunk({}, usage=_usage(request, "".join(pieces)), choices=False))
+        self._write_chunk(b"data: [DONE]\n\n")
+        self._write_chunk(b"")  # the terminating zero-length chunk
+
+    def _write_event(self, data: dict) -> None:
+        self._write_chunk(f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _send_error(self, status: int, error: dict, headers: dict[str, str] | None = None) -> None:
+        full = {"message": "", "type": "invalid_request_error", "param": None, "code": None, **error}
+        self._send_json(status, {"error": full}, headers or {})
+
+    def _send_json(self, status: int, payload: dict, headers: dict[str, str]) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()

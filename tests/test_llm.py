@@ -1,0 +1,216 @@
+"""bot.analysis.llm against a real HTTP fake of the OpenAI API, through the real openai SDK."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+
+import pytest
+
+from bot.analysis.llm import LLM, Completion, LLMError
+from bot.models import BotError
+from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, script
+
+KEY = "sk-test-3f9a1c7e5b2d4a6f8e0c"
+MESSAGES = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Hi"}]
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+async def make_llm(make_settings, fake):
+    made: list[LLM] = []
+
+    def build(**overrides) -> LLM:
+        values = {"openai_base_url": fake.url, "openai_api_key": KEY, "llm_model": "test-model",
+                  "llm_timeout": 5.0, "llm_max_retries": 2, **overrides}
+        llm = LLM(make_settings(**values))
+        made.append(llm)
+        return llm
+
+    yield build
+    for llm in made:
+        await llm.aclose()
+
+
+async def test_complete_returns_text_and_asks_for_json(make_llm, fake):
+    llm = make_llm()
+    result = await llm.complete(MESSAGES, max_tokens=300)
+    assert result == Completion(text=analysis_json(), finish_reason="stop")
+    body = fake.requests[0]
+    assert body["model"] == "test-model"
+    assert body["messages"] == MESSAGES
+    assert body["max_tokens"] == 300
+    assert body["response_format"] == {"type": "json_object"}
+    assert fake.request_headers[0]["authorization"] == f"Bearer {KEY}"
+
+
+async def test_plain_text_mode_sends_no_response_format(make_llm, fake):
+    await make_llm().complete(MESSAGES, max_tokens=50, json_mode=False)
+    assert "response_format" not in fake.requests[0]
+
+
+async def test_finish_reason_length_is_reported(make_llm, fake):
+    fake.responder = lambda req: Reply(content='{"change_type": "fea', finish_reason="length")
+    result = await make_llm().complete(MESSAGES, max_tokens=5)
+    assert result.finish_reason == "length"
+    assert result.text == '{"change_type": "fea'
+
+
+async def test_endpoint_rejecting_json_mode_is_asked_again_without_it_and_remembered(make_llm, fake):
+    def responder(req):
+        if "response_format" in req:
+            return Reply(status=400, error={"message": "response_format is not supported by this model",
+                                            "type": "invalid_request_error", "param": "response_format"})
+        return Reply(content='{"ok": true}')
+
+    fake.responder = responder
+    llm = make_llm()
+    first = await llm.complete(MESSAGES, max_tokens=50)
+    second = await llm.complete(MESSAGES, max_tokens=50)
+    assert first.text == second.text == '{"ok": true}'
+    # 400, retry without, then the next call goes straight without response_format
+    assert ["response_format" in r for r in fake.requests] == [True, False, False]
+
+
+async def test_a_400_unrelated_to_json_mode_is_an_error(make_llm, fake):
+    fake.responder = lambda req: Reply(status=400, error={"message": "context length exceeded"})
+    with pytest.raises(LLMError) as caught:
+        await make_llm().complete(MESSAGES, max_tokens=50)
+    assert str(caught.value) == "The LLM endpoint answered HTTP 400 (context length exceeded)."
+    assert isinstance(caught.value, BotError)
+
+
+async def test_429_with_retry_after_is_retried_then_succeeds(make_llm, fake):
+    fake.responder = script(Reply(status=429, headers={"Retry-After": "0.05"},
+                                  error={"message": "Rate limit reached", "type": "requests"}),
+                            Reply(content='{"ok": 1}'))
+    result = await make_llm(llm_max_retries=2).complete(MESSAGES, max_tokens=50)
+    assert result.text == '{"ok": 1}'
+    assert len(fake.requests) == 2
+    assert fake.request_headers[1]["x-stainless-retry-count"] == "1"
+
+
+async def test_500_storm_becomes_one_sentence_after_the_retries(make_llm, fake):
+    fake.responder = lambda req: Reply(status=500, headers={"retry-after-ms": "10"},
+                                       error={"message": "The server had an error"})
+    with pytest.raises(LLMError) as caught:
+        await make_llm(llm_max_retries=2).complete(MESSAGES, max_tokens=50)
+    assert str(caught.value) == "The LLM endpoint answered HTTP 500 after 2 retries (The server had an error)."
+    assert len(fake.requests) == 3
+
+
+async def test_timeout_becomes_one_sentence(make_llm, fake):
+    fake.responder = lambda req: Reply(hang=True)
+    with pytest.raises(LLMError) as caught:
+        await make_llm(llm_timeout=0.2, llm_max_retries=0).complete(MESSAGES, max_tokens=50)
+    assert str(caught.value) == "The LLM request timed out after 0.2 s."
+
+
+async def test_unreachable_endpoint_names_host_but_no_credentials(make_settings):
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    llm = LLM(make_settings(openai_base_url=f"http://alice:hunter2@127.0.0.1:{port}/v1",
+                            openai_api_key=KEY, llm_max_retries=0, llm_timeout=2))
+    with pytest.raises(LLMError) as caught:
+        await llm.complete(MESSAGES, max_tokens=10)
+    message = str(caught.value)
+    assert message == f"The LLM endpoint at 127.0.0.1:{port} could not be reached."
+    assert "hunter2" not in message and "alice" not in message
+
+
+async def test_api_key_never_appears_in_errors_or_logs(make_llm, fake, caplog):
+    caplog.set_level(logging.DEBUG)
+    # An endpoint that echoes the whole key back in its error message (OpenAI masks it; others may not).
+    fake.responder = script(
+        Reply(status=401, error={"message": f"Incorrect API key provided: {KEY}.", "type": "invalid_request_error",
+                                 "code": "invalid_api_key"}),
+        Reply(status=503, headers={"retry-after-ms": "10"}, error={"message": f"overloaded (key {KEY})"}),
+    )
+    llm = make_llm(llm_max_retries=1)
+    errors = []
+    for _ in range(2):
+        with pytest.raises(LLMError) as caught:
+            await llm.complete(MESSAGES, max_tokens=10)
+        errors.append(str(caught.value))
+    assert errors[0] == "The LLM endpoint answered HTTP 401 (Incorrect API key provided: [REDACTED])."
+    assert errors[1].startswith("The LLM endpoint answered HTTP 503 after 1 retry")
+    assert all(KEY not in e for e in errors)
+    assert KEY not in caplog.text
+    assert "HTTP 503" in caplog.text  # the failure itself is logged
+
+
+async def test_keyless_local_server_works(make_settings, fake):
+    llm = LLM(make_settings(openai_base_url=fake.url))
+    result = await llm.complete(MESSAGES, max_tokens=10)
+    assert result.finish_reason == "stop"
+    assert fake.request_headers[0]["authorization"].startswith("Bearer ")
+
+
+async def test_concurrency_never_exceeds_the_setting(make_llm, fake):
+    fake.latency = 0.05
+    llm = make_llm(llm_concurrency=3)
+    results = await asyncio.gather(*(llm.complete(MESSAGES, max_tokens=10) for _ in range(12)))
+    assert len(results) == 12 and len(fake.requests) == 12
+    assert 2 <= fake.peak_concurrency <= 3
+
+
+async def test_server_side_cap_answers_429_and_the_sdk_retries(make_llm):
+    capped = FakeOpenAI(latency=0.05, max_concurrent=2, over_cap="reject", retry_after=0.02).start()
+    try:
+        llm = make_llm(openai_base_url=capped.url, llm_concurrency=4, llm_max_retries=10)
+        results = await asyncio.gather(*(llm.complete(MESSAGES, max_tokens=10) for _ in range(4)))
+    finally:
+        capped.stop()
+    assert all(r.finish_reason == "stop" for r in results)
+    assert capped.rejected >= 1
+    assert len(capped.requests) == 4 + capped.rejected
+
+
+async def test_streams_and_completions_share_the_bound(make_llm, fake):
+    fake.responder = lambda req: Reply(chunks=["a", "b", "c"], chunk_delay=0.02) if req.get("stream") \
+        else Reply(content="{}", delay=0.02)
+    llm = make_llm(llm_concurrency=1)
+
+    async def read_stream() -> str:
+        return "".join([piece async for piece in llm.stream(MESSAGES, max_tokens=10)])
+
+    outcome = await asyncio.gather(read_stream(), llm.complete(MESSAGES, max_tokens=10), read_stream(),
+                                   llm.complete(MESSAGES, max_tokens=10))
+    assert outcome[0] == outcome[2] == "abc"
+    assert fake.peak_concurrency == 1
+
+
+async def test_stream_yields_deltas_in_order(make_llm, fake):
+    pieces = ["The ", "commit ", "adds ", "a ", "流式", " answer", "."]
+    fake.responder = lambda req: Reply(chunks=pieces, chunk_delay=0.005)
+    fake.first_token_delay = 0.02
+    got = [piece async for piece in make_llm().stream(MESSAGES, max_tokens=100)]
+    assert got == pieces
+    assert fake.requests[0]["stream"] is True
+    assert "response_format" not in fake.requests[0]
+
+
+async def test_stream_failure_is_an_llm_error(make_llm, fake):
+    fake.responder = lambda req: Reply(status=502, headers={"retry-after-ms": "10"},
+                                       error={"message": "Bad gateway"})
+    with pytest.raises(LLMError) as caught:
+        async for _ in make_llm(llm_max_retries=1).stream(MESSAGES, max_tokens=10):
+            pass
+    assert str(caught.value) == "The LLM endpoint answered HTTP 502 after 1 retry (Bad gateway)."
+
+
+async def test_abandoned_stream_releases_its_slot(make_llm, fake):
+    fake.responder = lambda req: Reply(chunks=["x"] * 5) if req.get("stream") else Reply(content="{}")
+    llm = make_llm(llm_concurrency=1)
+    stream = llm.stream(MESSAGES, max_tokens=10)
+    assert await stream.__anext__() == "x"
+    await stream.aclose()
+    result = await asyncio.wait_for(llm.complete(MESSAGES, max_tokens=10), timeout=5)
+    assert json.loads(result.text) == {}

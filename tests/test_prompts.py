@@ -1,0 +1,122 @@
+"""Every prompt template parses, exists in both languages, and renders with StrictUndefined."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import jinja2
+import pytest
+
+from bot.analysis.analyze import DATA_TAGS, prompt_variables
+from bot.diffs import DiffSelection
+from bot.models import ChangeType, Commit, Coverage, FileChange
+from bot.prompts import SEPARATOR, Prompts
+
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+LANGS = ("zh", "en")
+TEMPLATES = sorted(p.name for p in PROMPTS_DIR.glob("*.j2"))
+JOBS = sorted({name.split(".")[0] for name in TEMPLATES})
+
+ANALYZE_VARIABLES = {
+    "repo": "acme/widgets", "short_sha": "abc1234", "author": "Ada Lovelace",
+    "committed_at": "2026-01-28 09:30 UTC", "title": "feat: add --since to export",
+    "body": "Exports can now start at a date.", "pr_number": 42, "pr_body": "Closes #41.",
+    "revert_target": "def5678 fix: cache expiry", "files_total": 3, "additions": 40, "deletions": 2,
+    "files_summary": "modified src/export.py (+30 -2)", "left_out": "package-lock.json — lockfile",
+    "redactions": 1, "diff": "--- a/src/export.py\n+++ b/src/export.py\n@@ -1 +1,2 @@\n+since = None",
+}
+HEADLINE_VARIABLES = {"repo": "acme/widgets", "count": 7, "listed": 5,
+                      "commits": "- [high] feature | feat: add --since | why: new CLI option"}
+# Sample variables per job. A job missing here is only checked for shape (see the skip below).
+SAMPLES = {"analyze_commit": ANALYZE_VARIABLES, "day_headline": HEADLINE_VARIABLES}
+
+
+@pytest.fixture(scope="module")
+def prompts() -> Prompts:
+    return Prompts(PROMPTS_DIR)
+
+
+def test_my_jobs_have_templates():
+    assert {"analyze_commit", "day_headline"} <= set(JOBS)
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_every_job_exists_in_both_languages(job):
+    for lang in LANGS:
+        assert f"{job}.{lang}.j2" in TEMPLATES
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_every_template_has_a_system_and_a_user_part(name):
+    raw = (PROMPTS_DIR / name).read_text(encoding="utf-8")
+    system, sep, user = raw.partition(f"\n{SEPARATOR}\n")
+    assert sep, f"{name} has no '{SEPARATOR}' line"
+    assert system.strip() and user.strip()
+    env = jinja2.Environment()
+    env.parse(system), env.parse(user)  # a syntax error fails here
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("job", JOBS)
+def test_every_template_renders_with_strict_undefined(prompts, job, lang):
+    if job not in SAMPLES:
+        pytest.skip(f"no sample variables for job {job!r} in tests/test_prompts.py")
+    rendered = prompts.render(job, lang, **SAMPLES[job])
+    assert rendered.system and rendered.user
+    assert "{{" not in rendered.user and "{%" not in rendered.user
+    for variable in (name for name, value in SAMPLES[job].items() if isinstance(value, str)):
+        assert SAMPLES[job][variable] in rendered.user, f"{variable} is not shown"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("job", sorted(SAMPLES))
+def test_a_missing_variable_fails_loudly(prompts, job, lang):
+    variables = dict(SAMPLES[job])
+    variables.pop(next(iter(variables)))
+    with pytest.raises(jinja2.UndefinedError):
+        prompts.render(job, lang, **variables)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_analysis_prompt_spells_out_the_schema(prompts, lang):
+    system = prompts.render("analyze_commit", lang, **ANALYZE_VARIABLES).system
+    for change_type in ChangeType:
+        assert f"- {change_type.value}" in system.replace("：", ":"), change_type
+    for key in ("change_type", "importance", "importance_reason", "summary", "impact", "insights",
+                "architecture", "performance", "security", "risks", "recommendations"):
+        assert f'"{key}"' in system
+    for level in ('"high"', '"medium"', '"low"', "high:", "medium:", "low:"):
+        assert level in system.replace("：", ":")
+    assert "JSON" in system
+    assert "<diff>" in system  # the untrusted-data rule names the blocks
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_optional_sections_disappear_when_empty(prompts, lang):
+    variables = {**ANALYZE_VARIABLES, "body": "", "pr_body": "", "revert_target": "", "left_out": "",
+                 "redactions": 0}
+    user = prompts.render("analyze_commit", lang, **variables).user
+    for tag in ("pr_description", "reverted_commit", "files_left_out"):
+        assert f"<{tag}>" not in user
+    assert "REDACTED" not in user
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_data_blocks_are_the_known_tags(prompts, lang):
+    """analyze.defang neutralises DATA_TAGS; a block tag outside that list would be unprotected."""
+    import re
+
+    for job in SAMPLES:
+        user = prompts.render(job, lang, **SAMPLES[job]).user
+        tags = set(re.findall(r"^<([a-z_]+)>$", user, re.MULTILINE))
+        assert tags and tags <= set(DATA_TAGS), tags - set(DATA_TAGS)
+
+
+def test_the_analyzer_supplies_exactly_the_sample_variables():
+    """The samples above track what bot.analysis.analyze really passes to the template."""
+    commit = Commit(repo="acme/widgets", sha="abc1234" + "0" * 33, title="t", body="b", author="a",
+                    committed_at=datetime(2026, 1, 28, tzinfo=timezone.utc))
+    files = [FileChange(path="a.py", status="modified", additions=1, deletions=0, patch="+x")]
+    selection = DiffSelection(text="+x", coverage=Coverage(files_total=1, files_shown=1), tokens=1)
+    real = prompt_variables(commit, files, pr_body=None, reverted=None, selection=selection)
+    assert set(real) == set(ANALYZE_VARIABLES)
