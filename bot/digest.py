@@ -46,9 +46,9 @@ class DigestBuilder:
                     include_merges: bool | None = None, progress: Progress | None = None) -> Digest:
         include_merges = self.settings.include_merges if include_merges is None else include_merges
         branch = branch or await source.default_branch()
-        finished = window.end <= self.clock()
+        cacheable = window.end <= self.clock() and self.settings.digest_cache_ttl > 0
         key = self._digest_key(source, branch, window, lang, include_merges)
-        if finished and (cached := await self.store.get_json(key)):
+        if cacheable and (cached := await self.store.get_json(key)):
             return digest_from_dict(cached)
 
         commits = await source.list_commits(window, branch, include_merges)
@@ -57,7 +57,7 @@ class DigestBuilder:
         digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
                         headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
                         generated_at=self.clock())
-        if finished and digest.complete and self.settings.digest_cache_ttl:
+        if cacheable and digest.complete:
             await self.store.set_json(key, to_dict(digest), ttl=self.settings.digest_cache_ttl)
         return digest
 

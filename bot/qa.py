@@ -85,7 +85,7 @@ class QA:
         history = list(history)[-2 * HISTORY_TURNS:]
         base = dict(commit=_commit_vars(commit), analysis=to_dict(analysis), question=redact_secrets(question)[0],
                     history=[{"role": h.role, "text": redact_secrets(h.text)[0]} for h in history],
-                    coverage="", lang=lang)
+                    coverage="")
         overhead = estimate_tokens("\n".join(m["content"] for m in
                                              self.prompts.render("qa", lang, diff="", **base).messages()))
         budget = max(500, self.settings.llm_max_prompt_tokens - overhead - 200)

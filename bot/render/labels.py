@@ -68,6 +68,10 @@ def t(lang: str, key: str, **values) -> str:
     return table[key].format(**values)
 
 
+def colon(lang: str) -> str:
+    return "：" if lang == "zh" else ": "
+
+
 def title(digest: Digest) -> str:
     key = "title_range" if ".." in digest.window.label else "title_day"
     return t(digest.lang, key, label=digest.window.label)

@@ -153,8 +153,9 @@ def _entry(d: Digest, e: DigestEntry) -> list[str]:
     if note:
         out += [f"> {esc(note)}", ""]
     reason = f" — {esc_rich(a.importance_reason)}" if a.importance_reason else ""
-    out += [f"**{t(lang, 'type')}**：{esc(a.change_type.label(lang))} · "
-            f"**{t(lang, 'importance')}**：{L.importance_label(lang, a.importance)}{reason}", ""]
+    colon = L.colon(lang)
+    out += [f"**{t(lang, 'type')}**{colon}{esc(a.change_type.label(lang))} · "
+            f"**{t(lang, 'importance')}**{colon}{L.importance_label(lang, a.importance)}{reason}", ""]
     out += _field(lang, "summary", a.summary)
     if a.importance is not Importance.LOW:
         out += _field(lang, "impact", a.impact)
@@ -162,7 +163,7 @@ def _entry(d: Digest, e: DigestEntry) -> list[str]:
         out += _bullets(lang, "risks", a.risks)
         out += _bullets(lang, "recommendations", a.recommendations)
     if a.coverage is not None:
-        out += [f"> {t(lang, 'coverage')}：{esc(coverage_line(a.coverage, lang))}", ""]
+        out += [f"> {t(lang, 'coverage')}{L.colon(lang)}{esc(coverage_line(a.coverage, lang))}", ""]
     return out + ["---", ""]
 
 
@@ -184,7 +185,7 @@ def _field(lang: str, key: str, value: str) -> list[str]:
         return []
     body = esc_rich(value)
     sep = "\n" if "\n" in body else ""
-    return [f"**{t(lang, key)}**：{sep}{body}", ""]
+    return [f"**{t(lang, key)}**{L.colon(lang)}{sep}{body}", ""]
 
 
 def _insights(lang: str, a: Analysis) -> list[str]:
@@ -193,7 +194,7 @@ def _insights(lang: str, a: Analysis) -> list[str]:
     if not rows:
         return []
     return [f"**{t(lang, 'insights')}**", ""] + [
-        f"- **{t(lang, k)}**：{esc_rich(v).replace(chr(10), chr(10) + '  ')}" for k, v in rows] + [""]
+        f"- **{t(lang, k)}**{L.colon(lang)}{esc_rich(v).replace(chr(10), chr(10) + '  ')}" for k, v in rows] + [""]
 
 
 def _bullets(lang: str, key: str, items: Iterable[str]) -> list[str]:

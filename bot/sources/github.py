@@ -12,7 +12,7 @@ their total, sleeps on `Retry-After` without any cap, and lets every thread disc
 limit on its own. `_GitHubRetry` (an urllib3 Retry, which PyGithub hands to requests) retries
 connection failures and 5xx a few times with backoff, and sends rate limits (403/429 with
 rate-limit headers) to one `_RateLimitGate` per source: every worker waits for the same reset,
-and the total wait never exceeds `github_max_rate_limit_wait` — a reset beyond that fails at once.
+and no wait exceeds `github_max_rate_limit_wait` — a reset beyond that fails at once.
 """
 from __future__ import annotations
 
@@ -63,23 +63,22 @@ _BINARY_EXT = re.compile(
 
 class _RateLimitGate:
     """Shared by every worker of one source. A rate-limited response closes the gate until the
-    reset; all workers wait for it to open. Waiting is budgeted over the source's lifetime: a reset
-    the remaining budget cannot reach fails at once (no request waits more than the bound)."""
+    reset; all workers wait for it to open. No wait may exceed the bound: a reset further away
+    fails at once. (The bound is per wait, not per source lifetime: a long-running bot keeps one
+    source per repository for days and must still wait out an ordinary hourly reset.)"""
 
-    def __init__(self, budget: float, has_token: bool):
+    def __init__(self, bound: float, has_token: bool):
         self._lock = threading.Lock()
         self._open_at = 0.0  # epoch seconds
-        self._budget_left = budget
+        self._bound = bound
         self._has_token = has_token
 
     def close_until(self, until: float) -> None:
         with self._lock:
-            extension = until - max(time.time(), self._open_at)
-            if extension <= 0:
+            if until <= self._open_at:
                 return  # another worker already closed the gate at least this long
-            if extension > self._budget_left:
+            if until - time.time() > self._bound:
                 raise self.exhausted(until)
-            self._budget_left -= extension
             self._open_at = until
         log.warning("GitHub rate limit reached; waiting %.1f s (until %s UTC).",
                     until - time.time(), _hhmm(until, seconds=True))
@@ -247,6 +246,22 @@ class GitHubSource:
                 raise
 
         return await self._call(fetch, not_found=f"No pull request #{number} in {self.name}.")
+
+    async def pr_commit(self, number: int) -> Commit | None:
+        """The commit PR #number landed as (its merge/squash commit), or None if not merged."""
+        info = await self._repo_info()
+
+        def fetch(gh: Github) -> str | None:
+            try:
+                pull = gh.get_repo(info.full_name).get_pull(number)
+                return pull.merge_commit_sha if pull.merged else None
+            except GithubException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+
+        sha = await self._call(fetch, not_found=f"No pull request #{number} in {info.full_name}.")
+        return await self.get_commit(sha) if sha else None
 
     def close(self) -> None:
         """Close the pooled HTTP connections (optional; they also close with the process)."""

@@ -213,9 +213,11 @@ class FakeGitHub:
         return sha
 
     def add_pull(self, repo: str, number: int, *, title: str = "A pull request", body: str | None = None,
-                 state: str = "closed", merged: bool = True, user: str = "octocat") -> None:
+                 state: str = "closed", merged: bool = True, user: str = "octocat",
+                 merge_commit_sha: str | None = None) -> None:
         r = self._repo(repo)
-        r.pulls[number] = {"title": title, "body": body, "state": state, "merged": merged, "user": user}
+        r.pulls[number] = {"title": title, "body": body, "state": state, "merged": merged, "user": user,
+                           "merge_commit_sha": merge_commit_sha}
 
     # --- behaviour ---------------------------------------------------------------------------
     def accept_tokens(self, *tokens: str) -> None:
@@ -507,6 +509,7 @@ class _Handler(BaseHTTPRequestHandler):
             "html_url": f"{html}/{full}/pull/{number}", "user": self._user_json(pull["user"]),
             "merged": pull["merged"], "created_at": "2026-01-01T00:00:00Z",
             "merged_at": "2026-01-02T00:00:00Z" if pull["merged"] else None,
+            "merge_commit_sha": pull.get("merge_commit_sha"),
             "head": {"label": f"{full.split('/')[0]}:feature", "ref": "feature", "sha": "0" * 40},
             "base": {"label": f"{full.split('/')[0]}:{repo.default_branch}", "ref": repo.default_branch,
                      "sha": "1" * 40},

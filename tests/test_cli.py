@@ -1,0 +1,156 @@
+"""The command line as a user runs it: a real `python -m bot` process, real Redis, real git."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.gitrepo import GitRepo
+
+ROOT = Path(__file__).resolve().parent.parent
+SH = ZoneInfo("Asia/Shanghai")
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = GitRepo(tmp_path / "widgets")
+    r.commit("feat: add CSV export (#7)\n\nUsers asked for it.\n\nSigned-off-by: A <a@example.com>",
+             {"src/export.py": "import csv\n\ndef export(rows):\n    return csv.writer(rows)\n"},
+             when=datetime(2026, 1, 28, 9, 30, tzinfo=SH))
+    r.commit("fix: handle empty rows in export", {"src/export.py": "import csv\n\ndef export(rows):\n"
+                                                 "    if not rows:\n        return None\n    return csv.writer(rows)\n"},
+             when=datetime(2026, 1, 28, 18, 0, tzinfo=SH))
+    return r
+
+
+@pytest.fixture
+def run(redis_url, tmp_path):
+    base_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
+    base_env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"cli{uuid.uuid4().hex[:6]}:",
+                     "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
+
+    def invoke(*args: str, env: dict | None = None, cwd: Path = tmp_path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
+                              env={**base_env, **(env or {})}, cwd=cwd, timeout=120)
+
+    return invoke
+
+
+def one_clear_line(proc: subprocess.CompletedProcess) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_digest_to_stdout_and_file(run, repo, tmp_path):
+    proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en")
+    assert proc.returncode == 0, proc.stderr
+    assert "# Daily update report (2026-01-28)" in proc.stdout
+    assert "fix: handle empty rows in export" in proc.stdout and "feat: add CSV export" in proc.stdout
+    assert "Signed-off-by" not in proc.stdout and "a@example.com" not in proc.stdout
+    out = tmp_path / "day.json"
+    proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--format", "json", "--out", str(out))
+    assert proc.returncode == 0 and f"wrote {out} (2 commits)" in proc.stderr
+    assert '"schema": "digest-bot/digest@1"' in out.read_text()
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (("--date", "2026-02-30"), 2, "'2026-02-30' is not a real calendar date."),
+    (("--date", "2999-01-01"), 2, "2999-01-01 is in the future"),
+    (("--date", "28.01.2026"), 2, "is not a date: use YYYY-MM-DD"),
+    (("--tz", "Mars/Olympus"), 2, "Unknown time zone 'Mars/Olympus'"),
+    (("--lang", "fr"), 2, "argument --lang: invalid choice: 'fr'"),
+    (("--out", "/nonexistent/dir/x.md"), 2, "the folder /nonexistent/dir does not exist"),
+    (("--branch", "nope"), 1, "Branch 'nope' does not exist"),
+])
+def test_bad_digest_input_is_one_line(run, repo, args, code, message):
+    proc = run("digest", "--repo", str(repo.path), *args)
+    assert proc.returncode == code
+    assert message in one_clear_line(proc)
+
+
+def test_bad_repositories(run, tmp_path):
+    proc = run("digest", "--repo", str(tmp_path), "--date", "2026-01-28")
+    assert proc.returncode == 2 and "is not a git repository" in one_clear_line(proc)
+    proc = run("digest", "--repo", "no such thing", "--date", "2026-01-28")
+    assert proc.returncode == 2 and "neither owner/name nor an existing local path" in one_clear_line(proc)
+
+
+def test_github_unreachable_is_a_runtime_error(run):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = run("digest", "--repo", "octo/widgets", "--date", "2026-01-28",
+               env={"GITHUB_API_URL": f"http://127.0.0.1:{port}", "GITHUB_TOKEN": "ghp_secretsecretsecretsecret1234"})
+    assert proc.returncode == 1
+    line = one_clear_line(proc)
+    assert "Could not reach GitHub at 127.0.0.1" in line and "ghp_" not in proc.stderr + proc.stdout
+
+
+def test_empty_day_says_so_and_still_writes(run, repo):
+    proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-27", "--lang", "en")
+    assert proc.returncode == 0
+    assert "No commits in widgets (main) on 2026-01-27 (Asia/Shanghai)." in proc.stderr
+    assert "No new commits in widgets on 2026-01-27" in proc.stdout
+
+
+def test_bad_configuration_is_one_line(run, repo):
+    proc = run("digest", "--repo", str(repo.path), env={"LLM_CONCURRENCY": "lots"})
+    assert proc.returncode == 2
+    assert one_clear_line(proc).startswith("error: Configuration error: LLM_CONCURRENCY")
+    proc = run("digest", "--repo", str(repo.path), env={"OPENAI_API_KEY": "sk-abcdefabcdefabcdefabcdef", "LLM_TIMEOUT": "-1"})
+    assert "sk-abcdef" not in proc.stderr and proc.returncode == 2
+
+
+def test_ask_offline_shows_relevant_hunks(run, repo):
+    sha = repo.git("rev-parse", "HEAD").strip()
+    proc = run("ask", "--repo", str(repo.path), "--commit", sha[:8], "--lang", "en", "what happens with empty rows?")
+    assert proc.returncode == 0, proc.stderr
+    assert "No LLM is configured" in proc.stdout
+    assert "+    if not rows:" in proc.stdout and "src/export.py" in proc.stdout
+
+
+def test_ask_streams_the_llm_answer(run, repo):
+    sha = repo.git("rev-parse", "HEAD").strip()
+    with FakeOpenAI() as llm:
+        llm.responder = lambda req: "Empty input now returns None instead of a writer."
+        proc = run("ask", "--repo", str(repo.path), "--commit", sha, "is this safe?",
+                   env={"OPENAI_BASE_URL": llm.url, "OPENAI_API_KEY": "sk-test-cli-1234567890"})
+    assert proc.returncode == 0, proc.stderr
+    assert "Empty input now returns None instead of a writer." in proc.stdout
+    streamed = [r for r in llm.requests if r.get("stream")]
+    assert streamed and "is this safe?" in streamed[-1]["messages"][-1]["content"]
+    assert "+    if not rows:" in streamed[-1]["messages"][-1]["content"]  # the diff was re-read
+
+
+def test_ask_unknown_commit(run, repo):
+    proc = run("ask", "--repo", str(repo.path), "--commit", "deadbeef", "why?")
+    assert proc.returncode == 1 and "No commit 'deadbeef' in widgets." in one_clear_line(proc)
+    proc = run("ask", "--repo", str(repo.path), "--commit", "deadbeef", "--lang", "en", " ")
+    assert proc.returncode == 2 and "Please ask something" in one_clear_line(proc)
+
+
+def test_help_is_fast_path_without_chat_sdks(run):
+    probe = ("import sys\nfrom bot.__main__ import main\n"
+             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+             "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('slack_bolt', 'slack_sdk', 'lark_oapi', 'openai', 'github', 'redis', 'pydantic')))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert "usage: python -m bot" in proc.stdout
+    assert proc.stdout.strip().endswith("LOADED []")
+
+
+def test_unknown_subcommand(run):
+    proc = run("frobnicate")
+    assert proc.returncode == 2 and "invalid choice: 'frobnicate'" in one_clear_line(proc)

@@ -1,0 +1,244 @@
+"""The digest engine end to end: a fake GitHub and a fake LLM over HTTP, real Redis, the real
+SDKs. Assertions are on the report a reader gets and on what the fakes were asked."""
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from datetime import date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.render.jsonout import render_json
+from bot.render.markdown import render_report
+from bot.services import Services
+from bot.window import day_window
+from tests.fakes.github_server import FakeFile
+from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json
+
+SH = ZoneInfo("Asia/Shanghai")
+REPO = "vllm-project/vllm"
+DAY = date(2026, 1, 28)
+WINDOW = day_window(DAY, "Asia/Shanghai")
+LATER = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731 — the window is finished
+
+
+def day_of_commits(fake):
+    fake.add_repo(REPO)
+    fake.add_commit(REPO, "init", committed_at=datetime(2026, 1, 27, 12, tzinfo=SH), files=[FakeFile("README.md")])
+    shas = {
+        "marlin": fake.add_commit(
+            REPO, "[Quantization][Deprecation] Remove Marlin 24 (#32688)\n\nRemoves the sparse kernels.\n\n"
+                  "Signed-off-by: Robert Shaw <robert@example.com>",
+            committed_at=datetime(2026, 1, 28, 23, 54, 59, tzinfo=SH), author="Robert Shaw",
+            files=[FakeFile("csrc/quantization/marlin/sparse/kernel.cu", "removed", 0, 900),
+                   FakeFile("vllm/_custom_ops.py", "modified", 2, 60)]),
+        "pipe": fake.add_commit(
+            REPO, "[Docs] Explain a | b and `x` in the table (#33071)",
+            committed_at=datetime(2026, 1, 28, 14, 37, 9, tzinfo=SH), author="Maryam | Tahhan",
+            files=[FakeFile("docs/cpu.md", "modified", 5, 2)]),
+        "midnight": fake.add_commit(
+            REPO, "[BugFix] Fix P/D with non-MoE DP (#33037)",
+            committed_at=datetime(2026, 1, 28, 0, 0, 0, tzinfo=SH), author="Nick Hill",
+            files=[FakeFile("vllm/v1/engine/core.py", "modified", 20, 4)]),
+    }
+    fake.add_commit(REPO, "next day", committed_at=datetime(2026, 1, 29, 0, 0, 0, tzinfo=SH),
+                    files=[FakeFile("x.py")])
+    fake.add_pull(REPO, 32688, body="## Purpose\nRemove Marlin 24.")
+    return shas
+
+
+@pytest.fixture
+async def services_for(make_settings):
+    made = []
+
+    async def build(**overrides):
+        s = Services.build(make_settings(**overrides), clock=LATER)
+        made.append(s)
+        return s
+
+    yield build
+    for s in made:
+        await s.aclose()
+
+
+# --- an independent check that every Markdown link resolves -------------------------------------
+
+def _heading_text(markdown_heading: str) -> str:
+    text = re.sub(r"\\(.)", r"\1", markdown_heading)  # backslash escapes render as the character
+    return text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+
+
+def _github_slug(text: str) -> str:
+    out = "".join(ch for ch in text.lower() if ch in " -_" or unicodedata.category(ch)[0] in "LMN"
+                  and unicodedata.category(ch) != "No")
+    return out.replace(" ", "-")
+
+
+def assert_links_resolve(markdown: str) -> int:
+    anchors, counts = set(), {}
+    for line in markdown.splitlines():
+        m = re.match(r"^(#{1,6}) (.*)$", line)
+        if m:
+            base = _github_slug(_heading_text(m.group(2)).strip())
+            slug = base if base not in counts else f"{base}-{counts[base]}"
+            counts[base] = counts.get(base, 0) + 1
+            anchors.add(slug)
+    links = re.findall(r"\]\(#([^)]+)\)", markdown)
+    missing = [link for link in links if link not in anchors]
+    assert not missing, f"unresolved anchors: {missing}"
+    return len(links)
+
+
+# --- tests ----------------------------------------------------------------------------------------
+
+async def test_llm_digest_is_complete_grouped_and_linked(fake_github, services_for):
+    shas = day_of_commits(fake_github)
+    importance = {shas["marlin"]: "high", shas["pipe"]: "low", shas["midnight"]: "medium"}
+
+    def responder(req):
+        text = req["messages"][-1]["content"]
+        sha = next((s for s in importance if f"提交 {s[:7]}" in text), None)
+        if sha is None:
+            return None  # the headline call: default bullets
+        return analysis_json(importance=importance[sha], summary=f"summary of {sha[:7]}",
+                             risks=["Loads of <b>risk</b> [click](https://evil.example)"])
+
+    with FakeOpenAI(responder=lambda r: responder(r) or Reply()) as llm:
+        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
+                               openai_api_key="sk-test-digest-0000", default_lang="zh")
+        digest = await s.builder.build(s.source(REPO), WINDOW, "zh")
+
+    assert [e.commit.sha for e in digest.entries] == [shas["marlin"], shas["pipe"], shas["midnight"]]
+    assert [e.analysis.origin for e in digest.entries] == ["llm"] * 3
+    assert digest.headline and digest.headline_origin == "llm"
+    md = render_report([digest])
+    assert md.startswith("# 每日更新报告（2026-01-28）\n\n## vllm-project/vllm")
+    assert "> 本日共 3 个提交 | 🔴 高 1 | 🟡 中 1 | 🟢 低 1" in md
+    assert assert_links_resolve(md) >= 8  # table + TOC links
+    # high before medium before low, each commit exactly once as a heading
+    positions = [md.index(f"#### {t}") for t in (
+        "\\[Quantization\\]\\[Deprecation\\] Remove Marlin 24 (\\#32688)",
+        "\\[BugFix\\] Fix P/D with non-MoE DP (\\#33037)",
+        "\\[Docs\\] Explain a \\| b and \\`x\\` in the table (\\#33071)")]
+    assert positions == sorted(positions)
+    # the table cell's pipe is escaped, so the row still has exactly 3 columns
+    row = next(line for line in md.splitlines() if "Explain a" in line and line.startswith("| "))
+    assert len(re.findall(r"(?<!\\)\|", row)) == 4
+    # no trailers, no e-mail addresses; LLM text cannot inject HTML or links
+    assert "Signed-off-by" not in md and "@example.com" not in md
+    assert "<b>" not in md and not re.search(r"(?<!\\)\]\(https://evil", md)
+    assert f"https://github.com/{REPO}/commit/{shas['marlin']}" in md
+    assert re.findall(r"^## .*$", md, flags=re.M) == ["## vllm-project/vllm"]  # one ## per repository
+    assert "📁 覆盖：" in md  # every analysed commit has a coverage line
+
+
+async def test_rerun_makes_no_llm_call_and_no_fetch(fake_github, services_for):
+    day_of_commits(fake_github)
+    with FakeOpenAI() as llm:
+        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url, openai_api_key="sk-test-1234567890")
+        first = await s.builder.build(s.source(REPO), WINDOW, "en")
+        calls, requests = len(llm.requests), len(fake_github.requests)
+        assert calls == 4  # three commits + the headline
+        again = await s.builder.build(s.source(REPO), WINDOW, "en")
+        assert len(llm.requests) == calls and len(fake_github.requests) == requests
+        assert again == first
+
+        # Even with the digest cache off, analyses are cached: no LLM call, no per-commit fetch.
+        s2 = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
+                                openai_api_key="sk-test-1234567890", digest_cache_ttl=0,
+                                redis_prefix=s.settings.redis_prefix)
+        before = len(fake_github.requests)
+        await s2.builder.build(s2.source(REPO), WINDOW, "en")
+        per_commit = [r for r in fake_github.requests[before:] if re.search(r"/commits/[0-9a-f]{40}$", r.path)]
+        assert per_commit == [] and len(llm.requests) == calls + 1  # only the headline again
+
+
+async def test_llm_outage_still_delivers_every_commit_marked(fake_github, services_for):
+    shas = day_of_commits(fake_github)
+    with FakeOpenAI(responder=lambda r: Reply(status=500)) as llm:
+        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
+                               openai_api_key="sk-test-1234567890", llm_max_retries=0)
+        digest = await s.builder.build(s.source(REPO), WINDOW, "en")
+    assert [e.commit.sha for e in digest.entries] == [shas["marlin"], shas["pipe"], shas["midnight"]]
+    assert {e.analysis.origin for e in digest.entries} == {"fallback"}
+    md = render_report([digest])
+    assert md.count("The LLM analysis failed; rule-based analysis instead: LLM unavailable") == 3
+    assert "sk-test" not in md
+
+    # Nothing of the outage was cached: with the LLM back, the same day is analysed by it.
+    with FakeOpenAI() as llm2:
+        s2 = await services_for(github_api_url=fake_github.url, openai_base_url=llm2.url,
+                                openai_api_key="sk-test-1234567890", redis_prefix=s.settings.redis_prefix)
+        digest2 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
+    assert {e.analysis.origin for e in digest2.entries} == {"llm"}
+
+
+async def test_one_commit_failing_never_loses_the_rest(fake_github, services_for):
+    shas = day_of_commits(fake_github)
+    fake_github.fail_next(500, 50, path_contains=f"/commits/{shas['pipe']}")
+    s = await services_for(github_api_url=fake_github.url)
+    digest = await s.builder.build(s.source(REPO), WINDOW, "en")
+    assert len(digest.entries) == 3
+    broken = next(e for e in digest.entries if e.commit.sha == shas["pipe"])
+    assert broken.error.startswith("GitHub kept failing (HTTP 500)")
+    md = render_report([digest])
+    assert "GitHub kept failing (HTTP 500)" in md and md.count("#### ") == 3
+    assert not digest.complete  # a partial digest is not cached as final
+
+
+async def test_offline_digest_on_a_local_repository(tmp_path, services_for):
+    from tests.gitrepo import GitRepo
+
+    r = GitRepo(tmp_path / "proj")
+    r.commit("feat: add exporter\n\nAdds CSV export.", {"src/export.py": "def export():\n    return 1\n"},
+             when=datetime(2026, 1, 28, 10, tzinfo=SH))
+    r.commit("docs: typo", {"README.md": "hello\n"}, when=datetime(2026, 1, 28, 11, tzinfo=SH))
+    s = await services_for()
+    digest = await s.builder.build(s.source(str(r.path)), WINDOW, "en")
+    assert [e.commit.title for e in digest.entries] == ["docs: typo", "feat: add exporter"]
+    assert {e.analysis.origin for e in digest.entries} == {"offline"}
+    md = render_report([digest])
+    assert "Rule-based analysis (no LLM configured)" in md and "(rule-based)" in md
+    assert_links_resolve(md)
+    data = json.loads(render_json([digest]))
+    d = data["digests"][0]
+    assert data["schema"] == "digest-bot/digest@1"
+    assert d["stats"]["total"] == 2 and d["entries"][0]["importance"] == "low"
+    assert d["entries"][1]["analysis"]["change_type"] == "feature"
+    assert d["entries"][1]["coverage_line"] == "The changed file was analysed"
+
+
+async def test_empty_day_and_range(tmp_path, services_for):
+    from tests.gitrepo import GitRepo
+    from bot.window import parse_window
+
+    r = GitRepo(tmp_path / "p")
+    r.commit("a", {"a": "1\n"}, when=datetime(2026, 1, 20, 10, tzinfo=SH))
+    r.commit("b", {"b": "1\n"}, when=datetime(2026, 1, 22, 23, 59, tzinfo=SH))
+    s = await services_for()
+    empty = await s.builder.build(s.source(str(r.path)), WINDOW, "zh")
+    assert empty.entries == () and "没有新的提交" in render_report([empty])
+    window = parse_window("2026-01-20..2026-01-22", "Asia/Shanghai", LATER())
+    ranged = await s.builder.build(s.source(str(r.path)), window, "zh")
+    md = render_report([ranged])
+    assert [e.commit.title for e in ranged.entries] == ["b", "a"]
+    assert md.startswith("# 更新报告（2026-01-20..2026-01-22）") and "共 2 个提交" in md
+
+
+def test_slugger_matches_the_independent_check():
+    from bot.render.markdown import Slugger
+
+    s = Slugger()
+    for text in ("🔴 高重要度变更 (4)", "[Quantization][Deprecation] Remove Marlin 24 (#32688)", "a  b", "a b"):
+        assert s.slug(text) in ("-高重要度变更-4", "quantizationdeprecation-remove-marlin-24-32688", "a-b", "a-b-1")
+    assert _github_slug("🔴 高重要度变更 (4)") == "-高重要度变更-4"
+
+
+def test_markdown_escapes_layout_breakers():
+    from bot.render.markdown import esc, esc_rich
+
+    assert esc("a | b <!channel> [x](y) #1") == "a \\| b &lt;\\!channel&gt; \\[x\\](y) \\#1"
+    rich = esc_rich("# heading\n```\ncode\n---\n> quote\n    indented")
+    assert rich.splitlines() == ["\\# heading  ", "\\```  ", "code  ", "\\---  ", "&gt; quote  ", "indented"]
