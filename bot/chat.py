@@ -84,7 +84,11 @@ TEXT = {
 }
 
 
-def say(lang: str, key: str, **values) -> str:
+_VERBS = {DigestCmd: "digest", SubscribeCmd: "subscribe", UnsubscribeCmd: "unsubscribe", ListCmd: "list",
+          AskCmd: "ask", ConfigCmd: "config", HelpCmd: "help"}
+
+
+def say(lang: str, key: str, /, **values) -> str:
     return TEXT.get(lang, TEXT["en"])[key].format(**values)
 
 
@@ -125,15 +129,19 @@ class ChatService:
     async def on_command(self, conv: Conversation, text: str, *, prefix: str = "/digest") -> None:
         platform = self.platforms[conv.platform]
         lang = self.settings.default_lang
+        verb = None
         try:
             cfg = await self.subs.config(conv.platform, conv.channel)
             lang = cfg.lang
             cmd = parse_command(text)
+            verb = _VERBS[type(cmd)]
             await self._run_command(conv, platform, cmd, cfg, prefix)
         except CommandError as exc:
-            line = f"⚠️ {exc}"
-            line += "\n" + (say(lang, "usage", usage=usage(lang, exc.command, prefix)) if exc.command
-                            else help_text(lang, prefix))
+            line = f"⚠️ {exc}\n" + (say(lang, "usage", usage=usage(lang, exc.command, prefix)) if exc.command
+                                    else help_text(lang, prefix))
+            await self._private(platform, conv, Notice(line, "usage"))
+        except UsageError as exc:  # well-formed but unusable (a future date, an unknown repo…)
+            line = f"⚠️ {exc}" + (f"\n{say(lang, 'usage', usage=usage(lang, verb, prefix))}" if verb else "")
             await self._private(platform, conv, Notice(line, "usage"))
         except BaseException as exc:  # noqa: BLE001 — every failure gets one sentence, never silence
             await self._report(platform, conv, lang, exc)
@@ -381,8 +389,8 @@ class ChatService:
         if resolution.sha is None:
             choices = resolution.candidates or info.commits[:5]
             commits = tuple([await source.get_commit(c.sha) for c in choices])
-            return await platform.send(conv.channel, CommitChoice(text, commits, tuple(info.repo for _ in commits)),
-                                       thread=root)
+            return await platform.send(conv.channel, CommitChoice(text, commits, tuple(info.repo for _ in commits),
+                                                                  info.lang), thread=root)
         info = await self.threads.focus(conv.platform, conv.channel, root, info, resolution.sha)
         commit = await source.get_commit(resolution.sha)
         await self._answer(conv, platform, info, root, commit, text)

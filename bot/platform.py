@@ -55,6 +55,7 @@ class CommitChoice:
     question: str
     commits: tuple[Commit, ...]
     repo_of: tuple[str, ...] = ()  # repo id per commit, for the buttons' payloads
+    lang: str = "en"
 
 
 @dataclass(frozen=True)

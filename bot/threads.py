@@ -79,8 +79,8 @@ def resolve_commit(question: str, info: ThreadInfo) -> Resolution:
         return Resolution(sha=info.focus)
     if len(commits) == 1:
         return Resolution(sha=commits[0].sha)
-    notable = [c for c in commits if c.importance in ("high", "medium")] or list(commits)
-    return Resolution(candidates=tuple(notable[:5]))
+    rank = {"high": 0, "medium": 1, "low": 2}
+    return Resolution(candidates=tuple(sorted(commits, key=lambda c: rank.get(c.importance, 1))[:5]))
 
 
 def _title_scores(question: str, commits: Sequence[ThreadCommit]) -> list[tuple[int, ThreadCommit]]:

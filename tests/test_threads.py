@@ -32,9 +32,9 @@ def test_focus_used_for_follow_ups():
     assert resolve_commit("and what about rollback?", info).sha == COMMITS[2].sha
 
 
-def test_nothing_matches_offers_notable_commits():
+def test_nothing_matches_offers_commits_most_important_first():
     r = resolve_commit("is this safe?", INFO)
-    assert r.sha is None and [c.importance for c in r.candidates] == ["high", "high"]
+    assert r.sha is None and [c.importance for c in r.candidates] == ["high", "high", "low", "low"]
 
 
 def test_single_commit_thread():

@@ -31,6 +31,7 @@ LABELS: dict[str, dict[str, str]] = {
         "low_grouped": "🟢 低重要度变更 ({n})",
         "and_more": "另有 {n} 项",
         "headline_offline": "（规则生成）",
+        "choose": "你问的是哪个提交？",
     },
     "en": {
         "title_day": "Daily update report ({label})",
@@ -59,11 +60,12 @@ LABELS: dict[str, dict[str, str]] = {
         "low_grouped": "🟢 Low importance ({n})",
         "and_more": "{n} more",
         "headline_offline": "(rule-based)",
+        "choose": "Which commit do you mean?",
     },
 }
 
 
-def t(lang: str, key: str, **values) -> str:
+def t(lang: str, key: str, /, **values) -> str:
     table = LABELS.get(lang, LABELS["en"])
     return table[key].format(**values)
 

@@ -29,7 +29,8 @@ def render_text(content: Content) -> str:
             lines.append(f"  🟢 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(summary)}")
         return "\n".join(lines)
     if isinstance(content, CommitChoice):
-        lines = [terminal_safe(content.question), "?"] + [f"  • {c.short_sha} {terminal_safe(c.title)}" for c in content.commits]
+        lines = [f"{t(content.lang, 'choose')} “{terminal_safe(content.question)}”"]
+        lines += [f"  • {c.short_sha} {terminal_safe(c.title)}" for c in content.commits]
         return "\n".join(lines)
     if isinstance(content, AnswerHeader):
         return f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"

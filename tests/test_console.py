@@ -1,0 +1,177 @@
+"""The terminal chat, driven as a user types: what it prints is what the user sees. Also the
+conversation core's flows that every platform shares (commands, threads, deliveries, clock)."""
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.chat import ChatService
+from bot.models import Subscription
+from bot.schedule import Clock
+from bot.services import Services
+from handlers.console import ConsoleChat, ConsolePlatform
+from tests.gitrepo import GitRepo
+
+SH = ZoneInfo("Asia/Shanghai")
+ROOT = Path(__file__).resolve().parent.parent
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
+    r.commit("[Deprecation] Remove the legacy exporter (#41)\n\nThe v1 exporter is gone.",
+             {"src/legacy_export.py": "".join(f"def f{i}():\n    return {i}\n" for i in range(200)),
+              "src/api.py": "def export_v1():\n    pass\n"}, when=datetime(2026, 1, 27, 9, tzinfo=SH))
+    r.commit("[Deprecation] Remove the legacy exporter (#41)", {"src/legacy_export.py": None, "src/api.py": "\n"},
+             when=datetime(2026, 1, 28, 10, tzinfo=SH))
+    r.commit("[Docs] Fix typo in README", {"README.md": "Widgets\n"}, when=datetime(2026, 1, 28, 11, tzinfo=SH))
+    r.commit("[Bugfix] Handle <!channel> and <https://evil|docs> in titles @all", {"src/api.py": "\n\n"},
+             when=datetime(2026, 1, 28, 12, tzinfo=SH))
+    return r
+
+
+@pytest.fixture
+async def console(make_settings, repo):
+    services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
+    out = io.StringIO()
+    platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    typed = ConsoleChat(chat, platform)
+
+    async def type_line(line: str) -> str:
+        start = out.tell()
+        await typed.handle(line)
+        await chat.drain()
+        out.seek(start)
+        text = out.read()
+        out.seek(0, io.SEEK_END)
+        return text
+
+    type_line.chat = chat
+    type_line.platform = platform
+    yield type_line
+    await services.aclose()
+
+
+async def test_digest_then_thread_questions(console, repo):
+    shown = await console("/digest 2026-01-28")
+    assert "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets" in shown
+    assert "[#1] (updated) Daily update report (2026-01-28) · acme/widgets" in shown
+    assert "3 commits today" in shown
+    # thread replies under #1: the high/medium commits in full, the low one grouped
+    assert "↳ [#2 in #1]" in shown and "Remove the legacy exporter" in shown
+    assert "Fix typo in README" in shown
+    assert "<!channel>" not in shown.replace("Handle <!channel>", "")  # only the literal title text
+
+    unclear = await console("reply 1 hmm")  # no commit named, none discussed yet: ask which
+    assert "Which commit do you mean? “hmm”" in unclear
+    assert "Remove the legacy exporter" in unclear and "Fix typo in README" in unclear
+
+    answer = await console("reply 1 what did #41 remove?")
+    assert "in #1]" in answer and "No LLM is configured" in answer
+    assert "legacy_export.py" in answer
+
+    follow_up = await console("reply 1 and is anything else affected?")
+    assert "No LLM is configured" in follow_up and "legacy_export.py" in follow_up  # same commit (focus)
+
+
+async def test_commands_and_bad_input(console, repo):
+    assert "Unknown command 'frobnicate'" in await console("/digest frobnicate")
+    bad_date = await console("/digest 2026-02-30")
+    assert "(only you) ⚠️ '2026-02-30' is not a real calendar date." in bad_date
+    assert "Usage: `/digest digest [DATE|A..B|today|yesterday]" in bad_date
+    future = await console("/digest 2027-01-01")
+    assert "is in the future" in future and "[#" not in future  # nothing posted
+    subscribed = await console(f"/digest subscribe {repo.path} at 9:00 min medium")
+    assert f"✅ Subscribed to {repo.path}: the previous day's digest every day at 09:00 (Asia/Shanghai)" in subscribed
+    assert "minimum importance medium" in subscribed
+    again = await console(f"/digest subscribe {repo.path} lang zh")
+    assert "✅ Updated the" in again and "language zh · minimum importance medium" in again
+    listing = await console("/digest list")
+    assert f"• {repo.path} — daily at 09:00 (Asia/Shanghai) · zh · min medium" in listing
+    assert "Channel settings: language en" in listing
+    assert "✅ Unsubscribed" in await console(f"/digest unsubscribe {repo.path}")
+    assert "is not subscribed to" in await console(f"/digest unsubscribe {repo.path}")
+    assert "No subscriptions here yet" in await console("/digest list")
+    assert "time zone America/New_York" in await console("/digest config tz America/New_York")
+    assert "usage: reply N <question>" in await console("reply x")
+    assert "There is no message #99 yet." in await console("reply 99 why?")
+    assert "Commands (`/digest`" in await console("/digest help")
+
+
+async def test_local_paths_only_from_the_operators_terminal(console, repo, tmp_path):
+    chat = console.chat
+    from bot.platform import Conversation
+
+    slack_like = Conversation(platform="console", channel="c", user="u")
+    # The console may name any local repository path…
+    shown = await console(f"/digest 2026-01-28 {repo.path}")
+    assert "Daily update report (2026-01-28) · acme/widgets" in shown
+    # …a chat platform may not (it would read the bot host's disk).
+    from bot.models import UsageError
+    with pytest.raises(UsageError, match="In chat you can name GitHub repositories"):
+        chat._check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path), "en")
+    assert chat._check_repo(slack_like, str(tmp_path), "en") == str(tmp_path)
+
+
+async def test_clock_posts_once_with_two_clocks_and_a_restart(make_settings, repo):
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", catchup_minutes=60)
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    platform = ConsolePlatform(out=out)
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    await chat.subs.upsert(Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai", lang="en"))
+    # Two clocks tick at the same moment (two replicas), then a restarted one ticks again.
+    first, second = Clock(chat, settings, now=lambda: NOW), Clock(chat, settings, now=lambda: NOW)
+    results = await asyncio.gather(first.tick(), second.tick())
+    outcomes = sorted(r[0][2] for r in results)
+    assert outcomes == ["another clock is delivering", "delivered"]
+    restarted = Clock(chat, settings, now=lambda: NOW + timedelta(minutes=5))
+    assert [r[2] for r in await restarted.tick()] == ["already delivered"]
+    text = out.getvalue()
+    assert text.count("Daily update report (2026-01-28)") == 1
+    # Too late for catch-up the next day at noon: nothing is posted for the 28th again, nor the 29th.
+    late = Clock(chat, settings, now=lambda: NOW + timedelta(days=1, hours=3))
+    assert await late.tick() == []
+    await services.aclose()
+
+
+async def test_empty_day_posts_one_line_or_nothing(make_settings, repo):
+    settings = make_settings(default_repo=str(repo.path), default_lang="en")
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    from bot.window import day_window
+    from datetime import date
+
+    quiet = Subscription("console", "console", str(repo.path), lang="en")
+    await chat.deliver_subscription(quiet, day_window(date(2026, 1, 20), "Asia/Shanghai"), "k1")
+    assert out.getvalue().strip().endswith("No new commits in acme/widgets on 2026-01-20 (Asia/Shanghai).")
+    skip = Subscription("console", "console", str(repo.path), lang="en", post_empty=False)
+    before = out.getvalue()
+    await chat.deliver_subscription(skip, day_window(date(2026, 1, 21), "Asia/Shanghai"), "k2")
+    assert out.getvalue() == before
+    await services.aclose()
+
+
+def test_run_opens_the_console_by_default(redis_url, repo, tmp_path):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))}
+    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": "runconsole:", "DEFAULT_REPO": str(repo.path),
+                "DEFAULT_LANG": "en", "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run([sys.executable, "-m", "bot", "run"], input="/digest 2026-01-28\nreply 1 what happened to the legacy exporter?\nquit\n",
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "Type a command: /digest" in proc.stdout
+    assert "Daily update report (2026-01-28) · acme/widgets" in proc.stdout
+    assert "No LLM is configured" in proc.stdout
+    assert "Traceback" not in proc.stderr
