@@ -78,9 +78,9 @@ class DigestBuilder:
         key = self.store.analysis_key(source.cache_id, commit.sha, self.analyzer.tag(lang), lang)
         if cached := await self.store.get_json(key):
             return analysis_from_dict(cached)
-        files = await self.files(source, commit.sha)
-        pr_body = await self._pr_body(source, commit)
-        reverted = await self._reverted(source, commit, siblings)
+        # Independent reads, done together: each is a round trip to the source.
+        files, pr_body, reverted = await asyncio.gather(
+            self.files(source, commit.sha), self._pr_body(source, commit), self._reverted(source, commit, siblings))
         try:
             result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted)
         except BotError as exc:

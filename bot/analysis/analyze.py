@@ -34,6 +34,9 @@ PR_BODY_CHARS = 3000
 TITLE_CHARS = 300
 FILES_LISTED = 60  # the per-file summary lists the biggest files, then counts the rest
 LEFT_OUT_LISTED = 40
+# When a small budget cannot hold the full lists next to a useful diff, the prompt shrinks in
+# these steps: (files listed, left-out files listed, share of message/PR text kept).
+SHRINK_STEPS = ((FILES_LISTED, LEFT_OUT_LISTED, 1.0), (25, 15, 1.0), (10, 5, 0.5), (0, 0, 0.25))
 NO_DIFF = "(no diff available)"
 
 # The tags of every data block in the prompts. Inside data, any of them (opening or closing, any
@@ -161,29 +164,29 @@ def validate_answer(data: dict[str, Any]) -> Analysis:
 
 # --- the prompt ----------------------------------------------------------------------------------
 
-def files_summary(files: Sequence[FileChange]) -> str:
+def files_summary(files: Sequence[FileChange], listed: int = FILES_LISTED) -> str:
     """One line per file, biggest first: `modified src/app.py (+12 -3)`; the rest counted."""
     ranked = sorted(files, key=lambda f: f.changes, reverse=True)
     lines = []
-    for f in ranked[:FILES_LISTED]:
+    for f in ranked[:listed]:
         path = f"{f.previous_path} → {f.path}" if f.previous_path and f.previous_path != f.path else f.path
         size = "binary" if f.binary else f"+{f.additions} -{f.deletions}"
         lines.append(f"{f.status} {path} ({size})")
-    rest = ranked[FILES_LISTED:]
+    rest = ranked[listed:]
     if rest:
         lines.append(f"… {len(rest)} more files (+{sum(f.additions for f in rest)} "
                      f"-{sum(f.deletions for f in rest)})")
     return defang("\n".join(lines)) or "(no file list available)"
 
 
-def left_out_list(selection: DiffSelection | None) -> str:
+def left_out_list(selection: DiffSelection | None, listed: int = LEFT_OUT_LISTED) -> str:
     """The files the diff block does not show in full, with why."""
     if selection is None:
         return ""
     cov = selection.coverage
-    lines = [f"{path} — {reason}" for path, reason in cov.omitted[:LEFT_OUT_LISTED]]
-    if len(cov.omitted) > LEFT_OUT_LISTED:
-        lines.append(f"… {len(cov.omitted) - LEFT_OUT_LISTED} more")
+    lines = [f"{path} — {reason}" for path, reason in cov.omitted[:listed]]
+    if len(cov.omitted) > listed:
+        lines.append(f"… {len(cov.omitted) - listed} more")
     lines += [f"{path} — clipped" for path in cov.partial]
     return defang("\n".join(lines))
 
@@ -204,25 +207,27 @@ def totals(commit: Commit, files: Sequence[FileChange]) -> tuple[int, int, int]:
 
 
 def prompt_variables(commit: Commit, files: Sequence[FileChange], *, pr_body: str | None,
-                     reverted: Commit | None, selection: DiffSelection | None) -> dict[str, Any]:
+                     reverted: Commit | None, selection: DiffSelection | None,
+                     shrink: tuple[int, int, float] = SHRINK_STEPS[0]) -> dict[str, Any]:
     """Everything analyze_commit.*.j2 needs; `selection=None` renders it without a diff (to
-    measure how much room the diff has)."""
+    measure how much room the diff has); `shrink` is one of SHRINK_STEPS."""
     files_changed, additions, deletions = totals(commit, files)
+    files_listed, left_out_listed, text_share = shrink
     return {
         "repo": defang(commit.repo),
         "short_sha": commit.short_sha,
         "author": untrusted(commit.author, 200),
         "committed_at": commit.committed_at.strftime("%Y-%m-%d %H:%M UTC"),
         "title": untrusted(commit.title, TITLE_CHARS),
-        "body": untrusted(commit.body, BODY_CHARS),
+        "body": untrusted(commit.body, int(BODY_CHARS * text_share)),
         "pr_number": commit.pr_number or "",
-        "pr_body": untrusted(pr_body, PR_BODY_CHARS),
+        "pr_body": untrusted(pr_body, int(PR_BODY_CHARS * text_share)),
         "revert_target": revert_target(commit, reverted),
         "files_total": files_changed,
         "additions": additions,
         "deletions": deletions,
-        "files_summary": files_summary(files),
-        "left_out": left_out_list(selection),
+        "files_summary": files_summary(files, files_listed),
+        "left_out": left_out_list(selection, left_out_listed),
         "redactions": selection.redactions if selection else 0,
         "diff": (defang(selection.text) or NO_DIFF) if selection else "",
     }
@@ -256,21 +261,24 @@ class Analyzer:
 
     # --- LLM path -----------------------------------------------------------------------------
     def _prompt(self, commit, files, lang, pr_body, reverted) -> tuple[RenderedPrompt, DiffSelection]:
-        """The rendered prompt with as much diff as fits in llm_max_prompt_tokens."""
+        """The rendered prompt with as much diff as fits in llm_max_prompt_tokens. Lists and
+        texts shrink step by step when a small budget cannot hold them (a 500-file commit)."""
         limit = self.settings.llm_max_prompt_tokens
+        for shrink in SHRINK_STEPS:
+            def render(selection: DiffSelection | None) -> RenderedPrompt:
+                variables = prompt_variables(commit, files, pr_body=pr_body, reverted=reverted,
+                                             selection=selection, shrink=shrink)
+                return self.prompts.render(JOB, lang, **variables)
 
-        def render(selection: DiffSelection | None) -> RenderedPrompt:
-            variables = prompt_variables(commit, files, pr_body=pr_body, reverted=reverted,
-                                         selection=selection)
-            return self.prompts.render(JOB, lang, **variables)
-
-        budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
-        selection = select_diff(files, max(budget, 0))
-        prompt = render(selection)
-        excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
-        if excess > 0 and selection.tokens:  # the list of left-out files took the room: trim once
-            selection = select_diff(files, max(budget - excess, 0))
+            budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
+            selection = select_diff(files, max(budget, 0))
             prompt = render(selection)
+            excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
+            if excess > 0 and selection.tokens:  # the list of left-out files took the room: trim once
+                selection = select_diff(files, max(budget - excess, 0))
+                prompt = render(selection)
+            if _tokens(prompt) + PROMPT_MARGIN_TOKENS <= limit:
+                break
         return prompt, selection
 
     async def _ask(self, prompt: RenderedPrompt, lang: str) -> Analysis:

@@ -306,6 +306,9 @@ def _parse_iso(value: str) -> datetime:
 
 
 class _Handler(BaseHTTPRequestHandler):
+    # Like real servers: no Nagle delay between the headers and the body (else every
+    # response waits ~40 ms for a delayed ACK on loopback).
+    disable_nagle_algorithm = True
     fake: FakeGitHub
     protocol_version = "HTTP/1.1"  # keep-alive, like GitHub (requests reuses connections)
 

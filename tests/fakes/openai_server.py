@@ -231,6 +231,9 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
+    # Like real servers: no Nagle delay between the headers and the body (else every
+    # response waits ~40 ms for a delayed ACK on loopback).
+    disable_nagle_algorithm = True
     fake: FakeOpenAI
     protocol_version = "HTTP/1.1"  # keep-alive like the real API; streams use chunked encoding
 
