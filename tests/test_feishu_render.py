@@ -1,0 +1,256 @@
+"""Feishu cards (bot/render/feishu.py): sizes, splitting without loss, panels, escaping, zh/en."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from bot.models import (Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights, Window)
+from bot.platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits, Notice)
+from bot.render import feishu as R
+from bot.render.labels import t
+
+REPO_URL = "https://github.com/acme/rocket"
+EVIL = '@all <at user_id="all"></at> <at id=all></at> [click me](https://evil.example/x) ![img](https://evil.example/i.png) &#60;at id=all&#62; <a href="https://evil.example">a</a>'
+LIMIT = 30 * 1024
+
+
+def window(lang_tz: str = "Asia/Shanghai") -> Window:
+    start = datetime(2026, 1, 28, tzinfo=timezone(timedelta(hours=8)))
+    return Window(start, start + timedelta(days=1), lang_tz, "2026-01-28")
+
+
+def commit(i: int, title: str | None = None, body: str = "", pr: int | None = None) -> Commit:
+    sha = f"{i:07x}" + "abcdef0123456789abcdef0123456789a"[: 33]
+    return Commit(repo="acme/rocket", sha=sha, title=title or f"feat: change number {i}", body=body,
+                  author=f"Dev {i}", committed_at=datetime(2026, 1, 28, 3, tzinfo=timezone.utc),
+                  url=f"{REPO_URL}/commit/{sha}", pr_number=pr)
+
+
+def analysis(importance: Importance, **overrides) -> Analysis:
+    base = Analysis(change_type=ChangeType.FEATURE, importance=importance,
+                    importance_reason="Touches the public API.", summary="Adds a flag.", impact="CLI users.",
+                    insights=Insights("New module boundary.", "Faster export.", "No new input paths."),
+                    risks=("Date parsing differs by locale.",), recommendations=("Document the formats.",),
+                    coverage=Coverage(files_total=3, files_shown=3))
+    return replace(base, **overrides)
+
+
+def digest(entries, lang: str = "en", **kw) -> Digest:
+    return Digest(repo="acme/rocket", branch="main", window=window(), lang=lang, entries=tuple(entries),
+                  headline=kw.pop("headline", ("Exports gained a --since flag.",)), repo_url=REPO_URL, **kw)
+
+
+def markdown_of(cards) -> str:
+    return "\n".join(R.all_markdown(cards))
+
+
+def assert_fits(cards) -> None:
+    assert cards, "nothing rendered"
+    for card in cards:
+        size = len(json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        assert size <= LIMIT, f"card of {size} bytes"
+        assert card["schema"] == "2.0" and card["config"]["update_multi"] is True
+
+
+def built_links(cards) -> set[str]:
+    return set(re.findall(r"\]\((https?://[^)\s]+)\)", markdown_of(cards)))
+
+
+def assert_inert(cards, allowed_mentions: tuple[str, ...] = ()) -> None:
+    """No mention, no link except the bot's own commit/PR links, no tag from untrusted text."""
+    text = markdown_of(cards)
+    for bad in ("@all", "<at user_id", "<at id=all", "<a href", "](https://evil", "://evil", "![img](", "&#60;at"):
+        assert bad not in text, f"{bad!r} survived escaping"
+    ats = re.findall(r"<at id=([^>]*)>", text)
+    assert set(ats) <= set(allowed_mentions)
+    for url in built_links(cards):
+        assert url.startswith(REPO_URL + "/"), url
+    # nothing that could open a tag remains, except the bot's own <font> and <at> markup
+    for tag in re.findall(r"<(/?[A-Za-z][A-Za-z_]*)", text):
+        assert tag in ("font", "/font", "at", "/at"), tag
+
+
+# --- sizes and splitting -------------------------------------------------------------------------
+
+def test_a_60_commit_digest_fits_and_keeps_every_commit():
+    entries = [DigestEntry(commit(i, pr=100 + i), analysis(Importance.HIGH, importance_reason=f"reason-{i:03d} " * 20))
+               for i in range(60)]
+    d = digest(entries)
+    parent = R.render_cards(DigestParent(d))
+    assert_fits(parent)
+    text = markdown_of(parent)
+    for i in range(60):
+        assert f"reason-{i:03d}" in text and f"change number {i}" in text and f"/pull/{100 + i}" in text
+    if len(parent) > 1:  # continuation cards say so in their header
+        assert parent[1]["header"]["title"]["content"].endswith(f"(2/{len(parent)})")
+    for e in entries:
+        assert_fits(R.render_cards(CommitDetail(d, e), thread="om_root"))
+    lows = [DigestEntry(commit(i), analysis(Importance.LOW, summary=f"low-{i:02d} " * 200)) for i in range(15)]
+    low_cards = R.render_cards(LowCommits(digest(lows), tuple(lows)))
+    assert_fits(low_cards)
+    assert all(f"low-{i:02d}" in markdown_of(low_cards) for i in range(15))
+
+
+def test_a_50000_character_analysis_is_split_across_cards_without_loss():
+    words = [f"w{i:05d}" for i in range(7000)]  # ~49,000 characters
+    long = " ".join(words)
+    a = analysis(Importance.HIGH, summary=long, risks=tuple(" ".join(words[i:i + 700]) for i in range(0, 7000, 700)))
+    e = DigestEntry(commit(1), a)
+    cards = R.render_cards(CommitDetail(digest([e]), e), thread="om_root")
+    assert len(cards) >= 2
+    assert_fits(cards)
+    text = markdown_of(cards)
+    missing = [w for w in words if w not in text]
+    assert not missing, f"{len(missing)} words dropped, first {missing[:3]}"
+    # the buttons come once, at the very end
+    buttons = [b for c in cards for b in _walk(c) if b.get("tag") == "button"]
+    assert [b["behaviors"][0].get("value", {}).get("action") for b in buttons][:2] == ["ask", "details"]
+    assert all(b.get("tag") != "button" for b in _walk(cards[0])) or len(cards) == 1
+
+
+def test_a_single_enormous_word_is_cut_hard_but_kept():
+    blob = "x" * 80_000
+    e = DigestEntry(commit(2), analysis(Importance.MEDIUM, summary=blob))
+    cards = R.render_cards(CommitDetail(digest([e]), e))
+    assert_fits(cards)
+    assert sum(s.count("x") for s in R.all_markdown(cards)) >= 80_000
+
+
+def test_long_answers_become_several_cards_and_reopen_code_fences():
+    code = "\n".join(f"line_{i:05d} = {i}" for i in range(4000))
+    answer = "Here is the code:\n```python\n" + code + "\n```\nThat is all."
+    segments = R.answer_segments(answer)
+    assert len(segments) >= 2
+    for seg in segments:
+        assert R.card_bytes(R.answer_card(seg, streaming=True)) <= R.CARD_BUDGET
+    joined = "".join(segments)
+    assert all(f"line_{i:05d}" in joined for i in range(4000))
+    assert segments[1].startswith("```python\n")  # the code block continues as code on the next card
+    assert "That is all." in segments[-1]
+
+
+# --- native structure ---------------------------------------------------------------------------
+
+def test_commit_card_has_panels_links_and_buttons():
+    c = replace(commit(3, pr=42), reverts="f" * 40)
+    e = DigestEntry(c, analysis(Importance.HIGH, origin="fallback", note="the LLM timed out"))
+    d = digest([e])
+    card = R.render_cards(CommitDetail(d, e), thread="om_thread_root")[0]
+    assert card["header"]["template"] == "red"
+    panels = [x for x in _walk(card) if x.get("tag") == "collapsible_panel"]
+    titles = " ".join(p["header"]["title"]["content"] for p in panels)
+    for key in ("insights", "risks", "recommendations"):
+        assert t("en", key) in titles
+    assert all(p["expanded"] is False for p in panels)
+    text = markdown_of([card])
+    assert f"]({c.url})" in text and f"]({REPO_URL}/pull/42)" in text and f"]({REPO_URL}/commit/{'f' * 40})" in text
+    assert "the LLM timed out" in text and "3 files" in text.lower()  # origin note, coverage line
+    buttons = [b for b in _walk(card) if b.get("tag") == "button"]
+    ask, details = (b["behaviors"][0]["value"] for b in buttons[:2])
+    assert ask["action"] == "ask" and details["action"] == "details"
+    assert ask["sha"] == c.sha and ask["thread"] == "om_thread_root" and ask["lang"] == "en" and ask["tz"] == "Asia/Shanghai"
+    assert buttons[2]["behaviors"][0] == {"type": "open_url", "default_url": c.url}
+
+
+def test_details_card_expands_everything_and_shows_the_message_body():
+    e = DigestEntry(commit(4, body="Why: the old flag was confusing."), analysis(Importance.MEDIUM))
+    card = R.render_cards(CommitDetails(digest([e]), e), thread="om_r")[0]
+    panels = [x for x in _walk(card) if x.get("tag") == "collapsible_panel"]
+    assert panels and all(p["expanded"] for p in panels)
+    assert "the old flag was confusing" in markdown_of([card])
+    actions = [b["behaviors"][0].get("value", {}).get("action") for b in _walk(card) if b.get("tag") == "button"]
+    assert "details" not in actions and "ask" in actions
+
+
+def test_offline_analysis_is_labelled():
+    e = DigestEntry(commit(5), analysis(Importance.MEDIUM, origin="offline"))
+    assert t("zh", "origin_offline") in markdown_of(R.render_cards(CommitDetail(digest([e], lang="zh"), e)))
+
+
+def test_choice_and_answer_header_and_notice():
+    c1, c2 = commit(6, "fix: cache expiry"), commit(7, "fix: cache warmup")
+    cards = R.render_cards(CommitChoice("which cache fix broke the build?", (c1, c2), ("acme/rocket", "acme/rocket")),
+                           thread="om_t")
+    values = [b["behaviors"][0]["value"] for b in _walk(cards[0]) if b.get("tag") == "button"]
+    assert [v["sha"] for v in values] == [c1.sha, c2.sha]
+    assert all(v["action"] == "choose" and v["question"] == "which cache fix broke the build?"
+               and v["thread"] == "om_t" and v["repo"] == "acme/rocket" for v in values)
+    header = R.render_cards(AnswerHeader("ou_asker123", "what could break?", c1))
+    assert "<at id=ou_asker123></at>" in markdown_of(header)
+    forged = R.render_cards(AnswerHeader("all", "q", c1))
+    assert "<at" not in markdown_of(forged)
+    usage = R.render_cards(Notice("⚠️ Unknown command 'x'.\nUsage: `@DigestBot digest [DATE]`", "usage"))
+    assert "`@\u200bDigestBot digest [DATE]`" in markdown_of(usage)  # code stays code
+
+
+# --- escaping -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_hostile_commit_text_and_llm_output_are_inert(lang):
+    c = commit(8, title=f"feat: {EVIL}", body=EVIL)
+    a = analysis(Importance.HIGH, importance_reason=EVIL, summary=EVIL + "\n```\n" + EVIL + "\n```", impact=EVIL,
+                 insights=Insights(EVIL, EVIL, EVIL), risks=(EVIL,), recommendations=(EVIL + " `" + EVIL + "`",),
+                 note=EVIL, origin="fallback")
+    e = DigestEntry(c, a, error=EVIL)
+    low = DigestEntry(commit(9, title=EVIL), analysis(Importance.LOW, summary=EVIL))
+    d = digest([e, low], lang=lang, headline=(EVIL,))
+    rendered = []
+    for content in (DigestParent(d), CommitDetail(d, e), CommitDetails(d, e), LowCommits(d, (low,)),
+                    CommitChoice(EVIL, (c,), ("acme/rocket",)), AnswerHeader("ou_x1", EVIL, c), Notice(EVIL)):
+        cards = R.render_cards(content, thread="om_t", lang=lang)
+        assert_fits(cards)
+        rendered += cards
+    assert_inert(rendered, allowed_mentions=("ou_x1",))
+    assert_inert([R.answer_card(EVIL + "\n```\n" + EVIL, streaming=True)])
+    assert_inert([R.ephemeral_card(EVIL)])
+    # …and still readable: the words are there
+    assert "click me" in markdown_of(rendered) and "user_id=\"all\"" in markdown_of(rendered)
+
+
+def test_escaping_keeps_code_blocks_and_closes_unterminated_ones():
+    out = R.md_escape("Look:\n```diff\n+ a < b && c\n- [x](y)\n")
+    assert out.startswith("Look:\n```diff\n+ a < b && c\n- [x]\u200b(y)\n")
+    assert out.endswith("```")
+    # a fence cannot be closed early by the content to smuggle markup out of it
+    out = R.md_escape("```\n<at id=all></at>\n```\n<at id=all></at>")
+    assert "<at" not in out.replace("<\u200bat", "")
+
+
+@pytest.mark.parametrize("lang,words", [("zh", ["每日更新报告", "本日共", "查看提交"]),
+                                        ("en", ["Daily update report", "commits today", "View commit"])])
+def test_labels_follow_the_digest_language(lang, words):
+    e = DigestEntry(commit(10), analysis(Importance.HIGH))
+    d = digest([e], lang=lang)
+    cards = R.render_cards(DigestParent(d)) + R.render_cards(CommitDetail(d, e))
+    everything = json.dumps(cards, ensure_ascii=False)
+    assert all(w in everything for w in words)
+    ask = [b for b in _walk(cards[-1]) if b.get("tag") == "button"][0]
+    assert ask["text"]["content"] == R.ft(lang, "ask")
+
+
+def test_streaming_card_and_form():
+    card = R.answer_card("partial answer", streaming=True)
+    assert card["config"]["streaming_mode"] is True
+    assert card["body"]["elements"][0]["element_id"] == R.ANSWER_ELEMENT
+    form = R.ask_form_card({"action": "ask", "sha": "abc1234def", "repo": "acme/rocket", "thread": "om_t",
+                            "lang": "en", "title": "feat: x"}, "en")
+    inner = [x for x in _walk(form) if x.get("tag") in ("input", "button")]
+    assert inner[0]["name"] == "question"
+    submit = inner[1]
+    assert submit["form_action_type"] == "submit"
+    assert submit["behaviors"][0]["value"]["action"] == "ask_submit"
+    assert submit["behaviors"][0]["value"]["thread"] == "om_t"
+
+
+def _walk(node):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _walk(value)
