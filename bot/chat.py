@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import AsyncIterator, Callable
 
 from .commands import (AskCmd, CommandError, ConfigCmd, DigestCmd, HelpCmd, ListCmd, SubscribeCmd,
-                       UnsubscribeCmd, help_text, parse_command, usage, COMMAND_WORDS)
+                       UnsubscribeCmd, help_text, looks_like_command, parse_command, usage)
 from .delivery import Plan, deliver_digest
 from .models import (BotError, Commit, Digest, DigestEntry, Importance, NotFoundError, Subscription, UsageError,
                      Window)
@@ -154,14 +154,13 @@ class ChatService:
         try:
             cfg = await self.subs.config(conv.platform, conv.channel)
             lang = cfg.lang
-            words = text.split()
-            if words and words[0].lower() in COMMAND_WORDS and (mentioned or conv.is_dm) and not conv.thread:
+            if (mentioned or conv.is_dm) and not conv.thread and looks_like_command(text):
                 return await self.on_command(conv, text, prefix=prefix)
             info = await self.threads.get(conv.platform, conv.channel, conv.thread) if conv.thread else None
             if info is None:
                 if conv.thread and not (mentioned or conv.is_dm):
                     return  # someone else's thread: not for us
-                if words and words[0].lower() in COMMAND_WORDS:
+                if looks_like_command(text):
                     return await self.on_command(conv, text, prefix=prefix)
                 if conv.thread:
                     return await platform.send(conv.channel, Notice(say(lang, "unknown_thread", prefix=prefix)),
@@ -180,6 +179,8 @@ class ChatService:
         try:
             root = value.get("thread") or conv.thread
             info = await self.threads.get(conv.platform, conv.channel, root) if root else None
+            if info is not None:  # the thread knows how commands name its repository
+                value = {**value, "repo": info.repo}
             if action == "details":
                 return await self._details(conv, platform, value, info)
             if action in ("ask", "choose"):

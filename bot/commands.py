@@ -258,3 +258,14 @@ def _config(args: list[str]) -> ConfigCmd:
         questions=_check_choice(opts["questions"], ("mention", "all"), "questions", "config") if "questions" in opts else None,
         file=(_check_choice(opts["file"], ("on", "off"), "file", "config") == "on") if "file" in opts else None,
     )
+
+
+def looks_like_command(text: str) -> bool:
+    """Top-level @-mentions and DMs are commands when they parse as one (including a digest
+    without its verb: `@bot 2026-01-28 owner/repo`), or start with a command word (and then get
+    that command's usage when malformed); anything else is a question."""
+    try:
+        parse_command(text)
+        return bool(text.strip())
+    except CommandError as exc:
+        return exc.command is not None

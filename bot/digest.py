@@ -56,7 +56,7 @@ class DigestBuilder:
         bullets, origin = await build_headline(self.llm, self.prompts, entries, lang)
         digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
                         headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
-                        generated_at=self.clock())
+                        generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name))
         if cacheable and digest.complete:
             await self.store.set_json(key, to_dict(digest), ttl=self.settings.digest_cache_ttl)
         return digest

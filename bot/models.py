@@ -214,6 +214,12 @@ class Digest:
     headline_origin: str = "offline"
     repo_url: str | None = None
     generated_at: datetime | None = None
+    repo_spec: str = ""  # how commands name the repository (owner/name or the configured path)
+
+    @property
+    def repo_id(self) -> str:
+        """What buttons and threads carry to reopen this repository's source."""
+        return self.repo_spec or self.repo
 
     def count(self, importance: Importance) -> int:
         return sum(1 for e in self.entries if e.importance is importance)
@@ -306,7 +312,7 @@ def digest_from_dict(d: dict) -> Digest:
     return Digest(repo=d["repo"], branch=d["branch"], window=window_from_dict(d["window"]),
                   lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
                   headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
-                  generated_at=datetime.fromisoformat(gen) if gen else None)
+                  generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""))
 
 
 def subscription_from_dict(d: dict) -> Subscription:

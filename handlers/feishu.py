@@ -53,7 +53,7 @@ from lark_oapi.core.exception import ObtainAccessTokenException
 from lark_oapi.core.utils import AESCipher
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger, P2CardActionTriggerResponse
 
-from bot.commands import CommandError, parse_command
+from bot.commands import looks_like_command
 from bot.models import BotError
 from bot.platform import Content, Conversation, MessageRef, Notice
 from bot.render import feishu as R
@@ -566,16 +566,6 @@ def _post_text(body: dict) -> str:
                 words.append(str(node.get("user_id", "")))
         lines.append("".join(words))
     return "\n".join([body.get("title") or ""] + lines).strip()
-
-
-def looks_like_command(text: str) -> bool:
-    """Top-level @-mentions and DMs are commands when they parse as one (including a digest
-    without its verb: `@bot 2026-01-28 owner/repo`), or start with a command word."""
-    try:
-        parse_command(text)
-        return True
-    except CommandError as exc:
-        return exc.command is not None
 
 
 @dataclass(frozen=True)

@@ -480,7 +480,7 @@ def _analysis_blocks(lang: str, a: Analysis, full: bool) -> list[Block]:
 
 
 def button_value(action: str, d: Digest, c: Commit, thread: str | None, **extra) -> dict:
-    value = {"action": action, "repo": d.repo, "sha": c.sha, "lang": d.lang, "tz": d.window.tz,
+    value = {"action": action, "repo": d.repo_id, "sha": c.sha, "lang": d.lang, "tz": d.window.tz,
              "title": plain(c.title, 80)}
     if thread:
         value["thread"] = thread

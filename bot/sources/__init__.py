@@ -16,6 +16,7 @@ GITHUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$
 
 
 class CommitSource(Protocol):
+    spec: str  # the repository as it was named to open_source (commands and buttons reuse it)
     name: str  # display name: owner/name or the directory's name
     cache_id: str  # stable identity for cache keys ("github:owner/name", "git:/abs/path")
     web_url: str | None  # https://github.com/owner/name when known
@@ -50,8 +51,11 @@ def open_source(repo: str, settings) -> CommitSource:
         raise UsageError("No repository given: name one as owner/name or a local path.")
     if os.path.exists(os.path.expanduser(repo)):
         from .localgit import LocalGitSource
-        return LocalGitSource(os.path.expanduser(repo))
-    if looks_like_github(repo):
+        source = LocalGitSource(os.path.expanduser(repo))
+    elif looks_like_github(repo):
         from .github import GitHubSource
-        return GitHubSource(repo, settings)
-    raise UsageError(f"'{repo}' is neither owner/name nor an existing local path.")
+        source = GitHubSource(repo, settings)
+    else:
+        raise UsageError(f"'{repo}' is neither owner/name nor an existing local path.")
+    source.spec = repo
+    return source

@@ -183,6 +183,7 @@ class GitHubSource:
     """`CommitSource` for "owner/name" on GitHub or GitHub Enterprise (`settings.github_api_url`)."""
 
     def __init__(self, repo: str, settings: Any):
+        self.spec = repo  # as the user named it (commands and buttons reuse it)
         self.name = repo  # replaced by GitHub's own spelling once the repository is loaded
         self.cache_id = f"github:{repo.lower()}"
         self.web_url: str | None = _guess_web_url(settings.github_api_url, repo)

@@ -28,6 +28,7 @@ _BINARY_EXT = re.compile(r"\.(png|jpe?g|gif|bmp|ico|webp|pdf|zip|gz|tgz|bz2|xz|7
 
 class LocalGitSource:
     def __init__(self, path: str):
+        self.spec = path
         self.path = str(Path(path).resolve())
         self._git_dir = self._probe()
         self.cache_id = f"git:{self.path}"
