@@ -83,9 +83,9 @@ class QA:
 
     def _prompt(self, commit, analysis: Analysis, files, question, lang, history):
         history = list(history)[-2 * HISTORY_TURNS:]
-        base = dict(commit=_commit_vars(commit), analysis=to_dict(analysis), question=redact_secrets(question)[0],
-                    history=[{"role": h.role, "text": redact_secrets(h.text)[0]} for h in history],
-                    coverage="")
+        base = dict(commit=_commit_vars(commit), analysis=_untrusted_tree(to_dict(analysis)),
+                    question=_untrusted(question),
+                    history=[{"role": h.role, "text": _untrusted(h.text)} for h in history], coverage="")
         overhead = estimate_tokens("\n".join(m["content"] for m in
                                              self.prompts.render("qa", lang, diff="", **base).messages()))
         budget = max(500, self.settings.llm_max_prompt_tokens - overhead - 200)
@@ -107,8 +107,23 @@ class QA:
 
 
 def _commit_vars(commit: Commit) -> dict:
-    return {"sha": commit.sha, "title": _neutralise(commit.title), "body": _neutralise(redact_secrets(commit.body)[0]),
-            "author": commit.author, "url": commit.url or "", "pr_number": commit.pr_number}
+    return {"sha": commit.sha, "title": _untrusted(commit.title), "body": _untrusted(commit.body),
+            "author": _untrusted(commit.author), "url": commit.url or "", "pr_number": commit.pr_number}
+
+
+def _untrusted(text: str) -> str:
+    """Chat text, commit text and earlier answers: secrets redacted, block tags defused."""
+    return _neutralise(redact_secrets(text or "")[0])
+
+
+def _untrusted_tree(value):
+    if isinstance(value, str):
+        return _untrusted(value)
+    if isinstance(value, dict):
+        return {k: _untrusted_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_untrusted_tree(v) for v in value]
+    return value
 
 
 def _neutralise(text: str) -> str:
