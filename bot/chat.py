@@ -139,10 +139,10 @@ class ChatService:
         except CommandError as exc:
             line = f"⚠️ {exc}\n" + (say(lang, "usage", usage=usage(lang, exc.command, prefix)) if exc.command
                                     else help_text(lang, prefix))
-            await self._private(platform, conv, Notice(line, "usage"))
+            await self._private(platform, conv, Notice(line, "usage", lang))
         except UsageError as exc:  # well-formed but unusable (a future date, an unknown repo…)
             line = f"⚠️ {exc}" + (f"\n{say(lang, 'usage', usage=usage(lang, verb, prefix))}" if verb else "")
-            await self._private(platform, conv, Notice(line, "usage"))
+            await self._private(platform, conv, Notice(line, "usage", lang))
         except BaseException as exc:  # noqa: BLE001 — every failure gets one sentence, never silence
             await self._report(platform, conv, lang, exc)
 
@@ -156,6 +156,8 @@ class ChatService:
             lang = cfg.lang
             if (mentioned or conv.is_dm) and not conv.thread and looks_like_command(text):
                 return await self.on_command(conv, text, prefix=prefix)
+            if not conv.thread and not (mentioned or conv.is_dm):
+                return  # ordinary channel chatter
             info = await self.threads.get(conv.platform, conv.channel, conv.thread) if conv.thread else None
             if info is None:
                 if conv.thread and not (mentioned or conv.is_dm):
@@ -163,7 +165,7 @@ class ChatService:
                 if looks_like_command(text):
                     return await self.on_command(conv, text, prefix=prefix)
                 if conv.thread:
-                    return await platform.send(conv.channel, Notice(say(lang, "unknown_thread", prefix=prefix)),
+                    return await platform.send(conv.channel, Notice(say(lang, "unknown_thread", prefix=prefix), lang=lang),
                                                thread=conv.thread)
                 return await self._question_outside_thread(conv, platform, text, lang, prefix)
             if not (mentioned or conv.is_dm or cfg.questions == "all"):
@@ -188,15 +190,16 @@ class ChatService:
                 if info is None:
                     info = ThreadInfo(value["repo"], lang, value.get("tz") or self.settings.default_tz, "",
                                       (ThreadCommit(sha, value.get("title", "")),))
-                info = await self.threads.focus(conv.platform, conv.channel, root, info, sha)
+                if root:
+                    info = await self.threads.focus(conv.platform, conv.channel, root, info, sha)
                 q = question or value.get("question")
                 if not q:
-                    return await self._private(platform, conv, Notice(say(info.lang, "ask_hint", sha=sha[:7])))
+                    return await self._private(platform, conv, Notice(say(info.lang, "ask_hint", sha=sha[:7]), lang=info.lang))
                 source = self.services.source(info.repo)
                 commit = await source.get_commit(sha)
                 ask_conv = replace(conv, thread=root)
                 if question:  # collected by a form: show what was asked before the answer
-                    await platform.send(conv.channel, AnswerHeader(conv.user, q, commit), thread=root)
+                    await platform.send(conv.channel, AnswerHeader(conv.user, q, commit, info.lang), thread=root)
                 return await self._answer(ask_conv, platform, info, root, commit, q)
             raise UsageError(f"Unknown button action '{action}'.")
         except BaseException as exc:  # noqa: BLE001
@@ -206,24 +209,24 @@ class ChatService:
     async def _run_command(self, conv, platform, cmd, cfg, prefix) -> None:
         lang = cfg.lang
         if isinstance(cmd, HelpCmd):
-            return await self._private(platform, conv, Notice(help_text(lang, prefix)))
+            return await self._private(platform, conv, Notice(help_text(lang, prefix), lang=lang))
         if isinstance(cmd, DigestCmd):
             return await self._digest_command(conv, platform, cmd, cfg)
         if isinstance(cmd, ListCmd):
-            return await self._private(platform, conv, Notice(await self._listing(conv, cfg, prefix)))
+            return await self._private(platform, conv, Notice(await self._listing(conv, cfg, prefix), lang=lang))
         if isinstance(cmd, ConfigCmd):
             self._require_admin(conv, lang)
             updated = await self.subs.set_config(conv.platform, conv.channel, lang=cmd.lang, tz=cmd.tz,
                                                  questions=cmd.questions, file=cmd.file)
-            return await platform.send(conv.channel, Notice(self._config_line(updated)), thread=conv.thread)
+            return await platform.send(conv.channel, Notice(self._config_line(updated), lang=updated.lang), thread=conv.thread)
         if isinstance(cmd, SubscribeCmd):
             return await self._subscribe(conv, platform, cmd, cfg)
         if isinstance(cmd, UnsubscribeCmd):
             self._require_admin(conv, lang)
             removed = await self.subs.remove(conv.platform, conv.channel, cmd.repo)
             key = "unsubscribed" if removed else "not_subscribed"
-            return await (platform.send(conv.channel, Notice(say(lang, key, repo=cmd.repo)), thread=conv.thread)
-                          if removed else self._private(platform, conv, Notice(say(lang, key, repo=cmd.repo))))
+            return await (platform.send(conv.channel, Notice(say(lang, key, repo=cmd.repo), lang=lang), thread=conv.thread)
+                          if removed else self._private(platform, conv, Notice(say(lang, key, repo=cmd.repo), lang=lang)))
         if isinstance(cmd, AskCmd):
             return await self._ask_command(conv, platform, cmd, cfg)
 
@@ -236,11 +239,13 @@ class ChatService:
     def _check_repo(self, conv: Conversation, repo: str, lang: str) -> str:
         """Chat users may name GitHub repositories or the configured default; only the operator's
         own terminal may point at arbitrary local paths on the bot's machine."""
-        if conv.platform == "console" or looks_like_github(repo) or repo in (self.settings.default_repo, "."):
-            return self.settings.default_repo if repo == "." else repo
+        if repo in (self.settings.default_repo, "."):
+            return self.settings.default_repo
         default_name = self._default_name()
         if default_name and repo.lower() == default_name.lower():
-            return self.settings.default_repo
+            return self.settings.default_repo  # a local clone named by its owner/name: stay local
+        if conv.platform == "console" or looks_like_github(repo):
+            return repo
         raise UsageError(say(lang, "repo_policy", default=default_name or self.settings.default_repo))
 
     def _default_name(self) -> str | None:
@@ -273,7 +278,7 @@ class ChatService:
                               min_importance="low", attach=False, progress_key=None) -> MessageRef | None:
         name = source.name
         progress = await platform.send(conv.channel, Notice(say(lang, "building", repo=name, label=window.label),
-                                                             "progress"))
+                                                             "progress", lang))
         last = [0.0, ""]
 
         async def on_progress(done: int, total: int) -> None:
@@ -282,7 +287,7 @@ class ChatService:
             if total and text != last[1] and (now - last[0] >= PROGRESS_EVERY):
                 last[:] = [now, text]
                 try:
-                    await platform.update(progress, Notice(text, "progress"))
+                    await platform.update(progress, Notice(text, "progress", lang))
                 except BotError:
                     pass  # a missed progress edit is cosmetic
 
@@ -290,7 +295,7 @@ class ChatService:
             digest = await self.services.builder.build(source, window, lang, branch, progress=on_progress)
         except BaseException as exc:
             reason = str(exc) if isinstance(exc, BotError) else type(exc).__name__
-            await platform.update(progress, Notice(say(lang, "failed", repo=name, label=window.label, reason=reason), "error"))
+            await platform.update(progress, Notice(say(lang, "failed", repo=name, label=window.label, reason=reason), "error", lang))
             if not isinstance(exc, BotError):
                 log.exception("digest for %s %s failed", name, window.label)
             return None
@@ -319,7 +324,7 @@ class ChatService:
                       post_empty=base.post_empty if cmd.post_empty is None else cmd.post_empty)
         await self.subs.upsert(sub)
         key = "resubscribed" if old else "subscribed"
-        await platform.send(conv.channel, Notice(say(lang, key, **self._sub_fields(sub, lang))), thread=conv.thread)
+        await platform.send(conv.channel, Notice(say(lang, key, **self._sub_fields(sub, lang)), lang=lang), thread=conv.thread)
 
     def _sub_fields(self, sub: Subscription, lang: str) -> dict:
         return dict(repo=sub.repo, at=sub.at, tz=sub.tz, lang=sub.lang, min=sub.min_importance.value,
@@ -345,7 +350,7 @@ class ChatService:
         repo, commit = await self._find_commit(repos, cmd.ref, lang)
         info = ThreadInfo(repo, lang, cfg.tz, "", (ThreadCommit(commit.sha, commit.title, commit.pr_number),),
                           commit.sha)
-        header = await platform.send(conv.channel, AnswerHeader(conv.user, cmd.question, commit), thread=conv.thread)
+        header = await platform.send(conv.channel, AnswerHeader(conv.user, cmd.question, commit, lang), thread=conv.thread)
         root = header.thread_root
         await self.threads.save(conv.platform, conv.channel, root, info)
         await self._answer(replace(conv, thread=root), platform, info, root, commit, cmd.question)
@@ -371,7 +376,7 @@ class ChatService:
         ref = next((w for w in _HEX.findall(text) if len(w) >= 7), None) or next(
             (f"#{n}" for n in _PR.findall(text)), None)
         if ref is None:
-            return await self._private(platform, conv, Notice(help_text(lang, prefix)))
+            return await self._private(platform, conv, Notice(help_text(lang, prefix), lang=lang))
         cfg = await self.subs.config(conv.platform, conv.channel)
         await self._ask_command(conv, platform, AskCmd(ref, text), cfg)
 
@@ -412,7 +417,7 @@ class ChatService:
                 collected.append(piece)
                 yield piece
 
-        await platform.stream(conv.channel, root, tee(), conv=conv)
+        await platform.stream(conv.channel, root, tee(), conv=conv, lang=info.lang)
         await self.threads.add_turn(conv.platform, conv.channel, root, "user", question, commit.sha)
         await self.threads.add_turn(conv.platform, conv.channel, root, "assistant", "".join(collected), commit.sha)
 
@@ -443,7 +448,7 @@ class ChatService:
 
     async def report_push_failure(self, sub: Subscription, attempts: int, reason: str) -> None:
         platform = self.platforms[sub.platform]
-        await platform.send(sub.channel, Notice(say(sub.lang, "push_failed", repo=sub.repo, n=attempts, reason=reason), "error"))
+        await platform.send(sub.channel, Notice(say(sub.lang, "push_failed", repo=sub.repo, n=attempts, reason=reason), "error", sub.lang))
 
     # --- failures ------------------------------------------------------------------------------------
     async def _private(self, platform, conv, content) -> None:
@@ -461,7 +466,7 @@ class ChatService:
             log.exception("unexpected failure handling a %s request", conv.platform)
             text = say(lang, "internal", kind=type(exc).__name__)
         try:
-            await platform.reply_private(conv, Notice(text, "error"))
+            await platform.reply_private(conv, Notice(text, "error", lang))
         except Exception:  # the platform itself is down: the log is all we have
             log.exception("could not tell the user about a failure")
 

@@ -33,7 +33,8 @@ def thread_contents(plan: Plan) -> list:
     """The thread replies, in order: high then medium commits in full, then low ones grouped."""
     d = plan.digest
     wanted = entries_at_least(d.entries, plan.min_importance)
-    replies: list = [CommitDetail(d, e) for e in wanted if e.importance is not Importance.LOW]
+    notable = sorted((e for e in wanted if e.importance is not Importance.LOW), key=lambda e: e.importance.rank)
+    replies: list = [CommitDetail(d, e) for e in notable]  # stable: newest first within a level
     low = tuple(e for e in wanted if e.importance is Importance.LOW)
     for i in range(0, len(low), LOW_PER_MESSAGE):
         replies.append(LowCommits(d, low[i:i + LOW_PER_MESSAGE]))
@@ -47,7 +48,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     state = (await store.get_json(progress_key) if progress_key else None) or {}
     d = plan.digest
     if not d.entries:
-        notice = Notice(t(d.lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz))
+        notice = Notice(t(d.lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz), lang=d.lang)
         return await _post_or_replace(platform, channel, notice, replace_ref, thread)
 
     if state.get("parent"):

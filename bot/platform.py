@@ -47,6 +47,7 @@ class Notice:
     """A short line: progress, confirmation, usage, or an error."""
     text: str
     kind: str = "info"  # info | progress | error | usage
+    lang: str = ""  # "" → renderers guess from the text
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class AnswerHeader:
     user: str
     question: str
     commit: Commit
+    lang: str = ""
 
 
 Content = Union[DigestParent, CommitDetail, LowCommits, CommitDetails, Notice, CommitChoice, AnswerHeader]
@@ -111,8 +113,9 @@ class ChatPlatform(Protocol):
         """Only the asking user sees it (Slack ephemeral; elsewhere a normal reply)."""
 
     async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
-                     conv: Conversation | None = None) -> MessageRef:
-        """Post an answer into a thread as its pieces arrive."""
+                     conv: Conversation | None = None, lang: str = "") -> MessageRef:
+        """Post an answer into a thread as its pieces arrive (`lang` for the platform's own
+        words around it, such as a "thinking…" placeholder)."""
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
         """Attach a text file (the Markdown report)."""

@@ -19,7 +19,7 @@ from .window import day_window, zone
 log = logging.getLogger(__name__)
 
 LEDGER_TTL = 40 * 86400
-LEASE_SECONDS = 300
+LEASE_SECONDS = 60  # renewed every 20 s while delivering; a crashed clock's lease lapses in a minute
 MAX_ATTEMPTS = 3
 
 

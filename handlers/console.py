@@ -64,7 +64,8 @@ class ConsolePlatform:
     async def reply_private(self, conv: Conversation, content) -> None:
         self._emit(f"(only you) {render_text(content)}")
 
-    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv=None) -> MessageRef:
+    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv=None,
+                     lang: str = "") -> MessageRef:
         ref = self._next(thread)
         self.out.write(f"  ↳ [#{ref.id} in #{thread}] ")
         async for piece in pieces:

@@ -304,8 +304,8 @@ class FeishuPlatform:
         await self.post_cards(conv.channel, cards)
 
     async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
-                     conv: Conversation | None = None) -> MessageRef:
-        return await AnswerStream(self, channel, thread).run(pieces)
+                     conv: Conversation | None = None, lang: str = "") -> MessageRef:
+        return await AnswerStream(self, channel, thread, lang).run(pieces)
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
         raise BotError("Sending files is not supported on Feishu; the digest is in the cards.")
@@ -378,11 +378,11 @@ class AnswerStream:
     coalesced), closed at the end. Without CardKit: a normal card edited at most every 0.25 s.
     A long answer continues on further cards (each ≤ 30 KB); nothing is cut."""
 
-    def __init__(self, platform: FeishuPlatform, channel: str, thread: str):
+    def __init__(self, platform: FeishuPlatform, channel: str, thread: str, lang: str = ""):
         self.p = platform
         self.channel = channel
         self.thread = thread
-        self.lang = platform.default_lang
+        self.lang = lang or platform.default_lang
 
     async def run(self, pieces: AsyncIterator[str]) -> MessageRef:
         state = {"text": "", "done": False}

@@ -315,7 +315,7 @@ class SlackPlatform:
             raise SlackError(f"Slack response_url failed: HTTP {resp.status_code}.")
 
     async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
-                     conv: Conversation | None = None) -> MessageRef:
+                     conv: Conversation | None = None, lang: str = "") -> MessageRef:
         writer = _AnswerStream(self, channel, thread, conv)
         escaper = StreamEscaper()
         try:

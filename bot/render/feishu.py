@@ -358,7 +358,7 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
     """Feishu cards for one piece of chat content. `thread` (the thread the cards go to) is put in
     button payloads; `lang` is used by contents that carry no language of their own."""
     if isinstance(content, Notice):
-        return notice_cards(content.text, lang)
+        return notice_cards(content.text, content.lang or lang)
     if isinstance(content, DigestParent):
         return digest_cards(content.digest)
     if isinstance(content, CommitDetail):
@@ -368,9 +368,9 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
     if isinstance(content, LowCommits):
         return low_cards(content.digest, content.entries)
     if isinstance(content, CommitChoice):
-        return choice_cards(content, thread=thread, lang=getattr(content, "lang", "") or _lang_of(content.question, lang))
+        return choice_cards(content, thread=thread, lang=content.lang or _lang_of(content.question, lang))
     if isinstance(content, AnswerHeader):
-        return answer_header_cards(content, _lang_of(content.question, lang))
+        return answer_header_cards(content, content.lang or _lang_of(content.question, lang))
     raise TypeError(f"cannot render {type(content).__name__} as a Feishu card")
 
 

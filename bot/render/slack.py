@@ -316,7 +316,7 @@ def _finish(pages: list[list[dict]], fallback: str, lang: str) -> list[dict]:
 
 def commit_value(d: Digest, commit: Commit, thread: str | None) -> str:
     """What the Ask / Details buttons carry back: {repo, sha, lang, tz, thread?} (≤2000)."""
-    return compact_json({"repo": d.repo, "sha": commit.sha, "lang": d.lang, "tz": d.window.tz,
+    return compact_json({"repo": d.repo_id, "sha": commit.sha, "lang": d.lang, "tz": d.window.tz,
                          "thread": thread}, VALUE_CHARS, optional=("thread", "tz"))
 
 
@@ -352,7 +352,7 @@ def render(content: Content, *, thread: str | None = None) -> list[dict]:
 
 def render_notice(n: Notice) -> list[dict]:
     text = esc(n.text) if n.text.strip() else "…"
-    return paginate(sections(text), n.text.split("\n", 1)[0] or "…", guess_lang(n.text))
+    return paginate(sections(text), n.text.split("\n", 1)[0] or "…", n.lang or guess_lang(n.text))
 
 
 def render_parent(c: DigestParent) -> list[dict]:
@@ -494,7 +494,7 @@ def _low_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> 
                   {"label": plain(s(lang, "low_ask")), "options": [option("ask", e) for e in entries]},
                   {"label": plain(s(lang, "low_details")), "options": [option("details", e) for e in entries]},
               ]}
-    block_id = compact_json({"repo": d.repo, "lang": lang, "tz": d.window.tz, "thread": thread},
+    block_id = compact_json({"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread},
                             BLOCK_ID_CHARS, optional=("thread", "tz", "repo"))
     return {"type": "actions", "block_id": block_id, "elements": [select]}
 
@@ -513,7 +513,7 @@ def render_choice(c: CommitChoice, *, thread: str | None = None) -> list[dict]:
 
 
 def render_answer_header(c: AnswerHeader) -> list[dict]:
-    lang = guess_lang(c.question)
+    lang = c.lang or guess_lang(c.question)
     commit = c.commit
     text = s(lang, "asked", user=mention(c.user), question=esc(" ".join(c.question.split())))
     blocks = sections(text)
