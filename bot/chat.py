@@ -54,6 +54,7 @@ TEXT = {
         "no_question": "请在问题里写点内容，例如：这个改动会影响什么？",
         "unknown_thread": "我不知道这个线程对应哪个日报（可能已超过 30 天）。请用 `{prefix} ask <sha> <问题>` 提问。",
         "failed": "⚠️ 无法生成 {repo} {label} 的日报：{reason}",
+        "no_repo": "本频道还没有订阅任何仓库；请指定仓库，例如 2026-01-28 owner/repo，或先 subscribe owner/repo。",
         "push_failed": "⚠️ 今天的 {repo} 日报推送失败（已重试 {n} 次）：{reason}",
     },
     "en": {
@@ -79,6 +80,7 @@ TEXT = {
         "no_question": "Please ask something, e.g. what could this change break?",
         "unknown_thread": "I don't know which digest this thread belongs to (it may be older than 30 days). Ask with `{prefix} ask <sha> <question>`.",
         "failed": "⚠️ Could not build the {label} digest for {repo}: {reason}",
+        "no_repo": "This channel has no subscriptions yet; name a repository (e.g. 2026-01-28 owner/repo) or subscribe to one first.",
         "push_failed": "⚠️ Today's {repo} digest could not be delivered (tried {n} times): {reason}",
     },
 }
@@ -260,6 +262,10 @@ class ChatService:
         subs = await self.subs.for_channel(conv.platform, conv.channel)
         if subs:
             return [(s.repo, s) for s in subs]
+        try:
+            self.services.source(self.settings.default_repo)
+        except UsageError:  # no usable default (e.g. DEFAULT_REPO unset and not run from a clone)
+            raise CommandError(say(lang, "no_repo"), "digest") from None
         return [(self.settings.default_repo, None)]
 
     async def _digest_command(self, conv, platform, cmd: DigestCmd, cfg) -> None:

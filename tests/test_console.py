@@ -175,3 +175,17 @@ def test_run_opens_the_console_by_default(redis_url, repo, tmp_path):
     assert "Daily update report (2026-01-28) · acme/widgets" in proc.stdout
     assert "No LLM is configured" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+async def test_no_subscription_and_no_usable_default_repo(make_settings, tmp_path):
+    settings = make_settings(default_repo=str(tmp_path / "not-a-repo"), default_lang="en")
+    (tmp_path / "not-a-repo").mkdir()
+    services = Services.build(settings)
+    out = io.StringIO()
+    platform = ConsolePlatform(out=out)
+    chat = ChatService(services, {"console": platform})
+    await ConsoleChat(chat, platform).handle("/digest")
+    text = out.getvalue()
+    assert "This channel has no subscriptions yet; name a repository" in text
+    assert "Usage: `/digest digest" in text and "[#" not in text  # nothing posted
+    await services.aclose()
