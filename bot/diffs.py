@@ -425,6 +425,12 @@ _TEST_FILE = re.compile(
 _RANK = {"code": 0, "config": 1, "test": 2, "docs": 3}
 
 
+def is_binary_path(path: str) -> bool:
+    """Does the file name say binary (images, archives, compiled code, model weights…)? Shared
+    by the sources, which mark such files binary whatever the diff tool printed."""
+    return _extension(path.rsplit("/", 1)[-1].lower()) in _BINARY_EXTENSIONS
+
+
 def _extension(name: str) -> str:
     return name.rsplit(".", 1)[-1].lower() if "." in name.lstrip(".") else ""
 

@@ -34,6 +34,7 @@ from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
 from ..models import BotError, Commit, FileChange, NotFoundError, SourceError, UsageError, Window
+from ..diffs import is_binary_path
 from .message import split_message, strip_emails
 
 log = logging.getLogger(__name__)
@@ -53,10 +54,6 @@ RESET_SLACK = 0.5  # seconds after X-RateLimit-Reset: our clock and GitHub's may
 SECONDARY_DEFAULT_WAIT = 60.0  # GitHub: "wait at least one minute" when it says nothing more
 
 _STATUSES = {"added", "removed", "modified", "renamed", "copied"}  # "changed"/"unchanged" → modified
-_BINARY_EXT = re.compile(
-    r"\.(png|jpe?g|gif|bmp|ico|webp|tiff?|psd|pdf|zip|gz|tgz|bz2|xz|7z|rar|jar|war|whl|egg|so|dylib|"
-    r"dll|exe|bin|o|a|lib|pyc|class|ttf|otf|eot|woff2?|mp[34]|m4a|ogg|flac|mov|avi|mkv|webm|wav|"
-    r"onnx|pt|pth|safetensors|pkl|npy|npz|h5|parquet|sqlite|db)$", re.IGNORECASE)
 
 
 # --- rate limits -------------------------------------------------------------------------------
@@ -397,7 +394,7 @@ def _to_file(f: Any) -> FileChange:
     additions, deletions = f.additions or 0, f.deletions or 0
     status = f.status if f.status in _STATUSES else "modified"
     # GitHub sends no patch for binary files (and counts no lines) and for huge diffs (with counts).
-    binary = bool(_BINARY_EXT.search(f.filename)) or (
+    binary = is_binary_path(f.filename) or (
         patch is None and additions == 0 and deletions == 0 and status not in ("renamed", "copied"))
     return FileChange(path=f.filename, status=status, additions=additions, deletions=deletions,
                       patch=None if binary else patch, previous_path=f.previous_filename or None,

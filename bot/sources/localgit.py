@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from ..models import Commit, FileChange, NotFoundError, SourceError, UsageError, Window
+from ..diffs import is_binary_path
 from .message import split_message
 
 _RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping
@@ -22,8 +23,6 @@ _LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ct{_US}%B{_US}"
 _SINCE_MARGIN = timedelta(days=7)
 _MAX_PATCH_BYTES = 1_000_000  # like GitHub: a patch larger than this is "too large to show"
 _REMOTE = re.compile(r"(?:git@|ssh://git@|https?://(?:[^@/]+@)?)([^/:]+)[:/]([^/]+)/([^/]+?)(?:\.git)?/?$")
-_BINARY_EXT = re.compile(r"\.(png|jpe?g|gif|bmp|ico|webp|pdf|zip|gz|tgz|bz2|xz|7z|jar|whl|so|dylib|dll|"
-                         r"exe|bin|o|a|pyc|class|ttf|otf|woff2?|mp[34]|mov|avi|wav|onnx|pt|safetensors)$", re.I)
 
 
 class LocalGitSource:
@@ -141,7 +140,7 @@ class LocalGitSource:
         files = []
         for status, old, new in entries:
             adds, dels = stats.get(new, (None, None))
-            binary = adds is None or bool(_BINARY_EXT.search(new))
+            binary = adds is None or is_binary_path(new)
             patch = patches.get(new)
             if patch is not None and len(patch.encode()) > _MAX_PATCH_BYTES:
                 patch = None
