@@ -1,6 +1,7 @@
 """Build the core's objects once, from settings, and hand them around (constructor injection)."""
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from .prompts import Prompts
@@ -16,7 +17,8 @@ class Services:
     analyzer: object
     builder: object
     qa: object
-    _sources: dict[str, CommitSource] = field(default_factory=dict)
+    _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
+    max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
     @classmethod
     def build(cls, settings, store=None, clock=None) -> "Services":
@@ -40,6 +42,9 @@ class Services:
         key = repo.strip()
         if key not in self._sources:
             self._sources[key] = open_source(key, self.settings)
+            while len(self._sources) > self.max_sources:
+                self._sources.popitem(last=False)
+        self._sources.move_to_end(key)
         return self._sources[key]
 
     async def aclose(self) -> None:
