@@ -122,10 +122,15 @@ class ChatService:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def first_time(self, platform: str, event_id: str, ttl: int) -> bool:
-        """Event dedupe: platforms re-send events they think we missed."""
+        """Event dedupe: platforms re-send events they think we missed. With Redis down the
+        event is let through, so the user is told the storage is unreachable instead of nothing."""
         if not event_id:
             return True
-        return await self.store.claim(self.store.k("event", platform, event_id), ttl)
+        try:
+            return await self.store.claim(self.store.k("event", platform, event_id), ttl)
+        except StoreUnavailable as exc:
+            log.error("event dedupe skipped: %s", exc)
+            return True
 
     # --- entry points --------------------------------------------------------------------------------
     async def on_command(self, conv: Conversation, text: str, *, prefix: str = "/digest") -> None:

@@ -9,7 +9,6 @@ from typing import AsyncIterator, Sequence
 
 from .diffs import coverage_line, estimate_tokens, redact_secrets, relevant_hunks, select_diff
 from .models import Analysis, BotError, Commit, to_dict
-from .render.labels import t
 
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 10  # earlier turns (question + answer each) kept in the prompt

@@ -40,7 +40,6 @@ from bot.chat import say
 from bot.models import BotError, UsageError
 from bot.platform import Content, Conversation, MessageRef, Notice, chunk_text
 from bot.render import slack as R
-from bot.store import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -652,15 +651,8 @@ class SlackAdapter:
         self.chat.spawn(self.chat.on_message(conv, question, mentioned=mentioned))
 
     async def _first(self, key: str | None) -> bool:
-        """Event dedupe (Slack re-sends events it thinks we missed). Redis down: let it through —
-        the conversation then tells the user the storage is unreachable."""
-        if not key:
-            return True
-        try:
-            return await self.chat.first_time("slack", key, ttl=DEDUPE_TTL)
-        except StoreUnavailable as exc:
-            log.error("event dedupe skipped: %s", exc)
-            return True
+        """Event dedupe (Slack re-sends events it thinks we missed)."""
+        return await self.chat.first_time("slack", key or "", ttl=DEDUPE_TTL)
 
     # --- interactivity ---------------------------------------------------------------------------------
     def _action_conv(self, body: dict, value: dict | None = None) -> Conversation:

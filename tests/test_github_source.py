@@ -12,7 +12,7 @@ import pytest
 from bot.models import NotFoundError, SourceError, UsageError
 from bot.sources.github import GitHubSource
 from bot.window import day_window
-from tests.fakes.github_server import FakeFile, FakeGitHub, fake_github  # noqa: F401 (fixture)
+from tests.fakes.github_server import FakeFile, FakeGitHub
 
 REPO = "octo/widgets"
 SH = ZoneInfo("Asia/Shanghai")

@@ -198,7 +198,7 @@ def test_commit_detail_shows_the_whole_analysis():
                   "↩️ Reverts", "PR", "#42", "Ada Lovelace"):
         assert squash(piece) in seen, piece
     text = raw(payloads)
-    assert f"<https://github.com/acme/widgets/pull/42|#42>" in text
+    assert "<https://github.com/acme/widgets/pull/42|#42>" in text
     assert f"<https://github.com/acme/widgets/commit/{sha(9)}|`{sha(9)[:7]}`>" in text
 
 

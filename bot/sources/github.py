@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
-import re
 import threading
 import time
 from dataclasses import dataclass
