@@ -52,6 +52,9 @@ async def run_command(command: str, settings) -> int:
             return await _console(chat, settings, stop)
         if not adapters and command in ("serve", "worker", "clock"):
             raise UsageError(f"'{command}' needs a chat platform: set SLACK_BOT_TOKEN or FEISHU_APP_ID/FEISHU_APP_SECRET.")
+        if command == "worker" and not _has_outbound(settings):
+            raise UsageError("'worker' holds Slack Socket Mode (SLACK_APP_TOKEN) or the Feishu long connection "
+                             "(FEISHU_MODE=ws), and neither is configured; use 'serve' for HTTP callbacks.")
         if command in ("run", "serve"):
             from handlers.web import build_app, start_server
             routes = [r for a in adapters for r in a.http_routes()]
@@ -89,6 +92,11 @@ async def _console(chat: ChatService, settings, stop: asyncio.Event) -> int:
         stop.set()
         await asyncio.gather(clock, return_exceptions=True)
     return 0
+
+
+def _has_outbound(settings) -> bool:
+    return bool((settings.slack_enabled and settings.slack_app_token)
+                or (settings.feishu_enabled and settings.feishu_mode == "ws"))
 
 
 def _install_signal_handlers(stop: asyncio.Event) -> None:

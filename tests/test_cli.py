@@ -154,3 +154,11 @@ def test_help_is_fast_path_without_chat_sdks(run):
 def test_unknown_subcommand(run):
     proc = run("frobnicate")
     assert proc.returncode == 2 and "invalid choice: 'frobnicate'" in one_clear_line(proc)
+
+
+def test_worker_without_an_outbound_connection_says_so(run, repo):
+    proc = run("worker", env={"SLACK_BOT_TOKEN": "xoxb-test-000", "SLACK_SIGNING_SECRET": "s3cret",
+                              "SLACK_API_URL": "http://127.0.0.1:9/api/", "DEFAULT_REPO": str(repo.path)})
+    assert proc.returncode == 2
+    assert "'worker' holds Slack Socket Mode" in one_clear_line(proc)
+    assert "xoxb-test" not in proc.stderr
