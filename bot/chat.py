@@ -116,6 +116,18 @@ class ChatService:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    async def submit(self, kind: str, conv: Conversation, **args) -> None:
+        """Adapters hand every user request here once they have acknowledged the platform:
+        kind "command" (text, prefix), "message" (text, mentioned, prefix) or "action"
+        (action, value, question). The arguments must be JSON values: the request may run in
+        another process (a worker), so nothing else crosses this line."""
+        handlers = {"command": self.on_command, "message": self.on_message, "action": self.on_action}
+        if kind == "action":
+            args = {"action": args["action"], "value": args["value"], "question": args.get("question")}
+            self.spawn(self.on_action(conv, **args))
+            return
+        self.spawn(handlers[kind](conv, **args))
+
     async def drain(self) -> None:
         """Wait for every handed-off job (tests, shutdown)."""
         while self._tasks:

@@ -692,8 +692,8 @@ class FeishuEvents:
             if not (mentioned or is_dm):
                 return  # group chatter not addressed to the bot
             if looks_like_command(text):
-                return await self.chat.on_command(conv, text, prefix=prefix)
-        await self.chat.on_message(conv, text, mentioned=mentioned, prefix=prefix)
+                return await self.chat.submit("command", conv, text=text, prefix=prefix)
+        await self.chat.submit("message", conv, text=text, mentioned=mentioned, prefix=prefix)
 
     @property
     def prefix(self) -> str:
@@ -751,7 +751,7 @@ class FeishuEvents:
         info = await self.chat.threads.get("feishu", conv.channel, root) if root else None
         if info is not None:  # the thread knows the repository as commands name it (a path, owner/name)
             value = {**value, "repo": info.repo}
-        await self.chat.on_action(conv, action, value, question=question)
+        await self.chat.submit("action", conv, action=action, value=value, question=question)
 
 
 def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:

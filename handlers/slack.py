@@ -621,7 +621,7 @@ class SlackAdapter:
         conv = Conversation("slack", command.get("channel_id", ""), command.get("user_id", ""),
                             is_dm=str(command.get("channel_id", "")).startswith("D"),
                             extra={"response_url": command.get("response_url"), "team_id": command.get("team_id")})
-        self.chat.spawn(self.chat.on_command(conv, command.get("text") or "", prefix=command.get("command") or "/digest"))
+        await self.chat.submit("command", conv, text=command.get("text") or "", prefix=command.get("command") or "/digest")
 
     async def _on_mention(self, body: dict, event: dict, context) -> None:
         await self._on_user_message(body, event, context, mention_event=True)
@@ -648,7 +648,7 @@ class SlackAdapter:
         question = _strip_mention(text, bot_user)
         conv = Conversation("slack", channel, user, thread=thread, is_dm=is_dm,
                             extra={"team_id": body.get("team_id") or event.get("team"), "ts": ts})
-        self.chat.spawn(self.chat.on_message(conv, question, mentioned=mentioned))
+        await self.chat.submit("message", conv, text=question, mentioned=mentioned)
 
     async def _first(self, key: str | None) -> bool:
         """Event dedupe (Slack re-sends events it thinks we missed)."""
@@ -681,16 +681,16 @@ class SlackAdapter:
         await ack()
         value = R.parse_value(action.get("value"))
         conv = self._action_conv(body, value)
-        self.chat.spawn(self._details(conv, value))
+        await self._details(conv, value)
 
     async def _details(self, conv: Conversation, value: dict) -> None:
-        await self.chat.on_action(conv, "details", self._value_for(value))
+        await self.chat.submit("action", conv, action="details", value=self._value_for(value))
 
     async def _on_choose_button(self, ack, body: dict, action: dict) -> None:
         await ack()
         value = R.parse_value(action.get("value"))
         conv = self._action_conv(body, value)
-        self.chat.spawn(self.chat.on_action(conv, "choose", value))
+        await self.chat.submit("action", conv, action="choose", value=value)
 
     async def _on_low_menu(self, ack, body: dict, action: dict) -> None:
         await ack()
@@ -700,7 +700,7 @@ class SlackAdapter:
         if verb == "ask":
             self.chat.spawn(self._open_question_form(body, value))
         elif verb == "details":
-            self.chat.spawn(self._details(self._action_conv(body, value), value))
+            await self._details(self._action_conv(body, value), value)
 
     async def _open_question_form(self, body: dict, value: dict) -> None:
         conv = self._action_conv(body, value)
@@ -724,10 +724,7 @@ class SlackAdapter:
         conv = Conversation("slack", meta.get("c") or "", user.get("id", ""), thread=value.get("thread"),
                             is_dm=str(meta.get("c") or "").startswith("D"),
                             extra={"team_id": (body.get("team") or {}).get("id") or user.get("team_id")})
-        self.chat.spawn(self._ask(conv, value, question))
-
-    async def _ask(self, conv: Conversation, value: dict, question: str) -> None:
-        await self.chat.on_action(conv, "ask", self._value_for(value), question=question or None)
+        await self.chat.submit("action", conv, action="ask", value=self._value_for(value), question=question or None)
 
 
 class _DropClientNotice(logging.Filter):
