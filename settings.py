@@ -78,6 +78,13 @@ class Settings(BaseSettings):
     catchup_minutes: int = Field(180, ge=0, description="A push missed while the bot was down is still sent if it is at most this late.")
     clock_interval: float = Field(20.0, gt=0, description="Seconds between scheduler ticks.")
 
+    # --- jobs (the Redis-backed queue shared by web, worker and clock) ------------------------
+    worker_max_jobs: int = Field(64, ge=1, le=1024, description="Jobs one worker runs at once (commands, deliveries, questions); deliveries into different conversations run in parallel.")
+    job_timeout: int = Field(3600, ge=10, description="Longest run (seconds) of one job before it is cancelled.")
+    job_lease: float = Field(30.0, ge=1, description="Seconds after which a job whose worker died is run again by another worker (the lease is renewed while the job runs).")
+    analysis_concurrency: int = Field(32, ge=1, le=1024, description="Commits of one digest analysed at once (cache reads, diff fetches, LLM calls; the LLM is further bounded by LLM_CONCURRENCY).")
+    metrics_port: int = Field(0, ge=0, le=65535, description="Port for /metrics in `worker` and `clock` processes (0: off; `serve` and `run` serve /metrics on PORT).")
+
     log_level: str = Field("INFO", description="Log level.")
 
     @field_validator("default_tz")

@@ -8,27 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+import uuid
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import AsyncIterator, Callable
 
 from .commands import (AskCmd, CommandError, ConfigCmd, DigestCmd, HelpCmd, ListCmd, SubscribeCmd,
                        UnsubscribeCmd, help_text, looks_like_command, parse_command, usage)
-from .delivery import Plan, deliver_digest
-from .models import (BotError, Commit, Digest, DigestEntry, Importance, NotFoundError, Subscription, UsageError,
-                     Window)
-from .platform import (AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, MessageRef, Notice)
+from .deliveries import CURRENT_JOB, Deliveries, DeliverySpec
+from .models import (BotError, Commit, Digest, DigestEntry, Importance, NotFoundError, RetryLater, Subscription,
+                     UsageError, Window, to_dict)
+from .platform import (AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice)
 from .qa import Turn
 from .sources import looks_like_github
-from .store import StoreUnavailable
+from .store import StoreBusy, StoreUnavailable
 from .subscriptions import Subscriptions
 from .threads import Resolution, ThreadCommit, ThreadInfo, Threads, resolve_commit
 from .window import parse_window
 
 log = logging.getLogger(__name__)
 
-PROGRESS_EVERY = 1.5  # seconds between progress-message edits (platform edit limits, and calm)
 
 TEXT = {
     "zh": {
@@ -45,6 +44,8 @@ TEXT = {
         "on": "开", "off": "关", "branch": " · 分支 {branch}", "skip_empty": " · 空日不推送",
         "admins_only": "只有管理员可以修改本频道的订阅。",
         "storage_down": "⚠️ 机器人的存储（Redis）暂时无法访问，请稍后再试。",
+        "busy": "⏳ 机器人现在非常忙，请稍后再试。",
+        "queued": "⏳ 已排队（第 {n} 位）：机器人正忙，空出来后马上处理你的请求。",
         "internal": "⚠️ 出错了（{kind}），已记录日志。请稍后再试。",
         "usage": "用法：`{usage}`",
         "not_found_ref": "在 {repos} 中没有找到提交 {ref}。",
@@ -71,6 +72,8 @@ TEXT = {
         "on": "on", "off": "off", "branch": " · branch {branch}", "skip_empty": " · empty days skipped",
         "admins_only": "Only the bot's admins can change this channel's subscriptions.",
         "storage_down": "⚠️ The bot's storage (Redis) is unreachable right now; please try again shortly.",
+        "busy": "⏳ The bot is very busy right now; please try again in a minute.",
+        "queued": "⏳ Queued (position {n}): the bot is busy; your request runs as soon as a worker is free.",
         "internal": "⚠️ Something went wrong ({kind}); it has been logged. Please try again later.",
         "usage": "Usage: `{usage}`",
         "not_found_ref": "No commit {ref} found in {repos}.",
@@ -105,6 +108,11 @@ class ChatService:
         self.platforms: dict[str, ChatPlatform] = dict(platforms or {})
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self._tasks: set[asyncio.Task] = set()
+        self.jobs = None  # the job queue, when this process hands requests to workers
+        self.worker = None  # the job worker running in this process, if any
+        self.deliveries = Deliveries(self)
+
+    say = staticmethod(say)
 
     def register(self, platform: ChatPlatform) -> None:
         self.platforms[platform.name] = platform
@@ -119,19 +127,68 @@ class ChatService:
     async def submit(self, kind: str, conv: Conversation, **args) -> None:
         """Adapters hand every user request here once they have acknowledged the platform:
         kind "command" (text, prefix), "message" (text, mentioned, prefix) or "action"
-        (action, value, question). The arguments must be JSON values: the request may run in
-        another process (a worker), so nothing else crosses this line."""
-        handlers = {"command": self.on_command, "message": self.on_message, "action": self.on_action}
-        if kind == "action":
-            args = {"action": args["action"], "value": args["value"], "question": args.get("question")}
-            self.spawn(self.on_action(conv, **args))
+        (action, value, question). The arguments are JSON values: with a job queue the request
+        runs in a worker (any process); without one (tests, a single process without a queue)
+        it runs here in the background. An overloaded bot says "queued, position n"."""
+        if self.jobs is None:
+            self.spawn(self.run_request(kind, to_dict(conv), args))
             return
-        self.spawn(handlers[kind](conv, **args))
+        platform = self.platforms[conv.platform]
+        lang = self.settings.default_lang
+        try:
+            job = await self.jobs.enqueue("request", kind, to_dict(conv), args)
+            position = await self.jobs.position(job.job_id)
+            if position > 0:
+                lang = (await self.subs.config(conv.platform, conv.channel)).lang
+                await self._private(platform, conv, Notice(say(lang, "queued", n=position), "progress", lang))
+        except BaseException as exc:  # noqa: BLE001 — one sentence, never silence
+            await self._report(platform, conv, lang, exc)
 
-    async def drain(self) -> None:
-        """Wait for every handed-off job (tests, shutdown)."""
+    async def run_request(self, kind: str, conv: dict, args: dict, job_id: str | None = None) -> None:
+        """Run a request handed over by `submit` (in a worker, or here)."""
+        token = CURRENT_JOB.set(job_id)
+        try:
+            c = Conversation(**conv)
+            if kind == "command":
+                await self.on_command(c, args["text"], prefix=args.get("prefix") or "/digest")
+            elif kind == "message":
+                await self.on_message(c, args["text"], mentioned=bool(args.get("mentioned")),
+                                      prefix=args.get("prefix") or "/digest")
+            elif kind == "action":
+                await self.on_action(c, args["action"], args.get("value") or {}, question=args.get("question"))
+            else:
+                log.error("unknown request kind %r dropped", kind)
+        finally:
+            CURRENT_JOB.reset(token)
+
+    async def run_delivery(self, spec: dict, job_id: str | None = None) -> str:
+        return await self.deliveries.run(DeliverySpec.from_dict(spec))
+
+    async def run_build(self, spec: dict) -> str:
+        """Build (and cache) a digest ahead of its deliveries, which share the result."""
+        from .models import window_from_dict
+
+        source = self.services.source(spec["repo"])
+        digest = await self.services.builder.build(source, window_from_dict(spec["window"]), spec["lang"],
+                                                   spec.get("branch"))
+        return f"{len(digest.entries)} commits"
+
+    async def drain_local(self) -> None:
+        """Wait for the requests running in this process's background (shutdown)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def drain(self) -> None:
+        """Wait for every handed-off request, and for this process's worker to run out of due
+        jobs (tests, shutdown)."""
+        while True:
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            if self.worker is None or await self.worker.idle():
+                if not self._tasks:
+                    return
+            else:
+                await asyncio.sleep(0.05)
 
     async def first_time(self, platform: str, event_id: str, ttl: int) -> bool:
         """Event dedupe: platforms re-send events they think we missed. With Redis down the
@@ -288,46 +345,17 @@ class ChatService:
     async def _digest_command(self, conv, platform, cmd: DigestCmd, cfg) -> None:
         lang = cfg.lang
         targets = await self._channel_repos(conv, cmd.repos, lang)
+        request = CURRENT_JOB.get() or uuid.uuid4().hex
         for repo, sub in targets:
             tz = sub.tz if sub else cfg.tz
-            d_lang = sub.lang if sub else lang
             window = parse_window(cmd.when or "yesterday", tz, self.clock(), self.settings.max_range_days)
             source = self.services.source(repo)
             branch = (sub.branch if sub else None) or await source.default_branch()  # validates the repo first
-            await self._build_and_post(platform, conv, repo, source, window, d_lang, branch,
-                                       min_importance=sub.min_importance.value if sub else "low", attach=cfg.file)
-
-    async def _build_and_post(self, platform, conv, repo, source, window: Window, lang, branch, *,
-                              min_importance="low", attach=False, progress_key=None) -> MessageRef | None:
-        name = source.name
-        progress = await platform.send(conv.channel, Notice(say(lang, "building", repo=name, label=window.label),
-                                                             "progress", lang))
-        last = [0.0, ""]
-
-        async def on_progress(done: int, total: int) -> None:
-            text = say(lang, "progress", repo=name, label=window.label, done=done, total=total)
-            now = time.monotonic()
-            if total and text != last[1] and (now - last[0] >= PROGRESS_EVERY):
-                last[:] = [now, text]
-                try:
-                    await platform.update(progress, Notice(text, "progress", lang))
-                except BotError:
-                    pass  # a missed progress edit is cosmetic
-
-        try:
-            digest = await self.services.builder.build(source, window, lang, branch, progress=on_progress)
-        except BaseException as exc:
-            reason = str(exc) if isinstance(exc, BotError) else type(exc).__name__
-            await platform.update(progress, Notice(say(lang, "failed", repo=name, label=window.label, reason=reason), "error", lang))
-            if not isinstance(exc, BotError):
-                log.exception("digest for %s %s failed", name, window.label)
-            return None
-        parent = await deliver_digest(platform, self.store, conv.channel,
-                                      Plan(digest, min_importance, attach), replace_ref=progress,
-                                      progress_key=progress_key)
-        if parent is not None and digest.entries:
-            await self.threads.remember_digest(conv.platform, conv.channel, parent.thread_root, repo, digest)
-        return parent
+            spec = DeliverySpec(platform=conv.platform, channel=conv.channel, repo=repo, window=to_dict(window),
+                                lang=sub.lang if sub else lang, key=self.store.k("ondemand", request, repo.lower()),
+                                branch=branch, min_importance=sub.min_importance.value if sub else "low",
+                                attach=cfg.file, progress=True)
+            await self.deliveries.run(spec)
 
     async def _subscribe(self, conv, platform, cmd: SubscribeCmd, cfg) -> None:
         lang = cfg.lang
@@ -457,17 +485,12 @@ class ChatService:
         await self._private(platform, conv, CommitDetails(digest, digest.entries[0]))
 
     # --- scheduled delivery (the clock calls this) ----------------------------------------------------
-    async def deliver_subscription(self, sub: Subscription, window: Window, progress_key: str) -> None:
-        platform = self.platforms[sub.platform]
-        cfg = await self.subs.config(sub.platform, sub.channel)
-        source = self.services.source(sub.repo)
-        digest = await self.services.builder.build(source, window, sub.lang, sub.branch)
-        if not digest.entries and not sub.post_empty:
-            return
-        parent = await deliver_digest(platform, self.store, sub.channel,
-                                      Plan(digest, sub.min_importance.value, cfg.file), progress_key=progress_key)
-        if parent is not None and digest.entries:
-            await self.threads.remember_digest(sub.platform, sub.channel, parent.thread_root, sub.repo, digest)
+    async def deliver_subscription(self, sub: Subscription, window: Window, progress_key: str) -> str:
+        """One push without a ledger (the ledger is the clock's): for tools and tests."""
+        spec = DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo, window=to_dict(window),
+                            lang=sub.lang, key=progress_key, branch=sub.branch,
+                            min_importance=sub.min_importance.value, post_empty=sub.post_empty)
+        return await self.deliveries.run(spec)
 
     async def report_push_failure(self, sub: Subscription, attempts: int, reason: str) -> None:
         platform = self.platforms[sub.platform]
@@ -480,7 +503,11 @@ class ChatService:
     async def _report(self, platform, conv, lang, exc: BaseException) -> None:
         if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
             raise exc
-        if isinstance(exc, StoreUnavailable):
+        if isinstance(exc, RetryLater) and CURRENT_JOB.get():
+            raise exc  # the queue runs this request again (and it resumes): nothing to tell yet
+        if isinstance(exc, StoreBusy):
+            text = say(lang, "busy")
+        elif isinstance(exc, StoreUnavailable):
             log.error("storage unavailable: %s", exc)
             text = say(lang, "storage_down")
         elif isinstance(exc, BotError):

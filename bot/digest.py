@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Awaitable, Callable, Sequence
 
+from . import metrics
 from .analysis.heuristic import analyse_offline
 from .analysis.summary import headline as build_headline
 from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, Window,
@@ -24,6 +25,7 @@ from .store import FILES_TTL, ANALYSIS_TTL, Store
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], Awaitable[None] | None]
+SHARED_FALLBACK_TTL = 60  # a fallback analysis is shared with concurrent askers only briefly
 
 
 def utcnow() -> datetime:
@@ -48,18 +50,26 @@ class DigestBuilder:
         branch = branch or await source.default_branch()
         cacheable = window.end <= self.clock() and self.settings.digest_cache_ttl > 0
         key = self._digest_key(source, branch, window, lang, include_merges)
-        if cacheable and (cached := await self.store.get_json(key)):
-            return digest_from_dict(cached)
 
-        commits = await source.list_commits(window, branch, include_merges)
-        entries = await self._analyse_all(source, commits, lang, progress)
-        bullets, origin = await build_headline(self.llm, self.prompts, entries, lang)
-        digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
-                        headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
-                        generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name))
-        if cacheable and digest.complete:
-            await self.store.set_json(key, to_dict(digest), ttl=self.settings.digest_cache_ttl)
-        return digest
+        async def cached():
+            return (await self.store.get_json(key)) if cacheable else None
+
+        async def produce():
+            metrics.count("cache", cache="digest", result="miss")
+            commits = await source.list_commits(window, branch, include_merges)
+            entries = await self._analyse_all(source, commits, lang, progress)
+            bullets, origin = await build_headline(self.llm, self.prompts, entries, lang)
+            digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
+                            headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
+                            generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name))
+            data = to_dict(digest)
+            if cacheable and digest.complete:
+                await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
+            return data
+
+        # Everyone asking for this digest at once (20 channels, two clocks' build jobs, any
+        # process) shares one build, in flight as well as cached.
+        return digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
 
     async def files(self, source: CommitSource, sha: str) -> tuple[FileChange, ...]:
         """A commit's files and patches, from the cache when another run already fetched them."""
@@ -77,17 +87,27 @@ class DigestBuilder:
         """One commit's analysis through the cache (used by the digest and by Q&A)."""
         key = self.store.analysis_key(source.cache_id, commit.sha, self.analyzer.tag(lang), lang)
         if cached := await self.store.get_json(key):
+            metrics.count("cache", cache="analysis", result="hit")
             return analysis_from_dict(cached)
-        # Independent reads, done together: each is a round trip to the source.
-        files, pr_body, reverted = await asyncio.gather(
-            self.files(source, commit.sha), self._pr_body(source, commit), self._reverted(source, commit, siblings))
-        try:
-            result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted)
-        except BotError as exc:
-            result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc))
-        if result.origin != "fallback":  # a fallback is retried next time, not frozen in the cache
-            await self.store.set_json(key, to_dict(result), ttl=ANALYSIS_TTL)
-        return result
+
+        async def produce():
+            metrics.count("cache", cache="analysis", result="miss")
+            # Independent reads, done together: each is a round trip to the source.
+            files, pr_body, reverted = await asyncio.gather(
+                self.files(source, commit.sha), self._pr_body(source, commit),
+                self._reverted(source, commit, siblings))
+            try:
+                result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted)
+            except BotError as exc:
+                result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc))
+            data = to_dict(result)
+            if result.origin != "fallback":  # a fallback is retried next time, not frozen in the cache
+                await self.store.set_json(key, data, ttl=ANALYSIS_TTL)
+            return data
+
+        # A commit being analysed for one request is shared with every other that needs it.
+        return analysis_from_dict(await self.store.single_flight(
+            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL))
 
     # --- internals ---------------------------------------------------------------------------------
     def _digest_key(self, source, branch, window, lang, include_merges) -> str:
@@ -104,9 +124,12 @@ class DigestBuilder:
         total = len(commits)
         await _notify(progress, 0, total)
 
+        slots = asyncio.Semaphore(self.settings.analysis_concurrency)
+
         async def one(commit: Commit) -> DigestEntry:
             nonlocal done
-            entry = await self._entry(source, commit, lang, commits)
+            async with slots:  # bounded fan-out: a 1,000-commit day holds ANALYSIS_CONCURRENCY at a time
+                entry = await self._entry(source, commit, lang, commits)
             done += 1
             await _notify(progress, done, total)
             return entry

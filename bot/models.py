@@ -18,6 +18,14 @@ class BotError(Exception):
     exit_code = 1
 
 
+class RetryLater(BotError):
+    """A job that should run again after `delay` seconds (the job queue defers it)."""
+
+    def __init__(self, reason: str, delay: float):
+        super().__init__(reason)
+        self.delay = delay
+
+
 class UsageError(BotError):
     """The user asked for something malformed (bad date, bad flag, unknown command)."""
 

@@ -1,11 +1,14 @@
 """`run`, `serve`, `worker` and `clock`: which parts run in this process.
 
   run     everything: configured platforms (Socket Mode / Feishu long connection, or HTTP
-          callbacks), the HTTP server with /healthz, and the scheduler. With no platform
-          configured it opens the terminal chat instead (the embedded default).
-  serve   the HTTP server only: Slack and Feishu callbacks + /healthz.
-  worker  the platforms' outbound connections only (Socket Mode, Feishu long connection).
-  clock   the scheduler only; platforms are used just to post. Safe to run more than once.
+          callbacks), the HTTP server with /healthz and /metrics, the scheduler and a job worker,
+          all in one event loop. With no platform configured it opens the terminal chat instead
+          (the embedded default), still with the scheduler and the worker.
+  serve   the HTTP server only: Slack and Feishu callbacks, /healthz, /metrics. It verifies,
+          acknowledges and enqueues; nothing slow runs here.
+  worker  runs queued jobs (commands, questions, deliveries, builds); also holds Socket Mode /
+          the Feishu long connection when configured. Run any number, on any number of machines.
+  clock   enqueues due pushes. Safe to run more than once.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import logging
 import signal
 
 from .chat import ChatService
+from .jobs import Jobs, JobWorker
 from .models import UsageError
 from .schedule import Clock
 from .services import Services
@@ -43,38 +47,50 @@ async def run_command(command: str, settings) -> int:
     runners: list = []
     adapters: list = []
     tasks: list[asyncio.Task] = []
+    worker: JobWorker | None = None
     try:
         if settings.subscriptions_file:
             n = await chat.subs.seed(settings.subscriptions_file)
             log.info("seeded %d subscriptions from %s", n, settings.subscriptions_file)
-        adapters = build_adapters(settings, chat, receive=command != "clock")
-        if command == "run" and not adapters:
-            return await _console(chat, settings, stop)
+        receive = command in ("run", "serve") or (command == "worker" and _has_outbound(settings))
+        adapters = build_adapters(settings, chat, receive=receive)
         if not adapters and command in ("serve", "worker", "clock"):
             raise UsageError(f"'{command}' needs a chat platform: set SLACK_BOT_TOKEN or FEISHU_APP_ID/FEISHU_APP_SECRET.")
-        if command == "worker" and not _has_outbound(settings):
-            raise UsageError("'worker' holds Slack Socket Mode (SLACK_APP_TOKEN) or the Feishu long connection "
-                             "(FEISHU_MODE=ws), and neither is configured; use 'serve' for HTTP callbacks.")
+        chat.jobs = await Jobs.connect(settings)
+        if command in ("run", "worker"):
+            worker = JobWorker(settings, chat)
+            await worker.start()
+            chat.worker = worker
+        if command == "run" and not adapters:
+            return await _console(chat, settings, stop)
         if command in ("run", "serve"):
             from handlers.web import build_app, start_server
             routes = [r for a in adapters for r in a.http_routes()]
-            runners.append(await start_server(build_app(services.store, routes), settings.host, settings.port))
-        if command in ("run", "worker"):
+            runners.append(await start_server(build_app(services.store, routes, chat.jobs), settings.host, settings.port))
+        elif settings.metrics_port:
+            from handlers.web import build_app, start_server
+            runners.append(await start_server(build_app(services.store, [], chat.jobs), settings.host,
+                                              settings.metrics_port))
+        if command in ("run", "worker") and receive:
             for adapter in adapters:
                 await adapter.start()
         if command in ("run", "clock"):
-            tasks.append(asyncio.create_task(Clock(chat, settings).run_forever(stop)))
+            tasks.append(asyncio.create_task(Clock(chat, settings, jobs=chat.jobs).run_forever(stop)))
         await stop.wait()
         return 0
     finally:
         stop.set()
         for task in tasks:
             await asyncio.gather(task, return_exceptions=True)
-        await chat.drain()
+        if worker is not None:
+            await worker.close()  # running jobs go back to the queue for the next worker
+        await chat.drain_local()
         for adapter in adapters:
             await adapter.close()
         for runner in runners:
             await runner.cleanup()
+        if chat.jobs is not None:
+            await chat.jobs.close()
         await services.aclose()
 
 
@@ -85,7 +101,7 @@ async def _console(chat: ChatService, settings, stop: asyncio.Event) -> int:
 
     platform = ConsolePlatform(report_dir=Path(settings.data_dir) / "reports")
     chat.register(platform)
-    clock = asyncio.create_task(Clock(chat, settings).run_forever(stop))
+    clock = asyncio.create_task(Clock(chat, settings, jobs=chat.jobs).run_forever(stop))
     try:
         await ConsoleChat(chat, platform).run(stop=stop)
     finally:

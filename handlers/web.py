@@ -1,7 +1,8 @@
-"""The HTTP side: one aiohttp server for Slack's and Feishu's callbacks and `/healthz`.
+"""The HTTP side: one aiohttp server for Slack's and Feishu's callbacks, `/healthz` and `/metrics`.
 
 Adapters contribute their routes; `/healthz` answers 200 only while Redis answers, so a load
 balancer or supervisor sees a storage outage (and its recovery) without reading logs.
+`/metrics` is the Prometheus text format of this process's counters plus the queue's depth.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from aiohttp import web
 log = logging.getLogger(__name__)
 
 
-def build_app(store, routes) -> web.Application:
+def build_app(store, routes, jobs=None) -> web.Application:
     app = web.Application(client_max_size=2 * 1024 * 1024)
     for method, path, handler in routes:
         app.router.add_route(method, path, handler)
@@ -23,7 +24,19 @@ def build_app(store, routes) -> web.Application:
         log.error("healthz: Redis (%s) is unreachable", store.description)
         return web.json_response({"ok": False, "redis": "unreachable"}, status=503)
 
+    async def metrics_page(_request: web.Request) -> web.Response:
+        from bot import metrics
+
+        if jobs is not None:
+            try:
+                metrics.gauge("jobs_in_queue", await jobs.pending())
+            except Exception:  # noqa: BLE001 — a scrape must not fail because Redis is slow
+                log.warning("metrics: could not read the queue depth")
+        body, content_type = metrics.exposition()
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics_page)
     return app
 
 

@@ -134,7 +134,7 @@ async def test_clock_posts_once_with_two_clocks_and_a_restart(make_settings, rep
     first, second = Clock(chat, settings, now=lambda: NOW), Clock(chat, settings, now=lambda: NOW)
     results = await asyncio.gather(first.tick(), second.tick())
     outcomes = sorted(r[0][2] for r in results)
-    assert outcomes == ["another clock is delivering", "delivered"]
+    assert outcomes == ["another worker is delivering", "delivered"]
     restarted = Clock(chat, settings, now=lambda: NOW + timedelta(minutes=5))
     assert [r[2] for r in await restarted.tick()] == ["already delivered"]
     text = out.getvalue()

@@ -99,7 +99,11 @@ async def test_users_get_one_line_and_the_clock_survives(redis_proc, make_settin
         assert not task.done()  # still ticking
         stop.set()
         await task
-    assert any("clock tick failed: Redis" in r.getMessage() for r in caplog.records)
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("clock tick failed: The bot's storage (Redis) is unreachable" in m for m in messages)
+    # the operator's log names the address; what users read never does
+    assert any(f"127.0.0.1:{redis_proc.port}" in m and "unreachable" in m for m in messages)
+    assert "127.0.0.1" not in out.getvalue()
     redis_proc.start()
     out.truncate(0), out.seek(0)
     await ConsoleChat(chat, platform).handle("/digest list")

@@ -82,8 +82,12 @@ class LocalGitSource:
         ref = await self._verify_branch(branch) if branch else "HEAD"
         if not branch and not (await self._arun("rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip():
             return []  # an empty repository has no commits in any window
+        # Bounded on both sides (with the margin for committer dates that go backwards): a day ten
+        # months behind HEAD costs what today costs, not a numstat of every commit since.
         since = int((window.start_utc - _SINCE_MARGIN).timestamp())
-        args = ["log", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", f"--since={since}", ref]
+        until = int((window.end_utc + _SINCE_MARGIN).timestamp())
+        args = ["log", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", f"--since={since}",
+                f"--until={until}", ref]
         if not include_merges:
             args.insert(1, "--no-merges")
         out = await self._arun(*args)

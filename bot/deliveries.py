@@ -1,0 +1,198 @@
+"""A digest into one conversation, as a resumable job: the same machinery for a scheduled push
+and for a `/digest` asked in a channel.
+
+A delivery is described by a `DeliverySpec` (JSON, so it can be queued) and identified by its
+`key`. Running it twice never posts twice: a lease makes one runner at a time, the progress
+state under `key` (parent message, thread messages sent) lets a run killed at any moment resume
+where it stopped, and keyed sends let the platform adapter find a message that was posted just
+before the kill. Scheduled pushes also have a ledger per (conversation, repository, day) that
+says "done" (or "failed" after MAX_ATTEMPTS) for good.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import date
+
+import contextvars
+
+from . import metrics
+from .delivery import PROGRESS_TTL, Plan, deliver_digest
+from .models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
+from .store import StoreUnavailable
+from .platform import MessageRef, Notice
+from .window import day_window
+
+log = logging.getLogger(__name__)
+
+LEDGER_TTL = 40 * 86400
+MAX_ATTEMPTS = 3
+STORE_RETRY = 2.0  # seconds before a job interrupted by a Redis outage runs again
+
+# The queued job this code runs in, if any. On-demand deliveries derive their keys from it, so a
+# request re-run after its worker died (or Redis went away) resumes its digest.
+CURRENT_JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_job", default=None)
+PROGRESS_EVERY = 1.5  # seconds between progress-message edits (platform edit limits, and calm)
+
+
+@dataclass(frozen=True)
+class DeliverySpec:
+    platform: str
+    channel: str
+    repo: str  # as commands name it (owner/name or the default path)
+    window: dict  # a Window as JSON
+    lang: str
+    key: str  # progress state and idempotency keys derive from it
+    branch: str | None = None
+    min_importance: str = "low"
+    attach: bool = False
+    post_empty: bool = True
+    thread: str | None = None  # the parent goes into this thread (a command typed in a thread)
+    progress: bool = False  # on demand: "building…" first, replaced by the digest
+    ledger: str | None = None  # scheduled: the (conversation, repository, day) ledger key
+    attempts: str | None = None  # scheduled: failed attempts so far
+
+    def window_obj(self) -> Window:
+        return window_from_dict(self.window)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DeliverySpec":
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
+    parts = (sub.platform, sub.channel, sub.repo.lower(), day.isoformat())
+    return DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo,
+                        window=to_dict(day_window(day, sub.tz)), lang=sub.lang, key=store.k("delivery", *parts),
+                        branch=sub.branch, min_importance=sub.min_importance.value, post_empty=sub.post_empty,
+                        ledger=store.k("ledger", *parts), attempts=store.k("attempts", *parts))
+
+
+class Deliveries:
+    def __init__(self, chat):
+        self.chat = chat
+        self.store = chat.store
+        self.settings = chat.settings
+
+    async def run(self, spec: DeliverySpec) -> str:
+        """Deliver (or finish delivering) `spec`. Returns what happened, for logs and tests;
+        raises RetryLater when another runner holds it or a scheduled push should be retried."""
+        store = self.store
+        if spec.ledger and await store.get_json(spec.ledger):
+            return "already delivered"
+        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        lock = spec.key + ":lock"
+        # One runner at a time, held as long as the job's own lease (JOB_LEASE, renewed): a dead
+        # runner's lock lapses when its job becomes runnable again, not a minute later.
+        lease = max(1, round(self.settings.job_lease))
+        if not await store.lease(lock, owner, lease):
+            raise RetryLater("another worker is delivering", lease / 2)
+        keeper = asyncio.create_task(self._keep(lock, lease))
+        try:
+            if spec.ledger and await store.get_json(spec.ledger):  # finished while we waited for the lease
+                return "already delivered"
+            outcome = await self._deliver(spec)
+            if spec.ledger:
+                await store.set_json(spec.ledger, {"at": self.chat.clock().isoformat(), "by": owner}, ttl=LEDGER_TTL)
+            metrics.count("deliveries", platform=spec.platform, outcome=outcome)
+            return outcome
+        except (asyncio.CancelledError, RetryLater):
+            raise
+        except Exception as exc:  # noqa: BLE001 — the log has the details, the channel one line
+            if isinstance(exc, StoreUnavailable) and (spec.ledger or CURRENT_JOB.get()):
+                # Redis went away mid-delivery: nothing can be recorded, so run the job again
+                # once it is back; the progress state makes that a resumption.
+                raise RetryLater("storage unavailable", STORE_RETRY) from None
+            metrics.count("deliveries", platform=spec.platform, outcome="failed")
+            if not spec.ledger:
+                raise  # on demand: the request that asked reports it to its asker
+            if not isinstance(exc, BotError):
+                log.exception("delivery of %s to %s:%s failed", spec.repo, spec.platform, spec.channel)
+            return await self._failed(spec, str(exc) if isinstance(exc, BotError) else type(exc).__name__)
+        finally:
+            keeper.cancel()
+            try:
+                await store.release(lock, owner)
+            except BotError:
+                pass  # it lapses by itself
+
+    async def _deliver(self, spec: DeliverySpec) -> str:
+        chat = self.chat
+        platform = chat.platforms[spec.platform]
+        window = spec.window_obj()
+        source = chat.services.source(spec.repo)
+        progress = await self._progress_message(platform, spec, source.name, window) if spec.progress else None
+        cfg = await chat.subs.config(spec.platform, spec.channel)
+        on_progress = self._progress_editor(platform, progress, spec, source.name, window) if progress else None
+        try:
+            digest = await chat.services.builder.build(source, window, spec.lang, spec.branch, progress=on_progress)
+        except Exception as exc:  # noqa: BLE001 — on demand, the person who asked reads why
+            if progress is None:
+                raise
+            reason = str(exc) if isinstance(exc, BotError) else type(exc).__name__
+            if not isinstance(exc, BotError):
+                log.exception("digest for %s %s failed", source.name, window.label)
+            await platform.update(progress, Notice(chat.say(spec.lang, "failed", repo=source.name, label=window.label,
+                                                            reason=reason), "error", spec.lang))
+            return "failed"
+        if not digest.entries and not spec.post_empty:
+            return "skipped (empty)"
+        parent = await deliver_digest(platform, self.store, spec.channel,
+                                      Plan(digest, spec.min_importance, spec.attach or cfg.file),
+                                      replace_ref=progress, thread=spec.thread, progress_key=spec.key)
+        if parent is not None and digest.entries:
+            await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
+        return "delivered"
+
+    async def _progress_message(self, platform, spec: DeliverySpec, name: str, window: Window) -> MessageRef:
+        """The "building…" line, posted once per delivery even across a crash and a re-run."""
+        key = spec.key + ":progress"
+        saved = await self.store.get_json(key)
+        if saved:
+            return MessageRef(spec.channel, saved["id"], saved.get("thread"))
+        ref = await platform.send(spec.channel, Notice(self.chat.say(spec.lang, "building", repo=name, label=window.label),
+                                                       "progress", spec.lang), thread=spec.thread, key=key)
+        await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
+        return ref
+
+    def _progress_editor(self, platform, progress: MessageRef, spec: DeliverySpec, name: str, window: Window):
+        last = [0.0, ""]
+
+        async def on_progress(done: int, total: int) -> None:
+            text = self.chat.say(spec.lang, "progress", repo=name, label=window.label, done=done, total=total)
+            now = time.monotonic()
+            if total and text != last[1] and (now - last[0] >= PROGRESS_EVERY):
+                last[:] = [now, text]
+                try:
+                    await platform.update(progress, Notice(text, "progress", spec.lang))
+                except BotError:
+                    pass  # a missed progress edit is cosmetic
+
+        return on_progress
+
+    async def _failed(self, spec: DeliverySpec, reason: str) -> str:
+        """A scheduled push that failed: retry later; after MAX_ATTEMPTS say so in the channel
+        once and stop."""
+        log.warning("delivery of %s to %s:%s failed: %s", spec.repo, spec.platform, spec.channel, reason)
+        attempts = await self.store.incr(spec.attempts, LEDGER_TTL)
+        if attempts < MAX_ATTEMPTS:
+            raise RetryLater(f"failed ({reason}); will retry", self.settings.clock_interval * 2 ** attempts)
+        await self.store.set_json(spec.ledger, {"failed": reason}, ttl=LEDGER_TTL)
+        try:
+            sub = Subscription(spec.platform, spec.channel, spec.repo, lang=spec.lang)
+            await self.chat.report_push_failure(sub, attempts, reason)
+        except Exception:  # noqa: BLE001
+            log.exception("could not report the failed delivery")
+        return f"gave up ({reason})"
+
+    async def _keep(self, lock: str, lease: int) -> None:
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                await self.store.expire(lock, lease)
+            except BotError:
+                pass
