@@ -47,7 +47,7 @@ class GitRepo:
 
 
 def bulk_commits(repo: GitRepo, count: int, first: datetime, step_seconds: int = 30, *,
-                 files: int = 40) -> None:
+                 files: int = 40, title: str = "fix: handle edge case {i} in module {m}") -> None:
     """`count` small commits from `first` on, `step_seconds` apart, through `git fast-import`
     (a thousand commits in well under a second, where `git commit` takes half a minute)."""
     stamp0 = int(first.timestamp())
@@ -59,7 +59,7 @@ def bulk_commits(repo: GitRepo, count: int, first: datetime, step_seconds: int =
     lines: list[bytes] = []
     for i in range(count):
         when = stamp0 + i * step_seconds
-        message = f"fix: handle edge case {i} in module {i % files}\n".encode()
+        message = (title.format(i=i, m=i % files) + "\n").encode()
         content = "".join(f"def f_{i}_{j}(x):\n    return x + {j}\n" for j in range(3)).encode()
         lines += [b"commit refs/heads/main",
                   f"author Ada Lovelace <ada@example.com> {when} {offset}".encode(),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -452,116 +448,7 @@ async def test_429_storm_loses_nothing_and_keeps_thread_order(make_bot, slack):
     assert posts == 2 * 4 + 8  # every post made it; the 8 refused ones were retried
 
 
-# --- the scheduler, as real processes ------------------------------------------------------------------
-
-def _clock_env(slack: FakeSlack, redis_url: str, prefix: str, repo: Path, subs_file: Path, data: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "REDIS_", "DEFAULT_"))}
-    env.update(SLACK_BOT_TOKEN=slack.token, SLACK_API_URL=slack.url, REDIS_URL=redis_url, REDIS_PREFIX=prefix,
-               DEFAULT_REPO=str(repo), CLOCK_INTERVAL="0.2", SUBSCRIPTIONS_FILE=str(subs_file),
-               DATA_DIR=str(data), LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT))
-    return env
-
-
-def _start_clock(env: dict, cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "bot", "clock"], env=env, cwd=cwd,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def _wait(predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
-
-
-def _stop(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    if proc.stderr is None:
-        return ""
-    with proc.stderr:
-        return proc.stderr.read().decode(errors="replace")
-
-
-@pytest.fixture
-def scheduled(tmp_path, redis_server, redis_url):
-    """A subscription due a few minutes ago (within the catch-up window) for a repository with
-    three commits on the day it covers."""
-    from bot.models import Subscription
-    from bot.schedule import due_day
-
-    now = datetime.now(timezone.utc)
-    at = (now - timedelta(minutes=3)).strftime("%H:%M")
-    day = due_day(now, Subscription("slack", "CSCHED", "x", at=at, tz="UTC"), timedelta(minutes=180))
-    assert day is not None
-    repo = build_widgets(tmp_path / "sched-widgets", day, tz=timezone.utc)
-    prefix = f"clock{os.getpid()}{int(time.time() * 1000) % 100000}:"
-
-    def subs(channel: str) -> Path:
-        path = tmp_path / f"subs-{channel}.toml"
-        path.write_text(f'[[subscription]]\nplatform = "slack"\nchannel = "{channel}"\nrepo = "{repo.path}"\n'
-                        f'at = "{at}"\ntz = "UTC"\nlang = "en"\n', encoding="utf-8")
-        return path
-
-    return dict(repo=repo.path, prefix=prefix, subs=subs, redis=redis_server, url=redis_url, day=day)
-
-
-def test_clock_killed_mid_post_and_restarted_posts_exactly_once(scheduled, tmp_path):
-    channel = "CSCHED1"
-    with FakeSlack() as slack:
-        env = _clock_env(slack, scheduled["url"], scheduled["prefix"], scheduled["repo"], scheduled["subs"](channel),
-                         tmp_path / "data")
-        slack.delay("chat.postMessage", 0.5)  # the parent is accepted, its answer is slow…
-        first = _start_clock(env, tmp_path)
-        try:
-            _wait(lambda: slack.calls_to("chat.postMessage"))
-            first.send_signal(signal.SIGKILL)  # …and the clock dies before it hears back
-            first.wait(10)
-        finally:
-            _stop(first)
-        assert len(slack.top_level(channel)) == 1
-        # The dead clock's lease would expire after LEASE_SECONDS; expire it now instead of waiting.
-        for key in scheduled["redis"].keys(f"{scheduled['prefix']}lease:*"):
-            scheduled["redis"].delete(key)
-        slack.delay("chat.postMessage", 0.0)
-        second = _start_clock(env, tmp_path)
-        try:
-            _wait(lambda: scheduled["redis"].keys(f"{scheduled['prefix']}ledger:*"))
-            time.sleep(0.45)  # two more ticks: nothing else may be posted
-        finally:
-            log = _stop(second)
-        parents = slack.top_level(channel)
-        assert len(parents) == 1, log
-        replies = slack.replies(channel, parents[0].ts)
-        assert len(replies) == 3, log
-        for title in (HIGH_TITLE, MEDIUM_TITLE, LOW_TITLE):
-            by_title(replies, title)  # each exactly once
-        assert "Daily update report" in shown(parents[0])
-        # the restarted clock found the post the dead one made, by the key in its metadata
-        assert slack.calls_to("conversations.history")
-
-
-def test_two_clocks_at_once_post_once(scheduled, tmp_path):
-    channel = "CSCHED2"
-    with FakeSlack() as slack:
-        env = _clock_env(slack, scheduled["url"], scheduled["prefix"], scheduled["repo"], scheduled["subs"](channel),
-                         tmp_path / "data")
-        clocks = [_start_clock(env, tmp_path), _start_clock(env, tmp_path)]
-        try:
-            _wait(lambda: scheduled["redis"].keys(f"{scheduled['prefix']}ledger:*"))
-            time.sleep(0.45)
-        finally:
-            logs = [_stop(c) for c in clocks]
-        parents = slack.top_level(channel)
-        assert len(parents) == 1, logs
-        assert len(slack.replies(channel, parents[0].ts)) == 3, logs
+# The scheduler as real processes (clock + worker, kills, two clocks): tests/test_processes.py.
 
 
 # --- the platform's own behaviour, against the fake Web API ------------------------------------------
