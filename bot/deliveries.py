@@ -36,6 +36,15 @@ STORE_RETRY = 2.0  # seconds before a job interrupted by a Redis outage runs aga
 # The queued job this code runs in, if any. On-demand deliveries derive their keys from it, so a
 # request re-run after its worker died (or Redis went away) resumes its digest.
 CURRENT_JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_job", default=None)
+
+
+class JobIdFilter(logging.Filter):
+    """Adds `job` to log records: " [job-id]" while a queued job runs, else ""."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        job = CURRENT_JOB.get()
+        record.job = f" [{job}]" if job else ""
+        return True
 PROGRESS_EVERY = 1.5  # seconds between progress-message edits (platform edit limits, and calm)
 
 

@@ -123,6 +123,7 @@ class DigestBuilder:
         done = 0
         total = len(commits)
         await _notify(progress, 0, total)
+        await self._prefetch_prs(source, commits, lang)
 
         slots = asyncio.Semaphore(self.settings.analysis_concurrency)
 
@@ -147,6 +148,21 @@ class DigestBuilder:
         # The diff could not be read: say so, with what the listing alone tells.
         fallback = analyse_offline(commit, (), lang, origin="fallback", note=reason)
         return DigestEntry(commit, replace(fallback, coverage=None), error=reason)
+
+    async def _prefetch_prs(self, source, commits: list[Commit], lang: str) -> None:
+        """The PRs of the commits still to analyse, in bulk (the source batches them)."""
+        with_pr = [c for c in commits if c.pr_number]
+        if not with_pr:
+            return
+        tag = self.analyzer.tag(lang)
+        keys = [self.store.analysis_key(source.cache_id, c.sha, tag, lang) for c in with_pr]
+        cached = await self.store.exists_each(keys)
+        todo = [c for c, hit in zip(with_pr, cached) if not hit]
+        if todo:
+            try:
+                await source.prefetch_prs(todo)
+            except BotError as exc:
+                log.info("PR prefetch for %s skipped: %s", source.name, exc)  # one by one, later
 
     async def _pr_body(self, source, commit: Commit) -> str | None:
         if not commit.pr_number:

@@ -33,7 +33,7 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from . import metrics
-from .deliveries import STORE_RETRY
+from .deliveries import CURRENT_JOB, STORE_RETRY
 from .models import RetryLater
 from .store import StoreUnavailable, pool_size, redis_address
 
@@ -214,6 +214,7 @@ class JobWorker:
                 metrics.count("jobs", kind=name, event="retried")
             metrics.count("jobs", kind=name, event="started")
             keeper = asyncio.create_task(self._keep(redis, jobs, job_id, lease))
+            token = CURRENT_JOB.set(job_id)  # log lines name the job; on-demand keys derive from it
             try:
                 result = await fn(ctx, *args)
                 metrics.count("jobs", kind=name, event="succeeded")
@@ -227,6 +228,7 @@ class JobWorker:
                 log.exception("job %s failed", job_id)
                 raise
             finally:
+                CURRENT_JOB.reset(token)
                 keeper.cancel()
                 self.active -= 1
                 metrics.gauge("jobs_running", self.active)

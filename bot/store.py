@@ -105,6 +105,15 @@ class Store:
     async def list_json(self, key: str) -> list[Any]:
         return [json.loads(v) for v in await self._call(self.r.lrange, key, 0, -1)]
 
+    async def exists_each(self, keys: list[str]) -> list[bool]:
+        """For each key, whether it exists (one round trip)."""
+        if not keys:
+            return []
+        async with self.r.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.exists(key)
+            return [bool(v) for v in await self._call(pipe.execute)]
+
     async def claim(self, key: str, ttl: int) -> bool:
         """SET NX: True for the first caller only (event dedupe, delivery ledger)."""
         return bool(await self._call(self.r.set, key, b"1", ex=ttl, nx=True))

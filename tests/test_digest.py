@@ -242,3 +242,37 @@ def test_markdown_escapes_layout_breakers():
     assert esc("a | b <!channel> [x](y) #1") == "a \\| b &lt;\\!channel&gt; \\[x\\](y) \\#1"
     rich = esc_rich("# heading\n```\ncode\n---\n> quote\n    indented")
     assert rich.splitlines() == ["\\# heading  ", "\\```  ", "code  ", "\\---  ", "&gt; quote  ", "indented"]
+
+
+# --- GitHub requests per day: one per commit plus a few -------------------------------------------
+
+def _busy_day(fake, n: int = 27) -> None:
+    fake.add_repo(REPO)
+    fake.add_commit(REPO, "init", committed_at=datetime(2026, 1, 27, 12, tzinfo=SH), files=[FakeFile("README.md")])
+    for i in range(n):
+        fake.add_commit(REPO, f"[Core] Tidy module {i} (#{40000 + i})",
+                        committed_at=datetime(2026, 1, 28, 1 + i % 20, i, tzinfo=SH),
+                        files=[FakeFile(f"vllm/mod_{i}.py", "modified", 3, 1)])
+        fake.add_pull(REPO, 40000 + i, body=f"## Purpose\nTidy module {i} so callers stop copying buffers.")
+
+
+@pytest.mark.parametrize("graphql", [True, False])
+async def test_a_day_costs_one_github_request_per_commit_plus_a_few(fake_github, services_for, graphql):
+    """PR descriptions come in one GraphQL request per 50 commits; where GraphQL is unavailable
+    (an Enterprise server without it) they still arrive, one REST request each."""
+    _busy_day(fake_github)
+    fake_github.graphql = graphql
+    with FakeOpenAI() as llm:
+        s = await services_for(github_api_url=fake_github.url, github_token="ghp_" + "x" * 36,
+                               openai_base_url=llm.url, openai_api_key="sk-test-1234567890")
+        digest = await s.builder.build(s.source(REPO), WINDOW, "en")
+        prompts = [json.dumps(r["messages"]) for r in llm.requests]
+    assert len(digest.entries) == 27
+    for i in range(27):  # every PR's description reached its commit's prompt
+        assert sum(f"Tidy module {i} so callers stop copying buffers" in p for p in prompts) == 1
+    requests = len(fake_github.requests)
+    if graphql:
+        assert requests <= 27 + 4  # files per commit + repository, listing, one GraphQL query
+        assert sum(r.path == "/graphql" for r in fake_github.requests) == 1
+    else:
+        assert requests >= 27 * 2  # the REST path, one PR look-up per commit

@@ -142,3 +142,51 @@ async def test_three_hundred_commands_at_once_are_all_answered(web_and_worker):
     everything = slack.all_text()
     assert "unreachable" not in everything and "Something went wrong" not in everything
     assert "127.0.0.1" not in everything
+
+
+async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(make_settings, tmp_path):
+    """Overload is "queued, position n", never an error: with no worker running, a command is
+    acknowledged and its asker told where it stands; when a worker comes, it is answered."""
+    repo = GitRepo(tmp_path / "widgets")
+    bulk_commits(repo, 3, datetime(2026, 1, 28, 9, 0, tzinfo=SH), step_seconds=600)
+    with FakeSlack() as slack:
+        settings = make_settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
+                                 default_repo=str(repo.path), default_lang="en")
+        services = Services.build(settings)
+        chat = ChatService(services)
+        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+        chat.register(adapter.platform)
+        chat.jobs = await Jobs.connect(settings)
+        runner = await start_server(build_app(services.store, adapter.http_routes(), chat.jobs), "127.0.0.1", 0)
+        sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
+        worker = JobWorker(settings, chat)
+        try:
+            for i in range(2):
+                status, _ = await sender.slash("2026-01-28", channel="CQ", user=f"U{i}")
+                assert status == 200
+            await chat.drain_local()
+            told = [e["text"] for e in slack.ephemerals]
+            assert told == ["⏳ Queued (position 1): the bot is busy; your request runs as soon as a worker is free.",
+                            "⏳ Queued (position 2): the bot is busy; your request runs as soon as a worker is free."]
+            assert slack.top_level("CQ") == []
+            await worker.start()
+            chat.worker = worker
+            await chat.drain()
+            parents = slack.top_level("CQ")
+            assert len(parents) == 2 and all("Daily update report" in p.text for p in parents)
+            import aiohttp
+
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"http://127.0.0.1:{bound_port(runner)}/metrics") as resp:
+                    page = await resp.text()
+            assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/plain")
+            assert 'digestbot_jobs_total{event="succeeded",kind="request"}' in page
+            assert 'digestbot_deliveries_total{outcome="delivered",platform="slack"}' in page
+            assert "digestbot_jobs_in_queue 0.0" in page
+        finally:
+            await sender.close()
+            await worker.close()
+            await runner.cleanup()
+            await adapter.close()
+            await chat.jobs.close()
+            await services.aclose()

@@ -33,6 +33,10 @@ class CommitSource(Protocol):
     async def get_commit(self, ref: str) -> Commit:
         """Resolve a full or abbreviated SHA; NotFoundError when unknown."""
 
+    async def prefetch_prs(self, commits: list[Commit]) -> None:
+        """Fetch the PRs of these commits in bulk ahead of `pr_description` (a day's worth of
+        look-ups in a few requests); a source without PRs does nothing."""
+
     async def pr_description(self, number: int) -> str | None:
         """The body of PR #number, or None when the source has no PRs."""
 

@@ -32,6 +32,7 @@ from github.Requester import Requester
 from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
+from .. import metrics
 from ..models import BotError, Commit, FileChange, NotFoundError, SourceError, UsageError, Window
 from ..diffs import is_binary_path
 from .message import split_message, strip_emails
@@ -50,6 +51,8 @@ RETRIES = 3  # connection failures and 5xx
 RETRY_BACKOFF = 0.25  # urllib3: 0 s, then 0.5 s, 1 s ...
 MAX_RATE_LIMIT_RETRIES = 10  # guards against a server that keeps limiting with a zero wait
 RESET_SLACK = 0.5  # seconds after X-RateLimit-Reset: our clock and GitHub's may differ slightly
+PR_BATCH = 50  # commits per GraphQL request for their PRs (well inside GitHub's node limits)
+PR_CACHE = 5000  # PR bodies kept per repository source
 SECONDARY_DEFAULT_WAIT = 60.0  # GitHub: "wait at least one minute" when it says nothing more
 
 _STATUSES = {"added", "removed", "modified", "renamed", "copied"}  # "changed"/"unchanged" → modified
@@ -191,6 +194,8 @@ class GitHubSource:
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
         self._info: _RepoInfo | None = None
+        self._pr_bodies: dict[int, str] = {}  # filled in batches by prefetch_prs
+        self._graphql_unavailable = False
 
     # --- CommitSource --------------------------------------------------------------------------
     async def default_branch(self) -> str:
@@ -233,7 +238,49 @@ class GitHubSource:
 
         return await self._call(fetch, not_found=f"No commit '{ref}' in {info.full_name}.")
 
+    async def prefetch_prs(self, commits: list[Commit]) -> None:
+        """The PR bodies of these commits, PR_BATCH commits per GraphQL request (the commits'
+        `associatedPullRequests`) instead of one REST request per PR: a day costs at most one
+        request per commit (its files) plus a few. Where GraphQL is unavailable (an old GitHub
+        Enterprise, a token without it), `pr_description` keeps asking REST, one by one."""
+        wanted = [c for c in commits if c.pr_number and c.pr_number not in self._pr_bodies]
+        if not wanted or self._graphql_unavailable:
+            return
+        info = await self._repo_info()
+        owner, name = info.full_name.split("/", 1)
+        for start in range(0, len(wanted), PR_BATCH):
+            batch = wanted[start:start + PR_BATCH]
+            fields = " ".join(
+                f'c{i}: object(oid: "{c.sha}") {{ ... on Commit {{ associatedPullRequests(first: 5) '
+                f'{{ nodes {{ number body }} }} }} }}' for i, c in enumerate(batch))
+            query = ("query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { "
+                     + fields + " } }")
+
+            def fetch(gh: Github, query=query) -> dict:
+                return gh.requester.graphql_query(query, {"owner": owner, "name": name})[1]
+
+            try:
+                data = await self._call(fetch, not_found=f"GraphQL is not available at {self._api_url}.",
+                                        kind="graphql")
+            except BotError as exc:
+                log.info("PR descriptions of %s come one by one (REST): %s", self.name, exc)
+                self._graphql_unavailable = True
+                return
+            repo = (data.get("data") or {}).get("repository") or {}
+            for i, _ in enumerate(batch):
+                for node in (((repo.get(f"c{i}") or {}).get("associatedPullRequests") or {}).get("nodes") or []):
+                    if isinstance(node, dict) and isinstance(node.get("number"), int):
+                        self._remember_pr(node["number"], node.get("body") or "")
+
+    def _remember_pr(self, number: int, body: str) -> None:
+        self._pr_bodies[number] = body
+        while len(self._pr_bodies) > PR_CACHE:
+            self._pr_bodies.pop(next(iter(self._pr_bodies)))
+
     async def pr_description(self, number: int) -> str | None:
+        if number in self._pr_bodies:
+            return self._pr_bodies[number]
+
         def fetch(gh: Github) -> str | None:
             try:
                 return gh.get_repo(self.name).get_pull(number).body or ""
@@ -281,9 +328,10 @@ class GitHubSource:
             self._info, self.name, self.web_url = info, info.full_name, info.html_url
         return self._info
 
-    async def _call(self, fn: Callable[[Github], T], *, not_found: str) -> T:
+    async def _call(self, fn: Callable[[Github], T], *, not_found: str, kind: str = "rest") -> T:
         """Run `fn` with a pooled client in a worker thread, at most `github_fetch_concurrency` at
         once, and turn every failure into one sentence."""
+        metrics.count("github_requests", kind=kind)
         async with self._slot():
             if (delay := self._gate.seconds_left()) > 0:
                 await asyncio.sleep(delay)  # a rate limit is being waited out: don't add requests
@@ -305,6 +353,9 @@ class GitHubSource:
         try:
             return fn(gh)
         finally:
+            remaining, _ = gh.requester.rate_limiting  # from the last answer's headers; no request
+            if remaining >= 0:
+                metrics.gauge("github_rate_remaining", remaining)
             self._idle.put(gh)
 
     def _slot(self) -> asyncio.Semaphore:

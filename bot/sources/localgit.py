@@ -153,6 +153,9 @@ class LocalGitSource:
                                     binary=binary))
         return files
 
+    async def prefetch_prs(self, commits: list[Commit]) -> None:
+        return None  # a local clone has no pull requests
+
     async def pr_description(self, number: int) -> str | None:
         return None  # a local clone has no pull requests
 

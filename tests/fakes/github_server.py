@@ -31,6 +31,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -138,6 +139,7 @@ class FakeGitHub:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None  # kept after stop() so URLs stay printable
+        self.graphql = True  # False: answer /graphql with 404, as an Enterprise server without it
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> FakeGitHub:
@@ -324,10 +326,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         fake = self.fake
         length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        raw = self.rfile.read(length) if length else b""
         split = urlsplit(self.path)
         path, query = split.path, dict(parse_qsl(split.query))
+        if self.command == "POST" and path in ("/graphql", "/api/graphql"):
+            return self._graphql(raw)
         if fake.prefix:
             if not (path == fake.prefix or path.startswith(fake.prefix + "/")):
                 return self._send(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"})
@@ -379,6 +382,42 @@ class _Handler(BaseHTTPRequestHandler):
                 return _not_found("https://docs.github.com/rest/pulls/pulls#get-a-pull-request")
             return 200, self._pull_json(repo, int(rest[1]), pull), {}
         return _not_found()
+
+    # --- GraphQL (the one query shape the bot sends: commits' associatedPullRequests) ------------
+    _OBJECT = re.compile(r'(\w+): object\(oid: "([0-9a-fA-F]{4,40})"\)')
+
+    def _graphql(self, raw: bytes) -> None:
+        fake = self.fake
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with fake._lock:
+            fake.requests.append(RecordedRequest("POST", "/graphql", {}, headers))
+        if not fake.graphql:  # e.g. GitHub Enterprise without the GraphQL API
+            return self._send(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"}, {})
+        if _token(headers.get("authorization", "")) is None:  # GraphQL always needs a token
+            return self._send(401, {"message": "This endpoint requires you to be authenticated.",
+                                    "documentation_url": "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql",
+                                    "status": "401"}, {})
+        try:
+            body = json.loads(raw or b"{}")
+            query, variables = body["query"], body.get("variables") or {}
+        except (ValueError, KeyError, TypeError):
+            return self._send(400, {"message": "Problems parsing JSON", "status": "400"}, {})
+        repo = fake._repos.get(f"{variables.get('owner')}/{variables.get('name')}".lower())
+        if repo is None:
+            return self._send(200, {"data": {"repository": None}, "errors": [{
+                "type": "NOT_FOUND", "path": ["repository"],
+                "message": f"Could not resolve to a Repository with the name '{variables.get('owner')}/{variables.get('name')}'."}]}, {})
+        out: dict[str, Any] = {}
+        for alias, oid in self._OBJECT.findall(query):
+            sha = self._resolve(repo, oid)
+            if sha is None:
+                out[alias] = None
+                continue
+            message = repo.commits[sha].message
+            nodes = [{"number": n, "body": p["body"] or ""} for n, p in sorted(repo.pulls.items())
+                     if p.get("merge_commit_sha") == sha or f"(#{n})" in message]
+            out[alias] = {"associatedPullRequests": {"nodes": nodes}}
+        self._send(200, {"data": {"repository": out}}, {})
 
     # --- endpoints -----------------------------------------------------------------------------
     def _list_commits(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
