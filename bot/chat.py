@@ -134,14 +134,23 @@ class ChatService:
             self.spawn(self.run_request(kind, to_dict(conv), args))
             return
         platform = self.platforms[conv.platform]
-        lang = self.settings.default_lang
         try:
             job = await self.jobs.enqueue("request", kind, to_dict(conv), args)
-            position = await self.jobs.position(job.job_id)
+        except BaseException as exc:  # noqa: BLE001 — one sentence, never silence
+            await self._report(platform, conv, self.settings.default_lang, exc)
+            return
+        # Where it stands is told in the background: the platform's acknowledgement (which may
+        # wait for this call) never waits for a message to be posted.
+        self.spawn(self._tell_position(platform, conv, job.job_id))
+
+    async def _tell_position(self, platform, conv: Conversation, job_id: str) -> None:
+        lang = self.settings.default_lang
+        try:
+            position = await self.jobs.position(job_id)
             if position > 0:
                 lang = (await self.subs.config(conv.platform, conv.channel)).lang
                 await self._private(platform, conv, Notice(say(lang, "queued", n=position), "progress", lang))
-        except BaseException as exc:  # noqa: BLE001 — one sentence, never silence
+        except BaseException as exc:  # noqa: BLE001
             await self._report(platform, conv, lang, exc)
 
     async def run_request(self, kind: str, conv: dict, args: dict, job_id: str | None = None) -> None:

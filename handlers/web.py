@@ -12,6 +12,8 @@ from aiohttp import web
 
 log = logging.getLogger(__name__)
 
+LISTEN_BACKLOG = 2048
+
 
 def build_app(store, routes, jobs=None) -> web.Application:
     app = web.Application(client_max_size=2 * 1024 * 1024)
@@ -43,7 +45,10 @@ def build_app(store, routes, jobs=None) -> web.Application:
 async def start_server(app: web.Application, host: str, port: int) -> web.AppRunner:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    # A burst of callbacks (a team all asking at once) opens hundreds of connections together:
+    # with aiohttp's default backlog (128) the kernel drops the rest's SYNs and their clients
+    # retry a second later — a 1 s ack for no reason.
+    site = web.TCPSite(runner, host, port, backlog=LISTEN_BACKLOG)
     await site.start()
     log.info("HTTP server listening on %s:%d", host, port)
     return runner
