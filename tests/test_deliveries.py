@@ -1,0 +1,123 @@
+"""Deliveries and the clock's failure path, through the terminal platform (what it prints is what
+the channel would see): retries then one failure notice and a "failed" ledger, the lock released
+after every attempt, one broken subscription not holding up the others, a half-delivered thread
+resumed without repeats, high before medium before low."""
+from __future__ import annotations
+
+import io
+import shutil
+from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.chat import ChatService
+from bot.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
+from bot.models import RetryLater, Subscription, to_dict
+from bot.schedule import Clock
+from bot.services import Services
+from bot.window import day_window
+from handlers.console import ConsolePlatform
+from tests.gitrepo import GitRepo
+
+SH = ZoneInfo("Asia/Shanghai")
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+DAY = date(2026, 1, 28)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
+    r.commit("init", {"src/api.py": "def export_v1():\n    pass\n"}, when=datetime(2026, 1, 27, 9, tzinfo=SH))
+    r.commit("[Docs] Fix typo in README", {"README.md": "Widgets\n"}, when=datetime(2026, 1, 28, 9, tzinfo=SH))
+    r.commit("feat!: remove export_v1", {"src/api.py": "\n"}, when=datetime(2026, 1, 28, 10, tzinfo=SH))
+    r.commit("feat: add a --since flag to the exporter",
+             {"src/cli.py": "".join(f"def option_{i}():\n    return {i}\n" for i in range(40))},
+             when=datetime(2026, 1, 28, 11, tzinfo=SH))
+    return r
+
+
+@pytest.fixture
+async def bot(make_settings, repo):
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", catchup_minutes=60, clock_interval=0.01)
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    yield chat, out, settings
+    await services.aclose()
+
+
+async def test_a_push_that_keeps_failing_is_retried_then_reported_once(bot, repo, tmp_path):
+    chat, out, settings = bot
+    broken = tmp_path / "gone"
+    shutil.copytree(repo.path, broken)
+    sub = Subscription("console", "console", str(broken), at="09:20", tz="Asia/Shanghai", lang="en")
+    await chat.subs.upsert(sub)
+    shutil.rmtree(broken)  # the repository disappears after subscribing
+    clock = Clock(chat, settings, now=lambda: NOW)
+    outcomes = [r[0][2] for r in [await clock.tick() for _ in range(MAX_ATTEMPTS + 1)]]
+    assert all(o.endswith("will retry") for o in outcomes[:MAX_ATTEMPTS - 1]), outcomes
+    assert outcomes[MAX_ATTEMPTS - 1].startswith("gave up")
+    assert outcomes[MAX_ATTEMPTS] == "already delivered"  # the ledger says so: no more attempts
+    spec = scheduled_spec(chat.store, sub, DAY)
+    assert "failed" in await chat.store.get_json(spec.ledger)
+    shown = out.getvalue()
+    assert shown.count("could not be delivered") == 1 and f"tried {MAX_ATTEMPTS} times" in shown
+    assert "Daily update report" not in shown
+
+
+async def test_each_failed_attempt_releases_its_lock(bot, tmp_path):
+    chat, out, settings = bot
+    sub = Subscription("console", "console", str(tmp_path / "missing"), lang="en")
+    spec = scheduled_spec(chat.store, sub, DAY)
+    with pytest.raises(RetryLater) as first:
+        await chat.deliveries.run(spec)
+    assert "will retry" in str(first.value) and first.value.delay > 0
+    # the next attempt may run at once: not "another worker is delivering"
+    with pytest.raises(RetryLater) as second:
+        await chat.deliveries.run(spec)
+    assert "will retry" in str(second.value)
+    assert await chat.store.get_json(spec.key + ":lock") is None
+
+
+async def test_while_one_runner_delivers_another_is_told_to_retry(bot, repo):
+    chat, out, settings = bot
+    sub = Subscription("console", "console", str(repo.path), lang="en")
+    spec = scheduled_spec(chat.store, sub, DAY)
+    assert await chat.store.lease(spec.key + ":lock", "someone-else", 30)
+    with pytest.raises(RetryLater, match="another worker is delivering"):
+        await chat.deliveries.run(spec)
+    assert out.getvalue() == ""
+
+
+async def test_one_broken_subscription_does_not_hold_up_the_others(bot, repo, tmp_path):
+    chat, out, settings = bot
+    await chat.subs.upsert(Subscription("console", "console", str(tmp_path / "missing"), at="09:20",
+                                        tz="Asia/Shanghai", lang="en"))
+    await chat.subs.upsert(Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai",
+                                        lang="en"))
+    outcomes = {sub.repo: outcome for sub, _, outcome in await Clock(chat, settings, now=lambda: NOW).tick()}
+    assert outcomes[str(repo.path)] == "delivered"
+    assert outcomes[str(tmp_path / "missing")].endswith("will retry")
+    assert out.getvalue().count("Daily update report (2026-01-28)") == 1
+
+
+async def test_a_half_delivered_thread_is_finished_without_repeats_high_first(bot, repo):
+    chat, out, settings = bot
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "resume-test"))
+    full = await chat.deliveries.run(spec)
+    assert full == "delivered"
+    whole = out.getvalue()
+    order = [whole.index(t) for t in ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")]
+    assert order == sorted(order)  # high, then medium, then the low ones grouped
+    # the same delivery cut short after the parent and its first reply: the rest, once
+    out.truncate(0), out.seek(0)
+    state = await chat.store.get_json(spec.key)
+    resumed = DeliverySpec(**{**spec.__dict__, "key": chat.store.k("delivery", "resume-test-2")})
+    await chat.store.set_json(resumed.key, {"parent": state["parent"], "sent": 1})
+    assert await chat.deliveries.run(resumed) == "delivered"
+    again = out.getvalue()
+    assert "Daily update report" not in again and "feat!: remove export_v1" not in again
+    assert again.count("feat: add a --since flag") == 1 and again.count("[Docs] Fix typo") == 1
