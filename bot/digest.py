@@ -99,6 +99,7 @@ class DigestBuilder:
             try:
                 result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted)
             except BotError as exc:
+                metrics.count("llm_fallbacks", reason=type(exc).__name__)
                 result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc))
             data = to_dict(result)
             if result.origin != "fallback":  # a fallback is retried next time, not frozen in the cache

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Sequence
 from urllib.parse import urlsplit
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 import openai
 from openai import AsyncOpenAI
 
+from .. import metrics
 from ..models import BotError
 
 log = logging.getLogger(__name__)
@@ -65,15 +67,22 @@ class LLM:
                        json_mode: bool = True) -> Completion:
         """One chat completion; `json_mode` asks for a JSON object when the endpoint supports it."""
         async with self._slots:
+            started = time.monotonic()
             try:
-                return await self._complete(list(messages), max_tokens, json_mode)
+                result = await self._complete(list(messages), max_tokens, json_mode)
+                metrics.count("llm_calls", purpose="complete", outcome="ok")
+                return result
             except openai.OpenAIError as exc:
+                metrics.count("llm_calls", purpose="complete", outcome="error")
                 raise self._error(exc) from None
+            finally:
+                metrics.observe("llm_seconds", time.monotonic() - started, purpose="complete")
 
     async def stream(self, messages: Sequence[Message], *, max_tokens: int) -> AsyncIterator[str]:
         """The answer's content deltas, in order. Close the generator (or read it to the end):
         it holds a concurrency slot while open."""
         async with self._slots:
+            started = time.monotonic()
             try:
                 response = await self._client.chat.completions.create(
                     model=self.model, messages=list(messages), max_tokens=max_tokens, stream=True)
@@ -82,8 +91,12 @@ class LLM:
                         for choice in chunk.choices:
                             if choice.delta is not None and choice.delta.content:
                                 yield choice.delta.content
+                metrics.count("llm_calls", purpose="stream", outcome="ok")
             except openai.OpenAIError as exc:
+                metrics.count("llm_calls", purpose="stream", outcome="error")
                 raise self._error(exc) from None
+            finally:
+                metrics.observe("llm_seconds", time.monotonic() - started, purpose="stream")
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -107,6 +120,10 @@ class LLM:
         extra = {"response_format": {"type": "json_object"}} if json_mode else {}
         response = await self._client.chat.completions.create(
             model=self.model, messages=messages, max_tokens=max_tokens, **extra)
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            metrics.count("llm_tokens", getattr(usage, "prompt_tokens", 0) or 0, kind="prompt")
+            metrics.count("llm_tokens", getattr(usage, "completion_tokens", 0) or 0, kind="completion")
         if not response.choices:
             return Completion(text="", finish_reason="")
         choice = response.choices[0]
