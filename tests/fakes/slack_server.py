@@ -6,7 +6,11 @@ It is a real HTTP server (ThreadingHTTPServer on 127.0.0.1, port 0), like bolt-p
 `base_url=fake.url` (SLACK_API_URL), nothing is monkeypatched. It answers every method the adapter
 uses with Slack's response shapes, accepts JSON and form bodies as slack_sdk sends them, checks
 the bot token, validates Block Kit limits like Slack does (so a renderer that overflows fails
-the post), and keeps the resulting conversation state::
+the post), refuses what Slack refuses — a duplicate action_id anywhere in a message or view
+(invalid_blocks), blocks over 12,000 UTF-8 bytes (msg_blocks_too_long), posting where the bot is
+not a member (not_in_channel: `not_joined`, or any id starting with CNOTIN) — pages
+conversations.history / replies with cursors (`page_size` lowers the page), and keeps the
+resulting conversation state::
 
     with FakeSlack() as slack:
         settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, ...)
@@ -687,11 +691,11 @@ class SlackSender:
     def _interactive_body(self, payload: dict) -> str:
         return urlencode({"payload": json.dumps(payload)})
 
-    async def block_action(self, action_id: str, *, value: str | None = None, selected: str | None = None,
-                           block_id: str = "b1", channel: str = "C0001", user: str = "U0001",
-                           message_ts: str = "1.000001", thread_ts: str | None = None,
-                           response_url: str = "https://hooks.invalid/actions/1",
-                           trigger_id: str | None = None, **signing) -> tuple[int, str]:
+    def block_action_body(self, action_id: str, *, value: str | None = None, selected: str | None = None,
+                          block_id: str = "b1", channel: str = "C0001", user: str = "U0001",
+                          message_ts: str = "1.000001", thread_ts: str | None = None,
+                          response_url: str = "https://hooks.invalid/actions/1",
+                          trigger_id: str | None = None) -> str:
         action: dict = {"action_id": action_id, "block_id": block_id, "action_ts": f"{time.time():.6f}"}
         if selected is not None:
             action.update(type="static_select", selected_option={"text": {"type": "plain_text", "text": "x"},
@@ -708,7 +712,12 @@ class SlackSender:
                    "trigger_id": trigger_id or f"trigger-{next(self._ids)}", "team": {"id": self.team_id},
                    "enterprise": None, "is_enterprise_install": False, "channel": {"id": channel, "name": "general"},
                    "message": message, "response_url": response_url, "actions": [action]}
-        return await self.post(self._interactive_body(payload), "application/x-www-form-urlencoded", **signing)
+        return self._interactive_body(payload)
+
+    async def block_action(self, action_id: str, **kwargs) -> tuple[int, str]:
+        signing = {k: kwargs.pop(k) for k in ("timestamp", "secret", "signed") if k in kwargs}
+        return await self.post(self.block_action_body(action_id, **kwargs), "application/x-www-form-urlencoded",
+                               **signing)
 
     async def view_submission(self, view: dict, values: dict, *, user: str = "U0001", **signing) -> tuple[int, str]:
         """Submit a modal the bot opened (`view` as sent to views.open) with `values`:
