@@ -292,3 +292,18 @@ def test_control_characters_are_stripped_by_every_renderer():
         for bad in ("\x1b", "\x07", "\x00", "\x9b", "\r", "\u202e", "\u202c", "\u2066", "\u2069"):
             assert bad not in out, (name, repr(bad))
         assert "\\u001b" not in out and "\\u0007" not in out, name  # nor escaped in JSON
+
+
+# --- the bot is not in the channel -----------------------------------------------------------------------
+
+async def test_a_digest_where_the_bot_is_not_a_member_says_to_invite_it(make_bot, slack):
+    bot = await make_bot()
+    slack.not_joined.add("C0002")
+    url = slack.response_url("cmd-not-in")
+    status, _ = await bot.sender.slash("2026-01-28", channel="C0002", response_url=url)
+    assert status == 200
+    await bot.settle()
+    assert slack.top_level("C0002") == []
+    assert slack.calls_to("chat.postMessage")  # it tried, and Slack refused
+    told = [R.unescape(json.dumps(p, ensure_ascii=False)) for p in slack.webhook_posts + slack.ephemerals]
+    assert len(told) == 1 and "not_in_channel" in told[0] and "/invite" in told[0]

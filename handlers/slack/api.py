@@ -41,13 +41,23 @@ class SlackError(BotError):
     """A Slack Web API call failed for good (after retries); names the method and Slack's error
     code, never the token."""
 
+    def __init__(self, message: str, code: str = "error"):
+        super().__init__(message)
+        self.code = code
+
+
+# Slack's error codes a user can do something about, with what to do.
+HINTS = {"not_in_channel": "invite the bot to this channel first, with /invite",
+         "channel_not_found": "the bot cannot see this conversation; invite it first"}
+
 
 def as_slack_error(exc: BaseException, what: str) -> SlackError:
-    """`Slack <what> failed: <Slack's error code | the exception's type>.`"""
+    """`Slack <what> failed: <Slack's error code | the exception's type>.` (plus what to do)"""
     if isinstance(exc, SlackApiError):
         code = (exc.response.get("error") if exc.response is not None else None) or "error"
-        return SlackError(f"Slack {what} failed: {code}.")
-    return SlackError(f"Slack {what} failed: {type(exc).__name__}.")
+        hint = f" ({HINTS[code]})" if code in HINTS else ""
+        return SlackError(f"Slack {what} failed: {code}{hint}.", code)
+    return SlackError(f"Slack {what} failed: {type(exc).__name__}.", type(exc).__name__)
 
 
 # --- retries -------------------------------------------------------------------------------------------
@@ -134,7 +144,7 @@ async def open_chat_stream(client: AsyncWebClient, **kwargs):
     """slack_sdk's AsyncChatStream (chat.startStream on its first append, then appendStream).
     A slack_sdk older than 3.37 has no chat_stream: that is "streaming unavailable", not a crash."""
     if not hasattr(client, "chat_stream"):
-        raise SlackError("Slack chat.startStream failed: method_not_found.")
+        raise SlackError("Slack chat.startStream failed: method_not_found.", "method_not_found")
     return await client.chat_stream(**kwargs)
 
 

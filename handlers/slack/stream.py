@@ -219,8 +219,7 @@ def _chars_within(text: str, room: int) -> int:
 
 
 def _error_code(exc: SlackError) -> str:
-    """Slack's error code, the last word of a SlackError's sentence."""
-    return str(exc).rsplit(":", 1)[-1].strip(" .")
+    return getattr(exc, "code", "error")
 
 
 _ENTITY_TAIL = re.compile(r"&[a-z]{0,3}$")

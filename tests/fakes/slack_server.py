@@ -280,7 +280,7 @@ class FakeSlack:
         return {"ok": True, "channel": msg.channel, "ts": msg.ts, "text": msg.text, "message": msg.as_api()}
 
     def _m_chat_postEphemeral(self, p: dict) -> dict:
-        if str(p.get("channel", "")).startswith("CNOTIN"):
+        if not self._joined(p.get("channel")):
             return {"ok": False, "error": "channel_not_found"}
         problem = self._check_message(p)
         if problem:
