@@ -64,15 +64,16 @@ async def test_ambiguous_question_gets_a_choice_and_each_button_answers(make_bot
 # --- 2. the slack-sdk floor ----------------------------------------------------------------------------
 
 def test_the_slack_sdk_floor_has_chat_stream():
-    """3.37.0 is the first slack-sdk with AsyncWebClient.chat_stream (checked by installing 3.36.0
-    and 3.37.0); the installed one must have it too."""
+    """AsyncWebClient.chat_stream arrived in slack-sdk 3.37.0, but its stream's `ts` (which the bot
+    needs to continue, edit and close a streamed answer) is public only from 3.43.0: with 3.37.0-3.42.0
+    installed every answer fell back to edits (checked by running these tests against each)."""
     from pathlib import Path
 
     from slack_sdk.web.async_client import AsyncWebClient
 
     text = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text(encoding="utf-8")
     floor = next(line for line in text.splitlines() if '"slack-sdk>=' in line).split(">=")[1].split(",")[0]
-    assert tuple(int(x) for x in floor.split(".")) >= (3, 37)
+    assert tuple(int(x) for x in floor.split(".")) >= (3, 43)
     assert hasattr(AsyncWebClient, "chat_stream")
 
 

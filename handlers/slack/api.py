@@ -142,7 +142,7 @@ async def upload(client: AsyncWebClient, **args) -> None:
 
 async def open_chat_stream(client: AsyncWebClient, **kwargs):
     """slack_sdk's AsyncChatStream (chat.startStream on its first append, then appendStream).
-    A slack_sdk older than 3.37 has no chat_stream: that is "streaming unavailable", not a crash."""
+    A slack_sdk older than 3.43 (the floor) may lack it: that is "streaming unavailable", not a crash."""
     if not hasattr(client, "chat_stream"):
         raise SlackError("Slack chat.startStream failed: method_not_found.", "method_not_found")
     return await client.chat_stream(**kwargs)

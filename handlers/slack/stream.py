@@ -156,7 +156,8 @@ class AnswerStream:
                     # (an old slack_sdk, an unexpected answer…); once one exists, only Slack's
                     # refusals are handled here
                     log.warning("Slack streaming failed (%s); editing a message instead", type(exc).__name__)
-                    code = "error"
+                    # an SDK without the streaming helper we use stays without it: stop trying
+                    code = "method_not_found" if isinstance(exc, (AttributeError, TypeError)) else "error"
                 elif isinstance(exc, SlackError):
                     code = _error_code(exc)
                     log.info("Slack streaming not usable (%s); editing a message instead", code)
