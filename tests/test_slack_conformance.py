@@ -185,6 +185,13 @@ async def test_malformed_requests_get_a_4xx_and_one_log_line(make_bot, slack, ca
         ("a JSON array", dict(body='[{"type": "event_callback"}]', content_type="application/json"), 400),
         ("garbage payload", dict(body="payload=" + quote("{garbage"), content_type=form), 400),
         ("payload not an object", dict(body="payload=" + quote("[1, 2]"), content_type=form), 400),
+        # well-formed JSON objects whose fields have the wrong shape for Bolt
+        ("event not an object", dict(body=json.dumps({"type": "event_callback", "event": "x", "event_id": "Ev1"}),
+                                     content_type="application/json"), 400),
+        ("actions not a list", dict(body="payload=" + quote(json.dumps({"type": "block_actions", "actions": "x"})),
+                                    content_type=form), 400),
+        ("view not an object", dict(body="payload=" + quote(json.dumps({"type": "view_submission", "view": "x"})),
+                                    content_type=form), 400),
     ]
     for name, request, expected in cases:
         caplog.clear()

@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
+import traceback
 
 from aiohttp import web
 
@@ -23,6 +25,10 @@ from handlers.slack.platform import Pacing, SlackPlatform
 
 log = logging.getLogger(__name__)
 
+# Our own code: a failure that passed through it is a bug worth a traceback; one raised only
+# inside Bolt while it read a request is a malformed request.
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OWN_DIRS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("handlers", "bot"))
 DEDUPE_TTL = 3600  # > Slack's 5-minute signature window: a replayed request is always caught
 DROPPED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join", "channel_leave",
                     "channel_topic", "channel_purpose", "channel_name", "pinned_item", "unpinned_item",
@@ -86,6 +92,7 @@ class SlackAdapter:
     # --- listeners ------------------------------------------------------------------------------------
     def _register(self) -> None:
         app = self.app
+        app.error(self._on_bolt_error)
         app.command(re.compile(r"^/"))(self._on_command)
         app.event("app_mention")(self._on_mention)
         app.event("message")(self._on_message)
@@ -94,6 +101,17 @@ class SlackAdapter:
         app.action(R.ACTION_CHOOSE_PATTERN)(self._on_choose_button)
         app.action(R.ACTION_LOW)(self._on_low_menu)
         app.view(R.MODAL_CALLBACK)(self._on_question_form)
+
+    async def _on_bolt_error(self, error: Exception, response=None) -> None:
+        """A signed request Bolt could not read (a field of the wrong type, a missing key) is the
+        sender's mistake: a 400 and one line. A failure in our own listeners keeps its traceback."""
+        frames = [f.f_code.co_filename for f, _ in traceback.walk_tb(error.__traceback__)]
+        if any(os.path.abspath(name).startswith(OWN_DIRS) for name in frames):
+            log.error("Slack listener failed", exc_info=error)
+            return
+        log.warning("Slack request not readable (HTTP 400): %s: %s", type(error).__name__, str(error)[:200])
+        if response is not None and response.status >= 500:
+            response.status = 400
 
     async def _on_command(self, ack, command: dict) -> None:
         await ack()
