@@ -241,6 +241,12 @@ class SlackAdapter:
                             extra={"team_id": (body.get("team") or {}).get("id") or user.get("team_id")})
         await self._submit_action(conv, "ask", self._value_for(value), question=question or None)
 
+    async def _tell(self, conv: Conversation, notice: Notice) -> None:
+        try:
+            await self.platform.reply_private(conv, notice)
+        except SlackError as exc:
+            log.warning("could not tell a user their click was refused: %s", exc)
+
     async def _submit_action(self, conv: Conversation, action: str, value: dict, question: str | None = None) -> None:
         """A click is signed by Slack but its value is what our message carried — or what a
         forger put there: the repository it names must pass the same policy as a repository a
@@ -252,7 +258,7 @@ class SlackAdapter:
                 self.chat._check_repo(conv, str(repo), lang)
             except BotError as exc:
                 log.warning("Slack action refused: its value names a repository chat users may not reach")
-                await self.platform.reply_private(conv, Notice(f"⚠️ {exc}", "error", lang))
+                self.chat.spawn(self._tell(conv, Notice(f"⚠️ {exc}", "error", lang)))
                 return
         await self.chat.submit("action", conv, action=action, value=value, question=question)
 
