@@ -268,6 +268,8 @@ class ChatService:
             info = await self.threads.get(conv.platform, conv.channel, root) if root else None
             if info is not None:  # the thread knows how commands name its repository
                 value = {**value, "repo": info.repo}
+            elif value.get("repo") is not None:  # only the click's value names it: as typed, re-checked
+                value = {**value, "repo": self.check_repo(conv, str(value["repo"]), lang)}
             if action == "details":
                 return await self._details(conv, platform, value, info)
             if action in ("ask", "choose"):
@@ -321,7 +323,7 @@ class ChatService:
         if admins and conv.user not in admins:
             raise UsageError(say(lang, "admins_only"))
 
-    def _check_repo(self, conv: Conversation, repo: str, lang: str) -> str:
+    def check_repo(self, conv: Conversation, repo: str, lang: str) -> str:
         """Chat users may name GitHub repositories or the configured default; only the operator's
         own terminal may point at arbitrary local paths on the bot's machine."""
         if repo in (self.settings.default_repo, "."):
@@ -341,7 +343,7 @@ class ChatService:
 
     async def _channel_repos(self, conv, cmd_repos, lang) -> list[tuple[str, Subscription | None]]:
         if cmd_repos:
-            return [(self._check_repo(conv, r, lang), None) for r in cmd_repos]
+            return [(self.check_repo(conv, r, lang), None) for r in cmd_repos]
         subs = await self.subs.for_channel(conv.platform, conv.channel)
         if subs:
             return [(s.repo, s) for s in subs]
@@ -369,7 +371,7 @@ class ChatService:
     async def _subscribe(self, conv, platform, cmd: SubscribeCmd, cfg) -> None:
         lang = cfg.lang
         self._require_admin(conv, lang)
-        repo = self._check_repo(conv, cmd.repo, lang)
+        repo = self.check_repo(conv, cmd.repo, lang)
         source = self.services.source(repo)
         if cmd.branch:
             await source.list_commits(parse_window("today", "UTC", self.clock()), cmd.branch)  # validates it
