@@ -368,7 +368,7 @@ async def test_a_question_in_the_thread_streams_an_answer_through_cardkit(make_s
             sequences = [s for s, _ in entity.history] + [entity.sequence]  # the last: closing the stream
             assert sequences == sorted(set(sequences))
             final = entity.history[-1][1]
-            assert "".join(ANSWER_CHUNKS).replace("<", "&lt;") in final
+            assert "".join(ANSWER_CHUNKS).replace("<", "&#60;") in final
             assert entity.card["config"]["streaming_mode"] is False and entity.settings
 
 
@@ -388,7 +388,7 @@ async def test_the_platform_streams_pieces_into_a_cardkit_card_as_they_arrive(ma
         assert len(entity.history) >= 3  # updated as pieces arrived, not once at the end
         sequences = [s for s, _ in entity.history]
         assert sequences == sorted(set(sequences))
-        assert entity.history[-1][1] == "".join(ANSWER_CHUNKS).replace("<", "&lt;")
+        assert entity.history[-1][1] == "".join(ANSWER_CHUNKS).replace("<", "&#60;")
         assert entity.card["config"]["streaming_mode"] is False
 
 
@@ -488,7 +488,7 @@ async def test_without_cardkit_answers_stream_by_editing_a_message(make_settings
             await env.settle()
             answer = env.fake.thread(parent.message_id)[-1]
             assert answer.patches, "the answer was not edited as it grew"
-            assert "".join(ANSWER_CHUNKS).replace("<", "&lt;") in env.fake.text_of(answer)
+            assert "".join(ANSWER_CHUNKS).replace("<", "&#60;") in env.fake.text_of(answer)
 
 
 # --- the long connection's dispatch path ----------------------------------------------------------------
