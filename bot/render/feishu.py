@@ -54,6 +54,11 @@ TEXT: dict[str, dict[str, str]] = {
         "question": "问题", "thinking": "⏳ 正在思考…", "answer_summary": "回答",
         "toast_ask": "请在话题里填写问题", "toast_details": "正在准备详情…", "toast_answer": "正在回答…",
         "toast_empty": "请先写下问题", "toast_unknown": "这个按钮已失效",
+        "form_expired": "这个提问表单已失效，请再点一次“提问”。",
+        "scope_missing": "⚠️ 应用还没有敏感权限 {scope}（获取群组中所有消息），飞书只会把 @机器人 的群消息发给我："
+                         "在开放平台申请该权限并由管理员审批、发布新版本后，话题里不 @ 我的消息才会被当作提问。",
+        "scope_unknown": "⚠️ 提示：群里不 @ 我的消息需要敏感权限 {scope}（获取群组中所有消息）才会发给我；"
+                         "无法确认应用是否已获授权，请在开放平台检查。",
     },
     "en": {
         "ask": "💬 Ask", "details": "📄 Details", "view_commit": "🔗 View commit",
@@ -67,6 +72,14 @@ TEXT: dict[str, dict[str, str]] = {
         "toast_ask": "Type your question in the thread", "toast_details": "Preparing the details…",
         "toast_answer": "Answering…", "toast_empty": "Please type a question first",
         "toast_unknown": "This button is no longer valid",
+        "form_expired": "This question form has expired; press Ask again.",
+        "scope_missing": "⚠️ The app does not have the sensitive scope {scope} (read all group messages), so "
+                         "Feishu only sends me messages that @-mention me in groups: request it in the developer "
+                         "console, have an admin approve it and publish a version, and thread messages without a "
+                         "mention will count as questions.",
+        "scope_unknown": "⚠️ Note: group messages that do not @-mention me reach me only with the sensitive scope "
+                         "{scope} (read all group messages); I could not check whether the app has it — see the "
+                         "developer console.",
     },
 }
 
