@@ -165,10 +165,11 @@ def streaming_llm() -> FakeOpenAI:
 
 async def test_digest_command_posts_a_digest_card_and_commit_cards_in_its_thread(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        t0 = time.monotonic()
-        status, body = await env.say("digest 2026-01-28")
-        assert status == 200 and body == {"msg": "success"}
-        assert time.monotonic() - t0 < 3  # acknowledged before the digest is built (Feishu's 3 s)
+        env.fake.pause("/open-apis/im/")  # no message can be posted until the callback is answered
+        status, body = await asyncio.wait_for(env.say("digest 2026-01-28"), 30)
+        assert status == 200 and body == {"msg": "success"}  # acknowledged before any work (Feishu's 3 s)
+        assert env.fake.messages == []
+        env.fake.resume()
         await env.settle()
         (parent,) = env.fake.top_level(GROUP)
         digest_card = env.fake.card(parent)  # the progress line, replaced by the digest
@@ -498,10 +499,11 @@ async def test_ws_mode_hands_events_from_its_own_thread_to_the_main_loop(make_se
         assert env.adapter.http_routes() == []
         payload = message_event("digest 2026-01-28", chat_id=DM, chat_type="p2p")
         raw = json.dumps(payload).encode()
-        started = time.monotonic()
+        env.fake.pause("/open-apis/im/")  # the handler must return before anything is posted
         # exactly what lark.ws.Client does with each event frame, on a thread of its own
-        result = await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, raw)
-        assert result is None and time.monotonic() - started < 3
+        result = await asyncio.wait_for(asyncio.to_thread(env.adapter.dispatcher._do_without_validation, raw), 30)
+        assert result is None and env.fake.messages == []
+        env.fake.resume()
         await env.settle()
         (parent,) = env.fake.top_level(DM)
         replies = env.fake.thread(parent.message_id)

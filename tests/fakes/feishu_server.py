@@ -36,6 +36,8 @@ Scripting::
     fake.deny_cardkit()                   # CardKit refuses (no cardkit:card:write scope)
     fake.deny_ephemeral()                 # the app may not send ephemeral cards at all (permission)
     fake.topic_chat(chat_id)              # a topic group: ephemeral cards refused in it only
+    fake.pause("/open-apis/im/")          # hold every matching call until fake.resume() (to observe
+                                          #   what the bot did before any of them was answered)
     fake.scopes["im:message.group_msg"] = 1   # grant a scope (1 granted, 2 not; absent: not requested)
 
 Inspecting::
@@ -173,6 +175,9 @@ class FakeFeishu:
         self.scopes: dict[str, int] = dict(DEFAULT_SCOPES)
         self._topic_chats: set[str] = set()
         self._offset = 0.0  # advance(): the fake's clock runs ahead of the real one
+        self._paused: str | None = None
+        self._gate = threading.Event()
+        self._gate.set()
 
     def now(self) -> float:
         """The fake's clock (monotonic seconds), for its time-limited behaviour (uuid dedupe)."""
@@ -245,6 +250,18 @@ class FakeFeishu:
 
     def deny_ephemeral(self) -> None:
         self._ephemeral_denied = True
+
+    def pause(self, path: str = "/open-apis/") -> None:
+        """Hold calls under `path` (not the token endpoint) until `resume()` (at most 60 s)."""
+        self._paused = path
+        self._gate.clear()
+
+    def resume(self) -> None:
+        self._gate.set()
+
+    def _hold(self, path: str) -> None:
+        if self._paused and path.startswith(self._paused) and not path.startswith("/open-apis/auth/"):
+            self._gate.wait(60)
 
     def topic_chat(self, chat_id: str) -> None:
         """Make `chat_id` a topic group, where ephemeral cards are not supported."""
@@ -579,6 +596,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         if self.fake.latency:
             time.sleep(self.fake.latency)
+        self.fake._hold(urlsplit(self.path).path)
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, payload, extra = self.fake._handle(self.command, self.path, headers, raw)
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
