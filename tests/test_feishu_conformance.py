@@ -160,3 +160,77 @@ async def test_a_card_click_delivered_twice_is_acted_on_once(make_settings, repo
         assert first[0] == second[0] == 200 and "toast" in second[1]
         await env.settle()
         assert len(env.fake.thread(parent.message_id)) == 3  # one details card, not two
+
+
+# --- item 16: the uuid lasts an hour; the delivery's own state decides -------------------------------
+
+async def run_push_with_a_lost_reply(env, repo):
+    """A scheduled push whose first thread message reaches Feishu while the answer is lost every
+    time it is tried: the attempt fails after the parent and that message are in the thread."""
+    from datetime import date
+
+    from bot.deliveries import scheduled_spec
+    from bot.models import RetryLater, Subscription
+
+    env.adapter.api.max_transient = 2  # give up sooner than in production
+    spec = scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"), date(2026, 1, 28))
+    env.fake.lose(2, path="/open-apis/im/v1/messages/")  # the two attempts at the first thread reply
+    try:
+        await env.chat.deliveries.run(spec)
+        raise AssertionError("the attempt should have failed")
+    except RetryLater:
+        pass
+    (parent,) = env.fake.top_level(GROUP)
+    assert len(env.fake.thread(parent.message_id)) == 1  # it is there, though the bot never heard so
+    return spec, parent
+
+
+def later(env, seconds: float) -> None:
+    start = env.chat.clock()
+    env.fake.advance(seconds)
+    env.chat.clock = lambda: start + timedelta(seconds=seconds)
+
+
+async def test_a_push_retried_after_the_uuid_expired_does_not_post_twice(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        spec, parent = await run_push_with_a_lost_reply(env, repo)
+        later(env, 3 * 3600)  # the retry comes after Feishu forgot the uuid
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        replies = env.fake.thread(parent.message_id)
+        titles = [env.fake.card(m)["header"]["title"]["content"] for m in replies]
+        assert len(titles) == len(set(titles)) == 2, titles  # each thread message once
+        assert len(env.fake.top_level(GROUP)) == 1
+
+
+async def test_a_push_retried_within_the_hour_relies_on_the_uuid_and_loses_nothing(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        spec, parent = await run_push_with_a_lost_reply(env, repo)
+        later(env, 20 * 60)
+        before = len(env.fake.calls)
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        replies = env.fake.thread(parent.message_id)
+        assert len(replies) == 2
+        assert any(c.deduped for c in env.fake.calls[before:])  # re-sent with its uuid: Feishu dedupes it
+
+
+async def test_a_parent_whose_send_went_unanswered_hours_ago_is_not_posted_again(make_settings, repo):
+    from datetime import date
+
+    from bot.deliveries import scheduled_spec
+    from bot.models import RetryLater, Subscription
+
+    async with feishu_env(make_settings, repo) as env:
+        env.adapter.api.max_transient = 2
+        spec = scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"),
+                              date(2026, 1, 28))
+        env.fake.lose(2, path="/open-apis/im/v1/messages")
+        try:
+            await env.chat.deliveries.run(spec)
+            raise AssertionError("the attempt should have failed")
+        except RetryLater:
+            pass
+        assert len(env.fake.top_level(GROUP)) == 1
+        later(env, 3 * 3600)
+        assert await env.chat.deliveries.run(spec) == "uncertain"
+        assert await env.chat.deliveries.run(spec) == "already delivered"  # the ledger closed it
+        assert len(env.fake.top_level(GROUP)) == 1

@@ -53,6 +53,7 @@ class FeishuPlatform:
     supports_streaming = True
     supports_buttons = True
     supports_files = False
+    send_dedupe_window = 3600.0  # seconds Feishu deduplicates a send's `uuid`: the delivery decides after
 
     def __init__(self, api: FeishuApi, *, default_lang: str = "zh"):
         self.api = api

@@ -33,6 +33,8 @@ Scripting::
     fake.throttle(3)                      # the next 3 API calls: HTTP 429, code 99991400,
                                           #   x-ogw-ratelimit-reset: 0.05
     fake.fail(2, status=500, code=1, path="/open-apis/im/")   # the next 2 matching calls fail
+    fake.lose(2, path="/open-apis/im/v1/messages/")   # the next 2 matching calls are carried out,
+                                          #   but answered HTTP 500 (a reply lost on the way back)
     fake.deny_cardkit()                   # CardKit refuses (no cardkit:card:write scope)
     fake.deny_ephemeral()                 # the app may not send ephemeral cards at all (permission)
     fake.topic_chat(chat_id)              # a topic group: ephemeral cards refused in it only
@@ -176,6 +178,7 @@ class FakeFeishu:
         self._topic_chats: set[str] = set()
         self._offset = 0.0  # advance(): the fake's clock runs ahead of the real one
         self._paused: str | None = None
+        self._lost: list[list] = []  # [remaining, path]
         self._gate = threading.Event()
         self._gate.set()
 
@@ -251,6 +254,11 @@ class FakeFeishu:
     def deny_ephemeral(self) -> None:
         self._ephemeral_denied = True
 
+    def lose(self, n: int, *, path: str = "/open-apis/") -> None:
+        """The next n calls under `path` take effect, but their answer is an HTTP 500."""
+        with self._lock:
+            self._lost.append([n, path])
+
     def pause(self, path: str = "/open-apis/") -> None:
         """Hold calls under `path` (not the token endpoint) until `resume()` (at most 60 s)."""
         self._paused = path
@@ -318,6 +326,11 @@ class FakeFeishu:
         with self._lock:
             self.calls.append(call)
             status, payload, extra = self._route(call, method, path, query, body, headers)
+            for lost in self._lost:
+                if lost[0] > 0 and path.startswith(lost[1]) and not path.startswith("/open-apis/auth/"):
+                    lost[0] -= 1
+                    status, payload, extra = 500, {"code": 1000004, "msg": "internal error"}, {}
+                    break
             call.status, call.code = status, payload.get("code", 0)
         return status, payload, extra
 
