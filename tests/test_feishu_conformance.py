@@ -234,3 +234,19 @@ async def test_a_parent_whose_send_went_unanswered_hours_ago_is_not_posted_again
         assert await env.chat.deliveries.run(spec) == "uncertain"
         assert await env.chat.deliveries.run(spec) == "already delivered"  # the ledger closed it
         assert len(env.fake.top_level(GROUP)) == 1
+
+
+async def test_a_body_over_30_kb_is_never_sent(make_settings, repo):
+    from bot.render import feishu as R
+    from handlers.feishu import FeishuError
+
+    async with feishu_env(make_settings, repo) as env:
+        # 10,000 quote characters: a 20 KB card, a 40 KB request body once escaped again
+        card = R.card([{"tag": "markdown", "content": '"' * 10_000}])
+        assert R.card_bytes(card) < 30 * 1024 < R.body_bytes(card)
+        try:
+            await env.adapter.platform.post_cards(GROUP, [card])
+            raise AssertionError("an oversized body was accepted")
+        except FeishuError as exc:
+            assert exc.code == 230025 and "too large" in str(exc)
+        assert env.fake.api_calls("/open-apis/im/") == []  # refused here, not by Feishu
