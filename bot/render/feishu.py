@@ -30,6 +30,7 @@ from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails,
                         LowCommits, Notice, chunk_text, entries_at_least)
 from . import labels as L
 from .labels import t
+from .safe import strip_controls
 
 MAX_BODY_BYTES = 30 * 1024  # Feishu rejects larger request bodies for cards (error 230025)
 MAX_CARD_BYTES = MAX_BODY_BYTES  # kept for callers of the old name
@@ -90,7 +91,6 @@ def ft(lang: str, key: str, **values) -> str:
 
 # --- escaping ------------------------------------------------------------------------------------
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")  # incl. bidi overrides
 # Feishu's card Markdown documents numeric escapes only; named ones (&lt;) may show literally.
 _ENTITIES = str.maketrans({"&": "&#38;", "<": "&#60;", ">": "&#62;"})
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([A-Za-z0-9_+.#-]{0,20})")
@@ -101,7 +101,7 @@ _AT_WORD = re.compile(r"@(?=\w)")
 
 def clean(text: object) -> str:
     """Text without control characters or bidi overrides (they can hide or reorder what is shown)."""
-    return _CONTROL.sub("", str(text).replace("\r\n", "\n").replace("\r", "\n"))
+    return strip_controls(text)
 
 
 def plain(text: object, limit: int | None = None) -> str:

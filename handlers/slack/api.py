@@ -8,14 +8,20 @@ helper, and the Bolt app with its HTTP and Socket Mode entry points.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
+import re
+import time
+from typing import Mapping
+from urllib.parse import parse_qsl
 
 from aiohttp import ClientConnectionError, ServerDisconnectedError, web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.app.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
@@ -24,6 +30,8 @@ from bot.models import BotError
 log = logging.getLogger(__name__)
 
 SOCKET_CONNECT_TIMEOUT = 60.0
+MAX_SKEW = 300  # seconds: Slack's (and Bolt's) window for a signed request's timestamp
+_TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
 
 # What an SDK call can raise besides our own errors.
 SDK_ERRORS = (SlackClientError, ClientConnectionError, asyncio.TimeoutError)
@@ -33,13 +41,23 @@ class SlackError(BotError):
     """A Slack Web API call failed for good (after retries); names the method and Slack's error
     code, never the token."""
 
+    def __init__(self, message: str, code: str = "error"):
+        super().__init__(message)
+        self.code = code
+
+
+# Slack's error codes a user can do something about, with what to do.
+HINTS = {"not_in_channel": "invite the bot to this channel first, with /invite",
+         "channel_not_found": "the bot cannot see this conversation; invite it first"}
+
 
 def as_slack_error(exc: BaseException, what: str) -> SlackError:
-    """`Slack <what> failed: <Slack's error code | the exception's type>.`"""
+    """`Slack <what> failed: <Slack's error code | the exception's type>.` (plus what to do)"""
     if isinstance(exc, SlackApiError):
         code = (exc.response.get("error") if exc.response is not None else None) or "error"
-        return SlackError(f"Slack {what} failed: {code}.")
-    return SlackError(f"Slack {what} failed: {type(exc).__name__}.")
+        hint = f" ({HINTS[code]})" if code in HINTS else ""
+        return SlackError(f"Slack {what} failed: {code}{hint}.", code)
+    return SlackError(f"Slack {what} failed: {type(exc).__name__}.", type(exc).__name__)
 
 
 # --- retries -------------------------------------------------------------------------------------------
@@ -123,7 +141,10 @@ async def upload(client: AsyncWebClient, **args) -> None:
 
 
 async def open_chat_stream(client: AsyncWebClient, **kwargs):
-    """slack_sdk's AsyncChatStream (chat.startStream on its first append, then appendStream)."""
+    """slack_sdk's AsyncChatStream (chat.startStream on its first append, then appendStream).
+    A slack_sdk older than 3.43 (the floor) may lack it: that is "streaming unavailable", not a crash."""
+    if not hasattr(client, "chat_stream"):
+        raise SlackError("Slack chat.startStream failed: method_not_found.", "method_not_found")
     return await client.chat_stream(**kwargs)
 
 
@@ -159,6 +180,38 @@ def _bolt_logger() -> logging.Logger:
     if not any(isinstance(f, _DropClientNotice) for f in logger.filters):
         logger.addFilter(_DropClientNotice())
     return logger
+
+
+def request_problem(body: str, headers: Mapping[str, str], secret: str) -> tuple[int, str] | None:
+    """(status, reason) for a request to refuse before Bolt sees it, else None. Bolt checks the
+    signature too, but a non-numeric timestamp or a signed body that is not a JSON object makes
+    it raise (HTTP 500 and a traceback); here they are a 4xx. The body is parsed exactly as Bolt
+    parses it (JSON, or a form whose `payload` field is JSON)."""
+    timestamp, signature = headers.get("X-Slack-Request-Timestamp"), headers.get("X-Slack-Signature")
+    if not timestamp or not signature:
+        return 401, "unsigned request"
+    if not _TIMESTAMP.match(timestamp):
+        return 401, "malformed timestamp"
+    if abs(time.time() - int(timestamp)) > MAX_SKEW:
+        return 401, "stale timestamp"
+    if not SignatureVerifier(secret).is_valid(body=body, timestamp=timestamp, signature=signature):
+        return 401, "bad signature"
+    if not body:
+        return None
+    content_type = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    try:
+        if content_type == "application/json" or body.startswith("{"):
+            parsed = json.loads(body)
+        elif "payload" in body:
+            payload = dict(parse_qsl(body, keep_blank_values=True)).get("payload")
+            parsed = json.loads(payload) if payload is not None else {}
+        else:
+            parsed = {}
+    except ValueError:
+        return 400, "body is not valid JSON"
+    if not isinstance(parsed, dict):
+        return 400, "body is not a JSON object"
+    return None
 
 
 def bolt_app(client: AsyncWebClient, secret: str, *, verify: bool) -> AsyncApp:

@@ -6,13 +6,15 @@ pair that one mention produces give one answer.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import re
 
 from aiohttp import web
 
 from bot.chat import say
-from bot.models import UsageError
+from bot.models import BotError, UsageError
 from bot.platform import Conversation, Notice
 from bot.render import slack as R
 from handlers.slack import api
@@ -21,7 +23,7 @@ from handlers.slack.platform import Pacing, SlackPlatform
 
 log = logging.getLogger(__name__)
 
-DEDUPE_TTL = 3600
+DEDUPE_TTL = 3600  # > Slack's 5-minute signature window: a replayed request is always caught
 DROPPED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join", "channel_leave",
                     "channel_topic", "channel_purpose", "channel_name", "pinned_item", "unpinned_item",
                     "ekm_access_denied", "me_message", "message_replied", "thread_broadcast_deleted",
@@ -42,6 +44,7 @@ class SlackAdapter:
         token = settings.slack_bot_token.get_secret_value()
         self.client = api.make_client(token, settings.slack_api_url)
         self.platform = SlackPlatform(self.client, chat.store, pacing)
+        self.secret = secret
         self._socket = None
         self.app = None
         if receive:  # the clock only posts: no Bolt app, no listeners
@@ -66,7 +69,19 @@ class SlackAdapter:
             self._socket = None
 
     async def _http(self, request: web.Request) -> web.Response:
-        return await api.dispatch_http(self.app, request)
+        """Requests Bolt would turn into a 500 and a traceback (a non-numeric timestamp, a signed
+        body that is not a JSON object) are refused here with a 4xx and one log line."""
+        body = await request.text()
+        problem = api.request_problem(body, request.headers, self.secret)
+        if problem is not None:
+            status, reason = problem
+            log.warning("Slack request refused (HTTP %d): %s", status, reason)
+            return web.json_response({"ok": False, "error": reason}, status=status)
+        try:
+            return await api.dispatch_http(self.app, request)
+        except Exception as exc:  # noqa: BLE001 — a payload shape Bolt could not handle
+            log.warning("Slack request not handled (HTTP 400): %s", type(exc).__name__)
+            return web.json_response({"ok": False, "error": "unreadable request"}, status=400)
 
     # --- listeners ------------------------------------------------------------------------------------
     def _register(self) -> None:
@@ -76,12 +91,14 @@ class SlackAdapter:
         app.event("message")(self._on_message)
         app.action(R.ACTION_ASK)(self._on_ask_button)
         app.action(R.ACTION_DETAILS)(self._on_details_button)
-        app.action(R.ACTION_CHOOSE)(self._on_choose_button)
+        app.action(R.ACTION_CHOOSE_PATTERN)(self._on_choose_button)
         app.action(R.ACTION_LOW)(self._on_low_menu)
         app.view(R.MODAL_CALLBACK)(self._on_question_form)
 
     async def _on_command(self, ack, command: dict) -> None:
         await ack()
+        if not await self._first_request("cmd", command):
+            return  # the same signed command again (a replay, or Slack retrying): it ran once
         conv = Conversation("slack", command.get("channel_id", ""), command.get("user_id", ""),
                             is_dm=str(command.get("channel_id", "")).startswith("D"),
                             extra={"response_url": command.get("response_url"), "team_id": command.get("team_id")})
@@ -118,6 +135,12 @@ class SlackAdapter:
         """Event dedupe (Slack re-sends events it thinks we missed)."""
         return await self.chat.first_time("slack", key or "", ttl=DEDUPE_TTL)
 
+    async def _first_request(self, kind: str, payload: dict) -> bool:
+        """Commands and clicks carry no event id, but each one is unique (its trigger_id, its
+        action_ts): an identical payload is the same request again."""
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+        return await self._first(f"{kind}:{digest}")
+
     # --- interactivity ---------------------------------------------------------------------------------
     def _action_conv(self, body: dict, value: dict | None = None) -> Conversation:
         container = body.get("container") or {}
@@ -138,26 +161,34 @@ class SlackAdapter:
 
     async def _on_ask_button(self, ack, body: dict, action: dict) -> None:
         await ack()
+        if not await self._first_request("act", body):
+            return
         value = R.parse_value(action.get("value"))
         self.chat.spawn(self._open_question_form(body, value))
 
     async def _on_details_button(self, ack, body: dict, action: dict) -> None:
         await ack()
+        if not await self._first_request("act", body):
+            return
         value = R.parse_value(action.get("value"))
         conv = self._action_conv(body, value)
         await self._details(conv, value)
 
     async def _details(self, conv: Conversation, value: dict) -> None:
-        await self.chat.submit("action", conv, action="details", value=self._value_for(value))
+        await self._submit_action(conv, "details", self._value_for(value))
 
     async def _on_choose_button(self, ack, body: dict, action: dict) -> None:
         await ack()
+        if not await self._first_request("act", body):
+            return
         value = R.parse_value(action.get("value"))
         conv = self._action_conv(body, value)
-        await self.chat.submit("action", conv, action="choose", value=value)
+        await self._submit_action(conv, "choose", value)
 
     async def _on_low_menu(self, ack, body: dict, action: dict) -> None:
         await ack()
+        if not await self._first_request("act", body):
+            return
         choice = ((action.get("selected_option") or {}).get("value") or "")
         verb, _, sha = choice.partition(":")
         value = {**R.parse_value(action.get("block_id")), "sha": sha}
@@ -180,6 +211,8 @@ class SlackAdapter:
 
     async def _on_question_form(self, ack, body: dict, view: dict) -> None:
         await ack()
+        if not await self._first_request("view", body):
+            return
         meta = R.parse_value(view.get("private_metadata"))
         value = meta.get("v") or {}
         state = ((view.get("state") or {}).get("values") or {}).get(R.MODAL_BLOCK) or {}
@@ -188,7 +221,22 @@ class SlackAdapter:
         conv = Conversation("slack", meta.get("c") or "", user.get("id", ""), thread=value.get("thread"),
                             is_dm=str(meta.get("c") or "").startswith("D"),
                             extra={"team_id": (body.get("team") or {}).get("id") or user.get("team_id")})
-        await self.chat.submit("action", conv, action="ask", value=self._value_for(value), question=question or None)
+        await self._submit_action(conv, "ask", self._value_for(value), question=question or None)
+
+    async def _submit_action(self, conv: Conversation, action: str, value: dict, question: str | None = None) -> None:
+        """A click is signed by Slack but its value is what our message carried — or what a
+        forger put there: the repository it names must pass the same policy as a repository a
+        chat user types (GitHub owner/name or the default, never another local path)."""
+        repo = value.get("repo")
+        if repo is not None:
+            lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.settings.default_lang
+            try:
+                self.chat._check_repo(conv, str(repo), lang)
+            except BotError as exc:
+                log.warning("Slack action refused: its value names a repository chat users may not reach")
+                await self.platform.reply_private(conv, Notice(f"⚠️ {exc}", "error", lang))
+                return
+        await self.chat.submit("action", conv, action=action, value=value, question=question)
 
 
 def _strip_mention(text: str, bot_user: str) -> str:

@@ -19,6 +19,8 @@ from handlers.slack.stream import StreamEscaper, AnswerStream
 log = logging.getLogger(__name__)
 
 SENT_TTL = 7 * 86400
+LOOKUP_PAGE_SIZE = 200  # messages per conversations.history / replies page
+LOOKUP_PAGES = 25  # pages read at most when looking for what a crashed process already posted
 METADATA_EVENT = "digest_bot_message"
 
 
@@ -29,7 +31,7 @@ class Pacing:
     per_second: float = 1.0
     burst: int = 3
     edit_interval: float = 1.0
-    stream_interval: float = 0.3
+    stream_interval: float = 1.0  # chat.appendStream is rate Tier 4 (~100 calls/min per workspace)
 
     def channel_pacer(self) -> ConversationPacer:
         """`burst` posts per `burst / per_second` seconds: the rate, with a short burst allowed."""
@@ -125,13 +127,21 @@ class SlackPlatform:
         return found
 
     async def _keyed(self, key: str, method: str, **kwargs) -> dict[int, str]:
-        data = await self.call(method, include_all_metadata=True, limit=200, **kwargs)
+        """{part: ts} of this content's messages found by `method`, following its cursor (a
+        busy channel may have pushed the message off the first page) for a bounded number of pages."""
         found: dict[int, str] = {}
-        for m in data.get("messages") or []:
-            meta = m.get("metadata") or {}
-            payload = meta.get("event_payload") or {}
-            if meta.get("event_type") == METADATA_EVENT and payload.get("key") == key:
-                found.setdefault(int(payload.get("part", 0)), str(m["ts"]))
+        cursor = None
+        for _ in range(LOOKUP_PAGES):
+            page = dict(kwargs, cursor=cursor) if cursor else kwargs
+            data = await self.call(method, include_all_metadata=True, limit=LOOKUP_PAGE_SIZE, **page)
+            for m in data.get("messages") or []:
+                meta = m.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                if meta.get("event_type") == METADATA_EVENT and payload.get("key") == key:
+                    found.setdefault(int(payload.get("part", 0)), str(m["ts"]))
+            cursor = (data.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
         return found
 
     async def update(self, ref: MessageRef, content: Content) -> MessageRef:

@@ -19,13 +19,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STREAM_MESSAGE_CHARS = 10000  # one streamed message; markdown_text allows 12,000 per call
-EDIT_MESSAGE_CHARS = 3500  # one edited fallback message (plain `text`, ≤4,000 recommended)
-# Slack's answers meaning "no streaming methods for this app": fall back to edits for good.
+# Message sizes are counted in UTF-8 bytes: Slack does not say whether its limits count characters
+# or bytes, and a Chinese answer is three bytes a character.
+STREAM_MESSAGE_BYTES = 10000  # one streamed message; markdown_text allows 12,000 per call
+EDIT_MESSAGE_BYTES = 3500  # one edited fallback message (plain `text`, ≤4,000 recommended)
+# Slack's answers meaning "no streaming methods for this app": fall back to edits for good. Any
+# other failure falls back to edits for this answer only.
 STREAMING_UNAVAILABLE = {"method_not_found", "unknown_method", "not_allowed", "not_allowed_token_type",
                          "feature_not_enabled", "missing_scope"}
-# …and meaning "not for this answer": fall back to edits for this one.
-STREAMING_REFUSED = {"invalid_arguments", "message_not_in_streaming_state", "not_in_streaming_state"}
 
 class StreamEscaper:
     """Escapes a text arriving in pieces exactly as `esc` would escape it whole. Escaping is
@@ -84,7 +85,7 @@ class AnswerStream:
 
     @property
     def limit(self) -> int:
-        return STREAM_MESSAGE_CHARS if self.native else EDIT_MESSAGE_CHARS
+        return STREAM_MESSAGE_BYTES if self.native else EDIT_MESSAGE_BYTES
 
     async def write(self, text: str) -> None:
         if not text:
@@ -112,11 +113,11 @@ class AnswerStream:
             text, self.pending = self.pending, ""
             try:
                 while text:
-                    room = self.limit - len(self.text) - 8  # 8: room to close a code fence
+                    room = self.limit - _size(self.text) - 8  # 8: room to close a code fence
                     if room < 200 and self.text:
                         await self._next_message()
                         continue
-                    part, rest = _take(text, room)
+                    part, rest = _take(text, _chars_within(text, room))
                     await self._emit("```\n" + part if self.reopen_fence else part)
                     self.reopen_fence = False
                     text = rest
@@ -149,14 +150,24 @@ class AnswerStream:
         if self.native:
             try:
                 return await self._emit_native(part)
-            except SlackError as exc:
-                code = _error_code(exc)
-                if self.ts is None and code not in STREAMING_UNAVAILABLE | STREAMING_REFUSED:
+            except Exception as exc:  # noqa: BLE001 — whatever failed, the answer is still delivered
+                if self.ts is None and not isinstance(exc, SlackError):
+                    # before any streamed message exists nothing is lost by editing instead
+                    # (an old slack_sdk, an unexpected answer…); once one exists, only Slack's
+                    # refusals are handled here
+                    log.warning("Slack streaming failed (%s); editing a message instead", type(exc).__name__)
+                    # an SDK without the streaming helper we use stays without it: stop trying
+                    code = "method_not_found" if isinstance(exc, (AttributeError, TypeError)) else "error"
+                elif isinstance(exc, SlackError):
+                    code = _error_code(exc)
+                    log.info("Slack streaming not usable (%s); editing a message instead", code)
+                else:
                     raise
-                log.info("Slack streaming not usable (%s); editing a message instead", code)
                 if code in STREAMING_UNAVAILABLE:
                     self.p.native_streaming = False
                 self.native = False
+                if self.ts is None:
+                    self.helper = None
         await self._emit_edit(part)
 
     async def _emit_native(self, part: str) -> None:
@@ -192,9 +203,24 @@ class AnswerStream:
             await api.stream_stop(self.helper)
 
 
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _chars_within(text: str, room: int) -> int:
+    """How many leading characters of `text` fit in `room` UTF-8 bytes."""
+    if _size(text) <= room:
+        return len(text)
+    used = 0
+    for i, ch in enumerate(text):
+        used += len(ch.encode("utf-8"))
+        if used > room:
+            return i
+    return len(text)
+
+
 def _error_code(exc: SlackError) -> str:
-    """Slack's error code, the last word of a SlackError's sentence."""
-    return str(exc).rsplit(":", 1)[-1].strip(" .")
+    return getattr(exc, "code", "error")
 
 
 _ENTITY_TAIL = re.compile(r"&[a-z]{0,3}$")
