@@ -373,20 +373,30 @@ async def test_a_question_in_the_thread_streams_an_answer_through_cardkit(make_s
             assert entity.card["config"]["streaming_mode"] is False and entity.settings
 
 
-async def slowly(chunks, delay: float = 0.15):
-    for chunk in chunks:
-        await asyncio.sleep(delay)
-        yield chunk
-
-
 async def test_the_platform_streams_pieces_into_a_cardkit_card_as_they_arrive(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         parent, _ = await env.digest()
-        ref = await env.adapter.platform.stream(GROUP, parent.message_id, slowly(ANSWER_CHUNKS))
+        seen: list[str] = []
+
+        async def one_at_a_time():
+            """The next piece only once Feishu shows the text so far (an observable event, not a delay)."""
+            text = ""
+            for chunk in ANSWER_CHUNKS:
+                yield chunk
+                text += chunk
+                for _ in range(400):
+                    shown = [e.history[-1][1] for e in env.fake.cards.values() if e.history]
+                    if text.replace("<", "&#60;") in shown:
+                        seen.append(text)
+                        break
+                    await asyncio.sleep(0.01)
+
+        ref = await env.adapter.platform.stream(GROUP, parent.message_id, one_at_a_time())
         message = env.fake.message(ref.id)
         assert message.reply_in_thread and message.root_id == parent.message_id
         entity = env.fake.cards[json.loads(message.content)["data"]["card_id"]]
-        assert len(entity.history) >= 3  # updated as pieces arrived, not once at the end
+        assert len(seen) >= len(ANSWER_CHUNKS) - 1  # each piece was shown before the next existed
+        assert len(entity.history) >= len(ANSWER_CHUNKS) - 1  # updated as pieces arrived, not once at the end
         sequences = [s for s, _ in entity.history]
         assert sequences == sorted(set(sequences))
         assert entity.history[-1][1] == "".join(ANSWER_CHUNKS).replace("<", "&#60;")
