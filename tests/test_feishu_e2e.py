@@ -223,10 +223,12 @@ async def test_bad_commands_get_a_short_usage_reply(make_settings, repo):
         text = ephemeral["card"]["elements"][0]["text"]["content"]
         assert "subscribe owner/repo" in text and "@\u200bDigestBot" in text
         assert env.fake.messages == []
+        env.fake.p2p_chat(DM)
         await env.say("frobnicate the flux", mention_bot=False, chat_id=DM, chat_type="p2p")
         await env.settle()
         (reply,) = env.fake.messages  # a DM: a reply quoting the user's message
         assert reply.parent_id.startswith("om_user") and not reply.reply_in_thread
+        assert len(env.fake.api_calls("/open-apis/ephemeral/")) == 1  # not even tried in the DM
         assert "digest" in env.fake.text_of(reply)
 
 

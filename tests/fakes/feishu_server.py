@@ -38,6 +38,7 @@ Scripting::
     fake.deny_cardkit()                   # CardKit refuses (no cardkit:card:write scope)
     fake.deny_ephemeral()                 # the app may not send ephemeral cards at all (permission)
     fake.topic_chat(chat_id)              # a topic group: ephemeral cards refused in it only
+    fake.p2p_chat(chat_id)                # a one-to-one chat: ephemeral cards are for groups only
     fake.pause("/open-apis/im/")          # hold every matching call until fake.resume() (to observe
                                           #   what the bot did before any of them was answered)
     fake.scopes["im:message.group_msg"] = 1   # grant a scope (1 granted, 2 not; absent: not requested)
@@ -176,6 +177,7 @@ class FakeFeishu:
         self.uuid_window = UUID_WINDOW
         self.scopes: dict[str, int] = dict(DEFAULT_SCOPES)
         self._topic_chats: set[str] = set()
+        self._p2p_chats: set[str] = set()
         self._offset = 0.0  # advance(): the fake's clock runs ahead of the real one
         self._paused: str | None = None
         self._lost: list[list] = []  # [remaining, path]
@@ -270,6 +272,10 @@ class FakeFeishu:
     def _hold(self, path: str) -> None:
         if self._paused and path.startswith(self._paused) and not path.startswith("/open-apis/auth/"):
             self._gate.wait(60)
+
+    def p2p_chat(self, chat_id: str) -> None:
+        """Make `chat_id` a one-to-one chat: ephemeral cards "can only be used in group chats"."""
+        self._p2p_chats.add(chat_id)
 
     def topic_chat(self, chat_id: str) -> None:
         """Make `chat_id` a topic group, where ephemeral cards are not supported."""
@@ -546,6 +552,8 @@ class FakeFeishu:
             return 400, {"code": 99991672, "msg": "Access denied: ephemeral cards are not enabled."}, {}
         if not (body.get("chat_id") and body.get("open_id") and isinstance(body.get("card"), dict)):
             return 400, {"code": 10002, "msg": "invalid parameters"}, {}
+        if body["chat_id"] in self._p2p_chats:
+            return 400, {"code": 10002, "msg": "ephemeral cards can only be sent in group chats"}, {}
         if body["chat_id"] in self._topic_chats:  # a refusal for this chat, not a permission error
             return 400, {"code": 10002, "msg": "ephemeral cards are not supported in topic groups"}, {}
         self.ephemerals.append(body)
