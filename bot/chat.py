@@ -305,7 +305,12 @@ class ChatService:
             self._require_admin(conv, lang)
             updated = await self.subs.set_config(conv.platform, conv.channel, lang=cmd.lang, tz=cmd.tz,
                                                  questions=cmd.questions, file=cmd.file)
-            return await platform.send(conv.channel, Notice(self._config_line(updated), lang=updated.lang), thread=conv.thread)
+            text = self._config_line(updated)
+            caveat = getattr(platform, "config_caveat", None)  # a platform may say why a setting cannot work yet
+            if caveat is not None and not conv.is_dm:
+                note = await caveat(conv.channel, updated, updated.lang)
+                text += "\n" + note if note else ""
+            return await platform.send(conv.channel, Notice(text, lang=updated.lang), thread=conv.thread)
         if isinstance(cmd, SubscribeCmd):
             return await self._subscribe(conv, platform, cmd, cfg)
         if isinstance(cmd, UnsubscribeCmd):
