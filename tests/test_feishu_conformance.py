@@ -250,3 +250,22 @@ async def test_a_body_over_30_kb_is_never_sent(make_settings, repo):
         except FeishuError as exc:
             assert exc.code == 230025 and "too large" in str(exc)
         assert env.fake.api_calls("/open-apis/im/") == []  # refused here, not by Feishu
+
+
+async def test_a_click_whose_value_names_another_local_repository_reads_nothing(make_settings, repo, tmp_path):
+    """A card callback is signed, but its value is whatever the card carried: a value naming a
+    local path other than the default must be refused like a typed one, and nothing read from it."""
+    from tests.gitrepo import GitRepo
+
+    other = GitRepo(tmp_path / "private-repo")
+    sha = other.commit("feat: PRIVATE-ONLY-TITLE", {"secret.txt": "hunter2\n"},
+                       when=datetime(2026, 1, 28, 10, tzinfo=timezone.utc))
+    async with feishu_env(make_settings, repo) as env:
+        forged = {"action": "details", "sha": sha, "repo": str(other.path), "lang": "en"}
+        status, _ = await env.post(card_action_event(forged, chat_id=GROUP, message_id="om_unknown0000000000000000001",
+                                                     operator=ALICE, token=TOKEN))
+        assert status == 200
+        await env.settle()
+        shown = json.dumps([env.fake.ephemerals, [m.__dict__ for m in env.fake.top_level(GROUP)]], default=str)
+        assert "PRIVATE-ONLY-TITLE" not in shown and "hunter2" not in shown
+        assert "In chat you can name GitHub repositories" in json.dumps(env.fake.ephemerals, ensure_ascii=False)
