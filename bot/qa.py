@@ -68,10 +68,25 @@ class QA:
                 yield piece
             return
         analysis = await self.builder.analysis(source, commit, lang)
-        prompt, shown = self._prompt(commit, analysis, files, question, lang, history)
+        from .analysis.llm import ContextLengthError
+
+        # Only the output an answer needs, and never more than the model's window leaves.
+        output = min(_OUTPUT_TOKENS, self.llm.max_output_tokens)
+        prompt, shown = self._prompt(commit, analysis, files, question, lang, history, output)
+        started = False
         try:
-            async for piece in self.llm.stream(prompt.messages(), max_tokens=_OUTPUT_TOKENS):
-                yield piece
+            try:
+                async for piece in self.llm.stream(prompt.messages(), max_tokens=output):
+                    started = True
+                    yield piece
+            except ContextLengthError:
+                if started:
+                    raise
+                # The endpoint said how big its window is (the estimate is corrected): shrink once.
+                output = min(_OUTPUT_TOKENS, self.llm.max_output_tokens)
+                prompt, shown = self._prompt(commit, analysis, files, question, lang, history, output)
+                async for piece in self.llm.stream(prompt.messages(), max_tokens=output):
+                    yield piece
         except BotError as exc:
             yield f"\n\n⚠️ {exc}\n\n"
             async for piece in self._offline(commit, files, question, lang):
@@ -80,20 +95,21 @@ class QA:
         if shown:
             yield "\n\n" + qa_text(lang, "files", files=", ".join(shown[:8]) + (" …" if len(shown) > 8 else ""))
 
-    def _prompt(self, commit, analysis: Analysis, files, question, lang, history):
+    def _prompt(self, commit, analysis: Analysis, files, question, lang, history, output: int):
         history = list(history)[-2 * HISTORY_TURNS:]
         base = dict(commit=_commit_vars(commit), analysis=_untrusted_tree(to_dict(analysis)),
                     question=_untrusted(question),
                     history=[{"role": h.role, "text": _untrusted(h.text)} for h in history], coverage="")
         overhead = estimate_tokens("\n".join(m["content"] for m in
                                              self.prompts.render("qa", lang, diff="", **base).messages()))
-        budget = max(500, self.settings.llm_max_prompt_tokens - overhead - 200)
+        budget = max(500, self.llm.prompt_limit(output) - overhead - 200)
         selection = select_diff(files, budget)
         if not selection.coverage.complete:
             selection = relevant_hunks(files, question, budget)  # the whole diff won't fit: focus
         base["coverage"] = coverage_line(selection.coverage, lang)
         left_out = {path for path, _ in selection.coverage.omitted}
-        shown = [f.path for f in files if f.path not in left_out]
+        # Provenance: name only the files whose text the model was given.
+        shown = [f.path for f in files if f.path not in left_out and f.path in selection.text]
         return self.prompts.render("qa", lang, diff=_neutralise(selection.text), **base), shown
 
     async def _offline(self, commit, files, question, lang) -> AsyncIterator[str]:

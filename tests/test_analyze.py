@@ -20,6 +20,7 @@ from bot.analysis.summary import headline, offline_headline
 from bot.diffs import estimate_tokens
 from bot.models import (Analysis, ChangeType, Commit, DigestEntry, FileChange, Importance)
 from bot.prompts import Prompts
+from bot.analysis.answer import answer_schema
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, headline_json, script
 
 KEY = "sk-test-8c1d2e3f4a5b6c7d8e9f"
@@ -96,7 +97,10 @@ async def test_valid_answer_becomes_the_analysis(make_analyzer, fake):
     assert result.coverage is not None and result.coverage.files_total == 2
     assert len(fake.requests) == 1
     request = fake.requests[0]
-    assert request["max_tokens"] == 4096 and request["response_format"] == {"type": "json_object"}
+    assert request["max_tokens"] == 4096
+    # Structured output: the schema generated from the one definition that validates answers
+    assert request["response_format"] == {"type": "json_schema", "json_schema": {
+        "name": "commit_analysis", "schema": answer_schema(), "strict": True}}
     assert "feat: add --since to the export command" in user_message(request)
     assert "+value_3 = compute(3)" in user_message(request)
 
