@@ -23,11 +23,13 @@ class Turn:
 
 QA_LABELS = {
     "zh": {"offline": "ℹ️ 未配置 LLM，无法生成回答。以下是提交 {sha} 中与问题最相关的代码片段：",
+           "llm_failed": "ℹ️ LLM 未能回答。以下是提交 {sha} 中与问题最相关的代码片段：",
            "no_hunks": "（这个提交没有可展示的代码改动。）",
            "files": "📁 依据的文件：{files}",
            "empty_question": "请在问题里写点内容，例如：这个改动会影响什么？",
            "too_long": "问题太长了（{n} 个字符，上限 {limit}），请缩短后再问。"},
     "en": {"offline": "ℹ️ No LLM is configured, so here are the hunks of {sha} most relevant to the question:",
+           "llm_failed": "ℹ️ The LLM could not answer, so here are the hunks of {sha} most relevant to the question:",
            "no_hunks": "(This commit has no code changes to show.)",
            "files": "📁 Files consulted: {files}",
            "empty_question": "Please ask something, e.g. what could this change break?",
@@ -89,7 +91,7 @@ class QA:
                     yield piece
         except BotError as exc:
             yield f"\n\n⚠️ {exc}\n\n"
-            async for piece in self._offline(commit, files, question, lang):
+            async for piece in self._offline(commit, files, question, lang, "llm_failed"):
                 yield piece
             return
         if shown:
@@ -112,8 +114,8 @@ class QA:
         shown = [f.path for f in files if f.path not in left_out and f.path in selection.text]
         return self.prompts.render("qa", lang, diff=_neutralise(selection.text), **base), shown
 
-    async def _offline(self, commit, files, question, lang) -> AsyncIterator[str]:
-        yield qa_text(lang, "offline", sha=commit.short_sha) + "\n\n"
+    async def _offline(self, commit, files, question, lang, why: str = "offline") -> AsyncIterator[str]:
+        yield qa_text(lang, why, sha=commit.short_sha) + "\n\n"
         selection = relevant_hunks(files, question, 3000)
         if not selection.text.strip():
             yield qa_text(lang, "no_hunks")

@@ -249,7 +249,8 @@ SAFE_TYPES_FOR_DOCS = frozenset({ChangeType.SECURITY})
 
 def echoed_field(analysis: Analysis, system_prompt: str) -> str | None:
     """The first field that copies a placeholder or instruction from the prompt, else None."""
-    slots = {_norm(s) for s in _SLOT.findall(system_prompt) if len(_norm(s)) >= 8}
+    slots = {n for n in map(_norm, _SLOT.findall(system_prompt))  # not the data tags: <commit> …
+             if (len(n) >= 4 and _CJK.search(n)) or (" " in n and len(n) >= 8)}
     prompt = _norm(system_prompt)
     for key, value in _text_fields(analysis):
         text = value.strip()
