@@ -232,7 +232,7 @@ def _without_trailing_commas(raw: str) -> str:
 # --- meaning -----------------------------------------------------------------------------------
 
 _SLOT = re.compile(r"<([^<>\n]{2,80})>")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z0-9_]+")  # identifiers, numbers, SHAs (which may start with a digit)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 GENERIC_WORDS = frozenset("""

@@ -352,7 +352,7 @@ def _as_reply(answer: "Reply | str | dict", request: dict) -> Reply:
 
 
 def _usage(request: dict, content: str) -> dict[str, int]:
-    prompt = sum(len(str(m.get("content") or "")) for m in request.get("messages", [])) // 4 + 1
+    prompt = server_tokens(request)  # the same tokenizer the "context" behaviour enforces
     completion = len(content) // 4 + 1
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
