@@ -100,3 +100,24 @@ async def test_every_renderer_shows_notices_first_and_escaped(fake_github, servi
     assert "LLM failed" in card and '<at user_id=\\"all\\">' not in card
     shown = text.render_text(DigestParent(digest))
     assert shown.splitlines()[2].startswith("⚠️ LLM failed")  # after the title and the stats
+
+
+async def test_llm_failures_are_said_in_the_channels_language_and_not_cached(fake_github, services_for):
+    from tests.fakes.openai_server import Behaviour, FakeOpenAI
+
+    day(fake_github)
+    with FakeOpenAI(Behaviour("hang")) as llm:
+        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
+                               openai_api_key="sk-test-notices-000", llm_timeout=0.5, llm_max_retries=1)
+        digest = await s.builder.build(s.source(REPO), WINDOW, "zh")
+        assert digest.notices == ("⚠️ LLM 未能分析 3 个提交中的 3 个（LLM 请求超时），这些提交显示的是离线分析。",)
+        card = json.dumps(feishu.digest_cards(digest), ensure_ascii=False)
+        assert "LLM 未能分析 3 个提交中的 3 个" in card
+        asked = len(llm.requests)
+    # the endpoint is back: the day is built again (nothing was cached), this time by the LLM
+    with FakeOpenAI() as llm:
+        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
+                               openai_api_key="sk-test-notices-000")
+        again = await s.builder.build(s.source(REPO), WINDOW, "zh")
+    assert asked <= 2 * 3 and again.notices == ()
+    assert [e.analysis.origin for e in again.entries] == ["llm"] * 3
