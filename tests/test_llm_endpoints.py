@@ -198,3 +198,22 @@ async def test_chat_digest_and_thread_question(behaviour, chat_with, repo):
         else:
             assert PROSE in answer
         assert_endpoint_saw(behaviour, fake, played)
+
+
+async def test_files_consulted_names_only_what_the_model_was_given(chat_with, repo):
+    """A small window: the question's prompt holds part of a many-file commit; the answer's
+    "Files consulted" line names exactly the files whose changes were in that prompt."""
+    sha = repo.commit("feat: split the exporters", {f"src/exporter_{i}.py": "".join(
+        f"def export_{i}_{j}(rows):\n    return [r for r in rows if r]  # {j}\n" for j in range(120))
+        for i in range(6)}, when=datetime(2026, 1, 28, 21, 0, tzinfo=SH))
+    with FakeOpenAI(Behaviour("context", window=4096)) as fake:
+        console = await chat_with(fake.url)
+        await console("/digest 2026-01-28")
+        answer = await console(f"reply 1 what does {sha[:8]} change in the exporters?")
+        prompt = fake.requests[-1]["messages"][-1]["content"]
+        assert fake.requests[-1].get("stream") and PROSE in answer
+    consulted = next(line for line in answer.splitlines() if "Files consulted:" in line)
+    named = {f"src/exporter_{i}.py" for i in range(6) if f"src/exporter_{i}.py" in consulted}
+    assert named and len(named) < 6  # the window could not hold them all
+    for i in range(6):
+        assert (f"def export_{i}_0(rows)" in prompt) == (f"src/exporter_{i}.py" in named), i
