@@ -121,3 +121,25 @@ async def test_llm_failures_are_said_in_the_channels_language_and_not_cached(fak
         again = await s.builder.build(s.source(REPO), WINDOW, "zh")
     assert asked <= 2 * 3 and again.notices == ()
     assert [e.analysis.origin for e in again.entries] == ["llm"] * 3
+
+
+def test_cli_says_the_rate_limit_on_stderr_and_at_the_top_of_the_report(fake_github, redis_url, tmp_path):
+    import os
+    import subprocess
+    import sys
+    import uuid
+    from pathlib import Path
+
+    day(fake_github)
+    fake_github.rate_limit_next(100, reset_in=3600, path_contains="/commits/")
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GITHUB_", "LLM_", "REDIS_"))}
+    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"rl{uuid.uuid4().hex[:6]}:", "PYTHONPATH": str(root),
+                "DATA_DIR": str(tmp_path / "data"), "GITHUB_API_URL": fake_github.url,
+                "GITHUB_MAX_RATE_LIMIT_WAIT": "60"})
+    proc = subprocess.run([sys.executable, "-m", "bot", "digest", "--repo", REPO, "--date", "2026-01-28",
+                           "--lang", "en"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert "Some commits could not be read: GitHub's API rate limit is exhausted until" in proc.stderr
+    top = proc.stdout.split("feat: add option", 1)[0]
+    assert "GitHub's API rate limit ran out" in top and "Try again after" in top
