@@ -221,7 +221,8 @@ async def test_abandoned_stream_releases_its_slot(make_llm, fake):
 
 # --- endpoints as they behave in the wild -------------------------------------------------------
 
-from bot.analysis.llm import ContextLengthError, ReasoningFilter  # noqa: E402
+from bot.analysis.llm import ContextLengthError  # noqa: E402
+from bot.analysis.reasoning import ReasoningFilter  # noqa: E402
 from tests.fakes.openai_server import CONTEXT_WORDINGS, Behaviour  # noqa: E402
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],

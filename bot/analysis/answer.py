@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..models import Analysis, ChangeType, Commit, FileChange, Importance, Insights
+from .reasoning import strip_reasoning
 
 CHANGE_TYPES = tuple(t.value for t in ChangeType)
 IMPORTANCES = tuple(i.value for i in Importance)
@@ -115,26 +116,9 @@ def _text(data: dict, key: str, required: bool) -> str:
 
 # --- tolerant extraction -----------------------------------------------------------------------
 
-REASONING_TAGS = ("think", "thinking", "reasoning", "reflection")
-_REASONING_BLOCK = re.compile(r"<(%s)>.*?</\1\s*>" % "|".join(REASONING_TAGS), re.S | re.I)
-_REASONING_CLOSE = re.compile(r"</(?:%s)\s*>" % "|".join(REASONING_TAGS), re.I)
-_REASONING_OPEN = re.compile(r"<(?:%s)>" % "|".join(REASONING_TAGS), re.I)
 _FENCED = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 MAX_CANDIDATES = 200  # bracket positions tried before giving up (a 16 KB answer has few)
-
-
-def strip_reasoning(text: str) -> str:
-    """The answer without its reasoning: whole blocks; a closing tag whose opening was in the
-    chat template (everything before it); an opening tag never closed (everything after it)."""
-    text = _REASONING_BLOCK.sub("", text)
-    closing = None
-    for closing in _REASONING_CLOSE.finditer(text):
-        pass
-    if closing is not None:
-        text = text[closing.end():]
-    opening = _REASONING_OPEN.search(text)
-    return text[:opening.start()] if opening else text
 
 
 def parse_answer(text: str, expect: Sequence[str] = ()) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from openai import AsyncOpenAI
 from .. import metrics
 from ..diffs import estimate_tokens
 from ..models import BotError
-from .answer import REASONING_TAGS
+from .reasoning import ReasoningFilter
 
 log = logging.getLogger(__name__)
 
@@ -383,59 +383,6 @@ class LLM:
         if len(message) > SERVER_MESSAGE_CHARS:
             message = message[:SERVER_MESSAGE_CHARS - 1] + "…"
         return message
-
-
-class ReasoningFilter:
-    """Removes `<think>…</think>` (and its kin) from a stream of text pieces, even when a tag is
-    split across pieces: text that could be the start of a tag is held back until it is not."""
-
-    _OPEN = tuple(f"<{t}>" for t in REASONING_TAGS)
-
-    def __init__(self):
-        self._pending = ""
-        self._inside: str | None = None  # the closing tag awaited
-
-    def feed(self, piece: str) -> str:
-        self._pending += piece
-        out = []
-        while self._pending:
-            low = self._pending.lower()
-            if self._inside is not None:
-                end = low.find(self._inside)
-                if end < 0:  # keep only what could be the start of the closing tag
-                    cut = low.rfind("<")
-                    keep = cut >= 0 and _could_start(low[cut:], (self._inside,))
-                    self._pending = self._pending[cut:] if keep else ""
-                    break
-                self._pending = self._pending[end + len(self._inside):]
-                self._inside = None
-                continue
-            starts = [(low.find(tag), tag) for tag in self._OPEN if low.find(tag) >= 0]
-            if starts:
-                start, tag = min(starts)
-                out.append(self._pending[:start])
-                self._pending = self._pending[start + len(tag):]
-                self._inside = "</" + tag[1:]
-                continue
-            cut = low.rfind("<")
-            if cut >= 0 and _could_start(low[cut:], self._OPEN):
-                out.append(self._pending[:cut])
-                self._pending = self._pending[cut:]
-            else:
-                out.append(self._pending)
-                self._pending = ""
-            break
-        return "".join(out)
-
-    def flush(self) -> str:
-        """What is left at the end: held-back text that never became a tag (unclosed reasoning
-        stays hidden)."""
-        rest, self._pending = ("" if self._inside else self._pending), ""
-        return rest
-
-
-def _could_start(text: str, tags: Sequence[str]) -> bool:
-    return any(tag.startswith(text) for tag in tags)
 
 
 def _error_text(exc: openai.APIStatusError) -> str:
