@@ -325,3 +325,21 @@ async def test_a_burst_learns_a_refusal_from_one_request(make_llm, fake):
     await asyncio.gather(*(llm.complete(MESSAGES, max_tokens=50, schema=SCHEMA) for _ in range(8)))
     refused = [r for r in fake.requests if r.get("response_format")]
     assert len(refused) == 3  # json_schema, json_object+schema, json_object: each sent once
+
+
+def test_a_stream_that_starts_inside_a_template_opened_block_is_held_until_it_closes():
+    streamed = "I should look at {the diff} first.</think>The answer is 42."
+    for cut in range(len(streamed) + 1):
+        f = ReasoningFilter(pre_opened=True)
+        assert f.feed(streamed[:cut]) + f.feed(streamed[cut:]) + f.flush() == "The answer is 42.", cut
+    f = ReasoningFilter(pre_opened=True)  # no reasoning this time: nothing is lost
+    assert f.feed("A plain ") + f.feed("answer.") + f.flush() == "A plain answer."
+
+
+async def test_an_endpoint_whose_template_opens_the_block_is_learnt_from_an_answer(make_llm, fake):
+    fake.responder = script(Reply(content='Let me think {draft}.</think>{"ok": 1}'),
+                            Reply(chunks=["Reasoning about ", "{x}.</thi", "nk>Visible ", "answer."]))
+    llm = make_llm()
+    await llm.complete(MESSAGES, max_tokens=50)
+    shown = [piece async for piece in llm.stream(MESSAGES, max_tokens=50)]
+    assert "".join(shown) == "Visible answer."

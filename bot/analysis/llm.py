@@ -37,7 +37,7 @@ from openai import AsyncOpenAI
 from .. import metrics
 from ..diffs import estimate_tokens
 from ..models import BotError
-from .reasoning import ReasoningFilter
+from .reasoning import ReasoningFilter, opened_by_template
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +126,7 @@ class LLM:
         self._failures = 0  # consecutive endpoint failures
         self._open_until = 0.0
         self._last_failure: LLMError | None = None
+        self._template_opens_reasoning = False  # learnt from an answer that closes an unopened block
 
     # --- the window -------------------------------------------------------------------------------
     @property
@@ -196,7 +197,7 @@ class LLM:
         async with self._slots:
             self._check_breaker()
             started = time.monotonic()
-            visible = ReasoningFilter()
+            visible = ReasoningFilter(pre_opened=self._template_opens_reasoning)
             try:
                 response = await self._send(dict(model=self.model, messages=messages, stream=True,
                                                  max_tokens=self._fit_output(messages, max_tokens)))
@@ -275,6 +276,8 @@ class LLM:
             return Completion(text="", finish_reason="", prompt_tokens=prompt_tokens)
         choice = response.choices[0]
         # message.reasoning_content (a reasoning parser's output) is ignored: only content answers.
+        if opened_by_template(choice.message.content or ""):
+            self._template_opens_reasoning = True  # streams from now on may start inside a block
         return Completion(text=choice.message.content or "", finish_reason=choice.finish_reason or "",
                           prompt_tokens=prompt_tokens)
 

@@ -26,18 +26,41 @@ def strip_reasoning(text: str) -> str:
     return text[:opening.start()] if opening else text
 
 
+def opened_by_template(text: str) -> bool:
+    """True when an answer closes a reasoning block it never opened: the chat template wrote the
+    opening tag into the prompt (DeepSeek-R1 distills served by llama.cpp do)."""
+    return bool(_REASONING_CLOSE.search(_REASONING_BLOCK.sub("", text or "")))
+
+
+_CLOSE = tuple(f"</{t}>" for t in REASONING_TAGS)
+
+
 class ReasoningFilter:
     """Removes `<think>…</think>` (and its kin) from a stream of text pieces, even when a tag is
-    split across pieces: text that could be the start of a tag is held back until it is not."""
+    split across pieces: text that could be the start of a tag is held back until it is not.
+
+    `pre_opened`: the endpoint's template opens the block itself, so the stream may start inside
+    one. Everything is held back until a closing tag (what came before was reasoning) or an
+    opening one (it was not); a stream that shows neither is given out whole at the end."""
 
     _OPEN = tuple(f"<{t}>" for t in REASONING_TAGS)
 
-    def __init__(self):
+    def __init__(self, pre_opened: bool = False):
         self._pending = ""
         self._inside: str | None = None  # the closing tag awaited
+        self._undecided = pre_opened
 
     def feed(self, piece: str) -> str:
         self._pending += piece
+        if self._undecided:
+            low = self._pending.lower()
+            close = min((i for i in (low.find(t) for t in _CLOSE) if i >= 0), default=-1)
+            opening = min((i for i in (low.find(t) for t in self._OPEN) if i >= 0), default=-1)
+            if close < 0 and opening < 0:
+                return ""
+            self._undecided = False
+            if close >= 0 and (opening < 0 or close < opening):
+                self._pending = self._pending[low.index(">", close) + 1:]
         out = []
         while self._pending:
             low = self._pending.lower()
@@ -72,6 +95,7 @@ class ReasoningFilter:
         """What is left at the end: held-back text that never became a tag (unclosed reasoning
         stays hidden)."""
         rest, self._pending = ("" if self._inside else self._pending), ""
+        self._undecided = False
         return rest
 
 
