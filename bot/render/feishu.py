@@ -430,6 +430,7 @@ def digest_cards(d: Digest) -> list[dict]:
                     tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n])
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(L.stats_line(d)) + "\n" + grey(
         md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))})]
+    blocks += [Md(n) for n in d.notices]  # what went wrong while building it, before any content
     if d.headline:
         note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""
         blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(t(lang, 'headline_heading'))}**{note}"}))
