@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from ..models import Analysis, ChangeType, Commit, Coverage, FileChange, Importance, Insights
+from .profile import RepoProfile
 
 # Part of the analysis cache key: bump whenever a rule or a sentence changes.
 HEURISTIC_VERSION = "1.0"
@@ -151,8 +152,11 @@ _DOC_CONFIG_NAMES = frozenset({"mkdocs.yml", "mkdocs.yaml", ".readthedocs.yml", 
                                "docusaurus.config.js"})
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "testdata", "test_data",
                         "e2e", "spec", "__snapshots__", "fixtures", "unittest", "unittests"})
-_TOOLING_DIRS = frozenset({"benchmarks", "benchmark", "bench", "tools", "scripts", "hack", "dev",
-                           "contrib", "misc"})
+_TOOLING_DIRS = frozenset({"benchmarks", "benchmark", "bench", "benches", "tools", "scripts", "hack",
+                           "dev", "contrib", "misc", "playground", "fuzz", "website", ".devcontainer",
+                           ".agents"})
+# Benchmarks nested in a package (crates/x/benches/, pkg/benchmarks/) do not ship either.
+_NESTED_TOOLING_DIRS = frozenset({"benches", "benchmarks", "benchmark"})
 _GENERATED_DIRS = frozenset({"vendor", "vendored", "third_party", "third-party", "thirdparty",
                              "node_modules", "generated", "__generated__", "dist"})
 _TEST_FILE = re.compile(r"(^test_.*\.py$|_test\.(py|go|rs|cc|cpp|c)$|\.(test|spec)\.[jt]sx?$|_spec\.rb$"
@@ -188,7 +192,7 @@ def classify_path(path: str) -> FileKind:
         return FileKind.TEST
     if (dirs and dirs[0] in _DOC_DIRS) or (not dirs and name in _DOC_CONFIG_NAMES):
         return FileKind.DOCS
-    if dirs and dirs[0] in _TOOLING_DIRS:
+    if (dirs and dirs[0] in _TOOLING_DIRS) or any(d in _NESTED_TOOLING_DIRS for d in dirs):
         return FileKind.TOOLING
     if (name in _BUILD_NAMES or _DOCKER_FILE.match(name) or ext in ("cmake", "bzl", "gradle", "mk")
             or (dirs and dirs[0] in ("cmake", "docker", "packaging"))):
@@ -259,9 +263,12 @@ TYPE_PRECEDENCE = (ChangeType.SECURITY, ChangeType.REVERT, ChangeType.REMOVAL, C
 _VERBS: dict[str, ChangeType] = {
     **dict.fromkeys("""add adds added adding introduce introduces introduced implement implements
         implemented support supports supported enable enables enabled enabling allow allows provide
-        provides new create creates expose exposes extend extends initial""".split(), ChangeType.FEATURE),
+        provides new create creates expose exposes extend extends initial detect detects report reports
+        emit emits warn warns""".split(), ChangeType.FEATURE),
     **dict.fromkeys("""fix fixes fixed fixing bugfix hotfix resolve resolves resolved correct corrects
-        corrected repair repairs prevent prevents avoid avoids handle handles workaround""".split(),
+        corrected repair repairs prevent prevents avoid avoids handle handles workaround preserve
+        preserves keep keeps retain retains guard guards skip skips respect respects honor honour
+        honors align aligns restore restores ensure ensures""".split(),
                     ChangeType.BUGFIX),
     **dict.fromkeys("""remove removes removed removing delete deletes deleted drop drops dropped
         deprecate deprecates deprecated deprecating retire retires""".split(), ChangeType.REMOVAL),
@@ -291,6 +298,31 @@ _COSMETIC = re.compile(r"\b(typos?|spelling|misspell\w*|formatting|reformat\w*|c
                        r"|whitespace|ruff|flake8|pylint|eslint|prettier|isort|yapf|clang-format|mypy"
                        r"|pre-commit|type hints?|type annotations?|type coverage|type check(ing|er)?|typing|code style)\b", re.I)
 _BREAKING = re.compile(r"\bbreaking\b", re.I)
+# "Reject …", "Require …", "Disallow …": input that was accepted is refused after this change.
+_REJECT_WORDS = re.compile(r"^(reject|refuse|disallow|forbid|enforce|require|deny|block|prohibit)s?\b"
+                           r"|\b(reject\w*|refus\w*|disallow\w*|forbid\w*|enforc\w*|prohibit\w*"
+                           r"|no longer (accept|allow)\w*|rais(e|es|ing) (an? )?(explicit )?[`'\"]?\w*error"
+                           r"|error (on|for|when))\b", re.I)
+_NEGATED = re.compile(r"\b(do not|don't|does not|doesn't|no|not|never|stop|avoid|without|unnecessar\w*)\s+(\w+\s+)?$", re.I)
+# Words that put a change on a trust boundary even when nobody wrote "security".
+_GUARD_WORDS = re.compile(r"\b(insecure|bypass\w*|integrity|md5|sha-?1|reserved|(?<!gc )(?<!tree )traversal"
+                          r"|escap(e|es|ing)|symlinks?|untrusted|spoof\w*|tamper\w*|injection|sanitiz\w*"
+                          r"|credentials?|secrets?|privilege\w*|permissions?|checksums?|hash-checking|require-hashes)\b",
+                          re.I)
+_CRASH_WORDS = re.compile(r"\b(crash\w*|segfault\w*|segmentation fault|illegal instruction|invalidinstruction"
+                          r"|sigill|sigsegv|abort(s|ed)?|core dump\w*)\b", re.I)
+_PATHOLOGY_WORDS = re.compile(r"\b(exponential\w*|quadratic\w*|hang(s|ing)?|pathological\w*|blow-?up"
+                              r"|never (terminat|finish)\w*|super-?linear)\b", re.I)
+_PRESERVING = re.compile(r"\b(pure(ly)? refactor\w*|no (functional|behaviou?r(al)?) changes?|behaviou?r[- ]preserving"
+                         r"|without changing (any of )?the (logic|behaviou?r)|should(™)? have no effect"
+                         r"|no user[- ]visible change\w*|does not change (the )?behaviou?r|non-functional change)\b", re.I)
+_RELEASE_TITLE = re.compile(r"^\s*(release|releasing|prepare (for )?release|bump( version)?( to)?|version)\s*:?\s*"
+                            r"v?\d+\.\d+(\.\d+)?([-.]?\w+)?\s*$|^\s*(prepare )?release v?\d+\.\d+", re.I)
+# "Add support for Python 3.15", "Drop Node 18": who can run the project changes.
+_RUNTIME_SUPPORT = re.compile(r"\b(support\w*|drop\w*|deprecat\w*|remov\w*|require\w*)\b.*\b(python|cpython|pypy|node(\.?js)?"
+                              r"|rust|go|cuda|rocm|java|jdk|ruby|php|\.net)\s*v?\d+(\.\d+)?", re.I)
+_HARDENING_WORDS = re.compile(r"\b(harden\w*|isolat\w*|credentials?|permissions?|least[- ]privilege|poison\w*"
+                              r"|injection|caches?|cache-aware)\b", re.I)
 _DEFAULT_WORDS = re.compile(r"\b(by default|defaults? to|change[sd]? (the )?defaults?|new defaults?"
                             r"|default value)\b", re.I)
 _BUMP_FROM_TO = re.compile(r"\b(?:bump|bumps|update|updates|upgrade|upgrades)\s+(?:dependency\s+)?"
@@ -316,6 +348,15 @@ class TitleInfo:
     default_change: bool = False
     reverted_title: str = ""
     bump: tuple[str, str, str] | None = None  # (name, old, new) from "Bump x from a to b"
+    rejects: str = ""  # the title's "reject/require/disallow …" word: input refused from now on
+    guard: str = ""  # a trust-boundary word (md5, reserved, traversal …) in the title or body
+    guard_in_title: bool = False
+    crash: bool = False  # the title or body speaks of a crash of the program
+    pathology: bool = False  # exponential blow-ups, hangs
+    preserving: bool = False  # the body says the behaviour does not change
+    release: bool = False  # "Bump 0.16.4", "Prepare release v2.14.0b1"
+    hardening: bool = False  # "Harden …", "Isolate … from credentials"
+    runtime_support: str = ""  # "Python 3.15" in "Add support for Python 3.15"
 
 
 def _norm_tag(tag: str) -> str:
@@ -347,11 +388,21 @@ def _breaking_in_body(body: str) -> bool:
                 or re.search(r"^\s*[-*]\s*\[[xX]\]\s*breaking", body, re.M))
 
 
+def _rejects(text: str) -> str:
+    """The first 'reject/require …' word that is not negated ('Do not error on …')."""
+    for m in _REJECT_WORDS.finditer(text):
+        if not _NEGATED.search(text[max(0, m.start() - 30):m.start()]):
+            return m.group(0)
+    return ""
+
+
 def _verb_type(subject: str) -> ChangeType | None:
     words = re.findall(r"[a-z']+", subject.lower())
     if not words:
         return None
     first = words[0]
+    if _PERF_WORDS.search(subject) and _VERBS.get(first) not in (ChangeType.BUGFIX, ChangeType.REMOVAL):
+        return ChangeType.PERFORMANCE  # "Improve performance of …", "Introduce micro-optimizations"
     if first in ("update", "updates", "relax", "relaxes", "loosen", "tighten") and _DEP_WORDS.search(subject):
         return ChangeType.DEPENDENCIES
     if first in ("disable", "disables", "skip", "skips") and re.search(r"\b(tests?|ut|unit tests?)\b", subject, re.I):
@@ -433,6 +484,17 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
     if bump and change_type in (None, ChangeType.REFACTOR, ChangeType.FEATURE):
         change_type = ChangeType.DEPENDENCIES
 
+    release = bool(_RELEASE_TITLE.search(prefix.subject)) or bool(_RELEASE_TITLE.search(text))
+    if release and not prefix.change_type in (ChangeType.REVERT,):
+        bump = None  # "Bump 0.16.4" is this project's version, not a dependency
+        if change_type in (None, ChangeType.DEPENDENCIES, ChangeType.FEATURE, ChangeType.REFACTOR):
+            change_type = ChangeType.OTHER
+    body_text = first_paragraphs(body)
+    guard_title = _GUARD_WORDS.search(text)
+    guard_body = _GUARD_WORDS.search(body_text)
+    preserving = bool(_PRESERVING.search(body)) or bool(_PRESERVING.search(text))
+    if preserving and change_type in (None, ChangeType.FEATURE, ChangeType.OTHER, ChangeType.PERFORMANCE) and not strong:
+        change_type = ChangeType.REFACTOR
     cve = _CVE.search(f"{title}\n{body}")
     security = bool(_SECURITY_WORDS.search(text)) or bool(cve) or ChangeType.SECURITY in (change_type, tag_type)
     return TitleInfo(
@@ -444,6 +506,12 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
         security=security, security_mention=bool(_SECURITY_MENTION.search(text)) and not security,
         cve=cve.group(0).upper() if cve else "",
         default_change=bool(_DEFAULT_WORDS.search(text)), reverted_title=prefix.reverted, bump=bump,
+        rejects=_rejects(prefix.subject), guard=(guard_title or guard_body).group(0) if (guard_title or guard_body) else "",
+        guard_in_title=bool(guard_title), crash=bool(_CRASH_WORDS.search(f"{text}\n{body_text}")),
+        pathology=bool(_PATHOLOGY_WORDS.search(f"{text}\n{body_text}")), preserving=preserving,
+        release=release, hardening=bool(_HARDENING_WORDS.search(text)),
+        runtime_support=(m.group(0).split(m.group(1), 1)[-1].strip(" :") if (m := _RUNTIME_SUPPORT.search(
+            prefix.subject)) else ""),
     )
 
 
@@ -547,7 +615,8 @@ _PY_DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async\s+)?(?:def|class)\s+(?P<name>
 _JS_EXPORT = re.compile(r"^\s*export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?"
                         r"(?:function\*?|class|const|let|var|interface|type|enum)\s+(?P<name>[A-Za-z$][\w$]*)")
 _GO_DEF = re.compile(r"^(?:func\s+(?:\([^)]*\)\s*)?|type\s+)(?P<name>[A-Z]\w*)\b")
-_RUST_DEF = re.compile(r"^\s*pub\s+(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|trait|type|mod|const|static)"
+# Top-level items only: `pub fn new` inside an `impl` is a method, and `pub(crate)` is not public.
+_RUST_DEF = re.compile(r"^pub\s+(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|trait|type|mod|const|static)"
                        r"\s+(?P<name>[A-Za-z_]\w*)")
 _JAVA_DEF = re.compile(r"^\s*public\s+(?:static\s+|final\s+|abstract\s+|sealed\s+)*"
                        r"(?:(?:class|interface|enum|record)\s+(?P<type>\w+)|[\w<>\[\], ?]+\s+(?P<method>\w+)\s*\()")
@@ -655,6 +724,12 @@ class DiffFacts:
     security_paths: tuple[str, ...] = ()
     gpu_kernels: tuple[str, ...] = ()
     moved_modules: tuple[tuple[str, str], ...] = ()  # (old path, new path) of importable files
+    removed_surface_files: tuple[str, ...] = ()  # deleted source files on the public surface
+    release_edits: tuple[str, ...] = ()  # "panic = \"abort\" in [profile.release]", "rust-version 1.95 → 1.96"
+    shipped_dep_changes: tuple[str, ...] = ()  # dependencies of what ships (not dev/test groups)
+    dev_only_deps: bool = False  # every dependency edit is in a dev/test/docs group or tooling
+    surface_kinds: tuple[str, ...] = ()  # profile surface kinds touched ("cli", "settings" …)
+    hunk_names: tuple[str, ...] = ()  # functions/classes named by the hunk headers of source files
 
 
 def _is_config_path(path: str, kind: FileKind) -> bool:
@@ -666,6 +741,20 @@ def _is_config_path(path: str, kind: FileKind) -> bool:
     return bool(tokens & _CONFIG_TOKENS) or path.lower().rsplit("/", 1)[-1].split(".")[0].endswith("_config")
 
 
+# Prose is not a default: a changed "description" or "help" text changes no behaviour.
+_PROSE_KEYS = re.compile(r"(^|[._-])(description|desc|help|doc|docs|docstring|title|summary|message|msg|comment"
+                         r"|example|examples|label|text|markdownDescription|deprecationMessage)$", re.I)
+
+
+def _is_literal_value(val: str) -> bool:
+    """A value that configures something: a number, a boolean, null, or a short word — not prose."""
+    v = val.strip().strip(",")
+    if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
+        v = v[1:-1]
+        return len(v) <= 40 and " " not in v.strip()
+    return bool(_LITERAL.match(v))
+
+
 def _assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
@@ -675,7 +764,9 @@ def _assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
         if not m or len(m.group("indent").expandtabs(4)) > (8 if in_config_file else 4):
             continue
         val = m.group("val").strip().rstrip(",")
-        if val and _LITERAL.match(val) and not val.endswith(("(", "[", "{", "\\")):
+        if _PROSE_KEYS.search(m.group("key")):
+            continue
+        if val and _LITERAL.match(val) and _is_literal_value(val) and not val.endswith(("(", "[", "{", "\\")):
             found.setdefault(m.group("key"), val)
     return found
 
@@ -707,8 +798,98 @@ def _requirements(lines: Iterable[str]) -> dict[str, str]:
     return found
 
 
-def diff_facts(stats: FileStats, title: TitleInfo) -> DiffFacts:
+_DEV_GROUP = re.compile(r"(dev|test|lint|doc|typing|bench|mypy|format|tool\.|dependency-groups|constraint"
+                        r"|\bci\b|example|fuzz|release-tooling)", re.I)
+_DEV_MANIFEST = re.compile(r"(^|[-_./])(dev|test|tests|testing|lint|docs?|typing|bench\w*|ci)([-_.]|$)", re.I)
+_SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
+_ARRAY_KEY = re.compile(r"""^\s*["']?([\w.-]+)["']?\s*[=:]\s*[\[{]\s*$""")
+_PROFILE_KEYS = re.compile(r"^\s*(panic|lto|codegen-units|opt-level|strip|debug|debug-assertions|overflow-checks"
+                           r"|incremental|rpath)\s*=\s*(.+?)\s*$")
+_TOOLCHAIN_FLOOR = re.compile(r"""^\s*["']?(rust-version|requires-python|python_requires|msrv)["']?\s*[=:]\s*["']?"""
+                              r"""([^"',]+)["']?""", re.I)
+_COMPILER_FLAGS = re.compile(r"(RUSTFLAGS|rustflags|target-cpu|target-feature|CFLAGS|CXXFLAGS|-march=|-mtune=|-O[0-3s]\b"
+                             r"|-ffast-math|-flto)")
+_HUNK_NAME = re.compile(r"\b(?:fn|def|class|impl(?:<[^>]*>)?|struct|enum|trait|func|function|interface|type)\s+"
+                        r"(?:[\w<>',\s]+\s+for\s+)?([A-Za-z_]\w*)")
+
+
+def _manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[str]]]:
+    """(group, removed lines, added lines) per change block of a manifest: the group is the last
+    `[section]` or `key = [` seen (hunk header, context or changed lines), '' when unknown."""
+    group = ""
+    minus: list[str] = []
+    plus: list[str] = []
+    for sign, text in _diff_lines(patch):
+        if sign == "@":
+            if minus or plus:
+                yield group, minus, plus
+                minus, plus = [], []
+            header = text.split("@@")[-1].strip() if text.count("@@") >= 2 else ""
+            m = _SECTION.match(header) or _ARRAY_KEY.match(header)
+            group = m.group(1) if m else ""
+            continue
+        m = _SECTION.match(text) or _ARRAY_KEY.match(text)
+        if sign in "+-":
+            (minus if sign == "-" else plus).append(text)
+        elif minus or plus:
+            yield group, minus, plus
+            minus, plus = [], []
+        if m:
+            group = m.group(1)
+    if minus or plus:
+        yield group, minus, plus
+
+
+def _is_root_manifest(path: str, profile: RepoProfile) -> bool:
+    parts = path.strip("/").split("/")
+    if len(parts) == 1:
+        return True
+    return any(_pkg_prefix(path, p) for p in profile.surface.get("packages", ()))
+
+
+def _pkg_prefix(path: str, package: str) -> bool:
+    package = package.strip("/")
+    return bool(package) and (path.startswith(package + "/") or path.rsplit("/", 1)[0] == package)
+
+
+def _release_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> tuple[list[str], list[str], bool]:
+    """(release-relevant edits, shipped dependency names changed, any dev-only dependency edit)."""
+    edits: list[str] = []
+    shipped: list[str] = []
+    dev_only = False
+    name = f.path.rsplit("/", 1)[-1].lower()
+    shipped_manifest = (_is_root_manifest(f.path, profile) and not profile.is_internal(f.path)
+                        and not _DEV_MANIFEST.search(name.rsplit(".", 1)[0]))
+    for group, minus, plus in _manifest_blocks(f.patch):
+        in_profile = group.lower().startswith("profile.") or "profile" in group.lower()
+        release_profile = in_profile and not re.search(r"\b(dev|test|bench)\b", group.lower())
+        for line in plus or minus:
+            m = _PROFILE_KEYS.match(line)
+            if m and name == "cargo.toml" and (release_profile or (not group and not in_profile)):
+                where = f"[{group}]" if group else name
+                edits.append(f"{m.group(1)} = {m.group(2)} in {where}")
+            if name in (".cargo/config.toml", "config.toml", "build.rs", "cmakelists.txt", "setup.py") \
+                    and _COMPILER_FLAGS.search(line) and (f.path.startswith(".cargo/") or name != "config.toml"):
+                edits.append(f"compiler flags in {f.path}")
+        old_floor = next((m.group(2).strip() for ln in minus if (m := _TOOLCHAIN_FLOOR.match(ln))), "")
+        new_floor = next((m for ln in plus if (m := _TOOLCHAIN_FLOOR.match(ln))), None)
+        if new_floor and shipped_manifest and old_floor != new_floor.group(2).strip():
+            span = f"{old_floor} → {new_floor.group(2).strip()}" if old_floor else new_floor.group(2).strip()
+            edits.append(f"{new_floor.group(1)} {span}")
+        if kind in (FileKind.DEPENDENCY, FileKind.BUILD):
+            dev = bool(_DEV_GROUP.search(group)) or not shipped_manifest
+            changed = (set(_requirements(plus)) | set(_requirements(minus))) if plus != minus else set()
+            if changed:
+                if dev:
+                    dev_only = True
+                else:
+                    shipped.extend(sorted(changed))
+    return edits, shipped, dev_only
+
+
+def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None = None) -> DiffFacts:
     """What the patches (and paths) show beyond line counts."""
+    profile = profile or RepoProfile.inferred()
     removed_defs: dict[str, bool] = {}  # name → found in a removed file
     added_defs: set[str] = set()
     flags_removed: set[str] = set()
@@ -716,21 +897,45 @@ def diff_facts(stats: FileStats, title: TitleInfo) -> DiffFacts:
     defaults: list[tuple[str, str, str, str]] = []
     old_reqs: dict[str, str] = {}
     new_reqs: dict[str, str] = {}
+    release: list[str] = []
+    shipped: list[str] = []
+    dev_deps = False
+    hunk_names: list[str] = []
+    kinds: list[str] = []
     for f, kind in stats.files:
         ext = _ext(f.path)
+        surface = profile.surface_kind(f.path)
+        if surface and surface not in kinds:
+            kinds.append(surface)
         if kind is FileKind.SOURCE:
+            public = profile.is_public(f.path)
             for sign, text in _diff_lines(f.patch):
-                name = _public_names(text, ext) if sign in "+-" else None
+                if sign == "@":
+                    m = _HUNK_NAME.search(text.split("@@")[-1]) if text.count("@@") >= 2 else None
+                    if m and m.group(1) not in hunk_names and not m.group(1).startswith("test"):
+                        hunk_names.append(m.group(1))
+                    continue
+                name = _public_names(text, ext) if sign in "+-" and public else None
+                if name and name.startswith("_"):
+                    name = None  # private by convention
                 if name and sign == "-":
                     removed_defs[name] = removed_defs.get(name, False) or f.status == "removed"
                 elif name:
                     added_defs.add(name)
                 if sign in "+-" and _FLAG_CALL.search(text):
                     (flags_removed if sign == "-" else flags_added).update(_FLAG_NAME.findall(text))
-        if _is_config_path(f.path, kind):
+        if _is_config_path(f.path, kind) and not profile.is_internal(f.path):
             defaults.extend(_default_changes(f, kind))
-        if kind is FileKind.DEPENDENCY or (kind is FileKind.BUILD and ext in ("toml", "py", "cfg", "txt")):
-            for minus, plus in _change_blocks(f.patch):
+        if kind in (FileKind.DEPENDENCY, FileKind.BUILD, FileKind.CONFIG):
+            edits, names, dev = _release_edits(f, kind, profile)
+            release += [e for e in edits if e not in release]
+            shipped += [n for n in names if n not in shipped]
+            dev_deps = dev_deps or dev
+        if (kind is FileKind.DEPENDENCY or (kind is FileKind.BUILD and ext in ("toml", "py", "cfg", "txt"))) \
+                and not profile.is_internal(f.path) and _is_root_manifest(f.path, profile):
+            for group, minus, plus in _manifest_blocks(f.patch):
+                if _DEV_GROUP.search(group) or _DEV_MANIFEST.search(f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]):
+                    continue
                 for k, v in _requirements(minus).items():
                     old_reqs.setdefault(k, v)
                 for k, v in _requirements(plus).items():
@@ -739,16 +944,17 @@ def diff_facts(stats: FileStats, title: TitleInfo) -> DiffFacts:
     removed_api = sorted(n for n in removed_defs if n not in added_defs)
     bumps = [(n, old_reqs[n], new_reqs[n]) for n in sorted(old_reqs.keys() & new_reqs.keys())
              if is_major_bump(old_reqs[n], new_reqs[n])]
-    if title.bump and is_major_bump(title.bump[1], title.bump[2]):
+    if title.bump and is_major_bump(title.bump[1], title.bump[2]) and not (dev_deps and not shipped):
         if not any(b[0].lower() == title.bump[0].lower() for b in bumps):
             bumps.insert(0, title.bump)
-    runtime = [(f, k) for f, k in stats.files if k in (FileKind.SOURCE, FileKind.CONFIG, FileKind.BUILD)]
+    runtime = [(f, k) for f, k in stats.files if k in (FileKind.SOURCE, FileKind.CONFIG, FileKind.BUILD)
+               and not profile.is_internal(f.path)]
     security_paths = [f.path for f, _ in runtime
                       if set(re.split(r"[/._-]", f.path.lower())) & _SECURITY_TOKENS]
     gpu = [f.path for f in stats.source if _ext(f.path) in _GPU_EXT]
     moved = [(f.previous_path, f.path) for f in stats.source
              if f.status == "renamed" and f.previous_path and f.previous_path != f.path
-             and _ext(f.path) in _IMPORT_PATH_EXT]
+             and _ext(f.path) in _IMPORT_PATH_EXT and profile.is_public(f.previous_path)]
     return DiffFacts(
         removed_api=tuple(removed_api),
         removed_api_in_removed_files=any(removed_defs[n] for n in removed_api),
@@ -761,6 +967,12 @@ def diff_facts(stats: FileStats, title: TitleInfo) -> DiffFacts:
         security_paths=tuple(security_paths),
         gpu_kernels=tuple(gpu),
         moved_modules=tuple(moved),
+        removed_surface_files=tuple(f.path for f in stats.removed_source if profile.is_public(f.path)),
+        release_edits=tuple(release),
+        shipped_dep_changes=tuple(shipped),
+        dev_only_deps=dev_deps and not shipped and not bumps,
+        surface_kinds=tuple(kinds),
+        hunk_names=tuple(hunk_names[:6]),
     )
 
 
@@ -797,6 +1009,11 @@ def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats) -> Ch
         return title.change_type
     by_files = _files_type(stats)
     verb = title.change_type
+    benchmarked = stats.source and any(
+        any(d in _NESTED_TOOLING_DIRS or "benchmark" in d for d in f.path.lower().split("/")[:-1])
+        for f in stats.of(FileKind.TOOLING))
+    if benchmarked and verb in (None, ChangeType.REFACTOR, ChangeType.OTHER):
+        return ChangeType.PERFORMANCE  # the author measured it: source changed with its benchmark
     has_manifests = bool(stats.of(FileKind.DEPENDENCY, FileKind.LOCKFILE)) or not stats.files
     if verb is ChangeType.DEPENDENCIES and has_manifests:
         return ChangeType.DEPENDENCIES
@@ -823,6 +1040,7 @@ class Fact:
     zh: str
     en: str
     size: bool = False  # a size rule: supporting evidence, not a specific fact
+    floor: bool = False  # from _cap: a minimum rather than a ceiling
 
     def text(self, zh: bool) -> str:
         return self.zh if zh else self.en
@@ -830,14 +1048,18 @@ class Fact:
 
 # (medium at, high at) in changed lines of source code, per type: a feature grows the product
 # faster per line than a refactor moves it.
-SIZE_THRESHOLDS: dict[ChangeType, tuple[int, int]] = {
-    ChangeType.FEATURE: (40, 300),
-    ChangeType.PERFORMANCE: (40, 500),
-    ChangeType.BUGFIX: (100, 600),
-    ChangeType.REFACTOR: (150, 1000),
+# Changed lines of source code at which a commit is medium, per type. Size alone never makes a
+# commit high: a maintainer calls a commit high for what it does (breaks, secures, ships
+# differently), and a 2,000-line internal feature is still one team's business.
+SIZE_THRESHOLDS: dict[ChangeType, int] = {
+    ChangeType.FEATURE: 40,
+    ChangeType.PERFORMANCE: 20,
+    ChangeType.BUGFIX: 300,
+    ChangeType.REFACTOR: 600,
 }
-DEFAULT_THRESHOLDS = (100, 600)
-WIDE_SOURCE_FILES = 10  # this many source files is medium whatever the line count
+DEFAULT_THRESHOLD = 200
+WIDE_SOURCE_FILES = 20  # this many source files is medium whatever the line count (not for refactors)
+SMALL_REVERT = 20  # source lines: backing out less than this is a small correction
 COSMETIC_BIG = 300  # a lint/format sweep this big (source lines) can still break open branches
 
 _TYPE_NOUNS = {
@@ -867,6 +1089,7 @@ class _Ctx:
     stats: FileStats
     diff: DiffFacts
     ctype: ChangeType
+    profile: RepoProfile = RepoProfile()
 
 
 def _breaking_facts(c: _Ctx) -> list[Fact]:
@@ -876,20 +1099,46 @@ def _breaking_facts(c: _Ctx) -> list[Fact]:
                  "The commit declares a breaking change; callers may need changes after upgrading")]
 
 
+def _runtime_lines(c: _Ctx) -> int:
+    """Changed lines that ship: source outside internal paths, config, build and manifests."""
+    if not c.stats.known:
+        return c.stats.additions + c.stats.deletions
+    return sum(f.changes or 1 for f, k in c.stats.files
+               if k in (FileKind.SOURCE, FileKind.CONFIG, FileKind.BUILD, FileKind.DEPENDENCY)
+               and not c.profile.is_internal(f.path))
+
+
 def _security_facts(c: _Ctx) -> list[Fact]:
     facts = []
-    if c.title.security and c.ctype is ChangeType.REVERT:
+    t = c.title
+    if t.security and c.ctype is ChangeType.REVERT:
         facts.append(Fact(Importance.HIGH, "回滚了一个安全相关的改动，已修复的问题可能重新暴露",
                           "Reverts a security-related change; the issue it fixed may be exposed again"))
-    elif c.title.security or c.ctype is ChangeType.SECURITY:
-        what = c.title.cve or ""
+    elif t.security or c.ctype is ChangeType.SECURITY:
+        what = t.cve or ""
         facts.append(Fact(Importance.HIGH,
                           f"安全修复{f'（{what}）' if what else ''}，受影响版本应尽快升级",
                           f"Security fix{f' ({what})' if what else ''}; affected versions should upgrade soon"))
-    elif c.title.security_mention and c.stats.source_lines:
+    elif t.rejects and t.guard and _runtime_lines(c):
+        # "Reject MD5-only hashes", "Reject case-variant reserved entry points": small diffs, but
+        # they close a hole on a trust boundary and refuse input that used to pass.
+        facts.append(Fact(Importance.HIGH,
+                          f"在安全相关的检查上（{t.guard}）拒绝以前接受的输入，即使改动很小也会影响用户",
+                          f"Newly refuses input on a trust boundary ({t.guard}); small as the diff is, "
+                          "input that used to pass now fails"))
+    elif t.guard_in_title and _runtime_lines(c):
+        facts.append(Fact(Importance.MEDIUM, f"标题涉及安全相关的处理（{t.guard}），且改动了发布的代码",
+                          f"The title touches a trust boundary ({t.guard}) and shipped code changes"))
+    elif t.security_mention and c.stats.source_lines:
         facts.append(Fact(Importance.MEDIUM, "标题提到安全，且改动了源码",
                           "The title mentions security and source code changes"))
-    if c.diff.security_paths:
+    if t.rejects and not t.guard and _runtime_lines(c) and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
+        facts.append(Fact(Importance.MEDIUM, f"开始拒绝以前接受的输入（{t.rejects}），依赖旧行为的调用会失败",
+                          f"Newly refuses input that was accepted before (“{t.rejects}”); callers relying on "
+                          "the old leniency fail"))
+    # Restructuring code under auth/ or crypto/ is not a security change; fixing or adding is.
+    if c.diff.security_paths and c.ctype not in (ChangeType.REFACTOR, ChangeType.PERFORMANCE,
+                                                  ChangeType.TESTS, ChangeType.DOCS):
         names = _name_list(c.diff.security_paths, True), _name_list(c.diff.security_paths, False)
         facts.append(Fact(Importance.MEDIUM, f"改动触及安全敏感路径 {names[0]}",
                           f"Touches security-sensitive paths ({names[1]})"))
@@ -898,18 +1147,18 @@ def _security_facts(c: _Ctx) -> list[Fact]:
 
 def _removal_facts(c: _Ctx) -> list[Fact]:
     facts: list[Fact] = []
-    removed = c.stats.removed_source
+    removed = [f for f in c.stats.removed_source if f.path in c.diff.removed_surface_files]
     gone = sum(f.deletions for f in removed)
     if removed:
         n = len(removed)
         level = Importance.HIGH if n >= 5 or gone >= 300 else Importance.MEDIUM
         if c.diff.removed_api_in_removed_files:
-            facts.append(Fact(level, f"移除了 {n} 个源码文件中的公开 API（−{_num(gone)} 行），依赖它的下游会失效",
+            facts.append(Fact(level, f"移除了 {n} 个公开源码文件中的公开 API（−{_num(gone)} 行），依赖它的下游会失效",
                               f"Removes public API in {_count_en(n, 'source file')} "
                               f"(−{_num(gone)} lines); downstream code that uses it will break"))
         else:
-            facts.append(Fact(level, f"删除了 {n} 个源码文件（−{_num(gone)} 行），仍导入它们的代码会失效",
-                              f"Deletes {_count_en(n, 'source file')} (−{_num(gone)} lines); "
+            facts.append(Fact(level, f"删除了 {n} 个公开源码文件（−{_num(gone)} 行），仍导入它们的代码会失效",
+                              f"Deletes {_count_en(n, 'public source file')} (−{_num(gone)} lines); "
                               "code that still imports them will break"))
     api = c.diff.removed_api
     if api and not c.diff.removed_api_in_removed_files:
@@ -921,11 +1170,12 @@ def _removal_facts(c: _Ctx) -> list[Fact]:
         facts.append(Fact(Importance.HIGH, f"移除了命令行参数 {_name_list(flags, True)}，使用它们的脚本会报错",
                           f"Removes command-line {'flag' if len(flags) == 1 else 'flags'} {_name_list(flags, False)}; "
                           "scripts passing them will fail"))
-    if c.ctype is ChangeType.REMOVAL and not removed and not api and c.stats.source_lines:
+    if c.ctype is ChangeType.REMOVAL and not removed and not api and c.stats.source_lines \
+            and not c.title.preserving:
         deleted = c.stats.lines(FileKind.SOURCE)[1] if c.stats.known else c.stats.deletions
-        level = Importance.HIGH if deleted >= 300 else Importance.MEDIUM
-        facts.append(Fact(level, f"移除或弃用了功能（源码 −{_num(deleted)} 行），使用者需要迁移",
-                          f"Removes or deprecates functionality (−{_num(deleted)} source lines); users must migrate"))
+        if deleted >= 20:
+            facts.append(Fact(Importance.MEDIUM, f"移除或弃用了功能（源码 −{_num(deleted)} 行），使用者需要迁移",
+                              f"Removes or deprecates functionality (−{_num(deleted)} source lines); users must migrate"))
     if c.diff.moved_modules:
         moved = [old for old, _ in c.diff.moved_modules]
         facts.append(Fact(Importance.MEDIUM, f"移动了 {len(moved)} 个模块（{_name_list(moved, True, 2)}），按旧路径导入会失效",
@@ -936,63 +1186,85 @@ def _removal_facts(c: _Ctx) -> list[Fact]:
 
 def _behaviour_facts(c: _Ctx) -> list[Fact]:
     facts: list[Fact] = []
-    if c.ctype is ChangeType.REVERT:
-        inner = _clip(c.title.reverted_title, 60)
+    t, d = c.title, c.diff
+    if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT:
+        inner = _clip(t.reverted_title, 60)
         facts.append(Fact(Importance.MEDIUM,
                           f"回滚了已合入的改动{f'「{inner}」' if inner else ''}，依赖它的代码需要复查",
                           f"Reverts a change that had landed{f' (“{inner}”)' if inner else ''}; "
                           "anything relying on it needs checking"))
-    if c.diff.default_changes:
-        _, key, old, new = c.diff.default_changes[0]
-        more_zh = f"等 {len(c.diff.default_changes)} 项" if len(c.diff.default_changes) > 1 else ""
-        more_en = f" and {len(c.diff.default_changes) - 1} more" if len(c.diff.default_changes) > 1 else ""
+    if d.default_changes:
+        _, key, old, new = d.default_changes[0]
+        more_zh = f"等 {len(d.default_changes)} 项" if len(d.default_changes) > 1 else ""
+        more_en = f" and {len(d.default_changes) - 1} more" if len(d.default_changes) > 1 else ""
         facts.append(Fact(Importance.MEDIUM, f"修改了配置默认值 {key}（{old} → {new}）{more_zh}",
                           f"Changes the default of {key} ({old} → {new}){more_en}"))
-    elif c.title.default_change and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS):
+    elif t.default_change and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS) and _runtime_lines(c) \
+            and c.stats.source:
         facts.append(Fact(Importance.MEDIUM, "标题表明默认行为有变化，未显式配置的部署会受影响",
                           "The title says a default behaviour changes; deployments relying on defaults are affected"))
-    if c.diff.added_flags:
-        flags = c.diff.added_flags
+    if d.added_flags:
+        flags = d.added_flags
         facts.append(Fact(Importance.MEDIUM, f"新增命令行参数 {_name_list(flags, True)}",
                           f"Adds command-line {'flag' if len(flags) == 1 else 'flags'} {_name_list(flags, False)}"))
-    for name, old, new in c.diff.major_bumps[:1]:
+    for name, old, new in d.major_bumps[:1]:
         span = f"{old} → {new}" if old else f"→ v{new}"
         facts.append(Fact(Importance.MEDIUM, f"依赖 {name} 升级主版本（{span}），可能包含不兼容变更",
                           f"Major version bump of {name} ({span}), which may be incompatible"))
-    build = [f.path for f in c.stats.of(FileKind.BUILD)]
-    if build:
-        facts.append(Fact(Importance.MEDIUM, f"修改了构建配置（{_name_list(build, True, 2)}），影响构建与打包",
-                          f"Changes the build setup ({_name_list(build, False, 2)}), which affects building and packaging"))
+    if d.release_edits:
+        edits = list(d.release_edits)
+        level = Importance.MEDIUM
+        facts.append(Fact(level, f"修改了发布产物的构建方式（{_name_list(edits, True, 2)}），每个发布的二进制或包都会受影响",
+                          f"Changes how shipped artefacts are built ({_name_list(edits, False, 2)}); "
+                          "every released binary or package is affected"))
+    if t.crash and (d.release_edits or d.shipped_dep_changes) and not c.stats.source:
+        # The shipped program itself crashed and the fix is in how it is built: every user on the
+        # affected platform was hit, whatever the size of the diff.
+        names = list(d.release_edits or d.shipped_dep_changes)
+        facts.append(Fact(Importance.HIGH, f"修复发布版本的崩溃，改动在构建或依赖（{_name_list(names, True, 2)}），影响所有受影响平台的用户",
+                          f"Fixes a crash of the shipped build through its build or dependency set "
+                          f"({_name_list(names, False, 2)}); every user on the affected platform was hit"))
+    if t.pathology and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS, ChangeType.CI_BUILD) \
+            and c.stats.source_lines:
+        facts.append(Fact(Importance.MEDIUM, "消除了指数级膨胀或卡死，真实代码上会更快或不再挂起",
+                          "Removes an exponential blow-up or hang that real inputs hit"))
+    if t.runtime_support and (c.stats.source or c.stats.of(FileKind.BUILD, FileKind.DEPENDENCY)):
+        facts.append(Fact(Importance.MEDIUM, f"改变了支持的运行环境（{t.runtime_support}）",
+                          f"Changes which runtimes are supported ({t.runtime_support})"))
+    if t.release:
+        facts.append(Fact(Importance.MEDIUM, "发布提交：版本号更新，随附的改动进入正式版本",
+                          "Release commit: the version changes and everything since the last release ships"))
+    if c.profile.declared and d.surface_kinds and c.stats.source_lines and c.ctype not in (
+            ChangeType.REFACTOR, ChangeType.TESTS, ChangeType.DOCS):
+        kinds = "、".join(d.surface_kinds), ", ".join(d.surface_kinds)
+        facts.append(Fact(Importance.MEDIUM, f"改动了公开接口（{kinds[0]}）",
+                          f"Changes the public surface ({kinds[1]})"))
     return facts
 
 
 def _size_facts(c: _Ctx) -> list[Fact]:
     stats = c.stats
-    label = "源码"
-    label_en = "source"
+    if c.title.preserving or (stats.known and not stats.source):
+        return []  # "no behaviour change" by the author's word; tooling-only is capped elsewhere
     lines = stats.source_lines
     n_files = len(stats.source)
     adds, dels = stats.lines(FileKind.SOURCE) if stats.known else (stats.additions, stats.deletions)
-    if stats.known and not stats.source and stats.of(FileKind.TOOLING):
-        tooling = stats.of(FileKind.TOOLING)  # tool-only commits are measured on the tools (capped later)
-        label, label_en = "工具代码", "tooling code"
-        lines, n_files = sum(f.changes for f in tooling), len(tooling)
-        adds, dels = stats.lines(FileKind.TOOLING)
-    if not lines:
+    if stats.known:
+        internal = [f for f in stats.source if c.profile.is_internal(f.path)]
+        lines -= sum(f.changes for f in internal)
+        n_files -= len(internal)
+    if lines <= 0:
         return []
-    medium_at, high_at = SIZE_THRESHOLDS.get(c.ctype, DEFAULT_THRESHOLDS)
+    medium_at = SIZE_THRESHOLDS.get(c.ctype, DEFAULT_THRESHOLD)
     noun_zh, noun_en = _noun(c.ctype, True), _noun(c.ctype, False)
     where_zh = f"{n_files} 个文件" if stats.known else "未获取到文件明细"
     where_en = _files_en(n_files) if stats.known else "file list unavailable"
-    if lines >= high_at:
-        return [Fact(Importance.HIGH, f"{noun_zh}，{label}改动规模大（{_lines(adds, dels)} 行，{where_zh}）",
-                     f"{noun_en} with a large {label_en} change ({_lines(adds, dels)} lines, {where_en})", size=True)]
     if lines >= medium_at:
-        return [Fact(Importance.MEDIUM, f"{noun_zh}，{label}改动 {_lines(adds, dels)} 行（{where_zh}）",
-                     f"{noun_en} touching {_lines(adds, dels)} lines of {label_en} ({where_en})", size=True)]
-    if stats.known and n_files >= WIDE_SOURCE_FILES:
-        return [Fact(Importance.MEDIUM, f"{noun_zh}，改动分布在 {n_files} 个{label}文件中",
-                     f"{noun_en} spread over {n_files} {label_en} files", size=True)]
+        return [Fact(Importance.MEDIUM, f"{noun_zh}，源码改动 {_lines(adds, dels)} 行（{where_zh}）",
+                     f"{noun_en} touching {_lines(adds, dels)} lines of source ({where_en})", size=True)]
+    if stats.known and n_files >= WIDE_SOURCE_FILES and c.ctype is not ChangeType.REFACTOR:
+        return [Fact(Importance.MEDIUM, f"{noun_zh}，改动分布在 {n_files} 个源码文件中",
+                     f"{noun_en} spread over {n_files} source files", size=True)]
     return []
 
 
@@ -1025,15 +1297,38 @@ def _tooling_fact(stats: FileStats, level: Importance) -> Fact:
                 "shipped code is untouched")
 
 
+_RELEASE_PIPELINE = re.compile(r"(release|publish|deploy|dist|build-binar)", re.I)
+
+
+def _pipeline_hardening(c: _Ctx) -> Fact | None:
+    """Security hardening of the pipeline that builds and publishes what users install."""
+    ci = [f.path for f in c.stats.of(FileKind.CI)]
+    if not (c.title.hardening and ci and any(_RELEASE_PIPELINE.search(p.rsplit("/", 1)[-1]) for p in ci)):
+        return None
+    return Fact(Importance.MEDIUM, "加固了构建和发布流水线（权限、凭据或缓存），关系到发布产物的可信度",
+                "Hardens the release pipeline (permissions, credentials or caches) that produces what users install",
+                floor=True)
+
+
 def _cap(c: _Ctx) -> Fact | None:
     """A ceiling: changes that cannot affect what users run, and mechanical sweeps."""
     stats = c.stats
-    # A security fix to CI workflows (e.g. an unsafe pull_request_target) is real; other
-    # non-runtime-only commits are low whatever they claim.
-    if stats.only(NON_RUNTIME) and not (c.title.security and FileKind.CI in stats.kinds):
-        return _only_kinds_fact(stats)
-    if stats.only(NON_RUNTIME | {FileKind.TOOLING}) and stats.of(FileKind.TOOLING):
-        return _tooling_fact(stats, Importance.MEDIUM)
+    internal_only = stats.known and stats.files and all(
+        k in NON_RUNTIME | {FileKind.TOOLING} or c.profile.is_internal(f.path) for f, k in stats.files)
+    if internal_only and not c.diff.release_edits:
+        # A security fix to CI workflows (e.g. an unsafe pull_request_target) is real, and so is
+        # hardening the release pipeline; other non-runtime commits are low whatever they claim.
+        if c.title.security and FileKind.CI in stats.kinds:
+            return None
+        hardening = _pipeline_hardening(c)
+        if hardening:
+            return hardening
+        if stats.only(NON_RUNTIME):
+            return _only_kinds_fact(stats)
+        if stats.of(FileKind.TOOLING):
+            return _tooling_fact(stats, Importance.LOW)
+        return Fact(Importance.LOW, f"只改动了项目内部路径（{_files_en(stats.total_files)}），不影响发布的代码",
+                    f"Only internal paths change ({_files_en(stats.total_files)}); shipped code is untouched")
     # "Bump eslint" is not a lint change, and backing out a lint fix is still a revert.
     mechanical = (c.title.cosmetic and not c.title.breaking and not c.title.security
                   and c.ctype not in (ChangeType.DEPENDENCIES, ChangeType.REVERT))
@@ -1047,6 +1342,13 @@ def _cap(c: _Ctx) -> Fact | None:
                     + ("，但范围大，可能与未合入的分支冲突" if big else ""),
                     f"Formatting, spelling or lint change{size_en} with no behaviour change"
                     + ("; wide enough to conflict with open branches" if big else ""))
+    if c.diff.dev_only_deps and not stats.source and not c.diff.release_edits:
+        return Fact(Importance.LOW, "只改动了开发、测试或文档用的依赖，发布的包不受影响",
+                    "Only development, test or docs dependencies change; what ships is unaffected")
+    if c.profile.is_preview(tags=c.title.tags) or (stats.source and all(
+            c.profile.is_preview(path=f.path) for f in stats.source)):
+        return Fact(Importance.MEDIUM, "仅影响预览功能（按仓库配置），最多为中等重要性",
+                    "Preview-only work (per the repository profile), so at most medium")
     return None
 
 
@@ -1056,6 +1358,8 @@ def _baseline(c: _Ctx) -> Fact:
     if not stats.known and not stats.total_files:
         return Fact(Importance.LOW, f"未获取到改动文件，仅按标题判断为{_noun(c.ctype, True)}",
                     f"No file list available; judged from the title as a {_noun(c.ctype, False).lower()}")
+    if c.title.preserving and stats.source_lines:
+        return Fact(Importance.LOW, "作者说明行为不变的重构", "A refactor its author says changes no behaviour")
     if stats.source_lines:
         adds, dels = stats.lines(FileKind.SOURCE) if stats.known else (stats.additions, stats.deletions)
         n = len(stats.source) if stats.known else stats.total_files
@@ -1067,6 +1371,11 @@ def _baseline(c: _Ctx) -> Fact:
         names = [f.path for f in stats.of(FileKind.DEPENDENCY)]
         return Fact(Importance.LOW, f"依赖清单改动（{_name_list(names, True, 2)}），没有主版本升级",
                     f"Dependency manifest change ({_name_list(names, False, 2)}) without a major version bump")
+    if stats.of(FileKind.BUILD):
+        names = [f.path for f in stats.of(FileKind.BUILD)]
+        return Fact(Importance.LOW, f"构建或工具配置改动（{_name_list(names, True, 2)}），不改变发布产物的构建方式",
+                    f"Build or tooling configuration ({_name_list(names, False, 2)}) that does not change how "
+                    "shipped artefacts are built")
     n = stats.total_files
     return Fact(Importance.LOW, f"{_noun(c.ctype, True)}，未改动源码（{n} 个文件，均为配置或其他文件）",
                 f"{_noun(c.ctype, False)} without source changes ({_files_en(n)}, config or other files)")
@@ -1077,7 +1386,9 @@ def decide_importance(c: _Ctx, zh: bool) -> tuple[Importance, str]:
              + _size_facts(c))
     level = min((f.level for f in facts), key=lambda i: i.rank, default=Importance.LOW)
     cap = _cap(c)
-    if cap is not None and level.rank <= cap.level.rank:
+    if cap is not None and not cap.floor and level.rank <= cap.level.rank:
+        return cap.level, cap.text(zh)
+    if cap is not None and cap.floor and cap.level.rank < level.rank:
         return cap.level, cap.text(zh)
     at_level = [f for f in facts if f.level is level]
     specific = [f for f in at_level if not f.size]
@@ -1103,6 +1414,22 @@ _BOILERPLATE = re.compile(
 
 
 _SHOUTING = re.compile(r"^[A-Z0-9 ,.'()/:;!?*-]{20,}$")  # template instructions in capitals
+
+
+def first_paragraphs(body: str, limit: int = 1500) -> str:
+    """The opening paragraphs that say something (template boilerplate dropped), up to `limit`."""
+    text = re.sub(r"<!--.*?-->", "", body or "", flags=re.S)
+    text = re.sub(r"<details>.*?</details>", "", text, flags=re.S | re.I)
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    kept: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        lines = [ln.strip() for ln in para.splitlines()]
+        joined = " ".join(ln for ln in lines if ln and not _BOILERPLATE.match(ln) and not _SHOUTING.match(ln))
+        if joined:
+            kept.append(joined)
+        if sum(map(len, kept)) >= limit:
+            break
+    return "\n".join(kept)[:limit]
 
 
 def first_paragraph(body: str) -> str:
@@ -1342,14 +1669,17 @@ def build_risks(c: _Ctx, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
 # =============================================================================================
 
 def analyse_offline(commit: Commit, files: Sequence[FileChange], lang: str,
-                    coverage: Coverage | None = None, origin: str = "offline", note: str = "") -> Analysis:
+                    coverage: Coverage | None = None, origin: str = "offline", note: str = "",
+                    profile: RepoProfile | None = None) -> Analysis:
     """Analyse one commit with rules only. Depth follows importance: a low commit gets its type,
     a one-line summary and the reason; medium and high ones also get impact, insights, risks and
     recommendations when a rule has something specific to say."""
     zh = _is_zh(lang)
     title = parse_title(commit.title, commit.body)
     stats = file_stats(commit, files)
-    ctx = _Ctx(commit, title, stats, diff_facts(stats, title), decide_change_type(commit, title, stats))
+    profile = profile or RepoProfile.inferred()
+    ctx = _Ctx(commit, title, stats, diff_facts(stats, title, profile), decide_change_type(commit, title, stats),
+               profile)
     importance, reason = decide_importance(ctx, zh)
     summary = build_summary(ctx, importance, zh)
     if importance is Importance.LOW:
