@@ -151,7 +151,8 @@ _DOC_DIRS = frozenset({"docs", "doc", "documentation", "examples", "example", "m
 _DOC_CONFIG_NAMES = frozenset({"mkdocs.yml", "mkdocs.yaml", ".readthedocs.yml", ".readthedocs.yaml",
                                "docusaurus.config.js"})
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "testing", "testdata", "test_data",
-                        "e2e", "spec", "__snapshots__", "fixtures", "unittest", "unittests"})
+                        "e2e", "spec", "__snapshots__", "fixtures", "unittest", "unittests", "mdtest",
+                        "snapshots"})
 _TOOLING_DIRS = frozenset({"benchmarks", "benchmark", "bench", "benches", "tools", "scripts", "hack",
                            "dev", "contrib", "misc", "playground", "fuzz", "website", ".devcontainer",
                            ".agents"})
@@ -305,12 +306,12 @@ _REJECT_WORDS = re.compile(r"^(reject|refuse|disallow|forbid|enforce|require|den
                            r"|error (on|for|when))\b", re.I)
 _NEGATED = re.compile(r"\b(do not|don't|does not|doesn't|no|not|never|stop|avoid|without|unnecessar\w*)\s+(\w+\s+)?$", re.I)
 # Words that put a change on a trust boundary even when nobody wrote "security".
-_GUARD_WORDS = re.compile(r"\b(insecure|bypass\w*|integrity|md5|sha-?1|reserved|(?<!gc )(?<!tree )traversal"
+_GUARD_WORDS = re.compile(r"\b(insecure|bypass\w*|integrity|md5|sha-?1|reserved|(path|directory|zip|archive)[- ]traversal"
                           r"|escap(e|es|ing)|symlinks?|untrusted|spoof\w*|tamper\w*|injection|sanitiz\w*"
                           r"|credentials?|secrets?|privilege\w*|permissions?|checksums?|hash-checking|require-hashes)\b",
                           re.I)
 _CRASH_WORDS = re.compile(r"\b(crash\w*|segfault\w*|segmentation fault|illegal instruction|invalidinstruction"
-                          r"|sigill|sigsegv|abort(s|ed)?|core dump\w*)\b", re.I)
+                          r"|sigill|sigsegv|core dump\w*|panic(s|ked)?|stack overflow)\b", re.I)
 _PATHOLOGY_WORDS = re.compile(r"\b(exponential\w*|quadratic\w*|hang(s|ing)?|pathological\w*|blow-?up"
                               r"|never (terminat|finish)\w*|super-?linear)\b", re.I)
 _PRESERVING = re.compile(r"\b(pure(ly)? refactor\w*|no (functional|behaviou?r(al)?) changes?|behaviou?r[- ]preserving"
@@ -485,7 +486,7 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
         change_type = ChangeType.DEPENDENCIES
 
     release = bool(_RELEASE_TITLE.search(prefix.subject)) or bool(_RELEASE_TITLE.search(text))
-    if release and not prefix.change_type in (ChangeType.REVERT,):
+    if release and prefix.change_type is not ChangeType.REVERT:
         bump = None  # "Bump 0.16.4" is this project's version, not a dependency
         if change_type in (None, ChangeType.DEPENDENCIES, ChangeType.FEATURE, ChangeType.REFACTOR):
             change_type = ChangeType.OTHER
@@ -813,6 +814,11 @@ _HUNK_NAME = re.compile(r"\b(?:fn|def|class|impl(?:<[^>]*>)?|struct|enum|trait|f
                         r"(?:[\w<>',\s]+\s+for\s+)?([A-Za-z_]\w*)")
 
 
+# Pins of the contributors' toolchain, not settings a user has.
+_TOOLCHAIN_PIN = re.compile(r"^(rust-toolchain(\.toml)?|\.python-version|\.nvmrc|\.node-version|\.tool-versions"
+                            r"|\.ruby-version|\.go-version)$")
+
+
 def _manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[str]]]:
     """(group, removed lines, added lines) per change block of a manifest: the group is the last
     `[section]` or `key = [` seen (hunk header, context or changed lines), '' when unknown."""
@@ -868,6 +874,9 @@ def _release_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> tuple
             if m and name == "cargo.toml" and (release_profile or (not group and not in_profile)):
                 where = f"[{group}]" if group else name
                 edits.append(f"{m.group(1)} = {m.group(2)} in {where}")
+            if kind is FileKind.BUILD and _DOCKER_FILE.match(name) and not profile.is_internal(f.path) \
+                    and re.match(r"\s*(FROM|WORKDIR|ENTRYPOINT|CMD|USER|EXPOSE|ENV|VOLUME)\b", line):
+                edits.append(f"container image {f.path}")
             if name in (".cargo/config.toml", "config.toml", "build.rs", "cmakelists.txt", "setup.py") \
                     and _COMPILER_FLAGS.search(line) and (f.path.startswith(".cargo/") or name != "config.toml"):
                 edits.append(f"compiler flags in {f.path}")
@@ -878,7 +887,10 @@ def _release_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> tuple
             edits.append(f"{new_floor.group(1)} {span}")
         if kind in (FileKind.DEPENDENCY, FileKind.BUILD):
             dev = bool(_DEV_GROUP.search(group)) or not shipped_manifest
-            changed = (set(_requirements(plus)) | set(_requirements(minus))) if plus != minus else set()
+            local = [ln for ln in plus + minus if re.search(r"\bpath\s*=", ln)]
+            plus_ext = [ln for ln in plus if ln not in local]
+            minus_ext = [ln for ln in minus if ln not in local]
+            changed = (set(_requirements(plus_ext)) | set(_requirements(minus_ext))) if plus_ext != minus_ext else set()
             if changed:
                 if dev:
                     dev_only = True
@@ -924,7 +936,8 @@ def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None =
                     added_defs.add(name)
                 if sign in "+-" and _FLAG_CALL.search(text):
                     (flags_removed if sign == "-" else flags_added).update(_FLAG_NAME.findall(text))
-        if _is_config_path(f.path, kind) and not profile.is_internal(f.path):
+        if _is_config_path(f.path, kind) and not profile.is_internal(f.path) \
+                and not _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower()):
             defaults.extend(_default_changes(f, kind))
         if kind in (FileKind.DEPENDENCY, FileKind.BUILD, FileKind.CONFIG):
             edits, names, dev = _release_edits(f, kind, profile)
@@ -1416,6 +1429,22 @@ _BOILERPLATE = re.compile(
 _SHOUTING = re.compile(r"^[A-Z0-9 ,.'()/:;!?*-]{20,}$")  # template instructions in capitals
 
 
+_REF_LINE = re.compile(r"^(fix(es|ed)?|close[sd]?|resolve[sd]?|related( to)?|refs?|see|part of)\b[\s:]*"
+                       r"(#\d+|https?://\S+|[\w.-]+/[\w.-]+#\d+)[\s.,;]*$", re.I)
+
+
+def _drop_line(line: str) -> bool:
+    """Template boilerplate: headings, boxes, rules, tables, bare links and reference-only lines
+    ('Fixes #12'); a line that goes on to say something ('Fixes #12 by …') is kept."""
+    if _SHOUTING.match(line):
+        return True
+    if not _BOILERPLATE.match(line):
+        return False
+    if re.match(r"^(fix|close|resolve|related|ref|see|part of)", line, re.I):
+        return bool(_REF_LINE.match(line))
+    return True
+
+
 def first_paragraphs(body: str, limit: int = 1500) -> str:
     """The opening paragraphs that say something (template boilerplate dropped), up to `limit`."""
     text = re.sub(r"<!--.*?-->", "", body or "", flags=re.S)
@@ -1424,7 +1453,7 @@ def first_paragraphs(body: str, limit: int = 1500) -> str:
     kept: list[str] = []
     for para in re.split(r"\n\s*\n", text):
         lines = [ln.strip() for ln in para.splitlines()]
-        joined = " ".join(ln for ln in lines if ln and not _BOILERPLATE.match(ln) and not _SHOUTING.match(ln))
+        joined = " ".join(re.sub(r"^[-*•]\s+|^\d+[.)]\s+", "", ln) for ln in lines if ln and not _drop_line(ln))
         if joined:
             kept.append(joined)
         if sum(map(len, kept)) >= limit:
@@ -1447,63 +1476,276 @@ def first_paragraph(body: str) -> str:
 
 
 def _first_sentence(text: str) -> str:
-    m = re.search(r"^(.+?[.!?。！？])(\s|$)", text)
-    return _clip(m.group(1) if m else text, 120)
+    sentences = split_sentences(text)
+    return sentences[0] if sentences else ""
 
 
-def stats_line(stats: FileStats, zh: bool) -> str:
-    """'修改 12 个文件（+340/−25），主要位于 vllm/model_executor/' and the mix of file kinds."""
-    n = stats.total_files
-    changed = _lines(stats.additions, stats.deletions)
-    if not stats.known:
-        if not n and not (stats.additions or stats.deletions):
-            return "未获取到改动文件" if zh else "No file list available"
-        return (f"修改 {n} 个文件（{changed}），未获取到文件明细" if zh
-                else f"{_files_en(n)} changed ({changed}); no per-file details available")
-    where, entirely = main_location(stats)
-    if zh:
-        line = f"修改 {n} 个文件（{changed}），{'位于' if entirely else '主要位于'} {where}"
-    else:
-        line = f"{_files_en(n)} changed ({changed}), {'in' if entirely else 'mostly in'} {where}"
-    counts = Counter(k for _, k in stats.files)
-    if len(counts) > 1:
+# --- whole sentences ---------------------------------------------------------------------------
+
+_ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|no|fig)\.$", re.I)
+_PR_URL = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:pull|issues)/(\d+)\S*")
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
+_URL = re.compile(r"<?https?://\S+>?")
+_REF_ONLY = re.compile(r"^(fix(es|ed)?|close[sd]?|resolve[sd]?|refs?|see|part of|follow[- ]up (to|of)|related( to)?"
+                       r"|stacked on( top of)?|precursor to|port of)\b[\s:]*[#\w./-]*[.)]?$", re.I)
+
+
+def _clean_prose(text: str) -> str:
+    text = _MD_LINK.sub(r"\1", text)
+    text = _PR_URL.sub(r"#\1", text)
+    text = _URL.sub("", text)
+    text = re.sub(r"\s+([,.;:])", r"\1", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a paragraph; an end is '.', '!' or '?' before a space (not after 'e.g.' or
+    inside '0.16.4'), or a Chinese full stop."""
+    text = _clean_prose(text)
+    out: list[str] = []
+    start = 0
+    for m in re.finditer(r"[.!?](?=\s+[^\s])|[。！？]", text):
+        piece = text[start:m.end()].strip()
+        if m.group(0) == "." and _ABBREVIATIONS.search(piece):
+            continue
+        if piece:
+            out.append(piece)
+        start = m.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail if re.search(r"[.!?。！？:)]$", tail) else tail.rstrip(",;:") + ".")
+    return [s for s in out if not _REF_ONLY.match(s)]
+
+
+def whole_sentences(text: str, limit: int) -> str:
+    """As many whole sentences as fit in `limit` characters ('' when not even the first fits):
+    a summary is cut at a sentence boundary or not at all."""
+    kept: list[str] = []
+    size = 0
+    for sentence in split_sentences(text):
+        if size + len(sentence) + (1 if kept else 0) > limit:
+            break
+        kept.append(sentence)
+        size += len(sentence) + (1 if kept else 0)
+    return " ".join(kept)
+
+
+# --- dependency updates ------------------------------------------------------------------------
+
+_RENOVATE_ROW = re.compile(r"^\|\s*\[?(?P<name>[@\w./-]+)\]?(?:\([^)]*\))?\s*\|.*?`?v?(?P<old>\d[\w.+-]*)`?\s*"
+                           r"(?:->|→)\s*`?v?(?P<new>\d[\w.+-]*)`?", re.M)
+_DEPENDABOT_LINE = re.compile(r"\bBumps? \[?(?P<name>[@\w./-]+)\]?(?:\([^)]*\))? from (?P<old>\d[\w.+-]*) to "
+                              r"(?P<new>\d[\w.+-]*?)\.?(?=\s|$)", re.I)
+_LOCK_NAME = re.compile(r"""^\s*(?:name\s*=\s*"(?P<a>[^"]+)"|"(?:node_modules/)?(?P<b>[@\w./-]+)":\s*\{)""")
+_LOCK_VERSION = re.compile(r"""^\s*"?version"?\s*[=:]\s*"(?P<v>[^"]+)"\s*,?$""")
+_ACTION_PIN = re.compile(r"uses:\s*(?P<name>[\w.-]+/[\w./-]+)@\S+\s*#\s*v?(?P<v>\d[\w.]*)")
+_TOOL_VERSION = re.compile(r"""^\s*(?:rev|version|node-version|python-version):\s*["']?v?(?P<v>\d[\w.]*)["']?(?:\s*#.*)?$""")
+_FROZEN_REV = re.compile(r"#\s*frozen:\s*v?(?P<v>\d[\w.]*)")
+
+
+def _lockfile_updates(f: FileChange) -> list[tuple[str, str, str]]:
+    """(name, old, new) for each package whose version line changed in a lockfile hunk."""
+    found: list[tuple[str, str, str]] = []
+    name = ""
+    old = ""
+    for sign, text in _diff_lines(f.patch):
+        if sign == "@":
+            name, old = "", ""
+            continue
+        m = _LOCK_NAME.match(text)
+        if m and sign != "-":
+            name, old = (m.group("a") or m.group("b")), ""
+            continue
+        v = _LOCK_VERSION.match(text)
+        if v and name:
+            if sign == "-":
+                old = v.group("v")
+            elif sign == "+" and old and old != v.group("v"):
+                found.append((name, old, v.group("v")))
+                old = ""
+    return found
+
+
+def dependency_updates(commit: Commit, stats: "FileStats", title: "TitleInfo") -> list[tuple[str, str, str]]:
+    """What a dependency update changes, from the bot's body, the title or the lockfile diff."""
+    seen: dict[str, tuple[str, str, str]] = {}
+    for m in list(_RENOVATE_ROW.finditer(commit.body)) + list(_DEPENDABOT_LINE.finditer(commit.body)):
+        seen.setdefault(m.group("name").lower(), (m.group("name"), m.group("old"), m.group("new")))
+    if title.bump and title.bump[1]:
+        seen.setdefault(title.bump[0].lower(), title.bump)
+    for f in stats.of(FileKind.LOCKFILE):
+        for name, old, new in _lockfile_updates(f):
+            seen.setdefault(name.lower(), (name, old, new))
+    if not seen:
+        for f in stats.of(FileKind.CI, FileKind.CONFIG, FileKind.DEPENDENCY, FileKind.BUILD):
+            for minus, plus in _change_blocks(f.patch):
+                for a, b in zip(minus, plus):
+                    ma, mb = _ACTION_PIN.search(a), _ACTION_PIN.search(b)
+                    if ma and mb and ma.group("name") == mb.group("name") and ma.group("v") != mb.group("v"):
+                        seen.setdefault(ma.group("name").lower(), (ma.group("name"), ma.group("v"), mb.group("v")))
+                        continue
+                    ta, tb = _FROZEN_REV.search(a) or _TOOL_VERSION.match(a), _FROZEN_REV.search(b) or _TOOL_VERSION.match(b)
+                    if ta and tb and ta.group("v") != tb.group("v") and title.subject:
+                        key = title.bump[0] if title.bump else _dep_subject(title.subject)
+                        if key:
+                            seen.setdefault(key.lower(), (key, ta.group("v"), tb.group("v")))
+    return list(seen.values())
+
+
+def _dep_subject(subject: str) -> str:
+    m = re.search(r"\b(?:update|bump|upgrade)\s+(?:dependency\s+|module\s+)?(?P<name>[@\w./-]+)", subject, re.I)
+    return m.group("name") if m else ""
+
+
+def _update_text(updates: list[tuple[str, str, str]], files: list[str], zh: bool) -> str:
+    shown = [f"{n} {o} → {v}" for n, o, v in updates[:4]]
+    more = len(updates) - len(shown)
+    text = ", ".join(shown) + (f" (+{more})" if more > 0 else "")
+    where = _name_list(files, zh, 2)
+    return f"{text}（{where}）" if zh else f"{text} ({where})"
+
+
+def _changelog_entries(stats: "FileStats") -> int:
+    for f in stats.files:
+        if f[0].path.rsplit("/", 1)[-1].lower().startswith(("changelog", "changes", "history", "news")):
+            return sum(1 for sign, text in _diff_lines(f[0].patch) if sign == "+" and re.match(r"\s*[-*]\s+\S", text))
+    return 0
+
+
+def _new_version(stats: "FileStats") -> str:
+    for f, _ in stats.files:
+        for sign, text in _diff_lines(f.patch):
+            m = re.match(r"""^\s*(?:version|VERSION)\s*[=:]\s*["']v?(\d+\.\d+[\w.+-]*)["']""", text)
+            if sign == "+" and m:
+                return m.group(1)
+    return ""
+
+
+def _where_names(c: "_Ctx", zh: bool) -> str:
+    """'`solutions`, `PathBounds` in crates/…/constraints.rs' — what the hunks name, and where."""
+    names = [f"`{n}`" for n in c.diff.hunk_names[:3]]
+    source = tuple((f, k) for f, k in c.stats.files if k is FileKind.SOURCE)
+    pool = FileStats(source, len(source), 0, 0, True) if source else c.stats
+    where, _ = main_location(pool) if pool.files else ("", False)
+    if names and where:
+        return f"{where} 中的 {'、'.join(names)}" if zh else f"{', '.join(names)} in {where}"
+    return where
+
+
+def build_summary(c: "_Ctx", importance: Importance, zh: bool) -> str:
+    """Whole sentences: the author's own (cut only at a sentence end), a dependency update as
+    'name old → new (file)', a release as its version and changelog size, else what changed where."""
+    if c.ctype is ChangeType.DEPENDENCIES or c.commit.author.lower().endswith("[bot]"):
+        updates = dependency_updates(c.commit, c.stats, c.title)
+        if updates:
+            files = [f.path for f, k in c.stats.files if k in (FileKind.LOCKFILE, FileKind.DEPENDENCY, FileKind.CI,
+                                                                FileKind.BUILD, FileKind.CONFIG)]
+            if not files and c.stats.files:
+                files = [c.stats.files[0][0].path]
+            text = _update_text(updates, files, zh) if files else ", ".join(f"{n} {o} → {v}" for n, o, v in updates)
+            return f"依赖更新：{text}。" if zh else f"{text}."
+    if c.title.release:
+        m = re.search(r"v?(\d+\.\d+[\w.+-]*)", c.title.subject)
+        version = m.group(1) if m else _new_version(c.stats)
+        entries = _changelog_entries(c.stats)
         if zh:
-            line += "；其中" + "、".join(f"{k.label(True)} {v} 个" for k, v in counts.most_common())
-        else:
-            line += "; " + ", ".join(f"{v} {k.label(False)}" for k, v in counts.most_common())
-    return line
+            return (f"发布 {version or '新版本'}" + (f"，更新日志新增 {entries} 条" if entries else "") + "。")
+        return (f"Release {version or 'commit'}" + (f"; the changelog gains {entries} entries" if entries else "") + ".")
+    limit = 200 if importance is Importance.LOW else 360
+    para = first_paragraphs(c.commit.body, 1200)
+    text = whole_sentences(para.replace("\n", " "), limit) if para else ""
+    if text and len(re.findall(r"\w+", text)) < 4:
+        text = ""
+    where = _where_names(c, zh)
+    if not text:
+        subject = _clean_prose(c.title.subject).rstrip(".。") or c.commit.title
+        if zh:
+            return f"{subject}。" + (f"改动位于 {where}。" if where else "")
+        subject = subject[:1].upper() + subject[1:]
+        return f"{subject}." + (f" Changes {where}." if where else "")
+    if zh:
+        return f"提交说明：「{text}」" + (f"改动位于 {where}。" if where and importance is not Importance.LOW else "")
+    return text
 
 
-def build_summary(c: _Ctx, importance: Importance, zh: bool) -> str:
-    para = first_paragraph(c.commit.body)
-    stats = stats_line(c.stats, zh)
-    if importance is Importance.LOW:  # one line
-        if para:
-            quote = _first_sentence(para)
-            return f"提交说明：「{quote}」；{stats}。" if zh else f"{quote} {stats}."
-        return f"{stats}。" if zh else f"{stats}."
-    if para:
-        quote = _clip(para, 280)
-        return f"提交说明：「{quote}」；{stats}。" if zh else f"{quote} {stats}."
-    return f"{stats}。" if zh else f"{stats}."
+# --- who is affected ---------------------------------------------------------------------------
+
+_GROUP_DIRS = frozenset({"crates", "packages", "libs", "lib", "modules", "plugins", "apps", "components",
+                         "services", "pkg", "cmd", "src"})
+_SERVER_TOKENS = frozenset({"server", "lsp", "language_server", "languageserver"})
 
 
-def build_impact(c: _Ctx, zh: bool, limit: int = 4) -> str:
-    found = areas(c.stats)
-    if not found:
+def _component(path: str) -> str:
+    parts = path.strip("/").split("/")
+    if len(parts) >= 3 and parts[0] in _GROUP_DIRS:
+        return parts[1]
+    if len(parts) >= 2:
+        return parts[0]
+    return ""
+
+
+def _audiences(c: "_Ctx", zh: bool) -> list[str]:
+    d, t = c.diff, c.title
+    out: list[str] = []
+
+    def add(zh_text: str, en_text: str) -> None:
+        text = zh_text if zh else en_text
+        if text not in out:
+            out.append(text)
+
+    if d.release_edits:
+        add(f"所有安装发布二进制或包的用户（{_name_list(list(d.release_edits), True, 2)}）",
+            f"everyone installing the released binaries or packages ({_name_list(list(d.release_edits), False, 2)})")
+    if d.removed_flags:
+        add(f"传入 {_name_list(list(d.removed_flags), True, 2)} 的脚本", f"scripts passing {_name_list(list(d.removed_flags), False, 2)}")
+    if d.removed_api:
+        add(f"调用 {_name_list(list(d.removed_api), True, 2)} 的代码", f"code calling {_name_list(list(d.removed_api), False, 2)}")
+    if d.default_changes:
+        key = d.default_changes[0][1]
+        add(f"未显式设置 {key} 的部署", f"deployments that leave {key} unset")
+    labels = {"cli": ("命令行用户", "command-line users"), "settings": ("通过配置使用它的用户", "users who configure it"),
+              "env": ("设置环境变量的用户", "users who set its environment variables"),
+              "formats": ("读写其文件格式的工具", "tools that read or write its file formats"),
+              "packages": ("导入其公开包的代码", "code importing its public packages")}
+    for kind in d.surface_kinds:
+        add(*labels[kind])
+    if d.shipped_dep_changes:
+        add(f"安装本项目的用户（依赖 {_name_list(list(d.shipped_dep_changes), True, 2)} 变化）",
+            f"anyone installing it (dependency {_name_list(list(d.shipped_dep_changes), False, 2)} changes)")
+    tags = [tag for tag in t.tags if _norm_tag(tag) not in TAG_TYPES]
+    comps: list[str] = []
+    for f in c.stats.source:
+        if c.profile.is_internal(f.path):
+            continue
+        comp = _component(f.path).lstrip("_")
+        if comp and comp not in comps:
+            comps.append(comp)
+    server = any(set(re.split(r"[/._-]", f.path.lower())) & _SERVER_TOKENS for f in c.stats.source)
+    if server:
+        who = tags[0] if tags else (comps[0] if comps else "")
+        add(f"通过语言服务器使用 {who} 的编辑器用户" if who else "语言服务器的编辑器用户",
+            f"editor users of the {who} language server" if who else "editor users of the language server")
+    if tags:
+        add(f"{tags[0]} 的用户" + (f"（{_name_list(comps, True, 2)}）" if comps else ""),
+            f"users of {tags[0]}" + (f" ({_name_list(comps, False, 2)})" if comps else ""))
+    elif comps:
+        add(f"{_name_list(comps, True, 2)} 的使用者", f"users of {_name_list(comps, False, 2)}")
+    if not out and c.stats.of(FileKind.CI):
+        add("维护者（CI 与发布流水线）", "maintainers (CI and the release pipeline)")
+    if not out and c.stats.of(FileKind.TOOLING, FileKind.TEST, FileKind.DOCS):
+        add("贡献者（工具、测试或文档）", "contributors (tooling, tests or docs)")
+    return out
+
+
+def build_impact(c: "_Ctx", zh: bool, limit: int = 3) -> str:
+    """Who is affected, in one sentence: users of X, operators of Y — not a file census."""
+    who = _audiences(c, zh)[:limit]
+    if not who:
         return ""
-    parts = []
-    for area, _, kinds in found[:limit]:
-        if zh:
-            detail = "、".join(f"{k.label(True)} {v} 个" for k, v in kinds.most_common())
-            parts.append(f"{area}（{detail}）")
-        else:
-            detail = ", ".join(f"{v} {k.label(False)}" for k, v in kinds.most_common())
-            parts.append(f"{area} ({detail})")
-    rest = len(found) - limit
     if zh:
-        return "涉及 " + "、".join(parts) + (f" 等 {len(found)} 处" if rest > 0 else "")
-    return "Touches " + ", ".join(parts) + (f" and {_count_en(rest, 'more area')}" if rest > 0 else "")
+        return "影响：" + "；".join(who) + "。"
+    text = ", ".join(who[:-1]) + (" and " if len(who) > 1 else "") + who[-1]
+    return f"Affects {text}."
 
 
 def _grouped_dirs(paths: Sequence[str]) -> list[tuple[str, int]]:
@@ -1553,8 +1795,31 @@ def build_insights(c: _Ctx, zh: bool) -> Insights:
     return Insights(architecture=sep.join(arch), performance=sep.join(perf), security=sep.join(sec))
 
 
-def build_risks(c: _Ctx, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(risks, recommendations), paired rule by rule, most serious first."""
+_PARSER_TOKENS = frozenset({"parser", "lexer", "grammar", "tokenizer", "syntax", "parse"})
+_OUTPUT_TOKENS = frozenset({"serializer", "serializers", "serialize", "serialization", "json_schema", "schema",
+                            "serde"})
+_CONCURRENCY = re.compile(r"\b(race|races|racy|deadlock\w*|lock(s|ing)?|thread\w*|concurren\w*|async\w*|atomic\w*)\b", re.I)
+_LIMIT_WORDS = re.compile(r"\b(limit\w*|budget\w*|bound(ed|s)?|cap(ped|s)?|threshold\w*|max(imum)?)\b", re.I)
+_CHECK_WORDS = re.compile(r"\b(rule|lint|check)s?\b", re.I)
+_PANIC_ABORT = re.compile(r"""panic\s*=\s*["']?abort""")
+
+
+_INLINE_TEST = re.compile(r"^\+\s*(#\[(test|cfg\(test\)|tokio::test)|def test_|func Test|it\(|test\(|@Test)", re.M)
+
+
+def _has_tests(c: "_Ctx") -> bool:
+    """Tests changed: a test file, or tests written inside a source file (Rust `#[test]`)."""
+    return bool(c.stats.of(FileKind.TEST)) or any(_INLINE_TEST.search(f.patch or "") for f in c.stats.source)
+
+
+def _paths_with(c: "_Ctx", tokens: frozenset) -> list[str]:
+    return [f.path for f in c.stats.source if set(re.split(r"[/._-]", f.path.lower())) & tokens
+            and not c.profile.is_internal(f.path)]
+
+
+def build_risks(c: "_Ctx", zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(risks, recommendations), paired rule by rule, most serious first. Each names the concrete
+    thing that may break; the generic lines at the end speak only when nothing specific does."""
     risks: list[str] = []
     recs: list[str] = []
 
@@ -1563,6 +1828,8 @@ def build_risks(c: _Ctx, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
         recs.append(rec_zh if zh else rec_en)
 
     stats, diff, title = c.stats, c.diff, c.title
+    names_zh, names_en = _where_names(c, True), _where_names(c, False)
+    subject = f"“{_clip(title.subject, 80)}”"
     if title.breaking:
         add("提交声明了不兼容变更，升级后现有调用可能失败",
             "The commit declares a breaking change; existing callers may fail after upgrading",
@@ -1580,13 +1847,17 @@ def build_risks(c: _Ctx, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
             f"The fixed security issue{cve_en} remains in older versions",
             "确认你运行的版本是否受影响，并尽快升级到包含此提交的版本",
             "Check whether your deployed version is affected and upgrade to one containing this commit")
-    elif diff.security_paths:
-        paths = diff.security_paths
-        add(f"改动了安全敏感代码（{_name_list(paths, True, 2)}），错误可能削弱认证或加密",
-            f"Security-sensitive code changed ({_name_list(paths, False, 2)}); a mistake could weaken auth or crypto",
-            f"重点审查 {_name_list(paths, True, 2)} 的改动",
-            f"Review the changes to {_name_list(paths, False, 2)} closely")
-    removed = stats.removed_source
+    if title.rejects:
+        add(f"以前被接受的输入现在会被拒绝（{title.rejects}）：{subject}；发送这类输入的调用方升级后会报错",
+            f"Input that was accepted until now is refused ({title.rejects}): {subject}; callers sending it get "
+            "an error after upgrading",
+            "在升级前用真实输入（尤其是边界情况）验证一遍", "Run your real inputs, edge cases first, through the new version before upgrading")
+    if title.guard and (title.guard_in_title or title.rejects) and not title.security:
+        add(f"改动位于信任边界（{title.guard}）：这里的错误会悄悄削弱检查，而不是明显地报错",
+            f"The change sits on a trust boundary ({title.guard}): a mistake here silently weakens a check "
+            "instead of failing loudly",
+            f"重点审查 {names_zh or '改动'} 对 {title.guard} 的处理", f"Review how {names_en or 'the change'} handles {title.guard}")
+    removed = [f for f in stats.removed_source if f.path in diff.removed_surface_files]
     if removed:
         names = [f.path for f in sorted(removed, key=lambda f: -f.deletions)]
         add(f"删除了 {_name_list(names, True, 2)}，仍导入这些文件的下游代码会在导入时失败",
@@ -1623,12 +1894,30 @@ def build_risks(c: _Ctx, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
             f"The default of {key} in {path} changed from {old} to {new}; deployments that do not set it behave differently",
             f"如果依赖旧行为，请显式设置 {key}={old}",
             f"If you rely on the old behaviour, set {key}={old} explicitly")
-    elif title.default_change and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS):
+    elif title.default_change and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS) and stats.source:
         add("默认行为发生变化，依赖默认值的部署会受影响",
             "A default behaviour changes; deployments relying on defaults are affected",
             "核对相关配置项，必要时显式设置为旧值",
             "Review the related settings and pin the old value explicitly if needed")
-    dep_files = [f.path for f in stats.of(FileKind.DEPENDENCY)]
+    for edit in diff.release_edits[:2]:
+        if _PANIC_ABORT.search(edit):
+            add(f"发布二进制改为 {edit}：panic 会直接终止进程，不再展开栈、执行清理或被 catch_unwind 捕获",
+                f"Released binaries now build with {edit}: a panic ends the process at once, with no unwinding, "
+                "no cleanup and no catch_unwind recovery",
+                "确认没有代码依赖 catch_unwind 或 Drop 中的清理，并在发布前跑一遍崩溃路径",
+                "Check nothing relies on catch_unwind or Drop-time cleanup, and exercise the crash paths before release")
+        elif re.match(r"(rust-version|requires-python|python_requires|msrv)", edit, re.I):
+            add(f"最低工具链要求变为 {edit}，用更旧的编译器或解释器从源码构建会失败",
+                f"The minimum toolchain is now {edit}; building or installing from source with an older one fails",
+                "检查打包和下游构建环境的工具链版本", "Check the toolchain versions of packagers and downstream builds")
+        elif "container image" in edit:
+            add(f"容器镜像的定义变了（{edit}），挂载或复制到旧路径、依赖旧层的部署可能失效",
+                f"The container image definition changes ({edit}); deployments mounting into or copying from "
+                "the old layout may break", "用新镜像在预发环境跑一遍部署", "Roll the new image through staging first")
+        else:
+            add(f"所有发布产物的构建方式都变了（{edit}），问题会在所有平台同时出现",
+                f"Every released artefact is built differently ({edit}); a problem shows on every install at once",
+                "在各目标平台上验证发布候选版本", "Verify a release candidate on each target platform")
     if diff.major_bumps:
         name, old, new = diff.major_bumps[0]
         span = f"{old} → {new}" if old else f"v{new}"
@@ -1636,31 +1925,93 @@ def build_risks(c: _Ctx, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
             f"{name} moves to a new major version ({span}), which may change APIs or behaviour",
             f"阅读 {name} 的更新日志，在测试环境锁定新版本并跑完整测试后再升级",
             f"Read {name}'s changelog, pin the new version in a test environment and run the full suite first")
-    elif dep_files and c.ctype is not ChangeType.REVERT:
-        add(f"依赖声明有变化（{_name_list(dep_files, True, 2)}），解析出的版本可能与之前不同",
-            f"Dependency declarations changed ({_name_list(dep_files, False, 2)}); resolved versions may differ",
-            "重新生成锁文件或锁定版本，并跑一遍测试", "Regenerate lockfiles or pin versions, then run the tests")
-    build = [f.path for f in stats.of(FileKind.BUILD)]
-    if build:
-        add(f"构建配置（{_name_list(build, True, 2)}）有变化，可能影响从源码构建、镜像或打包",
-            f"Build configuration ({_name_list(build, False, 2)}) changed; source builds, images or packaging may be affected",
-            "从干净环境重新构建并确认安装、镜像正常",
-            "Rebuild from a clean environment and check installation and images")
+    elif diff.shipped_dep_changes and c.ctype is not ChangeType.REVERT and not title.release:
+        deps = list(diff.shipped_dep_changes)
+        add(f"发布版本依赖的 {_name_list(deps, True, 2)} 有变化，安装时会解析到不同的版本或特性",
+            f"What ships depends on a changed {_name_list(deps, False, 2)}; installs resolve different versions or features",
+            "重新生成锁文件并在各平台跑测试", "Regenerate lockfiles and run the tests on each platform")
+    if title.crash and stats.source_lines:
+        add(f"修复只覆盖报告的情形；走到 {names_zh} 的其他输入可能仍会崩溃",
+            f"The fix covers the reported case; other inputs reaching {names_en} may still crash",
+            "为相邻的输入形状补充回归测试", "Add regression tests for neighbouring input shapes")
+    if title.pathology and stats.source_lines:
+        if _LIMIT_WORDS.search(first_paragraphs(c.commit.body, 800)):
+            add(f"{names_zh} 新增了上限：超过上限的输入会放弃或退回保守结果，而不是给出精确答案",
+                f"{names_en} now has limits: inputs beyond them give up or fall back to a conservative result "
+                "instead of an exact answer", "用你最大的真实输入确认结果没有退化",
+                "Check your largest real inputs for degraded results")
+        else:
+            add(f"{names_zh} 的新算法必须给出与原来完全相同的结果；若有偏差，表现为输出不同而不是报错",
+                f"The new algorithm in {names_en} must give the same results as before; a divergence shows up as "
+                "different output, not as an error", "对比升级前后在真实输入上的输出",
+                "Compare outputs before and after on real inputs")
+    if title.runtime_support:
+        add(f"对 {title.runtime_support} 的支持是新的或有变化，相应的构建和 CI 可能尚不完整",
+            f"Support for {title.runtime_support} is new or changed; wheels, builds or CI for it may be incomplete",
+            f"在 {title.runtime_support} 上跑一遍你的测试", f"Run your test suite on {title.runtime_support}")
+    parser = _paths_with(c, _PARSER_TOKENS)
+    if parser and c.ctype in (ChangeType.BUGFIX, ChangeType.FEATURE, ChangeType.OTHER, ChangeType.PERFORMANCE):
+        add(f"解析器有改动（{_name_list(parser, True, 2)}）：以前能解析的代码可能被报告为语法错误，或反之",
+            f"The parser changes ({_name_list(parser, False, 2)}): code that parsed before may now be reported "
+            "as a syntax error, or the reverse", "在有代表性的代码库上对比解析结果",
+            "Compare parse results on a representative code base")
+    server = _paths_with(c, _SERVER_TOKENS)
+    if server and c.ctype not in (ChangeType.REFACTOR, ChangeType.TESTS, ChangeType.DOCS):
+        add(f"语言服务器的响应会变化（{_name_list(server, True, 2)}），编辑器插件可能看到不同的诊断或代码操作",
+            f"Language server responses change ({_name_list(server, False, 2)}); editor clients may see different "
+            "diagnostics or code actions", "在常用编辑器里试一遍相关操作", "Try the affected actions in the editors your team uses")
+    output = _paths_with(c, _OUTPUT_TOKENS)
+    if output and not server and c.ctype in (ChangeType.BUGFIX, ChangeType.FEATURE, ChangeType.OTHER):
+        add(f"生成的输出会变化（{_name_list(output, True, 2)}），比较、缓存或校验这些输出的使用方会看到差异",
+            f"Generated output changes ({_name_list(output, False, 2)}); consumers that compare, cache or validate "
+            "it will see differences", "更新快照或下游对该输出的假设", "Refresh snapshots and downstream assumptions about that output")
+    if _CONCURRENCY.search(title.subject) and stats.source_lines:
+        add(f"涉及并发（{names_zh}）：回归可能只在负载下出现", f"Concurrency is involved ({names_en}): a regression may only show under load",
+            "在并发负载下跑测试", "Run the tests under concurrent load")
+    if c.ctype is ChangeType.FEATURE and _CHECK_WORDS.search(title.subject) and stats.source_lines:
+        add("新的检查可能在以前通过的代码上报告问题，启用它的项目会看到新的诊断",
+            "The new check may report on code that passed before; projects that enable it see new diagnostics",
+            "先在你的代码上试运行，再决定是否启用", "Dry-run it on your code before enabling it")
+    if c.diff.gpu_kernels and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
+        kernels = list(c.diff.gpu_kernels)
+        add(f"GPU 内核改动（{_name_list(kernels, True, 2)}）可能只在部分硬件上改变数值或性能",
+            f"GPU kernels change ({_name_list(kernels, False, 2)}); numerics or speed may move on some hardware only",
+            "在目标 GPU 上对比精度和吞吐", "Compare accuracy and throughput on your target GPUs")
+    specific = bool(risks)
     code_types = (ChangeType.FEATURE, ChangeType.BUGFIX, ChangeType.PERFORMANCE, ChangeType.REFACTOR,
                   ChangeType.OTHER, ChangeType.SECURITY)
-    if (stats.known and c.ctype in code_types and stats.source_lines >= 50
-            and not stats.of(FileKind.TEST) and not removed):
+    if not specific and stats.known and c.ctype in code_types and stats.source_lines >= 50 \
+            and not _has_tests(c) and not removed:
         adds, dels = stats.lines(FileKind.SOURCE)
-        where, _ = main_location(stats)
-        add(f"改动了 {_lines(adds, dels)} 行源码，却没有修改任何测试",
-            f"{_lines(adds, dels)} source lines changed without any test change",
-            f"为 {where} 的改动补充测试，或在升级后重点验证这部分功能",
-            f"Add tests for the change in {where}, or verify that area closely after upgrading")
-    if c.ctype is ChangeType.PERFORMANCE and stats.source_lines:
-        add("性能改动可能只在特定负载或硬件上生效，甚至在其他场景下变慢",
-            "A performance change may only help some workloads or hardware, and may slow others",
+        add(f"改动了 {_lines(adds, dels)} 行源码（{names_zh}），却没有修改任何测试",
+            f"{_lines(adds, dels)} source lines changed ({names_en}) without any test change",
+            f"为 {names_zh} 补充测试，或在升级后重点验证这部分功能",
+            f"Add tests for {names_en}, or verify that area closely after upgrading")
+    if not risks and c.ctype is ChangeType.PERFORMANCE and stats.source_lines:
+        add(f"性能改动（{names_zh}）可能只在特定负载或硬件上生效，甚至在其他场景下变慢",
+            f"The performance change ({names_en}) may only help some workloads or hardware, and may slow others",
             "在你的负载上对比改动前后的吞吐和延迟",
             "Compare throughput and latency on your own workload before and after")
+    if not risks and c.ctype is ChangeType.BUGFIX and stats.source_lines:
+        add(f"依赖 {names_zh} 旧行为的调用方会得到不同的结果", f"Callers that relied on the old behaviour of {names_en} now get different results",
+            "检查是否有代码依赖旧行为（包括绕过旧缺陷的写法）", "Look for code that relied on the old behaviour, including workarounds for the bug")
+    if not risks and c.ctype is ChangeType.FEATURE and stats.source_lines:
+        add(f"{names_zh} 是新代码，作者测试之外的边界情况尚未经过验证",
+            f"{names_en} is new code; edge cases beyond the author's tests are unproven",
+            "在非关键路径上先试用", "Try it on a non-critical path first")
+    if not risks and c.ctype in (ChangeType.REFACTOR, ChangeType.OTHER) and stats.source_lines:
+        add(f"{names_zh} 被重新组织，若行为有细微变化会影响所有调用方",
+            f"{names_en} is restructured; a subtle behaviour change would reach every caller",
+            "跑完整测试并关注该区域的回归", "Run the full suite and watch that area for regressions")
+    if not risks and c.title.release:
+        add("发布包含自上次发布以来的所有改动，其中的回归会一起到达用户",
+            "The release carries every change since the last one; any regression among them reaches users at once",
+            "先阅读更新日志中与你相关的条目", "Read the changelog entries that concern you before upgrading")
+    if not risks and FileKind.CI in stats.kinds:
+        ci = [f.path for f in stats.of(FileKind.CI)]
+        add(f"流水线（{_name_list(ci, True, 2)}）有变化，发布或检查步骤可能失败或被跳过",
+            f"The pipeline ({_name_list(ci, False, 2)}) changes; a release or check step may fail or be skipped",
+            "观察下一次发布或 CI 运行", "Watch the next release or CI run")
     return tuple(risks[:5]), tuple(recs[:5])
 
 
