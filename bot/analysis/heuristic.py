@@ -322,6 +322,8 @@ _RELEASE_TITLE = re.compile(r"^\s*(release|releasing|prepare (for )?release|bump
 # "Add support for Python 3.15", "Drop Node 18": who can run the project changes.
 _RUNTIME_SUPPORT = re.compile(r"\b(support\w*|drop\w*|deprecat\w*|remov\w*|require\w*)\b.*\b(python|cpython|pypy|node(\.?js)?"
                               r"|rust|go|cuda|rocm|java|jdk|ruby|php|\.net)\s*v?\d+(\.\d+)?", re.I)
+_RUNTIME_NAME = re.compile(r"\b(python|cpython|pypy|node(\.?js)?|rust|go|cuda|rocm|java|jdk|ruby|php|\.net)\s*v?\d+(\.\d+)?",
+                           re.I)
 _HARDENING_WORDS = re.compile(r"\b(harden\w*|isolat\w*|credentials?|permissions?|least[- ]privilege|poison\w*"
                               r"|injection|caches?|cache-aware)\b", re.I)
 _DEFAULT_WORDS = re.compile(r"\b(by default|defaults? to|change[sd]? (the )?defaults?|new defaults?"
@@ -393,7 +395,7 @@ def _rejects(text: str) -> str:
     """The first 'reject/require …' word that is not negated ('Do not error on …')."""
     for m in _REJECT_WORDS.finditer(text):
         if not _NEGATED.search(text[max(0, m.start() - 30):m.start()]):
-            return m.group(0)
+            return re.sub(r"[`'\"]", "", m.group(0)).lower()
     return ""
 
 
@@ -511,7 +513,7 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
         guard_in_title=bool(guard_title), crash=bool(_CRASH_WORDS.search(f"{text}\n{body_text}")),
         pathology=bool(_PATHOLOGY_WORDS.search(f"{text}\n{body_text}")), preserving=preserving,
         release=release, hardening=bool(_HARDENING_WORDS.search(text)),
-        runtime_support=(m.group(0).split(m.group(1), 1)[-1].strip(" :") if (m := _RUNTIME_SUPPORT.search(
+        runtime_support=(_RUNTIME_NAME.search(m.group(0)).group(0) if (m := _RUNTIME_SUPPORT.search(
             prefix.subject)) else ""),
     )
 
@@ -866,6 +868,12 @@ def _release_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> tuple
     name = f.path.rsplit("/", 1)[-1].lower()
     shipped_manifest = (_is_root_manifest(f.path, profile) and not profile.is_internal(f.path)
                         and not _DEV_MANIFEST.search(name.rsplit(".", 1)[0]))
+    # The image users pull is a shipped artefact: its base, entry point or layout changing counts
+    # (an unknown patch too, since any line may be one of those).
+    if kind is FileKind.BUILD and _DOCKER_FILE.match(name) and not profile.is_internal(f.path) and (
+            f.patch is None or re.search(r"^[+-]\s*(FROM|WORKDIR|ENTRYPOINT|CMD|USER|EXPOSE|ENV|VOLUME)\b",
+                                         f.patch, re.M)):
+        edits.append(f"container image {f.path}")
     for group, minus, plus in _manifest_blocks(f.patch):
         in_profile = group.lower().startswith("profile.") or "profile" in group.lower()
         release_profile = in_profile and not re.search(r"\b(dev|test|bench)\b", group.lower())
@@ -874,9 +882,7 @@ def _release_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> tuple
             if m and name == "cargo.toml" and (release_profile or (not group and not in_profile)):
                 where = f"[{group}]" if group else name
                 edits.append(f"{m.group(1)} = {m.group(2)} in {where}")
-            if kind is FileKind.BUILD and _DOCKER_FILE.match(name) and not profile.is_internal(f.path) \
-                    and re.match(r"\s*(FROM|WORKDIR|ENTRYPOINT|CMD|USER|EXPOSE|ENV|VOLUME)\b", line):
-                edits.append(f"container image {f.path}")
+
             if name in (".cargo/config.toml", "config.toml", "build.rs", "cmakelists.txt", "setup.py") \
                     and _COMPILER_FLAGS.search(line) and (f.path.startswith(".cargo/") or name != "config.toml"):
                 edits.append(f"compiler flags in {f.path}")
@@ -1011,6 +1017,12 @@ def _files_type(stats: FileStats) -> ChangeType | None:
     return None
 
 
+# "Previously, narrowing was lost …", "Valid calls … currently produce errors", "could panic".
+_BUG_STORY = re.compile(r"^(previously|currently)\b|\b(could|would|can) (panic|crash|hang|overflow|fail)\b"
+                        r"|\bfalse (positive|negative)s?\b|\bcurrently (produces?|causes?|fails?|panics?|emits?|reports?)\b",
+                        re.I)
+
+
 def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats) -> ChangeType:
     """The author's own label wins; otherwise uniform files beat a verb; otherwise the verb."""
     if commit.reverts or title.change_type is ChangeType.REVERT:
@@ -1034,6 +1046,8 @@ def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats) -> Ch
         return by_files
     if verb is not None:
         return verb
+    if _BUG_STORY.search(first_paragraphs(commit.body, 600)):
+        return ChangeType.BUGFIX  # the body tells how it went wrong before
     src = stats.source
     if src and all(f.status == "removed" for f in src):
         return ChangeType.REMOVAL
@@ -1453,6 +1467,9 @@ def first_paragraphs(body: str, limit: int = 1500) -> str:
     kept: list[str] = []
     for para in re.split(r"\n\s*\n", text):
         lines = [ln.strip() for ln in para.splitlines()]
+        if kept and lines and re.match(r"^(#{1,6}\s|[A-Z][\w ]{2,30}\n?-{2,}$)", lines[0]) \
+                and not re.match(r"^#{1,6}\s*(summary|description|motivation|purpose|what|why)\b", lines[0], re.I):
+            break  # the next section (test plan, checklist …) is not the summary
         joined = " ".join(re.sub(r"^[-*•]\s+|^\d+[.)]\s+", "", ln) for ln in lines if ln and not _drop_line(ln))
         if joined:
             kept.append(joined)
@@ -1673,6 +1690,7 @@ def build_summary(c: "_Ctx", importance: Importance, zh: bool) -> str:
 _GROUP_DIRS = frozenset({"crates", "packages", "libs", "lib", "modules", "plugins", "apps", "components",
                          "services", "pkg", "cmd", "src"})
 _SERVER_TOKENS = frozenset({"server", "lsp", "language_server", "languageserver"})
+_NOT_AREAS = frozenset({"misc", "minor", "chore", "wip", "nfc", "trivial", "small", "core"})
 
 
 def _component(path: str) -> str:
@@ -1712,7 +1730,7 @@ def _audiences(c: "_Ctx", zh: bool) -> list[str]:
     if d.shipped_dep_changes:
         add(f"安装本项目的用户（依赖 {_name_list(list(d.shipped_dep_changes), True, 2)} 变化）",
             f"anyone installing it (dependency {_name_list(list(d.shipped_dep_changes), False, 2)} changes)")
-    tags = [tag for tag in t.tags if _norm_tag(tag) not in TAG_TYPES]
+    tags = [tag for tag in t.tags if _norm_tag(tag) not in TAG_TYPES and _norm_tag(tag) not in _NOT_AREAS]
     comps: list[str] = []
     for f in c.stats.source:
         if c.profile.is_internal(f.path):
@@ -1720,7 +1738,8 @@ def _audiences(c: "_Ctx", zh: bool) -> list[str]:
         comp = _component(f.path).lstrip("_")
         if comp and comp not in comps:
             comps.append(comp)
-    server = any(set(re.split(r"[/._-]", f.path.lower())) & _SERVER_TOKENS for f in c.stats.source)
+    server = any(set(re.split(r"[/.]", f.path.lower())) & _SERVER_TOKENS
+                 or re.search(r"(^|[/_-])(server|lsp)([/_.-]|$)", f.path.lower()) for f in c.stats.source)
     if server:
         who = tags[0] if tags else (comps[0] if comps else "")
         add(f"通过语言服务器使用 {who} 的编辑器用户" if who else "语言服务器的编辑器用户",
@@ -1795,11 +1814,14 @@ def build_insights(c: _Ctx, zh: bool) -> Insights:
     return Insights(architecture=sep.join(arch), performance=sep.join(perf), security=sep.join(sec))
 
 
-_PARSER_TOKENS = frozenset({"parser", "lexer", "grammar", "tokenizer", "syntax", "parse"})
-_OUTPUT_TOKENS = frozenset({"serializer", "serializers", "serialize", "serialization", "json_schema", "schema",
-                            "serde"})
+_PARSER_TOKENS = frozenset({"parser", "lexer", "grammar", "tokenizer", "parse"})
+_OUTPUT_TOKENS = frozenset({"serializer", "serializers", "serialize", "serialization", "json_schema", "serde",
+                            "serializer.rs", "serializers.py"})
 _CONCURRENCY = re.compile(r"\b(race|races|racy|deadlock\w*|lock(s|ing)?|thread\w*|concurren\w*|async\w*|atomic\w*)\b", re.I)
 _LIMIT_WORDS = re.compile(r"\b(limit\w*|budget\w*|bound(ed|s)?|cap(ped|s)?|threshold\w*|max(imum)?)\b", re.I)
+_RECURSION_WORDS = re.compile(r"\b(recursi\w*|cycl(e|es|ic)|fixpoint|self-referential)\b", re.I)
+_MESSAGE_WORDS = re.compile(r"\b(diagnostics?|error messages?|messages?|display|hover|signature help)\b", re.I)
+_MEMORY_WORDS = re.compile(r"\b(gc|garbage|leak\w*|memory|refcount\w*|lifetimes?)\b", re.I)
 _CHECK_WORDS = re.compile(r"\b(rule|lint|check)s?\b", re.I)
 _PANIC_ABORT = re.compile(r"""panic\s*=\s*["']?abort""")
 
@@ -1813,7 +1835,8 @@ def _has_tests(c: "_Ctx") -> bool:
 
 
 def _paths_with(c: "_Ctx", tokens: frozenset) -> list[str]:
-    return [f.path for f in c.stats.source if set(re.split(r"[/._-]", f.path.lower())) & tokens
+    """Source paths with one of `tokens` as a whole directory or file-stem name."""
+    return [f.path for f in c.stats.source if set(re.split(r"[/.]", f.path.lower())) & tokens
             and not c.profile.is_internal(f.path)]
 
 
@@ -1961,10 +1984,35 @@ def build_risks(c: "_Ctx", zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
             f"Language server responses change ({_name_list(server, False, 2)}); editor clients may see different "
             "diagnostics or code actions", "在常用编辑器里试一遍相关操作", "Try the affected actions in the editors your team uses")
     output = _paths_with(c, _OUTPUT_TOKENS)
-    if output and not server and c.ctype in (ChangeType.BUGFIX, ChangeType.FEATURE, ChangeType.OTHER):
-        add(f"生成的输出会变化（{_name_list(output, True, 2)}），比较、缓存或校验这些输出的使用方会看到差异",
-            f"Generated output changes ({_name_list(output, False, 2)}); consumers that compare, cache or validate "
-            "it will see differences", "更新快照或下游对该输出的假设", "Refresh snapshots and downstream assumptions about that output")
+    behaviour = c.ctype in (ChangeType.BUGFIX, ChangeType.FEATURE, ChangeType.OTHER)
+    schema = [p for p in output if "schema" in p.lower()]
+    if schema and not server and behaviour:
+        add(f"生成的 JSON Schema 会变化（{_name_list(schema, True, 2)}），按旧 schema 校验或生成客户端的使用方会看到差异",
+            f"Generated JSON Schema changes ({_name_list(schema, False, 2)}); clients validated against or "
+            "generated from the old schema see differences", "对比升级前后导出的 schema",
+            "Diff the exported schemas before and after upgrading")
+    elif output and not server and behaviour:
+        add(f"序列化结果可能变化（{_name_list(output, True, 2)}），存储或比较序列化输出的使用方会看到差异",
+            f"Serialized output may change ({_name_list(output, False, 2)}); stored or compared dumps will differ",
+            "对比关键类型升级前后的序列化输出", "Compare serialized output of your key types before and after")
+    body_text = first_paragraphs(c.commit.body, 800)
+    if behaviour and stats.source_lines and _RECURSION_WORDS.search(f"{title.subject} {body_text}"):
+        add(f"{names_zh} 对递归或循环的处理变了：深层嵌套或自引用的输入可能得到不同的结果",
+            f"Recursion handling in {names_en} changes: deeply nested or self-referential inputs may resolve "
+            "differently", "用你代码里最深的递归结构验证一遍", "Check the most deeply recursive structures in your code")
+    if behaviour and stats.source_lines and _MESSAGE_WORDS.search(title.subject):
+        add("诊断或错误信息的文本会变化，匹配这些文本或快照的工具需要更新",
+            "Diagnostic or error message text changes; tooling that matches on messages or snapshots needs updating",
+            "更新依赖消息文本的脚本和快照", "Update scripts and snapshots that match on message text")
+    if behaviour and stats.source_lines and re.search(r"\bfalse (positive|negative)s?\b", f"{title.subject} {body_text}", re.I):
+        add("报告的问题会变化：误报消失后，为它们写的抑制注释会变成多余，修复也可能掩盖真实问题",
+            "What gets reported changes: false positives go away, suppressions written for them become unused, "
+            "and the fix may also hide true reports", "升级后清理多余的抑制注释，并留意漏报",
+            "Clean up unused suppressions after upgrading and watch for missed reports")
+    if stats.source_lines and _MEMORY_WORDS.search(f"{title.subject}"):
+        add(f"{names_zh} 的内存管理有变化：对象的生命周期或回收时机可能不同",
+            f"Memory management in {names_en} changes: object lifetimes or collection timing may differ",
+            "在长时间运行的进程里观察内存", "Watch memory in a long-running process")
     if _CONCURRENCY.search(title.subject) and stats.source_lines:
         add(f"涉及并发（{names_zh}）：回归可能只在负载下出现", f"Concurrency is involved ({names_en}): a regression may only show under load",
             "在并发负载下跑测试", "Run the tests under concurrent load")
@@ -1977,6 +2025,10 @@ def build_risks(c: "_Ctx", zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
         add(f"GPU 内核改动（{_name_list(kernels, True, 2)}）可能只在部分硬件上改变数值或性能",
             f"GPU kernels change ({_name_list(kernels, False, 2)}); numerics or speed may move on some hardware only",
             "在目标 GPU 上对比精度和吞吐", "Compare accuracy and throughput on your target GPUs")
+    if not risks and c.title.release:
+        add("发布包含自上次发布以来的所有改动，其中的回归会一起到达用户",
+            "The release carries every change since the last one; any regression among them reaches users at once",
+            "先阅读更新日志中与你相关的条目", "Read the changelog entries that concern you before upgrading")
     specific = bool(risks)
     code_types = (ChangeType.FEATURE, ChangeType.BUGFIX, ChangeType.PERFORMANCE, ChangeType.REFACTOR,
                   ChangeType.OTHER, ChangeType.SECURITY)
@@ -2003,10 +2055,6 @@ def build_risks(c: "_Ctx", zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
         add(f"{names_zh} 被重新组织，若行为有细微变化会影响所有调用方",
             f"{names_en} is restructured; a subtle behaviour change would reach every caller",
             "跑完整测试并关注该区域的回归", "Run the full suite and watch that area for regressions")
-    if not risks and c.title.release:
-        add("发布包含自上次发布以来的所有改动，其中的回归会一起到达用户",
-            "The release carries every change since the last one; any regression among them reaches users at once",
-            "先阅读更新日志中与你相关的条目", "Read the changelog entries that concern you before upgrading")
     if not risks and FileKind.CI in stats.kinds:
         ci = [f.path for f in stats.of(FileKind.CI)]
         add(f"流水线（{_name_list(ci, True, 2)}）有变化，发布或检查步骤可能失败或被跳过",
