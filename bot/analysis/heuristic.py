@@ -873,19 +873,21 @@ def _release_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> tuple
     if kind is FileKind.BUILD and _DOCKER_FILE.match(name) and not profile.is_internal(f.path) and (
             f.patch is None or re.search(r"^[+-]\s*(FROM|WORKDIR|ENTRYPOINT|CMD|USER|EXPOSE|ENV|VOLUME)\b",
                                          f.patch, re.M)):
-        edits.append(f"container image {f.path}")
+        edits.append(f.path)
     for group, minus, plus in _manifest_blocks(f.patch):
         in_profile = group.lower().startswith("profile.") or "profile" in group.lower()
         release_profile = in_profile and not re.search(r"\b(dev|test|bench)\b", group.lower())
         for line in plus or minus:
             m = _PROFILE_KEYS.match(line)
             if m and name == "cargo.toml" and (release_profile or (not group and not in_profile)):
-                where = f"[{group}]" if group else name
-                edits.append(f"{m.group(1)} = {m.group(2)} in {where}")
+                where = f" [{group}]" if group else ""
+                edits.append(f"{m.group(1)} = {m.group(2)}{where}")
 
             if name in (".cargo/config.toml", "config.toml", "build.rs", "cmakelists.txt", "setup.py") \
                     and _COMPILER_FLAGS.search(line) and (f.path.startswith(".cargo/") or name != "config.toml"):
-                edits.append(f"compiler flags in {f.path}")
+                flags = " ".join(dict.fromkeys(re.findall(r"-march=[\w.-]+|-mtune=[\w.-]+|-O[0-3s]\b|-ffast-math|-flto"
+                                                          r"|target-(?:cpu|feature)=\S+", line))) or "flags"
+                edits.append(f"{flags.strip(chr(34))} ({f.path})")
         old_floor = next((m.group(2).strip() for ln in minus if (m := _TOOLCHAIN_FLOOR.match(ln))), "")
         new_floor = next((m for ln in plus if (m := _TOOLCHAIN_FLOOR.match(ln))), None)
         if new_floor and shipped_manifest and old_floor != new_floor.group(2).strip():
@@ -1530,7 +1532,8 @@ def split_sentences(text: str) -> list[str]:
         start = m.end()
     tail = text[start:].strip()
     if tail:
-        out.append(tail if re.search(r"[.!?。！？:)]$", tail) else tail.rstrip(",;:") + ".")
+        # A sentence that introduced a code block ("… written as a string:") ends here.
+        out.append(tail if re.search(r"[.!?。！？)]$", tail) else tail.rstrip(",;:") + ".")
     return [s for s in out if not _REF_ONLY.match(s)]
 
 
@@ -1670,6 +1673,8 @@ def build_summary(c: "_Ctx", importance: Importance, zh: bool) -> str:
         return (f"Release {version or 'commit'}" + (f"; the changelog gains {entries} entries" if entries else "") + ".")
     limit = 200 if importance is Importance.LOW else 360
     para = first_paragraphs(c.commit.body, 1200)
+    if importance is Importance.LOW:
+        para = para.split("\n", 1)[0]  # one paragraph for a one-line entry
     text = whole_sentences(para.replace("\n", " "), limit) if para else ""
     if text and len(re.findall(r"\w+", text)) < 4:
         text = ""
@@ -1933,7 +1938,7 @@ def build_risks(c: "_Ctx", zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
             add(f"最低工具链要求变为 {edit}，用更旧的编译器或解释器从源码构建会失败",
                 f"The minimum toolchain is now {edit}; building or installing from source with an older one fails",
                 "检查打包和下游构建环境的工具链版本", "Check the toolchain versions of packagers and downstream builds")
-        elif "container image" in edit:
+        elif _DOCKER_FILE.match(edit.rsplit("/", 1)[-1].lower()):
             add(f"容器镜像的定义变了（{edit}），挂载或复制到旧路径、依赖旧层的部署可能失效",
                 f"The container image definition changes ({edit}); deployments mounting into or copying from "
                 "the old layout may break", "用新镜像在预发环境跑一遍部署", "Roll the new image through staging first")
