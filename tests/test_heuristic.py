@@ -726,3 +726,231 @@ def test_first_paragraph_skips_templates():
             "- [x] The purpose of the PR\n\nThis makes the scheduler\nskip finished requests.\n\nTest Plan:\nran it")
     assert first_paragraph(body) == "This makes the scheduler skip finished requests."
     assert first_paragraph("Fixes #12\n\nhttps://example.com/x") == ""
+
+
+# --- issue 11: the categories a maintainer flagged, as hand-written commits in real git repos ---
+# Each commit is made with tests/gitrepo.py and read back through the bot's own local git source,
+# so patches, hunk headers and statuses are exactly what git produces.
+
+import asyncio  # noqa: E402
+
+from bot.analysis.profile import ProfileError, RepoProfile, parse_profile  # noqa: E402
+from bot.sources.localgit import LocalGitSource  # noqa: E402
+from tests.gitrepo import GitRepo  # noqa: E402
+
+WHEN = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+
+ENTRY_POINTS_V1 = '''\
+RESERVED = {"python", "pip"}
+
+
+def check_entry_point(name: str) -> None:
+    if name in RESERVED:
+        raise ValueError(f"reserved entry point: {name}")
+'''
+
+HASHES_V1 = '''\
+def verify(hashes: dict[str, str], require_hashes: bool) -> bool:
+    if require_hashes and not hashes:
+        return False
+    return True
+'''
+
+CARGO_V1 = '''\
+[package]
+name = "app"
+version = "0.4.0"
+edition = "2021"
+
+[dependencies]
+serde = "1.0"
+
+[profile.release]
+lto = "fat"
+codegen-units = 1
+'''
+
+OPTIONS_V1 = '''\
+{
+  "properties": {
+    "cache-dir": {
+      "description": "Path to the cache directory.",
+      "type": "string",
+      "default": "~/.cache/app"
+    }
+  }
+}
+'''
+
+
+def _analyse_last(repo: GitRepo, lang: str = "en", profile: RepoProfile | None = None):
+    source = LocalGitSource(str(repo.path))
+
+    async def read():
+        sha = repo.git("rev-parse", "HEAD").strip()
+        c = await source.get_commit(sha)
+        return c, await source.get_files(sha)
+
+    c, files = asyncio.run(read())
+    return analyse_offline(c, files, lang, profile=profile)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = GitRepo(tmp_path / "app")
+    r.commit("Initial import", {
+        "src/app/entry_points.py": ENTRY_POINTS_V1, "src/app/hashes.py": HASHES_V1, "Cargo.toml": CARGO_V1,
+        "app.schema.json": OPTIONS_V1, "crates/app_core/src/lib.rs": "pub struct Resolver {}\n\nimpl Resolver {\n"
+        "    pub fn new() -> Self {\n        Resolver {}\n    }\n}\n",
+        "tests/test_resolver.py": "def test_a():\n    assert True\n\n\ndef test_b():\n    assert True\n",
+        "scripts/release.py": "print('release')\n", "uv.lock": 'version = 1\n\n[[package]]\nname = "serde"\nversion = "1.0.228"\n',
+    }, when=WHEN)
+    return r
+
+
+def test_one_line_reserved_entry_point_fix_is_high(repo):
+    repo.commit("Reject case-variant reserved entry points (#2001)",
+                {"src/app/entry_points.py": ENTRY_POINTS_V1.replace("if name in RESERVED", "if name.lower() in RESERVED")},
+                when=WHEN)
+    a = _analyse_last(repo)
+    assert a.importance is HIGH, a.importance_reason
+    assert "reserved" in a.importance_reason
+    assert any("refused" in r for r in a.risks)
+
+
+def test_md5_only_hashes_rejected_under_require_hashes_is_high(repo):
+    repo.commit("Reject MD5-only hashes under --require-hashes",
+                {"src/app/hashes.py": HASHES_V1.replace(
+                    "    return True\n",
+                    "    if require_hashes and set(hashes) == {'md5'}:\n        return False\n    return True\n")},
+                when=WHEN)
+    a = _analyse_last(repo, "zh")
+    assert a.importance is HIGH, a.importance_reason
+    assert "md5" in a.importance_reason.lower()
+
+
+def test_panic_abort_in_release_profile_is_at_least_medium_and_says_what_breaks(repo):
+    repo.commit("Set panic = abort for release builds",
+                {"Cargo.toml": CARGO_V1.replace('codegen-units = 1\n', 'codegen-units = 1\npanic = "abort"\n')},
+                when=WHEN)
+    a = _analyse_last(repo)
+    assert a.importance in (MEDIUM, HIGH), a.importance_reason
+    assert "panic" in a.importance_reason and "profile.release" in a.importance_reason
+    assert any("catch_unwind" in r for r in a.risks)
+    assert "released binaries" in a.impact
+
+
+def test_internal_pub_fn_new_is_not_a_public_removal(repo):
+    repo.commit("Remove Resolver::new in favour of Default",
+                {"crates/app_core/src/lib.rs": "pub struct Resolver {}\n\nimpl Default for Resolver {\n"
+                 "    fn default() -> Self {\n        Resolver {}\n    }\n}\n"}, when=WHEN)
+    a = _analyse_last(repo)
+    assert a.importance is LOW, a.importance_reason
+    assert "callers must migrate" not in a.importance_reason
+    assert not any("Public definitions" in r for r in a.risks)
+
+
+def test_removed_top_level_item_on_the_declared_surface_is_a_removal(repo):
+    repo.commit("Remove the Resolver type",
+                {"crates/app_core/src/lib.rs": "pub struct Other {}\n"}, when=WHEN)
+    profile = parse_profile('[surface]\npackages = ["crates/app_core/"]\n')
+    a = _analyse_last(repo, profile=profile)
+    assert a.importance is MEDIUM
+    assert "Resolver" in a.importance_reason and "callers must migrate" in a.importance_reason
+    # Without the profile, a member crate of a workspace is internal by default.
+    assert _analyse_last(repo).importance is LOW
+
+
+def test_json_schema_description_is_not_a_config_default(repo):
+    repo.commit("Clarify the cache-dir description",
+                {"app.schema.json": OPTIONS_V1.replace("Path to the cache directory.",
+                                                       "Directory where downloaded wheels are cached.")}, when=WHEN)
+    a = _analyse_last(repo)
+    assert a.importance is LOW, a.importance_reason
+    assert "default" not in a.importance_reason.lower()
+    repo.commit("Move the default cache",
+                {"app.schema.json": OPTIONS_V1.replace('"~/.cache/app"', '"~/.local/cache/app"')}, when=WHEN)
+    changed = _analyse_last(repo)
+    assert changed.importance is MEDIUM
+    assert '"~/.cache/app" → "~/.local/cache/app"' in changed.importance_reason
+
+
+def test_deleting_tests_is_low_and_not_a_removal(repo):
+    repo.commit("Remove the resolver tests", {"tests/test_resolver.py": None}, when=WHEN)
+    a = _analyse_last(repo)
+    assert a.importance is LOW
+    assert a.importance_reason == "Test-only change (1 file); no runtime code touched"
+
+
+def test_tooling_only_commit_is_low(repo):
+    repo.commit("Rewrite the release script", {"scripts/release.py": "import sys\n" + "print('step')\n" * 400},
+                when=WHEN)
+    a = _analyse_last(repo)
+    assert a.importance is LOW, a.importance_reason
+    assert "tooling" in a.importance_reason
+
+
+def test_renovate_body_becomes_a_version_line(repo):
+    body = ("This PR contains the following updates:\n\n| Package | Type | Update | Change |\n|---|---|---|---|\n"
+            "| [serde](https://serde.rs) ([source](https://github.com/serde-rs/serde)) | workspace.dependencies "
+            "| patch | `1.0.228` -> `1.0.229` |\n\n---\n\n### Release Notes\n\n<details>\n<summary>serde-rs/serde "
+            "(serde)</summary>\n\nlots of notes\n</details>\n\n---\n\n### Configuration\n\n📅 **Schedule**: "
+            "Branch creation - \"before 4am on Monday\"\n\n🚦 **Automerge**: Disabled by config.\n")
+    repo.commit(f"Update Rust crate serde to v1.0.229\n\n{body}",
+                {"uv.lock": 'version = 1\n\n[[package]]\nname = "serde"\nversion = "1.0.229"\n'},
+                when=WHEN, author="renovate[bot]")
+    a = _analyse_last(repo)
+    assert a.summary == "serde 1.0.228 → 1.0.229 (uv.lock)."
+    assert _analyse_last(repo, "zh").summary == "依赖更新：serde 1.0.228 → 1.0.229（uv.lock）。"
+
+
+def test_lockfile_diff_names_the_update_when_the_body_is_empty(repo):
+    repo.commit("Bump serde", {"uv.lock": 'version = 1\n\n[[package]]\nname = "serde"\nversion = "1.0.230"\n'},
+                when=WHEN, author="dependabot[bot]")
+    assert _analyse_last(repo).summary == "serde 1.0.228 → 1.0.230 (uv.lock)."
+
+
+LONG_BODY = ("The resolver used to pick the first candidate it saw, even when a later index had a better "
+             "match for the requested markers, which made installs depend on index order. It now ranks "
+             "candidates by marker specificity before index order, and only falls back to index order when two "
+             "candidates are equally specific. Ties are broken by version, newest first, as before. The "
+             "behaviour for single-index setups does not change at all, and neither does the lockfile format. "
+             "A follow-up will expose the ranking in the verbose output so that users can see why a candidate "
+             "won over another one.")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_summaries_are_whole_sentences_never_clipped(repo, lang):
+    repo.commit(f"Rank candidates by marker specificity\n\n{LONG_BODY}",
+                {"src/app/entry_points.py": ENTRY_POINTS_V1 + "\n\ndef rank(c):\n    return c\n" * 30}, when=WHEN)
+    a = _analyse_last(repo, lang)
+    assert "…" not in a.summary and "..." not in a.summary
+    text = a.summary.removeprefix("提交说明：「").split("」")[0]
+    assert text.endswith(".")
+    assert text in LONG_BODY  # whole sentences of the author's text, nothing invented or cut
+    assert len(text) < len(LONG_BODY)
+
+
+def test_profile_preview_caps_at_medium_and_internal_paths_do_not_count(repo):
+    profile = parse_profile('[preview]\ntags = ["preview"]\n[internal]\npaths = ["src/app/"]\n')
+    repo.commit("[preview] Reject reserved names in the new installer",
+                {"src/app/entry_points.py": ENTRY_POINTS_V1.replace("in RESERVED", "in RESERVED | {'uv'}")}, when=WHEN)
+    assert _analyse_last(repo).importance is HIGH
+    capped = _analyse_last(repo, profile=parse_profile('[preview]\ntags = ["preview"]\n'))
+    assert capped.importance is MEDIUM and "Preview-only" in capped.importance_reason
+    internal = _analyse_last(repo, profile=profile)
+    assert internal.importance is LOW
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[surface\ncli = 1", "is not valid TOML"),
+    ("[publc]\npaths = []", "unknown section [publc]"),
+    ("[surface]\ncli = 3", "surface.cli must be a list of paths"),
+    ("[internal]\ndirs = ['x/']", "unknown key 'dirs'"),
+])
+def test_a_bad_profile_is_one_clear_sentence(text, message):
+    with pytest.raises(ProfileError) as err:
+        parse_profile(text)
+    assert message in str(err.value)
+    assert str(err.value).endswith("the default profile is used.")
+    assert "\n" not in str(err.value)
