@@ -16,6 +16,7 @@ from typing import Awaitable, Callable, Sequence
 
 from . import metrics
 from .analysis.heuristic import analyse_offline
+from .analysis.profile import load_profile
 from .analysis.summary import headline as build_headline
 from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, Window,
                      analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
@@ -42,6 +43,7 @@ class DigestBuilder:
         self.settings = settings
         self.clock = clock
         self._fetch_slots = asyncio.Semaphore(settings.github_fetch_concurrency)
+        self._profiles: dict[str, asyncio.Future] = {}  # cache_id → (profile, problem), read once
 
     # --- public ----------------------------------------------------------------------------------
     async def build(self, source: CommitSource, window: Window, lang: str, branch: str | None = None,
@@ -93,14 +95,15 @@ class DigestBuilder:
         async def produce():
             metrics.count("cache", cache="analysis", result="miss")
             # Independent reads, done together: each is a round trip to the source.
-            files, pr_body, reverted = await asyncio.gather(
+            files, pr_body, reverted, profile = await asyncio.gather(
                 self.files(source, commit.sha), self._pr_body(source, commit),
-                self._reverted(source, commit, siblings))
+                self._reverted(source, commit, siblings), self.profile(source))
             try:
-                result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted)
+                result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted,
+                                                     profile=profile)
             except BotError as exc:
                 metrics.count("llm_fallbacks", reason=type(exc).__name__)
-                result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc))
+                result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc), profile=profile)
             data = to_dict(result)
             if result.origin != "fallback":  # a fallback is retried next time, not frozen in the cache
                 await self.store.set_json(key, data, ttl=ANALYSIS_TTL)
@@ -109,6 +112,14 @@ class DigestBuilder:
         # A commit being analysed for one request is shared with every other that needs it.
         return analysis_from_dict(await self.store.single_flight(
             key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL))
+
+    async def profile(self, source: CommitSource):
+        """The repository's profile (`.digest.toml` on its default branch), read once per source;
+        a bad one is logged in one sentence and the defaults are used."""
+        if source.cache_id not in self._profiles:
+            self._profiles[source.cache_id] = asyncio.ensure_future(load_profile(source))
+        profile, _problem = await asyncio.shield(self._profiles[source.cache_id])
+        return profile
 
     # --- internals ---------------------------------------------------------------------------------
     def _digest_key(self, source, branch, window, lang, include_merges) -> str:

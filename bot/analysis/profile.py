@@ -26,8 +26,11 @@ A bad profile raises `ProfileError` with one sentence for the digest and the log
 """
 from __future__ import annotations
 
+import logging
 import tomllib
 from dataclasses import dataclass, field
+
+log = logging.getLogger(__name__)
 
 PROFILE_PATH = ".digest.toml"
 SURFACE_KINDS = ("cli", "settings", "env", "formats", "packages")
@@ -157,3 +160,25 @@ def profile_from_dict(data: dict, source: str = PROFILE_PATH) -> RepoProfile:
         preview_tags=tuple(t.strip("[]") for t in values["preview"].get("tags", ())),
         declared=True,
     )
+
+
+async def load_profile(source, override: str | None = None) -> tuple[RepoProfile, str]:
+    """(profile, problem): the subscription's profile text when given, else `.digest.toml` at the
+    default branch read through the commit source, else the inferred defaults. A bad or unreadable
+    profile never stops a digest: the defaults are used and `problem` is one sentence saying why
+    (also logged)."""
+    where = "the subscription's profile" if override is not None else PROFILE_PATH
+    try:
+        text = override
+        if text is None:
+            reader = getattr(source, "read_file", None)
+            text = await reader(PROFILE_PATH) if reader else None
+        if text is None:
+            return RepoProfile.inferred(), ""
+        return parse_profile(text, where), ""
+    except ProfileError as exc:
+        problem = str(exc)
+    except Exception as exc:  # the source failed: the digest goes on with the defaults
+        problem = f"{where} could not be read ({type(exc).__name__}); the default profile is used."
+    log.warning("%s: %s", getattr(source, "name", "repository"), problem)
+    return RepoProfile.inferred(), problem

@@ -227,6 +227,22 @@ class GitHubSource:
 
         return await self._call(fetch, not_found=f"No commit '{sha}' in {self.name}.")
 
+    async def read_file(self, path: str, ref: str | None = None) -> str | None:
+        """A file's text at `ref` (the default branch when None); None when it does not exist."""
+        info = await self._repo_info()
+        ref = ref or info.default_branch
+
+        def fetch(gh: Github) -> str | None:
+            content = gh.get_repo(info.full_name).get_contents(path, ref=ref)
+            if isinstance(content, list):
+                return None  # a directory
+            return content.decoded_content.decode("utf-8", "replace")
+
+        try:
+            return await self._call(fetch, not_found=f"No {path} in {info.full_name}.")
+        except NotFoundError:
+            return None
+
     async def get_commit(self, ref: str) -> Commit:
         ref = _require_ref(ref)
         info = await self._repo_info()
