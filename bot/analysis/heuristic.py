@@ -22,7 +22,7 @@ from ..models import Analysis, ChangeType, Commit, Coverage, FileChange, Importa
 from .profile import RepoProfile
 
 # Part of the analysis cache key: bump whenever a rule or a sentence changes.
-HEURISTIC_VERSION = "1.0"
+HEURISTIC_VERSION = "2.0"
 
 
 # =============================================================================================
@@ -1968,6 +1968,11 @@ def build_risks(c: "_Ctx", zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
                 f"{names_en} now has limits: inputs beyond them give up or fall back to a conservative result "
                 "instead of an exact answer", "用你最大的真实输入确认结果没有退化",
                 "Check your largest real inputs for degraded results")
+        elif re.search(r"\bhang|never (terminat|finish)", f"{title.subject} {first_paragraphs(c.commit.body, 800)}", re.I):
+            add(f"以前会卡住的输入现在能结束；如果 {names_zh} 的新剪枝条件有误，这些输入的结果可能不完整",
+                f"Inputs that used to hang now finish; if the new cut-off in {names_en} is wrong, their results "
+                "may be incomplete rather than slow", "用曾经卡住的真实输入确认结果完整",
+                "Check that the inputs that used to hang now give complete results")
         else:
             add(f"{names_zh} 的新算法必须给出与原来完全相同的结果；若有偏差，表现为输出不同而不是报错",
                 f"The new algorithm in {names_en} must give the same results as before; a divergence shows up as "
