@@ -100,3 +100,45 @@ def test_qa_prompt_says_when_the_analysis_is_rule_based():
         llm = PROMPTS.render("qa", lang, **base, analysis={**analysis, "origin": "llm"}).user
         marker = "rule-based" if lang == "en" else "基于规则"
         assert marker in ruled and marker not in llm
+
+
+# --- the profile over GitHub (contents API on the fake, as GitHub serves it) -------------------
+
+import pytest  # noqa: E402
+
+from bot.analysis.profile import load_profile  # noqa: E402
+from bot.sources.github import GitHubSource  # noqa: E402
+
+
+@pytest.fixture
+def github_source(fake_github, make_settings):
+    made: list[GitHubSource] = []
+
+    def build(repo: str) -> GitHubSource:
+        src = GitHubSource(repo, make_settings(github_api_url=fake_github.url, github_max_rate_limit_wait=10.0))
+        made.append(src)
+        return src
+
+    yield build
+    for src in made:
+        src.close()
+
+
+async def test_profile_comes_from_the_default_branch_on_github(fake_github, github_source):
+    fake_github.add_repo("octo/tools", default_branch="trunk")
+    fake_github.add_file("octo/tools", ".digest.toml", '[internal]\npaths = ["scripts/"]\n')
+    fake_github.add_file("octo/tools", ".digest.toml", '[internal]\npaths = ["other/"]\n', ref="feature")
+    profile, problem = await load_profile(github_source("octo/tools"))
+    assert problem == "" and profile.is_internal("scripts/release.py") and not profile.is_internal("other/x")
+    assert any(r.path == "/repos/octo/tools/contents/.digest.toml" and r.query.get("ref") == "trunk"
+               for r in fake_github.requests)
+
+    fake_github.add_repo("octo/plain")
+    profile, problem = await load_profile(github_source("octo/plain"))
+    assert (profile.declared, problem) == (False, "")  # 404: no profile, the defaults
+
+    fake_github.add_repo("octo/broken")
+    fake_github.add_file("octo/broken", ".digest.toml", "[surface]\ncli = 3\n")
+    profile, problem = await load_profile(github_source("octo/broken"))
+    assert not profile.declared
+    assert problem == ".digest.toml: surface.cli must be a list of paths; the default profile is used."

@@ -27,6 +27,7 @@ The `fake_github` pytest fixture yields a started FakeGitHub (import it into the
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -102,6 +103,7 @@ class FakeRepo:
     branches: dict[str, str] = field(default_factory=dict)  # name -> head sha
     commits: dict[str, FakeCommit] = field(default_factory=dict)
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    files: dict[tuple[str, str], str] = field(default_factory=dict)  # (branch, path) -> text
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,11 @@ class FakeGitHub:
         with self._lock:
             self._repos[full_name.lower()] = repo
         return repo
+
+    def add_file(self, repo: str, path: str, text: str, ref: str | None = None) -> None:
+        """A file served by GET /repos/{repo}/contents/{path} (the default branch unless `ref`)."""
+        r = self._repo(repo)
+        r.files[(ref or r.default_branch, path.strip("/"))] = text
 
     def add_branch(self, repo: str, name: str, at: str) -> None:
         self._repo(repo).branches[name] = at
@@ -376,12 +383,34 @@ class _Handler(BaseHTTPRequestHandler):
             return self._list_commits(repo, path, query)
         if len(rest) == 2 and rest[0] == "commits":
             return self._get_commit(repo, rest[1], path, query)
+        if len(rest) >= 2 and rest[0] == "contents":
+            return self._contents(repo, "/".join(rest[1:]), query)
         if len(rest) == 2 and rest[0] == "pulls" and rest[1].isdigit():
             pull = repo.pulls.get(int(rest[1]))
             if pull is None:
                 return _not_found("https://docs.github.com/rest/pulls/pulls#get-a-pull-request")
             return 200, self._pull_json(repo, int(rest[1]), pull), {}
         return _not_found()
+
+    def _contents(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """GitHub's file object: base64 content in 60-character lines, as the real API sends it."""
+        ref = query.get("ref") or repo.default_branch
+        text = repo.files.get((ref, path))
+        if text is None:
+            return _not_found("https://docs.github.com/rest/repos/contents#get-repository-content")
+        raw = text.encode()
+        encoded = base64.b64encode(raw).decode()
+        sha = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+        api = f"{self.fake.url}/repos/{repo.full_name}/contents/{path}?ref={ref}"
+        return 200, {
+            "type": "file", "encoding": "base64", "size": len(raw), "name": path.rsplit("/", 1)[-1],
+            "path": path, "sha": sha, "url": api,
+            "content": "\n".join(encoded[i:i + 60] for i in range(0, len(encoded), 60)) + "\n",
+            "html_url": f"{self.fake.html_base}/{repo.full_name}/blob/{ref}/{path}",
+            "git_url": f"{self.fake.url}/repos/{repo.full_name}/git/blobs/{sha}",
+            "download_url": f"{self.fake.html_base}/{repo.full_name}/raw/{ref}/{path}",
+            "_links": {"self": api},
+        }, {}
 
     # --- GraphQL (the one query shape the bot sends: commits' associatedPullRequests) ------------
     _OBJECT = re.compile(r'(\w+): object\(oid: "([0-9a-fA-F]{4,40})"\)')
