@@ -114,8 +114,9 @@ from bot.sources.github import GitHubSource  # noqa: E402
 def github_source(fake_github, make_settings):
     made: list[GitHubSource] = []
 
-    def build(repo: str) -> GitHubSource:
-        src = GitHubSource(repo, make_settings(github_api_url=fake_github.url, github_max_rate_limit_wait=10.0))
+    def build(repo: str, **overrides) -> GitHubSource:
+        src = GitHubSource(repo, make_settings(github_api_url=fake_github.url, github_max_rate_limit_wait=10.0,
+                                               **overrides))
         made.append(src)
         return src
 
@@ -142,3 +143,25 @@ async def test_profile_comes_from_the_default_branch_on_github(fake_github, gith
     profile, problem = await load_profile(github_source("octo/broken"))
     assert not profile.declared
     assert problem == ".digest.toml: surface.cli must be a list of paths; the default profile is used."
+
+
+async def test_pr_labels_and_linked_issue_titles_reach_the_prompt(fake_github, github_source, make_analyzer, fake):
+    fake_github.add_repo("octo/app")
+    text = "Reject reserved entry points whatever their case, so that scripts cannot shadow the interpreter."
+    sha = fake_github.add_commit("octo/app", f"Reject case-variant reserved entry points (#7)\n\n{text}",
+                                 committed_at=datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc))
+    fake_github.add_pull("octo/app", 7, title="Reject case-variant reserved entry points", body=text,
+                         merge_commit_sha=sha, labels=("security", "bug"),
+                         closes=((41, "PYTHON.exe entry point shadows the interpreter"),))
+    source = github_source("octo/app", github_token="ghp_" + "t" * 36)  # GraphQL needs a token
+    commit = await source.get_commit(sha)
+    await source.prefetch_prs([commit])  # one GraphQL query brings labels and linked issues
+    described = await source.pr_description(7)
+    assert described.startswith("Labels: security, bug\nLinked issues: #41 PYTHON.exe entry point shadows")
+    # Without GraphQL (no token), REST brings the labels with the description.
+    rest = await github_source("octo/app").pr_description(7)
+    assert rest.startswith("Labels: security, bug\n\nReject reserved entry points")
+    await make_analyzer().analyse(commit, FILES, "en", pr_body=described)
+    pr = block(user_message(fake.requests[0]), "pr_description")
+    assert "Labels: security, bug" in pr and "#41 PYTHON.exe entry point shadows the interpreter" in pr
+    assert "scripts cannot shadow" not in pr  # the squash-merged description is already the message

@@ -216,9 +216,7 @@ def prompt_variables(commit: Commit, files: Sequence[FileChange], *, pr_body: st
     files_changed, additions, deletions = totals(commit, files)
     files_listed, left_out_listed, text_share = shrink
     body = hints.strip_bot_footers(commit.body)
-    pr_text = hints.strip_bot_footers(pr_body)
-    if hints.same_text(body, pr_text):
-        pr_text = ""  # a squash merge repeats the PR description in the message: send it once
+    pr_text = hints.pr_text_for_prompt(body, pr_body)  # a squash merge repeats it: sent once
     return {
         "repo": defang(commit.repo),
         "short_sha": commit.short_sha,

@@ -51,6 +51,24 @@ def same_text(a: str | None, b: str | None) -> bool:
     return " ".join(short) in joined or short[:50] == long[:50]
 
 
+def split_pr_context(text: str) -> tuple[str, str]:
+    """('Labels: …\nLinked issues: …', the description) — the lines the GitHub source puts first."""
+    lines = text.split("\n")
+    head: list[str] = []
+    while lines and lines[0].startswith(("Labels: ", "Linked issues: ")):
+        head.append(lines.pop(0))
+    return "\n".join(head), "\n".join(lines).strip()
+
+
+def pr_text_for_prompt(commit_body: str, pr_body: str | None) -> str:
+    """The PR text worth sending: its labels and linked issues, and its description unless the
+    (squash-merged) commit message already repeats it."""
+    context, description = split_pr_context(strip_bot_footers(pr_body))
+    if same_text(commit_body, description):
+        description = ""
+    return "\n\n".join(p for p in (context, description) if p)
+
+
 def offline_hint(commit: Commit, files: Sequence[FileChange], profile: RepoProfile | None) -> str:
     """'medium (bugfix): <reason>' — the rule-based level and reason, for the LLM to weigh."""
     a = heuristic.analyse_offline(commit, files, "en", profile=profile)

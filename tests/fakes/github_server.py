@@ -223,10 +223,12 @@ class FakeGitHub:
 
     def add_pull(self, repo: str, number: int, *, title: str = "A pull request", body: str | None = None,
                  state: str = "closed", merged: bool = True, user: str = "octocat",
-                 merge_commit_sha: str | None = None) -> None:
+                 merge_commit_sha: str | None = None, labels: tuple[str, ...] = (),
+                 closes: tuple[tuple[int, str], ...] = ()) -> None:
+        """A pull request; `closes` are the (number, title) of the issues it closes."""
         r = self._repo(repo)
         r.pulls[number] = {"title": title, "body": body, "state": state, "merged": merged, "user": user,
-                           "merge_commit_sha": merge_commit_sha}
+                           "merge_commit_sha": merge_commit_sha, "labels": list(labels), "closes": list(closes)}
 
     # --- behaviour ---------------------------------------------------------------------------
     def accept_tokens(self, *tokens: str) -> None:
@@ -412,6 +414,16 @@ class _Handler(BaseHTTPRequestHandler):
             "_links": {"self": api},
         }, {}
 
+    @staticmethod
+    def _pull_node(query: str, number: int, pull: dict[str, Any]) -> dict[str, Any]:
+        """A PullRequest node with the fields the query selects (GraphQL returns only those)."""
+        node: dict[str, Any] = {"number": number, "body": pull["body"] or ""}
+        if "labels(" in query:
+            node["labels"] = {"nodes": [{"name": name} for name in pull.get("labels", [])]}
+        if "closingIssuesReferences(" in query:
+            node["closingIssuesReferences"] = {"nodes": [{"number": n, "title": t} for n, t in pull.get("closes", [])]}
+        return node
+
     # --- GraphQL (the one query shape the bot sends: commits' associatedPullRequests) ------------
     _OBJECT = re.compile(r'(\w+): object\(oid: "([0-9a-fA-F]{4,40})"\)')
 
@@ -443,7 +455,7 @@ class _Handler(BaseHTTPRequestHandler):
                 out[alias] = None
                 continue
             message = repo.commits[sha].message
-            nodes = [{"number": n, "body": p["body"] or ""} for n, p in sorted(repo.pulls.items())
+            nodes = [self._pull_node(query, n, p) for n, p in sorted(repo.pulls.items())
                      if p.get("merge_commit_sha") == sha or f"(#{n})" in message]
             out[alias] = {"associatedPullRequests": {"nodes": nodes}}
         self._send(200, {"data": {"repository": out}}, {})
@@ -581,10 +593,16 @@ class _Handler(BaseHTTPRequestHandler):
             "merged": pull["merged"], "created_at": "2026-01-01T00:00:00Z",
             "merged_at": "2026-01-02T00:00:00Z" if pull["merged"] else None,
             "merge_commit_sha": pull.get("merge_commit_sha"),
+            "labels": [self._label_json(repo, name) for name in pull.get("labels", [])],
             "head": {"label": f"{full.split('/')[0]}:feature", "ref": "feature", "sha": "0" * 40},
             "base": {"label": f"{full.split('/')[0]}:{repo.default_branch}", "ref": repo.default_branch,
                      "sha": "1" * 40},
         }
+
+    def _label_json(self, repo: FakeRepo, name: str) -> dict[str, Any]:
+        ident = int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
+        return {"id": ident, "node_id": f"LA_{ident}", "url": f"{self.fake.url}/repos/{repo.full_name}/labels/{name}",
+                "name": name, "color": "ededed", "default": False, "description": None}
 
     def _send(self, status: int, body: Any, extra: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode()
