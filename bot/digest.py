@@ -87,7 +87,8 @@ class DigestBuilder:
     async def analysis(self, source: CommitSource, commit: Commit, lang: str,
                        siblings: Sequence[Commit] = ()) -> Analysis:
         """One commit's analysis through the cache (used by the digest and by Q&A)."""
-        key = self.store.analysis_key(source.cache_id, commit.sha, self.analyzer.tag(lang), lang)
+        profile = await self.profile(source)
+        key = self.store.analysis_key(source.cache_id, commit.sha, await self._analysis_tag(source, lang), lang)
         if cached := await self.store.get_json(key):
             metrics.count("cache", cache="analysis", result="hit")
             return analysis_from_dict(cached)
@@ -95,9 +96,9 @@ class DigestBuilder:
         async def produce():
             metrics.count("cache", cache="analysis", result="miss")
             # Independent reads, done together: each is a round trip to the source.
-            files, pr_body, reverted, profile = await asyncio.gather(
+            files, pr_body, reverted = await asyncio.gather(
                 self.files(source, commit.sha), self._pr_body(source, commit),
-                self._reverted(source, commit, siblings), self.profile(source))
+                self._reverted(source, commit, siblings))
             try:
                 result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted,
                                                      profile=profile)
@@ -120,6 +121,11 @@ class DigestBuilder:
             self._profiles[source.cache_id] = asyncio.ensure_future(load_profile(source))
         profile, _problem = await asyncio.shield(self._profiles[source.cache_id])
         return profile
+
+    async def _analysis_tag(self, source, lang: str) -> str:
+        """The analyzer's tag, plus the repository profile's fingerprint when it has one."""
+        fingerprint = (await self.profile(source)).fingerprint()
+        return self.analyzer.tag(lang) + (f":profile-{fingerprint}" if fingerprint else "")
 
     # --- internals ---------------------------------------------------------------------------------
     def _digest_key(self, source, branch, window, lang, include_merges) -> str:
@@ -166,7 +172,7 @@ class DigestBuilder:
         with_pr = [c for c in commits if c.pr_number]
         if not with_pr:
             return
-        tag = self.analyzer.tag(lang)
+        tag = await self._analysis_tag(source, lang)
         keys = [self.store.analysis_key(source.cache_id, c.sha, tag, lang) for c in with_pr]
         cached = await self.store.exists_each(keys)
         todo = [c for c, hit in zip(with_pr, cached) if not hit]

@@ -81,6 +81,14 @@ class RepoProfile:
             return False  # the profile named its public packages; this is not one of them
         return _conventionally_public(path)
 
+    def fingerprint(self) -> str:
+        """'' for the defaults, else a short hash: part of the analysis cache key."""
+        if not self.declared:
+            return ""
+        import hashlib
+        return hashlib.sha256(repr((sorted(self.surface.items()), self.internal, self.preview_paths,
+                                    self.preview_tags)).encode()).hexdigest()[:12]
+
     def describe(self) -> str:
         """One line for the LLM prompt (empty without a declared profile)."""
         if not self.declared:
