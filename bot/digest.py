@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import inspect
 import logging
+import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Awaitable, Callable, Sequence
@@ -33,6 +34,9 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+PROFILE_TTL = 3600.0  # seconds: an edited .digest.toml is picked up within the hour
+
+
 class DigestBuilder:
     def __init__(self, store: Store, analyzer, llm, prompts, settings,
                  clock: Callable[[], datetime] = utcnow):
@@ -43,7 +47,7 @@ class DigestBuilder:
         self.settings = settings
         self.clock = clock
         self._fetch_slots = asyncio.Semaphore(settings.github_fetch_concurrency)
-        self._profiles: dict[str, asyncio.Future] = {}  # cache_id → (profile, problem), read once
+        self._profiles: dict[str, tuple[float, asyncio.Future]] = {}  # cache_id → (read at, (profile, problem))
 
     # --- public ----------------------------------------------------------------------------------
     async def build(self, source: CommitSource, window: Window, lang: str, branch: str | None = None,
@@ -117,9 +121,12 @@ class DigestBuilder:
     async def profile(self, source: CommitSource):
         """The repository's profile (`.digest.toml` on its default branch), read once per source;
         a bad one is logged in one sentence and the defaults are used."""
-        if source.cache_id not in self._profiles:
-            self._profiles[source.cache_id] = asyncio.ensure_future(load_profile(source))
-        profile, _problem = await asyncio.shield(self._profiles[source.cache_id])
+        now = time.monotonic()
+        read_at, pending = self._profiles.get(source.cache_id, (0.0, None))
+        if pending is None or now - read_at > PROFILE_TTL:
+            pending = asyncio.ensure_future(load_profile(source))
+            self._profiles[source.cache_id] = (now, pending)
+        profile, _problem = await asyncio.shield(pending)
         return profile
 
     async def _analysis_tag(self, source, lang: str) -> str:
