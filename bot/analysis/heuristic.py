@@ -849,10 +849,16 @@ def _manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[s
 
 
 def _is_root_manifest(path: str, profile: RepoProfile) -> bool:
+    """A manifest of something that ships: at the root, in a declared package, or in any
+    directory that is not tooling, tests, docs or examples (a monorepo's `core/Cargo.toml`)."""
     parts = path.strip("/").split("/")
-    if len(parts) == 1:
+    if len(parts) == 1 or any(_pkg_prefix(path, p) for p in profile.surface.get("packages", ())):
         return True
-    return any(_pkg_prefix(path, p) for p in profile.surface.get("packages", ()))
+    if profile.surface.get("packages"):
+        return False
+    dirs = [d.lower() for d in parts[:-1]]
+    return not any(d in _TOOLING_DIRS or d in _NESTED_TOOLING_DIRS or d in _TEST_DIRS or d in _DOC_DIRS
+                   or d in ("example", "examples") for d in dirs)
 
 
 def _pkg_prefix(path: str, package: str) -> bool:
@@ -1679,10 +1685,15 @@ def build_summary(c: "_Ctx", importance: Importance, zh: bool) -> str:
     if text and len(re.findall(r"\w+", text)) < 4:
         text = ""
     where = _where_names(c, zh)
+    if c.ctype is ChangeType.REVERT and c.title.reverted_title:
+        inner = _clean_prose(c.title.reverted_title).rstrip(".。")
+        if zh:
+            return f"回滚「{inner}」。" + (f"改动位于 {where}。" if where else "")
+        return f"Reverts “{inner}”." + (f" Changes {where}." if where else "")
     if not text:
         subject = _clean_prose(c.title.subject).rstrip(".。") or c.commit.title
         if zh:
-            return f"{subject}。" + (f"改动位于 {where}。" if where else "")
+            return f"提交标题：「{subject}」。" + (f"改动位于 {where}。" if where else "")
         subject = subject[:1].upper() + subject[1:]
         return f"{subject}." + (f" Changes {where}." if where else "")
     if zh:
