@@ -979,3 +979,14 @@ def test_profile_is_read_from_the_default_branch_through_the_source(tmp_path, ca
     assert problem in caplog.text
     override, problem = asyncio.run(load_profile(LocalGitSource(str(r.path)), override='[internal]\npaths = ["x/"]\n'))
     assert override.is_internal("x/y.py") and problem == ""
+
+
+def test_a_revert_is_summarised_as_what_it_reverts(repo):
+    first = repo.commit("Make Resolver hashable", {"src/app/hashes.py": HASHES_V1 + "\n\ndef h():\n    return 1\n"},
+                        when=WHEN)
+    repo.commit(f'Revert "Make Resolver hashable"\n\nThis reverts commit {first}.', {"src/app/hashes.py": HASHES_V1},
+                when=WHEN)
+    en, zh = _analyse_last(repo), _analyse_last(repo, "zh")
+    assert en.change_type is T.REVERT and en.importance is LOW  # a 3-line revert is a small correction
+    assert en.summary.startswith("Reverts “Make Resolver hashable”.")
+    assert zh.summary.startswith("回滚「Make Resolver hashable」。")
