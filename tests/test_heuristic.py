@@ -987,6 +987,6 @@ def test_a_revert_is_summarised_as_what_it_reverts(repo):
     repo.commit(f'Revert "Make Resolver hashable"\n\nThis reverts commit {first}.', {"src/app/hashes.py": HASHES_V1},
                 when=WHEN)
     en, zh = _analyse_last(repo), _analyse_last(repo, "zh")
-    assert en.change_type is T.REVERT and en.importance is LOW  # a 3-line revert is a small correction
+    assert en.change_type is T.REVERT
     assert en.summary.startswith("Reverts “Make Resolver hashable”.")
     assert zh.summary.startswith("回滚「Make Resolver hashable」。")
