@@ -158,8 +158,9 @@ _TOOLING_DIRS = frozenset({"benchmarks", "benchmark", "bench", "benches", "tools
                            ".agents"})
 # Benchmarks nested in a package (crates/x/benches/, pkg/benchmarks/) do not ship either.
 _NESTED_TOOLING_DIRS = frozenset({"benches", "benchmarks", "benchmark"})
-_GENERATED_DIRS = frozenset({"vendor", "vendored", "third_party", "third-party", "thirdparty",
-                             "node_modules", "generated", "__generated__", "dist"})
+_GENERATED_DIRS = frozenset({"vendor", "vendored", "_vendor", "third_party", "third-party", "thirdparty",
+                             "node_modules", "generated", "__generated__", "dist",
+                             "typeshed"})  # stubs copied from python/typeshed by a sync job
 _TEST_FILE = re.compile(r"(^test_.*\.py$|_test\.(py|go|rs|cc|cpp|c)$|\.(test|spec)\.[jt]sx?$|_spec\.rb$"
                         r"|^conftest\.py$)")
 _CAMEL_TEST_FILE = re.compile(r"[a-z0-9]Tests?\.(java|kt|cs|swift)$")  # FooTest.java, not latest.java
@@ -624,6 +625,7 @@ _RUST_DEF = re.compile(r"^pub\s+(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|tra
 _JAVA_DEF = re.compile(r"^\s*public\s+(?:static\s+|final\s+|abstract\s+|sealed\s+)*"
                        r"(?:(?:class|interface|enum|record)\s+(?P<type>\w+)|[\w<>\[\], ?]+\s+(?P<method>\w+)\s*\()")
 _FLAG_CALL = re.compile(r"add_argument|\.option\(|Option\(|\bflag\.|\.flag\(|\barg\(")
+_HIDDEN_FLAG = re.compile(r"argparse\.SUPPRESS|\bSUPPRESS\b|\bhide\s*=\s*true\b|\bhidden\s*=\s*True\b|\.hide\(true\)")
 _FLAG_NAME = re.compile(r"""["'](--[A-Za-z0-9][\w-]*)["']""")
 _CONFIG_TOKENS = frozenset({"config", "configs", "configuration", "settings", "defaults", "default",
                             "envs", "env", "options", "constants", "flags", "conf", "arg_utils",
@@ -920,6 +922,7 @@ def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None =
     added_defs: set[str] = set()
     flags_removed: set[str] = set()
     flags_added: set[str] = set()
+    hidden_flags: set[str] = set()
     defaults: list[tuple[str, str, str, str]] = []
     old_reqs: dict[str, str] = {}
     new_reqs: dict[str, str] = {}
@@ -950,6 +953,10 @@ def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None =
                     added_defs.add(name)
                 if sign in "+-" and _FLAG_CALL.search(text):
                     (flags_removed if sign == "-" else flags_added).update(_FLAG_NAME.findall(text))
+            # A hidden flag (argparse.SUPPRESS, clap's `hide = true`) is not part of the CLI users see.
+            for minus, plus in _change_blocks(f.patch):
+                if any(_HIDDEN_FLAG.search(line) for line in plus):
+                    hidden_flags.update(n for line in plus for n in _FLAG_NAME.findall(line))
         if _is_config_path(f.path, kind) and not profile.is_internal(f.path) \
                 and not _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower()):
             defaults.extend(_default_changes(f, kind))
@@ -986,7 +993,7 @@ def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None =
         removed_api=tuple(removed_api),
         removed_api_in_removed_files=any(removed_defs[n] for n in removed_api),
         removed_flags=tuple(sorted(flags_removed - flags_added)),
-        added_flags=tuple(sorted(flags_added - flags_removed)),
+        added_flags=tuple(sorted(flags_added - flags_removed - hidden_flags)),
         default_changes=tuple(defaults),
         major_bumps=tuple(bumps),
         added_deps=tuple(sorted(new_reqs.keys() - old_reqs.keys())),
