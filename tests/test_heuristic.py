@@ -990,3 +990,16 @@ def test_a_revert_is_summarised_as_what_it_reverts(repo):
     assert en.change_type is T.REVERT
     assert en.summary.startswith("Reverts “Make Resolver hashable”.")
     assert zh.summary.startswith("回滚「Make Resolver hashable」。")
+
+
+def test_hidden_flags_and_vendored_stubs_are_not_user_facing():
+    hidden = analyse_offline(commit("Add a secret --check-unreachable"), [mod("src/app/main.py", 3, 0,
+        '@@ -10,0 +10,3 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
+        '+                   help=argparse.SUPPRESS)\n+    return p')], "en")
+    assert "--check-unreachable" not in hidden.importance_reason and hidden.importance is LOW
+    shown = analyse_offline(commit("Add --check-unreachable"), [mod("src/app/main.py", 2, 0,
+        '@@ -10,0 +10,2 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
+        '+                   help="Warn about unreachable code")')], "en")
+    assert shown.importance is MEDIUM and "--check-unreachable" in shown.importance_reason
+    sync = analyse_offline(commit("Sync typeshed"), [mod(f"mypy/typeshed/stdlib/m{i}.pyi", 20, 10) for i in range(30)], "en")
+    assert sync.importance is LOW
