@@ -309,7 +309,8 @@ _NEGATED = re.compile(r"\b(do not|don't|does not|doesn't|no|not|never|stop|avoid
 # Words that put a change on a trust boundary even when nobody wrote "security".
 _GUARD_WORDS = re.compile(r"\b(insecure|bypass\w*|integrity|md5|sha-?1|reserved|(path|directory|zip|archive)[- ]traversal"
                           r"|escap(e|es|ing)|symlinks?|untrusted|spoof\w*|tamper\w*|injection|sanitiz\w*"
-                          r"|credentials?|secrets?|privilege\w*|permissions?|checksums?|hash-checking|require-hashes)\b",
+                          r"|credentials?|secrets|secret (keys?|tokens?|values?)|api[- ]keys?|privilege\w*|permissions?"
+                          r"|checksums?|hash-checking|require-hashes)\b",
                           re.I)
 _CRASH_WORDS = re.compile(r"\b(crash\w*|segfault\w*|segmentation fault|illegal instruction|invalidinstruction"
                           r"|sigill|sigsegv|core dump\w*|panic(s|ked)?|stack overflow)\b", re.I)
