@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import inspect
 import logging
+import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Awaitable, Callable, Sequence
@@ -17,6 +18,7 @@ from typing import Awaitable, Callable, Sequence
 from . import metrics
 from .notices import llm_notice, source_notice
 from .analysis.heuristic import analyse_offline
+from .analysis.profile import load_profile
 from .analysis.summary import headline as build_headline
 from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, RateLimited, Window,
                      analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
@@ -33,6 +35,9 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+PROFILE_TTL = 3600.0  # seconds: an edited .digest.toml is picked up within the hour
+
+
 class DigestBuilder:
     def __init__(self, store: Store, analyzer, llm, prompts, settings,
                  clock: Callable[[], datetime] = utcnow):
@@ -43,6 +48,7 @@ class DigestBuilder:
         self.settings = settings
         self.clock = clock
         self._fetch_slots = asyncio.Semaphore(settings.github_fetch_concurrency)
+        self._profiles: dict[str, tuple[float, asyncio.Future]] = {}  # cache_id → (read at, (profile, problem))
 
     # --- public ----------------------------------------------------------------------------------
     async def build(self, source: CommitSource, window: Window, lang: str, branch: str | None = None,
@@ -88,7 +94,8 @@ class DigestBuilder:
     async def analysis(self, source: CommitSource, commit: Commit, lang: str,
                        siblings: Sequence[Commit] = ()) -> Analysis:
         """One commit's analysis through the cache (used by the digest and by Q&A)."""
-        key = self.store.analysis_key(source.cache_id, commit.sha, self.analyzer.tag(lang), lang)
+        profile = await self.profile(source)
+        key = self.store.analysis_key(source.cache_id, commit.sha, await self._analysis_tag(source, lang), lang)
         if cached := await self.store.get_json(key):
             metrics.count("cache", cache="analysis", result="hit")
             return analysis_from_dict(cached)
@@ -100,10 +107,11 @@ class DigestBuilder:
                 self.files(source, commit.sha), self._pr_body(source, commit),
                 self._reverted(source, commit, siblings))
             try:
-                result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted)
+                result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted,
+                                                     profile=profile)
             except BotError as exc:
                 metrics.count("llm_fallbacks", reason=type(exc).__name__)
-                result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc))
+                result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc), profile=profile)
             data = to_dict(result)
             if result.origin != "fallback":  # a fallback is retried next time, not frozen in the cache
                 await self.store.set_json(key, data, ttl=ANALYSIS_TTL)
@@ -112,6 +120,22 @@ class DigestBuilder:
         # A commit being analysed for one request is shared with every other that needs it.
         return analysis_from_dict(await self.store.single_flight(
             key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL))
+
+    async def profile(self, source: CommitSource):
+        """The repository's profile (`.digest.toml` on its default branch), read once per source;
+        a bad one is logged in one sentence and the defaults are used."""
+        now = time.monotonic()
+        read_at, pending = self._profiles.get(source.cache_id, (0.0, None))
+        if pending is None or now - read_at > PROFILE_TTL:
+            pending = asyncio.ensure_future(load_profile(source))
+            self._profiles[source.cache_id] = (now, pending)
+        profile, _problem = await asyncio.shield(pending)
+        return profile
+
+    async def _analysis_tag(self, source, lang: str) -> str:
+        """The analyzer's tag, plus the repository profile's fingerprint when it has one."""
+        fingerprint = (await self.profile(source)).fingerprint()
+        return self.analyzer.tag(lang) + (f":profile-{fingerprint}" if fingerprint else "")
 
     # --- internals ---------------------------------------------------------------------------------
     def _digest_key(self, source, branch, window, lang, include_merges) -> str:
@@ -173,7 +197,7 @@ class DigestBuilder:
         with_pr = [c for c in commits if c.pr_number]
         if not with_pr:
             return
-        tag = self.analyzer.tag(lang)
+        tag = await self._analysis_tag(source, lang)
         keys = [self.store.analysis_key(source.cache_id, c.sha, tag, lang) for c in with_pr]
         cached = await self.store.exists_each(keys)
         todo = [c for c, hit in zip(with_pr, cached) if not hit]

@@ -24,6 +24,8 @@ ANALYZE_VARIABLES = {
     "revert_target": "def5678 fix: cache expiry", "files_total": 3, "additions": 40, "deletions": 2,
     "files_summary": "modified src/export.py (+30 -2)", "left_out": "package-lock.json — lockfile",
     "redactions": 1, "diff": "--- a/src/export.py\n+++ b/src/export.py\n@@ -1 +1,2 @@\n+since = None",
+    "offline_hint": "medium (feature): Adds command-line flag --since",
+    "profile": "cli: src/cli.py", "changelog": "- Add `--since` to `export`",
 }
 HEADLINE_VARIABLES = {"repo": "acme/widgets", "count": 7, "listed": 5,
                       "commits": "- [high] feature | feat: add --since | why: new CLI option"}
@@ -31,7 +33,8 @@ QA_VARIABLES = {
     "commit": {"sha": "abc1234" * 5 + "abcd1", "title": "feat: add --since to export", "body": "Exports can start at a date.",
                "author": "Ada Lovelace", "url": "https://github.com/acme/widgets/commit/abc", "pr_number": 42},
     "analysis": {"change_type": "feature", "importance": "medium", "importance_reason": "New CLI option.",
-                 "summary": "Adds --since.", "impact": "export command", "risks": ["Date parsing differs by locale."]},
+                 "summary": "Adds --since.", "impact": "export command", "risks": ["Date parsing differs by locale."],
+                 "origin": "llm"},
     "diff": "--- a/src/export.py\n+++ b/src/export.py\n@@ -1 +1,2 @@\n+since = None",
     "coverage": "The changed file was analysed",
     "history": [{"role": "user", "text": "What is --since for?"}, {"role": "assistant", "text": "Filtering by date."}],
@@ -104,9 +107,10 @@ def test_analysis_prompt_spells_out_the_schema(prompts, lang):
 @pytest.mark.parametrize("lang", LANGS)
 def test_optional_sections_disappear_when_empty(prompts, lang):
     variables = {**ANALYZE_VARIABLES, "body": "", "pr_body": "", "revert_target": "", "left_out": "",
-                 "redactions": 0}
+                 "redactions": 0, "changelog": "", "profile": ""}
     user = prompts.render("analyze_commit", lang, **variables).user
-    for tag in ("pr_description", "reverted_commit", "files_left_out"):
+    assert ".digest.toml" not in user
+    for tag in ("pr_description", "reverted_commit", "files_left_out", "changelog"):
         assert f"<{tag}>" not in user
     assert "REDACTED" not in user
 

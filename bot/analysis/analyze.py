@@ -21,10 +21,11 @@ from .. import metrics
 from ..diffs import DiffSelection, estimate_tokens, redact_secrets, select_diff
 from ..models import Analysis, Commit, FileChange
 from ..prompts import Prompts, RenderedPrompt
-from . import heuristic
+from . import heuristic, hints
 from .answer import (SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer,
                      validate_answer)
 from .llm import LLM, ContextLengthError, LLMError
+from .profile import RepoProfile
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ NO_DIFF = "(no diff available)"
 # The tags of every data block in the prompts. Inside data, any of them (opening or closing, any
 # case or spacing) is rewritten with look-alike brackets so it cannot end or open a block.
 DATA_TAGS = ("commit", "pr_description", "reverted_commit", "files", "files_left_out", "diff",
-             "commits")
+             "commits", "offline_hint", "changelog")
 _TAG = re.compile(r"<(\s*/?\s*(?:%s)\b[^<>]*)>" % "|".join(DATA_TAGS), re.IGNORECASE)
 
 RETRY_FEEDBACK = {
@@ -127,20 +128,26 @@ def totals(commit: Commit, files: Sequence[FileChange]) -> tuple[int, int, int]:
 
 def prompt_variables(commit: Commit, files: Sequence[FileChange], *, pr_body: str | None,
                      reverted: Commit | None, selection: DiffSelection | None,
-                     shrink: tuple[int, int, float] = SHRINK_STEPS[0]) -> dict[str, Any]:
+                     shrink: tuple[int, int, float] = SHRINK_STEPS[0],
+                     profile: RepoProfile | None = None) -> dict[str, Any]:
     """Everything analyze_commit.*.j2 needs; `selection=None` renders it without a diff (to
     measure how much room the diff has); `shrink` is one of SHRINK_STEPS."""
     files_changed, additions, deletions = totals(commit, files)
     files_listed, left_out_listed, text_share = shrink
+    body = hints.strip_bot_footers(commit.body)
+    pr_text = hints.pr_text_for_prompt(body, pr_body)  # a squash merge repeats it: sent once
     return {
         "repo": defang(commit.repo),
         "short_sha": commit.short_sha,
         "author": untrusted(commit.author, 200),
         "committed_at": commit.committed_at.strftime("%Y-%m-%d %H:%M UTC"),
         "title": untrusted(commit.title, TITLE_CHARS),
-        "body": untrusted(commit.body, int(BODY_CHARS * text_share)),
+        "body": untrusted(body, int(BODY_CHARS * text_share)),
         "pr_number": commit.pr_number or "",
-        "pr_body": untrusted(pr_body, int(PR_BODY_CHARS * text_share)),
+        "pr_body": untrusted(pr_text, int(PR_BODY_CHARS * text_share)),
+        "offline_hint": defang(hints.offline_hint(commit, files, profile)),
+        "profile": defang((profile or RepoProfile.inferred()).describe()),
+        "changelog": untrusted(hints.changelog_hunk(commit, files), int(PR_BODY_CHARS * text_share)),
         "revert_target": revert_target(commit, reverted),
         "files_total": files_changed,
         "additions": additions,
@@ -165,30 +172,31 @@ class Analyzer:
         return f"{self.llm.model}:{self.prompts.hash(JOB, lang)}"
 
     async def analyse(self, commit: Commit, files: Sequence[FileChange], lang: str, *,
-                      pr_body: str | None = None, reverted: Commit | None = None) -> Analysis:
+                      pr_body: str | None = None, reverted: Commit | None = None,
+                      profile: RepoProfile | None = None) -> Analysis:
         if self.llm is None:
-            return self._offline(commit, files, lang)
+            return self._offline(commit, files, lang, profile=profile)
         subject = _Subject(commit, files)
-        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted)
+        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
         try:
             try:
                 analysis = await self._ask(prompt, lang, subject)
             except ContextLengthError as exc:
                 # The endpoint told us its window; the estimate is corrected: shrink, ask once more.
                 log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
-                prompt, selection = self._prompt(commit, files, lang, pr_body, reverted)
+                prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
                 analysis = await self._ask(prompt, lang, subject)
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
-            return self._offline(commit, files, lang, note=f"LLM unavailable: {exc}", reason=exc.kind)
+            return self._offline(commit, files, lang, note=f"LLM unavailable: {exc}", reason=exc.kind, profile=profile)
         except InvalidAnswer as exc:
             metrics.count("llm_fallbacks", reason="rejected")
-            return self._offline(commit, files, lang, note=str(exc), reason="rejected")
+            return self._offline(commit, files, lang, note=str(exc), reason="rejected", profile=profile)
         # Provenance: the coverage is the selection the model was given (after any shrinking).
         return self._attach(analysis, commit, files, selection, origin="llm", model=self.llm.model)
 
     # --- LLM path -----------------------------------------------------------------------------
-    def _prompt(self, commit, files, lang, pr_body, reverted) -> tuple[RenderedPrompt, DiffSelection]:
+    def _prompt(self, commit, files, lang, pr_body, reverted, profile=None) -> tuple[RenderedPrompt, DiffSelection]:
         """The rendered prompt with as much diff as fits the endpoint's prompt budget (the
         setting, or less when the model's window is known). Lists and texts shrink step by
         step when a small budget cannot hold them (a 500-file commit)."""
@@ -196,7 +204,7 @@ class Analyzer:
         for shrink in SHRINK_STEPS:
             def render(selection: DiffSelection | None) -> RenderedPrompt:
                 variables = prompt_variables(commit, files, pr_body=pr_body, reverted=reverted,
-                                             selection=selection, shrink=shrink)
+                                             selection=selection, shrink=shrink, profile=profile)
                 return self.prompts.render(JOB, lang, **variables)
 
             budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
@@ -245,7 +253,8 @@ class Analyzer:
             return _Problem(reason=str(exc), code=exc.code)
 
     # --- results ------------------------------------------------------------------------------
-    def _offline(self, commit, files, lang, note: str = "", reason: str = "") -> Analysis:
+    def _offline(self, commit, files, lang, note: str = "", reason: str = "",
+                 profile: RepoProfile | None = None) -> Analysis:
         """The rule-based analysis; with a `note`, a visible fallback. Its coverage is what the
         rules read, not what an LLM prompt would have held."""
         origin = "fallback" if note else "offline"
@@ -253,7 +262,7 @@ class Analyzer:
             log.warning("%s %s: offline analysis instead (%s)", commit.repo, commit.short_sha, note)
         selection = select_diff(files, self.settings.llm_max_prompt_tokens)
         result = heuristic.analyse_offline(commit, files, lang, coverage=selection.coverage,
-                                           origin=origin, note=note)
+                                           origin=origin, note=note, profile=profile)
         result = replace(result, fallback_reason=reason)
         return self._attach(result, commit, files, selection, origin=origin, model=result.model)
 

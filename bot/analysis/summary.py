@@ -28,6 +28,7 @@ TITLE_CHARS = 150
 REASON_CHARS = 200
 RISK_CHARS = 150
 RISKS_PER_COMMIT = 2
+SUMMARY_CHARS = 240
 RISKS_IN_BULLET = 3
 
 
@@ -58,13 +59,17 @@ def by_importance(entries: Sequence[DigestEntry]) -> list[DigestEntry]:
 
 
 def compact_line(entry: DigestEntry) -> str:
-    """`- [high] feature | title | why: … | risks: a; b` — one line per commit for the prompt."""
+    """`- [high] feature | title | summary: … | why: … | risks: a; b` — one line per commit for
+    the prompt, marked `bot author` when a bot (Renovate, Dependabot) wrote the commit."""
     title = clip(entry.commit.title, TITLE_CHARS)
     a = entry.analysis
+    bot = " | bot author" if entry.commit.author.lower().endswith(("[bot]", "-bot", " bot")) else ""
     if a is None:
-        return defang(f"- [not analysed] {title}")
-    parts = [f"- [{a.importance.value}] {a.change_type.value} | {title}",
-             f"why: {clip(a.importance_reason, REASON_CHARS)}"]
+        return defang(f"- [not analysed] {title}{bot}")
+    parts = [f"- [{a.importance.value}] {a.change_type.value} | {title}{bot}"]
+    if a.summary:
+        parts.append(f"summary: {clip(' '.join(a.summary.split()), SUMMARY_CHARS)}")
+    parts.append(f"why: {clip(a.importance_reason, REASON_CHARS)}")
     if a.risks:
         parts.append("risks: " + "; ".join(clip(r, RISK_CHARS) for r in a.risks[:RISKS_PER_COMMIT]))
     return defang(" | ".join(parts))

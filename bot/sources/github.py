@@ -229,6 +229,22 @@ class GitHubSource:
 
         return await self._call(fetch, not_found=f"No commit '{sha}' in {self.name}.")
 
+    async def read_file(self, path: str, ref: str | None = None) -> str | None:
+        """A file's text at `ref` (the default branch when None); None when it does not exist."""
+        info = await self._repo_info()
+        ref = ref or info.default_branch
+
+        def fetch(gh: Github) -> str | None:
+            content = gh.get_repo(info.full_name).get_contents(path, ref=ref)
+            if isinstance(content, list):
+                return None  # a directory
+            return content.decoded_content.decode("utf-8", "replace")
+
+        try:
+            return await self._call(fetch, not_found=f"No {path} in {info.full_name}.")
+        except NotFoundError:
+            return None
+
     async def get_commit(self, ref: str) -> Commit:
         ref = _require_ref(ref)
         info = await self._repo_info()
@@ -254,7 +270,9 @@ class GitHubSource:
             batch = wanted[start:start + PR_BATCH]
             fields = " ".join(
                 f'c{i}: object(oid: "{c.sha}") {{ ... on Commit {{ associatedPullRequests(first: 5) '
-                f'{{ nodes {{ number body }} }} }} }}' for i, c in enumerate(batch))
+                f'{{ nodes {{ number body labels(first: 10) {{ nodes {{ name }} }} '
+                f'closingIssuesReferences(first: 5) {{ nodes {{ number title }} }} }} }} }} }}'
+                for i, c in enumerate(batch))
             query = ("query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { "
                      + fields + " } }")
 
@@ -272,7 +290,11 @@ class GitHubSource:
             for i, _ in enumerate(batch):
                 for node in (((repo.get(f"c{i}") or {}).get("associatedPullRequests") or {}).get("nodes") or []):
                     if isinstance(node, dict) and isinstance(node.get("number"), int):
-                        self._remember_pr(node["number"], node.get("body") or "")
+                        labels = [n.get("name", "") for n in ((node.get("labels") or {}).get("nodes") or [])
+                                  if isinstance(n, dict)]
+                        issues = [(n.get("number"), n.get("title", "")) for n in
+                                  ((node.get("closingIssuesReferences") or {}).get("nodes") or []) if isinstance(n, dict)]
+                        self._remember_pr(node["number"], pr_context(labels, issues) + (node.get("body") or ""))
 
     def _remember_pr(self, number: int, body: str) -> None:
         self._pr_bodies[number] = body
@@ -285,7 +307,8 @@ class GitHubSource:
 
         def fetch(gh: Github) -> str | None:
             try:
-                return gh.get_repo(self.name).get_pull(number).body or ""
+                pull = gh.get_repo(self.name).get_pull(number)
+                return pr_context([label.name for label in pull.labels], []) + (pull.body or "")
             except GithubException as exc:
                 if exc.status == 404:
                     return None
@@ -410,6 +433,19 @@ class GitHubSource:
 
 
 # --- conversions (PyGithub objects → our models), run in the worker thread ---------------------
+
+def pr_context(labels: list[str], issues: list[tuple[Any, str]]) -> str:
+    """'Labels: bug, security' / 'Linked issues: #41 Crash on …' lines put before a PR's body (the
+    same request brings them; the prompt shows them as part of the untrusted PR text)."""
+    lines = []
+    names = [n for n in labels if n]
+    if names:
+        lines.append("Labels: " + ", ".join(names))
+    linked = [f"#{n} {t}".strip() for n, t in issues if n]
+    if linked:
+        lines.append("Linked issues: " + "; ".join(linked))
+    return "\n".join(lines) + "\n\n" if lines else ""
+
 
 def _to_commit(repo: str, c: Any, detailed: bool = False) -> Commit:
     """Only fields present in a list response are read: `c.sha` (not `c.commit.sha`, which costs a

@@ -153,6 +153,18 @@ class LocalGitSource:
                                     binary=binary))
         return files
 
+    async def read_file(self, path: str, ref: str | None = None) -> str | None:
+        """A file's text at `ref` (the default branch when None); None when it does not exist."""
+        ref = ref or await self.default_branch()
+        if not await self._exists(ref, path):
+            return None
+        return await self._arun("show", f"{ref}:{path}")
+
+    async def _exists(self, ref: str, path: str) -> bool:
+        proc = await asyncio.to_thread(subprocess.run, ["git", "-C", self.path, "cat-file", "-e", f"{ref}:{path}"],
+                                       capture_output=True)
+        return proc.returncode == 0
+
     async def prefetch_prs(self, commits: list[Commit]) -> None:
         return None  # a local clone has no pull requests
 

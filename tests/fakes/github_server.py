@@ -27,6 +27,7 @@ The `fake_github` pytest fixture yields a started FakeGitHub (import it into the
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -102,6 +103,7 @@ class FakeRepo:
     branches: dict[str, str] = field(default_factory=dict)  # name -> head sha
     commits: dict[str, FakeCommit] = field(default_factory=dict)
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    files: dict[tuple[str, str], str] = field(default_factory=dict)  # (branch, path) -> text
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,11 @@ class FakeGitHub:
             self._repos[full_name.lower()] = repo
         return repo
 
+    def add_file(self, repo: str, path: str, text: str, ref: str | None = None) -> None:
+        """A file served by GET /repos/{repo}/contents/{path} (the default branch unless `ref`)."""
+        r = self._repo(repo)
+        r.files[(ref or r.default_branch, path.strip("/"))] = text
+
     def add_branch(self, repo: str, name: str, at: str) -> None:
         self._repo(repo).branches[name] = at
 
@@ -216,10 +223,12 @@ class FakeGitHub:
 
     def add_pull(self, repo: str, number: int, *, title: str = "A pull request", body: str | None = None,
                  state: str = "closed", merged: bool = True, user: str = "octocat",
-                 merge_commit_sha: str | None = None) -> None:
+                 merge_commit_sha: str | None = None, labels: tuple[str, ...] = (),
+                 closes: tuple[tuple[int, str], ...] = ()) -> None:
+        """A pull request; `closes` are the (number, title) of the issues it closes."""
         r = self._repo(repo)
         r.pulls[number] = {"title": title, "body": body, "state": state, "merged": merged, "user": user,
-                           "merge_commit_sha": merge_commit_sha}
+                           "merge_commit_sha": merge_commit_sha, "labels": list(labels), "closes": list(closes)}
 
     # --- behaviour ---------------------------------------------------------------------------
     def accept_tokens(self, *tokens: str) -> None:
@@ -376,12 +385,44 @@ class _Handler(BaseHTTPRequestHandler):
             return self._list_commits(repo, path, query)
         if len(rest) == 2 and rest[0] == "commits":
             return self._get_commit(repo, rest[1], path, query)
+        if len(rest) >= 2 and rest[0] == "contents":
+            return self._contents(repo, "/".join(rest[1:]), query)
         if len(rest) == 2 and rest[0] == "pulls" and rest[1].isdigit():
             pull = repo.pulls.get(int(rest[1]))
             if pull is None:
                 return _not_found("https://docs.github.com/rest/pulls/pulls#get-a-pull-request")
             return 200, self._pull_json(repo, int(rest[1]), pull), {}
         return _not_found()
+
+    def _contents(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """GitHub's file object: base64 content in 60-character lines, as the real API sends it."""
+        ref = query.get("ref") or repo.default_branch
+        text = repo.files.get((ref, path))
+        if text is None:
+            return _not_found("https://docs.github.com/rest/repos/contents#get-repository-content")
+        raw = text.encode()
+        encoded = base64.b64encode(raw).decode()
+        sha = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+        api = f"{self.fake.url}/repos/{repo.full_name}/contents/{path}?ref={ref}"
+        return 200, {
+            "type": "file", "encoding": "base64", "size": len(raw), "name": path.rsplit("/", 1)[-1],
+            "path": path, "sha": sha, "url": api,
+            "content": "\n".join(encoded[i:i + 60] for i in range(0, len(encoded), 60)) + "\n",
+            "html_url": f"{self.fake.html_base}/{repo.full_name}/blob/{ref}/{path}",
+            "git_url": f"{self.fake.url}/repos/{repo.full_name}/git/blobs/{sha}",
+            "download_url": f"{self.fake.html_base}/{repo.full_name}/raw/{ref}/{path}",
+            "_links": {"self": api},
+        }, {}
+
+    @staticmethod
+    def _pull_node(query: str, number: int, pull: dict[str, Any]) -> dict[str, Any]:
+        """A PullRequest node with the fields the query selects (GraphQL returns only those)."""
+        node: dict[str, Any] = {"number": number, "body": pull["body"] or ""}
+        if "labels(" in query:
+            node["labels"] = {"nodes": [{"name": name} for name in pull.get("labels", [])]}
+        if "closingIssuesReferences(" in query:
+            node["closingIssuesReferences"] = {"nodes": [{"number": n, "title": t} for n, t in pull.get("closes", [])]}
+        return node
 
     # --- GraphQL (the one query shape the bot sends: commits' associatedPullRequests) ------------
     _OBJECT = re.compile(r'(\w+): object\(oid: "([0-9a-fA-F]{4,40})"\)')
@@ -414,7 +455,7 @@ class _Handler(BaseHTTPRequestHandler):
                 out[alias] = None
                 continue
             message = repo.commits[sha].message
-            nodes = [{"number": n, "body": p["body"] or ""} for n, p in sorted(repo.pulls.items())
+            nodes = [self._pull_node(query, n, p) for n, p in sorted(repo.pulls.items())
                      if p.get("merge_commit_sha") == sha or f"(#{n})" in message]
             out[alias] = {"associatedPullRequests": {"nodes": nodes}}
         self._send(200, {"data": {"repository": out}}, {})
@@ -552,10 +593,16 @@ class _Handler(BaseHTTPRequestHandler):
             "merged": pull["merged"], "created_at": "2026-01-01T00:00:00Z",
             "merged_at": "2026-01-02T00:00:00Z" if pull["merged"] else None,
             "merge_commit_sha": pull.get("merge_commit_sha"),
+            "labels": [self._label_json(repo, name) for name in pull.get("labels", [])],
             "head": {"label": f"{full.split('/')[0]}:feature", "ref": "feature", "sha": "0" * 40},
             "base": {"label": f"{full.split('/')[0]}:{repo.default_branch}", "ref": repo.default_branch,
                      "sha": "1" * 40},
         }
+
+    def _label_json(self, repo: FakeRepo, name: str) -> dict[str, Any]:
+        ident = int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
+        return {"id": ident, "node_id": f"LA_{ident}", "url": f"{self.fake.url}/repos/{repo.full_name}/labels/{name}",
+                "name": name, "color": "ededed", "default": False, "description": None}
 
     def _send(self, status: int, body: Any, extra: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode()
