@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Awaitable, Callable, Sequence
 
 from . import metrics
-from .notices import llm_notice, source_notice
+from .notices import llm_notice, profile_notice, source_notice
 from .analysis.heuristic import analyse_offline
 from .analysis.profile import load_profile
 from .analysis.summary import headline as build_headline
@@ -66,11 +66,12 @@ class DigestBuilder:
             commits = await source.list_commits(window, branch, include_merges)
             problems: list[BotError] = []
             entries = await self._analyse_all(source, commits, lang, progress, problems)
+            _profile, profile_problem = await self._read_profile(source)
             bullets, origin = await build_headline(self.llm, self.prompts, entries, lang)
             digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
                             headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
                             generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name),
-                            notices=self._notices(source, entries, lang, window, problems))
+                            notices=self._notices(source, entries, lang, window, problems, profile_problem))
             data = to_dict(digest)
             if cacheable and digest.complete:  # never with notices: the next run may do better
                 await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
@@ -124,13 +125,16 @@ class DigestBuilder:
     async def profile(self, source: CommitSource):
         """The repository's profile (`.digest.toml` on its default branch), read once per source;
         a bad one is logged in one sentence and the defaults are used."""
+        return (await self._read_profile(source))[0]
+
+    async def _read_profile(self, source: CommitSource):
+        """(profile, problem): the problem is the sentence saying why the defaults are used."""
         now = time.monotonic()
         read_at, pending = self._profiles.get(source.cache_id, (0.0, None))
         if pending is None or now - read_at > PROFILE_TTL:
             pending = asyncio.ensure_future(load_profile(source))
             self._profiles[source.cache_id] = (now, pending)
-        profile, _problem = await asyncio.shield(pending)
-        return profile
+        return await asyncio.shield(pending)
 
     async def _analysis_tag(self, source, lang: str) -> str:
         """The analyzer's tag, plus the repository profile's fingerprint when it has one."""
@@ -146,7 +150,8 @@ class DigestBuilder:
         return self.store.digest_key(source.cache_id, branch, window.start.isoformat(),
                                      window.end.isoformat(), window.tz, lang, tag)
 
-    def _notices(self, source, entries, lang: str, window: Window, problems: list[BotError]) -> tuple[str, ...]:
+    def _notices(self, source, entries, lang: str, window: Window, problems: list[BotError],
+                 profile_problem: str = "") -> tuple[str, ...]:
         """What the reader must know about how this digest was made, in its language."""
         limited = [p for p in problems if isinstance(p, RateLimited)]
         until = max((p.until for p in limited if p.until), default=None)
@@ -156,6 +161,8 @@ class DigestBuilder:
         notices = [source_notice(entries, lang, until, window.tz, reason=str(problems[0]) if problems else "")]
         if self.llm is not None:
             notices.append(llm_notice(entries, lang))
+        if profile_problem:  # the maintainers should hear that their .digest.toml is ignored
+            notices.append(profile_notice(profile_problem, lang))
         return tuple(n for n in notices if n)
 
     async def _analyse_all(self, source, commits: list[Commit], lang: str,

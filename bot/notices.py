@@ -37,6 +37,10 @@ SOURCE_NOTICE = {
     "en": "⚠️ The changes of {failed} of {total} commits could not be read ({why}).",
     "zh": "⚠️ {total} 个提交中有 {failed} 个未能读取改动内容（{why}）。",
 }
+PROFILE_NOTICE = {
+    "en": "⚠️ The repository profile was not used: {problem}",
+    "zh": "⚠️ 仓库配置（.digest.toml）未生效，已使用默认配置：{problem}",
+}
 SOON = {"en": "a few minutes", "zh": "几分钟"}
 CLI_REASON = {"timeout": "timed out after {timeout:g} s", "unreachable": "endpoint unreachable",
               "http_error": "endpoint errors", "context": "did not fit the context window",
@@ -92,3 +96,8 @@ def cli_summary(entries: Sequence[DigestEntry], timeout: float) -> str | None:
 def _local_time(epoch: float, tz: str) -> str:
     moment = datetime.fromtimestamp(epoch, timezone.utc).astimezone(ZoneInfo(tz))
     return moment.strftime("%H:%M") + f" ({tz})"
+
+
+def profile_notice(problem: str, lang: str) -> str:
+    """The one sentence saying why the repository's `.digest.toml` was set aside."""
+    return PROFILE_NOTICE[_lang(lang)].format(problem=problem)

@@ -161,3 +161,16 @@ def test_worker_without_a_chat_platform_says_so(run, repo):
     proc = run("worker", env={"DEFAULT_REPO": str(repo.path)})
     assert proc.returncode == 2
     assert "'worker' needs a chat platform" in one_clear_line(proc)
+
+
+def test_a_bad_repository_profile_is_said_at_the_top_of_the_digest(run, repo):
+    """A `.digest.toml` that cannot be used does not stop the digest; the maintainers reading it
+    are told why their profile was set aside, in the digest's language."""
+    repo.commit("chore: add a digest profile", {".digest.toml": "[surface\ncli = ['src/cli.py']\n"},
+                when=datetime(2026, 1, 27, 9, 0, tzinfo=SH))
+    proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en")
+    assert proc.returncode == 0, proc.stderr
+    assert "⚠️ The repository profile was not used: .digest.toml is not valid TOML" in proc.stdout
+    assert "fix: handle empty rows in export" in proc.stdout
+    proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "zh")
+    assert "⚠️ 仓库配置（.digest.toml）未生效" in proc.stdout
