@@ -127,6 +127,7 @@ class Message:
     reply_in_thread: bool = False
     patches: list[str] = field(default_factory=list)
     created: float = 0.0
+    user: str = ""  # the open_id of the user who sent it; "" for the bot's own messages
 
     @property
     def current(self) -> str:
@@ -138,7 +139,9 @@ class Message:
                 "thread_id": self.thread_id, "msg_type": self.msg_type,
                 "create_time": str(int(self.created * 1000)), "update_time": str(int(time.time() * 1000)),
                 "deleted": False, "updated": bool(self.patches), "chat_id": self.chat_id,
-                "sender": {"id": app_id, "id_type": "app_id", "sender_type": "app", "tenant_key": "tenant-fake"},
+                "sender": ({"id": self.user, "id_type": "open_id", "sender_type": "user", "tenant_key": "tenant-fake"}
+                           if self.user else
+                           {"id": app_id, "id_type": "app_id", "sender_type": "app", "tenant_key": "tenant-fake"}),
                 "body": {"content": content}, "mentions": [], "upper_message_id": ""}
 
 
@@ -255,7 +258,7 @@ class FakeFeishu:
         with self._lock:
             message = Message(message_id=message_id, chat_id=chat_id, msg_type="text",
                               content=json.dumps({"text": text}, ensure_ascii=False), root_id=root_id or "",
-                              parent_id=root_id or "", created=time.time() + self._offset)
+                              parent_id=root_id or "", created=time.time() + self._offset, user="ou_user_fake")
             self._by_id[message_id] = message  # not in `messages`: those are what the bot posted
 
     def deny_cardkit(self) -> None:
@@ -428,6 +431,10 @@ class FakeFeishu:
             return None
         if card.get("schema") != "2.0" or not isinstance((card.get("body") or {}).get("elements"), list):
             return 400, {"code": 230099, "msg": "Failed to create card content: not a card JSON 2.0"}
+        ids = _element_ids(card)
+        if len(ids) != len(set(ids)) or not all(isinstance(i, str) and ELEMENT_ID.fullmatch(i) for i in ids):
+            # JSON 2.0: letters, digits and _, starting with a letter, at most 20, unique in the card
+            return 400, {"code": 230099, "msg": f"Failed to create card content: invalid element_id in {ids}"}
         return None
 
     def _dedupe(self, call: Call, uid: str | None) -> Message | None:
@@ -517,10 +524,10 @@ class FakeFeishu:
             return bad("page_size")
         if kind == "chat":
             chat_id = container
-            items = [m for m in self.messages if m.chat_id == chat_id and not (m.root_id and m.thread_id)
+            items = [m for m in self._by_id.values() if m.chat_id == chat_id and not (m.root_id and m.thread_id)
                      and start <= m.created <= end]
         else:
-            items = [m for m in self.messages if m.thread_id == container]
+            items = [m for m in self._by_id.values() if m.thread_id == container]
             chat_id = items[0].chat_id if items else ""
             if not items:
                 return 400, {"code": 230011, "msg": "The thread is not found."}, {}
@@ -638,6 +645,18 @@ class FakeFeishu:
             return 400, {"code": 10002, "msg": "ephemeral cards are not supported in topic groups"}, {}
         self.ephemerals.append(body)
         return 200, {"code": 0, "msg": "ok", "data": {"message_id": f"om_eph{next(self._ids):06d}"}}, {}
+
+
+ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,19}")
+
+
+def _element_ids(node: Any) -> list:
+    if isinstance(node, dict):
+        own = [node["element_id"]] if "element_id" in node else []
+        return own + [i for v in node.values() for i in _element_ids(v)]
+    if isinstance(node, list):
+        return [i for v in node for i in _element_ids(v)]
+    return []
 
 
 def _projection(content: str) -> str:
