@@ -1,7 +1,9 @@
 """Sending to Feishu (`FeishuPlatform`): interactive cards (bot.render.feishu), always with a `uuid`
-so a retried send never doubles a message; thread replies with `reply_in_thread`; private notices
-as ephemeral cards where Feishu has them. Limits: at most 5 messages/s per chat (shared with every
-other bot in a group), in order; 5 edits/s per message; 10 CardKit operations/s per card.
+so a send retried within the hour never doubles a message (later, `send_unless_posted` reads the
+chat back and finds a keyed send's cards by the element_id marker they carry); thread replies with
+`reply_in_thread`; private notices as ephemeral cards where Feishu has them. Limits: at most 5
+messages/s per chat (shared with every other bot in a group), in order; 5 edits/s per message; 10
+CardKit operations/s per card.
 """
 from __future__ import annotations
 
@@ -62,6 +64,10 @@ def _marked(card: dict, marker: str) -> dict:
     return card
 
 
+def _mark_all(cards: list[dict], base: str) -> list[dict]:
+    return [_marked(card, _marker(base, i)) for i, card in enumerate(cards)]
+
+
 @dataclass
 class _Segment:
     """One card of a streamed answer: a CardKit card (`card_id`) or a patched message."""
@@ -71,10 +77,6 @@ class _Segment:
     card_id: str | None = None
     sequence: int = 0
     shown: str = ""
-
-
-def _mark_all(cards: list[dict], base: str) -> list[dict]:
-    return [_marked(card, _marker(base, i)) for i, card in enumerate(cards)]
 
 
 class FeishuPlatform:
