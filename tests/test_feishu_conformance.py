@@ -234,6 +234,17 @@ async def test_a_push_retried_after_the_uuid_expired_posts_what_never_reached_fe
         assert len(env.fake.top_level(GROUP)) == 1
 
 
+async def test_without_the_scope_to_read_the_thread_an_unanswered_reply_is_not_sent_again(make_settings, repo,
+                                                                                         caplog):
+    async with feishu_env(make_settings, repo) as env:  # im:message.group_msg not granted
+        spec, parent = await run_push_with_a_lost_reply(env, repo)
+        later(env, 3 * 3600)
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}  # it had reached Feishu: not doubled
+        assert any("may be missing" in r.getMessage() for r in caplog.records)
+        assert any("im:message.group_msg" in r.getMessage() for r in caplog.records)  # and why
+
+
 async def test_a_push_retried_within_the_hour_relies_on_the_uuid_and_loses_nothing(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         spec, parent = await run_push_with_a_lost_reply(env, repo)
