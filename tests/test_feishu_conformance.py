@@ -290,6 +290,17 @@ async def test_a_parent_whose_send_never_reached_feishu_is_posted_hours_later(ma
         assert thread_commits(env, parent) == {c: 1 for c in COMMITS}
 
 
+async def test_a_lookup_that_fails_for_now_is_retried_not_decided(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.scopes["im:message.group_msg"] = 1
+        spec = await run_push_with_a_lost_parent(env, repo, reached=True)
+        env.fake.fail(2, path="/open-apis/im/v1/messages")  # Feishu fails while the bot reads the chat back
+        await fails_for_now(env, spec)
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        (parent,) = env.fake.top_level(GROUP)
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}
+
+
 async def test_without_the_scope_to_read_the_group_an_unanswered_parent_is_not_posted_again(
         make_settings, repo, caplog):
     async with feishu_env(make_settings, repo) as env:  # im:message.group_msg not granted

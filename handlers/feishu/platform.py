@@ -64,6 +64,10 @@ def _marked(card: dict, marker: str) -> dict:
     return card
 
 
+class _OutOfReach(FeishuError):
+    """The chat has more messages since the send than a lookup reads: it cannot tell."""
+
+
 def _mark_all(cards: list[dict], base: str) -> list[dict]:
     return [_marked(card, _marker(base, i)) for i, card in enumerate(cards)]
 
@@ -129,7 +133,8 @@ class FeishuPlatform:
         """A keyed send tried at `since` (epoch seconds) whose outcome is unknown, after Feishu
         forgot its `uuid`: read the chat (or the thread) back, and post only the cards of it that
         are not there — found by the element_id each keyed card carries. None when the chat
-        cannot be read (a scope missing, Feishu refusing): the caller decides without it."""
+        cannot be read (a scope missing, more messages since the send than a lookup reads): the
+        caller decides without it. A transient failure raises: the push is retried, undecided."""
         cards = R.render_cards(content, thread=thread, lang=self.default_lang)
         base = R.stable_id("send", channel, key)
         marks = [_marker(base, i) for i in range(len(cards))]
@@ -143,6 +148,8 @@ class FeishuPlatform:
                     if thread_id:
                         found.update(await self._find_marked("thread", thread_id, marks[1:]))
         except FeishuError as exc:
+            if exc.code not in PERMISSION_CODES and not isinstance(exc, _OutOfReach):
+                raise  # transient: this attempt fails and the push is retried later, still undecided
             why = (f"the app lacks the scope to read it back ({' or '.join(READ_SCOPES)}, and "
                    f"{GROUP_MSG_SCOPE} in groups)" if exc.code in PERMISSION_CODES else str(exc))
             log.warning("cannot check whether a message of %s reached chat %s: %s", key, channel, why)
@@ -160,7 +167,7 @@ class FeishuPlatform:
                            since: float | None = None) -> dict[int, str]:
         """{card index: message_id} of the bot's cards carrying one of `marks`, in a chat (from
         `since`, oldest first) or a thread (newest first), following page_token for a bounded
-        number of pages; a FeishuError when the end was not reached (it might be further on)."""
+        number of pages; _OutOfReach when the end was not reached (it might be further on)."""
         found: dict[int, str] = {}
         if not container:
             return found
@@ -186,7 +193,7 @@ class FeishuPlatform:
             if len(found) == len(marks) or not resp.data.has_more:
                 return found
             token = resp.data.page_token
-        raise FeishuError(f"the message was not among the last {LOOKUP_PAGES * LOOKUP_PAGE_SIZE} read back")
+        raise _OutOfReach(f"{LOOKUP_PAGES * LOOKUP_PAGE_SIZE} messages were read back without reaching the end")
 
     async def update(self, ref: MessageRef, content: Content) -> MessageRef:
         cards = R.render_cards(content, thread=ref.thread_root, lang=self.default_lang)

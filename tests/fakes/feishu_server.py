@@ -31,7 +31,8 @@ Routes::
                                                             Feishu's protobuf frames (`fake.ws_push`)
 
 Reading messages needs one of im:message, im:message:readonly, im:message.history:readonly
-(else 99991672) and, outside one-to-one chats, im:message.group_msg (else 230027), as in Feishu.
+(else 99991672); listing a group's messages also im:message.group_msg (else 230027), as the
+list API's documentation says.
 
 Every API call needs the tenant token it issued. Sends carrying a `uuid` seen in the last hour
 (`fake.uuid_window` seconds of the fake's clock, which `fake.advance(s)` moves on) return the
@@ -495,11 +496,13 @@ class FakeFeishu:
                                     thread_id=thread_id, reply_in_thread=bool(body.get("reply_in_thread")))
         return 200, {"code": 0, "msg": "success", "data": message.as_data(self.app_id or "cli_fake")}, {}
 
-    def _read_refused(self, chat_id: str) -> tuple[int, dict, dict] | None:
+    def _read_refused(self, chat_id: str, *, listing: bool = True) -> tuple[int, dict, dict] | None:
+        """Reading needs a read scope; listing a group's messages also im:message.group_msg (the
+        list API's own note: without it, only one-to-one chats)."""
         if not any(self.scopes.get(s) == 1 for s in READ_SCOPES):
             return 400, {"code": 99991672, "msg": "Access denied. One of the following scopes is required: "
                                                   f"[{', '.join(READ_SCOPES)}]."}, {}
-        if chat_id not in self._p2p_chats and self.scopes.get("im:message.group_msg") != 1:
+        if listing and chat_id not in self._p2p_chats and self.scopes.get("im:message.group_msg") != 1:
             return 400, {"code": 230027, "msg": "Lack of necessary permissions."}, {}
         return None
 
@@ -547,7 +550,7 @@ class FakeFeishu:
         message = self._by_id.get(message_id)
         if message is None:
             return 400, {"code": 230011, "msg": "The message is not found, maybe not exist or deleted."}, {}
-        refused = self._read_refused(message.chat_id)
+        refused = self._read_refused(message.chat_id, listing=False)
         if refused:
             return refused
         as_sent = query.get("card_msg_content_type") == "user_card_content"
