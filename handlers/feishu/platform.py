@@ -176,7 +176,7 @@ class FeishuPlatform:
             builder = ListMessageRequest.builder().container_id_type(kind).container_id(container) \
                 .page_size(LOOKUP_PAGE_SIZE).card_msg_content_type("user_card_content")
             if kind == "chat":  # thread containers take no time range
-                builder = builder.sort_type("ByCreateTimeAsc").start_time(str(int(since or 0) - LOOKUP_SKEW))
+                builder = builder.sort_type("ByCreateTimeAsc").start_time(str(max(0, int(since or 0) - LOOKUP_SKEW)))
             else:
                 builder = builder.sort_type("ByCreateTimeDesc")
             if token:
