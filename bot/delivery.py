@@ -9,9 +9,11 @@ outage continues where it stopped instead of posting the parent twice.
 The progress state, not the platform, decides whether a message may be sent again. Before each
 send it records which step is being tried and when. A send whose outcome is unknown (a crash, a
 timeout after Feishu accepted it) is re-sent with the same key only while the platform still
-deduplicates that key (`send_dedupe_window`: Feishu's `uuid` lasts one hour); later, a re-send
-could post it twice, so a thread reply is counted as sent (logged as possibly missing) and a
-parent ends the delivery as `UncertainSend` — at most once, never twice.
+deduplicates that key (`send_dedupe_window`: Feishu's `uuid` lasts one hour). Later, the platform
+reads the conversation back (`send_unless_posted`) and posts only what is not there: nothing
+lost, nothing doubled. Only when it cannot read it back (a scope missing) would a re-send risk a
+double, so then a thread reply is counted as sent (logged as possibly missing) and a parent ends
+the delivery as `UncertainSend` — at most once, never twice.
 """
 from __future__ import annotations
 
@@ -69,6 +71,15 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
         return (window is not None and tried.get("step") == step
                 and now() - float(tried.get("at", 0)) >= window - DEDUPE_MARGIN)
 
+    async def send_checked(step, content, thread_ref) -> MessageRef | None:
+        """After the dedupe window: the platform looks the message up before sending it; None
+        when it cannot tell whether the message is there."""
+        check = getattr(platform, "send_unless_posted", None)
+        if check is None:
+            return None
+        return await check(channel, content, thread=thread_ref, key=f"{progress_key}:{step}",
+                           since=float((state.get("trying") or {}).get("at", 0)))
+
     async def trying(step) -> None:
         if progress_key:
             tried = state.get("trying") or {}
@@ -84,13 +95,18 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     if state.get("parent"):
         parent = MessageRef(channel, state["parent"], thread)
     else:
+        content = DigestParent(d, plan.min_importance)
         if unsafe_to_retry("parent"):
-            raise UncertainSend(f"the digest of {d.repo} for {d.window.label} may already be in the channel "
-                                f"(its first send had no answer over an hour ago); not posting it again")
-        if replace_ref is None:
-            await trying("parent")
-        parent = await _post_or_replace(platform, channel, DigestParent(d, plan.min_importance), replace_ref, thread,
-                                        key=f"{progress_key}:parent" if progress_key else None)
+            parent = await send_checked("parent", content, thread)
+            if parent is None:
+                raise UncertainSend(f"the digest of {d.repo} for {d.window.label} may already be in the channel "
+                                    f"(its first send had no answer over an hour ago, and the channel could not "
+                                    f"be read back); not posting it again")
+        else:
+            if replace_ref is None:
+                await trying("parent")
+            parent = await _post_or_replace(platform, channel, content, replace_ref, thread,
+                                            key=f"{progress_key}:parent" if progress_key else None)
         state = {"parent": parent.id, "sent": 0}
         await _save(store, progress_key, state)
 
@@ -98,9 +114,10 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     replies = thread_contents(plan)
     for index in range(state.get("sent", 0), len(replies)):
         if unsafe_to_retry(index):
-            log.warning("thread message %d of %s %s in %s may be missing: its send had no answer and the "
-                        "platform no longer deduplicates it, so it is not sent again", index + 1, d.repo,
-                        d.window.label, channel)
+            if await send_checked(index, replies[index], root) is None:
+                log.warning("thread message %d of %s %s in %s may be missing: its send had no answer, the "
+                            "platform no longer deduplicates it and the thread could not be read back, so it "
+                            "is not sent again", index + 1, d.repo, d.window.label, channel)
         else:
             await trying(index)
             await platform.send(channel, replies[index], thread=root,

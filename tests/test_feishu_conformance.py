@@ -162,26 +162,48 @@ async def test_a_card_click_delivered_twice_is_acted_on_once(make_settings, repo
         assert len(env.fake.thread(parent.message_id)) == 3  # one details card, not two
 
 
-# --- item 16: the uuid lasts an hour; the delivery's own state decides -------------------------------
+# --- item 16: the uuid lasts an hour; after it, the bot reads the chat back before re-sending ------
 
-async def run_push_with_a_lost_reply(env, repo):
-    """A scheduled push whose first thread message reaches Feishu while the answer is lost every
-    time it is tried: the attempt fails after the parent and that message are in the thread."""
+COMMITS = ("add export", "cache expiry off by one", "fix a typo")  # each commit of the `repo` fixture
+
+
+def thread_commits(env, parent) -> dict[str, int]:
+    """How many thread messages show each commit: exactly once each, for nothing lost or doubled."""
+    texts = [env.fake.text_of(m) for m in env.fake.thread(parent.message_id)]
+    return {c: sum(c in text for text in texts) for c in COMMITS}
+
+
+def push_spec(env, repo):
     from datetime import date
 
     from bot.deliveries import scheduled_spec
-    from bot.models import RetryLater, Subscription
+    from bot.models import Subscription
 
-    env.adapter.api.max_transient = 2  # give up sooner than in production
-    spec = scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"), date(2026, 1, 28))
-    env.fake.lose(2, path="/open-apis/im/v1/messages/")  # the two attempts at the first thread reply
+    return scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"), date(2026, 1, 28))
+
+
+async def fails_for_now(env, spec) -> None:
+    from bot.models import RetryLater
+
     try:
         await env.chat.deliveries.run(spec)
         raise AssertionError("the attempt should have failed")
     except RetryLater:
         pass
+
+
+async def run_push_with_a_lost_reply(env, repo, *, reached: bool = True):
+    """A scheduled push whose first thread message gets no answer, every time it is tried: it
+    reached Feishu (the answer was lost on the way back) or it did not (Feishu failed first)."""
+    env.adapter.api.max_transient = 2  # give up sooner than in production
+    spec = push_spec(env, repo)
+    if reached:
+        env.fake.lose(2, path="/open-apis/im/v1/messages/")  # the two attempts at the first thread reply
+    else:
+        env.fake.fail(2, path="/open-apis/im/v1/messages/")
+    await fails_for_now(env, spec)
     (parent,) = env.fake.top_level(GROUP)
-    assert len(env.fake.thread(parent.message_id)) == 1  # it is there, though the bot never heard so
+    assert len(env.fake.thread(parent.message_id)) == (1 if reached else 0)
     return spec, parent
 
 
@@ -193,13 +215,34 @@ def later(env, seconds: float) -> None:
 
 async def test_a_push_retried_after_the_uuid_expired_does_not_post_twice(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
+        env.fake.scopes["im:message.group_msg"] = 1  # the bot may read the group back
         spec, parent = await run_push_with_a_lost_reply(env, repo)
         later(env, 3 * 3600)  # the retry comes after Feishu forgot the uuid
         assert await env.chat.deliveries.run(spec) == "delivered"
-        replies = env.fake.thread(parent.message_id)
-        titles = [env.fake.card(m)["header"]["title"]["content"] for m in replies]
-        assert len(titles) == len(set(titles)) == 2, titles  # each thread message once
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}
+        assert len(env.fake.thread(parent.message_id)) == 2
         assert len(env.fake.top_level(GROUP)) == 1
+
+
+async def test_a_push_retried_after_the_uuid_expired_posts_what_never_reached_feishu(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.scopes["im:message.group_msg"] = 1
+        spec, parent = await run_push_with_a_lost_reply(env, repo, reached=False)
+        later(env, 3 * 3600)
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}  # nothing lost
+        assert len(env.fake.top_level(GROUP)) == 1
+
+
+async def test_without_the_scope_to_read_the_thread_an_unanswered_reply_is_not_sent_again(make_settings, repo,
+                                                                                         caplog):
+    async with feishu_env(make_settings, repo) as env:  # im:message.group_msg not granted
+        spec, parent = await run_push_with_a_lost_reply(env, repo)
+        later(env, 3 * 3600)
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}  # it had reached Feishu: not doubled
+        assert any("may be missing" in r.getMessage() for r in caplog.records)
+        assert any("im:message.group_msg" in r.getMessage() for r in caplog.records)  # and why
 
 
 async def test_a_push_retried_within_the_hour_relies_on_the_uuid_and_loses_nothing(make_settings, repo):
@@ -208,32 +251,64 @@ async def test_a_push_retried_within_the_hour_relies_on_the_uuid_and_loses_nothi
         later(env, 20 * 60)
         before = len(env.fake.calls)
         assert await env.chat.deliveries.run(spec) == "delivered"
-        replies = env.fake.thread(parent.message_id)
-        assert len(replies) == 2
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}
         assert any(c.deduped for c in env.fake.calls[before:])  # re-sent with its uuid: Feishu dedupes it
 
 
-async def test_a_parent_whose_send_went_unanswered_hours_ago_is_not_posted_again(make_settings, repo):
-    from datetime import date
-
-    from bot.deliveries import scheduled_spec
-    from bot.models import RetryLater, Subscription
-
-    async with feishu_env(make_settings, repo) as env:
-        env.adapter.api.max_transient = 2
-        spec = scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"),
-                              date(2026, 1, 28))
+async def run_push_with_a_lost_parent(env, repo, *, reached: bool):
+    env.adapter.api.max_transient = 2
+    spec = push_spec(env, repo)
+    if reached:
         env.fake.lose(2, path="/open-apis/im/v1/messages")
-        try:
-            await env.chat.deliveries.run(spec)
-            raise AssertionError("the attempt should have failed")
-        except RetryLater:
-            pass
-        assert len(env.fake.top_level(GROUP)) == 1
-        later(env, 3 * 3600)
+    else:
+        env.fake.fail(2, path="/open-apis/im/v1/messages")
+    before = len(env.fake.top_level(GROUP))
+    await fails_for_now(env, spec)
+    assert len(env.fake.top_level(GROUP)) - before == (1 if reached else 0)
+    later(env, 3 * 3600)
+    return spec
+
+
+async def test_a_parent_whose_send_went_unanswered_hours_ago_is_found_not_posted_again(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.scopes["im:message.group_msg"] = 1
+        for i in range(120):  # a busy group: the digest is on the third page read back
+            env.fake.user_message(f"om_chatter{i:04d}", GROUP, f"message {i}")
+        spec = await run_push_with_a_lost_parent(env, repo, reached=True)
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        (parent,) = env.fake.top_level(GROUP)  # the one posted before, found and completed
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}
+        assert await env.chat.deliveries.run(spec) == "already delivered"
+
+
+async def test_a_parent_whose_send_never_reached_feishu_is_posted_hours_later(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.scopes["im:message.group_msg"] = 1
+        spec = await run_push_with_a_lost_parent(env, repo, reached=False)
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        (parent,) = env.fake.top_level(GROUP)
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}
+
+
+async def test_a_lookup_that_fails_for_now_is_retried_not_decided(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.scopes["im:message.group_msg"] = 1
+        spec = await run_push_with_a_lost_parent(env, repo, reached=True)
+        env.fake.fail(2, path="/open-apis/im/v1/messages")  # Feishu fails while the bot reads the chat back
+        await fails_for_now(env, spec)
+        assert await env.chat.deliveries.run(spec) == "delivered"
+        (parent,) = env.fake.top_level(GROUP)
+        assert thread_commits(env, parent) == {c: 1 for c in COMMITS}
+
+
+async def test_without_the_scope_to_read_the_group_an_unanswered_parent_is_not_posted_again(
+        make_settings, repo, caplog):
+    async with feishu_env(make_settings, repo) as env:  # im:message.group_msg not granted
+        spec = await run_push_with_a_lost_parent(env, repo, reached=True)
         assert await env.chat.deliveries.run(spec) == "uncertain"
         assert await env.chat.deliveries.run(spec) == "already delivered"  # the ledger closed it
         assert len(env.fake.top_level(GROUP)) == 1
+        assert any("im:message.group_msg" in r.getMessage() for r in caplog.records)
 
 
 async def test_a_body_over_30_kb_is_never_sent(make_settings, repo):

@@ -19,9 +19,9 @@ from typing import Callable, Mapping
 import lark_oapi as lark
 from lark_oapi.api.cardkit.v1 import (ContentCardElementRequest, ContentCardElementRequestBody, CreateCardRequest,
                                       CreateCardRequestBody, SettingsCardRequest, SettingsCardRequestBody)
-from lark_oapi.api.im.v1 import (CreateMessageRequest, CreateMessageRequestBody, P2ImMessageReceiveV1,
-                                 PatchMessageRequest, PatchMessageRequestBody, ReplyMessageRequest,
-                                 ReplyMessageRequestBody)
+from lark_oapi.api.im.v1 import (CreateMessageRequest, CreateMessageRequestBody, GetMessageRequest,
+                                 ListMessageRequest, P2ImMessageReceiveV1, PatchMessageRequest,
+                                 PatchMessageRequestBody, ReplyMessageRequest, ReplyMessageRequestBody)
 from lark_oapi.core.exception import ObtainAccessTokenException
 from lark_oapi.core.utils import AESCipher
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger, P2CardActionTriggerResponse
@@ -144,4 +144,5 @@ __all__ = ["lark", "FeishuApi", "FeishuError", "RATE_CODES", "PERMISSION_CODES",
            "P2CardActionTrigger", "P2CardActionTriggerResponse", "ContentCardElementRequest",
            "ContentCardElementRequestBody", "CreateCardRequest", "CreateCardRequestBody", "SettingsCardRequest",
            "SettingsCardRequestBody", "CreateMessageRequest", "CreateMessageRequestBody", "PatchMessageRequest",
+           "GetMessageRequest", "ListMessageRequest",
            "PatchMessageRequestBody", "ReplyMessageRequest", "ReplyMessageRequestBody"]

@@ -1,12 +1,15 @@
 """Sending to Feishu (`FeishuPlatform`): interactive cards (bot.render.feishu), always with a `uuid`
-so a retried send never doubles a message; thread replies with `reply_in_thread`; private notices
-as ephemeral cards where Feishu has them. Limits: at most 5 messages/s per chat (shared with every
-other bot in a group), in order; 5 edits/s per message; 10 CardKit operations/s per card.
+so a send retried within the hour never doubles a message (later, `send_unless_posted` reads the
+chat back and finds a keyed send's cards by the element_id marker they carry); thread replies with
+`reply_in_thread`; private notices as ephemeral cards where Feishu has them. Limits: at most 5
+messages/s per chat (shared with every other bot in a group), in order; 5 edits/s per message; 10
+CardKit operations/s per card.
 """
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 import uuid
 from collections import OrderedDict
@@ -18,7 +21,8 @@ from bot.platform import Content, Conversation, MessageRef, Notice
 from bot.render import feishu as R
 from handlers.feishu.api import (PERMISSION_CODES, RATE_CODES, ContentCardElementRequest, ContentCardElementRequestBody,
                                  CreateCardRequest, CreateCardRequestBody, CreateMessageRequest,
-                                 CreateMessageRequestBody, FeishuApi, FeishuError, PatchMessageRequest,
+                                 CreateMessageRequestBody, FeishuApi, FeishuError, GetMessageRequest,
+                                 ListMessageRequest, PatchMessageRequest,
                                  PatchMessageRequestBody, ReplyMessageRequest, ReplyMessageRequestBody,
                                  SettingsCardRequest, SettingsCardRequestBody)
 from handlers.pacing import ConversationPacer
@@ -30,11 +34,42 @@ MESSAGE_LIMIT = (5, 1.0)
 CARD_LIMIT = (10, 1.0)
 GROUP_MSG_SCOPE = "im:message.group_msg"  # sensitive: group messages without an @-mention
 SCOPES_TTL = 600.0  # seconds a scope check is trusted (an admin may grant it meanwhile)
+# Reading the chat back (GET /open-apis/im/v1/messages): any one of these, plus im:message.group_msg in groups.
+READ_SCOPES = ("im:message", "im:message:readonly", "im:message.history:readonly")
+LOOKUP_PAGE_SIZE = 50  # the list API's maximum
+LOOKUP_PAGES = 20  # pages read at most when looking for a message sent before
+LOOKUP_SKEW = 600  # seconds before the first attempt the chat is read from (clocks differ)
 
 
 def _uuid(base: str, index: int) -> str:
     """Feishu's send `uuid` (≤ 50 chars; the same uuid within an hour returns the same message)."""
     return f"{base[:40]}-{index}"
+
+
+def _marker(base: str, index: int) -> str:
+    """The element_id a keyed send puts on its card's first element, to recognise the message when
+    the chat is read back (letters, digits, _; starts with a letter; ≤ 20 chars; unique in the card)."""
+    return f"dk{base[:14]}_{index}"
+
+
+def _marked(card: dict, marker: str) -> dict:
+    """The card with `marker` as the element_id of its first element that has none (invisible).
+    Reading the message back with card_msg_content_type=user_card_content returns the card as sent."""
+    elements = (card.get("body") or {}).get("elements") or []
+    for i, element in enumerate(elements):
+        if isinstance(element, dict) and "element_id" not in element:
+            marked = dict(card, body=dict(card["body"], elements=list(elements)))
+            marked["body"]["elements"][i] = dict(element, element_id=marker)
+            return marked
+    return card
+
+
+class _OutOfReach(FeishuError):
+    """The chat has more messages since the send than a lookup reads: it cannot tell."""
+
+
+def _mark_all(cards: list[dict], base: str) -> list[dict]:
+    return [_marked(card, _marker(base, i)) for i, card in enumerate(cards)]
 
 
 @dataclass
@@ -88,8 +123,77 @@ class FeishuPlatform:
     async def send(self, channel: str, content: Content, *, thread: str | None = None,
                    key: str | None = None) -> MessageRef:
         cards = R.render_cards(content, thread=thread, lang=self.default_lang)
-        base = R.stable_id("send", channel, key) if key else uuid.uuid4().hex
-        return await self.post_cards(channel, cards, thread=thread, base=base)
+        if not key:
+            return await self.post_cards(channel, cards, thread=thread)
+        base = R.stable_id("send", channel, key)
+        return await self.post_cards(channel, _mark_all(cards, base), thread=thread, base=base)
+
+    async def send_unless_posted(self, channel: str, content: Content, *, thread: str | None = None,
+                                 key: str, since: float) -> MessageRef | None:
+        """A keyed send tried at `since` (epoch seconds) whose outcome is unknown, after Feishu
+        forgot its `uuid`: read the chat (or the thread) back, and post only the cards of it that
+        are not there — found by the element_id each keyed card carries. None when the chat
+        cannot be read (a scope missing, more messages since the send than a lookup reads): the
+        caller decides without it. A transient failure raises: the push is retried, undecided."""
+        cards = R.render_cards(content, thread=thread, lang=self.default_lang)
+        base = R.stable_id("send", channel, key)
+        marks = [_marker(base, i) for i in range(len(cards))]
+        try:
+            if thread:
+                found = await self._find_marked("thread", await self._thread_id(thread), marks)
+            else:
+                found = await self._find_marked("chat", channel, marks[:1], since=since)
+                if 0 in found and len(cards) > 1:  # its continuation cards are in its own thread
+                    thread_id = await self._thread_id(found[0])
+                    if thread_id:
+                        found.update(await self._find_marked("thread", thread_id, marks[1:]))
+        except FeishuError as exc:
+            if exc.code not in PERMISSION_CODES and not isinstance(exc, _OutOfReach):
+                raise  # transient: this attempt fails and the push is retried later, still undecided
+            why = (f"the app lacks the scope to read it back ({' or '.join(READ_SCOPES)}, and "
+                   f"{GROUP_MSG_SCOPE} in groups)" if exc.code in PERMISSION_CODES else str(exc))
+            log.warning("cannot check whether a message of %s reached chat %s: %s", key, channel, why)
+            return None
+        return await self.post_cards(channel, _mark_all(cards, base), thread=thread, base=base, have=found)
+
+    async def _thread_id(self, message_id: str) -> str:
+        """The thread (omt_…) that replies to `message_id` live in; "" when it has none yet."""
+        request = GetMessageRequest.builder().message_id(message_id).build()
+        resp = await self.api.call("read a message back", self.api.client.im.v1.message.get, request)
+        items = resp.data.items or []
+        return str(items[0].thread_id or "") if items else ""
+
+    async def _find_marked(self, kind: str, container: str, marks: list[str], *,
+                           since: float | None = None) -> dict[int, str]:
+        """{card index: message_id} of the bot's cards carrying one of `marks`, in a chat (from
+        `since`, oldest first) or a thread (newest first), following page_token for a bounded
+        number of pages; _OutOfReach when the end was not reached (it might be further on)."""
+        found: dict[int, str] = {}
+        if not container:
+            return found
+        token = None
+        for _ in range(LOOKUP_PAGES):
+            builder = ListMessageRequest.builder().container_id_type(kind).container_id(container) \
+                .page_size(LOOKUP_PAGE_SIZE).card_msg_content_type("user_card_content")
+            if kind == "chat":  # thread containers take no time range
+                builder = builder.sort_type("ByCreateTimeAsc").start_time(str(max(0, int(since or 0) - LOOKUP_SKEW)))
+            else:
+                builder = builder.sort_type("ByCreateTimeDesc")
+            if token:
+                builder = builder.page_token(token)
+            resp = await self.api.call("read the chat back", self.api.client.im.v1.message.list, builder.build())
+            for item in resp.data.items or []:
+                sender = item.sender
+                if item.deleted or item.msg_type != "interactive" or not sender or sender.sender_type != "app":
+                    continue
+                text = (item.body.content if item.body else "") or ""
+                for mark in marks:
+                    if re.search(re.escape(mark) + r"(?!\d)", text):  # the element_id, however quoted
+                        found.setdefault(int(mark.rsplit("_", 1)[1]), str(item.message_id))
+            if len(found) == len(marks) or not resp.data.has_more:
+                return found
+            token = resp.data.page_token
+        raise _OutOfReach(f"{LOOKUP_PAGES * LOOKUP_PAGE_SIZE} messages were read back without reaching the end")
 
     async def update(self, ref: MessageRef, content: Content) -> MessageRef:
         cards = R.render_cards(content, thread=ref.thread_root, lang=self.default_lang)
@@ -173,13 +277,18 @@ class FeishuPlatform:
 
     # --- primitives -------------------------------------------------------------------------------------
     async def post_cards(self, channel: str, cards: list[dict], *, thread: str | None = None,
-                         quote: str | None = None, base: str | None = None) -> MessageRef:
+                         quote: str | None = None, base: str | None = None,
+                         have: dict[int, str] | None = None) -> MessageRef:
         """Post cards in order (held under the chat's lock so nothing overtakes them); the first
-        goes top level / into `thread` / as a reply quoting `quote`, the rest into its thread."""
+        goes top level / into `thread` / as a reply quoting `quote`, the rest into its thread.
+        `have`: {index: message_id} of cards already in the chat, not posted again."""
         base = base or uuid.uuid4().hex  # one per logical message, reused by every retry
-        first: MessageRef | None = None
+        have = have or {}
+        first: MessageRef | None = MessageRef(channel, have[0], thread or None) if 0 in have else None
         async with self.chats.lock(channel):
             for index, card in enumerate(cards):
+                if index in have:
+                    continue
                 content = R.card_json(card)
                 if first is None:
                     first = await self._post(channel, content, thread=thread, quote=quote, uid=_uuid(base, index))

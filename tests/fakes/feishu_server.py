@@ -18,9 +18,21 @@ Routes::
     POST  /open-apis/ephemeral/v1/send                      "only you can see this" cards (not in
                                                             topic groups: `fake.topic_chat(chat_id)`)
     GET   /open-apis/application/v6/scopes                  the app's scopes and their grant status
+    GET   /open-apis/im/v1/messages?container_id_type=chat|thread&container_id=…   list a chat's
+                                                            messages (from start_time, seconds; thread
+                                                            roots only, as in a normal group) or a
+                                                            thread's (no time range there), page_size
+                                                            ≤ 50, page_token / has_more; cards as a
+                                                            projection unless card_msg_content_type=
+                                                            user_card_content (then the card as sent)
+    GET   /open-apis/im/v1/messages/{id}                    one message (its thread_id)
     POST  /callback/ws/endpoint                             the long connection's gateway URL: a
                                                             websocket server on loopback speaking
                                                             Feishu's protobuf frames (`fake.ws_push`)
+
+Reading messages needs one of im:message, im:message:readonly, im:message.history:readonly
+(else 99991672); listing a group's messages also im:message.group_msg (else 230027), as the
+list API's documentation says.
 
 Every API call needs the tenant token it issued. Sends carrying a `uuid` seen in the last hour
 (`fake.uuid_window` seconds of the fake's clock, which `fake.advance(s)` moves on) return the
@@ -81,6 +93,9 @@ from urllib.parse import parse_qs, urlsplit
 
 MAX_BODY_BYTES = 30 * 1024  # "卡片及富文本消息请求体最大不能超过30KB" (error 230025)
 UUID_WINDOW = 3600.0  # a send's uuid deduplicates for one hour
+READ_SCOPES = ("im:message", "im:message:readonly", "im:message.history:readonly")
+# What Feishu lists for a JSON 2.0 card unless asked for the card as sent (user_card_content).
+CARD_PROJECTION = "请升级至最新版本客户端，以查看内容"
 TOO_LONG = {"code": 230025, "msg": "The length of the message content reaches its limit."}
 DEFAULT_SCOPES = {"im:message": 1, "im:message:send_as_bot": 1, "im:message.group_at_msg:readonly": 1,
                   "im:message.p2p_msg:readonly": 1, "cardkit:card:write": 1}
@@ -113,18 +128,22 @@ class Message:
     reply_in_thread: bool = False
     patches: list[str] = field(default_factory=list)
     created: float = 0.0
+    user: str = ""  # the open_id of the user who sent it; "" for the bot's own messages
 
     @property
     def current(self) -> str:
         return self.patches[-1] if self.patches else self.content
 
-    def as_data(self, app_id: str) -> dict:
+    def as_data(self, app_id: str, *, as_sent: bool = True) -> dict:
+        content = self.current if as_sent or self.msg_type != "interactive" else _projection(self.current)
         return {"message_id": self.message_id, "root_id": self.root_id, "parent_id": self.parent_id,
                 "thread_id": self.thread_id, "msg_type": self.msg_type,
                 "create_time": str(int(self.created * 1000)), "update_time": str(int(time.time() * 1000)),
                 "deleted": False, "updated": bool(self.patches), "chat_id": self.chat_id,
-                "sender": {"id": app_id, "id_type": "app_id", "sender_type": "app", "tenant_key": "tenant-fake"},
-                "body": {"content": self.current}, "mentions": [], "upper_message_id": ""}
+                "sender": ({"id": self.user, "id_type": "open_id", "sender_type": "user", "tenant_key": "tenant-fake"}
+                           if self.user else
+                           {"id": app_id, "id_type": "app_id", "sender_type": "app", "tenant_key": "tenant-fake"}),
+                "body": {"content": content}, "mentions": [], "upper_message_id": ""}
 
 
 @dataclass
@@ -240,7 +259,7 @@ class FakeFeishu:
         with self._lock:
             message = Message(message_id=message_id, chat_id=chat_id, msg_type="text",
                               content=json.dumps({"text": text}, ensure_ascii=False), root_id=root_id or "",
-                              parent_id=root_id or "", created=time.time())
+                              parent_id=root_id or "", created=time.time() + self._offset, user="ou_user_fake")
             self._by_id[message_id] = message  # not in `messages`: those are what the bot posted
 
     def deny_cardkit(self) -> None:
@@ -365,8 +384,12 @@ class FakeFeishu:
             return 200, {"code": 0, "msg": "success", "data": {"scopes": scopes}}, {}
         if path == "/open-apis/im/v1/messages" and method == "POST":
             return self._create(call, query, body or {})
+        if path == "/open-apis/im/v1/messages" and method == "GET":
+            return self._list(query)
         if path.startswith("/open-apis/im/v1/messages/"):
             rest = path[len("/open-apis/im/v1/messages/"):].split("/")
+            if len(rest) == 1 and method == "GET":
+                return self._get(rest[0], query)
             if len(rest) == 2 and rest[1] == "reply" and method == "POST":
                 return self._reply(call, rest[0], body or {})
             if len(rest) == 1 and method == "PATCH":
@@ -409,6 +432,10 @@ class FakeFeishu:
             return None
         if card.get("schema") != "2.0" or not isinstance((card.get("body") or {}).get("elements"), list):
             return 400, {"code": 230099, "msg": "Failed to create card content: not a card JSON 2.0"}
+        ids = _element_ids(card)
+        if len(ids) != len(set(ids)) or not all(isinstance(i, str) and ELEMENT_ID.fullmatch(i) for i in ids):
+            # JSON 2.0: letters, digits and _, starting with a letter, at most 20, unique in the card
+            return 400, {"code": 230099, "msg": f"Failed to create card content: invalid element_id in {ids}"}
         return None
 
     def _dedupe(self, call: Call, uid: str | None) -> Message | None:
@@ -425,7 +452,7 @@ class FakeFeishu:
     def _new_message(self, chat_id: str, body: dict, **links) -> Message:
         message = Message(message_id=f"om_{next(self._ids):06d}{uuid.uuid4().hex[:10]}", chat_id=chat_id,
                           msg_type=body["msg_type"], content=body["content"], uuid=body.get("uuid") or "",
-                          created=time.time(), **links)
+                          created=time.time() + self._offset, **links)
         self.messages.append(message)
         self._by_id[message.message_id] = message
         if message.uuid:
@@ -463,9 +490,72 @@ class FakeFeishu:
         root = parent.root_id or parent.message_id
         in_thread = bool(body.get("reply_in_thread")) or bool(parent.thread_id)
         thread_id = ("omt_" + hashlib.sha1(root.encode()).hexdigest()[:12]) if in_thread else ""
+        if thread_id and root in self._by_id:
+            self._by_id[root].thread_id = thread_id  # the root belongs to the thread it opened
         message = self._new_message(parent.chat_id, body, root_id=root, parent_id=parent.message_id,
                                     thread_id=thread_id, reply_in_thread=bool(body.get("reply_in_thread")))
         return 200, {"code": 0, "msg": "success", "data": message.as_data(self.app_id or "cli_fake")}, {}
+
+    def _read_refused(self, chat_id: str, *, listing: bool = True) -> tuple[int, dict, dict] | None:
+        """Reading needs a read scope; listing a group's messages also im:message.group_msg (the
+        list API's own note: without it, only one-to-one chats)."""
+        if not any(self.scopes.get(s) == 1 for s in READ_SCOPES):
+            return 400, {"code": 99991672, "msg": "Access denied. One of the following scopes is required: "
+                                                  f"[{', '.join(READ_SCOPES)}]."}, {}
+        if listing and chat_id not in self._p2p_chats and self.scopes.get("im:message.group_msg") != 1:
+            return 400, {"code": 230027, "msg": "Lack of necessary permissions."}, {}
+        return None
+
+    def _list(self, query: dict) -> tuple[int, dict, dict]:
+        kind, container = query.get("container_id_type"), query.get("container_id") or ""
+        bad = lambda what: (400, {"code": 230001, "msg": f"invalid request parameter: {what}"}, {})  # noqa: E731
+        if kind not in ("chat", "thread") or not container:
+            return bad("container_id_type / container_id")
+        if kind == "thread" and (query.get("start_time") or query.get("end_time")):
+            return bad("the thread container does not support a time range")
+        sort = query.get("sort_type") or "ByCreateTimeAsc"
+        if sort not in ("ByCreateTimeAsc", "ByCreateTimeDesc"):
+            return bad("sort_type")
+        try:
+            size = int(query.get("page_size") or 20)
+            start = float(query.get("start_time") or 0)
+            end = float(query.get("end_time") or "inf")
+            offset = int(base64.urlsafe_b64decode(query["page_token"]).decode()) if query.get("page_token") else 0
+        except (ValueError, TypeError):
+            return bad("page_size / start_time / end_time / page_token")
+        if not 1 <= size <= 50:
+            return bad("page_size")
+        if kind == "chat":
+            chat_id = container
+            items = [m for m in self._by_id.values() if m.chat_id == chat_id and not (m.root_id and m.thread_id)
+                     and start <= m.created <= end]
+        else:
+            items = [m for m in self._by_id.values() if m.thread_id == container]
+            chat_id = items[0].chat_id if items else ""
+            if not items:
+                return 400, {"code": 230011, "msg": "The thread is not found."}, {}
+        refused = self._read_refused(chat_id)
+        if refused:
+            return refused
+        items.sort(key=lambda m: m.created, reverse=sort == "ByCreateTimeDesc")
+        page = items[offset:offset + size]
+        more = offset + size < len(items)
+        as_sent = query.get("card_msg_content_type") == "user_card_content"
+        data = {"has_more": more, "items": [m.as_data(self.app_id or "cli_fake", as_sent=as_sent) for m in page]}
+        if more:
+            data["page_token"] = base64.urlsafe_b64encode(str(offset + size).encode()).decode()
+        return 200, {"code": 0, "msg": "success", "data": data}, {}
+
+    def _get(self, message_id: str, query: dict) -> tuple[int, dict, dict]:
+        message = self._by_id.get(message_id)
+        if message is None:
+            return 400, {"code": 230011, "msg": "The message is not found, maybe not exist or deleted."}, {}
+        refused = self._read_refused(message.chat_id, listing=False)
+        if refused:
+            return refused
+        as_sent = query.get("card_msg_content_type") == "user_card_content"
+        return 200, {"code": 0, "msg": "success",
+                     "data": {"items": [message.as_data(self.app_id or "cli_fake", as_sent=as_sent)]}}, {}
 
     def _patch(self, message_id: str, body: dict) -> tuple[int, dict, dict]:
         message = self._by_id.get(message_id)
@@ -558,6 +648,29 @@ class FakeFeishu:
             return 400, {"code": 10002, "msg": "ephemeral cards are not supported in topic groups"}, {}
         self.ephemerals.append(body)
         return 200, {"code": 0, "msg": "ok", "data": {"message_id": f"om_eph{next(self._ids):06d}"}}, {}
+
+
+ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,19}")
+
+
+def _element_ids(node: Any) -> list:
+    if isinstance(node, dict):
+        own = [node["element_id"]] if "element_id" in node else []
+        return own + [i for v in node.values() for i in _element_ids(v)]
+    if isinstance(node, list):
+        return [i for v in node for i in _element_ids(v)]
+    return []
+
+
+def _projection(content: str) -> str:
+    """A JSON 2.0 card as Feishu lists it by default: its title and a placeholder, nothing else."""
+    try:
+        card = json.loads(content)
+    except ValueError:
+        card = {}
+    title = (((card.get("header") or {}).get("title") or {}).get("content")) if isinstance(card, dict) else None
+    return json.dumps({"title": title or "", "elements": [[{"tag": "text", "text": CARD_PROJECTION}]]},
+                      ensure_ascii=False)
 
 
 def shown_markdown(markdown: str) -> str:
