@@ -147,19 +147,23 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("jwt", re.compile(
         _B + r"(?:eyJ|eyA|ewo|ew0|e3s|ewk)[A-Za-z0-9_\-]{6,}=*\.[A-Za-z0-9_\-]{4,}=*\.?[A-Za-z0-9_\-+/]*=*"),
         ("eyj", "eya", "ewo", "ew0", "e3s", "ewk"), check=_b64_json_header),
+    _Rule("npm-token", re.compile(r":_(?:authToken|auth|password)=[ \t]*(?P<value>[^\s\"'$][^\s\"']*)"),
+          ("_auth", "_password"), "value"),
+    _Rule("softlayer-key", re.compile(r"api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/(?P<value>[a-z0-9]{64})"),
+          ("softlayer",), "value"),
+    _Rule("grafana-token", re.compile(r"\beyJrIjoi[A-Za-z0-9]{50,}=*"), ("eyjrijoi",)),
     _Rule("pypi-token", re.compile(r"\bpypi-Ag[A-Za-z0-9_\-]{40,}"), ("pypi-ag",)),
     _Rule("npm-token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), ("npm_",)),
     _Rule("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"), ("sg.",)),
     _Rule("discord-token", re.compile(
-        _B + r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"), (".",),
+        r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"), (".",),
         check=lambda v: any(c.isdigit() for c in v.split(".")[0])),
     _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",)),
-    _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-f0-9]{32}\b"), ("ac", "sk"),
-          check=lambda v: sum(c.isdigit() for c in v) >= 4),
+    _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk")),
     _Rule("mailchimp-key", re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"), ("-us",)),
     _Rule("artifactory-token", re.compile(
         r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M), ("akc", "ap"),
-        check=lambda v: any(c.isdigit() for c in v[3:]) or v.startswith("AKC")),
+        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:])),
     _Rule("square-token", re.compile(r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}"), ("sq0",)),
     _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",)),
     _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_")),
@@ -183,11 +187,32 @@ _RULES: tuple[_Rule, ...] = (
          "atctt3", "rubygems_", "dckr_pat_", "pscale_", "sntry", "hvs.", "hvb.", "tfp_", "nfp_", "figd_",
          "flwseck", "atlasv1", "_live_", "_test_", "key-", "accountkey-", "ez", "ltai", "clojars_", "sgp_",
          "sk_", ":fx", "ya29.", "1//0", "agpa", "aida", "aroa", "anpa")),
+    # Any short vendor prefix, then a long random tail mixing upper, lower and digits
+    # (pplx-…, ntn_…, pnu_…, rdme_…, sm_pat_…, HRKU-…, ico-…): the tail alone is what no code is.
+    _Rule("api-token", re.compile(
+        r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~](?:[a-z]{2,7}[_\-])?(?P<value>[A-Za-z0-9]{20,})(?![\w\-])"),
+        ("_", "-", "~"), 0, check=lambda v: _prefixed_token(v)),
+    _Rule("api-token", re.compile(
+        r"(?<![\w\-])(?:p8e-[a-z0-9]{32}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|cmVmd[A-Za-z0-9]{59}|ABSK[A-Za-z0-9+/]{100,}=*"
+        r"|bedrock-api-key-[A-Za-z0-9+/=]{20,}|4b1d[A-Za-z0-9]{38}|v1\.0-[a-f0-9]{24}-[a-f0-9]{100,}"
+        r"|dt0[a-z][0-9]{2}\.[a-z0-9]{24}\.[a-z0-9]{64}|EAA[A-Za-z0-9]{80,}|FLW(?:PUB|SEC)K(?:_TEST)?-[a-h0-9]{12,}(?:-X)?"
+        r"|fio-u-[A-Za-z0-9\-_=]{64}|_gitlab_session=[a-z0-9]{32}|API-[A-Z0-9]{26}|sha256~[\w\-]{43}"
+        r"|xoxe(?:\.xox[bp])?-\d-[A-Z0-9]{100,}|tk-us-[\w\-]{48}|sm_[pas]at_[A-Za-z0-9]{16}|sgp_local_[a-fA-F0-9]{40}"
+        r"|shippo_(?:live|test)_[a-fA-F0-9]{40}|[a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.\-]{31,34}|A3-[A-Z0-9]{6}-[A-Z0-9\-]{20,}"
+        r"|HRKU-AA[0-9a-zA-Z_\-]{58}|rdme_[a-z0-9]{70}|SG\.[\w\-=.]{60,}|[0-9]{15,16}\|[A-Za-z0-9_\-]{27}|sk_[A-Za-z0-9]{30,})(?![\w\-])"),
+        ("p8e-", "pat", "cmvmd", "absk", "bedrock-api-key-", "4b1d", "v1.0-", "dt0", "eaa", "flw", "fio-u-",
+         "_gitlab_session", "api-", "sha256~", "xoxe", "tk-us-", "sm_", "sgp_local_", "shippo_", "|", "sk_", "q~",
+         "a3-", "hrku-", "rdme_", "sg.")),
+    _Rule("password", re.compile(
+        r"(?:\s-u|--user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
+        check=lambda v: not _is_placeholder(v.strip("\"'"))),
     _Rule("auth-header", re.compile(
-        r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token|bot|apikey|sso-key)[ \t]+"
+        r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key|api-token|digest)[ \t]+)?"
         r"|\b(?:bearer|basic)[ \t]+)"
-        r"(?=[A-Za-z._~+/\-]*[0-9])(?P<value>[A-Za-z0-9._~+/\-:]{16,}=*)"), ("bearer", "authorization", "basic"),
-        "value"),
+        r"(?P<value>[A-Za-z0-9._~+/\-:@=]{8,})"), ("bearer", "authorization", "basic"),
+        "value", check=lambda v: not _is_placeholder(v) and v.lower() not in _SAFE_VALUES and (
+            any(c.isdigit() for c in v) or (len(v) >= 12 and _classes(v) >= 2 and not _IDENTIFIER.fullmatch(v)))
+        and not _REFERENCE.fullmatch(v)),
 )
 
 
@@ -218,7 +243,7 @@ def _redact_url_credentials(text: str, kinds: Counter) -> str:
 
     def replace(m: re.Match[str]) -> str:
         value = m.group("value")
-        if _is_placeholder(value):
+        if _is_placeholder(value) or value.lower() in _SAFE_VALUES:
             return m.group(0)
         kinds["url-password"] += 1
         return m.group(0)[:m.start("value") - m.start()] + mark("url-password") + "@"
@@ -299,6 +324,10 @@ def name_strength(name: str) -> tuple[int, str]:
         if strength and strength >= best:
             best, best_at = strength, at
     if not best:
+        last = merged[-1]
+        for suffix in ("apikey", "password", "passwd", "secret", "token", "apitoken", "authtoken"):
+            if last.endswith(suffix) and len(last) > len(suffix) and not last.endswith("tokens"):
+                return 2, _kind_of(suffix)
         return 0, ""
     word = merged[best_at]
     after = merged[best_at + 1:]
@@ -332,19 +361,23 @@ _ASSIGN = re.compile(
     r"(?P<name>[A-Za-z_$@][A-Za-z0-9_$.\-]*)(?:\[[^\]\n]{0,20}\])?[\"'`]?"
     r"(?:[ \t]*:[ \t]*[A-Za-z_][\w\[\], .|?]*?(?=[ \t]*=[^=]))?"  # a type annotation before `=`
     r"(?:[ \t]+(?:string|String|str)\b)?"  # Go: var name string = "…"
-    r"[ \t]*(?P<op>:{1,3}=|=>|\?=|\.=|\|\|=|!==|===|!=|==|=|:|,|\(|->|(?<=[A-Za-z0-9\"'])[ \t](?=[ \t]*[\"'`@]))"
+    r"[ \t]*(?P<op>:{1,3}=|=>|\?=|\.=|\|\|=|!==|===|!=|==|=(?![=>])|(?<!:):(?![:/])|,(?=[ \t]*[\"'`])|\(|->|(?<=[A-Za-z0-9\"'])[ \t](?=[ \t]*[\"'`@]))"
     r"[ \t]*(?:[@$](?=[\"'`])|[A-Za-z]{1,2}(?=[\"']))?"  # ObjC @"…", Python r"…" / b'…' / f"…"
     r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,400})\""
     r"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,400})'"
     r"|`(?P<bq>[^`\r\n]{1,400})`"
-    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>=#][^\s\"'`,;(){}\[\]<>]{0,400}))")
+    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>=#:][^\s\"'`;]{0,400}))")
+# --some-api-key VALUE on a command line
+_FLAG = re.compile(
+    r"(?<![\w\-])--?(?P<name>[A-Za-z][\w\-.]*)[ \t]+(?:\"(?P<dq>[^\"\n]{1,400})\"|'(?P<sq>[^'\n]{1,400})'"
+    r"|(?P<bare>[^\s\"'`\-][^\s\"'`]{0,400}))")
 # "value" == name (comparisons written the other way round)
 _REVERSED = re.compile(
     r"(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,400})\"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,400})')[ \t]*"
     r"(?:!==|===|!=|==)[ \t]*(?P<name>[A-Za-z_$][A-Za-z0-9_$.\-]*)")
 # <password>value</password>, <secret>…</secret>; the value may sit on the next line.
 _XML = re.compile(
-    r"<(?P<name>[A-Za-z_][\w.\-:]*)(?:[ \t][^<>\n]*)?>[ \t]*(?:\r?\n[+\- ]?[ \t]*)?"
+    r"<(?P<name>[A-Za-z0-9_][\w.\-:]*)(?:[ \t][^<>\n]*)?>[ \t]*(?:\r?\n[+\- ]?[ \t]*)?"
     r"(?P<xml>[^<>\s][^<>\n]{0,400}?)[ \t]*(?:\r?\n[+\- ]?[ \t]*)?</(?P=name)>")
 # <add key="ApiKey" value="…"/>, name="password" value="…"
 _ATTR_PAIR = re.compile(
@@ -356,8 +389,14 @@ none null nil true false undefined required optional yes no on off empty str str
 float number any object secretstr text char varchar password secret token redacted self this default env
 environment read write read-write readwrite admin user root guest public private basic bearer digest oauth
 oauth2 jwt api key apikey auth hidden masked sensitive secure insecure unknown missing invalid valid value
-string? str|none changeme placeholder example test testing dummy fake mock sample demo todo fixme tbd xxx
+string? str|none changeme placeholder foo bar baz qux foobar foo-bar quux secret-token secret-key
+api-key api_key access-token auth-token example test testing dummy fake mock sample demo todo fixme tbd xxx
 """.split())
+_PROSE_OR_CODE = re.compile(
+    r"\b(?:the|is|are|was|be|your|you|of|to|for|a|an|this|that|not|if|else|elif|in|return|await|lambda|new|then"
+    r"|match|from|import|def|fn|let|const|var|none|null|true|false|must|should|will|can|use|enter|please)\b"
+    r"|[()\[\]{}=<>]|\.\w+\(|%s|%\(|\{\}|\{0\}")
+_PLAIN_WORDS = re.compile(r"[a-z]+(?: [a-z]+){1,5}")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)+(?:\(\))?")
@@ -369,6 +408,7 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _TEMPLATE = re.compile(
     r"\$\{[^}]*\}|\$\(\([^)]*\)\)|\$\([^)]*\)|\{\{.*?\}\}|\{%.*?%\}|%\([\w.]+\)[sd]|%[A-Z_]+%|\$[A-Za-z_][\w.]*"
     r"|<[A-Za-z_][\w .\-]*>|\{[A-Za-z_][\w.]*\}|\[[A-Z_ ]+\]|@[A-Z_]+@")
+_TEMPLATE_INSIDE = re.compile(r"\$\{[A-Za-z_][\w.]*\}|\{\{[ \t]*[\w.|() ]+[ \t]*\}\}|\$\([\w .\-]+\)|\$[A-Z_]{3,}\b|^\$[a-z_]\w*$")
 _COMMENT_OR_EOL = re.compile(r"[ \t]*(?:[#;]|//|/\*|$)")
 _FLAG_NAME = re.compile(r"--?[A-Za-z]")
 
@@ -377,13 +417,33 @@ def _is_placeholder(value: str) -> bool:
     v = value.strip()
     if not v or MARK_PREFIX in v or len(set(v.replace("-", "").replace("_", ""))) <= 1:
         return True  # "", ****, xxxx, ----
-    if _TEMPLATE.fullmatch(v) or v.startswith(("${", "{{", "<%", "%(", "$(")) or v.endswith(("}}", "%>")):
+    if _TEMPLATE.fullmatch(v) or _TEMPLATE_INSIDE.search(v):
         return True
     low = v.lower()
     if re.fullmatch(r"(?:your|my|insert|enter|put|replace|add)[-_ ]?.*|.*[-_ ](?:here|goes-here)|x{3,}.*|\.{3}.*|…",
                     low):
         return True
     return False
+
+
+# Prefixes of ids that APIs hand out (messages, requests, tool calls, Stripe objects…): random, public.
+_ID_PREFIXES = frozenset("""
+msg chatcmpl req request call resp response run file toolu srvtoolu cus ch pi pm evt in sub prod price txn
+thread asst batch ft org proj user item rs fc ws img vs cmpl id uuid obj comp gen job task trace span step
+sess conv chat tool act acct ba card src tok py re seti si cs ii il po tr ic ipi
+""".split())
+
+
+def _prefixed_token(token: str) -> bool:
+    prefix = re.split(r"[_\-~]", token, maxsplit=1)[0].lower()
+    tail = re.split(r"[_\-~]", token)[-1]
+    return (prefix not in _ID_PREFIXES and _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail))
+
+
+def _alternates(value: str) -> bool:
+    """Random text changes character class often; identifiers and words do not."""
+    changes = sum(1 for a, b in zip(value, value[1:]) if (a.isdigit(), a.isupper()) != (b.isdigit(), b.isupper()))
+    return changes / len(value) >= 0.3
 
 
 def _entropy(value: str) -> float:
@@ -415,9 +475,10 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
     if _is_placeholder(v):
         return False
     low = v.lower().strip(":?*")
-    if low in _SAFE_VALUES or low.startswith(("fake", "dummy", "test-", "test_", "example", "sample")):
+    if low in _SAFE_VALUES or (low.startswith(("fake", "dummy", "test-", "test_", "example", "sample"))
+                               and not looks_random(v)):
         return False
-    if "fake" in low or "example" in low or "dummy" in low or "redacted" in low:
+    if ("fake" in low or "example" in low or "dummy" in low or "redacted" in low) and not looks_random(v):
         return False
     if "://" in v or v.startswith(("/", "./", "../", "~/", "\\\\")) or re.match(r"[A-Za-z]:\\", v):
         return False  # URLs (credentials in them are handled apart) and paths
@@ -428,8 +489,9 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
     has_space = any(c.isspace() for c in v)
     if has_space:
         # "correct horse battery staple" after a password-like name; prose otherwise
-        return (quoted and name_kind_is_password(name) and len(v) >= 8 and len(v.split()) <= 6
-                and not v.endswith((".", ":", "?", "!")) and not re.search(r"\b(?:the|is|are|your|of|to|for)\b", low))
+        return (strength == 2 and (quoted or op in (":", "=")) and len(v) >= 8 and len(v.split()) <= 6
+                and not v.endswith((".", ":", "?", "!", "(", "{", ",")) and not _PROSE_OR_CODE.search(low)
+                and (quoted or _PLAIN_WORDS.fullmatch(v) is not None))
     if _NUMBER.fullmatch(v):
         return strength == 2 and len(v) >= 12 and v.isdigit()
     if strength == 1:
@@ -483,25 +545,44 @@ def _redact_line(line: str, kinds: Counter) -> str:
             return
         quoted = group in ("dq", "sq", "bq", "xml")
         if group == "bare":
-            value = value.rstrip(".,;:")  # trailing punctuation
-            if op == " " or (op == "(" and not quoted):
+            value = _trim_bare(value)
+            if not value or op == " " or op == "(":
                 return
-            following = m.string[m.end():m.end() + 1]
-            if following in ("(", "[", ".") or _REFERENCE.fullmatch(value):
-                return  # a call, an index, an attribute
+            if _CODE_VALUE.match(value) or _REFERENCE.fullmatch(value) or value.endswith(("{", "(", "[")):
+                return  # a call, an index, an attribute, a block
             if value.startswith(("@", "&", "*", "!", "%", "-", "+")) and not looks_random(value):
                 return  # decorators, YAML anchors/aliases/tags, flags
+            if "=" in value.rstrip("="):
+                return  # another assignment: f(api_key=key, http_client=client)
+            rest = line[m.start(group) + len(value):].strip().rstrip(",;")
+            if (strength == 2 and op in (":", "=") and rest and not rest.startswith(("#", "//"))
+                    and _PLAIN_WORDS.fullmatch(value + " " + rest) and _value_is_secret(value + " " + rest, strength,
+                                                                                    False, op, name)):
+                start = m.start(group)
+                spans.append((start, start + len(value) + len(line[start + len(value):].rstrip().rstrip(",;")), kind))
+                return  # a multi-word value: `aws_secret_access_key: value with spaces`
+            if (_IDENTIFIER.fullmatch(value) and not looks_random(value)
+                    and not _COMMENT_OR_EOL.match(line, m.start(group) + len(value))):
+                return  # `x = match y {`, `token = token if …`: code, not a literal
         if not _value_is_secret(value, strength, quoted, op, name):
             return
         start = m.start(group)
         spans.append((start, start + len(value), kind))
 
-    for m in _ASSIGN.finditer(line):
-        name = m.group("name")
-        op = m.group("op")
-        if op == ":" and name.startswith("http"):
-            continue
-        consider(m, name, op)
+    at = 0
+    while True:
+        m = _ASSIGN.search(line, at)
+        if m is None:
+            break
+        name, op = m.group("name"), m.group("op")
+        before = len(spans)
+        if not (op == ":" and name.startswith("http")):
+            consider(m, name, op)
+        # a value that was not a secret may itself be the name of the next one: f("API_TOKEN", "…")
+        at = m.end() if len(spans) > before else max(m.end("op"), at + 1)
+    if "-" in line:
+        for m in _FLAG.finditer(line):
+            consider(m, m.group("name"), "=")
     if "==" in line or "!=" in line:
         for m in _REVERSED.finditer(line):
             consider(m, m.group("name"), "==")
@@ -524,6 +605,20 @@ def _redact_line(line: str, kinds: Counter) -> str:
         at = end
     out.append(line[at:])
     return "".join(out)
+
+
+_CODE_VALUE = re.compile(r"[A-Za-z_$][\w$.]*[(\[]|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$")
+
+
+def _trim_bare(value: str) -> str:
+    """An unquoted value without the punctuation that ends its statement: `abc,` `abc)` `abc;`."""
+    while value and value[-1] in ".,;:)]}>":
+        closer = value[-1]
+        opener = {")": "(", "]": "[", "}": "{", ">": "<"}.get(closer)
+        if opener and value.count(opener) >= value.count(closer):
+            break
+        value = value[:-1]
+    return value
 
 
 _CONTEXT_PREFILTER = re.compile("|".join(_CONTEXT_HINTS), re.I)
