@@ -210,8 +210,9 @@ _RULES: tuple[_Rule, ...] = (
         r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key|api-token|digest)[ \t]+)?"
         r"|\b(?:bearer|basic)[ \t]+)"
         r"(?P<value>[A-Za-z0-9._~+/\-:@=]{8,})"), ("bearer", "authorization", "basic"),
-        "value", check=lambda v: not _is_placeholder(v) and v.lower() not in _SAFE_VALUES and (
-            any(c.isdigit() for c in v) or (len(v) >= 12 and _classes(v) >= 2 and not _IDENTIFIER.fullmatch(v)))
+        "value", check=lambda v: not _is_placeholder(v) and v.lower() not in _SAFE_VALUES and not _readable(v)
+        and not _FAKE_MARKER.search(v.lower()) and (looks_random(v) or (len(v) >= 8 and _classes(v) >= 2
+                                                                         and not _IDENTIFIER.fullmatch(v)))
         and not _REFERENCE.fullmatch(v)),
 )
 
@@ -266,7 +267,7 @@ password passwd passphrase passcode pwd pw pass passwort contrasena secret secre
 credential credentials apikey bearer privatekey clientsecret accesskey secretkey authtoken accesstoken
 refreshtoken apitoken authkey signingkey encryptionkey masterkey sessionkey webhooksecret pat
 """.split())
-_WEAK_WORDS = frozenset("key auth api sig signature cred creds session cookie sas hmac".split())
+_WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac".split())
 # Two-word names that read as one credential word.
 _PAIRS = {("api", "key"): "apikey", ("private", "key"): "privatekey", ("client", "secret"): "clientsecret",
           ("access", "key"): "accesskey", ("secret", "key"): "secretkey", ("auth", "token"): "authtoken",
@@ -295,7 +296,7 @@ logprobs embedding embeddings vocab vocabs usage
 _BEFORE_NOT_SECRET = frozenset("""
 max min num n total count input output prompt completion reasoning cached cache sort primary foreign partition
 hash dict map cache_key lookup row column unique composite group public publishable pub csrf xsrf next
-page pagination continuation cursor sync idempotency dedup dedupe ssh_public gpg_public
+page pagination continuation cursor sync idempotency dedup dedupe ssh_public gpg_public ice per
 """.split())
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _CONTEXT_HINTS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "api", "sig", "session",
@@ -390,12 +391,13 @@ float number any object secretstr text char varchar password secret token redact
 environment read write read-write readwrite admin user root guest public private basic bearer digest oauth
 oauth2 jwt api key apikey auth hidden masked sensitive secure insecure unknown missing invalid valid value
 string? str|none changeme placeholder foo bar baz qux foobar foo-bar quux secret-token secret-key
-api-key api_key access-token auth-token example test testing dummy fake mock sample demo todo fixme tbd xxx
+api-key api_key access-token auth-token inherit example test testing dummy fake mock sample demo todo fixme tbd xxx
 """.split())
 _PROSE_OR_CODE = re.compile(
     r"\b(?:the|is|are|was|be|your|you|of|to|for|a|an|this|that|not|if|else|elif|in|return|await|lambda|new|then"
     r"|match|from|import|def|fn|let|const|var|none|null|true|false|must|should|will|can|use|enter|please)\b"
     r"|[()\[\]{}=<>]|\.\w+\(|%s|%\(|\{\}|\{0\}")
+_SPACED_VALUE = re.compile(r"[A-Za-z0-9][\w@#$%^&*!?.,'+-]*(?: [\w@#$%^&*!?.,'+-]+){1,5}")
 _PLAIN_WORDS = re.compile(r"[a-z]+(?: [a-z]+){1,5}")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -430,14 +432,26 @@ def _is_placeholder(value: str) -> bool:
 _ID_PREFIXES = frozenset("""
 msg chatcmpl req request call resp response run file toolu srvtoolu cus ch pi pm evt in sub prod price txn
 thread asst batch ft org proj user item rs fc ws img vs cmpl id uuid obj comp gen job task trace span step
-sess conv chat tool act acct ba card src tok py re seti si cs ii il po tr ic ipi
+sess conv chat tool act acct ba card src tok py re seti si cs ii il po tr ic ipi event mcptoolu
+toolu srvtoolu tc tx
 """.split())
 
 
 def _prefixed_token(token: str) -> bool:
     prefix = re.split(r"[_\-~]", token, maxsplit=1)[0].lower()
     tail = re.split(r"[_\-~]", token)[-1]
-    return (prefix not in _ID_PREFIXES and _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail))
+    return (prefix not in _ID_PREFIXES and not prefix.endswith(("id", "toolu", "call")) and _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail))
+
+
+_FAKE_MARKER = re.compile(r"fake|dummy|example|placeholder|sample|mock|redacted|not[-_]?a[-_]?real|(?<![a-z])test")
+_READABLE_PART = re.compile(r"[0-9]?[a-z]+|[A-Z][a-z]+|[A-Z]+|[0-9]{1,8}|")
+
+
+def _readable(value: str) -> bool:
+    """Lowercase words, Capitalised words and short numbers joined by - _ . : — something a person wrote."""
+    parts = re.split(r"[-_.: ]", value)
+    return len(parts) > 1 and all(_READABLE_PART.fullmatch(p) for p in parts) and not any(
+        p.isupper() and len(p) > 6 for p in parts)
 
 
 def _alternates(value: str) -> bool:
@@ -478,8 +492,8 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
     if low in _SAFE_VALUES or (low.startswith(("fake", "dummy", "test-", "test_", "example", "sample"))
                                and not looks_random(v)):
         return False
-    if ("fake" in low or "example" in low or "dummy" in low or "redacted" in low) and not looks_random(v):
-        return False
+    if _FAKE_MARKER.search(low) and (len(v) < 32 or not looks_random(v)):
+        return False  # test-key-123, xai-fake_api_key_1234, placeholder-token
     if "://" in v or v.startswith(("/", "./", "../", "~/", "\\\\")) or re.match(r"[A-Za-z]:\\", v):
         return False  # URLs (credentials in them are handled apart) and paths
     if _VERSION.fullmatch(v) or _ENV_VAR_NAME.fullmatch(v):
@@ -490,8 +504,11 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
     if has_space:
         # "correct horse battery staple" after a password-like name; prose otherwise
         return (strength == 2 and (quoted or op in (":", "=")) and len(v) >= 8 and len(v.split()) <= 6
+                and _SPACED_VALUE.fullmatch(v) is not None
                 and not v.endswith((".", ":", "?", "!", "(", "{", ",")) and not _PROSE_OR_CODE.search(low)
                 and (quoted or _PLAIN_WORDS.fullmatch(v) is not None))
+    if _readable(v) and not name_kind_is_password(name):
+        return False  # words and numbers (caller-supplied, exchanged-token, azure-key-value-42): not a key
     if _NUMBER.fullmatch(v):
         return strength == 2 and len(v) >= 12 and v.isdigit()
     if strength == 1:
@@ -513,7 +530,8 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
             return False  # a class or constant
         if _IDENTIFIER.fullmatch(v) and op not in (":", "=", ":="):
             return False
-    if v.lower() == name.lower() or v.lower().replace("_", "") == name.lower().replace("_", ""):
+    last = re.split(r"[.\-]|->|::", name)[-1].lower()
+    if v.lower() in (name.lower(), last) or v.lower().replace("_", "") == last.replace("_", ""):
         return False
     return True
 
@@ -543,6 +561,8 @@ def _redact_line(line: str, kinds: Counter) -> str:
         group, value = _value_of(m)
         if value is None:
             return
+        if op == " " and (name.lower() == "pass" or value[:1] in "-[(<"):
+            return  # "Pass `--flag`": prose about a flag, not a password
         quoted = group in ("dq", "sq", "bq", "xml")
         if group == "bare":
             value = _trim_bare(value)
@@ -561,9 +581,11 @@ def _redact_line(line: str, kinds: Counter) -> str:
                 start = m.start(group)
                 spans.append((start, start + len(value) + len(line[start + len(value):].rstrip().rstrip(",;")), kind))
                 return  # a multi-word value: `aws_secret_access_key: value with spaces`
-            if (_IDENTIFIER.fullmatch(value) and not looks_random(value)
-                    and not _COMMENT_OR_EOL.match(line, m.start(group) + len(value))):
-                return  # `x = match y {`, `token = token if …`: code, not a literal
+            if _IDENTIFIER.fullmatch(value) and not looks_random(value):
+                if not _COMMENT_OR_EOL.match(line, m.start(group) + len(value)) or value.startswith("_"):
+                    return  # `x = match y {`, `token = token if …`: code, not a literal
+                if op == "=" and line[m.start("op") - 1:m.start("op")] in (" ", "\t"):
+                    return  # `api_key = sentinel` is code; `API_KEY=abcdef` (.env) is a literal
         if not _value_is_secret(value, strength, quoted, op, name):
             return
         start = m.start(group)
@@ -607,7 +629,7 @@ def _redact_line(line: str, kinds: Counter) -> str:
     return "".join(out)
 
 
-_CODE_VALUE = re.compile(r"[A-Za-z_$][\w$.]*[(\[]|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$")
+_CODE_VALUE = re.compile(r"[A-Za-z_$][\w$.:]*[(\[<]|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$")
 
 
 def _trim_bare(value: str) -> str:
