@@ -342,9 +342,10 @@ def _balanced(text: str, start: int) -> str:
 # ordinary code
 # =============================================================================================
 
-def negative_corpus(repo: Path, days: int) -> tuple[int, int, list[str], int]:
-    """(added lines sent, false redactions, examples, commits) over the last `days` days."""
-    newest = int(git(repo, "log", "-1", "--format=%ct", "HEAD").decode())
+def negative_corpus(repo: Path, days: int, offset: int = 0) -> tuple[int, int, list[str], int]:
+    """(added lines sent, false redactions, examples, commits) over `days` days ending `offset`
+    days before the newest commit."""
+    newest = int(git(repo, "log", "-1", "--format=%ct", "HEAD").decode()) - offset * 86400
     log = git(repo, "log", "--no-merges", "-p", "--no-color", "--no-ext-diff", "--format=%x00%H%n%B%x01",
               f"--since={newest - days * 86400}", f"--until={newest}", "HEAD").decode("utf-8", "replace")
     lines = flagged = commits = 0
@@ -382,6 +383,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mirrors", default=os.environ.get("SECRETS_MIRRORS", "/work/.mirror"))
     parser.add_argument("--days", type=int, default=14, help="days of ordinary code per negative repository")
+    parser.add_argument("--offset-days", type=int, default=0,
+                        help="end the ordinary-code window this many days before the newest commit (held-out runs)")
     parser.add_argument("--show-misses", type=int, default=15)
     parser.add_argument("--show-false", type=int, default=30)
     parser.add_argument("--seed", type=int, default=12)
@@ -413,10 +416,10 @@ def main() -> int:
         if not repo.is_dir():
             print(f"{name}: no mirror at {repo}; skipped")
             continue
-        lines, flagged, examples, commits = negative_corpus(repo, args.days)
+        lines, flagged, examples, commits = negative_corpus(repo, args.days, args.offset_days)
         total_lines += lines
         total_flagged += flagged
-        print(f"ordinary code {name.replace('+', '/')}: {commits} commits, {lines} added lines, "
+        print(f"ordinary code {name.replace('+', '/')} (days -{args.offset_days + args.days}..-{args.offset_days}): {commits} commits, {lines} added lines, "
               f"{flagged} false redactions ({flagged * 10000 / max(lines, 1):.2f} per 10,000 lines)")
         for line in examples[:args.show_false]:
             print("    false:", line)

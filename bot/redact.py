@@ -244,7 +244,7 @@ def _redact_url_credentials(text: str, kinds: Counter) -> str:
 
     def replace(m: re.Match[str]) -> str:
         value = m.group("value")
-        if _is_placeholder(value) or value.lower() in _SAFE_VALUES:
+        if _is_placeholder(value) or value.lower() in _SAFE_VALUES or _placeholder_words(value):
             return m.group(0)
         kinds["url-password"] += 1
         return m.group(0)[:m.start("value") - m.start()] + mark("url-password") + "@"
@@ -433,7 +433,7 @@ _ID_PREFIXES = frozenset("""
 msg chatcmpl req request call resp response run file toolu srvtoolu cus ch pi pm evt in sub prod price txn
 thread asst batch ft org proj user item rs fc ws img vs cmpl id uuid obj comp gen job task trace span step
 sess conv chat tool act acct ba card src tok py re seti si cs ii il po tr ic ipi event mcptoolu
-toolu srvtoolu tc tx
+toolu srvtoolu tc tx sha1 sha224 sha256 sha384 sha512 md5 blake2b blake3 xxh3
 """.split())
 
 
@@ -444,7 +444,7 @@ def _prefixed_token(token: str) -> bool:
 
 
 _FAKE_MARKER = re.compile(r"fake|dummy|example|placeholder|sample|mock|redacted|not[-_]?a[-_]?real|(?<![a-z])test")
-_READABLE_PART = re.compile(r"[0-9]?[a-z]+|[A-Z][a-z]+|[A-Z]+|[0-9]{1,8}|")
+_READABLE_PART = re.compile(r"[0-9]?[a-z]+[0-9]{0,3}|[A-Z][a-z]+|[A-Z]+|[0-9]{1,8}|")
 
 
 def _readable(value: str) -> bool:
@@ -452,6 +452,15 @@ def _readable(value: str) -> bool:
     parts = re.split(r"[-_.: ]", value)
     return len(parts) > 1 and all(_READABLE_PART.fullmatch(p) for p in parts) and not any(
         p.isupper() and len(p) > 6 for p in parts)
+
+
+_PLACEHOLDER_WORD = re.compile(r"secret|pass|token|key|test|fake|example|dummy|changeme|super|sample|demo")
+
+
+def _placeholder_words(value: str) -> bool:
+    """`index-secret`, `super-secret`, `pass`: a person's stand-in for a password in docs and tests."""
+    low = value.lower()
+    return (_readable(value) or low.isalpha()) and _PLACEHOLDER_WORD.search(low) is not None
 
 
 def _alternates(value: str) -> bool:
