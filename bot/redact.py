@@ -217,20 +217,76 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+# Rules that need text around a token (spaces, quotes, several lines) run over the whole text;
+# their hints are rare words, so most texts skip them. Every other rule only looks inside "runs":
+# stretches of token characters at least 16 long that have a digit or mix upper and lower case.
+# That is a few hundred places per megabyte of diff instead of every position.
+_TEXT_KINDS = frozenset({"private-key", "aws-secret-key", "auth-header", "password", "npm-token",
+                         "azure-storage-key", "softlayer-key"})
+_TEXT_RULES = tuple(r for r in _RULES if r.kind in _TEXT_KINDS)
+_RUN_RULES = tuple(r for r in _RULES if r.kind not in _TEXT_KINDS)
+_RUN = re.compile(r"[A-Za-z0-9_\-.~+/=:|@%]{16,}")
+
+
+# Rules without a distinctive literal (Discord, Twilio, Artifactory, vendor-prefix tokens) only look
+# at runs that mix letters with digits or upper with lower case; the others at runs holding a hint.
+_GENERAL_HINTS = frozenset({".", "_", "-", "~", "|", "ac", "sk", "ap"})
+_GENERAL_RULES = tuple(r for r in _RUN_RULES if _GENERAL_HINTS.intersection(r.hints))
+_SPECIFIC_RULES = tuple(r for r in _RUN_RULES if not _GENERAL_HINTS.intersection(r.hints))
+_SPECIFIC_HINTS = tuple(sorted({h for r in _SPECIFIC_RULES for h in r.hints}))
+_ALNUM_20 = re.compile(r"[A-Za-z0-9]{20}|A[KP]")
+_UPPER_RE = re.compile(r"[A-Z]")
+_LOWER_RE = re.compile(r"[a-z]")
+_DIGIT = re.compile(r"[0-9]")
+
+
+def _apply(rule: _Rule, text: str, kinds: Counter) -> str:
+    def replace(m: re.Match[str]) -> str:
+        value = m.group(rule.group)
+        if MARK_PREFIX in value or (rule.check is not None and not rule.check(value)):
+            return m.group(0)
+        kinds[rule.kind] += 1
+        start, end = m.span(rule.group)
+        return m.group(0)[:start - m.start()] + mark(rule.kind) + m.group(0)[end - m.start():]
+
+    return rule.pattern.sub(replace, text)
+
+
 def _redact_shapes(text: str, kinds: Counter) -> str:
     lowered = text.lower()  # hints are looked up in the original; redaction only removes text
-    for rule in _RULES:
+    for rule in _TEXT_RULES[:2]:  # PEM blocks first: their base64 lines are runs too
         if any(hint in lowered for hint in rule.hints):
-            def replace(m: re.Match[str], rule: _Rule = rule) -> str:
-                value = m.group(rule.group)
-                if MARK_PREFIX in value or (rule.check is not None and not rule.check(value)):
-                    return m.group(0)
-                kinds[rule.kind] += 1
-                start, end = m.span(rule.group)
-                return m.group(0)[:start - m.start()] + mark(rule.kind) + m.group(0)[end - m.start():]
-
-            text = rule.pattern.sub(replace, text)
+            text = _apply(rule, text, kinds)
+    text = _redact_runs(text, kinds)
+    for rule in _TEXT_RULES[2:]:
+        if any(hint in lowered for hint in rule.hints):
+            text = _apply(rule, text, kinds)
     return text
+
+
+def _redact_runs(text: str, kinds: Counter) -> str:
+    pieces, at = [], 0
+    for m in _RUN.finditer(text):
+        run = m.group(0)
+        if run.islower() and not _DIGIT.search(run):
+            continue  # snake_case names, paths, words
+        changed = run
+        low = run.lower()
+        if any(hint in low for hint in _SPECIFIC_HINTS):
+            for rule in _SPECIFIC_RULES:
+                if any(hint in low for hint in rule.hints):
+                    changed = _apply(rule, changed, kinds)
+        if _ALNUM_20.search(changed):
+            for rule in _GENERAL_RULES:
+                changed = _apply(rule, changed, kinds)
+        if changed is not run and changed != run:
+            pieces.append(text[at:m.start()])
+            pieces.append(changed)
+            at = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 # user:password@ in any URL (https, postgres, redis, amqp, …); the user name is kept.
@@ -299,8 +355,8 @@ hash dict map cache_key lookup row column unique composite group public publisha
 page pagination continuation cursor sync idempotency dedup dedupe ssh_public gpg_public ice per
 """.split())
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_CONTEXT_HINTS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "bearer", "api", "sig", "session",
-                  "cookie", "sas", "hmac", "client", "pat")
+_CONTEXT_HINTS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "bearer", "api", "cookie", "sas", "hmac",
+                  "client", "pat", "contrase")
 
 
 @lru_cache(maxsize=8192)
@@ -600,17 +656,22 @@ def _redact_line(line: str, kinds: Counter) -> str:
         start = m.start(group)
         spans.append((start, start + len(value), kind))
 
-    at = 0
-    while True:
-        m = _ASSIGN.search(line, at)
-        if m is None:
-            break
+    # `name <op> value`, tried only where a name holding a credential word starts
+    lowered = line.lower()
+    tried = set()
+    for hint in _CONTEXT_PREFILTER.finditer(lowered):
+        start = hint.start() - len(_NAME_CHARS_BACK.search(line, max(0, hint.start() - 80), hint.start()).group(0))
+        while start < hint.start() and not (line[start].isalpha() or line[start] in "_$@"):
+            start += 1
+        if start in tried:
+            continue
+        tried.add(start)
+        m = _ASSIGN.match(line, start)
+        if m is None or m.end("name") <= hint.start():
+            continue
         name, op = m.group("name"), m.group("op")
-        before = len(spans)
         if not (op == ":" and name.startswith("http")):
             consider(m, name, op)
-        # a value that was not a secret may itself be the name of the next one: f("API_TOKEN", "…")
-        at = m.end() if len(spans) > before else max(m.end("op"), at + 1)
     if "-" in line:
         for m in _FLAG.finditer(line):
             consider(m, m.group("name"), "=")
@@ -652,17 +713,41 @@ def _trim_bare(value: str) -> str:
     return value
 
 
-_CONTEXT_PREFILTER = re.compile("|".join(_CONTEXT_HINTS), re.I)
+_CONTEXT_PREFILTER = re.compile("|".join(_CONTEXT_HINTS))  # run over the lowercased text: re.I is 9x slower
+
+
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_$.\-]*")
+_NAME_CHARS_BACK = re.compile(r"[A-Za-z0-9_$.\-]*$")
+
+
+def _lines_with_credential_names(text: str) -> list[int]:
+    """Indexes of the lines holding a name that says credential: a hint word found by one scan of
+    the text, widened to the name around it, and that name judged by name_strength (cached)."""
+    found: list[int] = []
+    last_line_start, counted_to, line_index = -1, 0, 0
+    for m in _CONTEXT_PREFILTER.finditer(text.lower()):  # same length: lower() keeps ASCII offsets
+        start = m.start()
+        line_start = text.rfind("\n", 0, start) + 1
+        if line_start == last_line_start:
+            continue
+        name_start = start - len(_NAME_CHARS_BACK.search(text, max(line_start, start - 80), start).group(0))
+        name_end = _NAME_CHARS.match(text, m.end()).end()
+        if name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start:m.end()])[0]:
+            last_line_start = line_start
+            line_index += text.count("\n", counted_to, line_start)
+            counted_to = line_start
+            found.append(line_index)
+    return found
 
 
 def _redact_context(text: str, kinds: Counter) -> str:
-    if not _CONTEXT_PREFILTER.search(text):
+    wanted = _lines_with_credential_names(text)
+    if not wanted:
         return text
     lines = text.split("\n")
     # An XML element split over three lines: join the value line to its tags.
-    for i, line in enumerate(lines):
-        if not _CONTEXT_PREFILTER.search(line):
-            continue
+    for i in wanted:
+        line = lines[i]
         if line.rstrip().endswith(">") and i + 2 < len(lines) and "</" in lines[i + 2] and "<" in line:
             joined = _redact_line("\n".join(lines[i:i + 3]), kinds)
             if MARK_PREFIX in joined and joined != "\n".join(lines[i:i + 3]):
