@@ -122,10 +122,13 @@ _RULES: tuple[_Rule, ...] = (
         r"https://(?:[a-z0-9\-]+\.)?(?:discord(?:app)?\.com/api/webhooks|outlook\.office\.com/webhook"
         r"|[a-z0-9\-]+\.webhook\.office\.com/webhookb2)/[A-Za-z0-9_/@\-]+"), ("webhook",)),
     _Rule("github-token", re.compile(
-        _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})" + _E), ("gh", "github_pat_")),
+        _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})" + _E),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     _Rule("gitlab-token", re.compile(
         _B + r"(?:gl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|oas|ft|ct)-[A-Za-z0-9_\-]{20,}"
-        r"|glagent-[A-Za-z0-9_\-]{50,}|GR1348941[A-Za-z0-9_\-]{20,})"), ("gl", "gr1348941")),
+        r"|glagent-[A-Za-z0-9_\-]{50,}|GR1348941[A-Za-z0-9_\-]{20,})"),
+        ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glsoat-", "glffct-", "glimt-", "gloas-", "glft-", "glct-",
+         "glagent-", "gr1348941")),
     _Rule("slack-token", re.compile(
         r"\b(?:xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"), ("xox", "xapp-")),
     _Rule("stripe-key", re.compile(
@@ -183,10 +186,11 @@ _RULES: tuple[_Rule, ...] = (
         r"|EZ[AT]K[A-Za-z0-9]{54}|LTAI[A-Za-z0-9]{20}|CLOJARS_[a-z0-9]{60}|sgp_[a-fA-F0-9]{16}_[a-fA-F0-9]{40}"
         r"|sk_[a-f0-9]{48}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:fx|ya29\.[A-Za-z0-9_\-]{30,}"
         r"|1//0[A-Za-z0-9_\-]{40,}|AGPA[A-Z0-9]{16}|AIDA[A-Z0-9]{16}|AROA[A-Z0-9]{16}|ANPA[A-Z0-9]{16})" + _E),
-        ("shp", "_v1_", "dp.", "glc_", "glsa_", "lin_", "pmak-", "pul-", "xkeysib-", "dapi", "ops_ey", "atatt3",
-         "atctt3", "rubygems_", "dckr_pat_", "pscale_", "sntry", "hvs.", "hvb.", "tfp_", "nfp_", "figd_",
-         "flwseck", "atlasv1", "_live_", "_test_", "key-", "accountkey-", "ez", "ltai", "clojars_", "sgp_",
-         "sk_", ":fx", "ya29.", "1//0", "agpa", "aida", "aroa", "anpa")),
+        ("shpat_", "shpca_", "shppa_", "shpss_", "dop_v1_", "dor_v1_", "doo_v1_", "dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "glc_",
+         "glsa_", "lin_api_", "lin_oauth_", "pmak-", "pul-", "xkeysib-", "dapi", "ops_ey", "atatt3", "atctt3",
+         "rubygems_", "dckr_pat_", "pscale_", "sntry", "hvs.", "hvb.", "tfp_", "nfp_", "figd_", "flwseck", "atlasv1",
+         "accountkey-", "ezak", "eztk", "ltai", "clojars_", "sgp_", ":fx", "ya29.", "1//0",
+         "agpa", "aida", "aroa", "anpa")),
     # Any short vendor prefix, then a long random tail mixing upper, lower and digits
     # (pplx-…, ntn_…, pnu_…, rdme_…, sm_pat_…, HRKU-…, ico-…): the tail alone is what no code is.
     _Rule("api-token", re.compile(
@@ -233,8 +237,8 @@ _RUN = re.compile(r"[A-Za-z0-9_\-.~+/=:|@%]{16,}")
 _GENERAL_HINTS = frozenset({".", "_", "-", "~", "|", "ac", "sk", "ap"})
 _GENERAL_RULES = tuple(r for r in _RUN_RULES if _GENERAL_HINTS.intersection(r.hints))
 _SPECIFIC_RULES = tuple(r for r in _RUN_RULES if not _GENERAL_HINTS.intersection(r.hints))
-_SPECIFIC_HINTS = tuple(sorted({h for r in _SPECIFIC_RULES for h in r.hints}))
-_ALNUM_20 = re.compile(r"[A-Za-z0-9]{20}|A[KP]")
+_ALNUM_20 = re.compile(r"[A-Za-z0-9]{20,}")
+_HEX_LOWER = re.compile(r"[0-9a-f]+")
 _UPPER_RE = re.compile(r"[A-Z]")
 _LOWER_RE = re.compile(r"[a-z]")
 _DIGIT = re.compile(r"[0-9]")
@@ -257,6 +261,13 @@ def _redact_shapes(text: str, kinds: Counter) -> str:
     for rule in _TEXT_RULES[:2]:  # PEM blocks first: their base64 lines are runs too
         if any(hint in lowered for hint in rule.hints):
             text = _apply(rule, text, kinds)
+    # Vendor tokens carry digits or capitals: look for their hints only in such runs, a fraction
+    # of the text (looking for 150 hints in the whole text costs more than everything else).
+    blob = " ".join(r for r in _RUN.findall(text) if not r.islower() or _DIGIT.search(r)).lower()
+    if blob:
+        for rule in _SPECIFIC_RULES:
+            if any(hint in blob for hint in rule.hints):
+                text = _apply(rule, text, kinds)
     text = _redact_runs(text, kinds)
     for rule in _TEXT_RULES[2:]:
         if any(hint in lowered for hint in rule.hints):
@@ -268,17 +279,13 @@ def _redact_runs(text: str, kinds: Counter) -> str:
     pieces, at = [], 0
     for m in _RUN.finditer(text):
         run = m.group(0)
-        if run.islower() and not _DIGIT.search(run):
-            continue  # snake_case names, paths, words
+        if not run.startswith(("SK", "AC", "AKC", "AP")) and not any(
+                not _HEX_LOWER.fullmatch(seg) and (_DIGIT.search(seg) or not seg.islower())
+                for seg in _ALNUM_20.findall(run)):
+            continue  # names, paths, words, hashes: no long stretch mixing digits or cases
         changed = run
-        low = run.lower()
-        if any(hint in low for hint in _SPECIFIC_HINTS):
-            for rule in _SPECIFIC_RULES:
-                if any(hint in low for hint in rule.hints):
-                    changed = _apply(rule, changed, kinds)
-        if _ALNUM_20.search(changed):
-            for rule in _GENERAL_RULES:
-                changed = _apply(rule, changed, kinds)
+        for rule in _GENERAL_RULES:
+            changed = _apply(rule, changed, kinds)
         if changed is not run and changed != run:
             pieces.append(text[at:m.start()])
             pieces.append(changed)
@@ -291,7 +298,7 @@ def _redact_runs(text: str, kinds: Counter) -> str:
 
 # user:password@ in any URL (https, postgres, redis, amqp, …); the user name is kept.
 _URL_CREDENTIALS = re.compile(
-    r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"`<>]*:(?P<value>[^\s@/'\"`<>]{1,200})@")
+    r"://[^\s:/@'\"`<>]*:(?P<value>[^\s@/'\"`<>]{1,200})@")  # from "://": a literal start is found fast
 
 
 def _redact_url_credentials(text: str, kinds: Counter) -> str:
