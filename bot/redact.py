@@ -165,7 +165,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk")),
     _Rule("mailchimp-key", re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"), ("-us",)),
     _Rule("artifactory-token", re.compile(
-        r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M), ("akc", "ap"),
+        r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M),
+        ("akc",) + tuple(f"ap{c}" for c in "0123456789abcdef"),
         check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:])),
     _Rule("square-token", re.compile(r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}"), ("sq0",)),
     _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",)),
@@ -227,6 +228,9 @@ _RULES: tuple[_Rule, ...] = (
 # That is a few hundred places per megabyte of diff instead of every position.
 _TEXT_KINDS = frozenset({"private-key", "aws-secret-key", "auth-header", "password", "npm-token",
                          "azure-storage-key", "softlayer-key"})
+# Tokens that may be all lower-case letters or shorter than a run: their hints are looked up in the
+# whole text.
+_LOWERCASE_TOKEN_KINDS = frozenset({"huggingface-token", "artifactory-token"})
 _TEXT_RULES = tuple(r for r in _RULES if r.kind in _TEXT_KINDS)
 _RUN_RULES = tuple(r for r in _RULES if r.kind not in _TEXT_KINDS)
 _RUN = re.compile(r"[A-Za-z0-9_\-.~+/=:|@%]{16,}")
@@ -234,7 +238,7 @@ _RUN = re.compile(r"[A-Za-z0-9_\-.~+/=:|@%]{16,}")
 
 # Rules without a distinctive literal (Discord, Twilio, Artifactory, vendor-prefix tokens) only look
 # at runs that mix letters with digits or upper with lower case; the others at runs holding a hint.
-_GENERAL_HINTS = frozenset({".", "_", "-", "~", "|", "ac", "sk", "ap"})
+_GENERAL_HINTS = frozenset({".", "_", "-", "~", "|", "ac", "sk"})
 _GENERAL_RULES = tuple(r for r in _RUN_RULES if _GENERAL_HINTS.intersection(r.hints))
 _SPECIFIC_RULES = tuple(r for r in _RUN_RULES if not _GENERAL_HINTS.intersection(r.hints))
 _ALNUM_20 = re.compile(r"[A-Za-z0-9]{20,}")
@@ -264,10 +268,9 @@ def _redact_shapes(text: str, kinds: Counter) -> str:
     # Vendor tokens carry digits or capitals: look for their hints only in such runs, a fraction
     # of the text (looking for 150 hints in the whole text costs more than everything else).
     blob = " ".join(r for r in _RUN.findall(text) if not r.islower() or _DIGIT.search(r)).lower()
-    if blob:
-        for rule in _SPECIFIC_RULES:
-            if any(hint in blob for hint in rule.hints):
-                text = _apply(rule, text, kinds)
+    for rule in _SPECIFIC_RULES:
+        if any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
+            text = _apply(rule, text, kinds)
     text = _redact_runs(text, kinds)
     for rule in _TEXT_RULES[2:]:
         if any(hint in lowered for hint in rule.hints):
@@ -279,10 +282,10 @@ def _redact_runs(text: str, kinds: Counter) -> str:
     pieces, at = [], 0
     for m in _RUN.finditer(text):
         run = m.group(0)
-        if not run.startswith(("SK", "AC", "AKC", "AP")) and not any(
-                not _HEX_LOWER.fullmatch(seg) and (_DIGIT.search(seg) or not seg.islower())
-                for seg in _ALNUM_20.findall(run)):
-            continue  # names, paths, words, hashes: no long stretch mixing digits or cases
+        if run.islower() and not _DIGIT.search(run):
+            continue  # names, paths, words
+        if ("/" in run or ":" in run) and all(_HEX_LOWER.fullmatch(seg) for seg in _ALNUM_20.findall(run)):
+            continue  # URLs and `sha256:…` whose only long stretches are hashes
         changed = run
         for rule in _GENERAL_RULES:
             changed = _apply(rule, changed, kinds)
