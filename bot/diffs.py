@@ -13,6 +13,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 from collections import Counter
+from functools import lru_cache
 from typing import Sequence
 
 from .models import Coverage, FileChange
@@ -418,10 +419,17 @@ def _prepare_one(index: int, f: FileChange, deleted_by_name: bool, kinds: Counte
         return _File(index, f, reason, rank)
     if not (f.patch or "").strip():
         return _File(index, f, None, rank, name_only=_bare_entry(f, kinds))
-    patch = redact(f.patch or "")
+    patch = _redacted_patch(f.patch or "")
     kinds.update(patch.kinds)
     prelude, hunks = _parse_patch(patch.text)
     return _File(index, f, None, rank, _file_header(f, kinds), None, prelude, hunks)
+
+
+@lru_cache(maxsize=512)
+def _redacted_patch(patch: str) -> Redacted:
+    """A prompt is fitted to its budget by selecting the same diff several times; redact each
+    patch once. (The result is only read.)"""
+    return redact(patch)
 
 
 def _redacted_name(path: str, kinds: Counter) -> str:
