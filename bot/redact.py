@@ -142,7 +142,7 @@ _RULES: tuple[_Rule, ...] = (
           ("akia", "asia", "abia", "acca", "a3t")),
     _Rule("aws-secret-key", re.compile(
         r"(?i)aws[\w.\-]{0,30}secret[\w.\-]{0,30}[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*[\"']?"
-        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value"),
+        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value", check=lambda v: len(set(v)) > 2),
     _Rule("azure-storage-key", re.compile(
         r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=(?P<value>[A-Za-z0-9+/%]{20,}={0,2})"),
         ("accountkey", "sharedaccess", "sig="), "value",
@@ -356,7 +356,7 @@ generator factory loader parser reader writer encoder decoder service client req
 cls model models form view views module test tests spec mock dummy example sample length bytes bits
 policy rotation version mgr obj object struct map dict list tuple array string str int bool count
 budget budgets price cost costs rate window chars char start end begin pos offset ids prob probs logprob
-logprobs embedding embeddings vocab vocabs usage
+logprobs embedding embeddings vocab vocabs usage proxy server gateway base docs spec route router content contents
 """.split())
 # Words before the credential word that make the name something else (max_tokens, num_tokens …).
 _BEFORE_NOT_SECRET = frozenset("""
@@ -400,8 +400,8 @@ def name_strength(name: str) -> tuple[int, str]:
     after = merged[best_at + 1:]
     if any(w in _AFTER_NOT_SECRET or w.endswith("tokens") for w in after):
         return 0, ""
-    if word == "pat" and len(merged) == 1:
-        return 0, ""  # a bare "pat" is a pattern or a person
+    if word == "pat" and (len(merged) == 1 or after):
+        return 0, ""  # a bare or inner "pat" is a pattern or a person
     if best_at and merged[best_at - 1] in _BEFORE_NOT_SECRET:
         return 0, ""
     if word == "pw" and best_at == 0 and len(merged) > 1:
@@ -476,7 +476,7 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _TEMPLATE = re.compile(
     r"\$\{[^}]*\}|\$\(\([^)]*\)\)|\$\([^)]*\)|\{\{.*?\}\}|\{%.*?%\}|%\([\w.]+\)[sd]|%[A-Z_]+%|\$[A-Za-z_][\w.]*"
     r"|<[A-Za-z_][\w .\-]*>|\{[A-Za-z_][\w.]*\}|\[[A-Z_ ]+\]|@[A-Z_]+@")
-_TEMPLATE_INSIDE = re.compile(r"\$\{[A-Za-z_][\w.]*\}|\{\{[ \t]*[\w.|() ]+[ \t]*\}\}|\$\([\w .\-]+\)|\$[A-Z_]{3,}\b|^\$[a-z_]\w*$")
+_TEMPLATE_INSIDE = re.compile(r"\$\{[A-Za-z_][\w.]*(?:\}|:-|:=|:\?)|\{\{[ \t]*[\w.|() ]+[ \t]*\}\}|\$\([\w .\-]+\)|\$[A-Z_]{3,}\b|^\$[a-z_]\w*$")
 _COMMENT_OR_EOL = re.compile(r"[ \t]*(?:[#;]|//|/\*|$)")
 _FLAG_NAME = re.compile(r"--?[A-Za-z]")
 
@@ -573,6 +573,10 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False  # URLs (credentials in them are handled apart) and paths
     if _VERSION.fullmatch(v) or _ENV_VAR_NAME.fullmatch(v):
         return False
+    if "@sha256:" in v or v.startswith("\\"):
+        return False  # a pinned image reference; an escape sequence
+    if strength == 1 and _readable(v):
+        return False  # `Cookie`, `Proxy-Authorization`
     if _UUID.fullmatch(v) and strength < 2:
         return False  # an id, not a secret, next to "key" / "client_id"
     has_space = any(c.isspace() for c in v)
