@@ -457,7 +457,7 @@ float number any object secretstr text char varchar password secret token redact
 environment read write read-write readwrite admin user root guest public private basic bearer digest oauth
 oauth2 jwt api key apikey auth hidden masked sensitive secure insecure unknown missing invalid valid value
 string? str|none changeme placeholder foo bar baz qux foobar foo-bar quux secret-token secret-key
-api-key api_key access-token auth-token inherit example test testing dummy fake mock sample demo todo fixme tbd xxx
+api-key api_key access-token auth-token inherit scrubbed example test testing dummy fake mock sample demo todo fixme tbd xxx
 """.split())
 _PROSE_OR_CODE = re.compile(
     r"\b(?:the|is|are|was|be|your|you|of|to|for|a|an|this|that|not|if|else|elif|in|return|await|lambda|new|then"
@@ -499,7 +499,7 @@ _ID_PREFIXES = frozenset("""
 msg chatcmpl req request call resp response run file toolu srvtoolu cus ch pi pm evt in sub prod price txn
 thread asst batch ft org proj user item rs fc ws img vs cmpl id uuid obj comp gen job task trace span step
 sess conv chat tool act acct ba card src tok py re seti si cs ii il po tr ic ipi event mcptoolu
-toolu srvtoolu tc tx sha1 sha224 sha256 sha384 sha512 md5 blake2b blake3 xxh3
+toolu srvtoolu tc tx rsn enc sha1 sha224 sha256 sha384 sha512 md5 blake2b blake3 xxh3
 """.split())
 
 
