@@ -12,9 +12,12 @@ import math
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from collections import Counter
+from functools import lru_cache
+from typing import Sequence
 
 from .models import Coverage, FileChange
+from .redact import Redacted, redact, redact_secrets, redact_text  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,7 @@ class DiffSelection:
     coverage: Coverage
     tokens: int  # estimate_tokens(text)
     redactions: int = 0
+    kinds: tuple[tuple[str, int], ...] = ()  # (kind, how many) of the redactions
 
 
 # Reasons a file is not shown, as they appear in Coverage.omitted and the coverage line.
@@ -152,207 +156,6 @@ def _looks_random(run: str) -> bool:
     # camelCase identifiers change character class every ~3 characters; base64 every ~1.5.
     class_changes = len(_CHAR_CLASS_RUN.findall(run)) / len(run)
     return class_changes >= (0.4 if has_digit else 0.5)
-
-
-# =============================================================================================
-# Secret redaction
-# =============================================================================================
-
-@dataclass(frozen=True)
-class _SecretRule:
-    kind: str
-    pattern: re.Pattern[str]
-    hints: tuple[str, ...]  # lowercase substrings; the regex only runs when one occurs
-    group: int | str = 0  # the part of the match that is replaced
-
-
-def _mark(kind: str) -> str:
-    return f"[REDACTED:{kind}]"
-
-
-_SECRET_RULES: tuple[_SecretRule, ...] = (
-    # A whole PEM block; when its END line is missing (clipped patch), the base64 lines after it.
-    _SecretRule("private-key", re.compile(
-        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]{0,16000}?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:\r?\n[+\- ]?[ \t]*(?:[A-Za-z0-9+/=]{8,}|(?:Proc-Type|DEK-Info|Comment):.*|)(?=\r?\n|\Z))*)"),
-        ("private key",)),
-    _SecretRule("slack-webhook", re.compile(
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+"), ("hooks.slack",)),
-    _SecretRule("github-token", re.compile(
-        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), ("gh", "github_pat_")),
-    _SecretRule("slack-token", re.compile(
-        r"\b(?:xox[abeprs]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"), ("xox", "xapp-")),
-    _SecretRule("stripe-key", re.compile(
-        r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{20,})\b"),
-        ("_live_", "_test_", "whsec_")),
-    # OpenAI-style: sk-…, sk-proj-…, also DeepSeek/Anthropic/Moonshot keys of the same shape. At least
-    # three digits, so CSS classes like "sk-spinner-fading-circle-wrapper" survive.
-    _SecretRule("openai-key", re.compile(
-        r"\bsk-(?=(?:[A-Za-z_\-]*[0-9]){3})[A-Za-z0-9_\-]{20,}"), ("sk-",)),
-    _SecretRule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("aiza",)),
-    _SecretRule("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-                ("akia", "asia", "abia", "acca")),
-    _SecretRule("aws-secret-key", re.compile(
-        r"(?i)aws[\w.\-]{0,30}secret[\w.\-]{0,30}[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*[\"']?"
-        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value"),
-    _SecretRule("jwt", re.compile(
-        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"), ("eyj",)),
-    _SecretRule("auth-header", re.compile(
-        r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|basic|token)[ \t]+|\bbearer[ \t]+)"
-        r"(?=[A-Za-z._~+/\-]*[0-9])(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)"), ("bearer", "authorization"), "value"),
-)
-
-# user:password@ in any URL (https, postgres, redis, amqp, …); the user name is kept.
-_URL_CREDENTIALS = re.compile(
-    r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"`<>]*:(?P<value>[^\s@/'\"`<>]{1,200})@")
-
-# An assignment whose key ENDS with a secret-ish word: `password = "…"`, `API_KEY: …`,
-# `"client_secret": "…"`, `DB_PASSWORD=…`, `token: str = "…"`. The key may continue before the
-# word (DB_PASSWORD, githubToken) but not after it (password_field, tokenizer, max_tokens).
-_SECRET_WORDS = (
-    r"client[_\-]?secret|secret[_\-]?access[_\-]?key|secret[_\-]?key|secret|passwd|password|passphrase"
-    r"|pwd|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|signing[_\-]?key"
-    r"|encryption[_\-]?key|access[_\-]?token|refresh[_\-]?token|auth[_\-]?token|token|credentials?")
-_ASSIGNMENT = re.compile(
-    rf"(?i)(?P<word>{_SECRET_WORDS})(?![A-Za-z0-9_\-])[\"']?"
-    r"(?:[ \t]*:[ \t]*[A-Za-z_][\w\[\], .|]*?(?=[ \t]*=[^=]))?"  # a type annotation before `=`
-    r"[ \t]*(?P<sep>:=|=>|=|:)(?!=)[ \t]*"
-    r"(?:[rRbBuU]{0,2}\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,400})\""
-    r"|[rRbBuU]{0,2}'(?P<sq>(?:[^'\\\r\n]|\\.){1,400})'"
-    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>#:=][^\s\"'`,;(){}\[\]<>#]{2,400}))")
-_ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential")
-
-_NOT_SECRET_VALUES = frozenset({
-    "none", "null", "nil", "true", "false", "undefined", "required", "optional", "yes", "no", "on",
-    "off", "empty", "str", "string", "int", "bytes", "bool", "float", "number", "any", "object",
-    "secretstr", "text", "char", "varchar", "password", "secret", "token", "redacted", "self",
-    "this", "default", "env", "environment", "string?", "str|none",
-})
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::)[A-Za-z_$][\w$]*)+")
-_ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_COMMENT_OR_EOL = re.compile(r"[ \t]*(?:#.*)?$", re.M)
-
-
-def redact_secrets(text: str) -> tuple[str, int]:
-    """(text with secrets replaced by [REDACTED:kind], number replaced)."""
-    if not text:
-        return text, 0
-    count = 0
-    lowered = text.lower()  # hints are looked up in the original; redaction only removes text
-    for rule in _SECRET_RULES:
-        if any(hint in lowered for hint in rule.hints):
-            text, n = _replace_group(text, rule.pattern, lambda m, kind=rule.kind: kind, rule.group)
-            count += n
-    text, n = _redact_url_credentials(text)
-    count += n
-    text, n = _redact_assignments(text)
-    return text, count + n
-
-
-def _replace_group(text: str, pattern: re.Pattern[str], kind_of: Callable[[re.Match[str]], str | None],
-                   group: int | str | Callable[[re.Match[str]], int | str]) -> tuple[str, int]:
-    """Replace `group` of every match with a redaction mark, unless kind_of(match) says None."""
-    count = 0
-
-    def replace(m: re.Match[str]) -> str:
-        nonlocal count
-        kind = kind_of(m)
-        if kind is None:
-            return m.group(0)
-        count += 1
-        start, end = m.span(group(m) if callable(group) else group)
-        whole = m.group(0)
-        return whole[:start - m.start()] + _mark(kind) + whole[end - m.start():]
-
-    return pattern.sub(replace, text), count
-
-
-def _redact_url_credentials(text: str) -> tuple[str, int]:
-    if "://" not in text:
-        return text, 0
-
-    def kind_of(m: re.Match[str]) -> str | None:
-        return None if _is_placeholder(m.group("value")) else "url-password"
-
-    return _replace_group(text, _URL_CREDENTIALS, kind_of, "value")
-
-
-def _redact_assignments(text: str) -> tuple[str, int]:
-    lowered = text.lower()
-    if not any(hint in lowered for hint in _ASSIGNMENT_HINTS):
-        return text, 0
-
-    def kind_of(m: re.Match[str]) -> str | None:
-        group = _value_group(m)
-        return _assignment_kind(m.group("word")) if _assignment_is_secret(m, group) else None
-
-    # Line by line, and only lines that mention a hint: the pattern cannot be anchored on a
-    # literal, so running it over a whole 2 MB patch costs ten times more.
-    lines = text.split("\n")
-    total = 0
-    for i, line in enumerate(lines):
-        lowered_line = line.lower()
-        if any(hint in lowered_line for hint in _ASSIGNMENT_HINTS):
-            lines[i], n = _replace_group(line, _ASSIGNMENT, kind_of, _value_group)
-            total += n
-    return "\n".join(lines), total
-
-
-def _value_group(m: re.Match[str]) -> str:
-    """Which alternative of _ASSIGNMENT matched: "dq", "sq" or "bare"."""
-    return "dq" if m.group("dq") is not None else "sq" if m.group("sq") is not None else "bare"
-
-
-def _assignment_kind(word: str) -> str:
-    word = word.lower()
-    if "pass" in word or word == "pwd":
-        return "password"
-    if "token" in word:
-        return "token"
-    if word.endswith("key") and "secret" not in word:
-        return "api-key"
-    return "secret"
-
-
-def _assignment_is_secret(m: re.Match[str], group: str) -> bool:
-    value = m.group(group)
-    if _is_placeholder(value) or any(c.isspace() for c in value) or not value.isascii():
-        return False
-    if value.lower().strip(":?*") in _NOT_SECRET_VALUES or _ENV_VAR_NAME.fullmatch(value):
-        return False
-    if "://" in value or value.startswith(("/", "./", "../", "~/")):
-        return False  # a URL (credentials in it are handled separately) or a file path
-    if group != "bare":
-        return len(value) >= 3  # a quoted literal
-    return _bare_value_is_literal(m, value)
-
-
-def _bare_value_is_literal(m: re.Match[str], value: str) -> bool:
-    """Unquoted values are literals in YAML/.env/INI files but references in code."""
-    following = m.string[m.end():m.end() + 1]
-    if following in ("(", "[", ".") or _REFERENCE.fullmatch(value) or _NUMBER.fullmatch(value):
-        return False  # a call, an index, an attribute, a number
-    if value.startswith(("@", "&", "*", "!", "%", "-", "+")):
-        return False  # decorators, YAML anchors/aliases/tags, flags
-    if not _IDENTIFIER.fullmatch(value):
-        return True  # has symbols or starts with a digit: not a name in any language
-    if _looks_random(value) or (len(value) >= 20 and any(c.isdigit() for c in value)):
-        return True
-    line_ends = _COMMENT_OR_EOL.match(m.string, m.end()) is not None
-    if m.group("sep") == ":" and line_ends:
-        return value[0].islower() or value.isupper() or value[0].isdigit()  # YAML `token: abc123`
-    if m.group("sep") == "=" and m.group("word").isupper() and line_ends:
-        return m.string[m.start("sep") - 1:m.start("sep")] not in (" ", "\t")  # .env: TOKEN=abc
-    return False
-
-
-def _is_placeholder(value: str) -> bool:
-    return (not value or value.startswith(("$", "{", "<", "%(", "[REDACTED"))
-            or "{{" in value or "${" in value or "[REDACTED:" in value
-            or len(set(value)) == 1)  # ****, xxxx
 
 
 # =============================================================================================
@@ -596,30 +399,44 @@ class _Part:
     hunks: int = 0  # how many of the file's hunks it carries (relevant_hunks)
 
 
-def _prepare(files: Sequence[FileChange], deleted_by_name: bool) -> tuple[list[_File], int]:
-    """Classify and redact every file; (files, number of redactions)."""
-    prepared, redactions = [], 0
+def _prepare(files: Sequence[FileChange], deleted_by_name: bool) -> tuple[list[_File], Counter]:
+    """Classify and redact every file (patch and names); (files, redactions by kind)."""
+    prepared, kinds = [], Counter()
     for index, f in enumerate(files):
-        item, n = _prepare_one(index, f, deleted_by_name)
-        prepared.append(item)
-        redactions += n
-    return prepared, redactions
+        prepared.append(_prepare_one(index, f, deleted_by_name, kinds))
+    return prepared, kinds
 
 
-def _prepare_one(index: int, f: FileChange, deleted_by_name: bool) -> tuple[_File, int]:
+def _prepare_one(index: int, f: FileChange, deleted_by_name: bool, kinds: Counter) -> _File:
     rank = _RANK[file_kind(f.path)]
     if f.status == "removed" and (deleted_by_name or not f.patch):
-        return _File(index, f, None, rank, name_only=f"deleted: {f.path} (−{_deleted_lines(f)} lines)"), 0
+        name = _redacted_name(f.path, kinds)
+        return _File(index, f, None, rank, name_only=f"deleted: {name} (−{_deleted_lines(f)} lines)")
     if f.status == "renamed" and f.changes == 0 and not f.patch:
-        return _File(index, f, None, rank, name_only=_bare_entry(f)), 0
+        return _File(index, f, None, rank, name_only=_bare_entry(f, kinds))
     reason = skip_reason(f) or (NO_PATCH if f.patch is None else None)
     if reason is not None:
-        return _File(index, f, reason, rank), 0
+        return _File(index, f, reason, rank)
     if not (f.patch or "").strip():
-        return _File(index, f, None, rank, name_only=_bare_entry(f)), 0
-    patch, redactions = redact_secrets(f.patch or "")
-    prelude, hunks = _parse_patch(patch)
-    return _File(index, f, None, rank, _file_header(f), None, prelude, hunks), redactions
+        return _File(index, f, None, rank, name_only=_bare_entry(f, kinds))
+    patch = _redacted_patch(f.patch or "")
+    kinds.update(patch.kinds)
+    prelude, hunks = _parse_patch(patch.text)
+    return _File(index, f, None, rank, _file_header(f, kinds), None, prelude, hunks)
+
+
+@lru_cache(maxsize=512)
+def _redacted_patch(patch: str) -> Redacted:
+    """A prompt is fitted to its budget by selecting the same diff several times; redact each
+    patch once. (The result is only read.)"""
+    return redact(patch)
+
+
+def _redacted_name(path: str, kinds: Counter) -> str:
+    """A file name as the prompt shows it: a secret in a name is withheld like one in a patch."""
+    result = redact(path)
+    kinds.update(result.kinds)
+    return result.text
 
 
 def _deleted_lines(f: FileChange) -> int:
@@ -628,15 +445,18 @@ def _deleted_lines(f: FileChange) -> int:
     return sum(1 for line in f.patch.split("\n") if line.startswith("-"))
 
 
-def _file_header(f: FileChange) -> str:
-    status = f"renamed from {f.previous_path}" if f.previous_path and f.status == "renamed" else f.status
-    return f"### {f.path} ({status}, +{f.additions} −{f.deletions})"
+def _file_header(f: FileChange, kinds: Counter) -> str:
+    path = _redacted_name(f.path, kinds)
+    status = (f"renamed from {_redacted_name(f.previous_path, kinds)}"
+              if f.previous_path and f.status == "renamed" else f.status)
+    return f"### {path} ({status}, +{f.additions} −{f.deletions})"
 
 
-def _bare_entry(f: FileChange) -> str:
+def _bare_entry(f: FileChange, kinds: Counter) -> str:
+    path = _redacted_name(f.path, kinds)
     if f.status == "renamed" and f.previous_path:
-        return f"renamed: {f.previous_path} → {f.path} (no content changes)"
-    return f"{f.status}: {f.path} (no content changes)"
+        return f"renamed: {_redacted_name(f.previous_path, kinds)} → {path} (no content changes)"
+    return f"{f.status}: {path} (no content changes)"
 
 
 class _Packer:
@@ -726,7 +546,7 @@ def _tail_text(omitted: Sequence[tuple[str, str]], allowance: int) -> str:
     lines = [f"Not shown ({total} file{'s' if total != 1 else ''}):"]
     used = estimate_tokens(lines[0])
     for shown, (path, reason) in enumerate(omitted):
-        line = f"- {path} ({reason})"
+        line = f"- {redact_text(path)} ({reason})"
         rest = total - shown - 1
         cost = estimate_tokens(line) + 1
         more = estimate_tokens(_more_line(rest)) + 1 if rest else 0
@@ -770,7 +590,7 @@ def _coverage(parts: Sequence[_Part], prepared: Sequence[_File],
                       for item in prepared if item.index not in shown_hunks))
 
 
-def _assemble(parts: list[_Part], prepared: Sequence[_File], budget: int, redactions: int,
+def _assemble(parts: list[_Part], prepared: Sequence[_File], budget: int, kinds: Counter,
               hunk_totals: dict[int, int] | None = None) -> DiffSelection:
     """Join the parts and the closing list within the budget. Should the joined text ever be
     estimated above the budget (the packer's bound makes that impossible), trailing parts are
@@ -783,9 +603,11 @@ def _assemble(parts: list[_Part], prepared: Sequence[_File], budget: int, redact
         text = "\n".join(x for x in (body, tail) if x)
         tokens = estimate_tokens(text)
         if tokens <= budget:
-            return DiffSelection(text=text, coverage=coverage, tokens=tokens, redactions=redactions)
+            return DiffSelection(text=text, coverage=coverage, tokens=tokens, redactions=sum(kinds.values()),
+                                 kinds=tuple(sorted(kinds.items())))
         if not parts:
-            return DiffSelection(text="", coverage=coverage, tokens=0, redactions=redactions)
+            return DiffSelection(text="", coverage=coverage, tokens=0, redactions=sum(kinds.values()),
+                                 kinds=tuple(sorted(kinds.items())))
         parts.pop()
 
 
@@ -799,19 +621,19 @@ def select_diff(files: Sequence[FileChange], budget_tokens: int) -> DiffSelectio
     out every other source file — else it is left out by name. The text ends with what was left
     out, by name."""
     budget = max(0, int(budget_tokens))
-    prepared, redactions = _prepare(files, deleted_by_name=True)
+    prepared, kinds = _prepare(files, deleted_by_name=True)
     order = sorted((item for item in prepared if item.reason is None),
                    key=lambda item: (item.rank, -item.file.changes, item.index))
     skipped = [(item.path, item.reason) for item in prepared if item.reason]
 
     everything = _everything_if_it_fits(order, skipped, budget)
     if everything is not None:
-        return _assemble(everything, prepared, budget, redactions)
+        return _assemble(everything, prepared, budget, kinds)
 
     packer = _Packer(budget - _tail_reserve(budget, skipped))
     for rank in sorted({item.rank for item in order}):
         _pack_rank(packer, [item for item in order if item.rank == rank])
-    return _assemble(packer.parts, prepared, budget, redactions)
+    return _assemble(packer.parts, prepared, budget, kinds)
 
 
 def _pack_rank(packer: _Packer, items: Sequence[_File]) -> None:
@@ -925,7 +747,7 @@ def relevant_hunks(files: Sequence[FileChange], question: str, budget_tokens: in
     and @@ header, within `budget_tokens`; files named only (deleted without a patch, bare renames)
     come last. Same skip rules, redaction and closing list as select_diff."""
     budget = max(0, int(budget_tokens))
-    prepared, redactions = _prepare(files, deleted_by_name=False)
+    prepared, kinds = _prepare(files, deleted_by_name=False)
     terms = _question_terms(question)
     candidates = [_HunkCandidate(item, i, hunk) for item in prepared if item.reason is None
                   for i, hunk in enumerate(item.hunks)]
@@ -943,7 +765,7 @@ def relevant_hunks(files: Sequence[FileChange], question: str, budget_tokens: in
     for item in named:
         packer.add_text(item.index, item.name_only or "")
     hunk_totals = {item.index: len(item.hunks) for item in prepared if item.hunks}
-    return _assemble(packer.parts, prepared, budget, redactions, hunk_totals)
+    return _assemble(packer.parts, prepared, budget, kinds, hunk_totals)
 
 
 # =============================================================================================

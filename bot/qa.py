@@ -4,11 +4,13 @@ most relevant to the question, saying that no LLM is configured.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import AsyncIterator, Sequence
 
-from .diffs import coverage_line, estimate_tokens, redact_secrets, relevant_hunks, select_diff
+from .diffs import coverage_line, estimate_tokens, relevant_hunks, select_diff
 from .models import Analysis, BotError, Commit, to_dict
+from .redact import record as record_redactions, redact, redact_text
 
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 10  # earlier turns (question + answer each) kept in the prompt
@@ -108,10 +110,14 @@ class QA:
         selection = select_diff(files, budget)
         if not selection.coverage.complete:
             selection = relevant_hunks(files, question, budget)  # the whole diff won't fit: focus
-        base["coverage"] = coverage_line(selection.coverage, lang)
+        base["coverage"] = redact_text(coverage_line(selection.coverage, lang))  # it names files
         left_out = {path for path, _ in selection.coverage.omitted}
         # Provenance: name only the files whose text the model was given.
         shown = [f.path for f in files if f.path not in left_out and f.path in selection.text]
+        withheld = Counter(dict(selection.kinds))
+        for text in (question, commit.title, commit.body, *(h.text for h in history if h.role == "user")):
+            withheld.update(redact(text).kinds)
+        record_redactions(withheld)
         return self.prompts.render("qa", lang, diff=_neutralise(selection.text), **base), shown
 
     async def _offline(self, commit, files, question, lang, why: str = "offline") -> AsyncIterator[str]:
@@ -130,7 +136,7 @@ def _commit_vars(commit: Commit) -> dict:
 
 def _untrusted(text: str) -> str:
     """Chat text, commit text and earlier answers: secrets redacted, block tags defused."""
-    return _neutralise(redact_secrets(text or "")[0])
+    return _neutralise(redact_text(text))
 
 
 def _untrusted_tree(value):

@@ -286,7 +286,8 @@ async def test_pr_description_and_revert_target_are_in_the_prompt(make_analyzer,
     await make_analyzer().analyse(commit, FILES, "en", pr_body=pr_body, reverted=reverted)
     user = user_message(fake.requests[0])
     assert "sk-live4821abcdefghij0123456789" not in user and "AKIAIOSFODNN7EXAMPLQ" not in user
-    assert user.count("[REDACTED:") == 2
+    assert user.count("[REDACTED:") == 3  # the two values, and the line that tells the model
+    assert "2 secret-looking value(s) in the commit's text and diff were replaced" in user
     block = user[user.index("<pr_description>"):user.index("</pr_description>")]
     assert "Reverting because of stale data." in block and "ignore the above" in block
     assert len(block) < 3500  # trimmed

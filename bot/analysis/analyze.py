@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Sequence
 
 from .. import metrics
-from ..diffs import DiffSelection, estimate_tokens, redact_secrets, select_diff
+from ..diffs import DiffSelection, estimate_tokens, select_diff
 from ..models import Analysis, Commit, FileChange
 from ..prompts import Prompts, RenderedPrompt
+from ..redact import record as record_redactions, redact, redact_text
 from . import heuristic, hints
 from .answer import (SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer,
                      validate_answer)
@@ -73,8 +75,15 @@ def clip(text: str, limit: int) -> str:
 
 def untrusted(text: str | None, limit: int) -> str:
     """Repository text made safe for a data block: clipped, secrets redacted, tags defanged."""
-    redacted, _ = redact_secrets(clip(text or "", limit))
-    return defang(redacted)
+    return defang(redact_text(clip(text or "", limit)))
+
+
+def withheld(commit: Commit, pr_body: str | None, selection: DiffSelection | None) -> Counter:
+    """Secrets kept out of this commit's prompt, by kind: its texts' and its diff's."""
+    kinds: Counter = Counter(dict(selection.kinds)) if selection else Counter()
+    for text in (commit.author, commit.title, commit.body, pr_body):
+        kinds.update(redact(text).kinds)
+    return kinds
 
 
 # --- answer validation: bot/analysis/answer.py (one definition → schema and checks) -----------
@@ -96,7 +105,7 @@ def files_summary(files: Sequence[FileChange], listed: int = FILES_LISTED) -> st
     if rest:
         lines.append(f"… {len(rest)} more files (+{sum(f.additions for f in rest)} "
                      f"-{sum(f.deletions for f in rest)})")
-    return defang("\n".join(lines)) or "(no file list available)"
+    return defang(redact_text("\n".join(lines))) or "(no file list available)"
 
 
 def left_out_list(selection: DiffSelection | None, listed: int = LEFT_OUT_LISTED) -> str:
@@ -108,12 +117,12 @@ def left_out_list(selection: DiffSelection | None, listed: int = LEFT_OUT_LISTED
     if len(cov.omitted) > listed:
         lines.append(f"… {len(cov.omitted) - listed} more")
     lines += [f"{path} — clipped" for path in cov.partial]
-    return defang("\n".join(lines))
+    return defang(redact_text("\n".join(lines)))
 
 
 def revert_target(commit: Commit, reverted: Commit | None) -> str:
     if reverted is not None:
-        return defang(f"{reverted.short_sha} {clip(reverted.title, TITLE_CHARS)}")
+        return defang(redact_text(f"{reverted.short_sha} {clip(reverted.title, TITLE_CHARS)}"))
     return commit.reverts or ""
 
 
@@ -154,7 +163,7 @@ def prompt_variables(commit: Commit, files: Sequence[FileChange], *, pr_body: st
         "deletions": deletions,
         "files_summary": files_summary(files, files_listed),
         "left_out": left_out_list(selection, left_out_listed),
-        "redactions": selection.redactions if selection else 0,
+        "redactions": sum(withheld(commit, pr_body, selection).values()) if selection else 0,
         "diff": (defang(selection.text) or NO_DIFF) if selection else "",
     }
 
@@ -178,6 +187,7 @@ class Analyzer:
             return self._offline(commit, files, lang, profile=profile)
         subject = _Subject(commit, files)
         prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
+        record_redactions(withheld(commit, pr_body, selection))
         try:
             try:
                 analysis = await self._ask(prompt, lang, subject)

@@ -13,6 +13,7 @@ from typing import Sequence
 from ..diffs import estimate_tokens
 from ..models import DigestEntry, Importance
 from ..prompts import Prompts
+from ..redact import redact_text
 from .analyze import InvalidAnswer, clip, defang, parse_answer
 from .llm import LLM, LLMError
 
@@ -65,14 +66,14 @@ def compact_line(entry: DigestEntry) -> str:
     a = entry.analysis
     bot = " | bot author" if entry.commit.author.lower().endswith(("[bot]", "-bot", " bot")) else ""
     if a is None:
-        return defang(f"- [not analysed] {title}{bot}")
+        return defang(redact_text(f"- [not analysed] {title}{bot}"))
     parts = [f"- [{a.importance.value}] {a.change_type.value} | {title}{bot}"]
     if a.summary:
         parts.append(f"summary: {clip(' '.join(a.summary.split()), SUMMARY_CHARS)}")
     parts.append(f"why: {clip(a.importance_reason, REASON_CHARS)}")
     if a.risks:
         parts.append("risks: " + "; ".join(clip(r, RISK_CHARS) for r in a.risks[:RISKS_PER_COMMIT]))
-    return defang(" | ".join(parts))
+    return defang(redact_text(" | ".join(parts)))
 
 
 def headline_prompt(prompts: Prompts, entries: Sequence[DigestEntry], lang: str, max_tokens: int):

@@ -1,0 +1,771 @@
+"""Secrets never reach the LLM: the one redactor for every untrusted text that is sent.
+
+Diffs, commit messages, PR descriptions, file names, thread history and the user's question all
+go through `redact()` before they are put into a prompt. Each secret becomes `[REDACTED:kind]`,
+so the model and the reader know something was there; callers add the counts to the prompt and,
+once per prompt actually sent, to the `digestbot_redactions_total{kind}` counter (`record()`).
+
+Two detectors, both pure regular expressions over the text (no I/O, no dependency):
+
+* **Shape** — values whose form alone says credential: PEM private keys, cloud keys (AWS, Google,
+  Azure `AccountKey=`), vendor tokens with a fixed prefix or layout (GitHub, GitLab, Slack,
+  Stripe, OpenAI/Anthropic, PyPI, npm, SendGrid, Discord, Telegram, Twilio, Mailchimp,
+  Artifactory, Square, Hugging Face, …), JWTs (whatever their header), credentials in URLs.
+* **Context** — a value on a line, CLI flag or XML element whose *name* says credential (key,
+  token, secret, pass, pwd, auth, credential, bearer, api key, client id/secret, or a service name
+  followed by one of those): assignments in any common syntax, comparisons, `name "value"`,
+  `--some-api-key VALUE`, `<password>…</password>`, `Using Key=…`. The value must look like a
+  credential: not a reference to code, a path, a URL, a version, a UUID or hash next to a weak
+  name, a placeholder, or a safe word such as `write` (GitHub's `id-token: write`).
+
+Why not a library: detect-secrets alone withholds 14% of a broad service-key corpus with its
+keyword and service plugins, and its entropy plugins flag thousands of lines of ordinary code
+(see README, Security). The figures of this module are printed by bench/eval_secrets.py.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Iterable
+
+MARK_PREFIX = "[REDACTED:"
+
+
+def mark(kind: str) -> str:
+    return f"{MARK_PREFIX}{kind}]"
+
+
+@dataclass(frozen=True)
+class Redacted:
+    text: str
+    kinds: Counter = field(default_factory=Counter)  # kind -> how many were replaced
+
+    @property
+    def count(self) -> int:
+        return sum(self.kinds.values())
+
+
+def redact(text: str | None) -> Redacted:
+    """`text` with every secret replaced by [REDACTED:kind], and how many of each kind."""
+    if not text:
+        return Redacted(text or "")
+    kinds: Counter = Counter()
+    text = _redact_shapes(text, kinds)
+    text = _redact_url_credentials(text, kinds)
+    text = _redact_context(text, kinds)
+    return Redacted(text, kinds)
+
+
+def redact_secrets(text: str | None) -> tuple[str, int]:
+    """(redacted text, number of redactions) — the short form most callers need."""
+    result = redact(text)
+    return result.text, result.count
+
+
+def redact_text(text: str | None) -> str:
+    return redact(text).text
+
+
+def record(kinds: Counter | dict[str, int] | Iterable[tuple[str, int]]) -> None:
+    """Count secrets withheld from one prompt that is being sent, by kind."""
+    from . import metrics
+
+    items = kinds.items() if isinstance(kinds, dict) else kinds
+    for kind, n in items:
+        if n:
+            metrics.count("redactions", n, kind=kind)
+
+
+# =============================================================================================
+# Shape rules
+# =============================================================================================
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    hints: tuple[str, ...]  # lowercase substrings; the regex only runs when one occurs
+    group: int | str = 0  # the part of the match that is replaced
+    check: Callable[[str], bool] | None = None  # a last look at the replaced part
+
+
+def _b64_json_header(token: str) -> bool:
+    """Does the first dot-separated segment decode to a JSON object (a JWT header)?"""
+    head = token.split(".", 1)[0]
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return raw.lstrip()[:1] == b"{"
+
+
+_B = r"(?<![A-Za-z0-9_])"  # a token starts here
+_E = r"(?![A-Za-z0-9_])"  # and ends here
+
+_RULES: tuple[_Rule, ...] = (
+    # A whole PEM block; when its END line is missing (clipped patch), the base64 lines after it.
+    _Rule("private-key", re.compile(
+        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]{0,16000}?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+        r"|(?:\r?\n[+\- ]?[ \t]*(?:[A-Za-z0-9+/=]{8,}|(?:Proc-Type|DEK-Info|Comment):.*|)(?=\r?\n|\Z))*)"),
+        ("private key",)),
+    _Rule("private-key", re.compile(r"\bPuTTY-User-Key-File-\d: [\s\S]{0,8000}?Private-MAC: [0-9a-f]+"),
+          ("putty-user-key",)),
+    _Rule("slack-webhook", re.compile(
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+"), ("hooks.slack",)),
+    _Rule("webhook-url", re.compile(
+        r"https://(?:[a-z0-9\-]+\.)?(?:discord(?:app)?\.com/api/webhooks|outlook\.office\.com/webhook"
+        r"|[a-z0-9\-]+\.webhook\.office\.com/webhookb2)/[A-Za-z0-9_/@\-]+"), ("webhook",)),
+    _Rule("github-token", re.compile(
+        _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})" + _E),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _Rule("gitlab-token", re.compile(
+        _B + r"(?:gl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|oas|ft|ct)-[A-Za-z0-9_\-]{20,}"
+        r"|glagent-[A-Za-z0-9_\-]{50,}|GR1348941[A-Za-z0-9_\-]{20,})"),
+        ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glsoat-", "glffct-", "glimt-", "gloas-", "glft-", "glct-",
+         "glagent-", "gr1348941")),
+    _Rule("slack-token", re.compile(
+        r"\b(?:xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"), ("xox", "xapp-")),
+    _Rule("stripe-key", re.compile(
+        _B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{20,})" + _E),
+        ("_live_", "_test_", "_prod_", "whsec_")),
+    # OpenAI-style: sk-…, sk-proj-…, sk-ant-…, DeepSeek/Moonshot keys of the same shape. At least
+    # three digits, so CSS classes like "sk-spinner-fading-circle-wrapper" survive.
+    _Rule("openai-key", re.compile(r"\bsk-(?=(?:[A-Za-z_\-]*[0-9]){3})[A-Za-z0-9_\-]{20,}"), ("sk-",)),
+    _Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("aiza",)),
+    _Rule("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+          ("akia", "asia", "abia", "acca", "a3t")),
+    _Rule("aws-secret-key", re.compile(
+        r"(?i)aws[\w.\-]{0,30}secret[\w.\-]{0,30}[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*[\"']?"
+        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value", check=lambda v: len(set(v)) > 2),
+    _Rule("azure-storage-key", re.compile(
+        r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=(?P<value>[A-Za-z0-9+/%]{20,}={0,2})"),
+        ("accountkey", "sharedaccess", "sig="), "value",
+        check=lambda v: sum(c.isdigit() for c in v) >= 2 and any(c.isupper() for c in v)),
+    _Rule("jwt", re.compile(
+        _B + r"(?:eyJ|eyA|ewo|ew0|e3s|ewk)[A-Za-z0-9_\-]{6,}=*\.[A-Za-z0-9_\-]{4,}=*\.?[A-Za-z0-9_\-+/]*=*"),
+        ("eyj", "eya", "ewo", "ew0", "e3s", "ewk"), check=_b64_json_header),
+    _Rule("npm-token", re.compile(r":_(?:authToken|auth|password)=[ \t]*(?P<value>[^\s\"'$][^\s\"']*)"),
+          ("_auth", "_password"), "value"),
+    _Rule("softlayer-key", re.compile(r"api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/(?P<value>[a-z0-9]{64})"),
+          ("softlayer",), "value"),
+    _Rule("grafana-token", re.compile(r"\beyJrIjoi[A-Za-z0-9]{50,}=*"), ("eyjrijoi",)),
+    _Rule("pypi-token", re.compile(r"\bpypi-Ag[A-Za-z0-9_\-]{40,}"), ("pypi-ag",)),
+    _Rule("npm-token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), ("npm_",)),
+    _Rule("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"), ("sg.",)),
+    _Rule("discord-token", re.compile(
+        r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"), (".",),
+        check=lambda v: any(c.isdigit() for c in v.split(".")[0])),
+    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",)),
+    _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk")),
+    _Rule("mailchimp-key", re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"), ("-us",)),
+    _Rule("artifactory-token", re.compile(
+        r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M),
+        ("akc",) + tuple(f"ap{c}" for c in "0123456789abcdef"),
+        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:])),
+    _Rule("square-token", re.compile(r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}"), ("sq0",)),
+    _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",)),
+    _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_")),
+    _Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{30,}"), ("sk-ant-",)),
+    _Rule("age-secret-key", re.compile(r"AGE-SECRET-KEY-1[A-Z0-9]{58}"), ("age-secret-key-",)),
+    # Fixed vendor prefixes followed by a long random tail (Shopify, DigitalOcean, Doppler,
+    # Grafana, Linear, Postman, Pulumi, Sendinblue, Databricks, 1Password, Atlassian, …).
+    _Rule("api-token", re.compile(
+        _B + r"(?:shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[pro]_v1_[a-f0-9]{64}|dp\.(?:pt|st|ct|scim|sa)\.[A-Za-z0-9]{40,}"
+        r"|gl(?:c|sa)_[A-Za-z0-9_+/=\-]{32,}|lin_(?:api|oauth)_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"
+        r"|pul-[a-f0-9]{40}|xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}|dapi[a-f0-9]{32}(?:-\d)?|ops_eyJ[A-Za-z0-9+/]{100,}"
+        r"|ATATT3[A-Za-z0-9_\-=]{100,}|ATCTT3[A-Za-z0-9_\-=]{100,}|rubygems_[a-f0-9]{48}|dckr_pat_[A-Za-z0-9_\-]{27,}"
+        r"|pscale_(?:tkn|oauth|pw)_[A-Za-z0-9=_.\-]{32,}|sntrys_eyJ[A-Za-z0-9+/=_\-]{50,}|sntryu_[a-f0-9]{64}"
+        r"|hvs\.[A-Za-z0-9_\-]{90,}|hvb\.[A-Za-z0-9_\-]{138,}|tfp_[A-Za-z0-9]{50,}|nfp_[A-Za-z0-9]{36}"
+        r"|figd_[A-Za-z0-9_\-]{40}|FLWSECK(?:_TEST)?-[a-h0-9]{32}-X|[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9=_\-]{60,}"
+        r"|(?:r|s)k_(?:live|test)_[A-Za-z0-9]{20,}|key-[0-9a-f]{32}|AccountKey-[A-Za-z0-9]{20,}"
+        r"|EZ[AT]K[A-Za-z0-9]{54}|LTAI[A-Za-z0-9]{20}|CLOJARS_[a-z0-9]{60}|sgp_[a-fA-F0-9]{16}_[a-fA-F0-9]{40}"
+        r"|sk_[a-f0-9]{48}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:fx|ya29\.[A-Za-z0-9_\-]{30,}"
+        r"|1//0[A-Za-z0-9_\-]{40,}|AGPA[A-Z0-9]{16}|AIDA[A-Z0-9]{16}|AROA[A-Z0-9]{16}|ANPA[A-Z0-9]{16})" + _E),
+        ("shpat_", "shpca_", "shppa_", "shpss_", "dop_v1_", "dor_v1_", "doo_v1_", "dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "glc_",
+         "glsa_", "lin_api_", "lin_oauth_", "pmak-", "pul-", "xkeysib-", "dapi", "ops_ey", "atatt3", "atctt3",
+         "rubygems_", "dckr_pat_", "pscale_", "sntry", "hvs.", "hvb.", "tfp_", "nfp_", "figd_", "flwseck", "atlasv1",
+         "accountkey-", "ezak", "eztk", "ltai", "clojars_", "sgp_", ":fx", "ya29.", "1//0",
+         "agpa", "aida", "aroa", "anpa")),
+    # Any short vendor prefix, then a long random tail mixing upper, lower and digits
+    # (pplx-…, ntn_…, pnu_…, rdme_…, sm_pat_…, HRKU-…, ico-…): the tail alone is what no code is.
+    _Rule("api-token", re.compile(
+        r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~](?:[a-z]{2,7}[_\-])?(?P<value>[A-Za-z0-9]{20,})(?![\w\-])"),
+        ("_", "-", "~"), 0, check=lambda v: _prefixed_token(v)),
+    _Rule("api-token", re.compile(
+        r"(?<![\w\-])(?:p8e-[a-z0-9]{32}|pat[A-Za-z0-9]{14}\.[a-f0-9]{64}|cmVmd[A-Za-z0-9]{59}|ABSK[A-Za-z0-9+/]{100,}=*"
+        r"|bedrock-api-key-[A-Za-z0-9+/=]{20,}|4b1d[A-Za-z0-9]{38}|v1\.0-[a-f0-9]{24}-[a-f0-9]{100,}"
+        r"|dt0[a-z][0-9]{2}\.[a-z0-9]{24}\.[a-z0-9]{64}|EAA[A-Za-z0-9]{80,}|FLW(?:PUB|SEC)K(?:_TEST)?-[a-h0-9]{12,}(?:-X)?"
+        r"|fio-u-[A-Za-z0-9\-_=]{64}|_gitlab_session=[a-z0-9]{32}|API-[A-Z0-9]{26}|sha256~[\w\-]{43}"
+        r"|xoxe(?:\.xox[bp])?-\d-[A-Z0-9]{100,}|tk-us-[\w\-]{48}|sm_[pas]at_[A-Za-z0-9]{16}|sgp_local_[a-fA-F0-9]{40}"
+        r"|shippo_(?:live|test)_[a-fA-F0-9]{40}|[a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.\-]{31,34}|A3-[A-Z0-9]{6}-[A-Z0-9\-]{20,}"
+        r"|HRKU-AA[0-9a-zA-Z_\-]{58}|rdme_[a-z0-9]{70}|SG\.[\w\-=.]{60,}|[0-9]{15,16}\|[A-Za-z0-9_\-]{27}|sk_[A-Za-z0-9]{30,})(?![\w\-])"),
+        ("p8e-", "pat", "cmvmd", "absk", "bedrock-api-key-", "4b1d", "v1.0-", "dt0", "eaa", "flw", "fio-u-",
+         "_gitlab_session", "api-", "sha256~", "xoxe", "tk-us-", "sm_", "sgp_local_", "shippo_", "|", "sk_", "q~",
+         "a3-", "hrku-", "rdme_", "sg.")),
+    _Rule("password", re.compile(
+        r"(?:\s-u|--user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
+        check=lambda v: not _is_placeholder(v.strip("\"'"))),
+    _Rule("auth-header", re.compile(
+        r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key|api-token|digest)[ \t]+)?"
+        r"|\b(?:bearer|basic)[ \t]+)"
+        r"(?P<value>[A-Za-z0-9._~+/\-:@=]{8,})"), ("bearer", "authorization", "basic"),
+        "value", check=lambda v: not _is_placeholder(v) and v.lower() not in _SAFE_VALUES and not _readable(v)
+        and not _FAKE_MARKER.search(v.lower()) and (looks_random(v) or (len(v) >= 8 and _classes(v) >= 2
+                                                                         and not _IDENTIFIER.fullmatch(v)))
+        and not _REFERENCE.fullmatch(v)),
+)
+
+
+# Rules that need text around a token (spaces, quotes, several lines) run over the whole text;
+# their hints are rare words, so most texts skip them. Every other rule only looks inside "runs":
+# stretches of token characters at least 16 long that have a digit or mix upper and lower case.
+# That is a few hundred places per megabyte of diff instead of every position.
+_TEXT_KINDS = frozenset({"private-key", "aws-secret-key", "auth-header", "password", "npm-token",
+                         "azure-storage-key", "softlayer-key"})
+# Tokens that may be all lower-case letters or shorter than a run: their hints are looked up in the
+# whole text.
+_LOWERCASE_TOKEN_KINDS = frozenset({"huggingface-token", "artifactory-token"})
+_TEXT_RULES = tuple(r for r in _RULES if r.kind in _TEXT_KINDS)
+_RUN_RULES = tuple(r for r in _RULES if r.kind not in _TEXT_KINDS)
+_RUN = re.compile(r"[A-Za-z0-9_\-.~+/=:|@%]{16,}")
+
+
+# Rules without a distinctive literal (Discord, Twilio, Artifactory, vendor-prefix tokens) only look
+# at runs that mix letters with digits or upper with lower case; the others at runs holding a hint.
+_GENERAL_HINTS = frozenset({".", "_", "-", "~", "|", "ac", "sk"})
+_GENERAL_RULES = tuple(r for r in _RUN_RULES if _GENERAL_HINTS.intersection(r.hints))
+_SPECIFIC_RULES = tuple(r for r in _RUN_RULES if not _GENERAL_HINTS.intersection(r.hints))
+_ALNUM_20 = re.compile(r"[A-Za-z0-9]{20,}")
+_HEX_LOWER = re.compile(r"[0-9a-f]+")
+_UPPER_RE = re.compile(r"[A-Z]")
+_LOWER_RE = re.compile(r"[a-z]")
+_DIGIT = re.compile(r"[0-9]")
+
+
+def _apply(rule: _Rule, text: str, kinds: Counter) -> str:
+    def replace(m: re.Match[str]) -> str:
+        value = m.group(rule.group)
+        if MARK_PREFIX in value or (rule.check is not None and not rule.check(value)):
+            return m.group(0)
+        kinds[rule.kind] += 1
+        start, end = m.span(rule.group)
+        return m.group(0)[:start - m.start()] + mark(rule.kind) + m.group(0)[end - m.start():]
+
+    return rule.pattern.sub(replace, text)
+
+
+def _redact_shapes(text: str, kinds: Counter) -> str:
+    lowered = text.lower()  # hints are looked up in the original; redaction only removes text
+    for rule in _TEXT_RULES[:2]:  # PEM blocks first: their base64 lines are runs too
+        if any(hint in lowered for hint in rule.hints):
+            text = _apply(rule, text, kinds)
+    # Vendor tokens carry digits or capitals: look for their hints only in such runs, a fraction
+    # of the text (looking for 150 hints in the whole text costs more than everything else).
+    blob = " ".join(r for r in _RUN.findall(text) if not r.islower() or _DIGIT.search(r)).lower()
+    for rule in _SPECIFIC_RULES:
+        if any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
+            text = _apply(rule, text, kinds)
+    text = _redact_runs(text, kinds)
+    for rule in _TEXT_RULES[2:]:
+        if any(hint in lowered for hint in rule.hints):
+            text = _apply(rule, text, kinds)
+    return text
+
+
+def _redact_runs(text: str, kinds: Counter) -> str:
+    pieces, at = [], 0
+    for m in _RUN.finditer(text):
+        run = m.group(0)
+        if run.islower() and not _DIGIT.search(run):
+            continue  # names, paths, words
+        if ("/" in run or ":" in run) and all(_HEX_LOWER.fullmatch(seg) for seg in _ALNUM_20.findall(run)):
+            continue  # URLs and `sha256:…` whose only long stretches are hashes
+        changed = run
+        for rule in _GENERAL_RULES:
+            changed = _apply(rule, changed, kinds)
+        if changed is not run and changed != run:
+            pieces.append(text[at:m.start()])
+            pieces.append(changed)
+            at = m.end()
+    if not pieces:
+        return text
+    pieces.append(text[at:])
+    return "".join(pieces)
+
+
+# user:password@ in any URL (https, postgres, redis, amqp, …); the user name is kept.
+_URL_CREDENTIALS = re.compile(
+    r"://[^\s:/@'\"`<>]*:(?P<value>[^\s@/'\"`<>]{1,200})@")  # from "://": a literal start is found fast
+
+
+def _redact_url_credentials(text: str, kinds: Counter) -> str:
+    if "://" not in text:
+        return text
+
+    def replace(m: re.Match[str]) -> str:
+        value = m.group("value")
+        if _is_placeholder(value) or value.lower() in _SAFE_VALUES or _placeholder_words(value):
+            return m.group(0)
+        kinds["url-password"] += 1
+        return m.group(0)[:m.start("value") - m.start()] + mark("url-password") + "@"
+
+    return _URL_CREDENTIALS.sub(replace, text)
+
+
+# =============================================================================================
+# Context: a value whose name says credential
+# =============================================================================================
+#
+# A name is split into words (snake, kebab, dots, camelCase). It names a credential when one of
+# its words is a credential word and no later word turns it into something else (password_field,
+# token_url, max_tokens). Strong words (password, secret, token, api key…) accept any literal that
+# is not code, a path or a placeholder; the weak ones (key, auth, id, …) only values that look
+# random. Each line is looked at only when it contains one of _CONTEXT_HINTS.
+
+_STRONG_WORDS = frozenset("""
+password passwd passphrase passcode pwd pw pass passwort contrasena secret secrete secrets token
+credential credentials apikey bearer privatekey clientsecret accesskey secretkey authtoken accesstoken
+refreshtoken apitoken authkey signingkey encryptionkey masterkey sessionkey webhooksecret pat
+""".split())
+_WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac".split())
+# Two-word names that read as one credential word.
+_PAIRS = {("api", "key"): "apikey", ("private", "key"): "privatekey", ("client", "secret"): "clientsecret",
+          ("access", "key"): "accesskey", ("secret", "key"): "secretkey", ("auth", "token"): "authtoken",
+          ("access", "token"): "accesstoken", ("refresh", "token"): "refreshtoken", ("api", "token"): "apitoken",
+          ("auth", "key"): "authkey", ("signing", "key"): "signingkey", ("encryption", "key"): "encryptionkey",
+          ("master", "key"): "masterkey", ("session", "key"): "sessionkey", ("client", "id"): "clientid",
+          ("app", "secret"): "clientsecret", ("app", "key"): "apikey", ("consumer", "key"): "apikey",
+          ("consumer", "secret"): "clientsecret", ("account", "key"): "accesskey", ("webhook", "secret"): "webhooksecret"}
+# Words after the credential word that make the name something else.
+_AFTER_NOT_SECRET = frozenset("""
+name names file files path paths dir directory url uri urls endpoint host env var vars variable field fields
+length len size min max count counts limit type types kind header headers param params label labels prompt hint
+regex re pattern policy policies required input inputs reset expiry expires expiration expire ttl timeout
+provider providers manager store helper helpers source format mode cache column col index idx prefix suffix
+style class error errors message msg text placeholder help description desc template schema validator
+validation scheme location config configs settings option options enabled enable disabled set setter getter
+fn func function callback handler handlers id ids hash hashed hasher digest salt len file_path usage used
+strength confirm confirmation changed change update updated ref reference lookup key_id method methods flow
+generator factory loader parser reader writer encoder decoder service client request response resp req res
+cls model models form view views module test tests spec mock dummy example sample length bytes bits
+policy rotation version mgr obj object struct map dict list tuple array string str int bool count
+budget budgets price cost costs rate window chars char start end begin pos offset ids prob probs logprob
+logprobs embedding embeddings vocab vocabs usage proxy server gateway base docs spec route router content contents
+""".split())
+# Words before the credential word that make the name something else (max_tokens, num_tokens …).
+_BEFORE_NOT_SECRET = frozenset("""
+max min num n total count input output prompt completion reasoning cached cache sort primary foreign partition
+hash dict map cache_key lookup row column unique composite group public publishable pub csrf xsrf next
+page pagination continuation cursor sync idempotency dedup dedupe ssh_public gpg_public ice per
+""".split())
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_CONTEXT_HINTS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "bearer", "api", "cookie", "sas", "hmac",
+                  "client", "pat", "contrase")
+
+
+@lru_cache(maxsize=8192)
+def name_strength(name: str) -> tuple[int, str]:
+    """(0 none / 1 weak / 2 strong, kind) for a variable, key, flag or element name."""
+    words = [w.lower() for w in _NAME_WORD.findall(name)]
+    if not words:
+        return 0, ""
+    merged: list[str] = []
+    i = 0
+    while i < len(words):
+        pair = (words[i], words[i + 1]) if i + 1 < len(words) else None
+        if pair in _PAIRS:
+            merged.append(_PAIRS[pair])
+            i += 2
+            continue
+        merged.append(words[i])
+        i += 1
+    best, best_at = 0, -1
+    for at, word in enumerate(merged):
+        strength = 2 if word in _STRONG_WORDS else 1 if (word in _WEAK_WORDS or word == "clientid") else 0
+        if strength and strength >= best:
+            best, best_at = strength, at
+    if not best:
+        last = merged[-1]
+        for suffix in ("apikey", "password", "passwd", "secret", "token", "apitoken", "authtoken"):
+            if last.endswith(suffix) and len(last) > len(suffix) and not last.endswith("tokens"):
+                return 2, _kind_of(suffix)
+        return 0, ""
+    word = merged[best_at]
+    after = merged[best_at + 1:]
+    if any(w in _AFTER_NOT_SECRET or w.endswith("tokens") for w in after):
+        return 0, ""
+    if word == "pat" and (len(merged) == 1 or after):
+        return 0, ""  # a bare or inner "pat" is a pattern or a person
+    if best_at and merged[best_at - 1] in _BEFORE_NOT_SECRET:
+        return 0, ""
+    if word == "pw" and best_at == 0 and len(merged) > 1:
+        return 0, ""
+    return best, _kind_of(word)
+
+
+def _kind_of(word: str) -> str:
+    if word.startswith("pass") or word in ("pwd", "pw", "contrasena", "passwort"):
+        return "password"
+    if "token" in word or word in ("bearer", "pat"):
+        return "token"
+    if word in ("apikey", "accesskey", "authkey", "key", "api", "signingkey", "encryptionkey", "masterkey",
+                "sessionkey", "privatekey"):
+        return "api-key"
+    if word == "clientid":
+        return "client-id"
+    return "secret"
+
+
+# name <op> value. The name is the last identifier-like run before the operator (dots, dashes
+# and a closing quote allowed: `spring.datasource.password`, `--api-key`, `"client_secret"`).
+_ASSIGN = re.compile(
+    r"(?P<name>[A-Za-z_$@][A-Za-z0-9_$.\-]*)(?:\[[^\]\n]{0,20}\])?[\"'`]?"
+    r"(?:[ \t]*:[ \t]*[A-Za-z_][\w\[\], .|?]*?(?=[ \t]*=[^=]))?"  # a type annotation before `=`
+    r"(?:[ \t]+(?:string|String|str)\b)?"  # Go: var name string = "…"
+    r"[ \t]*(?P<op>:{1,3}=|=>|\?=|\.=|\|\|=|!==|===|!=|==|=(?![=>])|(?<!:):(?![:/])|,(?=[ \t]*[\"'`])|\(|->|(?<=[A-Za-z0-9\"'])[ \t](?=[ \t]*[\"'`@]))"
+    r"[ \t]*(?:[@$](?=[\"'`])|[A-Za-z]{1,2}(?=[\"']))?"  # ObjC @"…", Python r"…" / b'…' / f"…"
+    r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,400})\""
+    r"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,400})'"
+    r"|`(?P<bq>[^`\r\n]{1,400})`"
+    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>=#:][^\s\"'`;]{0,400}))")
+# --some-api-key VALUE on a command line
+_FLAG = re.compile(
+    r"(?<![\w\-])--?(?P<name>[A-Za-z][\w\-.]*)[ \t]+(?:\"(?P<dq>[^\"\n]{1,400})\"|'(?P<sq>[^'\n]{1,400})'"
+    r"|(?P<bare>[^\s\"'`\-][^\s\"'`]{0,400}))")
+# "value" == name (comparisons written the other way round)
+_REVERSED = re.compile(
+    r"(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,400})\"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,400})')[ \t]*"
+    r"(?:!==|===|!=|==)[ \t]*(?P<name>[A-Za-z_$][A-Za-z0-9_$.\-]*)")
+# <password>value</password>, <secret>…</secret>; the value may sit on the next line.
+_XML = re.compile(
+    r"<(?P<name>[A-Za-z0-9_][\w.\-:]*)(?:[ \t][^<>\n]*)?>[ \t]*(?:\r?\n[+\- ]?[ \t]*)?"
+    r"(?P<xml>[^<>\s][^<>\n]{0,400}?)[ \t]*(?:\r?\n[+\- ]?[ \t]*)?</(?P=name)>")
+# <add key="ApiKey" value="…"/>, name="password" value="…"
+_ATTR_PAIR = re.compile(
+    r"(?i)\b(?:key|name|id)=[\"'](?P<name>[^\"'\n]{1,80})[\"'][ \t]+value=(?:\"(?P<dq>[^\"\n]{1,400})\""
+    r"|'(?P<sq>[^'\n]{1,400})')")
+
+_SAFE_VALUES = frozenset("""
+none null nil true false undefined required optional yes no on off empty str string int bytes bool boolean
+float number any object secretstr text char varchar password secret token redacted self this default env
+environment read write read-write readwrite admin user root guest public private basic bearer digest oauth
+oauth2 jwt api key apikey auth hidden masked sensitive secure insecure unknown missing invalid valid value
+string? str|none changeme placeholder foo bar baz qux foobar foo-bar quux secret-token secret-key
+api-key api_key access-token auth-token inherit scrubbed example test testing dummy fake mock sample demo todo fixme tbd xxx
+""".split())
+_PROSE_OR_CODE = re.compile(
+    r"\b(?:the|is|are|was|be|your|you|of|to|for|a|an|this|that|not|if|else|elif|in|return|await|lambda|new|then"
+    r"|match|from|import|def|fn|let|const|var|none|null|true|false|must|should|will|can|use|enter|please)\b"
+    r"|[()\[\]{}=<>]|\.\w+\(|%s|%\(|\{\}|\{0\}")
+_SPACED_VALUE = re.compile(r"[A-Za-z0-9][\w@#$%^&*!?.,'+-]*(?: [\w@#$%^&*!?.,'+-]+){1,5}")
+_PLAIN_WORDS = re.compile(r"[a-z]+(?: [a-z]+){1,5}")
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)+(?:\(\))?")
+_ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_WORDS_ID = re.compile(r"[a-z]+(?:[_\-.][a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
+_VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.][A-Za-z0-9.\-]+)?")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_TEMPLATE = re.compile(
+    r"\$\{[^}]*\}|\$\(\([^)]*\)\)|\$\([^)]*\)|\{\{.*?\}\}|\{%.*?%\}|%\([\w.]+\)[sd]|%[A-Z_]+%|\$[A-Za-z_][\w.]*"
+    r"|<[A-Za-z_][\w .\-]*>|\{[A-Za-z_][\w.]*\}|\[[A-Z_ ]+\]|@[A-Z_]+@")
+_TEMPLATE_INSIDE = re.compile(r"\$\{[A-Za-z_][\w.]*(?:\}|:-|:=|:\?)|\{\{[ \t]*[\w.|() ]+[ \t]*\}\}|\$\([\w .\-]+\)|\$[A-Z_]{3,}\b|^\$[a-z_]\w*$")
+_COMMENT_OR_EOL = re.compile(r"[ \t]*(?:[#;]|//|/\*|$)")
+_FLAG_NAME = re.compile(r"--?[A-Za-z]")
+
+
+def _is_placeholder(value: str) -> bool:
+    v = value.strip()
+    if not v or MARK_PREFIX in v or len(set(v.replace("-", "").replace("_", ""))) <= 1:
+        return True  # "", ****, xxxx, ----
+    if _TEMPLATE.fullmatch(v) or _TEMPLATE_INSIDE.search(v):
+        return True
+    low = v.lower()
+    if re.fullmatch(r"(?:your|my|insert|enter|put|replace|add)[-_ ]?.*|.*[-_ ](?:here|goes-here)|x{3,}.*|\.{3}.*|…",
+                    low):
+        return True
+    return False
+
+
+# Prefixes of ids that APIs hand out (messages, requests, tool calls, Stripe objects…): random, public.
+_ID_PREFIXES = frozenset("""
+msg chatcmpl req request call resp response run file toolu srvtoolu cus ch pi pm evt in sub prod price txn
+thread asst batch ft org proj user item rs fc ws img vs cmpl id uuid obj comp gen job task trace span step
+sess conv chat tool act acct ba card src tok py re seti si cs ii il po tr ic ipi event mcptoolu
+toolu srvtoolu tc tx rsn enc sha1 sha224 sha256 sha384 sha512 md5 blake2b blake3 xxh3
+""".split())
+
+
+def _prefixed_token(token: str) -> bool:
+    prefix = re.split(r"[_\-~]", token, maxsplit=1)[0].lower()
+    tail = re.split(r"[_\-~]", token)[-1]
+    return (prefix not in _ID_PREFIXES and not prefix.endswith(("id", "toolu", "call")) and _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail))
+
+
+_FAKE_MARKER = re.compile(r"fake|dummy|example|placeholder|sample|mock|redacted|not[-_]?a[-_]?real|(?<![a-z])test")
+_READABLE_PART = re.compile(r"[0-9]?[a-z]+[0-9]{0,3}|[A-Z][a-z]+|[A-Z]+|[0-9]{1,8}|")
+
+
+def _readable(value: str) -> bool:
+    """Lowercase words, Capitalised words and short numbers joined by - _ . : — something a person wrote."""
+    parts = re.split(r"[-_.: ]", value)
+    return len(parts) > 1 and all(_READABLE_PART.fullmatch(p) for p in parts) and not any(
+        p.isupper() and len(p) > 6 for p in parts)
+
+
+_PLACEHOLDER_WORD = re.compile(r"secret|pass|token|key|test|fake|example|dummy|changeme|super|sample|demo")
+
+
+def _placeholder_words(value: str) -> bool:
+    """`index-secret`, `super-secret`, `pass`: a person's stand-in for a password in docs and tests."""
+    low = value.lower()
+    return (_readable(value) or low.isalpha()) and _PLACEHOLDER_WORD.search(low) is not None
+
+
+def _alternates(value: str) -> bool:
+    """Random text changes character class often; identifiers and words do not."""
+    changes = sum(1 for a, b in zip(value, value[1:]) if (a.isdigit(), a.isupper()) != (b.isdigit(), b.isupper()))
+    return changes / len(value) >= 0.3
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _classes(value: str) -> int:
+    return (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
+            + any(not c.isalnum() for c in value))
+
+
+def looks_random(value: str) -> bool:
+    """A token-like value: long enough, mixing character classes, not a word or identifier."""
+    n = len(value)
+    if n < 12:
+        return False
+    if _HEX.fullmatch(value):
+        return n >= 16 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    classes = _classes(value)
+    if classes >= 3 or (classes == 2 and any(c.isdigit() for c in value)):
+        return _entropy(value) >= 3.0
+    return False
+
+
+def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str) -> bool:
+    v = value.strip()
+    if _is_placeholder(v):
+        return False
+    low = v.lower().strip(":?*")
+    if low in _SAFE_VALUES or (low.startswith(("fake", "dummy", "test-", "test_", "example", "sample"))
+                               and not looks_random(v)):
+        return False
+    if _FAKE_MARKER.search(low) and (len(v) < 32 or not looks_random(v)):
+        return False  # test-key-123, xai-fake_api_key_1234, placeholder-token
+    if "://" in v or v.startswith(("/", "./", "../", "~/", "\\\\")) or re.match(r"[A-Za-z]:\\", v):
+        return False  # URLs (credentials in them are handled apart) and paths
+    if _VERSION.fullmatch(v) or _ENV_VAR_NAME.fullmatch(v):
+        return False
+    if "@sha256:" in v or v.startswith("\\"):
+        return False  # a pinned image reference; an escape sequence
+    if strength == 1 and _readable(v):
+        return False  # `Cookie`, `Proxy-Authorization`
+    if _UUID.fullmatch(v) and strength < 2:
+        return False  # an id, not a secret, next to "key" / "client_id"
+    has_space = any(c.isspace() for c in v)
+    if has_space:
+        # "correct horse battery staple" after a password-like name; prose otherwise
+        return (strength == 2 and (quoted or op in (":", "=")) and len(v) >= 8 and len(v.split()) <= 6
+                and _SPACED_VALUE.fullmatch(v) is not None
+                and not v.endswith((".", ":", "?", "!", "(", "{", ",")) and not _PROSE_OR_CODE.search(low)
+                and (quoted or _PLAIN_WORDS.fullmatch(v) is not None))
+    if _readable(v) and not name_kind_is_password(name):
+        return False  # words and numbers (caller-supplied, exchanged-token, azure-key-value-42): not a key
+    if _NUMBER.fullmatch(v):
+        return strength == 2 and len(v) >= 12 and v.isdigit()
+    if strength == 1:
+        return looks_random(v) and len(v) >= 16
+    if looks_random(v):
+        return True
+    if len(v) < 4:
+        return False
+    if "/" in v and not quoted:
+        return False  # a path or a MIME type
+    if re.fullmatch(r"[\w.\-]+\.(?:py|js|ts|json|yaml|yml|toml|txt|md|html|pem|key|crt|env|cfg|ini|sh|lock)", v):
+        return False  # a file name
+    if _REFERENCE.fullmatch(v) or _WORDS_ID.fullmatch(v):
+        return False  # code (settings.api_key) or a name made of words (real_key, user-password)
+    if op in ("==", "!=", "===", "!==", ",", "(") and (_IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v)):
+        return False  # comparisons and arguments: a plain word is a value of the program
+    if not quoted:
+        if _IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v) and v[:1].isupper():
+            return False  # a class or constant
+        if _IDENTIFIER.fullmatch(v) and op not in (":", "=", ":="):
+            return False
+    last = re.split(r"[.\-]|->|::", name)[-1].lower()
+    if v.lower() in (name.lower(), last) or v.lower().replace("_", "") == last.replace("_", ""):
+        return False
+    return True
+
+
+def name_kind_is_password(name: str) -> bool:
+    return name_strength(name)[1] in ("password", "secret")
+
+
+def _value_of(m: re.Match[str]) -> tuple[str, str | None]:
+    for group in ("dq", "sq", "bq", "bare", "xml"):
+        try:
+            value = m.group(group)
+        except IndexError:
+            continue
+        if value is not None:
+            return group, value
+    return "", None
+
+
+def _redact_line(line: str, kinds: Counter) -> str:
+    spans: list[tuple[int, int, str]] = []
+
+    def consider(m: re.Match[str], name: str, op: str) -> None:
+        strength, kind = name_strength(name)
+        if not strength:
+            return
+        group, value = _value_of(m)
+        if value is None:
+            return
+        if op == " " and (name.lower() == "pass" or value[:1] in "-[(<"):
+            return  # "Pass `--flag`": prose about a flag, not a password
+        quoted = group in ("dq", "sq", "bq", "xml")
+        if group == "bare":
+            value = _trim_bare(value)
+            if not value or op == " " or op == "(":
+                return
+            if _CODE_VALUE.match(value) or _REFERENCE.fullmatch(value) or value.endswith(("{", "(", "[")):
+                return  # a call, an index, an attribute, a block
+            if value.startswith(("@", "&", "*", "!", "%", "-", "+")) and not looks_random(value):
+                return  # decorators, YAML anchors/aliases/tags, flags
+            if "=" in value.rstrip("="):
+                return  # another assignment: f(api_key=key, http_client=client)
+            rest = line[m.start(group) + len(value):].strip().rstrip(",;")
+            if (strength == 2 and op in (":", "=") and rest and not rest.startswith(("#", "//"))
+                    and _PLAIN_WORDS.fullmatch(value + " " + rest) and _value_is_secret(value + " " + rest, strength,
+                                                                                    False, op, name)):
+                start = m.start(group)
+                spans.append((start, start + len(value) + len(line[start + len(value):].rstrip().rstrip(",;")), kind))
+                return  # a multi-word value: `aws_secret_access_key: value with spaces`
+            if _IDENTIFIER.fullmatch(value) and not looks_random(value):
+                if not _COMMENT_OR_EOL.match(line, m.start(group) + len(value)) or value.startswith("_"):
+                    return  # `x = match y {`, `token = token if …`: code, not a literal
+                if op == "=" and line[m.start("op") - 1:m.start("op")] in (" ", "\t"):
+                    return  # `api_key = sentinel` is code; `API_KEY=abcdef` (.env) is a literal
+        if not _value_is_secret(value, strength, quoted, op, name):
+            return
+        start = m.start(group)
+        spans.append((start, start + len(value), kind))
+
+    # `name <op> value`, tried only where a name holding a credential word starts
+    lowered = line.lower()
+    tried = set()
+    for hint in _CONTEXT_PREFILTER.finditer(lowered):
+        start = hint.start() - len(_NAME_CHARS_BACK.search(line, max(0, hint.start() - 80), hint.start()).group(0))
+        while start < hint.start() and not (line[start].isalpha() or line[start] in "_$@"):
+            start += 1
+        if start in tried:
+            continue
+        tried.add(start)
+        m = _ASSIGN.match(line, start)
+        if m is None or m.end("name") <= hint.start():
+            continue
+        name, op = m.group("name"), m.group("op")
+        if not (op == ":" and name.startswith("http")):
+            consider(m, name, op)
+    if "-" in line:
+        for m in _FLAG.finditer(line):
+            consider(m, m.group("name"), "=")
+    if "==" in line or "!=" in line:
+        for m in _REVERSED.finditer(line):
+            consider(m, m.group("name"), "==")
+    if "<" in line:
+        for m in _XML.finditer(line):
+            consider(m, m.group("name"), "xml")
+        if "value=" in line:
+            for m in _ATTR_PAIR.finditer(line):
+                consider(m, m.group("name"), "=")
+    if not spans:
+        return line
+    spans.sort()
+    out, at = [], 0
+    for start, end, kind in spans:
+        if start < at:
+            continue
+        out.append(line[at:start])
+        out.append(mark(kind))
+        kinds[kind] += 1
+        at = end
+    out.append(line[at:])
+    return "".join(out)
+
+
+_CODE_VALUE = re.compile(r"[A-Za-z_$][\w$.:]*[(\[<]|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$")
+
+
+def _trim_bare(value: str) -> str:
+    """An unquoted value without the punctuation that ends its statement: `abc,` `abc)` `abc;`."""
+    while value and value[-1] in ".,;:)]}>":
+        closer = value[-1]
+        opener = {")": "(", "]": "[", "}": "{", ">": "<"}.get(closer)
+        if opener and value.count(opener) >= value.count(closer):
+            break
+        value = value[:-1]
+    return value
+
+
+_CONTEXT_PREFILTER = re.compile("|".join(_CONTEXT_HINTS))  # run over the lowercased text: re.I is 9x slower
+
+
+_NAME_CHARS = re.compile(r"[A-Za-z0-9_$.\-]*")
+_NAME_CHARS_BACK = re.compile(r"[A-Za-z0-9_$.\-]*$")
+
+
+def _lines_with_credential_names(text: str) -> list[int]:
+    """Indexes of the lines holding a name that says credential: a hint word found by one scan of
+    the text, widened to the name around it, and that name judged by name_strength (cached)."""
+    found: list[int] = []
+    last_line_start, counted_to, line_index = -1, 0, 0
+    for m in _CONTEXT_PREFILTER.finditer(text.lower()):  # same length: lower() keeps ASCII offsets
+        start = m.start()
+        line_start = text.rfind("\n", 0, start) + 1
+        if line_start == last_line_start:
+            continue
+        name_start = start - len(_NAME_CHARS_BACK.search(text, max(line_start, start - 80), start).group(0))
+        name_end = _NAME_CHARS.match(text, m.end()).end()
+        if name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start:m.end()])[0]:
+            last_line_start = line_start
+            line_index += text.count("\n", counted_to, line_start)
+            counted_to = line_start
+            found.append(line_index)
+    return found
+
+
+def _redact_context(text: str, kinds: Counter) -> str:
+    wanted = _lines_with_credential_names(text)
+    if not wanted:
+        return text
+    lines = text.split("\n")
+    # An XML element split over three lines: join the value line to its tags.
+    for i in wanted:
+        line = lines[i]
+        if line.rstrip().endswith(">") and i + 2 < len(lines) and "</" in lines[i + 2] and "<" in line:
+            joined = _redact_line("\n".join(lines[i:i + 3]), kinds)
+            if MARK_PREFIX in joined and joined != "\n".join(lines[i:i + 3]):
+                lines[i:i + 3] = joined.split("\n")
+                continue
+        lines[i] = _redact_line(line, kinds)
+    return "\n".join(lines)

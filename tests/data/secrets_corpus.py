@@ -1,0 +1,201 @@
+"""Our own labelled corpus for bot/redact.py: hand-written lines in the forms credentials take
+in code, configs, logs and command lines (every shape and the context forms of issue 12), and
+hard negatives that must pass untouched.
+
+Secrets are assembled at run time from a seeded generator and split prefixes, so this file holds
+no string a secret scanner (or a push-protection rule) would flag.
+"""
+from __future__ import annotations
+
+import base64
+import random
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_UPPER = _LOWER.upper()
+_DIGITS = "0123456789"
+_ALNUM = _LOWER + _UPPER + _DIGITS
+_HEXL = "0123456789abcdef"
+_B64 = _ALNUM + "+/"
+_URLSAFE = _ALNUM + "-_"
+
+
+def rnd(n: int, alphabet: str = _ALNUM, seed: int = 0) -> str:
+    """n characters from `alphabet`, at least one digit when the alphabet has digits."""
+    r = random.Random(f"{seed}:{n}:{alphabet}")
+    out = [r.choice(alphabet) for _ in range(n)]
+    if any(c in alphabet for c in _DIGITS) and not any(c.isdigit() for c in out):
+        out[n // 2] = r.choice(_DIGITS)
+    if alphabet is _ALNUM and not any(c.isupper() for c in out):
+        out[n // 3] = "Q"
+    return "".join(out)
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _jwt(header: bytes) -> tuple[str, str]:
+    token = ".".join([_b64url(header), _b64url(b'{"sub":"1234567890","name":"Ada","iat":1516239022}'),
+                      rnd(43, _URLSAFE, 7)])
+    return token, token
+
+
+def _pem() -> tuple[str, str]:
+    body = "\n".join(rnd(64, _B64, i) for i in range(5))
+    return f"-----BEGIN RSA PRIV" + f"ATE KEY-----\n{body}\n-----END RSA PRIV" + "ATE KEY-----", rnd(64, _B64, 2)
+
+
+def positives() -> list[tuple[str, str, str]]:
+    """(label, line as it appears in a diff/message/log, the secret that must not reach the LLM)."""
+    s = rnd  # short alias
+    cases: list[tuple[str, str, str]] = []
+
+    def add(label: str, line: str, secret: str) -> None:
+        assert secret in line, label
+        cases.append((label, line, secret))
+
+    # --- shapes ---------------------------------------------------------------------------
+    aws_id = "AK" + "IA" + s(16, _UPPER + "234567", 1)
+    add("aws access key id", f"aws_access_key_id = {aws_id}", aws_id)
+    aws_secret = s(40, _B64, 2)
+    add("aws secret key", f"AWS_SECRET_ACCESS_KEY: '{aws_secret}'", aws_secret)
+    azure = s(86, _B64, 3) + "=="
+    add("azure storage AccountKey", "DefaultEndpointsProtocol=https;AccountName=acme;Account" +
+        f"Key={azure};EndpointSuffix=core.windows.net", azure)
+    artifactory = "AKC" + s(70, _ALNUM, 4)
+    add("artifactory api key", f"X-JFrog-Art-Api: {artifactory}", artifactory)
+    art_ap = "AP" + "6" + s(12, _ALNUM, 5)
+    add("artifactory password", f"artifactory_password={art_ap}", art_ap)
+    discord = "M" + s(23, _ALNUM, 6) + "." + s(6, _URLSAFE, 6) + "." + s(27, _URLSAFE, 6)
+    add("discord bot token", f"client.run('{discord}')", discord)
+    gh = "gh" + "p_" + s(36, _ALNUM, 8)
+    add("github token", f"git remote set-url origin x # {gh}", gh)
+    glpat = "gl" + "pat-" + s(20, _URLSAFE, 9)
+    add("gitlab personal token", f"GITLAB_PAT={glpat}", glpat)
+    glagent = "gl" + "agent-" + s(50, _URLSAFE, 10)
+    add("gitlab agent token", f"  token: {glagent}", glagent)
+    slack = "xo" + "xb-" + s(12, _DIGITS, 11) + "-" + s(13, _DIGITS, 11) + "-" + s(24, _ALNUM, 11)
+    add("slack bot token", f'app = App(token="{slack}")', slack)
+    hook = "https://hooks.slack.com/services/" + "T" + s(8, _UPPER, 12) + "/B" + s(8, _UPPER, 12) + "/" + s(24, _ALNUM, 12)
+    add("slack webhook", f"curl -X POST {hook} -d @payload.json", hook)
+    stripe = "sk" + "_live_" + s(24, _ALNUM, 13)
+    add("stripe key", f"stripe.api_key = '{stripe}'", stripe)
+    openai = "s" + "k-proj-" + s(48, _URLSAFE, 14)
+    add("openai key", f"client = OpenAI(api_key=\"{openai}\")", openai)
+    google = "AI" + "za" + s(35, _URLSAFE, 15)
+    add("google api key", f"<meta name=maps content={google}>", google)
+    pypi = "py" + "pi-AgEIcHlwaS5vcmc" + s(60, _URLSAFE, 16)
+    add("pypi token", f"password = {pypi}", pypi)
+    npm = "np" + "m_" + s(36, _ALNUM, 17)
+    add("npm token", f"//registry.npmjs.org/:_authToken={npm}", npm)
+    npm_uuid = "743b294a-cd03-11ec-9d64-0242ac120002"
+    add("npmrc auth token (uuid)", f"//registry.npmjs.org/:_authToken={npm_uuid}", npm_uuid)
+    sendgrid = "S" + "G." + s(22, _URLSAFE, 18) + "." + s(43, _URLSAFE, 18)
+    add("sendgrid key", f"const sg = require('@sendgrid/mail'); sg.setApiKey('{sendgrid}')", sendgrid)
+    telegram = s(10, _DIGITS, 19) + ":AA" + s(33, _URLSAFE, 19)
+    add("telegram bot token", f"bot = telebot.TeleBot('{telegram}')", telegram)
+    twilio_sk = "S" + "K" + s(32, _HEXL, 20)
+    add("twilio api key", f"client = Client({twilio_sk!r}, secret)", twilio_sk)
+    twilio_ac = "A" + "C" + s(32, _HEXL, 21)
+    add("twilio account sid", f"TWILIO_ACCOUNT={twilio_ac}", twilio_ac)
+    mailchimp = s(32, _HEXL, 22) + "-us30"
+    add("mailchimp key", f"mc.set_config({{'api': '{mailchimp}'}})", mailchimp)
+    square = "sq0" + "csp-" + s(43, _URLSAFE, 23)
+    add("square oauth secret", f"SQUARE={square}", square)
+    hf = "h" + "f_" + s(34, _LOWER + _UPPER, 24)
+    add("hugging face token", f"huggingface-cli login --token {hf}", hf)
+    jwt, _ = _jwt(b'{"alg":"HS256","typ":"JWT"}')
+    add("jwt", f"curl -H 'X-Session: {jwt}'", jwt)
+    jwt_odd, _ = _jwt(b'{\n  "typ": "JWT",\n  "alg": "RS512"\n}')
+    add("jwt with an unusual header", f"session = {jwt_odd}", jwt_odd)
+    pem, pem_line = _pem()
+    add("private key", pem, pem_line)
+    add("basic auth in a url", "DATABASE_URL=postgres://app:Zq8vT2mw9pL@db.internal:5432/app", "Zq8vT2mw9pL")
+    add("bearer header", "curl -H 'Authorization: Bearer " + s(40, _ALNUM, 25) + "'", s(40, _ALNUM, 25))
+    basic = base64.b64encode(b"deploy:" + s(16, _ALNUM, 26).encode()).decode()
+    add("basic auth header", f'headers = {{"Authorization": "Basic {basic}"}}', basic)
+    add("curl user", "curl -u admin:" + s(14, _ALNUM, 27) + " https://ci.example.org/api", s(14, _ALNUM, 27))
+
+    # --- context: a credential named by a nearby word ---------------------------------------
+    add("mailgun token in prose", "mailgun token '" + s(32, _HEXL, 30) + "' for the sandbox", s(32, _HEXL, 30))
+    add("log line Using Key=", "2026-01-28 10:00:01 INFO Using Key=" + s(32, _ALNUM, 31), s(32, _ALNUM, 31))
+    add("jenkins credentials xml", "<secret>" + s(24, _ALNUM, 32) + "</secret>", s(24, _ALNUM, 32))
+    add("xml element on three lines", "<apiToken>\n    " + s(32, _ALNUM, 33) + "\n</apiToken>", s(32, _ALNUM, 33))
+    add("cli flag", "slcli --softlayer-api-key " + s(64, _HEXL, 34) + " vs list", s(64, _HEXL, 34))
+    add("cli flag with =", "deploy --api-token=" + s(30, _ALNUM, 35), s(30, _ALNUM, 35))
+    add("short odd name", 'clou_pw = "' + s(18, _ALNUM, 36) + '"', s(18, _ALNUM, 36))
+    add("password with spaces", 'password = "correct horse battery staple"', "correct horse battery staple")
+    add("yaml password", "  db_password: Tr0ub4dor&3", "Tr0ub4dor&3")
+    add("comparison", 'if (api_key == "' + s(28, _ALNUM, 37) + '") {', s(28, _ALNUM, 37))
+    add("reversed comparison", 'if ("' + s(20, _ALNUM, 38) + '" === my_password) {', s(20, _ALNUM, 38))
+    add("go short assignment", 'stripeToken := "' + s(30, _ALNUM, 39) + '"', s(30, _ALNUM, 39))
+    add("go var with type", 'var datadogToken string = "' + s(32, _HEXL, 40) + '"', s(32, _HEXL, 40))
+    add("java setProperty", 'System.setProperty("ALGOLIA_TOKEN", "' + s(32, _LOWER + _DIGITS, 41) + '")',
+        s(32, _LOWER + _DIGITS, 41))
+    add("c array", 'char secrete[25] = "' + s(22, _ALNUM + "!@#", 42) + '";', s(22, _ALNUM + "!@#", 42))
+    add("objective-c", 'NSString *clientSecret = @"' + s(40, _ALNUM, 43) + '";', s(40, _ALNUM, 43))
+    add("dotnet appSettings", '<add key="PaymentApiKey" value="' + s(32, _ALNUM, 44) + '" />', s(32, _ALNUM, 44))
+    add("json client secret", '{"client_secret": "' + s(34, _URLSAFE, 45) + '"}', s(34, _URLSAFE, 45))
+    add(".env token", "SENTRY_AUTH_TOKEN=" + s(64, _HEXL, 46), s(64, _HEXL, 46))
+    add("php", "$mailchimpToken .= '" + s(30, _ALNUM, 47) + "';", s(30, _ALNUM, 47))
+    add("makefile", "SONAR_TOKEN ?= " + s(40, _HEXL, 48), s(40, _HEXL, 48))
+    add("kotlin", 'val slackSecret = "' + s(32, _HEXL, 49) + '"', s(32, _HEXL, 49))
+    add("ibm cloud api key", "ibm_cloud_iamapikey= " + s(44, _URLSAFE, 50), s(44, _URLSAFE, 50))
+    add("properties file", "spring.datasource.password=" + s(16, _ALNUM + "#%", 51), s(16, _ALNUM + "#%", 51))
+    add("numeric client secret", 'asanaToken = "' + s(16, _DIGITS, 52) + '"', s(16, _DIGITS, 52))
+    add("commit message", "Rotate the staging creds; old one was api_key=" + s(32, _ALNUM, 53), s(32, _ALNUM, 53))
+    return cases
+
+
+def negatives() -> list[str]:
+    """Ordinary code, configs and prose that must pass untouched."""
+    return [
+        "permissions:\n  id-token: write\n  contents: read",
+        "    secrets: inherit",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "password: ${DB_PASSWORD}",
+        "api_key = os.environ['OPENAI_API_KEY']",
+        "api_key = settings.openai_api_key",
+        "token = get_token()",
+        "self.token = token",
+        "api_key: str | None = None",
+        "max_tokens = 4096",
+        "tokenizer = AutoTokenizer.from_pretrained(name)",
+        "key = cache_key(user_id)",
+        "sort_key = lambda item: item.name",
+        "password_field = models.CharField(max_length=128)",
+        'token_url = "https://oauth2.googleapis.com/token"',
+        'token_type = "bearer"',
+        '"Authorization": f"Bearer {token}"',
+        'headers["Authorization"] = "Bearer " + token',
+        "session: Session = Depends(get_session)",
+        "let status_token = match rule.status() {",
+        "sha256 = \"" + rnd(64, _HEXL, 60) + "\"",
+        "rev: " + rnd(40, _HEXL, 61),
+        "integrity: sha512-" + rnd(86, _B64, 62) + "==",
+        "uuid = \"123e4567-e89b-12d3-a456-426614174000\"",
+        "client_id = \"123e4567-e89b-12d3-a456-426614174000\"  # test fixture",
+        "version = \"1.2.3-rc.1\"",
+        "path = \"/etc/ssl/certs/ca-certificates.crt\"",
+        "secret_file = \"./secrets/dev.env\"",
+        "url = \"https://example.com/api/v1/users?page=2\"",
+        "data = \"" + base64.b64encode(b"hello world, this is ordinary text").decode() + "\"",
+        "icon: \"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk\"",
+        "id: msg_01" + rnd(22, _ALNUM, 63),
+        "tool_use_id='toolu_01" + rnd(22, _ALNUM, 64) + "'",
+        "Pass `--preview-features sbom-export` to disable this warning.",
+        "if password == 'admin':",
+        "api_key='test-key-123',",
+        "'Authorization': 'Bearer fake-bearer-token',",
+        "password = getpass.getpass()",
+        "The token is passed to the server; the password is never stored.",
+        "def login(user: str, password: str) -> bool:",
+        "<div class='sk-spinner-fading-circle-wrapper'>",
+        "https://{user}:{password}@host",
+        "-----BEGIN CERTIFICATE-----",
+        "const { token } = useAuth();",
+        "auth_token_header = 'X-Auth-Token'",
+        "api_key = _api_key_sentinel",
+        "last_checkpoint_key: Option<ExceptionCheckpointKey>,",
+        "    signature: " + rnd(120, _B64, 65),
+    ]
