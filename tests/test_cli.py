@@ -12,7 +12,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.fakes.github_server import fake_github  # noqa: F401 — fixture
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gitrepo import GitRepo
 
