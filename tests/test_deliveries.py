@@ -18,7 +18,7 @@ from bot.schedule import Clock
 from bot.services import Services
 from bot.window import day_window
 from handlers.console import ConsolePlatform
-from tests.gitrepo import GitRepo
+from tests.gitrepo import GitRepo, bulk_commits
 
 SH = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
@@ -121,3 +121,51 @@ async def test_a_half_delivered_thread_is_finished_without_repeats_high_first(bo
     again = out.getvalue()
     assert "Daily update report" not in again and "feat!: remove export_v1" not in again
     assert again.count("feat: add a --since flag") == 1 and again.count("[Docs] Fix typo") == 1
+
+
+async def test_low_commits_go_fifteen_to_a_message(make_settings, tmp_path):
+    r = GitRepo(tmp_path / "docs-only")
+    bulk_commits(r, 16, datetime(2026, 1, 28, 9, tzinfo=SH), files=4, title="[Docs] Fix typo {i} in the guide")
+    settings = make_settings(default_repo=str(r.path), default_lang="en")
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out, report_dir=tmp_path / "reports")},
+                       clock=lambda: NOW)
+    try:
+        spec = DeliverySpec(platform="console", channel="console", repo=str(r.path),
+                            window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                            key=chat.store.k("delivery", "low"))
+        assert await chat.deliveries.run(spec) == "delivered"
+    finally:
+        await services.aclose()
+    messages = [m for m in out.getvalue().split("\n  ↳ ") if "Low importance (16)" in m]
+    assert len(messages) == 2  # 15, then 1
+    assert [m.count("🟢 ") - 1 for m in messages] == [15, 1]
+    assert not list((tmp_path / "reports").glob("*")), "no report file unless the channel asked for one"
+
+
+async def test_the_report_file_is_attached_when_the_channel_asks(bot, repo, tmp_path):
+    chat, out, settings = bot
+    chat.platforms["console"] = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
+    await chat.subs.set_config("console", "console", file=True)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    assert await chat.deliveries.run(spec) == "delivered"
+    files = list((tmp_path / "reports").glob("*.md"))
+    assert [f.name for f in files] == ["acme_widgets-2026-01-28.md"]
+    assert "Daily update report (2026-01-28)" in files[0].read_text()
+    assert out.getvalue().count("📎") == 1
+    # a week to resume an interrupted delivery, then the progress state goes
+    assert 6 * 86400 < await chat.store.r.ttl(spec.key) <= 7 * 86400
+
+
+@pytest.mark.parametrize("post_empty,shown,outcome", [
+    (True, "No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).", "delivered"),
+    (False, "", "skipped (empty)"),
+])
+async def test_an_empty_day_posts_one_line_or_nothing(bot, repo, post_empty, shown, outcome):
+    chat, out, settings = bot
+    sub = Subscription("console", "console", str(repo.path), lang="en", post_empty=post_empty)
+    spec = scheduled_spec(chat.store, sub, date(2026, 1, 26))
+    assert await chat.deliveries.run(spec) == outcome
+    assert out.getvalue().strip().removeprefix("[#1] ") == shown
+    assert await chat.deliveries.run(spec) == "already delivered"

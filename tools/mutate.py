@@ -228,8 +228,7 @@ class Schemata(ast.NodeTransformer):
 
     # statements and places that must not be touched
     def visit_FunctionDef(self, node):
-        node.body = self._body(node.body, docstring=True)
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.body = self._body(node.body, docstring=True)  # decorators untouched (dataclass flags …)
         node.args = self.visit(node.args)
         return node
 
@@ -237,7 +236,6 @@ class Schemata(ast.NodeTransformer):
 
     def visit_ClassDef(self, node):
         node.body = self._body(node.body, docstring=True)
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
         return node
 
     def visit_arguments(self, node: ast.arguments):
@@ -274,6 +272,7 @@ class Schemata(ast.NodeTransformer):
 
     def _stmt(self, stmt: ast.stmt) -> ast.stmt:
         alternatives: list[tuple[list[ast.stmt], str, str]] = []
+        condition = None
         if not self._skipped(stmt):
             if isinstance(stmt, ast.Expr) and _is_call(stmt.value) and not _is_log_call(_call_of(stmt.value)):
                 alternatives.append(([ast.Pass()], "statement", f"{_short(stmt)} → pass"))
@@ -287,9 +286,9 @@ class Schemata(ast.NodeTransformer):
             if isinstance(stmt, (ast.If, ast.While)) and not isinstance(stmt.test, (ast.Compare, ast.BoolOp)) \
                     and not (isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)) \
                     and not _is_main_guard(stmt):
-                negated = ast.UnaryOp(ast.Not(), copy.deepcopy(stmt.test))
-                mid = self._new(stmt, "condition", f"{_short(stmt.test)} → not ({_short(stmt.test)})")
-                stmt.test = ast.IfExp(self._switch(mid), negated, stmt.test)
+                negated = ast.UnaryOp(ast.Not(), copy.deepcopy(stmt.test))  # wrapped in once its test is done
+                condition = (negated, self._new(stmt, "condition",
+                                                f"{_short(stmt.test)} → not ({_short(stmt.test)})"))
         # the statement itself, with its own sub-expressions and bodies instrumented
         for field in ("body", "orelse", "finalbody"):
             if isinstance(getattr(stmt, field, None), list) and not isinstance(stmt, (ast.FunctionDef,
@@ -311,6 +310,8 @@ class Schemata(ast.NodeTransformer):
                     setattr(stmt, name, self.visit(value))
                 elif isinstance(value, list):
                     setattr(stmt, name, [self.visit(v) if isinstance(v, ast.AST) else v for v in value])
+        if condition is not None:
+            stmt.test = ast.IfExp(self._switch(condition[1]), condition[0], stmt.test)
         for replacement, kind, change in alternatives:
             mid = self._new(stmt, kind, change)
             stmt = ast.If(self._switch(mid), replacement, [stmt])
@@ -509,7 +510,8 @@ def main() -> int:
     try:
         for module in modules:
             source = (ROOT / module).read_text()
-            digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+            # the mutants are numbered per module: the numbers hold for this source and this tool
+            digest = hashlib.sha256(source.encode() + Path(__file__).read_bytes()).hexdigest()[:16]
             text, mutants = build_schemata(module, source)
             if args.list:
                 for m in mutants:
