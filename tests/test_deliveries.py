@@ -13,11 +13,11 @@ import pytest
 
 from bot.chat import ChatService
 from bot.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
-from bot.models import RetryLater, Subscription, to_dict
+from bot.models import BotError, RetryLater, Subscription, to_dict
 from bot.schedule import Clock
 from bot.services import Services
 from bot.window import day_window
-from handlers.console import ConsolePlatform
+from handlers.console import ConsoleChat, ConsolePlatform
 from tests.gitrepo import GitRepo, bulk_commits
 
 SH = ZoneInfo("Asia/Shanghai")
@@ -110,8 +110,11 @@ async def test_a_half_delivered_thread_is_finished_without_repeats_high_first(bo
     full = await chat.deliveries.run(spec)
     assert full == "delivered"
     whole = out.getvalue()
-    order = [whole.index(t) for t in ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")]
-    assert order == sorted(order)  # high, then medium, then the low ones grouped
+    assert whole.startswith("[#1] Daily update report (2026-01-28)")  # no "building…" line for a push
+    replies = whole.split("\n  ↳ ")[1:]
+    titles = ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")
+    assert [[t in r for t in titles] for r in replies] == [[True, False, False], [False, True, False],
+                                                          [False, False, True]]  # high, medium, low grouped
     # the same delivery cut short after the parent and its first reply: the rest, once
     out.truncate(0), out.seek(0)
     state = await chat.store.get_json(spec.key)
@@ -169,3 +172,55 @@ async def test_an_empty_day_posts_one_line_or_nothing(bot, repo, post_empty, sho
     assert await chat.deliveries.run(spec) == outcome
     assert out.getvalue().strip().removeprefix("[#1] ") == shown
     assert await chat.deliveries.run(spec) == "already delivered"
+
+
+class FlakyConsole(ConsolePlatform):
+    """The terminal platform, with its `fail_at`-th post failing as a platform outage would."""
+
+    def __init__(self, out, fail_at: int):
+        super().__init__(out=out)
+        self.posts, self.fail_at = 0, fail_at
+
+    async def send(self, channel, content, *, thread=None, key=None):
+        self.posts += 1
+        if self.posts == self.fail_at:
+            raise BotError("the chat platform is down")
+        return await super().send(channel, content, thread=thread, key=key)
+
+
+@pytest.mark.parametrize("fail_at", [2, 3, 4])  # the first, second or third thread reply fails
+async def test_a_delivery_cut_by_an_outage_resumes_without_repeats(bot, repo, fail_at):
+    chat, out, settings = bot
+    chat.platforms["console"] = FlakyConsole(out, fail_at)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    with pytest.raises(RetryLater, match="the chat platform is down"):
+        await chat.deliveries.run(spec)
+    assert await chat.deliveries.run(spec) == "delivered"
+    shown = out.getvalue()
+    parents = [m for m in shown.splitlines() if m.startswith("[#")]
+    assert len(parents) == 1 and "Daily update report (2026-01-28)" in parents[0]
+    replies = shown.split("\n  ↳ ")[1:]
+    assert [sum(title in r for r in replies) for title in
+            ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")] == [1, 1, 1]
+
+
+async def test_the_thread_of_a_delivered_digest_answers_questions(bot, repo):
+    chat, out, settings = bot
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    assert await chat.deliveries.run(spec) == "delivered"
+    out.truncate(0), out.seek(0)
+    await ConsoleChat(chat, chat.platforms["console"]).handle("reply 1 what does remove export_v1 break?")
+    answer = out.getvalue()
+    assert "the hunks of" in answer and "-def export_v1():" in answer  # that commit's diff, re-read
+
+
+async def test_on_demand_the_building_line_becomes_the_digest(bot, repo):
+    chat, out, settings = bot
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "on-demand"), progress=True)
+    assert await chat.deliveries.run(spec) == "delivered"
+    edits = [line for line in out.getvalue().splitlines() if line.startswith("[#")]
+    assert edits[0] == "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…"
+    assert all(e.startswith("[#1] (updated) ⏳ acme/widgets 2026-01-28: analysing ") for e in edits[1:-1])
+    assert edits[-1].startswith("[#1] (updated) Daily update report (2026-01-28)")
