@@ -11,9 +11,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot import metrics
 from bot.chat import ChatService
 from bot.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
-from bot.models import BotError, RetryLater, Subscription, to_dict
+from bot.models import BotError, Importance, RetryLater, Subscription, to_dict
 from bot.schedule import Clock
 from bot.services import Services
 from bot.window import day_window
@@ -85,9 +86,10 @@ async def test_while_one_runner_delivers_another_is_told_to_retry(bot, repo):
     sub = Subscription("console", "console", str(repo.path), lang="en")
     spec = scheduled_spec(chat.store, sub, DAY)
     assert await chat.store.lease(spec.key + ":lock", "someone-else", 30)
-    with pytest.raises(RetryLater, match="another worker is delivering"):
+    with pytest.raises(RetryLater, match="another worker is delivering") as told:
         await chat.deliveries.run(spec)
     assert out.getvalue() == ""
+    assert told.value.delay == settings.job_lease / 2  # looked at again before the holder's lease lapses
 
 
 async def test_one_broken_subscription_does_not_hold_up_the_others(bot, repo, tmp_path):
@@ -224,3 +226,49 @@ async def test_on_demand_the_building_line_becomes_the_digest(bot, repo):
     assert edits[0] == "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…"
     assert all(e.startswith("[#1] (updated) ⏳ acme/widgets 2026-01-28: analysing ") for e in edits[1:-1])
     assert edits[-1].startswith("[#1] (updated) Daily update report (2026-01-28)")
+
+
+async def test_deliveries_are_counted_for_metrics(bot, repo):
+    chat, out, settings = bot
+
+    def delivered() -> float:
+        return metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
+                                                 {"platform": "console", "outcome": "delivered"}) or 0.0
+
+    before = delivered()
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    assert await chat.deliveries.run(spec) == "delivered"
+    assert delivered() == before + 1
+    assert await chat.deliveries.run(spec) == "already delivered"  # the ledger says so
+    assert delivered() == before + 1
+
+
+def test_log_lines_name_the_job_they_belong_to():
+    import logging
+
+    from bot.deliveries import CURRENT_JOB, JobIdFilter
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(JobIdFilter())
+    handler.setFormatter(logging.Formatter("%(levelname)s%(job)s: %(message)s"))
+    log = logging.getLogger("tests.jobid")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.warning("outside any job")
+        token = CURRENT_JOB.set("deliver:abc123")
+        log.warning("inside one")
+        CURRENT_JOB.reset(token)
+    finally:
+        log.removeHandler(handler)
+    assert out.getvalue().splitlines() == ["WARNING: outside any job", "WARNING [deliver:abc123]: inside one"]
+
+
+def test_a_queued_delivery_reads_back_what_was_queued(bot, repo):
+    chat, out, settings = bot
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en",
+                                                   min_importance=Importance.HIGH),
+                          DAY)
+    # a payload from a newer version may carry fields this one does not know: they are ignored
+    assert DeliverySpec.from_dict({**to_dict(spec), "added_later": 1}) == spec
