@@ -480,11 +480,19 @@ def load_results() -> dict:
 
 
 def save_results(results: dict) -> None:
+    """Merge this run's modules into the file (another run may be writing other modules)."""
     RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    merged = {**load_results(), **{m: r for m, r in results.items() if m in _RAN}}
+    tmp = RESULTS.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(merged, indent=1, ensure_ascii=False))
+    tmp.replace(RESULTS)
+
+
+_RAN: set[str] = set()
 
 
 def main() -> int:
+    global RESULTS
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("modules", nargs="*", help="modules to mutate (paths as in MODULES)")
     p.add_argument("--all", action="store_true", help="every module in MODULES")
@@ -496,12 +504,14 @@ def main() -> int:
     p.add_argument("--sample", type=int, help="run only this many mutants per module, drawn at random (seeded): "
                    "for the large modules when CPU is short; the score is then an estimate")
     p.add_argument("--seed", type=int, default=9)
+    p.add_argument("--results", type=Path, default=RESULTS, help="where results are kept (default %(default)s)")
     args = p.parse_args()
     modules = list(MODULES) if args.all else args.modules
     unknown = [m for m in modules if m not in MODULES]
     if not modules or unknown:
         p.error(f"name modules from: {', '.join(MODULES)}" + (f" (unknown: {unknown})" if unknown else ""))
 
+    RESULTS = args.results.resolve()
     results = load_results()
     root = scratch_copy()
     (root / "_mutants.py").write_text(SWITCH_MODULE)
@@ -518,6 +528,7 @@ def main() -> int:
             # the mutants are numbered per module: the numbers hold for this source and this tool
             digest = hashlib.sha256(source.encode() + Path(__file__).read_bytes()).hexdigest()[:16]
             text, mutants = build_schemata(module, source)
+            _RAN.add(module)
             if args.list:
                 for m in mutants:
                     print(f"{m.id:28} line {m.line:4} {m.kind:10} {m.change}")
@@ -573,7 +584,7 @@ def main() -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if not args.list:
-        print_table(results, modules)
+        print_table(load_results(), modules)
     return 0
 
 
