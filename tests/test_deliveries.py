@@ -274,3 +274,13 @@ def test_a_queued_delivery_reads_back_what_was_queued(bot, repo):
                           DAY)
     # a payload from a newer version may carry fields this one does not know: they are ignored
     assert DeliverySpec.from_dict({**to_dict(spec), "added_later": 1}) == spec
+
+
+async def test_digest_asked_for_an_empty_day_says_so(bot, repo):
+    """On demand (no ledger, no subscription), an empty day is always answered."""
+    chat, out, settings = bot
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "asked-empty"))
+    assert await chat.deliveries.run(spec) == "delivered"
+    assert out.getvalue() == "[#1] No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).\n"
