@@ -488,18 +488,33 @@ async def test_long_streamed_answer_continues_in_new_messages(platform, slack):
     assert joined.replace("\n``````\n", "") == R.esc(answer)  # every character, fences closed and reopened
 
 
-async def test_edit_fallback_is_throttled_and_complete(platform, slack):
+async def test_edit_fallback_is_throttled_and_complete(make_settings, slack, widgets):
     from bot.platform import Conversation
 
+    settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
+    services = Services.build(settings)
+    adapter = build_slack(settings, ChatService(services), receive=False,
+                          pacing=Pacing(per_second=500, burst=100, edit_interval=1.0))
+    platform = adapter.platform
     slack.fail("chat.startStream", times=None, error="not_allowed_token_type")
-    answer = " ".join(f"word{i}" for i in range(400))
+    words = [f"word{i} " for i in range(400)]
+
+    async def pieces():
+        yield words[0]
+        while not slack.calls_to("chat.postMessage"):  # the answer's message exists…
+            await asyncio.sleep(0.01)
+        for word in words[1:]:  # …then 399 pieces at once, well within one edit interval
+            yield word
+
     conv = Conversation("slack", "C9", "U0001", thread="1.000002", extra={"team_id": "T0001"})
-    started = time.monotonic()
-    await platform.stream("C9", "1.000002", _pieces(answer, size=40, delay=0.005), conv=conv)
-    elapsed = time.monotonic() - started
+    try:
+        await platform.stream("C9", "1.000002", pieces(), conv=conv)
+    finally:
+        await adapter.close()
+        await services.aclose()
     message = slack.replies("C9", "1.000002")[-1]
-    assert message.text == answer and not message.streamed
-    assert len(slack.calls_to("chat.update")) <= elapsed / FAST.edit_interval + 2  # ~once per interval, not per piece
+    assert message.text == "".join(words) and not message.streamed
+    assert len(slack.calls_to("chat.update")) <= 2  # the pieces were gathered into an edit, not one each
     assert platform.native_streaming is False
 
 
@@ -534,7 +549,8 @@ async def test_failures_are_one_sentence_without_the_token(platform, slack):
     slack.fail("chat.postMessage", times=None, error="channel_not_found")
     with pytest.raises(SlackError) as caught:
         await platform.send("C404", Notice("hello"))
-    assert str(caught.value) == "Slack chat.postMessage failed: channel_not_found."
+    assert str(caught.value) == ("Slack chat.postMessage failed: channel_not_found "
+                                 "(the bot cannot see this conversation; invite it first).")
     assert slack.token not in str(caught.value)
 
 

@@ -51,7 +51,7 @@ def check(payloads: list[dict]) -> None:
         assert p["text"].strip() and len(p["text"]) <= 4000
         assert _check_blocks(p["blocks"]) == [], _check_blocks(p["blocks"])
         assert len(p["blocks"]) <= 50
-        assert sum(len(json.dumps(b, ensure_ascii=False)) for b in p["blocks"]) <= CUMULATIVE_LIMIT
+        assert sum(len(json.dumps(b, ensure_ascii=False).encode()) for b in p["blocks"]) <= CUMULATIVE_LIMIT
         for b in p["blocks"]:
             if b["type"] == "section":
                 assert len(b["text"]["text"]) <= 3000

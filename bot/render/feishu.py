@@ -27,6 +27,7 @@ from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails,
                         LowCommits, Notice, chunk_text, entries_at_least)
 from . import labels as L
 from .labels import t
+from .safe import strip_controls
 
 MAX_CARD_BYTES = 30 * 1024  # Feishu rejects larger cards
 CARD_BUDGET = 28_000  # what we fill up to: room for the "(2/3)" suffixes and Feishu's own accounting
@@ -71,7 +72,6 @@ def ft(lang: str, key: str, **values) -> str:
 
 # --- escaping ------------------------------------------------------------------------------------
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")  # incl. bidi overrides
 _ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([A-Za-z0-9_+.#-]{0,20})")
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1")
@@ -81,7 +81,7 @@ _AT_WORD = re.compile(r"@(?=\w)")
 
 def clean(text: object) -> str:
     """Text without control characters or bidi overrides (they can hide or reorder what is shown)."""
-    return _CONTROL.sub("", str(text).replace("\r\n", "\n").replace("\r", "\n"))
+    return strip_controls(text)
 
 
 def plain(text: object, limit: int | None = None) -> str:

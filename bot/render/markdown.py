@@ -14,6 +14,7 @@ from ..diffs import coverage_line
 from ..models import Analysis, Digest, DigestEntry, Importance
 from . import labels as L
 from .labels import t
+from .safe import strip_controls
 
 
 class Slugger:
@@ -53,7 +54,7 @@ _LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|```+|~~~+|[=\-_*]{3,}\s*$|=+\s*
 
 def esc(text: str) -> str:
     """Escape a one-line plain text (titles, names, paths) completely: it renders literally."""
-    return " ".join(str(text).split()).translate(_INLINE)
+    return " ".join(strip_controls(text).split()).translate(_INLINE)
 
 
 def esc_rich(text: str) -> str:
@@ -84,7 +85,7 @@ def render_report(digests: Sequence[Digest]) -> str:
     slugger.slug(L.title(first))
     for digest in digests:
         out.extend(_repo_section(digest, slugger))
-    return "\n".join(out).rstrip() + "\n"
+    return strip_controls("\n".join(out).rstrip()) + "\n"  # one pass over everything shown
 
 
 def _repo_section(d: Digest, slugger: Slugger) -> list[str]:

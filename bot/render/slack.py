@@ -25,6 +25,7 @@ from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails,
                         LowCommits, Notice, chunk_text, entries_at_least)
 from . import labels as L
 from .labels import t
+from .safe import strip_controls
 
 # --- Slack's limits (and our safety margins) --------------------------------------------------------
 
@@ -39,14 +40,16 @@ OPTION_VALUE_CHARS = 150
 SELECT_OPTIONS = 100
 BLOCK_ID_CHARS = 255
 VALUE_CHARS = 2000
-MESSAGE_CHARS = 11000  # cumulative JSON size of one message's blocks; Slack refused ~13k
+MESSAGE_BYTES = 11000  # cumulative JSON size of one message's blocks, in UTF-8 bytes: Slack refused ~13k
+# and does not say whether it counts characters or bytes; CJK text is 3 bytes a character
 PAGE_BLOCKS = MAX_BLOCKS - 2  # room for the continuation marker
 FALLBACK_CHARS = 300  # the notification text: a preview, the blocks carry everything
 LOW_PER_PAGE = 20
 
 ACTION_ASK = "digest_ask"
 ACTION_DETAILS = "digest_details"
-ACTION_CHOOSE = "digest_choose"
+ACTION_CHOOSE = "digest_choose"  # one button per commit: digest_choose_0, digest_choose_1, …
+ACTION_CHOOSE_PATTERN = re.compile(r"^digest_choose(?:_\d+)?$")  # action_ids are unique per message
 ACTION_LOW = "digest_low"
 MODAL_CALLBACK = "digest_ask_modal"
 MODAL_BLOCK = "question"
@@ -87,7 +90,7 @@ ZWSP = "\u200b"
 
 def esc(text: object) -> str:
     """The one escape for untrusted text in any Slack text field (mrkdwn, plain_text, markdown)."""
-    out = str(text if text is not None else "")
+    out = strip_controls(text)
     out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     out = _BROADCAST.sub("@" + ZWJ, out)
     return out.replace("](", "]" + ZWSP + "(")
@@ -277,7 +280,8 @@ def compact_json(value: dict, limit: int, optional: Sequence[str] = ()) -> str:
 
 
 def block_size(block: dict) -> int:
-    return len(json.dumps(block, ensure_ascii=False))
+    """A block's size as Slack may count it: its JSON in UTF-8 bytes."""
+    return len(json.dumps(block, ensure_ascii=False).encode("utf-8"))
 
 
 # --- pagination --------------------------------------------------------------------------------------
@@ -289,7 +293,7 @@ def paginate(blocks: list[dict], fallback: str, lang: str, tail: Sequence[dict] 
     size = 0
     for block in list(blocks) + list(tail):
         n = block_size(block)
-        if pages[-1] and (len(pages[-1]) >= PAGE_BLOCKS or size + n > MESSAGE_CHARS):
+        if pages[-1] and (len(pages[-1]) >= PAGE_BLOCKS or size + n > MESSAGE_BYTES):
             pages.append([])
             size = 0
         pages[-1].append(block)
@@ -508,7 +512,7 @@ def render_choice(c: CommitChoice, *, thread: str | None = None) -> list[dict]:
         repo = c.repo_of[i] if i < len(c.repo_of) else commit.repo
         value = compact_json({"repo": repo, "sha": commit.sha, "thread": thread, "question": c.question},
                              VALUE_CHARS, optional=("thread", "question"))
-        buttons.append(button(f"{commit.short_sha} {commit.title}", ACTION_CHOOSE, value))
+        buttons.append(button(f"{commit.short_sha} {commit.title}", f"{ACTION_CHOOSE}_{i}", value))
     return paginate(blocks, s(lang, "choose"), lang, tail=actions(buttons))
 
 

@@ -7,11 +7,12 @@ from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails,
                         LowCommits, Notice, entries_at_least)
 from . import labels as L
 from .labels import t
+from .safe import strip_controls
 
 
 def terminal_safe(text: str) -> str:
     """Terminal-safe: no escape sequences or other control characters from commit text or the LLM."""
-    return "".join(ch if ch in "\n\t" or (ch.isprintable()) else "�" for ch in str(text))
+    return "".join(ch if ch in "\n\t" or (ch.isprintable()) else "�" for ch in strip_controls(text))
 
 
 def render_text(content: Content) -> str:

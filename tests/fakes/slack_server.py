@@ -6,7 +6,11 @@ It is a real HTTP server (ThreadingHTTPServer on 127.0.0.1, port 0), like bolt-p
 `base_url=fake.url` (SLACK_API_URL), nothing is monkeypatched. It answers every method the adapter
 uses with Slack's response shapes, accepts JSON and form bodies as slack_sdk sends them, checks
 the bot token, validates Block Kit limits like Slack does (so a renderer that overflows fails
-the post), and keeps the resulting conversation state::
+the post), refuses what Slack refuses — a duplicate action_id anywhere in a message or view
+(invalid_blocks), blocks over 12,000 UTF-8 bytes (msg_blocks_too_long), posting where the bot is
+not a member (not_in_channel: `not_joined`, or any id starting with CNOTIN) — pages
+conversations.history / replies with cursors (`page_size` lowers the page), and keeps the
+resulting conversation state::
 
     with FakeSlack() as slack:
         settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, ...)
@@ -40,7 +44,10 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 JSON_FIELDS = ("blocks", "metadata", "chunks", "files", "attachments", "view")
-CUMULATIVE_LIMIT = 12000  # Slack answered msg_blocks_too_long at ~13k characters: be stricter
+CUMULATIVE_LIMIT = 12000  # Slack answered msg_blocks_too_long at ~13k; it does not say characters or
+# bytes, so this fake counts UTF-8 bytes of the blocks' JSON (the stricter reading)
+TEXT_LIMIT = 40000  # chat.postMessage: `text` over 40,000 characters is msg_too_long
+STREAM_TEXT_LIMIT = 12000  # chat.startStream / appendStream / stopStream: markdown_text per call
 
 
 @dataclass
@@ -104,6 +111,12 @@ class FakeSlack:
         self.views: list[dict] = []
         self.uploads: dict[str, dict] = {}
         self.block_errors: list[dict] = []  # payloads refused for breaking a Block Kit limit
+        # Channels the bot is not a member of (posting there is not_in_channel); channel ids
+        # starting with CNOTIN are never joined. DMs with the bot are always open.
+        self.not_joined: set[str] = set()
+        # The most messages one conversations.history / replies page holds, whatever `limit`
+        # asks (Slack's own ceiling is 999 / 1000); tests lower it to exercise cursors.
+        self.page_size = 999
         self._failures: dict[str, list[Failure]] = {}
         self._delays: dict[str, float] = {}
         self._lock = threading.RLock()
@@ -233,10 +246,15 @@ class FakeSlack:
             return {"ok": False, "error": "socket_mode_not_available"}
         return {"ok": True, "url": self.socket_url}
 
+    def _joined(self, channel: str | None) -> bool:
+        return bool(channel) and channel not in self.not_joined and not str(channel).startswith("CNOTIN")
+
     def _m_chat_postMessage(self, p: dict) -> dict:
         channel = p.get("channel")
         if not channel:
             return {"ok": False, "error": "channel_not_found"}
+        if not self._joined(channel):
+            return {"ok": False, "error": "not_in_channel"}
         problem = self._check_message(p)
         if problem:
             return problem
@@ -247,6 +265,8 @@ class FakeSlack:
         return {"ok": True, "channel": channel, "ts": msg.ts, "message": msg.as_api()}
 
     def _m_chat_update(self, p: dict) -> dict:
+        if not self._joined(p.get("channel")):
+            return {"ok": False, "error": "not_in_channel"}
         msg = self.message(p.get("channel"), p.get("ts"))
         if msg is None:
             return {"ok": False, "error": "message_not_found"}
@@ -260,7 +280,7 @@ class FakeSlack:
         return {"ok": True, "channel": msg.channel, "ts": msg.ts, "text": msg.text, "message": msg.as_api()}
 
     def _m_chat_postEphemeral(self, p: dict) -> dict:
-        if str(p.get("channel", "")).startswith("CNOTIN"):
+        if not self._joined(p.get("channel")):
             return {"ok": False, "error": "channel_not_found"}
         problem = self._check_message(p)
         if problem:
@@ -274,6 +294,10 @@ class FakeSlack:
         channel, thread = p.get("channel"), p.get("thread_ts")
         if not channel or not thread:
             return {"ok": False, "error": "invalid_arguments"}
+        if not self._joined(channel):
+            return {"ok": False, "error": "not_in_channel"}
+        if len(_chunk_text(p)) > STREAM_TEXT_LIMIT:
+            return {"ok": False, "error": "msg_too_long"}
         msg = Message(channel=channel, ts=self._next_ts(), text=_chunk_text(p), thread_ts=thread,
                       user=self.bot_user_id, bot_id=self.bot_id, streaming=True, streamed=True)
         self.messages.append(msg)
@@ -283,6 +307,8 @@ class FakeSlack:
         msg = self.message(p.get("channel"), p.get("ts"))
         if msg is None or not msg.streaming:
             return {"ok": False, "error": "message_not_in_streaming_state"}
+        if len(_chunk_text(p)) > STREAM_TEXT_LIMIT:
+            return {"ok": False, "error": "msg_too_long"}
         msg.text += _chunk_text(p)
         return {"ok": True, "channel": msg.channel, "ts": msg.ts}
 
@@ -324,18 +350,32 @@ class FakeSlack:
         return {"ok": True, "files": out}
 
     def _m_conversations_history(self, p: dict) -> dict:
+        """Newest first, a page at a time: `limit` (≤ page_size) per page, then `cursor`."""
         channel = p.get("channel")
         found = [m.as_api(bool(p.get("include_all_metadata"))) for m in reversed(self.top_level(channel))]
-        return {"ok": True, "messages": found[:int(p.get("limit") or 100)], "has_more": False}
+        return self._page(found, p, default_limit=100)
 
     def _m_conversations_replies(self, p: dict) -> dict:
+        """The parent first, then its replies oldest first, paged like history."""
         channel, root = p.get("channel"), p.get("ts")
         parent = self.message(channel, root)
         if parent is None:
             return {"ok": False, "error": "thread_not_found"}
         with_meta = bool(p.get("include_all_metadata"))
         found = [parent.as_api(with_meta)] + [m.as_api(with_meta) for m in self.replies(channel, root)]
-        return {"ok": True, "messages": found[:int(p.get("limit") or 1000)], "has_more": False}
+        return self._page(found, p, default_limit=1000)
+
+    def _page(self, found: list[dict], p: dict, *, default_limit: int) -> dict:
+        try:
+            limit = int(p.get("limit") or default_limit)
+            start = int(p["cursor"].removeprefix("off:")) if p.get("cursor") else 0
+        except (TypeError, ValueError):
+            return {"ok": False, "error": "invalid_cursor"}
+        size = max(1, min(limit, self.page_size))
+        page = found[start:start + size]
+        more = start + size < len(found)
+        return {"ok": True, "messages": page, "has_more": more,
+                "response_metadata": {"next_cursor": f"off:{start + size}" if more else ""}}
 
     def _check_message(self, p: dict) -> dict | None:
         blocks = p.get("blocks") or []
@@ -345,10 +385,10 @@ class FakeSlack:
         if problems:
             self.block_errors.append({"params": p, "problems": problems})
             return {"ok": False, "error": "invalid_blocks", "errors": problems}
-        if sum(len(json.dumps(b, ensure_ascii=False)) for b in blocks) > CUMULATIVE_LIMIT:
+        if sum(len(json.dumps(b, ensure_ascii=False).encode("utf-8")) for b in blocks) > CUMULATIVE_LIMIT:
             self.block_errors.append({"params": p, "problems": ["cumulative size"]})
             return {"ok": False, "error": "msg_blocks_too_long"}
-        if len(p.get("text") or "") > 40000:
+        if len(p.get("text") or "") > TEXT_LIMIT:
             return {"ok": False, "error": "msg_too_long"}
         if not blocks and not (p.get("text") or "").strip():
             return {"ok": False, "error": "no_text"}
@@ -369,10 +409,28 @@ def _text_len(obj: Any) -> int:
     return len(obj.get("text", "")) if isinstance(obj, dict) else 0
 
 
+def _action_ids(node: Any) -> list[str]:
+    """Every interactive element's action_id in a message or view, in order."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if isinstance(node.get("action_id"), str):
+            found.append(node["action_id"])
+        for value in node.values():
+            found += _action_ids(value)
+    elif isinstance(node, list):
+        for item in node:
+            found += _action_ids(item)
+    return found
+
+
 def _check_blocks(blocks: list) -> list[str]:
     problems: list[str] = []
     if len(blocks) > 50:
         problems.append(f"{len(blocks)} blocks (max 50)")
+    action_ids = _action_ids(blocks)
+    duplicates = sorted({a for a in action_ids if action_ids.count(a) > 1})
+    if duplicates:  # Slack refuses the whole message or view (invalid_blocks)
+        problems.append(f"duplicate action_id {', '.join(duplicates)}")
     ids: set[str] = set()
     for i, b in enumerate(blocks):
         kind = b.get("type")
@@ -633,11 +691,11 @@ class SlackSender:
     def _interactive_body(self, payload: dict) -> str:
         return urlencode({"payload": json.dumps(payload)})
 
-    async def block_action(self, action_id: str, *, value: str | None = None, selected: str | None = None,
-                           block_id: str = "b1", channel: str = "C0001", user: str = "U0001",
-                           message_ts: str = "1.000001", thread_ts: str | None = None,
-                           response_url: str = "https://hooks.invalid/actions/1",
-                           trigger_id: str | None = None, **signing) -> tuple[int, str]:
+    def block_action_body(self, action_id: str, *, value: str | None = None, selected: str | None = None,
+                          block_id: str = "b1", channel: str = "C0001", user: str = "U0001",
+                          message_ts: str = "1.000001", thread_ts: str | None = None,
+                          response_url: str = "https://hooks.invalid/actions/1",
+                          trigger_id: str | None = None) -> str:
         action: dict = {"action_id": action_id, "block_id": block_id, "action_ts": f"{time.time():.6f}"}
         if selected is not None:
             action.update(type="static_select", selected_option={"text": {"type": "plain_text", "text": "x"},
@@ -654,7 +712,12 @@ class SlackSender:
                    "trigger_id": trigger_id or f"trigger-{next(self._ids)}", "team": {"id": self.team_id},
                    "enterprise": None, "is_enterprise_install": False, "channel": {"id": channel, "name": "general"},
                    "message": message, "response_url": response_url, "actions": [action]}
-        return await self.post(self._interactive_body(payload), "application/x-www-form-urlencoded", **signing)
+        return self._interactive_body(payload)
+
+    async def block_action(self, action_id: str, **kwargs) -> tuple[int, str]:
+        signing = {k: kwargs.pop(k) for k in ("timestamp", "secret", "signed") if k in kwargs}
+        return await self.post(self.block_action_body(action_id, **kwargs), "application/x-www-form-urlencoded",
+                               **signing)
 
     async def view_submission(self, view: dict, values: dict, *, user: str = "U0001", **signing) -> tuple[int, str]:
         """Submit a modal the bot opened (`view` as sent to views.open) with `values`:

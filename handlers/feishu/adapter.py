@@ -1,0 +1,149 @@
+"""The Feishu adapter: receiving (FEISHU_MODE=ws: the SDK's long connection in its own thread with
+its own event loop; FEISHU_MODE=http: `POST /feishu/events` on the shared aiohttp server, checked
+by `verify` first and only then handed to the SDK's dispatcher) and the platform to send with.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from aiohttp import web
+
+from handlers.feishu.api import FeishuApi, lark
+from handlers.feishu.events import FeishuEvents, _cancel_all
+from handlers.feishu.platform import FeishuPlatform
+from handlers.feishu.verify import NONCE_HEADER, SIG_HEADER, TS_HEADER, CallbackVerifier
+from handlers.pacing import Pacer
+from settings import ConfigError
+
+log = logging.getLogger(__name__)
+
+HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger"})
+
+
+class FeishuAdapter:
+    def __init__(self, settings, chat, *, receive: bool):
+        self.settings = settings
+        self.chat = chat
+        self.receive = receive
+        self.mode = settings.feishu_mode
+        secret = settings.feishu_app_secret.get_secret_value()
+        domain = settings.feishu_domain.rstrip("/")
+        try:
+            client = lark.Client.builder().app_id(settings.feishu_app_id).app_secret(secret) \
+                .domain(domain).timeout(20).build()
+        except ValueError:
+            raise ConfigError("Configuration error: FEISHU_DOMAIN must be an https origin without a path "
+                              "(http only for localhost).") from None
+        self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="feishu-api")
+        self.api = FeishuApi(client, self.executor, Pacer())
+        self.platform = FeishuPlatform(self.api, default_lang=settings.default_lang)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self.events = FeishuEvents(chat, self.platform, loop)
+        self.verifier: CallbackVerifier | None = None
+        if self.mode == "http" and receive:
+            token, key = settings.feishu_verification_token, settings.feishu_encrypt_key
+            if not (token and key and token.get_secret_value() and key.get_secret_value()):
+                raise ConfigError("Configuration error: FEISHU_MODE=http needs FEISHU_VERIFICATION_TOKEN and "
+                                  "FEISHU_ENCRYPT_KEY (callbacks must be encrypted and signed).")
+            self.verifier = CallbackVerifier(key.get_secret_value(), token.get_secret_value())
+            self.dispatcher = self._dispatcher(key.get_secret_value(), token.get_secret_value())
+        else:
+            self.dispatcher = self._dispatcher("", "")  # the long connection is authenticated already
+        self._ws_thread: threading.Thread | None = None
+        self._ws_loop: asyncio.AbstractEventLoop | None = None
+
+    def _dispatcher(self, encrypt_key: str, token: str) -> lark.EventDispatcherHandler:
+        return lark.EventDispatcherHandler.builder(encrypt_key, token) \
+            .register_p2_im_message_receive_v1(self.events.on_message) \
+            .register_p2_card_action_trigger(self.events.on_card_action) \
+            .build()
+
+    # --- runner interface ---------------------------------------------------------------------------------
+    def http_routes(self) -> list:
+        if self.mode == "http" and self.receive:
+            return [("POST", "/feishu/events", self.handle_http)]
+        return []
+
+    async def start(self) -> None:
+        self.events.loop = asyncio.get_running_loop()
+        await self.platform.ensure_identity()
+        if self.mode == "ws" and self.receive and self._ws_thread is None:
+            self._ws_loop = asyncio.new_event_loop()
+            self._ws_thread = threading.Thread(target=self._run_ws, args=(self._ws_loop,), name="feishu-ws",
+                                               daemon=True)
+            self._ws_thread.start()
+
+    async def close(self) -> None:
+        loop = self._ws_loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(_cancel_all, loop)
+            except RuntimeError:
+                pass  # the loop closed meanwhile
+        if self._ws_thread is not None:
+            await asyncio.to_thread(self._ws_thread.join, 5.0)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    # --- long connection -------------------------------------------------------------------------------------
+    def _run_ws(self, loop: asyncio.AbstractEventLoop) -> None:
+        import lark_oapi.ws.client as ws_client
+
+        asyncio.set_event_loop(loop)
+        # lark-oapi 1.7.5 keeps its event loop in a module global bound when it was first imported
+        # (typically the bot's running main loop, where `start()` fails): give it this thread's.
+        ws_client.loop = loop
+        client = lark.ws.Client(self.settings.feishu_app_id, self.settings.feishu_app_secret.get_secret_value(),
+                                event_handler=self.dispatcher, domain=self.settings.feishu_domain.rstrip("/"),
+                                log_level=lark.LogLevel.WARNING, auto_reconnect=True)
+        try:
+            client.start()  # runs until close() cancels its tasks
+        except (asyncio.CancelledError, RuntimeError):
+            pass
+        except Exception as exc:  # e.g. wrong credentials: one line, never the secret
+            log.error("The Feishu long connection stopped: %s", exc)
+        finally:
+            try:  # 1.7.5 has no public stop(): close the socket with the client's own coroutine
+                loop.run_until_complete(asyncio.wait_for(client._disconnect(), 2))
+            except BaseException:
+                pass
+            _cancel_all(loop)
+            pending = asyncio.all_tasks(loop)
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.close()
+
+    # --- HTTP callbacks ---------------------------------------------------------------------------------------
+    async def handle_http(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        assert self.verifier is not None
+        verdict = self.verifier.check(body, request.headers)
+        if not verdict.ok:
+            log.warning("Feishu callback rejected: %s", verdict.reason)
+            return web.json_response({"code": verdict.status, "msg": verdict.reason}, status=verdict.status)
+        header = verdict.payload.get("header") or {}
+        if verdict.payload.get("type") != "url_verification" and header.get("event_type") not in HANDLED_EVENTS:
+            return web.json_response({"msg": "ignored"})  # acknowledged, so Feishu does not re-push it
+        raw = lark.RawRequest()
+        raw.uri = request.path
+        raw.body = body
+        # The SDK reads these from a plain dict, case-sensitively: pass them in its spelling.
+        raw.headers = {name: request.headers[name] for name in (TS_HEADER, NONCE_HEADER, SIG_HEADER, "X-Request-Id")
+                       if name in request.headers}
+        self.events.loop = asyncio.get_running_loop()
+        resp = self.dispatcher.do(raw)
+        if resp.status_code != 200:
+            log.warning("Feishu callback not handled by the SDK (HTTP %s)", resp.status_code)
+            return web.json_response({"code": 400, "msg": "not handled"}, status=400)
+        return web.Response(body=resp.content, status=200, content_type="application/json", charset="utf-8")
+
+
+def build_feishu(settings, chat, *, receive: bool) -> FeishuAdapter:
+    """The Feishu adapter: `.platform` (register with the chat service), `.http_routes()`,
+    `await .start()`, `await .close()`."""
+    return FeishuAdapter(settings, chat, receive=receive)

@@ -1,0 +1,130 @@
+"""Everything that touches lark_oapi: the one module of the package importing it (the SDK takes
+seconds to import, so `bot.runner` imports this package only when Feishu is configured).
+
+`FeishuApi` runs SDK calls (blocking `requests` underneath, including the token fetch) in a small
+thread pool, paced (handlers/pacing.py), with our retry policy: HTTP 429 / code 99991400 waits
+`x-ogw-ratelimit-reset` and retries; other transient failures back off; a final failure is one
+sentence (never a token or the secret). The SDK's request builders and event types are
+re-exported from here for the rest of the package.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Mapping
+
+import lark_oapi as lark
+from lark_oapi.api.cardkit.v1 import (ContentCardElementRequest, ContentCardElementRequestBody, CreateCardRequest,
+                                      CreateCardRequestBody, SettingsCardRequest, SettingsCardRequestBody)
+from lark_oapi.api.im.v1 import (CreateMessageRequest, CreateMessageRequestBody, P2ImMessageReceiveV1,
+                                 PatchMessageRequest, PatchMessageRequestBody, ReplyMessageRequest,
+                                 ReplyMessageRequestBody)
+from lark_oapi.core.exception import ObtainAccessTokenException
+from lark_oapi.core.utils import AESCipher
+from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger, P2CardActionTriggerResponse
+
+from bot.models import BotError
+from handlers.pacing import Pacer
+
+log = logging.getLogger(__name__)
+
+RATE_CODES = frozenset({99991400, 230020, 11232})  # gateway, per-chat, per-tenant message limits
+MAX_TRANSIENT = 5  # attempts for 5xx / connection failures
+MAX_THROTTLED = 10  # waits for a rate-limit reset before giving up
+MAX_RESET_WAIT = 60.0
+APP_LIMITS = (("app:s", 50, 1.0), ("app:min", 1000, 60.0))
+
+
+class FeishuError(BotError):
+    """Feishu refused a call (after retries where retrying made sense)."""
+
+    def __init__(self, message: str, code: int | None = None):
+        super().__init__(message)
+        self.code = code
+
+
+class FeishuApi:
+    """Runs SDK calls (blocking `requests` underneath, including the token fetch) in a small
+    thread pool, paced, with our retry policy: the SDK itself neither retries nor raises."""
+
+    def __init__(self, client: lark.Client, executor: ThreadPoolExecutor, pacer: Pacer, *,
+                 max_throttled: int = MAX_THROTTLED, max_transient: int = MAX_TRANSIENT):
+        self.client = client
+        self.executor = executor
+        self.pacer = pacer
+        self.max_throttled = max_throttled  # rate-limit waits per call before giving up
+        self.max_transient = max_transient  # attempts per call on 5xx / connection failures
+
+    async def call(self, what: str, fn: Callable, request, *, limits=()) -> object:
+        loop = asyncio.get_running_loop()
+        transient = throttled = 0
+        while True:
+            await self.pacer.acquire(tuple(limits) + APP_LIMITS)
+            try:
+                resp = await loop.run_in_executor(self.executor, fn, request)
+            except ObtainAccessTokenException as exc:
+                if exc.code in RATE_CODES and throttled < self.max_throttled:
+                    throttled += 1
+                    await asyncio.sleep(_backoff(throttled))
+                    continue
+                raise FeishuError(f"Feishu refused the app credentials (code {exc.code}: {exc.msg}); "
+                                  f"check FEISHU_APP_ID and FEISHU_APP_SECRET.", exc.code) from None
+            except Exception as exc:  # connection refused/reset, timeout, a non-JSON gateway page
+                transient += 1
+                if transient >= self.max_transient:
+                    raise FeishuError(f"Feishu could not be reached to {what} ({type(exc).__name__}).") from None
+                await asyncio.sleep(_backoff(transient))
+                continue
+            raw = getattr(resp, "raw", None)
+            status = getattr(raw, "status_code", None) or 200
+            code = resp.code if resp.code is not None else (0 if status < 400 else -1)
+            if status == 429 or code in RATE_CODES:
+                throttled += 1
+                if throttled > self.max_throttled:
+                    raise FeishuError(f"Feishu kept rate-limiting the bot, so it could not {what}.", code)
+                await asyncio.sleep(_reset_wait(getattr(raw, "headers", None) or {}, throttled))
+                continue
+            if code == 0 and status < 400:
+                return resp
+            if status >= 500 and transient + 1 < self.max_transient:
+                transient += 1
+                await asyncio.sleep(_backoff(transient))
+                continue
+            log.warning("Feishu refused to %s: HTTP %s, code %s, %s", what, status, code, resp.msg)
+            raise FeishuError(f"Feishu refused to {what} (code {code}: {resp.msg or 'no message'}).", code)
+
+    async def raw(self, what: str, method: str, uri: str, body: dict | None = None, *, limits=()) -> dict:
+        """A call the SDK has no method for; returns the whole JSON reply."""
+        request = lark.BaseRequest.builder().http_method(getattr(lark.HttpMethod, method)).uri(uri) \
+            .token_types({lark.AccessTokenType.TENANT}).build()
+        if body is not None:
+            request.body = body
+            request.headers = {"Content-Type": "application/json; charset=utf-8"}
+        resp = await self.call(what, self.client.request, request, limits=limits)
+        try:
+            return json.loads(resp.raw.content or b"{}")
+        except ValueError:
+            raise FeishuError(f"Feishu answered something unreadable when asked to {what}.") from None
+
+
+def _backoff(attempt: int) -> float:
+    return min(8.0, 0.25 * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
+
+
+def _reset_wait(headers: Mapping[str, str], attempt: int) -> float:
+    """Seconds until the rate-limit window resets (`x-ogw-ratelimit-reset`), else a backoff."""
+    value = next((v for k, v in headers.items() if k.lower() == "x-ogw-ratelimit-reset"), None)
+    try:
+        return min(MAX_RESET_WAIT, max(0.05, float(value)))
+    except (TypeError, ValueError):
+        return _backoff(attempt)
+
+
+__all__ = ["lark", "FeishuApi", "FeishuError", "RATE_CODES", "APP_LIMITS", "AESCipher", "P2ImMessageReceiveV1",
+           "P2CardActionTrigger", "P2CardActionTriggerResponse", "ContentCardElementRequest",
+           "ContentCardElementRequestBody", "CreateCardRequest", "CreateCardRequestBody", "SettingsCardRequest",
+           "SettingsCardRequestBody", "CreateMessageRequest", "CreateMessageRequestBody", "PatchMessageRequest",
+           "PatchMessageRequestBody", "ReplyMessageRequest", "ReplyMessageRequestBody"]

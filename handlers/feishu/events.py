@@ -1,0 +1,254 @@
+"""Inbound Feishu events: `im.message.receive_v1` reduced to what the conversation needs, and
+card button callbacks. Every event is acknowledged at once; the work goes to the main loop
+(`chat.spawn`), deduplicated on `header.event_id` for 8 hours (Feishu re-pushes events it thinks
+were missed, for hours).
+
+Buttons: Ask answers at once with a toast and posts a small form card (one input, one submit
+button) into the commit's thread; submitting it replaces the form with a "sent" note (so it
+cannot be submitted twice) and asks the core with the typed question. Details and a commit
+choice: a toast, then the core posts into the thread.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Awaitable
+
+from bot.commands import looks_like_command
+from bot.platform import Conversation
+from bot.render import feishu as R
+from handlers.feishu.api import P2CardActionTrigger, P2CardActionTriggerResponse, P2ImMessageReceiveV1
+from handlers.feishu.platform import FeishuPlatform
+
+log = logging.getLogger(__name__)
+
+EVENT_TTL = 8 * 3600  # Feishu re-pushes unacknowledged events for up to ~7 hours
+
+
+@dataclass(frozen=True)
+class Mention:
+    key: str
+    open_id: str
+    name: str
+    kind: str  # user | bot
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """An `im.message.receive_v1` event, reduced to what the conversation needs."""
+    event_id: str
+    message_id: str
+    chat_id: str
+    chat_type: str  # p2p | group
+    root_id: str | None
+    sender: str
+    sender_type: str
+    message_type: str
+    content: str
+    mentions: tuple[Mention, ...] = ()
+
+
+def incoming_message(data: P2ImMessageReceiveV1) -> Incoming | None:
+    event = data.event
+    if event is None or event.message is None:
+        return None
+    m, sender = event.message, event.sender
+    sender_id = getattr(getattr(sender, "sender_id", None), "open_id", None) or ""
+    mentions = tuple(Mention(x.key or "", getattr(x.id, "open_id", None) or "", x.name or "", x.mentioned_type or "user")
+                     for x in (m.mentions or []))
+    return Incoming(event_id=(data.header.event_id if data.header else "") or "", message_id=m.message_id or "",
+                    chat_id=m.chat_id or "", chat_type=m.chat_type or "group", root_id=m.root_id or None,
+                    sender=sender_id, sender_type=getattr(sender, "sender_type", "") or "",
+                    message_type=m.message_type or "", content=m.content or "{}", mentions=mentions)
+
+
+def message_text(msg: Incoming, bot_open_id: str | None) -> tuple[str | None, bool]:
+    """(the text with the bot's @-mention removed and other mentions as @Name, was the bot
+    mentioned). None for messages that carry no text (images, files, stickers)."""
+    try:
+        body = json.loads(msg.content)
+    except ValueError:
+        return None, False
+    if msg.message_type == "text":
+        text = str(body.get("text", ""))
+    elif msg.message_type == "post":
+        text = _post_text(body)
+    else:
+        return None, False
+    mentioned = False
+    for mention in msg.mentions:
+        ours = mention.open_id == bot_open_id if bot_open_id else mention.kind == "bot"
+        mentioned = mentioned or ours
+        text = text.replace(mention.key, "" if ours else f"@{mention.name}")
+    return " ".join(text.split()), mentioned
+
+
+def _post_text(body: dict) -> str:
+    """Rich-text ("post") messages: the text, links' text, code and @-placeholders, in order."""
+    if "content" not in body:  # some payloads are keyed by language
+        body = next((v for v in body.values() if isinstance(v, dict) and "content" in v), {})
+    lines = []
+    for paragraph in body.get("content") or []:
+        words = []
+        for node in paragraph or []:
+            tag = node.get("tag")
+            if tag in ("text", "a", "code_block", "md"):
+                words.append(str(node.get("text", "")))
+            elif tag == "at":
+                words.append(str(node.get("user_id", "")))
+        lines.append("".join(words))
+    return "\n".join([body.get("title") or ""] + lines).strip()
+
+
+
+class FeishuEvents:
+    """Turns SDK events into conversation calls. The SDK calls these handlers synchronously
+    (in the HTTP handler, or on the long connection's own thread): they only hand the work to
+    the main loop and return, well within Feishu's 3 seconds."""
+
+    def __init__(self, chat, platform: FeishuPlatform, loop: asyncio.AbstractEventLoop | None):
+        self.chat = chat
+        self.platform = platform
+        self.loop = loop
+        self.chat_types: OrderedDict[str, str] = OrderedDict()  # chat_id → p2p | group, as seen
+
+    # --- SDK callbacks (sync) ---------------------------------------------------------------------------
+    def on_message(self, data: P2ImMessageReceiveV1) -> None:
+        try:
+            msg = incoming_message(data)
+        except Exception:  # a payload we cannot read must not become the SDK's 500
+            log.exception("unreadable im.message.receive_v1 event")
+            return
+        if msg is not None:
+            self.hand_off(self.handle_message(msg))
+
+    def on_card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
+        try:
+            return self._card_action(data)
+        except Exception:
+            log.exception("unreadable card.action.trigger callback")
+            return P2CardActionTriggerResponse({})
+
+    def hand_off(self, coro: Awaitable) -> None:
+        """Run `coro` as a tracked job on the main loop, from whichever thread the SDK called us."""
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        loop = self.loop or running
+        if loop is None:
+            coro.close()
+            log.error("Feishu event dropped: the adapter was not started")
+            return
+        self.loop = loop
+        if running is loop:
+            self.chat.spawn(_safely(coro))
+        else:
+            asyncio.run_coroutine_threadsafe(self._adopt(coro), loop)
+
+    async def _adopt(self, coro: Awaitable) -> None:
+        self.chat.spawn(_safely(coro))
+
+    # --- messages ----------------------------------------------------------------------------------------
+    async def handle_message(self, msg: Incoming) -> None:
+        if msg.sender_type == "app" or not msg.chat_id:
+            return  # bots (ourselves included) are not users
+        if not await self.chat.first_time("feishu", msg.event_id, EVENT_TTL):
+            return
+        await self.platform.ensure_identity()
+        if msg.sender and msg.sender == self.platform.bot_open_id:
+            return
+        self._remember_chat(msg.chat_id, msg.chat_type)
+        text, mentioned = message_text(msg, self.platform.bot_open_id)
+        if text is None:
+            return
+        is_dm = msg.chat_type == "p2p"
+        conv = Conversation(platform="feishu", channel=msg.chat_id, user=msg.sender, thread=msg.root_id,
+                            is_dm=is_dm, extra={"message_id": msg.message_id, "chat_type": msg.chat_type})
+        prefix = self.prefix
+        if msg.root_id is None:
+            if not (mentioned or is_dm):
+                return  # group chatter not addressed to the bot
+            if looks_like_command(text):
+                return await self.chat.submit("command", conv, text=text, prefix=prefix)
+        await self.chat.submit("message", conv, text=text, mentioned=mentioned, prefix=prefix)
+
+    @property
+    def prefix(self) -> str:
+        return f"@{self.platform.bot_name}" if self.platform.bot_name else "@bot"
+
+    def _remember_chat(self, chat_id: str, chat_type: str) -> None:
+        self.chat_types[chat_id] = chat_type
+        self.chat_types.move_to_end(chat_id)
+        while len(self.chat_types) > 10_000:
+            self.chat_types.popitem(last=False)
+
+    # --- card buttons ------------------------------------------------------------------------------------
+    def _card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
+        event = data.event
+        action = event.action if event else None
+        value = dict(action.value or {}) if action and isinstance(action.value, dict) else {}
+        lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.platform.default_lang
+        kind = value.get("action")
+        context = event.context if event else None
+        chat_id = getattr(context, "open_chat_id", None) or ""
+        clicked = getattr(context, "open_message_id", None) or ""
+        user = getattr(getattr(event, "operator", None), "open_id", None) or ""
+        event_id = (data.header.event_id if data.header else "") or ""
+        if not chat_id or kind not in ("ask", "ask_submit", "details", "choose"):
+            return _toast("warning", R.ft(lang, "toast_unknown"))
+        conv = Conversation(platform="feishu", channel=chat_id, user=user, thread=value.get("thread") or None,
+                            is_dm=self.chat_types.get(chat_id) == "p2p", extra={"message_id": clicked})
+        if kind == "ask":
+            self.hand_off(self._once(event_id, self._ask_form(conv, value, clicked, lang)))
+            return _toast("info", R.ft(lang, "toast_ask"))
+        if kind == "ask_submit":
+            question = str((action.form_value or {}).get("question") or "").strip()
+            if not question:
+                return _toast("warning", R.ft(lang, "toast_empty"))
+            payload = {k: v for k, v in value.items() if k != "action"}
+            self.hand_off(self._once(event_id, self._action(conv, "ask", payload, question)))
+            return P2CardActionTriggerResponse({
+                "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
+                "card": {"type": "raw", "data": R.form_submitted_card(lang)}})
+        self.hand_off(self._once(event_id, self._action(conv, kind, value)))
+        return _toast("info", R.ft(lang, "toast_details" if kind == "details" else "toast_answer"))
+
+    async def _once(self, event_id: str, coro: Awaitable) -> None:
+        if await self.chat.first_time("feishu", event_id, EVENT_TTL):
+            await coro
+        else:
+            coro.close()
+
+    async def _ask_form(self, conv: Conversation, value: dict, clicked: str, lang: str) -> None:
+        card = R.ask_form_card(value, lang)
+        await self.platform.post_cards(conv.channel, [card], thread=conv.thread or clicked)
+
+    async def _action(self, conv: Conversation, action: str, value: dict, question: str | None = None) -> None:
+        root = value.get("thread") or conv.thread
+        info = await self.chat.threads.get("feishu", conv.channel, root) if root else None
+        if info is not None:  # the thread knows the repository as commands name it (a path, owner/name)
+            value = {**value, "repo": info.repo}
+        await self.chat.submit("action", conv, action=action, value=value, question=question)
+
+
+def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+
+
+def _toast(kind: str, text: str) -> P2CardActionTriggerResponse:
+    return P2CardActionTriggerResponse({"toast": {"type": kind, "content": text}})
+
+
+async def _safely(coro: Awaitable) -> None:
+    try:
+        await coro
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # the conversation core reports to users itself; this is the last resort
+        log.exception("a Feishu event could not be handled")
+

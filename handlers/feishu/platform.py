@@ -1,0 +1,193 @@
+"""Sending to Feishu (`FeishuPlatform`): interactive cards (bot.render.feishu), always with a `uuid`
+so a retried send never doubles a message; thread replies with `reply_in_thread`; private notices
+as ephemeral cards where Feishu has them. Limits: at most 5 messages/s per chat (shared with every
+other bot in a group), in order; 5 edits/s per message; 10 CardKit operations/s per card.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import AsyncIterator
+
+from bot.models import BotError
+from bot.platform import Content, Conversation, MessageRef, Notice
+from bot.render import feishu as R
+from handlers.feishu.api import (RATE_CODES, ContentCardElementRequest, ContentCardElementRequestBody,
+                                 CreateCardRequest, CreateCardRequestBody, CreateMessageRequest,
+                                 CreateMessageRequestBody, FeishuApi, FeishuError, PatchMessageRequest,
+                                 PatchMessageRequestBody, ReplyMessageRequest, ReplyMessageRequestBody,
+                                 SettingsCardRequest, SettingsCardRequestBody)
+from handlers.pacing import ConversationPacer
+
+log = logging.getLogger(__name__)
+
+CHAT_LIMIT = (5, 1.0)  # messages per second per chat, shared by all bots in a group
+MESSAGE_LIMIT = (5, 1.0)
+CARD_LIMIT = (10, 1.0)
+
+
+def _uuid(base: str, index: int) -> str:
+    """Feishu's send `uuid` (≤ 50 chars; the same uuid within an hour returns the same message)."""
+    return f"{base[:40]}-{index}"
+
+
+@dataclass
+class _Segment:
+    """One card of a streamed answer: a CardKit card (`card_id`) or a patched message."""
+    ref: MessageRef
+    start: int  # where in the whole answer this card's text begins
+    opener: str = ""  # a code fence reopened at the top of this card
+    card_id: str | None = None
+    sequence: int = 0
+    shown: str = ""
+
+
+class FeishuPlatform:
+    name = "feishu"
+    supports_streaming = True
+    supports_buttons = True
+    supports_files = False
+
+    def __init__(self, api: FeishuApi, *, default_lang: str = "zh"):
+        self.api = api
+        self.default_lang = default_lang
+        self.chats = ConversationPacer("chat", *CHAT_LIMIT, windows=api.pacer)
+        self.messages = ConversationPacer("msg", *MESSAGE_LIMIT, windows=api.pacer)
+        self.cards = ConversationPacer("card", *CARD_LIMIT, windows=api.pacer)
+        self.cardkit_ok = True  # becomes False when CardKit refuses (e.g. scope cardkit:card:write missing)
+        self.ephemeral_ok = True
+        self.bot_open_id: str | None = None
+        self.bot_name: str | None = None
+        self._identity_checked = 0.0
+
+    # --- identity -------------------------------------------------------------------------------------
+    async def ensure_identity(self) -> None:
+        """The bot's own open_id (to recognise its @-mentions) and name, fetched once."""
+        if self.bot_open_id or time.monotonic() - self._identity_checked < 60:
+            return
+        self._identity_checked = time.monotonic()
+        try:
+            reply = await self.api.raw("read the bot's identity", "GET", "/open-apis/bot/v3/info")
+        except BotError as exc:
+            log.warning("Feishu bot info unavailable (%s); recognising mentions by type instead", exc)
+            return
+        bot = reply.get("bot") or {}  # `bot` is top level in this reply, not under `data`
+        self.bot_open_id = bot.get("open_id") or None
+        self.bot_name = bot.get("app_name") or None
+
+    # --- ChatPlatform ---------------------------------------------------------------------------------
+    async def send(self, channel: str, content: Content, *, thread: str | None = None,
+                   key: str | None = None) -> MessageRef:
+        cards = R.render_cards(content, thread=thread, lang=self.default_lang)
+        base = R.stable_id("send", channel, key) if key else uuid.uuid4().hex
+        return await self.post_cards(channel, cards, thread=thread, base=base)
+
+    async def update(self, ref: MessageRef, content: Content) -> MessageRef:
+        cards = R.render_cards(content, thread=ref.thread_root, lang=self.default_lang)
+        await self.patch(ref.id, cards[0])
+        if len(cards) > 1:  # the rest continues in the message's thread
+            base = R.stable_id("update", ref.id, *[R.card_json(c) for c in cards])
+            await self.post_cards(ref.channel, cards[1:], thread=ref.thread_root, base=base)
+        return ref
+
+    async def reply_private(self, conv: Conversation, content: Content) -> None:
+        """Feishu has no private replies to bot messages in a thread; in a group's main stream a
+        short notice goes out as an ephemeral card ("only you can see this"); everything else is
+        a reply to the user's message, or into the thread they are in."""
+        if isinstance(content, Notice) and not conv.is_dm and not conv.thread and self.ephemeral_ok and conv.user:
+            try:
+                await self.api.raw("send an ephemeral card", "POST", "/open-apis/ephemeral/v1/send",
+                                   {"chat_id": conv.channel, "open_id": conv.user, "msg_type": "interactive",
+                                    "card": R.ephemeral_card(content.text)},
+                                   limits=self.chats.limits(conv.channel))
+                return
+            except FeishuError as exc:
+                if exc.code is not None and exc.code not in RATE_CODES:
+                    self.ephemeral_ok = False  # not available to this app: stop trying
+                log.info("ephemeral card refused (%s); replying in the chat instead", exc)
+        cards = R.render_cards(content, thread=conv.thread, lang=self.default_lang)
+        if conv.thread:
+            await self.post_cards(conv.channel, cards, thread=conv.thread)
+            return
+        quote = conv.extra.get("message_id")
+        if quote:
+            try:
+                await self.post_cards(conv.channel, cards, quote=quote)
+                return
+            except FeishuError as exc:  # e.g. the user recalled their message meanwhile
+                if exc.code in RATE_CODES or exc.code is None:
+                    raise
+        await self.post_cards(conv.channel, cards)
+
+    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
+                     conv: Conversation | None = None, lang: str = "") -> MessageRef:
+        from handlers.feishu.stream import AnswerStream  # the stream drives this platform
+
+        return await AnswerStream(self, channel, thread, lang).run(pieces)
+
+    async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
+        raise BotError("Sending files is not supported on Feishu; the digest is in the cards.")
+
+    # --- primitives -------------------------------------------------------------------------------------
+    async def post_cards(self, channel: str, cards: list[dict], *, thread: str | None = None,
+                         quote: str | None = None, base: str | None = None) -> MessageRef:
+        """Post cards in order (held under the chat's lock so nothing overtakes them); the first
+        goes top level / into `thread` / as a reply quoting `quote`, the rest into its thread."""
+        base = base or uuid.uuid4().hex  # one per logical message, reused by every retry
+        first: MessageRef | None = None
+        async with self.chats.lock(channel):
+            for index, card in enumerate(cards):
+                content = R.card_json(card)
+                if first is None:
+                    first = await self._post(channel, content, thread=thread, quote=quote, uid=_uuid(base, index))
+                else:
+                    await self._post(channel, content, thread=first.thread_root, uid=_uuid(base, index))
+        assert first is not None
+        return first
+
+    async def _post(self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None,
+                    uid: str) -> MessageRef:
+        limits = self.chats.limits(channel)
+        if thread or quote:
+            body = ReplyMessageRequestBody.builder().msg_type("interactive").content(content) \
+                .reply_in_thread(bool(thread)).uuid(uid).build()
+            request = ReplyMessageRequest.builder().message_id(thread or quote).request_body(body).build()
+            resp = await self.api.call("reply in the chat", self.api.client.im.v1.message.reply, request, limits=limits)
+            return MessageRef(channel, resp.data.message_id, thread or None)
+        body = CreateMessageRequestBody.builder().receive_id(channel).msg_type("interactive") \
+            .content(content).uuid(uid).build()
+        request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body).build()
+        resp = await self.api.call("post a message", self.api.client.im.v1.message.create, request, limits=limits)
+        return MessageRef(channel, resp.data.message_id, None)
+
+    async def patch(self, message_id: str, card: dict) -> None:
+        body = PatchMessageRequestBody.builder().content(R.card_json(card)).build()
+        request = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
+        async with self.messages.lock(message_id):
+            await self.api.call("update a message", self.api.client.im.v1.message.patch, request,
+                                limits=self.messages.limits(message_id))
+
+    async def create_card(self, card: dict) -> str:
+        body = CreateCardRequestBody.builder().type("card_json").data(R.card_json(card)).build()
+        request = CreateCardRequest.builder().request_body(body).build()
+        resp = await self.api.call("create a streaming card", self.api.client.cardkit.v1.card.create, request)
+        return resp.data.card_id
+
+    async def set_card_text(self, card_id: str, text: str, sequence: int) -> None:
+        body = ContentCardElementRequestBody.builder().content(text).sequence(sequence) \
+            .uuid(R.stable_id("content", card_id, sequence, length=32)).build()
+        request = ContentCardElementRequest.builder().card_id(card_id).element_id(R.ANSWER_ELEMENT) \
+            .request_body(body).build()
+        await self.api.call("stream an answer", self.api.client.cardkit.v1.card_element.content, request,
+                            limits=self.cards.limits(card_id))
+
+    async def close_card(self, card_id: str, summary: str, sequence: int) -> None:
+        settings = {"config": {"streaming_mode": False, "summary": {"content": R.plain(summary, 60)}}}
+        body = SettingsCardRequestBody.builder().settings(json.dumps(settings, ensure_ascii=False)) \
+            .sequence(sequence).uuid(R.stable_id("settings", card_id, sequence, length=32)).build()
+        request = SettingsCardRequest.builder().card_id(card_id).request_body(body).build()
+        await self.api.call("finish a streamed answer", self.api.client.cardkit.v1.card.settings, request,
+                            limits=self.cards.limits(card_id))

@@ -1,0 +1,251 @@
+"""Everything that touches slack_sdk / slack_bolt: the one module of the package importing them.
+
+The Web API client (with our retry policy: 429s wait Retry-After, transient server/connection
+failures back off), one `call` that turns every SDK failure into a SlackError naming the method
+and Slack's error code (never the token), response_url posts, file uploads, the chat stream
+helper, and the Bolt app with its HTTP and Socket Mode entry points.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import time
+from typing import Mapping
+from urllib.parse import parse_qsl
+
+from aiohttp import ClientConnectionError, ServerDisconnectedError, web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.app.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+from bot.models import BotError
+
+log = logging.getLogger(__name__)
+
+SOCKET_CONNECT_TIMEOUT = 60.0
+MAX_SKEW = 300  # seconds: Slack's (and Bolt's) window for a signed request's timestamp
+_TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
+
+# What an SDK call can raise besides our own errors.
+SDK_ERRORS = (SlackClientError, ClientConnectionError, asyncio.TimeoutError)
+
+
+class SlackError(BotError):
+    """A Slack Web API call failed for good (after retries); names the method and Slack's error
+    code, never the token."""
+
+    def __init__(self, message: str, code: str = "error"):
+        super().__init__(message)
+        self.code = code
+
+
+# Slack's error codes a user can do something about, with what to do.
+HINTS = {"not_in_channel": "invite the bot to this channel first, with /invite",
+         "channel_not_found": "the bot cannot see this conversation; invite it first"}
+
+
+def as_slack_error(exc: BaseException, what: str) -> SlackError:
+    """`Slack <what> failed: <Slack's error code | the exception's type>.` (plus what to do)"""
+    if isinstance(exc, SlackApiError):
+        code = (exc.response.get("error") if exc.response is not None else None) or "error"
+        hint = f" ({HINTS[code]})" if code in HINTS else ""
+        return SlackError(f"Slack {what} failed: {code}{hint}.", code)
+    return SlackError(f"Slack {what} failed: {type(exc).__name__}.", type(exc).__name__)
+
+
+# --- retries -------------------------------------------------------------------------------------------
+
+class RetryAfterHandler(AsyncRetryHandler):
+    """429 → wait Retry-After (seconds, fractions allowed) plus a little jitter, then retry."""
+
+    def __init__(self, max_retry_count: int = 12):
+        super().__init__(max_retry_count=max_retry_count)
+
+    async def _can_retry_async(self, *, state, request, response=None, error=None) -> bool:
+        return response is not None and response.status_code == 429
+
+    async def prepare_for_next_attempt_async(self, *, state, request, response=None, error=None) -> None:
+        state.next_attempt_requested = True
+        wait = 1.0
+        for name, values in (response.headers or {}).items() if response is not None else ():
+            if name.lower() == "retry-after":
+                raw = values[0] if isinstance(values, (list, tuple)) else values
+                try:
+                    wait = max(0.0, float(raw))
+                except (TypeError, ValueError):
+                    pass
+        await asyncio.sleep(wait + random.uniform(0, min(0.5, 0.1 + wait * 0.1)))
+        state.increment_current_attempt()
+
+
+class TransientErrorHandler(AsyncRetryHandler):
+    """5xx answers, dropped connections and timeouts → back off (0.2 s, 0.4 s, 0.8 s…) and retry."""
+
+    def __init__(self, max_retry_count: int = 4, base: float = 0.2):
+        super().__init__(max_retry_count=max_retry_count)
+        self.base = base
+
+    async def _can_retry_async(self, *, state, request, response=None, error=None) -> bool:
+        if error is not None:
+            return isinstance(error, (ClientConnectionError, ServerDisconnectedError, asyncio.TimeoutError))
+        return response is not None and response.status_code in (500, 502, 503, 504)
+
+    async def prepare_for_next_attempt_async(self, *, state, request, response=None, error=None) -> None:
+        state.next_attempt_requested = True
+        await asyncio.sleep(self.base * (2 ** state.current_attempt) * random.uniform(0.8, 1.2))
+        state.increment_current_attempt()
+
+
+def make_client(token: str, base_url: str) -> AsyncWebClient:
+    base = base_url if base_url.endswith("/") else base_url + "/"
+    return AsyncWebClient(token=token, base_url=base, timeout=30,
+                          retry_handlers=[RetryAfterHandler(), TransientErrorHandler()])
+
+
+# --- calls ---------------------------------------------------------------------------------------------
+
+async def call(client: AsyncWebClient, method: str, **kwargs) -> dict:
+    """One Web API call; failures become a SlackError naming the method and Slack's error."""
+    fn = getattr(client, method.replace(".", "_"))
+    try:
+        response = await fn(**kwargs)
+    except SDK_ERRORS as exc:
+        raise as_slack_error(exc, method) from None
+    return response.data if hasattr(response, "data") else dict(response)
+
+
+async def respond(url: str, payload: dict) -> None:
+    """Post to a slash command's / action's response_url (ephemeral, never replacing)."""
+    hook = AsyncWebhookClient(url, timeout=15, retry_handlers=[RetryAfterHandler(4), TransientErrorHandler()])
+    try:
+        resp = await hook.send(text=payload["text"], blocks=payload["blocks"], response_type="ephemeral",
+                               replace_original=False)
+    except SDK_ERRORS as exc:
+        raise as_slack_error(exc, "response_url") from None
+    if resp.status_code != 200:
+        raise SlackError(f"Slack response_url failed: HTTP {resp.status_code}.")
+
+
+async def upload(client: AsyncWebClient, **args) -> None:
+    try:
+        await client.files_upload_v2(**args)
+    except SDK_ERRORS as exc:
+        raise as_slack_error(exc, "file upload") from None
+
+
+async def open_chat_stream(client: AsyncWebClient, **kwargs):
+    """slack_sdk's AsyncChatStream (chat.startStream on its first append, then appendStream).
+    A slack_sdk older than 3.43 (the floor) may lack it: that is "streaming unavailable", not a crash."""
+    if not hasattr(client, "chat_stream"):
+        raise SlackError("Slack chat.startStream failed: method_not_found.", "method_not_found")
+    return await client.chat_stream(**kwargs)
+
+
+async def stream_append(helper, text: str) -> None:
+    starting = helper.ts is None
+    try:
+        await helper.append(markdown_text=text)
+    except SlackApiError as exc:
+        raise as_slack_error(exc, f"chat.{'startStream' if starting else 'appendStream'}") from None
+    except SDK_ERRORS as exc:
+        raise as_slack_error(exc, "streaming") from None
+
+
+async def stream_stop(helper) -> None:
+    try:
+        await helper.stop()
+    except SDK_ERRORS as exc:
+        log.warning("could not close a Slack stream: %s", type(exc).__name__)
+
+
+# --- receiving -------------------------------------------------------------------------------------------
+
+class _DropClientNotice(logging.Filter):
+    """Bolt reads SLACK_BOT_TOKEN from the environment by itself and then warns that the client we
+    pass wins; that is intended (settings.py is our only reader of the environment)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("As you gave `client` as well")
+
+
+def _bolt_logger() -> logging.Logger:
+    logger = logging.getLogger("handlers.slack.bolt")
+    if not any(isinstance(f, _DropClientNotice) for f in logger.filters):
+        logger.addFilter(_DropClientNotice())
+    return logger
+
+
+def request_problem(body: str, headers: Mapping[str, str], secret: str) -> tuple[int, str] | None:
+    """(status, reason) for a request to refuse before Bolt sees it, else None. Bolt checks the
+    signature too, but a non-numeric timestamp or a signed body that is not a JSON object makes
+    it raise (HTTP 500 and a traceback); here they are a 4xx. The body is parsed exactly as Bolt
+    parses it (JSON, or a form whose `payload` field is JSON)."""
+    timestamp, signature = headers.get("X-Slack-Request-Timestamp"), headers.get("X-Slack-Signature")
+    if not timestamp or not signature:
+        return 401, "unsigned request"
+    if not _TIMESTAMP.match(timestamp):
+        return 401, "malformed timestamp"
+    if abs(time.time() - int(timestamp)) > MAX_SKEW:
+        return 401, "stale timestamp"
+    if not SignatureVerifier(secret).is_valid(body=body, timestamp=timestamp, signature=signature):
+        return 401, "bad signature"
+    if not body:
+        return None
+    content_type = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    try:
+        if content_type == "application/json" or body.startswith("{"):
+            parsed = json.loads(body)
+        elif "payload" in body:
+            payload = dict(parse_qsl(body, keep_blank_values=True)).get("payload")
+            parsed = json.loads(payload) if payload is not None else {}
+        else:
+            parsed = {}
+    except ValueError:
+        return 400, "body is not valid JSON"
+    if not isinstance(parsed, dict):
+        return 400, "body is not a JSON object"
+    return None
+
+
+def bolt_app(client: AsyncWebClient, secret: str, *, verify: bool) -> AsyncApp:
+    # No I/O here: Bolt calls auth.test on the first request and keeps the answer.
+    return AsyncApp(client=client, signing_secret=secret or "unused-in-socket-mode",
+                    request_verification_enabled=verify,
+                    process_before_response=True,  # listeners only ack + hand off: fast
+                    logger=_bolt_logger())
+
+
+async def dispatch_http(app: AsyncApp, request: web.Request) -> web.Response:
+    bolt_request = await to_bolt_request(request)
+    return await to_aiohttp_response(await app.async_dispatch(bolt_request))
+
+
+async def connect_socket_mode(app: AsyncApp, app_token: str):
+    """Connect Socket Mode; returns the handler (close it with `close_socket_mode`)."""
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+    socket = AsyncSocketModeHandler(app, app_token)
+    try:
+        # Ask for the WebSocket URL ourselves first: the SDK's connect() retries a refused
+        # app token forever; we want one clear sentence at start-up instead.
+        socket.client.wss_uri = await socket.client.issue_new_wss_url()
+        await asyncio.wait_for(socket.connect_async(), timeout=SOCKET_CONNECT_TIMEOUT)
+    except SlackApiError as exc:
+        code = (exc.response.get("error") if exc.response is not None else None) or "error"
+        await socket.close_async()
+        raise SlackError(f"Slack Socket Mode could not connect: {code} (check SLACK_APP_TOKEN).") from None
+    except (SlackClientError, ClientConnectionError, asyncio.TimeoutError, OSError) as exc:
+        await socket.close_async()
+        raise SlackError(f"Slack Socket Mode could not connect: {type(exc).__name__}.") from None
+    return socket
+
+
+async def close_socket_mode(socket) -> None:
+    await socket.close_async()

@@ -1,0 +1,207 @@
+"""Sending to Slack (`SlackPlatform`): contents rendered by bot/render/slack.py into payloads within
+Block Kit's limits, posted in each channel's order and pace; keyed sends (scheduled digests) are
+idempotent across crashes: a marker in Redis plus the key in the message's metadata let a
+restarted process find what it already posted.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, AsyncIterator
+
+from bot.platform import Content, Conversation, MessageRef
+from bot.render import slack as R
+from handlers.pacing import ConversationPacer
+from handlers.slack import api
+from handlers.slack.api import SlackError
+from handlers.slack.stream import StreamEscaper, AnswerStream
+
+log = logging.getLogger(__name__)
+
+SENT_TTL = 7 * 86400
+LOOKUP_PAGE_SIZE = 200  # messages per conversations.history / replies page
+LOOKUP_PAGES = 25  # pages read at most when looking for what a crashed process already posted
+METADATA_EVENT = "digest_bot_message"
+
+
+@dataclass
+class Pacing:
+    """Posting pace per channel (Slack: ~1 message/second/channel, short bursts allowed) and how
+    often a streamed answer is pushed (native appends / fallback edits)."""
+    per_second: float = 1.0
+    burst: int = 3
+    edit_interval: float = 1.0
+    stream_interval: float = 1.0  # chat.appendStream is rate Tier 4 (~100 calls/min per workspace)
+
+    def channel_pacer(self) -> ConversationPacer:
+        """`burst` posts per `burst / per_second` seconds: the rate, with a short burst allowed."""
+        return ConversationPacer("channel", self.burst, self.burst / max(self.per_second, 1e-6))
+
+
+class SlackPlatform:
+    name = "slack"
+    supports_streaming = True
+    supports_buttons = True
+    supports_files = True
+
+    def __init__(self, client: api.AsyncWebClient, store=None, pacing: Pacing | None = None):
+        self.client = client
+        self.store = store
+        self.pacing = pacing or Pacing()
+        self.pacer = self.pacing.channel_pacer()
+        self.native_streaming = True  # switched off for good once Slack says the methods are unavailable
+
+    # --- Web API calls --------------------------------------------------------------------------
+    async def call(self, method: str, **kwargs) -> dict:
+        """One Web API call; failures become a SlackError naming the method and Slack's error."""
+        return await api.call(self.client, method, **kwargs)
+
+    async def _post(self, channel: str, payload: dict, thread: str | None, metadata: dict | None = None) -> str:
+        """chat.postMessage, paced, in this channel's order; returns the ts."""
+        async with self.pacer.lock(channel):
+            return await self._post_locked(channel, payload, thread, metadata)
+
+    async def _post_locked(self, channel: str, payload: dict, thread: str | None,
+                           metadata: dict | None = None) -> str:
+        """chat.postMessage with the channel's lock already held."""
+        args: dict[str, Any] = dict(channel=channel, text=payload["text"], unfurl_links=False, unfurl_media=False)
+        if payload.get("blocks"):
+            args["blocks"] = payload["blocks"]
+        if thread:
+            args["thread_ts"] = thread
+        if metadata:
+            args["metadata"] = metadata
+        await self.pacer.wait_turn(channel)
+        data = await self.call("chat.postMessage", **args)
+        return str(data["ts"])
+
+    # --- ChatPlatform ---------------------------------------------------------------------------
+    async def send(self, channel: str, content: Content, *, thread: str | None = None,
+                   key: str | None = None) -> MessageRef:
+        """All payloads of one content go out together (the channel's lock is held throughout),
+        continuations in the thread — of the first message when it is top level."""
+        payloads = R.render(content, thread=thread)
+        async with self.pacer.lock(channel):
+            if key and self.store is not None:
+                first = await self._send_once(channel, payloads, thread, key)
+            else:
+                first = await self._post_locked(channel, payloads[0], thread)
+                for payload in payloads[1:]:
+                    await self._post_locked(channel, payload, thread or first)
+        return MessageRef(channel, first, thread)
+
+    async def _send_once(self, channel: str, payloads: list[dict], thread: str | None, key: str) -> str:
+        """Post a keyed content at most once, even across a crash between a post and its
+        bookkeeping: a Redis marker says a post may have happened, and the key in each message's
+        metadata finds what made it. Called with the channel's lock held."""
+        mark = self.store.k("slack", "sent", key)
+        state = await self.store.get_json(mark) or {}
+        if state.get("done") and state.get("ts"):
+            return state["ts"]
+        found = await self._find_posted(channel, thread, key, state.get("ts")) if state else {}
+        first = found.get(0)
+        if first is None:
+            await self.store.set_json(mark, {"pending": True}, ttl=SENT_TTL)
+            first = await self._post_locked(channel, payloads[0], thread, _metadata(key, 0))
+            await self.store.set_json(mark, {"pending": True, "ts": first}, ttl=SENT_TTL)
+        for part, payload in enumerate(payloads[1:], 1):
+            if part not in found:
+                await self._post_locked(channel, payload, thread or first, _metadata(key, part))
+        await self.store.set_json(mark, {"ts": first, "done": True}, ttl=SENT_TTL)
+        return first
+
+    async def _find_posted(self, channel: str, thread: str | None, key: str, first: str | None) -> dict[int, str]:
+        """{part: ts} of this content's messages already in Slack (found by the key in their
+        metadata): in the thread, or at top level plus the first message's own thread."""
+        found: dict[int, str] = {0: first} if first else {}
+        try:
+            if thread:
+                found.update(await self._keyed(key, "conversations.replies", channel=channel, ts=thread))
+            else:
+                if not first:
+                    found.update(await self._keyed(key, "conversations.history", channel=channel))
+                if found.get(0):
+                    found.update(await self._keyed(key, "conversations.replies", channel=channel, ts=found[0]))
+        except SlackError as exc:
+            log.warning("could not check whether %s was already posted (%s); posting it", key, exc)
+        return found
+
+    async def _keyed(self, key: str, method: str, **kwargs) -> dict[int, str]:
+        """{part: ts} of this content's messages found by `method`, following its cursor (a
+        busy channel may have pushed the message off the first page) for a bounded number of pages."""
+        found: dict[int, str] = {}
+        cursor = None
+        for _ in range(LOOKUP_PAGES):
+            page = dict(kwargs, cursor=cursor) if cursor else kwargs
+            data = await self.call(method, include_all_metadata=True, limit=LOOKUP_PAGE_SIZE, **page)
+            for m in data.get("messages") or []:
+                meta = m.get("metadata") or {}
+                payload = meta.get("event_payload") or {}
+                if meta.get("event_type") == METADATA_EVENT and payload.get("key") == key:
+                    found.setdefault(int(payload.get("part", 0)), str(m["ts"]))
+            cursor = (data.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
+        return found
+
+    async def update(self, ref: MessageRef, content: Content) -> MessageRef:
+        payloads = R.render(content, thread=ref.thread)
+        first = payloads[0]
+        await self.call("chat.update", channel=ref.channel, ts=ref.id, text=first["text"], blocks=first["blocks"])
+        if len(payloads) > 1:
+            async with self.pacer.lock(ref.channel):
+                for payload in payloads[1:]:
+                    await self._post_locked(ref.channel, payload, ref.thread_root)
+        return ref
+
+    async def reply_private(self, conv: Conversation, content: Content) -> None:
+        """Ephemeral to the asking user (in their thread); a DM is private already. If Slack
+        refuses (the bot is not in the channel), the slash command's response_url still works."""
+        if conv.is_dm:
+            await self.send(conv.channel, content, thread=conv.thread)
+            return
+        payloads = R.render(content, thread=conv.thread)
+        for i, payload in enumerate(payloads):
+            args: dict[str, Any] = dict(channel=conv.channel, user=conv.user, text=payload["text"],
+                                        blocks=payload["blocks"])
+            if conv.thread:
+                args["thread_ts"] = conv.thread
+            try:
+                await self.call("chat.postEphemeral", **args)
+            except SlackError as exc:
+                url = (conv.extra or {}).get("response_url")
+                if not url:
+                    raise
+                log.info("postEphemeral refused (%s); answering through response_url", exc)
+                for rest in payloads[i:]:
+                    await self._respond(url, rest)
+                return
+
+    async def _respond(self, url: str, payload: dict) -> None:
+        await api.respond(url, payload)
+
+    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
+                     conv: Conversation | None = None, lang: str = "") -> MessageRef:
+        writer = AnswerStream(self, channel, thread, conv)
+        escaper = StreamEscaper()
+        try:
+            async for piece in pieces:
+                out = escaper.feed(piece)
+                if out:
+                    await writer.write(out)
+            await writer.write(escaper.flush())
+        finally:
+            ref = await writer.close()
+        return ref
+
+    async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
+        args: dict[str, Any] = dict(channel=channel, content=text, filename=filename, title=title)
+        if thread:
+            args["thread_ts"] = thread
+        async with self.pacer.lock(channel):
+            await self.pacer.wait_turn(channel)
+            await api.upload(self.client, **args)
+
+
+def _metadata(key: str, part: int) -> dict:
+    return {"event_type": METADATA_EVENT, "event_payload": {"key": key, "part": part}}
