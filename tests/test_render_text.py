@@ -114,7 +114,7 @@ def test_hostile_commit_text_cannot_drive_the_terminal():
     for bad in ("\x1b", "\x07", "\x00", "\u202e", "\u2066", "\u2069"):
         assert bad not in everything, repr(bad)
     assert "title" in everything and "gnp.exe" in everything and "hidden" in everything
-    assert terminal_safe("a\tb\nc\x1bd") == "a\tb\nc�d"  # tabs and newlines stay
+    assert terminal_safe("a\tb\nc\x1bd\re\u200bf") == "a\tb\ncd\ne�f"  # tabs and newlines stay
 
 
 def test_choice_and_answer_header_lines():

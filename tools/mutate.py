@@ -56,6 +56,7 @@ MODULES: dict[str, list[str]] = {
     "bot/delivery.py": ["tests/test_deliveries.py"],
     "bot/deliveries.py": ["tests/test_deliveries.py"],
     "bot/render/labels.py": ["tests/test_feishu_render.py", "tests/test_slack_render.py", "tests/test_render_text.py"],
+    "bot/render/safe.py": ["tests/test_render_text.py"],
     "bot/render/text.py": ["tests/test_render_text.py"],
     "bot/render/jsonout.py": ["tests/test_render_text.py", "tests/test_digest.py"],
     "bot/render/markdown.py": ["tests/test_render_text.py", "tests/test_digest.py"],
