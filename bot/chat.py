@@ -268,6 +268,8 @@ class ChatService:
             info = await self.threads.get(conv.platform, conv.channel, root) if root else None
             if info is not None:  # the thread knows how commands name its repository
                 value = {**value, "repo": info.repo}
+            elif value.get("repo") is not None:  # only the click's value names it: as typed, re-checked
+                value = {**value, "repo": self.check_repo(conv, str(value["repo"]), lang)}
             if action == "details":
                 return await self._details(conv, platform, value, info)
             if action in ("ask", "choose"):
@@ -303,7 +305,12 @@ class ChatService:
             self._require_admin(conv, lang)
             updated = await self.subs.set_config(conv.platform, conv.channel, lang=cmd.lang, tz=cmd.tz,
                                                  questions=cmd.questions, file=cmd.file)
-            return await platform.send(conv.channel, Notice(self._config_line(updated), lang=updated.lang), thread=conv.thread)
+            text = self._config_line(updated)
+            caveat = getattr(platform, "config_caveat", None)  # a platform may say why a setting cannot work yet
+            if caveat is not None and not conv.is_dm:
+                note = await caveat(conv.channel, updated, updated.lang)
+                text += "\n" + note if note else ""
+            return await platform.send(conv.channel, Notice(text, lang=updated.lang), thread=conv.thread)
         if isinstance(cmd, SubscribeCmd):
             return await self._subscribe(conv, platform, cmd, cfg)
         if isinstance(cmd, UnsubscribeCmd):
@@ -321,7 +328,7 @@ class ChatService:
         if admins and conv.user not in admins:
             raise UsageError(say(lang, "admins_only"))
 
-    def _check_repo(self, conv: Conversation, repo: str, lang: str) -> str:
+    def check_repo(self, conv: Conversation, repo: str, lang: str) -> str:
         """Chat users may name GitHub repositories or the configured default; only the operator's
         own terminal may point at arbitrary local paths on the bot's machine."""
         if repo in (self.settings.default_repo, "."):
@@ -341,7 +348,7 @@ class ChatService:
 
     async def _channel_repos(self, conv, cmd_repos, lang) -> list[tuple[str, Subscription | None]]:
         if cmd_repos:
-            return [(self._check_repo(conv, r, lang), None) for r in cmd_repos]
+            return [(self.check_repo(conv, r, lang), None) for r in cmd_repos]
         subs = await self.subs.for_channel(conv.platform, conv.channel)
         if subs:
             return [(s.repo, s) for s in subs]
@@ -369,7 +376,7 @@ class ChatService:
     async def _subscribe(self, conv, platform, cmd: SubscribeCmd, cfg) -> None:
         lang = cfg.lang
         self._require_admin(conv, lang)
-        repo = self._check_repo(conv, cmd.repo, lang)
+        repo = self.check_repo(conv, cmd.repo, lang)
         source = self.services.source(repo)
         if cmd.branch:
             await source.list_commits(parse_window("today", "UTC", self.clock()), cmd.branch)  # validates it

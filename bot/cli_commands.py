@@ -9,6 +9,8 @@ from .models import UsageError
 from .services import Services
 from .window import parse_window, zone
 
+EXIT_NO_LLM = 3  # an LLM is configured but no commit got an LLM analysis (the digest is still written)
+
 
 class ProgressBar:
     """`analysing 12/31 [######....]` on stderr — only on a terminal, so pipes and CI stay clean."""
@@ -76,6 +78,23 @@ async def digest_command(args, settings) -> int:
         print(f"wrote {args.out} ({len(digest.entries)} commits)", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return _say_what_fell_back(digest, settings)
+
+
+def _say_what_fell_back(digest, settings) -> int:
+    """One stderr line per kind of trouble; EXIT_NO_LLM when an LLM was configured and not one
+    commit got its analysis (a cron job should notice)."""
+    from .notices import cli_summary
+
+    unread = next((e.error for e in digest.entries if e.error), "")
+    if unread:
+        print(f"Some commits could not be read: {unread}", file=sys.stderr)
+    if not settings.llm_enabled:
+        return 0
+    if summary := cli_summary(digest.entries, settings.llm_timeout):
+        print(summary, file=sys.stderr)
+    if digest.entries and not any(e.analysis and e.analysis.origin == "llm" for e in digest.entries):
+        return EXIT_NO_LLM
     return 0
 
 

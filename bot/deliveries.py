@@ -21,7 +21,7 @@ from datetime import date
 import contextvars
 
 from . import metrics
-from .delivery import PROGRESS_TTL, Plan, deliver_digest
+from .delivery import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
 from .models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
 from .store import StoreUnavailable
 from .platform import MessageRef, Notice
@@ -111,6 +111,12 @@ class Deliveries:
             return outcome
         except (asyncio.CancelledError, RetryLater):
             raise
+        except UncertainSend as exc:  # retrying could post twice: the ledger closes it, once
+            log.warning("delivery of %s to %s:%s stopped: %s", spec.repo, spec.platform, spec.channel, exc)
+            if spec.ledger:
+                await store.set_json(spec.ledger, {"uncertain": str(exc)}, ttl=LEDGER_TTL)
+            metrics.count("deliveries", platform=spec.platform, outcome="uncertain")
+            return "uncertain"
         except Exception as exc:  # noqa: BLE001 — the log has the details, the channel one line
             if isinstance(exc, StoreUnavailable) and (spec.ledger or CURRENT_JOB.get()):
                 # Redis went away mid-delivery: nothing can be recorded, so run the job again
@@ -152,7 +158,8 @@ class Deliveries:
             return "skipped (empty)"
         parent = await deliver_digest(platform, self.store, spec.channel,
                                       Plan(digest, spec.min_importance, spec.attach or cfg.file),
-                                      replace_ref=progress, thread=spec.thread, progress_key=spec.key)
+                                      replace_ref=progress, thread=spec.thread, progress_key=spec.key,
+                                      now=lambda: chat.clock().timestamp())
         if parent is not None and digest.entries:
             await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
         return "delivered"

@@ -5,13 +5,22 @@ report as a file.
 Delivery is resumable: with a `progress_key`, the parent's id and how many thread messages went
 out are written to Redis after each step, so a delivery interrupted by a crash or a platform
 outage continues where it stopped instead of posting the parent twice.
+
+The progress state, not the platform, decides whether a message may be sent again. Before each
+send it records which step is being tried and when. A send whose outcome is unknown (a crash, a
+timeout after Feishu accepted it) is re-sent with the same key only while the platform still
+deduplicates that key (`send_dedupe_window`: Feishu's `uuid` lasts one hour); later, a re-send
+could post it twice, so a thread reply is counted as sent (logged as possibly missing) and a
+parent ends the delivery as `UncertainSend` — at most once, never twice.
 """
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
+from typing import Callable
 
-from .models import Digest, Importance
+from .models import BotError, Digest, Importance
 from .platform import (ChatPlatform, CommitDetail, DigestParent, LowCommits, MessageRef, Notice,
                        entries_at_least)
 from .render.labels import t
@@ -20,6 +29,11 @@ log = logging.getLogger(__name__)
 
 LOW_PER_MESSAGE = 15  # low commits per grouped message: compact, and well inside block/card limits
 PROGRESS_TTL = 7 * 86400
+DEDUPE_MARGIN = 600.0  # seconds: a retry must reach the platform well inside its dedupe window
+
+
+class UncertainSend(BotError):
+    """A message may or may not have been posted, and the platform no longer deduplicates it."""
 
 
 @dataclass(frozen=True)
@@ -43,9 +57,25 @@ def thread_contents(plan: Plan) -> list:
 
 async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan, *,
                          replace_ref: MessageRef | None = None, thread: str | None = None,
-                         progress_key: str | None = None) -> MessageRef | None:
-    """Post (or finish posting) a digest. Returns the parent message, None for a skipped empty day."""
+                         progress_key: str | None = None, now: Callable[[], float] = time.time) -> MessageRef | None:
+    """Post (or finish posting) a digest. Returns the parent message, None for a skipped empty day.
+    `now` (epoch seconds) dates the attempts recorded in the progress state."""
     state = (await store.get_json(progress_key) if progress_key else None) or {}
+    window = getattr(platform, "send_dedupe_window", None)
+
+    def unsafe_to_retry(step) -> bool:
+        """`step` was tried before with an unknown outcome, too long ago for a keyed re-send."""
+        tried = state.get("trying") or {}
+        return (window is not None and tried.get("step") == step
+                and now() - float(tried.get("at", 0)) >= window - DEDUPE_MARGIN)
+
+    async def trying(step) -> None:
+        if progress_key:
+            tried = state.get("trying") or {}
+            if tried.get("step") != step:  # a retry within the window keeps the first attempt's time
+                state["trying"] = {"step": step, "at": now()}
+            await _save(store, progress_key, state)
+
     d = plan.digest
     if not d.entries:
         notice = Notice(t(d.lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz), lang=d.lang)
@@ -54,6 +84,11 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     if state.get("parent"):
         parent = MessageRef(channel, state["parent"], thread)
     else:
+        if unsafe_to_retry("parent"):
+            raise UncertainSend(f"the digest of {d.repo} for {d.window.label} may already be in the channel "
+                                f"(its first send had no answer over an hour ago); not posting it again")
+        if replace_ref is None:
+            await trying("parent")
         parent = await _post_or_replace(platform, channel, DigestParent(d, plan.min_importance), replace_ref, thread,
                                         key=f"{progress_key}:parent" if progress_key else None)
         state = {"parent": parent.id, "sent": 0}
@@ -62,9 +97,16 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     root = parent.thread_root
     replies = thread_contents(plan)
     for index in range(state.get("sent", 0), len(replies)):
-        await platform.send(channel, replies[index], thread=root,
-                            key=f"{progress_key}:{index}" if progress_key else None)
+        if unsafe_to_retry(index):
+            log.warning("thread message %d of %s %s in %s may be missing: its send had no answer and the "
+                        "platform no longer deduplicates it, so it is not sent again", index + 1, d.repo,
+                        d.window.label, channel)
+        else:
+            await trying(index)
+            await platform.send(channel, replies[index], thread=root,
+                                key=f"{progress_key}:{index}" if progress_key else None)
         state["sent"] = index + 1
+        state.pop("trying", None)
         await _save(store, progress_key, state)
 
     if plan.attach_report and platform.supports_files and not state.get("file"):

@@ -15,9 +15,10 @@ from datetime import datetime, timezone
 from typing import Awaitable, Callable, Sequence
 
 from . import metrics
+from .notices import llm_notice, source_notice
 from .analysis.heuristic import analyse_offline
 from .analysis.summary import headline as build_headline
-from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, Window,
+from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, RateLimited, Window,
                      analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
 from .sources import CommitSource
 from .store import FILES_TTL, ANALYSIS_TTL, Store
@@ -57,13 +58,15 @@ class DigestBuilder:
         async def produce():
             metrics.count("cache", cache="digest", result="miss")
             commits = await source.list_commits(window, branch, include_merges)
-            entries = await self._analyse_all(source, commits, lang, progress)
+            problems: list[BotError] = []
+            entries = await self._analyse_all(source, commits, lang, progress, problems)
             bullets, origin = await build_headline(self.llm, self.prompts, entries, lang)
             digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
                             headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
-                            generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name))
+                            generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name),
+                            notices=self._notices(source, entries, lang, window, problems))
             data = to_dict(digest)
-            if cacheable and digest.complete:
+            if cacheable and digest.complete:  # never with notices: the next run may do better
                 await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
             return data
 
@@ -119,8 +122,20 @@ class DigestBuilder:
         return self.store.digest_key(source.cache_id, branch, window.start.isoformat(),
                                      window.end.isoformat(), window.tz, lang, tag)
 
+    def _notices(self, source, entries, lang: str, window: Window, problems: list[BotError]) -> tuple[str, ...]:
+        """What the reader must know about how this digest was made, in its language."""
+        limited = [p for p in problems if isinstance(p, RateLimited)]
+        until = max((p.until for p in limited if p.until), default=None)
+        if limited:
+            log.warning("%s: GitHub's rate limit left %d of %d commits unread (%s)", source.name,
+                        sum(1 for e in entries if e.error), len(entries), limited[0])
+        notices = [source_notice(entries, lang, until, window.tz, reason=str(problems[0]) if problems else "")]
+        if self.llm is not None:
+            notices.append(llm_notice(entries, lang))
+        return tuple(n for n in notices if n)
+
     async def _analyse_all(self, source, commits: list[Commit], lang: str,
-                           progress: Progress | None) -> list[DigestEntry]:
+                           progress: Progress | None, problems: list[BotError]) -> list[DigestEntry]:
         done = 0
         total = len(commits)
         await _notify(progress, 0, total)
@@ -131,24 +146,27 @@ class DigestBuilder:
         async def one(commit: Commit) -> DigestEntry:
             nonlocal done
             async with slots:  # bounded fan-out: a 1,000-commit day holds ANALYSIS_CONCURRENCY at a time
-                entry = await self._entry(source, commit, lang, commits)
+                entry = await self._entry(source, commit, lang, commits, problems)
             done += 1
             await _notify(progress, done, total)
             return entry
 
         return list(await asyncio.gather(*(one(c) for c in commits)))
 
-    async def _entry(self, source, commit: Commit, lang: str, siblings) -> DigestEntry:
+    async def _entry(self, source, commit: Commit, lang: str, siblings, problems: list[BotError]) -> DigestEntry:
+        code = "source"
         try:
             return DigestEntry(commit, await self.analysis(source, commit, lang, siblings))
         except BotError as exc:
             reason = str(exc)
+            problems.append(exc)
+            code = "rate_limited" if isinstance(exc, RateLimited) else "source"
         except Exception as exc:  # one commit must never sink the digest; the log has the details
             log.exception("analysing %s %s failed", source.name, commit.short_sha)
             reason = f"internal error ({type(exc).__name__})"
         # The diff could not be read: say so, with what the listing alone tells.
         fallback = analyse_offline(commit, (), lang, origin="fallback", note=reason)
-        return DigestEntry(commit, replace(fallback, coverage=None), error=reason)
+        return DigestEntry(commit, replace(fallback, coverage=None, fallback_reason=code), error=reason)
 
     async def _prefetch_prs(self, source, commits: list[Commit], lang: str) -> None:
         """The PRs of the commits still to analyse, in bulk (the source batches them)."""

@@ -42,6 +42,14 @@ class SourceError(BotError):
     """The commit source failed after retries (GitHub down, rate limit not reset in time, git error)."""
 
 
+class RateLimited(SourceError):
+    """GitHub's rate limit is exhausted until `until` (epoch seconds), too far away to wait."""
+
+    def __init__(self, message: str, until: float | None = None):
+        super().__init__(message)
+        self.until = until
+
+
 class Importance(str, enum.Enum):
     HIGH = "high"
     MEDIUM = "medium"
@@ -175,6 +183,10 @@ class Analysis:
     origin: str = "llm"
     model: str = ""
     note: str = ""
+    # For fallbacks, why, as a code the digest's notice and the CLI summary group by: timeout,
+    # unreachable, http_error, context (LLM failures), rejected (answers failed the checks),
+    # rate_limited / source (the diff could not be read).
+    fallback_reason: str = ""
     coverage: Coverage | None = None
     files_changed: int = 0
     additions: int = 0
@@ -225,6 +237,9 @@ class Digest:
     repo_url: str | None = None
     generated_at: datetime | None = None
     repo_spec: str = ""  # how commands name the repository (owner/name or the configured path)
+    # Sentences in the digest's language that every surface shows first: what went wrong while
+    # building it (the LLM could not analyse some commits, GitHub's rate limit …). Never cached.
+    notices: tuple[str, ...] = ()
 
     @property
     def repo_id(self) -> str:
@@ -239,8 +254,8 @@ class Digest:
 
     @property
     def complete(self) -> bool:
-        """True when every entry has a first-class analysis (worth caching)."""
-        return all(e.analysis and e.analysis.origin != "fallback" for e in self.entries)
+        """True when every entry has a first-class analysis and nothing went wrong (worth caching)."""
+        return not self.notices and all(e.analysis and e.analysis.origin != "fallback" for e in self.entries)
 
 
 @dataclass(frozen=True)
@@ -322,7 +337,8 @@ def digest_from_dict(d: dict) -> Digest:
     return Digest(repo=d["repo"], branch=d["branch"], window=window_from_dict(d["window"]),
                   lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
                   headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
-                  generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""))
+                  generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
+                  notices=tuple(d.get("notices") or ()))
 
 
 def subscription_from_dict(d: dict) -> Subscription:

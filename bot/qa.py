@@ -23,11 +23,13 @@ class Turn:
 
 QA_LABELS = {
     "zh": {"offline": "ℹ️ 未配置 LLM，无法生成回答。以下是提交 {sha} 中与问题最相关的代码片段：",
+           "llm_failed": "ℹ️ LLM 未能回答。以下是提交 {sha} 中与问题最相关的代码片段：",
            "no_hunks": "（这个提交没有可展示的代码改动。）",
            "files": "📁 依据的文件：{files}",
            "empty_question": "请在问题里写点内容，例如：这个改动会影响什么？",
            "too_long": "问题太长了（{n} 个字符，上限 {limit}），请缩短后再问。"},
     "en": {"offline": "ℹ️ No LLM is configured, so here are the hunks of {sha} most relevant to the question:",
+           "llm_failed": "ℹ️ The LLM could not answer, so here are the hunks of {sha} most relevant to the question:",
            "no_hunks": "(This commit has no code changes to show.)",
            "files": "📁 Files consulted: {files}",
            "empty_question": "Please ask something, e.g. what could this change break?",
@@ -68,36 +70,52 @@ class QA:
                 yield piece
             return
         analysis = await self.builder.analysis(source, commit, lang)
-        prompt, shown = self._prompt(commit, analysis, files, question, lang, history)
+        from .analysis.llm import ContextLengthError
+
+        # Only the output an answer needs, and never more than the model's window leaves.
+        output = min(_OUTPUT_TOKENS, self.llm.max_output_tokens)
+        prompt, shown = self._prompt(commit, analysis, files, question, lang, history, output)
+        started = False
         try:
-            async for piece in self.llm.stream(prompt.messages(), max_tokens=_OUTPUT_TOKENS):
-                yield piece
+            try:
+                async for piece in self.llm.stream(prompt.messages(), max_tokens=output):
+                    started = True
+                    yield piece
+            except ContextLengthError:
+                if started:
+                    raise
+                # The endpoint said how big its window is (the estimate is corrected): shrink once.
+                output = min(_OUTPUT_TOKENS, self.llm.max_output_tokens)
+                prompt, shown = self._prompt(commit, analysis, files, question, lang, history, output)
+                async for piece in self.llm.stream(prompt.messages(), max_tokens=output):
+                    yield piece
         except BotError as exc:
             yield f"\n\n⚠️ {exc}\n\n"
-            async for piece in self._offline(commit, files, question, lang):
+            async for piece in self._offline(commit, files, question, lang, "llm_failed"):
                 yield piece
             return
         if shown:
             yield "\n\n" + qa_text(lang, "files", files=", ".join(shown[:8]) + (" …" if len(shown) > 8 else ""))
 
-    def _prompt(self, commit, analysis: Analysis, files, question, lang, history):
+    def _prompt(self, commit, analysis: Analysis, files, question, lang, history, output: int):
         history = list(history)[-2 * HISTORY_TURNS:]
         base = dict(commit=_commit_vars(commit), analysis=_untrusted_tree(to_dict(analysis)),
                     question=_untrusted(question),
                     history=[{"role": h.role, "text": _untrusted(h.text)} for h in history], coverage="")
         overhead = estimate_tokens("\n".join(m["content"] for m in
                                              self.prompts.render("qa", lang, diff="", **base).messages()))
-        budget = max(500, self.settings.llm_max_prompt_tokens - overhead - 200)
+        budget = max(500, self.llm.prompt_limit(output) - overhead - 200)
         selection = select_diff(files, budget)
         if not selection.coverage.complete:
             selection = relevant_hunks(files, question, budget)  # the whole diff won't fit: focus
         base["coverage"] = coverage_line(selection.coverage, lang)
         left_out = {path for path, _ in selection.coverage.omitted}
-        shown = [f.path for f in files if f.path not in left_out]
+        # Provenance: name only the files whose text the model was given.
+        shown = [f.path for f in files if f.path not in left_out and f.path in selection.text]
         return self.prompts.render("qa", lang, diff=_neutralise(selection.text), **base), shown
 
-    async def _offline(self, commit, files, question, lang) -> AsyncIterator[str]:
-        yield qa_text(lang, "offline", sha=commit.short_sha) + "\n\n"
+    async def _offline(self, commit, files, question, lang, why: str = "offline") -> AsyncIterator[str]:
+        yield qa_text(lang, why, sha=commit.short_sha) + "\n\n"
         selection = relevant_hunks(files, question, 3000)
         if not selection.text.strip():
             yield qa_text(lang, "no_hunks")

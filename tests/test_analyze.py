@@ -20,6 +20,7 @@ from bot.analysis.summary import headline, offline_headline
 from bot.diffs import estimate_tokens
 from bot.models import (Analysis, ChangeType, Commit, DigestEntry, FileChange, Importance)
 from bot.prompts import Prompts
+from bot.analysis.answer import answer_schema
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, headline_json, script
 
 KEY = "sk-test-8c1d2e3f4a5b6c7d8e9f"
@@ -96,7 +97,10 @@ async def test_valid_answer_becomes_the_analysis(make_analyzer, fake):
     assert result.coverage is not None and result.coverage.files_total == 2
     assert len(fake.requests) == 1
     request = fake.requests[0]
-    assert request["max_tokens"] == 4096 and request["response_format"] == {"type": "json_object"}
+    assert request["max_tokens"] == 4096
+    # Structured output: the schema generated from the one definition that validates answers
+    assert request["response_format"] == {"type": "json_schema", "json_schema": {
+        "name": "commit_analysis", "schema": answer_schema(), "strict": True}}
     assert "feat: add --since to the export command" in user_message(request)
     assert "+value_3 = compute(3)" in user_message(request)
 
@@ -422,3 +426,118 @@ def test_offline_headline_mentions_unanalysed_commits():
     day = [entry("fix: x", "medium", "Fixes x."),
            DigestEntry(make_commit(title="huge vendored import"), None, error="diff unavailable")]
     assert offline_headline(day, "en") == ["fix: x: Fixes x.", "1 commit(s) could not be analysed; see below."]
+
+
+# --- answers as models write them: tolerated when the object is there ------------------------------
+
+ANSWER = json.loads(analysis_json())
+
+
+@pytest.mark.parametrize("wrapped", [
+    '<think>Plan: {"summary": "draft"} — and {braces}</think>\n' + analysis_json(),
+    "Here it is:\n```json\n" + analysis_json() + "\n```\nNote: {x} and {y} are literal.",
+    "[" + analysis_json() + "]",
+    analysis_json().rstrip("}") + ", }",  # a trailing comma
+    analysis_json(impact="Line one.\nLine two.").replace("\\n", "\n"),  # a raw newline in a string
+    "reasoning without an opening tag {\"summary\": \"draft\"}</think>" + analysis_json(),
+    "Sure! " + analysis_json() + " Hope this helps {:}",
+], ids=["think", "fence-with-prose", "list", "trailing-comma", "raw-newline", "closing-tag-only", "prose"])
+def test_parse_takes_the_first_complete_answer(wrapped):
+    from bot.analysis.answer import parse_answer
+
+    data = parse_answer(wrapped, expect=("change_type", "summary"))
+    assert data["summary"] == ANSWER["summary"] and data["change_type"] == "feature"
+
+
+def test_parse_rejects_an_answer_that_is_only_reasoning():
+    from bot.analysis.answer import InvalidAnswer, parse_answer
+
+    with pytest.raises(InvalidAnswer) as caught:
+        parse_answer('<think>{"summary": "draft"} never finished')
+    assert caught.value.code == "not_json"
+
+
+def rejections(reason: str) -> float:
+    from bot import metrics
+
+    value = metrics.REGISTRY.get_sample_value("digestbot_llm_rejections_total", {"reason": reason})
+    return value or 0.0
+
+
+# --- answers checked for meaning ------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer,reason,said", [
+    (analysis_json(summary="<what changed and why>"), "placeholder", "copies the prompt's placeholder"),
+    (analysis_json(importance_reason="<one sentence: why this importance>"), "placeholder", "importance_reason"),
+    (analysis_json(summary="y"), "summary_too_short", "single word"),
+    (analysis_json(summary="Improves things for users."), "summary_unrelated", "names nothing in this commit"),
+    (analysis_json(summary="Always include every key; use \"\" or [] when there is nothing to say."),
+     "placeholder", "instructions"),
+], ids=["placeholder-summary", "placeholder-reason", "one-word", "unrelated", "instruction-echo"])
+async def test_meaningless_answers_get_one_retry_saying_why_then_a_visible_fallback(
+        make_analyzer, fake, answer, reason, said):
+    before = rejections(reason)
+    fake.responder = lambda req: answer
+    result = await make_analyzer().analyse(make_commit(), FILES, "en")
+    assert result.origin == "fallback" and result.fallback_reason == "rejected"
+    assert said in result.note
+    assert len(fake.requests) == 2
+    assert said in fake.requests[1]["messages"][-1]["content"]  # the retry says what was wrong
+    assert rejections(reason) == before + 2
+
+
+async def test_a_meaningless_answer_then_a_good_one_is_accepted(make_analyzer, fake):
+    fake.responder = script(analysis_json(summary="<what changed and why>"),
+                            analysis_json(summary="Adds --since to export()."))
+    result = await make_analyzer().analyse(make_commit(), FILES, "en")
+    assert result.origin == "llm" and result.summary == "Adds --since to export()."
+
+
+@pytest.mark.parametrize("files,only", [
+    ((FileChange(path="docs/usage.md", status="modified", additions=3, deletions=1, patch="@@ -1 +1 @@\n+Run usage"),),
+     "documentation"),
+    ((FileChange(path="tests/test_usage.py", status="modified", additions=3, deletions=1,
+                 patch="@@ -1 +1 @@\n+def test_usage(): pass"),), "tests"),
+])
+async def test_high_importance_for_a_docs_or_tests_only_commit_is_rejected(make_analyzer, fake, files, only):
+    fake.responder = lambda req: analysis_json(importance="high", summary="Updates usage for the export command.")
+    result = await make_analyzer().analyse(make_commit(title="Explain usage"), files, "en")
+    assert result.origin == "fallback" and f"changes only {only}" in result.note
+    assert result.importance.value != "high"
+
+
+async def test_a_security_fix_in_docs_may_be_high(make_analyzer, fake):
+    fake.responder = lambda req: analysis_json(importance="high", change_type="security",
+                                               summary="Removes a leaked token from usage.md.")
+    files = (FileChange(path="docs/usage.md", status="modified", additions=1, deletions=1, patch="@@ -1 +1 @@\n-x"),)
+    result = await make_analyzer().analyse(make_commit(title="Remove token"), files, "en")
+    assert result.origin == "llm" and result.importance.value == "high"
+
+
+async def test_a_chinese_summary_of_a_chinese_commit_names_it(make_analyzer, fake):
+    fake.responder = lambda req: analysis_json(summary="修复导出空行时的崩溃问题。")
+    result = await make_analyzer().analyse(make_commit(title="修复导出空行崩溃"), FILES, "zh")
+    assert result.origin == "llm"
+
+
+async def test_a_blank_answer_is_retried(make_analyzer, fake):
+    fake.responder = script("   ", analysis_json())  # DeepSeek blanks a non-JSON answer
+    result = await make_analyzer().analyse(make_commit(), FILES, "en")
+    assert result.origin == "llm" and len(fake.requests) == 2
+
+
+async def test_context_error_shrinks_the_diff_and_the_coverage_names_only_what_was_sent(make_analyzer, fake):
+    from tests.fakes.openai_server import Behaviour
+
+    fake.responder = Behaviour("context", window=4096)
+    big = tuple(FileChange(path=f"src/mod_{i}.py", status="modified", additions=120, deletions=0,
+                           patch=patch(120, f"mod{i}")) for i in range(6))
+    result = await make_analyzer().analyse(make_commit(), big, "en")
+    assert result.origin == "llm"
+    assert fake.responder.refusals == 1 and len(fake.requests) == 2
+    sent = user_message(fake.requests[-1])
+    cov = result.coverage
+    assert cov.files_shown < 6 and cov.omitted
+    omitted = dict(cov.omitted)
+    for i, f in enumerate(big):  # the coverage names as seen exactly the files whose lines were sent
+        assert (f"+mod{i}_0 = compute(0)" in sent) == (f.path not in omitted), f.path

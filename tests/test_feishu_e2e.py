@@ -165,10 +165,11 @@ def streaming_llm() -> FakeOpenAI:
 
 async def test_digest_command_posts_a_digest_card_and_commit_cards_in_its_thread(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        t0 = time.monotonic()
-        status, body = await env.say("digest 2026-01-28")
-        assert status == 200 and body == {"msg": "success"}
-        assert time.monotonic() - t0 < 3  # acknowledged before the digest is built (Feishu's 3 s)
+        env.fake.pause("/open-apis/im/")  # no message can be posted until the callback is answered
+        status, body = await asyncio.wait_for(env.say("digest 2026-01-28"), 30)
+        assert status == 200 and body == {"msg": "success"}  # acknowledged before any work (Feishu's 3 s)
+        assert env.fake.messages == []
+        env.fake.resume()
         await env.settle()
         (parent,) = env.fake.top_level(GROUP)
         digest_card = env.fake.card(parent)  # the progress line, replaced by the digest
@@ -222,10 +223,12 @@ async def test_bad_commands_get_a_short_usage_reply(make_settings, repo):
         text = ephemeral["card"]["elements"][0]["text"]["content"]
         assert "subscribe owner/repo" in text and "@\u200bDigestBot" in text
         assert env.fake.messages == []
+        env.fake.p2p_chat(DM)
         await env.say("frobnicate the flux", mention_bot=False, chat_id=DM, chat_type="p2p")
         await env.settle()
         (reply,) = env.fake.messages  # a DM: a reply quoting the user's message
         assert reply.parent_id.startswith("om_user") and not reply.reply_in_thread
+        assert len(env.fake.api_calls("/open-apis/ephemeral/")) == 1  # not even tried in the DM
         assert "digest" in env.fake.text_of(reply)
 
 
@@ -368,27 +371,37 @@ async def test_a_question_in_the_thread_streams_an_answer_through_cardkit(make_s
             sequences = [s for s, _ in entity.history] + [entity.sequence]  # the last: closing the stream
             assert sequences == sorted(set(sequences))
             final = entity.history[-1][1]
-            assert "".join(ANSWER_CHUNKS).replace("<", "&lt;") in final
+            assert "".join(ANSWER_CHUNKS).replace("<", "&#60;") in final
             assert entity.card["config"]["streaming_mode"] is False and entity.settings
-
-
-async def slowly(chunks, delay: float = 0.15):
-    for chunk in chunks:
-        await asyncio.sleep(delay)
-        yield chunk
 
 
 async def test_the_platform_streams_pieces_into_a_cardkit_card_as_they_arrive(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         parent, _ = await env.digest()
-        ref = await env.adapter.platform.stream(GROUP, parent.message_id, slowly(ANSWER_CHUNKS))
+        seen: list[str] = []
+
+        async def one_at_a_time():
+            """The next piece only once Feishu shows the text so far (an observable event, not a delay)."""
+            text = ""
+            for chunk in ANSWER_CHUNKS:
+                yield chunk
+                text += chunk
+                for _ in range(400):
+                    shown = [e.history[-1][1] for e in env.fake.cards.values() if e.history]
+                    if text.replace("<", "&#60;") in shown:
+                        seen.append(text)
+                        break
+                    await asyncio.sleep(0.01)
+
+        ref = await env.adapter.platform.stream(GROUP, parent.message_id, one_at_a_time())
         message = env.fake.message(ref.id)
         assert message.reply_in_thread and message.root_id == parent.message_id
         entity = env.fake.cards[json.loads(message.content)["data"]["card_id"]]
-        assert len(entity.history) >= 3  # updated as pieces arrived, not once at the end
+        assert len(seen) >= len(ANSWER_CHUNKS) - 1  # each piece was shown before the next existed
+        assert len(entity.history) >= len(ANSWER_CHUNKS) - 1  # updated as pieces arrived, not once at the end
         sequences = [s for s, _ in entity.history]
         assert sequences == sorted(set(sequences))
-        assert entity.history[-1][1] == "".join(ANSWER_CHUNKS).replace("<", "&lt;")
+        assert entity.history[-1][1] == "".join(ANSWER_CHUNKS).replace("<", "&#60;")
         assert entity.card["config"]["streaming_mode"] is False
 
 
@@ -488,7 +501,7 @@ async def test_without_cardkit_answers_stream_by_editing_a_message(make_settings
             await env.settle()
             answer = env.fake.thread(parent.message_id)[-1]
             assert answer.patches, "the answer was not edited as it grew"
-            assert "".join(ANSWER_CHUNKS).replace("<", "&lt;") in env.fake.text_of(answer)
+            assert "".join(ANSWER_CHUNKS).replace("<", "&#60;") in env.fake.text_of(answer)
 
 
 # --- the long connection's dispatch path ----------------------------------------------------------------
@@ -498,10 +511,11 @@ async def test_ws_mode_hands_events_from_its_own_thread_to_the_main_loop(make_se
         assert env.adapter.http_routes() == []
         payload = message_event("digest 2026-01-28", chat_id=DM, chat_type="p2p")
         raw = json.dumps(payload).encode()
-        started = time.monotonic()
+        env.fake.pause("/open-apis/im/")  # the handler must return before anything is posted
         # exactly what lark.ws.Client does with each event frame, on a thread of its own
-        result = await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, raw)
-        assert result is None and time.monotonic() - started < 3
+        result = await asyncio.wait_for(asyncio.to_thread(env.adapter.dispatcher._do_without_validation, raw), 30)
+        assert result is None and env.fake.messages == []
+        env.fake.resume()
         await env.settle()
         (parent,) = env.fake.top_level(DM)
         replies = env.fake.thread(parent.message_id)

@@ -12,10 +12,13 @@ from bot.models import (Analysis, ChangeType, Commit, Coverage, Digest, DigestEn
 from bot.platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits, Notice)
 from bot.render import feishu as R
 from bot.render.labels import t
+from tests.fakes.feishu_server import shown_markdown
 
 REPO_URL = "https://github.com/acme/rocket"
 EVIL = '@all <at user_id="all"></at> <at id=all></at> [click me](https://evil.example/x) ![img](https://evil.example/i.png) &#60;at id=all&#62; <a href="https://evil.example">a</a>'
-LIMIT = 30 * 1024
+LIMIT = 30 * 1024  # Feishu's limit on a card message's request body (error 230025)
+CODE_HEAVY = "\n".join(f'    cfg["key_{i:04d}"] = "C:\\\\path\\\\to\\\\{i}" if x == "\\"q\\"" else {{"a": "b"}}'
+                       for i in range(900))  # quotes, backslashes, newlines: each costs double when escaped
 
 
 def window(lang_tz: str = "Asia/Shanghai") -> Window:
@@ -48,11 +51,21 @@ def markdown_of(cards) -> str:
     return "\n".join(R.all_markdown(cards))
 
 
+def sent_bodies(card: dict) -> list[int]:
+    """The sizes of the request bodies that carry this card, serialised as lark-oapi does
+    (json.dumps, ensure_ascii=False): create, reply, patch and CardKit create."""
+    content = json.dumps(card, ensure_ascii=False, separators=(",", ":"))
+    bodies = [{"receive_id": "oc_" + "g" * 32, "msg_type": "interactive", "content": content, "uuid": "u" * 50},
+              {"msg_type": "interactive", "content": content, "reply_in_thread": True, "uuid": "u" * 50},
+              {"content": content}, {"type": "card_json", "data": content}]
+    return [len(json.dumps(b, ensure_ascii=False).encode("utf-8")) for b in bodies]
+
+
 def assert_fits(cards) -> None:
     assert cards, "nothing rendered"
     for card in cards:
-        size = len(json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-        assert size <= LIMIT, f"card of {size} bytes"
+        size = max(sent_bodies(card))
+        assert size <= LIMIT, f"a request body of {size} bytes"
         assert card["schema"] == "2.0" and card["config"]["update_multi"] is True
 
 
@@ -63,7 +76,7 @@ def built_links(cards) -> set[str]:
 def assert_inert(cards, allowed_mentions: tuple[str, ...] = ()) -> None:
     """No mention, no link except the bot's own commit/PR links, no tag from untrusted text."""
     text = markdown_of(cards)
-    for bad in ("@all", "<at user_id", "<at id=all", "<a href", "](https://evil", "://evil", "![img](", "&#60;at"):
+    for bad in ("@all", "<at user_id", "<at id=all", "<a href", "](https://evil", "://evil", "![img]("):
         assert bad not in text, f"{bad!r} survived escaping"
     ats = re.findall(r"<at id=([^>]*)>", text)
     assert set(ats) <= set(allowed_mentions)
@@ -126,11 +139,31 @@ def test_long_answers_become_several_cards_and_reopen_code_fences():
     segments = R.answer_segments(answer)
     assert len(segments) >= 2
     for seg in segments:
-        assert R.card_bytes(R.answer_card(seg, streaming=True)) <= R.CARD_BUDGET
+        assert_fits([R.answer_card(seg, streaming=True)])
     joined = "".join(segments)
     assert all(f"line_{i:05d}" in joined for i in range(4000))
     assert segments[1].startswith("```python\n")  # the code block continues as code on the next card
     assert "That is all." in segments[-1]
+
+
+def test_a_code_heavy_commit_is_measured_as_the_request_body_it_travels_in():
+    # card JSON whose quotes, backslashes and newlines grow by a third or more once it is an
+    # escaped string inside the request body (Feishu's 230025): split by that size, kept whole.
+    e = DigestEntry(commit(11), analysis(Importance.HIGH, summary="```python\n" + CODE_HEAVY + "\n```"))
+    cards = R.render_cards(CommitDetail(digest([e]), e), thread="om_root")
+    assert_fits(cards)
+    text = markdown_of(cards)
+    assert all(f'cfg["key_{i:04d}"]' in text for i in range(900))  # split, never truncated
+
+
+def test_a_code_heavy_answer_streams_in_cards_whose_bodies_fit():
+    segments = R.answer_segments("```python\n" + CODE_HEAVY * 2 + "\n```")
+    assert len(segments) >= 3
+    for seg in segments:
+        assert_fits([R.answer_card(seg, streaming=True), R.answer_card(seg, streaming=False)])
+        content_update = {"content": R.md_escape(seg), "sequence": 99, "uuid": "u" * 32}
+        assert R.request_bytes(content_update) <= LIMIT
+    assert all(f'cfg["key_{i:04d}"]' in "".join(segments) for i in range(900))
 
 
 # --- native structure ---------------------------------------------------------------------------
@@ -211,6 +244,16 @@ def test_hostile_commit_text_and_llm_output_are_inert(lang):
     assert "click me" in markdown_of(rendered) and "user_id=\"all\"" in markdown_of(rendered)
 
 
+def test_card_markdown_uses_the_numeric_escapes_feishu_documents():
+    out = R.md_escape("if a < b && c > d: see <at id=all></at> or &#60;at id=all&#62; or &lt;")
+    assert "&#60;" in out and "&#62;" in out and "&#38;" in out
+    assert not re.search(r"&(lt|gt|amp);", out)  # named entities may show literally
+    # a reader sees exactly what was written, an entity in the input included, and no tag forms
+    assert shown_markdown(out) == "if a < b && c > d: see <at id=all></at> or &#60;at id=all&#62; or &lt;"
+    assert "<" not in out.replace("&#60;", "")
+    assert R.ephemeral_card("a < b")["elements"][0]["text"]["content"] == "a &#60; b"
+
+
 def test_escaping_keeps_code_blocks_and_closes_unterminated_ones():
     out = R.md_escape("Look:\n```diff\n+ a < b && c\n- [x](y)\n")
     assert out.startswith("Look:\n```diff\n+ a < b && c\n- [x]\u200b(y)\n")
@@ -254,3 +297,19 @@ def _walk(node):
     elif isinstance(node, list):
         for value in node:
             yield from _walk(value)
+
+
+def test_a_parenthesis_in_a_link_url_cannot_end_the_link_early():
+    # GitHub URLs may contain ")" (a branch or a path); unencoded it would close `[label](url)` and
+    # let the rest of the URL become Markdown of its own
+    url = f"{REPO_URL}/tree/fix)[x](https://evil.example/p"
+    text = R.link("label", url)
+    target = re.fullmatch(r"\[label\]\((\S+)\)", text).group(1)
+    assert ")" not in target and "(" not in target and "%29" in target and "%28" in target
+    assert R.link("label", "javascript:alert(1)") == "label"  # not http(s): no link at all
+    c = replace(commit(12), url=url)
+    e = DigestEntry(c, analysis(Importance.HIGH))
+    cards = R.render_cards(CommitDetail(digest([e]), e))
+    links = re.findall(r"\]\(([^)]*)\)", markdown_of(cards))  # every link target, up to its first ")"
+    assert links and all(link.startswith(REPO_URL + "/") for link in links)
+    assert "](https://evil" not in markdown_of(cards)

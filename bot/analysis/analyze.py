@@ -12,17 +12,19 @@ cannot close its block and talk to the model as if it were us.
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import replace
 from typing import Any, Sequence
 
+from .. import metrics
 from ..diffs import DiffSelection, estimate_tokens, redact_secrets, select_diff
-from ..models import Analysis, ChangeType, Commit, FileChange, Importance, Insights
+from ..models import Analysis, Commit, FileChange
 from ..prompts import Prompts, RenderedPrompt
 from . import heuristic
-from .llm import LLM, LLMError
+from .answer import (SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer,
+                     validate_answer)
+from .llm import LLM, ContextLengthError, LLMError
 
 log = logging.getLogger(__name__)
 
@@ -46,17 +48,14 @@ DATA_TAGS = ("commit", "pr_description", "reverted_commit", "files", "files_left
 _TAG = re.compile(r"<(\s*/?\s*(?:%s)\b[^<>]*)>" % "|".join(DATA_TAGS), re.IGNORECASE)
 
 RETRY_FEEDBACK = {
-    "en": ("Your previous answer {problem}. Answer again with the same JSON object, more "
+    "en": ("Your previous answer {problem}. Answer again with the same JSON object, in your own "
+           "words about this commit (name the files, functions or options it changes), more "
            "concisely (shorter strings, at most 3 items per list), and nothing but the JSON."),
-    "zh": ("你上一次的回答{problem}。请重新输出同一结构的 JSON 对象，更简洁一些（字符串更短，"
-           "每个列表最多 3 项），只输出 JSON。"),
+    "zh": ("你上一次的回答{problem}。请重新输出同一结构的 JSON 对象，用你自己的话描述这个提交"
+           "（写出它改动的文件、函数或选项），更简洁一些（字符串更短，每个列表最多 3 项），只输出 JSON。"),
 }
 PROBLEM_CUT_OFF = {"en": "was cut off at the output limit", "zh": "超出输出长度被截断"}
 PROBLEM_INVALID = {"en": "was not valid: {reason}", "zh": "未通过校验：{reason}"}
-
-
-class InvalidAnswer(ValueError):
-    """The model's answer does not match the schema; the message says how, in a few words."""
 
 
 # --- untrusted text ----------------------------------------------------------------------------
@@ -77,89 +76,9 @@ def untrusted(text: str | None, limit: int) -> str:
     return defang(redacted)
 
 
-# --- answer validation -------------------------------------------------------------------------
+# --- answer validation: bot/analysis/answer.py (one definition → schema and checks) -----------
 
-CHANGE_TYPES = tuple(t.value for t in ChangeType)
-IMPORTANCES = tuple(i.value for i in Importance)
-INSIGHT_KEYS = ("architecture", "performance", "security")
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-
-
-def parse_answer(text: str) -> dict[str, Any]:
-    """The answer's JSON object (tolerating a markdown fence around it)."""
-    stripped = _FENCE.sub("", text.strip())
-    try:
-        data = json.loads(stripped)
-    except ValueError:
-        start, end = stripped.find("{"), stripped.rfind("}")
-        try:
-            data = json.loads(stripped[start:end + 1]) if 0 <= start < end else None
-        except ValueError:
-            data = None
-        if data is None:
-            raise InvalidAnswer("the answer is not a JSON object") from None
-    if not isinstance(data, dict):
-        raise InvalidAnswer("the answer is not a JSON object")
-    return data
-
-
-def _required_text(data: dict, key: str) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidAnswer(f'"{key}" is missing or empty')
-    return value.strip()
-
-
-def _optional_text(data: dict, key: str) -> str:
-    value = data.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise InvalidAnswer(f'"{key}" must be a string')
-    return value.strip()
-
-
-def _enum(data: dict, key: str, allowed: tuple[str, ...]) -> str:
-    value = _required_text(data, key).lower()
-    if value not in allowed:
-        raise InvalidAnswer(f'"{key}" is {value!r}, not one of {", ".join(allowed)}')
-    return value
-
-
-def _text_list(data: dict, key: str) -> tuple[str, ...]:
-    """A list of strings; a single string is accepted as a one-item list."""
-    value = data.get(key)
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InvalidAnswer(f'"{key}" must be a list of strings')
-    return tuple(v.strip() for v in value if v.strip())
-
-
-def _insights(data: dict) -> Insights:
-    value = data.get("insights")
-    if value is None:
-        return Insights()
-    if not isinstance(value, dict):
-        raise InvalidAnswer('"insights" must be an object with architecture, performance, security')
-    return Insights(**{key: _optional_text(value, key) for key in INSIGHT_KEYS})
-
-
-def validate_answer(data: dict[str, Any]) -> Analysis:
-    """The schema of prompts/analyze_commit.*.j2. Required: change_type, importance,
-    importance_reason, summary; the rest may be empty (low-importance answers are short)."""
-    return Analysis(
-        change_type=ChangeType(_enum(data, "change_type", CHANGE_TYPES)),
-        importance=Importance(_enum(data, "importance", IMPORTANCES)),
-        importance_reason=_required_text(data, "importance_reason"),
-        summary=_required_text(data, "summary"),
-        impact=_optional_text(data, "impact"),
-        insights=_insights(data),
-        risks=_text_list(data, "risks"),
-        recommendations=_text_list(data, "recommendations"),
-    )
+ANSWER_KEYS = ("change_type", "summary")  # an object with one of these is the answer, not a draft
 
 
 # --- the prompt ----------------------------------------------------------------------------------
@@ -248,22 +167,32 @@ class Analyzer:
     async def analyse(self, commit: Commit, files: Sequence[FileChange], lang: str, *,
                       pr_body: str | None = None, reverted: Commit | None = None) -> Analysis:
         if self.llm is None:
-            selection = select_diff(files, self.settings.llm_max_prompt_tokens)
-            return self._offline(commit, files, lang, selection)
+            return self._offline(commit, files, lang)
+        subject = _Subject(commit, files)
         prompt, selection = self._prompt(commit, files, lang, pr_body, reverted)
         try:
-            analysis = await self._ask(prompt, lang)
+            try:
+                analysis = await self._ask(prompt, lang, subject)
+            except ContextLengthError as exc:
+                # The endpoint told us its window; the estimate is corrected: shrink, ask once more.
+                log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
+                prompt, selection = self._prompt(commit, files, lang, pr_body, reverted)
+                analysis = await self._ask(prompt, lang, subject)
         except LLMError as exc:
-            return self._offline(commit, files, lang, selection, note=f"LLM unavailable: {exc}")
+            metrics.count("llm_fallbacks", reason=exc.kind)
+            return self._offline(commit, files, lang, note=f"LLM unavailable: {exc}", reason=exc.kind)
         except InvalidAnswer as exc:
-            return self._offline(commit, files, lang, selection, note=str(exc))
+            metrics.count("llm_fallbacks", reason="rejected")
+            return self._offline(commit, files, lang, note=str(exc), reason="rejected")
+        # Provenance: the coverage is the selection the model was given (after any shrinking).
         return self._attach(analysis, commit, files, selection, origin="llm", model=self.llm.model)
 
     # --- LLM path -----------------------------------------------------------------------------
     def _prompt(self, commit, files, lang, pr_body, reverted) -> tuple[RenderedPrompt, DiffSelection]:
-        """The rendered prompt with as much diff as fits in llm_max_prompt_tokens. Lists and
-        texts shrink step by step when a small budget cannot hold them (a 500-file commit)."""
-        limit = self.settings.llm_max_prompt_tokens
+        """The rendered prompt with as much diff as fits the endpoint's prompt budget (the
+        setting, or less when the model's window is known). Lists and texts shrink step by
+        step when a small budget cannot hold them (a 500-file commit)."""
+        limit = self.llm.max_prompt_tokens
         for shrink in SHRINK_STEPS:
             def render(selection: DiffSelection | None) -> RenderedPrompt:
                 variables = prompt_variables(commit, files, pr_body=pr_body, reverted=reverted,
@@ -281,39 +210,51 @@ class Analyzer:
                 break
         return prompt, selection
 
-    async def _ask(self, prompt: RenderedPrompt, lang: str) -> Analysis:
-        """The validated answer, after at most one corrective retry; InvalidAnswer otherwise."""
+    async def _ask(self, prompt: RenderedPrompt, lang: str, subject: "_Subject") -> Analysis:
+        """The checked answer, after at most one corrective retry; InvalidAnswer otherwise."""
         messages = prompt.messages()
-        first = await self._attempt(messages)
+        first = await self._attempt(messages, prompt, subject)
         if isinstance(first, Analysis):
             return first
         log.info("LLM answer rejected (%s); retrying once", first.en)
         retry = messages + [{"role": "user", "content": RETRY_FEEDBACK[_lang(lang)].format(
             problem=first.text(lang))}]
-        second = await self._attempt(retry)
+        second = await self._attempt(retry, prompt, subject)
         if isinstance(second, Analysis):
             return second
         if second.cut_off:
             raise InvalidAnswer("LLM answer was cut off twice" if first.cut_off
-                                else "LLM answer was cut off on the retry")
-        raise InvalidAnswer(f"LLM answer failed validation: {second.reason}")
+                                else "LLM answer was cut off on the retry", "cut_off")
+        raise InvalidAnswer(f"LLM answer failed validation: {second.reason}", second.code)
 
-    async def _attempt(self, messages: list[dict[str, str]]) -> "Analysis | _Problem":
-        completion = await self.llm.complete(messages, max_tokens=self.settings.llm_max_output_tokens)
+    async def _attempt(self, messages: list[dict[str, str]], prompt: RenderedPrompt,
+                       subject: "_Subject") -> "Analysis | _Problem":
+        completion = await self.llm.complete(messages, max_tokens=self.llm.max_output_tokens,
+                                             schema=answer_schema(), schema_name=SCHEMA_NAME)
         if completion.finish_reason == "length":
+            metrics.count("llm_rejections", reason="cut_off")
             return _Problem(cut_off=True)
         try:
-            return validate_answer(parse_answer(completion.text))
+            if not completion.text.strip():  # DeepSeek blanks an answer that was not JSON
+                raise InvalidAnswer("the answer was empty", "empty")
+            analysis = validate_answer(parse_answer(completion.text, expect=ANSWER_KEYS))
+            check_meaning(analysis, subject.commit, subject.files, prompt.system)
+            return analysis
         except InvalidAnswer as exc:
-            return _Problem(reason=str(exc))
+            metrics.count("llm_rejections", reason=exc.code)
+            return _Problem(reason=str(exc), code=exc.code)
 
     # --- results ------------------------------------------------------------------------------
-    def _offline(self, commit, files, lang, selection: DiffSelection, note: str = "") -> Analysis:
+    def _offline(self, commit, files, lang, note: str = "", reason: str = "") -> Analysis:
+        """The rule-based analysis; with a `note`, a visible fallback. Its coverage is what the
+        rules read, not what an LLM prompt would have held."""
         origin = "fallback" if note else "offline"
         if note:
             log.warning("%s %s: offline analysis instead (%s)", commit.repo, commit.short_sha, note)
+        selection = select_diff(files, self.settings.llm_max_prompt_tokens)
         result = heuristic.analyse_offline(commit, files, lang, coverage=selection.coverage,
                                            origin=origin, note=note)
+        result = replace(result, fallback_reason=reason)
         return self._attach(result, commit, files, selection, origin=origin, model=result.model)
 
     @staticmethod
@@ -324,12 +265,21 @@ class Analyzer:
                        files_changed=files_changed, additions=additions, deletions=deletions)
 
 
+class _Subject:
+    """The commit an answer must be about (for the meaning checks)."""
+
+    def __init__(self, commit: Commit, files: Sequence[FileChange]):
+        self.commit = commit
+        self.files = files
+
+
 class _Problem:
     """Why an answer was rejected, for the retry message (in the prompt's language) and the note."""
 
-    def __init__(self, *, cut_off: bool = False, reason: str = ""):
+    def __init__(self, *, cut_off: bool = False, reason: str = "", code: str = ""):
         self.cut_off = cut_off
         self.reason = reason
+        self.code = code or ("cut_off" if cut_off else "schema")
 
     @property
     def en(self) -> str:

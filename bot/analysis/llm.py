@@ -1,48 +1,103 @@
 """The one door to the LLM: an OpenAI-compatible chat-completions endpoint (the only openai importer).
 
-Retries are the SDK's: it retries 408/409/429/5xx, timeouts and connection errors
-`max_retries` times with exponential backoff (0.5 s doubling up to 8 s, with jitter) and honours
-`Retry-After` / `retry-after-ms` up to 120 s (openai/_base_client.py: `_should_retry`,
-`_calculate_retry_timeout`). So this module never sleeps; it bounds concurrency, remembers an
-endpoint that rejects JSON mode, and turns every failure into one sentence without secrets.
+Operators point this at OpenAI, DeepSeek, vLLM, llama.cpp, Ollama … which differ in what they
+accept and how they fail (see the README's "LLM endpoints"). This module hides those differences:
+
+- **Structured output, stepped down.** A call with a schema asks for `json_schema`, then
+  `json_object` carrying the schema (llama-cpp-python enforces it that way), then plain
+  `json_object`, then nothing — stepping down on a refusal that names the format, whatever the
+  status (400, 422, and llama-cpp-python's 500 with a validation message). The floor is
+  remembered for this endpoint; a refused format is never sent again (the first request at a
+  new level goes alone, so a burst does not repeat a refusal).
+- **Retries are ours** (the SDK's are off): 408/409/429/5xx and connection errors up to
+  `llm_max_retries` times, honouring Retry-After (≤ 120 s, as the SDK does) else backing off
+  0.5 s doubling to 8 s; a timed-out request is retried at most once.
+- **A breaker.** After BREAKER_FAILURES consecutive endpoint failures, calls fail at once for
+  BREAKER_SECONDS with the reason, so a dead endpoint costs a digest seconds, not N timeouts.
+- **The window.** A context-length error is parsed (the servers' wordings differ) into the window
+  and the server's prompt count; both correct this endpoint's local estimate. `usage.prompt_tokens`
+  calibrates it too. `prompt_limit()` and the clamped `max_tokens` keep requests inside it.
+- **Reasoning** (`<think>…</think>`) never reaches a streamed reader; `reasoning_content` is ignored.
 """
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
+import random
 import re
 import time
 from dataclasses import dataclass
-from typing import AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Sequence
 from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI
 
 from .. import metrics
+from ..diffs import estimate_tokens
 from ..models import BotError
+from .reasoning import ReasoningFilter, opened_by_template
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Keyless local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDK insists on one.
 KEYLESS_PLACEHOLDER = "no-key"
-RETRIED_STATUSES = frozenset({408, 409, 429})  # plus every 5xx: what the SDK retries
+RETRIED_STATUSES = frozenset({408, 409, 429})  # plus every 5xx
 SERVER_MESSAGE_CHARS = 160
 # Anything shaped like an API key in a server's error message (OpenAI echoes a masked one).
 KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key)-[A-Za-z0-9_\-*.]{6,}", re.IGNORECASE)
+TIMEOUT_RETRIES = 1
+MAX_RETRY_AFTER = 120.0
+BACKOFF_START, BACKOFF_MAX = 0.5, 8.0
+BREAKER_FAILURES = 3
+BREAKER_SECONDS = 120.0
+MESSAGE_OVERHEAD_TOKENS = 4  # role and separators per chat message
+CONTEXT_MARGIN_TOKENS = 256  # what the calibrated estimate may still be off by
+MIN_OUTPUT_TOKENS = 256
+
+# Structured-output levels, strongest first.
+JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, PLAIN = range(4)
+LEVEL_NAMES = ("json_schema", "json_object+schema", "json_object", "none")
+_NAMES_FORMAT = re.compile(r"response[_ ]?format|json[_ ]schema|json_object|structured output|guided_json|"
+                           r"'text' or 'json_object'", re.IGNORECASE)
+_CONTEXT = re.compile(r"context (?:length|window|size)|too many tokens|prompt is too long", re.IGNORECASE)
+_WINDOW = (re.compile(r"maximum context length is (\d+)", re.I),
+           re.compile(r"exceed context window of (\d+)", re.I))
+_PROMPT = (re.compile(r"messages resulted in (\d+) tokens", re.I),   # OpenAI
+           re.compile(r"\((\d+) in the messages", re.I),              # vLLM (older), llama-cpp-python
+           re.compile(r"has (\d+) input tokens", re.I),               # vLLM (newer)
+           re.compile(r"(\d+) of text input", re.I),                  # OpenRouter
+           re.compile(r"Requested tokens \((\d+)\)", re.I))           # llama-cpp-python (completion)
 
 Message = dict[str, str]
 
 
 class LLMError(BotError):
-    """The LLM endpoint failed after the SDK's retries; the message is one sentence, no secrets."""
+    """The LLM endpoint failed after our retries; the message is one sentence, no secrets.
+    `kind`: timeout | unreachable | http_error | context — what the digest's notice says."""
+
+    def __init__(self, message: str, kind: str = "http_error"):
+        super().__init__(message)
+        self.kind = kind
+
+
+class ContextLengthError(LLMError):
+    """The request did not fit the model's window; the endpoint's estimate is corrected already,
+    so asking again with `prompt_limit()` fits."""
+
+    def __init__(self, message: str, window: int | None, prompt_tokens: int | None):
+        super().__init__(message, kind="context")
+        self.window = window
+        self.prompt_tokens = prompt_tokens
 
 
 @dataclass(frozen=True)
 class Completion:
     text: str
     finish_reason: str  # "stop", "length", "content_filter", … ("" when the endpoint gave none)
+    prompt_tokens: int = 0  # as the endpoint counted them (0: not reported)
 
 
 class LLM:
@@ -50,94 +105,258 @@ class LLM:
 
     def __init__(self, settings):
         self.model: str = settings.llm_model
-        self.max_prompt_tokens: int = settings.llm_max_prompt_tokens
-        self.max_output_tokens: int = settings.llm_max_output_tokens
-        self._timeout: float = settings.llm_timeout
+        self._max_prompt_tokens: int = settings.llm_max_prompt_tokens
+        self._max_output_tokens: int = settings.llm_max_output_tokens
+        self.context_tokens: int | None = getattr(settings, "llm_context_tokens", None)
+        self.timeout: float = settings.llm_timeout
         self._max_retries: int = settings.llm_max_retries
         base_url = settings.openai_base_url or DEFAULT_BASE_URL
         self._host = _display_host(base_url)
         self._api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
-        # base_url and api_key are always passed explicitly so the SDK never reads the environment.
+        # base_url and api_key are always passed explicitly so the SDK never reads the environment;
+        # max_retries=0: the SDK would retry a timeout as often as a 429 (see the module doc).
         self._client = AsyncOpenAI(base_url=base_url, api_key=self._api_key or KEYLESS_PLACEHOLDER,
-                                   max_retries=self._max_retries, timeout=self._timeout)
+                                   max_retries=0, timeout=self.timeout)
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
-        self._json_mode = True  # False once the endpoint has rejected response_format
+        self._floor = JSON_SCHEMA  # the strongest format this endpoint has not refused
+        self._proven: set[int] = set()  # levels the endpoint has answered (not refused)
+        self._probe = asyncio.Lock()
+        self._probe_loop: asyncio.AbstractEventLoop | None = None
+        self.token_ratio = 1.0  # the endpoint's tokens per locally estimated token
+        self._failures = 0  # consecutive endpoint failures
+        self._open_until = 0.0
+        self._last_failure: LLMError | None = None
+        self._template_opens_reasoning = False  # learnt from an answer that closes an unopened block
 
-    async def complete(self, messages: Sequence[Message], *, max_tokens: int,
-                       json_mode: bool = True) -> Completion:
-        """One chat completion; `json_mode` asks for a JSON object when the endpoint supports it."""
+    # --- the window -------------------------------------------------------------------------------
+    @property
+    def max_output_tokens(self) -> int:
+        """Output to ask for: the setting, but at most a third of a known window."""
+        if self.context_tokens:
+            return max(MIN_OUTPUT_TOKENS, min(self._max_output_tokens, self.context_tokens // 3))
+        return self._max_output_tokens
+
+    @property
+    def max_prompt_tokens(self) -> int:
+        return self.prompt_limit(self.max_output_tokens)
+
+    def prompt_limit(self, output_tokens: int) -> int:
+        """The prompt budget in locally estimated tokens when `output_tokens` are asked for."""
+        limit = self._max_prompt_tokens
+        if self.context_tokens:
+            room = self.context_tokens - output_tokens - CONTEXT_MARGIN_TOKENS
+            limit = min(limit, int(room / self.token_ratio))
+        return max(limit, 0)
+
+    def estimate(self, messages: Sequence[Message]) -> int:
+        """The endpoint's token count for `messages`, as this client now believes it."""
+        return int(self._local(messages) * self.token_ratio) + 1
+
+    def _local(self, messages: Sequence[Message]) -> int:
+        return sum(estimate_tokens(m.get("content") or "") + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+    def _calibrate(self, messages: Sequence[Message], server_tokens: int) -> None:
+        local = self._local(messages)
+        if local <= 0 or server_tokens <= 0:
+            return
+        ratio = min(4.0, max(0.5, server_tokens / local))
+        # Undercounting overflows the window, overcounting only wastes room: follow a higher
+        # ratio at once, a lower one slowly.
+        self.token_ratio = ratio if ratio > self.token_ratio else 0.9 * self.token_ratio + 0.1 * ratio
+
+    def _fit_output(self, messages: Sequence[Message], max_tokens: int) -> int:
+        if not self.context_tokens:
+            return max_tokens
+        room = self.context_tokens - self.estimate(messages) - CONTEXT_MARGIN_TOKENS
+        return max(MIN_OUTPUT_TOKENS, min(max_tokens, room))
+
+    # --- requests ---------------------------------------------------------------------------------
+    async def complete(self, messages: Sequence[Message], *, max_tokens: int, json_mode: bool = True,
+                       schema: dict[str, Any] | None = None, schema_name: str = "answer") -> Completion:
+        """One chat completion. `schema` asks for that structure where the endpoint offers it;
+        `json_mode` for a JSON object; neither, for text."""
+        messages = list(messages)
         async with self._slots:
+            self._check_breaker()
             started = time.monotonic()
             try:
-                result = await self._complete(list(messages), max_tokens, json_mode)
+                result = await self._complete(messages, self._fit_output(messages, max_tokens), json_mode,
+                                              schema, schema_name)
                 metrics.count("llm_calls", purpose="complete", outcome="ok")
                 return result
             except openai.OpenAIError as exc:
                 metrics.count("llm_calls", purpose="complete", outcome="error")
-                raise self._error(exc) from None
+                raise self._error(exc, messages) from None
             finally:
                 metrics.observe("llm_seconds", time.monotonic() - started, purpose="complete")
 
     async def stream(self, messages: Sequence[Message], *, max_tokens: int) -> AsyncIterator[str]:
-        """The answer's content deltas, in order. Close the generator (or read it to the end):
-        it holds a concurrency slot while open."""
+        """The answer's visible content deltas, in order (reasoning blocks removed). Close the
+        generator (or read it to the end): it holds a concurrency slot while open."""
+        messages = list(messages)
         async with self._slots:
+            self._check_breaker()
             started = time.monotonic()
+            visible = ReasoningFilter(pre_opened=self._template_opens_reasoning)
             try:
-                response = await self._client.chat.completions.create(
-                    model=self.model, messages=list(messages), max_tokens=max_tokens, stream=True)
+                response = await self._send(dict(model=self.model, messages=messages, stream=True,
+                                                 max_tokens=self._fit_output(messages, max_tokens)))
+                self._succeeded()
                 async with response:
                     async for chunk in response:
                         for choice in chunk.choices:
+                            # delta.reasoning_content (vLLM, DeepSeek) is never read: not for readers
                             if choice.delta is not None and choice.delta.content:
-                                yield choice.delta.content
+                                if text := visible.feed(choice.delta.content):
+                                    yield text
+                if text := visible.flush():
+                    yield text
                 metrics.count("llm_calls", purpose="stream", outcome="ok")
             except openai.OpenAIError as exc:
                 metrics.count("llm_calls", purpose="stream", outcome="error")
-                raise self._error(exc) from None
+                raise self._error(exc, messages) from None
             finally:
                 metrics.observe("llm_seconds", time.monotonic() - started, purpose="stream")
 
     async def aclose(self) -> None:
         await self._client.close()
 
-    # --- internals ----------------------------------------------------------------------------
-    async def _complete(self, messages: list[Message], max_tokens: int, json_mode: bool) -> Completion:
-        if not (json_mode and self._json_mode):
-            return await self._create(messages, max_tokens, json_mode=False)
-        try:
-            return await self._create(messages, max_tokens, json_mode=True)
-        except openai.BadRequestError:
-            # Some compatible servers reject response_format. Ask once without it; if that works,
-            # the 400 was about JSON mode: stop sending it for this client's lifetime.
-            completion = await self._create(messages, max_tokens, json_mode=False)
-            self._json_mode = False
-            log.info("The LLM endpoint at %s rejects response_format; JSON mode is off from now on.",
-                     self._host)
-            return completion
+    # --- internals --------------------------------------------------------------------------------
+    async def _complete(self, messages: list[Message], max_tokens: int, json_mode: bool,
+                        schema: dict[str, Any] | None, schema_name: str) -> Completion:
+        wanted = JSON_SCHEMA if schema is not None else JSON_OBJECT if json_mode else PLAIN
+        while True:
+            level = max(wanted, self._floor)
+            try:
+                if level not in self._proven and level != PLAIN:
+                    async with self._probe_lock():  # the first request at a level goes alone
+                        if max(wanted, self._floor) != level:
+                            continue  # refused meanwhile: step down
+                        if level not in self._proven:
+                            completion = await self._create(messages, max_tokens, level, schema, schema_name)
+                            self._proven.add(level)
+                            return completion
+                return await self._create(messages, max_tokens, level, schema, schema_name)
+            except openai.APIStatusError as exc:
+                if level == PLAIN or not _refuses_format(exc):
+                    self._proven.add(level)  # the server answered something else: no more probing
+                    raise
+                self._floor = max(self._floor, level + 1)
+                log.info("The LLM endpoint at %s refuses response_format %s (HTTP %s); using %s from now on.",
+                         self._host, LEVEL_NAMES[level], exc.status_code, LEVEL_NAMES[self._floor])
+            except openai.OpenAIError:
+                self._proven.add(level)
+                raise
 
-    async def _create(self, messages: list[Message], max_tokens: int, *, json_mode: bool) -> Completion:
-        extra = {"response_format": {"type": "json_object"}} if json_mode else {}
-        response = await self._client.chat.completions.create(
-            model=self.model, messages=messages, max_tokens=max_tokens, **extra)
+    def _probe_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()  # asyncio primitives belong to one loop (tests, CLI runs)
+        if self._probe_loop is not loop:
+            self._probe, self._probe_loop = asyncio.Lock(), loop
+        return self._probe
+
+    async def _create(self, messages: list[Message], max_tokens: int, level: int,
+                      schema: dict[str, Any] | None, schema_name: str) -> Completion:
+        request: dict[str, Any] = dict(model=self.model, messages=messages, max_tokens=max_tokens)
+        if level == JSON_SCHEMA and schema is not None:
+            request["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": schema_name, "schema": schema, "strict": True}}
+        elif level == JSON_OBJECT_SCHEMA and schema is not None:
+            request["response_format"] = {"type": "json_object", "schema": schema}
+        elif level in (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT):
+            request["response_format"] = {"type": "json_object"}
+        response = await self._send(request)
+        self._succeeded()
         usage = getattr(response, "usage", None)
+        prompt_tokens = (getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
         if usage is not None:
-            metrics.count("llm_tokens", getattr(usage, "prompt_tokens", 0) or 0, kind="prompt")
+            metrics.count("llm_tokens", prompt_tokens, kind="prompt")
             metrics.count("llm_tokens", getattr(usage, "completion_tokens", 0) or 0, kind="completion")
+            self._calibrate(messages, prompt_tokens)
         if not response.choices:
-            return Completion(text="", finish_reason="")
+            return Completion(text="", finish_reason="", prompt_tokens=prompt_tokens)
         choice = response.choices[0]
-        return Completion(text=choice.message.content or "", finish_reason=choice.finish_reason or "")
+        # message.reasoning_content (a reasoning parser's output) is ignored: only content answers.
+        if opened_by_template(choice.message.content or ""):
+            self._template_opens_reasoning = True  # streams from now on may start inside a block
+        return Completion(text=choice.message.content or "", finish_reason=choice.finish_reason or "",
+                          prompt_tokens=prompt_tokens)
 
-    def _error(self, exc: openai.OpenAIError) -> LLMError:
-        error = LLMError(self._describe(exc))
+    async def _send(self, request: dict[str, Any]):
+        """The SDK call with our retry policy (module doc)."""
+        retries = timeouts = 0
+        while True:
+            try:
+                return await self._client.chat.completions.create(**request)
+            except openai.APITimeoutError:
+                timeouts += 1
+                if timeouts > min(TIMEOUT_RETRIES, self._max_retries):
+                    raise
+                log.info("LLM request timed out after %g s; retrying once", self.timeout)
+                continue
+            except openai.APIConnectionError as exc:
+                failure, delay = exc, None
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                if not (status in RETRIED_STATUSES or status >= 500) or _refuses_format(exc):
+                    raise
+                failure, delay = exc, _retry_after(exc.response.headers)
+            retries += 1
+            if retries > self._max_retries:
+                raise failure
+            if delay is None:
+                delay = min(BACKOFF_START * 2 ** (retries - 1), BACKOFF_MAX) * (1 - 0.25 * random.random())
+            await asyncio.sleep(delay)
+
+    # --- the breaker ----------------------------------------------------------------------------
+    def _check_breaker(self) -> None:
+        if self._open_until and time.monotonic() < self._open_until and self._last_failure is not None:
+            metrics.count("llm_calls", purpose="skipped", outcome="breaker")
+            last = self._last_failure
+            raise LLMError(f"{_sentence_body(str(last))}; the LLM was not asked again after "
+                           f"{BREAKER_FAILURES} failures in a row", kind=last.kind)
+
+    def _succeeded(self) -> None:
+        self._failures, self._open_until = 0, 0.0
+
+    def _failed(self, error: LLMError) -> None:
+        if error.kind not in ("timeout", "unreachable", "http_error") or isinstance(error, ContextLengthError):
+            return
+        self._failures += 1
+        self._last_failure = error
+        if self._failures >= BREAKER_FAILURES and not self._open_until:
+            self._open_until = time.monotonic() + BREAKER_SECONDS
+            log.warning("The LLM endpoint at %s failed %d times in a row (%s); offline analysis for the "
+                        "next %g s.", self._host, self._failures, error, BREAKER_SECONDS)
+
+    # --- errors ---------------------------------------------------------------------------------
+    def _error(self, exc: openai.OpenAIError, messages: Sequence[Message]) -> LLMError:
+        if isinstance(exc, openai.APIStatusError) and (context := self._context_error(exc, messages)):
+            log.info("%s", context)
+            return context
+        error = LLMError(self._describe(exc), kind=_kind(exc))
+        if not (isinstance(exc, openai.APIStatusError) and 400 <= exc.status_code < 500
+                and exc.status_code not in RETRIED_STATUSES):
+            self._failed(error)  # a 4xx is about the request, not the endpoint's health
         log.warning("%s", error)
         return error
+
+    def _context_error(self, exc: openai.APIStatusError, messages: Sequence[Message]) -> ContextLengthError | None:
+        text = _error_text(exc)
+        if not (400 <= exc.status_code < 500 and _CONTEXT.search(text)):
+            return None
+        window = _first_int(_WINDOW, text)
+        prompt = _first_int(_PROMPT, text)
+        if window:
+            self.context_tokens = min(window, self.context_tokens or window)
+        if prompt:
+            self._calibrate(messages, prompt)
+        known = f" ({window:,} tokens)" if window else ""
+        return ContextLengthError(f"The request did not fit the model's context window{known}.", window, prompt)
 
     def _describe(self, exc: openai.OpenAIError) -> str:
         """One sentence for the reader; never the key, never the base URL's credentials."""
         if isinstance(exc, openai.APITimeoutError):
-            return f"The LLM request timed out after {self._timeout:g} s{self._retried()}."
+            return f"The LLM request timed out after {self.timeout:g} s{self._retried(timeout=True)}."
         if isinstance(exc, openai.APIConnectionError):
             return f"The LLM endpoint at {self._host} could not be reached{self._retried()}."
         if isinstance(exc, openai.APIStatusError):
@@ -147,10 +366,11 @@ class LLM:
             return f"The LLM endpoint answered HTTP {status}{retried}{f' ({detail})' if detail else ''}."
         return f"The LLM request failed ({type(exc).__name__})."
 
-    def _retried(self) -> str:
-        if not self._max_retries:
+    def _retried(self, timeout: bool = False) -> str:
+        n = min(TIMEOUT_RETRIES, self._max_retries) if timeout else self._max_retries
+        if not n:
             return ""
-        return f" after {self._max_retries} {'retry' if self._max_retries == 1 else 'retries'}"
+        return " and once more" if timeout else f" after {n} {'retry' if n == 1 else 'retries'}"
 
     def _server_message(self, exc: openai.APIStatusError) -> str:
         body = exc.body  # the SDK hands over the JSON "error" object (or raw text, ignored)
@@ -166,6 +386,58 @@ class LLM:
         if len(message) > SERVER_MESSAGE_CHARS:
             message = message[:SERVER_MESSAGE_CHARS - 1] + "…"
         return message
+
+
+def _error_text(exc: openai.APIStatusError) -> str:
+    return f"{exc.message} {exc.body!s}"
+
+
+def _refuses_format(exc: openai.APIStatusError) -> bool:
+    """A 4xx, or a 5xx with a validation message (llama-cpp-python), that names the format."""
+    status = exc.status_code
+    if status in (401, 403, 404, 408, 409, 429) or (status >= 500 and status != 500):
+        return False
+    text = _error_text(exc)
+    return bool(_NAMES_FORMAT.search(text)) and not _CONTEXT.search(text)
+
+
+def _kind(exc: openai.OpenAIError) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "unreachable"
+    return "http_error"
+
+
+def _retry_after(headers) -> float | None:
+    """Retry-After / retry-after-ms as seconds, if given and reasonable (≤ 120 s, as the SDK)."""
+    delay = None
+    for header, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        value = headers.get(header)
+        if value is None:
+            continue
+        try:
+            delay = float(value) / divisor
+            break
+        except ValueError:
+            parsed = email.utils.parsedate_tz(value)
+            if parsed is not None:
+                delay = float(email.utils.mktime_tz(parsed) - time.time())
+                break
+    if delay is not None and 0 < delay <= MAX_RETRY_AFTER:
+        return delay
+    return None
+
+
+def _first_int(patterns, text: str) -> int | None:
+    for pattern in patterns:
+        if m := pattern.search(text):
+            return int(m.group(1))
+    return None
+
+
+def _sentence_body(text: str) -> str:
+    return text.rstrip().rstrip(".")
 
 
 def _display_host(base_url: str) -> str:

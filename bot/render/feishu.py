@@ -5,8 +5,11 @@ Native to Feishu: a coloured header with importance tags, collapsible panels for
 of an analysis, buttons whose callbacks carry what the conversation core needs, a form for
 questions, and a streaming card for answers.
 
-Limits: a card is at most 30 KB (we measure the UTF-8 bytes of the compact JSON and keep below
-`CARD_BUDGET`); whatever does not fit continues on the next card — nothing is ever dropped.
+Limits: Feishu's 30 KB is the *request body* (create, reply, patch, CardKit create), where the card
+JSON travels as an escaped string: every `"` and newline of the card costs one more byte there.
+So we measure the card as that escaped string (`body_bytes`) and fill up to `CARD_BUDGET`, which
+leaves room for the rest of the body (receive_id, msg_type, uuid) and a margin; whatever does not
+fit continues on the next card — nothing is ever dropped or cut.
 
 Escaping: commit text, LLM output and user input reach `markdown` elements only through
 `md_escape`, which leaves them unable to mention anyone (`<at id=all>`), link anywhere
@@ -29,8 +32,11 @@ from . import labels as L
 from .labels import t
 from .safe import strip_controls
 
-MAX_CARD_BYTES = 30 * 1024  # Feishu rejects larger cards
-CARD_BUDGET = 28_000  # what we fill up to: room for the "(2/3)" suffixes and Feishu's own accounting
+MAX_BODY_BYTES = 30 * 1024  # Feishu rejects larger request bodies for cards (error 230025)
+MAX_CARD_BYTES = MAX_BODY_BYTES  # kept for callers of the old name
+# What we fill a card up to, measured escaped (`body_bytes`): ~2.7 KB left for the body's other
+# fields (≤ 200 bytes) and for Feishu's own accounting (style tags are said to count extra).
+CARD_BUDGET = 28_000
 MAX_NODES = 120  # components per card (nested ones included): well inside Feishu's limit
 ANSWER_ELEMENT = "answer"  # element_id of the streamed markdown element
 
@@ -49,6 +55,11 @@ TEXT: dict[str, dict[str, str]] = {
         "question": "问题", "thinking": "⏳ 正在思考…", "answer_summary": "回答",
         "toast_ask": "请在话题里填写问题", "toast_details": "正在准备详情…", "toast_answer": "正在回答…",
         "toast_empty": "请先写下问题", "toast_unknown": "这个按钮已失效",
+        "form_expired": "这个提问表单已失效，请再点一次“提问”。",
+        "scope_missing": "⚠️ 应用还没有敏感权限 {scope}（获取群组中所有消息），飞书只会把 @机器人 的群消息发给我："
+                         "在开放平台申请该权限并由管理员审批、发布新版本后，话题里不 @ 我的消息才会被当作提问。",
+        "scope_unknown": "⚠️ 提示：群里不 @ 我的消息需要敏感权限 {scope}（获取群组中所有消息）才会发给我；"
+                         "无法确认应用是否已获授权，请在开放平台检查。",
     },
     "en": {
         "ask": "💬 Ask", "details": "📄 Details", "view_commit": "🔗 View commit",
@@ -62,6 +73,14 @@ TEXT: dict[str, dict[str, str]] = {
         "toast_ask": "Type your question in the thread", "toast_details": "Preparing the details…",
         "toast_answer": "Answering…", "toast_empty": "Please type a question first",
         "toast_unknown": "This button is no longer valid",
+        "form_expired": "This question form has expired; press Ask again.",
+        "scope_missing": "⚠️ The app does not have the sensitive scope {scope} (read all group messages), so "
+                         "Feishu only sends me messages that @-mention me in groups: request it in the developer "
+                         "console, have an admin approve it and publish a version, and thread messages without a "
+                         "mention will count as questions.",
+        "scope_unknown": "⚠️ Note: group messages that do not @-mention me reach me only with the sensitive scope "
+                         "{scope} (read all group messages); I could not check whether the app has it — see the "
+                         "developer console.",
     },
 }
 
@@ -72,7 +91,8 @@ def ft(lang: str, key: str, **values) -> str:
 
 # --- escaping ------------------------------------------------------------------------------------
 
-_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# Feishu's card Markdown documents numeric escapes only; named ones (&lt;) may show literally.
+_ENTITIES = str.maketrans({"&": "&#38;", "<": "&#60;", ">": "&#62;"})
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([A-Za-z0-9_+.#-]{0,20})")
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1")
 _ZWSP = "\u200b"
@@ -96,7 +116,7 @@ def plain(text: object, limit: int | None = None) -> str:
 def md_escape(text: object) -> str:
     """Untrusted text → content for a `markdown` / `lark_md` element.
 
-    Prose: `&`, `<`, `>` become entities, so no tag (`<at id=all>`, `<a>`, `<link>`, `<font>`)
+    Prose: `&`, `<`, `>` become numeric entities (`&#38;` `&#60;` `&#62;`), so no tag (`<at id=all>`, `<a>`, `<link>`, `<font>`)
     and no entity (`&#60;at …`) can form; a zero-width space after every `]`, inside `://` and
     after an `@` that starts a word keeps `[x](url)`, bare URLs and `@all` from becoming links or
     mentions while they still read the same. Emphasis, lists and headings stay (harmless).
@@ -184,7 +204,24 @@ def card_json(card: dict) -> str:
 
 
 def card_bytes(card: dict) -> int:
+    """The compact card JSON's UTF-8 size (not what Feishu limits: see `body_bytes`)."""
     return len(card_json(card).encode("utf-8"))
+
+
+def escaped_bytes(text: str) -> int:
+    """UTF-8 size of `text` as a JSON string value (quotes excluded), as the SDK serialises it
+    (`ensure_ascii=False`: a CJK character stays 3 bytes; `"`, `\\` and newlines double)."""
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8")) - 2
+
+
+def body_bytes(card: dict) -> int:
+    """What the card costs inside a request body, where it is an escaped string."""
+    return escaped_bytes(card_json(card))
+
+
+def request_bytes(body: dict) -> int:
+    """The UTF-8 size of a request body as lark-oapi sends it (json.dumps, ensure_ascii=False)."""
+    return len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
 
 def _nodes(element: dict) -> int:
@@ -318,7 +355,7 @@ def pack(blocks: Sequence[Block], header: Header | None, summary: str, lang: str
     """Place the blocks on as few cards as fit the budget, in order, splitting a block that alone
     would not fit. Continuation cards repeat the header with a (2/3) suffix."""
     head = header.element(ft(lang, "page", i=99, n=99)) if header else None
-    base = card_bytes(card([], head, summary))
+    base = body_bytes(card([], head, summary))
     pages: list[list[dict]] = [[]]
     sizes = [0]
     nodes = [0]
@@ -326,7 +363,7 @@ def pack(blocks: Sequence[Block], header: Header | None, summary: str, lang: str
     while queue:
         block = queue.pop(0)
         el = block.element()
-        size, count = len(card_json(el).encode("utf-8")) + 1, _nodes(el)
+        size, count = escaped_bytes(card_json(el)) + 1, _nodes(el)  # + the comma
         if base + sizes[-1] + size <= budget and nodes[-1] + count <= MAX_NODES:
             pages[-1].append(el)
             sizes[-1] += size
@@ -347,8 +384,8 @@ def pack(blocks: Sequence[Block], header: Header | None, summary: str, lang: str
         suffix = ft(lang, "page", i=i, n=total) if total > 1 else ""
         cards.append(card(elements, header.element(suffix) if header else None, summary))
     for c in cards:
-        if card_bytes(c) > MAX_CARD_BYTES:  # cannot happen with the budget above; never send one
-            raise ValueError("a rendered Feishu card exceeds 30 KB")
+        if body_bytes(c) > budget:  # cannot happen with the accounting above; never send one
+            raise ValueError("a rendered Feishu card exceeds the request-body budget")
     return cards
 
 
@@ -393,6 +430,7 @@ def digest_cards(d: Digest) -> list[dict]:
                     tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n])
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(L.stats_line(d)) + "\n" + grey(
         md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))})]
+    blocks += [Md(n) for n in d.notices]  # what went wrong while building it, before any content
     if d.headline:
         note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""
         blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(t(lang, 'headline_heading'))}**{note}"}))
@@ -593,7 +631,9 @@ def answer_card(raw: str, *, streaming: bool, lang: str = "zh") -> dict:
 
 
 def answer_fits(raw: str, budget: int = CARD_BUDGET) -> bool:
-    return card_bytes(answer_card(raw, streaming=True)) <= budget
+    """The streaming card (CardKit create: the card escaped in `data`) fits; its text alone (the
+    streamed `content` updates) is smaller still."""
+    return body_bytes(answer_card(raw, streaming=True)) <= budget
 
 
 def answer_cut(raw: str, budget: int = CARD_BUDGET) -> int:
@@ -661,7 +701,8 @@ def all_markdown(cards: Iterable[dict]) -> list[str]:
     return found
 
 
-__all__ = ["render_cards", "md_escape", "card_json", "card_bytes", "answer_card", "answer_segments",
+__all__ = ["render_cards", "md_escape", "card_json", "card_bytes", "body_bytes", "request_bytes", "escaped_bytes",
+           "MAX_BODY_BYTES", "answer_card", "answer_segments",
            "answer_cut", "ask_form_card", "form_submitted_card", "ephemeral_card", "notice_cards",
            "ft", "stable_id", "all_markdown", "CARD_BUDGET", "MAX_CARD_BYTES", "ANSWER_ELEMENT",
            "fence_opener", "plain", "clean"]

@@ -365,6 +365,8 @@ def render_parent(c: DigestParent) -> list[dict]:
     blocks = header(esc(title))
     blocks += context(esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))))
     blocks += sections(esc(L.stats_line(d)))
+    for notice in d.notices:  # what went wrong while building it, before any content
+        blocks += sections(esc(notice))
     if d.headline:
         label = t(lang, "headline_heading")
         if d.headline_origin != "llm":

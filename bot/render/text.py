@@ -41,6 +41,7 @@ def render_text(content: Content) -> str:
 def _parent(c: DigestParent) -> str:
     d = c.digest
     lines = [f"{L.title(d)} · {d.repo}", L.stats_line(d)]
+    lines += [terminal_safe(n) for n in d.notices]
     if d.headline:
         lines.append(t(d.lang, "headline_heading") + (" " + t(d.lang, "headline_offline") if d.headline_origin != "llm" else ""))
         lines += [f"  • {terminal_safe(b)}" for b in d.headline]

@@ -33,7 +33,7 @@ from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
 from .. import metrics
-from ..models import BotError, Commit, FileChange, NotFoundError, SourceError, UsageError, Window
+from ..models import BotError, Commit, FileChange, NotFoundError, RateLimited, SourceError, UsageError, Window
 from ..diffs import is_binary_path
 from .message import split_message, strip_emails
 
@@ -94,7 +94,9 @@ class _RateLimitGate:
 
     def exhausted(self, until: float) -> SourceError:
         advice = "try later" if self._has_token else "set GITHUB_TOKEN or try later"
-        return SourceError(f"GitHub's API rate limit is exhausted until {_hhmm(until)} UTC; {advice}.")
+        log.warning("GitHub rate limit exhausted until %s UTC (more than %g s away): not waiting.",
+                    _hhmm(until, seconds=True), self._bound)
+        return RateLimited(f"GitHub's API rate limit is exhausted until {_hhmm(until)} UTC; {advice}.", until)
 
 
 def _hhmm(epoch: float, seconds: bool = False) -> str:
@@ -399,7 +401,7 @@ class GitHubSource:
         if status in (404, 422):
             return NotFoundError(not_found)
         if status in (403, 429) and Requester.isRateLimitError(message):
-            return SourceError("GitHub's rate limit stopped the request; try again in a few minutes.")
+            return RateLimited("GitHub's rate limit stopped the request; try again in a few minutes.")
         if status == 403:
             return SourceError(f"GitHub refused access to {self.name} (403: {message or 'Forbidden'}).")
         if status >= 500:

@@ -32,6 +32,9 @@ from handlers.pacing import Pacer
 log = logging.getLogger(__name__)
 
 RATE_CODES = frozenset({99991400, 230020, 11232})  # gateway, per-chat, per-tenant message limits
+# The app lacks a scope / a capability: the same call fails the same way in every chat.
+PERMISSION_CODES = frozenset({99991672, 99991679, 230027, 230006})
+MAX_BODY_BYTES = 30 * 1024  # card and rich-text request bodies (error 230025)
 MAX_TRANSIENT = 5  # attempts for 5xx / connection failures
 MAX_THROTTLED = 10  # waits for a rate-limit reset before giving up
 MAX_RESET_WAIT = 60.0
@@ -59,6 +62,10 @@ class FeishuApi:
         self.max_transient = max_transient  # attempts per call on 5xx / connection failures
 
     async def call(self, what: str, fn: Callable, request, *, limits=()) -> object:
+        size = body_bytes(request)
+        if size > MAX_BODY_BYTES:  # the renderer keeps cards well below: never send what Feishu refuses
+            log.error("not sending a %d-byte request body to %s (Feishu's limit is %d)", size, what, MAX_BODY_BYTES)
+            raise FeishuError(f"The message was too large for Feishu to {what}.", 230025)
         loop = asyncio.get_running_loop()
         transient = throttled = 0
         while True:
@@ -110,6 +117,15 @@ class FeishuApi:
             raise FeishuError(f"Feishu answered something unreadable when asked to {what}.") from None
 
 
+def body_bytes(request) -> int:
+    """The size of the request body exactly as the SDK will send it (its own serialiser)."""
+    body = getattr(request, "body", None)
+    if body is None:
+        return 0
+    marshalled = lark.JSON.marshal(body)
+    return len(marshalled.encode("utf-8")) if marshalled else 0
+
+
 def _backoff(attempt: int) -> float:
     return min(8.0, 0.25 * 2 ** (attempt - 1)) * (0.75 + random.random() / 2)
 
@@ -123,7 +139,8 @@ def _reset_wait(headers: Mapping[str, str], attempt: int) -> float:
         return _backoff(attempt)
 
 
-__all__ = ["lark", "FeishuApi", "FeishuError", "RATE_CODES", "APP_LIMITS", "AESCipher", "P2ImMessageReceiveV1",
+__all__ = ["lark", "FeishuApi", "FeishuError", "RATE_CODES", "PERMISSION_CODES", "MAX_BODY_BYTES", "body_bytes",
+           "APP_LIMITS", "AESCipher", "P2ImMessageReceiveV1",
            "P2CardActionTrigger", "P2CardActionTriggerResponse", "ContentCardElementRequest",
            "ContentCardElementRequestBody", "CreateCardRequest", "CreateCardRequestBody", "SettingsCardRequest",
            "SettingsCardRequestBody", "CreateMessageRequest", "CreateMessageRequestBody", "PatchMessageRequest",

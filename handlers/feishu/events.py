@@ -14,11 +14,11 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Awaitable
 
 from bot.commands import looks_like_command
-from bot.platform import Conversation
+from bot.platform import Conversation, Notice
 from bot.render import feishu as R
 from handlers.feishu.api import P2CardActionTrigger, P2CardActionTriggerResponse, P2ImMessageReceiveV1
 from handlers.feishu.platform import FeishuPlatform
@@ -26,6 +26,7 @@ from handlers.feishu.platform import FeishuPlatform
 log = logging.getLogger(__name__)
 
 EVENT_TTL = 8 * 3600  # Feishu re-pushes unacknowledged events for up to ~7 hours
+FORM_TTL = 14 * 86400  # an Ask form's context, kept as long as Feishu lets a card be updated
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,19 @@ class FeishuEvents:
         clicked = getattr(context, "open_message_id", None) or ""
         user = getattr(getattr(event, "operator", None), "open_id", None) or ""
         event_id = (data.header.event_id if data.header else "") or ""
+        form_value = (action.form_value if action and isinstance(action.form_value, dict) else None) or {}
+        if not value and "question" in form_value and chat_id and clicked:
+            # A form submitted without its button's value (Feishu sometimes drops it): the form's
+            # context was kept in Redis under the form message's id when it was posted.
+            question = str(form_value.get("question") or "").strip()
+            if not question:
+                return _toast("warning", R.ft(lang, "toast_empty"))
+            conv = Conversation(platform="feishu", channel=chat_id, user=user, thread=None,
+                                is_dm=self.chat_types.get(chat_id) == "p2p", extra={"message_id": clicked})
+            self.hand_off(self._once(event_id, self._submit_saved_form(conv, clicked, question)))
+            return P2CardActionTriggerResponse({
+                "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
+                "card": {"type": "raw", "data": R.form_submitted_card(lang)}})
         if not chat_id or kind not in ("ask", "ask_submit", "details", "choose"):
             return _toast("warning", R.ft(lang, "toast_unknown"))
         conv = Conversation(platform="feishu", channel=chat_id, user=user, thread=value.get("thread") or None,
@@ -225,7 +239,22 @@ class FeishuEvents:
 
     async def _ask_form(self, conv: Conversation, value: dict, clicked: str, lang: str) -> None:
         card = R.ask_form_card(value, lang)
-        await self.platform.post_cards(conv.channel, [card], thread=conv.thread or clicked)
+        thread = conv.thread or clicked
+        ref = await self.platform.post_cards(conv.channel, [card], thread=thread)
+        context = {**{k: v for k, v in value.items() if k != "action"}, "thread": value.get("thread") or thread}
+        await self.chat.store.set_json(self._form_key(ref.id), context, ttl=FORM_TTL)
+
+    def _form_key(self, message_id: str) -> str:
+        return self.chat.store.k("feishu", "form", message_id)
+
+    async def _submit_saved_form(self, conv: Conversation, form_message: str, question: str) -> None:
+        context = await self.chat.store.get_json(self._form_key(form_message))
+        if not isinstance(context, dict):
+            lang = self.platform.default_lang
+            await self.platform.reply_private(conv, Notice(R.ft(lang, "form_expired"), "error", lang))
+            return
+        conv = replace(conv, thread=context.get("thread") or None)
+        await self._action(conv, "ask", context, question)
 
     async def _action(self, conv: Conversation, action: str, value: dict, question: str | None = None) -> None:
         root = value.get("thread") or conv.thread

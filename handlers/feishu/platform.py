@@ -9,13 +9,14 @@ import json
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import AsyncIterator
 
 from bot.models import BotError
 from bot.platform import Content, Conversation, MessageRef, Notice
 from bot.render import feishu as R
-from handlers.feishu.api import (RATE_CODES, ContentCardElementRequest, ContentCardElementRequestBody,
+from handlers.feishu.api import (PERMISSION_CODES, RATE_CODES, ContentCardElementRequest, ContentCardElementRequestBody,
                                  CreateCardRequest, CreateCardRequestBody, CreateMessageRequest,
                                  CreateMessageRequestBody, FeishuApi, FeishuError, PatchMessageRequest,
                                  PatchMessageRequestBody, ReplyMessageRequest, ReplyMessageRequestBody,
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 CHAT_LIMIT = (5, 1.0)  # messages per second per chat, shared by all bots in a group
 MESSAGE_LIMIT = (5, 1.0)
 CARD_LIMIT = (10, 1.0)
+GROUP_MSG_SCOPE = "im:message.group_msg"  # sensitive: group messages without an @-mention
+SCOPES_TTL = 600.0  # seconds a scope check is trusted (an admin may grant it meanwhile)
 
 
 def _uuid(base: str, index: int) -> str:
@@ -50,6 +53,7 @@ class FeishuPlatform:
     supports_streaming = True
     supports_buttons = True
     supports_files = False
+    send_dedupe_window = 3600.0  # seconds Feishu deduplicates a send's `uuid`: the delivery decides after
 
     def __init__(self, api: FeishuApi, *, default_lang: str = "zh"):
         self.api = api
@@ -58,7 +62,9 @@ class FeishuPlatform:
         self.messages = ConversationPacer("msg", *MESSAGE_LIMIT, windows=api.pacer)
         self.cards = ConversationPacer("card", *CARD_LIMIT, windows=api.pacer)
         self.cardkit_ok = True  # becomes False when CardKit refuses (e.g. scope cardkit:card:write missing)
-        self.ephemeral_ok = True
+        self.ephemeral_ok = True  # False only when Feishu says the app may not send them at all
+        self.ephemeral_refused: OrderedDict[str, None] = OrderedDict()  # chats that refused one (topic groups)
+        self._scopes: tuple[float, dict[str, int] | None] = (0.0, None)
         self.bot_open_id: str | None = None
         self.bot_name: str | None = None
         self._identity_checked = 0.0
@@ -97,7 +103,8 @@ class FeishuPlatform:
         """Feishu has no private replies to bot messages in a thread; in a group's main stream a
         short notice goes out as an ephemeral card ("only you can see this"); everything else is
         a reply to the user's message, or into the thread they are in."""
-        if isinstance(content, Notice) and not conv.is_dm and not conv.thread and self.ephemeral_ok and conv.user:
+        if (isinstance(content, Notice) and not conv.is_dm and not conv.thread and conv.user and self.ephemeral_ok
+                and conv.channel not in self.ephemeral_refused):
             try:
                 await self.api.raw("send an ephemeral card", "POST", "/open-apis/ephemeral/v1/send",
                                    {"chat_id": conv.channel, "open_id": conv.user, "msg_type": "interactive",
@@ -105,8 +112,10 @@ class FeishuPlatform:
                                    limits=self.chats.limits(conv.channel))
                 return
             except FeishuError as exc:
-                if exc.code is not None and exc.code not in RATE_CODES:
-                    self.ephemeral_ok = False  # not available to this app: stop trying
+                if exc.code in PERMISSION_CODES:
+                    self.ephemeral_ok = False  # not available to this app anywhere: stop trying
+                elif exc.code is not None and exc.code not in RATE_CODES:
+                    self._refused_in(conv.channel)  # e.g. a topic group: only this chat
                 log.info("ephemeral card refused (%s); replying in the chat instead", exc)
         cards = R.render_cards(content, thread=conv.thread, lang=self.default_lang)
         if conv.thread:
@@ -121,6 +130,37 @@ class FeishuPlatform:
                 if exc.code in RATE_CODES or exc.code is None:
                     raise
         await self.post_cards(conv.channel, cards)
+
+    def _refused_in(self, chat_id: str) -> None:
+        self.ephemeral_refused[chat_id] = None
+        self.ephemeral_refused.move_to_end(chat_id)
+        while len(self.ephemeral_refused) > 10_000:
+            self.ephemeral_refused.popitem(last=False)
+
+    async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
+        """A sentence to add to the `config` reply when a setting cannot work as configured:
+        `questions all` needs the sensitive scope im:message.group_msg, without which Feishu
+        delivers only @-mentions from groups. Checked with the scopes API (no scope needed)."""
+        if getattr(settings, "questions", None) != "all":
+            return None
+        status = await self._scope_status(GROUP_MSG_SCOPE)
+        if status == 1:
+            return None
+        return R.ft(lang, "scope_unknown" if status is None else "scope_missing", scope=GROUP_MSG_SCOPE)
+
+    async def _scope_status(self, scope: str) -> int | None:
+        """1 granted, 2 not granted (absent: not requested, same thing), None when unknown."""
+        checked, scopes = self._scopes
+        if scopes is None or time.monotonic() - checked > SCOPES_TTL:
+            try:
+                reply = await self.api.raw("read the app's scopes", "GET", "/open-apis/application/v6/scopes")
+                items = (reply.get("data") or {}).get("scopes") or []
+                scopes = {str(i.get("scope_name")): int(i.get("grant_status") or 2) for i in items if isinstance(i, dict)}
+            except (BotError, ValueError, TypeError, AttributeError) as exc:
+                log.warning("could not read the app's scopes (%s)", exc)
+                return None
+            self._scopes = (time.monotonic(), scopes)
+        return scopes.get(scope, 2)
 
     async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
                      conv: Conversation | None = None, lang: str = "") -> MessageRef:

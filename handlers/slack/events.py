@@ -255,7 +255,7 @@ class SlackAdapter:
         if repo is not None:
             lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.settings.default_lang
             try:
-                self.chat._check_repo(conv, str(repo), lang)
+                self.chat.check_repo(conv, str(repo), lang)
             except BotError as exc:
                 log.warning("Slack action refused: its value names a repository chat users may not reach")
                 self.chat.spawn(self._tell(conv, Notice(f"⚠️ {exc}", "error", lang)))

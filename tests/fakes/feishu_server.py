@@ -15,21 +15,33 @@ Routes::
     POST  /open-apis/cardkit/v1/cards                       create a card entity
     PATCH /open-apis/cardkit/v1/cards/{id}/settings         e.g. streaming_mode off
     PUT   /open-apis/cardkit/v1/cards/{id}/elements/{eid}/content   streaming text (sequence must grow)
-    POST  /open-apis/ephemeral/v1/send                      "only you can see this" cards
+    POST  /open-apis/ephemeral/v1/send                      "only you can see this" cards (not in
+                                                            topic groups: `fake.topic_chat(chat_id)`)
+    GET   /open-apis/application/v6/scopes                  the app's scopes and their grant status
     POST  /callback/ws/endpoint                             the long connection's gateway URL: a
                                                             websocket server on loopback speaking
                                                             Feishu's protobuf frames (`fake.ws_push`)
 
 Every API call needs the tenant token it issued. Sends carrying a `uuid` seen in the last hour
-return the earlier message instead of posting another. Cards over 30 KB are refused.
+(`fake.uuid_window` seconds of the fake's clock, which `fake.advance(s)` moves on) return the
+earlier message instead of posting another; after that the same uuid posts again, as in Feishu.
+Request bodies over 30 KB for cards (create, reply, patch, CardKit) are refused with 230025 —
+the body as sent, where the card is an escaped JSON string, not the card itself.
 
 Scripting::
 
     fake.throttle(3)                      # the next 3 API calls: HTTP 429, code 99991400,
                                           #   x-ogw-ratelimit-reset: 0.05
     fake.fail(2, status=500, code=1, path="/open-apis/im/")   # the next 2 matching calls fail
+    fake.lose(2, path="/open-apis/im/v1/messages/")   # the next 2 matching calls are carried out,
+                                          #   but answered HTTP 500 (a reply lost on the way back)
     fake.deny_cardkit()                   # CardKit refuses (no cardkit:card:write scope)
-    fake.deny_ephemeral()
+    fake.deny_ephemeral()                 # the app may not send ephemeral cards at all (permission)
+    fake.topic_chat(chat_id)              # a topic group: ephemeral cards refused in it only
+    fake.p2p_chat(chat_id)                # a one-to-one chat: ephemeral cards are for groups only
+    fake.pause("/open-apis/im/")          # hold every matching call until fake.resume() (to observe
+                                          #   what the bot did before any of them was answered)
+    fake.scopes["im:message.group_msg"] = 1   # grant a scope (1 granted, 2 not; absent: not requested)
 
 Inspecting::
 
@@ -38,6 +50,8 @@ Inspecting::
     fake.thread(root_id) # the replies in a thread, in order
     fake.card(message)   # what the message shows: its card (a CardKit card resolved, with the
                          #   streamed element contents)
+    fake.shown(message)  # its Markdown as a reader sees it: numeric entities (&#60;) decoded, named
+                         #   ones (&lt;) left literal, as Feishu's card Markdown does
 
 Events over the long connection (FEISHU_MODE=ws)::
 
@@ -56,6 +70,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -64,8 +79,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterable
 from urllib.parse import parse_qs, urlsplit
 
-MAX_CARD_BYTES = 30 * 1024
-UUID_WINDOW = 3600.0
+MAX_BODY_BYTES = 30 * 1024  # "卡片及富文本消息请求体最大不能超过30KB" (error 230025)
+UUID_WINDOW = 3600.0  # a send's uuid deduplicates for one hour
+TOO_LONG = {"code": 230025, "msg": "The length of the message content reaches its limit."}
+DEFAULT_SCOPES = {"im:message": 1, "im:message:send_as_bot": 1, "im:message.group_at_msg:readonly": 1,
+                  "im:message.p2p_msg:readonly": 1, "cardkit:card:write": 1}
 
 
 @dataclass
@@ -79,6 +97,7 @@ class Call:
     status: int = 200
     code: int = 0
     deduped: bool = False  # a send whose uuid was seen before: no new message
+    size: int = 0  # bytes of the request body as sent
 
 
 @dataclass
@@ -155,6 +174,24 @@ class FakeFeishu:
         self._server: ThreadingHTTPServer | None = None
         self._gateway: _WsGateway | None = None
         self.ws_connected = threading.Event()
+        self.uuid_window = UUID_WINDOW
+        self.scopes: dict[str, int] = dict(DEFAULT_SCOPES)
+        self._topic_chats: set[str] = set()
+        self._p2p_chats: set[str] = set()
+        self._offset = 0.0  # advance(): the fake's clock runs ahead of the real one
+        self._paused: str | None = None
+        self._lost: list[list] = []  # [remaining, path]
+        self._gate = threading.Event()
+        self._gate.set()
+
+    def now(self) -> float:
+        """The fake's clock (monotonic seconds), for its time-limited behaviour (uuid dedupe)."""
+        return time.monotonic() + self._offset
+
+    def advance(self, seconds: float) -> None:
+        """Move the fake's clock on, e.g. past the uuid window, without waiting."""
+        with self._lock:
+            self._offset += seconds
 
     # --- lifecycle -----------------------------------------------------------------------------------
     @property
@@ -219,6 +256,31 @@ class FakeFeishu:
     def deny_ephemeral(self) -> None:
         self._ephemeral_denied = True
 
+    def lose(self, n: int, *, path: str = "/open-apis/") -> None:
+        """The next n calls under `path` take effect, but their answer is an HTTP 500."""
+        with self._lock:
+            self._lost.append([n, path])
+
+    def pause(self, path: str = "/open-apis/") -> None:
+        """Hold calls under `path` (not the token endpoint) until `resume()` (at most 60 s)."""
+        self._paused = path
+        self._gate.clear()
+
+    def resume(self) -> None:
+        self._gate.set()
+
+    def _hold(self, path: str) -> None:
+        if self._paused and path.startswith(self._paused) and not path.startswith("/open-apis/auth/"):
+            self._gate.wait(60)
+
+    def p2p_chat(self, chat_id: str) -> None:
+        """Make `chat_id` a one-to-one chat: ephemeral cards "can only be used in group chats"."""
+        self._p2p_chats.add(chat_id)
+
+    def topic_chat(self, chat_id: str) -> None:
+        """Make `chat_id` a topic group, where ephemeral cards are not supported."""
+        self._topic_chats.add(chat_id)
+
     # --- inspecting ------------------------------------------------------------------------------------
     def api_calls(self, path_part: str = "", method: str | None = None) -> list[Call]:
         with self._lock:
@@ -252,6 +314,11 @@ class FakeFeishu:
         """Only the markdown strings (the text Feishu interprets: mentions, links, tags)."""
         return "\n".join(_texts(self.card(message), ("markdown", "lark_md")))
 
+    def shown(self, message: Message) -> str:
+        """The markdown as a reader sees it: Feishu's card Markdown decodes the numeric escapes it
+        documents (&#60; &#62; &#38;) and shows anything else, named entities included, literally."""
+        return shown_markdown(self.markdown_of(message))
+
     # --- request handling (server threads) ---------------------------------------------------------------
     def _handle(self, method: str, raw_path: str, headers: dict[str, str], raw_body: bytes) -> tuple[int, dict, dict]:
         parts = urlsplit(raw_path)
@@ -261,10 +328,15 @@ class FakeFeishu:
             body = json.loads(raw_body) if raw_body else None
         except ValueError:
             body = None
-        call = Call(method, path, query, body, headers, time.monotonic())
+        call = Call(method, path, query, body, headers, time.monotonic(), size=len(raw_body))
         with self._lock:
             self.calls.append(call)
             status, payload, extra = self._route(call, method, path, query, body, headers)
+            for lost in self._lost:
+                if lost[0] > 0 and path.startswith(lost[1]) and not path.startswith("/open-apis/auth/"):
+                    lost[0] -= 1
+                    status, payload, extra = 500, {"code": 1000004, "msg": "internal error"}, {}
+                    break
             call.status, call.code = status, payload.get("code", 0)
         return status, payload, extra
 
@@ -285,6 +357,12 @@ class FakeFeishu:
             return 200, {"code": 0, "msg": "ok", "bot": {"activate_status": 2, "app_name": self.bot_name,
                                                          "avatar_url": "", "ip_white_list": [],
                                                          "open_id": self.bot_open_id}}, {}
+        if call.size > MAX_BODY_BYTES and method in ("POST", "PATCH", "PUT") and (
+                path.startswith("/open-apis/im/v1/messages") or path.startswith("/open-apis/cardkit/")):
+            return 400, dict(TOO_LONG), {}
+        if path == "/open-apis/application/v6/scopes" and method == "GET":
+            scopes = [{"scope_name": name, "grant_status": status} for name, status in self.scopes.items()]
+            return 200, {"code": 0, "msg": "success", "data": {"scopes": scopes}}, {}
         if path == "/open-apis/im/v1/messages" and method == "POST":
             return self._create(call, query, body or {})
         if path.startswith("/open-apis/im/v1/messages/"):
@@ -321,8 +399,6 @@ class FakeFeishu:
     def _check_content(self, msg_type: str, content: Any) -> tuple[int, dict] | None:
         if msg_type != "interactive" or not isinstance(content, str):
             return 400, {"code": 230001, "msg": "invalid request parameter: msg_type/content"}
-        if len(content.encode("utf-8")) > MAX_CARD_BYTES:
-            return 400, {"code": 230025, "msg": "The message content exceeds the length limit."}
         try:
             card = json.loads(content)
         except ValueError:
@@ -341,7 +417,7 @@ class FakeFeishu:
         if len(uid) > 50:
             raise ValueError("uuid longer than 50 characters")
         seen = self._uuids.get(uid)
-        if seen and time.monotonic() - seen[0] < UUID_WINDOW:
+        if seen and self.now() - seen[0] < self.uuid_window:
             call.deduped = True
             return seen[1]
         return None
@@ -353,7 +429,7 @@ class FakeFeishu:
         self.messages.append(message)
         self._by_id[message.message_id] = message
         if message.uuid:
-            self._uuids[message.uuid] = (time.monotonic(), message)
+            self._uuids[message.uuid] = (self.now(), message)
         return message
 
     def _create(self, call: Call, query: dict, body: dict) -> tuple[int, dict, dict]:
@@ -413,8 +489,6 @@ class FakeFeishu:
                                                   "[cardkit:card:write]."}, {}
         if body.get("type") != "card_json" or not isinstance(body.get("data"), str):
             return 400, {"code": 300001, "msg": "invalid card type or data"}, {}
-        if len(body["data"].encode("utf-8")) > MAX_CARD_BYTES:
-            return 400, {"code": 300305, "msg": "card content exceeds the limit"}, {}
         try:
             card = json.loads(body["data"])
         except ValueError:
@@ -478,8 +552,19 @@ class FakeFeishu:
             return 400, {"code": 99991672, "msg": "Access denied: ephemeral cards are not enabled."}, {}
         if not (body.get("chat_id") and body.get("open_id") and isinstance(body.get("card"), dict)):
             return 400, {"code": 10002, "msg": "invalid parameters"}, {}
+        if body["chat_id"] in self._p2p_chats:
+            return 400, {"code": 10002, "msg": "ephemeral cards can only be sent in group chats"}, {}
+        if body["chat_id"] in self._topic_chats:  # a refusal for this chat, not a permission error
+            return 400, {"code": 10002, "msg": "ephemeral cards are not supported in topic groups"}, {}
         self.ephemerals.append(body)
         return 200, {"code": 0, "msg": "ok", "data": {"message_id": f"om_eph{next(self._ids):06d}"}}, {}
+
+
+def shown_markdown(markdown: str) -> str:
+    """Card Markdown as Feishu displays it: numeric character references decoded, named entities
+    (&lt;, &amp;) left as typed."""
+    return re.sub(r"&#(\d{1,7});", lambda m: chr(int(m.group(1))) if int(m.group(1)) < 0x110000 else m.group(0),
+                  markdown)
 
 
 def _find_element(node: Any, element_id: str) -> dict | None:
@@ -532,6 +617,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         if self.fake.latency:
             time.sleep(self.fake.latency)
+        self.fake._hold(urlsplit(self.path).path)
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, payload, extra = self.fake._handle(self.command, self.path, headers, raw)
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -740,12 +826,13 @@ def message_event(text: str | None = None, *, chat_id: str = "oc_group0000000000
     }
 
 
-def card_action_event(value: dict, *, chat_id: str = "oc_group0000000000000000000000001",
+def card_action_event(value: dict | None, *, chat_id: str = "oc_group0000000000000000000000001",
                       message_id: str = "", operator: str = "ou_alice000000000000000000000000001",
                       form_value: dict | None = None, name: str | None = None, tag: str = "button",
                       event_id: str | None = None, token: str = "", app_id: str = "cli_fake") -> dict:
-    """A `card.action.trigger` callback (a button click or a form submission)."""
-    action: dict = {"value": value, "tag": tag}
+    """A `card.action.trigger` callback (a button click or a form submission). `value=None`: a
+    form submission that arrives without its submit button's value, as Feishu sometimes sends."""
+    action: dict = {"tag": tag} if value is None else {"value": value, "tag": tag}
     if form_value is not None:
         action["form_value"] = form_value
     if name:

@@ -236,15 +236,15 @@ class FakeGitHub:
             self._faults.append(_Fault(status, dict(headers or {}), body, n, path_contains, skip=skip))
 
     def rate_limit_next(self, n: int = 1, *, reset_in: float = 1.0, path_contains: str | None = None,
-                        skip: int = 0) -> None:
-        """GitHub's primary rate limit: 403, X-RateLimit-Remaining: 0, X-RateLimit-Reset (epoch
-        seconds, between reset_in and reset_in + 1 s ahead when sent)."""
+                        skip: int = 0, status: int = 403) -> None:
+        """GitHub's primary rate limit: 403 (or 429 — GitHub documents both), X-RateLimit-Remaining:
+        0, X-RateLimit-Reset (epoch seconds, between reset_in and reset_in + 1 s ahead when sent)."""
         body = {"message": "API rate limit exceeded for 127.0.0.1. (But here's the good news: "
                            "Authenticated requests get a higher rate limit. Check out the "
                            "documentation for more details.)",
                 "documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}
         with self._lock:
-            self._faults.append(_Fault(403, {}, body, n, path_contains, reset_in=reset_in, skip=skip))
+            self._faults.append(_Fault(status, {}, body, n, path_contains, reset_in=reset_in, skip=skip))
 
     def secondary_limit_next(self, n: int = 1, *, retry_after: int = 1, status: int = 429,
                              path_contains: str | None = None, skip: int = 0) -> None:

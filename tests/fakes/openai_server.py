@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import re
 import sys
 import threading
 import time
@@ -66,6 +68,7 @@ class Reply:
     chunks: list[str] | None = None  # stream deltas; default: `content` split in ~3 pieces
     chunk_delay: float = 0.0
     hang: bool = False
+    body: Any = None  # a non-200 answer's whole JSON body, when it is not OpenAI's {"error": …}
 
 
 Responder = Callable[[dict], "Reply | str | dict"]
@@ -102,7 +105,18 @@ def default_responder(request: dict) -> Reply:
         return Reply(content="This commit adds a --since flag so exports can be limited to recent records.")
     if '"bullets"' in system:
         return Reply(content=headline_json())
+    title, path = commit_facts(request)
+    if path:  # like a real model, the summary names something in the commit it was shown
+        return Reply(content=analysis_json(summary=f"Adds a --since flag to the export command. Touches {path}."))
     return Reply(content=analysis_json())
+
+
+def commit_facts(request: dict) -> tuple[str, str]:
+    """(title, first file path) of the commit in an analysis prompt, or ("", "")."""
+    user = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "user"), "")
+    title = re.search(r"^title: (.*)$", user, re.M)
+    files = re.search(r"<files>\n(?:\w+ )?(\S+)", user)
+    return (title.group(1).strip() if title else ""), (files.group(1) if files else "")
 
 
 def script(*replies: "Reply | str | dict", then: Responder | None = None) -> Responder:
@@ -119,6 +133,135 @@ def script(*replies: "Reply | str | dict", then: Responder | None = None) -> Res
         return (then or default_responder)(request)
 
     return respond
+
+
+# --- endpoints as they behave in the wild (the README's "LLM endpoints" table) ---------------------
+
+BEHAVIOURS = ("think", "fenced", "sloppy", "list", "schema_only", "refuse_400", "refuse_422",
+              "llamacpp_500", "context", "echo", "hang")
+CONTEXT_WORDINGS = {  # HTTP 400 messages, as worded by OpenAI, vLLM (older, newer) and OpenRouter
+    "openai": ("This model's maximum context length is {window} tokens. However, your messages resulted in "
+               "{total} tokens. Please reduce the length of the messages."),
+    "vllm_old": ("This model's maximum context length is {window} tokens. However, you requested {total} tokens "
+                 "({prompt} in the messages, {output} in the completion). Please reduce the length of the "
+                 "messages or completion."),
+    "vllm_new": ("'max_tokens' or 'max_completion_tokens' is too large: {output}. This model's maximum context "
+                 "length is {window} tokens and your request has {prompt} input tokens ({output} > {window} - "
+                 "{prompt})."),
+    "openrouter": ("This endpoint's maximum context length is {window} tokens. However, you requested about "
+                   "{total} tokens ({prompt} of text input, {output} in the output). Please reduce the length "
+                   "of either one."),
+}
+
+
+def good_answer(request: dict, **overrides: Any) -> str:
+    """A valid analysis that names the commit it was shown (title and first file)."""
+    title, path = commit_facts(request)
+    summary = f"Changes {path or 'the code'} for “{title or 'this commit'}”."
+    return analysis_json(summary=summary, **overrides)
+
+
+def server_tokens(request: dict) -> int:
+    """A tokenizer unlike the client's estimate: ~3 ASCII characters a token, 1.5 per other
+    character (Chinese costs more than simple estimates assume), 4 per message."""
+    total = 0.0
+    for m in request.get("messages", []):
+        text = str(m.get("content") or "")
+        ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+        total += ascii_chars / 3 + (len(text) - ascii_chars) * 1.5 + 4
+    return math.ceil(total)
+
+
+class Behaviour:
+    """A responder that plays one endpoint behaviour for analyses, headlines and streams.
+    `calls` counts the requests by kind; `window` and `wordings` are for "context"."""
+
+    THINK = ('<think>The user wants JSON like {"summary": "draft"} — wait, check the diff first '
+             '{not json}. Draft: {"change_type": "other", "importance": "high"}</think>\n')
+
+    def __init__(self, name: str, *, window: int = 6144, wordings: Iterable[str] = tuple(CONTEXT_WORDINGS)):
+        if name not in BEHAVIOURS:
+            raise ValueError(f"unknown behaviour {name!r}")
+        self.name = name
+        self.window = window
+        self._wordings = itertools.cycle(list(wordings))
+        self._lock = threading.Lock()
+        self.refusals = 0  # context-length errors answered
+
+    def __call__(self, request: dict) -> Reply:
+        name = self.name
+        if name == "hang":
+            return Reply(hang=True)
+        fmt = request.get("response_format") or {}
+        kind = fmt.get("type")
+        if name == "context" and (refused := self._over_window(request)) is not None:
+            return refused
+        if name == "refuse_422" and fmt:  # a FastAPI server that knows no response_format
+            return Reply(status=422, body={"detail": [{
+                "type": "extra_forbidden", "loc": ["body", "response_format"],
+                "msg": "Extra inputs are not permitted", "input": fmt}]})
+        if name == "refuse_400" and (kind == "json_schema" or "schema" in fmt):
+            return Reply(status=400, error={
+                "message": f"Invalid parameter: 'response_format' of type '{kind}' with a schema is not "
+                           "supported with this model.", "type": "invalid_request_error",
+                "param": "response_format", "code": None})
+        if name == "llamacpp_500" and kind == "json_schema":
+            # llama-cpp-python validates response_format inside the route: a 500 naming the format
+            return Reply(status=500, error={
+                "message": "1 validation error for ChatCompletionRequestResponseFormat\ntype\n  Input should "
+                           "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', "
+                           "input_type=str]", "type": "internal_server_error", "param": None, "code": None})
+        if request.get("stream"):
+            return self._stream()
+        system = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "system"), "")
+        if '"bullets"' in system:
+            answer = headline_json()
+            return Reply(content=self.THINK + answer if name == "think" else answer)
+        return Reply(content=self._analysis(request, kind))
+
+    def _analysis(self, request: dict, kind: str | None) -> str:
+        name, answer = self.name, good_answer(request)
+        if name == "think":
+            return self.THINK + answer
+        if name == "fenced":
+            return (f"Here is my analysis of the commit:\n\n```json\n{answer}\n```\n\n"
+                    "Note: the {braces} in the title are literal; see {docs}.")
+        if name == "sloppy":  # a trailing comma and a raw newline inside a string
+            data = json.loads(answer)
+            data["impact"] = "Users of the export command.\nScripts that parse its output."
+            text = json.dumps(data, ensure_ascii=False, indent=2)
+            return text.replace('\\n', '\n').rstrip("}").rstrip() + ",\n}"
+        if name == "list":
+            return f"[{answer}]"
+        if name == "schema_only" and kind != "json_schema":
+            return json.dumps({"change_type": "feat", "summary": "y"})  # a small model left alone
+        if name == "echo":
+            return analysis_json(summary="<what changed and why>",
+                                 importance_reason="<one sentence: why this importance>")
+        if name == "refuse_422":  # no JSON mode: the model wraps the object in prose
+            return f"Sure! {answer} Hope this helps."
+        return answer
+
+    def _stream(self) -> Reply:
+        prose = "This commit changes the export path; scripts reading its output may need updating."
+        if self.name == "think":  # the tags split across chunks, braces inside
+            return Reply(chunks=["<thi", "nk>The user asks {about this}", " and {\"x\": 1}</th", "ink>\n",
+                                 prose[:20], prose[20:]])
+        return Reply(content=prose)
+
+    def _over_window(self, request: dict) -> Reply | None:
+        prompt = server_tokens(request)
+        output = int(request.get("max_tokens") or 0)
+        if prompt + output <= self.window:
+            return None
+        with self._lock:
+            wording = next(self._wordings)
+            self.refusals += 1
+        total = prompt if wording == "openai" else prompt + output
+        return Reply(status=400, error={
+            "message": CONTEXT_WORDINGS[wording].format(window=self.window, prompt=prompt, output=output,
+                                                        total=total),
+            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"})
 
 
 class FakeOpenAI:
@@ -209,7 +352,7 @@ def _as_reply(answer: "Reply | str | dict", request: dict) -> Reply:
 
 
 def _usage(request: dict, content: str) -> dict[str, int]:
-    prompt = sum(len(str(m.get("content") or "")) for m in request.get("messages", [])) // 4 + 1
+    prompt = server_tokens(request)  # the same tokenizer the "context" behaviour enforces
     completion = len(content) // 4 + 1
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
@@ -282,6 +425,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if reply.status != 200:
+            if reply.body is not None:
+                self._send_json(reply.status, reply.body, reply.headers)
+                return
             error = reply.error or {"message": f"Fake error {reply.status}.", "type": "server_error"}
             self._send_error(reply.status, error, reply.headers)
             return

@@ -1,0 +1,337 @@
+"""The model's analysis answer: its one definition (→ JSON schema and validation), tolerant
+extraction from whatever the model wrapped it in, and checks of its meaning.
+
+Models met in the wild think aloud (`<think>…</think>` with draft JSON inside), wrap the object
+in prose and fences, leave trailing commas and raw newlines, put the object in a list, copy the
+prompt's placeholders back, or answer "y". Extraction takes the first complete JSON value after
+the reasoning (a balanced scan, not first `{` to last `}`); the meaning checks reject what is
+well-formed but says nothing about the commit.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..models import Analysis, ChangeType, Commit, FileChange, Importance, Insights
+from .reasoning import strip_reasoning
+
+CHANGE_TYPES = tuple(t.value for t in ChangeType)
+IMPORTANCES = tuple(i.value for i in Importance)
+INSIGHT_KEYS = ("architecture", "performance", "security")
+
+
+class InvalidAnswer(ValueError):
+    """The model's answer is unusable; the message says how in a few words, `code` names the
+    reason for the rejection counter."""
+
+    def __init__(self, message: str, code: str = "schema"):
+        super().__init__(message)
+        self.code = code
+
+
+# --- the one definition ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AnswerField:
+    key: str
+    kind: str  # "enum" | "text" | "texts" (list of strings) | "insights"
+    required: bool = False  # required non-empty when validating
+    values: tuple[str, ...] = ()
+
+
+ANSWER_FIELDS = (
+    AnswerField("change_type", "enum", True, CHANGE_TYPES),
+    AnswerField("importance", "enum", True, IMPORTANCES),
+    AnswerField("importance_reason", "text", True),
+    AnswerField("summary", "text", True),
+    AnswerField("impact", "text"),
+    AnswerField("insights", "insights"),
+    AnswerField("risks", "texts"),
+    AnswerField("recommendations", "texts"),
+)
+SCHEMA_NAME = "commit_analysis"
+
+
+def answer_schema() -> dict[str, Any]:
+    """The JSON schema of the answer, generated from ANSWER_FIELDS. Strict-mode shaped (every
+    key listed as required, no extra keys) because OpenAI's strict structured output demands it;
+    emptiness of optional fields is allowed by the validator, not the schema."""
+    def prop(f: AnswerField) -> dict[str, Any]:
+        if f.kind == "enum":
+            return {"type": "string", "enum": list(f.values)}
+        if f.kind == "text":
+            return {"type": "string"}
+        if f.kind == "texts":
+            return {"type": "array", "items": {"type": "string"}}
+        return {"type": "object", "properties": {k: {"type": "string"} for k in INSIGHT_KEYS},
+                "required": list(INSIGHT_KEYS), "additionalProperties": False}
+
+    return {"type": "object", "properties": {f.key: prop(f) for f in ANSWER_FIELDS},
+            "required": [f.key for f in ANSWER_FIELDS], "additionalProperties": False}
+
+
+def validate_answer(data: dict[str, Any]) -> Analysis:
+    """The answer as an Analysis, checked field by field against ANSWER_FIELDS."""
+    values = {f.key: _field(data, f) for f in ANSWER_FIELDS}
+    return Analysis(change_type=ChangeType(values["change_type"]), importance=Importance(values["importance"]),
+                    importance_reason=values["importance_reason"], summary=values["summary"],
+                    impact=values["impact"], insights=values["insights"], risks=values["risks"],
+                    recommendations=values["recommendations"])
+
+
+def _field(data: dict, f: AnswerField):
+    value = data.get(f.key)
+    if f.kind == "insights":
+        if value is None:
+            return Insights()
+        if not isinstance(value, dict):
+            raise InvalidAnswer('"insights" must be an object with architecture, performance, security')
+        return Insights(**{key: _text(value, key, False) for key in INSIGHT_KEYS})
+    if f.kind == "texts":
+        if value is None:
+            return ()
+        if isinstance(value, str):  # a single string is accepted as a one-item list
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InvalidAnswer(f'"{f.key}" must be a list of strings')
+        return tuple(v.strip() for v in value if v.strip())
+    text = _text(data, f.key, f.required)
+    if f.kind == "enum":
+        text = text.lower()
+        if text not in f.values:
+            raise InvalidAnswer(f'"{f.key}" is {text!r}, not one of {", ".join(f.values)}')
+    return text
+
+
+def _text(data: dict, key: str, required: bool) -> str:
+    value = data.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise InvalidAnswer(f'"{key}" is missing or empty' if required else f'"{key}" must be a string')
+    return value.strip()
+
+
+# --- tolerant extraction -----------------------------------------------------------------------
+
+_FENCED = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.S)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+MAX_CANDIDATES = 200  # bracket positions tried before giving up (a 16 KB answer has few)
+
+
+def parse_answer(text: str, expect: Sequence[str] = ()) -> dict[str, Any]:
+    """The answer's JSON object: the first complete one after the reasoning, in a fence or not,
+    trailing commas and raw newlines forgiven, `[{…}]` unwrapped. With `expect`, an object that
+    has one of those keys wins over an earlier one that has none (a draft in the prose)."""
+    visible = strip_reasoning(text or "")
+    found: list[dict] = []
+    for part in [m.group(1) for m in _FENCED.finditer(visible)] + [visible]:
+        for value in _json_values(part):
+            if not expect or any(key in value for key in expect):
+                return value
+            found.append(value)
+    if found:
+        return found[0]
+    raise InvalidAnswer("the answer is not a JSON object", "not_json")
+
+
+def _json_values(text: str):
+    """Every JSON object (or one-object list) in `text`, in order, by balanced bracket scan."""
+    tried = 0
+    i = 0
+    while i < len(text) and tried < MAX_CANDIDATES:
+        if text[i] in "{[":
+            tried += 1
+            end = _closing(text, i)
+            if end is not None:
+                value = _loads(text[i:end + 1])
+                if isinstance(value, list) and len(value) == 1:
+                    value = value[0]
+                if isinstance(value, dict):
+                    yield value
+                    i = end
+        i += 1
+
+
+def _closing(text: str, start: int) -> int | None:
+    """Index of the bracket closing the one at `start`, skipping strings; None if unbalanced."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for j in range(start, len(text)):
+        ch = text[j]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+            if not stack:
+                return j
+    return None
+
+
+def _loads(raw: str):
+    """json.loads that forgives raw control characters in strings (strict=False) and, failing
+    that, trailing commas outside strings."""
+    try:
+        return json.loads(raw, strict=False)
+    except ValueError:
+        pass
+    try:
+        return json.loads(_without_trailing_commas(raw), strict=False)
+    except ValueError:
+        return None
+
+
+def _without_trailing_commas(raw: str) -> str:
+    out, start, in_string, escaped = [], 0, False, False
+    for j, ch in enumerate(raw):  # only outside strings: rewrite segment by segment
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+                out.append(raw[start:j + 1])
+                start = j + 1
+        elif ch == '"':
+            out.append(_TRAILING_COMMA.sub(r"\1", raw[start:j]))
+            start = j
+            in_string = True
+    out.append(_TRAILING_COMMA.sub(r"\1", raw[start:]) if not in_string else raw[start:])
+    return "".join(out)
+
+
+# --- meaning -----------------------------------------------------------------------------------
+
+_SLOT = re.compile(r"<([^<>\n]{2,80})>")
+_WORD = re.compile(r"[A-Za-z0-9_]+")  # identifiers, numbers, SHAs (which may start with a digit)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+GENERIC_WORDS = frozenset("""
+a an the and or but for with from into onto of to in on at by as is are was were be been this that these
+those it its their there here now also only more less some all any one two new old code file files commit
+commits change changes changed changing update updates updated add adds added adding fix fixes fixed
+fixing remove removes removed removing use uses used using make makes made support supports supported
+improve improves improved minor small various misc feat chore docs doc test tests bug bugfix refactor
+style perf build ci when which what why how not no yes via per after before then than so such other
+summary analysis none null empty
+""".split())
+SAFE_TYPES_FOR_DOCS = frozenset({ChangeType.SECURITY})
+
+
+def echoed_field(analysis: Analysis, system_prompt: str) -> str | None:
+    """The first field that copies a placeholder or instruction from the prompt, else None."""
+    slots = {n for n in map(_norm, _SLOT.findall(system_prompt))  # not the data tags: <commit> …
+             if (len(n) >= 4 and _CJK.search(n)) or (" " in n and len(n) >= 8)}
+    prompt = _norm(system_prompt)
+    for key, value in _text_fields(analysis):
+        text = value.strip()
+        norm = _norm(text)
+        if not norm:
+            continue
+        if _SLOT.fullmatch(text) or any(slot in norm for slot in slots):
+            return key
+        long_enough = len(norm) >= 16 if _CJK.search(norm) else len(norm.split()) >= 4
+        if long_enough and norm in prompt:
+            return key
+    return None
+
+
+def summary_too_short(summary: str) -> bool:
+    text = re.sub(r"[\W_]+", " ", summary).strip()
+    if _CJK.search(text):
+        return len(text.replace(" ", "")) < 4
+    return len(text.split()) < 2
+
+
+def commit_terms(commit: Commit, files: Sequence[FileChange]) -> set[str]:
+    """Lower-case words that name something in the commit: title words, path parts, symbols on
+    changed lines, the short SHA. Generic words ("fix", "code") are left out."""
+    terms: set[str] = {commit.short_sha.lower()}
+    terms |= _words(commit.title)
+    for f in files:
+        for path in filter(None, (f.path, f.previous_path)):
+            terms |= _words(path.replace("/", " ").replace(".", " "))
+        for line in (f.patch or "").splitlines():
+            if line[:1] in "+-@" and not line.startswith(("+++", "---")):
+                terms |= _words(line)
+    return terms - GENERIC_WORDS
+
+
+def names_the_commit(summary: str, commit: Commit, files: Sequence[FileChange]) -> bool:
+    said = _words(summary) - GENERIC_WORDS
+    if said & commit_terms(commit, files):
+        return True
+    # A Chinese summary of a Chinese commit: any two-character run shared with its text.
+    cjk = _cjk_pairs(summary)
+    return bool(cjk and cjk & _cjk_pairs(f"{commit.title}\n{commit.body}"))
+
+
+def only_docs_or_tests(files: Sequence[FileChange]) -> str | None:
+    """"documentation" / "tests" / "documentation and tests" when every file is of those kinds."""
+    from .heuristic import FileKind, classify_path
+
+    kinds = {classify_path(f.path) for f in files}
+    if not kinds or not kinds <= {FileKind.DOCS, FileKind.TEST}:
+        return None
+    if kinds == {FileKind.DOCS}:
+        return "documentation"
+    return "tests" if kinds == {FileKind.TEST} else "documentation and tests"
+
+
+def check_meaning(analysis: Analysis, commit: Commit, files: Sequence[FileChange], system_prompt: str) -> None:
+    """InvalidAnswer (with a code for the counter) when a well-formed answer says nothing."""
+    if (key := echoed_field(analysis, system_prompt)) is not None:
+        raise InvalidAnswer(f'"{key}" copies the prompt\'s placeholder or instructions instead of '
+                            "describing this commit", "placeholder")
+    if summary_too_short(analysis.summary):
+        raise InvalidAnswer('"summary" is empty or a single word', "summary_too_short")
+    if not names_the_commit(analysis.summary, commit, files):
+        raise InvalidAnswer('"summary" names nothing in this commit (no file, module, symbol or '
+                            "title word)", "summary_unrelated")
+    if analysis.importance is Importance.HIGH and analysis.change_type not in SAFE_TYPES_FOR_DOCS:
+        if (only := only_docs_or_tests(files)) is not None:
+            raise InvalidAnswer(f'"importance" is high, but the commit changes only {only}',
+                                "importance_contradiction")
+
+
+def _text_fields(analysis: Analysis):
+    yield "summary", analysis.summary
+    yield "importance_reason", analysis.importance_reason
+    yield "impact", analysis.impact
+    for key in INSIGHT_KEYS:
+        yield f"insights.{key}", getattr(analysis.insights, key)
+    for item in analysis.risks:
+        yield "risks", item
+    for item in analysis.recommendations:
+        yield "recommendations", item
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\u3400-\u9fff]+", " ", text.lower()).split())
+
+
+def _words(text: str) -> set[str]:
+    """Identifiers and their snake/camel parts, lower-cased, three letters or more."""
+    out: set[str] = set()
+    for word in _WORD.findall(text or ""):
+        out.add(word.lower())
+        out.update(p.lower() for p in _PARTS.findall(word))
+    return {w for w in out if len(w) >= 3}
+
+
+def _cjk_pairs(text: str) -> set[str]:
+    runs = re.findall(r"[\u3400-\u9fff]{2,}", text or "")
+    return {run[i:i + 2] for run in runs for i in range(len(run) - 1)}
