@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import shutil
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -284,3 +284,50 @@ async def test_digest_asked_for_an_empty_day_says_so(bot, repo):
                         key=chat.store.k("delivery", "asked-empty"))
     assert await chat.deliveries.run(spec) == "delivered"
     assert out.getvalue() == "[#1] No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).\n"
+
+
+class DedupingConsole(FlakyConsole):
+    """A platform that deduplicates keyed sends for an hour (as Feishu's `uuid`), whose
+    `fail_at`-th send has an unknown outcome (here: it never arrived)."""
+
+    send_dedupe_window = 3600.0
+
+
+@pytest.fixture
+async def timed_bot(make_settings, repo):
+    now = [NOW]
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", catchup_minutes=60)
+    services = Services.build(settings, clock=lambda: now[0])
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: now[0])
+    yield chat, out, now
+    await services.aclose()
+
+
+@pytest.mark.parametrize("later,outcome,parents", [
+    (timedelta(minutes=10), "delivered", 1),  # inside the platform's dedupe window: sent again with its key
+    (timedelta(hours=2), "uncertain", 0),  # past it: never twice, so not again
+])
+async def test_a_parent_whose_send_had_no_answer(timed_bot, repo, later, outcome, parents):
+    chat, out, now = timed_bot
+    chat.platforms["console"] = DedupingConsole(out, fail_at=1)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    with pytest.raises(RetryLater):
+        await chat.deliveries.run(spec)
+    now[0] = NOW + later
+    assert await chat.deliveries.run(spec) == outcome
+    assert out.getvalue().count("Daily update report (2026-01-28)") == parents
+    assert await chat.deliveries.run(spec) == "already delivered"
+
+
+async def test_a_reply_whose_send_had_no_answer_long_ago_is_not_sent_again(timed_bot, repo):
+    chat, out, now = timed_bot
+    chat.platforms["console"] = DedupingConsole(out, fail_at=2)  # the first thread reply
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    with pytest.raises(RetryLater):
+        await chat.deliveries.run(spec)
+    now[0] = NOW + timedelta(minutes=55)  # 55 min: inside the hour, but not with a 10-minute margin
+    assert await chat.deliveries.run(spec) == "delivered"
+    replies = out.getvalue().split("\n  ↳ ")[1:]
+    assert ["feat!: remove export_v1" in r for r in replies] == [False, False]  # skipped, not doubled
+    assert ["feat: add a --since flag" in r for r in replies] == [True, False]
