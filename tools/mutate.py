@@ -75,6 +75,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("bot/deliveries.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
     ("bot/deliveries.py", "max(1, round(self.settings.job_lease))", "1 → 2"):
         "JOB_LEASE is validated ≥ 1 s, so the floor never applies",
+    ("bot/render/text.py", "_commit(content.digest, content.entry, full=True)", "True → False"):
+        "the text renderer shows every field whatever `full` says",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
