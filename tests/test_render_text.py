@@ -179,3 +179,13 @@ def test_json_output_keeps_everything():
     assert doc["schema"] == "digest-bot/digest@1" and first["importance"] == "high"
     assert first["coverage_line"] == "2/3 files analysed; not shown: poetry.lock (lockfile)"
     assert [e["importance"] for e in doc["digests"][0]["entries"]] == ["high", "medium", "low"]
+
+
+def test_json_coverage_line_only_where_there_is_coverage():
+    import json
+    unmeasured = entry(commit(10, "feat: a"), analysis(Importance.MEDIUM, coverage=None))
+    failed = entry(commit(11, "feat: b"), None, error="the LLM timed out")
+    doc = json.loads(render_json([digest([unmeasured, failed])]))
+    assert [e["coverage_line"] for e in doc["digests"][0]["entries"]] == [None, None]
+    assert doc["digests"][0]["entries"][1]["analysis"] is None
+    assert doc["digests"][0]["stats"] == {"total": 2, "high": 0, "medium": 2, "low": 0}
