@@ -83,20 +83,23 @@ async def test_the_clock_queues_each_due_push_once_and_each_digest_build_once(cl
     for channel in ("console", "other"):  # two channels want the same digest
         await chat.subs.upsert(Subscription("console", channel, "acme/widgets", at="09:00", tz="Asia/Shanghai"))
     await chat.subs.upsert(Subscription("console", "later", "acme/widgets", at="10:00", tz="Asia/Shanghai"))
+    await chat.subs.upsert(Subscription("feishu", "oc_1", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
     await chat.subs.upsert(Subscription("slack", "C1", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
+    chat.platforms["slack"] = ConsolePlatform(out=io.StringIO())  # this process serves Slack, not Feishu
     clock = Clock(chat, settings, now=lambda: NOW, jobs=jobs)
     first = {(s.platform, s.channel, day, outcome) for s, day, outcome in await clock.tick()}
     assert first == {("console", "console", date(2026, 1, 28), "queued"),
-                     ("console", "other", date(2026, 1, 28), "queued")}  # not yet 10:00; Slack served elsewhere
+                     ("console", "other", date(2026, 1, 28), "queued"),
+                     ("slack", "C1", date(2026, 1, 28), "queued")}  # not yet 10:00; Feishu served elsewhere
     queued = sorted(j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1))
-    assert len(queued) == 3 and sum(":build:" in j for j in queued) == 1  # one build for both channels
+    assert len(queued) == 4 and sum(":build:" in j for j in queued) == 1  # one build for all three
     second = [outcome for _, _, outcome in await clock.tick()]
-    assert second == ["already queued", "already queued"]
-    assert await jobs.pending() == 3
+    assert second == ["already queued"] * 3
+    assert await jobs.pending() == 4
     done = Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai")
     await chat.store.set_json(scheduled_spec(chat.store, done, date(2026, 1, 28)).ledger, {"at": "…"})
     third = {s.channel: outcome for s, _, outcome in await Clock(chat, settings, now=lambda: NOW, jobs=jobs).tick()}
-    assert third == {"console": "already delivered", "other": "already queued"}
+    assert third == {"console": "already delivered", "other": "already queued", "C1": "already queued"}
 
 
 async def test_the_clock_loop_runs_until_stopped(clock_chat, caplog):
