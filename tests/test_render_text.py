@@ -95,7 +95,7 @@ def test_unanalysed_and_fallback_entries():
     text = render_text(CommitDetail(d, failed))
     assert text.splitlines()[2:] == ["  ⚠️ This commit could not be analysed: the LLM timed out"]  # nothing else
     shown = render_text(CommitDetail(d, fallback))
-    assert "Not analysed" not in shown and "LLM answer invalid" in shown  # the fallback explains itself once
+    assert "could not be analysed" not in shown and "LLM answer invalid" in shown  # the fallback explains itself
     report = render_report([d])
     assert "Author Ada · 2026-01-28 10:56:00\n\n> ⚠️ This commit could not be analysed: the LLM timed out\n\n---\n" in report
     assert report.count("the LLM timed out") == 1 and "the LLM answer was invalid" not in report
@@ -189,3 +189,10 @@ def test_json_coverage_line_only_where_there_is_coverage():
     assert [e["coverage_line"] for e in doc["digests"][0]["entries"]] == [None, None]
     assert doc["digests"][0]["entries"][1]["analysis"] is None
     assert doc["digests"][0]["stats"] == {"total": 2, "high": 0, "medium": 2, "low": 0}
+
+
+def test_json_is_readable_utf8_with_two_space_indents():
+    zh = digest([entry(commit(12, "修复：导出"), analysis(Importance.LOW, summary="修复导出。"))], lang="zh")
+    text = render_json([zh])
+    assert text.startswith('{\n  "schema": "digest-bot/digest@1",\n  "digests": [\n    {\n')
+    assert '"title": "修复：导出"' in text and "\\u" not in text and text.endswith("}\n")

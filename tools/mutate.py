@@ -77,6 +77,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "JOB_LEASE is validated ≥ 1 s, so the floor never applies",
     ("bot/render/text.py", "_commit(content.digest, content.entry, full=True)", "True → False"):
         "the text renderer shows every field whatever `full` says",
+    ("bot/render/labels.py", 'return ""', "→ return None"):
+        "every caller only tests the note's truth (`if note:`)",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
