@@ -40,3 +40,13 @@ def test_bidi_overrides_and_terminal_controls_never_reach_a_message(render):
     for bad in ("\u202e", "\u2066", "\u2069", "\x1b", "\x07", "\x00"):
         assert bad not in text
     assert "safe" in text and "txt.exe" in text and "done" in text
+
+
+def test_only_real_broadcasts_are_defused_in_slack():
+    assert S.esc("@channels and @hereafter and @everyone1") == "@channels and @hereafter and @everyone1"
+    assert "@channel" not in S.esc("ping @channel now") and "channel" in S.esc("ping @channel now")
+    assert "@HERE" not in S.esc("@HERE")
+
+
+def test_slack_labels_use_the_language_s_colon():
+    assert (S.colon("zh"), S.colon("en")) == ("：", ": ")

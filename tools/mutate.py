@@ -79,6 +79,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the text renderer shows every field whatever `full` says",
     ("bot/render/labels.py", 'return ""', "→ return None"):
         "every caller only tests the note's truth (`if note:`)",
+    ("bot/render/markdown.py", "self.seen.setdefault(original, 0)", "→ pass"):
+        "when the heading is new, `result` is `original` and the next line records it",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
