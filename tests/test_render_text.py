@@ -135,6 +135,10 @@ def test_one_line_text_renders_literally(text, shown):
     assert esc(text) == shown
 
 
+def test_marks_inside_a_line_are_left_alone():
+    assert esc_rich("use C# or F# --- both ok") == "use C# or F# --- both ok"
+
+
 def test_prose_keeps_code_and_lists_but_no_structure():
     assert esc_rich("# Heading\n```\n---\n- item `x`\n\n> quote [a](b)\r\n=====") == (
         "\\# Heading  \n\\```  \n\\---  \n- item `x`  \n&gt; quote \\[a\\](b)  \n\\=====")
