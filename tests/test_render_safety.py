@@ -26,6 +26,7 @@ def test_only_a_whole_slack_user_id_becomes_a_mention(user, shown):
     ("https://example.com/a b", None),  # a space would end the link early
     ("javascript:alert(1)", None),
     ("xhttps://github.com/x", None),
+    ("https://", None),
 ])
 def test_feishu_links_cannot_be_closed_early(url, target):
     assert F.safe_url(url) == target
