@@ -121,3 +121,34 @@ async def test_the_clock_loop_runs_until_stopped(clock_chat, caplog):
     lines = [r.getMessage() for r in caplog.records]
     assert "push acme/widgets → console:console for 2026-01-28: queued" in lines
     assert "push acme/widgets → console:console for 2026-01-28: already queued" in lines
+
+
+async def test_one_build_per_branch(clock_chat):
+    chat, settings, jobs = clock_chat
+    await chat.subs.upsert(Subscription("console", "a", "acme/widgets", at="09:00", tz="Asia/Shanghai", branch="dev"))
+    await chat.subs.upsert(Subscription("console", "b", "acme/widgets", at="09:00", tz="Asia/Shanghai",
+                                        branch="release"))
+    await Clock(chat, settings, now=lambda: NOW, jobs=jobs).tick()
+    queued = [j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1)]
+    assert sum(":build:" in j for j in queued) == 2
+
+
+async def test_the_clock_waits_its_interval_and_stop_ends_the_wait(clock_chat, caplog):
+    import asyncio
+    import logging
+
+    chat, settings, jobs = clock_chat
+    await chat.subs.upsert(Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
+    stop = asyncio.Event()
+    clock = Clock(chat, settings.model_copy(update={"clock_interval": 3600}), now=lambda: NOW, jobs=jobs)
+    with caplog.at_level(logging.INFO, logger="bot.schedule"):
+        task = asyncio.create_task(clock.run_forever(stop))
+        for _ in range(600):
+            if any(": queued" in r.getMessage() for r in caplog.records) or task.done():
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # room for a second tick, which must not come for an hour
+        stop.set()
+        await asyncio.wait_for(task, 30)  # stopping does not wait out the hour
+    pushes = [r.getMessage() for r in caplog.records if r.getMessage().startswith("push ")]
+    assert pushes == ["push acme/widgets → console:console for 2026-01-28: queued"]

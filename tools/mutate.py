@@ -520,6 +520,8 @@ def main() -> int:
     p.add_argument("--survivors", action="store_true",
                    help="re-run only the last run's survivors (and modules whose source changed)")
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
+    p.add_argument("--table", action="store_true",
+                   help="print the score table of every results file in .mutation/ and stop")
     p.add_argument("--timeout-factor", type=float, default=4.0)
     p.add_argument("--only", help="comma-separated mutant numbers of the one module given")
     p.add_argument("--sample", type=int, help="run only this many mutants per module, drawn at random (seeded): "
@@ -527,6 +529,15 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=9)
     p.add_argument("--results", type=Path, default=RESULTS, help="where results are kept (default %(default)s)")
     args = p.parse_args()
+    if args.table:
+        merged = {}
+        for file in sorted(RESULTS.parent.glob("*.json")):
+            merged.update(json.loads(file.read_text()))
+        print_table(merged, [m for m in MODULES if m in merged])
+        for module in [m for m in MODULES if m in merged]:
+            for sv in merged[module].get("survivors", []):
+                print(f"  {sv['id']} line {sv['line']} ({sv['verdict']}): {sv['change']}")
+        return 0
     modules = list(MODULES) if args.all else args.modules
     unknown = [m for m in modules if m not in MODULES]
     if not modules or unknown:
