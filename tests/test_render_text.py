@@ -200,3 +200,13 @@ def test_json_is_readable_utf8_with_two_space_indents():
     text = render_json([zh])
     assert text.startswith('{\n  "schema": "digest-bot/digest@1",\n  "digests": [\n    {\n')
     assert '"title": "修复：导出"' in text and "\\u" not in text and text.endswith("}\n")
+
+
+def test_commit_anchors_skip_the_report_s_own_headings():
+    """GitHub numbers repeated headings in document order: a commit titled like the report, the
+    repository or a section gets the next number, and its links must say so."""
+    titles = ["Daily update report (2026-01-28)", "acme/widgets", "🗂 Commits"]
+    d = digest([entry(commit(20 + i, t), analysis(Importance.LOW)) for i, t in enumerate(titles)])
+    report = render_report([d])
+    for anchor in ("#daily-update-report-2026-01-28-1", "#acmewidgets-1", "#-commits-1"):
+        assert f"]({anchor})" in report, anchor
