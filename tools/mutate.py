@@ -640,7 +640,7 @@ def print_table(results: dict, modules: list[str]) -> None:
         r = results.get(module)
         if r:
             ran = r['total'] + r.get('equivalent', 0)
-            count = f"{ran} of {r['mutants']} (sample)" if ran < r["mutants"] else str(ran)
+            count = f"{ran} of {r['mutants']} run" if ran < r["mutants"] else str(ran)
             print(f"| `{module}` | {count} | {r.get('equivalent', 0)} | {r['killed']} | {r['score']}% |")
 
 
