@@ -14,6 +14,7 @@ import pytest
 from bot import metrics
 from bot.chat import ChatService
 from bot.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
+from bot.platform import Notice
 from bot.models import BotError, Importance, RetryLater, Subscription, to_dict
 from bot.schedule import Clock
 from bot.services import Services
@@ -331,3 +332,40 @@ async def test_a_reply_whose_send_had_no_answer_long_ago_is_not_sent_again(timed
     replies = out.getvalue().split("\n  ↳ ")[1:]
     assert ["feat!: remove export_v1" in r for r in replies] == [False, False]  # skipped, not doubled
     assert ["feat: add a --since flag" in r for r in replies] == [True, False]
+
+
+async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo):
+    chat, out, settings = bot
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path), branch="nope",
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "on-demand-fails"), progress=True)
+    assert await chat.deliveries.run(spec) == "failed"
+    assert out.getvalue().splitlines() == [
+        "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…",
+        "[#1] (updated) ⚠️ Could not build the 2026-01-28 digest for acme/widgets: "
+        "Branch 'nope' does not exist in acme/widgets."]
+
+
+class BrokenConsole(ConsolePlatform):
+    """A platform with a bug of ours: posting a digest raises a plain exception (notices still go out)."""
+
+    async def send(self, channel, content, *, thread=None, key=None):
+        if not isinstance(content, Notice):
+            raise RuntimeError("internal detail /srv/secret/path")
+        return await super().send(channel, content, thread=thread, key=key)
+
+
+async def test_an_unexpected_failure_is_named_by_its_kind_never_its_details(bot, repo, caplog):
+    chat, out, settings = bot
+    chat.platforms["console"] = BrokenConsole(out=out)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    failed_before = metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
+                                                      {"platform": "console", "outcome": "failed"}) or 0.0
+    for _ in range(2):
+        with pytest.raises(RetryLater, match=r"^failed \(RuntimeError\); will retry$"):
+            await chat.deliveries.run(spec)
+    assert await chat.deliveries.run(spec) == "gave up (RuntimeError)"
+    assert "/srv/secret/path" not in out.getvalue() and "RuntimeError" in out.getvalue()
+    assert any(r.exc_info for r in caplog.records)  # the operator's log keeps the traceback
+    assert metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
+                                             {"platform": "console", "outcome": "failed"}) == failed_before + 3
