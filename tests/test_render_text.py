@@ -210,3 +210,18 @@ def test_commit_anchors_skip_the_report_s_own_headings():
     report = render_report([d])
     for anchor in ("#daily-update-report-2026-01-28-1", "#acmewidgets-1", "#-commits-1"):
         assert f"]({anchor})" in report, anchor
+
+
+def test_multi_line_insights_and_bullets_stay_inside_their_item():
+    a = analysis(Importance.HIGH, insights=Insights(architecture="Splits the API.\nKeeps the CLI.", performance="",
+                                                    security=""),
+                 risks=("Locale\nparsing.",), recommendations=())
+    report = render_report([digest([entry(commit(30, "feat: split"), a)])])
+    assert "- **Architecture**: Splits the API.  \n  Keeps the CLI." in report
+    assert "**⚠️ Risks**\n\n- Locale  \n  parsing.\n" in report and "Recommendations" not in report
+
+
+def test_no_insights_no_insight_heading():
+    a = analysis(Importance.HIGH, insights=Insights(architecture="", performance="", security=""))
+    report = render_report([digest([entry(commit(31, "feat: plain"), a)])])
+    assert "Technical insight" not in report and "**⚠️ Risks**" in report
