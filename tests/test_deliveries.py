@@ -74,11 +74,11 @@ async def test_each_failed_attempt_releases_its_lock(bot, tmp_path):
     spec = scheduled_spec(chat.store, sub, DAY)
     with pytest.raises(RetryLater) as first:
         await chat.deliveries.run(spec)
-    assert "will retry" in str(first.value) and first.value.delay > 0
+    assert "will retry" in str(first.value) and first.value.delay == settings.clock_interval * 2  # backing off
     # the next attempt may run at once: not "another worker is delivering"
     with pytest.raises(RetryLater) as second:
         await chat.deliveries.run(spec)
-    assert "will retry" in str(second.value)
+    assert "will retry" in str(second.value) and second.value.delay == settings.clock_interval * 4
     assert await chat.store.get_json(spec.key + ":lock") is None
 
 
@@ -316,7 +316,11 @@ async def test_a_parent_whose_send_had_no_answer(timed_bot, repo, later, outcome
     with pytest.raises(RetryLater):
         await chat.deliveries.run(spec)
     now[0] = NOW + later
+    uncertain = {"platform": "console", "outcome": "uncertain"}
+    before = metrics.REGISTRY.get_sample_value("digestbot_deliveries_total", uncertain) or 0.0
     assert await chat.deliveries.run(spec) == outcome
+    counted = metrics.REGISTRY.get_sample_value("digestbot_deliveries_total", uncertain) or 0.0
+    assert counted == before + (outcome == "uncertain")
     assert out.getvalue().count("Daily update report (2026-01-28)") == parents
     assert await chat.deliveries.run(spec) == "already delivered"
 
