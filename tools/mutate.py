@@ -531,8 +531,10 @@ def main() -> int:
     args = p.parse_args()
     if args.table:
         merged = {}
-        for file in sorted(RESULTS.parent.glob("*.json")):
-            merged.update(json.loads(file.read_text()))
+        for file in sorted(RESULTS.parent.glob("*.json")):  # per module, the run that ran the most mutants
+            for module, r in json.loads(file.read_text()).items():
+                if module not in merged or len(r.get("outcome", {})) > len(merged[module].get("outcome", {})):
+                    merged[module] = r
         print_table(merged, [m for m in MODULES if m in merged])
         for module in [m for m in MODULES if m in merged]:
             for sv in merged[module].get("survivors", []):
