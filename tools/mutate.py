@@ -483,6 +483,10 @@ def _schemata_code() -> bytes:
     return ("".join(inspect.getsource(p) for p in parts) + repr((SWAP_CMP, SWAP_BIN, SWAP_CALL, ANCHORS))).encode()
 
 
+# read once, at start: `inspect` reads the file on disk, which may be edited while a run goes on
+SCHEMATA_CODE = _schemata_code()
+
+
 def _reached(folder: Path, tests: list[str]) -> dict[str, set[str]]:
     """mutant id → the test node ids that reached its switch ("" = at import time)."""
     reached: dict[str, set[str]] = {}
@@ -560,7 +564,7 @@ def main() -> int:
         for module in modules:
             source = (ROOT / module).read_text()
             # the mutants are numbered per module: the numbers hold for this source and this tool
-            digest = hashlib.sha256(source.encode() + _schemata_code()).hexdigest()[:16]
+            digest = hashlib.sha256(source.encode() + SCHEMATA_CODE).hexdigest()[:16]
             text, mutants = build_schemata(module, source)
             _RAN.add(module)
             if args.list:
