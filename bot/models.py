@@ -35,6 +35,8 @@ class UsageError(BotError):
 class NotFoundError(BotError):
     """The named repository, branch or commit does not exist (or is not visible)."""
 
+    exit_code = 2  # naming something that is not there is bad input, not a failure of ours
+
 
 class SourceError(BotError):
     """The commit source failed after retries (GitHub down, rate limit not reset in time, git error)."""

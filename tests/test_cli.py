@@ -72,7 +72,7 @@ def test_digest_to_stdout_and_file(run, repo, tmp_path):
     (("--tz", "Mars/Olympus"), 2, "Unknown time zone 'Mars/Olympus'"),
     (("--lang", "fr"), 2, "argument --lang: invalid choice: 'fr'"),
     (("--out", "/nonexistent/dir/x.md"), 2, "the folder /nonexistent/dir does not exist"),
-    (("--branch", "nope"), 1, "Branch 'nope' does not exist"),
+    (("--branch", "nope"), 2, "Branch 'nope' does not exist in widgets."),
 ])
 def test_bad_digest_input_is_one_line(run, repo, args, code, message):
     proc = run("digest", "--repo", str(repo.path), *args)
@@ -136,9 +136,27 @@ def test_ask_streams_the_llm_answer(run, repo):
 
 def test_ask_unknown_commit(run, repo):
     proc = run("ask", "--repo", str(repo.path), "--commit", "deadbeef", "why?")
-    assert proc.returncode == 1 and "No commit 'deadbeef' in widgets." in one_clear_line(proc)
+    assert proc.returncode == 2 and "No commit 'deadbeef' in widgets." in one_clear_line(proc)
     proc = run("ask", "--repo", str(repo.path), "--commit", "deadbeef", "--lang", "en", " ")
     assert proc.returncode == 2 and "Please ask something" in one_clear_line(proc)
+
+
+def test_unknown_names_on_github_are_bad_input(run, fake_github):
+    """An unknown SHA, branch or repository is the user's typo: exit 2 and one sentence (GitHub
+    being unreachable stays exit 1, see above)."""
+    fake_github.add_repo("octo/widgets")
+    sha = fake_github.add_commit("octo/widgets", "feat: add a knob (#12)",
+                                 committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=SH))
+    env = {"GITHUB_API_URL": fake_github.url}
+    proc = run("ask", "--repo", "octo/widgets", "--commit", "deadbeef", "why?", env=env)
+    assert proc.returncode == 2 and "No commit 'deadbeef' in octo/widgets." in one_clear_line(proc)
+    proc = run("digest", "--repo", "octo/widgets", "--date", "2026-01-28", "--branch", "nope", env=env)
+    assert proc.returncode == 2 and "No branch 'nope' in octo/widgets." in one_clear_line(proc)
+    proc = run("digest", "--repo", "octo/gadgets", "--date", "2026-01-28", env=env)
+    assert proc.returncode == 2
+    assert "Repository octo/gadgets was not found on GitHub" in one_clear_line(proc)
+    proc = run("ask", "--repo", "octo/widgets", "--commit", sha[:10], "--lang", "en", "why?", env=env)
+    assert proc.returncode == 0, proc.stderr  # the same source does find a commit that exists
 
 
 def test_help_is_fast_path_without_chat_sdks(run):

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import io
 import shutil
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot import metrics
 from bot.chat import ChatService
 from bot.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
-from bot.models import RetryLater, Subscription, to_dict
+from bot.platform import Notice
+from bot.models import BotError, Importance, RetryLater, Subscription, to_dict
 from bot.schedule import Clock
 from bot.services import Services
 from bot.window import day_window
-from handlers.console import ConsolePlatform
-from tests.gitrepo import GitRepo
+from handlers.console import ConsoleChat, ConsolePlatform
+from tests.gitrepo import GitRepo, bulk_commits
 
 SH = ZoneInfo("Asia/Shanghai")
 NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
@@ -62,7 +64,7 @@ async def test_a_push_that_keeps_failing_is_retried_then_reported_once(bot, repo
     spec = scheduled_spec(chat.store, sub, DAY)
     assert "failed" in await chat.store.get_json(spec.ledger)
     shown = out.getvalue()
-    assert shown.count("could not be delivered") == 1 and f"tried {MAX_ATTEMPTS} times" in shown
+    assert shown.count("could not be delivered") == 1 and "tried 3 times" in shown  # MAX_ATTEMPTS, as documented
     assert "Daily update report" not in shown
 
 
@@ -72,11 +74,11 @@ async def test_each_failed_attempt_releases_its_lock(bot, tmp_path):
     spec = scheduled_spec(chat.store, sub, DAY)
     with pytest.raises(RetryLater) as first:
         await chat.deliveries.run(spec)
-    assert "will retry" in str(first.value) and first.value.delay > 0
+    assert "will retry" in str(first.value) and first.value.delay == settings.clock_interval * 2  # backing off
     # the next attempt may run at once: not "another worker is delivering"
     with pytest.raises(RetryLater) as second:
         await chat.deliveries.run(spec)
-    assert "will retry" in str(second.value)
+    assert "will retry" in str(second.value) and second.value.delay == settings.clock_interval * 4
     assert await chat.store.get_json(spec.key + ":lock") is None
 
 
@@ -85,9 +87,10 @@ async def test_while_one_runner_delivers_another_is_told_to_retry(bot, repo):
     sub = Subscription("console", "console", str(repo.path), lang="en")
     spec = scheduled_spec(chat.store, sub, DAY)
     assert await chat.store.lease(spec.key + ":lock", "someone-else", 30)
-    with pytest.raises(RetryLater, match="another worker is delivering"):
+    with pytest.raises(RetryLater, match="another worker is delivering") as told:
         await chat.deliveries.run(spec)
     assert out.getvalue() == ""
+    assert told.value.delay == settings.job_lease / 2  # looked at again before the holder's lease lapses
 
 
 async def test_one_broken_subscription_does_not_hold_up_the_others(bot, repo, tmp_path):
@@ -110,8 +113,11 @@ async def test_a_half_delivered_thread_is_finished_without_repeats_high_first(bo
     full = await chat.deliveries.run(spec)
     assert full == "delivered"
     whole = out.getvalue()
-    order = [whole.index(t) for t in ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")]
-    assert order == sorted(order)  # high, then medium, then the low ones grouped
+    assert whole.startswith("[#1] Daily update report (2026-01-28)")  # no "building…" line for a push
+    replies = whole.split("\n  ↳ ")[1:]
+    titles = ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")
+    assert [[t in r for t in titles] for r in replies] == [[True, False, False], [False, True, False],
+                                                          [False, False, True]]  # high, medium, low grouped
     # the same delivery cut short after the parent and its first reply: the rest, once
     out.truncate(0), out.seek(0)
     state = await chat.store.get_json(spec.key)
@@ -121,3 +127,249 @@ async def test_a_half_delivered_thread_is_finished_without_repeats_high_first(bo
     again = out.getvalue()
     assert "Daily update report" not in again and "feat!: remove export_v1" not in again
     assert again.count("feat: add a --since flag") == 1 and again.count("[Docs] Fix typo") == 1
+
+
+async def test_low_commits_go_fifteen_to_a_message(make_settings, tmp_path):
+    r = GitRepo(tmp_path / "docs-only")
+    bulk_commits(r, 16, datetime(2026, 1, 28, 9, tzinfo=SH), files=4, title="[Docs] Fix typo {i} in the guide")
+    settings = make_settings(default_repo=str(r.path), default_lang="en")
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out, report_dir=tmp_path / "reports")},
+                       clock=lambda: NOW)
+    try:
+        spec = DeliverySpec(platform="console", channel="console", repo=str(r.path),
+                            window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                            key=chat.store.k("delivery", "low"))
+        assert await chat.deliveries.run(spec) == "delivered"
+    finally:
+        await services.aclose()
+    messages = [m for m in out.getvalue().split("\n  ↳ ") if "Low importance (16)" in m]
+    assert len(messages) == 2  # 15, then 1
+    assert [m.count("🟢 ") - 1 for m in messages] == [15, 1]
+    assert not list((tmp_path / "reports").glob("*")), "no report file unless the channel asked for one"
+
+
+async def test_the_report_file_is_attached_when_the_channel_asks(bot, repo, tmp_path):
+    chat, out, settings = bot
+    chat.platforms["console"] = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
+    await chat.subs.set_config("console", "console", file=True)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    assert await chat.deliveries.run(spec) == "delivered"
+    files = list((tmp_path / "reports").glob("*.md"))
+    assert [f.name for f in files] == ["acme_widgets-2026-01-28.md"]
+    assert "Daily update report (2026-01-28)" in files[0].read_text()
+    assert out.getvalue().count("📎") == 1
+    # a week to resume an interrupted delivery, then the progress state goes
+    assert 6 * 86400 < await chat.store.r.ttl(spec.key) <= 7 * 86400
+
+
+@pytest.mark.parametrize("post_empty,shown,outcome", [
+    (True, "No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).", "delivered"),
+    (False, "", "skipped (empty)"),
+])
+async def test_an_empty_day_posts_one_line_or_nothing(bot, repo, post_empty, shown, outcome):
+    chat, out, settings = bot
+    sub = Subscription("console", "console", str(repo.path), lang="en", post_empty=post_empty)
+    spec = scheduled_spec(chat.store, sub, date(2026, 1, 26))
+    assert await chat.deliveries.run(spec) == outcome
+    assert out.getvalue().strip().removeprefix("[#1] ") == shown
+    assert await chat.deliveries.run(spec) == "already delivered"
+
+
+class FlakyConsole(ConsolePlatform):
+    """The terminal platform, with its `fail_at`-th post failing as a platform outage would."""
+
+    def __init__(self, out, fail_at: int):
+        super().__init__(out=out)
+        self.posts, self.fail_at = 0, fail_at
+
+    async def send(self, channel, content, *, thread=None, key=None):
+        self.posts += 1
+        if self.posts == self.fail_at:
+            raise BotError("the chat platform is down")
+        return await super().send(channel, content, thread=thread, key=key)
+
+
+@pytest.mark.parametrize("fail_at", [2, 3, 4])  # the first, second or third thread reply fails
+async def test_a_delivery_cut_by_an_outage_resumes_without_repeats(bot, repo, fail_at):
+    chat, out, settings = bot
+    chat.platforms["console"] = FlakyConsole(out, fail_at)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    with pytest.raises(RetryLater, match="the chat platform is down"):
+        await chat.deliveries.run(spec)
+    assert await chat.deliveries.run(spec) == "delivered"
+    shown = out.getvalue()
+    parents = [m for m in shown.splitlines() if m.startswith("[#")]
+    assert len(parents) == 1 and "Daily update report (2026-01-28)" in parents[0]
+    replies = shown.split("\n  ↳ ")[1:]
+    assert [sum(title in r for r in replies) for title in
+            ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")] == [1, 1, 1]
+
+
+async def test_the_thread_of_a_delivered_digest_answers_questions(bot, repo):
+    chat, out, settings = bot
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    assert await chat.deliveries.run(spec) == "delivered"
+    out.truncate(0), out.seek(0)
+    await ConsoleChat(chat, chat.platforms["console"]).handle("reply 1 what does remove export_v1 break?")
+    answer = out.getvalue()
+    assert "the hunks of" in answer and "-def export_v1():" in answer  # that commit's diff, re-read
+
+
+async def test_on_demand_the_building_line_becomes_the_digest(bot, repo):
+    chat, out, settings = bot
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "on-demand"), progress=True)
+    assert await chat.deliveries.run(spec) == "delivered"
+    edits = [line for line in out.getvalue().splitlines() if line.startswith("[#")]
+    assert edits[0] == "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…"
+    assert all(e.startswith("[#1] (updated) ⏳ acme/widgets 2026-01-28: analysing ") for e in edits[1:-1])
+    assert edits[-1].startswith("[#1] (updated) Daily update report (2026-01-28)")
+
+
+async def test_deliveries_are_counted_for_metrics(bot, repo):
+    chat, out, settings = bot
+
+    def delivered() -> float:
+        return metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
+                                                 {"platform": "console", "outcome": "delivered"}) or 0.0
+
+    before = delivered()
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    assert await chat.deliveries.run(spec) == "delivered"
+    assert delivered() == before + 1
+    assert await chat.deliveries.run(spec) == "already delivered"  # the ledger says so
+    assert delivered() == before + 1
+    # the ledger outlives the catch-up and retry horizon by far: 40 days
+    assert 39 * 86400 < await chat.store.r.ttl(spec.ledger) <= 40 * 86400
+
+
+def test_log_lines_name_the_job_they_belong_to():
+    import logging
+
+    from bot.deliveries import CURRENT_JOB, JobIdFilter
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(JobIdFilter())
+    handler.setFormatter(logging.Formatter("%(levelname)s%(job)s: %(message)s"))
+    log = logging.getLogger("tests.jobid")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.warning("outside any job")
+        token = CURRENT_JOB.set("deliver:abc123")
+        log.warning("inside one")
+        CURRENT_JOB.reset(token)
+    finally:
+        log.removeHandler(handler)
+    assert out.getvalue().splitlines() == ["WARNING: outside any job", "WARNING [deliver:abc123]: inside one"]
+
+
+def test_a_queued_delivery_reads_back_what_was_queued(bot, repo):
+    chat, out, settings = bot
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en",
+                                                   min_importance=Importance.HIGH),
+                          DAY)
+    # a payload from a newer version may carry fields this one does not know: they are ignored
+    assert DeliverySpec.from_dict({**to_dict(spec), "added_later": 1}) == spec
+
+
+async def test_digest_asked_for_an_empty_day_says_so(bot, repo):
+    """On demand (no ledger, no subscription), an empty day is always answered."""
+    chat, out, settings = bot
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "asked-empty"))
+    assert await chat.deliveries.run(spec) == "delivered"
+    assert out.getvalue() == "[#1] No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).\n"
+
+
+class DedupingConsole(FlakyConsole):
+    """A platform that deduplicates keyed sends for an hour (as Feishu's `uuid`), whose
+    `fail_at`-th send has an unknown outcome (here: it never arrived)."""
+
+    send_dedupe_window = 3600.0
+
+
+@pytest.fixture
+async def timed_bot(make_settings, repo):
+    now = [NOW]
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", catchup_minutes=60)
+    services = Services.build(settings, clock=lambda: now[0])
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: now[0])
+    yield chat, out, now
+    await services.aclose()
+
+
+@pytest.mark.parametrize("later,outcome,parents", [
+    (timedelta(minutes=10), "delivered", 1),  # inside the platform's dedupe window: sent again with its key
+    (timedelta(hours=2), "uncertain", 0),  # past it: never twice, so not again
+])
+async def test_a_parent_whose_send_had_no_answer(timed_bot, repo, later, outcome, parents):
+    chat, out, now = timed_bot
+    chat.platforms["console"] = DedupingConsole(out, fail_at=1)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    with pytest.raises(RetryLater):
+        await chat.deliveries.run(spec)
+    now[0] = NOW + later
+    uncertain = {"platform": "console", "outcome": "uncertain"}
+    before = metrics.REGISTRY.get_sample_value("digestbot_deliveries_total", uncertain) or 0.0
+    assert await chat.deliveries.run(spec) == outcome
+    counted = metrics.REGISTRY.get_sample_value("digestbot_deliveries_total", uncertain) or 0.0
+    assert counted == before + (outcome == "uncertain")
+    assert out.getvalue().count("Daily update report (2026-01-28)") == parents
+    assert await chat.deliveries.run(spec) == "already delivered"
+
+
+async def test_a_reply_whose_send_had_no_answer_long_ago_is_not_sent_again(timed_bot, repo):
+    chat, out, now = timed_bot
+    chat.platforms["console"] = DedupingConsole(out, fail_at=2)  # the first thread reply
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    with pytest.raises(RetryLater):
+        await chat.deliveries.run(spec)
+    now[0] = NOW + timedelta(minutes=55)  # 55 min: inside the hour, but not with a 10-minute margin
+    assert await chat.deliveries.run(spec) == "delivered"
+    replies = out.getvalue().split("\n  ↳ ")[1:]
+    assert ["feat!: remove export_v1" in r for r in replies] == [False, False]  # skipped, not doubled
+    assert ["feat: add a --since flag" in r for r in replies] == [True, False]
+
+
+async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo):
+    chat, out, settings = bot
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path), branch="nope",
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "on-demand-fails"), progress=True)
+    assert await chat.deliveries.run(spec) == "failed"
+    assert out.getvalue().splitlines() == [
+        "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…",
+        "[#1] (updated) ⚠️ Could not build the 2026-01-28 digest for acme/widgets: "
+        "Branch 'nope' does not exist in acme/widgets."]
+
+
+class BrokenConsole(ConsolePlatform):
+    """A platform with a bug of ours: posting a digest raises a plain exception (notices still go out)."""
+
+    async def send(self, channel, content, *, thread=None, key=None):
+        if not isinstance(content, Notice):
+            raise RuntimeError("internal detail /srv/secret/path")
+        return await super().send(channel, content, thread=thread, key=key)
+
+
+async def test_an_unexpected_failure_is_named_by_its_kind_never_its_details(bot, repo, caplog):
+    chat, out, settings = bot
+    chat.platforms["console"] = BrokenConsole(out=out)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    failed_before = metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
+                                                      {"platform": "console", "outcome": "failed"}) or 0.0
+    for _ in range(2):
+        with pytest.raises(RetryLater, match=r"^failed \(RuntimeError\); will retry$"):
+            await chat.deliveries.run(spec)
+    assert await chat.deliveries.run(spec) == "gave up (RuntimeError)"
+    assert "/srv/secret/path" not in out.getvalue() and "RuntimeError" in out.getvalue()
+    assert any(r.exc_info for r in caplog.records)  # the operator's log keeps the traceback
+    assert metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
+                                             {"platform": "console", "outcome": "failed"}) == failed_before + 3

@@ -51,3 +51,104 @@ def test_due_day_late_evening_run_caught_up_after_midnight():
     # it posts the digest of the 27th (the day before the run's day).
     now = datetime(2026, 1, 28, 16, 10, tzinfo=UTC)
     assert due_day(now, s, timedelta(minutes=60)) == date(2026, 1, 27)
+
+
+# --- the clock loop, on the real queue (arq on Redis) and the terminal platform -----------------------
+
+import io  # noqa: E402
+
+from bot.chat import ChatService  # noqa: E402
+from bot.deliveries import scheduled_spec  # noqa: E402
+from bot.jobs import Jobs  # noqa: E402
+from bot.schedule import Clock  # noqa: E402
+from bot.services import Services  # noqa: E402
+from handlers.console import ConsolePlatform  # noqa: E402
+
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
+
+
+@pytest.fixture
+async def clock_chat(make_settings, tmp_path):
+    settings = make_settings(default_repo=str(tmp_path), default_lang="en", catchup_minutes=60)
+    services = Services.build(settings, clock=lambda: NOW)
+    chat = ChatService(services, {"console": ConsolePlatform(out=io.StringIO())}, clock=lambda: NOW)
+    jobs = await Jobs.connect(settings)
+    yield chat, settings, jobs
+    await jobs.close()
+    await services.aclose()
+
+
+async def test_the_clock_queues_each_due_push_once_and_each_digest_build_once(clock_chat):
+    chat, settings, jobs = clock_chat
+    for channel in ("console", "other"):  # two channels want the same digest
+        await chat.subs.upsert(Subscription("console", channel, "acme/widgets", at="09:00", tz="Asia/Shanghai"))
+    await chat.subs.upsert(Subscription("console", "later", "acme/widgets", at="10:00", tz="Asia/Shanghai"))
+    await chat.subs.upsert(Subscription("feishu", "oc_1", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
+    await chat.subs.upsert(Subscription("slack", "C1", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
+    chat.platforms["slack"] = ConsolePlatform(out=io.StringIO())  # this process serves Slack, not Feishu
+    clock = Clock(chat, settings, now=lambda: NOW, jobs=jobs)
+    first = {(s.platform, s.channel, day, outcome) for s, day, outcome in await clock.tick()}
+    assert first == {("console", "console", date(2026, 1, 28), "queued"),
+                     ("console", "other", date(2026, 1, 28), "queued"),
+                     ("slack", "C1", date(2026, 1, 28), "queued")}  # not yet 10:00; Feishu served elsewhere
+    queued = sorted(j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1))
+    assert len(queued) == 4 and sum(":build:" in j for j in queued) == 1  # one build for all three
+    second = [outcome for _, _, outcome in await clock.tick()]
+    assert second == ["already queued"] * 3
+    assert await jobs.pending() == 4
+    done = Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai")
+    await chat.store.set_json(scheduled_spec(chat.store, done, date(2026, 1, 28)).ledger, {"at": "…"})
+    third = {s.channel: outcome for s, _, outcome in await Clock(chat, settings, now=lambda: NOW, jobs=jobs).tick()}
+    assert third == {"console": "already delivered", "other": "already queued", "C1": "already queued"}
+
+
+async def test_the_clock_loop_runs_until_stopped(clock_chat, caplog):
+    import asyncio
+    import logging
+
+    chat, settings, jobs = clock_chat
+    await chat.subs.upsert(Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
+    stop = asyncio.Event()
+    clock = Clock(chat, settings.model_copy(update={"clock_interval": 0.05}), now=lambda: NOW, jobs=jobs)
+    with caplog.at_level(logging.INFO, logger="bot.schedule"):
+        task = asyncio.create_task(clock.run_forever(stop))
+        for _ in range(600):  # two ticks: the first queues, the second finds it queued
+            if any("already queued" in r.getMessage() for r in caplog.records) or task.done():
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await asyncio.wait_for(task, 30)
+    lines = [r.getMessage() for r in caplog.records]
+    assert "push acme/widgets → console:console for 2026-01-28: queued" in lines
+    assert "push acme/widgets → console:console for 2026-01-28: already queued" in lines
+
+
+async def test_one_build_per_branch(clock_chat):
+    chat, settings, jobs = clock_chat
+    await chat.subs.upsert(Subscription("console", "a", "acme/widgets", at="09:00", tz="Asia/Shanghai", branch="dev"))
+    await chat.subs.upsert(Subscription("console", "b", "acme/widgets", at="09:00", tz="Asia/Shanghai",
+                                        branch="release"))
+    await Clock(chat, settings, now=lambda: NOW, jobs=jobs).tick()
+    queued = [j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1)]
+    assert sum(":build:" in j for j in queued) == 2
+
+
+async def test_the_clock_waits_its_interval_and_stop_ends_the_wait(clock_chat, caplog):
+    import asyncio
+    import logging
+
+    chat, settings, jobs = clock_chat
+    await chat.subs.upsert(Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
+    stop = asyncio.Event()
+    clock = Clock(chat, settings.model_copy(update={"clock_interval": 3600}), now=lambda: NOW, jobs=jobs)
+    with caplog.at_level(logging.INFO, logger="bot.schedule"):
+        task = asyncio.create_task(clock.run_forever(stop))
+        for _ in range(600):
+            if any(": queued" in r.getMessage() for r in caplog.records) or task.done():
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)  # room for a second tick, which must not come for an hour
+        stop.set()
+        await asyncio.wait_for(task, 30)  # stopping does not wait out the hour
+    pushes = [r.getMessage() for r in caplog.records if r.getMessage().startswith("push ")]
+    assert pushes == ["push acme/widgets → console:console for 2026-01-28: queued"]

@@ -51,6 +51,14 @@ async def test_unreachable_redis_names_no_address(make_settings):
     assert str(port) not in str(caught.value) and "hunter2" not in str(caught.value)
 
 
+async def claimed(store, key: str) -> None:
+    for _ in range(400):
+        if await store.r.exists(key + ":flight"):
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError("the first caller never claimed the flight")
+
+
 async def test_concurrent_askers_share_one_production(store):
     calls = 0
 
@@ -100,7 +108,7 @@ async def test_a_failed_producer_lets_a_waiter_take_over(store):
 
     key = store.k("sf", "c")
     first = asyncio.create_task(store.single_flight(key, produce, cached=nothing))
-    await asyncio.sleep(0.02)
+    await claimed(store, key)  # the first caller holds the flight before the second comes
     second = asyncio.create_task(store.single_flight(key, produce, cached=nothing))
     with pytest.raises(RuntimeError):
         await first
@@ -138,6 +146,6 @@ async def test_a_waiter_reads_the_cache_a_finished_producer_filled(store):
         raise AssertionError("a second production")
 
     first = asyncio.create_task(store.single_flight(key, slow, cached=cached))
-    await asyncio.sleep(0.02)
+    await claimed(store, key)  # the first caller holds the flight before the second comes
     assert await store.single_flight(key, never, cached=cached) == "from cache"
     assert await first == "from cache"

@@ -1,9 +1,10 @@
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from bot.models import UsageError
-from bot.window import is_date_token, parse_window
+from bot.window import day_window, is_date_token, parse_window
 
 NOW = datetime(2026, 3, 10, 2, 0, tzinfo=timezone.utc)  # 10:00 in Shanghai, 22:00 (Mar 9) in New York
 
@@ -50,3 +51,42 @@ def test_unknown_zone():
 def test_date_tokens():
     assert is_date_token("2026-01-28") and is_date_token("today") and is_date_token("a..b")
     assert not is_date_token("vllm-project/vllm") and not is_date_token("subscribe")
+
+
+def test_a_range_of_one_day_is_that_day():
+    w = parse_window("2026-01-28..2026-01-28", "Asia/Shanghai", NOW)
+    assert (w.start.isoformat(), w.end.isoformat(), w.label) == (
+        "2026-01-28T00:00:00+08:00", "2026-01-29T00:00:00+08:00", "2026-01-28")
+
+
+def test_exactly_the_longest_range_is_allowed_one_more_day_is_not():
+    w = parse_window("2026-01-01..2026-01-31", "UTC", NOW, max_days=31)
+    assert (w.start.isoformat(), w.end.isoformat()) == ("2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00")
+    with pytest.raises(UsageError) as err:
+        parse_window("2026-01-01..2026-02-01", "UTC", NOW, max_days=31)
+    assert str(err.value) == "The range 2026-01-01..2026-02-01 spans 32 days; the limit is 31."
+
+
+def test_trailing_characters_make_a_date_invalid():
+    with pytest.raises(UsageError) as err:
+        parse_window("2026-01-280", "UTC", NOW)
+    assert str(err.value) == "'2026-01-280' is not a date: use YYYY-MM-DD, a range A..B, today or yesterday."
+
+
+@pytest.mark.parametrize("day,tz,hours", [
+    (date(2026, 3, 8), "America/New_York", 23),  # spring forward
+    (date(2026, 11, 1), "America/New_York", 25),  # fall back
+    (date(2026, 1, 28), "Asia/Shanghai", 24),
+])
+def test_day_window_on_dst_days(day, tz, hours):
+    w = day_window(day, tz)
+    assert w.label == day.isoformat()
+    assert w.start == datetime(day.year, day.month, day.day, tzinfo=ZoneInfo(tz))
+    assert (w.end_utc - w.start_utc).total_seconds() == hours * 3600
+
+
+def test_date_like_words_are_told_apart_from_repositories():
+    # loosely written dates still count as dates, so the user hears why they are not valid
+    assert is_date_token("2026-1-5") and is_date_token("2026/01/28") and is_date_token("Yesterday")
+    assert not is_date_token("2026-01-28x") and not is_date_token("2026-1-5-rc")
+    assert not is_date_token("v2026-01-28") and not is_date_token("release/2026")
