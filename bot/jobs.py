@@ -178,6 +178,10 @@ class JobWorker:
             job_timeout=self.settings.job_timeout, keep_result=RESULT_TTL, poll_delay=0.1, max_tries=MAX_TRIES,
             ctx={"chat": self.chat}, job_serializer=_dumps, job_deserializer=_loads, log_results=False,
             health_check_key=f"{self.prefix}jobs:health")
+        # arq marks a job it starts "in progress" for the whole job timeout + 10 s; a worker killed
+        # before this job's first renewal below would leave the job stuck for an hour. Start the
+        # mark at (twice) the lease instead: the renewals in `_keep` hold it from then on.
+        self.worker.in_progress_timeout_s = 2 * lease
         self.task = asyncio.create_task(self._supervise())
         self._announcer = asyncio.create_task(self._announce())
         log.info("job worker %s started (%d slots, lease %.0f s)", self.id, self.settings.worker_max_jobs, lease)
@@ -242,11 +246,15 @@ class JobWorker:
         return run
 
     async def _keep(self, redis, jobs: Jobs, job_id: str, lease: float) -> None:
-        """Hold the job's in-progress mark for `lease` seconds at a time (see the module doc)."""
+        """Hold the job's in-progress mark for `lease` seconds at a time (see the module doc).
+        The mark is set, not only extended: after a Redis restart or a renewal that came late it
+        is gone, another worker may have picked the job up, found the delivery busy and deferred
+        it (which also deletes the mark) — restoring it stops such copies from starting again and
+        again, each burning one of arq's tries, until the job is abandoned while still running."""
         while True:
             try:
                 async with redis.pipeline(transaction=False) as pipe:
-                    pipe.pexpire(in_progress_key_prefix + job_id, int(lease * 1000))
+                    pipe.set(in_progress_key_prefix + job_id, b"1", px=int(lease * 1000))
                     pipe.zadd(jobs.running_key, {job_id: time.time() + lease})
                     await pipe.execute()
             except (RedisError, OSError):
