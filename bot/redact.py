@@ -92,6 +92,9 @@ class _Rule:
     hints: tuple[str, ...]  # lowercase substrings; the regex only runs when one occurs
     group: int | str = 0  # the part of the match that is replaced
     check: Callable[[str], bool] | None = None  # a last look at the replaced part
+    # Case-sensitive literals, one of which every match holds: a sharper test than the lowercase
+    # hints for patterns that are case-sensitive (`eaaa` is in many hashes, `EAAA` in few).
+    exact: tuple[str, ...] = ()
 
 
 def _b64_json_header(token: str) -> bool:
@@ -133,13 +136,14 @@ _RULES: tuple[_Rule, ...] = (
         r"\b(?:xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"), ("xox", "xapp-")),
     _Rule("stripe-key", re.compile(
         _B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{20,})" + _E),
-        ("_live_", "_test_", "_prod_", "whsec_")),
+        ("_live_", "_test_", "_prod_", "whsec_"),
+        exact=("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_")),
     # OpenAI-style: sk-…, sk-proj-…, sk-ant-…, DeepSeek/Moonshot keys of the same shape. At least
     # three digits, so CSS classes like "sk-spinner-fading-circle-wrapper" survive.
     _Rule("openai-key", re.compile(r"\bsk-(?=(?:[A-Za-z_\-]*[0-9]){3})[A-Za-z0-9_\-]{20,}"), ("sk-",)),
     _Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("aiza",)),
     _Rule("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-          ("akia", "asia", "abia", "acca", "a3t")),
+          ("akia", "asia", "abia", "acca", "a3t"), exact=("AKIA", "ASIA", "ABIA", "ACCA", "A3T")),
     _Rule("aws-secret-key", re.compile(
         r"(?i)aws[\w.\-]{0,30}secret[\w.\-]{0,30}[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*[\"']?"
         r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value", check=lambda v: len(set(v)) > 2),
@@ -161,16 +165,16 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("discord-token", re.compile(
         r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"), (".",),
         check=lambda v: any(c.isdigit() for c in v.split(".")[0])),
-    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",)),
+    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",), exact=(":AA",)),
     _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk")),
     _Rule("mailchimp-key", re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"), ("-us",)),
     _Rule("artifactory-token", re.compile(
         r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M),
         ("akc",) + tuple(f"ap{c}" for c in "0123456789abcdef"),
-        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:])),
+        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:]), exact=("AKC", "AP")),
     _Rule("square-token", re.compile(r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}"), ("sq0",)),
-    _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",)),
-    _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_")),
+    _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",), exact=("EAAA",)),
+    _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_"), exact=("hf_", "api_org_")),
     _Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{30,}"), ("sk-ant-",)),
     _Rule("age-secret-key", re.compile(r"AGE-SECRET-KEY-1[A-Z0-9]{58}"), ("age-secret-key-",)),
     # Fixed vendor prefixes followed by a long random tail (Shopify, DigitalOcean, Doppler,
@@ -209,7 +213,7 @@ _RULES: tuple[_Rule, ...] = (
          "_gitlab_session", "api-", "sha256~", "xoxe", "tk-us-", "sm_", "sgp_local_", "shippo_", "|", "sk_", "q~",
          "a3-", "hrku-", "rdme_", "sg.")),
     _Rule("password", re.compile(
-        r"(?:\s-u|--user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
+        r"-(?:(?<=\s-)u|-user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
         check=lambda v: not _is_placeholder(v.strip("\"'"))),
     _Rule("auth-header", re.compile(
         r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key|api-token|digest)[ \t]+)?"
@@ -267,9 +271,15 @@ def _redact_shapes(text: str, kinds: Counter) -> str:
             text = _apply(rule, text, kinds)
     # Vendor tokens carry digits or capitals: look for their hints only in such runs, a fraction
     # of the text (looking for 150 hints in the whole text costs more than everything else).
-    blob = " ".join(r for r in _RUN.findall(text) if not r.islower() or _DIGIT.search(r)).lower()
+    blob_cased = " ".join(r for r in _RUN.findall(text) if not r.islower() or _DIGIT.search(r))
+    blob = blob_cased.lower()
+    original = text
     for rule in _SPECIFIC_RULES:
-        if any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
+        if rule.exact:
+            where = original if rule.kind in _LOWERCASE_TOKEN_KINDS else blob_cased
+            if any(literal in where for literal in rule.exact):
+                text = _apply(rule, text, kinds)
+        elif any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
             text = _apply(rule, text, kinds)
     text = _redact_runs(text, kinds)
     for rule in _TEXT_RULES[2:]:
