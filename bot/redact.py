@@ -271,7 +271,8 @@ def _redact_shapes(text: str, kinds: Counter) -> str:
             text = _apply(rule, text, kinds)
     # Vendor tokens carry digits or capitals: look for their hints only in such runs, a fraction
     # of the text (looking for 150 hints in the whole text costs more than everything else).
-    blob_cased = " ".join(r for r in _RUN.findall(text) if not r.islower() or _DIGIT.search(r))
+    runs = _token_runs(text)
+    blob_cased = " ".join(m.group(0) for m in runs)
     blob = blob_cased.lower()
     original = text
     for rule in _SPECIFIC_RULES:
@@ -281,20 +282,32 @@ def _redact_shapes(text: str, kinds: Counter) -> str:
                 text = _apply(rule, text, kinds)
         elif any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
             text = _apply(rule, text, kinds)
-    text = _redact_runs(text, kinds)
+    text = _redact_runs(text, runs if text == original else _token_runs(text), kinds)
     for rule in _TEXT_RULES[2:]:
         if any(hint in lowered for hint in rule.hints):
             text = _apply(rule, text, kinds)
     return text
 
 
-def _redact_runs(text: str, kinds: Counter) -> str:
-    candidates: list[re.Match[str]] = []
+def _token_runs(text: str) -> list[re.Match[str]]:
+    """The runs of `text` with a digit or a capital (or no letter): names, paths and words are not."""
+    found = []
     for m in _RUN.finditer(text):
         run = m.group(0)
-        if run.islower() and not _DIGIT.search(run):
-            continue  # names, paths, words
-        if ("/" in run or ":" in run) and all(_HEX_LOWER.fullmatch(seg) for seg in _ALNUM_20.findall(run)):
+        if not run.islower() or _DIGIT.search(run):
+            found.append(m)
+    return found
+
+
+# A stretch of 20+ letters and digits that is not lowercase hex.
+_NOT_HASH_STRETCH = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]{20})[A-Za-z0-9]*?[g-zA-Z]")
+
+
+def _redact_runs(text: str, runs: list[re.Match[str]], kinds: Counter) -> str:
+    candidates: list[re.Match[str]] = []
+    for m in runs:
+        run = m.group(0)
+        if ("/" in run or ":" in run) and not _NOT_HASH_STRETCH.search(run):
             continue  # URLs and `sha256:…` whose only long stretches are hashes
         candidates.append(m)
     if not candidates:
