@@ -94,7 +94,7 @@ class _Rule:
     check: Callable[[str], bool] | None = None  # a last look at the replaced part
     # Case-sensitive literals, one of which every match holds: a sharper test than the lowercase
     # hints for patterns that are case-sensitive (`eaaa` is in many hashes, `EAAA` in few).
-    exact: tuple[str, ...] = ()
+    exact: tuple[str, ...] | re.Pattern[str] = ()
 
 
 def _b64_json_header(token: str) -> bool:
@@ -171,7 +171,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("artifactory-token", re.compile(
         r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M),
         ("akc",) + tuple(f"ap{c}" for c in "0123456789abcdef"),
-        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:]), exact=("AKC", "AP")),
+        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:]), exact=re.compile(r"A(?:KC|P[0-9A-F])")),
     _Rule("square-token", re.compile(r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}"), ("sq0",)),
     _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",), exact=("EAAA",)),
     _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_"), exact=("hf_", "api_org_")),
@@ -245,8 +245,6 @@ _RUN = re.compile(r"[A-Za-z0-9_\-.~+/=:|@%]{16,}")
 _GENERAL_HINTS = frozenset({".", "_", "-", "~", "|", "ac", "sk"})
 _GENERAL_RULES = tuple(r for r in _RUN_RULES if _GENERAL_HINTS.intersection(r.hints))
 _SPECIFIC_RULES = tuple(r for r in _RUN_RULES if not _GENERAL_HINTS.intersection(r.hints))
-_ALNUM_20 = re.compile(r"[A-Za-z0-9]{20,}")
-_HEX_LOWER = re.compile(r"[0-9a-f]+")
 _UPPER_RE = re.compile(r"[A-Z]")
 _LOWER_RE = re.compile(r"[a-z]")
 _DIGIT = re.compile(r"[0-9]")
@@ -278,7 +276,8 @@ def _redact_shapes(text: str, kinds: Counter) -> str:
     for rule in _SPECIFIC_RULES:
         if rule.exact:
             where = original if rule.kind in _LOWERCASE_TOKEN_KINDS else blob_cased
-            if any(literal in where for literal in rule.exact):
+            if (rule.exact.search(where) is not None if isinstance(rule.exact, re.Pattern)
+                    else any(literal in where for literal in rule.exact)):
                 text = _apply(rule, text, kinds)
         elif any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
             text = _apply(rule, text, kinds)
