@@ -764,7 +764,41 @@ _NAME_CHARS = re.compile(r"[A-Za-z0-9_$.\-]*")
 _NAME_CHARS_BACK = re.compile(r"[A-Za-z0-9_$.\-]*$")
 
 
+# A hint that is a credential word by itself (every hint but client, pat, contrase, unless oddly
+# cased: `sAs`) makes its line wanted whatever the name around it, and the scan goes on at the
+# next line: one regex search per wanted line rather than one Python step per hit.
+_SELF_HINTS = frozenset(h for h in _CONTEXT_HINTS if name_strength(h)[0])
+
+
 def _lines_with_credential_names(text: str) -> list[int]:
+    """Indexes of the lines holding a name that says credential: the same lines as
+    _lines_with_credential_names_per_hit, found with fewer steps."""
+    found: list[int] = []
+    lowered = text.lower()  # same length: lower() keeps ASCII offsets
+    counted_to, line_index, pos = 0, 0, 0
+    search = _CONTEXT_PREFILTER.search
+    while (m := search(lowered, pos)) is not None:
+        start, end = m.span()
+        line_start = text.rfind("\n", 0, start) + 1
+        if m.group(0) in _SELF_HINTS and name_strength(text[start:end])[0]:
+            wanted = True
+        else:
+            name_start = start - len(_NAME_CHARS_BACK.search(text, max(line_start, start - 80), start).group(0))
+            name_end = _NAME_CHARS.match(text, end).end()
+            wanted = bool(name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start:end])[0])
+        if not wanted:
+            pos = end
+            continue
+        line_index += text.count("\n", counted_to, line_start)
+        counted_to = line_start
+        found.append(line_index)
+        pos = lowered.find("\n", end)  # the rest of a wanted line does not matter
+        if pos < 0:
+            break
+    return found
+
+
+def _lines_with_credential_names_per_hit(text: str) -> list[int]:
     """Indexes of the lines holding a name that says credential: a hint word found by one scan of
     the text, widened to the name around it, and that name judged by name_strength (cached)."""
     found: list[int] = []
