@@ -84,7 +84,9 @@ def main() -> int:
           f"-> {size / 1e6 / best / 6:.2f}x the floor")
 
     # building every commit's prompt, timing the redaction inside it
-    analyzer = Analyzer(None, Prompts(ROOT / "prompts"), SimpleNamespace(llm_max_prompt_tokens=12000))
+    # _prompt asks the LLM client only for its prompt budget: a stand-in that never sends anything
+    llm = SimpleNamespace(max_prompt_tokens=12000, model="bench")
+    analyzer = Analyzer(llm, Prompts(ROOT / "prompts"), SimpleNamespace(llm_max_prompt_tokens=12000))
     spent = {"redact": 0.0}
     original = redact_module.redact
 

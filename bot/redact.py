@@ -92,6 +92,9 @@ class _Rule:
     hints: tuple[str, ...]  # lowercase substrings; the regex only runs when one occurs
     group: int | str = 0  # the part of the match that is replaced
     check: Callable[[str], bool] | None = None  # a last look at the replaced part
+    # Case-sensitive literals, one of which every match holds: a sharper test than the lowercase
+    # hints for patterns that are case-sensitive (`eaaa` is in many hashes, `EAAA` in few).
+    exact: tuple[str, ...] | re.Pattern[str] = ()
 
 
 def _b64_json_header(token: str) -> bool:
@@ -133,13 +136,14 @@ _RULES: tuple[_Rule, ...] = (
         r"\b(?:xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"), ("xox", "xapp-")),
     _Rule("stripe-key", re.compile(
         _B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{20,})" + _E),
-        ("_live_", "_test_", "_prod_", "whsec_")),
+        ("_live_", "_test_", "_prod_", "whsec_"),
+        exact=("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_")),
     # OpenAI-style: sk-…, sk-proj-…, sk-ant-…, DeepSeek/Moonshot keys of the same shape. At least
     # three digits, so CSS classes like "sk-spinner-fading-circle-wrapper" survive.
     _Rule("openai-key", re.compile(r"\bsk-(?=(?:[A-Za-z_\-]*[0-9]){3})[A-Za-z0-9_\-]{20,}"), ("sk-",)),
     _Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("aiza",)),
     _Rule("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-          ("akia", "asia", "abia", "acca", "a3t")),
+          ("akia", "asia", "abia", "acca", "a3t"), exact=("AKIA", "ASIA", "ABIA", "ACCA", "A3T")),
     _Rule("aws-secret-key", re.compile(
         r"(?i)aws[\w.\-]{0,30}secret[\w.\-]{0,30}[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*[\"']?"
         r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value", check=lambda v: len(set(v)) > 2),
@@ -161,16 +165,16 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("discord-token", re.compile(
         r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"), (".",),
         check=lambda v: any(c.isdigit() for c in v.split(".")[0])),
-    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",)),
+    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",), exact=(":AA",)),
     _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk")),
     _Rule("mailchimp-key", re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"), ("-us",)),
     _Rule("artifactory-token", re.compile(
         r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M),
         ("akc",) + tuple(f"ap{c}" for c in "0123456789abcdef"),
-        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:])),
+        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:]), exact=re.compile(r"A(?:KC|P[0-9A-F])")),
     _Rule("square-token", re.compile(r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}"), ("sq0",)),
-    _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",)),
-    _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_")),
+    _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",), exact=("EAAA",)),
+    _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_"), exact=("hf_", "api_org_")),
     _Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{30,}"), ("sk-ant-",)),
     _Rule("age-secret-key", re.compile(r"AGE-SECRET-KEY-1[A-Z0-9]{58}"), ("age-secret-key-",)),
     # Fixed vendor prefixes followed by a long random tail (Shopify, DigitalOcean, Doppler,
@@ -209,7 +213,7 @@ _RULES: tuple[_Rule, ...] = (
          "_gitlab_session", "api-", "sha256~", "xoxe", "tk-us-", "sm_", "sgp_local_", "shippo_", "|", "sk_", "q~",
          "a3-", "hrku-", "rdme_", "sg.")),
     _Rule("password", re.compile(
-        r"(?:\s-u|--user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
+        r"-(?:(?<=\s-)u|-user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
         check=lambda v: not _is_placeholder(v.strip("\"'"))),
     _Rule("auth-header", re.compile(
         r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key|api-token|digest)[ \t]+)?"
@@ -241,8 +245,6 @@ _RUN = re.compile(r"[A-Za-z0-9_\-.~+/=:|@%]{16,}")
 _GENERAL_HINTS = frozenset({".", "_", "-", "~", "|", "ac", "sk"})
 _GENERAL_RULES = tuple(r for r in _RUN_RULES if _GENERAL_HINTS.intersection(r.hints))
 _SPECIFIC_RULES = tuple(r for r in _RUN_RULES if not _GENERAL_HINTS.intersection(r.hints))
-_ALNUM_20 = re.compile(r"[A-Za-z0-9]{20,}")
-_HEX_LOWER = re.compile(r"[0-9a-f]+")
 _UPPER_RE = re.compile(r"[A-Z]")
 _LOWER_RE = re.compile(r"[a-z]")
 _DIGIT = re.compile(r"[0-9]")
@@ -267,34 +269,62 @@ def _redact_shapes(text: str, kinds: Counter) -> str:
             text = _apply(rule, text, kinds)
     # Vendor tokens carry digits or capitals: look for their hints only in such runs, a fraction
     # of the text (looking for 150 hints in the whole text costs more than everything else).
-    blob = " ".join(r for r in _RUN.findall(text) if not r.islower() or _DIGIT.search(r)).lower()
+    runs = _token_runs(text)
+    blob_cased = " ".join(m.group(0) for m in runs)
+    blob = blob_cased.lower()
+    original = text
     for rule in _SPECIFIC_RULES:
-        if any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
+        if rule.exact:
+            where = original if rule.kind in _LOWERCASE_TOKEN_KINDS else blob_cased
+            if (rule.exact.search(where) is not None if isinstance(rule.exact, re.Pattern)
+                    else any(literal in where for literal in rule.exact)):
+                text = _apply(rule, text, kinds)
+        elif any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
             text = _apply(rule, text, kinds)
-    text = _redact_runs(text, kinds)
+    text = _redact_runs(text, runs if text == original else _token_runs(text), kinds)
     for rule in _TEXT_RULES[2:]:
         if any(hint in lowered for hint in rule.hints):
             text = _apply(rule, text, kinds)
     return text
 
 
-def _redact_runs(text: str, kinds: Counter) -> str:
-    pieces, at = [], 0
+def _token_runs(text: str) -> list[re.Match[str]]:
+    """The runs of `text` with a digit or a capital (or no letter): names, paths and words are not."""
+    found = []
     for m in _RUN.finditer(text):
         run = m.group(0)
-        if run.islower() and not _DIGIT.search(run):
-            continue  # names, paths, words
-        if ("/" in run or ":" in run) and all(_HEX_LOWER.fullmatch(seg) for seg in _ALNUM_20.findall(run)):
+        if not run.islower() or _DIGIT.search(run):
+            found.append(m)
+    return found
+
+
+# A stretch of 20+ letters and digits that is not lowercase hex.
+_NOT_HASH_STRETCH = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]{20})[A-Za-z0-9]*?[g-zA-Z]")
+
+
+def _redact_runs(text: str, runs: list[re.Match[str]], kinds: Counter) -> str:
+    candidates: list[re.Match[str]] = []
+    for m in runs:
+        run = m.group(0)
+        if ("/" in run or ":" in run) and not _NOT_HASH_STRETCH.search(run):
             continue  # URLs and `sha256:…` whose only long stretches are hashes
-        changed = run
-        for rule in _GENERAL_RULES:
-            changed = _apply(rule, changed, kinds)
-        if changed is not run and changed != run:
-            pieces.append(text[at:m.start()])
-            pieces.append(changed)
-            at = m.end()
-    if not pieces:
+        candidates.append(m)
+    if not candidates:
         return text
+    # Each rule runs once over the candidate runs joined by spaces: no rule matches a space or
+    # looks past one, so this is the same as running it on each run alone, without a Python loop.
+    joined = " ".join(m.group(0) for m in candidates)
+    changed = joined
+    for rule in _GENERAL_RULES:
+        changed = _apply(rule, changed, kinds)
+    if changed == joined:
+        return text
+    pieces, at = [], 0
+    for m, new in zip(candidates, changed.split(" ")):
+        if new != m.group(0):
+            pieces.append(text[at:m.start()])
+            pieces.append(new)
+            at = m.end()
     pieces.append(text[at:])
     return "".join(pieces)
 
@@ -734,7 +764,41 @@ _NAME_CHARS = re.compile(r"[A-Za-z0-9_$.\-]*")
 _NAME_CHARS_BACK = re.compile(r"[A-Za-z0-9_$.\-]*$")
 
 
+# A hint that is a credential word by itself (every hint but client, pat, contrase, unless oddly
+# cased: `sAs`) makes its line wanted whatever the name around it, and the scan goes on at the
+# next line: one regex search per wanted line rather than one Python step per hit.
+_SELF_HINTS = frozenset(h for h in _CONTEXT_HINTS if name_strength(h)[0])
+
+
 def _lines_with_credential_names(text: str) -> list[int]:
+    """Indexes of the lines holding a name that says credential: the same lines as
+    _lines_with_credential_names_per_hit, found with fewer steps."""
+    found: list[int] = []
+    lowered = text.lower()  # same length: lower() keeps ASCII offsets
+    counted_to, line_index, pos = 0, 0, 0
+    search = _CONTEXT_PREFILTER.search
+    while (m := search(lowered, pos)) is not None:
+        start, end = m.span()
+        line_start = text.rfind("\n", 0, start) + 1
+        if m.group(0) in _SELF_HINTS and name_strength(text[start:end])[0]:
+            wanted = True
+        else:
+            name_start = start - len(_NAME_CHARS_BACK.search(text, max(line_start, start - 80), start).group(0))
+            name_end = _NAME_CHARS.match(text, end).end()
+            wanted = bool(name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start:end])[0])
+        if not wanted:
+            pos = end
+            continue
+        line_index += text.count("\n", counted_to, line_start)
+        counted_to = line_start
+        found.append(line_index)
+        pos = lowered.find("\n", end)  # the rest of a wanted line does not matter
+        if pos < 0:
+            break
+    return found
+
+
+def _lines_with_credential_names_per_hit(text: str) -> list[int]:
     """Indexes of the lines holding a name that says credential: a hint word found by one scan of
     the text, widened to the name around it, and that name judged by name_strength (cached)."""
     found: list[int] = []
