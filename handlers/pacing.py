@@ -10,20 +10,27 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 
 Limit = tuple[str, int, float]  # (key, at most n calls, per seconds)
 
 
 class Pacer:
-    """Sliding-window limits: at most n calls per `per` seconds for each key."""
+    """Sliding-window limits: at most n calls per `per` seconds for each key.
 
-    def __init__(self) -> None:
+    `clock` and `sleep` default to the real monotonic clock and asyncio.sleep; tests pass a
+    fake pair so the window edges can be checked exactly."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self._windows: dict[str, deque] = {}
+        self._clock = clock
+        self._sleep = sleep
 
     async def acquire(self, limits) -> None:
         """Wait until every limit has room, then record one call against each."""
         while True:
-            now = time.monotonic()
+            now = self._clock()
             wait = 0.0
             for key, n, per in limits:
                 window = self._windows.setdefault(key, deque())
@@ -36,7 +43,7 @@ class Pacer:
                     self._windows[key].append(now)
                 self._prune(now)
                 return
-            await asyncio.sleep(wait)
+            await self._sleep(wait)
 
     def _prune(self, now: float) -> None:
         if len(self._windows) > 5000:
