@@ -45,6 +45,10 @@ class Pacer:
                 return
             await self._sleep(wait)
 
+    def __len__(self) -> int:
+        """How many keys it remembers: bounded, since idle keys are forgotten past 5000."""
+        return len(self._windows)
+
     def _prune(self, now: float) -> None:
         if len(self._windows) > 5000:
             for key in [k for k, w in self._windows.items() if not w or now - w[-1] > 60]:
@@ -57,6 +61,10 @@ class KeyedLocks:
 
     def __init__(self) -> None:
         self._locks: dict[str, asyncio.Lock] = {}
+
+    def __len__(self) -> int:
+        """How many locks it keeps: bounded, since free ones are dropped past 2000."""
+        return len(self._locks)
 
     def get(self, key: str) -> asyncio.Lock:
         if len(self._locks) > 2000:
@@ -74,7 +82,7 @@ class ConversationPacer:
         self.prefix = prefix
         self.n = n
         self.per = per
-        self.windows = windows or Pacer()
+        self.windows = windows if windows is not None else Pacer()  # an empty Pacer is falsy (len 0)
         self.locks = KeyedLocks()
 
     def lock(self, key: str) -> asyncio.Lock:

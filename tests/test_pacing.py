@@ -161,3 +161,39 @@ async def test_a_held_conversation_lock_survives_when_many_others_come_and_go():
         for i in range(2002):
             locks.get(str(i))
         assert locks.get("held") is held
+
+
+async def test_the_pacer_forgets_conversations_idle_for_over_a_minute_once_it_knows_5000():
+    """A long-running bot must not remember every chat it ever wrote to."""
+    t = FakeTime(100.0)
+    pacer = t.pacer()
+    for i in range(5000):
+        await pacer.acquire(((f"chat:{i}", 1, 1.0),))
+    t.now = 200.0
+    await pacer.acquire((("chat:0", 1, 1.0),))
+    assert len(pacer) == 5000  # 5000 known: nothing forgotten yet
+    t.now = 160.0 + 100.0  # 5001 known, chat:0 used exactly 60 s ago: kept, the rest forgotten
+    await pacer.acquire((("chat:new", 1, 1.0),))
+    assert len(pacer) == 5001 - 4999
+    t2 = FakeTime(100.0)
+    pacer = t2.pacer()
+    for i in range(5001):
+        await pacer.acquire(((f"chat:{i}", 1, 1.0),))
+    t2.now = 160.0  # exactly a minute: idle, but not *over* a minute
+    await pacer.acquire((("chat:new", 1, 1.0),))
+    assert len(pacer) == 5002
+    t2.now = 160.5
+    await pacer.acquire((("chat:newer", 1, 1.0),))
+    assert len(pacer) == 2
+
+
+def test_free_locks_are_dropped_once_more_than_2000_are_kept():
+    locks = KeyedLocks()
+    for i in range(2000):
+        locks.get(str(i))
+    locks.get("0")
+    assert len(locks) == 2000
+    locks.get("new")
+    assert len(locks) == 2001
+    locks.get("newer")  # past 2000: every free lock is dropped first
+    assert len(locks) == 1
