@@ -313,3 +313,31 @@ def test_a_parenthesis_in_a_link_url_cannot_end_the_link_early():
     links = re.findall(r"\]\(([^)]*)\)", markdown_of(cards))  # every link target, up to its first ")"
     assert links and all(link.startswith(REPO_URL + "/") for link in links)
     assert "](https://evil" not in markdown_of(cards)
+
+
+# --- exact edges (each kills a mutant that a looser test let through) ---------------------------
+
+BUDGET = 28_000  # the bot's own budget for a card's request body, below Feishu's 30 KiB
+
+
+def _answer_of_body(target: int) -> str:
+    """An answer whose streaming card costs exactly `target` bytes in the request body."""
+    base = R.body_bytes(R.answer_card("x", streaming=True))
+    return "x" * (1 + target - base)
+
+
+def test_an_answer_exactly_at_the_budget_streams_in_one_card_and_one_byte_more_in_two():
+    whole = _answer_of_body(BUDGET)
+    assert R.body_bytes(R.answer_card(whole, streaming=True)) == BUDGET
+    assert R.answer_segments(whole) == [whole]
+    over = whole + "x"
+    segments = R.answer_segments(over)
+    assert len(segments) == 2 and "".join(segments) == over
+    assert R.body_bytes(R.answer_card(segments[0], streaming=True)) == BUDGET  # the first is filled to the edge
+
+
+def test_a_fence_line_with_a_language_inside_a_code_block_does_not_close_it():
+    out = R.md_escape("```\ncode\n```python\n<b>still code</b>\n```\nafter <b>")
+    lines = out.split("\n")
+    assert lines[:5] == ["```", "code", "ʼʼʼpython", "<\u200bb>still code<\u200b/b>", "```"]
+    assert lines[5] == "after &#60;b&#62;"  # prose again after the real closing fence
