@@ -341,3 +341,32 @@ def test_a_fence_line_with_a_language_inside_a_code_block_does_not_close_it():
     lines = out.split("\n")
     assert lines[:5] == ["```", "code", "ʼʼʼpython", "<\u200bb>still code<\u200b/b>", "```"]
     assert lines[5] == "after &#60;b&#62;"  # prose again after the real closing fence
+
+
+def test_a_card_holds_exactly_120_components_and_the_121st_starts_another():
+    divider = R.Fixed({"tag": "hr"})
+    assert len(R.pack([divider] * 120, None, "", "en")) == 1
+    cards = R.pack([divider] * 121, None, "", "en")
+    assert [len(c["body"]["elements"]) for c in cards] == [120, 1]
+    # a panel counts with what it holds: 1 + its 3 items
+    panel = R.Panel("**p**", [divider] * 3)
+    cards = R.pack([divider] * 116 + [panel, divider], None, "", "en")
+    assert [len(c["body"]["elements"]) for c in cards] == [117, 1]
+
+
+def test_the_chat_list_preview_is_cut_at_120_characters():
+    preview = R.card([], None, "a" * 119 + "bc")["config"]["summary"]["content"]
+    assert preview == "a" * 119 + "…" and len(preview) == 120
+    assert R.card([], None, "a" * 120)["config"]["summary"]["content"] == "a" * 120
+
+
+def test_a_panel_with_one_item_too_big_for_a_card_continues_in_panels_on_the_next_cards():
+    words = " ".join(f"w{i:05d}" for i in range(8000))
+    panel = R.Panel("**Details**", [R.Md(words)], cont=" (cont.)")
+    cards = R.pack([panel], None, "", "en")
+    assert len(cards) >= 2
+    panels = [el for c in cards for el in c["body"]["elements"]]
+    titles = [p["header"]["title"]["content"] for p in panels]
+    assert titles[0] == "**Details**" and all(t == "**Details** (cont.)" for t in titles[1:])
+    text = " ".join(item["content"] for p in panels for item in p["elements"])
+    assert all(f"w{i:05d}" in text for i in range(8000))
