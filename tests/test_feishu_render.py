@@ -370,3 +370,16 @@ def test_a_panel_with_one_item_too_big_for_a_card_continues_in_panels_on_the_nex
     assert titles[0] == "**Details**" and all(t == "**Details** (cont.)" for t in titles[1:])
     text = " ".join(item["content"] for p in panels for item in p["elements"])
     assert all(f"w{i:05d}" in text for i in range(8000))
+
+
+def test_the_digest_headlines_sit_under_their_heading():
+    e = DigestEntry(commit(1), analysis(Importance.HIGH))
+    text = markdown_of(R.render_cards(DigestParent(digest([e], headline_origin="llm"))))
+    assert "**📌 Headlines**\n- Exports gained a --since flag." in text
+    assert "offline" not in text.split("**📌 Headlines**")[1].split("\n")[0]
+
+
+def test_only_the_streamed_answer_card_is_in_streaming_mode():
+    assert "streaming_mode" not in R.notice_cards("Done.", "en")[0]["config"]
+    assert R.answer_card("Hi", streaming=True)["config"]["streaming_mode"] is True
+    assert "streaming_mode" not in R.answer_card("Hi", streaming=False)["config"]
