@@ -383,3 +383,18 @@ def test_only_the_streamed_answer_card_is_in_streaming_mode():
     assert "streaming_mode" not in R.notice_cards("Done.", "en")[0]["config"]
     assert R.answer_card("Hi", streaming=True)["config"]["streaming_mode"] is True
     assert "streaming_mode" not in R.answer_card("Hi", streaming=False)["config"]
+
+
+def test_a_commit_card_gives_the_importance_reason_beside_type_and_importance():
+    e = DigestEntry(commit(2), analysis(Importance.HIGH))
+    text = markdown_of(R.render_cards(CommitDetail(digest([e]), e), thread="om_root"))
+    assert "**⚡ Importance**：" in text and " — Touches the public API." in text
+    e = DigestEntry(commit(2), analysis(Importance.HIGH, importance_reason="  "))
+    text = markdown_of(R.render_cards(CommitDetail(digest([e]), e), thread="om_root"))
+    assert "**⚡ Importance**：" in text and " — " not in text.split("**⚡ Importance**：")[1].split("\n")[0]
+
+
+def test_a_commit_that_could_not_be_analysed_says_why_on_its_card():
+    e = DigestEntry(commit(3), None, error="the model timed out")
+    text = markdown_of(R.render_cards(CommitDetail(digest([e]), e), thread="om_root"))
+    assert "This commit could not be analysed: the model timed out" in text
