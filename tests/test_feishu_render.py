@@ -398,3 +398,17 @@ def test_a_commit_that_could_not_be_analysed_says_why_on_its_card():
     e = DigestEntry(commit(3), None, error="the model timed out")
     text = markdown_of(R.render_cards(CommitDetail(digest([e]), e), thread="om_root"))
     assert "This commit could not be analysed: the model timed out" in text
+
+
+def test_the_form_is_replaced_by_a_note_that_the_question_was_sent():
+    text = markdown_of([R.form_submitted_card("en")])
+    assert "Question sent; the answer follows below." in text
+    assert "问题已提交" in markdown_of([R.form_submitted_card("zh")])
+
+
+def test_a_resent_request_carries_the_same_dedupe_uuid_and_another_request_another():
+    # Feishu drops a second request with the same uuid: a retry must reuse it, a new send must not
+    first = R.stable_id("send", "oc_1", "digest:42")
+    assert first == R.stable_id("send", "oc_1", "digest:42") and len(first) == 40
+    assert first != R.stable_id("send", "oc_1", "digest:43")
+    assert len(R.stable_id("content", "card_1", 7, length=32)) == 32
