@@ -412,3 +412,12 @@ def test_a_resent_request_carries_the_same_dedupe_uuid_and_another_request_anoth
     assert first == R.stable_id("send", "oc_1", "digest:42") and len(first) == 40
     assert first != R.stable_id("send", "oc_1", "digest:43")
     assert len(R.stable_id("content", "card_1", 7, length=32)) == 32
+
+
+def test_an_answer_header_speaks_the_language_of_the_question():
+    c = commit(8)
+    asked_zh = markdown_of(R.render_cards(AnswerHeader("ou_asker123", "这个提交改了什么？", c), lang="en"))
+    assert asked_zh == markdown_of(R.render_cards(AnswerHeader("ou_asker123", "这个提交改了什么？", c, lang="zh")))
+    asked_en = markdown_of(R.render_cards(AnswerHeader("ou_asker123", "what changed?", c), lang="zh"))
+    assert asked_en == markdown_of(R.render_cards(AnswerHeader("ou_asker123", "what changed?", c, lang="en")))
+    assert asked_zh.replace("这个提交改了什么？", "") != asked_en.replace("what changed?", "")
