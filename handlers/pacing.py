@@ -10,20 +10,27 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 
 Limit = tuple[str, int, float]  # (key, at most n calls, per seconds)
 
 
 class Pacer:
-    """Sliding-window limits: at most n calls per `per` seconds for each key."""
+    """Sliding-window limits: at most n calls per `per` seconds for each key.
 
-    def __init__(self) -> None:
+    `clock` and `sleep` default to the real monotonic clock and asyncio.sleep; tests pass a
+    fake pair so the window edges can be checked exactly."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self._windows: dict[str, deque] = {}
+        self._clock = clock
+        self._sleep = sleep
 
     async def acquire(self, limits) -> None:
         """Wait until every limit has room, then record one call against each."""
         while True:
-            now = time.monotonic()
+            now = self._clock()
             wait = 0.0
             for key, n, per in limits:
                 window = self._windows.setdefault(key, deque())
@@ -36,7 +43,11 @@ class Pacer:
                     self._windows[key].append(now)
                 self._prune(now)
                 return
-            await asyncio.sleep(wait)
+            await self._sleep(wait)
+
+    def __len__(self) -> int:
+        """How many keys it remembers: bounded, since idle keys are forgotten past 5000."""
+        return len(self._windows)
 
     def _prune(self, now: float) -> None:
         if len(self._windows) > 5000:
@@ -50,6 +61,10 @@ class KeyedLocks:
 
     def __init__(self) -> None:
         self._locks: dict[str, asyncio.Lock] = {}
+
+    def __len__(self) -> int:
+        """How many locks it keeps: bounded, since free ones are dropped past 2000."""
+        return len(self._locks)
 
     def get(self, key: str) -> asyncio.Lock:
         if len(self._locks) > 2000:
@@ -67,7 +82,7 @@ class ConversationPacer:
         self.prefix = prefix
         self.n = n
         self.per = per
-        self.windows = windows or Pacer()
+        self.windows = windows if windows is not None else Pacer()  # an empty Pacer is falsy (len 0)
         self.locks = KeyedLocks()
 
     def lock(self, key: str) -> asyncio.Lock:

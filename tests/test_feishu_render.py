@@ -313,3 +313,111 @@ def test_a_parenthesis_in_a_link_url_cannot_end_the_link_early():
     links = re.findall(r"\]\(([^)]*)\)", markdown_of(cards))  # every link target, up to its first ")"
     assert links and all(link.startswith(REPO_URL + "/") for link in links)
     assert "](https://evil" not in markdown_of(cards)
+
+
+# --- exact edges (each kills a mutant that a looser test let through) ---------------------------
+
+BUDGET = 28_000  # the bot's own budget for a card's request body, below Feishu's 30 KiB
+
+
+def _answer_of_body(target: int) -> str:
+    """An answer whose streaming card costs exactly `target` bytes in the request body."""
+    base = R.body_bytes(R.answer_card("x", streaming=True))
+    return "x" * (1 + target - base)
+
+
+def test_an_answer_exactly_at_the_budget_streams_in_one_card_and_one_byte_more_in_two():
+    whole = _answer_of_body(BUDGET)
+    assert R.body_bytes(R.answer_card(whole, streaming=True)) == BUDGET
+    assert R.answer_segments(whole) == [whole]
+    over = whole + "x"
+    segments = R.answer_segments(over)
+    assert len(segments) == 2 and "".join(segments) == over
+    assert R.body_bytes(R.answer_card(segments[0], streaming=True)) == BUDGET  # the first is filled to the edge
+
+
+def test_a_fence_line_with_a_language_inside_a_code_block_does_not_close_it():
+    out = R.md_escape("```\ncode\n```python\n<b>still code</b>\n```\nafter <b>")
+    lines = out.split("\n")
+    assert lines[:5] == ["```", "code", "ʼʼʼpython", "<\u200bb>still code<\u200b/b>", "```"]
+    assert lines[5] == "after &#60;b&#62;"  # prose again after the real closing fence
+
+
+def test_a_card_holds_exactly_120_components_and_the_121st_starts_another():
+    divider = R.Fixed({"tag": "hr"})
+    assert len(R.pack([divider] * 120, None, "", "en")) == 1
+    cards = R.pack([divider] * 121, None, "", "en")
+    assert [len(c["body"]["elements"]) for c in cards] == [120, 1]
+    # a panel counts with what it holds: 1 + its 3 items
+    panel = R.Panel("**p**", [divider] * 3)
+    cards = R.pack([divider] * 116 + [panel, divider], None, "", "en")
+    assert [len(c["body"]["elements"]) for c in cards] == [117, 1]
+
+
+def test_the_chat_list_preview_is_cut_at_120_characters():
+    preview = R.card([], None, "a" * 119 + "bc")["config"]["summary"]["content"]
+    assert preview == "a" * 119 + "…" and len(preview) == 120
+    assert R.card([], None, "a" * 120)["config"]["summary"]["content"] == "a" * 120
+
+
+def test_a_panel_with_one_item_too_big_for_a_card_continues_in_panels_on_the_next_cards():
+    words = " ".join(f"w{i:05d}" for i in range(8000))
+    panel = R.Panel("**Details**", [R.Md(words)], cont=" (cont.)")
+    cards = R.pack([panel], None, "", "en")
+    assert len(cards) >= 2
+    panels = [el for c in cards for el in c["body"]["elements"]]
+    titles = [p["header"]["title"]["content"] for p in panels]
+    assert titles[0] == "**Details**" and all(t == "**Details** (cont.)" for t in titles[1:])
+    text = " ".join(item["content"] for p in panels for item in p["elements"])
+    assert all(f"w{i:05d}" in text for i in range(8000))
+
+
+def test_the_digest_headlines_sit_under_their_heading():
+    e = DigestEntry(commit(1), analysis(Importance.HIGH))
+    text = markdown_of(R.render_cards(DigestParent(digest([e], headline_origin="llm"))))
+    assert "**📌 Headlines**\n- Exports gained a --since flag." in text
+    assert "offline" not in text.split("**📌 Headlines**")[1].split("\n")[0]
+
+
+def test_only_the_streamed_answer_card_is_in_streaming_mode():
+    assert "streaming_mode" not in R.notice_cards("Done.", "en")[0]["config"]
+    assert R.answer_card("Hi", streaming=True)["config"]["streaming_mode"] is True
+    assert "streaming_mode" not in R.answer_card("Hi", streaming=False)["config"]
+
+
+def test_a_commit_card_gives_the_importance_reason_beside_type_and_importance():
+    e = DigestEntry(commit(2), analysis(Importance.HIGH))
+    text = markdown_of(R.render_cards(CommitDetail(digest([e]), e), thread="om_root"))
+    assert "**⚡ Importance**：" in text and " — Touches the public API." in text
+    e = DigestEntry(commit(2), analysis(Importance.HIGH, importance_reason="  "))
+    text = markdown_of(R.render_cards(CommitDetail(digest([e]), e), thread="om_root"))
+    assert "**⚡ Importance**：" in text and " — " not in text.split("**⚡ Importance**：")[1].split("\n")[0]
+
+
+def test_a_commit_that_could_not_be_analysed_says_why_on_its_card():
+    e = DigestEntry(commit(3), None, error="the model timed out")
+    text = markdown_of(R.render_cards(CommitDetail(digest([e]), e), thread="om_root"))
+    assert "This commit could not be analysed: the model timed out" in text
+
+
+def test_the_form_is_replaced_by_a_note_that_the_question_was_sent():
+    text = markdown_of([R.form_submitted_card("en")])
+    assert "Question sent; the answer follows below." in text
+    assert "问题已提交" in markdown_of([R.form_submitted_card("zh")])
+
+
+def test_a_resent_request_carries_the_same_dedupe_uuid_and_another_request_another():
+    # Feishu drops a second request with the same uuid: a retry must reuse it, a new send must not
+    first = R.stable_id("send", "oc_1", "digest:42")
+    assert first == R.stable_id("send", "oc_1", "digest:42") and len(first) == 40
+    assert first != R.stable_id("send", "oc_1", "digest:43")
+    assert len(R.stable_id("content", "card_1", 7, length=32)) == 32
+
+
+def test_an_answer_header_speaks_the_language_of_the_question():
+    c = commit(8)
+    asked_zh = markdown_of(R.render_cards(AnswerHeader("ou_asker123", "这个提交改了什么？", c), lang="en"))
+    assert asked_zh == markdown_of(R.render_cards(AnswerHeader("ou_asker123", "这个提交改了什么？", c, lang="zh")))
+    asked_en = markdown_of(R.render_cards(AnswerHeader("ou_asker123", "what changed?", c), lang="zh"))
+    assert asked_en == markdown_of(R.render_cards(AnswerHeader("ou_asker123", "what changed?", c, lang="en")))
+    assert asked_zh.replace("这个提交改了什么？", "") != asked_en.replace("what changed?", "")

@@ -63,7 +63,7 @@ MODULES: dict[str, list[str]] = {
     "bot/render/slack.py": ["tests/test_render_safety.py", "tests/test_slack_render.py"],
     "bot/render/feishu.py": ["tests/test_render_safety.py", "tests/test_feishu_render.py"],
     "bot/diffs.py": ["tests/test_diffs.py"],
-    "handlers/pacing.py": ["tests/test_slack_pacing.py"],
+    "handlers/pacing.py": ["tests/test_pacing.py", "tests/test_slack_pacing.py"],
     "handlers/feishu/verify.py": ["tests/test_feishu_verify.py"],
 }
 

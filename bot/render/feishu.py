@@ -301,15 +301,20 @@ class Panel(Block):
             "elements": [item.element() for item in self.items],
         }
 
+    def _continued(self) -> str:
+        """The title of a continuation panel (marked once: a continuation split again is not
+        "(cont.) (cont.)")."""
+        return self.title if self.title.endswith(self.cont) else self.title + self.cont
+
     def split(self) -> list[Block]:
         if len(self.items) > 1:
             half = len(self.items) // 2
             return [Panel(self.title, self.items[:half], self.expanded, self.cont),
-                    Panel(self.title + self.cont, self.items[half:], self.expanded, self.cont)]
+                    Panel(self._continued(), self.items[half:], self.expanded, self.cont)]
         if self.items:
             parts = self.items[0].split()
             if parts:
-                return [Panel(self.title if i == 0 else self.title + self.cont, [p], self.expanded, self.cont)
+                return [Panel(self.title if i == 0 else self._continued(), [p], self.expanded, self.cont)
                         for i, p in enumerate(parts)]
         return []
 
