@@ -65,6 +65,18 @@ MODULES: dict[str, list[str]] = {
     "bot/diffs.py": ["tests/test_diffs.py"],
     "handlers/pacing.py": ["tests/test_pacing.py", "tests/test_slack_pacing.py"],
     "handlers/feishu/verify.py": ["tests/test_feishu_verify.py"],
+    "handlers/slack/api.py": ["tests/test_slack_pacing.py", "tests/test_slack_conformance.py", "tests/test_slack_e2e.py"],
+    "handlers/slack/platform.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py"],
+    "handlers/slack/stream.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py"],
+    "handlers/slack/events.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py"],
+    "handlers/feishu/api.py": ["tests/test_feishu_conformance.py", "tests/test_feishu_e2e.py"],
+    "handlers/feishu/platform.py": ["tests/test_feishu_conformance.py", "tests/test_feishu_e2e.py"],
+    "handlers/feishu/stream.py": ["tests/test_feishu_conformance.py", "tests/test_feishu_e2e.py"],
+    "handlers/feishu/events.py": ["tests/test_feishu_verify.py", "tests/test_feishu_conformance.py",
+                                  "tests/test_feishu_e2e.py"],
+    "handlers/feishu/adapter.py": ["tests/test_feishu_conformance.py", "tests/test_feishu_e2e.py"],
+    "handlers/console.py": ["tests/test_console.py"],
+    "handlers/web.py": ["tests/test_slack_conformance.py", "tests/test_redis_outage.py", "tests/test_load.py"],
 }
 
 # Mutants that cannot change behaviour: (module, a piece of the source line, a piece of the
