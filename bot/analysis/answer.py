@@ -117,7 +117,7 @@ def _text(data: dict, key: str, required: bool) -> str:
 # --- tolerant extraction -----------------------------------------------------------------------
 
 _FENCED = re.compile(r"```[ \t]*[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.S)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_TRAILING_COMMA = re.compile(r",\s*[}\]]")  # matched at a comma outside strings
 MAX_CANDIDATES = 200  # bracket positions tried before giving up (a 16 KB answer has few)
 
 
@@ -155,9 +155,9 @@ def _json_values(text: str):
         i += 1
 
 
-def _closing(text: str, start: int) -> int | None:
-    """Index of the bracket closing the one at `start`, skipping strings; None if unbalanced."""
-    stack: list[str] = []
+def _outside_strings(text: str, start: int = 0):
+    """(index, character) for every character from `start` that is not inside a JSON string
+    (quotes themselves included), so bracket matching and comma clean-up never look into text."""
     in_string = escaped = False
     for j in range(start, len(text)):
         ch = text[j]
@@ -168,9 +168,17 @@ def _closing(text: str, start: int) -> int | None:
                 escaped = True
             elif ch == '"':
                 in_string = False
-        elif ch == '"':
+            continue
+        if ch == '"':
             in_string = True
-        elif ch in "{[":
+        yield j, ch
+
+
+def _closing(text: str, start: int) -> int | None:
+    """Index of the bracket closing the one at `start`, skipping strings; None if unbalanced."""
+    stack: list[str] = []
+    for j, ch in _outside_strings(text, start):
+        if ch in "{[":
             stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
             if not stack or stack.pop() != ch:
@@ -194,23 +202,8 @@ def _loads(raw: str):
 
 
 def _without_trailing_commas(raw: str) -> str:
-    out, start, in_string, escaped = [], 0, False, False
-    for j, ch in enumerate(raw):  # only outside strings: rewrite segment by segment
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-                out.append(raw[start:j + 1])
-                start = j + 1
-        elif ch == '"':
-            out.append(_TRAILING_COMMA.sub(r"\1", raw[start:j]))
-            start = j
-            in_string = True
-    out.append(_TRAILING_COMMA.sub(r"\1", raw[start:]) if not in_string else raw[start:])
-    return "".join(out)
+    drop = {j for j, ch in _outside_strings(raw) if ch == "," and _TRAILING_COMMA.match(raw, j)}
+    return "".join(ch for j, ch in enumerate(raw) if j not in drop)
 
 
 # --- meaning -----------------------------------------------------------------------------------
