@@ -58,3 +58,21 @@ async def store(make_settings):
     s = open_store(make_settings())
     yield s
     await s.close()
+
+
+@pytest.fixture
+async def make_services(make_settings):
+    """`await make_services(clock, **setting_overrides)`: Services on the test's Redis and settings,
+    all closed when the test ends."""
+    from bot.services import Services
+
+    made = []
+
+    async def build(clock=None, **overrides):
+        services = Services.build(make_settings(**overrides), clock=clock)
+        made.append(services)
+        return services
+
+    yield build
+    for services in made:
+        await services.aclose()

@@ -12,7 +12,6 @@ import pytest
 
 from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
-from bot.services import Services
 from bot.window import day_window
 from tests.fakes.github_server import FakeFile
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json
@@ -50,17 +49,9 @@ def day_of_commits(fake):
 
 
 @pytest.fixture
-async def services_for(make_settings):
-    made = []
-
-    async def build(**overrides):
-        s = Services.build(make_settings(**overrides), clock=LATER)
-        made.append(s)
-        return s
-
-    yield build
-    for s in made:
-        await s.aclose()
+def services_for(make_services):
+    """Services whose clock is past the day under test (the window is finished)."""
+    return lambda **overrides: make_services(LATER, **overrides)
 
 
 # --- an independent check that every Markdown link resolves -------------------------------------

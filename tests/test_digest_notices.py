@@ -14,7 +14,6 @@ from bot.models import Digest
 from bot.platform import DigestParent
 from bot.render import feishu, markdown, slack, text
 from bot.render.jsonout import render_json
-from bot.services import Services
 from bot.window import day_window
 from tests.fakes.github_server import FakeFile
 
@@ -31,17 +30,9 @@ def day(fake):
 
 
 @pytest.fixture
-async def services_for(make_settings):
-    made = []
-
-    async def build(**overrides):
-        s = Services.build(make_settings(**overrides), clock=LATER)
-        made.append(s)
-        return s
-
-    yield build
-    for s in made:
-        await s.aclose()
+def services_for(make_services):
+    """Services whose clock is past the day under test (the window is finished)."""
+    return lambda **overrides: make_services(LATER, **overrides)
 
 
 @pytest.mark.parametrize("lang,expected", [
