@@ -212,3 +212,71 @@ async def test_a_body_of_exactly_30_kb_is_sent_and_one_byte_more_is_refused_befo
         with pytest.raises(FeishuError) as caught:
             await adapter.platform.post_cards(GROUP, [card_with_body_of(30 * 1024 + 1)], base="c" * 34)
         assert caught.value.code == 230025 and len(sends(fake)) == 1
+
+
+# --- pacing: Feishu's documented limits, on a fake clock --------------------------------------------------------
+
+class FakeClock:
+    """A clock that moves only when the pacer waits; the waits are recorded."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(round(seconds, 6))
+        self.now += seconds
+
+
+def paced(adapter) -> FakeClock:
+    from handlers.pacing import Pacer
+
+    clock = FakeClock()
+    adapter.api.pacer = Pacer(clock, clock.sleep)
+    return clock
+
+
+async def test_fifty_calls_a_second_for_the_whole_app(make_settings):
+    async with sender(make_settings) as (fake, adapter, waits):
+        clock = paced(adapter)
+        for i in range(50):  # one message to each of 50 chats: only the app's limit applies
+            await post(adapter, chat=f"oc_chat{i:04d}")
+        assert clock.waits == []
+        await post(adapter, chat="oc_chat0050")
+        assert clock.waits == [1.0] and len(fake.messages) == 51
+
+
+async def test_five_messages_a_second_to_one_chat(make_settings):
+    async with sender(make_settings) as (fake, adapter, waits):
+        clock = paced(adapter)
+        for i in range(5):
+            await post(adapter, f"message {i}")
+        assert clock.waits == []
+        await post(adapter, "message 5")
+        assert clock.waits == [1.0]
+        assert [fake.text_of(m) for m in fake.messages] == [f"message {i}" for i in range(6)]  # in order
+
+
+async def test_five_edits_a_second_to_one_message(make_settings):
+    async with sender(make_settings) as (fake, adapter, waits):
+        ref = await post(adapter)
+        clock = paced(adapter)
+        for i in range(5):
+            await adapter.platform.patch(ref.id, card(f"edit {i}"))
+        assert clock.waits == []
+        await adapter.platform.patch(ref.id, card("edit 5"))
+        assert clock.waits == [1.0] and fake.text_of(fake.message(ref.id)) == "edit 5"
+
+
+async def test_ten_streaming_updates_a_second_to_one_card(make_settings):
+    async with sender(make_settings) as (fake, adapter, waits):
+        card_id = await adapter.platform.create_card(R.answer_card("", streaming=True, lang="en"))
+        clock = paced(adapter)
+        for i in range(1, 11):
+            await adapter.platform.set_card_text(card_id, f"text {i}", i)
+        assert clock.waits == []
+        await adapter.platform.set_card_text(card_id, "text 11", 11)
+        assert clock.waits == [1.0] and fake.cards[card_id].history[-1] == (11, "text 11")
