@@ -67,3 +67,27 @@ async def test_close_leaves_no_api_threads_behind(make_settings, repo):
                 break
             await asyncio.sleep(0.01)
         assert not any(t.name.startswith("feishu-api") for t in threading.enumerate())
+
+
+def long_connections() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "feishu-ws"]
+
+
+async def test_callbacks_over_http_open_no_long_connection(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:  # started in http mode
+        assert long_connections() == []
+        await env.adapter.start()  # started again (e.g. by a second runner): still none
+        assert long_connections() == []
+        assert env.fake.api_calls("/callback/ws/") == []
+
+
+async def test_a_sending_only_process_opens_no_long_connection(make_settings, repo):
+    from handlers.feishu import build_feishu
+
+    async with feishu_env(make_settings, repo, mode="ws") as env:
+        sending = build_feishu(env.adapter.settings, env.chat, receive=False)
+        try:
+            await sending.start()
+            assert long_connections() == []
+        finally:
+            await sending.close()
