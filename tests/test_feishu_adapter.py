@@ -91,3 +91,22 @@ async def test_a_sending_only_process_opens_no_long_connection(make_settings, re
             assert long_connections() == []
         finally:
             await sending.close()
+
+
+async def test_a_long_connection_closed_by_feishu_is_opened_again(make_settings, repo):
+    from tests.fakes.feishu_server import message_event as event
+    from tests.test_feishu_e2e import DM
+
+    async with feishu_env(make_settings, repo, mode="ws") as env:
+        await env.adapter.start()
+        assert await asyncio.to_thread(env.fake.ws_connected.wait, 5), "the long connection never came up"
+        env.fake.ws_drop()  # Feishu moves the client elsewhere
+        for _ in range(500):
+            if env.fake.ws_connections == 2 and env.fake.ws_connected.is_set():
+                break
+            await asyncio.sleep(0.02)
+        assert env.fake.ws_connections == 2 and env.fake.ws_connected.is_set(), "not reconnected"
+        answer = await asyncio.to_thread(env.fake.ws_push, event("digest 2026-01-28", chat_id=DM, chat_type="p2p"))
+        assert answer["code"] == 200
+        await env.settle()
+        assert len(env.fake.top_level(DM)) == 1  # events flow over the new connection

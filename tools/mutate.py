@@ -75,7 +75,8 @@ MODULES: dict[str, list[str]] = {
                                     "tests/test_feishu_e2e.py"],
     "handlers/feishu/stream.py": ["tests/test_feishu_stream.py", "tests/test_feishu_conformance.py",
                                   "tests/test_feishu_e2e.py"],
-    "handlers/feishu/events.py": ["tests/test_feishu_verify.py", "tests/test_feishu_conformance.py",
+    "handlers/feishu/events.py": ["tests/test_feishu_verify.py", "tests/test_feishu_events.py",
+                                  "tests/test_feishu_conformance.py",
                                   "tests/test_feishu_e2e.py"],
     "handlers/feishu/adapter.py": ["tests/test_feishu_adapter.py", "tests/test_feishu_conformance.py",
                                    "tests/test_feishu_e2e.py"],
@@ -393,13 +394,16 @@ SWITCH = "from _mutants import on as _mutant_on\n"
 # The switch module, written at the scratch copy's root. With DIGEST_MUTANT=record it notes which
 # switches each test reaches (PYTEST_CURRENT_TEST is inherited by the processes a test starts):
 # a mutant then runs only the tests that reach it, and one that no test reaches has survived.
-SWITCH_MODULE = f"""import atexit, os
+SWITCH_MODULE = f"""import atexit, os, sys
 _env = os.environ
 _seen = set()
 def on(mid):
     value = _env.get({ENV!r})
     if value == "record":
-        test = _env.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        # A switch in a module or class body is decided once, at import, inside whichever test
+        # imported the module first: every test may depend on it ("" = all of them).
+        body = not sys._getframe(1).f_code.co_flags & 0x08  # no CO_NEWLOCALS: not a function
+        test = "" if body else _env.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
         _seen.add((test, mid))
     return value == mid
 @atexit.register

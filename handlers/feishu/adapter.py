@@ -142,8 +142,3 @@ class FeishuAdapter:
             return web.json_response({"code": 400, "msg": "not handled"}, status=400)
         return web.Response(body=resp.content, status=200, content_type="application/json", charset="utf-8")
 
-
-def build_feishu(settings, chat, *, receive: bool) -> FeishuAdapter:
-    """The Feishu adapter: `.platform` (register with the chat service), `.http_routes()`,
-    `await .start()`, `await .close()`."""
-    return FeishuAdapter(settings, chat, receive=receive)

@@ -71,6 +71,7 @@ Events over the long connection (FEISHU_MODE=ws)::
 
     fake.ws_connected.wait(5)             # the bot's lark.ws.Client has connected
     reply = fake.ws_push(message_event("digest"))   # blocking; {"code": 200, "data": <handler result>}
+    fake.ws_drop()                        # Feishu closes the connection; fake.ws_connections counts them
 
 Callbacks into the bot::
 
@@ -282,6 +283,15 @@ class FakeFeishu:
         if self._gateway is None or not self.ws_connected.is_set():
             raise RuntimeError("no long connection: the bot has not connected")
         return self._gateway.push(payload, timeout)
+
+    def ws_drop(self) -> None:
+        """Close the long connection from Feishu's side; `fake.ws_connections` counts (re)connections."""
+        if self._gateway is not None:
+            self._gateway.drop()
+
+    @property
+    def ws_connections(self) -> int:
+        return self._gateway.connections if self._gateway is not None else 0
 
     def deny_ephemeral(self) -> None:
         self._ephemeral_denied = True
@@ -848,6 +858,7 @@ class _WsGateway:
         self.port = 0
         self._conn = None
         self._server = None
+        self.connections = 0  # how many times the bot has connected
         self._waiting: dict[str, Any] = {}
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fake-feishu-ws", daemon=True)
@@ -874,6 +885,7 @@ class _WsGateway:
 
     async def _handle(self, conn) -> None:
         self._conn = conn
+        self.connections += 1
         self.connected.set()
         try:
             async for message in conn:
@@ -905,6 +917,11 @@ class _WsGateway:
         body = json.loads(answer["payload"] or b"{}")
         data = body.get("data")
         return {"code": body.get("code"), "data": json.loads(base64.b64decode(data)) if data else None}
+
+    def drop(self) -> None:
+        """Close the bot's connection from the server side, as Feishu does when it moves a client."""
+        if self._conn is not None:
+            self.asyncio.run_coroutine_threadsafe(self._conn.close(), self.loop).result(5)
 
     def stop(self) -> None:
         async def shutdown():
