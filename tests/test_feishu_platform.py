@@ -1,0 +1,123 @@
+"""Sending to Feishu (handlers/feishu/platform.py) as the chat shows it: a message too long for one
+card edited into place, private notices where no ephemeral card is possible, the bot's identity
+read once, the scope check cached, a streamed answer's chat-list preview. Real lark-oapi SDK → the
+fake Feishu on loopback; real Redis."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+from bot.platform import CommitDetail
+from bot.render import feishu as R
+from tests.fakes.feishu_server import mention, message_event
+from tests.test_feishu_conformance import code_heavy_digest
+from tests.test_feishu_e2e import DM, GROUP, TOKEN, feishu_env, repo  # noqa: F401 (fixture)
+
+
+async def deliver(env, payload: dict):
+    """What lark.ws.Client does with an event frame, on a thread of its own (FEISHU_MODE=ws)."""
+    return await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, json.dumps(payload).encode())
+
+
+async def settle(env) -> None:
+    for _ in range(3):
+        await asyncio.sleep(0.01)
+        await env.chat.drain()
+
+
+async def test_an_edit_too_long_for_one_card_continues_in_the_messages_thread(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        ref = await env.adapter.platform.post_cards(GROUP, [R.card([{"tag": "markdown", "content": "⏳ working…"}])])
+        d, entry = code_heavy_digest()
+        returned = await env.adapter.platform.update(ref, CommitDetail(d, entry))
+        assert returned == ref
+        edited = env.fake.message(ref.id)
+        assert edited.patches and "working" not in env.fake.text_of(edited)
+        rest = env.fake.thread(ref.id)
+        assert len(rest) >= 2 and all(m.reply_in_thread for m in rest)
+        shown = "\n".join(env.fake.shown(m) for m in [edited, *rest])
+        assert all(f'cfg["key_{i:04d}"]' in shown for i in range(900))  # nothing lost across the cards
+
+
+async def test_an_edit_that_fits_one_card_posts_nothing_more(make_settings, repo):
+    from bot.platform import Notice
+
+    async with feishu_env(make_settings, repo) as env:
+        ref = await env.adapter.platform.post_cards(GROUP, [R.card([{"tag": "markdown", "content": "⏳ working…"}])])
+        await env.adapter.platform.update(ref, Notice("done", lang="en"))
+        assert len(env.fake.messages) == 1 and "done" in env.fake.text_of(env.fake.message(ref.id))
+
+
+async def test_a_notice_to_a_recalled_message_in_a_one_to_one_chat_is_posted_plainly(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.p2p_chat(DM)
+        # the user's message is gone (recalled) by the time the bot answers it: no quote possible
+        await env.post(message_event("frobnicate", chat_id=DM, chat_type="p2p", token=TOKEN,
+                                     message_id="om_recalled0000000000000001"))
+        await env.settle()
+        (reply,) = env.fake.messages
+        assert reply.chat_id == DM and not reply.parent_id and "digest" in env.fake.text_of(reply)
+        assert env.fake.api_calls("/open-apis/ephemeral/") == []
+
+
+async def test_a_rate_limited_quote_is_not_posted_twice(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.p2p_chat(DM)
+        env.adapter.api.max_throttled = 0
+        env.fake.user_message("om_user_dm0000000000000001", DM, "frobnicate")
+        env.fake.throttle(1, path="/open-apis/im/v1/messages/om_user_dm")
+        await env.post(message_event("frobnicate", chat_id=DM, chat_type="p2p", token=TOKEN,
+                                     message_id="om_user_dm0000000000000001"))
+        await env.settle()
+        (reply,) = env.fake.messages  # the failure reported (quoting, once the limit passed)…
+        assert reply.parent_id == "om_user_dm0000000000000001" and "rate-limiting" in env.fake.text_of(reply)
+        # …not turned into an unquoted send of the same reply
+
+
+async def test_an_unreadable_identity_is_read_once_a_minute_not_on_every_event(make_settings, repo):
+    async with feishu_env(make_settings, repo, mode="ws") as env:  # not started: identity read on first event
+        env.fake.fail(1, status=400, code=99991672, path="/open-apis/bot/")
+        for _ in range(2):
+            await deliver(env, message_event("help", chat_id=DM, chat_type="p2p"))
+            await settle(env)
+        assert len(env.fake.api_calls("/open-apis/bot/v3/info")) == 1
+        assert len(env.fake.messages) == 2  # both answered meanwhile
+
+
+async def test_another_bots_mention_is_not_the_bots_own(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        await env.post(message_event("@_user_1 help", token=TOKEN,
+                                     mentions=[mention("@_user_1", "ou_otherbot00000000000000000000001", "Other", "bot")]))
+        await env.settle()
+        assert env.fake.messages == [] and env.fake.ephemerals == []
+
+
+async def test_the_scope_check_is_cached_for_ten_minutes(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        for _ in range(2):
+            await env.say("config questions all")
+            await env.settle()
+        assert len(env.fake.api_calls("/open-apis/application/v6/scopes")) == 1
+        assert all("im:message.group_msg" in env.fake.shown(m) for m in env.fake.top_level(GROUP))
+
+
+async def test_a_scope_listed_without_a_grant_status_counts_as_missing(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.scopes["im:message.group_msg"] = None  # listed, its grant status not given
+        await env.say("config questions all")
+        await env.settle()
+        assert "应用还没有敏感权限 im:message.group_msg" in env.fake.shown(env.fake.top_level(GROUP)[-1])  # missing
+
+
+async def test_a_streamed_answer_previews_its_first_sixty_characters_in_the_chat_list(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.user_message("om_q0000000000000000000001", GROUP, "why?")
+        text = "Because " + "the expiry compared with less-or-equal " * 5
+
+        async def pieces():
+            yield text
+
+        await env.adapter.platform.stream(GROUP, "om_q0000000000000000000001", pieces())
+        (entity,) = env.fake.cards.values()
+        summary = entity.card["config"]["summary"]["content"]
+        assert summary == R.plain(text, 60) and len(summary) == 60 and summary.endswith("…")
