@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from bot.platform import CommitDetail
 from bot.render import feishu as R
 from tests.fakes.feishu_server import mention, message_event
@@ -121,3 +123,28 @@ async def test_a_streamed_answer_previews_its_first_sixty_characters_in_the_chat
         (entity,) = env.fake.cards.values()
         summary = entity.card["config"]["summary"]["content"]
         assert summary == R.plain(text, 60) and len(summary) == 60 and summary.endswith("…")
+
+
+@pytest.mark.parametrize("code", [99991672, 99991679, 230027, 230006])
+async def test_each_permission_refusal_switches_ephemeral_cards_off_everywhere(make_settings, repo, code):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.fail(1, status=400, code=code, msg="no permission", path="/open-apis/ephemeral/")
+        await env.say("help")
+        await env.settle()
+        await env.say("help", chat_id="oc_other000000000000000000000000001")
+        await env.settle()
+        assert len(env.fake.api_calls("/open-apis/ephemeral/")) == 1  # not tried again in another chat
+        assert env.fake.ephemerals == [] and len(env.fake.messages) == 2  # both answered as replies
+
+
+@pytest.mark.parametrize("code", [10002, 230099])
+async def test_other_ephemeral_refusals_switch_them_off_only_in_that_chat(make_settings, repo, code):
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.fail(1, status=400, code=code, msg="not here", path="/open-apis/ephemeral/")
+        await env.say("help")
+        await env.settle()
+        await env.say("help", chat_id="oc_other000000000000000000000000001")
+        await env.say("help")
+        await env.settle()
+        assert [e["chat_id"] for e in env.fake.ephemerals] == ["oc_other000000000000000000000000001"]
+        assert len(env.fake.messages) == 2  # the refusing chat got replies, twice, without asking again
