@@ -94,7 +94,6 @@ class FeishuAdapter:
     def _run_ws(self, loop: asyncio.AbstractEventLoop) -> None:
         import lark_oapi.ws.client as ws_client
 
-        asyncio.set_event_loop(loop)
         # lark-oapi 1.7.5 keeps its event loop in a module global bound when it was first imported
         # (typically the bot's running main loop, where `start()` fails): give it this thread's.
         ws_client.loop = loop
