@@ -280,3 +280,13 @@ async def test_ten_streaming_updates_a_second_to_one_card(make_settings):
         assert clock.waits == []
         await adapter.platform.set_card_text(card_id, "text 11", 11)
         assert clock.waits == [1.0] and fake.cards[card_id].history[-1] == (11, "text 11")
+
+
+async def test_a_thousand_calls_a_minute_for_the_whole_app(make_settings):
+    async with sender(make_settings) as (fake, adapter, waits):
+        clock = paced(adapter)
+        for _ in range(1001):  # light calls, one after another, as fast as the per-second limit allows
+            await adapter.api.raw("read the app's scopes", "GET", "/open-apis/application/v6/scopes")
+        # 50 a second: a one-second wait after every 50 calls; the 1001st waits for the minute's end
+        assert clock.waits == [1.0] * 19 + [41.0]
+        assert len(fake.api_calls("/open-apis/application/")) == 1001
