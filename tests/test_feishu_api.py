@@ -174,6 +174,24 @@ async def test_a_rate_limited_token_fetch_is_waited_out(make_settings):
         assert len([c for c in fake.calls if c.path.startswith("/open-apis/auth/")]) == 3
 
 
+async def test_a_token_fetch_rate_limited_past_ten_waits_says_so_and_does_not_blame_the_credentials(make_settings):
+    from handlers.feishu import FeishuError
+
+    async with sender(make_settings) as (fake, adapter, waits):
+        fake.throttle(11, path="/open-apis/auth/")
+        with pytest.raises(FeishuError) as caught:
+            await post(adapter)
+        assert len(waits) == 10 and fake.messages == []
+        assert "kept rate-limiting" in str(caught.value) and "FEISHU_APP_SECRET" not in str(caught.value)
+
+
+async def test_any_http_429_is_waited_out_whatever_its_code(make_settings):
+    async with sender(make_settings) as (fake, adapter, waits):
+        fake.fail(1, status=429, code=1000005, msg="too many requests", path="/open-apis/im/")
+        await post(adapter)
+        assert len(waits) == 1 and len(fake.messages) == 1
+
+
 async def test_wrong_app_credentials_are_one_sentence_without_the_secret(make_settings):
     from handlers.feishu import FeishuError
 

@@ -75,10 +75,12 @@ class FeishuApi:
             try:
                 resp = await loop.run_in_executor(self.executor, fn, request)
             except ObtainAccessTokenException as exc:
-                if exc.code in RATE_CODES and throttled < self.max_throttled:
-                    throttled += 1
-                    await self.sleep(_backoff(throttled))
-                    continue
+                if exc.code in RATE_CODES:  # the token endpoint is rate-limited too: not a credentials problem
+                    if throttled < self.max_throttled:
+                        throttled += 1
+                        await self.sleep(_backoff(throttled))
+                        continue
+                    raise FeishuError(f"Feishu kept rate-limiting the bot, so it could not {what}.", exc.code) from None
                 raise FeishuError(f"Feishu refused the app credentials (code {exc.code}: {exc.msg}); "
                                   f"check FEISHU_APP_ID and FEISHU_APP_SECRET.", exc.code) from None
             except Exception as exc:  # connection refused/reset, timeout, a non-JSON gateway page
