@@ -79,6 +79,8 @@ async def test_cardkit_refused_once_is_not_asked_again_and_answers_are_edited_me
         first, second = answers(env)
         assert env.fake.text_of(first) == "first answer" and env.fake.text_of(second) == "second answer"
         assert all(json.loads(m.content).get("type") != "card" for m in (first, second))
+        # plain cards, previewed in the chat list by the answer's start (a streaming card would say "回答")
+        assert env.fake.card(second)["config"] == {"update_multi": True, "summary": {"content": "second answer"}}
 
 
 async def test_a_cardkit_update_refused_midway_continues_in_an_edited_message(make_settings, repo):
@@ -98,6 +100,8 @@ async def test_a_cardkit_update_refused_midway_continues_in_an_edited_message(ma
         assert ref.id == streamed.message_id
         assert env.fake.text_of(replacement) == "one two three"  # the whole answer, nothing lost
         assert replacement.patches  # …edited as it grew
+        assert json.loads(replacement.content)["config"].get("streaming_mode") is None  # a plain card from the start
+        assert env.fake.card(replacement)["config"] == {"update_multi": True, "summary": {"content": "one two three"}}
         assert len(env.fake.api_calls("/open-apis/cardkit/v1/cards", "POST")) == 1  # not a new CardKit card
 
 
@@ -107,15 +111,22 @@ async def test_a_rate_limited_cardkit_update_fails_the_answer_instead_of_switchi
     async with feishu_env(make_settings, repo) as env:
         env.adapter.api.max_throttled = 0  # give up at the first rate limit
 
-        async def pieces():
-            yield "one "
-            await until(lambda: answers(env), "the card posted")
-            env.fake.throttle(1, path="/open-apis/cardkit/v1/cards/")
-            yield "two"
+        stopped = []
+
+        async def pieces():  # a model still talking when Feishu gives up on the bot
+            try:
+                yield "one "
+                await until(lambda: answers(env), "the card posted")
+                env.fake.throttle(1, path="/open-apis/cardkit/v1/cards/")
+                yield "two"
+                await asyncio.Event().wait()
+            finally:
+                stopped.append(True)
 
         with pytest.raises(FeishuError) as caught:
             await stream(env, pieces())
         assert "rate-limiting" in str(caught.value)
+        assert stopped == [True]  # the answer's producer is stopped, not left running
         assert len(answers(env)) == 1  # no replacement message posted
 
 

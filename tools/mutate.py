@@ -99,6 +99,18 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "every caller only tests the note's truth (`if note:`)",
     ("bot/render/markdown.py", "self.seen.setdefault(original, 0)", "→ pass"):
         "when the heading is new, `result` is `original` and the next line records it",
+    ("handlers/feishu/api.py", 'getattr(raw, "status_code", None) or 200', "200 → 201"):
+        "the status is only compared with 400, 429 and 500, where 200 and 201 take the same path",
+    ("handlers/feishu/api.py", "        return 0", "0 → 1"):
+        "a request without a body counted as 1 byte instead of 0: only ever compared with the 30 KB limit",
+    ("handlers/feishu/api.py", "if marshalled else 0", "0 → 1"):
+        "JSON.marshal of a body is never empty, and 1 byte would be far below the 30 KB limit anyway",
+    ("handlers/feishu/stream.py", "card_id=card_id, sequence=0, shown=raw", "0 → 1"):
+        "a CardKit card's first update numbered 2 instead of 1: Feishu only requires each card's sequence to grow",
+    ("handlers/feishu/stream.py", "segment.sequence += 1", "1 → 2"):
+        "a card's sequence growing by 2 instead of 1: Feishu only requires it to grow",
+    ("handlers/feishu/stream.py", "uid=_uuid(uuid.uuid4().hex, 0)", "0 → 1"):
+        "the index after a fresh random uuid base: any index keeps the send's uuid unique",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
