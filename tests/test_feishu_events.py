@@ -53,13 +53,14 @@ async def test_a_message_from_the_bot_itself_is_not_answered(make_settings, repo
         assert env.fake.messages == [] and env.fake.ephemerals == []
 
 
-async def test_an_image_mentioning_the_bot_is_not_answered(make_settings, repo):
+async def test_an_image_mentioning_the_bot_is_not_answered(make_settings, repo, caplog):
     async with feishu_env(make_settings, repo) as env:
         await env.post(message_event(message_type="image", content={"image_key": "img_v2_x"}, token=TOKEN,
                                      mentions=[at_bot(env)]))
         await env.post(message_event(message_type="text", content="not json{", token=TOKEN, mentions=[at_bot(env)]))
         await env.settle()
         assert env.fake.messages == [] and env.fake.ephemerals == []
+        assert not [r for r in caplog.records if r.levelname == "ERROR"]  # ignored quietly, not a failure
 
 
 async def test_rich_text_keyed_by_language_with_a_title_links_and_code_is_read_in_order(make_settings, repo):
@@ -158,3 +159,14 @@ async def test_a_refusal_after_a_click_in_a_one_to_one_chat_is_a_message_there(m
         await env.settle()
         assert env.fake.api_calls("/open-apis/ephemeral/") == []  # no "only you can see this" in a DM
         assert "In chat you can name GitHub repositories" in env.fake.text_of(env.fake.messages[before])
+
+
+async def test_rich_text_with_nodes_feishu_never_sends_is_read_as_far_as_it_goes(make_settings, repo, caplog):
+    async with feishu_env(make_settings, repo) as env:
+        post = {"title": "", "content": [["stray", 5, {"tag": "at", "user_id": "@_user_1"}, {"tag": "text", "text": " help"}],
+                                         {"not": "a paragraph"}]}
+        await env.post(message_event(message_type="post", content=post, token=TOKEN, mentions=[at_bot(env)]))
+        await env.settle()
+        (told,) = env.fake.ephemerals
+        assert "subscribe" in told["card"]["elements"][0]["text"]["content"]
+        assert not [r for r in caplog.records if r.levelname == "ERROR"]
