@@ -111,6 +111,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a card's sequence growing by 2 instead of 1: Feishu only requires it to grow",
     ("handlers/feishu/stream.py", "uid=_uuid(uuid.uuid4().hex, 0)", "0 → 1"):
         "the index after a fresh random uuid base: any index keeps the send's uuid unique",
+    ("handlers/feishu/events.py", "return None, False", "False → True"):
+        "with no text the caller returns before it reads whether the bot was mentioned",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
