@@ -148,3 +148,42 @@ async def test_other_ephemeral_refusals_switch_them_off_only_in_that_chat(make_s
         await env.settle()
         assert [e["chat_id"] for e in env.fake.ephemerals] == ["oc_other000000000000000000000000001"]
         assert len(env.fake.messages) == 2  # the refusing chat got replies, twice, without asking again
+
+
+# --- reading the chat back after the send's uuid expired (issue 9, item 16): the lookup's reach ---------
+
+async def lost_parent_with_chatter(env, repo, *, since: int, before: int = 0):
+    """A push whose parent never reached Feishu, retried hours later, with `before` messages in the
+    group older than the first attempt (beyond the lookup's clock skew) and `since` after it."""
+    from tests.test_feishu_conformance import fails_for_now, later, push_spec
+
+    env.fake.scopes["im:message.group_msg"] = 1
+    for i in range(before):
+        env.fake.user_message(f"om_old{i:05d}", GROUP, f"old {i}")
+    later(env, 700)  # the old messages are more than the 600 s skew before the first attempt
+    env.adapter.api.max_transient = 2
+    spec = push_spec(env, repo)
+    env.fake.fail(2, path="/open-apis/im/v1/messages")
+    await fails_for_now(env, spec)
+    assert env.fake.top_level(GROUP) == []
+    for i in range(since):
+        env.fake.user_message(f"om_new{i:05d}", GROUP, f"new {i}")
+    later(env, 3 * 3600)
+    return spec
+
+
+async def test_a_thousand_messages_since_a_lost_send_are_read_to_the_end(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        spec = await lost_parent_with_chatter(env, repo, since=1000, before=1001)
+        assert await env.chat.deliveries.run(spec) == "delivered"  # 20 pages read: not there, so posted
+        assert len(env.fake.top_level(GROUP)) == 1
+        listed = env.fake.api_calls("/open-apis/im/v1/messages", "GET")
+        assert len(listed) == 20 and all(c.query["page_size"] == "50" for c in listed)
+
+
+async def test_more_messages_since_a_lost_send_than_a_lookup_reads_leave_it_undecided(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        spec = await lost_parent_with_chatter(env, repo, since=1001)
+        assert await env.chat.deliveries.run(spec) == "uncertain"  # it might be on page 21: not posted
+        assert env.fake.top_level(GROUP) == []
+        assert len(env.fake.api_calls("/open-apis/im/v1/messages", "GET")) == 20

@@ -113,6 +113,10 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the index after a fresh random uuid base: any index keeps the send's uuid unique",
     ("handlers/feishu/events.py", "return None, False", "False → True"):
         "with no text the caller returns before it reads whether the bot was mentioned",
+    ("handlers/feishu/platform.py", 'return f"{base[:40]}-{index}"', "40 → 41"):
+        "every base is at most 40 characters (R.stable_id's 40 or a uuid4's 32 hex digits)",
+    ("handlers/feishu/platform.py", "sequence: int = 0", "0 → 1"):
+        "the default is only kept by segments without a CardKit card, which never send a sequence",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
