@@ -163,6 +163,30 @@ async def test_a_refusal_that_retrying_cannot_fix_is_reported_at_once(make_setti
         assert str(caught.value) == "Feishu refused to post a message (code 230001: no message)."
 
 
+async def test_an_http_error_is_a_failure_even_when_the_body_says_code_0(make_settings):
+    from handlers.feishu import FeishuError
+
+    async with sender(make_settings) as (fake, adapter, waits):
+        fake.fail(1, status=400, code=0, msg="", path="/open-apis/im/")
+        with pytest.raises(FeishuError) as caught:
+            await post(adapter)
+        assert str(caught.value) == "Feishu refused to post a message (code 0: no message)."
+
+
+async def test_a_reply_without_a_code_is_judged_by_its_http_status(make_settings):
+    from handlers.feishu import FeishuError
+
+    async with sender(make_settings) as (fake, adapter, waits):
+        fake.fail(1, status=200, code=None, msg="ok", path="/open-apis/application/")
+        assert await adapter.api.raw("read the app's scopes", "GET", "/open-apis/application/v6/scopes") == {
+            "code": None, "msg": "ok"}
+        fake.fail(1, status=400, code=None, msg="bad request", path="/open-apis/im/")
+        with pytest.raises(FeishuError) as caught:
+            await post(adapter)
+        assert str(caught.value) == "Feishu refused to post a message (code -1: bad request)."
+        assert caught.value.code == -1 and fake.messages == []
+
+
 # --- the tenant token ----------------------------------------------------------------------------------------
 
 async def test_a_rate_limited_token_fetch_is_waited_out(make_settings):
