@@ -117,6 +117,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "every base is at most 40 characters (R.stable_id's 40 or a uuid4's 32 hex digits)",
     ("handlers/feishu/platform.py", "sequence: int = 0", "0 → 1"):
         "the default is only kept by segments without a CardKit card, which never send a sequence",
+    ("handlers/feishu/platform.py", "self._scopes: tuple", "0.0 → 1.0"):
+        "the check's time is read only once scopes were fetched, which sets it",
+    ("handlers/feishu/platform.py", "max(0, int(since or 0) - LOOKUP_SKEW)", "0 → 1"):
+        "a chat lookup always has `since`, an epoch time: neither fallback nor floor is ever taken",
+    ("handlers/feishu/platform.py", "return scopes.get(scope, 2)", "2 → 3"):
+        "callers only tell 1 (granted) and None (unknown) from anything else",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
