@@ -170,3 +170,32 @@ async def test_rich_text_with_nodes_feishu_never_sends_is_read_as_far_as_it_goes
         (told,) = env.fake.ephemerals
         assert "subscribe" in told["card"]["elements"][0]["text"]["content"]
         assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+async def test_an_event_without_its_message_is_ignored_quietly(make_settings, repo, caplog):
+    async with feishu_env(make_settings, repo) as env:
+        for broken in ({"message": None}, None):
+            payload = message_event("@_user_1 help", token=TOKEN, mentions=[at_bot(env)])
+            if broken is None:
+                payload["event"] = None
+            else:
+                payload["event"].update(broken)
+            assert (await env.post(payload))[0] == 200  # acknowledged, so Feishu does not re-push it
+        await env.settle()
+        assert env.fake.messages == [] and env.fake.ephemerals == []
+        assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
+async def test_a_click_delivered_twice_leaves_no_work_half_started(make_settings, repo, recwarn):
+    import gc
+
+    async with feishu_env(make_settings, repo) as env:
+        parent, replies = await env.digest()
+        click = card_action_event(callback_value(env.fake.card(replies[0]), "details"), chat_id=GROUP,
+                                  message_id=replies[0].message_id, operator=ALICE, token=TOKEN)
+        await env.post(click)
+        await env.post(click)
+        await env.settle()
+        gc.collect()
+        assert len(env.fake.thread(parent.message_id)) == 3
+        assert not [w for w in recwarn if "never awaited" in str(w.message)]
