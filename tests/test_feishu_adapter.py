@@ -4,6 +4,7 @@ leaves behind. Real SDK → the fake Feishu on loopback; real Redis."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 
 import pytest
@@ -110,3 +111,33 @@ async def test_a_long_connection_closed_by_feishu_is_opened_again(make_settings,
         assert answer["code"] == 200
         await env.settle()
         assert len(env.fake.top_level(DM)) == 1  # events flow over the new connection
+
+
+def open_event_loops() -> int:
+    """Event loops holding an epoll descriptor in this process (each loop has one)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[eventpoll]"
+        except OSError:
+            pass
+    return count
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc (Linux)")
+async def test_reconnecting_the_long_connection_leaks_no_event_loop(make_settings, repo):
+    from handlers.feishu import build_feishu
+
+    async def connect_and_close() -> None:
+        adapter = build_feishu(env.adapter.settings, env.chat, receive=True)
+        await adapter.start()
+        assert await asyncio.to_thread(env.fake.ws_connected.wait, 5), "the long connection never came up"
+        await adapter.close()
+        assert not any(t.name == "feishu-ws" for t in threading.enumerate())
+
+    async with feishu_env(make_settings, repo, mode="ws") as env:
+        await connect_and_close()  # the SDK's first import keeps a loop of its own for good
+        before = open_event_loops()
+        for _ in range(2):
+            await connect_and_close()
+        assert open_event_loops() == before  # a bot restarting its connection leaks nothing
