@@ -101,7 +101,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "when the heading is new, `result` is `original` and the next line records it",
     ("handlers/feishu/api.py", 'getattr(raw, "status_code", None) or 200', "200 → 201"):
         "the status is only compared with 400, 429 and 500, where 200 and 201 take the same path",
-    ("handlers/feishu/api.py", "        return 0", "0 → 1"):
+    ("handlers/feishu/api.py", "return 0", "0 → 1"):
         "a request without a body counted as 1 byte instead of 0: only ever compared with the 30 KB limit",
     ("handlers/feishu/api.py", "if marshalled else 0", "0 → 1"):
         "JSON.marshal of a body is never empty, and 1 byte would be far below the 30 KB limit anyway",
