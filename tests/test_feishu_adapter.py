@@ -102,6 +102,7 @@ async def test_a_long_connection_closed_by_feishu_is_opened_again(make_settings,
     async with feishu_env(make_settings, repo, mode="ws") as env:
         await env.adapter.start()
         assert await asyncio.to_thread(env.fake.ws_connected.wait, 5), "the long connection never came up"
+        assert all(t.daemon for t in long_connections())  # a hung connection never keeps the bot from exiting
         env.fake.ws_drop()  # Feishu moves the client elsewhere
         for _ in range(500):
             if env.fake.ws_connections == 2 and env.fake.ws_connected.is_set():
