@@ -74,8 +74,8 @@ async def test_rich_text_keyed_by_language_with_a_title_links_and_code_is_read_i
         (parent,) = env.fake.top_level(GROUP)
         assert "2026-01-28" in env.fake.card(parent)["header"]["title"]["content"]
         env.fake.user_message("om_q2", GROUP, "", parent.message_id)
-        question = {"title": "", "content": [[{"tag": "text", "text": "what did "}, {"tag": "code_block", "text": "this"},
-                                              {"tag": "md", "text": " change?"}]]}
+        question = {"title": "what", "content": [[{"tag": "text", "text": "did "}, {"tag": "code_block", "text": "this"},
+                                                  {"tag": "md", "text": " change?"}]]}
         await env.post(message_event(message_type="post", content=question, token=TOKEN, root_id=parent.message_id,
                                      message_id="om_q2", thread_id="omt_x", mentions=[at_bot(env)]))
         await env.settle()
@@ -199,3 +199,23 @@ async def test_a_click_delivered_twice_leaves_no_work_half_started(make_settings
         gc.collect()
         assert len(env.fake.thread(parent.message_id)) == 3
         assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+async def test_a_mentioned_question_outside_a_thread_is_a_question_not_a_bad_command(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        parent, replies = await env.digest()
+        sha = callback_value(env.fake.card(replies[0]), "ask")["sha"]
+        before = len(env.fake.messages)
+        await env.say(f"what does {sha[:7]} change?")
+        await env.settle()
+        assert len(env.fake.messages) > before  # answered in the chat…
+        assert env.fake.ephemerals == []  # …not told the usage of a command
+
+
+async def test_a_callback_without_its_action_is_an_invalid_button(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        payload = card_action_event({"action": "details"}, chat_id=GROUP, message_id="om_card0000000000000000001",
+                                    operator=ALICE, token=TOKEN)
+        del payload["event"]["action"]
+        status, body = await env.post(payload)
+        assert status == 200 and body["toast"] == {"type": "warning", "content": "这个按钮已失效"}
