@@ -187,3 +187,34 @@ async def test_more_messages_since_a_lost_send_than_a_lookup_reads_leave_it_unde
         assert await env.chat.deliveries.run(spec) == "uncertain"  # it might be on page 21: not posted
         assert env.fake.top_level(GROUP) == []
         assert len(env.fake.api_calls("/open-apis/im/v1/messages", "GET")) == 20
+
+
+# --- a keyed message of several cards, checked after its uuid expired ------------------------------------
+
+async def test_a_long_keyed_message_whose_continuation_was_lost_is_completed_not_reposted(make_settings, repo):
+    from handlers.feishu import FeishuError
+    from tests.test_feishu_conformance import later
+
+    async with feishu_env(make_settings, repo) as env:
+        env.fake.scopes["im:message.group_msg"] = 1
+        env.adapter.api.max_transient = 1
+        d, entry = code_heavy_digest()
+        since = env.chat.clock().timestamp()
+        env.fake.fail(1, path="/open-apis/im/v1/messages/")  # the first continuation card fails
+        try:
+            await env.adapter.platform.send(GROUP, CommitDetail(d, entry), key="long")
+            raise AssertionError("the send should have failed")
+        except FeishuError:
+            pass
+        (first,) = env.fake.messages
+        later(env, 3 * 3600)  # Feishu forgot the uuids
+        ref = await env.adapter.platform.send_unless_posted(GROUP, CommitDetail(d, entry), key="long", since=since)
+        assert ref.id == first.message_id and env.fake.top_level(GROUP) == [first]  # found, not posted again
+        rest = env.fake.thread(first.message_id)
+        assert len(rest) >= 2
+        shown = "\n".join(env.fake.shown(m) for m in [first, *rest])
+        assert all(shown.count(f'cfg["key_{i:04d}"]') == 1 for i in range(900))  # every line exactly once
+        # checked again once those uuids expired too: everything is there now, nothing is posted
+        later(env, 3 * 3600)
+        again = await env.adapter.platform.send_unless_posted(GROUP, CommitDetail(d, entry), key="long", since=since)
+        assert again.id == first.message_id and len(env.fake.thread(first.message_id)) == len(rest)
