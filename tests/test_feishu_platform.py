@@ -218,3 +218,15 @@ async def test_a_long_keyed_message_whose_continuation_was_lost_is_completed_not
         later(env, 3 * 3600)
         again = await env.adapter.platform.send_unless_posted(GROUP, CommitDetail(d, entry), key="long", since=since)
         assert again.id == first.message_id and len(env.fake.thread(first.message_id)) == len(rest)
+
+
+async def test_a_rate_limited_ephemeral_card_is_tried_again_next_time(make_settings, repo):
+    async with feishu_env(make_settings, repo) as env:
+        env.adapter.api.max_throttled = 0  # give up at the first rate limit
+        env.fake.throttle(1, path="/open-apis/ephemeral/")
+        await env.say("help")
+        await env.settle()
+        assert env.fake.ephemerals == [] and len(env.fake.messages) == 1  # a reply this time
+        await env.say("help")
+        await env.settle()
+        assert len(env.fake.ephemerals) == 1 and len(env.fake.messages) == 1  # the chat was not written off
