@@ -123,6 +123,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "a chat lookup always has `since`, an epoch time: neither fallback nor floor is ever taken",
     ("handlers/feishu/platform.py", "return scopes.get(scope, 2)", "2 → 3"):
         "callers only tell 1 (granted) and None (unknown) from anything else",
+    ("handlers/feishu/platform.py", "length=32)", "32 → 33"):
+        "CardKit takes a uuid of 1–64 characters (cardkit-v1 docs): 33 digits of the same stable id do as well",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
