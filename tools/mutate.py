@@ -125,6 +125,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "callers only tell 1 (granted) and None (unknown) from anything else",
     ("handlers/feishu/platform.py", "length=32)", "32 → 33"):
         "CardKit takes a uuid of 1–64 characters (cardkit-v1 docs): 33 digits of the same stable id do as well",
+    ("handlers/feishu/stream.py", "consumed = max(1, cut - len(segment.opener))", "1 → 2"):
+        "the floor only applies if a card held under two characters past a reopened fence; a card holds "
+        "about 28 KB and a fence opener is at most about 25 characters",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
 }
