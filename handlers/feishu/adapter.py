@@ -94,6 +94,8 @@ class FeishuAdapter:
     def _run_ws(self, loop: asyncio.AbstractEventLoop) -> None:
         import lark_oapi.ws.client as ws_client
 
+        # The client's constructor takes the thread's event loop for a cache of its own (and makes,
+        # and leaks, a new one if the thread has none): give it this one.
         asyncio.set_event_loop(loop)
         # lark-oapi 1.7.5 keeps its event loop in a module global bound when it was first imported
         # (typically the bot's running main loop, where `start()` fails): give it this thread's.
@@ -142,8 +144,3 @@ class FeishuAdapter:
             return web.json_response({"code": 400, "msg": "not handled"}, status=400)
         return web.Response(body=resp.content, status=200, content_type="application/json", charset="utf-8")
 
-
-def build_feishu(settings, chat, *, receive: bool) -> FeishuAdapter:
-    """The Feishu adapter: `.platform` (register with the chat service), `.http_routes()`,
-    `await .start()`, `await .close()`."""
-    return FeishuAdapter(settings, chat, receive=receive)

@@ -14,7 +14,7 @@ import json
 import logging
 import random
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Mapping
+from typing import Awaitable, Callable, Mapping
 
 import lark_oapi as lark
 from lark_oapi.api.cardkit.v1 import (ContentCardElementRequest, ContentCardElementRequestBody, CreateCardRequest,
@@ -54,10 +54,12 @@ class FeishuApi:
     thread pool, paced, with our retry policy: the SDK itself neither retries nor raises."""
 
     def __init__(self, client: lark.Client, executor: ThreadPoolExecutor, pacer: Pacer, *,
-                 max_throttled: int = MAX_THROTTLED, max_transient: int = MAX_TRANSIENT):
+                 max_throttled: int = MAX_THROTTLED, max_transient: int = MAX_TRANSIENT,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         self.client = client
         self.executor = executor
         self.pacer = pacer
+        self.sleep = sleep  # the waits between attempts (tests record them instead of waiting)
         self.max_throttled = max_throttled  # rate-limit waits per call before giving up
         self.max_transient = max_transient  # attempts per call on 5xx / connection failures
 
@@ -73,17 +75,19 @@ class FeishuApi:
             try:
                 resp = await loop.run_in_executor(self.executor, fn, request)
             except ObtainAccessTokenException as exc:
-                if exc.code in RATE_CODES and throttled < self.max_throttled:
-                    throttled += 1
-                    await asyncio.sleep(_backoff(throttled))
-                    continue
+                if exc.code in RATE_CODES:  # the token endpoint is rate-limited too: not a credentials problem
+                    if throttled < self.max_throttled:
+                        throttled += 1
+                        await self.sleep(_backoff(throttled))
+                        continue
+                    raise FeishuError(f"Feishu kept rate-limiting the bot, so it could not {what}.", exc.code) from None
                 raise FeishuError(f"Feishu refused the app credentials (code {exc.code}: {exc.msg}); "
                                   f"check FEISHU_APP_ID and FEISHU_APP_SECRET.", exc.code) from None
             except Exception as exc:  # connection refused/reset, timeout, a non-JSON gateway page
                 transient += 1
                 if transient >= self.max_transient:
                     raise FeishuError(f"Feishu could not be reached to {what} ({type(exc).__name__}).") from None
-                await asyncio.sleep(_backoff(transient))
+                await self.sleep(_backoff(transient))
                 continue
             raw = getattr(resp, "raw", None)
             status = getattr(raw, "status_code", None) or 200
@@ -92,13 +96,13 @@ class FeishuApi:
                 throttled += 1
                 if throttled > self.max_throttled:
                     raise FeishuError(f"Feishu kept rate-limiting the bot, so it could not {what}.", code)
-                await asyncio.sleep(_reset_wait(getattr(raw, "headers", None) or {}, throttled))
+                await self.sleep(_reset_wait(getattr(raw, "headers", None) or {}, throttled))
                 continue
             if code == 0 and status < 400:
                 return resp
             if status >= 500 and transient + 1 < self.max_transient:
                 transient += 1
-                await asyncio.sleep(_backoff(transient))
+                await self.sleep(_backoff(transient))
                 continue
             log.warning("Feishu refused to %s: HTTP %s, code %s, %s", what, status, code, resp.msg)
             raise FeishuError(f"Feishu refused to {what} (code {code}: {resp.msg or 'no message'}).", code)

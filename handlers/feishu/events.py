@@ -73,6 +73,8 @@ def message_text(msg: Incoming, bot_open_id: str | None) -> tuple[str | None, bo
         body = json.loads(msg.content)
     except ValueError:
         return None, False
+    if not isinstance(body, dict):  # JSON, but not the object Feishu sends
+        return None, False
     if msg.message_type == "text":
         text = str(body.get("text", ""))
     elif msg.message_type == "post":
@@ -94,7 +96,9 @@ def _post_text(body: dict) -> str:
     lines = []
     for paragraph in body.get("content") or []:
         words = []
-        for node in paragraph or []:
+        for node in paragraph if isinstance(paragraph, list) else []:
+            if not isinstance(node, dict):  # not a node Feishu sends: skipped, the rest still read
+                continue
             tag = node.get("tag")
             if tag in ("text", "a", "code_block", "md"):
                 words.append(str(node.get("text", "")))
@@ -241,7 +245,7 @@ class FeishuEvents:
         card = R.ask_form_card(value, lang)
         thread = conv.thread or clicked
         ref = await self.platform.post_cards(conv.channel, [card], thread=thread)
-        context = {**{k: v for k, v in value.items() if k != "action"}, "thread": value.get("thread") or thread}
+        context = {**{k: v for k, v in value.items() if k != "action"}, "thread": thread}
         await self.chat.store.set_json(self._form_key(ref.id), context, ttl=FORM_TTL)
 
     def _form_key(self, message_id: str) -> str:
@@ -257,7 +261,7 @@ class FeishuEvents:
         await self._action(conv, "ask", context, question)
 
     async def _action(self, conv: Conversation, action: str, value: dict, question: str | None = None) -> None:
-        root = value.get("thread") or conv.thread
+        root = conv.thread  # every caller took it from the value's (or the saved form's) thread
         info = await self.chat.threads.get("feishu", conv.channel, root) if root else None
         if info is not None:  # the thread knows the repository as commands name it (a path, owner/name)
             value = {**value, "repo": info.repo}

@@ -45,6 +45,8 @@ Scripting::
     fake.throttle(3)                      # the next 3 API calls: HTTP 429, code 99991400,
                                           #   x-ogw-ratelimit-reset: 0.05
     fake.fail(2, status=500, code=1, path="/open-apis/im/")   # the next 2 matching calls fail
+    fake.throttle(1, path="/open-apis/auth/")   # scripts reach the token endpoint only when named
+    fake.gateway_error(2)                 # the next 2 calls: HTTP 502 with an HTML page, not JSON
     fake.lose(2, path="/open-apis/im/v1/messages/")   # the next 2 matching calls are carried out,
                                           #   but answered HTTP 500 (a reply lost on the way back)
     fake.deny_cardkit()                   # CardKit refuses (no cardkit:card:write scope)
@@ -69,6 +71,7 @@ Events over the long connection (FEISHU_MODE=ws)::
 
     fake.ws_connected.wait(5)             # the bot's lark.ws.Client has connected
     reply = fake.ws_push(message_event("digest"))   # blocking; {"code": 200, "data": <handler result>}
+    fake.ws_drop()                        # Feishu closes the connection; fake.ws_connections counts them
 
 Callbacks into the bot::
 
@@ -96,6 +99,8 @@ UUID_WINDOW = 3600.0  # a send's uuid deduplicates for one hour
 READ_SCOPES = ("im:message", "im:message:readonly", "im:message.history:readonly")
 # What Feishu lists for a JSON 2.0 card unless asked for the card as sent (user_card_content).
 CARD_PROJECTION = "请升级至最新版本客户端，以查看内容"
+GATEWAY_PAGE = "<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>"
+PAGE = "__page__"  # a scripted answer that is an HTML page, not JSON
 TOO_LONG = {"code": 230025, "msg": "The length of the message content reaches its limit."}
 DEFAULT_SCOPES = {"im:message": 1, "im:message:send_as_bot": 1, "im:message.group_at_msg:readonly": 1,
                   "im:message.p2p_msg:readonly": 1, "cardkit:card:write": 1}
@@ -167,6 +172,7 @@ class _Script:
     code: int
     msg: str
     headers: dict[str, str]
+    page: str | None = None  # an HTML page instead of JSON (a gateway error)
 
 
 class FakeFeishu:
@@ -254,6 +260,12 @@ class FakeFeishu:
         with self._lock:
             self._scripts.append(_Script(n, path, status, code, msg, {}))
 
+    def gateway_error(self, n: int, *, path: str = "/open-apis/") -> None:
+        """The next n calls under `path`: HTTP 502 with an HTML page, as a gateway in front of the
+        API answers when the service behind it is down (not Feishu's JSON)."""
+        with self._lock:
+            self._scripts.append(_Script(n, path, 502, -1, "bad gateway", {}, page=GATEWAY_PAGE))
+
     def user_message(self, message_id: str, chat_id: str, text: str = "", root_id: str | None = None) -> None:
         """A message a user sent (so the bot can reply to it, as in real Feishu)."""
         with self._lock:
@@ -271,6 +283,15 @@ class FakeFeishu:
         if self._gateway is None or not self.ws_connected.is_set():
             raise RuntimeError("no long connection: the bot has not connected")
         return self._gateway.push(payload, timeout)
+
+    def ws_drop(self) -> None:
+        """Close the long connection from Feishu's side; `fake.ws_connections` counts (re)connections."""
+        if self._gateway is not None:
+            self._gateway.drop()
+
+    @property
+    def ws_connections(self) -> int:
+        return self._gateway.connections if self._gateway is not None else 0
 
     def deny_ephemeral(self) -> None:
         self._ephemeral_denied = True
@@ -361,8 +382,12 @@ class FakeFeishu:
 
     def _route(self, call: Call, method: str, path: str, query: dict, body: Any, headers: dict) -> tuple[int, dict, dict]:
         for script in self._scripts:
-            if script.remaining > 0 and path.startswith(script.path) and not path.startswith("/open-apis/auth/"):
+            # the token endpoint only when a script names it (path="/open-apis/auth/")
+            if script.remaining > 0 and path.startswith(script.path) and (
+                    script.path.startswith("/open-apis/auth/") or not path.startswith("/open-apis/auth/")):
                 script.remaining -= 1
+                if script.page is not None:
+                    return script.status, {"code": script.code, PAGE: script.page}, dict(script.headers)
                 return script.status, {"code": script.code, "msg": script.msg}, dict(script.headers)
         self._scripts = [s for s in self._scripts if s.remaining > 0]
         if path == "/open-apis/auth/v3/tenant_access_token/internal" and method == "POST":
@@ -733,9 +758,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.fake._hold(urlsplit(self.path).path)
         headers = {k.lower(): v for k, v in self.headers.items()}
         status, payload, extra = self.fake._handle(self.command, self.path, headers, raw)
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        page = payload.get(PAGE)
+        data = page.encode("utf-8") if page is not None else json.dumps(payload, ensure_ascii=False).encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Type", "text/html" if page is not None else "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("X-Tt-Logid", uuid.uuid4().hex)
         for key, value in extra.items():
@@ -832,6 +858,7 @@ class _WsGateway:
         self.port = 0
         self._conn = None
         self._server = None
+        self.connections = 0  # how many times the bot has connected
         self._waiting: dict[str, Any] = {}
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fake-feishu-ws", daemon=True)
@@ -858,6 +885,7 @@ class _WsGateway:
 
     async def _handle(self, conn) -> None:
         self._conn = conn
+        self.connections += 1
         self.connected.set()
         try:
             async for message in conn:
@@ -889,6 +917,11 @@ class _WsGateway:
         body = json.loads(answer["payload"] or b"{}")
         data = body.get("data")
         return {"code": body.get("code"), "data": json.loads(base64.b64decode(data)) if data else None}
+
+    def drop(self) -> None:
+        """Close the bot's connection from the server side, as Feishu does when it moves a client."""
+        if self._conn is not None:
+            self.asyncio.run_coroutine_threadsafe(self._conn.close(), self.loop).result(5)
 
     def stop(self) -> None:
         async def shutdown():
