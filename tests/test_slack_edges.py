@@ -415,9 +415,11 @@ async def test_a_keyed_send_interrupted_mid_post_is_not_posted_twice(platform, s
     with pytest.raises(asyncio.CancelledError):
         await task
     slack.delay("chat.postMessage", 0.0)
+    await platform.send("C9", Notice("the 10:00 digest"), key="push:other")  # another keyed post, newer
     ref = await platform.send("C9", Notice("the 09:30 digest"), key="push:cut")
-    (message,) = slack.top_level("C9")
-    assert ref.id == message.ts
+    assert [shown(m) for m in slack.top_level("C9")] == ["the 09:30 digest", "the 10:00 digest"]
+    assert ref.id == slack.top_level("C9")[0].ts
+    assert len(slack.calls_to("conversations.history")) == 1  # one page held the channel: no more asked
 
 
 async def test_a_keyed_send_cut_after_its_first_part_posts_only_the_rest(platform, slack):
@@ -440,6 +442,11 @@ async def test_a_keyed_send_cut_after_its_first_part_posts_only_the_rest(platfor
     await platform.send("C9", content, key="push:parts")
     assert len(slack.top_level("C9")) == 1 and len(slack.replies("C9", first.id)) == parts
     assert "w5999" in shown(slack.replies("C9", first.id)[-1])
+    # Only "a post may have happened" is known: every part is found (the first at top level, the
+    # rest in its thread) and none is posted again.
+    await platform.store.set_json(platform.store.k("slack", "sent", "push:parts"), {"pending": True}, ttl=600)
+    await platform.send("C9", content, key="push:parts")
+    assert len(slack.top_level("C9")) == 1 and len(slack.replies("C9", first.id)) == parts
 
 
 async def test_a_keyed_send_cut_while_posting_its_second_part_resumes_without_the_history(platform, slack):
@@ -564,3 +571,61 @@ async def test_bolt_does_not_warn_about_the_client_we_give_it(make_settings, sla
         assert "As you gave `client`" not in caplog.text
     finally:
         await services.aclose()
+
+
+# --- streaming: text escaped as it arrives is escaped as a whole ----------------------------------------
+
+LONG_WORDS = {
+    # a word longer than the escaper holds back, with a pattern right where it would cut
+    "broadcast at the cut": "x" * 283 + "@here" + "." + "y" * 11,
+    "broadcast just before": "x" * 276 + "@channel" + "." + "y" * 15,
+    "link bracket at the cut": "x" * 283 + "](https://evil.example)" + "y" * 3,
+    "entity at the cut": "x" * 283 + "<!everyone>&" + "y" * 5,
+    "at the threshold": "x" * 256 + "@here",
+}
+
+
+@pytest.mark.parametrize("case", list(LONG_WORDS))
+async def test_a_long_word_streamed_in_pieces_is_escaped_as_if_whole(platform, slack, case):
+    word = LONG_WORDS[case]
+    answer = word + " and @everyone then " + "z" * 300 + "@here"
+
+    async def pieces():
+        yield word  # the whole long word at once: the escaper must cut inside it
+        for i in range(len(word), len(answer), 7):
+            yield answer[i:i + 7]
+
+    conv = Conversation("slack", "C9", "U0001", thread="1.000020", extra={"team_id": "T0001"})
+    await platform.stream("C9", "1.000020", pieces(), conv=conv)
+    (message,) = [m for m in slack.replies("C9", "1.000020") if m.streamed]
+    assert message.text == R.esc(answer)
+    assert "@here" not in message.text and "@everyone" not in message.text and "](" not in message.text
+
+
+async def test_an_answer_that_is_only_whitespace_says_so(platform, slack):
+    async def pieces():
+        yield None
+        yield ""
+
+    conv = Conversation("slack", "C9", "U0001", thread="1.000021", extra={"team_id": "T0001"})
+    ref = await platform.stream("C9", "1.000021", pieces(), conv=conv)
+    (message,) = slack.replies("C9", "1.000021")
+    assert message.ts == ref.id and message.text == R.esc(R.s("en", "empty_answer")) and not message.streaming
+
+
+async def test_an_update_to_a_longer_content_posts_every_continuation_once(platform, slack):
+    from bot.models import Analysis, ChangeType, DigestEntry, Importance
+    from bot.platform import CommitDetails
+    from tests.test_slack_render import commit, digest
+
+    ref = await platform.send("C9", Notice("⏳ working…", "progress"))
+    huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(9000)))
+    entry = DigestEntry(commit(1), huge)
+    await platform.update(ref, CommitDetails(digest([entry]), entry))
+    (top,) = slack.top_level("C9")
+    rest = slack.replies("C9", top.ts)
+    assert len(rest) >= 2
+    from collections import Counter
+
+    words = Counter(" ".join(shown(m) for m in [top] + rest).split())
+    assert [i for i in range(9000) if words[f"w{i}"] != 1] == []  # every word, once
