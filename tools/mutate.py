@@ -99,6 +99,18 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "when the heading is new, `result` is `original` and the next line records it",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
+    ("handlers/slack/platform.py", "supports_streaming = True", "True → False"):
+        "declared for the ChatPlatform protocol; nothing reads supports_streaming (grep: no reader)",
+    ("handlers/slack/platform.py", "supports_buttons = True", "True → False"):
+        "declared for the ChatPlatform protocol; nothing reads supports_buttons (grep: no reader)",
+    ("handlers/slack/platform.py", '{"pending": True}, ttl', "True → False"):
+        "only the marker's existence is read (`if state`), never the value of `pending`",
+    ("handlers/slack/platform.py", '{"pending": True, "ts": first}', "True → False"):
+        "only the marker's existence and its ts are read, never the value of `pending`",
+    ("handlers/slack/platform.py", "len(payloads) > 1", "len(payloads) >= 1"):
+        "with one payload the loop over payloads[1:] posts nothing; only an uncontended lock is taken",
+    ("handlers/slack/events.py", 're.compile(r"^/")', "drop ^ at 0"):
+        "Slack command names always start with /: matching a / anywhere matches the same commands",
 }
 
 # Lines left out of a module's run, with why.
