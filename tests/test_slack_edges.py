@@ -80,6 +80,20 @@ async def test_server_errors_back_off_doubling_then_fail(slack, status):
             assert 0.8 * 0.2 * 2 ** attempt <= wait <= 1.2 * 0.2 * 2 ** attempt, waits.waits
 
 
+async def test_an_unreachable_slack_is_retried_then_named_without_the_token(slack):
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    waits = Waits()
+    client = api.make_client(slack.token, f"http://127.0.0.1:{port}/api", sleep=waits)
+    with pytest.raises(SlackError) as caught:
+        await api.call(client, "chat.postMessage", channel="C9", text="hello")
+    assert str(caught.value) == "Slack chat.postMessage failed: ClientConnectorError."
+    assert len(waits.waits) == 4  # backed off and retried 4 times
+
+
 async def test_other_http_errors_are_not_retried(slack):
     waits = Waits()
     client = api.make_client(slack.token, slack.url, sleep=waits)
@@ -145,10 +159,27 @@ async def test_a_json_body_is_read_as_json_whatever_its_content_type(make_bot, s
 
 async def test_a_form_without_a_payload_field_goes_to_bolt(make_bot, slack):
     bot = await make_bot()
-    status, _ = await bot.sender.post("hello=world", "application/x-www-form-urlencoded")
-    assert status == 404  # Bolt: no listener for it; not a 4xx from the JSON checks
-    status, _ = await bot.sender.post("", "application/x-www-form-urlencoded")
-    assert status == 404
+    for body in ("hello=world", "", "text=the+payload+word"):
+        status, _ = await bot.sender.post(body, "application/x-www-form-urlencoded")
+        assert status == 404, body  # Bolt: no listener for it; not a refusal from the JSON checks
+
+
+async def test_malformed_bodies_are_refused_with_the_reason(make_bot, slack):
+    from urllib.parse import quote
+
+    bot = await make_bot()
+    form = "application/x-www-form-urlencoded"
+    for body, content_type, reason in (
+        ('[{"type": "event_callback"}]', "application/json", "body is not a JSON object"),
+        ('"event_callback"', "application/json", "body is not a JSON object"),
+        ("payload=" + quote("[1, 2]"), form, "body is not a JSON object"),
+        ("payload=" + quote("{garbage"), form, "body is not valid JSON"),
+        ("payload=", form, "body is not valid JSON"),
+    ):
+        status, text = await bot.sender.post(body, content_type)
+        assert (status, json.loads(text)) == (400, {"ok": False, "error": reason}), body
+    await bot.settle()
+    assert slack.ephemerals == [] and slack.webhook_posts == []
 
 
 # --- sending: pace, link previews, the crash-safe send's bounds -------------------------------------
