@@ -660,3 +660,89 @@ async def test_an_update_to_a_longer_content_posts_every_continuation_once(platf
 
     words = Counter(" ".join(shown(m) for m in [top] + rest).split())
     assert [i for i in range(9000) if words[f"w{i}"] != 1] == []  # every word, once
+
+
+async def test_a_streamed_answer_starts_in_the_channels_turn_and_appends_do_not_wait_for_it(default_platform, slack):
+    for i in range(3):
+        await default_platform.send("C9", Notice(f"post {i}"))
+
+    async def pieces():
+        for i in range(5):
+            yield f"part{i} "
+
+    conv = Conversation("slack", "C9", "U0001", thread="1.000030", extra={"team_id": "T0001"})
+    await default_platform.stream("C9", "1.000030", pieces(), conv=conv)
+    first_post = slack.calls_to("chat.postMessage")[0].at
+    (start,) = slack.calls_to("chat.startStream")
+    assert start.at - first_post >= 3.0 - 0.01  # the fourth message in the channel: after the window
+    (message,) = [m for m in slack.replies("C9", "1.000030") if m.streamed]
+    assert message.text == "".join(f"part{i} " for i in range(5)) and not message.streaming
+
+
+async def test_the_first_word_is_shown_at_once(platform, slack):
+    async def pieces():
+        yield "A "
+        for _ in range(500):  # the reader sees the answer begin before the rest exists
+            if slack.calls_to("chat.startStream"):
+                break
+            await asyncio.sleep(0.01)
+        yield "and the rest."
+
+    conv = Conversation("slack", "C9", "U0001", thread="1.000031", extra={"team_id": "T0001"})
+    ref = await platform.stream("C9", "1.000031", pieces(), conv=conv)
+    (start,) = slack.calls_to("chat.startStream")
+    assert "".join(c["text"] for c in start.params.get("chunks") or []) + start.params.get("markdown_text", "") == "A "
+    (message,) = slack.replies("C9", "1.000031")
+    assert message.ts == ref.id and message.text == "A and the rest."
+
+
+@pytest.mark.parametrize("where", ["channel without team", "dm without team"])
+async def test_streaming_needs_a_known_recipient_outside_dms(platform, slack, where):
+    channel = "C9" if where.startswith("channel") else "D9"
+    conv = Conversation("slack", channel, "U0001", thread="1.000032", is_dm=channel == "D9")
+
+    async def pieces():
+        yield "The answer is forty-two."
+
+    ref = await platform.stream(channel, "1.000032", pieces(), conv=conv)
+    (message,) = slack.replies(channel, "1.000032")
+    assert message.ts == ref.id and message.text == "The answer is forty-two."
+    starts = slack.calls_to("chat.startStream")
+    if channel == "D9":  # a DM streams without naming a recipient
+        assert message.streamed and "recipient_team_id" not in starts[0].params
+    else:  # Slack refuses a channel stream without its recipient: an edited message, not a refused call
+        assert not message.streamed and starts == []
+
+
+async def test_once_slack_says_streaming_is_unavailable_later_answers_do_not_try(platform, slack):
+    slack.fail("chat.startStream", times=None, error="missing_scope")
+    conv = Conversation("slack", "C9", "U0001", thread="1.000033", extra={"team_id": "T0001"})
+
+    async def pieces():
+        yield "An answer."
+
+    await platform.stream("C9", "1.000033", pieces(), conv=conv)
+    await platform.stream("C9", "1.000034", pieces(), conv=conv)
+    assert len(slack.calls_to("chat.startStream")) == 1
+    assert [m.text for m in slack.replies("C9", "1.000033") + slack.replies("C9", "1.000034")] == ["An answer."] * 2
+
+
+async def test_an_edit_that_fails_midway_loses_nothing(platform, slack):
+    """Bug found by this test: the refused edit's text stayed in the message being built and went
+    back to the pending text too, so the next edit showed it twice."""
+    slack.fail("chat.startStream", times=None, error="not_allowed_token_type")
+    words = [f"word{i} " for i in range(60)]
+
+    async def pieces():
+        yield words[0]
+        while not slack.calls_to("chat.postMessage"):
+            await asyncio.sleep(0.01)
+        slack.fail("chat.update", times=1, error="internal_error")  # the next edit is refused once
+        for word in words[1:]:
+            yield word
+            await asyncio.sleep(0.005)
+
+    conv = Conversation("slack", "C9", "U0001", thread="1.000035", extra={"team_id": "T0001"})
+    await platform.stream("C9", "1.000035", pieces(), conv=conv)
+    (message,) = slack.replies("C9", "1.000035")
+    assert message.text == "".join(words)

@@ -297,6 +297,10 @@ class FakeSlack:
             return {"ok": False, "error": "invalid_arguments"}
         if not self._joined(channel):
             return {"ok": False, "error": "not_in_channel"}
+        if not str(channel).startswith("D") and not (p.get("recipient_team_id") and p.get("recipient_user_id")):
+            # "Required when streaming to channels" (chat.startStream's documentation; the error code
+            # Slack answers is not documented: this one is Slack's generic refusal)
+            return {"ok": False, "error": "invalid_arguments"}
         if len(_chunk_text(p)) > STREAM_TEXT_LIMIT:
             return {"ok": False, "error": "msg_too_long"}
         msg = Message(channel=channel, ts=self._next_ts(), text=_chunk_text(p), thread_ts=thread,
