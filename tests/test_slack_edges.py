@@ -175,6 +175,9 @@ async def test_malformed_bodies_are_refused_with_the_reason(make_bot, slack):
         ("payload=" + quote("[1, 2]"), form, "body is not a JSON object"),
         ("payload=" + quote("{garbage"), form, "body is not valid JSON"),
         ("payload=", form, "body is not valid JSON"),
+        # a JSON object Bolt cannot even build its context from (a user that is a number)
+        ("payload=" + quote(json.dumps({"type": "block_actions", "user": 5, "actions": []})), form,
+         "unreadable request"),
     ):
         status, text = await bot.sender.post(body, content_type)
         assert (status, json.loads(text)) == (400, {"ok": False, "error": reason}), body
