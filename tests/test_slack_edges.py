@@ -475,7 +475,7 @@ async def test_a_keyed_send_cut_after_its_first_part_posts_only_the_rest(platfor
                                   ttl=600)
     await platform.send("C9", content, key="push:parts")
     assert len(slack.top_level("C9")) == 1 and len(slack.replies("C9", first.id)) == parts
-    assert "w5999" in shown(slack.replies("C9", first.id)[-1])
+    assert every_word_once([slack.top_level("C9")[0]] + slack.replies("C9", first.id), 6000)
     # Only "a post may have happened" is known: every part is found (the first at top level, the
     # rest in its thread) and none is posted again.
     await platform.store.set_json(platform.store.k("slack", "sent", "push:parts"), {"pending": True}, ttl=600)
@@ -659,10 +659,43 @@ async def test_an_update_to_a_longer_content_posts_every_continuation_once(platf
     (top,) = slack.top_level("C9")
     rest = slack.replies("C9", top.ts)
     assert len(rest) >= 2
+    assert every_word_once([top] + rest, 9000)
+
+
+def every_word_once(messages, n: int) -> bool:
     from collections import Counter
 
-    words = Counter(" ".join(shown(m) for m in [top] + rest).split())
-    assert [i for i in range(9000) if words[f"w{i}"] != 1] == []  # every word, once
+    words = Counter(" ".join(shown(m) for m in messages).split())
+    return [i for i in range(n) if words[f"w{i}"] != 1] == []
+
+
+async def test_a_long_content_is_posted_whole_in_its_thread(platform, slack):
+    from bot.models import Analysis, ChangeType, DigestEntry, Importance
+    from bot.platform import CommitDetails
+    from tests.test_slack_render import commit, digest
+
+    huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(9000)))
+    entry = DigestEntry(commit(1), huge)
+    ref = await platform.send("C9", CommitDetails(digest([entry]), entry))
+    (top,) = slack.top_level("C9")
+    rest = slack.replies("C9", top.ts)
+    assert ref.id == top.ts and len(rest) >= 2 and every_word_once([top] + rest, 9000)
+
+
+async def test_a_slower_pace_spaces_posts_out(make_settings, slack, widgets):
+    from handlers.slack import Pacing
+
+    settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
+    services = Services.build(settings)
+    adapter = build_slack(settings, ChatService(services), receive=False, pacing=Pacing(per_second=0.5, burst=1))
+    try:
+        for i in range(2):
+            await adapter.platform.send("C9", Notice(f"post {i}"))
+    finally:
+        await adapter.close()
+        await services.aclose()
+    first, second = slack.calls_to("chat.postMessage")
+    assert second.at - first.at >= 2.0 - 0.01  # one post per 2 s
 
 
 async def test_a_streamed_answer_starts_in_the_channels_turn_and_appends_do_not_wait_for_it(default_platform, slack):
