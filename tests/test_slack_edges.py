@@ -653,13 +653,13 @@ async def test_an_update_to_a_longer_content_posts_every_continuation_once(platf
     from tests.test_slack_render import commit, digest
 
     ref = await platform.send("C9", Notice("⏳ working…", "progress"))
-    huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(9000)))
+    huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(3000)))
     entry = DigestEntry(commit(1), huge)
     await platform.update(ref, CommitDetails(digest([entry]), entry))
     (top,) = slack.top_level("C9")
     rest = slack.replies("C9", top.ts)
-    assert len(rest) >= 2
-    assert every_word_once([top] + rest, 9000)
+    assert len(rest) == 1  # exactly one continuation: two payloads
+    assert every_word_once([top] + rest, 3000)
 
 
 def every_word_once(messages, n: int) -> bool:
