@@ -285,6 +285,19 @@ async def test_thread_replies_are_answered_only_when_they_mention_the_bot(make_b
     assert "export_v1" in [m for m in slack.replies(CHANNEL, parent.ts) if m.streamed][-1].text
 
 
+async def test_messages_by_the_bot_itself_or_without_a_sender_are_not_answered(make_bot, slack, widgets):
+    bot = await make_bot()
+    parent, _ = await digest_thread(bot, slack)
+    before = len(slack.calls)
+    question = f"<@UBOT> what does {widgets.shas['high'][:7]} break?"
+    for event in (bot.sender.message_event(question, thread_ts=parent.ts, user="UBOT"),  # ours, without bot_id
+                  bot.sender.message_event(question, thread_ts=parent.ts, user=""),
+                  bot.sender.message_event(question, thread_ts=parent.ts, channel="")):
+        assert (await bot.sender.event(event))[0] == 200
+    await bot.settle()
+    assert [c.method for c in slack.calls[before:]] == [] and slack.ephemerals == []
+
+
 async def test_a_top_level_mention_is_answered_without_the_mention_in_the_question(make_bot, slack, widgets):
     bot = await make_bot()
     sha = widgets.shas["high"][:7]
