@@ -795,3 +795,22 @@ async def test_an_edit_that_fails_midway_loses_nothing(platform, slack):
     await platform.stream("C9", "1.000035", pieces(), conv=conv)
     (message,) = slack.replies("C9", "1.000035")
     assert message.text == "".join(words)
+
+
+async def test_the_question_form_remembers_the_clicked_thread_when_the_value_does_not(make_bot, slack, widgets):
+    bot = await make_bot()
+    parent, replies = await digest_thread(bot, slack)
+    low = by_title(replies, LOW_TITLE)
+    menu = next(b for b in low.blocks if b["type"] == "actions")
+    block = json.loads(menu["block_id"])
+    block.pop("thread", None)  # a block_id that had to drop the thread to fit
+    status, _ = await bot.sender.block_action("digest_low", selected=f"ask:{widgets.shas['low']}",
+                                              block_id=json.dumps(block), message_ts=low.ts, thread_ts=parent.ts,
+                                              trigger_id="trig-low2")
+    assert status == 200
+    await bot.settle()
+    view = slack.views[-1]["view"]
+    assert json.loads(view["private_metadata"])["v"]["thread"] == parent.ts
+    await bot.sender.view_submission(view, {"question": {"question": "is this documented?"}})
+    await bot.settle()
+    assert [m for m in slack.replies(CHANNEL, parent.ts) if m.streamed]  # answered in the digest's thread
