@@ -814,3 +814,26 @@ async def test_the_question_form_remembers_the_clicked_thread_when_the_value_doe
     await bot.sender.view_submission(view, {"question": {"question": "is this documented?"}})
     await bot.settle()
     assert [m for m in slack.replies(CHANNEL, parent.ts) if m.streamed]  # answered in the digest's thread
+
+
+async def test_a_click_in_a_digest_thread_naming_another_repository_is_refused(make_bot, slack, widgets, tmp_path):
+    bot = await make_bot()
+    parent, _ = await digest_thread(bot, slack)
+    forged = json.dumps({"repo": str(tmp_path), "sha": widgets.shas["high"], "lang": "en", "thread": parent.ts})
+    await bot.sender.block_action("digest_details", value=forged, message_ts="9.000005", thread_ts=parent.ts)
+    await bot.settle()
+    (told,) = slack.ephemerals
+    assert "In chat you can name GitHub repositories" in R.unescape(shown_eph(told))
+    assert HIGH_TITLE not in R.unescape(shown_eph(told))
+
+
+async def test_an_empty_question_from_a_dm_form_is_answered_in_the_dm(make_bot, slack, widgets):
+    bot = await make_bot()
+    view = R.ask_modal({"sha": widgets.shas["high"], "lang": "en"},
+                       json.dumps({"v": {"repo": str(widgets.path), "sha": widgets.shas["high"], "lang": "en"},
+                                   "c": "D0001"}))
+    assert (await bot.sender.view_submission(view, {"question": {"question": "   "}}))[0] == 200
+    await bot.settle()
+    assert slack.ephemerals == []  # a DM is private already: a message, not an ephemeral
+    (hint,) = slack.top_level("D0001")
+    assert f"your question about `{widgets.shas['high'][:7]}`" in shown(hint)
