@@ -49,6 +49,13 @@ async def test_a_429_waits_retry_after_plus_a_bounded_jitter_and_gives_up_after_
 
     waits.waits.clear()
     slack.clear_failures()
+    slack.fail("chat.postMessage", times=None, status=429, retry_after="1")
+    with pytest.raises(SlackError):
+        await api.call(client, "chat.postMessage", channel="C9", text="hello")
+    assert all(1.0 <= w <= 1.2 for w in waits.waits), waits.waits  # 1 s: up to 0.1 s + 10 %
+
+    waits.waits.clear()
+    slack.clear_failures()
     slack.fail("chat.postMessage", times=1, status=429, retry_after="1.5")  # fractions allowed
     slack.fail("chat.postMessage", times=1, status=429, retry_after="0")
     await api.call(client, "chat.postMessage", channel="C9", text="hello")
