@@ -127,6 +127,7 @@ async def test_signature_headers_are_each_required_and_the_timestamp_is_digits_o
         ("no timestamp", {"X-Slack-Signature": signed["X-Slack-Signature"]}, "unsigned request"),
         ("trailing garbage", {"X-Slack-Request-Timestamp": now + "x", "X-Slack-Signature": signed["X-Slack-Signature"]},
          "malformed timestamp"),
+        ("another secret", bot.sender.sign(body, int(now), secret="not-the-secret"), "bad signature"),
     ]
     for name, headers, reason in cases:
         caplog.clear()
