@@ -848,3 +848,23 @@ async def test_an_empty_question_from_a_dm_form_is_answered_in_the_dm(make_bot, 
     assert slack.ephemerals == []  # a DM is private already: a message, not an ephemeral
     (hint,) = slack.top_level("D0001")
     assert f"your question about `{widgets.shas['high'][:7]}`" in shown(hint)
+
+
+async def test_a_very_long_word_is_shown_before_it_ends(platform, slack):
+    word = "ab0" * 200  # 600 characters without a space (a hash, a URL, base64…)
+
+    async def pieces():
+        yield word
+        for _ in range(500):  # the reader sees it coming before the answer goes on
+            if slack.calls_to("chat.startStream"):
+                break
+            await asyncio.sleep(0.01)
+        yield " and the end."
+
+    conv = Conversation("slack", "C9", "U0001", thread="1.000040", extra={"team_id": "T0001"})
+    await platform.stream("C9", "1.000040", pieces(), conv=conv)
+    (start,) = slack.calls_to("chat.startStream")
+    shown_first = "".join(c["text"] for c in start.params.get("chunks") or []) + start.params.get("markdown_text", "")
+    assert 0 < len(shown_first) < len(word) and word.startswith(shown_first)
+    (message,) = slack.replies("C9", "1.000040")
+    assert message.text == word + " and the end."
