@@ -117,6 +117,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("handlers/slack/events.py", '"c": conv.channel}, 3000)', "3000 → 3001"):
         "the form's metadata is a button value (Slack caps it at 2,000 characters) or a block_id (255) "
         "plus a thread ts and a channel id: it never reaches the 3,000-character budget",
+    ("handlers/slack/stream.py", "asyncio.gather(self.timer, return_exceptions=True)", "True → False"):
+        "the timer is awaited only once its sleep is over, and from then on it catches every Exception "
+        "itself (only a cancel could escape, and this branch never cancels it): there is nothing to return",
     ("handlers/slack/events.py", 're.compile(r"^/")', "drop ^ at 0"):
         "Slack command names always start with /: matching a / anywhere matches the same commands",
 }
