@@ -17,8 +17,8 @@ from bot.render import slack as R
 from bot.services import Services
 from handlers.slack import SlackError, build_slack
 from handlers.slack import api
-from tests.test_slack_e2e import (CHANNEL, FAST, HIGH_TITLE, LOW_TITLE, buttons, by_title, digest_thread,  # noqa: F401
-                                  make_bot, platform, shown, shown_eph, slack, widgets)
+from tests.test_slack_e2e import (CHANNEL, FAST, HIGH_TITLE, LOW_TITLE, _pieces, buttons, by_title,  # noqa: F401
+                                  digest_thread, make_bot, platform, shown, shown_eph, slack, widgets)
 
 
 # --- retries: what the client waits and how often it tries, against the fake's answers ---------------
@@ -869,3 +869,14 @@ async def test_a_very_long_word_is_shown_before_it_ends(platform, slack):
     assert 0 < len(shown_first) < len(word) and word.startswith(shown_first)
     (message,) = slack.replies("C9", "1.000040")
     assert message.text == word + " and the end."
+
+
+async def test_a_code_block_open_at_a_message_cut_is_closed_and_reopened_after_earlier_blocks(platform, slack):
+    code = "".join(f"+ line {i}\n" for i in range(1500))
+    answer = "First:\n\n```\nsmall\n```\n\nThen:\n\n```diff\n" + code + "```\nThat is all."
+    conv = Conversation("slack", "C9", "U0001", thread="1.000041", extra={"team_id": "T0001"})
+    await platform.stream("C9", "1.000041", _pieces(answer), conv=conv)
+    messages = [m for m in slack.replies("C9", "1.000041") if m.streamed]
+    assert len(messages) >= 2
+    assert all(m.text.count("```") % 2 == 0 for m in messages)  # each message's code blocks closed
+    assert "".join(m.text for m in messages).replace("\n``````\n", "") == R.esc(answer)
