@@ -437,7 +437,8 @@ async def test_an_expired_form_trigger_tells_the_user_how_to_ask_in_their_langua
 
 async def test_a_refused_click_is_told_in_the_clicks_language(make_bot, slack, tmp_path):
     bot = await make_bot()
-    for lang, refusal in (("zh", "在聊天里只能查询 GitHub 仓库"), ("fr", "In chat you can name GitHub repositories")):
+    for lang, refusal in (("zh", "在聊天里只能查询 GitHub 仓库"),
+                          ("fr", "In chat you can name GitHub repositories")):
         before = len(slack.ephemerals)
         forged = json.dumps({"repo": str(tmp_path), "sha": "a" * 40, "lang": lang})
         await bot.sender.block_action("digest_details", value=forged, message_ts="9.000004")
@@ -456,7 +457,8 @@ async def test_a_question_form_from_a_user_without_a_team_id_is_streamed(make_bo
     view = slack.views[0]["view"]
     # view_submission as Slack sends it, but its user without a team_id (the team is at the top)
     body = bot.sender.view_submission_body(view, {"question": {"question": "what could this break?"}})
-    assert (await bot.sender.post(reshaped(body, _drop("user", "team_id")), "application/x-www-form-urlencoded"))[0] == 200
+    status, _ = await bot.sender.post(reshaped(body, _drop("user", "team_id")), "application/x-www-form-urlencoded")
+    assert status == 200
     await bot.settle()
     (start,) = slack.calls_to("chat.startStream")
     assert start.params["recipient_team_id"] == "T0001"
