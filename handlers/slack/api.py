@@ -13,7 +13,7 @@ import logging
 import random
 import re
 import time
-from typing import Mapping
+from typing import Awaitable, Callable, Mapping
 from urllib.parse import parse_qsl
 
 from aiohttp import ClientConnectionError, ServerDisconnectedError, web
@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 SOCKET_CONNECT_TIMEOUT = 60.0
 MAX_SKEW = 300  # seconds: Slack's (and Bolt's) window for a signed request's timestamp
 _TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
+
+Sleep = Callable[[float], Awaitable[None]]
 
 # What an SDK call can raise besides our own errors.
 SDK_ERRORS = (SlackClientError, ClientConnectionError, asyncio.TimeoutError)
@@ -63,10 +65,12 @@ def as_slack_error(exc: BaseException, what: str) -> SlackError:
 # --- retries -------------------------------------------------------------------------------------------
 
 class RetryAfterHandler(AsyncRetryHandler):
-    """429 → wait Retry-After (seconds, fractions allowed) plus a little jitter, then retry."""
+    """429 → wait Retry-After (seconds, fractions allowed) plus a little jitter, then retry.
+    `sleep` is injectable so that a test can read the waits without spending them."""
 
-    def __init__(self, max_retry_count: int = 12):
+    def __init__(self, max_retry_count: int = 12, *, sleep: Sleep = asyncio.sleep):
         super().__init__(max_retry_count=max_retry_count)
+        self.sleep = sleep
 
     async def _can_retry_async(self, *, state, request, response=None, error=None) -> bool:
         return response is not None and response.status_code == 429
@@ -74,23 +78,24 @@ class RetryAfterHandler(AsyncRetryHandler):
     async def prepare_for_next_attempt_async(self, *, state, request, response=None, error=None) -> None:
         state.next_attempt_requested = True
         wait = 1.0
-        for name, values in (response.headers or {}).items() if response is not None else ():
-            if name.lower() == "retry-after":
-                raw = values[0] if isinstance(values, (list, tuple)) else values
+        # slack_sdk's RetryHttpResponse keeps every header as a list of values
+        for name, values in response.headers.items():
+            if name.lower() == "retry-after" and values:
                 try:
-                    wait = max(0.0, float(raw))
+                    wait = max(0.0, float(values[0]))
                 except (TypeError, ValueError):
                     pass
-        await asyncio.sleep(wait + random.uniform(0, min(0.5, 0.1 + wait * 0.1)))
+        await self.sleep(wait + random.uniform(0, min(0.5, 0.1 + wait * 0.1)))
         state.increment_current_attempt()
 
 
 class TransientErrorHandler(AsyncRetryHandler):
     """5xx answers, dropped connections and timeouts → back off (0.2 s, 0.4 s, 0.8 s…) and retry."""
 
-    def __init__(self, max_retry_count: int = 4, base: float = 0.2):
+    def __init__(self, max_retry_count: int = 4, base: float = 0.2, *, sleep: Sleep = asyncio.sleep):
         super().__init__(max_retry_count=max_retry_count)
         self.base = base
+        self.sleep = sleep
 
     async def _can_retry_async(self, *, state, request, response=None, error=None) -> bool:
         if error is not None:
@@ -99,14 +104,14 @@ class TransientErrorHandler(AsyncRetryHandler):
 
     async def prepare_for_next_attempt_async(self, *, state, request, response=None, error=None) -> None:
         state.next_attempt_requested = True
-        await asyncio.sleep(self.base * (2 ** state.current_attempt) * random.uniform(0.8, 1.2))
+        await self.sleep(self.base * (2 ** state.current_attempt) * random.uniform(0.8, 1.2))
         state.increment_current_attempt()
 
 
-def make_client(token: str, base_url: str) -> AsyncWebClient:
+def make_client(token: str, base_url: str, *, sleep: Sleep = asyncio.sleep) -> AsyncWebClient:
     base = base_url if base_url.endswith("/") else base_url + "/"
     return AsyncWebClient(token=token, base_url=base, timeout=30,
-                          retry_handlers=[RetryAfterHandler(), TransientErrorHandler()])
+                          retry_handlers=[RetryAfterHandler(sleep=sleep), TransientErrorHandler(sleep=sleep)])
 
 
 # --- calls ---------------------------------------------------------------------------------------------
@@ -149,11 +154,10 @@ async def open_chat_stream(client: AsyncWebClient, **kwargs):
 
 
 async def stream_append(helper, text: str) -> None:
-    starting = helper.ts is None
+    """chat.startStream (the helper's first append) or chat.appendStream. A failure only decides
+    the fallback to edits (by its code); its wording is never shown."""
     try:
         await helper.append(markdown_text=text)
-    except SlackApiError as exc:
-        raise as_slack_error(exc, f"chat.{'startStream' if starting else 'appendStream'}") from None
     except SDK_ERRORS as exc:
         raise as_slack_error(exc, "streaming") from None
 
@@ -214,10 +218,10 @@ def request_problem(body: str, headers: Mapping[str, str], secret: str) -> tuple
     return None
 
 
-def bolt_app(client: AsyncWebClient, secret: str, *, verify: bool) -> AsyncApp:
-    # No I/O here: Bolt calls auth.test on the first request and keeps the answer.
+def bolt_app(client: AsyncWebClient, secret: str) -> AsyncApp:
+    # No I/O here: Bolt calls auth.test on the first request and keeps the answer. Bolt checks an
+    # HTTP request's signature again after `request_problem`; Socket Mode envelopes it never checks.
     return AsyncApp(client=client, signing_secret=secret or "unused-in-socket-mode",
-                    request_verification_enabled=verify,
                     process_before_response=True,  # listeners only ack + hand off: fast
                     logger=_bolt_logger())
 

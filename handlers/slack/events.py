@@ -35,8 +35,6 @@ DROPPED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channe
                     "ekm_access_denied", "me_message", "message_replied", "thread_broadcast_deleted",
                     "assistant_app_thread", "group_join", "group_leave", "tombstone"}
 
-_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
-
 
 class SlackAdapter:
     def __init__(self, settings, chat, *, receive: bool, pacing: Pacing | None = None):
@@ -54,7 +52,7 @@ class SlackAdapter:
         self._socket = None
         self.app = None
         if receive:  # the clock only posts: no Bolt app, no listeners
-            self.app = api.bolt_app(self.client, secret, verify=not self.socket_mode)
+            self.app = api.bolt_app(self.client, secret)
             self._register()
 
     # --- lifecycle ----------------------------------------------------------------------------------
@@ -137,7 +135,7 @@ class SlackAdapter:
             return
         text = event.get("text") or ""
         mentioned = mention_event or (bool(bot_user) and f"<@{bot_user}" in text)
-        is_dm = event.get("channel_type") == "im" or channel.startswith("D")
+        is_dm = channel.startswith("D")  # a DM's id starts with D (as for commands and clicks)
         thread = event.get("thread_ts") if event.get("thread_ts") not in (None, "", ts) else None
         # A top-level channel message that does not mention the bot is not addressed to it.
         if not (mentioned or is_dm or thread):

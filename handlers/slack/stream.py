@@ -165,9 +165,7 @@ class AnswerStream:
                     raise
                 if code in STREAMING_UNAVAILABLE:
                     self.p.native_streaming = False
-                self.native = False
-                if self.ts is None:
-                    self.helper = None
+                self.native = False  # for the rest of this answer (the helper is never used again)
         await self._emit_edit(part)
 
     async def _emit_native(self, part: str) -> None:
@@ -189,14 +187,16 @@ class AnswerStream:
         self.text += part
 
     async def _emit_edit(self, part: str) -> None:
-        self.text += part
-        shown = R.md_to_mrkdwn(self.text)
+        # the message holds `part` only once Slack took it: a refused edit leaves it pending (flush)
+        text = self.text + part
+        shown = R.md_to_mrkdwn(text)
         if self.ts is None:
             ts = await self.p._post(self.channel, {"text": shown, "blocks": []}, self.thread)
             self.ts = ts
             self.first_ts = self.first_ts or ts
         else:
             await self.p.call("chat.update", channel=self.channel, ts=self.ts, text=shown)
+        self.text = text
 
     async def _finish_message(self) -> None:
         if self.native and self.helper is not None and self.helper.ts is not None:
@@ -209,8 +209,6 @@ def _size(text: str) -> int:
 
 def _chars_within(text: str, room: int) -> int:
     """How many leading characters of `text` fit in `room` UTF-8 bytes."""
-    if _size(text) <= room:
-        return len(text)
     used = 0
     for i, ch in enumerate(text):
         used += len(ch.encode("utf-8"))

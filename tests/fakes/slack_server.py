@@ -25,6 +25,7 @@ Scripting failures::
 
     slack.fail("chat.postMessage", times=5, status=429, retry_after="0.05")   # rate limited
     slack.fail("chat.startStream", error="method_not_found")                  # every call
+    slack.fail("response_url", status=404, error="expired_url")                 # response_url posts
     slack.delay("chat.postMessage", 0.3)                                      # slow answers
 
 Inbound helpers (`SlackSender`): signed slash commands, events, block actions and view
@@ -296,6 +297,10 @@ class FakeSlack:
             return {"ok": False, "error": "invalid_arguments"}
         if not self._joined(channel):
             return {"ok": False, "error": "not_in_channel"}
+        if not str(channel).startswith("D") and not (p.get("recipient_team_id") and p.get("recipient_user_id")):
+            # "Required when streaming to channels" (chat.startStream's documentation; the error code
+            # Slack answers is not documented: this one is Slack's generic refusal)
+            return {"ok": False, "error": "invalid_arguments"}
         if len(_chunk_text(p)) > STREAM_TEXT_LIMIT:
             return {"ok": False, "error": "msg_too_long"}
         msg = Message(channel=channel, ts=self._next_ts(), text=_chunk_text(p), thread_ts=thread,
@@ -559,10 +564,17 @@ class _Handler(BaseHTTPRequestHandler):
         return token == (self.fake.app_token if method == "apps.connections.open" else self.fake.token)
 
     def _webhook(self, path: str, raw: bytes) -> None:
+        """A response_url: answers `ok` in plain text; scripted failures (method "response_url")
+        answer their status with the error as the body, as Slack's webhooks do."""
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
             return self._send(400, b"invalid_payload", "text/plain")
+        self.fake._record("response_url", body, {k.lower(): v for k, v in self.headers.items()})
+        failure = self.fake._take_failure("response_url")
+        if failure is not None:
+            extra = {"Retry-After": failure.retry_after} if failure.retry_after else {}
+            return self._send(failure.status, (failure.error or "").encode(), "text/plain", extra)
         with self.fake._lock:
             self.fake.webhook_posts.append({"name": path.rsplit("/", 1)[-1], **body})
         self._send(200, b"ok", "text/plain")
@@ -722,6 +734,10 @@ class SlackSender:
     async def view_submission(self, view: dict, values: dict, *, user: str = "U0001", **signing) -> tuple[int, str]:
         """Submit a modal the bot opened (`view` as sent to views.open) with `values`:
         {block_id: {action_id: text}}."""
+        return await self.post(self.view_submission_body(view, values, user=user), "application/x-www-form-urlencoded",
+                               **signing)
+
+    def view_submission_body(self, view: dict, values: dict, *, user: str = "U0001") -> str:
         state = {"values": {b: {a: {"type": "plain_text_input", "value": v} for a, v in acts.items()}
                             for b, acts in values.items()}}
         payload = {"type": "view_submission", "team": {"id": self.team_id, "domain": "fake"},
@@ -733,7 +749,7 @@ class SlackSender:
                             "blocks": view.get("blocks", []), "state": state, "hash": "h1",
                             "title": view.get("title"), "app_id": self.api_app_id},
                    "response_urls": [], "is_enterprise_install": False, "enterprise": None}
-        return await self.post(self._interactive_body(payload), "application/x-www-form-urlencoded", **signing)
+        return self._interactive_body(payload)
 
 
 # --- Socket Mode ------------------------------------------------------------------------------------
@@ -750,6 +766,7 @@ class FakeSocketMode:
         self._runner = None
         self._ids = itertools.count(1)
         self.connected = None
+        self.disconnected = None  # set when the app closes its connection
 
     async def start(self) -> "FakeSocketMode":
         import asyncio
@@ -757,6 +774,7 @@ class FakeSocketMode:
         from aiohttp import web
 
         self.connected = asyncio.Event()
+        self.disconnected = asyncio.Event()
         app = web.Application()
         app.router.add_get("/link", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
@@ -786,6 +804,7 @@ class FakeSocketMode:
         async for message in ws:
             if message.type == WSMsgType.TEXT:
                 self.acks.append(json.loads(message.data))
+        self.disconnected.set()
         return ws
 
     async def push(self, kind: str, payload: dict, *, accepts_response_payload: bool = True,
