@@ -186,9 +186,22 @@ async def test_malformed_bodies_are_refused_with_the_reason(make_bot, slack):
         ("payload=" + quote("[1, 2]"), form, "body is not a JSON object"),
         ("payload=" + quote("{garbage"), form, "body is not valid JSON"),
         ("payload=", form, "body is not valid JSON"),
-        # a JSON object Bolt cannot even build its context from (a user that is a number)
+        # signed JSON objects whose fields have another type than Slack documents: each would
+        # crash Bolt or one of our listeners (HTTP 500 and a traceback)
         ("payload=" + quote(json.dumps({"type": "block_actions", "user": 5, "actions": []})), form,
-         "unreadable request"),
+         "field `user` has the wrong type"),
+        ("payload=" + quote(json.dumps({"type": "block_actions", "user": {"id": "U1"}, "channel": "C1",
+                                        "actions": [{"action_id": "digest_details", "value": "{}"}]})), form,
+         "field `channel` has the wrong type"),
+        ("payload=" + quote(json.dumps({"type": "block_actions", "user": {"id": "U1"},
+                                        "actions": ["digest_details"]})), form,
+         "field `actions` has the wrong type"),
+        ("payload=" + quote(json.dumps({"type": "block_actions", "user": {"id": "U1"},
+                                        "actions": [{"action_id": "digest_details", "value": {"sha": "x"}}]})),
+         form, "field `actions[].value` has the wrong type"),
+        (json.dumps({"type": "event_callback", "event_id": "Ev9", "team_id": "T1",
+                     "event": {"type": "app_mention", "user": "U1", "channel": "C1", "ts": "1.0",
+                               "text": ["<@UBOT> hi"]}}), "application/json", "field `event.text` has the wrong type"),
     ):
         status, text = await bot.sender.post(body, content_type)
         assert (status, json.loads(text)) == (400, {"ok": False, "error": reason}), body

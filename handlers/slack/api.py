@@ -215,7 +215,38 @@ def request_problem(body: str, headers: Mapping[str, str], secret: str) -> tuple
         return 400, "body is not valid JSON"
     if not isinstance(parsed, dict):
         return 400, "body is not a JSON object"
-    return None
+    return _shape_problem(parsed)
+
+
+# The JSON type of every field our listeners read, as Slack documents them. A signed payload with
+# another type (a `channel` that is a string) would crash a listener: HTTP 500 and a traceback.
+_OBJECTS = ("channel", "user", "team", "container", "message", "view", "event", "state")
+_STRINGS = ("type", "response_url", "trigger_id", "event_id", "team_id", "api_app_id")
+_ACTION_STRINGS = ("action_id", "block_id", "value", "action_ts")
+_MESSAGE_EVENT_STRINGS = ("type", "text", "user", "channel", "ts", "thread_ts", "subtype", "bot_id",
+                          "channel_type", "team")
+
+
+def _shape_problem(payload: dict) -> tuple[int, str] | None:
+    def wrong(owner: dict, names: tuple, kind: type, where: str = "") -> str | None:
+        for name in names:
+            if owner.get(name) is not None and not isinstance(owner[name], kind):
+                return f"field `{where}{name}` has the wrong type"
+        return None
+
+    problem = wrong(payload, _OBJECTS, dict) or wrong(payload, _STRINGS, str)
+    actions = payload.get("actions")
+    if problem is None and actions is not None:
+        if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+            problem = "field `actions` has the wrong type"
+        else:
+            problem = next((p for a in actions for p in [wrong(a, _ACTION_STRINGS, str, "actions[].")
+                                                         or wrong(a, ("selected_option",), dict, "actions[].")]
+                            if p), None)
+    event = payload.get("event")
+    if problem is None and isinstance(event, dict) and event.get("type") in ("message", "app_mention"):
+        problem = wrong(event, _MESSAGE_EVENT_STRINGS, str, "event.")
+    return (400, problem) if problem else None
 
 
 def bolt_app(client: AsyncWebClient, secret: str) -> AsyncApp:
