@@ -325,17 +325,50 @@ async def test_a_parent_whose_send_had_no_answer(timed_bot, repo, later, outcome
     assert await chat.deliveries.run(spec) == "already delivered"
 
 
-async def test_a_reply_whose_send_had_no_answer_long_ago_is_not_sent_again(timed_bot, repo):
+@pytest.mark.parametrize("later,resent", [
+    (timedelta(minutes=55), False),  # inside the hour, but not with a 10-minute margin
+    (timedelta(minutes=50), False),  # exactly the hour less the margin: no longer
+    (timedelta(minutes=50) - timedelta(seconds=1), True),  # one second before: still re-sent with its key
+])
+async def test_a_reply_whose_send_had_no_answer_is_re_sent_only_well_inside_the_dedupe_window(
+        timed_bot, repo, caplog, later, resent):
     chat, out, now = timed_bot
-    chat.platforms["console"] = DedupingConsole(out, fail_at=2)  # the first thread reply
+    chat.platforms["console"] = DedupingConsole(out, fail_at=2)  # the first thread reply (it never arrived)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     with pytest.raises(RetryLater):
         await chat.deliveries.run(spec)
-    now[0] = NOW + timedelta(minutes=55)  # 55 min: inside the hour, but not with a 10-minute margin
+    now[0] = NOW + later
     assert await chat.deliveries.run(spec) == "delivered"
     replies = out.getvalue().split("\n  ↳ ")[1:]
-    assert ["feat!: remove export_v1" in r for r in replies] == [False, False]  # skipped, not doubled
-    assert ["feat: add a --since flag" in r for r in replies] == [True, False]
+    assert sum("feat!: remove export_v1" in r for r in replies) == (1 if resent else 0)  # never doubled
+    assert sum("feat: add a --since flag" in r for r in replies) == 1
+    assert sum("[Docs] Fix typo" in r for r in replies) == 1
+    # the operator's log names a reply that was not re-sent (it may be missing), and only then
+    missing = [r.getMessage() for r in caplog.records if "may be missing" in r.getMessage()]
+    assert missing == ([] if resent else [missing[0]])
+    assert resent or missing[0].startswith("thread message 1 of acme/widgets 2026-01-28")
+
+
+@pytest.mark.parametrize("attach,min_importance,day,shown", [
+    (True, "low", DAY, 5),  # parent, three replies, the report file
+    (False, "low", DAY, 4),  # parent, three replies
+    (False, "high", date(2026, 1, 27), 1),  # nothing high that day: the parent alone
+])
+async def test_a_delivery_run_again_after_it_finished_posts_nothing_more(bot, repo, tmp_path, attach,
+                                                                        min_importance, day, shown):
+    """A queued job whose worker died after the delivery but before the queue heard of it runs
+    again: its progress state says everything went out, so nothing is posted twice."""
+    chat, out, settings = bot
+    chat.platforms["console"] = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(day, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "rerun"), min_importance=min_importance, attach=attach)
+    assert await chat.deliveries.run(spec) == "delivered"
+    first = out.getvalue()
+    assert first.count("[#1] Daily update report") == 1
+    assert first.count("\n  ↳ ") == shown - 1 and first.count("📎") == (1 if attach else 0)
+    assert await chat.deliveries.run(spec) == "delivered"
+    assert out.getvalue() == first
 
 
 async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo):

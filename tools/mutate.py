@@ -53,7 +53,7 @@ RESULTS = ROOT / ".mutation" / "results.json"
 MODULES: dict[str, list[str]] = {
     "bot/window.py": ["tests/test_window.py", "tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
-    "bot/delivery.py": ["tests/test_deliveries.py"],
+    "bot/delivery.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
     "bot/deliveries.py": ["tests/test_deliveries.py"],
     "bot/render/labels.py": ["tests/test_feishu_render.py", "tests/test_slack_render.py", "tests/test_render_text.py"],
     "bot/render/safe.py": ["tests/test_render_text.py"],
