@@ -142,6 +142,10 @@ class Deliveries:
         source = chat.services.source(spec.repo)
         progress = await self._progress_message(platform, spec, source.name, window) if spec.progress else None
         cfg = await chat.subs.config(spec.platform, spec.channel)
+        # A re-run (its worker died, or Redis went away mid-thread) after the building line became
+        # the digest: that line is the digest now, and no progress or failure edit may replace it.
+        if progress is not None and (await self.store.get_json(spec.key) or {}).get("parent"):
+            progress = None
         on_progress = self._progress_editor(platform, progress, spec, source.name, window) if progress else None
         try:
             digest = await chat.services.builder.build(source, window, spec.lang, spec.branch, progress=on_progress)

@@ -406,3 +406,29 @@ async def test_an_unexpected_failure_is_named_by_its_kind_never_its_details(bot,
     assert any(r.exc_info for r in caplog.records)  # the operator's log keeps the traceback
     assert metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
                                              {"platform": "console", "outcome": "failed"}) == failed_before + 3
+
+
+@pytest.mark.parametrize("rebuild", ["succeeds", "fails"])
+async def test_on_demand_run_again_after_it_finished_leaves_the_digest_in_place(make_settings, repo, rebuild):
+    """A request re-run (its worker died after the digest went out, or Redis went away mid-thread)
+    builds the digest again when it was not cached (today's, or one with notices): the building
+    line has already become the digest, so no progress edit, nor a failure, may overwrite it."""
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", digest_cache_ttl=0)
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "on-demand-rerun"), progress=True)
+    try:
+        assert await chat.deliveries.run(spec) == "delivered"
+        first = out.getvalue()
+        if rebuild == "succeeds":
+            assert await chat.deliveries.run(spec) == "delivered"
+        else:
+            shutil.rmtree(repo.path)  # the repository went away in between
+            with pytest.raises(BotError):
+                await chat.deliveries.run(spec)  # on demand: the request that asked says why
+    finally:
+        await services.aclose()
+    assert out.getvalue() == first  # nothing edited, nothing posted twice
