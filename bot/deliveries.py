@@ -92,8 +92,6 @@ class Deliveries:
         """Deliver (or finish delivering) `spec`. Returns what happened, for logs and tests;
         raises RetryLater when another runner holds it or a scheduled push should be retried."""
         store = self.store
-        if spec.ledger and await store.get_json(spec.ledger):
-            return "already delivered"
         owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         lock = spec.key + ":lock"
         # One runner at a time, held as long as the job's own lease (JOB_LEASE, renewed): a dead
@@ -103,7 +101,8 @@ class Deliveries:
             raise RetryLater("another worker is delivering", lease / 2)
         keeper = asyncio.create_task(self._keep(lock, lease))
         try:
-            if spec.ledger and await store.get_json(spec.ledger):  # finished while we waited for the lease
+            # read under the lock: a runner that held it before us may have just finished
+            if spec.ledger and await store.get_json(spec.ledger):
                 return "already delivered"
             outcome = await self._deliver(spec)
             if spec.ledger:

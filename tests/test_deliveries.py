@@ -371,7 +371,7 @@ async def test_a_delivery_run_again_after_it_finished_posts_nothing_more(bot, re
     assert out.getvalue() == first
 
 
-async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo):
+async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo, caplog):
     chat, out, settings = bot
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path), branch="nope",
                         window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
@@ -381,6 +381,7 @@ async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, re
         "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…",
         "[#1] (updated) ⚠️ Could not build the 2026-01-28 digest for acme/widgets: "
         "Branch 'nope' does not exist in acme/widgets."]
+    assert not any(r.exc_info for r in caplog.records)  # a failure we explain is not a bug: no traceback
 
 
 class BrokenConsole(ConsolePlatform):
@@ -572,3 +573,31 @@ async def test_a_delivery_slower_than_its_lease_keeps_its_lock(make_settings, re
     finally:
         await services.aclose()
     assert out.getvalue().count("Daily update report (2026-01-28)") == 1
+
+
+class UpdateFailsOnceConsole(ConsolePlatform):
+    """The terminal platform whose first edit of a message into a digest fails (a platform outage)."""
+
+    failed = False
+
+    async def update(self, ref, content):
+        if not isinstance(content, Notice) and not self.failed:
+            self.failed = True
+            raise BotError("the chat platform is down")
+        return await super().update(ref, content)
+
+
+async def test_on_demand_re_run_after_an_outage_turns_the_same_building_line_into_the_digest(bot, repo):
+    chat, out, settings = bot
+    chat.platforms["console"] = UpdateFailsOnceConsole(out=out)
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "on-demand-outage"), progress=True)
+    with pytest.raises(BotError, match="the chat platform is down"):
+        await chat.deliveries.run(spec)  # on demand: the request that asked says so, and runs again
+    assert await chat.deliveries.run(spec) == "delivered"
+    top = [line for line in out.getvalue().splitlines() if line.startswith("[#")]
+    assert top[0] == "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…"
+    assert all(line.startswith("[#1]") for line in top)  # one message, edited: no second building line or parent
+    assert top[-1].startswith("[#1] (updated) Daily update report (2026-01-28)")
+    assert out.getvalue().count("\n  ↳ [#") == 3 and "in #1]" in out.getvalue()
