@@ -189,3 +189,135 @@ async def test_no_subscription_and_no_usable_default_repo(make_settings, tmp_pat
     assert "This channel has no subscriptions yet; name a repository" in text
     assert "Usage: `/digest digest" in text and "[#" not in text  # nothing posted
     await services.aclose()
+
+
+class Terminal(io.StringIO):
+    """Where the console writes, as a pipe or terminal shows it: text appears once flushed.
+    As stdin, `tty` says whether a person is typing (then the console prompts)."""
+
+    def __init__(self, text: str = "", tty: bool = False):
+        super().__init__(text)
+        self.shown, self.tty = "", tty
+
+    def flush(self) -> None:
+        self.shown = self.getvalue()
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.fixture
+async def session(make_settings, repo, tmp_path):
+    """A typed session through `ConsoleChat.run`: returns (type_lines, out) where
+    `await type_lines(lines, tty=...)` feeds the lines and returns once the console has left."""
+    services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
+    out = Terminal()
+    platform = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+
+    async def type_lines(lines: list[str], tty: bool = False) -> str:
+        await asyncio.wait_for(ConsoleChat(chat, platform).run(stdin=Terminal("".join(f"{x}\n" for x in lines), tty)),
+                               120)
+        await chat.drain()
+        return out.getvalue()
+
+    yield type_lines, out
+    await services.aclose()
+
+
+async def test_a_typed_session_goes_on_after_every_kind_of_line_until_quit(session, repo, tmp_path):
+    type_lines, out = session
+    sha = repo.git("log", "-1", "--format=%H").strip()  # the "[Bugfix] Handle <!channel>…" commit
+    shown = await type_lines([
+        "config file on",  # without the slash, as typed
+        "/digest 2026-01-28",
+        f"details #2 {sha[:10]}",  # message #1 is the settings line
+        "reply #2 what did #41 remove?",
+        "",
+        "reply x", "reply 1", "details x", "details 1",
+        "help",
+        "quit",
+        "/digest help",  # after quit: never read
+    ])
+    assert shown.startswith("Type a command: /digest")
+    assert "report file on" in shown
+    assert "[#2] (updated) Daily update report (2026-01-28) · acme/widgets" in shown
+    assert len(list((tmp_path / "reports").glob("*.md"))) == 1 and shown.count("↳ 📎 ") == 1
+    assert "(only you) 🟢 fb4f569 [Bugfix] Handle <!channel>" in shown  # the details of the commit named
+    answer = [line for line in shown.splitlines() if "No LLM is configured" in line]
+    assert len(answer) == 1 and " in #2] " in answer[0] and "legacy_export.py" in shown  # the question, answered
+    assert shown.count("usage: reply N <question>") == 2 and shown.count("usage: details N <sha>") == 2
+    assert shown.count("Commands (`/digest`") == 1  # `help` ran; `/digest help` after quit did not
+    assert out.shown == shown  # everything printed was flushed: a pipe shows it as it happens
+
+
+async def test_a_person_at_a_terminal_is_prompted_before_each_line(session):
+    type_lines, out = session
+    shown = await type_lines(["help", "quit"], tty=True)
+    prompts = [line for line in shown.split("\n") if line.startswith("> ")]
+    assert len(prompts) == 2 and shown.startswith("Type a command")  # before `help`, before `quit`
+    assert out.shown == shown
+
+
+async def test_stop_ends_a_session_waiting_for_input(make_settings, repo):
+    services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
+    out = Terminal()
+    platform = ConsolePlatform(out=out)
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    read_end, write_end = os.pipe()  # nobody types: a read would wait for ever
+    stdin = os.fdopen(read_end)
+    stop = asyncio.Event()
+    try:
+        running = asyncio.create_task(ConsoleChat(chat, platform).run(stdin=stdin, stop=stop))
+        while "Type a command" not in out.shown:
+            await asyncio.sleep(0.01)
+        stop.set()  # Ctrl-C / SIGTERM
+        await asyncio.wait_for(running, 30)
+    finally:
+        os.close(write_end)
+        await services.aclose()
+    assert out.getvalue().strip() == "Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · " \
+                                     "reply N <question> · details N <sha> · quit"
+
+
+class Snapshots(Terminal):
+    """A Terminal that keeps what was shown at each flush."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[str] = []
+
+    def flush(self) -> None:
+        super().flush()
+        self.seen.append(self.shown)
+
+
+async def test_a_streamed_answer_is_shown_piece_by_piece_without_terminal_controls(make_settings, repo):
+    from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
+
+    pieces = ["The legacy exporter \x1b]0;pwned\x07", "was removed in #41, ", "with its tests."]
+    with FakeOpenAI() as llm:
+        llm.responder = lambda req: Reply(chunks=pieces) if req.get("stream") else default_responder(req)
+        settings = make_settings(default_repo=str(repo.path), default_lang="en", openai_base_url=llm.url,
+                                 openai_api_key="sk-test-1")
+        services = Services.build(settings, clock=lambda: NOW)
+        out = Snapshots()
+        platform = ConsolePlatform(out=out)
+        chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+        typed = ConsoleChat(chat, platform)
+        try:
+            await typed.handle("/digest 2026-01-28")
+            await chat.drain()
+            before = out.getvalue()
+            await typed.handle("reply 1 what did #41 remove?")
+            await chat.drain()
+        finally:
+            await services.aclose()
+    answer = out.getvalue()[len(before):]
+    assert answer.startswith("  ↳ [#") and " in #1] " in answer
+    assert "The legacy exporter ]0;pwnedwas removed in #41, with its tests." in answer
+    assert "\x1b" not in answer and "\x07" not in answer  # the LLM's text cannot retitle the terminal
+    partial = [s[len(before):] for s in out.seen if s.startswith(before) and "The legacy exporter" in s[len(before):]
+               and "with its tests." not in s]
+    assert partial, "the start of the answer was shown before its end arrived"
+    assert out.shown == out.getvalue()

@@ -76,7 +76,7 @@ MODULES: dict[str, list[str]] = {
                                   "tests/test_feishu_e2e.py"],
     "handlers/feishu/adapter.py": ["tests/test_feishu_conformance.py", "tests/test_feishu_e2e.py"],
     "handlers/console.py": ["tests/test_console.py"],
-    "handlers/web.py": ["tests/test_slack_conformance.py", "tests/test_redis_outage.py", "tests/test_load.py"],
+    "handlers/web.py": ["tests/test_web.py", "tests/test_redis_outage.py", "tests/test_slack_conformance.py"],
 }
 
 # Mutants that cannot change behaviour: (module, a piece of the source line, a piece of the
