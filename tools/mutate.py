@@ -95,6 +95,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "when the heading is new, `result` is `original` and the next line records it",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
+    ("handlers/console.py", "break  # stop is set", "break → continue"):
+        "the getter is only unfinished when `stop` completed the wait, so `continue` ends the loop too",
+    ("handlers/console.py", "return False", "→ return None"):
+        "ConsoleChat.handle's one caller (run) tests its truth: None ends the session as False does",
+    ("handlers/console.py", "return ref  # the answer's message", "→ return None"):
+        "ConsolePlatform.stream's ref: its one caller (ChatService, answering in a thread) ignores it",
 }
 
 # Lines left out of a module's run, with why.
