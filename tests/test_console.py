@@ -252,7 +252,8 @@ async def test_a_typed_session_goes_on_after_every_kind_of_line_until_quit(sessi
     assert len(answer) == 1 and " in #2] " in answer[0] and "legacy_export.py" in shown  # the question, answered
     assert shown.count("usage: reply N <question>") == 2 and shown.count("usage: details N <sha>") == 2
     assert shown.count("There is no message #99 yet.") == 2
-    assert shown.count("(only you) 🟢 fb4f569 [Bugfix]") == 1  # details only for a message that exists
+    assert shown.count("(only you) 🟢 fb4f569 [Bugfix]") == 1  # details only for a message that exists:
+    assert shown.index("(only you) 🟢 fb4f569 [Bugfix]") < shown.index("There is no message #99 yet.")  # #2's
     assert shown.count("Commands (`/digest`") == 1  # `help` ran; `/digest help` after quit did not
     assert out.shown == shown  # everything printed was flushed: a pipe shows it as it happens
 
