@@ -91,3 +91,20 @@ async def test_an_adapter_route_answers_its_own_method_only(served):
         assert resp.status == 405
     async with http.post(base + "/healthz") as resp:
         assert resp.status == 405
+
+
+async def test_a_server_that_could_not_bind_has_no_port_to_report():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        runner = web.AppRunner(web.Application())
+        await runner.setup()
+        try:
+            with pytest.raises(OSError):  # the port is in use
+                await web.TCPSite(runner, "127.0.0.1", taken.getsockname()[1]).start()
+            with pytest.raises(RuntimeError, match="server not started"):
+                bound_port(runner)
+        finally:
+            await runner.cleanup()
