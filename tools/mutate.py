@@ -95,6 +95,28 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "when the heading is new, `result` is `original` and the next line records it",
     ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
+    ("bot/diffs.py", "_ASTRAL_RUN = re.compile", "+ → *"):
+        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    ("bot/diffs.py", "_TWO_BYTE_RUN = re.compile", "+ → *"):
+        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    ("bot/diffs.py", "_NON_ASCII_RUN = re.compile", "+ → *"):
+        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    ("bot/diffs.py", "_DIGIT_RUN = re.compile", "+ → *"):
+        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    ("bot/diffs.py", "return len(text) > 66 * (max(allowance, 0) + 1)", "66 → 67"):
+        "a shortcut that only skips estimating text surely over: a higher bound skips less, never wrongly",
+    ("bot/diffs.py", "return len(text) > 66 * (max(allowance, 0) + 1)", "→ len(text) >="):
+        "66(a+1) characters cost at least 66(a+1)/65 > a tokens (65 characters per token at best), "
+        "so text of exactly that length is surely over too",
+    ("bot/diffs.py", "return False", "→ return None"):
+        "_looks_random and the packer's add/add_text/add_clipped: every caller only tests the truth of the result",
+    ("bot/diffs.py", 'return ""', "→ return None"):
+        "_cut_to_tokens and _tail_text: callers test its truth, or estimate it (estimate_tokens(None) is 0 as for \"\")",
+    ("bot/diffs.py", "if self.room <= 0 or _surely_over(text, self.room):", "0 → 1"):
+        "every part starts with a header or an entry of several tokens (### path …, deleted: path …): none fits a room of 1",
+    ("bot/diffs.py", "_CAMEL_PART = re.compile", "+ → * at 27"):
+        "`[a-z]*` only adds empty matches (at digits and the like; findall then takes the non-empty "
+        "alternative at the same place), and _subwords drops parts under 3 characters",
     ("handlers/console.py", "break  # stop is set", "break → continue"):
         "the getter is only unfinished when `stop` completed the wait, so `continue` ends the loop too",
     ("handlers/console.py", "return False", "→ return None"):
