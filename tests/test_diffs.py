@@ -830,10 +830,10 @@ def test_as_the_budget_grows_the_closing_list_goes_from_a_count_to_one_name_to_s
     files = [_code("src/app.py")] + [FileChange(f"pkg{i}/package-lock.json", "modified", 3, 1, "@@ x") for i in range(30)]
     listed = set()
     for budget in range(1, 400):
-        text = select_diff(files, budget).text
-        names = len(re.findall(r"^- pkg\d+/package-lock\.json \(lockfile\)$", text, flags=re.M))
+        selection = select_diff(files, budget)
+        names = len(re.findall(r"^- \S+ \((?:lockfile|over budget)\)$", selection.text, flags=re.M))
         if names:
-            assert text.endswith(f"… and {30 - names} more files")
+            assert selection.text.endswith(f"… and {len(selection.coverage.omitted) - names} more files")
         listed.add(names)
     assert {0, 1, 2} <= listed  # one name and the count of the rest, before two names
 
@@ -905,3 +905,10 @@ def test_offline_answers_clip_a_hunk_too_big_for_the_room():
 def test_coverage_line_path_length_edges(path, shown):
     line = coverage_line(Coverage(2, 1, omitted=((path, "over budget"),)), "en")
     assert line == f"1/2 files analysed; not shown: {shown} (over budget)"
+
+
+def test_offline_answers_do_not_call_a_file_named_only_partial():
+    gone = FileChange("src/old.py", "removed", 0, 10, None)  # deleted, no patch: its name is all there is
+    selection = relevant_hunks([*QA_FILES[:3], gone], "parse_date", 5000)
+    assert "deleted: src/old.py (−10 lines)" in selection.text
+    assert selection.coverage.partial == ()

@@ -117,6 +117,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("bot/diffs.py", "_CAMEL_PART = re.compile", "+ → * at 27"):
         "`[a-z]*` only adds empty matches (at digits and the like; findall then takes the non-empty "
         "alternative at the same place), and _subwords drops parts under 3 characters",
+    ("bot/diffs.py", "def add_text(self, file_index: int, text: str, hunks: int = 0)", "0 → 1"):
+        "the default is taken only for whole patches (select_diff: no hunk totals) and name-only entries "
+        "(files without hunks); relevant_hunks passes hunks=1 for each hunk",
     ("handlers/console.py", "break  # stop is set", "break → continue"):
         "the getter is only unfinished when `stop` completed the wait, so `continue` ends the loop too",
     ("handlers/console.py", "return False", "→ return None"):
