@@ -912,3 +912,25 @@ def test_offline_answers_do_not_call_a_file_named_only_partial():
     selection = relevant_hunks([*QA_FILES[:3], gone], "parse_date", 5000)
     assert "deleted: src/old.py (−10 lines)" in selection.text
     assert selection.coverage.partial == ()
+
+
+def test_offline_answers_rank_the_hunk_that_changes_the_asked_name_most_first():
+    once = FileChange("src/a.py", "modified", 1, 0, _hunks("+    retry_budget = 1"))
+    thrice = FileChange("src/b.py", "modified", 3, 0, _hunks(
+        "+    retry_budget = 2\n+    retry_budget += 1\n+    log(retry_budget)"))
+    assert _first_file(relevant_hunks([once, thrice], "what is retry_budget for?", 2000)) == "src/b.py"
+
+
+def test_offline_answers_weigh_a_three_letter_name_as_a_whole_identifier():
+    writer = FileChange("src/a.py", "modified", 1, 0, _hunks("+    writer = None"))  # the other name, once
+    csv = FileChange("src/b.py", "modified", 2, 0, _hunks("+    rows = csv.reader(f)\n+    csv.dump(rows)"))
+    assert _first_file(relevant_hunks([writer, csv], "what does the csv writer do?", 2000)) == "src/b.py"
+
+
+def test_offline_answers_weigh_a_rare_word_above_many_hits_of_a_common_one():
+    """A word of the question found in one hunk beats nine hits of one found in every hunk: rarity
+    is log(1 + hunks / (1 + hunks holding the word)), hits add 1 + log(hits)."""
+    rare = FileChange("src/p.py", "modified", 1, 0, _hunks(" # quokka\n+    zebra = 1"))
+    common = FileChange("src/q.py", "modified", 4, 0, _hunks(
+        " # quokka\n+    quokka = 1\n+    quokka += 1\n+    quokka += 2\n+    quokka += 3"))
+    assert _first_file(relevant_hunks([common, rare], "zebra quokka?", 2000)) == "src/p.py"

@@ -120,6 +120,8 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("bot/diffs.py", "def add_text(self, file_index: int, text: str, hunks: int = 0)", "0 → 1"):
         "the default is taken only for whole patches (select_diff: no hunk totals) and name-only entries "
         "(files without hunks); relevant_hunks passes hunks=1 for each hunk",
+    ("bot/diffs.py", "budget = max(0, int(budget_tokens))", "0 → 1"):
+        "a budget of 1 selects nothing, as 0 does: every part and the shortest closing list cost more than 1 token",
     ("handlers/console.py", "break  # stop is set", "break → continue"):
         "the getter is only unfinished when `stop` completed the wait, so `continue` ends the loop too",
     ("handlers/console.py", "return False", "→ return None"):
