@@ -86,13 +86,12 @@ class Deliveries:
         self.chat = chat
         self.store = chat.store
         self.settings = chat.settings
+        self.monotonic = time.monotonic  # paces the progress edits (a test steps its own clock)
 
     async def run(self, spec: DeliverySpec) -> str:
         """Deliver (or finish delivering) `spec`. Returns what happened, for logs and tests;
         raises RetryLater when another runner holds it or a scheduled push should be retried."""
         store = self.store
-        if spec.ledger and await store.get_json(spec.ledger):
-            return "already delivered"
         owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         lock = spec.key + ":lock"
         # One runner at a time, held as long as the job's own lease (JOB_LEASE, renewed): a dead
@@ -102,7 +101,8 @@ class Deliveries:
             raise RetryLater("another worker is delivering", lease / 2)
         keeper = asyncio.create_task(self._keep(lock, lease))
         try:
-            if spec.ledger and await store.get_json(spec.ledger):  # finished while we waited for the lease
+            # read under the lock: a runner that held it before us may have just finished
+            if spec.ledger and await store.get_json(spec.ledger):
                 return "already delivered"
             outcome = await self._deliver(spec)
             if spec.ledger:
@@ -142,6 +142,10 @@ class Deliveries:
         source = chat.services.source(spec.repo)
         progress = await self._progress_message(platform, spec, source.name, window) if spec.progress else None
         cfg = await chat.subs.config(spec.platform, spec.channel)
+        # A re-run (its worker died, or Redis went away mid-thread) after the building line became
+        # the digest: that line is the digest now, and no progress or failure edit may replace it.
+        if progress is not None and (await self.store.get_json(spec.key) or {}).get("parent"):
+            progress = None
         on_progress = self._progress_editor(platform, progress, spec, source.name, window) if progress else None
         try:
             digest = await chat.services.builder.build(source, window, spec.lang, spec.branch, progress=on_progress)
@@ -176,11 +180,11 @@ class Deliveries:
         return ref
 
     def _progress_editor(self, platform, progress: MessageRef, spec: DeliverySpec, name: str, window: Window):
-        last = [0.0, ""]
+        last = [float("-inf"), ""]  # the first progress is always shown
 
         async def on_progress(done: int, total: int) -> None:
             text = self.chat.say(spec.lang, "progress", repo=name, label=window.label, done=done, total=total)
-            now = time.monotonic()
+            now = self.monotonic()
             if total and text != last[1] and (now - last[0] >= PROGRESS_EVERY):
                 last[:] = [now, text]
                 try:

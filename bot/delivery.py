@@ -41,8 +41,8 @@ class UncertainSend(BotError):
 @dataclass(frozen=True)
 class Plan:
     digest: Digest
-    min_importance: str = "low"
-    attach_report: bool = False
+    min_importance: str  # "high", "medium" or "low": the least important commit shown
+    attach_report: bool
 
 
 def thread_contents(plan: Plan) -> list:
@@ -69,7 +69,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
         """`step` was tried before with an unknown outcome, too long ago for a keyed re-send."""
         tried = state.get("trying") or {}
         return (window is not None and tried.get("step") == step
-                and now() - float(tried.get("at", 0)) >= window - DEDUPE_MARGIN)
+                and now() - float(tried["at"]) >= window - DEDUPE_MARGIN)
 
     async def send_checked(step, content, thread_ref) -> MessageRef | None:
         """After the dedupe window: the platform looks the message up before sending it; None
@@ -78,7 +78,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
         if check is None:
             return None
         return await check(channel, content, thread=thread_ref, key=f"{progress_key}:{step}",
-                           since=float((state.get("trying") or {}).get("at", 0)))
+                           since=float(state["trying"]["at"]))  # set: unsafe_to_retry(step) said so
 
     async def trying(step) -> None:
         if progress_key:
@@ -112,7 +112,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
 
     root = parent.thread_root
     replies = thread_contents(plan)
-    for index in range(state.get("sent", 0), len(replies)):
+    for index in range(state["sent"], len(replies)):
         if unsafe_to_retry(index):
             if await send_checked(index, replies[index], root) is None:
                 log.warning("thread message %d of %s %s in %s may be missing: its send had no answer, the "
@@ -122,8 +122,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
             await trying(index)
             await platform.send(channel, replies[index], thread=root,
                                 key=f"{progress_key}:{index}" if progress_key else None)
-        state["sent"] = index + 1
-        state.pop("trying", None)
+        state["sent"] = index + 1  # the "trying" record left behind names a step below "sent": never read
         await _save(store, progress_key, state)
 
     if plan.attach_report and platform.supports_files and not state.get("file"):

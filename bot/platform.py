@@ -2,7 +2,8 @@
 
 The core decides WHAT to send (these content types); each adapter in handlers/ renders them
 natively (Block Kit, Feishu cards, terminal text) and sends them. Capabilities, not type checks:
-the core asks `supports_streaming` / `supports_buttons` and degrades, never `isinstance`.
+the core asks `supports_files`, never `isinstance`. Every platform streams answers (`stream`), and
+each adapter's renderer decides how a choice looks (buttons, or text on the terminal).
 """
 from __future__ import annotations
 
@@ -96,8 +97,6 @@ class Conversation:
 
 class ChatPlatform(Protocol):
     name: str
-    supports_streaming: bool
-    supports_buttons: bool
     supports_files: bool
 
     async def send(self, channel: str, content: Content, *, thread: str | None = None,

@@ -25,8 +25,6 @@ PROMPT_HELP = ("Type a command: /digest [DATE|A..B|today] [owner/repo or path] Â
 
 class ConsolePlatform:
     name = "console"
-    supports_streaming = True
-    supports_buttons = False
     supports_files = True
 
     def __init__(self, out=None, report_dir: Path | None = None):
@@ -73,7 +71,7 @@ class ConsolePlatform:
             self.out.flush()
         self.out.write("\n")
         self.out.flush()
-        return ref
+        return ref  # the answer's message (the protocol's; ChatService does not use it)
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
         self.report_dir.mkdir(parents=True, exist_ok=True)
@@ -93,6 +91,13 @@ class ConsoleChat:
     def _conv(self, thread: str | None = None) -> Conversation:
         return Conversation(platform="console", channel=CHANNEL, user=self.user, thread=thread)
 
+    def _root(self, number: str) -> str | None:
+        """The thread root of message `number` ("3" or "#3"); None, said to the user, when there is none."""
+        root = self.platform.roots.get(number.lstrip("#"))
+        if root is None:
+            self.platform._emit(f"There is no message #{number.lstrip('#')} yet.")
+        return root
+
     async def handle(self, line: str) -> bool:
         """One input line; False when the user wants to leave."""
         line = line.strip()
@@ -105,19 +110,14 @@ class ConsoleChat:
         if head == "reply":
             if len(words) < 3 or not words[1].lstrip("#").isdigit():
                 self.platform._emit("usage: reply N <question>  (N is a message number, e.g. reply 3 what could this break?)")
-                return True
-            root = self.platform.roots.get(words[1].lstrip("#"))
-            if root is None:
-                self.platform._emit(f"There is no message #{words[1].lstrip('#')} yet.")
-                return True
-            await self.chat.on_message(self._conv(root), " ".join(words[2:]), mentioned=True)
+            elif root := self._root(words[1]):
+                await self.chat.on_message(self._conv(root), " ".join(words[2:]), mentioned=True)
             return True
         if head == "details":
             if len(words) != 3 or not words[1].lstrip("#").isdigit():
                 self.platform._emit("usage: details N <sha>")
-                return True
-            root = self.platform.roots.get(words[1].lstrip("#"))
-            await self.chat.on_action(self._conv(root), "details", {"sha": words[2], "thread": root})
+            elif root := self._root(words[1]):
+                await self.chat.on_action(self._conv(root), "details", {"sha": words[2], "thread": root})
             return True
         text = line[len("/digest"):] if head == "/digest" else line
         await self.chat.on_command(self._conv(), text.strip(), prefix="/digest")
@@ -138,7 +138,7 @@ class ConsoleChat:
             stopper.cancel()
             if not getter.done():  # Ctrl-C / SIGTERM
                 getter.cancel()
-                break
+                break  # stop is set
             line = getter.result()
             if line is None or not await self.handle(line):  # EOF: a piped script has ended
                 break

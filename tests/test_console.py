@@ -189,3 +189,183 @@ async def test_no_subscription_and_no_usable_default_repo(make_settings, tmp_pat
     assert "This channel has no subscriptions yet; name a repository" in text
     assert "Usage: `/digest digest" in text and "[#" not in text  # nothing posted
     await services.aclose()
+
+
+class Terminal(io.StringIO):
+    """Where the console writes, as a pipe or terminal shows it: text appears once flushed.
+    As stdin, `tty` says whether a person is typing (then the console prompts)."""
+
+    def __init__(self, text: str = "", tty: bool = False):
+        super().__init__(text)
+        self.shown, self.tty = "", tty
+
+    def flush(self) -> None:
+        self.shown = self.getvalue()
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.fixture
+async def session(make_settings, repo, tmp_path):
+    """A typed session through `ConsoleChat.run`: returns (type_lines, out) where
+    `await type_lines(lines, tty=...)` feeds the lines and returns once the console has left."""
+    services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
+    out = Terminal()
+    platform = ConsolePlatform(out=out, report_dir=tmp_path / "data" / "reports")  # not there yet
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+
+    async def type_lines(lines: list[str], tty: bool = False) -> str:
+        await asyncio.wait_for(ConsoleChat(chat, platform).run(stdin=Terminal("".join(f"{x}\n" for x in lines), tty)),
+                               120)
+        await chat.drain()
+        return out.getvalue()
+
+    yield type_lines, out
+    await services.aclose()
+
+
+async def test_a_typed_session_goes_on_after_every_kind_of_line_until_quit(session, repo, tmp_path):
+    type_lines, out = session
+    sha = repo.git("log", "-1", "--format=%H").strip()  # the "[Bugfix] Handle <!channel>…" commit
+    shown = await type_lines([
+        "config file on",  # without the slash, as typed
+        "/digest 2026-01-28",
+        f"details #2 {sha[:10]}",  # message #1 is the settings line
+        "reply #2 what did #41 remove?",
+        "",
+        "reply x", "reply 1", "details x", "details 1",
+        "reply 99 why?", f"details 99 {sha[:10]}",  # no such message (yet)
+        "help",
+        "/digest 2026-01-27",  # a second report file, beside the first
+        "quit",
+        "/digest help",  # after quit: never read
+    ])
+    assert shown.startswith("Type a command: /digest")
+    assert "report file on" in shown
+    assert "[#2] (updated) Daily update report (2026-01-28) · acme/widgets" in shown
+    assert sorted(f.name for f in (tmp_path / "data" / "reports").glob("*.md")) == [
+        "acme_widgets-2026-01-27.md", "acme_widgets-2026-01-28.md"]
+    assert shown.count("↳ 📎 ") == 2
+    assert "(only you) 🟢 fb4f569 [Bugfix] Handle <!channel>" in shown  # the details of the commit named
+    answer = [line for line in shown.splitlines() if "No LLM is configured" in line]
+    assert len(answer) == 1 and " in #2] " in answer[0] and "legacy_export.py" in shown  # the question, answered
+    assert shown.count("usage: reply N <question>") == 2 and shown.count("usage: details N <sha>") == 2
+    assert shown.count("There is no message #99 yet.") == 2
+    assert shown.count("(only you) 🟢 fb4f569 [Bugfix]") == 1  # details only for a message that exists:
+    assert shown.index("(only you) 🟢 fb4f569 [Bugfix]") < shown.index("There is no message #99 yet.")  # #2's
+    assert shown.count("Commands (`/digest`") == 1  # `help` ran; `/digest help` after quit did not
+    assert out.shown == shown  # everything printed was flushed: a pipe shows it as it happens
+
+
+async def test_a_person_at_a_terminal_is_prompted_before_each_line(session):
+    type_lines, out = session
+    shown = await type_lines(["help", "quit"], tty=True)
+    prompts = [line for line in shown.split("\n") if line.startswith("> ")]
+    assert len(prompts) == 2 and shown.startswith("Type a command")  # before `help`, before `quit`
+    assert out.shown == shown
+
+
+async def test_stop_ends_a_session_waiting_for_input(make_settings, repo):
+    services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
+    out = Terminal()
+    platform = ConsolePlatform(out=out)
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    read_end, write_end = os.pipe()  # nobody types: a read would wait for ever
+    stdin = os.fdopen(read_end)
+    stop = asyncio.Event()
+    try:
+        running = asyncio.create_task(ConsoleChat(chat, platform).run(stdin=stdin, stop=stop))
+        while "Type a command" not in out.shown:
+            await asyncio.sleep(0.01)
+        stop.set()  # Ctrl-C / SIGTERM
+        await asyncio.wait_for(running, 30)
+        await asyncio.sleep(0)  # let cancellations land
+        assert _left_over_tasks() == []  # the read it was waiting for is given up
+    finally:
+        os.close(write_end)
+        await services.aclose()
+    assert out.getvalue().strip() == "Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · " \
+                                     "reply N <question> · details N <sha> · quit"
+
+
+class Snapshots(Terminal):
+    """A Terminal that keeps what was shown at each flush."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[str] = []
+
+    def flush(self) -> None:
+        super().flush()
+        self.seen.append(self.shown)
+
+
+async def test_a_streamed_answer_is_shown_piece_by_piece_without_terminal_controls(make_settings, repo):
+    from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
+
+    pieces = ["The legacy exporter \x1b]0;pwned\x07", "was removed in #41, ", "with its tests."]
+    with FakeOpenAI() as llm:
+        llm.responder = lambda req: Reply(chunks=pieces) if req.get("stream") else default_responder(req)
+        settings = make_settings(default_repo=str(repo.path), default_lang="en", openai_base_url=llm.url,
+                                 openai_api_key="sk-test-1")
+        services = Services.build(settings, clock=lambda: NOW)
+        out = Snapshots()
+        platform = ConsolePlatform(out=out)
+        chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+        typed = ConsoleChat(chat, platform)
+        try:
+            await typed.handle("/digest 2026-01-28")
+            await chat.drain()
+            before = out.getvalue()
+            await typed.handle("reply 1 what did #41 remove?")
+            await chat.drain()
+        finally:
+            await services.aclose()
+    answer = out.getvalue()[len(before):]
+    assert answer.startswith("  ↳ [#") and " in #1] " in answer
+    assert "The legacy exporter ]0;pwnedwas removed in #41, with its tests." in answer
+    assert answer.endswith("src/legacy_export.py\n")  # the answer's line is ended: what follows starts afresh
+    assert "\x1b" not in answer and "\x07" not in answer  # the LLM's text cannot retitle the terminal
+    partial = [s[len(before):] for s in out.seen if s.startswith(before) and "The legacy exporter" in s[len(before):]
+               and "with its tests." not in s]
+    assert partial, "the start of the answer was shown before its end arrived"
+    assert out.shown == out.getvalue()
+
+
+async def test_a_piped_script_ends_at_its_last_line_without_quit(session):
+    type_lines, out = session
+    shown = await type_lines(["help"])  # EOF after it: the console leaves by itself (else: wait_for times out)
+    assert shown.count("Commands (`/digest`") == 1
+
+
+def _left_over_tasks() -> list:
+    return [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+
+
+async def test_a_session_leaves_no_task_behind(session):
+    type_lines, out = session
+    await type_lines(["help", "help", "quit"])
+    await asyncio.sleep(0)  # let cancellations land
+    assert _left_over_tasks() == []  # no waiter per typed line piling up for the process's life
+
+
+def test_sigterm_ends_the_console_while_it_waits_for_input(redis_url, repo, tmp_path):
+    import signal
+
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))}
+    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": "sigconsole:", "DEFAULT_REPO": str(repo.path),
+                "DEFAULT_LANG": "en", "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        assert "Type a command" in proc.stdout.readline()  # it waits for a line that never comes
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0  # stdin still open: the reader must not keep it alive
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.stderr.close()

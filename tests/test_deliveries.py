@@ -325,20 +325,53 @@ async def test_a_parent_whose_send_had_no_answer(timed_bot, repo, later, outcome
     assert await chat.deliveries.run(spec) == "already delivered"
 
 
-async def test_a_reply_whose_send_had_no_answer_long_ago_is_not_sent_again(timed_bot, repo):
+@pytest.mark.parametrize("later,resent", [
+    (timedelta(minutes=55), False),  # inside the hour, but not with a 10-minute margin
+    (timedelta(minutes=50), False),  # exactly the hour less the margin: no longer
+    (timedelta(minutes=50) - timedelta(seconds=1), True),  # one second before: still re-sent with its key
+])
+async def test_a_reply_whose_send_had_no_answer_is_re_sent_only_well_inside_the_dedupe_window(
+        timed_bot, repo, caplog, later, resent):
     chat, out, now = timed_bot
-    chat.platforms["console"] = DedupingConsole(out, fail_at=2)  # the first thread reply
+    chat.platforms["console"] = DedupingConsole(out, fail_at=2)  # the first thread reply (it never arrived)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     with pytest.raises(RetryLater):
         await chat.deliveries.run(spec)
-    now[0] = NOW + timedelta(minutes=55)  # 55 min: inside the hour, but not with a 10-minute margin
+    now[0] = NOW + later
     assert await chat.deliveries.run(spec) == "delivered"
     replies = out.getvalue().split("\n  ↳ ")[1:]
-    assert ["feat!: remove export_v1" in r for r in replies] == [False, False]  # skipped, not doubled
-    assert ["feat: add a --since flag" in r for r in replies] == [True, False]
+    assert sum("feat!: remove export_v1" in r for r in replies) == (1 if resent else 0)  # never doubled
+    assert sum("feat: add a --since flag" in r for r in replies) == 1
+    assert sum("[Docs] Fix typo" in r for r in replies) == 1
+    # the operator's log names a reply that was not re-sent (it may be missing), and only then
+    missing = [r.getMessage() for r in caplog.records if "may be missing" in r.getMessage()]
+    assert missing == ([] if resent else [missing[0]])
+    assert resent or missing[0].startswith("thread message 1 of acme/widgets 2026-01-28")
 
 
-async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo):
+@pytest.mark.parametrize("attach,min_importance,day,shown", [
+    (True, "low", DAY, 5),  # parent, three replies, the report file
+    (False, "low", DAY, 4),  # parent, three replies
+    (False, "high", date(2026, 1, 27), 1),  # nothing high that day: the parent alone
+])
+async def test_a_delivery_run_again_after_it_finished_posts_nothing_more(bot, repo, tmp_path, attach,
+                                                                        min_importance, day, shown):
+    """A queued job whose worker died after the delivery but before the queue heard of it runs
+    again: its progress state says everything went out, so nothing is posted twice."""
+    chat, out, settings = bot
+    chat.platforms["console"] = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(day, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "rerun"), min_importance=min_importance, attach=attach)
+    assert await chat.deliveries.run(spec) == "delivered"
+    first = out.getvalue()
+    assert first.count("[#1] Daily update report") == 1
+    assert first.count("\n  ↳ ") == shown - 1 and first.count("📎") == (1 if attach else 0)
+    assert await chat.deliveries.run(spec) == "delivered"
+    assert out.getvalue() == first
+
+
+async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo, caplog):
     chat, out, settings = bot
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path), branch="nope",
                         window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
@@ -348,6 +381,7 @@ async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, re
         "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…",
         "[#1] (updated) ⚠️ Could not build the 2026-01-28 digest for acme/widgets: "
         "Branch 'nope' does not exist in acme/widgets."]
+    assert not any(r.exc_info for r in caplog.records)  # a failure we explain is not a bug: no traceback
 
 
 class BrokenConsole(ConsolePlatform):
@@ -373,3 +407,197 @@ async def test_an_unexpected_failure_is_named_by_its_kind_never_its_details(bot,
     assert any(r.exc_info for r in caplog.records)  # the operator's log keeps the traceback
     assert metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
                                              {"platform": "console", "outcome": "failed"}) == failed_before + 3
+
+
+@pytest.mark.parametrize("rebuild", ["succeeds", "fails"])
+async def test_on_demand_run_again_after_it_finished_leaves_the_digest_in_place(make_settings, repo, rebuild):
+    """A request re-run (its worker died after the digest went out, or Redis went away mid-thread)
+    builds the digest again when it was not cached (today's, or one with notices): the building
+    line has already become the digest, so no progress edit, nor a failure, may overwrite it."""
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", digest_cache_ttl=0)
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "on-demand-rerun"), progress=True)
+    try:
+        assert await chat.deliveries.run(spec) == "delivered"
+        first = out.getvalue()
+        if rebuild == "succeeds":
+            assert await chat.deliveries.run(spec) == "delivered"
+        else:
+            shutil.rmtree(repo.path)  # the repository went away in between
+            with pytest.raises(BotError):
+                await chat.deliveries.run(spec)  # on demand: the request that asked says why
+    finally:
+        await services.aclose()
+    assert out.getvalue() == first  # nothing edited, nothing posted twice
+
+
+class UuidConsole(ConsolePlatform):
+    """The terminal platform with Feishu's send dedupe: a keyed send repeated within the hour
+    posts nothing and answers with the first message. Right after its `at`-th post, Redis dies."""
+
+    send_dedupe_window = 3600.0
+
+    def __init__(self, out, redis_proc, at: int):
+        super().__init__(out=out)
+        self.redis_proc, self.at, self.posts, self.seen = redis_proc, at, 0, {}
+
+    async def send(self, channel, content, *, thread=None, key=None):
+        if key in self.seen:
+            return self.seen[key]
+        ref = await super().send(channel, content, thread=thread, key=key)
+        if key:
+            self.seen[key] = ref
+        self.posts += 1
+        if self.posts == self.at:
+            self.redis_proc.stop()
+        return ref
+
+
+@pytest.mark.parametrize("at", [1, 3])  # Redis dies right after the parent, or after the second reply
+@pytest.mark.parametrize("kind", ["scheduled", "on demand in a job"])
+async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_once(make_settings, repo, tmp_path,
+                                                                                  at, kind):
+    import asyncio
+
+    from bot.deliveries import CURRENT_JOB
+    from tests.test_redis_outage import RedisProcess, free_port
+
+    redis_proc = RedisProcess(free_port(), tmp_path, durable=True)  # a restart loses nothing acknowledged
+    redis_proc.start()
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", job_lease=1,
+                             redis_url=f"redis://127.0.0.1:{redis_proc.port}/0")
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": UuidConsole(out, redis_proc, at)}, clock=lambda: NOW)
+    if kind == "scheduled":
+        spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    else:
+        spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                            window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                            key=chat.store.k("delivery", "job-1"))
+    token = CURRENT_JOB.set("deliver:job-1" if kind != "scheduled" else None)
+    try:
+        with pytest.raises(RetryLater, match="^storage unavailable$"):  # the job runs again, undecided
+            await chat.deliveries.run(spec)
+        redis_proc.start()
+        for _ in range(200):  # the dead run's lock lapses after its lease (JOB_LEASE = 1 s)
+            if not await chat.store.r.exists(spec.key + ":lock"):
+                break
+            await asyncio.sleep(0.05)
+        assert await chat.deliveries.run(spec) == "delivered"
+    finally:
+        CURRENT_JOB.reset(token)
+        await services.aclose()
+        redis_proc.stop()
+    shown = out.getvalue()
+    assert shown.count("Daily update report (2026-01-28)") == 1
+    replies = shown.split("\n  ↳ ")[1:]
+    assert [sum(title in r for r in replies) for title in
+            ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")] == [1, 1, 1]
+
+
+async def test_on_demand_progress_is_edited_at_most_every_one_and_a_half_seconds(make_settings, tmp_path):
+    r = GitRepo(tmp_path / "busy")
+    bulk_commits(r, 7, datetime(2026, 1, 28, 9, tzinfo=SH), files=2)
+    settings = make_settings(default_repo=str(r.path), default_lang="en")
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    ticks = iter(range(1, 100))
+    chat.deliveries.monotonic = lambda: 0.5 * next(ticks)  # each progress report half a second after the last
+    spec = DeliverySpec(platform="console", channel="console", repo=str(r.path),
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "paced"), progress=True)
+    try:
+        assert await chat.deliveries.run(spec) == "delivered"
+    finally:
+        await services.aclose()
+    edits = [line for line in out.getvalue().splitlines() if line.startswith("[#1] (updated) ⏳")]
+    # reports at 0.5, 1.0, … 4.0 s (0/7 … 7/7 done): shown at once, then once 1.5 s have passed
+    assert [e.split("analysing ")[1] for e in edits] == ["0/7 commits…", "3/7 commits…", "6/7 commits…"]
+
+
+async def test_on_demand_an_empty_day_shows_no_progress(bot, repo):
+    chat, out, settings = bot
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "empty-progress"), progress=True)
+    assert await chat.deliveries.run(spec) == "delivered"
+    assert out.getvalue().splitlines() == [
+        "[#1] ⏳ Building the 2026-01-26 digest for acme/widgets…",
+        "[#1] (updated) No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai)."]
+
+
+class HeldConsole(ConsolePlatform):
+    """The terminal platform whose first post waits until the test lets it go: a slow delivery."""
+
+    def __init__(self, out):
+        import asyncio
+
+        super().__init__(out=out)
+        self.entered, self.go = asyncio.Event(), asyncio.Event()
+
+    async def send(self, channel, content, *, thread=None, key=None):
+        if not self.go.is_set():
+            self.entered.set()
+            await self.go.wait()
+        return await super().send(channel, content, thread=thread, key=key)
+
+
+async def test_a_delivery_slower_than_its_lease_keeps_its_lock(make_settings, repo):
+    import asyncio
+    import time
+
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", job_lease=1)
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    platform = HeldConsole(out)
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    try:
+        first = asyncio.create_task(chat.deliveries.run(spec))
+        await asyncio.wait_for(platform.entered.wait(), 60)
+        # three leases go by while the first runner is held: its lock is renewed all along
+        until = time.monotonic() + 3 * settings.job_lease
+        while time.monotonic() < until:
+            assert await chat.store.r.exists(spec.key + ":lock")
+            await asyncio.sleep(0.1)
+        with pytest.raises(RetryLater, match="another worker is delivering"):
+            await chat.deliveries.run(spec)
+        platform.go.set()
+        assert await first == "delivered"
+    finally:
+        await services.aclose()
+    assert out.getvalue().count("Daily update report (2026-01-28)") == 1
+
+
+class UpdateFailsOnceConsole(ConsolePlatform):
+    """The terminal platform whose first edit of a message into a digest fails (a platform outage)."""
+
+    failed = False
+
+    async def update(self, ref, content):
+        if not isinstance(content, Notice) and not self.failed:
+            self.failed = True
+            raise BotError("the chat platform is down")
+        return await super().update(ref, content)
+
+
+async def test_on_demand_re_run_after_an_outage_turns_the_same_building_line_into_the_digest(bot, repo):
+    chat, out, settings = bot
+    chat.platforms["console"] = UpdateFailsOnceConsole(out=out)
+    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
+                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
+                        key=chat.store.k("delivery", "on-demand-outage"), progress=True)
+    with pytest.raises(BotError, match="the chat platform is down"):
+        await chat.deliveries.run(spec)  # on demand: the request that asked says so, and runs again
+    assert await chat.deliveries.run(spec) == "delivered"
+    top = [line for line in out.getvalue().splitlines() if line.startswith("[#")]
+    assert top[0] == "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…"
+    assert all(line.startswith("[#1]") for line in top)  # one message, edited: no second building line or parent
+    assert top[-1].startswith("[#1] (updated) Daily update report (2026-01-28)")
+    assert out.getvalue().count("\n  ↳ [#") == 3 and "in #1]" in out.getvalue()

@@ -228,6 +228,27 @@ def test_estimate_gives_cjk_at_least_one_token_per_character():
         assert estimate_tokens(text) >= len(text.replace(" ", ""))
 
 
+@pytest.mark.parametrize("char,cost", [
+    ("ж", 0.6), ("é", 0.6), ("λ", 0.6),  # 2-byte UTF-8: Cyrillic, accents, Greek
+    ("→", 1.5), ("═", 1.5),  # 3-byte symbols and box drawing
+    ("😀", 3.0),  # astral: emoji
+    ("中", 1.25), ("カ", 1.25),  # CJK
+])
+def test_estimate_charges_each_kind_of_non_ascii_character_its_documented_rate(char, cost):
+    """The rates of the comment above estimate_tokens, on a hundred characters of one kind, and
+    beside ASCII text (the two costs add up)."""
+    assert 100 * cost <= estimate_tokens(char * 100) <= 100 * cost + 1
+    assert 1 + 100 * cost <= estimate_tokens("word" + char * 100) <= 1 + 100 * cost + 1
+
+
+@pytest.mark.parametrize("edge,inner", [("Z", "Y"), ("A", "B")])
+def test_a_random_looking_key_costs_the_same_whichever_capitals_it_has(edge, inner):
+    """Capitals at the ends of the alphabet make a key no less random (a base64 blob's only
+    capital may well be a Z)."""
+    key = "q7{c}x2m{c}9k4p{c}1w8z{c}3v5n"
+    assert estimate_tokens(key.format(c=edge)) == estimate_tokens(key.format(c=inner))
+
+
 def test_estimate_of_nothing_is_zero_and_of_anything_is_positive():
     assert estimate_tokens("") == 0
     for text in ("a", " ", "\n", "1", "。", "🔴", "\x00"):
@@ -760,3 +781,156 @@ def test_relevant_hunks_redacts():
     selection = relevant_hunks(files, "which key does llm.py use?", 1000)
     assert secret not in selection.text and "[REDACTED:openai-key]" in selection.text
     assert selection.redactions == 1
+
+
+# --- what the mutation run found untested ----------------------------------------------------
+
+@pytest.mark.parametrize("identifier,tokens", [
+    ("getUserNameFromDatabase", 6),  # get|User|Name|From|Datab|ase
+    ("parseHttpRequestHeaderV2", 7),  # parse|Http|Reque|st|Heade|r|V… : a word piece per class run
+    ("toJSONString_forHTTP2", 7),
+    ("v1a2b3c4d5e6f7g8x9", 18),  # one case only: no key, however often letters and digits alternate
+])
+def test_long_identifiers_are_costed_as_words_not_as_random_keys(identifier, tokens):
+    assert estimate_tokens(identifier) == tokens
+
+
+def test_a_file_with_an_empty_patch_is_named_as_changed_without_content():
+    mode_change = FileChange("bin/run.sh", "modified", 0, 0, "")  # e.g. chmod +x: no hunk
+    selection = select_diff([_code("src/app.py"), mode_change], 5000)
+    assert "modified: bin/run.sh (no content changes)" in selection.text
+    assert selection.coverage.complete
+
+
+def test_a_deleted_file_without_a_deletion_count_counts_its_patch_lines():
+    gone = FileChange("src/old.py", "removed", 0, 0, "@@ -1,3 +0,0 @@\n-a = 1\n-b = 2\n-c = 3")
+    assert "deleted: src/old.py (−3 lines)" in select_diff([gone], 5000).text
+
+
+def test_an_enormous_line_is_cut_to_the_room_left_not_dropped():
+    line = '+{"k": "' + "v" * 300_000 + '"}'
+    blob = FileChange("data/blob.json", "modified", 1, 0, "@@ -1 +1 @@\n" + line)
+    selection = select_diff([blob], 1500)
+    _check_invariants(selection, [blob], 1500)
+    cut = re.search(r'^\+\{"k": "(v+) …$', selection.text, flags=re.M)
+    assert cut and selection.coverage.partial == ("data/blob.json",)
+    assert selection.tokens > 1000  # most of the budget carries the line's start
+
+
+def test_an_enormous_chinese_line_is_cut_within_the_budget_and_uses_it():
+    line = "+" + "修复时区错误" * 20_000  # each character costs more than the 4-per-token first guess
+    notes = FileChange("docs/说明.md", "modified", 1, 0, "@@ -0,0 +1 @@\n" + line)
+    selection = select_diff([notes], 1500)
+    _check_invariants(selection, [notes], 1500)
+    shown = re.search(r"^\+([修复时区错误]+) …$", selection.text, flags=re.M)
+    assert shown and 1.25 * len(shown.group(1)) > 1000  # the cut is shrunk to fit, not to nothing
+
+
+def test_as_the_budget_grows_the_closing_list_goes_from_a_count_to_one_name_to_several():
+    files = [_code("src/app.py")] + [FileChange(f"pkg{i}/package-lock.json", "modified", 3, 1, "@@ x") for i in range(30)]
+    listed = set()
+    for budget in range(1, 400):
+        selection = select_diff(files, budget)
+        names = len(re.findall(r"^- \S+ \((?:lockfile|over budget)\)$", selection.text, flags=re.M))
+        if names:
+            assert selection.text.endswith(f"… and {len(selection.coverage.omitted) - names} more files")
+        listed.add(names)
+    assert {0, 1, 2} <= listed  # one name and the count of the rest, before two names
+
+
+def test_the_closing_count_of_a_single_file_is_singular():
+    lock = "/".join(["deeply_nested_directory_name"] * 8) + "/yarn.lock"  # its name costs more than a count
+    files = [_code("src/app.py", 40), FileChange(lock, "modified", 3, 1, "@@ x")]
+    texts = [select_diff(files, budget).text for budget in range(1, 300)]
+    assert any(t.endswith("[1 file not shown]") for t in texts)
+    assert not any("1 files" in t for t in texts)
+
+
+def test_a_file_with_one_of_its_two_hunks_shown_is_partial():
+    f = FileChange("src/when.py", "modified", 2, 0, _hunks("+    parse_date(text)", "+    unrelated = 2"))
+    one = [s for s in (relevant_hunks([f], "parse_date", b) for b in range(1, 200))
+           if "parse_date" in s.text and "unrelated" not in s.text]
+    assert one and all(s.coverage.partial == ("src/when.py",) for s in one)
+
+
+def _first_file(selection: DiffSelection) -> str:
+    return re.search(r"^### (\S+)", selection.text, flags=re.M).group(1)
+
+
+@pytest.mark.parametrize("question", [
+    "did utils.py change, or setup.cfg?",  # a base name (and another that is not in the commit)
+    "what happened in src/utils.py?",  # the whole path
+])
+def test_offline_answers_start_with_the_file_the_question_names(question):
+    files = [FileChange("lib/helpers.py", "modified", 1, 0, _hunks("+    setup()")),
+             FileChange("src/utils.py", "modified", 1, 0, _hunks("+    x = 1"))]
+    first = _first_file(relevant_hunks(files, question, 2000))
+    assert first == "src/utils.py"  # though the other hunk has a word of the question on a changed line
+
+
+def test_offline_answers_weigh_a_three_letter_part_of_an_identifier():
+    files = [FileChange("src/a.py", "modified", 1, 0, _hunks("+    total = 1")),
+             FileChange("src/b.py", "modified", 1, 0, _hunks("+    base_url = 'https://example.com'"))]
+    assert _first_file(relevant_hunks(files, "why did fetchUrl break?", 2000)) == "src/b.py"  # "url"
+
+
+def test_offline_answers_show_the_hunks_of_a_deleted_file():
+    gone = FileChange("src/legacy.py", "removed", 0, 2, "@@ -1,2 +0,0 @@\n-def parse_legacy():\n-    pass")
+    selection = relevant_hunks([gone], "what did parse_legacy do?", 2000)
+    assert "-def parse_legacy():" in selection.text
+
+
+def test_offline_answers_name_a_lockfile_as_not_shown():
+    selection = relevant_hunks(QA_FILES, "parse_date", 5000)
+    assert ("poetry.lock", "lockfile") in selection.coverage.omitted
+    assert selection.coverage.files_shown == 3
+
+
+def test_offline_answers_clip_a_hunk_too_big_for_the_room():
+    body = "\n".join(f"+    parse_date_{i} = parse_date(rows[{i}])" for i in range(400))
+    big = FileChange("src/rows.py", "modified", 400, 0, "@@ -1,0 +1,400 @@ def load():\n" + body)
+    selection = relevant_hunks([big], "parse_date", 600)
+    assert "+    parse_date_0 = parse_date(rows[0])" in selection.text
+    assert re.search(r"\[… clipped: \d+ more lines not shown\]", selection.text)
+    assert selection.coverage.partial == ("src/rows.py",)
+
+
+@pytest.mark.parametrize("path,shown", [
+    ("a" * 45 + ".py", "a" * 45 + ".py"),  # 48 characters: shown whole
+    ("b" * 46 + ".py", "…/" + "b" * 46 + ".py"),  # 49: shortened (its one component is the tail)
+    ("root/" + "c" * 20 + "/" + "d" * 22 + ".py", "…/" + "c" * 20 + "/" + "d" * 22 + ".py"),  # tail of 46
+    ("root/" + "c" * 21 + "/" + "d" * 22 + ".py", "…/" + "d" * 22 + ".py"),  # tail of 47: the base name
+    ("root/" + "c" * 24 + "/" + "d" * 22 + ".py", "…/" + "d" * 22 + ".py"),  # tail of 50
+])
+def test_coverage_line_path_length_edges(path, shown):
+    line = coverage_line(Coverage(2, 1, omitted=((path, "over budget"),)), "en")
+    assert line == f"1/2 files analysed; not shown: {shown} (over budget)"
+
+
+def test_offline_answers_do_not_call_a_file_named_only_partial():
+    gone = FileChange("src/old.py", "removed", 0, 10, None)  # deleted, no patch: its name is all there is
+    selection = relevant_hunks([*QA_FILES[:3], gone], "parse_date", 5000)
+    assert "deleted: src/old.py (−10 lines)" in selection.text
+    assert selection.coverage.partial == ()
+
+
+def test_offline_answers_rank_the_hunk_that_changes_the_asked_name_most_first():
+    once = FileChange("src/a.py", "modified", 1, 0, _hunks("+    retry_budget = 1"))
+    thrice = FileChange("src/b.py", "modified", 3, 0, _hunks(
+        "+    retry_budget = 2\n+    retry_budget += 1\n+    log(retry_budget)"))
+    assert _first_file(relevant_hunks([once, thrice], "what is retry_budget for?", 2000)) == "src/b.py"
+
+
+def test_offline_answers_weigh_a_three_letter_name_as_a_whole_identifier():
+    writer = FileChange("src/a.py", "modified", 1, 0, _hunks("+    writer = None"))  # the other name, once
+    csv = FileChange("src/b.py", "modified", 2, 0, _hunks("+    rows = csv.reader(f)\n+    csv.dump(rows)"))
+    assert _first_file(relevant_hunks([writer, csv], "what does the csv writer do?", 2000)) == "src/b.py"
+
+
+def test_offline_answers_weigh_a_rare_word_above_many_hits_of_a_common_one():
+    """A word of the question found in one hunk beats nine hits of one found in every hunk: rarity
+    is log(1 + hunks / (1 + hunks holding the word)), hits add 1 + log(hits)."""
+    rare = FileChange("src/p.py", "modified", 1, 0, _hunks(" # quokka\n+    zebra = 1"))
+    common = FileChange("src/q.py", "modified", 4, 0, _hunks(
+        " # quokka\n+    quokka = 1\n+    quokka += 1\n+    quokka += 2\n+    quokka += 3"))
+    assert _first_file(relevant_hunks([common, rare], "zebra quokka?", 2000)) == "src/p.py"

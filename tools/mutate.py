@@ -53,7 +53,7 @@ RESULTS = ROOT / ".mutation" / "results.json"
 MODULES: dict[str, list[str]] = {
     "bot/window.py": ["tests/test_window.py", "tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
-    "bot/delivery.py": ["tests/test_deliveries.py"],
+    "bot/delivery.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
     "bot/deliveries.py": ["tests/test_deliveries.py"],
     "bot/render/labels.py": ["tests/test_feishu_render.py", "tests/test_slack_render.py", "tests/test_render_text.py"],
     "bot/render/safe.py": ["tests/test_render_text.py"],
@@ -86,7 +86,7 @@ MODULES: dict[str, list[str]] = {
     "handlers/feishu/adapter.py": ["tests/test_feishu_adapter.py", "tests/test_feishu_conformance.py",
                                    "tests/test_feishu_e2e.py"],
     "handlers/console.py": ["tests/test_console.py"],
-    "handlers/web.py": ["tests/test_slack_conformance.py", "tests/test_redis_outage.py", "tests/test_load.py"],
+    "handlers/web.py": ["tests/test_web.py", "tests/test_redis_outage.py", "tests/test_slack_conformance.py"],
 }
 
 # Mutants that cannot change behaviour: (module, a piece of the source line, a piece of the
@@ -157,6 +157,39 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "itself (only a cancel could escape, and this branch never cancels it): there is nothing to return",
     ("handlers/slack/events.py", 're.compile(r"^/")', "drop ^ at 0"):
         "Slack command names always start with /: matching a / anywhere matches the same commands",
+    ("bot/diffs.py", "_ASTRAL_RUN = re.compile", "+ → *"):
+        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    ("bot/diffs.py", "_TWO_BYTE_RUN = re.compile", "+ → *"):
+        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    ("bot/diffs.py", "_NON_ASCII_RUN = re.compile", "+ → *"):
+        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    ("bot/diffs.py", "_DIGIT_RUN = re.compile", "+ → *"):
+        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    ("bot/diffs.py", "return len(text) > 66 * (max(allowance, 0) + 1)", "66 → 67"):
+        "a shortcut that only skips estimating text surely over: a higher bound skips less, never wrongly",
+    ("bot/diffs.py", "return len(text) > 66 * (max(allowance, 0) + 1)", "→ len(text) >="):
+        "66(a+1) characters cost at least 66(a+1)/65 > a tokens (65 characters per token at best), "
+        "so text of exactly that length is surely over too",
+    ("bot/diffs.py", "return False", "→ return None"):
+        "_looks_random and the packer's add/add_text/add_clipped: every caller only tests the truth of the result",
+    ("bot/diffs.py", 'return ""', "→ return None"):
+        "_cut_to_tokens and _tail_text: callers test its truth, or estimate it (estimate_tokens(None) is 0 as for \"\")",
+    ("bot/diffs.py", "if self.room <= 0 or _surely_over(text, self.room):", "0 → 1"):
+        "every part starts with a header or an entry of several tokens (### path …, deleted: path …): none fits a room of 1",
+    ("bot/diffs.py", "_CAMEL_PART = re.compile", "+ → * at 27"):
+        "`[a-z]*` only adds empty matches (at digits and the like; findall then takes the non-empty "
+        "alternative at the same place), and _subwords drops parts under 3 characters",
+    ("bot/diffs.py", "def add_text(self, file_index: int, text: str, hunks: int = 0)", "0 → 1"):
+        "the default is taken only for whole patches (select_diff: no hunk totals) and name-only entries "
+        "(files without hunks); relevant_hunks passes hunks=1 for each hunk",
+    ("bot/diffs.py", "budget = max(0, int(budget_tokens))", "0 → 1"):
+        "a budget of 1 selects nothing, as 0 does: every part and the shortest closing list cost more than 1 token",
+    ("handlers/console.py", "break  # stop is set", "break → continue"):
+        "the getter is only unfinished when `stop` completed the wait, so `continue` ends the loop too",
+    ("handlers/console.py", "return False", "→ return None"):
+        "ConsoleChat.handle's one caller (run) tests its truth: None ends the session as False does",
+    ("handlers/console.py", "return ref  # the answer's message", "→ return None"):
+        "ConsolePlatform.stream's ref: its one caller (ChatService, answering in a thread) ignores it",
 }
 
 # Lines left out of a module's run, with why.
