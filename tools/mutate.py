@@ -60,7 +60,7 @@ MODULES: dict[str, list[str]] = {
     "bot/render/text.py": ["tests/test_render_text.py"],
     "bot/render/jsonout.py": ["tests/test_render_text.py", "tests/test_digest.py"],
     "bot/render/markdown.py": ["tests/test_render_text.py", "tests/test_digest.py"],
-    "bot/render/slack.py": ["tests/test_render_safety.py", "tests/test_slack_render.py"],
+    "bot/render/slack.py": ["tests/test_render_safety.py", "tests/test_slack_render.py", "tests/test_slack_render_limits.py"],
     "bot/render/feishu.py": ["tests/test_render_safety.py", "tests/test_feishu_render.py"],
     "bot/diffs.py": ["tests/test_diffs.py"],
     "handlers/pacing.py": ["tests/test_pacing.py", "tests/test_slack_pacing.py"],
