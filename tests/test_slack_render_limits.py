@@ -118,9 +118,10 @@ def test_button_value_of_exactly_2000_characters_keeps_everything_2001_drops_the
         check(payloads)
         return payloads[-1]["blocks"][-1]["elements"][0]["value"]
 
-    overhead = len(R.compact_json({"repo": "acme/widgets", "sha": sha(3), "thread": "1.1", "question": ""}, 10 ** 6))
+    overhead = len(R.compact_json({"repo": "acme/widgets", "sha": sha(3), "thread": "1.1", "question": "q"}, 10 ** 6)) - 1
     exact = "q" * (2000 - overhead)
-    assert json.loads(value(exact))["question"] == exact
+    assert len(value(exact)) == 2000
+    assert json.loads(value(exact)) == {"repo": "acme/widgets", "sha": sha(3), "thread": "1.1", "question": exact}
     longer = json.loads(value(exact + "q"))
     assert longer == {"repo": "acme/widgets", "sha": sha(3), "question": exact + "q"}  # no thread: fits again
 
@@ -194,3 +195,13 @@ def test_four_asterisks_from_the_llm_stay_as_written():
     entry = DigestEntry(commit(2), a)
     text = json.dumps(R.render(CommitDetail(digest([entry]), entry)), ensure_ascii=False)
     assert "The token is *now* masked as ****" in text
+
+
+def test_a_clicked_value_reads_back_as_rendered_and_a_foreign_one_as_empty():
+    entry = DigestEntry(commit(3), analysis(Importance.MEDIUM))
+    payloads = R.render(CommitDetail(digest([entry]), entry), thread="1.1")
+    value = payloads[-1]["blocks"][-1]["elements"][0]["value"]
+    assert R.parse_value(value) == {"repo": "acme/widgets", "sha": sha(3), "lang": "en", "tz": "Asia/Shanghai",
+                                    "thread": "1.1"}
+    for foreign in (None, "", "not json", "[1, 2]", '"text"', "42"):  # the handler then uses its defaults
+        assert R.parse_value(foreign) == {}

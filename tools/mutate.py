@@ -101,6 +101,19 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "the text renderer shows every field whatever `full` says",
     ("bot/render/labels.py", 'return ""', "→ return None"):
         "every caller only tests the note's truth (`if note:`)",
+    ("bot/render/slack.py", "ACTION_CHOOSE_PATTERN = re.compile", "regex: + → *"):
+        "the pattern routes only block_actions Slack sends for the bot's own buttons, whose action_ids are "
+        "digest_choose_<i> with i an int (render_choice); \\d* and \\d+ differ only on 'digest_choose_', "
+        "which no rendered button carries",
+    ("bot/render/slack.py", "if m and m.start() > 0:", "m.start() >= 0"):
+        "split_text only gets escaped text (every caller passes esc output) and a limit of ~3000: pieces "
+        "before the last are >= limit//3 long (chunk_text cuts there or later), so a partial entity (<= 4 "
+        "characters) can start at 0 only in the last piece, which ends where the text ends or before a "
+        "space; esc turns every & into &amp;/&lt;/&gt;, so escaped text never ends in & plus <= 3 letters",
+    ("bot/render/slack.py", "if carry:", "carry → not (carry)"):
+        "carry is non-empty after the loop only if the last piece ends in a partial entity, which escaped "
+        "text cannot (see the entry above); with carry empty the mutant appends '', which the final "
+        "filter drops",
     ("bot/render/markdown.py", "self.seen.setdefault(original, 0)", "→ pass"):
         "when the heading is new, `result` is `original` and the next line records it",
     ("handlers/feishu/api.py", 'getattr(raw, "status_code", None) or 200', "200 → 201"):
