@@ -205,3 +205,22 @@ def test_a_clicked_value_reads_back_as_rendered_and_a_foreign_one_as_empty():
                                     "thread": "1.1"}
     for foreign in (None, "", "not json", "[1, 2]", '"text"', "42"):  # the handler then uses its defaults
         assert R.parse_value(foreign) == {}
+
+
+def test_a_label_full_of_escaped_characters_is_shortened_visibly_and_no_more_than_needed():
+    """`&`, `<`, `>` grow to 4–5 characters when escaped: the label keeps as much of the title as fits in 75,
+    ends with '…', and never ends inside an entity (found: labels cut to 17 characters, or hard-cut
+    without '…' and through an `&amp;`)."""
+    import random
+    import re
+
+    rng = random.Random(1)
+    for _ in range(200):
+        title = "".join(rng.choice("ab &<>@ ") for _ in range(rng.randint(70, 120)))
+        label = _choice_button(title)["text"]["text"]
+        assert len(label) <= 75 and label.endswith("…"), label
+        assert not re.search(r"&(?!amp;|lt;|gt;)", label), label  # no entity cut in half
+        shown = R.unescape(label[:-1]).rstrip()
+        full = " ".join(f"{sha(1)[:7]} {title}".split())
+        assert full.startswith(shown)
+        assert len(label) >= 75 - 5, label  # one more character would overflow: at most one entity short

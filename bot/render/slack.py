@@ -167,13 +167,14 @@ def _clip_label(text: str, limit: int) -> str:
 
 
 def fit_label(raw: str, limit: int) -> str:
-    """An escaped label of at most `limit` characters (escaping may lengthen it: clip first)."""
-    keep = limit
-    while True:
+    """An escaped label of at most `limit` characters (escaping may lengthen it: clip first).
+    The longest clip that fits, one character at a time: jumping by the overflow shortened labels far
+    more than needed, and a hard cut at `limit` dropped the '…' and could split an entity."""
+    for keep in range(limit, 0, -1):
         out = esc(_clip_label(raw, keep))
-        if len(out) <= limit or keep <= 2:
-            return out[:limit] if len(out) > limit else out
-        keep -= max(1, len(out) - limit)
+        if len(out) <= limit:
+            return out
+    return "…"  # only for limit < 1
 
 
 # --- block builders ----------------------------------------------------------------------------------
