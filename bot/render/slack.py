@@ -247,14 +247,9 @@ def button(raw_text: str, action_id: str, value: str, style: str | None = None) 
     return b
 
 
-def actions(elements: Sequence[dict], block_id: str | None = None) -> list[dict]:
-    blocks = []
-    for i in range(0, len(elements), ACTIONS_ELEMENTS):
-        block = {"type": "actions", "elements": list(elements[i:i + ACTIONS_ELEMENTS])}
-        if block_id and i == 0:
-            block["block_id"] = block_id
-        blocks.append(block)
-    return blocks
+def actions(elements: Sequence[dict]) -> list[dict]:
+    return [{"type": "actions", "elements": list(elements[i:i + ACTIONS_ELEMENTS])}
+            for i in range(0, len(elements), ACTIONS_ELEMENTS)]
 
 
 def _dumps(value: dict) -> str:
