@@ -224,3 +224,42 @@ def test_a_label_full_of_escaped_characters_is_shortened_visibly_and_no_more_tha
         full = " ".join(f"{sha(1)[:7]} {title}".split())
         assert full.startswith(shown)
         assert len(label) >= 75 - 5, label  # one more character would overflow: at most one entity short
+
+
+def test_twenty_six_commits_to_choose_from_need_two_rows_of_buttons():
+    commits = tuple(commit(n) for n in range(26))
+    payloads = R.render(CommitChoice("which?", commits, ("acme/widgets",) * 26))
+    check(payloads)  # Slack refuses more than 25 elements in one actions block
+    rows = [b for p in payloads for b in p["blocks"] if b["type"] == "actions"]
+    assert [len(r["elements"]) for r in rows] == [25, 1]
+    assert [e["action_id"] for r in rows for e in r["elements"]] == [f"digest_choose_{i}" for i in range(26)]
+
+
+def test_commit_text_is_verbatim_so_slack_does_not_link_channel_names_or_urls():
+    entry = DigestEntry(commit(1, title="fix #general handling, see https://example.com"), analysis(Importance.HIGH))
+    for content in (DigestParent(digest([entry])), CommitDetail(digest([entry]), entry)):
+        texts = [x for p in R.render(content) for b in p["blocks"] for x in
+                 ([b["text"]] if b["type"] == "section" else b.get("elements", []) if b["type"] == "context" else [])]
+        assert texts and all(x["verbatim"] is True for x in texts if x["type"] == "mrkdwn")
+
+
+def test_a_bullet_of_exactly_3000_characters_is_one_section():
+    risk = "r" * (3000 - 2)  # "• " + 2,998 characters
+    entry = DigestEntry(commit(1), analysis(Importance.HIGH, risks=(risk,)))
+    payloads = R.render(CommitDetail(digest([entry]), entry))
+    check(payloads)
+    assert any(b["type"] == "section" and b["text"]["text"] == "• " + risk for p in payloads for b in p["blocks"])
+
+
+def test_a_chinese_question_fits_in_the_button_value_as_characters_not_escapes():
+    question = "这个改动会影响什么" * 100  # 900 characters; as \\u escapes it would be 5,400
+    payloads = R.render(CommitChoice(question, (commit(3),), ("acme/widgets",)), thread="1.1")
+    check(payloads)
+    value = payloads[-1]["blocks"][-1]["elements"][0]["value"]
+    assert question in value and json.loads(value)["question"] == question
+
+
+def test_an_analysed_commit_does_not_claim_it_could_not_be_analysed():
+    entry = DigestEntry(commit(1), analysis(Importance.HIGH))
+    seen = visible(R.render(CommitDetail(digest([entry]), entry)))
+    assert "couldnotbeanalysed" not in seen and squash("Adds a flag.") in seen

@@ -114,6 +114,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "carry is non-empty after the loop only if the last piece ends in a partial entity, which escaped "
         "text cannot (see the entry above); with carry empty the mutant appends '', which the final "
         "filter drops",
+    ("bot/render/slack.py", "break", "break → continue"):
+        "compact_json's only break: once the JSON fits nothing more is popped, so continuing re-checks "
+        "the same text, which still fits, and pops nothing (the one break in slack.py)",
     ("bot/render/markdown.py", "self.seen.setdefault(original, 0)", "→ pass"):
         "when the heading is new, `result` is `original` and the next line records it",
     ("handlers/feishu/api.py", 'getattr(raw, "status_code", None) or 200', "200 → 201"):
