@@ -99,12 +99,22 @@ class Deliveries:
         lease = max(1, round(self.settings.job_lease))
         if not await store.lease(lock, owner, lease):
             raise RetryLater("another worker is delivering", lease / 2)
-        keeper = asyncio.create_task(self._keep(lock, lease))
+        work: list[asyncio.Task] = []  # the sending, which the keeper stops if the lock is lost
+        lost = asyncio.Event()
+        keeper = asyncio.create_task(self._keep(lock, owner, lease, work, lost))
         try:
             # read under the lock: a runner that held it before us may have just finished
             if spec.ledger and await store.get_json(spec.ledger):
                 return "already delivered"
-            outcome = await self._deliver(spec)
+            work.append(asyncio.create_task(self._deliver(spec)))
+            try:
+                outcome = await work[0]
+            except asyncio.CancelledError:
+                if not lost.is_set():
+                    raise
+                # our lease lapsed (a stalled process) and another runner took the delivery over:
+                # stop sending at once; it resumes from the saved progress
+                raise RetryLater("another worker took the delivery over", lease / 2) from None
             if spec.ledger:
                 await store.set_json(spec.ledger, {"at": self.chat.clock().isoformat(), "by": owner}, ttl=LEDGER_TTL)
             metrics.count("deliveries", platform=spec.platform, outcome=outcome)
@@ -209,10 +219,18 @@ class Deliveries:
             log.exception("could not report the failed delivery")
         return f"gave up ({reason})"
 
-    async def _keep(self, lock: str, lease: int) -> None:
+    async def _keep(self, lock: str, owner: str, lease: int, work: list, lost: asyncio.Event) -> None:
+        """Renew the delivery's lock while it runs; if another runner holds it (ours lapsed while
+        this process stalled), stop this run before it sends anything more."""
         while True:
             await asyncio.sleep(lease / 3)
             try:
-                await self.store.expire(lock, lease)
+                ours = await self.store.renew(lock, owner, lease)
             except BotError:
-                pass
+                continue
+            if not ours:
+                log.warning("delivery lock %s was taken over by another runner; stopping this run", lock)
+                lost.set()
+                for task in work:
+                    task.cancel()
+                return

@@ -224,6 +224,16 @@ class Store:
     async def release(self, key: str, owner: str) -> None:
         await self._release(key, owner)
 
+    # Renew a lease only while it is ours; a lease that vanished (a Redis restart without it) is
+    # taken back, since nobody else can hold it. 0: someone else holds it now.
+    _RENEW = ("local v = redis.call('get', KEYS[1]) "
+              "if v == ARGV[1] then redis.call('expire', KEYS[1], ARGV[2]) return 1 end "
+              "if not v then redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2]) return 1 end return 0")
+
+    async def renew(self, key: str, owner: str, ttl: int) -> bool:
+        """Extend `owner`'s lease on `key`; False when another owner took it (ours had lapsed)."""
+        return bool(await self._call(self.r.eval, self._RENEW, 1, key, owner, ttl))
+
     # --- caches ---------------------------------------------------------------------------------
     def analysis_key(self, repo_id: str, sha: str, tag: str, lang: str) -> str:
         return self.k("analysis", repo_id, sha, tag, lang)

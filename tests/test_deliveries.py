@@ -575,6 +575,31 @@ async def test_a_delivery_slower_than_its_lease_keeps_its_lock(make_settings, re
     assert out.getvalue().count("Daily update report (2026-01-28)") == 1
 
 
+async def test_a_runner_whose_lock_was_taken_over_stops_before_sending(make_settings, repo):
+    """A stalled runner's lease lapses and another runner takes the delivery: the first one must
+    not post anything more (the new holder resumes it), and it is told to retry later."""
+    import asyncio
+
+    settings = make_settings(default_repo=str(repo.path), default_lang="en", job_lease=1)
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    platform = HeldConsole(out)
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    try:
+        first = asyncio.create_task(chat.deliveries.run(spec))
+        await asyncio.wait_for(platform.entered.wait(), 60)
+        await chat.store.r.set(spec.key + ":lock", "another-runner", ex=30)  # the lapse and the take-over
+        with pytest.raises(RetryLater, match="took the delivery over"):
+            await asyncio.wait_for(first, 30)
+        platform.go.set()
+        assert await chat.store.r.get(spec.key + ":lock") == b"another-runner"  # not released by the loser
+        assert await chat.store.get_json(spec.ledger) is None  # not marked delivered by the loser
+    finally:
+        await services.aclose()
+    assert "Daily update report (2026-01-28)" not in out.getvalue()
+
+
 class UpdateFailsOnceConsole(ConsolePlatform):
     """The terminal platform whose first edit of a message into a digest fails (a platform outage)."""
 
