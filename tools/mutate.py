@@ -70,7 +70,7 @@ MODULES: dict[str, list[str]] = {
     "handlers/slack/platform.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py",
                                    "tests/test_slack_edges.py"],
     "handlers/slack/stream.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py",
-                                 "tests/test_slack_edges.py"],
+                                 "tests/test_slack_edges.py", "tests/test_slack_stream.py"],
     "handlers/slack/events.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py",
                                  "tests/test_slack_edges.py"],
     "handlers/feishu/api.py": ["tests/test_feishu_api.py", "tests/test_feishu_platform.py",
