@@ -3,12 +3,19 @@ words (chat.startStream / chat.appendStream as the fake Slack recorded them), th
 streamed message is filled to, and that no message cut splits an HTML entity."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from bot.chat import ChatService
 from bot.platform import Conversation
+from bot.services import Services
+from handlers.slack import Pacing, build_slack
 from bot.render import slack as R
 from handlers.slack.stream import STREAM_MESSAGE_BYTES
 from tests.test_slack_e2e import make_bot, platform, slack, widgets  # noqa: F401
+
+HOUR = Pacing(per_second=500, burst=100, edit_interval=3600, stream_interval=3600)
 
 
 def _conv(thread: str) -> Conversation:
@@ -56,15 +63,15 @@ async def test_a_long_word_is_released_in_the_pieces_no_pattern_can_straddle(pla
     assert message.text == R.esc(answer)
 
 
-async def test_a_one_character_word_is_shown_before_the_next_word_arrives(platform, slack):
+async def test_a_single_line_break_is_shown_before_the_next_word_arrives(platform, slack):
     async def pieces():
-        yield "x "
+        yield "\n"
         yield "y" * 300
 
     await platform.stream("C9", "1.000061", pieces(), conv=_conv("1.000061"))
     received = _received(slack)
-    assert received[0] == "x "
-    assert "".join(received) == "x " + "y" * 300
+    assert received[0] == "\n"
+    assert "".join(received) == "\n" + "y" * 300
 
 
 async def test_a_one_character_answer_is_one_streamed_message_whose_id_is_returned(platform, slack):
@@ -89,3 +96,28 @@ async def test_a_long_answer_fills_each_streamed_message_and_never_splits_an_ent
 
 async def _one(text: str):
     yield text
+
+
+@pytest.fixture
+async def hourly(make_settings, slack, widgets):
+    """A platform that pushes streamed text at most once an hour."""
+    settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
+    services = Services.build(settings)
+    adapter = build_slack(settings, ChatService(services), receive=False, pacing=HOUR)
+    yield adapter.platform
+    await adapter.close()
+    await services.aclose()
+
+
+@pytest.mark.parametrize("native", [True, False])
+async def test_an_answer_ending_while_its_next_push_waits_is_finished_at_once(hourly, slack, native):
+    # the second piece waits for the (hour-long) interval; the answer's end must not wait for it
+    async def pieces():
+        yield "first "
+        yield "second "
+        yield "third"
+
+    conv = _conv("1.000064") if native else None
+    await asyncio.wait_for(hourly.stream("C9", "1.000064", pieces(), conv=conv), 120)
+    (message,) = slack.replies("C9", "1.000064")
+    assert R.md_to_mrkdwn(message.text) == R.md_to_mrkdwn("first second third") and not message.streaming

@@ -168,6 +168,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("handlers/slack/events.py", '"c": conv.channel}, 3000)', "3000 → 3001"):
         "the form's metadata is a button value (Slack caps it at 2,000 characters) or a block_id (255) "
         "plus a thread ts and a channel id: it never reaches the 3,000-character budget",
+    ("handlers/slack/stream.py", 'while cut > 0 and ("@" in self.buffer', "cut > 0 → cut >= 0"):
+        "at cut 0 the mutant can step once more, to -1 (then cut >= 0 is false and the loop ends), and "
+        "the next line returns nothing for any cut <= 0: 0 and -1 release the same (nothing)",
+    ("handlers/slack/stream.py", "self.timer_sleeping = False  # read only while a timer exists", "False → True"):
+        "the flag is read only when self.timer is set, and write() sets it to True on the line before "
+        "it sets self.timer: its starting value is never read",
     ("handlers/slack/stream.py", "asyncio.gather(self.timer, return_exceptions=True)", "True → False"):
         "the timer is awaited only once its sleep is over, and from then on it catches every Exception "
         "itself (only a cancel could escape, and this branch never cancels it): there is nothing to return",

@@ -72,7 +72,7 @@ class AnswerStream:
         self.pending = ""
         self.lock = asyncio.Lock()
         self.timer: asyncio.Task | None = None
-        self.timer_sleeping = False
+        self.timer_sleeping = False  # read only while a timer exists
         self.first_ts: str | None = None
         self.ts: str | None = None  # the message being written
         self.text = ""  # what the current message holds (escaped)
