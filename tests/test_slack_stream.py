@@ -91,6 +91,7 @@ async def test_a_long_answer_fills_each_streamed_message_and_never_splits_an_ent
     assert all(size <= STREAM_MESSAGE_BYTES for size in sizes)
     assert sizes[0] == STREAM_MESSAGE_BYTES - 8  # filled up to the room kept to close a code fence
     assert messages[0].text.startswith("x&amp;a")
+    assert _received(slack)[0].startswith("x&amp;a")  # not "x", then the rest: no early cut before an entity
     assert "".join(m.text for m in messages) == R.esc(answer)
 
 
