@@ -548,16 +548,23 @@ class HeldConsole(ConsolePlatform):
         return await super().send(channel, content, thread=thread, key=key)
 
 
-async def test_a_delivery_slower_than_its_lease_keeps_its_lock(make_settings, repo):
-    import asyncio
-    import time
-
+def held_delivery(make_settings, repo):
+    """A one-second lease and a terminal platform that holds the first post: (settings, services,
+    chat, platform, out, spec)."""
     settings = make_settings(default_repo=str(repo.path), default_lang="en", job_lease=1)
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
     platform = HeldConsole(out)
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    return settings, services, chat, platform, out, spec
+
+
+async def test_a_delivery_slower_than_its_lease_keeps_its_lock(make_settings, repo):
+    import asyncio
+    import time
+
+    settings, services, chat, platform, out, spec = held_delivery(make_settings, repo)
     try:
         first = asyncio.create_task(chat.deliveries.run(spec))
         await asyncio.wait_for(platform.entered.wait(), 60)
@@ -580,12 +587,7 @@ async def test_a_runner_whose_lock_was_taken_over_stops_before_sending(make_sett
     not post anything more (the new holder resumes it), and it is told to retry later."""
     import asyncio
 
-    settings = make_settings(default_repo=str(repo.path), default_lang="en", job_lease=1)
-    services = Services.build(settings, clock=lambda: NOW)
-    out = io.StringIO()
-    platform = HeldConsole(out)
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
+    _, services, chat, platform, out, spec = held_delivery(make_settings, repo)
     try:
         first = asyncio.create_task(chat.deliveries.run(spec))
         await asyncio.wait_for(platform.entered.wait(), 60)

@@ -564,3 +564,16 @@ async def test_ws_mode_with_wrong_credentials_says_so_in_one_line(make_settings,
         assert not env.adapter._ws_thread.is_alive()
         lines = [r.getMessage() for r in caplog.records if "long connection" in r.getMessage()]
         assert lines and "app-secret-for-tests" not in lines[0] and "\n" not in lines[0]
+
+
+# --- shared with the other Feishu test files ------------------------------------------------------
+
+async def deliver(env, payload: dict):
+    """What lark.ws.Client does with an event frame, on a thread of its own (FEISHU_MODE=ws)."""
+    return await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, json.dumps(payload).encode())
+
+
+async def settle(env) -> None:
+    for _ in range(3):
+        await asyncio.sleep(0.01)
+        await env.chat.drain()

@@ -10,24 +10,14 @@ import json
 import pytest
 
 from tests.fakes.feishu_server import card_action_event, mention, message_event
-from tests.test_feishu_e2e import ALICE, DM, GROUP, TOKEN, callback_value, feishu_env, repo  # noqa: F401
+from tests.test_feishu_e2e import (  # noqa: F401 (repo: a fixture)
+    ALICE, DM, GROUP, TOKEN, callback_value, deliver, feishu_env, repo, settle)
 
 BOB = "ou_bob00000000000000000000000000001"
 
 
 def at_bot(env, key: str = "@_user_1") -> dict:
     return mention(key, env.fake.bot_open_id, env.fake.bot_name, "bot")
-
-
-async def deliver(env, payload: dict):
-    """What lark.ws.Client does with an event frame, on a thread of its own (FEISHU_MODE=ws)."""
-    return await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, json.dumps(payload).encode())
-
-
-async def settle(env) -> None:
-    for _ in range(3):
-        await asyncio.sleep(0.01)
-        await env.chat.drain()
 
 
 # --- messages -------------------------------------------------------------------------------------------

@@ -13,18 +13,7 @@ from bot.platform import CommitDetail
 from bot.render import feishu as R
 from tests.fakes.feishu_server import mention, message_event
 from tests.test_feishu_conformance import code_heavy_digest
-from tests.test_feishu_e2e import DM, GROUP, TOKEN, feishu_env, repo  # noqa: F401 (fixture)
-
-
-async def deliver(env, payload: dict):
-    """What lark.ws.Client does with an event frame, on a thread of its own (FEISHU_MODE=ws)."""
-    return await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, json.dumps(payload).encode())
-
-
-async def settle(env) -> None:
-    for _ in range(3):
-        await asyncio.sleep(0.01)
-        await env.chat.drain()
+from tests.test_feishu_e2e import DM, GROUP, TOKEN, deliver, feishu_env, repo, settle  # noqa: F401 (fixture)
 
 
 async def test_an_edit_too_long_for_one_card_continues_in_the_messages_thread(make_settings, repo):
