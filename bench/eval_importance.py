@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.analysis.heuristic import analyse_offline  # noqa: E402
+from bot.analysis.offline import analyse_offline  # noqa: E402
 from bot.models import Importance  # noqa: E402
 from bot.sources.localgit import LocalGitSource  # noqa: E402
 

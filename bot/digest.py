@@ -17,7 +17,7 @@ from typing import Awaitable, Callable, Sequence
 
 from . import metrics
 from .notices import llm_notice, profile_notice, source_notice
-from .analysis.heuristic import analyse_offline
+from .analysis.offline import analyse_offline
 from .analysis.profile import load_profile
 from .analysis.summary import headline as build_headline
 from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, RateLimited, Window,

@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from bot.analysis.heuristic import (
-    HEURISTIC_VERSION, FileKind, analyse_offline, classify_path, first_paragraph, is_major_bump,
+from bot.analysis.offline import (
+    RULES_VERSION, FileKind, analyse_offline, classify_path, first_paragraph, is_major_bump,
     parse_title,
 )
 from bot.models import ChangeType, Commit, Coverage, FileChange, Importance
@@ -670,7 +670,7 @@ def test_provenance_and_coverage_pass_through():
 
 
 def test_heuristic_version_is_a_non_empty_string():
-    assert isinstance(HEURISTIC_VERSION, str) and HEURISTIC_VERSION
+    assert isinstance(RULES_VERSION, str) and RULES_VERSION
 
 
 # --- building blocks ---------------------------------------------------------------------------

@@ -23,10 +23,11 @@ from ..diffs import DiffSelection, estimate_tokens, select_diff
 from ..models import Analysis, Commit, FileChange
 from ..prompts import Prompts, RenderedPrompt
 from ..redact import record as record_redactions, redact, redact_text
-from . import heuristic, hints
+from . import hints
 from .answer import (SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer,
                      validate_answer)
 from .llm import LLM, ContextLengthError, LLMError
+from .offline import RULES_VERSION, analyse_offline
 from .profile import RepoProfile
 
 log = logging.getLogger(__name__)
@@ -271,8 +272,8 @@ class Analyzer:
         if note:
             log.warning("%s %s: offline analysis instead (%s)", commit.repo, commit.short_sha, note)
         selection = select_diff(files, self.settings.llm_max_prompt_tokens)
-        result = heuristic.analyse_offline(commit, files, lang, coverage=selection.coverage,
-                                           origin=origin, note=note, profile=profile)
+        result = analyse_offline(commit, files, lang, coverage=selection.coverage,
+                                 origin=origin, note=note, profile=profile)
         result = replace(result, fallback_reason=reason)
         return self._attach(result, commit, files, selection, origin=origin, model=result.model)
 
@@ -312,8 +313,8 @@ class _Problem:
 
 
 def offline_version() -> str:
-    """The heuristic's rule-set version (cache keys change when the rules do)."""
-    return heuristic.HEURISTIC_VERSION
+    """The offline analyser's rule-set version (cache keys change when the rules do)."""
+    return RULES_VERSION
 
 
 def _tokens(prompt: RenderedPrompt) -> int:

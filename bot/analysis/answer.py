@@ -274,7 +274,7 @@ def names_the_commit(summary: str, commit: Commit, files: Sequence[FileChange]) 
 
 def only_docs_or_tests(files: Sequence[FileChange]) -> str | None:
     """"documentation" / "tests" / "documentation and tests" when every file is of those kinds."""
-    from .heuristic import FileKind, classify_path
+    from .offline.paths import FileKind, classify_path
 
     kinds = {classify_path(f.path) for f in files}
     if not kinds or not kinds <= {FileKind.DOCS, FileKind.TEST}:
