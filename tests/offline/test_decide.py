@@ -52,3 +52,27 @@ def test_no_insights_and_only_a_located_generic_risk_when_no_rule_applies():
     # Nothing specific is known, so one generic line — and it still names the place.
     assert a.risks == ("vllm/attn/rocm.py is new code; edge cases beyond the author's tests are unproven",)
     assert a.impact == "Affects users of ROCm (vllm)."
+
+
+def test_facts_are_named_in_order_of_seriousness_not_of_evidence_kind():
+    # A release-build edit (release evidence) is named before a fixed blow-up (behaviour evidence):
+    # the order is each fact's own, not the order of the modules that found them.
+    cargo = '@@ -8,2 +8,3 @@ [profile.release]\n codegen-units = 1\n+lto = "fat"\n'
+    a = analyse_offline(commit("Fix exponential blow-up in narrowing"),
+                        [mod("src/app/narrow.py", 8, 2), mod("Cargo.toml", 1, 0, cargo)], "en")
+    assert a.importance is MEDIUM
+    assert a.importance_reason == ('Changes how shipped artefacts are built (lto = "fat" [profile.release]); every '
+                                   "released binary or package is affected; removes an exponential blow-up or hang "
+                                   "that real inputs hit")
+
+
+def test_one_generic_risk_and_only_when_nothing_specific_applies():
+    big = [mod("src/app/resolve.py", 200, 120), mod(".github/workflows/ci.yml", 2, 1)]
+    untested = analyse_offline(commit("fix: resolve markers in order"), big, "en")
+    assert untested.importance is MEDIUM
+    assert untested.risks == ("+200/−120 source lines changed (src/app/resolve.py) without any test change",)
+    tested = analyse_offline(commit("fix: resolve markers in order"), big + [mod("tests/test_resolve.py", 30)], "en")
+    assert tested.risks == ("Callers that relied on the old behaviour of src/app/resolve.py now get different results",)
+    specific = analyse_offline(commit("fix: crash when resolving markers"), big, "en")
+    assert specific.risks == ("The fix covers the reported case; other inputs reaching src/app/resolve.py may "
+                              "still crash",)

@@ -58,3 +58,12 @@ def test_md5_only_hashes_rejected_under_require_hashes_is_high(repo):
     a = analyse_last(repo, "zh")
     assert a.importance is HIGH, a.importance_reason
     assert "md5" in a.importance_reason.lower()
+
+
+def test_hardening_the_release_pipeline_is_a_floor_not_a_ceiling():
+    hardening = analyse_offline(commit("Harden the release workflow permissions"),
+                                [mod(".github/workflows/release.yml", 6, 3)], "en")
+    assert hardening.importance is MEDIUM
+    assert hardening.importance_reason.startswith("Hardens the release pipeline")
+    other_ci = analyse_offline(commit("Harden the lint workflow permissions"), [mod(".github/workflows/lint.yml", 6, 3)], "en")
+    assert other_ci.importance is LOW

@@ -70,3 +70,12 @@ def test_perf_insight_and_advice():
     assert "csrc/moe/fused.cu" in a.insights.performance
     assert any("csrc/moe/fused.cu" in r for r in a.risks)
     assert any("throughput" in r for r in a.recommendations)
+
+
+def test_rust_test_modules_and_snapshots_are_not_source_size():
+    # `mod tests;` in tests.rs and insta snapshots are tests: a small fix stays small.
+    files = [mod("crates/app/src/resolver.rs", 12, 4), mod("crates/app/src/resolver/tests.rs", 420, 10),
+             mod("crates/app/tests/snapshots/app__resolver.snap", 300, 120)]
+    a = analyse_offline(commit("Fix resolver ordering"), files, "en")
+    assert a.importance is LOW
+    assert a.importance_reason == "Bug fix with a small source change (1 file, +12/−4)"

@@ -34,6 +34,7 @@ _CONFIG_TOKENS = frozenset({"config", "configs", "configuration", "settings", "d
 # Pins of the contributors' toolchain, not settings a user has.
 _TOOLCHAIN_PIN = re.compile(r"^(rust-toolchain(\.toml)?|\.python-version|\.nvmrc|\.node-version|\.tool-versions"
                             r"|\.ruby-version|\.go-version)$")
+SMALL_REVERT = 20  # source lines: backing out less than this is a small correction
 _GPU_EXT = frozenset({"cu", "cuh", "hip", "metal", "cl", "ptx", "triton", "wgsl"})
 SERVER_TOKENS = frozenset({"server", "lsp", "language_server", "languageserver"})
 _PARSER_TOKENS = frozenset({"parser", "lexer", "grammar", "tokenizer", "parse"})
@@ -167,8 +168,6 @@ def facts(c: Context) -> list[Fact]:
                           f"Changes the public surface ({kinds[1]})", order=49))
     return facts
 
-
-SMALL_REVERT = 20  # source lines: backing out less than this is a small correction
 
 
 def risks(c: Context) -> list[Risk]:
