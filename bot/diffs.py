@@ -16,8 +16,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
-from .analysis.offline.paths import (FileKind, classify_path, generated_origin,  # noqa: F401
-                                     is_binary_path, is_lockfile)  # is_binary_path: re-exported for the sources
+# is_binary_path is also what the sources import from here.
+from .analysis.offline.paths import FileKind, classify_path, generated_origin, is_binary_path, is_lockfile
 from .models import Coverage, FileChange
 from .redact import Redacted, redact, redact_secrets, redact_text  # noqa: F401  (re-exported)
 
