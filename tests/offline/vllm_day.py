@@ -1,5 +1,5 @@
 """The vLLM day of 2026-01-28: real titles with the level a careful LLM gave them in
-/work/shared/reference/vllm-2026-01-28.md. The file lists are reconstructed from the reference
+the shared reference report (reference/vllm-2026-01-28.md). The file lists are reconstructed from the reference
 report's own description of each commit (paths and rough sizes it names); they stand in for what
 GitHub returns.
 
