@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-ROOT = Path(__file__).resolve().parent
+from bot.i18n import text
 
 
 class ConfigError(Exception):
@@ -56,7 +56,7 @@ class Settings(BaseSettings):
     redis_prefix: str = Field("digestbot:", description="Prefix of every Redis key.")
     data_dir: Path = Field(Path(".data"), description="Where the embedded Redis keeps its file.")
     digest_cache_ttl: int = Field(86400, ge=0, description="Seconds a finished day's digest stays cached (analyses are kept longer).")
-    prompts_dir: Path = Field(ROOT / "prompts", description="Directory of the prompt templates.")
+    prompts_dir: Path | None = Field(None, description="Folder of your own prompt templates: a `{job}.{lang}.j2` there replaces the shipped one of that name (default: the templates shipped with the bot).")
 
     # --- chat platforms ----------------------------------------------------------------------
     slack_bot_token: SecretStr | None = Field(None, description="Slack bot token (xoxb-…); enables Slack.")
@@ -92,6 +92,13 @@ class Settings(BaseSettings):
     @classmethod
     def _tz_exists(cls, value: str) -> str:
         check_timezone(value)
+        return value
+
+    @field_validator("prompts_dir")
+    @classmethod
+    def _prompts_dir_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_dir():
+            raise ValueError(text("en", "ops.not_a_folder", path=value))
         return value
 
     @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url")
