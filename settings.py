@@ -86,13 +86,28 @@ class Settings(BaseSettings):
     analysis_concurrency: int = Field(32, ge=1, le=1024, description="Commits of one digest analysed at once (cache reads, diff fetches, LLM calls; the LLM is further bounded by LLM_CONCURRENCY).")
     metrics_port: int = Field(0, ge=0, le=65535, description="Port for /metrics in `worker` and `clock` processes (0: off; `serve` and `run` serve /metrics on PORT).")
 
-    log_level: str = Field("INFO", description="Log level.")
+    log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL (anything else is refused).")
+    log_format: str = Field("text", description="Log line format: text, or json (one JSON object a line: time, level, logger, job, message) for log collectors.")
 
     @field_validator("default_tz")
     @classmethod
     def _tz_exists(cls, value: str) -> str:
         check_timezone(value)
         return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _log_level_known(cls, value: str) -> str:
+        if value.strip().upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError(text("en", "ops.log_level_unknown", value=value))
+        return value.strip().upper()
+
+    @field_validator("log_format")
+    @classmethod
+    def _log_format_known(cls, value: str) -> str:
+        if value.strip().lower() not in ("text", "json"):
+            raise ValueError(text("en", "ops.log_format_unknown", value=value))
+        return value.strip().lower()
 
     @field_validator("prompts_dir")
     @classmethod
