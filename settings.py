@@ -84,7 +84,9 @@ class Settings(BaseSettings):
     job_timeout: int = Field(3600, ge=10, description="Longest run (seconds) of one job before it is cancelled.")
     job_lease: float = Field(30.0, ge=1, description="Seconds after which a job whose worker died is run again by another worker (the lease is renewed while the job runs).")
     analysis_concurrency: int = Field(32, ge=1, le=1024, description="Commits of one digest analysed at once (cache reads, diff fetches, LLM calls; the LLM is further bounded by LLM_CONCURRENCY).")
-    metrics_port: int = Field(0, ge=0, le=65535, description="Port for /metrics in `worker` and `clock` processes (0: off; `serve` and `run` serve /metrics on PORT).")
+    metrics_port: int = Field(0, ge=0, le=65535, description="Port of the operations server in any process (`run`, `serve`, `worker`, `clock`): `/metrics` and this process's `/healthz` (0: off). Never PORT: metrics name queues and repositories.")
+    metrics_host: str = Field("127.0.0.1", description="Bind address of the operations server (default: this machine only).")
+    metrics_token: SecretStr | None = Field(None, description="When set, `/metrics` answers only requests with `Authorization: Bearer <token>` (401 otherwise).")
 
     log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL (anything else is refused).")
     log_format: str = Field("text", description="Log line format: text, or json (one JSON object a line: time, level, logger, job, message) for log collectors.")

@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("clock", help="the scheduler only (safe to run more than once)")
     sub.add_parser("worker", help="chat-platform connections without HTTP (Socket Mode / Feishu long connection)")
     sub.add_parser("settings", help="print every effective setting and its source (secrets masked)")
+    h = sub.add_parser("health", help="is a worker / clock alive on this Redis? one line; exit 0 yes, 1 no")
+    h.add_argument("kind", choices=("worker", "clock"))
     return parser
 
 
@@ -121,6 +123,9 @@ async def _dispatch(args, settings) -> int:
     if args.command == "ask":
         from bot.cli_commands import ask_command
         return await ask_command(args, settings)
+    if args.command == "health":
+        from bot.health import health_command
+        return await health_command(args, settings)
     if args.command == "settings":
         from bot.settings_report import report
         sys.stdout.write(report(settings))
