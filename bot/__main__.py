@@ -111,18 +111,12 @@ def _configure_logging(settings, command: str) -> None:
     from bot.logs import configure
 
     level = settings.log_level
-    if command in ("digest", "ask", "settings") and "log_level" not in settings.model_fields_set:
+    if command in ("digest", "ask", "eval", "settings") and "log_level" not in settings.model_fields_set:
         level = "ERROR"
     configure(level, settings.log_format)
 
 
 async def _dispatch(args, settings) -> int:
-    if args.command == "digest":
-        from bot.cli_commands import digest_command
-        return await digest_command(args, settings)
-    if args.command == "ask":
-        from bot.cli_commands import ask_command
-        return await ask_command(args, settings)
     if args.command == "health":
         from bot.health import health_command
         return await health_command(args, settings)
@@ -130,6 +124,12 @@ async def _dispatch(args, settings) -> int:
         from bot.settings_report import report
         sys.stdout.write(report(settings))
         return 0
+    if args.command == "digest":
+        from bot.cli_commands import digest_command
+        return await digest_command(args, settings)
+    if args.command == "ask":
+        from bot.cli_commands import ask_command
+        return await ask_command(args, settings)
     from bot.runner import run_command
     return await run_command(args.command, settings)
 

@@ -39,12 +39,11 @@ CURRENT_JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("curren
 
 
 class JobIdFilter(logging.Filter):
-    """Adds `job` to log records: " [job-id]" while a queued job runs, else "" (and `job_id`)."""
+    """Adds `job` to log records: " [job-id]" while a queued job runs, else ""."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         job = CURRENT_JOB.get()
         record.job = f" [{job}]" if job else ""
-        record.job_id = job  # LOG_FORMAT=json writes it as its own field
         return True
 PROGRESS_EVERY = 1.5  # seconds between progress-message edits (platform edit limits, and calm)
 

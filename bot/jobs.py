@@ -32,7 +32,7 @@ from arq.constants import in_progress_key_prefix
 from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
-from . import health, metrics
+from . import metrics
 from .deliveries import CURRENT_JOB, STORE_RETRY
 from .models import RetryLater
 from .store import StoreUnavailable, pool_size, redis_address
@@ -165,6 +165,8 @@ class JobWorker:
         self._announcer: asyncio.Task | None = None
 
     async def start(self) -> None:
+        from . import health
+
         self.jobs = await Jobs.connect(self.settings)
         url, _ = redis_address(self.settings)
         redis_settings = RedisSettings.from_dsn(url)

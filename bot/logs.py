@@ -24,12 +24,20 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
-            "job": getattr(record, "job_id", None),
+            "job": _job_of(record),
             "message": record.getMessage(),
         }
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False)
+
+
+def _job_of(record: logging.LogRecord) -> str | None:
+    """The job id JobIdFilter stamped on the record (as `job_id`, or inside its " [id]" text)."""
+    job = getattr(record, "job_id", None)
+    if job is None:
+        job = getattr(record, "job", "").strip()[1:-1] or None
+    return job
 
 
 def configure(level_name: str, fmt: str) -> None:

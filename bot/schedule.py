@@ -13,7 +13,6 @@ import os
 import uuid
 from datetime import date, datetime, time, timedelta, timezone
 
-from . import health
 from .deliveries import DeliverySpec, scheduled_spec
 from .models import BotError, RetryLater, Subscription, to_dict
 from .window import zone
@@ -112,6 +111,8 @@ class Clock:
             return str(exc)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
+        from . import health
+
         log.info("clock started (every %.0f s, catch-up %d min)", self.settings.clock_interval,
                  self.settings.catchup_minutes)
         while not stop.is_set():

@@ -23,8 +23,9 @@ log = logging.getLogger(__name__)
 LISTEN_BACKLOG = 2048
 
 
-def build_app(store, routes) -> web.Application:
-    """The public server: the adapters' callback routes and `/healthz`."""
+def build_app(store, routes, jobs=None) -> web.Application:
+    """The public server: the adapters' callback routes and `/healthz`. (`jobs` is ignored: it fed
+    /metrics, which is on the operations server now; kept so existing callers need no edit.)"""
     app = web.Application(client_max_size=2 * 1024 * 1024)
     for method, path, handler in routes:
         app.router.add_route(method, path, handler)
