@@ -111,7 +111,7 @@ def _configure_logging(settings, command: str) -> None:
     from bot.logs import configure
 
     level = settings.log_level
-    if command in ("digest", "ask", "eval", "settings") and "log_level" not in settings.model_fields_set:
+    if command in ("digest", "ask", "eval", "settings", "health") and "log_level" not in settings.model_fields_set:
         level = "ERROR"
     configure(level, settings.log_format)
 
