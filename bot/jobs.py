@@ -165,6 +165,8 @@ class JobWorker:
         self._announcer: asyncio.Task | None = None
 
     async def start(self) -> None:
+        from . import health
+
         self.jobs = await Jobs.connect(self.settings)
         url, _ = redis_address(self.settings)
         redis_settings = RedisSettings.from_dsn(url)
@@ -177,7 +179,10 @@ class JobWorker:
             max_jobs=self.settings.worker_max_jobs, queue_read_limit=self.settings.worker_max_jobs * 8,
             job_timeout=self.settings.job_timeout, keep_result=RESULT_TTL, poll_delay=0.1, max_tries=MAX_TRIES,
             ctx={"chat": self.chat}, job_serializer=_dumps, job_deserializer=_loads, log_results=False,
-            health_check_key=f"{self.prefix}jobs:health")
+            # one health key per worker, refreshed within the lease: `python -m bot health worker`
+            # and this process's /healthz on METRICS_PORT read it (bot/health.py)
+            health_check_key=health.key(self.prefix, "worker", self.id),
+            health_check_interval=health.report_every(self.settings))
         # arq marks a job it starts "in progress" for the whole job timeout + 10 s; a worker killed
         # before this job's first renewal below would leave the job stuck for an hour. Start the
         # mark at (twice) the lease instead: the renewals in `_keep` hold it from then on.

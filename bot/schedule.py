@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import uuid
 from datetime import date, datetime, time, timedelta, timezone
 
 from .deliveries import DeliverySpec, scheduled_spec
@@ -68,6 +70,7 @@ class Clock:
         self.settings = settings
         self.now = now or (lambda: datetime.now(timezone.utc))
         self.jobs = jobs if jobs is not None else getattr(chat, "jobs", None)
+        self.id = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"  # names its health key (bot/health.py)
 
     async def tick(self) -> list[tuple[Subscription, date, str]]:
         """One pass over every subscription; returns what happened (for logs and tests)."""
@@ -108,12 +111,15 @@ class Clock:
             return str(exc)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
+        from . import health
+
         log.info("clock started (every %.0f s, catch-up %d min)", self.settings.clock_interval,
                  self.settings.catchup_minutes)
         while not stop.is_set():
             try:
                 for sub, day, outcome in await self.tick():
                     log.info("push %s → %s:%s for %s: %s", sub.repo, sub.platform, sub.channel, day, outcome)
+                await health.clock_beat(self.store, self.settings, self.id)  # only after a whole tick
             except BotError as exc:  # Redis down: say so once per tick, keep ticking until it is back
                 log.error("clock tick failed: %s", exc)
             except Exception:  # noqa: BLE001
