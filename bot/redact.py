@@ -294,6 +294,11 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("password", re.compile(
         r"-(?:(?<=\s-)u|-user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
         check=lambda v: not _is_placeholder(v.strip("\"'"))),
+    # `-u USER -p PASSWORD` on one command line (docker login, mysql, psexec, …)
+    _Rule("password", re.compile(
+        r"(?<![\w\-])-u[ \t]*(?:\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s]*)[ \t]+-p[ \t]*"
+        r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s\"']*)"), ("-u",), "value",
+        check=lambda v: _cli_password(v.strip("\"'"))),
     _Rule("auth-header", re.compile(
         r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key|api-token|digest)[ \t]+)?"
         r"|\b(?:bearer|basic)[ \t]+)"
@@ -442,6 +447,10 @@ _URL_CREDENTIALS = re.compile(
     r"://[^\s:/@'\"`<>]*:(?P<value>[^\s@/'\"`<>]{1,200})@")  # from "://": a literal start is found fast
 
 
+# A token as the URL's user name, no password: https://ghx_Tq8…@host/repo.git
+_URL_TOKEN_USER = re.compile(r"://(?P<value>[A-Za-z0-9_\-.~]{16,200})@")
+
+
 def _redact_url_credentials(text: str, kinds: Counter) -> str:
     if "://" not in text:
         return text
@@ -453,7 +462,19 @@ def _redact_url_credentials(text: str, kinds: Counter) -> str:
         kinds["url-password"] += 1
         return m.group(0)[:m.start("value") - m.start()] + mark("url-password") + "@"
 
-    return _URL_CREDENTIALS.sub(replace, text)
+    def replace_user(m: re.Match[str]) -> str:
+        if not strongly_random(m.group("value")):
+            return m.group(0)
+        kinds["url-token"] += 1
+        return "://" + mark("url-token") + "@"
+
+    return _URL_TOKEN_USER.sub(replace_user, _URL_CREDENTIALS.sub(replace, text))
+
+
+def _cli_password(value: str) -> bool:
+    """The value of `-p` after `-u USER`: not a port, a version, a variable or a placeholder."""
+    return not (_is_placeholder(value) or _NUMBER.fullmatch(value) or _VERSION.fullmatch(value)
+                or value.lower() in _SAFE_VALUES)
 
 
 # =============================================================================================
@@ -492,7 +513,7 @@ fn func function callback handler handlers id ids hash hashed hasher digest salt
 strength confirm confirmation changed change update updated ref reference lookup key_id method methods flow
 generator factory loader parser reader writer encoder decoder service client request response resp req res
 cls model models form view views module test tests spec mock dummy example sample length bytes bits
-policy rotation version mgr obj object struct map dict list tuple array string str int bool count
+policy rotation version mgr obj object struct map dict list tuple array int bool count
 budget budgets price cost costs rate window chars char start end begin pos offset ids prob probs logprob
 logprobs embedding embeddings vocab vocabs usage proxy server gateway base docs spec route router content contents
 """.split())
@@ -526,13 +547,11 @@ def name_strength(name: str) -> tuple[int, str]:
     best, best_at = 0, -1
     for at, word in enumerate(merged):
         strength = 2 if word in _STRONG_WORDS else 1 if (word in _WEAK_WORDS or word == "clientid") else 0
+        if not strength and (inner := _inner_credential(word)):
+            merged[at], strength = inner, 2  # acmeapisecretkey, zorbtokenvalue: one word holding one
         if strength and strength >= best:
             best, best_at = strength, at
     if not best:
-        last = merged[-1]
-        for suffix in ("apikey", "password", "passwd", "secret", "token", "apitoken", "authtoken"):
-            if last.endswith(suffix) and len(last) > len(suffix) and not last.endswith("tokens"):
-                return 2, _kind_of(suffix)
         return 0, ""
     word = merged[best_at]
     after = merged[best_at + 1:]
@@ -545,6 +564,21 @@ def name_strength(name: str) -> tuple[int, str]:
     if word == "pw" and best_at == 0 and len(merged) > 1:
         return 0, ""
     return best, _kind_of(word)
+
+
+# A credential word inside a longer lowercase word (`acmeapisecretkey`, `ZORBTOKEN`): what may
+# follow it and still name the credential itself (not `tokenizer`, `secretary`, `passwordless`).
+_INNER_WORDS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "credential", "credentials")
+_INNER_SUFFIXES = frozenset("key value val str string b64 base64 hex raw".split()) | {""}
+_INNER_NOT_BEFORE = tuple(w for w in _BEFORE_NOT_SECRET if len(w) >= 3)
+
+
+def _inner_credential(word: str) -> str:
+    for cred in _INNER_WORDS:
+        at = word.rfind(cred)
+        if at > 0 and word[at + len(cred):] in _INNER_SUFFIXES and not word[:at].endswith(_INNER_NOT_BEFORE):
+            return cred
+    return ""
 
 
 def _kind_of(word: str) -> str:
@@ -563,11 +597,13 @@ def _kind_of(word: str) -> str:
 # name <op> value. The name is the last identifier-like run before the operator (dots, dashes
 # and a closing quote allowed: `spring.datasource.password`, `--api-key`, `"client_secret"`).
 _ASSIGN = re.compile(
-    r"(?P<name>[A-Za-z_$@][A-Za-z0-9_$.\-]*)(?:\[[^\]\n]{0,20}\])?[\"'`]?"
+    r"(?P<name>[A-Za-z_$@][A-Za-z0-9_$.\-]*)(?:\[[^\]\n]{0,20}\]|[ \t]+\d{1,3}(?=[ \t]*:))?[\"'`]?"
     r"(?:[ \t]*:[ \t]*[A-Za-z_][\w\[\], .|?]*?(?=[ \t]*=[^=]))?"  # a type annotation before `=`
     r"(?:[ \t]+(?:string|String|str)\b)?"  # Go: var name string = "…"
-    r"[ \t]*(?P<op>:{1,3}=|=>|\?=|\.=|\|\|=|!==|===|!=|==|=(?![=>])|(?<!:):(?![:/])|,(?=[ \t]*[\"'`])|\(|->|(?<=[A-Za-z0-9\"'])[ \t](?=[ \t]*[\"'`@]))"
+    r"[ \t]*(?P<op>:{1,3}=|=>|\?=|\.=|\|\|=|!==|===|!=|==|=(?![=>])|(?<!:):(?![:/])|,(?=[ \t]*[\"'`])|\(|->|(?<=[A-Za-z0-9\"'])[ \t](?=[ \t]*[\"'`@])"
+    r"|(?<=[ \t])(?:-|\||is)(?=[ \t])|(?<=[A-Za-z0-9])[ \t](?=[ \t]*[A-Za-z0-9+/{]))"
     r"[ \t]*(?:[@$](?=[\"'`])|[A-Za-z]{1,2}(?=[\"']))?"  # ObjC @"…", Python r"…" / b'…' / f"…"
+    r"[ \t]*(?:\"\"(?=\")|''(?='))?"  # the first two quotes of \"\"\"…\"\"\" or '''…'''
     r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,400})\""
     r"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,400})'"
     r"|`(?P<bq>[^`\r\n]{1,400})`"
@@ -651,6 +687,11 @@ _FAKE_MARKER = re.compile(r"fake|dummy|example|placeholder|sample|mock|redacted|
 _READABLE_PART = re.compile(r"[0-9]?[a-z]+[0-9]{0,3}|[A-Z][a-z]+|[A-Z]+|[0-9]{1,8}|")
 
 
+def _wordy(value: str) -> bool:
+    """Only words and short numbers, whatever joins them."""
+    return all(_READABLE_PART.fullmatch(p) for p in re.split(r"[-_.: #]", value))
+
+
 def _readable(value: str) -> bool:
     """Lowercase words, Capitalised words and short numbers joined by - _ . : — something a person wrote."""
     parts = re.split(r"[-_.: ]", value)
@@ -699,6 +740,8 @@ def looks_random(value: str) -> bool:
 
 def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str) -> bool:
     v = value.strip()
+    if _braced_random(v):
+        return True  # Jenkins' credentials.xml: <secret>{AQAAABAAAAAQ…}</secret>
     if _is_placeholder(v):
         return False
     low = v.lower().strip(":?*")
@@ -713,6 +756,8 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False
     if "@sha256:" in v or v.startswith("\\"):
         return False  # a pinned image reference; an escape sequence
+    if v.startswith("arn:") or (v[:1] in "#." and _wordy(v[1:])) or ("/" in v and _wordy(v.replace("/", "-"))):
+        return False  # an AWS resource name, a CSS selector (#add-password), a route (cms/sites/passwords)
     if strength == 1 and _readable(v):
         return False  # `Cookie`, `Proxy-Authorization`
     if _UUID.fullmatch(v) and strength < 2:
@@ -738,7 +783,7 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False  # a path or a MIME type
     if re.fullmatch(r"[\w.\-]+\.(?:py|js|ts|json|yaml|yml|toml|txt|md|html|pem|key|crt|env|cfg|ini|sh|lock)", v):
         return False  # a file name
-    if _REFERENCE.fullmatch(v) or _WORDS_ID.fullmatch(v):
+    if _is_code(v) or (_WORDS_ID.fullmatch(v) and max(map(len, re.split(r"[_\-.]", v))) < 20):
         return False  # code (settings.api_key) or a name made of words (real_key, user-password)
     if op in ("==", "!=", "===", "!==", ",", "(") and (_IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v)):
         return False  # comparisons and arguments: a plain word is a value of the program
@@ -768,7 +813,7 @@ def _value_of(m: re.Match[str]) -> tuple[str, str | None]:
     return "", None
 
 
-def _redact_line(line: str, kinds: Counter) -> str:
+def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None) -> str:
     spans: list[tuple[int, int, str]] = []
 
     def consider(m: re.Match[str], name: str, op: str) -> None:
@@ -783,13 +828,17 @@ def _redact_line(line: str, kinds: Counter) -> str:
         quoted = group in ("dq", "sq", "bq", "xml")
         if group == "bare":
             value = _trim_bare(value)
-            if not value or op == " " or op == "(":
+            if line[m.start("name") - 1:m.start("name")] in ("?", "&"):
+                value = value.split("&", 1)[0]  # a URL's query: ?token=…&page=2
+            if not value or op in ("(", "is"):
                 return
-            if _CODE_VALUE.match(value) or _REFERENCE.fullmatch(value) or value.endswith(("{", "(", "[")):
+            if op in _LOOSE_OPS and not (len(value) >= 16 and _TOKENISH.fullmatch(value) and looks_random(value)):
+                return  # `token - 1`, `secret sauce`: only a random-looking value follows a dash or a space
+            if _is_code(value) or value.endswith(("{", "(", "[")):
                 return  # a call, an index, an attribute, a block
             if value.startswith(("@", "&", "*", "!", "%", "-", "+")) and not looks_random(value):
                 return  # decorators, YAML anchors/aliases/tags, flags
-            if "=" in value.rstrip("="):
+            if _another_assignment(value):
                 return  # another assignment: f(api_key=key, http_client=client)
             rest = line[m.start(group) + len(value):].strip().rstrip(",;")
             if (strength == 2 and op in (":", "=") and rest and not rest.startswith(("#", "//"))
@@ -846,9 +895,48 @@ def _redact_line(line: str, kinds: Counter) -> str:
         out.append(line[at:start])
         out.append(mark(kind))
         kinds[kind] += 1
+        if found is not None:
+            found[line[start:end]] = kind
         at = end
     out.append(line[at:])
     return "".join(out)
+
+
+_LOOSE_OPS = frozenset((" ", "-", "|", "is"))
+_B64ISH = re.compile(r"[A-Za-z0-9+/=_\-]+")
+_TOKENISH = re.compile(r"[A-Za-z0-9+/=_\-.~:]+")
+
+
+def strongly_random(value: str) -> bool:
+    """Random beyond doubt: 16+ letters and digits mixing upper, lower and digits, changing class
+    often, with high entropy — no identifier, word or hash reads like that."""
+    core = re.sub(r"[^A-Za-z0-9]", "", value)
+    return len(core) >= 16 and _classes(core) == 3 and _entropy(core) >= 3.5 and _alternates(core)
+
+
+def _is_code(value: str) -> bool:
+    """A call, an attribute or a dotted name — unless a dotted part is random (`hvx.Tq8…`)."""
+    if not (_CODE_VALUE.match(value) or _REFERENCE.fullmatch(value)):
+        return False
+    return not any(strongly_random(part) for part in re.split(r"\.|->|::|\?\.|\(", value))
+
+
+def _another_assignment(value: str) -> bool:
+    """`key, http_client=client` holds another `name=`; base64 padding (`…MQ==:7f3c`) does not."""
+    for m in re.finditer(r"(?:^|(?<=[,&;(\s]))([A-Za-z_][\w.\-]*)=(?!=)", value):
+        if not looks_random(m.group(1)):
+            return True
+    return False
+
+
+def _braced_random(value: str) -> bool:
+    """`{AQAAABAAAAAQ…=}`, `{AQAAABAAAA 7Gm2Q9…}`: base64 pieces in braces, random together."""
+    if len(value) < 18 or value[0] != "{" or value[-1] != "}":
+        return False
+    pieces = value[1:-1].split()
+    joined = "".join(pieces)
+    return (bool(pieces) and all(_B64ISH.fullmatch(p) for p in pieces) and len(joined) >= 16
+            and looks_random(joined) and not _TEMPLATE.fullmatch(value))
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_$][\w$.:]*[(\[<]|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$")
@@ -926,18 +1014,46 @@ def _lines_with_credential_names_per_hit(text: str) -> list[int]:
     return found
 
 
+# `access_token:` at the end of a line, its value alone on the next (YAML, wrapped code)
+_DANGLING = re.compile(r"[A-Za-z0-9_\"'\]][ \t]*(?::|=|:=|=>)[ \t]*$")
+_LONE_VALUE = re.compile(r"[+\- ]?[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'#]{8,400})(?P=q)[,;]?[ \t]*")
+
+
+def _redact_next_line_value(lines: list[str], i: int, kinds: Counter, found: dict[str, str]) -> None:
+    m = _LONE_VALUE.fullmatch(lines[i + 1])
+    if m is None:
+        return
+    quote, value = m.group("q"), m.group("value")
+    seen: dict[str, str] = {}
+    _redact_line(lines[i].rstrip() + " " + quote + value + quote, Counter(), seen)
+    if value in seen:
+        kinds[seen[value]] += 1
+        found[value] = seen[value]
+        lines[i + 1] = lines[i + 1].replace(value, mark(seen[value]), 1)
+
+
 def _redact_context(text: str, kinds: Counter) -> str:
     wanted = _lines_with_credential_names(text)
     if not wanted:
         return text
     lines = text.split("\n")
+    found: dict[str, str] = {}  # value -> kind, of every value withheld
     # An XML element split over three lines: join the value line to its tags.
     for i in wanted:
         line = lines[i]
         if line.rstrip().endswith(">") and i + 2 < len(lines) and "</" in lines[i + 2] and "<" in line:
-            joined = _redact_line("\n".join(lines[i:i + 3]), kinds)
+            joined = _redact_line("\n".join(lines[i:i + 3]), kinds, found)
             if MARK_PREFIX in joined and joined != "\n".join(lines[i:i + 3]):
                 lines[i:i + 3] = joined.split("\n")
                 continue
-        lines[i] = _redact_line(line, kinds)
-    return "\n".join(lines)
+        lines[i] = _redact_line(line, kinds, found)
+        if i + 1 < len(lines) and _DANGLING.search(line):
+            _redact_next_line_value(lines, i, kinds, found)
+    text = "\n".join(lines)
+    # A value once known to be a secret is one wherever else it appears (`token = 'X' | 'X'`,
+    # the same key pasted again further down, in a message after the diff).
+    for value, kind in found.items():
+        if len(value) >= 8 and value in text:
+            kinds[kind] += text.count(value)
+            text = text.replace(value, mark(kind))
+    return text
