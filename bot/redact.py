@@ -288,8 +288,8 @@ _RULES: tuple[_Rule, ...] = (
     # Any short vendor prefix, then a long random tail mixing upper, lower and digits
     # (pplx-…, ntn_…, pnu_…, rdme_…, sm_pat_…, HRKU-…, ico-…): the tail alone is what no code is.
     _Rule("api-token", re.compile(
-        r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~](?:[a-z]{2,7}[_\-])?(?P<value>[A-Za-z0-9]{20,})(?![\w\-])"),
-        ("_", "-", "~"), 0, check=lambda v: _prefixed_token(v)),
+        r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~.](?:[a-z0-9]{2,12}[_\-.]){0,2}[A-Za-z0-9]{20,}"
+        r"(?:[_\-][A-Za-z0-9]{4,})*(?![\w\-])"), ("_", "-", "~", "."), 0, check=lambda v: _prefixed_token(v)),
     _table_rule(_LAYOUT_TABLE, r"(?<![\w\-])", r"(?![\w\-])"),
     _Rule("password", re.compile(
         r"-(?:(?<=\s-)u|-user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
@@ -444,7 +444,7 @@ def _redact_runs(text: str, runs: list[re.Match[str]], kinds: Counter, rules: tu
 
 # user:password@ in any URL (https, postgres, redis, amqp, …); the user name is kept.
 _URL_CREDENTIALS = re.compile(
-    r"://[^\s:/@'\"`<>]*:(?P<value>[^\s@/'\"`<>]{1,200})@")  # from "://": a literal start is found fast
+    r"://[^\s:/@'\"`<>]*:(?P<value>[^\s/'\"`<>]{1,200})@")  # to the last @: p@ss@host  # from "://": a literal start is found fast
 
 
 # A token as the URL's user name, no password: https://ghx_Tq8…@host/repo.git
@@ -492,7 +492,7 @@ password passwd passphrase passcode pwd pw pass passwort contrasena secret secre
 credential credentials apikey bearer privatekey clientsecret accesskey secretkey authtoken accesstoken
 refreshtoken apitoken authkey signingkey encryptionkey masterkey sessionkey webhooksecret pat
 """.split())
-_WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac".split())
+_WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac login".split())
 # Two-word names that read as one credential word.
 _PAIRS = {("api", "key"): "apikey", ("private", "key"): "privatekey", ("client", "secret"): "clientsecret",
           ("access", "key"): "accesskey", ("secret", "key"): "secretkey", ("auth", "token"): "authtoken",
@@ -525,7 +525,7 @@ page pagination continuation cursor sync idempotency dedup dedupe ssh_public gpg
 """.split())
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _CONTEXT_HINTS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "bearer", "api", "cookie", "sas", "hmac",
-                  "client", "pat", "contrase")
+                  "client", "pat", "contrase", "login")
 
 
 @lru_cache(maxsize=8192)
@@ -549,6 +549,8 @@ def name_strength(name: str) -> tuple[int, str]:
         strength = 2 if word in _STRONG_WORDS else 1 if (word in _WEAK_WORDS or word == "clientid") else 0
         if not strength and (inner := _inner_credential(word)):
             merged[at], strength = inner, 2  # acmeapisecretkey, zorbtokenvalue: one word holding one
+        elif not strength and len(word) > 5 and word.endswith("key") and not word[:-3].endswith(_INNER_NOT_BEFORE):
+            merged[at], strength = "key", 1  # querykey, deploykey: weak, as `key` is
         if strength and strength >= best:
             best, best_at = strength, at
     if not best:
@@ -604,10 +606,10 @@ _ASSIGN = re.compile(
     r"|(?<=[ \t])(?:-|\||is)(?=[ \t])|(?<=[A-Za-z0-9])[ \t](?=[ \t]*[A-Za-z0-9+/{]))"
     r"[ \t]*(?:[@$](?=[\"'`])|[A-Za-z]{1,2}(?=[\"']))?"  # ObjC @"…", Python r"…" / b'…' / f"…"
     r"[ \t]*(?:\"\"(?=\")|''(?='))?"  # the first two quotes of \"\"\"…\"\"\" or '''…'''
-    r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,400})\""
-    r"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,400})'"
-    r"|`(?P<bq>[^`\r\n]{1,400})`"
-    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>=#:][^\s\"'`;]{0,400}))")
+    r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,4000})\""
+    r"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,4000})'"
+    r"|`(?P<bq>[^`\r\n]{1,4000})`"
+    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>=#:][^\s\"'`;]{0,4000}))")
 # --some-api-key VALUE on a command line
 _FLAG = re.compile(
     r"(?<![\w\-])--?(?P<name>[A-Za-z][\w\-.]*)[ \t]+(?:\"(?P<dq>[^\"\n]{1,400})\"|'(?P<sq>[^'\n]{1,400})'"
@@ -678,9 +680,13 @@ toolu srvtoolu tc tx rsn enc sha1 sha224 sha256 sha384 sha512 md5 blake2b blake3
 
 
 def _prefixed_token(token: str) -> bool:
-    prefix = re.split(r"[_\-~]", token, maxsplit=1)[0].lower()
-    tail = re.split(r"[_\-~]", token)[-1]
-    return (prefix not in _ID_PREFIXES and not prefix.endswith(("id", "toolu", "call")) and _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail))
+    """`pplx-…`, `dp.st.dev.…`, `live_126031192_…`, `github_pat_11A…_zLv…`: a short prefix, maybe
+    a word or a number, then a long part random beyond doubt (not an id that APIs hand out)."""
+    parts = re.split(r"[_\-~.]", token)
+    prefix = parts[0].lower()
+    tail = max(parts[1:], key=len)
+    return (prefix not in _ID_PREFIXES and not prefix.endswith(("id", "toolu", "call")) and len(tail) >= 20
+            and _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail))
 
 
 _FAKE_MARKER = re.compile(r"fake|dummy|example|placeholder|sample|mock|redacted|not[-_]?a[-_]?real|(?<![a-z])test")
