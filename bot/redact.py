@@ -646,13 +646,13 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)+(?:\(\))?")
 _ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _WORDS_ID = re.compile(r"[a-z]+(?:[_\-.][a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
-_VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.][A-Za-z0-9.\-]+)?")
+_VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.][A-Za-z0-9.\-]{1,40})?")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _TEMPLATE = re.compile(
     r"\$\{[^}]*\}|\$\(\([^)]*\)\)|\$\([^)]*\)|\{\{.*?\}\}|\{%.*?%\}|%\([\w.]+\)[sd]|%[A-Z_]+%|\$[A-Za-z_][\w.]*"
     r"|<[A-Za-z_][\w .\-]*>|\{[A-Za-z_][\w.]*\}|\[[A-Z_ ]+\]|@[A-Z_]+@")
-_TEMPLATE_INSIDE = re.compile(r"\$\{[A-Za-z_][\w.]*(?:\}|:-|:=|:\?)|\{\{[ \t]*[\w.|() ]+[ \t]*\}\}|\$\([\w .\-]+\)|\$[A-Z_]{3,}\b|^\$[a-z_]\w*$")
+_TEMPLATE_INSIDE = re.compile(r"\$\{[A-Za-z_][\w.]*(?:\}|:-|:=|:\?)|(?<!\{)\{[a-z_][a-z0-9_.]*(?:\[[\w'\"]+\])?\}(?!\})|\{\{[ \t]*[\w.|() ]+[ \t]*\}\}|\$\([\w .\-]+\)|\$[A-Z_]{3,}\b|^\$[a-z_]\w*$")
 _COMMENT_OR_EOL = re.compile(r"[ \t]*(?:[#;]|//|/\*|$)")
 _FLAG_NAME = re.compile(r"--?[A-Za-z]")
 
@@ -701,7 +701,7 @@ def _wordy(value: str) -> bool:
 def _readable(value: str) -> bool:
     """Lowercase words, Capitalised words and short numbers joined by - _ . : — something a person wrote."""
     parts = re.split(r"[-_.: ]", value)
-    return len(parts) > 1 and all(_READABLE_PART.fullmatch(p) for p in parts) and not any(
+    return len(parts) > 1 and all(_READABLE_PART.fullmatch(p) and len(p) <= 20 for p in parts) and not any(
         p.isupper() and len(p) > 6 for p in parts)
 
 
@@ -766,8 +766,8 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False  # an AWS resource name, a CSS selector (#add-password), a route (cms/sites/passwords)
     if strength == 1 and _readable(v):
         return False  # `Cookie`, `Proxy-Authorization`
-    if _UUID.fullmatch(v) and strength < 2:
-        return False  # an id, not a secret, next to "key" / "client_id"
+    if _UUID.fullmatch(v) and strength < 2 and (len(_NAME_WORD.findall(name)) < 2 or name_strength(name)[1] == "client-id"):
+        return False  # an id, not a secret, next to a bare "key" or a client id (but `Heroku key`, `Using Key`)
     has_space = any(c.isspace() for c in v)
     if has_space:
         # "correct horse battery staple" after a password-like name; prose otherwise
@@ -829,7 +829,7 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
         group, value = _value_of(m)
         if value is None:
             return
-        if op == " " and (name.lower() == "pass" or value[:1] in "-[(<"):
+        if op == " " and (name.split()[-1].lower() == "pass" or value[:1] in "-[(<"):
             return  # "Pass `--flag`": prose about a flag, not a password
         quoted = group in ("dq", "sq", "bq", "xml")
         if group == "bare":
@@ -877,6 +877,9 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
         if m is None or m.end("name") <= hint.start():
             continue
         name, op = m.group("name"), m.group("op")
+        label = _LABEL_BEFORE.search(line, max(0, start - 40), start)
+        if label and _LABEL_WORDS.fullmatch(name):
+            name = label.group(1) + " " + name  # a label of words: `Zorblex API key: …`, `Using Key=…`
         if not (op == ":" and name.startswith("http")):
             consider(m, name, op)
     if "-" in line:
@@ -909,6 +912,8 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
 
 
 _LOOSE_OPS = frozenset((" ", "-", "|", "is"))
+_LABEL_BEFORE = re.compile(r"(?<![\w.\-])([A-Za-z][A-Za-z0-9]*)[ \t]+$")
+_LABEL_WORDS = re.compile(r"[A-Za-z][a-z]*")
 _B64ISH = re.compile(r"[A-Za-z0-9+/=_\-]+")
 _TOKENISH = re.compile(r"[A-Za-z0-9+/=_\-.~:]+")
 
@@ -924,7 +929,15 @@ def _is_code(value: str) -> bool:
     """A call, an attribute or a dotted name — unless a dotted part is random (`hvx.Tq8…`)."""
     if not (_CODE_VALUE.match(value) or _REFERENCE.fullmatch(value)):
         return False
-    return not any(strongly_random(part) for part in re.split(r"\.|->|::|\?\.|\(", value))
+    return not any(_random_part(part) for part in re.split(r"\.|->|::|\?\.|\(", value))
+
+
+def _random_part(part: str) -> bool:
+    """No attribute or module name: random beyond doubt, or 20+ letters and digits with plenty of each."""
+    if strongly_random(part):
+        return True
+    digits = sum(c.isdigit() for c in part)
+    return part.isalnum() and len(part) >= 20 and 0.2 <= digits / len(part) <= 0.8
 
 
 def _another_assignment(value: str) -> bool:
@@ -941,8 +954,7 @@ def _braced_random(value: str) -> bool:
         return False
     pieces = value[1:-1].split()
     joined = "".join(pieces)
-    return (bool(pieces) and all(_B64ISH.fullmatch(p) for p in pieces) and len(joined) >= 16
-            and looks_random(joined) and not _TEMPLATE.fullmatch(value))
+    return bool(pieces) and all(_B64ISH.fullmatch(p) for p in pieces) and strongly_random(joined)
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_$][\w$.:]*[(\[<]|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$")
@@ -1059,7 +1071,7 @@ def _redact_context(text: str, kinds: Counter) -> str:
     # A value once known to be a secret is one wherever else it appears (`token = 'X' | 'X'`,
     # the same key pasted again further down, in a message after the diff).
     for value, kind in found.items():
-        if len(value) >= 8 and value in text:
+        if len(value) >= 8 and not any(c.isspace() for c in value) and value in text:
             kinds[kind] += text.count(value)
             text = text.replace(value, mark(kind))
     return text

@@ -260,4 +260,8 @@ def negatives() -> list[str]:
         "password_label = 'Password:'",
         "self.assertEqual(token.kind, TokenKind.Name)",
         "key - value pairs are sorted by key",
+        "Build the client first, then pass `transport` as `http_transport`.",
+        "- Expand `uv tool list` output\n- Then pass `uv tool list` to the checker",
+        "return Lease(token=f'lease-{attempt}')",
+        'password = "{db_password}"',
     ]
