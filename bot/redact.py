@@ -624,7 +624,7 @@ _XML = re.compile(
     r"(?P<xml>[^<>\s][^<>\n]{0,400}?)[ \t]*(?:\r?\n[+\- ]?[ \t]*)?</(?P=name)>")
 # <add key="ApiKey" value="…"/>, name="password" value="…"
 _ATTR_PAIR = re.compile(
-    r"(?i)\b(?:key|name|id)=[\"'](?P<name>[^\"'\n]{1,80})[\"'][ \t]+value=(?:\"(?P<dq>[^\"\n]{1,400})\""
+    r"(?i)\b(?:key|name|id)=[\"'](?P<name>[^\"'\n]{1,80})[\"'][ \t]*value=(?:\"(?P<dq>[^\"\n]{1,400})\""
     r"|'(?P<sq>[^'\n]{1,400})')")
 
 _SAFE_VALUES = frozenset("""
@@ -769,6 +769,8 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
     if _UUID.fullmatch(v) and strength < 2 and (len(_NAME_WORD.findall(name)) < 2 or name_strength(name)[1] == "client-id"):
         return False  # an id, not a secret, next to a bare "key" or a client id (but `Heroku key`, `Using Key`)
     has_space = any(c.isspace() for c in v)
+    if has_space and quoted and len(v.split()) <= 3 and any(len(p) >= 20 and strongly_random(p) for p in v.split()):
+        return True  # a scheme word and a token: "FlyV1 fm1r_…", "Token Tq8…"
     if has_space:
         # "correct horse battery staple" after a password-like name; prose otherwise
         return (strength == 2 and (quoted or op in (":", "=")) and len(v) >= 8 and len(v.split()) <= 6
