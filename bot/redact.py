@@ -296,7 +296,7 @@ _RULES: tuple[_Rule, ...] = (
         check=lambda v: not _is_placeholder(v.strip("\"'"))),
     # `-u USER -p PASSWORD` on one command line (docker login, mysql, psexec, …)
     _Rule("password", re.compile(
-        r"(?<![\w\-])-u[ \t]*(?:\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s]*)[ \t]+-p[ \t]*"
+        r"-u(?<![\w\-]-u)[ \t]*(?:\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s]*)[ \t]+-p[ \t]*"
         r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s\"']*)"), ("-u",), "value",
         check=lambda v: _cli_password(v.strip("\"'"))),
     _Rule("auth-header", re.compile(
@@ -698,6 +698,17 @@ def _wordy(value: str) -> bool:
     return all(_READABLE_PART.fullmatch(p) for p in re.split(r"[-_.: #]", value))
 
 
+def _wordy_identifier(value: str) -> bool:
+    """`ConnectionString_B2B`, `userAccountKey2`: an identifier made of words and short numbers
+    (random text breaks into many short pieces, and its long pieces lack vowels)."""
+    if _IDENTIFIER.fullmatch(value) is None:
+        return False
+    words = _NAME_WORD.findall(value)
+    return len(words) <= len(value) / 4 and all(
+        (w.isdigit() and len(w) <= 4) or (w.isalpha() and (len(w) <= 3 or any(c in "aeiouyAEIOUY" for c in w)))
+        for w in words)
+
+
 def _readable(value: str) -> bool:
     """Lowercase words, Capitalised words and short numbers joined by - _ . : — something a person wrote."""
     parts = re.split(r"[-_.: ]", value)
@@ -782,7 +793,7 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
     if _NUMBER.fullmatch(v):
         return strength == 2 and len(v) >= 12 and v.isdigit()
     if strength == 1:
-        return looks_random(v) and len(v) >= 16
+        return looks_random(v) and len(v) >= 16 and not _wordy_identifier(v)
     if looks_random(v):
         return True
     if len(v) < 4:

@@ -264,4 +264,6 @@ def negatives() -> list[str]:
         "- Expand `uv tool list` output\n- Then pass `uv tool list` to the checker",
         "return Lease(token=f'lease-{attempt}')",
         'password = "{db_password}"',
+        '<add key="ConnectionString_Orders2" value="Server=db1;Database=orders" />',
+        'cache = {"key": "PrimaryCustomerAccount_V2"}',
     ]
