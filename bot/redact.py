@@ -701,7 +701,7 @@ def _wordy(value: str) -> bool:
 def _wordy_identifier(value: str) -> bool:
     """`ConnectionString_B2B`, `userAccountKey2`: an identifier made of words and short numbers
     (random text breaks into many short pieces, and its long pieces lack vowels)."""
-    if _IDENTIFIER.fullmatch(value) is None:
+    if _IDENTIFIER.fullmatch(value) is None or _HEX.fullmatch(value):
         return False
     words = _NAME_WORD.findall(value)
     return len(words) <= len(value) / 4 and all(
