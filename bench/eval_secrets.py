@@ -27,6 +27,7 @@ import argparse
 import os
 import random
 import re
+import subprocess
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -230,7 +231,12 @@ def main() -> int:
         if not repo.is_dir():
             print(f"{name}: no mirror at {repo}; skipped")
             continue
-        lines, flagged, examples, commits = negative_corpus(repo, args.days, args.offset_days)
+        try:
+            lines, flagged, examples, commits = negative_corpus(repo, args.days, args.offset_days)
+        except subprocess.CalledProcessError as exc:
+            print(f"{name}: its history for that window cannot be read "
+                  f"({exc.stderr.decode(errors='replace').strip()[:80]}); skipped")
+            continue
         total_lines += lines
         total_flagged += flagged
         print(f"ordinary code {name.replace('+', '/')} (days -{args.offset_days + args.days}..-{args.offset_days}): "

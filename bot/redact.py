@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable
+from urllib.parse import unquote
 
 MARK_PREFIX = "[REDACTED:"
 
@@ -675,7 +676,7 @@ _ID_PREFIXES = frozenset("""
 msg chatcmpl req request call resp response run file toolu srvtoolu cus ch pi pm evt in sub prod price txn
 thread asst batch ft org proj user item rs fc ws img vs cmpl id uuid obj comp gen job task trace span step
 sess conv chat tool act acct ba card src tok py re seti si cs ii il po tr ic ipi event mcptoolu
-toolu srvtoolu tc tx rsn enc sha1 sha224 sha256 sha384 sha512 md5 blake2b blake3 xxh3
+toolu srvtoolu tc tx rsn enc sha1 sha224 sha256 sha384 sha512 md5 blake2b blake3 xxh3 container tooluse
 """.split())
 
 
@@ -757,6 +758,8 @@ def looks_random(value: str) -> bool:
 
 def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str) -> bool:
     v = value.strip()
+    if "%" in v and _PERCENT.search(v):
+        v = unquote(v).strip("[]'\" ")  # a URL-encoded value: client_id=%5B%27scrubbed%27%5D
     if _braced_random(v):
         return True  # Jenkins' credentials.xml: <secret>{AQAAABAAAAAQ…}</secret>
     if _is_placeholder(v):
@@ -773,7 +776,7 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False
     if "@sha256:" in v or v.startswith("\\"):
         return False  # a pinned image reference; an escape sequence
-    if v.startswith("arn:") or (v[:1] in "#." and _wordy(v[1:])) or ("/" in v and _wordy(v.replace("/", "-"))):
+    if v.startswith("arn:") or (v[:1] in "#." and _wordy(v[1:])) or ("/" in v and _wordy(v.split("?")[0].replace("/", "-"))):
         return False  # an AWS resource name, a CSS selector (#add-password), a route (cms/sites/passwords)
     if strength == 1 and _readable(v):
         return False  # `Cookie`, `Proxy-Authorization`
@@ -802,6 +805,8 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False  # a path or a MIME type
     if re.fullmatch(r"[\w.\-]+\.(?:py|js|ts|json|yaml|yml|toml|txt|md|html|pem|key|crt|env|cfg|ini|sh|lock)", v):
         return False  # a file name
+    if v.isalpha() and v.islower() and len(v) <= 10 and not name_kind_is_password(name):
+        return False  # api_key='first': a word stands in for a key in tests; a password may be one
     if _is_code(v) or (_WORDS_ID.fullmatch(v) and max(map(len, re.split(r"[_\-.]", v))) < 20):
         return False  # code (settings.api_key) or a name made of words (real_key, user-password)
     if op in ("==", "!=", "===", "!==", ",", "(") and (_IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v)):
@@ -924,6 +929,7 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
     return "".join(out)
 
 
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _LOOSE_OPS = frozenset((" ", "-", "|", "is"))
 _LABEL_BEFORE = re.compile(r"(?<![\w.\-])([A-Za-z][A-Za-z0-9]*)[ \t]+$")
 _LABEL_WORDS = re.compile(r"[A-Za-z][a-z]*")
@@ -1046,7 +1052,7 @@ def _lines_with_credential_names_per_hit(text: str) -> list[int]:
 
 
 # `access_token:` at the end of a line, its value alone on the next (YAML, wrapped code)
-_DANGLING = re.compile(r"[A-Za-z0-9_\"'\]][ \t]*(?::|=|:=|=>)[ \t]*$")
+_DANGLING = re.compile(r"^[+\- ]?[ \t]*(?:- )?[\"']?[A-Za-z_][\w.\-]*[\"']?[ \t]*(?::|=|:=|=>)[ \t]*$")  # a lone key
 _LONE_VALUE = re.compile(r"[+\- ]?[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'#]{8,400})(?P=q)[,;]?[ \t]*")
 
 
@@ -1055,6 +1061,8 @@ def _redact_next_line_value(lines: list[str], i: int, kinds: Counter, found: dic
     if m is None:
         return
     quote, value = m.group("q"), m.group("value")
+    if not looks_random(value):
+        return  # `if token:` then `continue` is code; a value alone on its line must look random
     seen: dict[str, str] = {}
     _redact_line(lines[i].rstrip() + " " + quote + value + quote, Counter(), seen)
     if value in seen:
@@ -1084,7 +1092,7 @@ def _redact_context(text: str, kinds: Counter) -> str:
     # A value once known to be a secret is one wherever else it appears (`token = 'X' | 'X'`,
     # the same key pasted again further down, in a message after the diff).
     for value, kind in found.items():
-        if len(value) >= 8 and not any(c.isspace() for c in value) and value in text:
+        if len(value) >= 8 and looks_random(value) and not any(c.isspace() for c in value) and value in text:
             kinds[kind] += text.count(value)
             text = text.replace(value, mark(kind))
     return text

@@ -266,4 +266,6 @@ def negatives() -> list[str]:
         'password = "{db_password}"',
         '<add key="ConnectionString_Orders2" value="Server=db1;Database=orders" />',
         'cache = {"key": "PrimaryCustomerAccount_V2"}',
+        "for part in parts:\n    if not token:\n        continue",
+        "body: grant_type=refresh_token&client_secret=%5B%27scrubbed%27%5D&refresh_token=%5B%27scrubbed%27%5D",
     ]
