@@ -10,13 +10,17 @@ Two detectors, both pure regular expressions over the text (no I/O, no dependenc
 * **Shape** — values whose form alone says credential: PEM private keys, cloud keys (AWS, Google,
   Azure `AccountKey=`), vendor tokens with a fixed prefix or layout (GitHub, GitLab, Slack,
   Stripe, OpenAI/Anthropic, PyPI, npm, SendGrid, Discord, Telegram, Twilio, Mailchimp,
-  Artifactory, Square, Hugging Face, …), JWTs (whatever their header), credentials in URLs.
-* **Context** — a value on a line, CLI flag or XML element whose *name* says credential (key,
-  token, secret, pass, pwd, auth, credential, bearer, api key, client id/secret, or a service name
-  followed by one of those): assignments in any common syntax, comparisons, `name "value"`,
-  `--some-api-key VALUE`, `<password>…</password>`, `Using Key=…`. The value must look like a
-  credential: not a reference to code, a path, a URL, a version, a UUID or hash next to a weak
-  name, a placeholder, or a safe word such as `write` (GitHub's `id-token: write`).
+  Artifactory, Square, Hugging Face, …), JWTs (whatever their header), credentials in URLs, and
+  any short prefix followed by a long part random beyond doubt. Each vendor rule names the vendors
+  it was written for, so `redactor()` can leave them out (leave-one-vendor-out, in the bench).
+* **Context** — a value next to a name or label holding a credential word anywhere (`acme_apiSecret`,
+  `acmeapisecretkey`, `Zorblex API key:`, `Using Key=`), after any separator: assignments in any
+  common syntax, comparisons, flags, XML elements, URL queries, a key alone on its line, and the
+  loose separators of logs, tables and prose (`token - '…'`, `| key | … |`, `password is '…'`),
+  after which only a random-looking value counts. The value is judged by length, character
+  classes and entropy, and must not be code, a path, a URL, a version, a template, a placeholder,
+  a UUID or hash next to a bare `key`, or a safe word such as `write` (GitHub's `id-token: write`).
+  A value once withheld is withheld wherever else it appears in the text.
 
 Why not a library: detect-secrets alone withholds 14% of a broad service-key corpus with its
 keyword and service plugins, and its entropy plugins flag thousands of lines of ordinary code
