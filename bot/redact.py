@@ -230,7 +230,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("private-key", re.compile(r"\bPuTTY-User-Key-File-\d: [\s\S]{0,8000}?Private-MAC: [0-9a-f]+"),
           ("putty-user-key",)),
     _Rule("slack-webhook", re.compile(
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+"), ("hooks.slack",), vendors=_v("slack")),
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+"), ("hooks.slack",),
+            vendors=_v("slack")),
     _Rule("webhook-url", re.compile(r"https://(?:[a-z0-9\-]+\.)?discord(?:app)?\.com/api/webhooks/[A-Za-z0-9_/@\-]+"),
           ("webhook",), vendors=_v("discord")),
     _Rule("webhook-url", re.compile(
@@ -252,17 +253,22 @@ _RULES: tuple[_Rule, ...] = (
         exact=("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"), vendors=_v("stripe")),
     # OpenAI-style: sk-…, sk-proj-…, sk-ant-…, DeepSeek/Moonshot keys of the same shape. At least
     # three digits, so CSS classes like "sk-spinner-fading-circle-wrapper" survive.
-    _Rule("openai-key", re.compile(r"\bsk-(?=(?:[A-Za-z_\-]*[0-9]){3})[A-Za-z0-9_\-]{20,}"), ("sk-",), vendors=_v("openai anthropic deepseek moonshot")),
-    _Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("aiza",), vendors=_v("google gcp firebase")),
+    _Rule("openai-key", re.compile(r"\bsk-(?=(?:[A-Za-z_\-]*[0-9]){3})[A-Za-z0-9_\-]{20,}"), ("sk-",),
+        vendors=_v("openai anthropic deepseek moonshot")),
+    _Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("aiza",),
+        vendors=_v("google gcp firebase")),
     _Rule("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-          ("akia", "asia", "abia", "acca", "a3t"), exact=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), vendors=_v("aws amazon")),
+          ("akia", "asia", "abia", "acca", "a3t"), exact=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+              vendors=_v("aws amazon")),
     _Rule("aws-secret-key", re.compile(
         r"(?i)aws[\w.\-]{0,30}secret[\w.\-]{0,30}[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*[\"']?"
-        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value", check=lambda v: len(set(v)) > 2, vendors=_v("aws amazon")),
+        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value", check=lambda v: len(set(v)) > 2,
+            vendors=_v("aws amazon")),
     _Rule("azure-storage-key", re.compile(
         r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=(?P<value>[A-Za-z0-9+/%]{20,}={0,2})"),
         ("accountkey", "sharedaccess", "sig="), "value",
-        check=lambda v: sum(c.isdigit() for c in v) >= 2 and any(c.isupper() for c in v), vendors=_v("azure microsoft")),
+        check=lambda v: sum(c.isdigit() for c in v) >= 2 and any(c.isupper() for c in v),
+            vendors=_v("azure microsoft")),
     _Rule("jwt", re.compile(
         _B + r"(?:eyJ|eyA|ewo|ew0|e3s|ewk)[A-Za-z0-9_\-]{6,}=*\.[A-Za-z0-9_\-]{4,}=*\.?[A-Za-z0-9_\-+/]*=*"),
         ("eyj", "eya", "ewo", "ew0", "e3s", "ewk"), check=_b64_json_header),
@@ -273,20 +279,26 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("grafana-token", re.compile(r"\beyJrIjoi[A-Za-z0-9]{50,}=*"), ("eyjrijoi",), vendors=_v("grafana")),
     _Rule("pypi-token", re.compile(r"\bpypi-Ag[A-Za-z0-9_\-]{40,}"), ("pypi-ag",), vendors=_v("pypi")),
     _Rule("npm-token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), ("npm_",), vendors=_v("npm")),
-    _Rule("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"), ("sg.",), vendors=_v("sendgrid")),
+    _Rule("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"), ("sg.",),
+        vendors=_v("sendgrid")),
     _Rule("discord-token", re.compile(
         r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"), (".",),
         check=lambda v: any(c.isdigit() for c in v.split(".")[0]), vendors=_v("discord")),
-    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",), exact=(":AA",), vendors=_v("telegram")),
-    _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk"), vendors=_v("twilio")),
+    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",), exact=(":AA",),
+        vendors=_v("telegram")),
+    _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk"),
+        vendors=_v("twilio")),
     _Rule("mailchimp-key", re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"), ("-us",), vendors=_v("mailchimp")),
     _Rule("artifactory-token", re.compile(
         r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M),
         ("akc",) + tuple(f"ap{c}" for c in "0123456789abcdef"),
-        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:]), exact=re.compile(r"A(?:KC|P[0-9A-F])"), vendors=_v("artifactory jfrog")),
+        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:]), exact=re.compile(r"A(?:KC|P[0-9A-F])"),
+            vendors=_v("artifactory jfrog")),
     _Rule("square-token", re.compile(r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}"), ("sq0",), vendors=_v("square")),
-    _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",), exact=("EAAA",), vendors=_v("square")),
-    _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_"), exact=("hf_", "api_org_"), vendors=_v("huggingface")),
+    _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",), exact=("EAAA",),
+        vendors=_v("square")),
+    _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_"), exact=("hf_", "api_org_"),
+        vendors=_v("huggingface")),
     _Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{30,}"), ("sk-ant-",), vendors=_v("anthropic")),
     _Rule("age-secret-key", re.compile(r"AGE-SECRET-KEY-1[A-Z0-9]{58}"), ("age-secret-key-",), vendors=_v("age")),
     _table_rule(_PREFIXED_TABLE, _B, _E),
@@ -449,7 +461,8 @@ def _redact_runs(text: str, runs: list[re.Match[str]], kinds: Counter, rules: tu
 
 # user:password@ in any URL (https, postgres, redis, amqp, …); the user name is kept.
 _URL_CREDENTIALS = re.compile(
-    r"://[^\s:/@'\"`<>]*:(?P<value>[^\s/'\"`<>]{1,200})@")  # to the last @: p@ss@host  # from "://": a literal start is found fast
+    # from "://": a literal start is found fast; the password runs to the last @ (p@ss@host)
+    r"://[^\s:/@'\"`<>]*:(?P<value>[^\s/'\"`<>]{1,200})@")
 
 
 # A token as the URL's user name, no password: https://ghx_Tq8…@host/repo.git
@@ -780,11 +793,13 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False
     if "@sha256:" in v or v.startswith("\\"):
         return False  # a pinned image reference; an escape sequence
-    if v.startswith("arn:") or (v[:1] in "#." and _wordy(v[1:])) or ("/" in v and _wordy(v.split("?")[0].replace("/", "-"))):
+    if (v.startswith("arn:") or (v[:1] in "#." and _wordy(v[1:]))
+            or ("/" in v and _wordy(v.split("?")[0].replace("/", "-")))):
         return False  # an AWS resource name, a CSS selector (#add-password), a route (cms/sites/passwords)
     if strength == 1 and _readable(v):
         return False  # `Cookie`, `Proxy-Authorization`
-    if _UUID.fullmatch(v) and strength < 2 and (len(_NAME_WORD.findall(name)) < 2 or name_strength(name)[1] == "client-id"):
+    if _UUID.fullmatch(v) and strength < 2 and (len(_NAME_WORD.findall(name)) < 2
+                                                 or name_strength(name)[1] == "client-id"):
         return False  # an id, not a secret, next to a bare "key" or a client id (but `Heroku key`, `Using Key`)
     has_space = any(c.isspace() for c in v)
     if has_space and quoted and len(v.split()) <= 3 and any(len(p) >= 20 and strongly_random(p) for p in v.split()):
