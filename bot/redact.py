@@ -824,8 +824,6 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False  # a path or a MIME type
     if re.fullmatch(r"[\w.\-]+\.(?:py|js|ts|json|yaml|yml|toml|txt|md|html|pem|key|crt|env|cfg|ini|sh|lock)", v):
         return False  # a file name
-    if v.isalpha() and v.islower() and len(v) <= 10 and not name_kind_is_password(name):
-        return False  # api_key='first': a word stands in for a key in tests; a password may be one
     if _is_code(v) or (_WORDS_ID.fullmatch(v) and max(map(len, re.split(r"[_\-.]", v))) < 20):
         return False  # code (settings.api_key) or a name made of words (real_key, user-password)
     if op in ("==", "!=", "===", "!==", ",", "(") and (_IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v)):
@@ -895,6 +893,9 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
                     return  # `x = match y {`, `token = token if …`: code, not a literal
                 if op == "=" and line[m.start("op") - 1:m.start("op")] in (" ", "\t"):
                     return  # `api_key = sentinel` is code; `API_KEY=abcdef` (.env) is a literal
+        if (quoted and value.isalpha() and value.islower() and len(value) <= 10 and kind != "password"
+                and line[:m.start("name")].rstrip().endswith(("(", ","))):
+            return  # f(api_key='first'): a word stands in for a key in a test's call
         if not _value_is_secret(value, strength, quoted, op, name):
             return
         start = m.start(group)

@@ -268,4 +268,5 @@ def negatives() -> list[str]:
         'cache = {"key": "PrimaryCustomerAccount_V2"}',
         "for part in parts:\n    if not token:\n        continue",
         "body: grant_type=refresh_token&client_secret=%5B%27scrubbed%27%5D&refresh_token=%5B%27scrubbed%27%5D",
+        "provider = make_provider('openai', api_key='first', base_url=BASE_URL)",
     ]
