@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     analysis_concurrency: int = Field(32, ge=1, le=1024, description="Commits of one digest analysed at once (cache reads, diff fetches, LLM calls; the LLM is further bounded by LLM_CONCURRENCY).")
     metrics_port: int = Field(0, ge=0, le=65535, description="Port for /metrics in `worker` and `clock` processes (0: off; `serve` and `run` serve /metrics on PORT).")
 
+    # --- report pages ------------------------------------------------------------------------
+    public_base_url: str | None = Field(None, description="Public origin of the web process (e.g. https://digest.example.com); when set, every digest's parent message links its full report page, served at /r/… by `serve` and `run`.")
+    report_signing_key: SecretStr | None = Field(None, description="Key of the HMAC that signs report links; unset → one random key generated once and kept in Redis, shared by every process.")
+    report_link_ttl: int = Field(30 * 86400, ge=60, description="Seconds a report link (and its stored report) lives: 30 days by default.")
+
     log_level: str = Field("INFO", description="Log level.")
 
     @field_validator("default_tz")
@@ -94,7 +99,7 @@ class Settings(BaseSettings):
         check_timezone(value)
         return value
 
-    @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url")
+    @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url", "public_base_url")
     @classmethod
     def _url_scheme(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):

@@ -62,10 +62,10 @@ async def run_command(command: str, settings) -> int:
             await worker.start()
             chat.worker = worker
         if command == "run" and not adapters:
-            return await _console(chat, settings, stop)
+            return await _console(chat, settings, stop, runners)
         if command in ("run", "serve"):
-            from handlers.web import build_app, start_server
-            routes = [r for a in adapters for r in a.http_routes()]
+            from handlers.web import build_app, report_routes, start_server
+            routes = [r for a in adapters for r in a.http_routes()] + report_routes(services.reports)
             runners.append(await start_server(build_app(services.store, routes, chat.jobs), settings.host, settings.port))
         elif settings.metrics_port:
             from handlers.web import build_app, start_server
@@ -94,11 +94,15 @@ async def run_command(command: str, settings) -> int:
         await services.aclose()
 
 
-async def _console(chat: ChatService, settings, stop: asyncio.Event) -> int:
+async def _console(chat: ChatService, settings, stop: asyncio.Event, runners: list) -> int:
     from pathlib import Path
 
     from handlers.console import ConsoleChat, ConsolePlatform
 
+    if settings.public_base_url:  # the terminal's digests link their report pages: serve them
+        from handlers.web import build_app, report_routes, start_server
+        runners.append(await start_server(build_app(chat.store, report_routes(chat.services.reports), chat.jobs),
+                                          settings.host, settings.port))
     platform = ConsolePlatform(report_dir=Path(settings.data_dir) / "reports")
     chat.register(platform)
     clock = asyncio.create_task(Clock(chat, settings, jobs=chat.jobs).run_forever(stop))

@@ -1,4 +1,5 @@
-"""The HTTP side: one aiohttp server for Slack's and Feishu's callbacks, `/healthz` and `/metrics`.
+"""The HTTP side: one aiohttp server for Slack's and Feishu's callbacks, `/healthz`, `/metrics`
+and the digests' report pages (`report_routes`).
 
 Adapters contribute their routes; `/healthz` answers 200 only while Redis answers, so a load
 balancer or supervisor sees a storage outage (and its recovery) without reading logs.
@@ -61,3 +62,19 @@ def bound_port(runner: web.AppRunner) -> int:
         if server and server.sockets:
             return server.sockets[0].getsockname()[1]
     raise RuntimeError("server not started")
+
+
+def report_routes(reports) -> list[tuple]:
+    """GET /r/{id}?exp=…&sig=… — a digest's report page (bot/report/). Only signed links: no
+    listing, no unsigned form; anything else under /r/ or /reports/ is aiohttp's plain 404."""
+
+    async def report_page(request: web.Request) -> web.Response:
+        q = request.query
+        result = await reports.respond(request.match_info["id"], q.get("exp", ""), q.get("sig", ""),
+                                       request.headers.get("Accept-Language", ""))
+        response = web.Response(status=result.status, text=result.body, content_type="text/html",
+                                charset="utf-8", headers=result.headers)
+        response.enable_compression()  # gzip when the browser accepts it: a long day's page is mostly markup
+        return response
+
+    return [("GET", "/r/{id}", report_page)]
