@@ -10,10 +10,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import queue
 import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from datetime import date, datetime, timedelta, timezone
@@ -433,17 +435,21 @@ def test_run_serves_the_pages_its_terminal_digests_link(redis_url, widgets, tmp_
                 "HOST": "127.0.0.1", "PORT": str(port)})
     proc = subprocess.Popen([sys.executable, "-m", "bot", "run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in iter(proc.stdout.readline, "")] + [lines.put("")],
+                     daemon=True).start()  # a blocked read must not hang the test: lines arrive here
     try:
         proc.stdin.write("/digest 2026-01-28\n")
         proc.stdin.flush()
-        deadline = time.monotonic() + 120
-        link = None
-        while link is None and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            assert line, proc.stderr.read()
-            if (found := LINK.search(line)) and "📄 完整报告" in line:
-                link = found.group(0)
-        assert link, "no report link in the terminal digest"
+        parent = ""
+        while "每日更新报告" not in parent:  # the digest's parent message (the progress line before it)
+            parent = lines.get(timeout=120)
+            assert parent, proc.stderr.read()
+        parent += lines.get(timeout=30)  # the report's line follows the title and stats
+        parent += lines.get(timeout=30)
+        found = LINK.search(parent)
+        assert found and "📄 完整报告" in parent, parent
+        link = found.group(0)
         with urllib.request.urlopen(local(link, f"http://127.0.0.1:{port}"), timeout=30) as resp:
             html = resp.read().decode()
         assert resp.status == 200 and 'lang="zh"' in html and "每日更新报告（2026-01-28）" in html
