@@ -7,6 +7,7 @@ the real Slack/Feishu SDKs against their loopback fakes. (The browser checks are
 test_report_browser.py.)"""
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -199,7 +200,8 @@ def test_a_signature_covers_the_id_and_the_expiry():
     assert not signing.verify(key, signing.new_report_id(), str(exp), sig, now=0)  # another report
     assert not signing.verify(b"x" * 32, rid, str(exp), sig, now=0)  # another deployment's key
     assert not signing.verify(key, rid, str(exp), sig[:-1] + ("A" if sig[-1] != "A" else "B"), now=0)
-    for bad_exp in ("", "-1", "1e9", " 2000000000", "9" * 13):
+    arabic = str(exp).translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))  # int() reads these too
+    for bad_exp in ("", "-1", "1e9", " 2000000000", "9" * 13, "0" + str(exp), arabic, f"{exp}\n"):
         assert not signing.verify(key, rid, bad_exp, sig, now=0)
     for bad_id in ("", "../etc", rid + "/", "a" * 65):
         assert not signing.verify(key, bad_id, str(exp), signing.sign(key, bad_id, exp), now=0)
@@ -307,6 +309,35 @@ async def test_a_refusal_speaks_the_visitor_s_language(web):
     link = await services.reports.publish(day(2))
     status, html, _ = await get(tamper(local(link, base), sig="A" * 43), **{"Accept-Language": "zh-CN,zh;q=0.9"})
     assert status == 403 and "此链接无效或已过期" in html and 'lang="zh"' in html
+
+
+async def test_while_redis_is_down_a_link_gets_one_sentence_and_then_works_again(make_services, tmp_path):
+    from tests.test_redis_outage import RedisProcess, free_port
+
+    redis = RedisProcess(free_port(), tmp_path, durable=True)
+    redis.start()
+    services = await make_services(public_base_url=PUBLIC, redis_url=f"redis://127.0.0.1:{redis.port}/0")
+    runner = await start_server(build_app(services.store, report_routes(services.reports)), "127.0.0.1", 0)
+    try:
+        link = local(await services.reports.publish(day(2)), f"http://127.0.0.1:{bound_port(runner)}")
+        async with aiohttp.ClientSession() as http:
+            redis.stop()
+            async with http.get(link, headers={"Accept-Language": "en"}) as resp:
+                assert resp.status == 503
+                assert Page(await resp.text()).text.endswith("Reports cannot be shown right now. "
+                                                             "Please try again in a minute.")
+            redis.start()  # the same data back (append-only file): the link works again
+            for _ in range(100):  # once Redis has loaded its file
+                async with http.get(link) as resp:
+                    status, html = resp.status, await resp.text()
+                if status != 503:
+                    break
+                await asyncio.sleep(0.1)
+            assert status == 200 and "acme/widgets" in html
+    finally:
+        await runner.cleanup()
+        if redis.proc.poll() is None:
+            redis.stop()
 
 
 # --- end to end: the link in every platform's parent message ----------------------------------------

@@ -15,8 +15,9 @@ import re
 import secrets
 
 KEY_NAME = "report:signing-key"  # under REDIS_PREFIX; no TTL: the key outlives every link
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-_SIG_PATTERN = re.compile(r"^[A-Za-z0-9_-]{43}$")  # a SHA-256 MAC in unpadded base64url
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{16,64}\Z")
+_SIG_PATTERN = re.compile(r"^[A-Za-z0-9_-]{43}\Z")  # a SHA-256 MAC in unpadded base64url
+_EXP_PATTERN = re.compile(r"^[1-9][0-9]{0,11}\Z")  # the one spelling sign() makes: ASCII, no leading 0
 
 
 def new_report_id() -> str:
@@ -32,7 +33,7 @@ def sign(key: bytes, report_id: str, exp: int) -> str:
 def verify(key: bytes, report_id: str, exp: str, sig: str, now: float) -> bool:
     """True only for an untampered link that has not expired. Everything a visitor sends is
     checked for shape first, so no malformed value reaches the MAC or the store."""
-    if not ID_PATTERN.match(report_id) or not exp.isdecimal() or len(exp) > 12 or not _SIG_PATTERN.match(sig):
+    if not ID_PATTERN.match(report_id) or not _EXP_PATTERN.match(exp) or not _SIG_PATTERN.match(sig):
         return False
     if not hmac.compare_digest(sign(key, report_id, int(exp)), sig):
         return False
