@@ -171,7 +171,8 @@ class Deliveries:
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
         parent = await deliver_digest(platform, self.store, spec.channel,
-                                      Plan(digest, spec.min_importance, spec.attach or cfg.file),
+                                      Plan(digest, spec.min_importance, spec.attach or cfg.file,
+                                           report=getattr(chat.services.reports, "publish", None)),
                                       replace_ref=progress, thread=spec.thread, progress_key=spec.key,
                                       now=lambda: chat.clock().timestamp())
         if parent is not None and digest.entries:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Awaitable, Callable
 
 from .models import BotError, Digest, Importance
 from .platform import (ChatPlatform, CommitDetail, DigestParent, LowCommits, MessageRef, Notice,
@@ -43,6 +43,9 @@ class Plan:
     digest: Digest
     min_importance: str  # "high", "medium" or "low": the least important commit shown
     attach_report: bool
+    # Publishes the report page and returns its link (None: no page); called once, just before
+    # the parent is posted, so a resumed delivery does not publish again.
+    report: Callable[[Digest], Awaitable[str | None]] | None = None
 
 
 def thread_contents(plan: Plan) -> list:
@@ -95,7 +98,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     if state.get("parent"):
         parent = MessageRef(channel, state["parent"], thread)
     else:
-        content = DigestParent(d, plan.min_importance)
+        content = DigestParent(d, plan.min_importance, await plan.report(d) if plan.report else None)
         if unsafe_to_retry("parent"):
             parent = await send_checked("parent", content, thread)
             if parent is None:

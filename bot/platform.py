@@ -20,6 +20,7 @@ class DigestParent:
     """Title, stats, headline and the high items; its thread carries the details."""
     digest: Digest
     min_importance: str = "low"
+    report_url: str | None = None  # the signed link to the full report page (PUBLIC_BASE_URL set)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from ..diffs import coverage_line
+from .. import i18n
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
 from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
                         LowCommits, Notice, chunk_text, entries_at_least)
@@ -402,7 +403,7 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
     if isinstance(content, Notice):
         return notice_cards(content.text, content.lang or lang)
     if isinstance(content, DigestParent):
-        return digest_cards(content.digest)
+        return digest_cards(content.digest, content.report_url)
     if isinstance(content, CommitDetail):
         return commit_cards(content.digest, content.entry, thread=thread, full=False)
     if isinstance(content, CommitDetails):
@@ -426,7 +427,7 @@ def notice_cards(text: str, lang: str = "zh") -> list[dict]:
     return pack([Md(text)], None, plain(text, 60), lang)
 
 
-def digest_cards(d: Digest) -> list[dict]:
+def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
     lang = d.lang
     counts = [(imp, d.count(imp)) for imp in Importance]
     top = next((imp for imp, n in counts if n), Importance.LOW)
@@ -435,6 +436,8 @@ def digest_cards(d: Digest) -> list[dict]:
                     tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n])
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(L.stats_line(d)) + "\n" + grey(
         md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))})]
+    if safe_url(report_url):  # the full report page, a button near the top
+        blocks.append(Fixed(_row([_button(i18n.text(lang, "report.link"), url=safe_url(report_url))])))
     blocks += [Md(n) for n in d.notices]  # what went wrong while building it, before any content
     if d.headline:
         note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""

@@ -20,6 +20,7 @@ import re
 from typing import Iterable, Sequence
 
 from ..diffs import coverage_line
+from .. import i18n
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
 from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
                         LowCommits, Notice, chunk_text, entries_at_least)
@@ -361,6 +362,8 @@ def render_parent(c: DigestParent) -> list[dict]:
     blocks = header(esc(title))
     blocks += context(esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))))
     blocks += sections(esc(L.stats_line(d)))
+    if _safe_url(c.report_url):  # the full report page, near the top where it is seen
+        blocks += sections(link(c.report_url, esc(i18n.text(lang, "report.link"))))
     for notice in d.notices:  # what went wrong while building it, before any content
         blocks += sections(esc(notice))
     if d.headline:
