@@ -22,6 +22,7 @@ import contextvars
 
 from . import metrics
 from .delivery import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
+from .i18n import localize, text
 from .models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
 from .store import StoreUnavailable
 from .platform import MessageRef, Notice
@@ -137,7 +138,7 @@ class Deliveries:
                 raise  # on demand: the request that asked reports it to its asker
             if not isinstance(exc, BotError):
                 log.exception("delivery of %s to %s:%s failed", spec.repo, spec.platform, spec.channel)
-            return await self._failed(spec, str(exc) if isinstance(exc, BotError) else type(exc).__name__)
+            return await self._failed(spec, exc if isinstance(exc, BotError) else type(exc).__name__)
         finally:
             keeper.cancel()
             try:
@@ -162,11 +163,12 @@ class Deliveries:
         except Exception as exc:  # noqa: BLE001 — on demand, the person who asked reads why
             if progress is None:
                 raise
-            reason = str(exc) if isinstance(exc, BotError) else type(exc).__name__
+            reason = exc if isinstance(exc, BotError) else type(exc).__name__
             if not isinstance(exc, BotError):
                 log.exception("digest for %s %s failed", source.name, window.label)
-            await platform.update(progress, Notice(chat.say(spec.lang, "failed", repo=source.name, label=window.label,
-                                                            reason=reason), "error", spec.lang))
+            line = text(spec.lang, "notices.build_failed", repo=source.name, label=window.label,
+                        reason=localize(reason, spec.lang))
+            await platform.update(progress, Notice(line, "error", spec.lang))
             return "failed"
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
@@ -184,8 +186,8 @@ class Deliveries:
         saved = await self.store.get_json(key)
         if saved:
             return MessageRef(spec.channel, saved["id"], saved.get("thread"))
-        ref = await platform.send(spec.channel, Notice(self.chat.say(spec.lang, "building", repo=name, label=window.label),
-                                                       "progress", spec.lang), thread=spec.thread, key=key)
+        line = text(spec.lang, "progress.building", repo=name, label=window.label)
+        ref = await platform.send(spec.channel, Notice(line, "progress", spec.lang), thread=spec.thread, key=key)
         await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
         return ref
 
@@ -193,25 +195,25 @@ class Deliveries:
         last = [float("-inf"), ""]  # the first progress is always shown
 
         async def on_progress(done: int, total: int) -> None:
-            text = self.chat.say(spec.lang, "progress", repo=name, label=window.label, done=done, total=total)
+            line = text(spec.lang, "progress.analysing", repo=name, label=window.label, done=done, total=total)
             now = self.monotonic()
-            if total and text != last[1] and (now - last[0] >= PROGRESS_EVERY):
-                last[:] = [now, text]
+            if total and line != last[1] and (now - last[0] >= PROGRESS_EVERY):
+                last[:] = [now, line]
                 try:
-                    await platform.update(progress, Notice(text, "progress", spec.lang))
+                    await platform.update(progress, Notice(line, "progress", spec.lang))
                 except BotError:
                     pass  # a missed progress edit is cosmetic
 
         return on_progress
 
-    async def _failed(self, spec: DeliverySpec, reason: str) -> str:
+    async def _failed(self, spec: DeliverySpec, reason: BotError | str) -> str:
         """A scheduled push that failed: retry later; after MAX_ATTEMPTS say so in the channel
         once and stop."""
         log.warning("delivery of %s to %s:%s failed: %s", spec.repo, spec.platform, spec.channel, reason)
         attempts = await self.store.incr(spec.attempts, LEDGER_TTL)
         if attempts < MAX_ATTEMPTS:
             raise RetryLater(f"failed ({reason}); will retry", self.settings.clock_interval * 2 ** attempts)
-        await self.store.set_json(spec.ledger, {"failed": reason}, ttl=LEDGER_TTL)
+        await self.store.set_json(spec.ledger, {"failed": str(reason)}, ttl=LEDGER_TTL)
         try:
             sub = Subscription(spec.platform, spec.channel, spec.repo, lang=spec.lang)
             await self.chat.report_push_failure(sub, attempts, reason)

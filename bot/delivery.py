@@ -63,7 +63,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     """Post (or finish posting) a digest. Returns the parent message, None for a skipped empty day.
     `now` (epoch seconds) dates the attempts recorded in the progress state."""
     state = (await store.get_json(progress_key) if progress_key else None) or {}
-    window = getattr(platform, "send_dedupe_window", None)
+    window = platform.send_dedupe_window
 
     def unsafe_to_retry(step) -> bool:
         """`step` was tried before with an unknown outcome, too long ago for a keyed re-send."""
@@ -74,11 +74,8 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     async def send_checked(step, content, thread_ref) -> MessageRef | None:
         """After the dedupe window: the platform looks the message up before sending it; None
         when it cannot tell whether the message is there."""
-        check = getattr(platform, "send_unless_posted", None)
-        if check is None:
-            return None
-        return await check(channel, content, thread=thread_ref, key=f"{progress_key}:{step}",
-                           since=float(state["trying"]["at"]))  # set: unsafe_to_retry(step) said so
+        return await platform.send_unless_posted(channel, content, thread=thread_ref, key=f"{progress_key}:{step}",
+                                                 since=float(state["trying"]["at"]))  # set: unsafe_to_retry said so
 
     async def trying(step) -> None:
         if progress_key:

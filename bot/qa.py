@@ -118,7 +118,7 @@ class QA:
         for text in (question, commit.title, commit.body, *(h.text for h in history if h.role == "user")):
             withheld.update(redact(text).kinds)
         record_redactions(withheld)
-        return self.prompts.render("qa", lang, diff=_neutralise(selection.text), **base), shown
+        return self.prompts.render("qa", lang, diff=neutralise(selection.text), **base), shown
 
     async def _offline(self, commit, files, question, lang, why: str = "offline") -> AsyncIterator[str]:
         yield qa_text(lang, why, sha=commit.short_sha) + "\n\n"
@@ -136,7 +136,7 @@ def _commit_vars(commit: Commit) -> dict:
 
 def _untrusted(text: str) -> str:
     """Chat text, commit text and earlier answers: secrets redacted, block tags defused."""
-    return _neutralise(redact_text(text))
+    return neutralise(redact_text(text))
 
 
 def _untrusted_tree(value):
@@ -149,6 +149,6 @@ def _untrusted_tree(value):
     return value
 
 
-def _neutralise(text: str) -> str:
+def neutralise(text: str) -> str:
     """Untrusted text sits between <data> tags in the prompt; it must not be able to close them."""
     return text.replace("</data", "<\u200b/data").replace("<data", "<\u200bdata")

@@ -119,8 +119,8 @@ async def test_local_paths_only_from_the_operators_terminal(console, repo, tmp_p
     # …a chat platform may not (it would read the bot host's disk).
     from bot.models import UsageError
     with pytest.raises(UsageError, match="In chat you can name GitHub repositories"):
-        chat.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path), "en")
-    assert chat.check_repo(slack_like, str(tmp_path), "en") == str(tmp_path)
+        chat.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path))
+    assert chat.check_repo(slack_like, str(tmp_path)) == str(tmp_path)
 
 
 async def test_clock_posts_once_with_two_clocks_and_a_restart(make_settings, repo):

@@ -13,7 +13,6 @@ import re
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import AsyncIterator
 
 from bot.models import BotError
@@ -41,7 +40,7 @@ LOOKUP_PAGES = 20  # pages read at most when looking for a message sent before
 LOOKUP_SKEW = 600  # seconds before the first attempt the chat is read from (clocks differ)
 
 
-def _uuid(base: str, index: int) -> str:
+def send_uuid(base: str, index: int) -> str:
     """Feishu's send `uuid` (≤ 50 chars; the same uuid within an hour returns the same message)."""
     return f"{base[:40]}-{index}"
 
@@ -70,17 +69,6 @@ class _OutOfReach(FeishuError):
 
 def _mark_all(cards: list[dict], base: str) -> list[dict]:
     return [_marked(card, _marker(base, i)) for i, card in enumerate(cards)]
-
-
-@dataclass
-class _Segment:
-    """One card of a streamed answer: a CardKit card (`card_id`) or a patched message."""
-    ref: MessageRef
-    start: int  # where in the whole answer this card's text begins
-    opener: str = ""  # a code fence reopened at the top of this card
-    card_id: str | None = None
-    sequence: int = 0
-    shown: str = ""
 
 
 class FeishuPlatform:
@@ -245,7 +233,7 @@ class FeishuPlatform:
         """A sentence to add to the `config` reply when a setting cannot work as configured:
         `questions all` needs the sensitive scope im:message.group_msg, without which Feishu
         delivers only @-mentions from groups. Checked with the scopes API (no scope needed)."""
-        if getattr(settings, "questions", None) != "all":
+        if settings.questions != "all":
             return None
         status = await self._scope_status(GROUP_MSG_SCOPE)
         if status == 1:
@@ -291,13 +279,13 @@ class FeishuPlatform:
                     continue
                 content = R.card_json(card)
                 if first is None:
-                    first = await self._post(channel, content, thread=thread, quote=quote, uid=_uuid(base, index))
+                    first = await self.post_card(channel, content, thread=thread, quote=quote, uid=send_uuid(base, index))
                 else:
-                    await self._post(channel, content, thread=first.thread_root, uid=_uuid(base, index))
+                    await self.post_card(channel, content, thread=first.thread_root, uid=send_uuid(base, index))
         assert first is not None
         return first
 
-    async def _post(self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None,
+    async def post_card(self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None,
                     uid: str) -> MessageRef:
         limits = self.chats.limits(channel)
         if thread or quote:
