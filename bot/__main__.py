@@ -93,7 +93,7 @@ def _configure_logging(settings, command: str) -> None:
     level = getattr(logging, settings.log_level.upper(), logging.INFO)
     if command in ("digest", "ask") and "LOG_LEVEL" not in os.environ:
         level = logging.ERROR
-    from bot.deliveries import JobIdFilter
+    from bot.logs import JobIdFilter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(JobIdFilter())  # every line logged while a job runs names the job
@@ -105,10 +105,10 @@ def _configure_logging(settings, command: str) -> None:
 
 async def _dispatch(args, settings) -> int:
     if args.command == "digest":
-        from bot.cli_commands import digest_command
+        from bot.cli import digest_command
         return await digest_command(args, settings)
     if args.command == "ask":
-        from bot.cli_commands import ask_command
+        from bot.cli import ask_command
         return await ask_command(args, settings)
     from bot.runner import run_command
     return await run_command(args.command, settings)

@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from .commands import CommandError, Request, help_text, looks_like_command, parse_command, usage
-from .deliveries import CURRENT_JOB, Deliveries, DeliverySpec
+from .current_job import CURRENT_JOB
+from .delivery.job import Deliveries, DeliverySpec
 from .i18n import localize, phrase, text
 from .models import BotError, RetryLater, Subscription, UsageError, Window, to_dict
 from .platform import ChatPlatform, Conversation, Notice

@@ -33,7 +33,8 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from . import metrics
-from .deliveries import CURRENT_JOB, STORE_RETRY
+from .current_job import CURRENT_JOB
+from .delivery.job import STORE_RETRY
 from .models import RetryLater
 from .store import StoreUnavailable, pool_size, redis_address
 

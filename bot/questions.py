@@ -1,7 +1,7 @@
 """The questions family of the conversation: which commit a question is about and the answer
 streamed into its thread — for the `ask` command, a question in a digest's thread, a mention
 naming a SHA or #PR, and the Ask / Details / choose buttons. (What the answer says is
-bot/qa.py's; which commit a thread's question means is bot/threads.py's.)
+bot/explain.py's; which commit a thread's question means is bot/threads.py's.)
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, AsyncIterator
 from .i18n import phrase, text
 from .models import BotError, Commit, Digest, DigestEntry, NotFoundError, UsageError
 from .platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
-from .qa import Turn
+from .explain import Turn
 from .threads import Resolution, ThreadCommit, ThreadInfo, commit_ref, resolve_commit
 from .window import parse_window
 

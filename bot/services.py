@@ -24,7 +24,7 @@ class Services:
     def build(cls, settings, store=None, clock=None) -> "Services":
         from .analysis.analyze import Analyzer
         from .digest import DigestBuilder, utcnow
-        from .qa import QA
+        from .explain import QA
         from .store import open_store
 
         store = store or open_store(settings)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from ..deliveries import CURRENT_JOB, DeliverySpec
+from ..current_job import CURRENT_JOB
+from ..delivery.job import DeliverySpec
 from ..i18n import phrase
 from ..models import to_dict
 from ..window import is_date_token, parse_window

@@ -22,10 +22,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from .models import BotError, Digest, Importance
-from .platform import (ChatPlatform, CommitDetail, DigestParent, LowCommits, MessageRef, Notice,
+from ..models import BotError, Digest, Importance
+from ..platform import (ChatPlatform, CommitDetail, DigestParent, LowCommits, MessageRef, Notice,
                        entries_at_least)
-from .render.labels import t
+from ..render.labels import t
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
         await _save(store, progress_key, state)
 
     if plan.attach_report and platform.supports_files and not state.get("file"):
-        from .render.markdown import render_report
+        from ..render.markdown import render_report
 
         name = f"{d.repo.replace('/', '_')}-{d.window.label}.md"
         await platform.upload(channel, root, name, render_report([d]), title=name)

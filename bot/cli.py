@@ -99,7 +99,7 @@ def _say_what_fell_back(digest, settings) -> int:
 
 
 async def ask_command(args, settings) -> int:
-    from .qa import check_question
+    from .explain import check_question
 
     lang = args.lang or settings.default_lang
     question = check_question(" ".join(args.question), lang)

@@ -18,34 +18,20 @@ import uuid
 from dataclasses import dataclass
 from datetime import date
 
-import contextvars
-
-from . import metrics
-from .delivery import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
-from .i18n import localize, text
-from .models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
-from .store import StoreUnavailable
-from .platform import MessageRef, Notice
-from .window import day_window
+from .. import metrics
+from ..current_job import CURRENT_JOB
+from ..i18n import localize, text
+from ..models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
+from ..platform import MessageRef, Notice
+from ..store import StoreUnavailable
+from ..window import day_window
+from .post import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
 
 log = logging.getLogger(__name__)
 
 LEDGER_TTL = 40 * 86400
 MAX_ATTEMPTS = 3
 STORE_RETRY = 2.0  # seconds before a job interrupted by a Redis outage runs again
-
-# The queued job this code runs in, if any. On-demand deliveries derive their keys from it, so a
-# request re-run after its worker died (or Redis went away) resumes its digest.
-CURRENT_JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_job", default=None)
-
-
-class JobIdFilter(logging.Filter):
-    """Adds `job` to log records: " [job-id]" while a queued job runs, else ""."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        job = CURRENT_JOB.get()
-        record.job = f" [{job}]" if job else ""
-        return True
 PROGRESS_EVERY = 1.5  # seconds between progress-message edits (platform edit limits, and calm)
 
 
