@@ -93,7 +93,7 @@ def _configure_logging(settings, command: str) -> None:
     level = getattr(logging, settings.log_level.upper(), logging.INFO)
     if command in ("digest", "ask") and "LOG_LEVEL" not in os.environ:
         level = logging.ERROR
-    from bot.logs import JobIdFilter
+    from bot.current_job import JobIdFilter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(JobIdFilter())  # every line logged while a job runs names the job

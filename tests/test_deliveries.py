@@ -249,8 +249,7 @@ async def test_deliveries_are_counted_for_metrics(bot, repo):
 def test_log_lines_name_the_job_they_belong_to():
     import logging
 
-    from bot.current_job import CURRENT_JOB
-    from bot.logs import JobIdFilter
+    from bot.current_job import CURRENT_JOB, JobIdFilter
 
     out = io.StringIO()
     handler = logging.StreamHandler(out)
