@@ -380,7 +380,7 @@ async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, re
     assert out.getvalue().splitlines() == [
         "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…",
         "[#1] (updated) ⚠️ Could not build the 2026-01-28 digest for acme/widgets: "
-        "Branch 'nope' does not exist in acme/widgets."]
+        "No branch 'nope' in acme/widgets."]
     assert not any(r.exc_info for r in caplog.records)  # a failure we explain is not a bug: no traceback
 
 
