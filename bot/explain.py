@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Sequence
 
 from .diffs import coverage_line, estimate_tokens, relevant_hunks, select_diff
+from .i18n import localize, text
 from .models import Analysis, BotError, Commit, to_dict
 from .redact import record as record_redactions, redact, redact_text
 
@@ -23,24 +24,8 @@ class Turn:
     text: str
 
 
-QA_LABELS = {
-    "zh": {"offline": "ℹ️ 未配置 LLM，无法生成回答。以下是提交 {sha} 中与问题最相关的代码片段：",
-           "llm_failed": "ℹ️ LLM 未能回答。以下是提交 {sha} 中与问题最相关的代码片段：",
-           "no_hunks": "（这个提交没有可展示的代码改动。）",
-           "files": "📁 依据的文件：{files}",
-           "empty_question": "请在问题里写点内容，例如：这个改动会影响什么？",
-           "too_long": "问题太长了（{n} 个字符，上限 {limit}），请缩短后再问。"},
-    "en": {"offline": "ℹ️ No LLM is configured, so here are the hunks of {sha} most relevant to the question:",
-           "llm_failed": "ℹ️ The LLM could not answer, so here are the hunks of {sha} most relevant to the question:",
-           "no_hunks": "(This commit has no code changes to show.)",
-           "files": "📁 Files consulted: {files}",
-           "empty_question": "Please ask something, e.g. what could this change break?",
-           "too_long": "That question is too long ({n} characters, limit {limit}); please shorten it."},
-}
-
-
 def qa_text(lang: str, key: str, **values) -> str:
-    return QA_LABELS.get(lang, QA_LABELS["en"])[key].format(**values)
+    return text(lang, f"qa.{key}", **values)
 
 
 def check_question(question: str, lang: str) -> str:
@@ -92,7 +77,7 @@ class QA:
                 async for piece in self.llm.stream(prompt.messages(), max_tokens=output):
                     yield piece
         except BotError as exc:
-            yield f"\n\n⚠️ {exc}\n\n"
+            yield f"\n\n⚠️ {localize(exc, lang)}\n\n"
             async for piece in self._offline(commit, files, question, lang, "llm_failed"):
                 yield piece
             return
