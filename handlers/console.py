@@ -5,7 +5,9 @@ Same commands and thread questions as Slack and Feishu:
   reply 3 what could this break?     (a question in the thread of message #3)
   details 3 <sha>                    (the Details button of a commit in thread #3)
   quit
-Messages are numbered as they are posted; thread replies are indented under their parent.
+Messages are numbered as they are posted; thread replies are indented under their parent. The
+console's own lines (the prompt, its usage lines) are in the console channel's language
+(`config lang`, else DEFAULT_LANG), from the catalogue's [console].
 """
 from __future__ import annotations
 
@@ -15,12 +17,12 @@ import threading
 from pathlib import Path
 from typing import AsyncIterator
 
+from bot.i18n import text
+from bot.models import BotError
 from bot.platform import Conversation, MessageRef
 from bot.render.text import render_text, terminal_safe
 
 CHANNEL = "console"
-PROMPT_HELP = ("Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · "
-               "reply N <question> · details N <sha> · quit")
 
 
 class ConsolePlatform:
@@ -99,11 +101,20 @@ class ConsoleChat:
     def _conv(self, thread: str | None = None) -> Conversation:
         return Conversation(platform="console", channel=CHANNEL, user=self.user, thread=thread)
 
-    def _root(self, number: str) -> str | None:
+    async def _lang(self) -> str:
+        try:
+            return (await self.chat.subs.config("console", CHANNEL)).lang
+        except BotError:  # the storage is down: the commands will say so; these lines still show
+            return self.chat.settings.default_lang
+
+    async def _say(self, key: str, **fields) -> None:
+        self.platform.emit(text(await self._lang(), f"console.{key}", **fields))
+
+    async def _root(self, number: str) -> str | None:
         """The thread root of message `number` ("3" or "#3"); None, said to the user, when there is none."""
         root = self.platform.roots.get(number.lstrip("#"))
         if root is None:
-            self.platform.emit(f"There is no message #{number.lstrip('#')} yet.")
+            await self._say("no_message", n=number.lstrip("#"))
         return root
 
     async def handle(self, line: str) -> bool:
@@ -117,14 +128,14 @@ class ConsoleChat:
             return False
         if head == "reply":
             if len(words) < 3 or not words[1].lstrip("#").isdigit():
-                self.platform.emit("usage: reply N <question>  (N is a message number, e.g. reply 3 what could this break?)")
-            elif root := self._root(words[1]):
+                await self._say("reply_usage")
+            elif root := await self._root(words[1]):
                 await self.chat.on_message(self._conv(root), " ".join(words[2:]), mentioned=True)
             return True
         if head == "details":
             if len(words) != 3 or not words[1].lstrip("#").isdigit():
-                self.platform.emit("usage: details N <sha>")
-            elif root := self._root(words[1]):
+                await self._say("details_usage")
+            elif root := await self._root(words[1]):
                 await self.chat.on_action(self._conv(root), "details", {"sha": words[2], "thread": root})
             return True
         text = line[len("/digest"):] if head == "/digest" else line
@@ -135,7 +146,7 @@ class ConsoleChat:
         stdin = stdin or sys.stdin
         stop = stop or asyncio.Event()
         lines = _reader(stdin)
-        self.platform.emit(PROMPT_HELP)
+        await self._say("prompt")
         while not stop.is_set():
             if stdin.isatty():
                 self.platform.out.write("> ")

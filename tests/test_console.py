@@ -88,7 +88,7 @@ async def test_commands_and_bad_input(console, repo):
     assert "Unknown command 'frobnicate'" in await console("/digest frobnicate")
     bad_date = await console("/digest 2026-02-30")
     assert "(only you) ⚠️ '2026-02-30' is not a real calendar date." in bad_date
-    assert "Usage: `/digest digest [DATE|A..B|today|yesterday]" in bad_date
+    assert "Usage: `/digest digest [DATE|A..B|today|yesterday|last-week|this-week]" in bad_date
     future = await console("/digest 2027-01-01")
     assert "is in the future" in future and "[#" not in future  # nothing posted
     subscribed = await console(f"/digest subscribe {repo.path} at 9:00 min medium")
