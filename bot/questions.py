@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, AsyncIterator
 
+from .commands import help_text
 from .i18n import phrase, text
 from .models import BotError, Commit, Digest, DigestEntry, NotFoundError, UsageError
 from .platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
@@ -44,8 +45,6 @@ class Questions:
         repositories; without one, the help."""
         ref = commit_ref(question)
         if ref is None:
-            from .commands import help_text
-
             return await platform.reply_private(conv, Notice(help_text(lang, prefix), lang=lang))
         cfg = await self.chat.subs.config(conv.platform, conv.channel)
         await self.ask(conv, platform, ref, question, cfg)
