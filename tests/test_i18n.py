@@ -143,3 +143,23 @@ def test_the_scan_finds_a_sentence_written_inline(tmp_path):
                       '    platform.send(Notice("Something went wrong here."))\n'
                       '    return "请稍后再试一次"\n', encoding="utf-8")
     assert sorted(line for line, _ in inline_sentences(sample)) == [4, 5]
+
+
+def test_a_phrase_is_english_where_a_string_is_expected_and_said_again_in_any_language():
+    import copy
+    import pickle
+
+    from bot.i18n import OneOf, localize, phrase
+    from bot.models import UsageError
+
+    said = phrase("errors.bad_choice", option="lang", choices=OneOf(("zh", "en")), value="fr")
+    assert said == "lang must be zh or en, not 'fr'." and f"{said}" == said
+    assert said.say("zh") == "lang 只能是 zh 或 en，不能是“fr”。"
+    error = UsageError(phrase("errors.bad_tz", value="Mars/Base"))
+    assert str(error).startswith("Unknown time zone 'Mars/Base'")
+    assert localize(error, "zh").startswith("未知时区“Mars/Base”")
+    for again in (pickle.loads(pickle.dumps(error)), copy.deepcopy(error)):
+        assert localize(again, "zh") == localize(error, "zh")
+    assert localize(UsageError("not from the catalogue"), "zh") == "not from the catalogue"
+    outer = phrase("notices.build_failed", repo="a/b", label="2026-01-28", reason=phrase("errors.store_busy"))
+    assert outer.say("zh") == "⚠️ 无法生成 a/b 2026-01-28 的日报：机器人现在非常忙（存储连接全部占用）。"

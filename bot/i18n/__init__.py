@@ -68,6 +68,9 @@ class Phrase(str):
     def say(self, lang: str | None) -> str:
         return _fill(lang, self.key, self.fields)
 
+    def __reduce__(self):  # pickled and copied as key + fields, not as the English text
+        return Phrase, (self.key, self.fields)
+
 
 class OneOf(tuple):
     """Choices named in a sentence, joined with the reader's "or": `OneOf(("zh", "en"))`."""
