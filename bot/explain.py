@@ -100,8 +100,8 @@ class QA:
         # Provenance: name only the files whose text the model was given.
         shown = [f.path for f in files if f.path not in left_out and f.path in selection.text]
         withheld = Counter(dict(selection.kinds))
-        for text in (question, commit.title, commit.body, *(h.text for h in history if h.role == "user")):
-            withheld.update(redact(text).kinds)
+        for piece in (question, commit.title, commit.body, *(h.text for h in history if h.role == "user")):
+            withheld.update(redact(piece).kinds)
         record_redactions(withheld)
         return self.prompts.render("qa", lang, diff=neutralise(selection.text), **base), shown
 
