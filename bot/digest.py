@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import Awaitable, Callable, Sequence
 
 from . import metrics
+from .i18n import localize, text
 from .notices import llm_notice, profile_notice, source_notice
 from .analysis.offline import analyse_offline
 from .analysis.profile import load_profile
@@ -158,7 +159,7 @@ class DigestBuilder:
         if limited:
             log.warning("%s: GitHub's rate limit left %d of %d commits unread (%s)", source.name,
                         sum(1 for e in entries if e.error), len(entries), limited[0])
-        notices = [source_notice(entries, lang, until, window.tz, reason=str(problems[0]) if problems else "")]
+        notices = [source_notice(entries, lang, until, window.tz, reason=problems[0] if problems else "")]
         if self.llm is not None:
             notices.append(llm_notice(entries, lang))
         if profile_problem:  # the maintainers should hear that their .digest.toml is ignored
@@ -189,12 +190,12 @@ class DigestBuilder:
         try:
             return DigestEntry(commit, await self.analysis(source, commit, lang, siblings))
         except BotError as exc:
-            reason = str(exc)
+            reason = localize(exc, lang)  # the source's sentence, in the digest's language
             problems.append(exc)
             code = "rate_limited" if isinstance(exc, RateLimited) else "source"
         except Exception as exc:  # one commit must never sink the digest; the log has the details
             log.exception("analysing %s %s failed", source.name, commit.short_sha)
-            reason = f"internal error ({type(exc).__name__})"
+            reason = text(lang, "errors.internal_short", kind=type(exc).__name__)
         # The diff could not be read: say so, with what the listing alone tells.
         fallback = analyse_offline(commit, (), lang, origin="fallback", note=reason)
         return DigestEntry(commit, replace(fallback, coverage=None, fallback_reason=code), error=reason)

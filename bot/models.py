@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from .i18n import text
+
 
 class BotError(Exception):
     """A failure the user should read as one sentence (no traceback)."""
@@ -82,24 +84,7 @@ class ChangeType(str, enum.Enum):
     OTHER = "other"
 
     def label(self, lang: str) -> str:
-        return CHANGE_TYPE_LABELS[self][0 if lang == "zh" else 1]
-
-
-CHANGE_TYPE_LABELS: dict[ChangeType, tuple[str, str]] = {
-    ChangeType.FEATURE: ("新功能", "Feature"),
-    ChangeType.BUGFIX: ("Bug 修复", "Bug fix"),
-    ChangeType.PERFORMANCE: ("性能优化", "Performance"),
-    ChangeType.REFACTOR: ("重构", "Refactor"),
-    ChangeType.DOCS: ("文档", "Docs"),
-    ChangeType.TESTS: ("测试", "Tests"),
-    ChangeType.CI_BUILD: ("CI / 构建", "CI / build"),
-    ChangeType.DEPENDENCIES: ("依赖更新", "Dependencies"),
-    ChangeType.CONFIG: ("配置", "Config"),
-    ChangeType.REVERT: ("回滚", "Revert"),
-    ChangeType.REMOVAL: ("移除 / 弃用", "Removal / deprecation"),
-    ChangeType.SECURITY: ("安全", "Security"),
-    ChangeType.OTHER: ("其他", "Other"),
-}
+        return text(lang, f"cards.change_type.{self.value}")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ class Services:
     def build(cls, settings, store=None, clock=None) -> "Services":
         from .analysis.analyze import Analyzer
         from .digest import DigestBuilder, utcnow
-        from .qa import QA
+        from .explain import QA
         from .report import Reports
         from .store import open_store
 

@@ -123,7 +123,7 @@ async def test_errors_are_clear(tmp_path, repo):
         await src.get_commit("deadbeef")
     with pytest.raises(UsageError, match="is not a commit SHA"):
         await src.get_commit("HEAD; rm -rf /")
-    with pytest.raises(NotFoundError, match="Branch 'nope' does not exist"):
+    with pytest.raises(NotFoundError, match="No branch 'nope' in acme/widgets"):
         await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai"), branch="nope")
     c = await src.get_commit(repo.shas["first"][:8])
     assert c.sha == repo.shas["first"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Sequence
 
 from .diffs import coverage_line, estimate_tokens, relevant_hunks, select_diff
+from .i18n import localize, text
 from .models import Analysis, BotError, Commit, to_dict
 from .redact import record as record_redactions, redact, redact_text
 
@@ -23,24 +24,8 @@ class Turn:
     text: str
 
 
-QA_LABELS = {
-    "zh": {"offline": "ℹ️ 未配置 LLM，无法生成回答。以下是提交 {sha} 中与问题最相关的代码片段：",
-           "llm_failed": "ℹ️ LLM 未能回答。以下是提交 {sha} 中与问题最相关的代码片段：",
-           "no_hunks": "（这个提交没有可展示的代码改动。）",
-           "files": "📁 依据的文件：{files}",
-           "empty_question": "请在问题里写点内容，例如：这个改动会影响什么？",
-           "too_long": "问题太长了（{n} 个字符，上限 {limit}），请缩短后再问。"},
-    "en": {"offline": "ℹ️ No LLM is configured, so here are the hunks of {sha} most relevant to the question:",
-           "llm_failed": "ℹ️ The LLM could not answer, so here are the hunks of {sha} most relevant to the question:",
-           "no_hunks": "(This commit has no code changes to show.)",
-           "files": "📁 Files consulted: {files}",
-           "empty_question": "Please ask something, e.g. what could this change break?",
-           "too_long": "That question is too long ({n} characters, limit {limit}); please shorten it."},
-}
-
-
 def qa_text(lang: str, key: str, **values) -> str:
-    return QA_LABELS.get(lang, QA_LABELS["en"])[key].format(**values)
+    return text(lang, f"qa.{key}", **values)
 
 
 def check_question(question: str, lang: str) -> str:
@@ -92,7 +77,7 @@ class QA:
                 async for piece in self.llm.stream(prompt.messages(), max_tokens=output):
                     yield piece
         except BotError as exc:
-            yield f"\n\n⚠️ {exc}\n\n"
+            yield f"\n\n⚠️ {localize(exc, lang)}\n\n"
             async for piece in self._offline(commit, files, question, lang, "llm_failed"):
                 yield piece
             return
@@ -115,10 +100,10 @@ class QA:
         # Provenance: name only the files whose text the model was given.
         shown = [f.path for f in files if f.path not in left_out and f.path in selection.text]
         withheld = Counter(dict(selection.kinds))
-        for text in (question, commit.title, commit.body, *(h.text for h in history if h.role == "user")):
-            withheld.update(redact(text).kinds)
+        for piece in (question, commit.title, commit.body, *(h.text for h in history if h.role == "user")):
+            withheld.update(redact(piece).kinds)
         record_redactions(withheld)
-        return self.prompts.render("qa", lang, diff=_neutralise(selection.text), **base), shown
+        return self.prompts.render("qa", lang, diff=neutralise(selection.text), **base), shown
 
     async def _offline(self, commit, files, question, lang, why: str = "offline") -> AsyncIterator[str]:
         yield qa_text(lang, why, sha=commit.short_sha) + "\n\n"
@@ -136,7 +121,7 @@ def _commit_vars(commit: Commit) -> dict:
 
 def _untrusted(text: str) -> str:
     """Chat text, commit text and earlier answers: secrets redacted, block tags defused."""
-    return _neutralise(redact_text(text))
+    return neutralise(redact_text(text))
 
 
 def _untrusted_tree(value):
@@ -149,6 +134,6 @@ def _untrusted_tree(value):
     return value
 
 
-def _neutralise(text: str) -> str:
+def neutralise(text: str) -> str:
     """Untrusted text sits between <data> tags in the prompt; it must not be able to close them."""
     return text.replace("</data", "<\u200b/data").replace("<data", "<\u200bdata")
