@@ -62,6 +62,8 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
     "bot/__main__.py": [("examples:", "the CLI's --help, English like argparse's own words (usage:, options:)")],
     "bot/store.py": [("No connection available", "matches redis-py's message"),
                      ("if redis.call", "a Lua script"), ("local v = redis.call", "a Lua script")],
+    "bot/prompts.py": [("the shipped templates", "operator error: an install without its templates"),
+                       ("or the shipped templates", "operator error: an install without its templates")],
     "bot/threads.py": [("the and for with", "stop words for matching titles")],
     "bot/sources/github.py": [('") { ... on Commit', "a GraphQL query")],
     "bot/sources/message.py": [("(no commit message)", "stored as an empty commit's title: data, cached"),
