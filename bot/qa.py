@@ -90,6 +90,7 @@ class QA:
         analysis = await self.builder.analysis(source, commit, lang)
         from .analysis.llm import CONTEXT_RETRIES, ContextLengthError
 
+        await self.llm.recall()  # the window an earlier process learnt, before sizing the prompt
         fitted = self._prompt(commit, analysis, files, question, lang, history)
         try:
             for refused in range(CONTEXT_RETRIES + 1):

@@ -219,8 +219,9 @@ class LLM:
     def _state(self) -> tuple:
         return (self._floor, self.context_tokens, round(self.token_ratio, 3) if self._ratios else None)
 
-    async def _recall(self) -> None:
-        """Once per client: what an earlier process learnt about this endpoint."""
+    async def recall(self) -> None:
+        """Once per client: what an earlier process learnt about this endpoint. Callers that size
+        a prompt by the window await it first; every request does."""
         if self._recalled:
             return
         async with self._lock("recall"):
@@ -270,7 +271,7 @@ class LLM:
         """One chat completion. `schema` asks for that structure where the endpoint offers it;
         `json_mode` for a JSON object; neither, for text."""
         messages = list(messages)
-        await self._recall()
+        await self.recall()
         try:
             async with self._slots:
                 self._check_breaker()
@@ -300,7 +301,7 @@ class LLM:
         """The answer's visible content deltas, in order (reasoning blocks removed). Close the
         generator (or read it to the end): it holds a concurrency slot while open."""
         messages = list(messages)
-        await self._recall()
+        await self.recall()
         await self._remember()  # what the last request learnt (a stream cannot await when closed)
         async with self._slots:
             self._check_breaker()

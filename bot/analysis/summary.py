@@ -97,6 +97,7 @@ def headline_cli_line(reason: str) -> str:
 
 async def _ask(llm: LLM, prompts: Prompts, entries: Sequence[DigestEntry], lang: str) -> list[str]:
     """The checked bullets, after at most one corrective retry; InvalidAnswer otherwise."""
+    await llm.recall()
     prompt = headline_prompt(prompts, entries, lang, llm.prompt_budget(HEADLINE_OUTPUT_TOKENS))
     messages = prompt.messages()
     for attempt in range(2):

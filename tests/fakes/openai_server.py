@@ -34,7 +34,8 @@ Endpoints as measured (README "LLM endpoints"), for any responder:
   CONTEXT_WORDINGS; `window_refusals` counts them).
 - `blank_every=3`: every third completion answers blank content (`"   "`, finish_reason stop),
   as DeepSeek does when its JSON mode produced nothing; `blank_rate=0.33` with `seed` does it at
-  random instead (`blanks` counts them).
+  random instead; `blank_first=2` answers each distinct prompt blank the first two times it is
+  sent (`blanks` counts them all).
 - `tokens=measured_tokens`: how the server counts a prompt (usage.prompt_tokens and the window);
   the default `server_tokens` counts ASCII at 3 characters a token and Chinese 1.5 a character;
   `measured_tokens` is llama-cpp-python's Qwen2.5 count as measured: 0.73–0.81 of the client's
@@ -308,7 +309,7 @@ class FakeOpenAI:
                  retry_after: float = 0.05, first_token_delay: float = 0.0,
                  model: str = "fake-model", window: int | None = None,
                  wordings: Iterable[str] = tuple(CONTEXT_WORDINGS), blank_every: int = 0,
-                 blank_rate: float = 0.0, seed: int = 7, tokens: Callable[[dict], int] | None = None,
+                 blank_rate: float = 0.0, blank_first: int = 0, seed: int = 7, tokens: Callable[[dict], int] | None = None,
                  refuse_json_schema: bool = False):
         if over_cap not in ("queue", "reject"):
             raise ValueError("over_cap must be 'queue' or 'reject'")
@@ -323,6 +324,8 @@ class FakeOpenAI:
         self._wordings = itertools.cycle(list(wordings))
         self.blank_every = blank_every
         self.blank_rate = blank_rate
+        self.blank_first = blank_first
+        self._asked: dict[str, int] = {}  # times each distinct prompt was answered (blank_first)
         self._random = random.Random(seed)
         self.tokens: Callable[[dict], int] = tokens or server_tokens
         self.refuse_json_schema = refuse_json_schema
@@ -409,13 +412,18 @@ class FakeOpenAI:
         return None
 
     def _blank(self, request: dict, reply: Reply) -> Reply:
-        """Every blank_every-th completion (or one at blank_rate) comes back blank."""
-        if request.get("stream") or reply.status != 200 or reply.hang or not (self.blank_every or self.blank_rate):
+        """Every blank_every-th completion, one at blank_rate, or a prompt's first blank_first
+        answers come back blank."""
+        if request.get("stream") or reply.status != 200 or reply.hang or not (
+                self.blank_every or self.blank_rate or self.blank_first):
             return reply
+        prompt = json.dumps(request.get("messages"), sort_keys=True)
         with self._lock:
             self._answered += 1
-            blank = (self.blank_every and self._answered % self.blank_every == 0) or (
-                self.blank_rate and self._random.random() < self.blank_rate)
+            self._asked[prompt] = self._asked.get(prompt, 0) + 1
+            blank = bool((self.blank_every and self._answered % self.blank_every == 0)
+                         or (self.blank_rate and self._random.random() < self.blank_rate)
+                         or self._asked[prompt] <= self.blank_first)
             if blank:
                 self.blanks += 1
         return Reply(**{**reply.__dict__, "content": "   ", "finish_reason": "stop"}) if blank else reply
