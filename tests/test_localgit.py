@@ -158,3 +158,19 @@ def test_a_repo_folder_with_a_github_origin_gets_its_name_and_links(tmp_path, re
     src = LocalGitSource(str(mirror))
     assert (src.name, src.web_url) == ("astral-sh/uv", "https://github.com/astral-sh/uv")
     assert src.commit_url("abc123") == "https://github.com/astral-sh/uv/commit/abc123"
+
+
+async def test_a_mirror_with_a_github_origin_renders_with_its_name_and_links(tmp_path, repo, make_services):
+    from bot.render.markdown import render_report
+
+    mirror = tmp_path / "astral-sh+uv" / "repo"
+    repo.git("clone", "-q", "--mirror", str(repo.path), str(mirror))
+    repo.git("-C", str(mirror), "remote", "set-url", "origin", "git@github.com:astral-sh/uv.git")
+    services = await make_services()
+    source = services.source(str(mirror))
+    digest = await services.builder.build(source, day_window(date(2026, 1, 28), "Asia/Shanghai"), "en")
+    shown = render_report([digest])
+    sha = repo.shas["edge_in"]
+    assert "## astral-sh/uv" in shown and "## repo" not in shown
+    assert f"(https://github.com/astral-sh/uv/commit/{sha})" in shown
+    assert "[#12](https://github.com/astral-sh/uv/pull/12)" in shown

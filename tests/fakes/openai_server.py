@@ -174,8 +174,8 @@ CONTEXT_WORDINGS = {  # HTTP 400 messages, as worded by OpenAI, vLLM (older, new
 def good_answer(request: dict, **overrides: Any) -> str:
     """A valid analysis that names the commit it was shown (title and first file)."""
     title, path = commit_facts(request)
-    summary = f"Changes {path or 'the code'} for “{title or 'this commit'}”."
-    return analysis_json(summary=summary, **overrides)
+    overrides.setdefault("summary", f"Changes {path or 'the code'} for “{title or 'this commit'}”.")
+    return analysis_json(**overrides)
 
 
 def measured_tokens(request: dict) -> int:
