@@ -27,11 +27,13 @@ HISTORY_TURNS = 10  # earlier turns (question + answer each) kept in the prompt
 OUTPUT_TOKENS = 1024
 MAX_OUTPUT_TOKENS = 1500
 PROMPT_MARGIN_TOKENS = 200
-MIN_DIFF_TOKENS = 400  # below this the prompt gives up more of the other texts first
-# How the prompt shrinks to leave the diff room: (commit message chars, earlier turns kept,
-# chars per turn, chars per analysis text).
-FIT_STEPS = ((12000, HISTORY_TURNS, 4000, 1500), (4000, 6, 1500, 600), (1500, 2, 600, 300), (400, 0, 0, 200))
-
+# How the prompt shrinks to leave the diff room: (commit message share of the prompt budget,
+# earlier turns kept, chars per turn, chars per analysis text). A step is taken when the diff
+# fits whole or has at least DIFF_SHARE of the budget; else the next, smaller one.
+FIT_STEPS = ((0.25, HISTORY_TURNS, 4000, 1500), (0.12, 6, 1500, 600), (0.06, 2, 600, 300), (0.02, 0, 0, 200))
+DIFF_SHARE = 0.5
+CHARS_PER_TOKEN = 3.5  # to clip the message to its share before estimating it (English prose)
+OVER_BUDGET = "over budget"
 
 @dataclass(frozen=True)
 class Turn:
@@ -118,25 +120,26 @@ class QA:
             yield ("\n" if shown else "\n\n") + note
 
     def _prompt(self, commit, analysis: Analysis, files, question, lang, history) -> "_Fitted":
-        """The prompt that fits the endpoint's window as now known: FIT_STEPS until the diff has
-        MIN_DIFF_TOKENS of room (the last step takes what is left), then as much of the diff as
-        fits — all of it, or the hunks most relevant to the question."""
+        """The prompt that fits the endpoint's window as now known: the first of FIT_STEPS that
+        leaves the diff its room (the last takes what is left), then as much of the diff as fits —
+        all of it, or the hunks most relevant to the question."""
         output = min(MAX_OUTPUT_TOKENS, self.llm.max_output_tokens)
         limit = self.llm.prompt_budget(min(OUTPUT_TOKENS, output))
-        for step, (body_chars, turns, turn_chars, analysis_chars) in enumerate(FIT_STEPS):
+        whole = select_diff(files, limit).tokens  # what the diff costs when nothing else is there
+        for step, (body_share, turns, turn_chars, analysis_chars) in enumerate(FIT_STEPS):
             kept = list(history)[-2 * turns:] if turns else []
-            base = dict(commit=_commit_vars(commit, body_chars),
+            base = dict(commit=_commit_vars(commit, int(body_share * limit * CHARS_PER_TOKEN)),
                         analysis=_untrusted_tree(to_dict(analysis), analysis_chars),
                         question=_untrusted(question),
                         history=[{"role": h.role, "text": _untrusted(_clip(h.text, turn_chars))} for h in kept],
                         coverage="")
             overhead = _tokens(self.prompts.render("qa", lang, diff="", **base))
-            budget = limit - overhead - PROMPT_MARGIN_TOKENS
-            if budget >= MIN_DIFF_TOKENS or step == len(FIT_STEPS) - 1:
+            budget = max(limit - overhead - PROMPT_MARGIN_TOKENS, 0)
+            if budget >= min(whole, DIFF_SHARE * limit) or step == len(FIT_STEPS) - 1:
                 break
-        selection = select_diff(files, max(budget, 0))
-        if not selection.coverage.complete:
-            selection = relevant_hunks(files, question, max(budget, 0))  # the whole diff won't fit: focus
+        selection = select_diff(files, budget)
+        if _cut(selection):
+            selection = relevant_hunks(files, question, budget)  # the whole diff won't fit: focus
         base["coverage"] = redact_text(coverage_line(selection.coverage, lang))  # it names files
         left_out = {path for path, _ in selection.coverage.omitted}
         # Provenance: name only the files whose text the model was given.
@@ -156,8 +159,7 @@ class QA:
         if coverage.complete:
             return ""
         line = redact_text(coverage_line(coverage, lang))
-        cut = coverage.partial or any(reason == "over budget" for _, reason in coverage.omitted)
-        if cut and self.llm.context_tokens:
+        if _cut(selection) and self.llm.context_tokens:
             return text(lang, "qa_fit.window", window=f"{self.llm.context_tokens:,}", coverage=line)
         return text(lang, "qa_fit.coverage", coverage=line)
 
@@ -184,6 +186,12 @@ def _commit_vars(commit: Commit, body_chars: int) -> dict:
     body = _clip(strip_bot_footers(commit.body), body_chars)  # a Renovate body is mostly boilerplate
     return {"sha": commit.sha, "title": _untrusted(commit.title), "body": _untrusted(body),
             "author": _untrusted(commit.author), "url": commit.url or "", "pr_number": commit.pr_number}
+
+
+def _cut(selection: DiffSelection) -> bool:
+    """True when the budget, not a rule (lockfile, binary …), kept part of the diff out."""
+    coverage = selection.coverage
+    return bool(coverage.partial) or any(reason == OVER_BUDGET for _, reason in coverage.omitted)
 
 
 def _clip(value: str, chars: int) -> str:

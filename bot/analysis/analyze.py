@@ -43,9 +43,6 @@ LEFT_OUT_LISTED = 40
 # When a small budget cannot hold the full lists next to a useful diff, the prompt shrinks in
 # these steps: (files listed, left-out files listed, share of message/PR text kept).
 SHRINK_STEPS = ((FILES_LISTED, LEFT_OUT_LISTED, 1.0), (25, 15, 1.0), (10, 5, 0.5), (0, 0, 0.25))
-# Times the diff is trimmed by the overshoot of the left-out list before the lists shrink instead
-# (each trim leaves more files out, which lengthens the list a little more).
-TRIMS = 3
 NO_DIFF = "(no diff available)"
 
 # The tags of every data block in the prompts. Inside data, any of them (opening or closing, any
@@ -238,12 +235,9 @@ class Analyzer:
             budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
             selection = select_diff(files, max(budget, 0))
             prompt = render(selection)
-            for _ in range(TRIMS):  # the list of left-out files took the room: trim the diff by that
-                excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
-                if excess <= 0 or not selection.tokens:
-                    break
-                budget -= excess
-                selection = select_diff(files, max(budget, 0))
+            excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
+            if excess > 0 and selection.tokens:  # the list of left-out files took the room: trim once
+                selection = select_diff(files, max(budget - excess, 0))
                 prompt = render(selection)
             if _tokens(prompt) + PROMPT_MARGIN_TOKENS <= limit:
                 break
