@@ -310,32 +310,27 @@ def names_the_commit(summary: str, commit: Commit, files: Sequence[FileChange]) 
     return bool(cjk and cjk & _cjk_pairs(f"{commit.title}\n{commit.body}"))
 
 
-def _kinds(files: Sequence[FileChange]) -> list:
-    """Each file's kind, by the offline analyser's path classifier (its one import here)."""
+def _kinds(files: Sequence[FileChange]) -> list[str]:
+    """Each file's kind ("docs", "test", "ci", "tooling", "dependency", "lockfile", "source" …) by
+    the offline analyser's path classifier — the one place this module imports it from."""
     from .heuristic import classify_path
 
-    return [classify_path(f.path) for f in files]
-
-
-def _kind(name: str):
-    from .heuristic import FileKind
-
-    return FileKind(name)
+    return [classify_path(f.path).value for f in files]
 
 
 # Kinds that ship nothing a user runs, named as a reader would, in the order the message lists them.
 _NOT_SHIPPED = (("docs", "documentation"), ("test", "tests"), ("ci", "CI configuration"),
                 ("tooling", "tooling (scripts, benchmarks)"))
+_DEPENDENCY_KINDS = frozenset({"dependency", "lockfile"})
 
 
 def only_docs_or_tests(files: Sequence[FileChange]) -> str | None:
     """"documentation" / "tests" / "CI configuration" / "tooling …" (joined with "and") when every
     file is of those kinds, else None."""
     kinds = set(_kinds(files))
-    names = [(_kind(k), label) for k, label in _NOT_SHIPPED]
-    if not kinds or not kinds <= {kind for kind, _ in names}:
+    if not kinds or not kinds <= {kind for kind, _ in _NOT_SHIPPED}:
         return None
-    return " and ".join(label for kind, label in names if kind in kinds)
+    return " and ".join(label for kind, label in _NOT_SHIPPED if kind in kinds)
 
 
 _VERSION = re.compile(r"(?<![\w.])v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.]+)?(?![\w])")
@@ -347,13 +342,12 @@ def patch_level_bump(files: Sequence[FileChange]) -> bool:
     block the removed and added versions pair up with the same major and minor. A new or removed
     package, or a patch the source did not give, is not provably patch-level: False."""
     kinds = _kinds(files)
-    deps = {_kind("dependency"), _kind("lockfile")}
-    allowed = deps | {_kind(k) for k, _ in _NOT_SHIPPED}
-    if not files or not set(kinds) <= allowed or not set(kinds) & deps:
+    allowed = _DEPENDENCY_KINDS | {kind for kind, _ in _NOT_SHIPPED}
+    if not files or not set(kinds) <= allowed or not set(kinds) & _DEPENDENCY_KINDS:
         return False
     pairs = 0
     for f, kind in zip(files, kinds):
-        if kind not in deps:
+        if kind not in _DEPENDENCY_KINDS:
             continue
         if not f.patch:
             return False
