@@ -105,6 +105,10 @@ def _say_what_fell_back(digest, settings, lang: str) -> int:
         return 0
     if summary := cli_summary(digest.entries, settings.llm_timeout, lang):
         print(summary, file=sys.stderr)
+    if digest.headline_fallback:
+        from .analysis.summary import headline_cli_line
+
+        print(headline_cli_line(digest.headline_fallback), file=sys.stderr)
     if digest.entries and not any(e.analysis and e.analysis.origin == "llm" for e in digest.entries):
         return EXIT_NO_LLM
     return 0

@@ -20,7 +20,7 @@ from .i18n import localize, text
 from .notices import llm_notice, profile_notice, source_notice
 from .analysis.offline import analyse_offline
 from .analysis.profile import load_profile
-from .analysis.summary import headline as build_headline
+from .analysis.summary import headline as build_headline, headline_notice
 from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, RateLimited, Window,
                      analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
 from .sources import CommitSource
@@ -68,11 +68,15 @@ class DigestBuilder:
             problems: list[BotError] = []
             entries = await self._analyse_all(source, commits, lang, progress, problems)
             _profile, profile_problem = await self._read_profile(source)
-            bullets, origin = await build_headline(self.llm, self.prompts, entries, lang)
+            bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
+            notices = self._notices(source, entries, lang, window, problems, profile_problem)
+            if headline_failed and headline_failed not in _fallback_reasons(entries):
+                # the LLM failed at the headline in a way the analyses' notice does not say already
+                notices += (headline_notice(headline_failed, lang),)
             digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
                             headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
                             generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name),
-                            notices=self._notices(source, entries, lang, window, problems, profile_problem))
+                            notices=notices, headline_fallback=headline_failed)
             data = to_dict(digest)
             if cacheable and digest.complete:  # never with notices: the next run may do better
                 await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
@@ -233,6 +237,10 @@ class DigestBuilder:
             return await source.get_commit(commit.reverts)
         except BotError:
             return None
+
+
+def _fallback_reasons(entries: Sequence[DigestEntry]) -> set[str]:
+    return {e.analysis.fallback_reason for e in entries if e.analysis and e.analysis.origin == "fallback"}
 
 
 async def _notify(progress: Progress | None, done: int, total: int) -> None:

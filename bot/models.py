@@ -218,13 +218,14 @@ class Digest:
     lang: str
     entries: tuple[DigestEntry, ...]  # newest first
     headline: tuple[str, ...] = ()
-    headline_origin: str = "offline"
+    headline_origin: str = "offline"  # "llm", "offline" (no LLM configured) or "fallback" (the LLM failed)
     repo_url: str | None = None
     generated_at: datetime | None = None
     repo_spec: str = ""  # how commands name the repository (owner/name or the configured path)
     # Sentences in the digest's language that every surface shows first: what went wrong while
     # building it (the LLM could not analyse some commits, GitHub's rate limit …). Never cached.
     notices: tuple[str, ...] = ()
+    headline_fallback: str = ""  # why the LLM's headline failed (timeout … rejected), for the CLI
 
     @property
     def repo_id(self) -> str:
@@ -323,7 +324,7 @@ def digest_from_dict(d: dict) -> Digest:
                   lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
                   headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
                   generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
-                  notices=tuple(d.get("notices") or ()))
+                  notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""))
 
 
 def subscription_from_dict(d: dict) -> Subscription:

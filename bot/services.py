@@ -34,7 +34,7 @@ class Services:
         llm = None
         if settings.llm_enabled:
             from .analysis.llm import LLM
-            llm = LLM(settings)
+            llm = LLM(settings, memory=store)  # what it learns about the endpoint outlives the process
         analyzer = Analyzer(llm, prompts, settings)
         builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
         return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings),

@@ -56,14 +56,19 @@ class LocalGitSource:
         return proc.stdout.strip()
 
     def _identity(self) -> tuple[str, str | None]:
-        """owner/name and a web URL when `origin` points at a GitHub-like host, else the folder name."""
+        """owner/name and a web URL when `origin` points at a GitHub-like host, else the folder's
+        name — the folder above when the repository is a bare `repo` (or `repo.git`) folder, as
+        mirrors are laid out (`uv/repo`), since "repo" names nothing."""
         url = self._run("config", "--get", "remote.origin.url", check=False).strip()
         match = _REMOTE.match(url)
         if match and "." in match.group(1):
             host, owner, name = match.groups()
             return f"{owner}/{name}", f"https://{host}/{owner}/{name}"
-        base = os.path.basename(self.path.rstrip("/"))
-        return (base[:-4] if base.endswith(".git") else base) or self.path, None
+        folder = Path(self.path)
+        base = folder.name[:-4] if folder.name.endswith(".git") else folder.name
+        if base.lower() == "repo" and folder.parent.name and self._git_dir in (".", self.path):
+            base = folder.parent.name  # a bare repository's git dir is the folder itself
+        return base or self.path, None
 
     def commit_url(self, sha: str) -> str | None:
         return f"{self.web_url}/commit/{sha}" if self.web_url else None
