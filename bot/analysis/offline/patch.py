@@ -114,8 +114,8 @@ def _is_literal_value(val: str) -> bool:
 def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
-        for m in _ENV_DEFAULT.finditer(line):
-            found[m.group("key")] = m.group("val").strip()
+        for env in _ENV_DEFAULT.finditer(line):
+            found[env.group("key")] = env.group("val").strip()
         m = _ASSIGNMENT.match(line)
         if not m or len(m.group("indent").expandtabs(4)) > (8 if in_config_file else 4):
             continue
