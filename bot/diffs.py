@@ -318,7 +318,8 @@ class _Part:
 
 def _prepare(files: Sequence[FileChange], deleted_by_name: bool) -> tuple[list[_File], Counter]:
     """Classify and redact every file (patch and names); (files, redactions by kind)."""
-    prepared, kinds = [], Counter()
+    prepared: list[_File] = []
+    kinds: Counter = Counter()
     for index, f in enumerate(files):
         prepared.append(_prepare_one(index, f, deleted_by_name, kinds))
     return prepared, kinds

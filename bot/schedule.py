@@ -12,10 +12,14 @@ import logging
 import os
 import uuid
 from datetime import date, datetime, time, timedelta, timezone
+from typing import TYPE_CHECKING, Any
 
 from .delivery.job import DeliverySpec, scheduled_spec
 from .models import BotError, RetryLater, Subscription, to_dict
 from .window import zone
+
+if TYPE_CHECKING:
+    from .jobs import Jobs
 
 log = logging.getLogger(__name__)
 
@@ -86,23 +90,24 @@ class Clock:
         if self.jobs is None:
             outcomes = await asyncio.gather(*(self._inline(spec) for _, _, spec in due))
         else:
-            outcomes = [await self._enqueue(spec) for _, _, spec in due]
-            await self._enqueue_builds([(sub, spec) for sub, _, spec in due])
+            jobs = self.jobs
+            outcomes = [await self._enqueue(jobs, spec) for _, _, spec in due]
+            await self._enqueue_builds(jobs, [(sub, spec) for sub, _, spec in due])
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
-    async def _enqueue(self, spec: DeliverySpec) -> str:
+    async def _enqueue(self, jobs: Jobs, spec: DeliverySpec) -> str:
         if await self.store.get_json(spec.ledger):
             return "already delivered"
-        job = await self.jobs.enqueue("deliver", to_dict(spec), job_id=self.jobs.job_id("deliver", spec.key))
+        job = await jobs.enqueue("deliver", to_dict(spec), job_id=jobs.job_id("deliver", spec.key))
         return "queued" if job.new else "already queued"
 
-    async def _enqueue_builds(self, due: list[tuple[Subscription, DeliverySpec]]) -> None:
-        builds = {}
+    async def _enqueue_builds(self, jobs: Jobs, due: list[tuple[Subscription, DeliverySpec]]) -> None:
+        builds: dict[tuple[str, ...], dict[str, Any]] = {}
         for sub, spec in due:
             ident = (sub.repo.lower(), sub.branch or "", spec.window["start"], spec.window["end"], sub.tz, sub.lang)
             builds.setdefault(ident, {"repo": sub.repo, "branch": sub.branch, "window": spec.window, "lang": sub.lang})
-        for ident, build in builds.items():
-            await self.jobs.enqueue("build", build, job_id=self.jobs.job_id("build", *ident))
+        for parts, build in builds.items():
+            await jobs.enqueue("build", build, job_id=jobs.job_id("build", *parts))
 
     async def _inline(self, spec: DeliverySpec) -> str:
         try:

@@ -179,13 +179,14 @@ class Deliveries:
         return ref
 
     def _progress_editor(self, platform, progress: MessageRef, spec: DeliverySpec, name: str, window: Window):
-        last = [float("-inf"), ""]  # the first progress is always shown
+        last_at, last_line = float("-inf"), ""  # the first progress is always shown
 
         async def on_progress(done: int, total: int) -> None:
+            nonlocal last_at, last_line
             line = text(spec.lang, "progress.analysing", repo=name, label=window.label, done=done, total=total)
             now = self.monotonic()
-            if total and line != last[1] and (now - last[0] >= PROGRESS_EVERY):
-                last[:] = [now, line]
+            if total and line != last_line and (now - last_at >= PROGRESS_EVERY):
+                last_at, last_line = now, line
                 try:
                     await platform.update(progress, Notice(line, "progress", spec.lang))
                 except BotError:

@@ -97,11 +97,12 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     else:
         content = DigestParent(d, plan.min_importance, await plan.report(d) if plan.report else None)
         if unsafe_to_retry("parent"):
-            parent = await send_checked("parent", content, thread)
-            if parent is None:
+            checked = await send_checked("parent", content, thread)
+            if checked is None:
                 raise UncertainSend(f"the digest of {d.repo} for {d.window.label} may already be in the channel "
                                     f"(its first send had no answer over an hour ago, and the channel could not "
                                     f"be read back); not posting it again")
+            parent = checked
         else:
             if replace_ref is None:
                 await trying("parent")

@@ -204,7 +204,7 @@ def packed_sections(lines: Iterable[str], label: str | None = None) -> list[dict
 def context(*texts: str) -> list[dict]:
     """Small grey lines; more than fits in one context block (10 elements, short texts) become
     further context blocks or sections — nothing is dropped."""
-    texts = [x for x in texts if x and x.strip()]
+    texts = tuple(x for x in texts if x and x.strip())
     blocks: list[dict] = []
     short = [x for x in texts if len(x) <= 2000]
     for i in range(0, len(short), CONTEXT_ELEMENTS):
