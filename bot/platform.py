@@ -8,7 +8,7 @@ each adapter's renderer decides how a choice looks (buttons, or text on the term
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Protocol, Sequence, Union
+from typing import Any, AsyncIterator, Protocol, Sequence
 
 from .models import Commit, Digest, DigestEntry
 
@@ -70,7 +70,7 @@ class AnswerHeader:
     lang: str = ""
 
 
-Content = Union[DigestParent, CommitDetail, LowCommits, CommitDetails, Notice, CommitChoice, AnswerHeader]
+Content = DigestParent | CommitDetail | LowCommits | CommitDetails | Notice | CommitChoice | AnswerHeader
 
 
 @dataclass(frozen=True)

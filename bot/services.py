@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable
 
 from .prompts import Prompts
 from .sources import CommitSource, open_source
@@ -33,7 +34,8 @@ class Services:
     max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
     @classmethod
-    def build(cls, settings, store=None, clock=None) -> "Services":
+    def build(cls, settings: Settings, store: Store | None = None,
+              clock: Callable[[], datetime] | None = None) -> Services:
         from .analysis.analyze import Analyzer
         from .digest import DigestBuilder, utcnow
         from .explain import QA

@@ -229,7 +229,7 @@ class Analyzer:
         assert self.llm is not None  # the LLM path: analyse() went offline without one
         limit = self.llm.max_prompt_tokens
         for shrink in SHRINK_STEPS:
-            def render(selection: DiffSelection | None) -> RenderedPrompt:
+            def render(selection: DiffSelection | None, shrink: tuple[int, int, float] = shrink) -> RenderedPrompt:
                 variables = prompt_variables(commit, files, pr_body=pr_body, reverted=reverted,
                                              selection=selection, shrink=shrink, profile=profile)
                 return self.prompts.render(JOB, lang, **variables)

@@ -199,7 +199,7 @@ def scan_source(stats: "FileStats", profile: "RepoProfile") -> SourceScan:
             if sign in "+-" and _FLAG_CALL.search(text):
                 (scan.flags_removed if sign == "-" else scan.flags_added).update(_FLAG_NAME.findall(text))
         # A hidden flag (argparse.SUPPRESS, clap's `hide = true`) is not part of the CLI users see.
-        for minus, plus in change_blocks(f.patch):
+        for _minus, plus in change_blocks(f.patch):
             if any(_HIDDEN_FLAG.search(line) for line in plus):
                 scan.hidden_flags.update(n for line in plus for n in _FLAG_NAME.findall(line))
     return scan
