@@ -42,11 +42,14 @@ class RedisProcess:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
+            try:  # up once it answers PING: it accepts connections while still loading its AOF
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(64).startswith(b"+PONG"):
+                        return
             except OSError:
-                time.sleep(0.05)
+                pass
+            time.sleep(0.05)
         raise RuntimeError("redis-server did not start")
 
     def stop(self) -> None:
