@@ -65,10 +65,10 @@ class BotGroup:
 
     @property
     def updates(self) -> list[str]:
-        """Each update once, in commit order; a commit whose versions were not found is named by
-        its title."""
+        """Each update once, oldest commit first (the day's updates in order); a commit whose
+        versions were not found is named by its title."""
         seen: dict[str, None] = {}
-        for e in self.entries:
+        for e in sorted(self.entries, key=lambda e: e.commit.committed_at):
             for line in e.updates or (e.commit.title,):
                 seen.setdefault(line, None)
         return list(seen)

@@ -68,7 +68,8 @@ def _cadence(words: list[str]) -> tuple[list[str], bool | None, str | None, str 
             raise CommandError(phrase("week.cadence_twice"), "subscribe")
         weekly = CADENCE_WORDS[word]
         i += 1
-        if weekly and i < len(words) and words[i].lower() not in OPTION_WORDS and not _HHMM.match(words[i]):
+        if (weekly and i < len(words) and words[i].lower() not in (*OPTION_WORDS, *CADENCE_WORDS)
+                and not _HHMM.match(words[i])):
             day = _DAY_WORDS.get(words[i].lower())
             if day is None:
                 raise CommandError(phrase("week.bad_weekday", value=words[i]), "subscribe")
