@@ -65,13 +65,18 @@ class BotGroup:
 
     @property
     def updates(self) -> list[str]:
-        """Each update once, oldest commit first (the day's updates in order); a commit whose
-        versions were not found is named by its title."""
+        """Each update once: the medium ones (a major bump) first, then oldest commit first (the
+        day's updates in order); a commit whose versions were not found is named by its title."""
         seen: dict[str, None] = {}
-        for e in sorted(self.entries, key=lambda e: e.commit.committed_at):
+        for e in sorted(self.entries, key=lambda e: (e.importance.rank, e.commit.committed_at)):
             for line in e.updates or (e.commit.title,):
                 seen.setdefault(line, None)
         return list(seen)
+
+
+    @property
+    def mediums(self) -> int:
+        return sum(1 for e in self.entries if e.importance is Importance.MEDIUM)
 
 
 def collapse(entries: Sequence[DigestEntry], mode: str = "collapse") -> tuple[list[DigestEntry], list[BotGroup]]:

@@ -270,3 +270,15 @@ def replace_lang(d: Digest, lang: str) -> Digest:
     from dataclasses import replace
 
     return replace(d, lang=lang)
+
+
+def test_a_bots_medium_update_is_named_first_and_counted():
+    t0 = datetime(2026, 1, 28, 2, tzinfo=UTC)
+    es = [entry("renovate[bot]", Importance.LOW, when=t0 + timedelta(minutes=i), updates=(f"crate{i} 1.0.{i} → 1.0.{i + 1}",),
+                sha=f"{i:040d}") for i in range(4)]
+    es.append(entry("renovate[bot]", Importance.MEDIUM, when=t0 + timedelta(hours=1), updates=("syn 2.0.1 → 3.0.0",),
+                    sha="9" * 40))
+    (group,) = collapse(es)[1]
+    assert L.bot_line("en", group) == ("🤖 renovate[bot]: 5 updates (🟡 1 of medium importance) — syn 2.0.1 → 3.0.0, "
+                                       "crate0 1.0.0 → 1.0.1, crate1 1.0.1 → 1.0.2, …")
+    assert "（🟡 中重要度 1 个）" in L.bot_line("zh", group)

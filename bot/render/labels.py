@@ -72,7 +72,8 @@ def bot_line(lang: str, group, shown: int = 3) -> str:
     listed = text(lang, "noise.list_sep").join(updates[:shown]) + (text(lang, "noise.list_more")
                                                                    if len(updates) > shown else "")
     key = "noise.bot_line_one" if len(group.entries) == 1 else "noise.bot_line"
-    return text(lang, key, author=group.author, n=len(group.entries), updates=listed)
+    mediums = text(lang, "noise.bot_mediums", n=group.mediums) if group.mediums else ""
+    return text(lang, key, author=group.author, n=len(group.entries), mediums=mediums, updates=listed)
 
 
 def more_low(lang: str, n: int, how: str) -> str:
