@@ -139,6 +139,13 @@ async def test_a_noisy_day_collapses_its_bots_and_lists_fifteen_lows(make_bot, s
     # a question in the thread still reaches a collapsed commit
     thread = await bot.chat.threads.get("slack", CHANNEL, parent.ts)
     assert bot_shas <= {c.sha for c in thread.commits}
+    # …and so does the bots' menu: Details of one collapsed update, shown to the one who asked
+    menu = next(b for b in bots[0].blocks if b["type"] == "actions")
+    await bot.sender.block_action("digest_low", selected=f"details:{mono.shas['renovate_clap']}",
+                                  block_id=menu["block_id"], message_ts=bots[0].ts, thread_ts=parent.ts)
+    await bot.chat.drain()
+    (details,) = slack.ephemerals
+    assert "Update Rust crate clap to v4.5.54" in ephemeral_text(details) and details["thread_ts"] == parent.ts
 
 
 async def test_bots_show_lists_each_bot_commit(make_bot, slack):
@@ -188,6 +195,14 @@ async def test_subscriptions_route_a_monorepo_and_list_says_how(make_bot, slack,
     assert HIGH_TITLE in front_all and MEDIUM_TITLE not in front_all and AUTOMATION_TITLE not in front_all
     assert MEDIUM_TITLE in back_all and AUTOMATION_TITLE in back_all and HIGH_TITLE not in back_all
     assert f"1 of {DAY_COMMITS} commits" in front_all and f"2 of {DAY_COMMITS} commits" in back_all
+    # the clock's build job (run ahead of the deliveries, in a worker) builds the filtered digest
+    from bot.models import to_dict
+    from bot.window import day_window
+    from tests.noise_repo import DAY
+
+    build = {"repo": repo, "branch": None, "window": to_dict(day_window(DAY, "Asia/Shanghai")), "lang": "en",
+             "paths": ["frontend/**"], "exclude": []}
+    assert await bot.chat.run_build(build) == "1 commits"
     await bot.command(f"subscribe {repo} paths none", channel=CHANNEL)  # a filter can be cleared
     (sub,) = await bot.chat.subs.for_channel("slack", CHANNEL)
     assert sub.paths == () and sub.at == "09:30"
@@ -316,3 +331,27 @@ def test_cli_digest_takes_the_path_filter(run, mono):  # noqa: F811
         bad = run("digest", "--repo", str(mono.path), "--lang", lang, "--paths", "/backend/**")
         assert bad.returncode == 2 and "Traceback" not in bad.stderr
         assert bad.stderr.strip().startswith(sentence) and "\n" not in bad.stderr.strip()
+
+
+# --- the clock's shared builds --------------------------------------------------------------------------
+
+from tests.test_schedule import NOW as CLOCK_NOW, clock_chat  # noqa: E402,F401 — the real queue (arq on Redis)
+
+
+async def test_a_filtered_digest_is_its_own_build_job_and_a_weekly_one_too(clock_chat):  # noqa: F811
+    from bot.models import Subscription
+
+    chat, settings, jobs = clock_chat
+    for channel, paths in (("a", ("frontend/**",)), ("b", ("backend/**",)), ("c", ("frontend/**",)), ("d", ())):
+        await chat.subs.upsert(Subscription("console", channel, "acme/widgets", at="09:00", tz="Asia/Shanghai",
+                                            paths=paths))
+    # 2026-01-29 is a Thursday: a weekly roll-up due at 09:00 on Thursdays posts the week of the 19th
+    await chat.subs.upsert(Subscription("console", "e", "acme/widgets", at="09:00", tz="Asia/Shanghai",
+                                        weekday="thu"))
+    done = {(s.channel, str(day), o) for s, day, o in await Clock(chat, settings, now=lambda: CLOCK_NOW,
+                                                                   jobs=jobs).tick()}
+    assert ("e", "2026-01-19", "queued") in done and len(done) == 5
+    queued = [j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1)]
+    builds = [j for j in queued if ":build:" in j]
+    assert len(builds) == 4  # frontend, backend, unfiltered day — and the week
+    assert sum(":deliver:" in j and "week-2026-W04" in j for j in queued) == 1
