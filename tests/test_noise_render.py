@@ -81,3 +81,13 @@ def test_a_big_week_stays_one_message_until_slack_and_feishu_say_otherwise():
     FR.assert_fits(cards)
     text = render_text(week)
     assert text.count("\n  🟡 ") + text.count("\n  🔴 ") == 60 and "Low importance, not listed: 200" in text
+
+
+def test_the_report_page_and_markdown_report_say_the_filter():
+    from bot.render.markdown import render_report
+    from bot.report.page import render_page
+
+    d = replace(SR.digest([DigestEntry(SR.commit(1), SR.analysis(Importance.MEDIUM))]), paths=("crates/uv-resolver/**",),
+                filtered_out=79)
+    assert "🔎 paths crates/uv-resolver/** — 1 of 80 commits" in render_page(d, 2_000_000_000)
+    assert "> 🔎 paths crates/uv-resolver/\\*\\* — 1 of 80 commits" in render_report([d])
