@@ -58,4 +58,4 @@ async def run(req: Request, args: WeekArgs) -> None:
     await deliver(req, args.repos, args.filters, week=True, window=window)
 
 
-COMMAND = Command("week", ("weekly", "周报", "每周"), parse, run)
+COMMAND = Command("week", ("周报",), parse, run)  # not "weekly"/"每周": questions start so
