@@ -110,10 +110,12 @@ class ChatService:
     async def run_build(self, spec: dict) -> str:
         """Build (and cache) a digest ahead of its deliveries, which share the result."""
         from .models import window_from_dict
+        from .pathfilter import PathFilter
 
         source = self.services.source(spec["repo"])
         digest = await self.services.builder.build(source, window_from_dict(spec["window"]), spec["lang"],
-                                                   spec.get("branch"))
+                                                   spec.get("branch"), paths=PathFilter(tuple(spec.get("paths") or ()),
+                                                                                        tuple(spec.get("exclude") or ())))
         return f"{len(digest.entries)} commits"
 
     async def drain_local(self) -> None:
@@ -255,7 +257,8 @@ class ChatService:
         """One push without a ledger (the ledger is the clock's): for tools and tests."""
         spec = DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo, window=to_dict(window),
                             lang=sub.lang, key=progress_key, branch=sub.branch,
-                            min_importance=sub.min_importance.value, post_empty=sub.post_empty)
+                            min_importance=sub.min_importance.value, post_empty=sub.post_empty,
+                            paths=sub.paths, exclude=sub.exclude, bots=sub.bots, week=sub.weekly)
         return await self.deliveries.run(spec)
 
     async def report_push_failure(self, sub: Subscription, attempts: int, reason: object) -> None:

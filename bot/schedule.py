@@ -1,6 +1,7 @@
-"""When each subscription's daily push is due, and the clock loop that delivers it exactly once.
+"""When each subscription's push is due, and the clock loop that delivers it exactly once.
 
-Pure part: `occurrence`, `next_run`, `due_day` — table-tested across time zones and DST.
+Pure part: `occurrence`, `next_run`, `due_day`, `due_week` — table-tested across time zones and DST.
+A weekly subscription (`weekday` set) posts the roll-up of the ISO week before its run.
 Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
 keyed delivery job (bot/delivery/job.py: lease, ledger, resumable); a push missed while the bot was
 down is still made if it is at most CATCHUP_MINUTES late.
@@ -53,6 +54,24 @@ def next_run(now: datetime, at: str, tz: str) -> datetime:
     raise AssertionError("unreachable: tomorrow's run is always in the future")  # pragma: no mutate
 
 
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def due_week(now: datetime, sub: Subscription, catchup: timedelta) -> date | None:
+    """The Monday of the week whose roll-up is due now (the ISO week before the run's), or None.
+    Due from the weekday's scheduled instant until `catchup` later."""
+    today = now.astimezone(zone(sub.tz)).date()
+    weekday = WEEKDAYS.index(sub.weekday or "mon")
+    last = today - timedelta(days=(today.weekday() - weekday) % 7)  # the latest such weekday, today included
+    for day in (last, last - timedelta(days=7)):
+        run = occurrence(day, sub.at, sub.tz)
+        if run <= now:
+            if now - run <= catchup:
+                return day - timedelta(days=day.weekday() + 7)
+            return None
+    raise AssertionError("unreachable: last week's run is always in the past")  # pragma: no mutate
+
+
 def due_day(now: datetime, sub: Subscription, catchup: timedelta) -> date | None:
     """The day whose digest is due now (the day before the run), or None. A run is due from its
     scheduled instant until `catchup` later."""
@@ -84,7 +103,7 @@ class Clock:
         for sub in await self.chat.subs.all():
             if sub.platform not in self.chat.platforms:
                 continue  # another process serves that platform
-            day = due_day(now, sub, catchup)
+            day = due_week(now, sub, catchup) if sub.weekly else due_day(now, sub, catchup)
             if day is not None:
                 due.append((sub, day, scheduled_spec(self.store, sub, day)))
         if self.jobs is None:
@@ -104,10 +123,13 @@ class Clock:
     async def _enqueue_builds(self, jobs: Jobs, due: list[tuple[Subscription, DeliverySpec]]) -> None:
         builds: dict[tuple[str, ...], dict[str, Any]] = {}
         for sub, spec in due:
-            ident = (sub.repo.lower(), sub.branch or "", spec.window["start"], spec.window["end"], sub.tz, sub.lang)
-            builds.setdefault(ident, {"repo": sub.repo, "branch": sub.branch, "window": spec.window, "lang": sub.lang})
-        for parts, build in builds.items():
-            await jobs.enqueue("build", build, job_id=jobs.job_id("build", *parts))
+            filt = spec.path_filter()  # a filtered digest is another digest (and analyses fewer commits)
+            ident = (sub.repo.lower(), sub.branch or "", spec.window["start"], spec.window["end"], sub.tz, sub.lang,
+                     *((filt.key(),) if filt else ()))
+            builds.setdefault(ident, {"repo": sub.repo, "branch": sub.branch, "window": spec.window, "lang": sub.lang,
+                                      "paths": list(filt.paths), "exclude": list(filt.exclude)})
+        for ident, build in builds.items():
+            await jobs.enqueue("build", build, job_id=jobs.job_id("build", *ident))
 
     async def _inline(self, spec: DeliverySpec) -> str:
         try:
