@@ -114,3 +114,34 @@ async def ask_command(args, settings) -> int:
     finally:
         await services.aclose()
     return 0
+
+
+async def eval_command(args, settings) -> int:
+    """The model report card (bot/evaluate.py): bad input is one sentence and exit 2 before any
+    analysis; EXIT_NO_LLM when an LLM is configured and none of its answers passed the checks."""
+    from .evaluate import build_card, labels_path, load_labels, mirrors_dir, plan_sources, read_cases
+    from .i18n import text
+    from .render.card import render_card_json, render_card_text
+
+    lang = args.lang or settings.default_lang
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(text(lang, "eval.bad_limit", value=args.limit))
+    path = labels_path(args.labels, lang)
+    labels = load_labels(path, lang)
+    sources, left_out = plan_sources(labels, args.repo, mirrors_dir(args.mirrors), lang)
+    for repo, commits in left_out.items():
+        print(text(lang, "eval.left_out", repo=repo, commits=commits), file=sys.stderr)
+    selected = [label for label in labels if label.repo in sources][:args.limit]
+    cases = await read_cases(selected, sources, settings, lang)
+    if not settings.llm_enabled:
+        print(text(lang, "eval.no_llm"), file=sys.stderr)
+    bar = ProgressBar()
+    try:
+        card = await build_card(cases, settings, lang, str(path), left_out, progress=bar)
+    finally:
+        bar.close()
+    sys.stdout.write(render_card_json(card) if args.format == "json" else render_card_text(card))
+    if card.llm is not None and card.commits and not card.llm.accepted:
+        print(text(lang, "eval.none_accepted", commits=card.commits), file=sys.stderr)
+        return EXIT_NO_LLM
+    return 0
