@@ -45,6 +45,8 @@ class Label:
     sha: str
     level: str
     line: int  # in the labels file, for messages
+    type: str = ""  # the change type the maintainer gave (bench/eval_importance.py compares it)
+    reason: str = ""
 
 
 @dataclass
@@ -89,7 +91,8 @@ def load_labels(path: Path, lang: str) -> list[Label]:
                 and isinstance(item.get("sha"), str) and item["sha"].strip()
                 and item.get("level") in LEVELS):
             raise UsageError(text(lang, "eval.bad_line", line=number, path=path))
-        labels.append(Label(item["repo"].strip(), item["sha"].strip(), item["level"], number))
+        labels.append(Label(item["repo"].strip(), item["sha"].strip(), item["level"], number,
+                            str(item.get("type") or ""), str(item.get("reason") or "")))
     if not labels:
         raise UsageError(text(lang, "eval.no_commits", path=path))
     return labels

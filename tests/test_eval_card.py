@@ -326,3 +326,42 @@ def test_limit_below_one(run, widgets):
     _, labels, mirrors = widgets
     assert one_error(run("--labels", str(labels), "--mirrors", str(mirrors), "--limit", "0")) == \
         "error: --limit must be at least 1, not 0."
+
+
+# --- bench/eval_importance.py shares the loading and the scores --------------------------------------------
+
+def bench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DIGEST_EVAL_")}
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "eval_importance.py"), *args], capture_output=True,
+                          text=True, env={**clean, **(env or {})}, timeout=120)
+
+
+def test_bench_without_mirrors_says_so_in_one_line():
+    proc = bench()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ("no mirrors given (--mirrors DIR or $DIGEST_EVAL_MIRRORS): nothing to evaluate "
+                           "(fetch the labelled repositories first)\n")
+
+
+def test_bench_skips_a_repository_without_a_mirror_and_scores_the_rest(widgets):
+    _, labels, mirrors = widgets
+    labels.write_text(labels.read_text() + json.dumps({"repo": "other/thing", "sha": "1234567", "level": "low"}) + "\n")
+    proc = bench("--labels", str(labels), env={"DIGEST_EVAL_MIRRORS": str(mirrors)})
+    assert proc.returncode == 0, proc.stderr
+    assert f"mirror of other/thing not found under {mirrors}: its commits are skipped" in proc.stdout
+    assert "commits evaluated: 4" in proc.stdout
+    card = run_json_rules(labels, mirrors)
+    assert f"Cohen's kappa: {card['kappa']:.2f}" in proc.stdout
+    assert f"exact agreement: {card['exact']}/4" in proc.stdout
+
+
+def run_json_rules(labels: Path, mirrors: Path) -> dict:
+    """The rule-based column of `python -m bot eval` for the labels of acme/widgets."""
+    mine = labels.parent / "widgets-only.jsonl"
+    mine.write_text("".join(line + "\n" for line in labels.read_text().splitlines() if REPO in line))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DIGEST_EVAL_"))}
+    proc = subprocess.run([sys.executable, "-m", "bot", "eval", "--labels", str(mine), "--mirrors", str(mirrors),
+                           "--format", "json"], capture_output=True, text=True, timeout=120,
+                          env={**env, "PYTHONPATH": str(ROOT), "DATA_DIR": str(labels.parent / "data")})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["rules"]
