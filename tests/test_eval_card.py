@@ -365,3 +365,25 @@ def run_json_rules(labels: Path, mirrors: Path) -> dict:
                           env={**env, "PYTHONPATH": str(ROOT), "DATA_DIR": str(labels.parent / "data")})
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)["rules"]
+
+
+def test_repo_flag_reads_github_with_the_pr_text_a_digest_would_send(run, fake_github, tmp_path):
+    from datetime import timezone
+
+    from tests.fakes.github_server import FakeFile
+
+    fake_github.add_repo("octo/widgets")
+    sha = fake_github.add_commit("octo/widgets", "feat: add a knob (#12)",
+                                 committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc),
+                                 files=[FakeFile("src/knob.py", "added", additions=10)])
+    fake_github.add_pull("octo/widgets", 12, body="Why the knob exists: operators asked for it.")
+    labels = tmp_path / "gh.jsonl"
+    labels.write_text(json.dumps({"repo": "octo/widgets", "sha": sha[:10], "level": "medium"}) + "\n")
+    with FakeOpenAI(lambda request: good_answer(request, importance="medium")) as fake:
+        proc = run("--labels", str(labels), "--repo", "octo/widgets", "--format", "json",
+                   env={**llm_env(fake), "GITHUB_API_URL": fake_github.url})
+        prompts = [m["content"] for r in fake.requests for m in r["messages"] if m["role"] == "user"]
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads(proc.stdout)
+    assert card["llm"]["accepted"] == 1 and card["llm"]["scores"]["exact"] == 1
+    assert any("operators asked for it" in p for p in prompts)
