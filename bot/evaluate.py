@@ -13,7 +13,7 @@ Each commit goes through the bot's own analysis path twice: the `Analyzer` with 
 endpoint (validation, one corrective retry, fallback — exactly as a digest) and without it (the
 rule-based analyser). The LLM column is scored on the answers that passed the checks (a fallback is
 the rule-based analysis, not the model's judgement), next to the rule-based analyser on the same
-commits; the accepted share, the fallbacks' reasons, tokens (the endpoint's `usage`), requests and
+commits; the accepted share, the fallbacks' reasons, tokens (the endpoint's `usage`), LLM calls and
 wall time say what the judgement cost.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import json
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 from urllib.parse import urlsplit
@@ -214,7 +214,7 @@ class Pass:
     seconds: float
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    requests: int = 0
+    calls: int = 0  # LLM.complete calls: a corrective retry is one more; HTTP retries inside a call are not
 
 
 async def analyse_cases(analyzer, cases: Sequence[Case], lang: str, progress: Progress | None = None) -> Pass:
@@ -230,7 +230,6 @@ async def analyse_cases(analyzer, cases: Sequence[Case], lang: str, progress: Pr
                                             reverted=case.reverted, profile=case.profile)
         except BotError as exc:  # as a digest does: the commit keeps a (marked) offline analysis
             from .analysis.heuristic import analyse_offline
-            from dataclasses import replace
             result = replace(analyse_offline(case.commit, case.files, lang, origin="fallback", note=str(exc),
                                              profile=case.profile), fallback_reason=type(exc).__name__)
         done += 1
@@ -242,8 +241,8 @@ async def analyse_cases(analyzer, cases: Sequence[Case], lang: str, progress: Pr
     analyses = list(await asyncio.gather(*(one(c) for c in cases)))
     seconds = time.monotonic() - started
     after = _usage()
-    prompt, completion, requests = (b - a for a, b in zip(before, after))
-    return Pass(analyses, seconds, int(prompt), int(completion), int(requests))
+    prompt, completion, calls = (b - a for a, b in zip(before, after))
+    return Pass(analyses, seconds, int(prompt), int(completion), int(calls))
 
 
 def _usage() -> tuple[float, float, float]:
@@ -288,7 +287,7 @@ class Card:
                            "fallbacks": c.fallbacks, "scores": c.scores.as_dict(),
                            "rules_same_commits": c.rules_same.as_dict(),
                            "prompt_tokens": c.run.prompt_tokens, "completion_tokens": c.run.completion_tokens,
-                           "requests": c.run.requests, "seconds": round(c.run.seconds, 3)}
+                           "calls": c.run.calls, "seconds": round(c.run.seconds, 3)}
         return data
 
 

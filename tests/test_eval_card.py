@@ -139,7 +139,7 @@ def test_json_card_scores_the_model_and_the_rules_side_by_side(run, widgets):
                                    "medium": {"high": 0, "medium": 1, "low": 0},
                                    "low": {"high": 1, "medium": 0, "low": 1}}
     # what the endpoint reported, summed: the fake's usage is its own tokenizer over each request
-    assert llm["requests"] == len(requests) == 4
+    assert llm["calls"] == len(requests) == 4
     assert llm["prompt_tokens"] == sum(server_tokens(r) for r in requests)
     assert llm["completion_tokens"] > 0 and llm["seconds"] > 0
     # the rule-based analyser on the same commits, and on all of them (here the same)
@@ -164,7 +164,7 @@ def test_text_card_prints_the_table_the_cost_and_the_confusion_matrices(run, wid
     assert rows["same level where either says above low"][0] == "2/3 (67%)"
     assert rows["rated above the label"][0] == "1"
     assert "Accepted answers: 4/4 (100%)." in out
-    assert "prompt +" in out and "completion in 4 requests" in out
+    assert "prompt +" in out and "completion in 4 LLM calls" in out
     llm_matrix = out.split("Confusion matrix, LLM (rows: the labels, columns: predicted)\n")[1].splitlines()
     assert [line.split() for line in llm_matrix[:4]] == [
         ["high", "medium", "low"], ["high", "1", "0", "0"], ["medium", "0", "1", "0"], ["low", "1", "0", "1"]]
@@ -184,7 +184,7 @@ def test_rejected_answers_are_fallbacks_and_the_model_is_scored_on_the_rest(run,
     assert proc.returncode == 0, proc.stderr
     llm = json.loads(proc.stdout)["llm"]
     assert llm["accepted"] == 3 and llm["accepted_rate"] == 0.75 and llm["fallbacks"] == {"rejected": 1}
-    assert llm["requests"] == requests == 5  # one corrective retry
+    assert llm["calls"] == requests == 5  # one corrective retry
     assert llm["scores"]["commits"] == 3 and llm["scores"]["kappa"] == 1.0 and llm["scores"]["exact"] == 3
     assert llm["rules_same_commits"]["commits"] == 3
 

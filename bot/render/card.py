@@ -69,7 +69,7 @@ def _cost(lang: str, card: Card) -> list[str]:
         accepted = text(lang, "eval.accepted_all", accepted=c.accepted, commits=card.commits, share=share)
     per = c.run.seconds / card.commits if card.commits else 0.0
     cost = text(lang, "eval.cost", prompt=f"{c.run.prompt_tokens:,}", completion=f"{c.run.completion_tokens:,}",
-                requests=c.run.requests, wall=_duration(lang, c.run.seconds), per_commit=_duration(lang, per),
+                calls=c.run.calls, wall=_duration(lang, c.run.seconds), per_commit=_duration(lang, per),
                 rules_wall=_duration(lang, card.rules_seconds))
     return [accepted, cost]
 
