@@ -48,13 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("eval", help="the model report card: the configured LLM and the rule-based analyser "
                                     "against a maintainer's labelled commits")
-    e.add_argument("--labels", help="JSONL of labelled commits (default: tests/data/importance_labels.jsonl "
+    e.add_argument("--labels", metavar="FILE", help="JSONL of labelled commits (default: tests/data/importance_labels.jsonl "
                                     "under the current directory, when there)")
     e.add_argument("--repo", action="append", default=[], metavar="[OWNER/NAME=]LOCATION",
                    help="where a labelled repository's commits are read: a local git path or owner/name on "
                         "GitHub (repeatable; without --mirrors only these repositories are scored)")
-    e.add_argument("--mirrors", help="folder holding OWNER+NAME/repo git mirrors (default $DIGEST_EVAL_MIRRORS)")
-    e.add_argument("--limit", type=int, help="score only the first N selected labelled commits")
+    e.add_argument("--mirrors", metavar="DIR", help="folder holding OWNER+NAME/repo git mirrors (default $DIGEST_EVAL_MIRRORS)")
+    e.add_argument("--limit", type=int, metavar="N", help="score only the first N selected labelled commits")
     e.add_argument("--lang", choices=("zh", "en"), help="analysis and card language (default DEFAULT_LANG)")
     e.add_argument("--format", choices=("text", "json"), default="text")
 

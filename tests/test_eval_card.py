@@ -247,7 +247,7 @@ def test_repo_flag_scores_only_the_named_repositories_and_says_what_was_left_out
     labels.write_text(labels.read_text() + extra + "\n")
     proc = run("--labels", str(labels), "--repo", f"{REPO}={repo.path}", "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    assert "Left out 1 labelled commits of other/thing: no --repo given for it." in proc.stderr
+    assert "Left out the labelled commits of other/thing (1): no --repo given for it." in proc.stderr
     card = json.loads(proc.stdout)
     assert card["commits"] == 4 and card["left_out"] == {"other/thing": 1}
 
