@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-ROOT = Path(__file__).resolve().parent
+from bot.i18n import text
 
 
 class ConfigError(Exception):
@@ -56,7 +56,7 @@ class Settings(BaseSettings):
     redis_prefix: str = Field("digestbot:", description="Prefix of every Redis key.")
     data_dir: Path = Field(Path(".data"), description="Where the embedded Redis keeps its file.")
     digest_cache_ttl: int = Field(86400, ge=0, description="Seconds a finished day's digest stays cached (analyses are kept longer).")
-    prompts_dir: Path = Field(ROOT / "prompts", description="Directory of the prompt templates.")
+    prompts_dir: Path | None = Field(None, description="Folder of your own prompt templates: a `{job}.{lang}.j2` there replaces the shipped one of that name (default: the templates shipped with the bot).")
 
     # --- chat platforms ----------------------------------------------------------------------
     slack_bot_token: SecretStr | None = Field(None, description="Slack bot token (xoxb-…); enables Slack.")
@@ -84,9 +84,17 @@ class Settings(BaseSettings):
     job_timeout: int = Field(3600, ge=10, description="Longest run (seconds) of one job before it is cancelled.")
     job_lease: float = Field(30.0, ge=1, description="Seconds after which a job whose worker died is run again by another worker (the lease is renewed while the job runs).")
     analysis_concurrency: int = Field(32, ge=1, le=1024, description="Commits of one digest analysed at once (cache reads, diff fetches, LLM calls; the LLM is further bounded by LLM_CONCURRENCY).")
-    metrics_port: int = Field(0, ge=0, le=65535, description="Port for /metrics in `worker` and `clock` processes (0: off; `serve` and `run` serve /metrics on PORT).")
+    metrics_port: int = Field(0, ge=0, le=65535, description="Port of the operations server in any process (`run`, `serve`, `worker`, `clock`): `/metrics` and this process's `/healthz` (0: off). Never PORT: metrics name queues and repositories.")
+    metrics_host: str = Field("127.0.0.1", description="Bind address of the operations server (default: this machine only).")
+    metrics_token: SecretStr | None = Field(None, description="When set, `/metrics` answers only requests with `Authorization: Bearer <token>` (401 otherwise).")
 
-    log_level: str = Field("INFO", description="Log level.")
+    # --- report pages ------------------------------------------------------------------------
+    public_base_url: str | None = Field(None, description="Public origin of the web process (e.g. https://digest.example.com); when set, every digest's parent message links its full report page, served at /r/… by `serve` and `run`.")
+    report_signing_key: SecretStr | None = Field(None, description="Key of the HMAC that signs report links; unset → one random key generated once and kept in Redis, shared by every process.")
+    report_link_ttl: int = Field(30 * 86400, ge=60, description="Seconds a report link (and its stored report) lives: 30 days by default.")
+
+    log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL (anything else is refused).")
+    log_format: str = Field("text", description="Log line format: text, or json (one JSON object a line: time, level, logger, job, message) for log collectors.")
 
     @field_validator("default_tz")
     @classmethod
@@ -94,7 +102,28 @@ class Settings(BaseSettings):
         check_timezone(value)
         return value
 
-    @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url")
+    @field_validator("log_level")
+    @classmethod
+    def _log_level_known(cls, value: str) -> str:
+        if value.strip().upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError(text("en", "ops.log_level_unknown", value=value))
+        return value.strip().upper()
+
+    @field_validator("log_format")
+    @classmethod
+    def _log_format_known(cls, value: str) -> str:
+        if value.strip().lower() not in ("text", "json"):
+            raise ValueError(text("en", "ops.log_format_unknown", value=value))
+        return value.strip().lower()
+
+    @field_validator("prompts_dir")
+    @classmethod
+    def _prompts_dir_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_dir():
+            raise ValueError(text("en", "ops.not_a_folder", path=value))
+        return value
+
+    @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url", "public_base_url")
     @classmethod
     def _url_scheme(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):

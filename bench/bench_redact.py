@@ -1,9 +1,9 @@
 """Redaction speed: MB/s on a month of real patches, and its share of building the prompts.
 
-    python bench/bench_redact.py [--repo /work/.mirror/astral-sh+uv/repo] [--days 30] [--repeat 3]
+    python bench/bench_redact.py --repo GIT_DIR [--days 30] [--repeat 3]
 
-The corpus is read at run time from a git repository (a fetched mirror of a busy project; the
-path by --repo or $BENCH_REDACT_REPO): every non-merge commit of the last --days days before its
+The corpus is read at run time from a git repository (a fetched mirror of a busy project such as
+astral-sh/uv; the path by --repo or $BENCH_REDACT_REPO): every non-merge commit of the last --days days before its
 newest commit, split into files as the bot receives them. It measures
   * redact() alone over every patch (MB/s; the issue's floor: ~6 MB/s);
   * building each commit's analysis prompt (Analyzer._prompt: diff selection, redaction of the
@@ -61,10 +61,14 @@ def load_commits(repo: Path, days: int) -> list[tuple[Commit, list[FileChange]]]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repo", default=os.environ.get("BENCH_REDACT_REPO", "/work/.mirror/astral-sh+uv/repo"))
+    parser.add_argument("--repo", default=os.environ.get("BENCH_REDACT_REPO"),
+                        help="a git directory of a busy project (or $BENCH_REDACT_REPO)")
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    if not args.repo:
+        print("no repository given (--repo GIT_DIR or $BENCH_REDACT_REPO); nothing measured")
+        return 0
     repo = Path(args.repo)
     if not repo.is_dir():
         print(f"no repository at {repo}; skipped (fetch a busy project's mirror, or pass --repo)")

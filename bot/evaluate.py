@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 from urllib.parse import urlsplit
 
 from . import metrics
-from .i18n import text
+from .i18n import phrase
 from .models import Analysis, BotError, Commit, FileChange, NotFoundError, UsageError
 from .scores import LEVELS, Scores, score
 
@@ -62,22 +62,22 @@ class Case:
 
 # --- the labels -------------------------------------------------------------------------------------
 
-def labels_path(given: str | None, lang: str) -> Path:
+def labels_path(given: str | None) -> Path:
     """`--labels`, else the project's own labels when run from its source tree."""
     if given:
         return Path(given)
     if DEFAULT_LABELS.is_file():
         return DEFAULT_LABELS
-    raise UsageError(text(lang, "eval.no_labels", default=str(DEFAULT_LABELS)))
+    raise UsageError(phrase("eval.no_labels", default=str(DEFAULT_LABELS)))
 
 
-def load_labels(path: Path, lang: str) -> list[Label]:
+def load_labels(path: Path) -> list[Label]:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(text(lang, "eval.labels_missing", path=path)) from None
+        raise UsageError(phrase("eval.labels_missing", path=path)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(text(lang, "eval.labels_unreadable", path=path,
+        raise UsageError(phrase("eval.labels_unreadable", path=path,
                               reason=getattr(exc, "strerror", None) or type(exc).__name__)) from None
     labels = []
     for number, line in enumerate(raw.splitlines(), 1):
@@ -90,11 +90,11 @@ def load_labels(path: Path, lang: str) -> list[Label]:
         if not (isinstance(item, dict) and isinstance(item.get("repo"), str) and "/" in item["repo"]
                 and isinstance(item.get("sha"), str) and item["sha"].strip()
                 and item.get("level") in LEVELS):
-            raise UsageError(text(lang, "eval.bad_line", line=number, path=path))
+            raise UsageError(phrase("eval.bad_line", line=number, path=path))
         labels.append(Label(item["repo"].strip(), item["sha"].strip(), item["level"], number,
                             str(item.get("type") or ""), str(item.get("reason") or "")))
     if not labels:
-        raise UsageError(text(lang, "eval.no_commits", path=path))
+        raise UsageError(phrase("eval.no_commits", path=path))
     return labels
 
 
@@ -114,17 +114,17 @@ def mirrors_dir(given: str | None) -> Path | None:
     return Path(value).expanduser() if value.strip() else None
 
 
-def plan_sources(labels: Sequence[Label], repo_args: Sequence[str], mirrors: Path | None,
-                 lang: str) -> tuple[dict[str, str], dict[str, int]]:
+def plan_sources(labels: Sequence[Label], repo_args: Sequence[str],
+                 mirrors: Path | None) -> tuple[dict[str, str], dict[str, int]]:
     """(labelled repo → where to read it, labelled repo → commits left out). Bad input raises
     UsageError before any commit is read."""
     counts = Counter(label.repo for label in labels)
     chosen: dict[str, str] = {}
     for spec in repo_args:
-        name, location = _repo_arg(spec, counts, lang)
+        name, location = _repo_arg(spec, counts)
         chosen[name] = location
     if mirrors is not None and not mirrors.is_dir():
-        raise UsageError(text(lang, "eval.mirrors_missing", path=mirrors))
+        raise UsageError(phrase("eval.mirrors_missing", path=mirrors))
     left_out: dict[str, int] = {}
     for repo in counts:
         if repo in chosen:
@@ -132,16 +132,16 @@ def plan_sources(labels: Sequence[Label], repo_args: Sequence[str], mirrors: Pat
         if mirrors is not None:
             found = mirror_path(mirrors, repo)
             if found is None:
-                raise UsageError(text(lang, "eval.no_mirror", repo=repo, path=mirrors))
+                raise UsageError(phrase("eval.no_mirror", repo=repo, path=mirrors))
             chosen[repo] = str(found)
         elif repo_args:
             left_out[repo] = counts[repo]
         else:
-            raise UsageError(text(lang, "eval.no_source", repo=repo, env=MIRRORS_ENV))
+            raise UsageError(phrase("eval.no_source", repo=repo, env=MIRRORS_ENV))
     return chosen, left_out
 
 
-def _repo_arg(spec: str, labelled: Counter, lang: str) -> tuple[str, str]:
+def _repo_arg(spec: str, labelled: Counter) -> tuple[str, str]:
     from .sources import GITHUB_NAME
 
     name, sep, location = spec.partition("=")
@@ -150,15 +150,15 @@ def _repo_arg(spec: str, labelled: Counter, lang: str) -> tuple[str, str]:
     else:
         location = spec.strip()
         if os.path.exists(os.path.expanduser(location)):
-            name = _local_identity(location, labelled, lang)
+            name = _local_identity(location, labelled)
         else:
             name = location  # owner/name: read from GitHub
     if name not in labelled:
-        raise UsageError(text(lang, "eval.repo_not_labelled", repo=name, labelled=", ".join(labelled)))
+        raise UsageError(phrase("eval.repo_not_labelled", repo=name, labelled=", ".join(labelled)))
     return name, location
 
 
-def _local_identity(location: str, labelled: Counter, lang: str) -> str:
+def _local_identity(location: str, labelled: Counter) -> str:
     """Which labelled repository a bare local path holds: its `origin`, else the only one."""
     from .sources.localgit import LocalGitSource
 
@@ -167,10 +167,10 @@ def _local_identity(location: str, labelled: Counter, lang: str) -> str:
         return identity
     if len(labelled) == 1:
         return next(iter(labelled))
-    raise UsageError(text(lang, "eval.repo_ambiguous", path=location, example=next(iter(labelled))))
+    raise UsageError(phrase("eval.repo_ambiguous", path=location, example=next(iter(labelled))))
 
 
-async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings, lang: str) -> list[Case]:
+async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings) -> list[Case]:
     """Every selected labelled commit with its files, PR text and reverted commit, as a digest reads them."""
     from .analysis.profile import load_profile
     from .sources import open_source
@@ -187,7 +187,7 @@ async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings,
         try:
             commit = await source.get_commit(label.sha)
         except (NotFoundError, UsageError):
-            raise UsageError(text(lang, "eval.commit_missing", line=label.line, sha=label.sha, repo=label.repo,
+            raise UsageError(phrase("eval.commit_missing", line=label.line, sha=label.sha, repo=label.repo,
                                   location=sources[label.repo])) from None
         files = await source.get_files(commit.sha)
         pr_body = await _quiet(source.pr_description(commit.pr_number)) if commit.pr_number else None
@@ -229,7 +229,7 @@ async def analyse_cases(analyzer, cases: Sequence[Case], lang: str, progress: Pr
             result = await analyzer.analyse(case.commit, case.files, lang, pr_body=case.pr_body,
                                             reverted=case.reverted, profile=case.profile)
         except BotError as exc:  # as a digest does: the commit keeps a (marked) offline analysis
-            from .analysis.heuristic import analyse_offline
+            from .analysis.offline import analyse_offline
             result = replace(analyse_offline(case.commit, case.files, lang, origin="fallback", note=str(exc),
                                              profile=case.profile), fallback_reason=type(exc).__name__)
         done += 1

@@ -33,7 +33,9 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from . import metrics
-from .deliveries import CURRENT_JOB, STORE_RETRY
+from .current_job import CURRENT_JOB
+from .delivery.job import STORE_RETRY
+from .i18n import phrase
 from .models import RetryLater
 from .store import StoreUnavailable, pool_size, redis_address
 
@@ -81,7 +83,7 @@ class Jobs:
                                      default_queue_name=f"arq:queue:{settings.redis_prefix}")
         except (RedisError, OSError) as exc:
             log.error("job queue: Redis (%s) unreachable: %s", description, type(exc).__name__)
-            raise StoreUnavailable(f"The bot's storage (Redis) is unreachable: {type(exc).__name__}.") from None
+            raise StoreUnavailable(phrase("errors.store_unreachable", kind=type(exc).__name__)) from None
         return cls(pool, settings, description)
 
     def job_id(self, *parts: Any) -> str:
@@ -95,7 +97,7 @@ class Jobs:
             job = await self.pool.enqueue_job(function, *args, _job_id=job_id, _defer_by=defer)
         except (RedisError, OSError) as exc:
             log.error("job queue: Redis (%s) failed: %s", self.description, type(exc).__name__)
-            raise StoreUnavailable(f"The bot's storage (Redis) is unreachable: {type(exc).__name__}.") from None
+            raise StoreUnavailable(phrase("errors.store_unreachable", kind=type(exc).__name__)) from None
         metrics.count("jobs", kind=function, event="queued" if job else "deduplicated")
         return Enqueued(job_id, job is not None)
 
@@ -165,6 +167,8 @@ class JobWorker:
         self._announcer: asyncio.Task | None = None
 
     async def start(self) -> None:
+        from . import health
+
         self.jobs = await Jobs.connect(self.settings)
         url, _ = redis_address(self.settings)
         redis_settings = RedisSettings.from_dsn(url)
@@ -177,7 +181,10 @@ class JobWorker:
             max_jobs=self.settings.worker_max_jobs, queue_read_limit=self.settings.worker_max_jobs * 8,
             job_timeout=self.settings.job_timeout, keep_result=RESULT_TTL, poll_delay=0.1, max_tries=MAX_TRIES,
             ctx={"chat": self.chat}, job_serializer=_dumps, job_deserializer=_loads, log_results=False,
-            health_check_key=f"{self.prefix}jobs:health")
+            # one health key per worker, refreshed within the lease: `python -m bot health worker`
+            # and this process's /healthz on METRICS_PORT read it (bot/health.py)
+            health_check_key=health.key(self.prefix, "worker", self.id),
+            health_check_interval=health.report_every(self.settings))
         # arq marks a job it starts "in progress" for the whole job timeout + 10 s; a worker killed
         # before this job's first renewal below would leave the job stuck for an hour. Start the
         # mark at (twice) the lease instead: the renewals in `_keep` hold it from then on.

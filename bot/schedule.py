@@ -2,16 +2,18 @@
 
 Pure part: `occurrence`, `next_run`, `due_day` — table-tested across time zones and DST.
 Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
-keyed delivery job (bot/deliveries.py: lease, ledger, resumable); a push missed while the bot was
+keyed delivery job (bot/delivery/job.py: lease, ledger, resumable); a push missed while the bot was
 down is still made if it is at most CATCHUP_MINUTES late.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import uuid
 from datetime import date, datetime, time, timedelta, timezone
 
-from .deliveries import DeliverySpec, scheduled_spec
+from .delivery.job import DeliverySpec, scheduled_spec
 from .models import BotError, RetryLater, Subscription, to_dict
 from .window import zone
 
@@ -68,6 +70,7 @@ class Clock:
         self.settings = settings
         self.now = now or (lambda: datetime.now(timezone.utc))
         self.jobs = jobs if jobs is not None else getattr(chat, "jobs", None)
+        self.id = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"  # names its health key (bot/health.py)
 
     async def tick(self) -> list[tuple[Subscription, date, str]]:
         """One pass over every subscription; returns what happened (for logs and tests)."""
@@ -108,12 +111,15 @@ class Clock:
             return str(exc)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
+        from . import health
+
         log.info("clock started (every %.0f s, catch-up %d min)", self.settings.clock_interval,
                  self.settings.catchup_minutes)
         while not stop.is_set():
             try:
                 for sub, day, outcome in await self.tick():
                     log.info("push %s → %s:%s for %s: %s", sub.repo, sub.platform, sub.channel, day, outcome)
+                await health.clock_beat(self.store, self.settings, self.id)  # only after a whole tick
             except BotError as exc:  # Redis down: say so once per tick, keep ticking until it is back
                 log.error("clock tick failed: %s", exc)
             except Exception:  # noqa: BLE001

@@ -1,12 +1,21 @@
-"""The HTTP side: one aiohttp server for Slack's and Feishu's callbacks, `/healthz` and `/metrics`.
+"""The HTTP side: two aiohttp servers.
 
-Adapters contribute their routes; `/healthz` answers 200 only while Redis answers, so a load
-balancer or supervisor sees a storage outage (and its recovery) without reading logs.
-`/metrics` is the Prometheus text format of this process's counters plus the queue's depth.
+The public one (PORT) takes Slack's and Feishu's callbacks, serves the digests' report pages
+(`report_routes`) and answers `/healthz`: adapters
+contribute their routes; `/healthz` answers 200 only while Redis answers, so a load balancer or
+supervisor sees a storage outage (and its recovery) without reading logs.
+
+The operations one (METRICS_PORT, bound to METRICS_HOST — this machine only by default) serves
+`/metrics`, the Prometheus text format of this process's counters plus the queue's depth, and
+`/healthz` for this process (is its worker polling, is its clock ticking). Metrics name queues,
+repositories and platforms, so they are never on the public port; METRICS_TOKEN, when set, makes
+`/metrics` ask for `Authorization: Bearer <token>`.
 """
 from __future__ import annotations
 
+import hmac
 import logging
+from typing import Awaitable, Callable
 
 from aiohttp import web
 
@@ -15,7 +24,8 @@ log = logging.getLogger(__name__)
 LISTEN_BACKLOG = 2048
 
 
-def build_app(store, routes, jobs=None) -> web.Application:
+def build_app(store, routes) -> web.Application:
+    """The public server: the adapters' callback routes, the report pages and `/healthz`."""
     app = web.Application(client_max_size=2 * 1024 * 1024)
     for method, path, handler in routes:
         app.router.add_route(method, path, handler)
@@ -26,9 +36,29 @@ def build_app(store, routes, jobs=None) -> web.Application:
         log.error("healthz: Redis (%s) is unreachable", store.description)
         return web.json_response({"ok": False, "redis": "unreachable"}, status=503)
 
-    async def metrics_page(_request: web.Request) -> web.Response:
+    app.router.add_get("/healthz", healthz)
+    return app
+
+
+Health = Callable[[], Awaitable[dict[str, str]]]  # part → state; "up"/"alive" are the healthy ones
+HEALTHY = ("up", "alive")
+
+
+def build_ops_app(health: Health, jobs=None, token: str | None = None) -> web.Application:
+    """The operations server: `/metrics` (behind `token` when one is set) and this process's
+    `/healthz` (200 when every part `health()` reports is up or alive, else 503)."""
+    app = web.Application(client_max_size=64 * 1024)
+
+    async def healthz(_request: web.Request) -> web.Response:
+        parts = await health()
+        ok = all(state in HEALTHY for state in parts.values())
+        return web.json_response({"ok": ok, **parts}, status=200 if ok else 503)
+
+    async def metrics_page(request: web.Request) -> web.Response:
         from bot import metrics
 
+        if token is not None and not _bearer_matches(request.headers.get("Authorization", ""), token):
+            return web.json_response({"error": "unauthorized"}, status=401, headers={"WWW-Authenticate": "Bearer"})
         if jobs is not None:
             try:
                 metrics.gauge("jobs_in_queue", await jobs.pending())
@@ -40,6 +70,11 @@ def build_app(store, routes, jobs=None) -> web.Application:
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_page)
     return app
+
+
+def _bearer_matches(header: str, token: str) -> bool:
+    scheme, _, given = header.partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
 
 
 async def start_server(app: web.Application, host: str, port: int) -> web.AppRunner:
@@ -61,3 +96,19 @@ def bound_port(runner: web.AppRunner) -> int:
         if server and server.sockets:
             return server.sockets[0].getsockname()[1]
     raise RuntimeError("server not started")
+
+
+def report_routes(reports) -> list[tuple]:
+    """GET /r/{id}?exp=…&sig=… — a digest's report page (bot/report/). Only signed links: no
+    listing, no unsigned form; anything else under /r/ or /reports/ is aiohttp's plain 404."""
+
+    async def report_page(request: web.Request) -> web.Response:
+        q = request.query
+        result = await reports.respond(request.match_info["id"], q.get("exp", ""), q.get("sig", ""),
+                                       request.headers.get("Accept-Language", ""))
+        response = web.Response(status=result.status, text=result.body, content_type="text/html",
+                                charset="utf-8", headers=result.headers)
+        response.enable_compression()  # gzip when the browser accepts it: a long day's page is mostly markup
+        return response
+
+    return [("GET", "/r/{id}", report_page)]

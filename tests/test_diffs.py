@@ -19,10 +19,10 @@ from bot.diffs import (
     DiffSelection,
     coverage_line,
     estimate_tokens,
-    file_kind,
     redact_secrets,
     relevant_hunks,
     select_diff,
+    skip_reason,
 )
 from bot.models import Coverage, FileChange
 
@@ -517,17 +517,31 @@ def test_order_is_code_then_config_then_tests_then_docs_larger_first():
         "src/app.test.ts", "README.md", "docs/guide.md"]
 
 
-@pytest.mark.parametrize("path,kind", [
-    ("src/bot/diffs.py", "code"), ("web/App.tsx", "code"), ("pkg/server/handler.go", "code"),
-    ("tests/test_diffs.py", "test"), ("pkg/server/handler_test.go", "test"), ("web/App.test.tsx", "test"),
-    ("src/test/java/FooTest.java", "test"), ("spec/models/user_spec.rb", "test"),
-    ("pyproject.toml", "config"), (".github/workflows/ci.yml", "config"), ("Dockerfile.prod", "config"),
-    ("requirements-dev.txt", "config"), ("settings.json", "config"),
-    ("README.md", "docs"), ("docs/index.rst", "docs"), ("CHANGELOG", "docs"), ("LICENSE", "docs"),
-    ("src/history.py", "code"), ("src/latest.py", "code"), ("app/security.py", "code"),
+def test_order_follows_the_analysers_path_classifier():
+    # One classifier (bot/analysis/offline/paths.py) sorts files for the prompt and for the offline
+    # rules: a build script is build, scripts are tooling that does not ship, examples and notebooks
+    # are docs — all after the shipped source, however large they are.
+    files = [_code("examples/demo.py", 50), _code("notebooks/tour.ipynb", 60), _code("scripts/release.py", 40),
+             _code("build.rs", 5), _code("src/lib.rs", 1), _code("tests/test_lib.py", 10),
+             _code("crates/app/src/tests.rs", 30)]
+    assert _header_positions(select_diff(files, 100_000).text) == [
+        "src/lib.rs", "build.rs", "scripts/release.py", "crates/app/src/tests.rs", "tests/test_lib.py",
+        "notebooks/tour.ipynb", "examples/demo.py"]
+
+
+@pytest.mark.parametrize("path,reason", [
+    ("uv.lock", "lockfile"), ("go.work.sum", "lockfile"), ("frontend/yarn.lock", "lockfile"),
+    ("vendor/github.com/x/y.go", "vendored"), ("mypy/typeshed/stdlib/os.pyi", "vendored"),
+    ("web/bower_components/x.js", "vendored"), ("api/v1/service.pb.go", "generated"),
+    ("dist/app.min.js", "generated"), ("lib/model.g.dart", "generated"),
+    ("crates/app/tests/snapshots/x.snap", None), ("src/app.py", None), ("docs/guide.md", None),
 ])
-def test_file_kind(path, kind):
-    assert file_kind(path) == kind
+def test_skipped_files_by_path(path, reason):
+    f = FileChange(path, "modified", 1, 0, "@@ -1,0 +1 @@\n+unique_marker = 1")
+    assert skip_reason(f) == reason
+    selection = select_diff([f, _code("src/other.py")], 100_000)
+    assert ((path, reason) in selection.coverage.omitted) is (reason is not None)
+    assert ("unique_marker" in selection.text) is (reason is None)
 
 
 def test_everything_fits_so_everything_is_sent_including_deletions():

@@ -22,7 +22,7 @@ REPO = "acme/widgets"
 # title → (the maintainer's label, what the fake model answers)
 COMMITS = {
     "docs: fix a typo in the README": ("low", "low"),
-    "ci: run the test workflow on Python 3.13": ("low", "high"),  # the model overrates CI
+    "ci: run the test workflow on Python 3.13": ("low", "medium"),  # the model overrates CI
     "feat: add a --since flag to the export command": ("medium", "medium"),
     "fix!: drop the legacy config format": ("high", "high"),
 }
@@ -129,7 +129,7 @@ def test_json_card_scores_the_model_and_the_rules_side_by_side(run, widgets):
     assert llm["model"] == "tiny-judge" and llm["endpoint"].startswith("127.0.0.1:")
     assert llm["accepted"] == 4 and llm["accepted_rate"] == 1.0 and llm["fallbacks"] == {}
     scores = llm["scores"]
-    # pairs (label, model): (low, low) (low, high) (medium, medium) (high, high)
+    # pairs (label, model): (low, low) (low, medium) (medium, medium) (high, high)
     # κ = (3/4 − 5/16) / (1 − 5/16) = 7/11
     assert scores["kappa"] == round(7 / 11, 4)
     assert scores["exact"] == 3 and scores["above_low_agreement"] == 3
@@ -137,7 +137,7 @@ def test_json_card_scores_the_model_and_the_rules_side_by_side(run, widgets):
     assert scores["rated_higher"] == 1 and scores["rated_lower"] == 0
     assert scores["confusion"] == {"high": {"high": 1, "medium": 0, "low": 0},
                                    "medium": {"high": 0, "medium": 1, "low": 0},
-                                   "low": {"high": 1, "medium": 0, "low": 1}}
+                                   "low": {"high": 0, "medium": 1, "low": 1}}
     # what the endpoint reported, summed: the fake's usage is its own tokenizer over each request
     assert llm["calls"] == len(requests) == 4
     assert llm["prompt_tokens"] == sum(server_tokens(r) for r in requests)
@@ -167,7 +167,7 @@ def test_text_card_prints_the_table_the_cost_and_the_confusion_matrices(run, wid
     assert "prompt +" in out and "completion in 4 LLM calls" in out
     llm_matrix = out.split("Confusion matrix, LLM (rows: the labels, columns: predicted)\n")[1].splitlines()
     assert [line.split() for line in llm_matrix[:4]] == [
-        ["high", "medium", "low"], ["high", "1", "0", "0"], ["medium", "0", "1", "0"], ["low", "1", "0", "1"]]
+        ["high", "medium", "low"], ["high", "1", "0", "0"], ["medium", "0", "1", "0"], ["low", "0", "1", "1"]]
     assert "Confusion matrix, rules" in out
 
 
@@ -175,8 +175,7 @@ def test_rejected_answers_are_fallbacks_and_the_model_is_scored_on_the_rest(run,
     _, labels, mirrors = widgets
 
     def rejects_ci(request):  # not JSON, twice (the retry too): the commit falls back
-        return "I think this is fine." if model_level(request) == "high" and "ci:" in commit_facts(request)[0] \
-            else by_title(request)
+        return "I think this is fine." if commit_facts(request)[0].startswith("ci:") else by_title(request)
 
     with FakeOpenAI(rejects_ci) as fake:
         proc = run("--labels", str(labels), "--mirrors", str(mirrors), "--format", "json", env=llm_env(fake))

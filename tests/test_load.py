@@ -14,13 +14,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.chat import ChatService
-from bot.deliveries import DeliverySpec
+from bot.delivery.job import DeliverySpec
 from bot.jobs import Jobs, JobWorker
 from bot.models import to_dict
 from bot.services import Services
 from bot.window import day_window
 from handlers.slack import Pacing, build_slack
-from handlers.web import bound_port, build_app, start_server
+from handlers.web import bound_port, build_app, build_ops_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
 from tests.gitrepo import GitRepo, bulk_commits
@@ -109,7 +109,7 @@ async def web_and_worker(make_settings, tmp_path):
     web_adapter = build_slack(settings, web_chat, receive=True, pacing=FAST)
     web_chat.register(web_adapter.platform)
     web_chat.jobs = await Jobs.connect(settings)
-    runner = await start_server(build_app(web_services.store, web_adapter.http_routes(), web_chat.jobs), "127.0.0.1", 0)
+    runner = await start_server(build_app(web_services.store, web_adapter.http_routes()), "127.0.0.1", 0)
 
     worker_services = Services.build(settings)
     worker_chat = ChatService(worker_services)
@@ -149,6 +149,10 @@ async def test_three_hundred_commands_at_once_are_all_answered(web_and_worker):
     assert "127.0.0.1" not in everything
 
 
+async def _no_parts() -> dict:
+    return {}
+
+
 async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(make_settings, tmp_path):
     """Overload is "queued, position n", never an error: with no worker running, a command is
     acknowledged and its asker told where it stands; when a worker comes, it is answered."""
@@ -162,7 +166,8 @@ async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(m
         adapter = build_slack(settings, chat, receive=True, pacing=FAST)
         chat.register(adapter.platform)
         chat.jobs = await Jobs.connect(settings)
-        runner = await start_server(build_app(services.store, adapter.http_routes(), chat.jobs), "127.0.0.1", 0)
+        runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
+        ops = await start_server(build_ops_app(_no_parts, chat.jobs), "127.0.0.1", 0)  # for /metrics
         sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
         worker = JobWorker(settings, chat)
         try:
@@ -182,7 +187,7 @@ async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(m
             import aiohttp
 
             async with aiohttp.ClientSession() as http:
-                async with http.get(f"http://127.0.0.1:{bound_port(runner)}/metrics") as resp:
+                async with http.get(f"http://127.0.0.1:{bound_port(ops)}/metrics") as resp:
                     page = await resp.text()
             assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/plain")
             assert 'digestbot_jobs_total{event="succeeded",kind="request"}' in page
@@ -192,6 +197,7 @@ async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(m
             await sender.close()
             await worker.close()
             await runner.cleanup()
+            await ops.cleanup()
             await adapter.close()
             await chat.jobs.close()
             await services.aclose()

@@ -18,10 +18,10 @@ import pytest
 
 from bot import metrics
 from bot.chat import ChatService
-from bot.redact import redact
+from bot.redact import redact, redactor, vendor_names
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
-from tests.data.secrets_corpus import negatives, positives
+from tests.data.secrets_corpus import negatives, positives, rnd
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gitrepo import GitRepo
 
@@ -47,6 +47,18 @@ def test_ordinary_code_is_left_alone(text):
 
 def test_github_actions_permission_is_not_a_token():
     assert redact("permissions:\n  id-token: write\n").text == "permissions:\n  id-token: write\n"
+
+
+def test_a_vendor_s_rules_can_be_left_out_and_the_generic_detectors_still_work():
+    """bench/eval_secrets.py's leave-one-vendor-out: redactor() drops the rules written for a
+    vendor, table rows included; what is left must still catch a token in a credential context."""
+    aws = next(p for p in POSITIVES if p[0] == "aws access key id")[2]
+    assert aws not in redact(f"see {aws}").text
+    assert redactor(["aws"])(f"see {aws}").text == f"see {aws}"  # only the AWS rule knew this shape
+    token = "dp." + "pt." + rnd(43, seed=90)  # a Doppler row of a table rule
+    assert redactor(["doppler"])(f"env: {token}").text == "env: [REDACTED:api-token]"  # the generic prefix rule
+    assert token not in redactor(vendor_names())(f"DOPPLER_TOKEN={token}").text  # no vendor rule at all
+    assert {"aws", "github", "doppler"} <= vendor_names()
 
 
 def test_marks_name_the_kind_and_are_stable():

@@ -9,7 +9,7 @@ import re
 from typing import Sequence
 
 from ..models import Commit, FileChange
-from . import heuristic
+from .offline import analyse_offline, parse_title
 from .profile import RepoProfile
 
 CHANGELOG_LINES = 60
@@ -71,13 +71,13 @@ def pr_text_for_prompt(commit_body: str, pr_body: str | None) -> str:
 
 def offline_hint(commit: Commit, files: Sequence[FileChange], profile: RepoProfile | None) -> str:
     """'medium (bugfix): <reason>' — the rule-based level and reason, for the LLM to weigh."""
-    a = heuristic.analyse_offline(commit, files, "en", profile=profile)
+    a = analyse_offline(commit, files, "en", profile=profile)
     return f"{a.importance.value} ({a.change_type.value}): {a.importance_reason}"
 
 
 def changelog_hunk(commit: Commit, files: Sequence[FileChange]) -> str:
     """The lines a release commit adds to its changelog (what ships), else ''."""
-    if not heuristic.parse_title(commit.title, commit.body).release:
+    if not parse_title(commit.title, commit.body).release:
         return ""
     for f in files:
         name = f.path.rsplit("/", 1)[-1].lower()

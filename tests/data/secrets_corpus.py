@@ -144,6 +144,43 @@ def positives() -> list[tuple[str, str, str]]:
     add("properties file", "spring.datasource.password=" + s(16, _ALNUM + "#%", 51), s(16, _ALNUM + "#%", 51))
     add("numeric client secret", 'asanaToken = "' + s(16, _DIGITS, 52) + '"', s(16, _DIGITS, 52))
     add("commit message", "Rotate the staging creds; old one was api_key=" + s(32, _ALNUM, 53), s(32, _ALNUM, 53))
+
+    # --- issue 17: services no rule was written for, in the shapes that reached the LLM --------
+    # (written here for made-up vendors; each failed before the context detector was generalised)
+    v = s(28, _ALNUM, 70)
+    add("vendor, credential word, dash", f"quokkapay token - '{v}'", v)
+    v = s(28, _HEXL, 71)
+    add("vendor, credential word, table cell", f"| quokkapay api key | {v} |", v)
+    v = s(26, _ALNUM, 72)
+    add("credential word, a space, the value", f"wombat secret {v} (staging)", v)
+    add("prose: the password is", "For the staging box the password is 'Tr0ub4dor&3x'", "Tr0ub4dor&3x")
+    v = s(12, _B64, 73) + " " + s(30, _B64, 73) + "="
+    add("jenkins credentials.xml, braced", "      <secret>{" + v + "}</secret>", v.split()[1])
+    v = s(22, _LOWER + _DIGITS, 75)
+    add("log line, word inside a lowercase name", f"[DEBUG] Using wombatapisecretkey={v}", v)
+    v = s(24, _ALNUM, 76)
+    add("log line, camelCase name ending in String", f"2026-03-04 10:11:12 DEBUG quokkaAccessTokenString={v} ok", v)
+    v = base64.b64encode(s(14, _ALNUM, 77).encode()).decode() + ":" + s(20, _HEXL, 77)
+    add("parts joined by a colon after base64 padding", f"secret={v}", v)
+    v = base64.b64encode(s(10, _ALNUM, 78).encode()).decode() + ":" + s(24, _HEXL, 78)
+    add("a block of token, secret, server lines",
+        f"[quokka]\ntoken={s(24, _ALNUM, 79)}\nsecret={v}\nserver=api.quokka.example", v)
+    v = s(30, _ALNUM, 80)
+    add("the same value again on the line", f"quokkapay token = '{v}' | '{v}'", v)
+    v = s(32, _ALNUM, 81)
+    add("name on one line, value on the next", f"quokka_access_token:\n    '{v}'", v)
+    v = s(26, _ALNUM, 82)
+    add("a token in a URL's query", f"GET https://api.quokka.example/v2/items?api_token={v}&page=2", v)
+    v = s(18, _ALNUM, 83)
+    add("-u user -p password", f"docker login -u ci-bot -p {v} registry.quokka.example", v)
+    v = s(36, _ALNUM, 84)
+    add("a token as a URL's user", f"git clone https://{v}@git.quokka.example/team/app.git", v)
+    v = "qka." + s(40, _ALNUM, 85)
+    add("a dotted random value after apikey", f"apikey: {v}", v)
+    v = s(44, _B64, 86)
+    add("a label with a number", f"Unseal Key 2: {v}", v)
+    v = "live_" + s(9, _DIGITS, 87) + "_" + s(30, _ALNUM, 87)
+    add("a prefixed token with a numeric middle", f"stream: {v}", v)
     return cases
 
 
@@ -198,4 +235,38 @@ def negatives() -> list[str]:
         "api_key = _api_key_sentinel",
         "last_checkpoint_key: Option<ExceptionCheckpointKey>,",
         "    signature: " + rnd(120, _B64, 65),
+        # issue 17: what the generalised context detector must still leave alone
+        "token = self.tokenizer.encode(x)",
+        'secret_key = os.environ["SECRET_KEY"]',
+        "password: str = Field(..., min_length=8)",
+        "remaining = token - 1",
+        "The secret sauce is a cache in front of the resolver.",
+        "| token | str | The API token sent with every request |",
+        "The [API Reference](api/agent.md) covers the full interface.",
+        "{{ token | default('') }}",
+        "api_key: settings.OPENAI_API_KEY_2024",
+        "https://github.com/astral-sh/uv/commit/" + rnd(40, _HEXL, 66),
+        'source = { git = "https://github.com/org/repo?rev=' + rnd(40, _HEXL, 67) + '" }',
+        'idempotency_key = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"',
+        "python -u run.py -p 8080",
+        "uv run -p 3.12 -- pytest",
+        'this.addPassword = "#add-password";',
+        'policy = "arn:aws:iam::aws:policy/IAMUserChangePassword"',
+        "put '/forgot-password' => \"cms/sites/passwords#update\"",
+        "hotkey = 'ctrl+shift+k'",
+        "login: octocat",
+        "tokenizer_name = 'bert-base-uncased'",
+        "secretary = Person(name='Ada')",
+        "password_label = 'Password:'",
+        "self.assertEqual(token.kind, TokenKind.Name)",
+        "key - value pairs are sorted by key",
+        "Build the client first, then pass `transport` as `http_transport`.",
+        "- Expand `uv tool list` output\n- Then pass `uv tool list` to the checker",
+        "return Lease(token=f'lease-{attempt}')",
+        'password = "{db_password}"',
+        '<add key="ConnectionString_Orders2" value="Server=db1;Database=orders" />',
+        'cache = {"key": "PrimaryCustomerAccount_V2"}',
+        "for part in parts:\n    if not token:\n        continue",
+        "body: grant_type=refresh_token&client_secret=%5B%27scrubbed%27%5D&refresh_token=%5B%27scrubbed%27%5D",
+        "provider = make_provider('openai', api_key='first', base_url=BASE_URL)",
     ]

@@ -1,0 +1,90 @@
+"""The records the evidence modules share: what one commit shows, and what a rule concludes.
+
+`Context` is everything known about the commit once it has been read (title, files, patches,
+type, profile). Each evidence module turns it into `Fact`s (a level and the sentence saying
+why), `Risk`s (what may break, paired with what to do) and `Insight`s (notes by aspect).
+
+Every conclusion carries an `order`: the analyser names the two first facts at the decisive level
+and lists the five first risks, so the order is part of the output. Lower comes first; the
+numbers are spaced by evidence kind and are listed together in evidence/__init__.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...models import ChangeType, Commit, Importance
+from ..profile import RepoProfile
+
+if TYPE_CHECKING:  # the modules that build these import this one
+    from .stats import FileStats
+    from .title import TitleInfo
+
+
+@dataclass(frozen=True)
+class DiffFacts:
+    """What the patches (and paths) show beyond line counts; built by observe.diff_facts."""
+    removed_api: tuple[str, ...] = ()  # public definitions deleted and not re-added anywhere
+    removed_api_in_removed_files: bool = False
+    removed_flags: tuple[str, ...] = ()
+    added_flags: tuple[str, ...] = ()
+    default_changes: tuple[tuple[str, str, str, str], ...] = ()  # (path, key, old, new)
+    major_bumps: tuple[tuple[str, str, str], ...] = ()  # (package, old, new)
+    added_deps: tuple[str, ...] = ()
+    removed_deps: tuple[str, ...] = ()
+    security_paths: tuple[str, ...] = ()
+    gpu_kernels: tuple[str, ...] = ()
+    moved_modules: tuple[tuple[str, str], ...] = ()  # (old path, new path) of importable files
+    removed_surface_files: tuple[str, ...] = ()  # deleted source files on the public surface
+    release_edits: tuple[str, ...] = ()  # "panic = \"abort\" in [profile.release]", "rust-version 1.95 → 1.96"
+    shipped_dep_changes: tuple[str, ...] = ()  # dependencies of what ships (not dev/test groups)
+    dev_only_deps: bool = False  # every dependency edit is in a dev/test/docs group or tooling
+    surface_kinds: tuple[str, ...] = ()  # profile surface kinds touched ("cli", "settings" …)
+    hunk_names: tuple[str, ...] = ()  # functions/classes named by the hunk headers of source files
+
+
+@dataclass(frozen=True)
+class Context:
+    commit: Commit
+    title: "TitleInfo"
+    stats: "FileStats"
+    diff: DiffFacts
+    ctype: ChangeType
+    profile: RepoProfile = RepoProfile()
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One rule that fired: the level it asks for and how to say it."""
+    level: Importance
+    zh: str
+    en: str
+    order: int = 0  # where it is named among the facts at its level (lower first)
+    size: bool = False  # a size rule: supporting evidence, not a specific fact
+    floor: bool = False  # a minimum rather than a ceiling (scope.ceiling)
+
+    def text(self, zh: bool) -> str:
+        return self.zh if zh else self.en
+
+
+@dataclass(frozen=True)
+class Risk:
+    """What may break, and what to do about it, in both languages."""
+    order: int
+    zh: str
+    en: str
+    rec_zh: str
+    rec_en: str
+    fallback: bool = False  # generic: shown only when no specific risk applies, and only the first
+
+    def text(self, zh: bool) -> tuple[str, str]:
+        return (self.zh, self.rec_zh) if zh else (self.en, self.rec_en)
+
+
+@dataclass(frozen=True)
+class Insight:
+    """One note for the architecture, performance or security line of the insights."""
+    aspect: str  # "architecture", "performance" or "security"
+    order: int
+    zh: str
+    en: str

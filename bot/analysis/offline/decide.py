@@ -1,0 +1,57 @@
+"""Combining what the evidence modules conclude: facts into a level and its reason, risks into the
+five most serious (or one generic line), insights into three lines. No rules live here — every
+condition is in an evidence module; this only orders, picks and joins."""
+from __future__ import annotations
+
+from ...models import Importance, Insights
+from .context import Context, Fact
+from .evidence import KINDS, scope
+from .lang import lower_first
+
+MAX_RISKS = 5
+
+
+def facts(c: Context) -> list[Fact]:
+    """Every fact that fired, in the order they are named."""
+    return sorted((f for kind in KINDS for f in kind.facts(c)), key=lambda f: f.order)
+
+
+def decide_importance(c: Context, zh: bool) -> tuple[Importance, str]:
+    """The most serious level any fact asks for, unless a ceiling (or floor) overrides it; the
+    reason names up to two specific facts at that level — size only speaks when nothing more
+    specific does — or, when no rule fired, the baseline."""
+    found = facts(c)
+    level = min((f.level for f in found), key=lambda i: i.rank, default=Importance.LOW)
+    cap = scope.ceiling(c)
+    if cap is not None and not cap.floor and level.rank <= cap.level.rank:
+        return cap.level, cap.text(zh)
+    if cap is not None and cap.floor and cap.level.rank < level.rank:
+        return cap.level, cap.text(zh)
+    at_level = [f for f in found if f.level is level]
+    specific = [f for f in at_level if not f.size]
+    decisive = (specific or at_level)[:2]
+    if not decisive:
+        return Importance.LOW, scope.baseline(c).text(zh)
+    texts = [f.text(zh) for f in decisive]
+    if zh:
+        return level, "；".join(texts)
+    return level, "; ".join([texts[0]] + [lower_first(t) for t in texts[1:]])
+
+
+def collect_risks(c: Context, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(risks, recommendations), paired, most serious first. Each names the concrete thing that
+    may break; a generic line speaks only when nothing specific does, and then only the first."""
+    found = sorted((r for kind in KINDS for r in kind.risks(c)), key=lambda r: r.order)
+    chosen = [r for r in found if not r.fallback] or [r for r in found if r.fallback][:1]
+    pairs = [r.text(zh) for r in chosen[:MAX_RISKS]]
+    return tuple(risk for risk, _ in pairs), tuple(rec for _, rec in pairs)
+
+
+def collect_insights(c: Context, zh: bool) -> Insights:
+    notes = sorted((i for kind in KINDS for i in kind.insights(c)), key=lambda i: i.order)
+    sep = "；" if zh else "; "
+
+    def line(aspect: str) -> str:
+        return sep.join(i.zh if zh else i.en for i in notes if i.aspect == aspect)
+
+    return Insights(architecture=line("architecture"), performance=line("performance"), security=line("security"))

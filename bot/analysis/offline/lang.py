@@ -1,0 +1,56 @@
+"""Small helpers for the two languages the analyser writes: numbers, counts, name lists, clipping."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+
+def is_zh(lang: str) -> bool:
+    return (lang or "zh").lower().startswith("zh")
+
+
+def num(n: int) -> str:
+    return f"{n:,}"
+
+
+def lines(additions: int, deletions: int) -> str:
+    """'+340/−25' — the minus is U+2212 so it reads as a sign, not a hyphen."""
+    return f"+{num(additions)}/−{num(deletions)}"
+
+
+def count_en(n: int, noun: str) -> str:
+    return f"{num(n)} {noun}" if n == 1 else f"{num(n)} {noun}s"
+
+
+def files_en(n: int) -> str:
+    return count_en(n, "file")
+
+
+def name_list(names: Sequence[str], zh: bool, limit: int = 3) -> str:
+    """'a、b、c 等 5 个' / 'a, b, c and 2 more'."""
+    shown = list(names[:limit])
+    rest = len(names) - len(shown)
+    if zh:
+        text = "、".join(shown)
+        return f"{text} 等 {num(len(names))} 个" if rest > 0 else text
+    text = ", ".join(shown)
+    return f"{text} and {rest} more" if rest > 0 else text
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut at a sentence end if one is near the limit, else at a word, and say so with '…'."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    window = text[:limit]
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)|[。！？；]", window)]
+    if ends and ends[-1] >= limit * 0.4:
+        return window[:ends[-1]].strip()
+    space = window.rfind(" ")
+    cut = window[:space] if space >= limit * 0.5 else window
+    return cut.rstrip(" ,;:，、") + "…"
+
+
+def lower_first(text: str) -> str:
+    """'The title says' → 'the title says' after a semicolon; leaves 'CVE-…' and 'API' alone."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text

@@ -1,0 +1,31 @@
+"""What the patches and paths show beyond line counts, gathered into one `DiffFacts`: each field
+is read by the evidence module it belongs to, from the scanners in patch.py."""
+from __future__ import annotations
+
+from ..profile import RepoProfile
+from .context import DiffFacts
+from .evidence import behaviour, dependencies, release, removal, security
+from .patch import scan_source
+from .stats import FileStats
+from .title import TitleInfo
+
+
+def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None = None) -> DiffFacts:
+    profile = profile or RepoProfile.inferred()
+    scan = scan_source(stats, profile)
+    removed_api, in_removed_files = removal.removed_api(scan)
+    return DiffFacts(
+        removed_api=tuple(removed_api),
+        removed_api_in_removed_files=in_removed_files,
+        removed_flags=tuple(removal.removed_flags(scan)),
+        added_flags=tuple(behaviour.added_flags(scan)),
+        default_changes=tuple(behaviour.default_changes(stats, profile)),
+        security_paths=tuple(security.sensitive_paths(stats, profile)),
+        gpu_kernels=tuple(behaviour.gpu_kernels(stats)),
+        moved_modules=tuple(removal.moved_modules(stats, profile)),
+        removed_surface_files=tuple(removal.removed_surface_files(stats, profile)),
+        release_edits=tuple(release.release_edits(stats, profile)),
+        surface_kinds=tuple(behaviour.surface_kinds(stats, profile)),
+        hunk_names=tuple(scan.hunk_names[:6]),
+        **dependencies.read(stats, title, profile),
+    )

@@ -1,0 +1,232 @@
+"""Diff scanners: what the unified patches show, line by line, without judging it.
+
+The evidence modules decide what a removed definition, a changed default or a bumped requirement
+means; this module only finds them. Every scanner takes patches as git prints them (GitHub's
+`patch` field has the same shape) and tolerates missing or truncated ones.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+from ...models import FileChange
+from .paths import FileKind, extension
+
+if TYPE_CHECKING:
+    from ..profile import RepoProfile
+    from .stats import FileStats
+
+
+_PY_DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async\s+)?(?:def|class)\s+(?P<name>[A-Za-z]\w*)\s*[(:]")
+_JS_EXPORT = re.compile(r"^\s*export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?"
+                        r"(?:function\*?|class|const|let|var|interface|type|enum)\s+(?P<name>[A-Za-z$][\w$]*)")
+_GO_DEF = re.compile(r"^(?:func\s+(?:\([^)]*\)\s*)?|type\s+)(?P<name>[A-Z]\w*)\b")
+# Top-level items only: `pub fn new` inside an `impl` is a method, and `pub(crate)` is not public.
+_RUST_DEF = re.compile(r"^pub\s+(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|trait|type|mod|const|static)"
+                       r"\s+(?P<name>[A-Za-z_]\w*)")
+_JAVA_DEF = re.compile(r"^\s*public\s+(?:static\s+|final\s+|abstract\s+|sealed\s+)*"
+                       r"(?:(?:class|interface|enum|record)\s+(?P<type>\w+)|[\w<>\[\], ?]+\s+(?P<method>\w+)\s*\()")
+_FLAG_CALL = re.compile(r"add_argument|\.option\(|Option\(|\bflag\.|\.flag\(|\barg\(")
+_HIDDEN_FLAG = re.compile(r"argparse\.SUPPRESS|\bSUPPRESS\b|\bhide\s*=\s*true\b|\bhidden\s*=\s*True\b|\.hide\(true\)")
+_FLAG_NAME = re.compile(r"""["'](--[A-Za-z0-9][\w-]*)["']""")
+_ASSIGNMENT = re.compile(r"""^(?P<indent>\s*)["']?(?P<key>[A-Za-z_][\w.-]*)["']?\s*"""
+                         r"""(?::\s*[\w\[\], .|"']+?\s*=|=|:)\s*(?P<val>[^#]*?)\s*,?\s*(?:#.*)?$""")
+_ENV_DEFAULT = re.compile(r"""(?:getenv|environ\.get)\(\s*["'](?P<key>\w+)["']\s*,\s*(?P<val>[^)]+?)\s*\)""")
+_LITERAL = re.compile(r"""^(-?\d[\d_.]*(e-?\d+)?|true|false|none|null|nil|"[^"]*"|'[^']*'|[\w.-]+)$""", re.I)
+_REQUIREMENT = re.compile(r"^(?P<name>[@A-Za-z0-9][\w.@/-]*)(?:\[[^\]]*\])?\s*"
+                          r"(?:[:=]\s*(?:\{\s*version\s*=\s*)?)?\s*(?:==|>=|~=|<=|<|>|!=|\^|~|=)?\s*"
+                          r"v?(?P<ver>\d+(?:\.\d+)*)")
+_NOT_PACKAGES = frozenset({"python", "requires-python", "version", "name", "go", "toolchain",
+                           "edition", "rust-version", "node", "npm", "engines", "python_requires"})
+_SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
+_ARRAY_KEY = re.compile(r"""^\s*["']?([\w.-]+)["']?\s*[=:]\s*[\[{]\s*$""")
+_HUNK_NAME = re.compile(r"\b(?:fn|def|class|impl(?:<[^>]*>)?|struct|enum|trait|func|function|interface|type)\s+"
+                        r"(?:[\w<>',\s]+\s+for\s+)?([A-Za-z_]\w*)")
+
+MAX_PATCH_LINE = 400  # longer lines (minified code, data) say nothing these rules read
+
+
+def diff_lines(patch: str | None) -> Iterator[tuple[str, str]]:
+    """(sign, text) for every line of a unified diff; sign '@' marks a hunk boundary."""
+    for line in (patch or "").splitlines():
+        if len(line) > MAX_PATCH_LINE:
+            yield " ", ""  # keeps block boundaries without feeding the regexes a huge line
+        elif line.startswith("@@"):
+            yield "@", line
+        elif line[:1] in ("+", "-", " ") and not line.startswith(("+++ ", "--- ")):
+            yield line[0], line[1:]
+
+
+def change_blocks(patch: str | None) -> Iterator[tuple[list[str], list[str]]]:
+    """Each run of removed lines with the added lines that replace it."""
+    minus: list[str] = []
+    plus: list[str] = []
+    for sign, text in diff_lines(patch):
+        if sign == "-":
+            if plus:
+                yield minus, plus
+                minus, plus = [], []
+            minus.append(text)
+        elif sign == "+":
+            plus.append(text)
+        else:
+            if minus or plus:
+                yield minus, plus
+            minus, plus = [], []
+    if minus or plus:
+        yield minus, plus
+
+
+def public_name(line: str, ext: str) -> str | None:
+    if ext in ("py", "pyi", "pyx"):
+        m = _PY_DEF.match(line)
+        # Module level only: method names (get_name, forward) repeat across classes, so a method
+        # "removed" here is usually defined again elsewhere and would be noise.
+        return m.group("name") if m and not m.group("indent") else None
+    if ext in ("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts"):
+        m = _JS_EXPORT.match(line)
+    elif ext == "go":
+        m = _GO_DEF.match(line)
+    elif ext == "rs":
+        m = _RUST_DEF.match(line)
+    elif ext in ("java", "kt", "cs", "scala"):
+        m = _JAVA_DEF.match(line)
+        return (m.group("type") or m.group("method")) if m else None
+    else:
+        return None
+    return m.group("name") if m else None
+
+# Prose is not a default: a changed "description" or "help" text changes no behaviour.
+_PROSE_KEYS = re.compile(r"(^|[._-])(description|desc|help|doc|docs|docstring|title|summary|message|msg|comment"
+                         r"|example|examples|label|text|markdownDescription|deprecationMessage)$", re.I)
+
+
+def _is_literal_value(val: str) -> bool:
+    """A value that configures something: a number, a boolean, null, or a short word — not prose."""
+    v = val.strip().strip(",")
+    if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0]:
+        v = v[1:-1]
+        return len(v) <= 40 and " " not in v.strip()
+    return bool(_LITERAL.match(v))
+
+
+def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in lines:
+        for m in _ENV_DEFAULT.finditer(line):
+            found[m.group("key")] = m.group("val").strip()
+        m = _ASSIGNMENT.match(line)
+        if not m or len(m.group("indent").expandtabs(4)) > (8 if in_config_file else 4):
+            continue
+        val = m.group("val").strip().rstrip(",")
+        if _PROSE_KEYS.search(m.group("key")):
+            continue
+        if val and _LITERAL.match(val) and _is_literal_value(val) and not val.endswith(("(", "[", "{", "\\")):
+            found.setdefault(m.group("key"), val)
+    return found
+
+def requirements(lines: Iterable[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in lines:
+        text = re.sub(r"""["',]""", " ", line).strip()
+        text = re.sub(r"^(require|dependency|implementation|api)\s+", "", text)
+        m = _REQUIREMENT.match(text)
+        if m and m.group("name").lower() not in _NOT_PACKAGES:
+            found.setdefault(m.group("name").lower(), m.group("ver"))
+    return found
+
+def manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[str]]]:
+    """(group, removed lines, added lines) per change block of a manifest: the group is the last
+    `[section]` or `key = [` seen (hunk header, context or changed lines), '' when unknown."""
+    group = ""
+    minus: list[str] = []
+    plus: list[str] = []
+    for sign, text in diff_lines(patch):
+        if sign == "@":
+            if minus or plus:
+                yield group, minus, plus
+                minus, plus = [], []
+            header = text.split("@@")[-1].strip() if text.count("@@") >= 2 else ""
+            m = _SECTION.match(header) or _ARRAY_KEY.match(header)
+            group = m.group(1) if m else ""
+            continue
+        m = _SECTION.match(text) or _ARRAY_KEY.match(text)
+        if sign in "+-":
+            (minus if sign == "-" else plus).append(text)
+        elif minus or plus:
+            yield group, minus, plus
+            minus, plus = [], []
+        if m:
+            group = m.group(1)
+    if minus or plus:
+        yield group, minus, plus
+
+
+@dataclass
+class SourceScan:
+    """What the patches of source files define, remove and name."""
+    removed_defs: dict[str, bool] = field(default_factory=dict)  # name → found in a removed file
+    added_defs: set[str] = field(default_factory=set)
+    flags_removed: set[str] = field(default_factory=set)
+    flags_added: set[str] = field(default_factory=set)
+    hidden_flags: set[str] = field(default_factory=set)
+    hunk_names: list[str] = field(default_factory=list)  # functions/classes named by hunk headers
+
+
+def scan_source(stats: "FileStats", profile: "RepoProfile") -> SourceScan:
+    """Public definitions added and removed (in files on the public surface), command-line flags
+    added and removed, and the names hunk headers give, over every source file."""
+    scan = SourceScan()
+    for f, kind in stats.files:
+        if kind is not FileKind.SOURCE:
+            continue
+        ext = extension(f.path)
+        public = profile.is_public(f.path)
+        for sign, text in diff_lines(f.patch):
+            if sign == "@":
+                m = _HUNK_NAME.search(text.split("@@")[-1]) if text.count("@@") >= 2 else None
+                if m and m.group(1) not in scan.hunk_names and not m.group(1).startswith("test"):
+                    scan.hunk_names.append(m.group(1))
+                continue
+            name = public_name(text, ext) if sign in "+-" and public else None
+            if name and name.startswith("_"):
+                name = None  # private by convention
+            if name and sign == "-":
+                scan.removed_defs[name] = scan.removed_defs.get(name, False) or f.status == "removed"
+            elif name:
+                scan.added_defs.add(name)
+            if sign in "+-" and _FLAG_CALL.search(text):
+                (scan.flags_removed if sign == "-" else scan.flags_added).update(_FLAG_NAME.findall(text))
+        # A hidden flag (argparse.SUPPRESS, clap's `hide = true`) is not part of the CLI users see.
+        for minus, plus in change_blocks(f.patch):
+            if any(_HIDDEN_FLAG.search(line) for line in plus):
+                scan.hidden_flags.update(n for line in plus for n in _FLAG_NAME.findall(line))
+    return scan
+
+
+_LOCK_NAME = re.compile(r"""^\s*(?:name\s*=\s*"(?P<a>[^"]+)"|"(?:node_modules/)?(?P<b>[@\w./-]+)":\s*\{)""")
+_LOCK_VERSION = re.compile(r"""^\s*"?version"?\s*[=:]\s*"(?P<v>[^"]+)"\s*,?$""")
+
+
+def lockfile_updates(f: FileChange) -> list[tuple[str, str, str]]:
+    """(name, old, new) for each package whose version line changed in a lockfile hunk."""
+    found: list[tuple[str, str, str]] = []
+    name = ""
+    old = ""
+    for sign, text in diff_lines(f.patch):
+        if sign == "@":
+            name, old = "", ""
+            continue
+        m = _LOCK_NAME.match(text)
+        if m and sign != "-":
+            name, old = (m.group("a") or m.group("b")), ""
+            continue
+        v = _LOCK_VERSION.match(text)
+        if v and name:
+            if sign == "-":
+                old = v.group("v")
+            elif sign == "+" and old and old != v.group("v"):
+                found.append((name, old, v.group("v")))
+                old = ""
+    return found

@@ -1,0 +1,58 @@
+"""Behaviour changes: reverts, defaults, new flags (hidden ones excepted)."""
+from __future__ import annotations
+
+from bot.analysis.offline import analyse_offline
+from tests.offline.helpers import LOW, MEDIUM, OPTIONS_V1, T, WHEN, analyse_last, commit, mod
+
+
+def test_revert_is_at_least_medium_and_says_what_to_check():
+    a = analyse_offline(commit('Revert "Use a faster JSON encoder" (#812)'), [mod("src/app/encode.py", 10, 25)], "zh")
+    assert (a.change_type, a.importance) == (T.REVERT, MEDIUM)
+    assert "回滚了已合入的改动「Use a faster JSON encoder」" in a.importance_reason
+    assert any("被回滚的改动" in r for r in a.risks)
+    assert any("重新合入" in r for r in a.recommendations)
+
+
+def test_revert_of_docs_is_still_low():
+    a = analyse_offline(commit('Revert "Fix typo in README"'), [mod("README.md", 1, 1)], "en")
+    assert (a.change_type, a.importance) == (T.REVERT, LOW)
+
+
+def test_config_default_change_is_medium_with_a_specific_risk():
+    patch = "@@ -20,3 +20,3 @@ class SchedulerConfig:\n     max_num_seqs: int = 256\n-    enable_chunked_prefill: bool = False\n+    enable_chunked_prefill: bool = True\n"
+    a = analyse_offline(commit("[Core] Turn on chunked prefill"), [mod("vllm/config/scheduler.py", 1, 1, patch)], "en")
+    assert a.importance is MEDIUM
+    assert "enable_chunked_prefill (False → True)" in a.importance_reason
+    assert any("enable_chunked_prefill" in r and "False" in r for r in a.risks)
+    assert "set enable_chunked_prefill=False explicitly" in a.recommendations[0]
+
+
+def test_json_schema_description_is_not_a_config_default(repo):
+    repo.commit("Clarify the cache-dir description",
+                {"app.schema.json": OPTIONS_V1.replace("Path to the cache directory.",
+                                                       "Directory where downloaded wheels are cached.")}, when=WHEN)
+    a = analyse_last(repo)
+    assert a.importance is LOW, a.importance_reason
+    assert "default" not in a.importance_reason.lower()
+    repo.commit("Move the default cache",
+                {"app.schema.json": OPTIONS_V1.replace('"~/.cache/app"', '"~/.local/cache/app"')}, when=WHEN)
+    changed = analyse_last(repo)
+    assert changed.importance is MEDIUM
+    assert '"~/.cache/app" → "~/.local/cache/app"' in changed.importance_reason
+
+
+def test_added_cli_flags():
+    added = "@@ -5,1 +5,2 @@\n+    parser.add_argument('--max-retries', type=int)\n"
+    b = analyse_offline(commit("Add retry flag"), [mod("src/app/cli.py", 1, 0, added)], "en")
+    assert b.importance is MEDIUM and "--max-retries" in b.importance_reason
+
+
+def test_hidden_flags_are_not_user_facing():
+    hidden = analyse_offline(commit("Add a secret --check-unreachable"), [mod("src/app/main.py", 3, 0,
+        '@@ -10,0 +10,3 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
+        '+                   help=argparse.SUPPRESS)\n+    return p')], "en")
+    assert "--check-unreachable" not in hidden.importance_reason and hidden.importance is LOW
+    shown = analyse_offline(commit("Add --check-unreachable"), [mod("src/app/main.py", 2, 0,
+        '@@ -10,0 +10,2 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
+        '+                   help="Warn about unreachable code")')], "en")
+    assert shown.importance is MEDIUM and "--check-unreachable" in shown.importance_reason

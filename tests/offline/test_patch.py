@@ -1,0 +1,86 @@
+"""The diff scanners: what unified patches show, line by line (patch.py). The patches are the shape
+git and GitHub print; the commits in real repositories are exercised through the evidence tests."""
+from __future__ import annotations
+
+from bot.analysis.offline.patch import (MAX_PATCH_LINE, assignments, change_blocks, diff_lines, lockfile_updates,
+                                        manifest_blocks, requirements, scan_source)
+from bot.analysis.offline.stats import file_stats
+from bot.analysis.profile import RepoProfile, parse_profile
+from tests.offline.helpers import commit, mod
+
+PATCH = ("--- a/src/app/engine.py\n+++ b/src/app/engine.py\n"
+         "@@ -10,4 +10,4 @@ class Engine:\n"
+         "     def step(self):\n"
+         "-        return 1\n"
+         "+        return 2\n"
+         "     x = 1\n"
+         "-y = 1\n")
+
+
+def test_diff_lines_marks_hunks_and_skips_file_headers():
+    lines = list(diff_lines(PATCH))
+    assert lines[0] == ("@", "@@ -10,4 +10,4 @@ class Engine:")
+    assert ("-", "        return 1") in lines and ("+", "        return 2") in lines
+    assert not any(text.startswith(("++", "--")) for _, text in lines)
+
+
+def test_a_huge_line_is_a_blank_context_line():
+    patch = "@@ -1 +1 @@\n-" + "a" * (MAX_PATCH_LINE + 1) + "\n+b"
+    assert list(diff_lines(patch)) == [("@", "@@ -1 +1 @@"), (" ", ""), ("+", "b")]
+    assert list(diff_lines(None)) == []
+
+
+def test_change_blocks_pair_removed_lines_with_their_replacement():
+    assert list(change_blocks(PATCH)) == [(["        return 1"], ["        return 2"]), (["y = 1"], [])]
+
+
+def test_manifest_blocks_know_their_section_from_context_and_hunk_headers():
+    patch = ("@@ -5,6 +5,6 @@ [project]\n"
+             " name = \"app\"\n-version = \"1.0\"\n+version = \"1.1\"\n"
+             " [dependency-groups]\n dev = [\n-  \"pytest>=7\",\n+  \"pytest>=8\",\n ]\n")
+    assert list(manifest_blocks(patch)) == [("project", ['version = "1.0"'], ['version = "1.1"']),
+                                            ("dev", ['  "pytest>=7",'], ['  "pytest>=8",'])]
+
+
+def test_assignments_read_literal_settings_not_prose_or_deep_code():
+    found = assignments(["max_num_seqs: int = 256", 'description = "The cache"', "        deep = 3",
+                         "timeout = float(os.getenv(\"APP_TIMEOUT\", 30))", "enabled = True  # why"], False)
+    assert found == {"max_num_seqs": "256", "APP_TIMEOUT": "30", "enabled": "True"}
+
+
+def test_requirements_read_names_and_versions_of_many_manifest_styles():
+    assert requirements(['pydantic>=2.7,<3', 'serde = { version = "1.0.228", features = ["derive"] }',
+                         '"lodash": "^4.17.21",', "require github.com/x/y v1.2.3", "python_requires = 3.9"]) == {
+        "pydantic": "2.7", "serde": "1.0.228", "lodash": "4.17.21", "github.com/x/y": "1.2.3"}
+
+
+def test_lockfile_updates_name_each_package_whose_version_changed():
+    patch = ('@@ -10,7 +10,7 @@\n [[package]]\n name = "serde"\n-version = "1.0.228"\n+version = "1.0.229"\n'
+             ' source = "registry"\n@@ -40,3 +40,3 @@\n [[package]]\n name = "anyio"\n version = "4.0.0"\n')
+    assert lockfile_updates(mod("uv.lock", 1, 1, patch)) == [("serde", "1.0.228", "1.0.229")]
+
+
+def test_scan_source_finds_public_definitions_flags_and_hunk_names():
+    patch = ("@@ -1,6 +1,6 @@ def build_parser():\n"
+             "-def old_api(x):\n+def new_api(x):\n"
+             "-def _private(x):\n"
+             '-    p.add_argument("--legacy")\n+    p.add_argument("--modern")\n'
+             '     p.add_argument("--port")\n'  # a hidden flag is told apart by its change block
+             '+    p.add_argument("--secret", help=argparse.SUPPRESS)\n'
+             "@@ -40,2 +40,2 @@ def test_helper():\n-    a = 1\n+    a = 2\n")
+    stats = file_stats(commit("x"), [mod("src/app/cli.py", 4, 4, patch), mod("src/app/gone.py", 0, 2,
+                                    "@@ -1,2 +0,0 @@\n-class Removed:\n-    pass", status="removed")])
+    scan = scan_source(stats, RepoProfile.inferred())
+    assert scan.removed_defs == {"old_api": False, "Removed": True}  # `_private` is private by convention
+    assert scan.added_defs == {"new_api"}
+    assert (scan.flags_removed, scan.flags_added, scan.hidden_flags) == (
+        {"--legacy"}, {"--modern", "--secret"}, {"--secret"})
+    assert scan.hunk_names == ["build_parser"]  # test helpers are not what a change is about
+
+
+def test_scan_source_only_reads_definitions_on_the_public_surface():
+    patch = "@@ -1,2 +0,0 @@\n-pub fn resolve() {}\n-pub struct Resolver;\n"
+    stats = file_stats(commit("x"), [mod("crates/core/src/lib.rs", 0, 2, patch)])
+    assert scan_source(stats, RepoProfile.inferred()).removed_defs == {}  # a workspace member: internal
+    declared = parse_profile('[surface]\npackages = ["crates/core/"]\n')
+    assert scan_source(stats, declared).removed_defs == {"resolve": False, "Resolver": False}
