@@ -25,13 +25,17 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 from urllib.parse import urlsplit
 
 from . import metrics
 from .i18n import phrase
 from .models import Analysis, BotError, Commit, FileChange, NotFoundError, UsageError
 from .scores import LEVELS, Scores, score
+
+if TYPE_CHECKING:
+    from .analysis.profile import RepoProfile
+    from .sources import CommitSource
 
 DEFAULT_LABELS = Path("tests") / "data" / "importance_labels.jsonl"  # relative to the current directory
 MIRRORS_ENV = "DIGEST_EVAL_MIRRORS"
@@ -57,7 +61,7 @@ class Case:
     files: Sequence[FileChange]
     pr_body: str | None
     reverted: Commit | None
-    profile: object
+    profile: RepoProfile | None
 
 
 # --- the labels -------------------------------------------------------------------------------------
@@ -175,7 +179,7 @@ async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings)
     from .analysis.profile import load_profile
     from .sources import open_source
 
-    opened: dict[str, tuple[object, object]] = {}
+    opened: dict[str, tuple[CommitSource, RepoProfile | None]] = {}
     cases = []
     for label in labels:
         if label.repo not in sources:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import unicodedata
 
-from ..evaluate import Card
+from ..evaluate import Card, LLMColumn
 from ..i18n import text
 from ..scores import LEVELS, Scores
 
@@ -29,7 +29,7 @@ def render_card_text(card: Card) -> str:
         columns.append((text(lang, "eval.col_rules_all"), card.rules))
     lines += ["", *_table(lang, columns), ""]
     if card.llm is not None:
-        lines += _cost(lang, card)
+        lines += _cost(lang, card, card.llm)
         lines += ["", *_matrix(lang, text(lang, "eval.col_llm"), card.llm.scores),
                   "", *_matrix(lang, text(lang, "eval.col_rules"), card.llm.rules_same)]
     else:
@@ -58,8 +58,7 @@ def _table(lang: str, columns: list[tuple[str, Scores]]) -> list[str]:
     return out
 
 
-def _cost(lang: str, card: Card) -> list[str]:
-    c = card.llm
+def _cost(lang: str, card: Card, c: LLMColumn) -> list[str]:
     share = f"{c.accepted / card.commits:.0%}" if card.commits else "–"
     if c.fallbacks:
         reasons = ", ".join(f"{reason} {n}" for reason, n in c.fallbacks.items())
