@@ -57,12 +57,21 @@ async def digest_command(args, settings) -> int:
     lang = args.lang or settings.default_lang
     window = parse_window(args.date, tz, datetime.now(timezone.utc), settings.max_range_days)
     _check_out_path(args.out)
+    fork = None
+    if getattr(args, "fork", None):  # named before the (possibly long) analysis: fail fast
+        from .downstream import check_fork, cli_usage, parse_fork, read_downstream
+        with cli_usage(lang):
+            fork = parse_fork(args.fork, lang)
+            await check_fork(fork, settings, lang)
     services = Services.build(settings)
     bar = ProgressBar()
     try:
         source = services.source(args.repo)
         digest = await services.builder.build(source, window, lang, args.branch, args.include_merges or None,
                                               progress=bar)
+        if fork is not None:
+            with cli_usage(lang):
+                digest = await read_downstream(digest, source, fork, settings, lang)
     finally:
         bar.close()
         await services.aclose()

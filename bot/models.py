@@ -194,10 +194,32 @@ class Analysis:
 
 
 @dataclass(frozen=True)
+class Downstream:
+    """What one upstream commit means for a fork (`--fork`, a subscription's `fork`): the files it
+    touches that the fork patches, the fork's hunks in them, and whether cherry-picking the commit
+    onto the fork's branch conflicts."""
+
+    patched_files: tuple[str, ...]
+    conflict: bool
+    hunks: int
+
+
+@dataclass(frozen=True)
+class ForkInfo:
+    """The fork a digest was read against: shown once above the Downstream section."""
+
+    name: str  # org/our-fork or the local folder's name
+    branch: str
+    merge_base: str  # the fork's merge base with the upstream branch
+    files: int  # files the fork patches since that merge base
+
+
+@dataclass(frozen=True)
 class DigestEntry:
     commit: Commit
     analysis: Analysis | None  # None only when even the offline analysis failed
     error: str = ""  # why there is no analysis
+    downstream: Downstream | None = None  # None: no fork named, or the commit touches nothing it patches
 
     @property
     def importance(self) -> Importance:
@@ -240,6 +262,7 @@ class Digest:
     # Sentences in the digest's language that every surface shows first: what went wrong while
     # building it (the LLM could not analyse some commits, GitHub's rate limit …). Never cached.
     notices: tuple[str, ...] = ()
+    fork: ForkInfo | None = None  # set when the digest was read against a fork (bot.downstream)
 
     @property
     def repo_id(self) -> str:
@@ -326,19 +349,27 @@ def window_from_dict(d: dict) -> Window:
                   tz=d["tz"], label=d["label"])
 
 
+def downstream_from_dict(d: dict | None) -> Downstream | None:
+    if not d:
+        return None
+    return Downstream(patched_files=tuple(d.get("patched_files") or ()), conflict=bool(d.get("conflict")),
+                      hunks=int(d.get("hunks") or 0))
+
+
 def digest_from_dict(d: dict) -> Digest:
     entries = tuple(
         DigestEntry(commit=commit_from_dict(e["commit"]),
                     analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
-                    error=e.get("error", ""))
+                    error=e.get("error", ""), downstream=downstream_from_dict(e.get("downstream")))
         for e in d["entries"]
     )
     gen = d.get("generated_at")
+    fork = ForkInfo(**d["fork"]) if d.get("fork") else None
     return Digest(repo=d["repo"], branch=d["branch"], window=window_from_dict(d["window"]),
                   lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
                   headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
                   generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
-                  notices=tuple(d.get("notices") or ()))
+                  notices=tuple(d.get("notices") or ()), fork=fork)
 
 
 def subscription_from_dict(d: dict) -> Subscription:
