@@ -103,6 +103,12 @@ def _title_scores(question: str, commits: Sequence[ThreadCommit]) -> list[tuple[
     return scored
 
 
+def commit_ref(text: str) -> str | None:
+    """The commit a free-text question names outside any thread: a SHA (7+ hex characters) or `#PR`."""
+    return next((w for w in _HEX.findall(text) if len(w) >= 7), None) or next(
+        (f"#{n}" for n in _PR.findall(text)), None)
+
+
 class Threads:
     def __init__(self, store):
         self.store = store

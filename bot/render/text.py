@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..diffs import coverage_line
+from .. import i18n
 from ..models import Analysis, Importance
 from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
                         LowCommits, Notice, entries_at_least)
@@ -41,6 +42,8 @@ def render_text(content: Content) -> str:
 def _parent(c: DigestParent) -> str:
     d = c.digest
     lines = [f"{L.title(d)} · {d.repo}", L.stats_line(d)]
+    if c.report_url:
+        lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
     lines += [terminal_safe(n) for n in d.notices]
     if d.headline:
         lines.append(t(d.lang, "headline_heading") + (" " + t(d.lang, "headline_offline") if d.headline_origin != "llm" else ""))
