@@ -252,7 +252,8 @@ class ChatService:
         """One push without a ledger (the ledger is the clock's): for tools and tests."""
         spec = DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo, window=to_dict(window),
                             lang=sub.lang, key=progress_key, branch=sub.branch,
-                            min_importance=sub.min_importance.value, post_empty=sub.post_empty)
+                            min_importance=sub.min_importance.value, post_empty=sub.post_empty,
+                            fork=sub.fork, owner=sub.owner or None)
         return await self.deliveries.run(spec)
 
     async def report_push_failure(self, sub: Subscription, attempts: int, reason: object) -> None:

@@ -278,6 +278,8 @@ class Subscription:
     min_importance: Importance = Importance.LOW
     branch: str | None = None
     post_empty: bool = True
+    fork: str | None = None  # org/our-fork@branch: each digest says what it means for that fork
+    owner: str = ""  # who named the fork: told directly when a conflicting commit lands
 
     @property
     def key(self) -> str:

@@ -48,7 +48,7 @@ async def run(req: Request, args: DigestArgs) -> None:
         spec = DeliverySpec(platform=conv.platform, channel=conv.channel, repo=repo, window=to_dict(window),
                             lang=sub.lang if sub else cfg.lang, key=chat.store.k("ondemand", request, repo.lower()),
                             branch=branch, min_importance=sub.min_importance.value if sub else "low",
-                            attach=cfg.file, progress=True)
+                            attach=cfg.file, progress=True, fork=sub.fork if sub else None)
         await chat.deliveries.run(spec)
 
 

@@ -13,6 +13,7 @@ from ..platform import Notice
 from ..window import parse_window
 from .base import Command, Request
 from .grammar import CommandError, choice, options, repo_word, timezone
+from ..downstream import ForkError, ForkNotFound, check_fork, parse_fork
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _BRANCH = re.compile(r"^(?!-)[A-Za-z0-9._/\-]{1,200}$")
@@ -27,6 +28,7 @@ class SubscribeArgs:
     min_importance: str | None = None
     branch: str | None = None
     post_empty: bool | None = None
+    fork: str | None = None  # "" removes it
 
 
 def parse(args: list[str]) -> SubscribeArgs:
@@ -35,7 +37,7 @@ def parse(args: list[str]) -> SubscribeArgs:
     repo = repo_word(args[0], "subscribe")
     opts = options(args[1:], {"at": "HH:MM", "tz": phrase("errors.expect_zone"), "lang": "zh|en",
                               "min": "high|medium|low", "branch": phrase("errors.expect_branch"),
-                              "empty": "post|skip"}, "subscribe")
+                              "empty": "post|skip", "fork": "org/our-fork@branch|off"}, "subscribe")
     at = opts.get("at")
     if at is not None:
         m = _HHMM.match(at)
@@ -52,14 +54,28 @@ def parse(args: list[str]) -> SubscribeArgs:
         min_importance=choice(opts["min"], ("high", "medium", "low"), "min", "subscribe") if "min" in opts else None,
         branch=branch,
         post_empty=(choice(opts["empty"], ("post", "skip"), "empty", "subscribe") == "post") if "empty" in opts else None,
+        fork=fork_word(opts["fork"]) if "fork" in opts else None,
     )
+
+
+def fork_word(value: str) -> str:
+    """`org/our-fork@branch` as named (checked for form here, for existence when run), or ""
+    for `off`/`none` (the subscription drops its fork)."""
+    if value.lower() in ("off", "none", "-"):
+        return ""
+    try:
+        parse_fork(value, "en")
+    except (ForkError, ForkNotFound) as exc:
+        raise CommandError(exc.args[0], "subscribe") from None
+    return value
 
 
 def describe(sub: Subscription, lang: str) -> dict:
     """The fields of a subscription's line (the confirmation here, the listing of `list`)."""
     return dict(repo=sub.repo, at=sub.at, tz=sub.tz, lang=sub.lang, min=sub.min_importance.value,
                 branch=text(lang, "notices.sub_branch", branch=sub.branch) if sub.branch else "",
-                empty="" if sub.post_empty else text(lang, "notices.sub_skip_empty"))
+                empty=("" if sub.post_empty else text(lang, "notices.sub_skip_empty")) +
+                (text(lang, "downstream.sub_fork", fork=sub.fork) if sub.fork else ""))
 
 
 async def run(req: Request, args: SubscribeArgs) -> None:
@@ -71,16 +87,33 @@ async def run(req: Request, args: SubscribeArgs) -> None:
         await source.list_commits(parse_window("today", "UTC", chat.clock()), args.branch)  # validates it
     else:
         await source.default_branch()  # validates the repository
+    if args.fork:
+        await _check_fork(req, args.fork)
     existing = {s.repo.lower(): s for s in await chat.subs.for_channel(conv.platform, conv.channel)}
     old = existing.get(repo.lower())
     base = old or Subscription(conv.platform, conv.channel, repo, tz=cfg.tz, lang=cfg.lang)
     sub = replace(base, repo=repo, at=args.at or base.at, tz=args.tz or base.tz, lang=args.lang or base.lang,
                   min_importance=Importance(args.min_importance) if args.min_importance else base.min_importance,
                   branch=args.branch or base.branch,
-                  post_empty=base.post_empty if args.post_empty is None else args.post_empty)
+                  post_empty=base.post_empty if args.post_empty is None else args.post_empty,
+                  fork=base.fork if args.fork is None else (args.fork or None),
+                  owner=conv.user if args.fork else base.owner)
     await chat.subs.upsert(sub)
     key = "notices.resubscribed" if old else "notices.subscribed"
     await req.reply(Notice(req.say(key, **describe(sub, req.lang)), lang=req.lang))
+
+
+async def _check_fork(req: Request, value: str) -> None:
+    """The fork exists and has the branch (a GitHub fork is fetched into its mirror now, so the
+    first digest does not wait for it). Chat users name GitHub forks; only the operator's own
+    terminal may point at a local path, as for repositories."""
+    spec = parse_fork(value, req.lang)
+    if spec.kind == "path" and req.conv.platform != "console":
+        raise CommandError(phrase("downstream.fork_policy"), "subscribe")
+    try:
+        await check_fork(spec, req.chat.settings, req.lang)
+    except (ForkError, ForkNotFound) as exc:
+        raise CommandError(exc.args[0], "subscribe") from None
 
 
 COMMAND = Command("subscribe", ("sub", "订阅"), parse, run)

@@ -22,6 +22,7 @@ from .. import metrics
 from ..current_job import CURRENT_JOB
 from ..i18n import localize, text
 from ..models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
+from .downstream import downstream_of, tell_conflicts
 from ..platform import MessageRef, Notice
 from ..store import StoreUnavailable
 from ..window import day_window
@@ -51,6 +52,8 @@ class DeliverySpec:
     progress: bool = False  # on demand: "building…" first, replaced by the digest
     ledger: str | None = None  # scheduled: the (conversation, repository, day) ledger key
     attempts: str | None = None  # scheduled: failed attempts so far
+    fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
+    owner: str | None = None  # who named the fork: told directly of each conflicting commit
 
     def window_obj(self) -> Window:
         return window_from_dict(self.window)
@@ -65,7 +68,8 @@ def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
     return DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo,
                         window=to_dict(day_window(day, sub.tz)), lang=sub.lang, key=store.k("delivery", *parts),
                         branch=sub.branch, min_importance=sub.min_importance.value, post_empty=sub.post_empty,
-                        ledger=store.k("ledger", *parts), attempts=store.k("attempts", *parts))
+                        ledger=store.k("ledger", *parts), attempts=store.k("attempts", *parts),
+                        fork=sub.fork, owner=sub.owner or None)
 
 
 class Deliveries:
@@ -156,6 +160,8 @@ class Deliveries:
                         reason=localize(reason, spec.lang))
             await platform.update(progress, Notice(line, "error", spec.lang))
             return "failed"
+        if spec.fork:
+            digest = await downstream_of(chat, spec, digest, source)
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
         parent = await deliver_digest(platform, self.store, spec.channel,
@@ -165,6 +171,8 @@ class Deliveries:
                                       now=lambda: chat.clock().timestamp())
         if parent is not None and digest.entries:
             await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
+        if spec.fork and spec.owner:
+            await tell_conflicts(platform, self.store, spec, digest)
         return "delivered"
 
     async def _progress_message(self, platform, spec: DeliverySpec, name: str, window: Window) -> MessageRef:

@@ -14,7 +14,7 @@ import asyncio
 
 from contextlib import contextmanager
 
-from ..i18n import text
+from ..i18n import phrase
 from ..models import Digest, NotFoundError, UsageError
 from .spec import ForkError, ForkNotFound, ForkSpec, parse_fork
 
@@ -23,12 +23,13 @@ __all__ = ["ForkError", "ForkNotFound", "ForkSpec", "check_fork", "cli_usage", "
 
 @contextmanager
 def cli_usage(lang: str):
-    """Bad fork input on the command line: the sentence, then the `--fork` usage, on one line."""
+    """Bad fork input on the command line: the sentence, then the `--fork` usage, on one line
+    (said in --lang by the CLI, as every error)."""
     try:
         yield
     except (ForkError, ForkNotFound) as exc:
         error = NotFoundError if isinstance(exc, ForkNotFound) else UsageError
-        raise error(f"{exc} {text(lang, 'downstream.usage_cli')}") from None
+        raise error(phrase("downstream.with_usage", sentence=exc.args[0], usage=phrase("downstream.usage_cli"))) from None
 
 
 async def read_downstream(digest: Digest, source, spec: ForkSpec, settings, lang: str | None = None) -> Digest:

@@ -19,7 +19,7 @@ import os
 import subprocess
 from dataclasses import replace
 
-from ..i18n import text
+from ..i18n import phrase
 from ..models import Digest, Downstream, ForkInfo, SourceError
 from .conflict import cherry_pick_conflicts
 from .git import GitFailed, ObjectView, base_env, objects_dir
@@ -35,7 +35,7 @@ def _local_git_dir(path: str, lang: str, name: str) -> str:
     proc = subprocess.run(["git", "-C", path, "rev-parse", "--absolute-git-dir"], capture_output=True,
                           text=True, env=base_env())
     if not os.path.isdir(path) or proc.returncode != 0:
-        raise ForkError(text(lang, "downstream.not_a_repo", path=name))
+        raise ForkError(phrase("downstream.not_a_repo", path=name))
     return proc.stdout.strip()
 
 
@@ -70,7 +70,7 @@ class _Reader:
             git_dir = _local_git_dir(self.spec.where, self.lang, self.spec.raw)
             tip, branch = _local_tip(git_dir, self.spec.branch)
             if tip is None:
-                raise ForkNotFound(text(self.lang, "downstream.no_branch", branch=branch, fork=self.spec.name))
+                raise ForkNotFound(phrase("downstream.no_branch", branch=branch, fork=self.spec.name))
             return git_dir, tip, branch
         assert self.mirror is not None
         branch = self.spec.branch or "HEAD"
@@ -84,7 +84,7 @@ class _Reader:
             git_dir = _local_git_dir(path, self.lang, self.source.name)
             tip, _ = _local_tip(git_dir, self.digest.branch)
             if tip is None:
-                raise ForkNotFound(text(self.lang, "downstream.no_branch", branch=self.digest.branch,
+                raise ForkNotFound(phrase("downstream.no_branch", branch=self.digest.branch,
                                         fork=self.source.name))
             return git_dir, tip
         repo = self.source.name  # owner/name: fetched into the fork's mirror, or one of its own
@@ -114,7 +114,7 @@ def annotate(digest: Digest, source, spec: ForkSpec, settings, lang: str | None 
             view = ObjectView(up_dir, [objects_dir(fork_dir)], timeout=timeout)
         return _annotate(digest, view, spec, up_tip, fork_tip, fork_branch, lang)
     except GitFailed as exc:
-        raise SourceError(text(lang, "downstream.git_failed", fork=spec.display, reason=str(exc))) from None
+        raise SourceError(phrase("downstream.git_failed", fork=spec.display, reason=str(exc))) from None
     finally:
         view.close()
 
@@ -123,7 +123,7 @@ def _annotate(digest: Digest, view: ObjectView, spec: ForkSpec, up_tip: str, for
               fork_branch: str, lang: str) -> Digest:
     base = view.merge_base(up_tip, fork_tip)
     if base is None:
-        raise ForkError(text(lang, "downstream.unrelated", fork=spec.display, repo=digest.repo))
+        raise ForkError(phrase("downstream.unrelated", fork=spec.display, repo=digest.repo))
     patches = read_patches(view, base, fork_tip)
     present = [e.commit.sha for e in digest.entries if view.has_commit(e.commit.sha)]
     # One walk: which of the day's commits the fork does not have yet.

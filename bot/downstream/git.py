@@ -18,6 +18,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from ..i18n import phrase
 from ..models import SourceError
 
 # A fixed identity and date for synthetic commits: the same inputs give the same objects.
@@ -91,7 +92,8 @@ class ObjectView:
         try:
             proc = subprocess.run(cmd, capture_output=True, env=self.env, input=input, timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            raise GitFailed(f"git {args[0]} took longer than {self.timeout:g} s", code=-1) from None
+            raise GitFailed(phrase("downstream.git_timeout", command=args[0], seconds=f"{self.timeout:g}"),
+                            code=-1) from None
         if proc.returncode not in ok:
             err = proc.stderr.decode("utf-8", "replace").strip()
             last = err.splitlines()[-1] if err else f"exit {proc.returncode}"

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..i18n import text
+from ..i18n import phrase
 from ..models import SourceError
 from .git import base_env
 from .spec import ForkNotFound
@@ -100,7 +100,7 @@ class Mirror:
             stamp.touch()
             sha = self._resolve(local_ref)
         if not sha:
-            raise SourceError(text(self.lang, "downstream.fetch_failed", repo=source_repo, reason="no commit"))
+            raise SourceError(phrase("downstream.fetch_failed", repo=source_repo, reason="no commit"))
         return sha
 
     # --- internals ------------------------------------------------------------------------------
@@ -115,8 +115,8 @@ class Mirror:
         proc = subprocess.run(["git", "init", "--bare", "-q", str(self.path)], capture_output=True, text=True,
                               env=base_env())
         if proc.returncode != 0:
-            raise SourceError(text(self.lang, "downstream.fetch_failed", repo=self.repo,
-                                   reason=proc.stderr.strip() or "git init failed"))
+            raise SourceError(phrase("downstream.fetch_failed", repo=self.repo,
+                                   reason=proc.stderr.strip() or f"exit {proc.returncode}"))
         # A mirror is only read by the bot: no reflogs, and no auto-gc while we measure its size.
         self._git("config", "core.logAllRefUpdates", "false")
         self._git("config", "gc.auto", "0")
@@ -148,7 +148,7 @@ class Mirror:
     def _too_large(self, source_repo: str) -> MirrorTooLarge:
         """Past the bound the mirror is removed whole: the disk is what the bound protects."""
         shutil.rmtree(self.path, ignore_errors=True)
-        return MirrorTooLarge(text(self.lang, "downstream.mirror_too_large", repo=source_repo,
+        return MirrorTooLarge(phrase("downstream.mirror_too_large", repo=source_repo,
                                    mb=self.max_bytes // (1024 * 1024)))
 
     def _fetch(self, source_repo: str, branch: str | None, local_ref: str) -> None:
@@ -170,7 +170,7 @@ class Mirror:
                 pass
             stopped: SourceError | None = None
             if time.monotonic() - started > self.timeout:
-                stopped = SourceError(text(self.lang, "downstream.fetch_timeout", repo=source_repo,
+                stopped = SourceError(phrase("downstream.fetch_timeout", repo=source_repo,
                                            seconds=f"{self.timeout:g}"))
             elif _tree_bytes(objects) > self.max_bytes:
                 stopped = MirrorTooLarge("")
@@ -186,11 +186,11 @@ class Mirror:
             return
         self._drop_partial_packs()
         if _NO_REF.search(err):
-            raise ForkNotFound(text(self.lang, "downstream.no_branch", branch=branch or "HEAD", fork=source_repo))
+            raise ForkNotFound(phrase("downstream.no_branch", branch=branch or "HEAD", fork=source_repo))
         if _NOT_FOUND.search(err):
-            raise ForkNotFound(text(self.lang, "downstream.no_such_repo", repo=source_repo))
+            raise ForkNotFound(phrase("downstream.no_such_repo", repo=source_repo))
         last = err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}"
-        raise SourceError(text(self.lang, "downstream.fetch_failed", repo=source_repo, reason=last))
+        raise SourceError(phrase("downstream.fetch_failed", repo=source_repo, reason=last))
 
     def _drop_partial_packs(self) -> None:
         pack = self.path / "objects" / "pack"

@@ -9,7 +9,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from ..i18n import text
+from ..i18n import phrase
 from ..models import NotFoundError, UsageError
 from ..sources import GITHUB_NAME
 
@@ -53,7 +53,7 @@ def parse_fork(raw: str, lang: str) -> ForkSpec:
     """A ForkSpec, or ForkError with one sentence saying what is wrong."""
     value = (raw or "").strip()
     if not value:
-        raise ForkError(text(lang, "downstream.empty"))
+        raise ForkError(phrase("downstream.empty"))
     expanded = os.path.expanduser(value)
     if os.path.exists(expanded):
         return ForkSpec(value, "path", os.path.abspath(expanded), None)
@@ -61,14 +61,14 @@ def parse_fork(raw: str, lang: str) -> ForkSpec:
     if not at:
         where, branch = value, ""
     elif not branch:
-        raise ForkError(text(lang, "downstream.no_branch_after_at", fork=value))
+        raise ForkError(phrase("downstream.no_branch_after_at", fork=value))
     if branch and not _valid_branch(branch):
-        raise ForkError(text(lang, "downstream.bad_branch", branch=branch))
+        raise ForkError(phrase("downstream.bad_branch", branch=branch))
     path = os.path.expanduser(where)
     if os.path.exists(path):
         return ForkSpec(value, "path", os.path.abspath(path), branch or None)
     if GITHUB_NAME.match(where) and not where.startswith((".", "/", "~")):
         return ForkSpec(value, "github", where, branch or None)
     if os.sep in where or where.startswith((".", "~")):
-        raise ForkNotFound(text(lang, "downstream.no_such_path", path=where))
-    raise ForkError(text(lang, "downstream.bad_spec", fork=value))
+        raise ForkNotFound(phrase("downstream.no_such_path", path=where))
+    raise ForkError(phrase("downstream.bad_spec", fork=value))
