@@ -107,3 +107,22 @@ async def test_fork_off_drops_it(make_bot, slack, repos, remotes):
     await bot.settle()
     [sub] = await bot.chat.subs.for_channel("slack", CHANNEL)
     assert sub.fork is None
+
+
+async def test_feishu_subscription_with_a_fork_dms_its_owner(make_settings, repos, remotes):
+    """The same on Feishu: the conflict goes to the owner's open_id (receive_id_type=open_id)."""
+    from tests.test_feishu_e2e import GROUP, feishu_env, markdowns
+
+    async with feishu_env(make_settings, repos["up"], fork_git_url=f"file://{remotes}/{{repo}}.git",
+                          default_lang="en") as env:
+        status, _ = await env.say(f"subscribe {repos['up'].path} lang en fork org/our-fork@ours")
+        assert status == 200
+        await env.settle()
+        [sub] = await env.chat.subs.for_channel("feishu", GROUP)
+        assert sub.fork == "org/our-fork@ours" and sub.owner.startswith("ou_")
+        await env.chat.deliver_subscription(sub, day_window(date(2026, 1, 28), "Asia/Shanghai"), f"push-{uuid.uuid4().hex}")
+        await env.settle()
+        digest = markdowns(env.fake, env.fake.top_level(GROUP)).replace("\u200b", "")
+        assert "⬇️ Downstream: org/our-fork@ours" in digest
+        dms = markdowns(env.fake, env.fake.top_level(sub.owner)).replace("\u200b", "")
+        assert dms.count("conflicts with org/our-fork@ours") == 2, dms

@@ -39,6 +39,10 @@ async def tell_conflicts(platform, store, spec, digest: Digest) -> int:
         c = entry.commit
         line = text(spec.lang, "downstream.dm", repo=digest.repo, sha=c.short_sha, title=c.title,
                     fork=fork_label(digest), files=", ".join(ds.patched_files), hunks=hunks(spec.lang, ds.hunks))
-        await platform.send(spec.owner, Notice(line + (f"\n{c.url}" if c.url else ""), "info", spec.lang))
+        try:
+            await platform.send(spec.owner, Notice(line + (f"\n{c.url}" if c.url else ""), "info", spec.lang))
+        except BotError as exc:  # the digest is posted already: a DM that fails must not undo that
+            log.warning("could not tell %s of %s: %s", spec.owner, c.short_sha, exc)
+            continue
         told += 1
     return told
