@@ -187,3 +187,12 @@ def test_bad_fork_input_is_one_sentence_and_the_usage(run, repos, remotes, tmp_p
     line = one_clear_line(proc)
     assert sentence in line and line.endswith(USAGE + " (without @BRANCH: the fork's default branch).")
     assert proc.stdout == ""
+
+
+def test_a_fetch_past_its_time_bound_is_stopped(run, repos):
+    """A remote that never answers (git's ext:: transport running `sleep`): killed at FORK_FETCH_TIMEOUT."""
+    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "en", "--fork", "org/slow@main",
+               env={"FORK_GIT_URL": "ext::sh -c sleep% 60 {repo}", "GIT_ALLOW_PROTOCOL": "ext",
+                    "FORK_FETCH_TIMEOUT": "1"})
+    assert proc.returncode == 1
+    assert "Fetching org/slow took longer than 1 s (FORK_FETCH_TIMEOUT)" in one_clear_line(proc)
