@@ -104,7 +104,10 @@ def test_bad_fork_names_are_one_sentence(raw, error, sentence):
     assert sentence in str(info.value)
 
 
-def test_bad_fork_names_in_chinese():
+def test_bad_fork_names_are_said_in_the_readers_language():
+    from bot.i18n import localize
+
     with pytest.raises(ForkError) as info:
         parse_fork("org/our-fork@", "zh")
-    assert "@ 后面没有分支名" in str(info.value)
+    assert "@ 后面没有分支名" in localize(info.value, "zh")
+    assert "ends with @ but names no branch" in localize(info.value, "en")

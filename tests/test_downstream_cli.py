@@ -196,3 +196,11 @@ def test_a_fetch_past_its_time_bound_is_stopped(run, repos):
                     "FORK_FETCH_TIMEOUT": "1"})
     assert proc.returncode == 1
     assert "Fetching org/slow took longer than 1 s (FORK_FETCH_TIMEOUT)" in one_clear_line(proc)
+
+
+def test_bad_fork_input_in_chinese(run, repos):
+    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "zh",
+               "--fork", f"{repos['fork'].path}@nope")
+    assert proc.returncode == 2
+    line = one_clear_line(proc) if proc.stderr.startswith("error: ") else proc.stderr.strip()
+    assert "fork 中没有分支 'nope'。 用法：--fork 路径@分支 或 --fork OWNER/NAME@分支" in line, proc.stderr

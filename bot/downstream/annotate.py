@@ -108,7 +108,7 @@ def annotate(digest: Digest, source, spec: ForkSpec, settings, lang: str | None 
     view = ObjectView(up_dir, [objects_dir(fork_dir)], timeout=timeout)
     try:
         shas = [e.commit.sha for e in digest.entries]
-        if shas and any(not view.has_commit(s) for s in shas) and not getattr(source, "path", None):
+        if len(view.present(shas)) < len(shas) and not getattr(source, "path", None):
             view.close()  # commits newer than the last fetch: fetch once more, now
             up_dir, up_tip = reader.upstream(force=True)
             view = ObjectView(up_dir, [objects_dir(fork_dir)], timeout=timeout)
@@ -125,7 +125,7 @@ def _annotate(digest: Digest, view: ObjectView, spec: ForkSpec, up_tip: str, for
     if base is None:
         raise ForkError(phrase("downstream.unrelated", fork=spec.display, repo=digest.repo))
     patches = read_patches(view, base, fork_tip)
-    present = [e.commit.sha for e in digest.entries if view.has_commit(e.commit.sha)]
+    present = view.present([e.commit.sha for e in digest.entries])
     # One walk: which of the day's commits the fork does not have yet.
     outside = set(view.out("rev-list", *present, f"^{fork_tip}").split()) if present else set()
     entries = []

@@ -112,6 +112,14 @@ class ObjectView:
     def has_commit(self, sha: str) -> bool:
         return self.run("cat-file", "-e", f"{sha}^{{commit}}", ok=(0, 1, 128)).returncode == 0
 
+    def present(self, shas: list[str]) -> list[str]:
+        """Those of `shas` that are objects here, in one process (a day can have a thousand)."""
+        if not shas:
+            return []
+        out = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
+                       input=("\n".join(shas) + "\n").encode()).stdout.decode().splitlines()
+        return [sha for sha, line in zip(shas, out) if line.endswith(" commit")]
+
     def is_ancestor(self, a: str, b: str) -> bool:
         return self.run("merge-base", "--is-ancestor", a, b, ok=(0, 1)).returncode == 0
 
