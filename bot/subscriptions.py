@@ -91,7 +91,8 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
             raise UsageError(phrase("errors.subs_file_lacks", path=path, n=n, keys=", ".join(missing)))
         if entry["platform"] not in ("slack", "feishu", "console"):
             raise UsageError(phrase("errors.subs_file_platform", path=path, n=n))
-        unknown = set(entry) - {"platform", "channel", "repo", "at", "tz", "lang", "min", "branch", "empty"}
+        unknown = set(entry) - {"platform", "channel", "repo", "at", "tz", "lang", "min", "branch", "empty",
+                                    "fork", "owner"}
         if unknown:
             raise UsageError(phrase("errors.subs_file_unknown", path=path, n=n, keys=", ".join(sorted(unknown))))
         try:
@@ -102,7 +103,8 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
                                lang=_choice(entry.get("lang", settings.default_lang), ("zh", "en"), "lang"),
                                min_importance=Importance(_choice(entry.get("min", "low"), ("high", "medium", "low"), "min")),
                                branch=entry.get("branch"),
-                               post_empty=_choice(entry.get("empty", "post"), ("post", "skip"), "empty") == "post")
+                               post_empty=_choice(entry.get("empty", "post"), ("post", "skip"), "empty") == "post",
+                               fork=str(entry["fork"]) if entry.get("fork") else None, owner=str(entry.get("owner", "")))
         except ValueError as exc:
             raise UsageError(phrase("errors.subs_file_entry", path=path, n=n, detail=exc)) from None
         subs.append(sub)

@@ -111,3 +111,13 @@ def test_bad_fork_names_are_said_in_the_readers_language():
         parse_fork("org/our-fork@", "zh")
     assert "@ 后面没有分支名" in localize(info.value, "zh")
     assert "ends with @ but names no branch" in localize(info.value, "en")
+
+
+def test_a_subscriptions_file_may_name_a_fork_and_its_owner(tmp_path, make_settings):
+    from bot.subscriptions import load_subscription_file
+
+    path = tmp_path / "subscriptions.toml"
+    path.write_text('[[subscription]]\nplatform = "slack"\nchannel = "C1"\nrepo = "octo/widgets"\n'
+                    'fork = "org/our-fork@main"\nowner = "U0123"\n', encoding="utf-8")
+    [sub] = load_subscription_file(path, make_settings())
+    assert (sub.fork, sub.owner) == ("org/our-fork@main", "U0123")
