@@ -5,7 +5,6 @@ branch. An existing path always wins over owner/name, as for `--repo`.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from dataclasses import dataclass
 
