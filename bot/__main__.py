@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("markdown", "json"), default="markdown")
     d.add_argument("--out", help="write to this file instead of stdout")
     d.add_argument("--include-merges", action="store_true", help="include merge commits")
+    d.add_argument("--paths", nargs="+", metavar="GLOB", default=(),
+                   help="only commits touching a file matching one of these globs (** crosses directories)")
+    d.add_argument("--exclude", nargs="+", metavar="GLOB", default=(),
+                   help="leave out commits all of whose files match one of these globs")
     d.add_argument("--fork", metavar="PATH_OR_OWNER/NAME@BRANCH",
                    help="also say, for each commit, whether it touches files this fork patches and "
                         "whether cherry-picking it onto the fork's branch conflicts")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from typing import TYPE_CHECKING
 
 from . import health
 from .chat import ChatService
@@ -27,12 +28,16 @@ from .models import BotError, UsageError
 from .schedule import Clock
 from .services import Services
 
+if TYPE_CHECKING:  # the adapters import their SDKs: only build_adapters imports them, when configured
+    from handlers.feishu import FeishuAdapter
+    from handlers.slack import SlackAdapter
+
 log = logging.getLogger(__name__)
 
 
 def build_adapters(settings, chat: ChatService, *, receive: bool) -> list:
     """Platform adapters for what is configured. Their SDKs are imported only here, lazily."""
-    adapters = []
+    adapters: list[SlackAdapter | FeishuAdapter] = []
     if settings.slack_enabled:
         from handlers.slack import build_slack
         adapters.append(build_slack(settings, chat, receive=receive))
@@ -72,6 +77,7 @@ async def run_command(command: str, settings) -> int:
         if settings.metrics_port:
             runners.append(await _ops_server(settings, services.store, chat.jobs, worker, clock))
         if command == "run" and not adapters:
+            assert clock is not None  # "run" always has its clock
             return await _console(chat, settings, stop, clock, runners)
         if command in ("run", "serve"):
             from handlers.web import build_app, report_routes, start_server
