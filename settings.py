@@ -40,6 +40,12 @@ class Settings(BaseSettings):
     github_fetch_concurrency: int = Field(8, ge=1, le=64, description="Parallel per-commit fetches from GitHub.")
     github_max_rate_limit_wait: float = Field(900.0, ge=0, description="Longest wait (seconds) for a GitHub rate-limit reset before giving up.")
 
+    # --- downstream forks (`--fork`, a subscription's `fork`) --------------------------------
+    fork_git_url: str | None = Field(None, description="Where `git fetch` finds a GitHub fork: a URL template with {repo} (owner/name); default: the web host of GITHUB_API_URL, https://github.com/{repo}.git.")
+    fork_fetch_timeout: float = Field(600.0, gt=0, description="Longest `git fetch` (seconds) of a fork or upstream into its mirror under DATA_DIR/forks; also bounds each git step of a downstream check.")
+    fork_mirror_max_mb: int = Field(2048, ge=1, description="Largest a fork's mirror under DATA_DIR/forks may grow (MB); a fetch past it is stopped and the mirror removed.")
+    fork_fetch_interval: float = Field(300.0, ge=0, description="A mirror branch fetched less than this many seconds ago is used as it is (many channels, one fetch).")
+
     # --- LLM -------------------------------------------------------------------------------
     openai_api_key: SecretStr | None = Field(None, description="API key of the OpenAI-compatible endpoint; setting it (or OPENAI_BASE_URL) enables the LLM.")
     openai_base_url: str | None = Field(None, description="OpenAI-compatible base URL (DeepSeek, Qwen, vLLM, Ollama …).")
@@ -121,6 +127,13 @@ class Settings(BaseSettings):
     def _prompts_dir_exists(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_dir():
             raise ValueError(text("en", "ops.not_a_folder", path=value))
+        return value
+
+    @field_validator("fork_git_url")
+    @classmethod
+    def _fork_url_template(cls, value: str | None) -> str | None:
+        if value is not None and "{repo}" not in value:
+            raise ValueError("must contain {repo} (where owner/name goes)")
         return value
 
     @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url", "public_base_url")

@@ -13,6 +13,7 @@ import sys
 EXAMPLES = """examples:
   python -m bot digest --repo vllm-project/vllm --date 2026-01-28
   python -m bot digest --repo . --date yesterday --lang en --format json --out day.json
+  python -m bot digest --repo vllm-project/vllm --fork org/our-fork@main   # downstream impact
   python -m bot ask --repo vllm-project/vllm --commit af9b69f "what could this break?"
   python -m bot run            # chat on Slack/Feishu when configured, else in this terminal
 
@@ -64,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only commits touching a file matching one of these globs (** crosses directories)")
     d.add_argument("--exclude", nargs="+", metavar="GLOB", default=(),
                    help="leave out commits all of whose files match one of these globs")
+    d.add_argument("--fork", metavar="PATH_OR_OWNER/NAME@BRANCH",
+                   help="also say, for each commit, whether it touches files this fork patches and "
+                        "whether cherry-picking it onto the fork's branch conflicts")
 
     a = sub.add_parser("ask", help="ask a question about one commit (streams the answer)")
     a.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")

@@ -258,7 +258,8 @@ class ChatService:
         spec = DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo, window=to_dict(window),
                             lang=sub.lang, key=progress_key, branch=sub.branch,
                             min_importance=sub.min_importance.value, post_empty=sub.post_empty,
-                            paths=sub.paths, exclude=sub.exclude, bots=sub.bots, week=sub.weekly)
+                            paths=sub.paths, exclude=sub.exclude, bots=sub.bots, week=sub.weekly,
+                            fork=sub.fork, owner=sub.owner or None)
         return await self.deliveries.run(spec)
 
     async def report_push_failure(self, sub: Subscription, attempts: int, reason: object) -> None:

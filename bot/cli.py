@@ -68,6 +68,12 @@ async def digest_command(args, settings) -> int:
     window = parse_window(args.date, tz, datetime.now(timezone.utc), settings.max_range_days)
     filt = _path_filter(args)
     _check_out_path(args.out)
+    fork = None
+    if getattr(args, "fork", None):  # named before the (possibly long) analysis: fail fast
+        from .downstream import check_fork, cli_usage, parse_fork, read_downstream
+        with cli_usage(lang):
+            fork = parse_fork(args.fork, lang)
+            await check_fork(fork, settings, lang)
     services = Services.build(settings)
     say = stderr_lang(args)
     bar = ProgressBar(lang=say)
@@ -75,6 +81,9 @@ async def digest_command(args, settings) -> int:
         source = services.source(args.repo)
         digest = await services.builder.build(source, window, lang, args.branch, args.include_merges or None,
                                               progress=bar, paths=filt)
+        if fork is not None:
+            with cli_usage(lang):
+                digest = await read_downstream(digest, source, fork, settings, lang)
     finally:
         bar.close()
         await services.aclose()

@@ -179,6 +179,27 @@ class Analysis:
 
 
 @dataclass(frozen=True)
+class Downstream:
+    """What one upstream commit means for a fork (`--fork`, a subscription's `fork`): the files it
+    touches that the fork patches, the fork's hunks in them, and whether cherry-picking the commit
+    onto the fork's branch conflicts."""
+
+    patched_files: tuple[str, ...]
+    conflict: bool
+    hunks: int
+
+
+@dataclass(frozen=True)
+class ForkInfo:
+    """The fork a digest was read against: shown once above the Downstream section."""
+
+    name: str  # org/our-fork or the local folder's name
+    branch: str
+    merge_base: str  # the fork's merge base with the upstream branch
+    files: int  # files the fork patches since that merge base
+
+
+@dataclass(frozen=True)
 class DigestEntry:
     commit: Commit
     analysis: Analysis | None  # None only when even the offline analysis failed
@@ -186,6 +207,7 @@ class DigestEntry:
     # A dependency bot's commit: what it updates ("clap 4.5.53 → 4.5.54"), for the collapsed bot
     # line (bot/noise.py); empty for everyone else.
     updates: tuple[str, ...] = ()
+    downstream: Downstream | None = None  # None: no fork named, or the commit touches nothing it patches
 
     @property
     def importance(self) -> Importance:
@@ -234,6 +256,7 @@ class Digest:
     paths: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     filtered_out: int = 0
+    fork: ForkInfo | None = None  # set when the digest was read against a fork (bot.downstream)
 
     @property
     def repo_id(self) -> str:
@@ -267,6 +290,8 @@ class Subscription:
     exclude: tuple[str, ...] = ()  # … and not only these
     bots: str = "collapse"  # collapse | show: dependency bots' commits as one line per bot
     weekday: str | None = None  # None: a daily push; "mon" … "sun": the weekly roll-up on that day
+    fork: str | None = None  # org/our-fork@branch: each digest says what it means for that fork
+    owner: str = ""  # who named the fork: told directly when a conflicting commit lands
 
     @property
     def weekly(self) -> bool:
@@ -329,21 +354,30 @@ def window_from_dict(d: dict) -> Window:
                   tz=d["tz"], label=d["label"])
 
 
+def downstream_from_dict(d: dict | None) -> Downstream | None:
+    if not d:
+        return None
+    return Downstream(patched_files=tuple(d.get("patched_files") or ()), conflict=bool(d.get("conflict")),
+                      hunks=int(d.get("hunks") or 0))
+
+
 def digest_from_dict(d: dict) -> Digest:
     entries = tuple(
         DigestEntry(commit=commit_from_dict(e["commit"]),
                     analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
-                    error=e.get("error", ""), updates=tuple(e.get("updates") or ()))
+                    error=e.get("error", ""), updates=tuple(e.get("updates") or ()),
+                    downstream=downstream_from_dict(e.get("downstream")))
         for e in d["entries"]
     )
     gen = d.get("generated_at")
+    fork = ForkInfo(**d["fork"]) if d.get("fork") else None
     return Digest(repo=d["repo"], branch=d["branch"], window=window_from_dict(d["window"]),
                   lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
                   headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
                   generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
                   notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""),
                   paths=tuple(d.get("paths") or ()), exclude=tuple(d.get("exclude") or ()),
-                  filtered_out=d.get("filtered_out", 0))
+                  filtered_out=d.get("filtered_out", 0), fork=fork)
 
 
 def subscription_from_dict(d: dict) -> Subscription:

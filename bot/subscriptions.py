@@ -96,7 +96,8 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
         if entry["platform"] not in ("slack", "feishu", "console"):
             raise UsageError(phrase("errors.subs_file_platform", path=path, n=n))
         unknown = set(entry) - {"platform", "channel", "repo", "at", "tz", "lang", "min", "branch", "empty",
-                                "weekly", "paths", "exclude", "bots"}
+                                "weekly", "paths", "exclude", "bots",
+                                "fork", "owner"}
         if unknown:
             raise UsageError(phrase("errors.subs_file_unknown", path=path, n=n, keys=", ".join(sorted(unknown))))
         try:
@@ -111,7 +112,8 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
                                weekday=_choice(entry["weekly"], WEEKDAYS, "weekly") if "weekly" in entry else None,
                                paths=_globs(entry.get("paths", []), "paths"),
                                exclude=_globs(entry.get("exclude", []), "exclude"),
-                               bots=_choice(entry.get("bots", "collapse"), BOT_MODES, "bots"))
+                               bots=_choice(entry.get("bots", "collapse"), BOT_MODES, "bots"),
+                               fork=str(entry["fork"]) if entry.get("fork") else None, owner=str(entry.get("owner", "")))
         except ValueError as exc:
             raise UsageError(phrase("errors.subs_file_entry", path=path, n=n, detail=exc)) from None
         subs.append(sub)

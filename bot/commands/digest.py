@@ -68,7 +68,8 @@ async def deliver(req: Request, repos: tuple[str, ...], filters: FilterArgs, *, 
                             attach=cfg.file, progress=True,
                             paths=filters.paths if filters.paths is not None else (sub.paths if sub else ()),
                             exclude=filters.exclude if filters.exclude is not None else (sub.exclude if sub else ()),
-                            bots=filters.bots or (sub.bots if sub else "collapse"), week=week)
+                            bots=filters.bots or (sub.bots if sub else "collapse"), week=week,
+                            fork=sub.fork if sub else None)
         await chat.deliveries.run(spec)
 
 

@@ -18,10 +18,11 @@ from ..window import parse_window
 from .base import Command, Request
 from .filters import split_filters
 from .grammar import CommandError, choice, options, repo_word, timezone
+from ..downstream import ForkError, ForkNotFound, check_fork, parse_fork
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _BRANCH = re.compile(r"^(?!-)[A-Za-z0-9._/\-]{1,200}$")
-OPTION_WORDS = ("at", "tz", "lang", "min", "branch", "empty")
+OPTION_WORDS = ("at", "tz", "lang", "min", "branch", "empty", "fork")
 CADENCE_WORDS = {"weekly": True, "每周": True, "daily": False, "每天": False}
 _DAY_WORDS = {**{d: d for d in WEEKDAYS},
               **{name: WEEKDAYS[i] for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday",
@@ -44,6 +45,7 @@ class SubscribeArgs:
     paths: tuple[str, ...] | None = None  # None: unchanged; (): cleared
     exclude: tuple[str, ...] | None = None
     bots: str | None = None
+    fork: str | None = None  # "" removes it
 
 
 def _time(value: str) -> str:
@@ -90,7 +92,7 @@ def parse(args: list[str]) -> SubscribeArgs:
     rest, weekly, weekday, weekly_at = _cadence(rest)
     opts = options(rest, {"at": "HH:MM", "tz": phrase("errors.expect_zone"), "lang": "zh|en",
                           "min": "high|medium|low", "branch": phrase("errors.expect_branch"),
-                          "empty": "post|skip"}, "subscribe")
+                          "empty": "post|skip", "fork": "org/our-fork@branch|off"}, "subscribe")
     if weekly_at and "at" in opts:
         raise CommandError(phrase("errors.option_twice", option="at"), "subscribe")
     at = _time(opts["at"]) if "at" in opts else weekly_at
@@ -105,14 +107,28 @@ def parse(args: list[str]) -> SubscribeArgs:
         branch=branch,
         post_empty=(choice(opts["empty"], ("post", "skip"), "empty", "subscribe") == "post") if "empty" in opts else None,
         weekly=bool(weekly), weekday=weekday, paths=filters.paths, exclude=filters.exclude, bots=filters.bots,
+        fork=fork_word(opts["fork"]) if "fork" in opts else None,
     )
+
+
+def fork_word(value: str) -> str:
+    """`org/our-fork@branch` as named (checked for form here, for existence when run), or ""
+    for `off`/`none` (the subscription drops its fork)."""
+    if value.lower() in ("off", "none", "-"):
+        return ""
+    try:
+        parse_fork(value, "en")
+    except (ForkError, ForkNotFound) as exc:
+        raise CommandError(exc.args[0], "subscribe") from None
+    return value
 
 
 def describe(sub: Subscription, lang: str) -> dict:
     """The fields of a subscription's line (the confirmation here, the listing of `list`)."""
     filters = "".join([text(lang, "noise.sub_paths", globs=" ".join(sub.paths)) if sub.paths else "",
                        text(lang, "noise.sub_exclude", globs=" ".join(sub.exclude)) if sub.exclude else "",
-                       text(lang, "noise.sub_bots_shown") if sub.bots == "show" else ""])
+                       text(lang, "noise.sub_bots_shown") if sub.bots == "show" else "",
+                       text(lang, "downstream.sub_fork", fork=sub.fork) if sub.fork else ""])
     fields = dict(repo=sub.repo, at=sub.at, tz=sub.tz, lang=sub.lang, min=sub.min_importance.value,
                   branch=text(lang, "notices.sub_branch", branch=sub.branch) if sub.branch else "",
                   empty="" if sub.post_empty else text(lang, "notices.sub_skip_empty"), filters=filters)
@@ -135,6 +151,8 @@ async def run(req: Request, args: SubscribeArgs) -> None:
         await source.list_commits(parse_window("today", "UTC", chat.clock()), args.branch)  # validates it
     else:
         await source.default_branch()  # validates the repository
+    if args.fork:
+        await _check_fork(req, args.fork)
     weekday = args.weekday or ("mon" if args.weekly else None)
     existing = {s.key: s for s in await chat.subs.for_channel(conv.platform, conv.channel)}
     old = existing.get(Subscription(conv.platform, conv.channel, repo, weekday=weekday).key)
@@ -146,10 +164,25 @@ async def run(req: Request, args: SubscribeArgs) -> None:
                   weekday=(args.weekday or base.weekday) if args.weekly else None,
                   paths=base.paths if args.paths is None else args.paths,
                   exclude=base.exclude if args.exclude is None else args.exclude,
-                  bots=args.bots or base.bots)
+                  bots=args.bots or base.bots,
+                  fork=base.fork if args.fork is None else (args.fork or None),
+                  owner=conv.user if args.fork else base.owner)
     await chat.subs.upsert(sub)
     key = line_key(sub, "resubscribed" if old else "subscribed")
     await req.reply(Notice(req.say(key, **describe(sub, req.lang)), lang=req.lang))
+
+
+async def _check_fork(req: Request, value: str) -> None:
+    """The fork exists and has the branch (a GitHub fork is fetched into its mirror now, so the
+    first digest does not wait for it). Chat users name GitHub forks; only the operator's own
+    terminal may point at a local path, as for repositories."""
+    spec = parse_fork(value, req.lang)
+    if spec.kind == "path" and req.conv.platform != "console":
+        raise CommandError(phrase("downstream.fork_policy"), "subscribe")
+    try:
+        await check_fork(spec, req.chat.settings, req.lang)
+    except (ForkError, ForkNotFound) as exc:
+        raise CommandError(exc.args[0], "subscribe") from None
 
 
 COMMAND = Command("subscribe", ("sub", "订阅"), parse, run)

@@ -23,6 +23,7 @@ from ..current_job import CURRENT_JOB
 from ..i18n import localize, text
 from ..models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
 from ..pathfilter import PathFilter
+from .downstream import downstream_of, tell_conflicts
 from ..platform import MessageRef, Notice
 from ..rollup import areas_of, shown_entries
 from ..store import StoreUnavailable
@@ -57,6 +58,8 @@ class DeliverySpec:
     exclude: tuple[str, ...] = ()
     bots: str = "collapse"  # collapse | show (bot/noise.py)
     week: bool = False  # the weekly roll-up (bot/rollup.py) instead of the digest and its thread
+    fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
+    owner: str | None = None  # who named the fork: told directly of each conflicting commit
 
     def window_obj(self) -> Window:
         return window_from_dict(self.window)
@@ -87,7 +90,8 @@ def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
                         window=to_dict(window), lang=sub.lang, key=store.k("delivery", *parts),
                         branch=sub.branch, min_importance=sub.min_importance.value, post_empty=sub.post_empty,
                         ledger=store.k("ledger", *parts), attempts=store.k("attempts", *parts),
-                        paths=sub.paths, exclude=sub.exclude, bots=sub.bots, week=sub.weekly)
+                        paths=sub.paths, exclude=sub.exclude, bots=sub.bots, week=sub.weekly,
+                        fork=sub.fork, owner=sub.owner or None)
 
 
 class Deliveries:
@@ -182,6 +186,8 @@ class Deliveries:
                         reason=localize(reason, spec.lang))
             await platform.update(progress, Notice(line, "error", spec.lang))
             return "failed"
+        if spec.fork:
+            digest = await downstream_of(chat, spec, digest, source)
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
         parent = await deliver_digest(platform, self.store, spec.channel,
@@ -192,6 +198,8 @@ class Deliveries:
                                       now=lambda: chat.clock().timestamp())
         if parent is not None and digest.entries:
             await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
+        if spec.fork and spec.owner:
+            await tell_conflicts(platform, self.store, spec, digest)
         return "delivered"
 
     async def _progress_message(self, platform, spec: DeliverySpec, name: str, window: Window) -> MessageRef:

@@ -30,6 +30,7 @@ from ..i18n import text
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
 from ..platform import (AnswerHeader, BotUpdates, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
                         LowCommits, Notice, WeekRollup, chunk_text, entries_at_least)
+from . import downstream as DS
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -418,6 +419,11 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
             blocks.append(Md(reason, prefix=_commit_line(d, e) + "\n", wrap=grey))
+    if d.fork and d.entries:
+        blocks.append(Fixed({"tag": "hr"}))
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(DS.heading(d))}**"}))
+        blocks.append(Md(DS.intro(d)))
+        blocks += [Md(DS.line(d, e.downstream), prefix=_commit_line(d, e) + "\n") for e in DS.flagged(d)]
     if d.entries:
         blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(ft(lang, "thread_hint")))}))
     return pack(blocks, header, L.title(d) + " · " + d.repo, lang)
@@ -441,6 +447,8 @@ def commit_cards(d: Digest, e: DigestEntry, *, thread: str | None, full: bool) -
     header = Header(f"{e.importance.emoji} {c.title}", IMPORTANCE_COLOUR[e.importance],
                     subtitle=f"{d.repo} · {c.short_sha} · {c.author} · {when}", tags=tags)
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": _meta_line(d, e)})]
+    if flag := DS.flag(d, e):
+        blocks.append(Md(flag, prefix="**", suffix="**"))
     if c.reverts:
         target = link(c.reverts[:7], f"{d.repo_url}/commit/{c.reverts}" if d.repo_url else None)
         blocks.append(Fixed({"tag": "markdown", "content": t(lang, "reverts", sha=target)}))

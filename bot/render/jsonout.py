@@ -13,7 +13,11 @@ SCHEMA = "digest-bot/digest@1"
 def digest_data(d: Digest) -> dict:
     data = to_dict(d)
     data["stats"] = {"total": len(d.entries), **{imp.value: d.count(imp) for imp in Importance}}
+    if d.fork is None:  # read against no fork: no downstream keys at all
+        data.pop("fork", None)
     for entry, raw in zip(d.entries, data["entries"]):
+        if entry.downstream is None:  # absent when the commit touches nothing the fork patches
+            raw.pop("downstream", None)
         raw["importance"] = entry.importance.value
         a = entry.analysis
         raw["coverage_line"] = coverage_line(a.coverage, d.lang) if a and a.coverage else None

@@ -12,6 +12,7 @@ from typing import Iterable, Sequence
 
 from ..diffs import coverage_line
 from ..models import Analysis, Digest, DigestEntry, Importance
+from . import downstream as DS
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -102,7 +103,9 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
     # Anchors are assigned in document order, exactly as GitHub numbers repeated headings.
     headline_title = t(lang, "headline_heading")
     list_title, stats_title, toc_title = t(lang, "commits_heading"), t(lang, "stats_heading"), t(lang, "toc_heading")
-    for text in ([headline_title] if d.headline else []) + [list_title, stats_title, toc_title]:
+    downstream_title = DS.heading(d) if d.fork else ""
+    for text in ([headline_title] if d.headline else []) + [list_title, stats_title] + \
+            ([downstream_title] if d.fork else []) + [toc_title]:
         slugger.slug(text)
     groups = [(imp, entries) for imp, entries in d.grouped() if entries]
     anchors: dict[str, str] = {}
@@ -127,6 +130,11 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
         out.append(f"| {when} | {esc(e.commit.author)} | {e.importance.emoji} "
                    f"[{esc(e.commit.title)}](#{anchors[e.commit.sha]}) |")
     out += ["", f"### {esc(stats_title)}", "", f"> {L.stats_line(d)}", ""]
+    if d.fork:
+        out += [f"### {esc(downstream_title)}", "", esc(DS.intro(d)), ""]
+        out += [f"- [{esc(e.commit.title)}](#{anchors[e.commit.sha]}) `{e.commit.short_sha}` — "
+                f"{esc(DS.line(d, e.downstream))}" for e in DS.flagged(d)]
+        out.append("")
 
     out += [f"### {esc(toc_title)}", ""]
     for imp, entries in groups:
@@ -146,6 +154,8 @@ def _entry(d: Digest, e: DigestEntry) -> list[str]:
     out = [f"#### {esc(c.title)}", ""]
     out.append(" · ".join(_meta_parts(d, e)))
     out.append("")
+    if flag := DS.flag(d, e):
+        out += [f"> **{esc(flag)}**", ""]
     if c.reverts:
         ref = f"[`{c.reverts[:7]}`]({d.repo_url}/commit/{c.reverts})" if d.repo_url else f"`{c.reverts[:7]}`"
         out += [t(lang, "reverts", sha=ref), ""]

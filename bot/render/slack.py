@@ -25,6 +25,7 @@ from ..i18n import text
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
 from ..platform import (AnswerHeader, BotUpdates, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
                         LowCommits, Notice, WeekRollup, chunk_text, entries_at_least)
+from . import downstream as DS
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -361,6 +362,10 @@ def render_parent(c: DigestParent) -> list[dict]:
     if highs:
         lines = [_high_line(d, e) for e in highs]
         blocks += packed_sections(lines, label=esc(L.group_label(lang, Importance.HIGH, len(highs))))
+    if d.fork and d.entries:
+        lines = [esc(DS.intro(d))] + [f"{link(e.commit.url, f'`{e.commit.short_sha}`')} *{esc(e.commit.title)}* — "
+                                      f"{esc(DS.line(d, e.downstream))}" for e in DS.flagged(d)]
+        blocks += packed_sections(lines, label=esc(DS.heading(d)))
     return paginate(blocks, f"{title} — {L.stats_line(d)}", lang)
 
 
@@ -387,6 +392,8 @@ def _commit_blocks(d: Digest, e: DigestEntry, full: bool) -> list[dict]:
     lang, c, a = d.lang, e.commit, e.analysis
     blocks = sections(f"{e.importance.emoji} *{esc(c.title)}*")
     blocks += context(_meta_line(d, c))
+    if flag := DS.flag(d, e):
+        blocks += sections(f"*{esc(flag)}*")
     if c.reverts:
         url = f"{d.repo_url}/commit/{c.reverts}" if d.repo_url else None
         before, _, after = t(lang, "reverts", sha="\x00").partition("\x00")  # the label around our link

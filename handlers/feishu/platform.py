@@ -298,7 +298,9 @@ class FeishuPlatform:
             return MessageRef(channel, resp.data.message_id, thread or None)
         body = CreateMessageRequestBody.builder().receive_id(channel).msg_type("interactive") \
             .content(content).uuid(uid).build()
-        request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body).build()
+        # a user's open_id (ou_…) is a direct message to that user (downstream conflicts); else a chat
+        kind = "open_id" if channel.startswith("ou_") else "chat_id"
+        request = CreateMessageRequest.builder().receive_id_type(kind).request_body(body).build()
         resp = await self.api.call("post_message", self.api.client.im.v1.message.create, request, limits=limits)
         return MessageRef(channel, resp.data.message_id, None)
 
