@@ -79,18 +79,20 @@ class _Reader:
 
     def upstream(self, force: bool = False) -> tuple[str, str]:
         """(git dir, tip) of the digest's branch upstream."""
+        assert self.digest is not None  # only open_fork reads without a digest, and it reads the fork alone
+        branch = self.digest.branch
         path = getattr(self.source, "path", None)
         if path and os.path.isdir(path):
             git_dir = _local_git_dir(path, self.lang, self.source.name)
-            tip, _ = _local_tip(git_dir, self.digest.branch)
+            tip, _ = _local_tip(git_dir, branch)
             if tip is None:
-                raise ForkNotFound(phrase("downstream.no_branch", branch=self.digest.branch,
+                raise ForkNotFound(phrase("downstream.no_branch", branch=branch,
                                         fork=self.source.name))
             return git_dir, tip
         repo = self.source.name  # owner/name: fetched into the fork's mirror, or one of its own
         mirror = self.mirror or Mirror(self.settings.data_dir, repo, self.settings, self.lang)
-        ref = UPSTREAM_REF.format(repo=repo.replace("/", "+"), branch=self.digest.branch)
-        return mirror.git_dir, mirror.fetch_branch(repo, self.digest.branch, ref, force=force)
+        ref = UPSTREAM_REF.format(repo=repo.replace("/", "+"), branch=branch)
+        return mirror.git_dir, mirror.fetch_branch(repo, branch, ref, force=force)
 
 
 def open_fork(spec: ForkSpec, settings, lang: str) -> str:

@@ -76,7 +76,8 @@ def _trivial(view: ObjectView, base: str, ours: str, theirs: str) -> PickResult:
     for content merges, a diff whose lines show conflict markers."""
     text = view.out("merge-tree", base, ours, theirs)
     conflicted: list[str] = []
-    section, stages, markers = "", {}, False
+    section, markers = "", False
+    stages: dict[str, tuple[str, str]] = {}
 
     def close():
         if not section:

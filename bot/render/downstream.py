@@ -13,7 +13,7 @@ def fork_label(d: Digest) -> str:
 def flagged(d: Digest) -> list[DigestEntry]:
     """The entries touching fork-patched files: conflicts first, then in digest order."""
     hits = [e for e in d.entries if e.downstream]
-    return sorted(hits, key=lambda e: not e.downstream.conflict)
+    return sorted(hits, key=lambda e: not (e.downstream and e.downstream.conflict))
 
 
 def hunks(lang: str, n: int) -> str:
@@ -25,16 +25,21 @@ def heading(d: Digest) -> str:
 
 
 def intro(d: Digest) -> str:
+    if d.fork is None:
+        return ""
     hits = flagged(d)
-    fields = dict(fork=fork_label(d), files=d.fork.files, base=d.fork.merge_base[:7])
+    fork, files, base = fork_label(d), d.fork.files, d.fork.merge_base[:7]
     if not hits:
-        return text(d.lang, "downstream.none", **fields)
-    return text(d.lang, "downstream.intro", touching=len(hits),
-                conflicts=sum(1 for e in hits if e.downstream.conflict), **fields)
+        return text(d.lang, "downstream.none", fork=fork, files=files, base=base)
+    conflicts = sum(1 for e in hits if e.downstream and e.downstream.conflict)
+    return text(d.lang, "downstream.intro", touching=len(hits), conflicts=conflicts, fork=fork, files=files,
+                base=base)
 
 
-def line(d: Digest, ds: Downstream) -> str:
+def line(d: Digest, ds: Downstream | None) -> str:
     """`⚠ touches vllm/engine/arg_utils.py, which org/our-fork@main patches in 3 hunks — conflicts`"""
+    if ds is None:
+        return ""
     lang = d.lang
     verdict = "downstream.verdict_conflict" if ds.conflict else "downstream.verdict_clean"
     return text(lang, "downstream.line", mark="⚠️" if ds.conflict else "ℹ️", files=", ".join(ds.patched_files),
