@@ -211,6 +211,22 @@ class Window:
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What building a digest cost in LLM tokens, as the endpoint reported them (bot/cost.py)."""
+    tokens_in: int = 0  # prompt tokens
+    tokens_out: int = 0  # completion tokens
+    calls: int = 0  # LLM requests answered (analyses, retries, the headline)
+    analyses: int = 0  # commits analysed through the analysis cache
+    cached: int = 0  # of them, analysed before (the cache, or another digest at the same moment): 0 tokens
+    money: float | None = None  # from LLM_PRICE_PER_MTOK_IN/OUT; None when no price is set
+    earlier_tokens: int | None = None  # the whole digest came from the cache: what building it cost then
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+
+@dataclass(frozen=True)
 class Digest:
     repo: str
     branch: str
@@ -226,6 +242,7 @@ class Digest:
     # building it (the LLM could not analyse some commits, GitHub's rate limit …). Never cached.
     notices: tuple[str, ...] = ()
     headline_fallback: str = ""  # why the LLM's headline failed (timeout … rejected), for the CLI
+    cost: Cost | None = None  # LLM tokens it cost (None: built without an LLM)
 
     @property
     def repo_id(self) -> str:
@@ -324,7 +341,8 @@ def digest_from_dict(d: dict) -> Digest:
                   lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
                   headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
                   generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
-                  notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""))
+                  notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""),
+                  cost=Cost(**d["cost"]) if d.get("cost") else None)
 
 
 def subscription_from_dict(d: dict) -> Subscription:

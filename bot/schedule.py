@@ -3,7 +3,8 @@
 Pure part: `occurrence`, `next_run`, `due_day` — table-tested across time zones and DST.
 Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
 keyed delivery job (bot/delivery/job.py: lease, ledger, resumable); a push missed while the bot was
-down is still made if it is at most CATCHUP_MINUTES late.
+down is still made if it is at most CATCHUP_MINUTES late. Watches (bot/watch/) are due the same
+way, each at its person's time; each due (person, pattern, day) is one keyed "watch" job.
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from datetime import date, datetime, time, timedelta, timezone
 
 from .delivery.job import DeliverySpec, scheduled_spec
 from .models import BotError, RetryLater, Subscription, to_dict
+from .watch import Watches
+from .watch.job import WatchRunner, watch_run
 from .window import zone
 
 log = logging.getLogger(__name__)
@@ -88,6 +91,7 @@ class Clock:
         else:
             outcomes = [await self._enqueue(spec) for _, _, spec in due]
             await self._enqueue_builds([(sub, spec) for sub, _, spec in due])
+        await self.tick_watches(now, catchup)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
     async def _enqueue(self, spec: DeliverySpec) -> str:
@@ -103,6 +107,32 @@ class Clock:
             builds.setdefault(ident, {"repo": sub.repo, "branch": sub.branch, "window": spec.window, "lang": sub.lang})
         for ident, build in builds.items():
             await self.jobs.enqueue("build", build, job_id=self.jobs.job_id("build", *ident))
+
+    async def tick_watches(self, now: datetime, catchup: timedelta) -> list[tuple[object, date, str]]:
+        """Each due watch's previous day, run once: a keyed job (the runner's ledger says when it
+        is done); without a job queue, run here one after the other."""
+        runner = WatchRunner(self.chat)
+        outcomes = []
+        for watch in await Watches(self.store).all():
+            if watch.platform not in self.chat.platforms:
+                continue  # another process serves that platform
+            day = due_day(now, watch, catchup)
+            if day is None:
+                continue
+            run = watch_run(self.store, watch, day)
+            if self.jobs is None:
+                try:
+                    outcome = await runner.run(run)
+                except RetryLater as exc:
+                    outcome = str(exc)
+            elif await self.store.get_json(runner.ledger(run)):
+                outcome = "already done"
+            else:
+                job = await self.jobs.enqueue("watch", to_dict(run), job_id=self.jobs.job_id("watch", run.key))
+                outcome = "queued" if job.new else "already queued"
+            log.info("watch %s %s → %s:%s for %s: %s", watch.repo, watch.glob, watch.platform, watch.user, day, outcome)
+            outcomes.append((watch, day, outcome))
+        return outcomes
 
     async def _inline(self, spec: DeliverySpec) -> str:
         try:

@@ -1,6 +1,7 @@
 """Plain-text rendering of the chat contents, for the terminal chat (and as notification text)."""
 from __future__ import annotations
 
+from ..cost import cost_line
 from ..diffs import coverage_line
 from .. import i18n
 from ..models import Analysis, Importance
@@ -42,6 +43,8 @@ def render_text(content: Content) -> str:
 def _parent(c: DigestParent) -> str:
     d = c.digest
     lines = [f"{L.title(d)} · {d.repo}", L.stats_line(d)]
+    if spent := cost_line(d.cost, d.lang):  # what its LLM analyses cost
+        lines.append(spent)
     if c.report_url:
         lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
     lines += [terminal_safe(n) for n in d.notices]
