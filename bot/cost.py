@@ -129,7 +129,7 @@ def cost_line(cost: Cost | None, lang: str) -> str | None:
 
 
 def reset_label(day: date, lang: str) -> str:
-    return text(lang, "cost.date", year=day.year, month=day.month, day=day.day, iso=day.isoformat())
+    return text(lang, "cost.date", year=day.year, month=f"{day.month:02d}", day=f"{day.day:02d}")
 
 
 def budget_notice(budget: int, resets_on: date, lang: str) -> str:

@@ -40,7 +40,7 @@ def parse(args: list[str]) -> DigestArgs:
 async def run(req: Request, args: DigestArgs) -> None:
     chat, conv, cfg = req.chat, req.conv, req.cfg
     targets = await chat.channel_repos(conv, args.repos)
-    await check_request_size(req, targets, args.when)  # REQUEST_MAX_COMMITS, before anything is posted
+    await check_request_size(req, targets, args.when, bool(args.repos))  # REQUEST_MAX_COMMITS, before anything is posted
     request = CURRENT_JOB.get() or uuid.uuid4().hex
     for repo, sub in targets:
         tz = sub.tz if sub else cfg.tz

@@ -17,7 +17,11 @@ from ..window import parse_window, zone
 from .base import Request
 
 
-async def check_request_size(req: Request, targets: list[tuple[str, Subscription | None]], when: str | None) -> None:
+async def check_request_size(req: Request, targets: list[tuple[str, Subscription | None]], when: str | None,
+                             named: bool) -> None:
+    """Raise the one sentence when a target's window holds more than REQUEST_MAX_COMMITS commits.
+    `named`: the request named its repositories (the suggestion names them too; the default
+    repository, asked for by naming none, is not named)."""
     chat = req.chat
     limit = chat.settings.request_max_commits
     for repo, sub in targets:
@@ -41,4 +45,5 @@ async def check_request_size(req: Request, targets: list[tuple[str, Subscription
                                     limit=f"{limit:,}", prefix=req.prefix))
         label = start.isoformat() if start == last else f"{start.isoformat()}..{last.isoformat()}"
         raise UsageError(phrase("cost.too_many", label=window.label, n=f"{len(commits):,}", repo=source.name,
-                                limit=f"{limit:,}", suggestion=f"{req.prefix} {label} {repo}", fits=f"{fits:,}"))
+                                limit=f"{limit:,}", suggestion=f"{req.prefix} {label}" + (f" {repo}" if named or sub else ""),
+                                fits=f"{fits:,}"))
