@@ -7,7 +7,7 @@ from ..i18n import phrase
 from ..watch import Watches
 from .base import Command, Request
 from .grammar import CommandError, repo_word
-from .watch import glob_word
+from .watch import glob_word, repo_name
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,11 @@ async def run(req: Request, args: UnwatchArgs) -> None:
     gone = await Watches(req.chat.store).remove(conv.platform, conv.user, repo, args.glob)
     if gone:
         globs = ", ".join(f"`{w.glob}`" for w in gone)
-        await req.private(req.notice(req.say("watch.removed", repo=repo, globs=globs)))
+        await req.private(req.notice(req.say("watch.removed", repo=repo_name(req.chat, repo), globs=globs)))
     else:
         what = f"`{args.glob}`" if args.glob else req.say("watch.anything")
-        await req.private(req.notice(req.say("watch.not_watching", repo=repo, what=what, prefix=req.prefix)))
+        await req.private(req.notice(req.say("watch.not_watching", repo=repo_name(req.chat, repo), what=what,
+                                             prefix=req.prefix)))
 
 
 COMMAND = Command("unwatch", ("取消关注",), parse, run)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..globs import GlobError, normalise
 from ..i18n import phrase
-from ..models import UsageError
+from ..models import BotError, UsageError
 from ..watch import MAX_WATCHES, Watch, Watches
 from .base import Command, Request
 from .grammar import CommandError, options, repo_word, timezone
@@ -30,6 +30,14 @@ def glob_word(word: str, command: str) -> str:
         return normalise(word)
     except GlobError:
         raise CommandError(phrase("watch.bad_glob", glob=word), command) from None
+
+
+def repo_name(chat, repo: str) -> str:
+    """How a watched repository is shown: owner/name (a local clone's too), else as it was named."""
+    try:
+        return chat.services.source(repo).name
+    except BotError:
+        return repo
 
 
 def parse(args: list[str]) -> WatchArgs:
@@ -55,7 +63,8 @@ async def run(req: Request, args: WatchArgs) -> None:
     if channel is None:  # its messages are personal: they need the person's own conversation
         raise UsageError(phrase("watch.dm_only", prefix=req.prefix))
     repo = chat.check_repo(conv, args.repo)
-    await chat.services.source(repo).default_branch()  # validates the repository
+    source = chat.services.source(repo)
+    await source.default_branch()  # validates the repository
     watches = Watches(chat.store)
     mine = await watches.of(conv.platform, conv.user)
     old = next((w for w in mine if w.repo.lower() == repo.lower() and w.glob == args.glob), None)
@@ -66,7 +75,7 @@ async def run(req: Request, args: WatchArgs) -> None:
                   lang=cfg.lang)
     await watches.upsert(watch)
     key = "watch.updated" if old else "watch.saved"
-    await req.private(req.notice(req.say(key, repo=repo, glob=watch.glob, at=watch.at, tz=watch.tz)))
+    await req.private(req.notice(req.say(key, repo=source.name, glob=watch.glob, at=watch.at, tz=watch.tz)))
 
 
 COMMAND = Command("watch", ("关注",), parse, run)

@@ -7,6 +7,7 @@ from ..i18n import phrase
 from ..watch import Watches
 from .base import Command, Request
 from .grammar import CommandError
+from .watch import repo_name
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ async def run(req: Request, args: WatchesArgs) -> None:
         await req.private(req.notice(req.say("watch.list_none", prefix=req.prefix)))
         return
     lines = [req.say("watch.list_head")]
-    lines += [req.say("watch.list_item", repo=w.repo, glob=w.glob, at=w.at, tz=w.tz) for w in mine]
+    lines += [req.say("watch.list_item", repo=repo_name(req.chat, w.repo), glob=w.glob, at=w.at, tz=w.tz)
+              for w in mine]
     await req.private(req.notice("\n".join(lines)))
 
 
