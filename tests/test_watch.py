@@ -119,7 +119,7 @@ async def test_a_watch_sends_each_commit_touching_the_pattern_once_at_its_time(m
     await command(bot, "watch acme/widgets src/cli.py", channel="D0002", user="U0002")
     await tick(bot)
     header2, only = slack.top_level("DU0002")
-    assert "1 new commits touching `src/cli.py`" in shown(header2) and "--since" in R.unescape(shown(only))
+    assert "a new commit touching `src/cli.py`" in shown(header2) and "--since" in R.unescape(shown(only))
     assert len(llm.requests) == 2
 
     # A question in a watch message's thread is about its commit, like a digest thread's.
@@ -192,7 +192,7 @@ async def test_the_clock_queues_a_watch_job_that_a_worker_runs(make_bot, slack, 
         bot.chat.worker = worker
         await bot.chat.drain()
         header, only = slack.top_level(IM)
-        assert "1 new commits touching `src/export.py`" in shown(header) and HIGH_TITLE in shown(only)
+        assert "a new commit touching `src/export.py`" in shown(header) and HIGH_TITLE in shown(only)
         assert [o for _, _, o in await clock.tick_watches(NOW, timedelta(minutes=180))] == ["already done"]
     finally:
         bot.chat.worker = None
@@ -269,7 +269,7 @@ async def test_a_watch_in_the_terminal(make_settings, widgets, llm):
         start = out.tell()
         await Clock(chat, services.settings, now=lambda: NOW).tick()
         shown_now = out.getvalue()[start:]
-        assert "👀 acme/widgets, 2026-01-28: 1 new commits touching `src/cli.py`." in shown_now
+        assert "👀 acme/widgets, 2026-01-28: a new commit touching `src/cli.py`." in shown_now
         assert "--since" in shown_now and HIGH_TITLE not in shown_now
         await Clock(chat, services.settings, now=lambda: NOW).tick()
         assert out.getvalue()[start:] == shown_now  # sent once

@@ -124,7 +124,8 @@ class WatchRunner:
             return "nothing new"
         shown = todo[-MAX_MESSAGES:]  # the most recent ones
         entries = await asyncio.gather(*(self._entry(source, c, run.lang, commits) for c in shown))
-        header = text(run.lang, "watch.dm_header", n=len(todo), glob=run.glob, repo=source.name, label=window.label)
+        header = text(run.lang, "watch.dm_header" if len(todo) > 1 else "watch.dm_header_one", n=len(todo),
+                      glob=run.glob, repo=source.name, label=window.label)
         if len(shown) < len(todo):
             header += " " + text(run.lang, "watch.dm_cut", shown=len(shown))
         await self._send_once(platform, run.channel, Notice(header, "info", run.lang), run.key + ":header")
