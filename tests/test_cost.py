@@ -128,6 +128,20 @@ async def test_the_parent_says_what_the_digest_cost_and_a_cached_run_costs_nothi
     assert "3 of 4 analyses cached (0 tokens)" in line
 
 
+async def test_the_markdown_report_and_the_report_page_carry_the_cost_line(make_bot, slack, llm, widgets):
+    from bot.render.markdown import render_report
+    from bot.report.page import render_page
+    from bot.window import day_window
+
+    bot = await make_bot()
+    built = await bot.services.builder.build(bot.services.source(str(widgets.path)),
+                                             day_window(datetime(2026, 1, 28).date(), "Asia/Shanghai"), "en")
+    tokens_in, tokens_out = spent(llm)
+    line = f"💰 {tokens_in + tokens_out:,} tokens ({tokens_in:,} in / {tokens_out:,} out)"
+    assert f"> {line}" in render_report([built])
+    assert f'<p class="meta">{line}</p>' in render_page(built)
+
+
 async def test_a_digest_without_an_llm_shows_no_cost(make_bot, slack, llm):
     bot = await make_bot(openai_base_url=None, openai_api_key=None)
     parent = shown(await digest(bot, slack))
