@@ -275,3 +275,29 @@ async def test_a_watch_in_the_terminal(make_settings, widgets, llm):
         assert out.getvalue()[start:] == shown_now  # sent once
     finally:
         await services.aclose()
+
+
+# --- Feishu: the one-to-one chat ------------------------------------------------------------------
+
+async def test_a_watch_in_a_feishu_one_to_one_chat(make_settings, tmp_path):
+    from tests.gitrepo import GitRepo
+    from tests.test_feishu_e2e import DM as P2P, GROUP, feishu_env
+
+    repo = GitRepo(tmp_path / "rocket")
+    day = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)  # 11:00 in Asia/Shanghai
+    repo.commit("feat: export since", {"src/export.py": "def export(since=None):\n    return since\n"}, when=day)
+    repo.commit("docs: fix a typo", {"README.md": "hello\n"}, when=day.replace(hour=5))
+    async with feishu_env(make_settings, repo, default_lang="en") as env:
+        await env.say(f"watch {repo.path} src/**")  # in the group: said privately, nothing stored
+        await env.settle()
+        (ephemeral,) = env.fake.ephemerals
+        assert "Watches are personal" in ephemeral["card"]["elements"][0]["text"]["content"]
+        env.fake.p2p_chat(P2P)
+        await env.say(f"watch {repo.path} src/**", mention_bot=False, chat_id=P2P, chat_type="p2p")
+        await env.settle()
+        assert "👀 Watching `src/**` in rocket" in env.fake.text_of(env.fake.messages[-1])
+        await Clock(env.chat, env.chat.settings, now=lambda: NOW).tick_watches(NOW, timedelta(minutes=180))
+        texts = [env.fake.text_of(m) for m in env.fake.top_level(P2P)]
+        assert "👀 rocket, 2026-01-28: a new commit touching `src/**`." in texts[-2]
+        assert "feat: export since" in texts[-1] and not any("typo" in t for t in texts)
+        assert env.fake.top_level(GROUP) == []
