@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.globs import touched_paths, touches  # noqa: E402
+from bot.pathfilter import PathFilter, touched_paths  # noqa: E402
 from bot.services import Services  # noqa: E402
 from bot.window import day_window, parse_window  # noqa: E402
 from settings import Settings  # noqa: E402
@@ -81,7 +81,7 @@ async def main(args) -> None:
                 asked = len(fake.requests)
                 matched = 0
                 for e in digest.entries:  # a watch after the digest: the same cached path
-                    if touches(touched_paths(await services.builder.files(source, e.commit.sha)), args.glob):
+                    if PathFilter(paths=(args.glob,)).keeps(touched_paths(await services.builder.files(source, e.commit.sha))):
                         matched += 1
                         await services.builder.analysis(source, e.commit, "en", [x.commit for x in digest.entries])
                 print(f"  {day}: {n} commits, {requests} LLM requests; {cost.tokens:,} tokens per digest "

@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("markdown", "json"), default="markdown")
     d.add_argument("--out", help="write to this file instead of stdout")
     d.add_argument("--include-merges", action="store_true", help="include merge commits")
+    d.add_argument("--paths", nargs="+", metavar="GLOB", default=(),
+                   help="only commits touching a file matching one of these globs (** crosses directories)")
+    d.add_argument("--exclude", nargs="+", metavar="GLOB", default=(),
+                   help="leave out commits all of whose files match one of these globs")
 
     a = sub.add_parser("ask", help="ask a question about one commit (streams the answer)")
     a.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .commands import CommandError, Request, help_text, looks_like_command, parse_command, usage
 from .current_job import CURRENT_JOB
@@ -25,6 +25,9 @@ from .sources import looks_like_github
 from .store import StoreBusy, StoreUnavailable
 from .subscriptions import Subscriptions
 from .threads import Threads
+
+if TYPE_CHECKING:
+    from .jobs import Jobs, JobWorker
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +43,8 @@ class ChatService:
         self.platforms: dict[str, ChatPlatform] = dict(platforms or {})
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self._tasks: set[asyncio.Task] = set()
-        self.jobs = None  # the job queue, when this process hands requests to workers
-        self.worker = None  # the job worker running in this process, if any
+        self.jobs: Jobs | None = None  # the job queue, when this process hands requests to workers
+        self.worker: JobWorker | None = None  # the job worker running in this process, if any
         self.deliveries = Deliveries(self)
         self.questions = Questions(self)
 
@@ -72,12 +75,12 @@ class ChatService:
             return
         # Where it stands is told in the background: the platform's acknowledgement (which may
         # wait for this call) never waits for a message to be posted.
-        self.spawn(self._tell_position(platform, conv, job.job_id))
+        self.spawn(self._tell_position(self.jobs, platform, conv, job.job_id))
 
-    async def _tell_position(self, platform, conv: Conversation, job_id: str) -> None:
+    async def _tell_position(self, jobs: Jobs, platform, conv: Conversation, job_id: str) -> None:
         lang = self.settings.default_lang
         try:
-            position = await self.jobs.position(job_id)
+            position = await jobs.position(job_id)
             if position > 0:
                 lang = (await self.subs.config(conv.platform, conv.channel)).lang
                 await platform.reply_private(conv, Notice(text(lang, "progress.queued", n=position), "progress", lang))
@@ -107,10 +110,12 @@ class ChatService:
     async def run_build(self, spec: dict) -> str:
         """Build (and cache) a digest ahead of its deliveries, which share the result."""
         from .models import window_from_dict
+        from .pathfilter import PathFilter
 
         source = self.services.source(spec["repo"])
         digest = await self.services.builder.build(source, window_from_dict(spec["window"]), spec["lang"],
-                                                   spec.get("branch"))
+                                                   spec.get("branch"), paths=PathFilter(tuple(spec.get("paths") or ()),
+                                                                                        tuple(spec.get("exclude") or ())))
         return f"{len(digest.entries)} commits"
 
     async def drain_local(self) -> None:
@@ -252,7 +257,8 @@ class ChatService:
         """One push without a ledger (the ledger is the clock's): for tools and tests."""
         spec = DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo, window=to_dict(window),
                             lang=sub.lang, key=progress_key, branch=sub.branch,
-                            min_importance=sub.min_importance.value, post_empty=sub.post_empty)
+                            min_importance=sub.min_importance.value, post_empty=sub.post_empty,
+                            paths=sub.paths, exclude=sub.exclude, bots=sub.bots, week=sub.weekly)
         return await self.deliveries.run(spec)
 
     async def report_push_failure(self, sub: Subscription, attempts: int, reason: object) -> None:

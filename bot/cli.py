@@ -66,6 +66,7 @@ async def digest_command(args, settings) -> int:
     zone(tz)
     lang = args.lang or settings.default_lang
     window = parse_window(args.date, tz, datetime.now(timezone.utc), settings.max_range_days)
+    filt = _path_filter(args)
     _check_out_path(args.out)
     services = Services.build(settings)
     say = stderr_lang(args)
@@ -73,7 +74,7 @@ async def digest_command(args, settings) -> int:
     try:
         source = services.source(args.repo)
         digest = await services.builder.build(source, window, lang, args.branch, args.include_merges or None,
-                                              progress=bar)
+                                              progress=bar, paths=filt)
     finally:
         bar.close()
         await services.aclose()
@@ -91,6 +92,16 @@ async def digest_command(args, settings) -> int:
     else:
         sys.stdout.write(output)
     return _say_what_fell_back(digest, settings, say)
+
+
+def _path_filter(args):
+    """`--paths` / `--exclude` as a PathFilter; a glob that cannot name a path is bad input."""
+    from .pathfilter import GlobError, PathFilter
+
+    try:
+        return PathFilter.of(getattr(args, "paths", ()) or (), getattr(args, "exclude", ()) or ())
+    except GlobError as exc:
+        raise UsageError(phrase(f"noise.{exc.reason}", value=exc.glob)) from None
 
 
 def _say_what_fell_back(digest, settings, lang: str) -> int:

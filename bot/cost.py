@@ -15,14 +15,15 @@ digest's parent message shows.
   budget still finish: the month may end a few requests over it, never more than
   LLM_CONCURRENCY per process.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
-from typing import Callable, Iterator
+from datetime import UTC, date, datetime
 
 from . import metrics
 from .i18n import text
@@ -36,6 +37,7 @@ MONTH_TTL = 70 * 86400  # a month's counter outlives the month (read for /metric
 @dataclass
 class Meter:
     """One digest's LLM spend while it is built."""
+
     tokens_in: int = 0
     tokens_out: int = 0
     calls: int = 0
@@ -44,9 +46,14 @@ class Meter:
     budget_hit: bool = False  # some analysis or the headline went offline because the month's budget is spent
 
     def cost(self, settings) -> Cost:
-        return Cost(tokens_in=self.tokens_in, tokens_out=self.tokens_out, calls=self.calls,
-                    analyses=self.fresh + self.cached, cached=self.cached,
-                    money=price(self.tokens_in, self.tokens_out, settings))
+        return Cost(
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            calls=self.calls,
+            analyses=self.fresh + self.cached,
+            cached=self.cached,
+            money=price(self.tokens_in, self.tokens_out, settings),
+        )
 
 
 METER: ContextVar[Meter | None] = ContextVar("digest_meter", default=None)
@@ -100,11 +107,16 @@ def reused(cost: Cost | None, analyses: int) -> Cost | None:
     what building it cost then."""
     if cost is None:
         return None
-    return Cost(analyses=analyses, cached=analyses, money=None if cost.money is None else 0.0,
-                earlier_tokens=cost.tokens if cost.earlier_tokens is None else cost.earlier_tokens)
+    return Cost(
+        analyses=analyses,
+        cached=analyses,
+        money=None if cost.money is None else 0.0,
+        earlier_tokens=cost.tokens if cost.earlier_tokens is None else cost.earlier_tokens,
+    )
 
 
 # --- what the reader sees -------------------------------------------------------------------------
+
 
 def _n(value: int) -> str:
     return f"{value:,}"
@@ -139,8 +151,9 @@ def budget_notice(budget: int, resets_on: date, lang: str) -> str:
 
 # --- the month ------------------------------------------------------------------------------------
 
+
 def first_of_next_month(now: datetime) -> date:
-    now = now.astimezone(timezone.utc)
+    now = now.astimezone(UTC)
     return date(now.year + (now.month == 12), now.month % 12 + 1, 1)
 
 
@@ -153,7 +166,7 @@ class Budget:
         self.clock = clock
 
     def key(self, now: datetime | None = None) -> str:
-        month = (now or self.clock()).astimezone(timezone.utc).strftime("%Y-%m")
+        month = (now or self.clock()).astimezone(UTC).strftime("%Y-%m")
         return self.store.k("llm", "tokens", month)
 
     def resets_on(self) -> date:

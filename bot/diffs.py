@@ -318,7 +318,8 @@ class _Part:
 
 def _prepare(files: Sequence[FileChange], deleted_by_name: bool) -> tuple[list[_File], Counter]:
     """Classify and redact every file (patch and names); (files, redactions by kind)."""
-    prepared, kinds = [], Counter()
+    prepared: list[_File] = []
+    kinds: Counter = Counter()
     for index, f in enumerate(files):
         prepared.append(_prepare_one(index, f, deleted_by_name, kinds))
     return prepared, kinds
@@ -638,9 +639,9 @@ def _score_hunks(candidates: Sequence[_HunkCandidate], terms: _Terms) -> None:
     texts = [(c.hunk.text() + "\n" + c.item.path).lower() for c in candidates]
     frequency = {term: sum(1 for text in texts if term in text) for term in terms.all}
     for candidate in candidates:
-        changed = "\n".join(l for l in candidate.hunk.lines if l[:1] in ("+", "-")).lower()
+        changed = "\n".join(ln for ln in candidate.hunk.lines if ln[:1] in ("+", "-")).lower()
         context = "\n".join([candidate.hunk.header,
-                             *(l for l in candidate.hunk.lines if l[:1] not in ("+", "-"))]).lower()
+                             *(ln for ln in candidate.hunk.lines if ln[:1] not in ("+", "-"))]).lower()
         score = 0.0
         for term in terms.all:
             hits = 2 * changed.count(term) + context.count(term)

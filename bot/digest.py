@@ -23,6 +23,8 @@ from .analysis.profile import load_profile
 from .analysis.summary import headline as build_headline, headline_notice
 from .models import (Analysis, BotError, Commit, Cost, Digest, DigestEntry, FileChange, RateLimited, Window,
                      analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
+from .noise import is_bot, update_lines
+from .pathfilter import PathFilter, touched_paths
 from .sources import CommitSource
 from .store import FILES_TTL, ANALYSIS_TTL, Store
 
@@ -53,11 +55,15 @@ class DigestBuilder:
 
     # --- public ----------------------------------------------------------------------------------
     async def build(self, source: CommitSource, window: Window, lang: str, branch: str | None = None,
-                    include_merges: bool | None = None, progress: Progress | None = None) -> Digest:
+                    include_merges: bool | None = None, progress: Progress | None = None,
+                    paths: PathFilter | None = None) -> Digest:
+        """`paths`: only the commits it keeps are analysed (their files are read first, so the
+        commits it drops cost no LLM call); the digest says the filter in its header."""
         include_merges = self.settings.include_merges if include_merges is None else include_merges
         branch = branch or await source.default_branch()
         cacheable = window.end <= self.clock() and self.settings.digest_cache_ttl > 0
-        key = self._digest_key(source, branch, window, lang, include_merges)
+        filt = paths or PathFilter()
+        key = self._digest_key(source, branch, window, lang, include_merges, filt)
 
         async def cached():
             data = (await self.store.get_json(key)) if cacheable else None
@@ -68,8 +74,9 @@ class DigestBuilder:
         async def produce():
             metrics.count("cache", cache="digest", result="miss")
             with cost.metering() as meter:  # every LLM token of this build, the headline's too
-                commits = await source.list_commits(window, branch, include_merges)
+                listed = await source.list_commits(window, branch, include_merges)
                 problems: list[BotError] = []
+                commits = await self._filter(source, listed, filt) if filt else listed
                 entries = await self._analyse_all(source, commits, lang, progress, problems)
                 _profile, profile_problem = await self._read_profile(source)
                 bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
@@ -86,7 +93,9 @@ class DigestBuilder:
             digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
                             headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
                             generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name),
-                            notices=notices, headline_fallback=headline_failed, cost=spent)
+                            notices=notices, headline_fallback=headline_failed,
+                            paths=filt.paths, exclude=filt.exclude, filtered_out=len(listed) - len(commits),
+                            cost=spent)
             data = to_dict(digest)
             if cacheable and digest.complete:  # never with notices: the next run may do better
                 await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
@@ -164,11 +173,12 @@ class DigestBuilder:
         return self.analyzer.tag(lang) + (f":profile-{fingerprint}" if fingerprint else "")
 
     # --- internals ---------------------------------------------------------------------------------
-    def _digest_key(self, source, branch, window, lang, include_merges) -> str:
+    def _digest_key(self, source, branch, window, lang, include_merges, filt: PathFilter) -> str:
         tag = self.analyzer.tag(lang)
         if self.llm is not None:
             tag += ":" + self.prompts.hash("day_headline", lang)
-        tag = hashlib.sha256(f"{tag}:{include_merges}".encode()).hexdigest()[:16]
+        # noise-1: entries carry their bot updates; the filter makes another digest
+        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}".encode()).hexdigest()[:16]
         return self.store.digest_key(source.cache_id, branch, window.start.isoformat(),
                                      window.end.isoformat(), window.tz, lang, tag)
 
@@ -206,10 +216,41 @@ class DigestBuilder:
 
         return list(await asyncio.gather(*(one(c) for c in commits)))
 
+    async def _filter(self, source, commits: list[Commit], filt: PathFilter) -> list[Commit]:
+        """The commits the path filter keeps, read before any analysis. A commit whose files
+        cannot be read is kept: it is shown with the reason rather than silently dropped."""
+        slots = asyncio.Semaphore(self.settings.analysis_concurrency)
+
+        async def keep(commit: Commit) -> bool:
+            async with slots:
+                try:
+                    files = await self.files(source, commit.sha)
+                except BotError:
+                    return True
+            return filt.keeps(touched_paths(files))
+
+        kept = await asyncio.gather(*(keep(c) for c in commits))
+        return [c for c, k in zip(commits, kept) if k]
+
+    async def _updates(self, source, commit: Commit) -> tuple[str, ...]:
+        """A bot commit's `name old → new` lines, for its collapsed bot line (bot/noise.py)."""
+        try:
+            files = await self.files(source, commit.sha)  # cached: the analysis just read them
+        except BotError:
+            files = ()
+        try:
+            return update_lines(commit, files)
+        except Exception:  # noqa: BLE001 — a line of decoration must never sink the digest
+            log.exception("reading the updates of %s failed", commit.short_sha)
+            return ()
+
     async def _entry(self, source, commit: Commit, lang: str, siblings, problems: list[BotError]) -> DigestEntry:
         code = "source"
         try:
-            return DigestEntry(commit, await self.analysis(source, commit, lang, siblings))
+            entry = DigestEntry(commit, await self.analysis(source, commit, lang, siblings))
+            if is_bot(commit.author):
+                entry = replace(entry, updates=await self._updates(source, commit))
+            return entry
         except BotError as exc:
             reason = localize(exc, lang)  # the source's sentence, in the digest's language
             problems.append(exc)

@@ -18,6 +18,7 @@ from typing import AsyncIterator, Sequence
 from .diffs import DiffSelection, coverage_line, estimate_tokens, relevant_hunks, select_diff
 from .i18n import localize, text
 from .models import Analysis, BotError, Commit, to_dict
+from .prompts import RenderedPrompt
 from .redact import record as record_redactions, redact, redact_text
 
 MAX_QUESTION_CHARS = 2000
@@ -158,7 +159,7 @@ class QA:
 
 @dataclass(frozen=True)
 class _Fitted:
-    prompt: object  # RenderedPrompt
+    prompt: RenderedPrompt
     shown: list[str]  # the files whose text the model was given
     selection: DiffSelection
     output: int  # max_tokens to ask for

@@ -180,15 +180,15 @@ class JobWorker:
     async def start(self) -> None:
         from . import health
 
-        self.jobs = await Jobs.connect(self.settings)
+        self.jobs = jobs = await Jobs.connect(self.settings)
         url, _ = redis_address(self.settings)
         redis_settings = RedisSettings.from_dsn(url)
         redis_settings.max_connections = pool_size(self.settings)
         lease = self.settings.job_lease
-        functions = [func(self._leased(name, fn, lease), name=name, max_tries=MAX_TRIES, keep_result=RESULT_TTL)
+        functions = [func(self._leased(name, fn, lease, jobs), name=name, max_tries=MAX_TRIES, keep_result=RESULT_TTL)
                      for name, fn in self.FUNCTIONS.items()]
-        self.worker = Worker(
-            functions, queue_name=self.jobs.queue, redis_settings=redis_settings, handle_signals=False,
+        self.worker = worker = Worker(
+            functions, queue_name=jobs.queue, redis_settings=redis_settings, handle_signals=False,
             max_jobs=self.settings.worker_max_jobs, queue_read_limit=self.settings.worker_max_jobs * 8,
             job_timeout=self.settings.job_timeout, keep_result=RESULT_TTL, poll_delay=0.1, max_tries=MAX_TRIES,
             ctx={"chat": self.chat}, job_serializer=_dumps, job_deserializer=_loads, log_results=False,
@@ -199,22 +199,22 @@ class JobWorker:
         # arq marks a job it starts "in progress" for the whole job timeout + 10 s; a worker killed
         # before this job's first renewal below would leave the job stuck for an hour. Start the
         # mark at (twice) the lease instead: the renewals in `_keep` hold it from then on.
-        self.worker.in_progress_timeout_s = 2 * lease
-        self.task = asyncio.create_task(self._supervise())
-        self._announcer = asyncio.create_task(self._announce())
+        worker.in_progress_timeout_s = 2 * lease
+        self.task = asyncio.create_task(self._supervise(worker, jobs))
+        self._announcer = asyncio.create_task(self._announce(jobs))
         log.info("job worker %s started (%d slots, lease %.0f s)", self.id, self.settings.worker_max_jobs, lease)
 
-    async def _supervise(self) -> None:
+    async def _supervise(self, worker: Worker, jobs: Jobs) -> None:
         """arq's poll loop ends on the first Redis error (a restart, a network blip): start it
         again once Redis answers. Jobs already running carry on meanwhile."""
         while True:
             try:
-                await self.worker.async_run()
+                await worker.async_run()
                 return
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
-                log.error("job worker: Redis (%s) failed (%s); polling again in 1 s", self.jobs.description,
+                log.error("job worker: Redis (%s) failed (%s); polling again in 1 s", jobs.description,
                           type(exc).__name__)
             except Exception:  # noqa: BLE001 — the worker must outlive any one failure
                 log.exception("job worker: poll loop failed; polling again in 1 s")
@@ -224,11 +224,10 @@ class JobWorker:
     def prefix(self) -> str:
         return self.settings.redis_prefix
 
-    def _leased(self, name: str, fn, lease: float):
+    def _leased(self, name: str, fn, lease: float, jobs: Jobs):
         async def run(ctx: dict, *args: Any) -> Any:
             job_id = ctx["job_id"]
             redis = ctx["redis"]
-            jobs = self.jobs
             started = time.monotonic()
             self.active += 1
             metrics.gauge("jobs_running", self.active)
@@ -279,17 +278,17 @@ class JobWorker:
                 log.warning("could not renew the lease of job %s", job_id)
             await asyncio.sleep(lease / 3)
 
-    async def _announce(self) -> None:
+    async def _announce(self, jobs: Jobs) -> None:
         """Tell enqueuers this worker's capacity (for queue positions); lapses when it dies."""
         member = f"{self.id}:{self.settings.worker_max_jobs}"
         while True:
             try:
                 now = time.time()
-                async with self.jobs.pool.pipeline(transaction=False) as pipe:
-                    pipe.zadd(self.jobs.workers_key, {member: now + 15})
-                    pipe.zremrangebyscore(self.jobs.workers_key, "-inf", now)
-                    pipe.zremrangebyscore(self.jobs.running_key, "-inf", now)
-                    pipe.zcard(self.jobs.queue)
+                async with jobs.pool.pipeline(transaction=False) as pipe:
+                    pipe.zadd(jobs.workers_key, {member: now + 15})
+                    pipe.zremrangebyscore(jobs.workers_key, "-inf", now)
+                    pipe.zremrangebyscore(jobs.running_key, "-inf", now)
+                    pipe.zcard(jobs.queue)
                     *_, queued = await pipe.execute()
                 metrics.gauge("jobs_in_queue", queued)
             except (RedisError, OSError):
@@ -300,13 +299,14 @@ class JobWorker:
         """Nothing queued that is due, and nothing running here (tests and shutdown)."""
         if self.active:
             return False
+        assert self.jobs is not None  # asked of a started worker (ChatService.drain)
         due = await self.jobs.pool.zcount(self.jobs.queue, "-inf", int(time.time() * 1000))
         return due == 0
 
     async def close(self) -> None:
         if self._announcer:
             self._announcer.cancel()
-        if self.worker is not None:
+        if self.worker is not None and self.jobs is not None:  # both set by start()
             try:
                 await self.jobs.pool.zrem(self.jobs.workers_key, f"{self.id}:{self.settings.worker_max_jobs}")
             except (RedisError, OSError):

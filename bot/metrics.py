@@ -6,6 +6,8 @@ are declared once here so a typo fails at once instead of creating a new series.
 """
 from __future__ import annotations
 
+from typing import TypeVar
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -54,19 +56,26 @@ METRICS = {
 }
 
 
-def count(name: str, amount: float = 1, **labels: str) -> None:
+_M = TypeVar("_M", Counter, Gauge, Histogram)
+
+
+def _series(name: str, kind: type[_M], labels: dict[str, str]) -> _M:
     metric = METRICS[name]
-    (metric.labels(**labels) if labels else metric).inc(amount)
+    if not isinstance(metric, kind):  # a counter name passed to gauge(): say which, not "no attribute"
+        raise TypeError(f"metric {name} is a {type(metric).__name__}, not a {kind.__name__}")
+    return metric.labels(**labels) if labels else metric
+
+
+def count(name: str, amount: float = 1, **labels: str) -> None:
+    _series(name, Counter, labels).inc(amount)
 
 
 def observe(name: str, value: float, **labels: str) -> None:
-    metric = METRICS[name]
-    (metric.labels(**labels) if labels else metric).observe(value)
+    _series(name, Histogram, labels).observe(value)
 
 
 def gauge(name: str, value: float, **labels: str) -> None:
-    metric = METRICS[name]
-    (metric.labels(**labels) if labels else metric).set(value)
+    _series(name, Gauge, labels).set(value)
 
 
 def exposition() -> tuple[bytes, str]:

@@ -183,6 +183,9 @@ class DigestEntry:
     commit: Commit
     analysis: Analysis | None  # None only when even the offline analysis failed
     error: str = ""  # why there is no analysis
+    # A dependency bot's commit: what it updates ("clap 4.5.53 → 4.5.54"), for the collapsed bot
+    # line (bot/noise.py); empty for everyone else.
+    updates: tuple[str, ...] = ()
 
     @property
     def importance(self) -> Importance:
@@ -242,6 +245,11 @@ class Digest:
     # building it (the LLM could not analyse some commits, GitHub's rate limit …). Never cached.
     notices: tuple[str, ...] = ()
     headline_fallback: str = ""  # why the LLM's headline failed (timeout … rejected), for the CLI
+    # The path filter it was built with (bot/pathfilter.py), said in its header, and how many of
+    # the window's commits the filter left out.
+    paths: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    filtered_out: int = 0
     cost: Cost | None = None  # LLM tokens it cost (None: built without an LLM)
 
     @property
@@ -272,10 +280,19 @@ class Subscription:
     min_importance: Importance = Importance.LOW
     branch: str | None = None
     post_empty: bool = True
+    paths: tuple[str, ...] = ()  # only commits touching these globs (bot/pathfilter.py)
+    exclude: tuple[str, ...] = ()  # … and not only these
+    bots: str = "collapse"  # collapse | show: dependency bots' commits as one line per bot
+    weekday: str | None = None  # None: a daily push; "mon" … "sun": the weekly roll-up on that day
+
+    @property
+    def weekly(self) -> bool:
+        return self.weekday is not None
 
     @property
     def key(self) -> str:
-        return f"{self.platform}:{self.channel}:{self.repo.lower()}"
+        # A channel may have a daily push and a weekly roll-up of the same repository.
+        return f"{self.platform}:{self.channel}:{self.repo.lower()}" + (":weekly" if self.weekly else "")
 
 
 # --- (de)serialisation -----------------------------------------------------------------------
@@ -333,7 +350,7 @@ def digest_from_dict(d: dict) -> Digest:
     entries = tuple(
         DigestEntry(commit=commit_from_dict(e["commit"]),
                     analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
-                    error=e.get("error", ""))
+                    error=e.get("error", ""), updates=tuple(e.get("updates") or ()))
         for e in d["entries"]
     )
     gen = d.get("generated_at")
@@ -342,11 +359,13 @@ def digest_from_dict(d: dict) -> Digest:
                   headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
                   generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
                   notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""),
-                  cost=Cost(**d["cost"]) if d.get("cost") else None)
+                  paths=tuple(d.get("paths") or ()), exclude=tuple(d.get("exclude") or ()),
+                  filtered_out=d.get("filtered_out", 0), cost=Cost(**d["cost"]) if d.get("cost") else None)
 
 
 def subscription_from_dict(d: dict) -> Subscription:
-    return Subscription(**{**d, "min_importance": Importance(d.get("min_importance", "low"))})
+    return Subscription(**{**d, "min_importance": Importance(d.get("min_importance", "low")),
+                           "paths": tuple(d.get("paths") or ()), "exclude": tuple(d.get("exclude") or ())})
 
 
 __all__ = [name for name in dir() if not name.startswith("_")] + ["asdict", "replace"]

@@ -8,9 +8,10 @@ each adapter's renderer decides how a choice looks (buttons, or text on the term
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Protocol, Sequence, Union
+from typing import Any, AsyncIterator, Protocol, Sequence
 
 from .models import Commit, Digest, DigestEntry
+from .noise import BotGroup
 
 
 # --- what the core sends -----------------------------------------------------------------------------
@@ -35,6 +36,29 @@ class LowCommits:
     """The low-importance commits of a digest, grouped compactly."""
     digest: Digest
     entries: tuple[DigestEntry, ...]
+    total: int = 0  # the low commits this group stands for (0: every low commit of the digest)
+    more: int = 0  # of those, how many are not listed: one closing line says so, and where they are
+    more_how: str = ""  # where: "link" (report_url), "attached" (the Markdown file), "file_on", "page"
+    report_url: str | None = None
+
+
+@dataclass(frozen=True)
+class BotUpdates:
+    """Dependency bots' routine commits, one line per bot (bot/noise.py), each commit reachable."""
+    digest: Digest
+    groups: tuple[BotGroup, ...]
+
+
+@dataclass(frozen=True)
+class WeekRollup:
+    """A week in one message: high and medium commits by area, each with its day; the bots' lines;
+    one line counting the low commits, with the report link (bot/rollup.py)."""
+    digest: Digest
+    areas: tuple[tuple[str, tuple[DigestEntry, ...]], ...]
+    bots: tuple[BotGroup, ...] = ()
+    low: int = 0
+    more_how: str = ""  # as LowCommits.more_how
+    report_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,7 +94,8 @@ class AnswerHeader:
     lang: str = ""
 
 
-Content = Union[DigestParent, CommitDetail, LowCommits, CommitDetails, Notice, CommitChoice, AnswerHeader]
+Content = (DigestParent | CommitDetail | LowCommits | CommitDetails | Notice | CommitChoice | AnswerHeader
+           | BotUpdates | WeekRollup)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ class Questions:
         """A question in a thread the bot started: the commit it names, else the one asked about
         last; when several fit, the asker chooses."""
         root = conv.thread
+        assert root is not None  # ChatService.on_message found `info` by this thread
         resolution: Resolution = resolve_commit(question, info)
         source = self.services.source(info.repo)
         if resolution.sha is None and resolution.outside_ref:
@@ -92,8 +93,11 @@ class Questions:
                                                              lang=info.lang))
         source = self.services.source(info.repo)
         commit = await source.get_commit(sha)
-        if question:  # collected by a form: show what was asked before the answer
-            await platform.send(conv.channel, AnswerHeader(conv.user, q, commit, info.lang), thread=root)
+        if question or root is None:  # collected by a form, or no thread yet: the header shows it / opens one
+            header = await platform.send(conv.channel, AnswerHeader(conv.user, q, commit, info.lang), thread=root)
+            if root is None:
+                root = header.thread_root
+                await self.threads.save(conv.platform, conv.channel, root, info)
         await self.answer(replace(conv, thread=root), platform, info, root, commit, q)
 
     # --- the work --------------------------------------------------------------------------------------

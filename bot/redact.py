@@ -220,6 +220,14 @@ def _table_rule(table: tuple[tuple[str, str, tuple[str, ...]], ...], before: str
                  rebuild=lambda left_out: _table_rule(table, before, after, left_out))
 
 
+def _whole_table_rule(table: tuple[tuple[str, str, tuple[str, ...]], ...], before: str, after: str) -> _Rule:
+    """Every row of a table in one rule (the tables are not empty)."""
+    rule = _table_rule(table, before, after)
+    if rule is None:
+        raise ValueError("a secrets table has no rows")
+    return rule
+
+
 _RULES: tuple[_Rule, ...] = (
     # A whole PEM block; when its END line is missing (clipped patch), the base64 lines after it.
     _Rule("private-key", re.compile(
@@ -301,13 +309,13 @@ _RULES: tuple[_Rule, ...] = (
         vendors=_v("huggingface")),
     _Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{30,}"), ("sk-ant-",), vendors=_v("anthropic")),
     _Rule("age-secret-key", re.compile(r"AGE-SECRET-KEY-1[A-Z0-9]{58}"), ("age-secret-key-",), vendors=_v("age")),
-    _table_rule(_PREFIXED_TABLE, _B, _E),
+    _whole_table_rule(_PREFIXED_TABLE, _B, _E),
     # Any short vendor prefix, then a long random tail mixing upper, lower and digits
     # (pplx-…, ntn_…, pnu_…, rdme_…, sm_pat_…, HRKU-…, ico-…): the tail alone is what no code is.
     _Rule("api-token", re.compile(
         r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~.](?:[a-z0-9]{2,12}[_\-.]){0,2}[A-Za-z0-9]{20,}"
         r"(?:[_\-][A-Za-z0-9]{4,})*(?![\w\-])"), ("_", "-", "~", "."), 0, check=lambda v: _prefixed_token(v)),
-    _table_rule(_LAYOUT_TABLE, r"(?<![\w\-])", r"(?![\w\-])"),
+    _whole_table_rule(_LAYOUT_TABLE, r"(?<![\w\-])", r"(?![\w\-])"),
     _Rule("password", re.compile(
         r"-(?:(?<=\s-)u|-user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
         check=lambda v: not _is_placeholder(v.strip("\"'"))),
@@ -366,10 +374,10 @@ class _Shapes:
         kept = []
         for rule in _RULES:
             if rule.rebuild is not None:
-                rule = rule.rebuild(vendors)
-            elif vendors.intersection(rule.vendors):
-                rule = None
-            if rule is not None:
+                rebuilt = rule.rebuild(vendors)
+                if rebuilt is not None:
+                    kept.append(rebuilt)
+            elif not vendors.intersection(rule.vendors):
                 kept.append(rule)
         return _Shapes.of(kept)
 
@@ -645,7 +653,7 @@ _ATTR_PAIR = re.compile(
     r"(?i)\b(?:key|name|id)=[\"'](?P<name>[^\"'\n]{1,80})[\"'][ \t]*value=(?:\"(?P<dq>[^\"\n]{1,400})\""
     r"|'(?P<sq>[^'\n]{1,400})')")
 
-_SAFE_VALUES = frozenset("""
+_SAFE_VALUES: frozenset[str] = frozenset("""
 none null nil true false undefined required optional yes no on off empty str string int bytes bool boolean
 float number any object secretstr text char varchar password secret token redacted self this default env
 environment read write read-write readwrite admin user root guest public private basic bearer digest oauth
@@ -660,8 +668,8 @@ _PROSE_OR_CODE = re.compile(
 _SPACED_VALUE = re.compile(r"[A-Za-z0-9][\w@#$%^&*!?.,'+-]*(?: [\w@#$%^&*!?.,'+-]+){1,5}")
 _PLAIN_WORDS = re.compile(r"[a-z]+(?: [a-z]+){1,5}")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)+(?:\(\))?")
+_IDENTIFIER: re.Pattern[str] = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REFERENCE: re.Pattern[str] = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)+(?:\(\))?")
 _ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _WORDS_ID = re.compile(r"[a-z]+(?:[_\-.][a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.][A-Za-z0-9.\-]{1,40})?")
@@ -707,7 +715,7 @@ def _prefixed_token(token: str) -> bool:
             and _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail))
 
 
-_FAKE_MARKER = re.compile(r"fake|dummy|example|placeholder|sample|mock|redacted|not[-_]?a[-_]?real|(?<![a-z])test")
+_FAKE_MARKER: re.Pattern[str] = re.compile(r"fake|dummy|example|placeholder|sample|mock|redacted|not[-_]?a[-_]?real|(?<![a-z])test")
 _READABLE_PART = re.compile(r"[0-9]?[a-z]+[0-9]{0,3}|[A-Z][a-z]+|[A-Z]+|[0-9]{1,8}|")
 
 
@@ -905,7 +913,7 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
     lowered = line.lower()
     tried = set()
     for hint in _CONTEXT_PREFILTER.finditer(lowered):
-        start = hint.start() - len(_NAME_CHARS_BACK.search(line, max(0, hint.start() - 80), hint.start()).group(0))
+        start = _name_start(line, max(0, hint.start() - 80), hint.start())
         while start < hint.start() and not (line[start].isalpha() or line[start] in "_$@"):
             start += 1
         if start in tried:
@@ -1017,6 +1025,19 @@ _NAME_CHARS = re.compile(r"[A-Za-z0-9_$.\-]*")
 _NAME_CHARS_BACK = re.compile(r"[A-Za-z0-9_$.\-]*$")
 
 
+# Both patterns match (maybe empty) wherever they are tried, so the fallbacks below never apply.
+def _name_start(text: str, lo: int, hi: int) -> int:
+    """Where the run of name characters ending at `hi` begins, no further back than `lo`."""
+    m = _NAME_CHARS_BACK.search(text, lo, hi)
+    return m.start() if m else hi
+
+
+def _name_end(text: str, pos: int) -> int:
+    """Where the run of name characters starting at `pos` ends."""
+    m = _NAME_CHARS.match(text, pos)
+    return m.end() if m else pos
+
+
 # A hint that is a credential word by itself (every hint but client, pat, contrase, unless oddly
 # cased: `sAs`) makes its line wanted whatever the name around it, and the scan goes on at the
 # next line: one regex search per wanted line rather than one Python step per hit.
@@ -1036,8 +1057,8 @@ def _lines_with_credential_names(text: str) -> list[int]:
         if m.group(0) in _SELF_HINTS and name_strength(text[start:end])[0]:
             wanted = True
         else:
-            name_start = start - len(_NAME_CHARS_BACK.search(text, max(line_start, start - 80), start).group(0))
-            name_end = _NAME_CHARS.match(text, end).end()
+            name_start = _name_start(text, max(line_start, start - 80), start)
+            name_end = _name_end(text, end)
             wanted = bool(name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start:end])[0])
         if not wanted:
             pos = end
@@ -1061,8 +1082,8 @@ def _lines_with_credential_names_per_hit(text: str) -> list[int]:
         line_start = text.rfind("\n", 0, start) + 1
         if line_start == last_line_start:
             continue
-        name_start = start - len(_NAME_CHARS_BACK.search(text, max(line_start, start - 80), start).group(0))
-        name_end = _NAME_CHARS.match(text, m.end()).end()
+        name_start = _name_start(text, max(line_start, start - 80), start)
+        name_end = _name_end(text, m.end())
         if name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start:m.end()])[0]:
             last_line_start = line_start
             line_index += text.count("\n", counted_to, line_start)

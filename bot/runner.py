@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from . import health
 from .chat import ChatService
@@ -28,12 +28,16 @@ from .models import BotError, UsageError
 from .schedule import Clock
 from .services import Services
 
+if TYPE_CHECKING:  # the adapters import their SDKs: only build_adapters imports them, when configured
+    from handlers.feishu import FeishuAdapter
+    from handlers.slack import SlackAdapter
+
 log = logging.getLogger(__name__)
 
 
 def build_adapters(settings, chat: ChatService, *, receive: bool) -> list:
     """Platform adapters for what is configured. Their SDKs are imported only here, lazily."""
-    adapters = []
+    adapters: list[SlackAdapter | FeishuAdapter] = []
     if settings.slack_enabled:
         from handlers.slack import build_slack
         adapters.append(build_slack(settings, chat, receive=receive))
@@ -73,6 +77,7 @@ async def run_command(command: str, settings) -> int:
         if settings.metrics_port:
             runners.append(await _ops_server(settings, services.store, chat.jobs, worker, clock))
         if command == "run" and not adapters:
+            assert clock is not None  # "run" always has its clock
             return await _console(chat, settings, stop, clock, runners)
         if command in ("run", "serve"):
             from handlers.web import build_app, report_routes, start_server
@@ -141,8 +146,9 @@ async def _ops_server(settings, store, jobs, worker: JobWorker | None, clock: Cl
         log.warning("metrics: /metrics on %s:%d without METRICS_TOKEN: whoever reaches that port reads "
                     "queue and repository names", settings.metrics_host, settings.metrics_port)
     from .cost import Budget
+    from .digest import utcnow
 
-    month = Budget(store, settings.llm_monthly_token_budget, lambda: datetime.now(timezone.utc))
+    month = Budget(store, settings.llm_monthly_token_budget, utcnow)
     return await start_server(build_ops_app(parts, jobs, token, refresh=month.refresh_gauge),
                               settings.metrics_host, settings.metrics_port)
 

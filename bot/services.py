@@ -3,26 +3,39 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Callable
 
 from .prompts import Prompts
 from .sources import CommitSource, open_source
 
+if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the LLM module imports openai)
+    from settings import Settings
+
+    from .analysis.analyze import Analyzer
+    from .analysis.llm import LLM
+    from .digest import DigestBuilder
+    from .explain import QA
+    from .report import Reports
+    from .store import Store
+
 
 @dataclass
 class Services:
-    settings: object
-    store: object
+    settings: Settings
+    store: Store
     prompts: Prompts
-    llm: object | None
-    analyzer: object
-    builder: object
-    qa: object
-    reports: object = None  # bot.report.Reports: the digests' report pages and their signed links
+    llm: LLM | None
+    analyzer: Analyzer
+    builder: DigestBuilder
+    qa: QA
+    reports: Reports | None = None  # the digests' report pages and their signed links
     _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
     max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
     @classmethod
-    def build(cls, settings, store=None, clock=None) -> "Services":
+    def build(cls, settings: Settings, store: Store | None = None,
+              clock: Callable[[], datetime] | None = None) -> Services:
         from .analysis.analyze import Analyzer
         from .digest import DigestBuilder, utcnow
         from .explain import QA

@@ -100,7 +100,9 @@ class Store:
         """Append to a list, keep its last `keep` items, refresh its TTL (thread memory)."""
         payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         async with self.r.pipeline(transaction=True) as pipe:
-            pipe.rpush(key, payload).ltrim(key, -keep, -1).expire(key, ttl)
+            pipe.rpush(key, payload)  # one call a line: redis-py types a pipeline's calls as the client's
+            pipe.ltrim(key, -keep, -1)
+            pipe.expire(key, ttl)
             await self._call(pipe.execute)
 
     async def list_json(self, key: str) -> list[Any]:
@@ -122,7 +124,8 @@ class Store:
     async def incr(self, key: str, ttl: int, amount: int = 1) -> int:
         """INCRBY, atomically with its TTL; the new value."""
         async with self.r.pipeline(transaction=True) as pipe:
-            pipe.incrby(key, amount).expire(key, ttl)
+            pipe.incrby(key, amount)
+            pipe.expire(key, ttl)
             value, _ = await self._call(pipe.execute)
         return int(value)
 

@@ -28,7 +28,7 @@ CHANNEL = "console"
 class ConsolePlatform:
     name = "console"
     supports_files = True
-    send_dedupe_window = None  # one process, one terminal: nothing to deduplicate
+    send_dedupe_window: float | None = None  # one process, one terminal: nothing to deduplicate
 
     def __init__(self, out=None, report_dir: Path | None = None):
         self.out = out or sys.stdout

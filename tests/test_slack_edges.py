@@ -749,7 +749,9 @@ async def test_a_streamed_answer_starts_in_the_channels_turn_and_appends_do_not_
     await default_platform.stream("C9", "1.000030", pieces(), conv=conv)
     first_post = slack.calls_to("chat.postMessage")[0].at
     (start,) = slack.calls_to("chat.startStream")
-    assert start.at - first_post >= 3.0 - 0.01  # the fourth message in the channel: after the window
+    # The fourth message in the channel waits for the window. The fake stamps arrival, so a first post
+    # delayed in transit on a loaded machine shrinks the gap a little: allow that much, not a second.
+    assert start.at - first_post >= 3.0 - 0.2
     (message,) = [m for m in slack.replies("C9", "1.000030") if m.streamed]
     assert message.text == "".join(f"part{i} " for i in range(5)) and not message.streaming
 

@@ -228,9 +228,10 @@ class Analyzer:
         """The rendered prompt with as much diff as fits the endpoint's prompt budget (the
         setting, or less when the model's window is known). Lists and texts shrink step by
         step when a small budget cannot hold them (a 500-file commit)."""
+        assert self.llm is not None  # the LLM path: analyse() went offline without one
         limit = self.llm.max_prompt_tokens
         for shrink in SHRINK_STEPS:
-            def render(selection: DiffSelection | None) -> RenderedPrompt:
+            def render(selection: DiffSelection | None, shrink: tuple[int, int, float] = shrink) -> RenderedPrompt:
                 variables = prompt_variables(commit, files, pr_body=pr_body, reverted=reverted,
                                              selection=selection, shrink=shrink, profile=profile)
                 return self.prompts.render(JOB, lang, **variables)
@@ -267,6 +268,7 @@ class Analyzer:
 
     async def _attempt(self, messages: list[dict[str, str]], prompt: RenderedPrompt,
                        subject: "_Subject") -> "Analysis | _Problem":
+        assert self.llm is not None  # the LLM path: analyse() went offline without one
         completion = await self.llm.complete(messages, max_tokens=self.llm.max_output_tokens,
                                              schema=answer_schema(), schema_name=SCHEMA_NAME)
         if completion.finish_reason == "length":

@@ -394,6 +394,7 @@ class LLM:
     async def _send(self, request: dict[str, Any]):
         """The SDK call with our retry policy (module doc)."""
         retries = timeouts = 0
+        failure: openai.APIError
         while True:
             try:
                 return await self._client.chat.completions.create(**request)

@@ -22,6 +22,9 @@ The format (every key optional):
     paths = ["crates/app/src/preview/"]   # preview-only code
     tags = ["ty"]                          # title tags ("[ty] …") of preview-only products
 
+    [areas]                       # how the weekly roll-up groups commits (bot/rollup.py); names are free
+    resolver = ["crates/app-resolver/", "crates/app-pubgrub/"]
+
 A bad profile raises `ProfileError` with one sentence for the digest and the log.
 """
 from __future__ import annotations
@@ -48,6 +51,9 @@ class RepoProfile:
     preview_paths: tuple[str, ...] = ()
     preview_tags: tuple[str, ...] = ()
     declared: bool = False  # False: defaults inferred, nothing was read
+    # name → path prefixes: the roll-up's areas. Not part of the fingerprint: grouping a week
+    # changes no analysis.
+    areas: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def inferred(cls) -> "RepoProfile":
@@ -140,10 +146,15 @@ def parse_profile(text: str, source: str = PROFILE_PATH) -> RepoProfile:
 
 
 def profile_from_dict(data: dict, source: str = PROFILE_PATH) -> RepoProfile:
-    unknown = sorted(set(data) - set(_SECTIONS))
+    unknown = sorted(set(data) - set(_SECTIONS) - {"areas"})
     if unknown:
         raise ProfileError(f"{source} has an unknown section [{unknown[0]}] (known: "
-                           f"{', '.join(_SECTIONS)}); the default profile is used.")
+                           f"{', '.join(_SECTIONS)}, areas); the default profile is used.")
+    areas = data.get("areas", {})
+    if not isinstance(areas, dict) or not all(
+            isinstance(v, list) and v and all(isinstance(p, str) and p.strip() for p in v) for v in areas.values()):
+        raise ProfileError(f"{source}: [areas] must map each area's name to a list of paths; "
+                           "the default profile is used.")
     values: dict[str, dict[str, tuple[str, ...]]] = {}
     for section, keys in _SECTIONS.items():
         table = data.get(section, {})
@@ -167,6 +178,7 @@ def profile_from_dict(data: dict, source: str = PROFILE_PATH) -> RepoProfile:
         preview_paths=values["preview"].get("paths", ()),
         preview_tags=tuple(t.strip("[]") for t in values["preview"].get("tags", ())),
         declared=True,
+        areas={name: tuple(p.strip() for p in paths) for name, paths in areas.items()},
     )
 
 

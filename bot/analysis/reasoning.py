@@ -18,7 +18,7 @@ def strip_reasoning(text: str) -> str:
     chat template (everything before it); an opening tag never closed (everything after it)."""
     text = _REASONING_BLOCK.sub("", text)
     closing = None
-    for closing in _REASONING_CLOSE.finditer(text):
+    for closing in _REASONING_CLOSE.finditer(text):  # noqa: B007 — the last one is wanted, after the loop
         pass
     if closing is not None:
         text = text[closing.end():]

@@ -221,14 +221,14 @@ def offline_headline(entries: Sequence[DigestEntry], lang: str) -> list[str]:
 
 def _item(entry: DigestEntry, zh: bool) -> str:
     title = clip(entry.commit.title, TITLE_CHARS).rstrip("。.")
-    reason = clip(entry.analysis.importance_reason, REASON_CHARS)
+    reason = clip(entry.analysis.importance_reason if entry.analysis else "", REASON_CHARS)
     return f"{title}：{reason}" if zh else f"{title}: {reason}"
 
 
 def _quiet_day(entries: Sequence[DigestEntry], zh: bool) -> str:
     """A day without high or medium changes, in one bullet: how many, and of what kind."""
-    analysed = [e for e in entries if e.analysis]
-    kinds = Counter(e.analysis.change_type for e in analysed)
+    analysed = [e.analysis for e in entries if e.analysis]
+    kinds = Counter(a.change_type for a in analysed)
     labels = [t.label("zh" if zh else "en") for t, _ in kinds.most_common(3)]
     if zh:
         return f"{len(analysed)} 个提交，均为低重要性" + (f"：{'、'.join(labels)}。" if labels else "。")
@@ -238,8 +238,8 @@ def _quiet_day(entries: Sequence[DigestEntry], zh: bool) -> str:
 def _risks_bullet(entries: Sequence[DigestEntry], zh: bool) -> str:
     seen: set[str] = set()
     risks: list[str] = []
-    for entry in entries:
-        for risk in entry.analysis.risks:
+    for analysis in (e.analysis for e in entries if e.analysis):  # high and medium: all analysed
+        for risk in analysis.risks:
             item = clip(risk, RISK_CHARS).rstrip("。.;；")
             # "None" is no risk (answers validated before that rule, still in the cache, may say it)
             if item and not is_none_like(item) and item.lower() not in seen:

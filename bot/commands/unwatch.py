@@ -1,4 +1,5 @@
 """`unwatch owner/repo [GLOB]` — stop watching a repository (every pattern, or just GLOB)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,9 @@ async def run(req: Request, args: UnwatchArgs) -> None:
         await req.private(req.notice(req.say("watch.removed", repo=repo_name(req.chat, repo), globs=globs)))
     else:
         what = f"`{args.glob}`" if args.glob else req.say("watch.anything")
-        await req.private(req.notice(req.say("watch.not_watching", repo=repo_name(req.chat, repo), what=what,
-                                             prefix=req.prefix)))
+        await req.private(
+            req.notice(req.say("watch.not_watching", repo=repo_name(req.chat, repo), what=what, prefix=req.prefix))
+        )
 
 
 COMMAND = Command("unwatch", ("取消关注",), parse, run)

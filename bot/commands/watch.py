@@ -2,14 +2,15 @@
 that time, a direct message with the analysis of each new commit of the day before that touches
 GLOB (bot/watch/). The same repository and pattern again changes the time.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from ..globs import GlobError, normalise
 from ..i18n import phrase
 from ..models import BotError, UsageError
+from ..pathfilter import GlobError, normalise
 from ..watch import MAX_WATCHES, Watch, Watches
 from .base import Command, Request
 from .grammar import CommandError, options, repo_word, timezone
@@ -27,9 +28,9 @@ class WatchArgs:
 
 def glob_word(word: str, command: str) -> str:
     try:
-        return normalise(word)
-    except GlobError:
-        raise CommandError(phrase("watch.bad_glob", glob=word), command) from None
+        return normalise(word.strip("`"))  # chat clients like to put paths in backticks
+    except GlobError as exc:  # the same patterns, and the same sentences, as `paths` (bot/pathfilter.py)
+        raise CommandError(phrase(f"noise.{exc.reason}", value=word), command) from None
 
 
 def repo_name(chat, repo: str) -> str:
@@ -70,9 +71,16 @@ async def run(req: Request, args: WatchArgs) -> None:
     old = next((w for w in mine if w.repo.lower() == repo.lower() and w.glob == args.glob), None)
     if old is None and len(mine) >= MAX_WATCHES:
         raise UsageError(phrase("watch.too_many", n=MAX_WATCHES))
-    watch = Watch(platform=conv.platform, user=conv.user, channel=channel, repo=repo, glob=args.glob,
-                  at=args.at or (old.at if old else "09:00"), tz=args.tz or (old.tz if old else cfg.tz),
-                  lang=cfg.lang)
+    watch = Watch(
+        platform=conv.platform,
+        user=conv.user,
+        channel=channel,
+        repo=repo,
+        glob=args.glob,
+        at=args.at or (old.at if old else "09:00"),
+        tz=args.tz or (old.tz if old else cfg.tz),
+        lang=cfg.lang,
+    )
     await watches.upsert(watch)
     key = "watch.updated" if old else "watch.saved"
     await req.private(req.notice(req.say(key, repo=source.name, glob=watch.glob, at=watch.at, tz=watch.tz)))

@@ -1,4 +1,5 @@
 """`watches` — what the person who asks watches, to them only."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,7 @@ async def run(req: Request, args: WatchesArgs) -> None:
         await req.private(req.notice(req.say("watch.list_none", prefix=req.prefix)))
         return
     lines = [req.say("watch.list_head")]
-    lines += [req.say("watch.list_item", repo=repo_name(req.chat, w.repo), glob=w.glob, at=w.at, tz=w.tz)
-              for w in mine]
+    lines += [req.say("watch.list_item", repo=repo_name(req.chat, w.repo), glob=w.glob, at=w.at, tz=w.tz) for w in mine]
     await req.private(req.notice("\n".join(lines)))
 
 

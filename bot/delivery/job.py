@@ -22,9 +22,11 @@ from .. import metrics
 from ..current_job import CURRENT_JOB
 from ..i18n import localize, text
 from ..models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
+from ..pathfilter import PathFilter
 from ..platform import MessageRef, Notice
+from ..rollup import areas_of, shown_entries
 from ..store import StoreUnavailable
-from ..window import day_window
+from ..window import day_window, week_window
 from .post import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
 
 log = logging.getLogger(__name__)
@@ -51,21 +53,41 @@ class DeliverySpec:
     progress: bool = False  # on demand: "building…" first, replaced by the digest
     ledger: str | None = None  # scheduled: the (conversation, repository, day) ledger key
     attempts: str | None = None  # scheduled: failed attempts so far
+    paths: tuple[str, ...] = ()  # the path filter (bot/pathfilter.py)
+    exclude: tuple[str, ...] = ()
+    bots: str = "collapse"  # collapse | show (bot/noise.py)
+    week: bool = False  # the weekly roll-up (bot/rollup.py) instead of the digest and its thread
 
     def window_obj(self) -> Window:
         return window_from_dict(self.window)
 
+    def path_filter(self) -> PathFilter:
+        return PathFilter(tuple(self.paths), tuple(self.exclude))
+
     @classmethod
     def from_dict(cls, d: dict) -> "DeliverySpec":
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        values = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        for name in ("paths", "exclude"):  # JSON lists back to the tuples they were
+            if name in values:
+                values[name] = tuple(values[name] or ())
+        return cls(**values)
 
 
 def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
-    parts = (sub.platform, sub.channel, sub.repo.lower(), day.isoformat())
+    """The push of `day` (a weekly subscription: of the ISO week whose Monday is `day`), keyed by
+    (conversation, repository, day or week) — one ledger entry each, so it is made once."""
+    if sub.weekly:
+        year, week, _ = day.isocalendar()
+        parts = (sub.platform, sub.channel, sub.repo.lower(), f"week-{year}-W{week:02d}")
+        window = week_window(day, sub.tz)
+    else:
+        parts = (sub.platform, sub.channel, sub.repo.lower(), day.isoformat())
+        window = day_window(day, sub.tz)
     return DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo,
-                        window=to_dict(day_window(day, sub.tz)), lang=sub.lang, key=store.k("delivery", *parts),
+                        window=to_dict(window), lang=sub.lang, key=store.k("delivery", *parts),
                         branch=sub.branch, min_importance=sub.min_importance.value, post_empty=sub.post_empty,
-                        ledger=store.k("ledger", *parts), attempts=store.k("attempts", *parts))
+                        ledger=store.k("ledger", *parts), attempts=store.k("attempts", *parts),
+                        paths=sub.paths, exclude=sub.exclude, bots=sub.bots, week=sub.weekly)
 
 
 class Deliveries:
@@ -145,7 +167,11 @@ class Deliveries:
             progress = None
         on_progress = self._progress_editor(platform, progress, spec, source.name, window) if progress else None
         try:
-            digest = await chat.services.builder.build(source, window, spec.lang, spec.branch, progress=on_progress)
+            digest = await chat.services.builder.build(source, window, spec.lang, spec.branch, progress=on_progress,
+                                                       paths=spec.path_filter())
+            # a roll-up groups its commits by area: read from their files (cached by the build)
+            week = (await areas_of(chat.services.builder, source, shown_entries(digest, spec.min_importance))
+                    if spec.week else None)
         except Exception as exc:  # noqa: BLE001 — on demand, the person who asked reads why
             if progress is None:
                 raise
@@ -160,7 +186,8 @@ class Deliveries:
             return "skipped (empty)"
         parent = await deliver_digest(platform, self.store, spec.channel,
                                       Plan(digest, spec.min_importance, spec.attach or cfg.file,
-                                           report=getattr(chat.services.reports, "publish", None)),
+                                           report=getattr(chat.services.reports, "publish", None),
+                                           bots=spec.bots, week=week, files_supported=platform.supports_files),
                                       replace_ref=progress, thread=spec.thread, progress_key=spec.key,
                                       now=lambda: chat.clock().timestamp())
         if parent is not None and digest.entries:
@@ -179,13 +206,14 @@ class Deliveries:
         return ref
 
     def _progress_editor(self, platform, progress: MessageRef, spec: DeliverySpec, name: str, window: Window):
-        last = [float("-inf"), ""]  # the first progress is always shown
+        last_at, last_line = float("-inf"), ""  # the first progress is always shown
 
         async def on_progress(done: int, total: int) -> None:
+            nonlocal last_at, last_line
             line = text(spec.lang, "progress.analysing", repo=name, label=window.label, done=done, total=total)
             now = self.monotonic()
-            if total and line != last[1] and (now - last[0] >= PROGRESS_EVERY):
-                last[:] = [now, line]
+            if total and line != last_line and (now - last_at >= PROGRESS_EVERY):
+                last_at, last_line = now, line
                 try:
                     await platform.update(progress, Notice(line, "progress", spec.lang))
                 except BotError:

@@ -12,7 +12,7 @@ finds them from any directory.
 from __future__ import annotations
 
 import tomllib
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -31,7 +31,7 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalogue(lang: str) -> dict[str, str]:
     """The flat key → template map of one language."""
     if lang not in LANGS:

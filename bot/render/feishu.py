@@ -29,8 +29,8 @@ from ..diffs import coverage_line
 from .. import i18n
 from ..i18n import text
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
-from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
-                        LowCommits, Notice, chunk_text, entries_at_least)
+from ..platform import (AnswerHeader, BotUpdates, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
+                        LowCommits, Notice, WeekRollup, chunk_text, entries_at_least)
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -370,7 +370,13 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
     if isinstance(content, CommitDetails):
         return commit_cards(content.digest, content.entry, thread=thread, full=True)
     if isinstance(content, LowCommits):
-        return low_cards(content.digest, content.entries)
+        return low_cards(content.digest, content.entries, total=content.total,
+                         more=_with_link(L.more_low(content.digest.lang, content.more, content.more_how),
+                                         content.report_url, content.digest.lang) if content.more else "")
+    if isinstance(content, BotUpdates):
+        return bot_cards(content.digest, content.groups)
+    if isinstance(content, WeekRollup):
+        return week_cards(content)
     if isinstance(content, CommitChoice):
         return choice_cards(content, thread=thread, lang=content.lang or _lang_of(content.question, lang))
     if isinstance(content, AnswerHeader):
@@ -397,6 +403,8 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
                     tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n])
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(L.stats_line(d)) + "\n" + grey(
         md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))})]
+    if L.filter_line(d):
+        blocks.append(Md(L.filter_line(d), wrap=grey))
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
         blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(spent))}))
     if safe_url(report_url):  # the full report page, a button near the top
@@ -520,14 +528,77 @@ def _buttons(d: Digest, e: DigestEntry, thread: str | None, with_details: bool) 
     return _row(buttons)
 
 
-def low_cards(d: Digest, entries: Sequence[DigestEntry]) -> list[dict]:
+def low_cards(d: Digest, entries: Sequence[DigestEntry], *, total: int = 0, more: str = "") -> list[dict]:
+    """The low commits listed, and `more` (trusted markdown): the line for those not listed."""
     lang = d.lang
-    header = Header(L.group_label(lang, Importance.LOW, d.count(Importance.LOW)), "green", subtitle=d.repo)
+    header = Header(L.group_label(lang, Importance.LOW, total or d.count(Importance.LOW)), "green", subtitle=d.repo)
     blocks: list[Block] = []
     for e in entries:
         summary = e.analysis.summary if e.analysis else t(lang, "unanalysed", reason=e.error)
         blocks.append(Md(summary, prefix=_commit_line(d, e) + "\n", wrap=grey))
+    if more:
+        blocks.append(Fixed({"tag": "markdown", "content": more}))
     return pack(blocks, header, L.group_label(lang, Importance.LOW, len(entries)), lang)
+
+
+def _with_link(sentence: str, url: str | None, lang: str) -> str:
+    """A catalogue sentence holding labels.LINK as card markdown, the report link where LINK is."""
+    before, marker, after = sentence.partition(L.LINK)
+    return md_escape(before) + (link(i18n.text(lang, "report.link"), url) if marker else "") + md_escape(after)
+
+
+def bot_cards(d: Digest, groups) -> list[dict]:
+    """One line per bot; under each, a collapsed panel listing its commits (links), so every
+    collapsed commit stays one click away."""
+    lang = d.lang
+    header = Header(L.bots_heading(lang, groups), "grey", subtitle=d.repo)
+    blocks: list[Block] = []
+    for group in groups:
+        blocks.append(Md(L.bot_line(lang, group)))
+        items: list[Block] = [Fixed({"tag": "markdown", "content": _commit_line(d, e)}) for e in group.entries]
+        blocks.append(Panel(f"**{md_escape(text(lang, 'noise.bots_commits', n=len(group.entries)))}**", items,
+                            False, ft(lang, "cont")))
+    return pack(blocks, header, L.bots_heading(lang, groups) + " · " + d.repo, lang)
+
+
+def week_cards(c: WeekRollup) -> list[dict]:
+    """The weekly roll-up: high and medium commits by area with their day, the bots' lines, the
+    low ones counted — one card unless Feishu's size limit says otherwise."""
+    d, lang = c.digest, c.digest.lang
+    counts = [(imp, d.count(imp)) for imp in Importance]
+    top = next((imp for imp, n in counts if n), Importance.LOW)
+    header = Header(L.week_title(d), IMPORTANCE_COLOUR[top] if d.entries else "blue",
+                    subtitle=f"{d.repo} · {d.branch}" if d.branch else d.repo,
+                    tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n])
+    blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(L.week_stats(d)) + "\n" + grey(
+        md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))})]
+    if L.filter_line(d):
+        blocks.append(Md(L.filter_line(d), wrap=grey))
+    if safe_url(c.report_url):
+        blocks.append(Fixed(_row([_button(i18n.text(lang, "report.link"), url=safe_url(c.report_url))])))
+    blocks += [Md(n) for n in d.notices]
+    if d.headline:
+        note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(t(lang, 'headline_heading'))}**{note}"}))
+        blocks += [Md(b, prefix="- ") for b in d.headline]
+    for area, entries in c.areas:
+        blocks.append(Fixed({"tag": "hr"}))
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(L.area_label(lang, area, len(entries)))}**"}))
+        for e in entries:
+            line = f"{md_escape(L.day_of(d, e.commit))} {_commit_line(d, e)}"
+            reason = (e.analysis.importance_reason if e.analysis else e.error) if e.importance is Importance.HIGH else ""
+            blocks.append(Md(reason, prefix=line + "\n", wrap=grey) if reason else
+                          Fixed({"tag": "markdown", "content": line}))
+    if not c.areas:
+        blocks.append(Md(i18n.text(lang, "week.nothing")))
+    if c.bots:
+        blocks.append(Fixed({"tag": "hr"}))
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(L.bots_heading(lang, c.bots))}**"}))
+        blocks += [Md(L.bot_line(lang, g)) for g in c.bots]
+    if c.low:
+        blocks.append(Fixed({"tag": "markdown", "content": _with_link(L.week_low(lang, c.low, c.more_how),
+                                                                      c.report_url, lang)}))
+    return pack(blocks, header, L.week_title(d) + " · " + d.repo, lang)
 
 
 def choice_cards(choice: CommitChoice, *, thread: str | None, lang: str) -> list[dict]:

@@ -24,8 +24,8 @@ from ..diffs import coverage_line
 from .. import i18n
 from ..i18n import text
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
-from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
-                        LowCommits, Notice, chunk_text, entries_at_least)
+from ..platform import (AnswerHeader, BotUpdates, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
+                        LowCommits, Notice, WeekRollup, chunk_text, entries_at_least)
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -205,7 +205,7 @@ def packed_sections(lines: Iterable[str], label: str | None = None) -> list[dict
 def context(*texts: str) -> list[dict]:
     """Small grey lines; more than fits in one context block (10 elements, short texts) become
     further context blocks or sections — nothing is dropped."""
-    texts = [x for x in texts if x and x.strip()]
+    texts = tuple(x for x in texts if x and x.strip())
     blocks: list[dict] = []
     short = [x for x in texts if len(x) <= 2000]
     for i in range(0, len(short), CONTEXT_ELEMENTS):
@@ -326,6 +326,10 @@ def render(content: Content, *, thread: str | None = None) -> list[dict]:
         return render_commit(content.digest, content.entry, full=False, thread=thread)
     if isinstance(content, LowCommits):
         return render_low(content, thread=thread)
+    if isinstance(content, BotUpdates):
+        return render_bots(content, thread=thread)
+    if isinstance(content, WeekRollup):
+        return render_week(content)
     if isinstance(content, CommitChoice):
         return render_choice(content, thread=thread)
     if isinstance(content, AnswerHeader):
@@ -342,7 +346,8 @@ def render_parent(c: DigestParent) -> list[dict]:
     d, lang = c.digest, c.digest.lang
     title = f"{L.title(d)} · {d.repo}"
     blocks = header(esc(title))
-    blocks += context(esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))))
+    blocks += context(esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))),
+                      esc(L.filter_line(d)))
     blocks += sections(esc(L.stats_line(d)))
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
         blocks += context(esc(spent))
@@ -444,7 +449,7 @@ def render_low(c: LowCommits, *, thread: str | None = None) -> list[dict]:
     """One line per commit (sha link, title, type, one-line summary) and a menu to Ask about or
     see the details of any of them. Each payload has its own menu for its own commits."""
     d, lang = c.digest, c.digest.lang
-    label = esc(L.group_label(lang, Importance.LOW, d.count(Importance.LOW)))
+    label = esc(L.group_label(lang, Importance.LOW, c.total or d.count(Importance.LOW)))
     groups = [list(c.entries[i:i + LOW_PER_PAGE]) for i in range(0, len(c.entries), LOW_PER_PAGE)] or [[]]
     pages: list[list[dict]] = []
     for n, group in enumerate(groups):
@@ -452,6 +457,8 @@ def render_low(c: LowCommits, *, thread: str | None = None) -> list[dict]:
         blocks = packed_sections(lines, label=label if n == 0 else None)
         if group:
             blocks += [_low_menu(d, group, thread)]
+        if c.more and n == len(groups) - 1:  # the rest: one line, with where to read them
+            blocks += sections(_with_link(L.more_low(lang, c.more, c.more_how), c.report_url, lang))
         for page in paginate(blocks, "", lang):  # only splits when one group is still too big
             pages.append(page["blocks"])
     return _finish(pages, f"{unescape(label)} · {d.repo}", lang)
@@ -486,6 +493,57 @@ def _low_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> 
     block_id = compact_json({"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread},
                             BLOCK_ID_CHARS, optional=("thread", "tz", "repo"))
     return {"type": "actions", "block_id": block_id, "elements": [select]}
+
+
+def _with_link(sentence: str, url: str | None, lang: str) -> str:
+    """A catalogue sentence holding labels.LINK, escaped, with the report link where LINK is."""
+    before, marker, after = sentence.partition(L.LINK)
+    return esc(before) + (link(url, esc(i18n.text(lang, "report.link"))) if marker else "") + esc(after)
+
+
+def render_bots(c: BotUpdates, *, thread: str | None = None) -> list[dict]:
+    """One line per bot, and a menu to Ask about or see the details of any of their commits (the
+    first SELECT_OPTIONS/2; the report page and the attached report hold every one)."""
+    d, lang = c.digest, c.digest.lang
+    label = L.bots_heading(lang, c.groups)
+    blocks = packed_sections([esc(L.bot_line(lang, g)) for g in c.groups], label=esc(label))
+    blocks += [_low_menu(d, [e for g in c.groups for e in g.entries], thread)]
+    return paginate(blocks, f"{label} · {d.repo}", lang)
+
+
+def render_week(c: WeekRollup) -> list[dict]:
+    """The weekly roll-up: one message (continued only past Slack's size limit)."""
+    d, lang = c.digest, c.digest.lang
+    title = f"{L.week_title(d)} · {d.repo}"
+    blocks = header(esc(title))
+    blocks += context(esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))),
+                      esc(L.filter_line(d)))
+    blocks += sections(esc(L.week_stats(d)))
+    if _safe_url(c.report_url):
+        blocks += sections(link(c.report_url, esc(i18n.text(lang, "report.link"))))
+    for notice in d.notices:
+        blocks += sections(esc(notice))
+    if d.headline:
+        label = t(lang, "headline_heading") + (" " + t(lang, "headline_offline") if d.headline_origin != "llm" else "")
+        blocks += packed_sections([f"• {md_to_mrkdwn(esc(b))}" for b in d.headline], label=esc(label))
+    for area, entries in c.areas:
+        blocks += packed_sections([_week_line(d, e) for e in entries], label=esc(L.area_label(lang, area, len(entries))))
+    if not c.areas:
+        blocks += sections(esc(i18n.text(lang, "week.nothing")))
+    if c.bots:
+        blocks += packed_sections([esc(L.bot_line(lang, g)) for g in c.bots], label=esc(L.bots_heading(lang, c.bots)))
+    if c.low:
+        blocks += sections(_with_link(L.week_low(lang, c.low, c.more_how), c.report_url, lang))
+    return paginate(blocks, f"{title} — {L.week_stats(d)}", lang)
+
+
+def _week_line(d: Digest, e: DigestEntry) -> str:
+    c = e.commit
+    line = f"{e.importance.emoji} {esc(L.day_of(d, c))} {link(c.url, f'`{c.short_sha}`')} {esc(c.title)}"
+    if e.importance is Importance.HIGH:
+        reason = e.analysis.importance_reason if e.analysis else e.error
+        line += f" — {md_to_mrkdwn(esc(reason))}" if reason else ""
+    return line
 
 
 def render_choice(c: CommitChoice, *, thread: str | None = None) -> list[dict]:

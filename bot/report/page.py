@@ -121,7 +121,8 @@ def page_view(d: Digest, expires: int | None = None) -> dict:
     views = {e.commit.sha: _entry(d, e, ids[e.commit.sha]) for e in d.entries}  # once each: the table and the groups share it
     return {
         "lang": lang, "title": L.title(d), "repo": d.repo, "repo_url": safe_url(d.repo_url),
-        "meta": t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries)),
+        "meta": " · ".join(x for x in (t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries)),
+                                       L.filter_line(d)) if x),
         "cost": cost_line(d.cost, lang) or "",  # what its LLM analyses cost, as the parent message says
         "notices": list(d.notices),
         "empty": t(lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz) if not d.entries else "",

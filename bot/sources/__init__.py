@@ -54,6 +54,7 @@ def open_source(repo: str, settings) -> CommitSource:
     repo = (repo or "").strip()
     if not repo:
         raise UsageError(phrase("errors.no_repo_given"))
+    source: CommitSource
     if os.path.exists(os.path.expanduser(repo)):
         from .localgit import LocalGitSource
         source = LocalGitSource(os.path.expanduser(repo))

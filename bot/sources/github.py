@@ -143,7 +143,7 @@ class _GitHubRetry(Retry):
     def new(self, **kwargs: Any) -> _GitHubRetry:
         kwargs.setdefault("gate", self.gate)
         kwargs.setdefault("rate_limit_retries", self.rate_limit_retries)
-        return super().new(**kwargs)  # type: ignore[return-value]
+        return super().new(**kwargs)
 
     def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
         if status_code in (403, 429):
@@ -151,7 +151,7 @@ class _GitHubRetry(Retry):
         return super().is_retry(method, status_code, has_retry_after)
 
     def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
-                  error: Exception | None = None, _pool: Any = None, _stacktrace: Any = None) -> Retry:
+                  error: Exception | None = None, _pool: Any = None, _stacktrace: Any = None) -> _GitHubRetry:
         if response is None or response.status not in (403, 429):
             return super().increment(method, url, response, error, _pool, _stacktrace)
         until = rate_limit_reset(response.status, response.headers, time.time())

@@ -5,6 +5,7 @@ that touches a path pattern (`watch owner/repo GLOB [at 09:00]`).
   job.py    one watch's run for one day: list, filter by the pattern, analyse through the digests'
             cache, send each commit once per person (keyed sends, crash-safe)
 """
+
 from .store import MAX_WATCHES, Watch, Watches
 
 __all__ = ["MAX_WATCHES", "Watch", "Watches"]

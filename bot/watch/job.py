@@ -16,6 +16,7 @@ after that the conversation is read back, and a message that cannot be found out
 again). Runs of one person's watches never overlap (a lease per person), so a state found
 "trying" is always a dead run's. Two watches of one person that match the same commit send it once.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -27,9 +28,9 @@ from datetime import date
 
 from ..delivery.job import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
 from ..delivery.post import DEDUPE_MARGIN
-from ..globs import touched_paths, touches
 from ..i18n import localize, text
 from ..models import BotError, Commit, Digest, DigestEntry, RetryLater
+from ..pathfilter import PathFilter, touched_paths
 from ..platform import CommitDetail, MessageRef, Notice
 from ..store import StoreUnavailable
 from ..window import day_window
@@ -52,15 +53,22 @@ class WatchRun:
     key: str  # this run's state, ledger and idempotency keys derive from it
 
     @classmethod
-    def from_dict(cls, d: dict) -> "WatchRun":
+    def from_dict(cls, d: dict) -> WatchRun:
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
 def watch_run(store, watch, day: date) -> WatchRun:
-    return WatchRun(platform=watch.platform, user=watch.user, channel=watch.channel, repo=watch.repo,
-                    glob=watch.glob, tz=watch.tz, lang=watch.lang, day=day.isoformat(),
-                    key=store.k("watchrun", watch.platform, watch.user, watch.repo.lower(), watch.glob,
-                                day.isoformat()))
+    return WatchRun(
+        platform=watch.platform,
+        user=watch.user,
+        channel=watch.channel,
+        repo=watch.repo,
+        glob=watch.glob,
+        tz=watch.tz,
+        lang=watch.lang,
+        day=day.isoformat(),
+        key=store.k("watchrun", watch.platform, watch.user, watch.repo.lower(), watch.glob, day.isoformat()),
+    )
 
 
 class WatchRunner:
@@ -97,7 +105,7 @@ class WatchRunner:
             if not isinstance(exc, BotError):
                 log.exception("watch %s %s for %s:%s failed", run.repo, run.glob, run.platform, run.user)
             if attempts < MAX_ATTEMPTS:
-                raise RetryLater(f"failed ({exc}); will retry", self.settings.clock_interval * 2 ** attempts) from None
+                raise RetryLater(f"failed ({exc}); will retry", self.settings.clock_interval * 2**attempts) from None
             await store.set_json(self.ledger(run), {"failed": str(exc)}, ttl=LEDGER_TTL)
             return f"gave up ({exc})"
         finally:
@@ -116,7 +124,8 @@ class WatchRunner:
         branch = await source.default_branch()
         commits = await source.list_commits(window, branch, self.settings.include_merges)
         files = await asyncio.gather(*(builder.files(source, c.sha) for c in commits))
-        matched = [c for c, f in zip(commits, files) if touches(touched_paths(f), run.glob)]
+        pattern = PathFilter(paths=(run.glob,))  # the digests' `paths` matcher
+        matched = [c for c, f in zip(commits, files) if pattern.keeps(touched_paths(f))]
         matched.reverse()  # oldest first: the messages read in the order the commits landed
         states = await asyncio.gather(*(store.get_json(self._sent_key(run, c)) for c in matched))
         todo = [c for c, state in zip(matched, states) if not (state or {}).get("done")]
@@ -124,16 +133,31 @@ class WatchRunner:
             return "nothing new"
         shown = todo[-MAX_MESSAGES:]  # the most recent ones
         entries = await asyncio.gather(*(self._entry(source, c, run.lang, commits) for c in shown))
-        header = text(run.lang, "watch.dm_header" if len(todo) > 1 else "watch.dm_header_one", n=len(todo),
-                      glob=run.glob, repo=source.name, label=window.label)
+        header = text(
+            run.lang,
+            "watch.dm_header" if len(todo) > 1 else "watch.dm_header_one",
+            n=len(todo),
+            glob=run.glob,
+            repo=source.name,
+            label=window.label,
+        )
         if len(shown) < len(todo):
             header += " " + text(run.lang, "watch.dm_cut", shown=len(shown))
         await self._send_once(platform, run.channel, Notice(header, "info", run.lang), run.key + ":header")
         for entry in entries:
-            digest = Digest(repo=source.name, branch=branch, window=window, lang=run.lang, entries=(entry,),
-                            repo_url=source.web_url, generated_at=chat.clock(), repo_spec=run.repo)
-            await self._send_once(platform, run.channel, CommitDetail(digest, entry),
-                                        self._sent_key(run, entry.commit), digest=digest)
+            digest = Digest(
+                repo=source.name,
+                branch=branch,
+                window=window,
+                lang=run.lang,
+                entries=(entry,),
+                repo_url=source.web_url,
+                generated_at=chat.clock(),
+                repo_spec=run.repo,
+            )
+            await self._send_once(
+                platform, run.channel, CommitDetail(digest, entry), self._sent_key(run, entry.commit), digest=digest
+            )
         return f"sent {len(shown)}"
 
     async def _entry(self, source, commit: Commit, lang: str, siblings) -> DigestEntry:
@@ -146,7 +170,9 @@ class WatchRunner:
     def _sent_key(self, run: WatchRun, commit: Commit) -> str:
         return self.store.k("watchsent", run.platform, run.user, run.repo.lower(), commit.sha)
 
-    async def _send_once(self, platform, channel: str, content, key: str, digest: Digest | None = None) -> MessageRef | None:
+    async def _send_once(
+        self, platform, channel: str, content, key: str, digest: Digest | None = None
+    ) -> MessageRef | None:
         """Send `content` once under `key` (see the module doc); None when it was sent before or
         cannot be known to be missing. A commit message's thread is remembered for questions."""
         store = self.store
@@ -158,8 +184,11 @@ class WatchRunner:
         if state.get("at") is not None and window is not None and now - float(state["at"]) >= window - DEDUPE_MARGIN:
             ref = await platform.send_unless_posted(channel, content, key=key, since=float(state["at"]))
             if ref is None:
-                log.warning("watch message %s may be missing: its send had no answer, the platform no longer "
-                            "deduplicates it and the conversation could not be read back; not sent again", key)
+                log.warning(
+                    "watch message %s may be missing: its send had no answer, the platform no longer "
+                    "deduplicates it and the conversation could not be read back; not sent again",
+                    key,
+                )
         else:
             if state.get("at") is None:
                 await store.set_json(key, {"at": now}, ttl=LEDGER_TTL)  # trying, before the send

@@ -5,6 +5,7 @@
 A watch belongs to a person (platform, user), not to a channel: its messages go to the one-to-one
 conversation between the bot and that person (`channel`, found when the watch was made).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -50,8 +51,11 @@ class Watches:
 
     async def remove(self, platform: str, user: str, repo: str, glob: str | None = None) -> list[Watch]:
         """Remove the person's watches of `repo` (only the pattern `glob` when given); the removed ones."""
-        gone = [w for w in await self.of(platform, user)
-                if w.repo.lower() == repo.lower() and (glob is None or w.glob == glob)]
+        gone = [
+            w
+            for w in await self.of(platform, user)
+            if w.repo.lower() == repo.lower() and (glob is None or w.glob == glob)
+        ]
         for w in gone:
             await self.store.hdel(self._hash, w.key)
         return gone

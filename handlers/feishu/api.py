@@ -14,7 +14,7 @@ import json
 import logging
 import random
 from concurrent.futures import ThreadPoolExecutor
-from typing import Awaitable, Callable, Mapping
+from typing import Any, Awaitable, Callable, Mapping
 
 import lark_oapi as lark
 from lark_oapi.api.cardkit.v1 import (ContentCardElementRequest, ContentCardElementRequestBody, CreateCardRequest,
@@ -64,9 +64,10 @@ class FeishuApi:
         self.max_throttled = max_throttled  # rate-limit waits per call before giving up
         self.max_transient = max_transient  # attempts per call on 5xx / connection failures
 
-    async def call(self, what: str, fn: Callable, request, *, limits=()) -> object:
+    async def call(self, what: str, fn: Callable, request, *, limits=()) -> Any:
         """One API call, paced, retried on rate limits and transient failures. `what` names the
-        action for the error a user may read: a key of the catalogue's [errors.feishu_doing]."""
+        action for the error a user may read: a key of the catalogue's [errors.feishu_doing].
+        Returns the SDK's response for `fn` (lark_oapi has no type information: Any)."""
         what = phrase(f"errors.feishu_doing.{what}")  # English in the logs, the reader's language when shown
         size = body_bytes(request)
         if size > MAX_BODY_BYTES:  # the renderer keeps cards well below: never send what Feishu refuses
@@ -143,6 +144,8 @@ def _backoff(attempt: int) -> float:
 def _reset_wait(headers: Mapping[str, str], attempt: int) -> float:
     """Seconds until the rate-limit window resets (`x-ogw-ratelimit-reset`), else a backoff."""
     value = next((v for k, v in headers.items() if k.lower() == "x-ogw-ratelimit-reset"), None)
+    if value is None:
+        return _backoff(attempt)
     try:
         return min(MAX_RESET_WAIT, max(0.05, float(value)))
     except (TypeError, ValueError):

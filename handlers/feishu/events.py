@@ -15,7 +15,7 @@ import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Awaitable
+from typing import Any, Awaitable, Coroutine
 
 from bot.commands import looks_like_command
 from bot.platform import Conversation, Notice
@@ -137,7 +137,7 @@ class FeishuEvents:
             log.exception("unreadable card.action.trigger callback")
             return P2CardActionTriggerResponse({})
 
-    def hand_off(self, coro: Awaitable) -> None:
+    def hand_off(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` as a tracked job on the main loop, from whichever thread the SDK called us."""
         try:
             running = asyncio.get_running_loop()
@@ -196,7 +196,9 @@ class FeishuEvents:
         event = data.event
         action = event.action if event else None
         value = dict(action.value or {}) if action and isinstance(action.value, dict) else {}
-        lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.platform.default_lang
+        lang = value.get("lang")
+        if lang not in ("zh", "en"):
+            lang = self.platform.default_lang
         kind = value.get("action")
         context = event.context if event else None
         chat_id = getattr(context, "open_chat_id", None) or ""
@@ -224,7 +226,7 @@ class FeishuEvents:
             self.hand_off(self._once(event_id, self._ask_form(conv, value, clicked, lang)))
             return _toast("info", R.ft(lang, "toast_ask"))
         if kind == "ask_submit":
-            question = str((action.form_value or {}).get("question") or "").strip()
+            question = str(form_value.get("question") or "").strip()
             if not question:
                 return _toast("warning", R.ft(lang, "toast_empty"))
             payload = {k: v for k, v in value.items() if k != "action"}
@@ -235,7 +237,7 @@ class FeishuEvents:
         self.hand_off(self._once(event_id, self._action(conv, kind, value)))
         return _toast("info", R.ft(lang, "toast_details" if kind == "details" else "toast_answer"))
 
-    async def _once(self, event_id: str, coro: Awaitable) -> None:
+    async def _once(self, event_id: str, coro: Coroutine[Any, Any, Any]) -> None:
         if await self.chat.first_time("feishu", event_id, EVENT_TTL):
             await coro
         else:

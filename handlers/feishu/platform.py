@@ -77,7 +77,8 @@ class FeishuPlatform:
     supports_streaming = True
     supports_buttons = True
     supports_files = False
-    send_dedupe_window = 3600.0  # seconds Feishu deduplicates a send's `uuid`: the delivery decides after
+    # seconds Feishu deduplicates a send's `uuid`: the delivery decides after
+    send_dedupe_window: float | None = 3600.0
 
     def __init__(self, api: FeishuApi, *, default_lang: str = "zh"):
         self.api = api

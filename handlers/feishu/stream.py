@@ -33,6 +33,13 @@ class Segment:
     shown: str = ""
 
 
+@dataclass
+class _Received:
+    """What the answer's producer has handed over so far."""
+    text: str = ""
+    done: bool = False
+
+
 class AnswerStream:
     """An answer streamed into the thread: a CardKit card in streaming mode whose text element is
     replaced with the whole text so far (at most every 0.1 s; pieces arriving in between are
@@ -46,16 +53,16 @@ class AnswerStream:
         self.lang = lang or platform.default_lang
 
     async def run(self, pieces: AsyncIterator[str]) -> MessageRef:
-        state = {"text": "", "done": False}
+        state = _Received()
         changed = asyncio.Event()
 
         async def read() -> None:
             try:
                 async for piece in pieces:
-                    state["text"] += piece
+                    state.text += piece
                     changed.set()
             finally:
-                state["done"] = True
+                state.done = True
                 changed.set()
 
         reader = asyncio.create_task(read())
@@ -64,20 +71,20 @@ class AnswerStream:
                 await asyncio.wait_for(changed.wait(), timeout=0.5)
             except asyncio.TimeoutError:
                 pass
-            segment = await self._open(0, "", state["text"])
+            segment = await self._open(0, "", state.text)
             first = segment.ref
             last = time.monotonic()
             while True:
-                if segment.shown == segment.opener + state["text"][segment.start:]:
-                    if state["done"]:
+                if segment.shown == segment.opener + state.text[segment.start:]:
+                    if state.done:
                         break
                     changed.clear()  # nothing new to show: wait for the next piece
                     await changed.wait()
                     continue
                 pause = self._interval(segment) - (time.monotonic() - last)
-                if pause > 0 and not state["done"]:
+                if pause > 0 and not state.done:
                     await asyncio.sleep(pause)  # let more pieces gather: one update carries them all
-                segment = await self._show(segment, state["text"])
+                segment = await self._show(segment, state.text)
                 last = time.monotonic()
             await self._close(segment)
             await reader  # an error while producing the answer surfaces after what we had is shown

@@ -13,7 +13,7 @@ import logging
 import random
 import re
 import time
-from typing import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Awaitable, Callable, Mapping
 from urllib.parse import parse_qsl
 
 from aiohttp import ClientConnectionError, ServerDisconnectedError, web
@@ -27,6 +27,9 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.i18n import phrase
 from bot.models import BotError
+
+if TYPE_CHECKING:  # for annotations: a slack_sdk without chat_stream lacks the module (open_chat_stream)
+    from slack_sdk.web.async_chat_stream import AsyncChatStream
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +150,7 @@ async def upload(client: AsyncWebClient, **args) -> None:
         raise as_slack_error(exc, "files.uploadV2") from None
 
 
-async def open_chat_stream(client: AsyncWebClient, **kwargs):
+async def open_chat_stream(client: AsyncWebClient, **kwargs) -> AsyncChatStream:
     """slack_sdk's AsyncChatStream (chat.startStream on its first append, then appendStream).
     A slack_sdk older than 3.43 (the floor) may lack it: that is "streaming unavailable", not a crash."""
     if not hasattr(client, "chat_stream"):
@@ -156,7 +159,7 @@ async def open_chat_stream(client: AsyncWebClient, **kwargs):
     return await client.chat_stream(**kwargs)
 
 
-async def stream_append(helper, text: str) -> None:
+async def stream_append(helper: AsyncChatStream, text: str) -> None:
     """chat.startStream (the helper's first append) or chat.appendStream. A failure only decides
     the fallback to edits (by its code); its wording is never shown."""
     try:

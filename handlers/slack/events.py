@@ -53,7 +53,7 @@ class SlackAdapter:
         self.app = None
         if receive:  # the clock only posts: no Bolt app, no listeners
             self.app = api.bolt_app(self.client, secret)
-            self._register()
+            self._register(self.app)
 
     # --- lifecycle ----------------------------------------------------------------------------------
     def http_routes(self) -> list:
@@ -62,7 +62,7 @@ class SlackAdapter:
         return [("POST", "/slack/events", self._http)]
 
     async def start(self) -> None:
-        if not (self.receive and self.socket_mode):
+        if self.app is None or not self.socket_mode:  # self.app: receiving
             return
         self._socket = await api.connect_socket_mode(self.app, self.settings.slack_app_token.get_secret_value())
         log.info("Slack Socket Mode connected")
@@ -81,6 +81,7 @@ class SlackAdapter:
             status, reason = problem
             log.warning("Slack request refused (HTTP %d): %s", status, reason)
             return web.json_response({"ok": False, "error": reason}, status=status)
+        assert self.app is not None  # the route exists only when receiving (http_routes)
         try:
             return await api.dispatch_http(self.app, request)
         except Exception as exc:  # noqa: BLE001 — a payload shape Bolt could not handle
@@ -88,8 +89,7 @@ class SlackAdapter:
             return web.json_response({"ok": False, "error": "unreadable request"}, status=400)
 
     # --- listeners ------------------------------------------------------------------------------------
-    def _register(self) -> None:
-        app = self.app
+    def _register(self, app: api.AsyncApp) -> None:
         app.error(self._on_bolt_error)
         app.command(re.compile(r"^/"))(self._on_command)
         app.event("app_mention")(self._on_mention)
@@ -252,7 +252,9 @@ class SlackAdapter:
         chat user types (GitHub owner/name or the default, never another local path)."""
         repo = value.get("repo")
         if repo is not None:
-            lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.settings.default_lang
+            lang = value.get("lang")
+            if lang not in ("zh", "en"):
+                lang = self.settings.default_lang
             try:
                 self.chat.check_repo(conv, str(repo))
             except BotError as exc:

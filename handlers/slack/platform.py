@@ -43,7 +43,8 @@ class SlackPlatform:
     supports_streaming = True
     supports_buttons = True
     supports_files = True
-    send_dedupe_window = None  # keyed sends are made idempotent here (a Redis marker + message metadata)
+    # keyed sends are made idempotent here (a Redis marker + message metadata)
+    send_dedupe_window: float | None = None
 
     def __init__(self, client: api.AsyncWebClient, store=None, pacing: Pacing | None = None):
         self.client = client

@@ -15,6 +15,7 @@ from handlers.slack import api
 from handlers.slack.api import SlackError
 
 if TYPE_CHECKING:
+    from handlers.slack.api import AsyncChatStream
     from handlers.slack.platform import SlackPlatform
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,7 @@ class AnswerStream:
         self.ts: str | None = None  # the message being written
         self.text = ""  # what the current message holds (escaped)
         self.reopen_fence = False
-        self.helper = None  # slack_sdk AsyncChatStream
+        self.helper: AsyncChatStream | None = None
 
     @property
     def interval(self) -> float:

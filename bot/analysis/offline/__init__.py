@@ -52,6 +52,8 @@ def analyse_offline(commit: Commit, files: Sequence[FileChange], lang: str,
                   profile)
     importance, reason = decide_importance(ctx, zh)
     summary = build_summary(ctx, importance, zh)
+    risks: tuple[str, ...]
+    recs: tuple[str, ...]
     if importance is Importance.LOW:
         impact, insights, risks, recs = "", Insights(), (), ()
     else:

@@ -114,8 +114,8 @@ def _is_literal_value(val: str) -> bool:
 def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
-        for m in _ENV_DEFAULT.finditer(line):
-            found[m.group("key")] = m.group("val").strip()
+        for env in _ENV_DEFAULT.finditer(line):
+            found[env.group("key")] = env.group("val").strip()
         m = _ASSIGNMENT.match(line)
         if not m or len(m.group("indent").expandtabs(4)) > (8 if in_config_file else 4):
             continue
@@ -199,7 +199,7 @@ def scan_source(stats: "FileStats", profile: "RepoProfile") -> SourceScan:
             if sign in "+-" and _FLAG_CALL.search(text):
                 (scan.flags_removed if sign == "-" else scan.flags_added).update(_FLAG_NAME.findall(text))
         # A hidden flag (argparse.SUPPRESS, clap's `hide = true`) is not part of the CLI users see.
-        for minus, plus in change_blocks(f.patch):
+        for _minus, plus in change_blocks(f.patch):
             if any(_HIDDEN_FLAG.search(line) for line in plus):
                 scan.hidden_flags.update(n for line in plus for n in _FLAG_NAME.findall(line))
     return scan

@@ -42,7 +42,8 @@ def is_release(*texts: str) -> bool:
 def runtime_support(subject: str) -> str:
     """'Python 3.15' in "Add support for Python 3.15", '' when the subject names no runtime change."""
     m = _RUNTIME_SUPPORT.search(subject)
-    return _RUNTIME_NAME.search(m.group(0)).group(0) if m else ""
+    name = _RUNTIME_NAME.search(m.group(0)) if m else None
+    return name.group(0) if name else ""
 
 
 # --- reading the files ---------------------------------------------------------------------------
