@@ -71,6 +71,18 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--lang", choices=("zh", "en"))
     a.add_argument("question", nargs="+", help="the question")
 
+    e = sub.add_parser("eval", help="the model report card: the configured LLM and the rule-based analyser "
+                                    "against a maintainer's labelled commits")
+    e.add_argument("--labels", metavar="FILE", help="JSONL of labelled commits (default: tests/data/importance_labels.jsonl "
+                                    "under the current directory, when there)")
+    e.add_argument("--repo", action="append", default=[], metavar="[OWNER/NAME=]LOCATION",
+                   help="where a labelled repository's commits are read: a local git path or owner/name on "
+                        "GitHub (repeatable; without --mirrors only these repositories are scored)")
+    e.add_argument("--mirrors", metavar="DIR", help="folder holding OWNER+NAME/repo git mirrors (default $DIGEST_EVAL_MIRRORS)")
+    e.add_argument("--limit", type=int, metavar="N", help="score only the first N selected labelled commits")
+    e.add_argument("--lang", choices=("zh", "en"), help="analysis and card language (default DEFAULT_LANG)")
+    e.add_argument("--format", choices=("text", "json"), default="text")
+
     sub.add_parser("run", help="everything in one process: configured chat platforms + scheduler "
                               "(the terminal chat when no platform is configured)")
     sub.add_parser("serve", help="HTTP endpoints only: /slack/events, /feishu/events, /healthz")
@@ -138,6 +150,9 @@ async def _dispatch(args, settings) -> int:
     if args.command == "ask":
         from bot.cli import ask_command
         return await ask_command(args, settings)
+    if args.command == "eval":
+        from bot.cli import eval_command
+        return await eval_command(args, settings)
     from bot.runner import run_command
     return await run_command(args.command, settings)
 

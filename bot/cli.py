@@ -1,4 +1,4 @@
-"""The CLI's `digest` and `ask` commands (argparse is in __main__.py): thin wrappers over the core
+"""The CLI's `digest`, `ask` and `eval` commands (argparse is in __main__.py): thin wrappers over the core
 that print to a terminal. Their own lines on stderr are in `--lang` when it is given, else English
 (`stderr_lang`); the digest itself is in `--lang`, else DEFAULT_LANG."""
 from __future__ import annotations
@@ -140,4 +140,36 @@ async def ask_command(args, settings) -> int:
         sys.stdout.write("\n")
     finally:
         await services.aclose()
+    return 0
+
+
+async def eval_command(args, settings) -> int:
+    """The model report card (bot/evaluate.py), in `--lang` else DEFAULT_LANG like a digest; bad
+    input is one sentence and exit 2 before any analysis; EXIT_NO_LLM when an LLM is configured and
+    none of its answers passed the checks."""
+    from .evaluate import build_card, labels_path, load_labels, mirrors_dir, plan_sources, read_cases
+    from .render.card import render_card_json, render_card_text
+
+    lang = args.lang or settings.default_lang
+    say = stderr_lang(args)
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(phrase("eval.bad_limit", value=args.limit))
+    path = labels_path(args.labels)
+    labels = load_labels(path)
+    sources, left_out = plan_sources(labels, args.repo, mirrors_dir(args.mirrors))
+    for repo, commits in left_out.items():
+        print(text(say, "eval.left_out", repo=repo, commits=commits), file=sys.stderr)
+    selected = [label for label in labels if label.repo in sources][:args.limit]
+    cases = await read_cases(selected, sources, settings)
+    if not settings.llm_enabled:
+        print(text(say, "eval.no_llm"), file=sys.stderr)
+    bar = ProgressBar(lang=say)
+    try:
+        card = await build_card(cases, settings, lang, str(path), left_out, progress=bar)
+    finally:
+        bar.close()
+    sys.stdout.write(render_card_json(card) if args.format == "json" else render_card_text(card))
+    if card.llm is not None and card.commits and not card.llm.accepted:
+        print(text(say, "eval.none_accepted", commits=card.commits), file=sys.stderr)
+        return EXIT_NO_LLM
     return 0

@@ -78,6 +78,16 @@ def gauge(name: str, value: float, **labels: str) -> None:
     _series(name, Gauge, labels).set(value)
 
 
+def total(name: str, **labels: str) -> float:
+    """A counter's value now (0 before its first count): a run measures its own share as a
+    difference (the eval card's tokens and requests)."""
+    for family in METRICS[name].collect():
+        for sample in family.samples:
+            if sample.name.endswith("_total") and sample.labels == labels:
+                return sample.value
+    return 0.0
+
+
 def exposition() -> tuple[bytes, str]:
     """The Prometheus text format of every metric, and its content type."""
     return generate_latest(REGISTRY), CONTENT_TYPE_LATEST
