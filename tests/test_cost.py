@@ -242,6 +242,23 @@ async def test_a_request_over_request_max_commits_gets_one_sentence_and_no_llm_c
     assert analyses_asked(llm) == 3 and len(slack.top_level(CHANNEL)) == 1
 
 
+async def test_request_max_commits_counts_after_the_path_filter_and_bounds_the_weekly_roll_up(make_bot, slack, llm):
+    bot = await make_bot(request_max_commits=2)
+    await bot.sender.slash("2026-01-27..2026-01-28 paths src/**")  # 4 listed, 3 touch src/
+    await bot.settle()
+    line = R.unescape(shown_eph(slack.ephemerals[-1]))
+    assert ("⚠️ 2026-01-27..2026-01-28 has 3 commits in acme/widgets, more than one request may analyse (2); "
+            "try a shorter range: `/digest 2026-01-28 paths src/**` (2 commits).") in line
+    await bot.sender.slash("week 2026-01-28")  # the roll-up of that week: 4 commits
+    await bot.settle()
+    line = R.unescape(shown_eph(slack.ephemerals[-1]))
+    assert line.startswith("⚠️ 2026-01-26..2026-01-29 has 4 commits in acme/widgets") and "Usage: `/digest week" in line
+    assert llm.requests == [] and slack.top_level(CHANNEL) == []
+    await bot.sender.slash("2026-01-27..2026-01-28 paths src/export.py")  # 2 of the 4 listed: allowed
+    await bot.settle()
+    assert analyses_asked(llm) == 2 and len(slack.top_level(CHANNEL)) == 1
+
+
 async def test_request_max_commits_in_chinese_names_the_repository_it_was_given(make_bot, slack, llm, widgets):
     bot = await make_bot(request_max_commits=3, default_lang="zh")
     await bot.sender.slash(f"2026-01-27..2026-01-28 {widgets.path}")
