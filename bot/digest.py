@@ -15,13 +15,13 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Awaitable, Callable, Sequence
 
-from . import metrics
+from . import cost, metrics
 from .i18n import localize, text
 from .notices import llm_notice, profile_notice, source_notice
 from .analysis.offline import analyse_offline
 from .analysis.profile import load_profile
 from .analysis.summary import headline as build_headline, headline_notice
-from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, RateLimited, Window,
+from .models import (Analysis, BotError, Commit, Cost, Digest, DigestEntry, FileChange, RateLimited, Window,
                      analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
 from .noise import is_bot, update_lines
 from .pathfilter import PathFilter, touched_paths
@@ -66,17 +66,27 @@ class DigestBuilder:
         key = self._digest_key(source, branch, window, lang, include_merges, filt)
 
         async def cached():
-            return (await self.store.get_json(key)) if cacheable else None
+            data = (await self.store.get_json(key)) if cacheable else None
+            if data and data.get("cost"):  # nothing is spent now: say so, and what it cost then
+                data["cost"] = to_dict(cost.reused(Cost(**data["cost"]), len(data.get("entries") or ())))
+            return data
 
         async def produce():
             metrics.count("cache", cache="digest", result="miss")
-            listed = await source.list_commits(window, branch, include_merges)
-            problems: list[BotError] = []
-            commits = await self._filter(source, listed, filt) if filt else listed
-            entries = await self._analyse_all(source, commits, lang, progress, problems)
-            _profile, profile_problem = await self._read_profile(source)
-            bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
+            with cost.metering() as meter:  # every LLM token of this build, the headline's too
+                listed = await source.list_commits(window, branch, include_merges)
+                problems: list[BotError] = []
+                commits = await self._filter(source, listed, filt) if filt else listed
+                entries = await self._analyse_all(source, commits, lang, progress, problems)
+                _profile, profile_problem = await self._read_profile(source)
+                bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
             notices = self._notices(source, entries, lang, window, problems, profile_problem)
+            if meter.budget_hit:  # said once, whatever number of commits it sent offline
+                notices += (cost.budget_notice(self.settings.llm_monthly_token_budget or 0,
+                                               cost.first_of_next_month(self.clock()), lang),)
+            spent = meter.cost(self.settings) if self.llm is not None else None
+            if spent is not None:
+                metrics.observe("digest_tokens", spent.tokens)
             if headline_failed and headline_failed not in _fallback_reasons(entries):
                 # the LLM failed at the headline in a way the analyses' notice does not say already
                 notices += (headline_notice(headline_failed, lang),)
@@ -84,7 +94,8 @@ class DigestBuilder:
                             headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
                             generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name),
                             notices=notices, headline_fallback=headline_failed,
-                            paths=filt.paths, exclude=filt.exclude, filtered_out=len(listed) - len(commits))
+                            paths=filt.paths, exclude=filt.exclude, filtered_out=len(listed) - len(commits),
+                            cost=spent)
             data = to_dict(digest)
             if cacheable and digest.complete:  # never with notices: the next run may do better
                 await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
@@ -112,9 +123,12 @@ class DigestBuilder:
         key = self.store.analysis_key(source.cache_id, commit.sha, await self._analysis_tag(source, lang), lang)
         if cached := await self.store.get_json(key):
             metrics.count("cache", cache="analysis", result="hit")
+            cost.note_analysis(cached=True)
             return analysis_from_dict(cached)
+        made = []
 
         async def produce():
+            made.append(True)
             metrics.count("cache", cache="analysis", result="miss")
             # Independent reads, done together: each is a round trip to the source.
             files, pr_body, reverted = await asyncio.gather(
@@ -127,13 +141,17 @@ class DigestBuilder:
                 metrics.count("llm_fallbacks", reason=type(exc).__name__)
                 result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc), profile=profile)
             data = to_dict(result)
-            if result.origin != "fallback":  # a fallback is retried next time, not frozen in the cache
+            # A fallback is retried next time, not frozen in the cache; so is an analysis the
+            # month's budget sent offline (it is kept under the LLM's key).
+            if result.origin != "fallback" and result.fallback_reason != "budget":
                 await self.store.set_json(key, data, ttl=ANALYSIS_TTL)
             return data
 
         # A commit being analysed for one request is shared with every other that needs it.
-        return analysis_from_dict(await self.store.single_flight(
-            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL))
+        data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_json(key),
+                                              shared_ttl=SHARED_FALLBACK_TTL)
+        cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
+        return analysis_from_dict(data)
 
     async def profile(self, source: CommitSource):
         """The repository's profile (`.digest.toml` on its default branch), read once per source;

@@ -250,7 +250,7 @@ async def analyse_cases(analyzer, cases: Sequence[Case], lang: str, progress: Pr
 
 
 def _usage() -> tuple[float, float, float]:
-    return (metrics.total("llm_tokens", kind="prompt"), metrics.total("llm_tokens", kind="completion"),
+    return (metrics.total("llm_tokens", direction="in"), metrics.total("llm_tokens", direction="out"),
             metrics.total("llm_calls", purpose="complete", outcome="ok")
             + metrics.total("llm_calls", purpose="complete", outcome="error"))
 

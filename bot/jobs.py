@@ -14,6 +14,7 @@ Jobs (all payloads are JSON; pickle is never read from Redis):
   request  a user's command, message or button, as the adapter received it (web → worker)
   deliver  a digest into one conversation, keyed and resumable (scheduled pushes)
   build    a digest, keyed by (repo, branch, window, tz, lang); shared with every delivery of it
+  watch    one watch's day: a person's direct messages about the commits touching a pattern
 """
 from __future__ import annotations
 
@@ -151,10 +152,20 @@ async def _build(ctx: dict, spec: dict) -> str:
     return await ctx["chat"].run_build(spec)
 
 
+async def _watch(ctx: dict, spec: dict) -> str:
+    from .watch.job import WatchRun, WatchRunner
+
+    try:
+        return await WatchRunner(ctx["chat"]).run(WatchRun.from_dict(spec))
+    except RetryLater as exc:  # another run of this person's watches, or a failure to retry
+        log.info("watch %s: %s; again in %.0f s", ctx["job_id"], exc, exc.delay)
+        raise Retry(defer=exc.delay) from None
+
+
 class JobWorker:
     """Runs queued jobs in this process's event loop (an arq Worker), with leases renewed."""
 
-    FUNCTIONS = {"request": _request, "deliver": _deliver, "build": _build}
+    FUNCTIONS = {"request": _request, "deliver": _deliver, "build": _build, "watch": _watch}
 
     def __init__(self, settings, chat):
         self.settings = settings

@@ -236,6 +236,22 @@ class Window:
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What building a digest cost in LLM tokens, as the endpoint reported them (bot/cost.py)."""
+    tokens_in: int = 0  # prompt tokens
+    tokens_out: int = 0  # completion tokens
+    calls: int = 0  # LLM requests answered (analyses, retries, the headline)
+    analyses: int = 0  # commits analysed through the analysis cache
+    cached: int = 0  # of them, analysed before (the cache, or another digest at the same moment): 0 tokens
+    money: float | None = None  # from LLM_PRICE_PER_MTOK_IN/OUT; None when no price is set
+    earlier_tokens: int | None = None  # the whole digest came from the cache: what building it cost then
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+
+@dataclass(frozen=True)
 class Digest:
     repo: str
     branch: str
@@ -257,6 +273,7 @@ class Digest:
     exclude: tuple[str, ...] = ()
     filtered_out: int = 0
     fork: ForkInfo | None = None  # set when the digest was read against a fork (bot.downstream)
+    cost: Cost | None = None  # LLM tokens it cost (None: built without an LLM)
 
     @property
     def repo_id(self) -> str:
@@ -377,7 +394,8 @@ def digest_from_dict(d: dict) -> Digest:
                   generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
                   notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""),
                   paths=tuple(d.get("paths") or ()), exclude=tuple(d.get("exclude") or ()),
-                  filtered_out=d.get("filtered_out", 0), fork=fork)
+                  filtered_out=d.get("filtered_out", 0), fork=fork,
+                  cost=Cost(**d["cost"]) if d.get("cost") else None)
 
 
 def subscription_from_dict(d: dict) -> Subscription:

@@ -159,6 +159,10 @@ class ChatPlatform(Protocol):
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
         """Attach a text file (the Markdown report); only called when `supports_files`."""
 
+    async def direct_channel(self, conv: Conversation) -> str | None:
+        """The one-to-one conversation between the bot and the person who made this request, when
+        the request came from one (a watch's messages go there); None from a group or channel."""
+
     async def config_caveat(self, channel: str, settings: Any, lang: str) -> str | None:
         """A sentence to add to the `config` reply when a setting cannot work on this platform as
         configured (Feishu: `questions all` without the scope to read group messages); else None."""

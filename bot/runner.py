@@ -145,7 +145,12 @@ async def _ops_server(settings, store, jobs, worker: JobWorker | None, clock: Cl
     if token is None and settings.metrics_host not in ("127.0.0.1", "::1", "localhost"):
         log.warning("metrics: /metrics on %s:%d without METRICS_TOKEN: whoever reaches that port reads "
                     "queue and repository names", settings.metrics_host, settings.metrics_port)
-    return await start_server(build_ops_app(parts, jobs, token), settings.metrics_host, settings.metrics_port)
+    from .cost import Budget
+    from .digest import utcnow
+
+    month = Budget(store, settings.llm_monthly_token_budget, utcnow)
+    return await start_server(build_ops_app(parts, jobs, token, refresh=month.refresh_gauge),
+                              settings.metrics_host, settings.metrics_port)
 
 
 def _has_outbound(settings) -> bool:

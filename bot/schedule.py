@@ -4,7 +4,8 @@ Pure part: `occurrence`, `next_run`, `due_day`, `due_week` — table-tested acro
 A weekly subscription (`weekday` set) posts the roll-up of the ISO week before its run.
 Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
 keyed delivery job (bot/delivery/job.py: lease, ledger, resumable); a push missed while the bot was
-down is still made if it is at most CATCHUP_MINUTES late.
+down is still made if it is at most CATCHUP_MINUTES late. Watches (bot/watch/) are due the same
+way, each at its person's time; each due (person, pattern, day) is one keyed "watch" job.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from .delivery.job import DeliverySpec, scheduled_spec
 from .models import BotError, RetryLater, Subscription, to_dict
+from .watch import Watch, Watches
+from .watch.job import WatchRunner, watch_run
 from .window import zone
 
 if TYPE_CHECKING:
@@ -72,7 +75,7 @@ def due_week(now: datetime, sub: Subscription, catchup: timedelta) -> date | Non
     raise AssertionError("unreachable: last week's run is always in the past")  # pragma: no mutate
 
 
-def due_day(now: datetime, sub: Subscription, catchup: timedelta) -> date | None:
+def due_day(now: datetime, sub: Subscription | Watch, catchup: timedelta) -> date | None:
     """The day whose digest is due now (the day before the run), or None. A run is due from its
     scheduled instant until `catchup` later."""
     run, run_day = last_occurrence(now, sub.at, sub.tz)
@@ -112,6 +115,7 @@ class Clock:
             jobs = self.jobs
             outcomes = [await self._enqueue(jobs, spec) for _, _, spec in due]
             await self._enqueue_builds(jobs, [(sub, spec) for sub, _, spec in due])
+        await self.tick_watches(now, catchup)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
     async def _enqueue(self, jobs: Jobs, spec: DeliverySpec) -> str:
@@ -130,6 +134,33 @@ class Clock:
                                       "paths": list(filt.paths), "exclude": list(filt.exclude)})
         for ident, build in builds.items():
             await jobs.enqueue("build", build, job_id=jobs.job_id("build", *ident))
+
+    async def tick_watches(self, now: datetime, catchup: timedelta) -> list[tuple[Watch, date, str]]:
+        """Each due watch's previous day, run once: a keyed job (the runner's ledger says when it
+        is done); without a job queue, run here one after the other."""
+        runner = WatchRunner(self.chat)
+        jobs = self.jobs
+        outcomes: list[tuple[Watch, date, str]] = []
+        for watch in await Watches(self.store).all():
+            if watch.platform not in self.chat.platforms:
+                continue  # another process serves that platform
+            day = due_day(now, watch, catchup)
+            if day is None:
+                continue
+            run = watch_run(self.store, watch, day)
+            if jobs is None:
+                try:
+                    outcome = await runner.run(run)
+                except RetryLater as exc:
+                    outcome = str(exc)
+            elif await self.store.get_json(runner.ledger(run)):
+                outcome = "already done"
+            else:
+                job = await jobs.enqueue("watch", to_dict(run), job_id=jobs.job_id("watch", run.key))
+                outcome = "queued" if job.new else "already queued"
+            log.info("watch %s %s → %s:%s for %s: %s", watch.repo, watch.glob, watch.platform, watch.user, day, outcome)
+            outcomes.append((watch, day, outcome))
+        return outcomes
 
     async def _inline(self, spec: DeliverySpec) -> str:
         try:

@@ -47,7 +47,10 @@ class Services:
         llm = None
         if settings.llm_enabled:
             from .analysis.llm import LLM
-            llm = LLM(settings, memory=store)  # what it learns about the endpoint outlives the process
+            from .cost import Budget
+            # what it learns about the endpoint outlives the process; its tokens count for the month
+            llm = LLM(settings, memory=store,
+                      budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
         analyzer = Analyzer(llm, prompts, settings)
         builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
         return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings),

@@ -121,9 +121,10 @@ class Store:
         """SET NX: True for the first caller only (event dedupe, delivery ledger)."""
         return bool(await self._call(self.r.set, key, b"1", ex=ttl, nx=True))
 
-    async def incr(self, key: str, ttl: int) -> int:
+    async def incr(self, key: str, ttl: int, amount: int = 1) -> int:
+        """INCRBY, atomically with its TTL; the new value."""
         async with self.r.pipeline(transaction=True) as pipe:
-            pipe.incr(key)
+            pipe.incrby(key, amount)
             pipe.expire(key, ttl)
             value, _ = await self._call(pipe.execute)
         return int(value)

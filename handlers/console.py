@@ -80,6 +80,9 @@ class ConsolePlatform:
                                  key: str, since: float) -> MessageRef | None:
         return None  # never asked: no dedupe window
 
+    async def direct_channel(self, conv: Conversation) -> str | None:
+        return conv.channel  # the terminal is one person's conversation with the bot
+
     async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
         return None
 

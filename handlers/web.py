@@ -44,9 +44,11 @@ Health = Callable[[], Awaitable[dict[str, str]]]  # part → state; "up"/"alive"
 HEALTHY = ("up", "alive")
 
 
-def build_ops_app(health: Health, jobs=None, token: str | None = None) -> web.Application:
+def build_ops_app(health: Health, jobs=None, token: str | None = None,
+                  refresh: Callable[[], Awaitable[None]] | None = None) -> web.Application:
     """The operations server: `/metrics` (behind `token` when one is set) and this process's
-    `/healthz` (200 when every part `health()` reports is up or alive, else 503)."""
+    `/healthz` (200 when every part `health()` reports is up or alive, else 503). `refresh` reads
+    deployment-wide figures from Redis before each scrape (the month's LLM tokens)."""
     app = web.Application(client_max_size=64 * 1024)
 
     async def healthz(_request: web.Request) -> web.Response:
@@ -64,6 +66,11 @@ def build_ops_app(health: Health, jobs=None, token: str | None = None) -> web.Ap
                 metrics.gauge("jobs_in_queue", await jobs.pending())
             except Exception:  # noqa: BLE001 — a scrape must not fail because Redis is slow
                 log.warning("metrics: could not read the queue depth")
+        if refresh is not None:
+            try:
+                await refresh()
+            except Exception:  # noqa: BLE001 — a scrape must not fail because Redis is slow
+                log.warning("metrics: could not read the month's LLM tokens")
         body, content_type = metrics.exposition()
         return web.Response(body=body, headers={"Content-Type": content_type})
 

@@ -214,6 +214,8 @@ class Analyzer:
                     prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
+            if exc.kind == "budget":  # the month's tokens are spent: the rules, said once by the digest
+                return self._offline(commit, files, lang, reason="budget", profile=profile)
             return self._offline(commit, files, lang, note=f"LLM unavailable: {exc}", reason=exc.kind, profile=profile)
         except InvalidAnswer as exc:
             metrics.count("llm_fallbacks", reason="rejected")

@@ -44,8 +44,9 @@ from urllib.parse import urlsplit
 import openai
 from openai import AsyncOpenAI
 
-from .. import metrics
+from .. import cost, metrics
 from ..diffs import estimate_tokens
+from ..i18n import phrase
 from ..models import BotError
 from ..store import ANALYSIS_TTL
 from .reasoning import ReasoningFilter, opened_by_template
@@ -100,7 +101,8 @@ Message = dict[str, str]
 
 class LLMError(BotError):
     """The LLM endpoint failed after our retries; the message is one sentence, no secrets.
-    `kind`: timeout | unreachable | http_error | context — what the digest's notice says."""
+    `kind`: timeout | unreachable | http_error | context — what the digest's notice says — or
+    budget: the month's token budget is spent (bot/cost.py), nothing was sent."""
 
     def __init__(self, message: str, kind: str = "http_error"):
         super().__init__(message)
@@ -127,8 +129,9 @@ class Completion:
 class LLM:
     """An OpenAI-compatible endpoint with one concurrency bound for every request."""
 
-    def __init__(self, settings, memory=None):
+    def __init__(self, settings, memory=None, budget=None):
         self.model: str = settings.llm_model
+        self.budget = budget  # bot.cost.Budget: the month's tokens, counted and capped (None: neither)
         self._max_prompt_tokens: int = settings.llm_max_prompt_tokens
         self._max_output_tokens: int = settings.llm_max_output_tokens
         self.context_tokens: int | None = getattr(settings, "llm_context_tokens", None)
@@ -275,6 +278,7 @@ class LLM:
         try:
             async with self._slots:
                 self._check_breaker()
+                await self._check_budget()  # with the slot held: a queued request sees the latest count
                 started = time.monotonic()
                 try:
                     for blank in range(self.blank_retries + 1):
@@ -373,8 +377,10 @@ class LLM:
         usage = getattr(response, "usage", None)
         prompt_tokens = (getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
         if usage is not None:
-            metrics.count("llm_tokens", prompt_tokens, kind="prompt")
-            metrics.count("llm_tokens", getattr(usage, "completion_tokens", 0) or 0, kind="completion")
+            completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+            cost.record(prompt_tokens, completion_tokens)  # /metrics and the digest being built
+            if self.budget is not None:
+                await self.budget.spend(prompt_tokens + completion_tokens)
             self._calibrate(messages, prompt_tokens)
         if not response.choices:
             return Completion(text="", finish_reason="", prompt_tokens=prompt_tokens)
@@ -411,6 +417,13 @@ class LLM:
             if delay is None:
                 delay = min(BACKOFF_START * 2 ** (retries - 1), BACKOFF_MAX) * (1 - 0.25 * random.random())
             await asyncio.sleep(delay)
+
+    # --- the month's budget ---------------------------------------------------------------------
+    async def _check_budget(self) -> None:
+        if self.budget is not None and await self.budget.exhausted():
+            cost.note_budget()
+            metrics.count("llm_calls", purpose="skipped", outcome="budget")
+            raise LLMError(phrase("cost.budget_error", budget=f"{self.budget.limit:,}"), kind="budget")
 
     # --- the breaker ----------------------------------------------------------------------------
     def _check_breaker(self) -> None:

@@ -78,6 +78,8 @@ async def headline(llm: LLM | None, prompts: Prompts, entries: Sequence[DigestEn
                 # The endpoint said how big its window is (the estimate is corrected): list fewer commits.
                 log.info("day headline: %s Asking again with fewer commits.", exc)
     except LLMError as exc:
+        if exc.kind == "budget":  # the month's tokens are spent: the digest says so once (bot/cost.py)
+            return offline_headline(entries, lang), "offline", ""
         reason, why = exc.kind if exc.kind in FALLBACK_REASONS else "http_error", str(exc)
     except InvalidAnswer as exc:
         reason, why = "rejected", str(exc)

@@ -9,6 +9,9 @@ per command (its grammar, handler and text keys), listed once in COMMANDS.
   list
   ask <SHA|#PR> QUESTION
   config [lang zh|en] [tz ZONE] [questions mention|all] [file on|off]
+  watch REPO GLOB [at HH:MM] [tz ZONE]      (in a direct message)
+  unwatch REPO [GLOB]
+  watches
   help
 
 Adding a command: a module exporting `COMMAND = Command(name, aliases, parse, run)`, its line in
@@ -21,12 +24,13 @@ from typing import Any
 
 from ..i18n import phrase, text
 from ..window import is_date_token
-from . import ask, config, digest, help, listing, subscribe, unsubscribe, week
+from . import ask, config, digest, help, listing, subscribe, unsubscribe, unwatch, watch, watches, week
 from .base import Command, Request
 from .grammar import CommandError
 
 COMMANDS: tuple[Command, ...] = (digest.COMMAND, week.COMMAND, subscribe.COMMAND, unsubscribe.COMMAND,
-                                 listing.COMMAND, ask.COMMAND, config.COMMAND, help.COMMAND)
+                                 listing.COMMAND, ask.COMMAND, config.COMMAND, watch.COMMAND, unwatch.COMMAND,
+                                 watches.COMMAND, help.COMMAND)
 BY_WORD: dict[str, Command] = {word: c for c in COMMANDS for word in (c.name, *c.aliases)}
 COMMAND_WORDS = frozenset(BY_WORD)
 

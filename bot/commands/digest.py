@@ -18,6 +18,7 @@ from ..window import is_date_token, parse_window
 from .base import Command, Request
 from .filters import FilterArgs, split_filters
 from .grammar import CommandError, repo_word
+from .limits import check_request_size
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ async def deliver(req: Request, repos: tuple[str, ...], filters: FilterArgs, *, 
     here win over the subscription's."""
     chat, conv, cfg = req.chat, req.conv, req.cfg
     targets = _one_per_repo(await chat.channel_repos(conv, repos), week)
+    # REQUEST_MAX_COMMITS, counted before anything is analysed or posted
+    await check_request_size(req, targets, window, filters, named=bool(repos))
     request = CURRENT_JOB.get() or uuid.uuid4().hex
     for repo, sub in targets:
         tz = sub.tz if sub else cfg.tz

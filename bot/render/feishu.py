@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
+from ..cost import cost_line
 from ..diffs import coverage_line
 from .. import i18n
 from ..i18n import text
@@ -405,6 +406,8 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
         md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))})]
     if L.filter_line(d):
         blocks.append(Md(L.filter_line(d), wrap=grey))
+    if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
+        blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(spent))}))
     if safe_url(report_url):  # the full report page, a button near the top
         blocks.append(Fixed(_row([_button(i18n.text(lang, "report.link"), url=safe_url(report_url))])))
     blocks += [Md(n) for n in d.notices]  # what went wrong while building it, before any content

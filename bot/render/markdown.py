@@ -10,6 +10,7 @@ import re
 import unicodedata
 from typing import Iterable, Sequence
 
+from ..cost import cost_line
 from ..diffs import coverage_line
 from ..models import Analysis, Digest, DigestEntry, Importance
 from . import downstream as DS
@@ -96,6 +97,8 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
     out += [f"> {esc(t(lang, 'meta', branch=d.branch, tz=d.window.tz, n=len(d.entries)))}", ""]
     if L.filter_line(d):  # the path filter it was built with, and how many commits it kept
         out += [f"> {esc(L.filter_line(d))}", ""]
+    if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
+        out += [f"> {esc(spent)}", ""]
     out += [line for n in d.notices for line in (f"> {esc(n)}", "")]  # how it was made, first
     if not d.entries:
         return out + [esc(t(lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz)), ""]

@@ -19,6 +19,7 @@ import json
 import re
 from typing import Iterable, Sequence
 
+from ..cost import cost_line
 from ..diffs import coverage_line
 from .. import i18n
 from ..i18n import text
@@ -349,6 +350,8 @@ def render_parent(c: DigestParent) -> list[dict]:
     blocks += context(esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))),
                       esc(L.filter_line(d)))
     blocks += sections(esc(L.stats_line(d)))
+    if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
+        blocks += context(esc(spent))
     if _safe_url(c.report_url):  # the full report page, near the top where it is seen
         blocks += sections(link(c.report_url, esc(i18n.text(lang, "report.link"))))
     for notice in d.notices:  # what went wrong while building it, before any content

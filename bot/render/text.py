@@ -1,6 +1,7 @@
 """Plain-text rendering of the chat contents, for the terminal chat (and as notification text)."""
 from __future__ import annotations
 
+from ..cost import cost_line
 from ..diffs import coverage_line
 from .. import i18n
 from ..models import Analysis, Importance
@@ -55,6 +56,8 @@ def _parent(c: DigestParent) -> str:
     lines = [f"{L.title(d)} · {d.repo}", L.stats_line(d)]
     if L.filter_line(d):
         lines.append(terminal_safe(L.filter_line(d)))
+    if spent := cost_line(d.cost, d.lang):  # what its LLM analyses cost
+        lines.append(spent)
     if c.report_url:
         lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
     lines += [terminal_safe(n) for n in d.notices]

@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from ..cost import cost_line
 from ..diffs import coverage_line
 from ..i18n import text
 from ..models import Digest, DigestEntry, Importance
@@ -122,6 +123,7 @@ def page_view(d: Digest, expires: int | None = None) -> dict:
         "lang": lang, "title": L.title(d), "repo": d.repo, "repo_url": safe_url(d.repo_url),
         "meta": " · ".join(x for x in (t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries)),
                                        L.filter_line(d)) if x),
+        "cost": cost_line(d.cost, lang) or "",  # what its LLM analyses cost, as the parent message says
         "notices": list(d.notices),
         "empty": t(lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz) if not d.entries else "",
         "headline": list(d.headline), "headline_offline": d.headline_origin != "llm",

@@ -231,6 +231,10 @@ class FeishuPlatform:
         while len(self.ephemeral_refused) > 10_000:
             self.ephemeral_refused.popitem(last=False)
 
+    async def direct_channel(self, conv: Conversation) -> str | None:
+        """A one-to-one (p2p) chat with the bot is the person's direct conversation: its chat_id."""
+        return conv.channel if conv.is_dm else None
+
     async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
         """A sentence to add to the `config` reply when a setting cannot work as configured:
         `questions all` needs the sensitive scope im:message.group_msg, without which Feishu

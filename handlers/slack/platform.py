@@ -179,6 +179,14 @@ class SlackPlatform:
                     await self._respond(url, rest)
                 return
 
+    async def direct_channel(self, conv: Conversation) -> str | None:
+        """The bot's own IM with the person (conversations.open, scope im:write): a slash command
+        typed in a DM between two people carries that DM's id, where the bot cannot post."""
+        if not conv.is_dm:
+            return None
+        data = await self.call("conversations.open", users=conv.user)
+        return str(data["channel"]["id"])
+
     async def _respond(self, url: str, payload: dict) -> None:
         await api.respond(url, payload)
 
