@@ -17,6 +17,7 @@ class Services:
     analyzer: object
     builder: object
     qa: object
+    history: object  # questions about a period (bot/history/)
     _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
     max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
@@ -35,7 +36,10 @@ class Services:
             llm = LLM(settings)
         analyzer = Analyzer(llm, prompts, settings)
         builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
-        return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings))
+        from .history import build_history
+
+        return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings),
+                   build_history(builder, llm, prompts, settings))
 
     def source(self, repo: str) -> CommitSource:
         """One source object per repository for the process's lifetime (they hold HTTP pools)."""
