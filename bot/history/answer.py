@@ -1,9 +1,9 @@
 """Answer a question about a period: the period's commits (analysed, indexed) → the relevant ones
 → the LLM, streamed, each claim citing a short SHA → a Sources list built from the retrieval.
 
-The Sources list (short SHA, title, link) is the retrieved commits the model was given, written by
-the bot, never taken from the model's text; a SHA the model cites that is not among them is
-replaced as it streams (cite.py). Without an LLM, or when it fails, the answer is the ranked
+The Sources list (short SHA, title, link) is written by the bot from the index: the retrieved
+commits the answer cites (all it was given when it cites none), never text taken from the model;
+a SHA the model cites that is not among its sources is replaced as it streams (cite.py). Without an LLM, or when it fails, the answer is the ranked
 source list with each commit's one-line summary. Nothing retrieved: one sentence saying nothing
 in the period matches.
 """
@@ -22,7 +22,7 @@ from ..i18n import text
 from ..models import BotError, Window
 from ..redact import redact_text
 from .cite import CitationGuard
-from .retrieve import Retriever, Source
+from .retrieve import CONTEXT_CUTOFF, LIST_CUTOFF, Retriever, Source
 from .terms import build_query
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,8 @@ class HistoryQA:
             return
         trace.analysed = await self.retriever.prepare(source, commits, lang, progress)
         query = build_query(question if search is None else search)
-        sources = await self.retriever.search(source, commits, window, lang, query)
+        cutoff = LIST_CUTOFF if self.llm is None else CONTEXT_CUTOFF
+        sources = await self.retriever.search(source, commits, window, lang, query, cutoff=cutoff)
         trace.sources = sources
         if not sources:
             yield _first(trace, text(lang, "history.nothing_matches", repo=source.name, period=window.label,
@@ -115,7 +116,10 @@ class HistoryQA:
         trace.cited, trace.refused = list(guard.cited), list(guard.refused)
         if guard.refused:
             log.info("history answer cited %d SHA(s) outside its sources", len(guard.refused))
-        yield "\n\n" + sources_list(fitted.given, lang)
+        # The commits the answer cites (checked against what it was given), in the retrieval's
+        # order; when it cites none, everything it was given. Each line is written from the index.
+        cited = [s for s in fitted.given if s.sha in guard.cited] or fitted.given
+        yield "\n\n" + sources_list(cited, lang)
 
     def _prompt(self, source, window, question, lang, history, sources: list[Source], count: int) -> "_Fitted":
         output = min(OUTPUT_TOKENS, self.llm.max_output_tokens)
