@@ -88,6 +88,11 @@ class Settings(BaseSettings):
     metrics_host: str = Field("127.0.0.1", description="Bind address of the operations server (default: this machine only).")
     metrics_token: SecretStr | None = Field(None, description="When set, `/metrics` answers only requests with `Authorization: Bearer <token>` (401 otherwise).")
 
+    # --- report pages ------------------------------------------------------------------------
+    public_base_url: str | None = Field(None, description="Public origin of the web process (e.g. https://digest.example.com); when set, every digest's parent message links its full report page, served at /r/… by `serve` and `run`.")
+    report_signing_key: SecretStr | None = Field(None, description="Key of the HMAC that signs report links; unset → one random key generated once and kept in Redis, shared by every process.")
+    report_link_ttl: int = Field(30 * 86400, ge=60, description="Seconds a report link (and its stored report) lives: 30 days by default.")
+
     log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL (anything else is refused).")
     log_format: str = Field("text", description="Log line format: text, or json (one JSON object a line: time, level, logger, job, message) for log collectors.")
 
@@ -118,7 +123,7 @@ class Settings(BaseSettings):
             raise ValueError(text("en", "ops.not_a_folder", path=value))
         return value
 
-    @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url")
+    @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url", "public_base_url")
     @classmethod
     def _url_scheme(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):

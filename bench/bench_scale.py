@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.chat import ChatService  # noqa: E402
-from bot.deliveries import DeliverySpec  # noqa: E402
+from bot.delivery.job import DeliverySpec  # noqa: E402
 from bot.jobs import Jobs, JobWorker  # noqa: E402
 from bot.models import Subscription, to_dict  # noqa: E402
 from bot.schedule import Clock  # noqa: E402

@@ -52,9 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("digest", help="print or write one repository's digest for a day or range")
     d.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
-    d.add_argument("--date", default="yesterday", help="YYYY-MM-DD, A..B (inclusive), today or yesterday (default)")
+    d.add_argument("--date", default="yesterday",
+                   help="YYYY-MM-DD, A..B (inclusive), today, yesterday (default), last-week, this-week; "
+                        "also 今天, 昨天, 前天, 上周, 本周, 2026年1月20日, 1月20日")
     d.add_argument("--tz", help="day boundary time zone (default DEFAULT_TZ, Asia/Shanghai)")
-    d.add_argument("--lang", choices=("zh", "en"), help="output language (default DEFAULT_LANG, zh)")
+    d.add_argument("--lang", choices=("zh", "en"), help="output language (default DEFAULT_LANG, zh); "
+                                                          "also of this command's messages on stderr")
     d.add_argument("--branch", help="branch (default: the repository's default branch)")
     d.add_argument("--format", choices=("markdown", "json"), default="markdown")
     d.add_argument("--out", help="write to this file instead of stdout")
@@ -87,28 +90,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         build_parser().print_help()
         return 2
+    from bot.i18n import localize, text
     from bot.models import BotError
     from settings import ConfigError, load_settings
 
+    say = vars(args).get("lang") or "en"  # the CLI's own lines: in --lang when given
     try:
         settings = load_settings()
         _configure_logging(settings, args.command)
         return asyncio.run(_dispatch(args, settings))
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(text(say, "cli.error", message=exc), file=sys.stderr)
         return 2
     except BotError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(text(say, "cli.error", message=localize(exc, say)), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(text(say, "cli.interrupted"), file=sys.stderr)
         return 130
     except Exception as exc:  # a bug of ours: still one line; the traceback goes to the debug log
         import logging
 
         logging.getLogger("bot").debug("unexpected failure", exc_info=True)
-        print(f"error: unexpected {type(exc).__name__}: {exc} (run with LOG_LEVEL=DEBUG for details)",
-              file=sys.stderr)
+        print(text(say, "cli.unexpected", kind=type(exc).__name__, message=exc), file=sys.stderr)
         return 1
 
 
@@ -132,10 +136,10 @@ async def _dispatch(args, settings) -> int:
         sys.stdout.write(report(settings))
         return 0
     if args.command == "digest":
-        from bot.cli_commands import digest_command
+        from bot.cli import digest_command
         return await digest_command(args, settings)
     if args.command == "ask":
-        from bot.cli_commands import ask_command
+        from bot.cli import ask_command
         return await ask_command(args, settings)
     from bot.runner import run_command
     return await run_command(args.command, settings)

@@ -16,10 +16,11 @@ from datetime import datetime, timezone
 from typing import Awaitable, Callable, Sequence
 
 from . import metrics
+from .i18n import localize, text
 from .notices import llm_notice, profile_notice, source_notice
 from .analysis.offline import analyse_offline
 from .analysis.profile import load_profile
-from .analysis.summary import headline as build_headline
+from .analysis.summary import headline as build_headline, headline_notice
 from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, RateLimited, Window,
                      analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
 from .sources import CommitSource
@@ -67,11 +68,15 @@ class DigestBuilder:
             problems: list[BotError] = []
             entries = await self._analyse_all(source, commits, lang, progress, problems)
             _profile, profile_problem = await self._read_profile(source)
-            bullets, origin = await build_headline(self.llm, self.prompts, entries, lang)
+            bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
+            notices = self._notices(source, entries, lang, window, problems, profile_problem)
+            if headline_failed and headline_failed not in _fallback_reasons(entries):
+                # the LLM failed at the headline in a way the analyses' notice does not say already
+                notices += (headline_notice(headline_failed, lang),)
             digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
                             headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
                             generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name),
-                            notices=self._notices(source, entries, lang, window, problems, profile_problem))
+                            notices=notices, headline_fallback=headline_failed)
             data = to_dict(digest)
             if cacheable and digest.complete:  # never with notices: the next run may do better
                 await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
@@ -168,7 +173,7 @@ class DigestBuilder:
         if limited:
             log.warning("%s: GitHub's rate limit left %d of %d commits unread (%s)", source.name,
                         sum(1 for e in entries if e.error), len(entries), limited[0])
-        notices = [source_notice(entries, lang, until, window.tz, reason=str(problems[0]) if problems else "")]
+        notices = [source_notice(entries, lang, until, window.tz, reason=problems[0] if problems else "")]
         if self.llm is not None:
             notices.append(llm_notice(entries, lang))
         if profile_problem:  # the maintainers should hear that their .digest.toml is ignored
@@ -199,12 +204,12 @@ class DigestBuilder:
         try:
             return DigestEntry(commit, await self.analysis(source, commit, lang, siblings))
         except BotError as exc:
-            reason = str(exc)
+            reason = localize(exc, lang)  # the source's sentence, in the digest's language
             problems.append(exc)
             code = "rate_limited" if isinstance(exc, RateLimited) else "source"
         except Exception as exc:  # one commit must never sink the digest; the log has the details
             log.exception("analysing %s %s failed", source.name, commit.short_sha)
-            reason = f"internal error ({type(exc).__name__})"
+            reason = text(lang, "errors.internal_short", kind=type(exc).__name__)
         # The diff could not be read: say so, with what the listing alone tells.
         fallback = analyse_offline(commit, (), lang, origin="fallback", note=reason)
         return DigestEntry(commit, replace(fallback, coverage=None, fallback_reason=code), error=reason)
@@ -242,6 +247,10 @@ class DigestBuilder:
             return await source.get_commit(commit.reverts)
         except BotError:
             return None
+
+
+def _fallback_reasons(entries: Sequence[DigestEntry]) -> set[str]:
+    return {e.analysis.fallback_reason for e in entries if e.analysis and e.analysis.origin == "fallback"}
 
 
 async def _notify(progress: Progress | None, done: int, total: int) -> None:

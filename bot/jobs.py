@@ -33,7 +33,9 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from . import metrics
-from .deliveries import CURRENT_JOB, STORE_RETRY
+from .current_job import CURRENT_JOB
+from .delivery.job import STORE_RETRY
+from .i18n import phrase
 from .models import RetryLater
 from .store import StoreUnavailable, pool_size, redis_address
 
@@ -81,7 +83,7 @@ class Jobs:
                                      default_queue_name=f"arq:queue:{settings.redis_prefix}")
         except (RedisError, OSError) as exc:
             log.error("job queue: Redis (%s) unreachable: %s", description, type(exc).__name__)
-            raise StoreUnavailable(f"The bot's storage (Redis) is unreachable: {type(exc).__name__}.") from None
+            raise StoreUnavailable(phrase("errors.store_unreachable", kind=type(exc).__name__)) from None
         return cls(pool, settings, description)
 
     def job_id(self, *parts: Any) -> str:
@@ -95,7 +97,7 @@ class Jobs:
             job = await self.pool.enqueue_job(function, *args, _job_id=job_id, _defer_by=defer)
         except (RedisError, OSError) as exc:
             log.error("job queue: Redis (%s) failed: %s", self.description, type(exc).__name__)
-            raise StoreUnavailable(f"The bot's storage (Redis) is unreachable: {type(exc).__name__}.") from None
+            raise StoreUnavailable(phrase("errors.store_unreachable", kind=type(exc).__name__)) from None
         metrics.count("jobs", kind=function, event="queued" if job else "deduplicated")
         return Enqueued(job_id, job is not None)
 

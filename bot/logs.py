@@ -41,7 +41,7 @@ def _job_of(record: logging.LogRecord) -> str | None:
 
 
 def configure(level_name: str, fmt: str) -> None:
-    from bot.deliveries import JobIdFilter
+    from bot.current_job import JobIdFilter
 
     level = getattr(logging, level_name)
     handler = logging.StreamHandler(sys.stderr)

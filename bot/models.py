@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from .i18n import text
+
 
 class BotError(Exception):
     """A failure the user should read as one sentence (no traceback)."""
@@ -82,24 +84,7 @@ class ChangeType(str, enum.Enum):
     OTHER = "other"
 
     def label(self, lang: str) -> str:
-        return CHANGE_TYPE_LABELS[self][0 if lang == "zh" else 1]
-
-
-CHANGE_TYPE_LABELS: dict[ChangeType, tuple[str, str]] = {
-    ChangeType.FEATURE: ("新功能", "Feature"),
-    ChangeType.BUGFIX: ("Bug 修复", "Bug fix"),
-    ChangeType.PERFORMANCE: ("性能优化", "Performance"),
-    ChangeType.REFACTOR: ("重构", "Refactor"),
-    ChangeType.DOCS: ("文档", "Docs"),
-    ChangeType.TESTS: ("测试", "Tests"),
-    ChangeType.CI_BUILD: ("CI / 构建", "CI / build"),
-    ChangeType.DEPENDENCIES: ("依赖更新", "Dependencies"),
-    ChangeType.CONFIG: ("配置", "Config"),
-    ChangeType.REVERT: ("回滚", "Revert"),
-    ChangeType.REMOVAL: ("移除 / 弃用", "Removal / deprecation"),
-    ChangeType.SECURITY: ("安全", "Security"),
-    ChangeType.OTHER: ("其他", "Other"),
-}
+        return text(lang, f"cards.change_type.{self.value}")
 
 
 @dataclass(frozen=True)
@@ -233,13 +218,14 @@ class Digest:
     lang: str
     entries: tuple[DigestEntry, ...]  # newest first
     headline: tuple[str, ...] = ()
-    headline_origin: str = "offline"
+    headline_origin: str = "offline"  # "llm", "offline" (no LLM configured) or "fallback" (the LLM failed)
     repo_url: str | None = None
     generated_at: datetime | None = None
     repo_spec: str = ""  # how commands name the repository (owner/name or the configured path)
     # Sentences in the digest's language that every surface shows first: what went wrong while
     # building it (the LLM could not analyse some commits, GitHub's rate limit …). Never cached.
     notices: tuple[str, ...] = ()
+    headline_fallback: str = ""  # why the LLM's headline failed (timeout … rejected), for the CLI
 
     @property
     def repo_id(self) -> str:
@@ -338,7 +324,7 @@ def digest_from_dict(d: dict) -> Digest:
                   lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
                   headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
                   generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
-                  notices=tuple(d.get("notices") or ()))
+                  notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""))
 
 
 def subscription_from_dict(d: dict) -> Subscription:

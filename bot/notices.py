@@ -10,41 +10,13 @@ from datetime import datetime, timezone
 from typing import Sequence
 from zoneinfo import ZoneInfo
 
+from .i18n import localize, text
 from .models import DigestEntry
 
 LLM_REASONS = ("timeout", "unreachable", "http_error", "context", "rejected")
 SOURCE_REASONS = ("rate_limited", "source")
 
-REASON_TEXT = {
-    "en": {"timeout": "the LLM request timed out", "unreachable": "the LLM endpoint could not be reached",
-           "http_error": "the LLM endpoint answered with errors",
-           "context": "the commit did not fit the model's context window",
-           "rejected": "the LLM's answers failed the checks", "other": "other errors"},
-    "zh": {"timeout": "LLM 请求超时", "unreachable": "无法连接 LLM 服务", "http_error": "LLM 服务返回错误",
-           "context": "提交内容超出模型的上下文窗口", "rejected": "LLM 的回答未通过校验", "other": "其他错误"},
-}
-LLM_NOTICE = {
-    "en": "⚠️ The LLM could not analyse {failed} of {total} commits ({why}); those show the offline analysis.",
-    "zh": "⚠️ LLM 未能分析 {total} 个提交中的 {failed} 个（{why}），这些提交显示的是离线分析。",
-}
-RATE_LIMIT_NOTICE = {
-    "en": ("⚠️ GitHub's API rate limit ran out: the changes of {failed} of {total} commits could not be "
-           "read, so their ratings rest on the commit message alone. Try again after {when}."),
-    "zh": ("⚠️ GitHub API 调用额度已用完：{total} 个提交中有 {failed} 个未能读取改动内容，"
-           "其评级仅依据提交说明。请在 {when} 之后重试。"),
-}
-SOURCE_NOTICE = {
-    "en": "⚠️ The changes of {failed} of {total} commits could not be read ({why}).",
-    "zh": "⚠️ {total} 个提交中有 {failed} 个未能读取改动内容（{why}）。",
-}
-PROFILE_NOTICE = {
-    "en": "⚠️ The repository profile was not used: {problem}",
-    "zh": "⚠️ 仓库配置（.digest.toml）未生效，已使用默认配置：{problem}",
-}
-SOON = {"en": "a few minutes", "zh": "几分钟"}
-CLI_REASON = {"timeout": "timed out after {timeout:g} s", "unreachable": "endpoint unreachable",
-              "http_error": "endpoint errors", "context": "did not fit the context window",
-              "rejected": "answers rejected"}
+# The sentences are in the catalogue: [notices] digest_* for the digest, [cli] for stderr.
 
 
 def _lang(lang: str) -> str:
@@ -62,35 +34,37 @@ def llm_notice(entries: Sequence[DigestEntry], lang: str) -> str | None:
     if not reasons:
         return None
     lang = _lang(lang)
-    sep = "；" if lang == "zh" else "; "
-    why = sep.join(f"{REASON_TEXT[lang][code]}: {n}" if len(reasons) > 1 else REASON_TEXT[lang][code]
-                   for code, n in reasons.most_common())
-    return LLM_NOTICE[lang].format(failed=sum(reasons.values()), total=len(entries), why=why)
+    why = text(lang, "notices.digest_reason_sep").join(
+        text(lang, "notices.digest_reason_count", reason=text(lang, f"notices.digest_reason_{code}"), n=n)
+        if len(reasons) > 1 else text(lang, f"notices.digest_reason_{code}")
+        for code, n in reasons.most_common())
+    return text(lang, "notices.digest_llm", failed=sum(reasons.values()), total=len(entries), why=why)
 
 
 def source_notice(entries: Sequence[DigestEntry], lang: str, until: float | None, tz: str,
-                  reason: str = "") -> str | None:
+                  reason: object = "") -> str | None:
     """The commits whose diff could not be read; for a rate limit, when to try again."""
     lang = _lang(lang)
     limited = _reasons(entries, ("rate_limited",))
     if limited:
-        when = SOON[lang] if until is None else _local_time(until, tz)
-        return RATE_LIMIT_NOTICE[lang].format(failed=sum(limited.values()), total=len(entries), when=when)
+        when = text(lang, "notices.digest_soon") if until is None else _local_time(until, tz)
+        return text(lang, "notices.digest_rate_limit", failed=sum(limited.values()), total=len(entries), when=when)
     other = _reasons(entries, ("source",))
     if other:
-        return SOURCE_NOTICE[lang].format(failed=sum(other.values()), total=len(entries), why=reason)
+        return text(lang, "notices.digest_source", failed=sum(other.values()), total=len(entries),
+                    why=localize(reason, lang))
     return None
 
 
-def cli_summary(entries: Sequence[DigestEntry], timeout: float) -> str | None:
+def cli_summary(entries: Sequence[DigestEntry], timeout: float, lang: str = "en") -> str | None:
     """`LLM failed for 27/27 commits: timed out after 2 s; offline analysis used` — or None."""
     reasons = _reasons(entries, LLM_REASONS)
     if not reasons:
         return None
-    parts = [CLI_REASON[code].format(timeout=timeout) + (f" ({n})" if len(reasons) > 1 else "")
+    parts = [text(lang, f"cli.llm_reason_{code}", timeout=f"{timeout:g}") + (f" ({n})" if len(reasons) > 1 else "")
              for code, n in reasons.most_common()]
-    return (f"LLM failed for {sum(reasons.values())}/{len(entries)} commits: {', '.join(parts)}; "
-            "offline analysis used")
+    return text(lang, "cli.llm_failed", failed=sum(reasons.values()), total=len(entries),
+                reasons=text(lang, "cli.list_sep").join(parts))
 
 
 def _local_time(epoch: float, tz: str) -> str:
@@ -98,6 +72,6 @@ def _local_time(epoch: float, tz: str) -> str:
     return moment.strftime("%H:%M") + f" ({tz})"
 
 
-def profile_notice(problem: str, lang: str) -> str:
+def profile_notice(problem: object, lang: str) -> str:
     """The one sentence saying why the repository's `.digest.toml` was set aside."""
-    return PROFILE_NOTICE[_lang(lang)].format(problem=problem)
+    return text(_lang(lang), "notices.digest_profile", problem=localize(problem, lang))

@@ -2,13 +2,13 @@
 
 The core decides WHAT to send (these content types); each adapter in handlers/ renders them
 natively (Block Kit, Feishu cards, terminal text) and sends them. Capabilities, not type checks:
-the core asks `supports_files`, never `isinstance`. Every platform streams answers (`stream`), and
+the core asks `supports_files`, never `isinstance`, and never probes for a method. Every platform streams answers (`stream`), and
 each adapter's renderer decides how a choice looks (buttons, or text on the terminal).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Protocol, Sequence, Union
+from typing import Any, AsyncIterator, Protocol, Sequence, Union
 
 from .models import Commit, Digest, DigestEntry
 
@@ -20,6 +20,7 @@ class DigestParent:
     """Title, stats, headline and the high items; its thread carries the details."""
     digest: Digest
     min_importance: str = "low"
+    report_url: str | None = None  # the signed link to the full report page (PUBLIC_BASE_URL set)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class AnswerHeader:
     """Posted before a streamed answer when the question came from a button or a command."""
     user: str
     question: str
-    commit: Commit
+    commit: Commit | None  # None: a question about a period, not one commit
     lang: str = ""
 
 
@@ -96,14 +97,28 @@ class Conversation:
 
 
 class ChatPlatform(Protocol):
+    """Everything the core calls on a platform, and nothing it probes for: an adapter implements
+    every member (a capability it lacks is a value, such as `send_dedupe_window = None`, or a
+    method that answers "nothing to do"). tests/test_platforms.py holds each adapter to this."""
+
     name: str
     supports_files: bool
+    # Seconds the platform deduplicates a keyed send (Feishu's `uuid`: one hour); None when it
+    # does not, and then a keyed re-send is the platform's own business (Slack: a Redis marker
+    # plus message metadata) and `send_unless_posted` is never asked.
+    send_dedupe_window: float | None
 
     async def send(self, channel: str, content: Content, *, thread: str | None = None,
                    key: str | None = None) -> MessageRef:
         """Post `content` (split across messages if it exceeds the platform's limits); the
         returned ref is the first message. `key` is a stable idempotency key for this logical
         message (platforms that dedupe sends, like Feishu's `uuid`, derive theirs from it)."""
+
+    async def send_unless_posted(self, channel: str, content: Content, *, thread: str | None = None,
+                                 key: str, since: float) -> MessageRef | None:
+        """A keyed send tried at `since` (epoch seconds) with an unknown outcome, after the
+        platform stopped deduplicating its key: read the conversation back and post only what is
+        not there. None when the platform cannot tell (the caller then never re-sends)."""
 
     async def update(self, ref: MessageRef, content: Content) -> MessageRef:
         """Replace a message (the progress line becomes the digest)."""
@@ -117,7 +132,11 @@ class ChatPlatform(Protocol):
         words around it, such as a "thinking…" placeholder)."""
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
-        """Attach a text file (the Markdown report)."""
+        """Attach a text file (the Markdown report); only called when `supports_files`."""
+
+    async def config_caveat(self, channel: str, settings: Any, lang: str) -> str | None:
+        """A sentence to add to the `config` reply when a setting cannot work on this platform as
+        configured (Feishu: `questions all` without the scope to read group messages); else None."""
 
 
 def chunk_text(text: str, limit: int) -> list[str]:

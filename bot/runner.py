@@ -72,10 +72,10 @@ async def run_command(command: str, settings) -> int:
         if settings.metrics_port:
             runners.append(await _ops_server(settings, services.store, chat.jobs, worker, clock))
         if command == "run" and not adapters:
-            return await _console(chat, settings, stop, clock)
+            return await _console(chat, settings, stop, clock, runners)
         if command in ("run", "serve"):
-            from handlers.web import build_app, start_server
-            routes = [r for a in adapters for r in a.http_routes()]
+            from handlers.web import build_app, report_routes, start_server
+            routes = [r for a in adapters for r in a.http_routes()] + report_routes(services.reports)
             runners.append(await start_server(build_app(services.store, routes), settings.host, settings.port))
         if command in ("run", "worker") and receive:
             for adapter in adapters:
@@ -100,11 +100,15 @@ async def run_command(command: str, settings) -> int:
         await services.aclose()
 
 
-async def _console(chat: ChatService, settings, stop: asyncio.Event, clock: Clock) -> int:
+async def _console(chat: ChatService, settings, stop: asyncio.Event, clock: Clock, runners: list) -> int:
     from pathlib import Path
 
     from handlers.console import ConsoleChat, ConsolePlatform
 
+    if settings.public_base_url:  # the terminal's digests link their report pages: serve them
+        from handlers.web import build_app, report_routes, start_server
+        runners.append(await start_server(build_app(chat.store, report_routes(chat.services.reports)),
+                                          settings.host, settings.port))
     platform = ConsolePlatform(report_dir=Path(settings.data_dir) / "reports")
     chat.register(platform)
     ticking = asyncio.create_task(clock.run_forever(stop))

@@ -2,7 +2,7 @@
 
 Pure part: `occurrence`, `next_run`, `due_day` — table-tested across time zones and DST.
 Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
-keyed delivery job (bot/deliveries.py: lease, ledger, resumable); a push missed while the bot was
+keyed delivery job (bot/delivery/job.py: lease, ledger, resumable); a push missed while the bot was
 down is still made if it is at most CATCHUP_MINUTES late.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import uuid
 from datetime import date, datetime, time, timedelta, timezone
 
-from .deliveries import DeliverySpec, scheduled_spec
+from .delivery.job import DeliverySpec, scheduled_spec
 from .models import BotError, RetryLater, Subscription, to_dict
 from .window import zone
 

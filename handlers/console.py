@@ -5,7 +5,9 @@ Same commands and thread questions as Slack and Feishu:
   reply 3 what could this break?     (a question in the thread of message #3)
   details 3 <sha>                    (the Details button of a commit in thread #3)
   quit
-Messages are numbered as they are posted; thread replies are indented under their parent.
+Messages are numbered as they are posted; thread replies are indented under their parent. The
+console's own lines (the prompt, its usage lines) are in the console channel's language
+(`config lang`, else DEFAULT_LANG), from the catalogue's [console].
 """
 from __future__ import annotations
 
@@ -15,17 +17,18 @@ import threading
 from pathlib import Path
 from typing import AsyncIterator
 
+from bot.i18n import text
+from bot.models import BotError
 from bot.platform import Conversation, MessageRef
 from bot.render.text import render_text, terminal_safe
 
 CHANNEL = "console"
-PROMPT_HELP = ("Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · "
-               "reply N <question> · details N <sha> · quit")
 
 
 class ConsolePlatform:
     name = "console"
     supports_files = True
+    send_dedupe_window = None  # one process, one terminal: nothing to deduplicate
 
     def __init__(self, out=None, report_dir: Path | None = None):
         self.out = out or sys.stdout
@@ -33,7 +36,7 @@ class ConsolePlatform:
         self.counter = 0
         self.roots: dict[str, str] = {}  # message number → its thread root
 
-    def _emit(self, text: str) -> None:
+    def emit(self, text: str) -> None:
         self.out.write(text + "\n")
         self.out.flush()
 
@@ -46,9 +49,9 @@ class ConsolePlatform:
     def _show(self, ref: MessageRef, text: str, tag: str = "") -> None:
         if ref.thread:
             indented = text.replace("\n", "\n      ")
-            self._emit(f"  ↳ [#{ref.id} in #{ref.thread}]{tag} {indented}")
+            self.emit(f"  ↳ [#{ref.id} in #{ref.thread}]{tag} {indented}")
         else:
-            self._emit(f"[#{ref.id}]{tag} {text}")
+            self.emit(f"[#{ref.id}]{tag} {text}")
 
     async def send(self, channel: str, content, *, thread: str | None = None, key: str | None = None) -> MessageRef:
         ref = self._next(thread)
@@ -60,7 +63,7 @@ class ConsolePlatform:
         return ref
 
     async def reply_private(self, conv: Conversation, content) -> None:
-        self._emit(f"(only you) {render_text(content)}")
+        self.emit(f"(only you) {render_text(content)}")
 
     async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv=None,
                      lang: str = "") -> MessageRef:
@@ -73,11 +76,18 @@ class ConsolePlatform:
         self.out.flush()
         return ref  # the answer's message (the protocol's; ChatService does not use it)
 
+    async def send_unless_posted(self, channel: str, content, *, thread: str | None = None,
+                                 key: str, since: float) -> MessageRef | None:
+        return None  # never asked: no dedupe window
+
+    async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
+        return None
+
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
         self.report_dir.mkdir(parents=True, exist_ok=True)
         path = self.report_dir / filename
         path.write_text(text, encoding="utf-8")
-        self._emit(f"  ↳ 📎 {path}")
+        self.emit(f"  ↳ 📎 {path}")
 
 
 class ConsoleChat:
@@ -91,11 +101,20 @@ class ConsoleChat:
     def _conv(self, thread: str | None = None) -> Conversation:
         return Conversation(platform="console", channel=CHANNEL, user=self.user, thread=thread)
 
-    def _root(self, number: str) -> str | None:
+    async def _lang(self) -> str:
+        try:
+            return (await self.chat.subs.config("console", CHANNEL)).lang
+        except BotError:  # the storage is down: the commands will say so; these lines still show
+            return self.chat.settings.default_lang
+
+    async def _say(self, key: str, **fields) -> None:
+        self.platform.emit(text(await self._lang(), f"console.{key}", **fields))
+
+    async def _root(self, number: str) -> str | None:
         """The thread root of message `number` ("3" or "#3"); None, said to the user, when there is none."""
         root = self.platform.roots.get(number.lstrip("#"))
         if root is None:
-            self.platform._emit(f"There is no message #{number.lstrip('#')} yet.")
+            await self._say("no_message", n=number.lstrip("#"))
         return root
 
     async def handle(self, line: str) -> bool:
@@ -109,14 +128,14 @@ class ConsoleChat:
             return False
         if head == "reply":
             if len(words) < 3 or not words[1].lstrip("#").isdigit():
-                self.platform._emit("usage: reply N <question>  (N is a message number, e.g. reply 3 what could this break?)")
-            elif root := self._root(words[1]):
+                await self._say("reply_usage")
+            elif root := await self._root(words[1]):
                 await self.chat.on_message(self._conv(root), " ".join(words[2:]), mentioned=True)
             return True
         if head == "details":
             if len(words) != 3 or not words[1].lstrip("#").isdigit():
-                self.platform._emit("usage: details N <sha>")
-            elif root := self._root(words[1]):
+                await self._say("details_usage")
+            elif root := await self._root(words[1]):
                 await self.chat.on_action(self._conv(root), "details", {"sha": words[2], "thread": root})
             return True
         text = line[len("/digest"):] if head == "/digest" else line
@@ -127,7 +146,7 @@ class ConsoleChat:
         stdin = stdin or sys.stdin
         stop = stop or asyncio.Event()
         lines = _reader(stdin)
-        self.platform._emit(PROMPT_HELP)
+        await self._say("prompt")
         while not stop.is_set():
             if stdin.isatty():
                 self.platform.out.write("> ")

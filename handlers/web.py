@@ -1,6 +1,7 @@
 """The HTTP side: two aiohttp servers.
 
-The public one (PORT) takes Slack's and Feishu's callbacks and answers `/healthz`: adapters
+The public one (PORT) takes Slack's and Feishu's callbacks, serves the digests' report pages
+(`report_routes`) and answers `/healthz`: adapters
 contribute their routes; `/healthz` answers 200 only while Redis answers, so a load balancer or
 supervisor sees a storage outage (and its recovery) without reading logs.
 
@@ -23,9 +24,8 @@ log = logging.getLogger(__name__)
 LISTEN_BACKLOG = 2048
 
 
-def build_app(store, routes, jobs=None) -> web.Application:
-    """The public server: the adapters' callback routes and `/healthz`. (`jobs` is ignored: it fed
-    /metrics, which is on the operations server now; kept so existing callers need no edit.)"""
+def build_app(store, routes) -> web.Application:
+    """The public server: the adapters' callback routes, the report pages and `/healthz`."""
     app = web.Application(client_max_size=2 * 1024 * 1024)
     for method, path, handler in routes:
         app.router.add_route(method, path, handler)
@@ -96,3 +96,19 @@ def bound_port(runner: web.AppRunner) -> int:
         if server and server.sockets:
             return server.sockets[0].getsockname()[1]
     raise RuntimeError("server not started")
+
+
+def report_routes(reports) -> list[tuple]:
+    """GET /r/{id}?exp=…&sig=… — a digest's report page (bot/report/). Only signed links: no
+    listing, no unsigned form; anything else under /r/ or /reports/ is aiohttp's plain 404."""
+
+    async def report_page(request: web.Request) -> web.Response:
+        q = request.query
+        result = await reports.respond(request.match_info["id"], q.get("exp", ""), q.get("sig", ""),
+                                       request.headers.get("Accept-Language", ""))
+        response = web.Response(status=result.status, text=result.body, content_type="text/html",
+                                charset="utf-8", headers=result.headers)
+        response.enable_compression()  # gzip when the browser accepts it: a long day's page is mostly markup
+        return response
+
+    return [("GET", "/r/{id}", report_page)]

@@ -15,7 +15,8 @@ sys.path.insert(0, str(ROOT))
 # Settings come only from what each test passes: neutralise the developer's own environment.
 # (REAL_MODEL_PYTHON, for the optional real-model test, is not a setting and is kept.)
 for _var in list(os.environ):
-    if _var.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_")):
+    if _var.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "PUBLIC_BASE_URL",
+                        "REPORT_")):
         del os.environ[_var]
 
 

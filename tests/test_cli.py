@@ -72,12 +72,48 @@ def test_digest_to_stdout_and_file(run, repo, tmp_path):
     (("--tz", "Mars/Olympus"), 2, "Unknown time zone 'Mars/Olympus'"),
     (("--lang", "fr"), 2, "argument --lang: invalid choice: 'fr'"),
     (("--out", "/nonexistent/dir/x.md"), 2, "the folder /nonexistent/dir does not exist"),
-    (("--branch", "nope"), 2, "Branch 'nope' does not exist in widgets."),
+    (("--branch", "nope"), 2, "No branch 'nope' in widgets."),
 ])
 def test_bad_digest_input_is_one_line(run, repo, args, code, message):
     proc = run("digest", "--repo", str(repo.path), *args)
     assert proc.returncode == code
     assert message in one_clear_line(proc)
+
+
+ENGLISH_WORDS = __import__("re").compile(r"[A-Za-z]{3,} [A-Za-z]{2,}")  # two English words in a row: a sentence
+
+
+@pytest.mark.parametrize("args,message", [
+    (("--date", "2026-02-30"), "错误：“2026-02-30”不是真实存在的日期。"),
+    (("--date", "2999-01-01"), "错误：2999-01-01 还没到"),
+    (("--date", "明年"), "错误：“明年”不是日期"),
+    (("--date", "2026-01-01..2026-03-01"), "错误：范围 2026-01-01..2026-03-01 共 60 天，超过上限 31 天。"),
+    (("--tz", "Mars/Olympus"), "错误：未知时区“Mars/Olympus”"),
+    (("--out", "/nonexistent/dir/x.md"), "错误：无法写入 /nonexistent/dir/x.md：文件夹 /nonexistent/dir 不存在。"),
+    (("--branch", "nope"), "错误：widgets 中没有分支“nope”。"),
+])
+def test_bad_digest_input_is_said_in_chinese_with_lang_zh(run, repo, args, message):
+    proc = run("digest", "--repo", str(repo.path), "--lang", "zh", *args)
+    line = proc.stderr.strip()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "\n" not in line
+    assert line.startswith(message), line
+    assert not ENGLISH_WORDS.search(line), line
+
+
+@pytest.mark.parametrize("date", ["2026年1月28日", "2026-01-27..2026年1月28日"])
+def test_chinese_dates_on_the_command_line(run, repo, date):
+    proc = run("digest", "--repo", str(repo.path), "--date", date, "--lang", "zh")
+    assert proc.returncode == 0, proc.stderr
+    assert "feat: add CSV export" in proc.stdout and "更新报告" in proc.stdout
+
+
+def test_yesterday_in_chinese_is_the_zones_yesterday(run, repo):
+    from datetime import timedelta
+
+    proc = run("digest", "--repo", str(repo.path), "--date", "昨天", "--lang", "zh", "--tz", "Asia/Shanghai")
+    yesterday = (datetime.now(SH) - timedelta(days=1)).date().isoformat()
+    assert proc.returncode == 0, proc.stderr
+    assert f"widgets（main）在 {yesterday}（Asia/Shanghai）没有提交。" in proc.stderr  # the stderr line in Chinese too
 
 
 def test_bad_repositories(run, tmp_path):

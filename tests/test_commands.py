@@ -1,7 +1,19 @@
 import pytest
 
-from bot.commands import (AskCmd, CommandError, ConfigCmd, DigestCmd, HelpCmd, ListCmd, SubscribeCmd,
-                          UnsubscribeCmd, help_text, parse_command, usage)
+from bot.commands import COMMANDS, CommandError, help_text, parse_command, usage
+from bot.commands.ask import AskArgs
+from bot.commands.config import ConfigArgs
+from bot.commands.digest import DigestArgs
+from bot.commands.help import HelpArgs
+from bot.commands.listing import ListArgs
+from bot.commands.subscribe import SubscribeArgs
+from bot.commands.unsubscribe import UnsubscribeArgs
+from bot.i18n import localize
+
+DigestCmd, SubscribeCmd, UnsubscribeCmd, ListCmd, AskCmd, ConfigCmd, HelpCmd = (
+    DigestArgs, SubscribeArgs, UnsubscribeArgs, ListArgs, AskArgs, ConfigArgs, HelpArgs)
+NAMES = {DigestArgs: "digest", SubscribeArgs: "subscribe", UnsubscribeArgs: "unsubscribe", ListArgs: "list",
+         AskArgs: "ask", ConfigArgs: "config", HelpArgs: "help"}
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -19,11 +31,16 @@ from bot.commands import (AskCmd, CommandError, ConfigCmd, DigestCmd, HelpCmd, L
     ("LIST", ListCmd()),
     ("ask af9b69f what could break?", AskCmd("af9b69f", "what could break?")),
     ("ask #32688 影响？", AskCmd("#32688", "影响？")),
+    # No commit named: a question about a period (bot/history/); a–f words are not SHAs.
+    ("ask what changed in the scheduler this week?", AskCmd(None, "what changed in the scheduler this week?")),
+    ("ask added caching since Monday?", AskCmd(None, "added caching since Monday?")),
+    ("问 上周 FP8 在 ROCm 上有什么改动？", AskCmd(None, "上周 FP8 在 ROCm 上有什么改动？")),
     ("config lang en questions all file on", ConfigCmd("en", None, "all", True)),
     ("help", HelpCmd()),
 ])
 def test_grammar(text, expected):
-    assert parse_command(text) == expected
+    parsed = parse_command(text)
+    assert (parsed.command.name, parsed.args) == (NAMES[type(expected)], expected)
 
 
 @pytest.mark.parametrize("text,message,command", [
@@ -38,8 +55,10 @@ def test_grammar(text, expected):
     ("subscribe a/b colour blue", "Unknown option 'colour'", "subscribe"),
     ("subscribe a/b at 09:00 at 10:00", "given twice", "subscribe"),
     ("unsubscribe", "exactly one repository", "unsubscribe"),
-    ("ask", "Give a commit", "ask"),
-    ("ask zzz why?", "is not a commit SHA", "ask"),
+    ("ask", "Ask a question", "ask"),
+    ("ask af9b69f", "Ask a question", "ask"),
+    # Without a verb, a date starts a digest only when every word is a date or a repository.
+    ("上周 FP8 在 ROCm 上有什么改动？", "Unknown command '上周'", None),
     ("list extra", "takes no arguments", "list"),
     ("config questions sometimes", "questions must be mention or all", "config"),
 ])
@@ -56,3 +75,18 @@ def test_usage_and_help_in_both_languages():
     for lang in ("zh", "en"):
         text = help_text(lang)
         assert all(word in text for word in ("digest", "subscribe", "unsubscribe", "list", "ask", "config"))
+
+
+def test_every_command_is_in_the_table_once_with_its_usage_in_both_languages():
+    words = [w for c in COMMANDS for w in (c.name, *c.aliases)]
+    assert len(words) == len(set(words)), "a word names two commands"
+    for c in COMMANDS:
+        for lang in ("zh", "en"):
+            assert usage(lang, c.name).startswith(f"/digest {c.name}")
+
+
+def test_errors_are_said_in_the_channels_language():
+    with pytest.raises(CommandError) as err:
+        parse_command("subscribe a/b lang fr")
+    assert localize(err.value, "en") == "lang must be zh or en, not 'fr'."
+    assert localize(err.value, "zh") == "lang 只能是 zh 或 en，不能是“fr”。"

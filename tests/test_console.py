@@ -88,7 +88,7 @@ async def test_commands_and_bad_input(console, repo):
     assert "Unknown command 'frobnicate'" in await console("/digest frobnicate")
     bad_date = await console("/digest 2026-02-30")
     assert "(only you) ⚠️ '2026-02-30' is not a real calendar date." in bad_date
-    assert "Usage: `/digest digest [DATE|A..B|today|yesterday]" in bad_date
+    assert "Usage: `/digest digest [DATE|A..B|today|yesterday|last-week|this-week]" in bad_date
     future = await console("/digest 2027-01-01")
     assert "is in the future" in future and "[#" not in future  # nothing posted
     subscribed = await console(f"/digest subscribe {repo.path} at 9:00 min medium")
@@ -119,8 +119,8 @@ async def test_local_paths_only_from_the_operators_terminal(console, repo, tmp_p
     # …a chat platform may not (it would read the bot host's disk).
     from bot.models import UsageError
     with pytest.raises(UsageError, match="In chat you can name GitHub repositories"):
-        chat.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path), "en")
-    assert chat.check_repo(slack_like, str(tmp_path), "en") == str(tmp_path)
+        chat.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path))
+    assert chat.check_repo(slack_like, str(tmp_path)) == str(tmp_path)
 
 
 async def test_clock_posts_once_with_two_clocks_and_a_restart(make_settings, repo):

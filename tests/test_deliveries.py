@@ -13,7 +13,7 @@ import pytest
 
 from bot import metrics
 from bot.chat import ChatService
-from bot.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
+from bot.delivery.job import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
 from bot.platform import Notice
 from bot.models import BotError, Importance, RetryLater, Subscription, to_dict
 from bot.schedule import Clock
@@ -249,7 +249,7 @@ async def test_deliveries_are_counted_for_metrics(bot, repo):
 def test_log_lines_name_the_job_they_belong_to():
     import logging
 
-    from bot.deliveries import CURRENT_JOB, JobIdFilter
+    from bot.current_job import CURRENT_JOB, JobIdFilter
 
     out = io.StringIO()
     handler = logging.StreamHandler(out)
@@ -380,7 +380,7 @@ async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, re
     assert out.getvalue().splitlines() == [
         "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…",
         "[#1] (updated) ⚠️ Could not build the 2026-01-28 digest for acme/widgets: "
-        "Branch 'nope' does not exist in acme/widgets."]
+        "No branch 'nope' in acme/widgets."]
     assert not any(r.exc_info for r in caplog.records)  # a failure we explain is not a bug: no traceback
 
 
@@ -463,7 +463,7 @@ async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_on
                                                                                   at, kind):
     import asyncio
 
-    from bot.deliveries import CURRENT_JOB
+    from bot.current_job import CURRENT_JOB
     from tests.test_redis_outage import RedisProcess, free_port
 
     redis_proc = RedisProcess(free_port(), tmp_path, durable=True)  # a restart loses nothing acknowledged

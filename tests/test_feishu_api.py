@@ -178,7 +178,7 @@ async def test_a_reply_without_a_code_is_judged_by_its_http_status(make_settings
 
     async with sender(make_settings) as (fake, adapter, waits):
         fake.fail(1, status=200, code=None, msg="ok", path="/open-apis/application/")
-        assert await adapter.api.raw("read the app's scopes", "GET", "/open-apis/application/v6/scopes") == {
+        assert await adapter.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes") == {
             "code": None, "msg": "ok"}
         fake.fail(1, status=400, code=None, msg="bad request", path="/open-apis/im/")
         with pytest.raises(FeishuError) as caught:
@@ -328,7 +328,7 @@ async def test_a_thousand_calls_a_minute_for_the_whole_app(make_settings):
     async with sender(make_settings) as (fake, adapter, waits):
         clock = paced(adapter)
         for _ in range(1001):  # light calls, one after another, as fast as the per-second limit allows
-            await adapter.api.raw("read the app's scopes", "GET", "/open-apis/application/v6/scopes")
+            await adapter.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes")
         # 50 a second: a one-second wait after every 50 calls; the 1001st waits for the minute's end
         assert clock.waits == [1.0] * 19 + [41.0]
         assert len(fake.api_calls("/open-apis/application/")) == 1001

@@ -176,7 +176,7 @@ def thread_commits(env, parent) -> dict[str, int]:
 def push_spec(env, repo):
     from datetime import date
 
-    from bot.deliveries import scheduled_spec
+    from bot.delivery.job import scheduled_spec
     from bot.models import Subscription
 
     return scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"), date(2026, 1, 28))

@@ -295,7 +295,7 @@ async def test_a_send_that_keeps_failing_is_reported_in_one_sentence(make_settin
         assert len(env.fake.messages) == 1  # only the progress line got out; nothing was doubled
         (told,) = env.fake.ephemerals  # the asker learns why, in one sentence
         sentence = told["card"]["elements"][0]["text"]["content"]
-        assert "rate-limiting" in sentence and "\n" not in sentence and "Traceback" not in sentence
+        assert "飞书持续限流" in sentence and "\n" not in sentence and "Traceback" not in sentence
         assert "app-secret-for-tests" not in sentence and "Bearer" not in sentence
 
 

@@ -61,7 +61,7 @@ async def test_a_rate_limited_quote_is_not_posted_twice(make_settings, repo):
                                      message_id="om_user_dm0000000000000001"))
         await env.settle()
         (reply,) = env.fake.messages  # the failure reported (quoting, once the limit passed)…
-        assert reply.parent_id == "om_user_dm0000000000000001" and "rate-limiting" in env.fake.text_of(reply)
+        assert reply.parent_id == "om_user_dm0000000000000001" and "飞书持续限流" in env.fake.text_of(reply)  # in the chat's language (zh)
         # …not turned into an unquoted send of the same reply
 
 

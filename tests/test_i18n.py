@@ -24,3 +24,144 @@ def test_every_key_renders_in_every_language():
 
 def test_unknown_language_falls_back_to_chinese():
     assert text("fr", "common.language_name") == "中文"
+
+
+# --- no sentence a user reads is written outside the catalogue ------------------------------------
+#
+# An AST scan of bot/ and handlers/: every string literal that reads as a sentence — three English
+# words in a row, or five Chinese characters — must be something no person reads as the bot's
+# words, said here with the reason. Docstrings, log calls, assertions and the exceptions of
+# programming errors are not read by users; everything else is listed.
+
+import ast  # noqa: E402
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGLISH = re.compile(r"\b[A-Za-z][A-Za-z']*[,:;]? [A-Za-z][A-Za-z']*[,:;]? [a-z][a-z']+\b")
+CHINESE = re.compile(r"[\u3400-\u9fff][\u3400-\u9fff，。：；、？！“”（）]{4,}")
+LOGGERS = {"log", "logger", "logging", "warnings"}
+# Raised for a programmer or for the machinery, never shown: bugs, the queue's "run me again"
+# (RetryLater), a send the ledger closes (UncertainSend), a read-back that gave up (logged).
+UNSHOWN_ERRORS = {"ValueError", "TypeError", "KeyError", "RuntimeError", "AssertionError", "NotImplementedError",
+                  "FileNotFoundError", "AttributeError", "RetryLater", "UncertainSend", "_OutOfReach"}
+
+# Whole files or folders not scanned, and why.
+NOT_SCANNED = {
+    "bot/i18n/": "the catalogue's own package",
+    "bot/analysis/": "analysis content: the offline analyser's prose is written in the digest's language like "
+                     "the LLM's answers, the prompts and corrective messages are read by the model. PENDING: "
+                     "llm.py's errors and summary.py's offline headline sentences are still inline — their own "
+                     "work (the LLM path, the offline analyser) is rewriting those files",
+    "bot/diffs.py": "PENDING: the coverage line (its zh and en forms differ in structure: '+N more' vs '等 N 个')",
+    "bot/metrics.py": "Prometheus HELP texts, for operators' dashboards (English by convention)",
+    "bot/redact.py": "word lists of the secret detector (data, not sentences)",
+}
+# Literals a person never reads as the bot's sentence, by file: (start of the literal, why).
+ALLOWED: dict[str, list[tuple[str, str]]] = {
+    "bot/__main__.py": [("examples:", "the CLI's --help, English like argparse's own words (usage:, options:)")],
+    "bot/store.py": [("No connection available", "matches redis-py's message"),
+                     ("if redis.call", "a Lua script"), ("local v = redis.call", "a Lua script")],
+    "bot/prompts.py": [("the shipped templates", "operator error: an install without its templates"),
+                       ("or the shipped templates", "operator error: an install without its templates")],
+    "bot/threads.py": [("the and for with", "stop words for matching titles")],
+    "bot/sources/github.py": [('") { ... on Commit', "a GraphQL query")],
+    "bot/sources/message.py": [("(no commit message)", "stored as an empty commit's title: data, cached"),
+                               ("^(signed-off-by", "a regular expression"),
+                               ("This reverts commit (", "a regular expression for git's revert message")],
+    "bot/runner.py": [("' needs a chat platform", "operator start-up error, English like settings.py's "
+                                                  "(`run`/`serve` have no --lang); the ops work edits this file")],
+    "handlers/feishu/adapter.py": [("Configuration error:", "operator start-up configuration error")],
+    "handlers/slack/events.py": [("Slack HTTP mode needs", "operator start-up configuration error")],
+    "handlers/slack/api.py": [("body is not", "HTTP answer to Slack's servers"),
+                              ("field `actions` has", "HTTP answer to Slack's servers"),
+                              ("` has the wrong type", "HTTP answer to Slack's servers"),
+                              ("As you gave `client`", "matches Bolt's own log line"),
+                              ("Slack Socket Mode could not connect", "operator start-up error (the app token)")],
+    "handlers/feishu/verify.py": [("body is not", "HTTP answer to Feishu's servers"),
+                                  ("body cannot be", "HTTP answer to Feishu's servers"),
+                                  ("payload is not", "HTTP answer to Feishu's servers"),
+                                  ("wrong verification token", "HTTP answer to Feishu's servers")],
+    "handlers/feishu/platform.py": [("the app lacks the scope", "logged only: why a read-back is impossible")],
+}
+
+
+def _skipped_by_context(node: ast.AST, parents: dict) -> bool:
+    child, node = node, parents.get(node)
+    while node is not None:
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in LOGGERS:
+                return True
+            if isinstance(func, ast.Name) and func.id in UNSHOWN_ERRORS:
+                return True
+            if any(k.arg in ("help", "description") and k is child for k in node.keywords):
+                return True  # argparse's --help: English, like argparse's own words
+        child, node = node, parents.get(node)
+    return False
+
+
+def inline_sentences(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in docstrings:
+            continue
+        if (ENGLISH.search(node.value) or CHINESE.search(node.value)) and not _skipped_by_context(node, parents):
+            found.append((node.lineno, node.value))
+    return found
+
+
+def _scanned_files() -> list[Path]:
+    files = sorted(p for folder in ("bot", "handlers") for p in (ROOT / folder).rglob("*.py"))
+    return [p for p in files if not any(p.relative_to(ROOT).as_posix().startswith(x) for x in NOT_SCANNED)]
+
+
+def test_no_sentence_a_user_reads_is_written_outside_the_catalogue():
+    stray, used = [], set()
+    for path in _scanned_files():
+        rel = path.relative_to(ROOT).as_posix()
+        for line, literal in inline_sentences(path):
+            allowed = [start for start, _ in ALLOWED.get(rel, []) if literal.lstrip().startswith(start)]
+            if allowed:
+                used.add((rel, allowed[0]))
+            else:
+                stray.append(f"{rel}:{line}: {literal[:80]!r}")
+    assert stray == [], "sentences outside bot/i18n/*.toml (use text()/phrase(), or say here why not):\n" + \
+        "\n".join(stray)
+    stale = [(rel, start) for rel, entries in ALLOWED.items() for start, _ in entries if (rel, start) not in used]
+    assert stale == [], f"allowed literals no longer found (remove them): {stale}"
+
+
+def test_the_scan_finds_a_sentence_written_inline(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('def f(platform):\n    """Docs are fine."""\n    log.info("a log line is fine too")\n'
+                      '    platform.send(Notice("Something went wrong here."))\n'
+                      '    return "请稍后再试一次"\n', encoding="utf-8")
+    assert sorted(line for line, _ in inline_sentences(sample)) == [4, 5]
+
+
+def test_a_phrase_is_english_where_a_string_is_expected_and_said_again_in_any_language():
+    import copy
+    import pickle
+
+    from bot.i18n import OneOf, localize, phrase
+    from bot.models import UsageError
+
+    said = phrase("errors.bad_choice", option="lang", choices=OneOf(("zh", "en")), value="fr")
+    assert said == "lang must be zh or en, not 'fr'." and f"{said}" == said
+    assert said.say("zh") == "lang 只能是 zh 或 en，不能是“fr”。"
+    error = UsageError(phrase("errors.bad_tz", value="Mars/Base"))
+    assert str(error).startswith("Unknown time zone 'Mars/Base'")
+    assert localize(error, "zh").startswith("未知时区“Mars/Base”")
+    for again in (pickle.loads(pickle.dumps(error)), copy.deepcopy(error)):
+        assert localize(again, "zh") == localize(error, "zh")
+    assert localize(UsageError("not from the catalogue"), "zh") == "not from the catalogue"
+    outer = phrase("notices.build_failed", repo="a/b", label="2026-01-28", reason=phrase("errors.store_busy"))
+    assert outer.say("zh") == "⚠️ 无法生成 a/b 2026-01-28 的日报：机器人现在非常忙（存储连接全部占用）。"

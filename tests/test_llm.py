@@ -256,17 +256,17 @@ async def test_context_length_errors_teach_the_window_and_the_tokenizer(make_llm
     assert "context window (2,048 tokens)" in str(caught.value)
     assert llm.token_ratio > 1  # the server counts Chinese higher than the local estimate
     # the next request asks only for output that fits, and a prompt sized by the corrected estimate fits
-    assert llm.max_output_tokens <= 2048 // 3
+    assert llm.output_reserve(1500) <= 2048 // 2
     fits = [{"role": "user", "content": "汉字 and words " * 20}]
-    assert llm.estimate(fits) <= llm.prompt_limit(llm.max_output_tokens)
+    assert llm.estimate(fits) <= llm.prompt_budget(1500)
     await llm.complete(fits, max_tokens=1500)
     assert fake.requests[-1]["max_tokens"] <= 2048 - llm.estimate(fits)
 
 
 async def test_the_configured_window_is_respected_from_the_first_request(make_llm, fake):
     llm = make_llm(llm_context_tokens=4096)
-    assert llm.max_output_tokens == 4096 // 3
-    assert llm.prompt_limit(llm.max_output_tokens) < 4096 - 4096 // 3
+    assert llm.output_reserve(1024) == 1024  # what an analysis needs, not a third of the window
+    assert llm.prompt_budget(1024) == 4096 - 1024 - 256
 
 
 async def test_usage_prompt_tokens_calibrate_the_estimate(make_llm, fake):

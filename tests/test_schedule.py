@@ -58,7 +58,7 @@ def test_due_day_late_evening_run_caught_up_after_midnight():
 import io  # noqa: E402
 
 from bot.chat import ChatService  # noqa: E402
-from bot.deliveries import scheduled_spec  # noqa: E402
+from bot.delivery.job import scheduled_spec  # noqa: E402
 from bot.jobs import Jobs  # noqa: E402
 from bot.schedule import Clock  # noqa: E402
 from bot.services import Services  # noqa: E402

@@ -17,7 +17,7 @@ from bot.render import slack as R
 from bot.services import Services
 from bot.chat import ChatService
 from handlers.slack import Pacing, build_slack
-from tests.fakes.slack_server import CUMULATIVE_LIMIT, _check_blocks
+from tests.fakes.slack_server import CUMULATIVE_LIMIT, check_blocks
 from tests.gitrepo import GitRepo
 from tests.test_slack_e2e import (CHANNEL, HIGH_TITLE, SH, buttons, by_title, digest_thread, make_bot,  # noqa: F401
                                   platform, shown, shown_eph, slack, widgets)
@@ -30,14 +30,14 @@ def test_the_fake_refuses_duplicate_action_ids_in_a_message_or_view():
     twice = [{"type": "actions", "elements": [dict(button, action_id="same"), dict(button, action_id="same")]}]
     apart = [{"type": "actions", "elements": [dict(button, action_id="same")]},
              {"type": "section", "text": {"type": "mrkdwn", "text": "x"}, "accessory": dict(button, action_id="same")}]
-    assert "duplicate action_id same" in " ".join(_check_blocks(twice))
-    assert "duplicate action_id same" in " ".join(_check_blocks(apart))
+    assert "duplicate action_id same" in " ".join(check_blocks(twice))
+    assert "duplicate action_id same" in " ".join(check_blocks(apart))
 
 
 def test_commit_choice_gives_every_button_its_own_action_id():
     choice = CommitChoice("what broke?", tuple(commit(i) for i in range(1, 31)), lang="en")
     for payload in R.render(choice, thread="1.000001"):
-        assert _check_blocks(payload["blocks"]) == []
+        assert check_blocks(payload["blocks"]) == []
         ids = [e["action_id"] for b in payload["blocks"] if b["type"] == "actions" for e in b["elements"]]
         assert len(ids) == len(set(ids)) and all(R.ACTION_CHOOSE_PATTERN.match(i) for i in ids)
 

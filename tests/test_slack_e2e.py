@@ -465,7 +465,7 @@ async def platform(make_settings, slack, widgets):
     await services.aclose()
 
 
-async def _pieces(text: str, size: int = 700, delay: float = 0.0):
+async def answer_pieces(text: str, size: int = 700, delay: float = 0.0):
     for i in range(0, len(text), size):
         if delay:
             await asyncio.sleep(delay)
@@ -478,7 +478,7 @@ async def test_long_streamed_answer_continues_in_new_messages(platform, slack):
     code = "".join(f"+ line {i} & <tag{i}> @here\n" for i in range(900))
     answer = "Here is the diff:\n\n```diff\n" + code + "```\nThat is all."
     conv = Conversation("slack", "C9", "U0001", thread="1.000001", extra={"team_id": "T0001"})
-    ref = await platform.stream("C9", "1.000001", _pieces(answer), conv=conv)
+    ref = await platform.stream("C9", "1.000001", answer_pieces(answer), conv=conv)
     messages = [m for m in slack.replies("C9", "1.000001") if m.streamed]
     assert len(messages) >= 3 and ref.id == messages[0].ts
     for m in messages:
@@ -598,7 +598,7 @@ async def test_a_stream_that_expires_midway_is_finished_by_editing_it(platform, 
     slack.fail("chat.appendStream", times=None, error="message_not_in_streaming_state")
     answer = " ".join(f"word{i}" for i in range(300))
     conv = Conversation("slack", "C9", "U0001", thread="1.000004", extra={"team_id": "T0001"})
-    ref = await platform.stream("C9", "1.000004", _pieces(answer, size=50, delay=0.01), conv=conv)
+    ref = await platform.stream("C9", "1.000004", answer_pieces(answer, size=50, delay=0.01), conv=conv)
     (message,) = slack.replies("C9", "1.000004")
     assert message.ts == ref.id and message.streamed  # the same message, started as a stream…
     assert message.text == answer and message.edits >= 1  # …completed with chat.update, nothing lost

@@ -17,7 +17,7 @@ from bot.render import slack as R
 from bot.services import Services
 from handlers.slack import SlackError, build_slack
 from handlers.slack import api
-from tests.test_slack_e2e import (CHANNEL, FAST, HIGH_TITLE, LOW_TITLE, _pieces, buttons, by_title,  # noqa: F401
+from tests.test_slack_e2e import (CHANNEL, FAST, HIGH_TITLE, LOW_TITLE, answer_pieces, buttons, by_title,  # noqa: F401
                                   digest_thread, make_bot, platform, shown, shown_eph, slack, widgets)
 
 
@@ -749,7 +749,9 @@ async def test_a_streamed_answer_starts_in_the_channels_turn_and_appends_do_not_
     await default_platform.stream("C9", "1.000030", pieces(), conv=conv)
     first_post = slack.calls_to("chat.postMessage")[0].at
     (start,) = slack.calls_to("chat.startStream")
-    assert start.at - first_post >= 3.0 - 0.01  # the fourth message in the channel: after the window
+    # The fourth message in the channel waits for the window. The fake stamps arrival, so a first post
+    # delayed in transit on a loaded machine shrinks the gap a little: allow that much, not a second.
+    assert start.at - first_post >= 3.0 - 0.2
     (message,) = [m for m in slack.replies("C9", "1.000030") if m.streamed]
     assert message.text == "".join(f"part{i} " for i in range(5)) and not message.streaming
 
@@ -890,7 +892,7 @@ async def test_a_code_block_open_at_a_message_cut_is_closed_and_reopened_after_e
     code = "".join(f"+ line {i}\n" for i in range(1500))
     answer = "First:\n\n```\nsmall\n```\n\nThen:\n\n```diff\n" + code + "```\nThat is all."
     conv = Conversation("slack", "C9", "U0001", thread="1.000041", extra={"team_id": "T0001"})
-    await platform.stream("C9", "1.000041", _pieces(answer), conv=conv)
+    await platform.stream("C9", "1.000041", answer_pieces(answer), conv=conv)
     messages = [m for m in slack.replies("C9", "1.000041") if m.streamed]
     assert len(messages) >= 2
     assert all(m.text.count("```") % 2 == 0 for m in messages)  # each message's code blocks closed

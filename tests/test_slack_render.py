@@ -12,7 +12,7 @@ from bot.platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetail
                           Notice)
 from bot.render import slack as R
 from bot.window import day_window
-from tests.fakes.slack_server import CUMULATIVE_LIMIT, _check_blocks
+from tests.fakes.slack_server import CUMULATIVE_LIMIT, check_blocks
 
 WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)
 EVIL_TITLE = "fix: <!channel> read <https://evil.example|docs> now <@U1> @here <!subteam^S1|team> [docs](https://evil.example)"
@@ -49,7 +49,7 @@ def check(payloads: list[dict]) -> None:
     for p in payloads:
         assert set(p) == {"text", "blocks"}
         assert p["text"].strip() and len(p["text"]) <= 4000
-        assert _check_blocks(p["blocks"]) == [], _check_blocks(p["blocks"])
+        assert check_blocks(p["blocks"]) == [], check_blocks(p["blocks"])
         assert len(p["blocks"]) <= 50
         assert sum(len(json.dumps(b, ensure_ascii=False).encode()) for b in p["blocks"]) <= CUMULATIVE_LIMIT
         for b in p["blocks"]:
@@ -257,7 +257,7 @@ def test_answer_header_and_notice():
 def test_ask_modal_fits_slack():
     view = R.ask_modal({"repo": "acme/widgets", "sha": sha(1), "lang": "zh"}, '{"v":{}}')
     assert view["callback_id"] == "digest_ask_modal" and len(view["title"]["text"]) <= 24
-    assert _check_blocks(view["blocks"]) == []
+    assert check_blocks(view["blocks"]) == []
     assert view["blocks"][1]["element"]["placeholder"]["text"].startswith("例如")
 
 

@@ -70,7 +70,8 @@ def test_exactly_the_longest_range_is_allowed_one_more_day_is_not():
 def test_trailing_characters_make_a_date_invalid():
     with pytest.raises(UsageError) as err:
         parse_window("2026-01-280", "UTC", NOW)
-    assert str(err.value) == "'2026-01-280' is not a date: use YYYY-MM-DD, a range A..B, today or yesterday."
+    assert str(err.value) == ("'2026-01-280' is not a date: use YYYY-MM-DD, a range A..B, today, yesterday, "
+                              "last-week or this-week.")
 
 
 @pytest.mark.parametrize("day,tz,hours", [
@@ -90,3 +91,44 @@ def test_date_like_words_are_told_apart_from_repositories():
     assert is_date_token("2026-1-5") and is_date_token("2026/01/28") and is_date_token("Yesterday")
     assert not is_date_token("2026-01-28x") and not is_date_token("2026-1-5-rc")
     assert not is_date_token("v2026-01-28") and not is_date_token("release/2026")
+
+
+# NOW is Tuesday 2026-03-10 in Shanghai: this ISO week began on Monday 03-09, the last one ran 03-02..03-08.
+@pytest.mark.parametrize("spec,label", [
+    ("今天", "2026-03-10"), ("昨天", "2026-03-09"), ("前天", "2026-03-08"),
+    ("2026年1月20日", "2026-01-20"), ("2026年01月20号", "2026-01-20"), ("1月20日", "2026-01-20"), ("3月10日", "2026-03-10"),
+    ("上周", "2026-03-02..2026-03-08"), ("last-week", "2026-03-02..2026-03-08"),
+    ("本周", "2026-03-09..2026-03-10"), ("这周", "2026-03-09..2026-03-10"), ("this-week", "2026-03-09..2026-03-10"),
+    ("前天..今天", "2026-03-08..2026-03-10"), ("1月18日..1月20日", "2026-01-18..2026-01-20"),
+    ("1月18日至1月20日", "2026-01-18..2026-01-20"), ("上周..本周", "2026-03-02..2026-03-10"),
+    ("2026-03-01..昨天", "2026-03-01..2026-03-09"),
+])
+def test_chinese_date_words_and_weeks(spec, label):
+    w = parse_window(spec, "Asia/Shanghai", NOW)
+    assert w.label == label and w.tz == "Asia/Shanghai"
+    assert is_date_token(spec)
+
+
+def test_a_week_is_monday_to_sunday_in_the_channels_zone():
+    # 22:00 on Monday 03-09 in New York: this week is that Monday alone, last week 03-02..03-08
+    assert parse_window("本周", "America/New_York", NOW).label == "2026-03-09"
+    w = parse_window("上周", "America/New_York", NOW)
+    assert (w.start.isoformat(), w.end.isoformat()) == ("2026-03-02T00:00:00-05:00", "2026-03-09T00:00:00-04:00")
+
+
+@pytest.mark.parametrize("spec,en,zh", [
+    ("12月20日", "2026-12-20 is in the future (today is 2026-03-10 in Asia/Shanghai).",
+     "2026-12-20 还没到（Asia/Shanghai 的今天是 2026-03-10）。"),
+    ("2月30日", "'2月30日' is not a real calendar date.", "“2月30日”不是真实存在的日期。"),
+    ("大后天", "'大后天' is not a date", "“大后天”不是日期"),
+])
+def test_bad_chinese_dates_are_said_in_both_languages(spec, en, zh):
+    from bot.i18n import localize
+
+    with pytest.raises(UsageError) as err:
+        parse_window(spec, "Asia/Shanghai", NOW)
+    assert localize(err.value, "en").startswith(en) and localize(err.value, "zh").startswith(zh)
+
+
+def test_words_around_to_in_a_question_are_not_a_range():
+    assert not is_date_token("这个改动到底影响什么") and not is_date_token("昨天到底改了什么")

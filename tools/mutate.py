@@ -53,8 +53,8 @@ RESULTS = ROOT / ".mutation" / "results.json"
 MODULES: dict[str, list[str]] = {
     "bot/window.py": ["tests/test_window.py", "tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
-    "bot/delivery.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
-    "bot/deliveries.py": ["tests/test_deliveries.py"],
+    "bot/delivery/post.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
+    "bot/delivery/job.py": ["tests/test_deliveries.py"],
     "bot/render/labels.py": ["tests/test_feishu_render.py", "tests/test_slack_render.py", "tests/test_render_text.py"],
     "bot/render/safe.py": ["tests/test_render_text.py"],
     "bot/render/text.py": ["tests/test_render_text.py"],
@@ -94,8 +94,8 @@ MODULES: dict[str, list[str]] = {
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("bot/window.py", "_DATE = re.compile", "drop ^ at 0"):
         "_DATE is only used with .match(), which anchors at the start",
-    ("bot/deliveries.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
-    ("bot/deliveries.py", "max(1, round(self.settings.job_lease))", "1 → 2"):
+    ("bot/delivery/job.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
+    ("bot/delivery/job.py", "max(1, round(self.settings.job_lease))", "1 → 2"):
         "JOB_LEASE is validated ≥ 1 s, so the floor never applies",
     ("bot/render/text.py", "_commit(content.digest, content.entry, full=True)", "True → False"):
         "the text renderer shows every field whatever `full` says",
@@ -148,7 +148,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("handlers/feishu/stream.py", "consumed = max(1, cut - len(segment.opener))", "1 → 2"):
         "the floor only applies if a card held under two characters past a reopened fence; a card holds "
         "about 28 KB and a fence opener is at most about 25 characters",
-    ("bot/deliveries.py", "keeper.cancel()", "→ pass"):
+    ("bot/delivery/job.py", "keeper.cancel()", "→ pass"):
         "the renewal task would run on, but renewing a released (deleted) lock does nothing",
     ("handlers/slack/platform.py", "supports_streaming = True", "True → False"):
         "declared for the ChatPlatform protocol; nothing reads supports_streaming (grep: no reader)",

@@ -3,8 +3,9 @@
 The LLM path renders `prompts/analyze_commit.{lang}.j2` with the commit's text and as much diff
 as the prompt budget allows, asks for one JSON object, validates it against one schema, and
 retries exactly once (saying what was wrong) when the answer was cut off or invalid. A second
-failure, or an unreachable endpoint, falls back to the offline analysis marked "fallback" with
-a note saying why — a digest never loses a commit and never shows a half-parsed answer.
+failure, an answer still blank after the client's re-asks, or an unreachable endpoint, falls back
+to the offline analysis marked "fallback" with a note saying why — a digest never loses a commit
+and never shows a half-parsed answer.
 
 Everything taken from the repository (messages, PR text, paths, the diff) is untrusted data:
 it goes inside tagged blocks, and any of our block tags inside it is defanged first, so a commit
@@ -26,7 +27,7 @@ from ..redact import record as record_redactions, redact, redact_text
 from . import hints
 from .answer import (SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer,
                      validate_answer)
-from .llm import LLM, ContextLengthError, LLMError
+from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
 from .offline import RULES_VERSION, analyse_offline
 from .profile import RepoProfile
 
@@ -50,6 +51,10 @@ NO_DIFF = "(no diff available)"
 DATA_TAGS = ("commit", "pr_description", "reverted_commit", "files", "files_left_out", "diff",
              "commits", "offline_hint", "changelog")
 _TAG = re.compile(r"<(\s*/?\s*(?:%s)\b[^<>]*)>" % "|".join(DATA_TAGS), re.IGNORECASE)
+# The blocks holding the commit's own text: an answer may quote them; it may not copy the rest of
+# the prompt (instructions, placeholders, the offline hint) — see our_text().
+COMMIT_BLOCKS = ("commit", "pr_description", "reverted_commit", "changelog", "files", "files_left_out", "diff")
+_COMMIT_BLOCK = re.compile(r"<(%s)>.*?</\1>" % "|".join(COMMIT_BLOCKS), re.S)
 
 RETRY_FEEDBACK = {
     "en": ("Your previous answer {problem}. Answer again with the same JSON object, in your own "
@@ -77,6 +82,12 @@ def clip(text: str, limit: int) -> str:
 def untrusted(text: str | None, limit: int) -> str:
     """Repository text made safe for a data block: clipped, secrets redacted, tags defanged."""
     return defang(redact_text(clip(text or "", limit)))
+
+
+def our_text(prompt: RenderedPrompt) -> str:
+    """The prompt as we wrote it: the system part, and the user part without the commit's own
+    blocks (inside them every tag is defanged, so a block ends only at its real closing tag)."""
+    return f"{prompt.system}\n{_COMMIT_BLOCK.sub(' ', prompt.user)}"
 
 
 def withheld(commit: Commit, pr_body: str | None, selection: DiffSelection | None) -> Counter:
@@ -187,16 +198,20 @@ class Analyzer:
         if self.llm is None:
             return self._offline(commit, files, lang, profile=profile)
         subject = _Subject(commit, files)
+        await self.llm.recall()  # the window and the tokens ratio an earlier process learnt
         prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
         record_redactions(withheld(commit, pr_body, selection))
         try:
-            try:
-                analysis = await self._ask(prompt, lang, subject)
-            except ContextLengthError as exc:
-                # The endpoint told us its window; the estimate is corrected: shrink, ask once more.
-                log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
-                prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
-                analysis = await self._ask(prompt, lang, subject)
+            for refused in range(CONTEXT_RETRIES + 1):
+                try:
+                    analysis = await self._ask(prompt, lang, subject)
+                    break
+                except ContextLengthError as exc:
+                    if refused == CONTEXT_RETRIES:
+                        raise
+                    # The endpoint told us its window; the estimate is corrected: shrink, ask again.
+                    log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
+                    prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
             return self._offline(commit, files, lang, note=f"LLM unavailable: {exc}", reason=exc.kind, profile=profile)
@@ -235,6 +250,8 @@ class Analyzer:
         first = await self._attempt(messages, prompt, subject)
         if isinstance(first, Analysis):
             return first
+        if first.code == "empty":  # still blank after the client's re-asks: no corrective retry helps
+            raise InvalidAnswer("LLM answer was blank every time it was asked", "empty")
         log.info("LLM answer rejected (%s); retrying once", first.en)
         retry = messages + [{"role": "user", "content": RETRY_FEEDBACK[_lang(lang)].format(
             problem=first.text(lang))}]
@@ -257,7 +274,7 @@ class Analyzer:
             if not completion.text.strip():  # DeepSeek blanks an answer that was not JSON
                 raise InvalidAnswer("the answer was empty", "empty")
             analysis = validate_answer(parse_answer(completion.text, expect=ANSWER_KEYS))
-            check_meaning(analysis, subject.commit, subject.files, prompt.system)
+            check_meaning(analysis, subject.commit, subject.files, our_text(prompt))
             return analysis
         except InvalidAnswer as exc:
             metrics.count("llm_rejections", reason=exc.code)

@@ -81,6 +81,28 @@ def validate_answer(data: dict[str, Any]) -> Analysis:
                     recommendations=values["recommendations"])
 
 
+# What models write for "nothing": `risks: ["None"]`, `"impact": "N/A"`, `"暂无"`. Read as empty in
+# every field, so "None" is never published as a risk nor reaches the day's headline.
+_NONE_EN = re.compile(
+    r"^(?:(?:none|nothing|nil|null|n/?a|na|no|not applicable|not relevant)"
+    r"(?:\s+(?:known|identified|noted|significant|notable|obvious|specific|apparent|expected|found|needed|"
+    r"required|at this time|so far|in particular))*"
+    r"(?:\s+(?:risks?|recommendations?|impacts?|changes?|issues?|concerns?|insights?|follow-?ups?|"
+    r"(?:architecture|architectural|performance|security)(?:\s+(?:impacts?|changes?|concerns?|implications?))?))?"
+    r"(?:\s+(?:known|identified|noted|found|needed|required|expected))*|-+|—+|–+|/|\.{3}|…)$", re.I)
+_NONE_ZH = re.compile(r"^(?:暂?无|没有|不适用|无需|不涉及|未发现)(?:明显|特别|已知|显著|重大|任何|具体)?的?"
+                      r"(?:风险|建议|影响|问题|变化|改动|后续|架构|性能|安全)*(?:影响|问题|建议)?$")
+
+
+def is_none_like(text: str) -> bool:
+    """True for the ways a model says "nothing" ("None", "N/A", "No known risks", "无", "暂无风险")."""
+    core = re.sub(r"^[\s\-*•·]+|[\s。.!！;；,，:：()（）\[\]\"'`]+$", "", text or "").strip()
+    core = core.strip("\"'`()（）[]")
+    if not core:
+        return True
+    return bool(_NONE_EN.match(core) or _NONE_ZH.match(core.replace(" ", "")))
+
+
 def _field(data: dict, f: AnswerField):
     value = data.get(f.key)
     if f.kind == "insights":
@@ -96,7 +118,7 @@ def _field(data: dict, f: AnswerField):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise InvalidAnswer(f'"{f.key}" must be a list of strings')
-        return tuple(v.strip() for v in value if v.strip())
+        return tuple(v.strip() for v in value if v.strip() and not is_none_like(v))
     text = _text(data, f.key, f.required)
     if f.kind == "enum":
         text = text.lower()
@@ -109,6 +131,8 @@ def _text(data: dict, key: str, required: bool) -> str:
     value = data.get(key)
     if value is None and not required:
         return ""
+    if isinstance(value, str) and is_none_like(value):
+        value = ""
     if not isinstance(value, str) or (required and not value.strip()):
         raise InvalidAnswer(f'"{key}" is missing or empty' if required else f'"{key}" must be a string')
     return value.strip()
@@ -224,20 +248,34 @@ summary analysis none null empty
 SAFE_TYPES_FOR_DOCS = frozenset({ChangeType.SECURITY})
 
 
-def echoed_field(analysis: Analysis, system_prompt: str) -> str | None:
-    """The first field that copies a placeholder or instruction from the prompt, else None."""
-    slots = {n for n in map(_norm, _SLOT.findall(system_prompt))  # not the data tags: <commit> …
-             if (len(n) >= 4 and _CJK.search(n)) or (" " in n and len(n) >= 8)}
-    prompt = _norm(system_prompt)
+def _slots(our_text: str) -> set[str]:
+    """The prompt's placeholders (`<what changed and why>`), not its data tags (`<commit>`)."""
+    return {n for n in map(_norm, _SLOT.findall(our_text))
+            if (len(n) >= 4 and _CJK.search(n)) or (" " in n and len(n) >= 8)}
+
+
+def _copies(text: str, slots: set[str], prompt: str) -> bool:
+    norm = _norm(text.strip())
+    if not norm:
+        return False
+    if _SLOT.fullmatch(text.strip()) or any(slot in norm for slot in slots):
+        return True
+    long_enough = len(norm) >= 16 if _CJK.search(norm) else len(norm.split()) >= 4
+    return long_enough and norm in prompt
+
+
+def copies_prompt(text: str, our_text: str) -> bool:
+    """True when `text` is a placeholder of the prompt or a run of its words (4+ words; 16+
+    characters of Chinese) copied whole."""
+    return _copies(text, _slots(our_text), _norm(our_text))
+
+
+def echoed_field(analysis: Analysis, our_text: str) -> str | None:
+    """The first field that copies a placeholder, an instruction or the offline hint from the
+    prompt (`our_text`: the prompt without the commit's own text, which a summary may quote)."""
+    slots, prompt = _slots(our_text), _norm(our_text)
     for key, value in _text_fields(analysis):
-        text = value.strip()
-        norm = _norm(text)
-        if not norm:
-            continue
-        if _SLOT.fullmatch(text) or any(slot in norm for slot in slots):
-            return key
-        long_enough = len(norm) >= 16 if _CJK.search(norm) else len(norm.split()) >= 4
-        if long_enough and norm in prompt:
+        if _copies(value, slots, prompt):
             return key
     return None
 
@@ -272,32 +310,106 @@ def names_the_commit(summary: str, commit: Commit, files: Sequence[FileChange]) 
     return bool(cjk and cjk & _cjk_pairs(f"{commit.title}\n{commit.body}"))
 
 
+def _kinds(files: Sequence[FileChange]) -> list[str]:
+    """Each file's kind ("docs", "test", "ci", "tooling", "dependency", "lockfile", "source" …) by
+    the offline analyser's path classifier — the one place this module imports it from."""
+    from .offline.paths import classify_path
+
+    return [classify_path(f.path).value for f in files]
+
+
+# Kinds that ship nothing a user runs, named as a reader would, in the order the message lists them.
+_NOT_SHIPPED = (("docs", "documentation"), ("test", "tests"), ("ci", "CI configuration"),
+                ("tooling", "tooling (scripts, benchmarks)"))
+_DEPENDENCY_KINDS = frozenset({"dependency", "lockfile"})
+
+
 def only_docs_or_tests(files: Sequence[FileChange]) -> str | None:
-    """"documentation" / "tests" / "documentation and tests" when every file is of those kinds."""
-    from .offline.paths import FileKind, classify_path
-
-    kinds = {classify_path(f.path) for f in files}
-    if not kinds or not kinds <= {FileKind.DOCS, FileKind.TEST}:
+    """"documentation" / "tests" / "CI configuration" / "tooling …" (joined with "and") when every
+    file is of those kinds, else None."""
+    kinds = set(_kinds(files))
+    if not kinds or not kinds <= {kind for kind, _ in _NOT_SHIPPED}:
         return None
-    if kinds == {FileKind.DOCS}:
-        return "documentation"
-    return "tests" if kinds == {FileKind.TEST} else "documentation and tests"
+    return " and ".join(label for kind, label in _NOT_SHIPPED if kind in kinds)
 
 
-def check_meaning(analysis: Analysis, commit: Commit, files: Sequence[FileChange], system_prompt: str) -> None:
-    """InvalidAnswer (with a code for the counter) when a well-formed answer says nothing."""
-    if (key := echoed_field(analysis, system_prompt)) is not None:
-        raise InvalidAnswer(f'"{key}" copies the prompt\'s placeholder or instructions instead of '
-                            "describing this commit", "placeholder")
+_VERSION = re.compile(r"(?<![\w.])v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.]+)?(?![\w])")
+
+
+def patch_level_bump(files: Sequence[FileChange]) -> bool:
+    """True when the commit only moves dependencies by patch releases (1.2.3 → 1.2.4): every file
+    a manifest, lockfile, doc, test or CI file, at least one version changed, and in each change
+    block the removed and added versions pair up with the same major and minor. A new or removed
+    package, or a patch the source did not give, is not provably patch-level: False."""
+    kinds = _kinds(files)
+    allowed = _DEPENDENCY_KINDS | {kind for kind, _ in _NOT_SHIPPED}
+    if not files or not set(kinds) <= allowed or not set(kinds) & _DEPENDENCY_KINDS:
+        return False
+    pairs = 0
+    for f, kind in zip(files, kinds):
+        if kind not in _DEPENDENCY_KINDS:
+            continue
+        if not f.patch:
+            return False
+        for removed, added in _change_blocks(f.patch):
+            old = [m.groups() for line in removed for m in _VERSION.finditer(line)]
+            new = [m.groups() for line in added for m in _VERSION.finditer(line)]
+            if len(old) != len(new):
+                return False
+            for a, b in zip(old, new):
+                if a == b:
+                    continue
+                if a[0] != b[0] or a[1] != b[1] or a[2] is None or b[2] is None:
+                    return False
+                pairs += 1
+    return pairs > 0
+
+
+def _change_blocks(patch: str):
+    """(removed lines, added lines) of each run of changed lines in a unified diff."""
+    removed: list[str] = []
+    added: list[str] = []
+    for line in patch.splitlines():
+        if line.startswith(("+++", "---")):
+            continue
+        if line.startswith("-"):
+            removed.append(line[1:])
+        elif line.startswith("+"):
+            added.append(line[1:])
+        else:
+            if removed or added:
+                yield removed, added
+            removed, added = [], []
+    if removed or added:
+        yield removed, added
+
+
+def importance_contradiction(analysis: Analysis, files: Sequence[FileChange]) -> str | None:
+    """Why `high` cannot be right for these files (docs, tests, CI or tooling only; a patch-level
+    dependency update), else None. A security change may be high anywhere."""
+    if analysis.importance is not Importance.HIGH or analysis.change_type in SAFE_TYPES_FOR_DOCS:
+        return None
+    if (only := only_docs_or_tests(files)) is not None:
+        return f'"importance" is high, but the commit changes only {only}'
+    if patch_level_bump(files):
+        return '"importance" is high, but the commit only bumps dependencies by patch releases'
+    return None
+
+
+def check_meaning(analysis: Analysis, commit: Commit, files: Sequence[FileChange], our_text: str) -> None:
+    """InvalidAnswer (with a code for the counter) when a well-formed answer says nothing.
+    `our_text` is the prompt as we wrote it: instructions, placeholders and the offline hint,
+    without the commit's own text."""
+    if (key := echoed_field(analysis, our_text)) is not None:
+        raise InvalidAnswer(f'"{key}" copies the prompt\'s placeholder, instructions or hint instead of '
+                            "describing this commit in your own words", "placeholder")
     if summary_too_short(analysis.summary):
         raise InvalidAnswer('"summary" is empty or a single word', "summary_too_short")
     if not names_the_commit(analysis.summary, commit, files):
         raise InvalidAnswer('"summary" names nothing in this commit (no file, module, symbol or '
                             "title word)", "summary_unrelated")
-    if analysis.importance is Importance.HIGH and analysis.change_type not in SAFE_TYPES_FOR_DOCS:
-        if (only := only_docs_or_tests(files)) is not None:
-            raise InvalidAnswer(f'"importance" is high, but the commit changes only {only}',
-                                "importance_contradiction")
+    if (why := importance_contradiction(analysis, files)) is not None:
+        raise InvalidAnswer(why, "importance_contradiction")
 
 
 def _text_fields(analysis: Analysis):

@@ -16,17 +16,27 @@ accept and how they fail (see the README's "LLM endpoints"). This module hides t
   BREAKER_SECONDS with the reason, so a dead endpoint costs a digest seconds, not N timeouts.
 - **The window.** A context-length error is parsed (the servers' wordings differ) into the window
   and the server's prompt count; both correct this endpoint's local estimate. `usage.prompt_tokens`
-  calibrates it too. `prompt_limit()` and the clamped `max_tokens` keep requests inside it.
+  calibrates it from the first answer on (the estimate follows the highest of the last answers'
+  ratios: undercounting overflows the window, overcounting only wastes room). A prompt is budgeted
+  leaving the output its request needs (`prompt_budget(need)`), and `max_tokens` asks for at
+  most what the prompt leaves.
+- **Blank answers** (DeepSeek blanks an answer its JSON mode could not produce) cost no output:
+  asked again up to BLANK_RETRIES times before the caller sees them.
+- **Remembered per endpoint.** With a `memory` (the Redis store), the format step, the window and
+  the token ratio learnt are kept per (base URL, model) for ANALYSIS_TTL, so the next process
+  neither probes a refused format nor overflows a known window again.
 - **Reasoning** (`<think>…</think>`) never reaches a streamed reader; `reasoning_content` is ignored.
 """
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import hashlib
 import logging
 import random
 import re
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Sequence
 from urllib.parse import urlsplit
@@ -37,6 +47,7 @@ from openai import AsyncOpenAI
 from .. import metrics
 from ..diffs import estimate_tokens
 from ..models import BotError
+from ..store import ANALYSIS_TTL
 from .reasoning import ReasoningFilter, opened_by_template
 
 log = logging.getLogger(__name__)
@@ -56,6 +67,19 @@ BREAKER_SECONDS = 120.0
 MESSAGE_OVERHEAD_TOKENS = 4  # role and separators per chat message
 CONTEXT_MARGIN_TOKENS = 256  # what the calibrated estimate may still be off by
 MIN_OUTPUT_TOKENS = 256
+# The output an analysis answer needs. Measured (README, "LLM endpoints"): a 1.5B model's
+# analyses used at most 215 tokens, its headline 363; a high-importance answer (4 risks, 4
+# recommendations) in Chinese stays under ~800. The prompt is budgeted leaving this much;
+# `max_tokens` may still ask for more when the prompt leaves more.
+ANALYSIS_OUTPUT_TOKENS = 1024
+RATIO_MEMORY = 16  # the estimate follows the highest tokens ratio among this many recent answers
+MIN_CALIBRATION_TOKENS = 200  # smaller prompts are mostly chat-template overhead: no evidence
+BLANK_RETRIES = 2  # a blank answer is asked again this many times (it cost no output)
+# A prompt refused for its length costs no output either: callers rebuild it with the corrected
+# estimate and send it again this many times (the second time covers a prompt whose text the
+# server counts higher than the refused one's: a diff-heavy prompt teaches a low ratio).
+CONTEXT_RETRIES = 2
+MEMORY_TTL = ANALYSIS_TTL  # what is learnt about an endpoint is kept as long as its analyses
 
 # Structured-output levels, strongest first.
 JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, PLAIN = range(4)
@@ -103,7 +127,7 @@ class Completion:
 class LLM:
     """An OpenAI-compatible endpoint with one concurrency bound for every request."""
 
-    def __init__(self, settings):
+    def __init__(self, settings, memory=None):
         self.model: str = settings.llm_model
         self._max_prompt_tokens: int = settings.llm_max_prompt_tokens
         self._max_output_tokens: int = settings.llm_max_output_tokens
@@ -120,9 +144,15 @@ class LLM:
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
         self._floor = JSON_SCHEMA  # the strongest format this endpoint has not refused
         self._proven: set[int] = set()  # levels the endpoint has answered (not refused)
-        self._probe = asyncio.Lock()
-        self._probe_loop: asyncio.AbstractEventLoop | None = None
         self.token_ratio = 1.0  # the endpoint's tokens per locally estimated token
+        self._ratios: deque[float] = deque(maxlen=RATIO_MEMORY)
+        self.blank_retries = BLANK_RETRIES
+        self._memory = memory  # a Store (get_json, set_json, k) or None
+        self._memory_key = memory.k("llm", "endpoint", hashlib.sha256(
+            f"{base_url}\n{self.model}".encode()).hexdigest()[:16]) if memory is not None else ""
+        self._recalled = memory is None
+        self._saved: tuple | None = None  # the state last written to (or read from) memory
+        self._locks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
         self._failures = 0  # consecutive endpoint failures
         self._open_until = 0.0
         self._last_failure: LLMError | None = None
@@ -131,17 +161,28 @@ class LLM:
     # --- the window -------------------------------------------------------------------------------
     @property
     def max_output_tokens(self) -> int:
-        """Output to ask for: the setting, but at most a third of a known window."""
-        if self.context_tokens:
-            return max(MIN_OUTPUT_TOKENS, min(self._max_output_tokens, self.context_tokens // 3))
+        """The most output a request asks for (the setting); each request is clamped to what its
+        prompt leaves of a known window."""
         return self._max_output_tokens
+
+    def output_reserve(self, need: int) -> int:
+        """The output kept free in the window for a request that needs `need` tokens."""
+        reserve = min(need, self._max_output_tokens)
+        if self.context_tokens:
+            reserve = min(reserve, self.context_tokens // 2)
+        return max(MIN_OUTPUT_TOKENS, reserve)
+
+    def prompt_budget(self, need: int) -> int:
+        """The prompt budget (locally estimated tokens) of a request whose answer needs `need`."""
+        return self.prompt_limit(self.output_reserve(need))
 
     @property
     def max_prompt_tokens(self) -> int:
-        return self.prompt_limit(self.max_output_tokens)
+        """The prompt budget of a commit analysis."""
+        return self.prompt_budget(ANALYSIS_OUTPUT_TOKENS)
 
     def prompt_limit(self, output_tokens: int) -> int:
-        """The prompt budget in locally estimated tokens when `output_tokens` are asked for."""
+        """The prompt budget in locally estimated tokens when `output_tokens` are kept free."""
         limit = self._max_prompt_tokens
         if self.context_tokens:
             room = self.context_tokens - output_tokens - CONTEXT_MARGIN_TOKENS
@@ -157,12 +198,16 @@ class LLM:
 
     def _calibrate(self, messages: Sequence[Message], server_tokens: int) -> None:
         local = self._local(messages)
-        if local <= 0 or server_tokens <= 0:
+        if local < MIN_CALIBRATION_TOKENS or server_tokens <= 0:
             return
-        ratio = min(4.0, max(0.5, server_tokens / local))
-        # Undercounting overflows the window, overcounting only wastes room: follow a higher
-        # ratio at once, a lower one slowly.
-        self.token_ratio = ratio if ratio > self.token_ratio else 0.9 * self.token_ratio + 0.1 * ratio
+        self._observe(server_tokens / local)
+
+    def _observe(self, ratio: float) -> None:
+        # Undercounting overflows the window, overcounting only wastes room: the estimate follows
+        # the highest ratio among the recent answers — from the first answer on, so a server that
+        # counts fewer tokens than the local estimate (Qwen: 0.73-0.81 of it) gets fuller prompts.
+        self._ratios.append(min(4.0, max(0.5, ratio)))
+        self.token_ratio = max(self._ratios)
 
     def _fit_output(self, messages: Sequence[Message], max_tokens: int) -> int:
         if not self.context_tokens:
@@ -170,30 +215,94 @@ class LLM:
         room = self.context_tokens - self.estimate(messages) - CONTEXT_MARGIN_TOKENS
         return max(MIN_OUTPUT_TOKENS, min(max_tokens, room))
 
+    # --- memory (per endpoint, in Redis) --------------------------------------------------------
+    def _state(self) -> tuple:
+        return (self._floor, self.context_tokens, round(self.token_ratio, 3) if self._ratios else None)
+
+    async def recall(self) -> None:
+        """Once per client: what an earlier process learnt about this endpoint. Callers that size
+        a prompt by the window await it first; every request does."""
+        if self._recalled:
+            return
+        async with self._lock("recall"):
+            if self._recalled:
+                return
+            try:
+                data = await self._memory.get_json(self._memory_key)
+            except Exception as exc:  # the store is a convenience here: never fail a request on it
+                log.info("LLM endpoint memory unavailable (%s)", exc)
+                data = None
+            self._recalled = True
+            if not isinstance(data, dict):
+                return
+            if isinstance(data.get("floor"), int) and JSON_SCHEMA <= data["floor"] <= PLAIN:
+                self._floor = max(self._floor, data["floor"])
+            if isinstance(data.get("window"), int) and data["window"] > 0:
+                self.context_tokens = min(data["window"], self.context_tokens or data["window"])
+            if isinstance(data.get("ratio"), (int, float)) and data["ratio"] > 0:
+                self._observe(float(data["ratio"]))
+            self._saved = self._state()
+
+    async def _remember(self) -> None:
+        """Write what was learnt, when it changed (a refused format, a window, a new ratio)."""
+        if self._memory is None or not self._recalled:
+            return
+        state = self._state()
+        if state == self._saved:
+            return
+        self._saved = state
+        floor, window, ratio = state
+        try:
+            await self._memory.set_json(self._memory_key, {"floor": floor, "window": window, "ratio": ratio},
+                                        ttl=MEMORY_TTL)
+        except Exception as exc:
+            log.info("LLM endpoint memory unavailable (%s)", exc)
+
+    def _lock(self, name: str) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()  # asyncio primitives belong to one loop (tests, CLI runs)
+        held = self._locks.get(name)
+        if held is None or held[0] is not loop:
+            held = self._locks[name] = (loop, asyncio.Lock())
+        return held[1]
+
     # --- requests ---------------------------------------------------------------------------------
     async def complete(self, messages: Sequence[Message], *, max_tokens: int, json_mode: bool = True,
                        schema: dict[str, Any] | None = None, schema_name: str = "answer") -> Completion:
         """One chat completion. `schema` asks for that structure where the endpoint offers it;
         `json_mode` for a JSON object; neither, for text."""
         messages = list(messages)
-        async with self._slots:
-            self._check_breaker()
-            started = time.monotonic()
-            try:
-                result = await self._complete(messages, self._fit_output(messages, max_tokens), json_mode,
-                                              schema, schema_name)
-                metrics.count("llm_calls", purpose="complete", outcome="ok")
-                return result
-            except openai.OpenAIError as exc:
-                metrics.count("llm_calls", purpose="complete", outcome="error")
-                raise self._error(exc, messages) from None
-            finally:
-                metrics.observe("llm_seconds", time.monotonic() - started, purpose="complete")
+        await self.recall()
+        try:
+            async with self._slots:
+                self._check_breaker()
+                started = time.monotonic()
+                try:
+                    for blank in range(self.blank_retries + 1):
+                        result = await self._complete(messages, self._fit_output(messages, max_tokens),
+                                                      json_mode, schema, schema_name)
+                        if result.text.strip() or result.finish_reason == "length" or blank == self.blank_retries:
+                            break
+                        # DeepSeek answers blank content when its JSON mode produced nothing: it
+                        # cost no output, so ask again rather than spend the corrective retry.
+                        metrics.count("llm_rejections", reason="blank")
+                        log.info("The LLM endpoint at %s answered blank content; asking again (%d of %d).",
+                                 self._host, blank + 1, self.blank_retries)
+                    metrics.count("llm_calls", purpose="complete", outcome="ok")
+                    return result
+                except openai.OpenAIError as exc:
+                    metrics.count("llm_calls", purpose="complete", outcome="error")
+                    raise self._error(exc, messages) from None
+                finally:
+                    metrics.observe("llm_seconds", time.monotonic() - started, purpose="complete")
+        finally:
+            await self._remember()
 
     async def stream(self, messages: Sequence[Message], *, max_tokens: int) -> AsyncIterator[str]:
         """The answer's visible content deltas, in order (reasoning blocks removed). Close the
         generator (or read it to the end): it holds a concurrency slot while open."""
         messages = list(messages)
+        await self.recall()
+        await self._remember()  # what the last request learnt (a stream cannot await when closed)
         async with self._slots:
             self._check_breaker()
             started = time.monotonic()
@@ -219,6 +328,7 @@ class LLM:
                 metrics.observe("llm_seconds", time.monotonic() - started, purpose="stream")
 
     async def aclose(self) -> None:
+        await self._remember()
         await self._client.close()
 
     # --- internals --------------------------------------------------------------------------------
@@ -229,7 +339,7 @@ class LLM:
             level = max(wanted, self._floor)
             try:
                 if level not in self._proven and level != PLAIN:
-                    async with self._probe_lock():  # the first request at a level goes alone
+                    async with self._lock("probe"):  # the first request at a level goes alone
                         if max(wanted, self._floor) != level:
                             continue  # refused meanwhile: step down
                         if level not in self._proven:
@@ -247,12 +357,6 @@ class LLM:
             except openai.OpenAIError:
                 self._proven.add(level)
                 raise
-
-    def _probe_lock(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()  # asyncio primitives belong to one loop (tests, CLI runs)
-        if self._probe_loop is not loop:
-            self._probe, self._probe_loop = asyncio.Lock(), loop
-        return self._probe
 
     async def _create(self, messages: list[Message], max_tokens: int, level: int,
                       schema: dict[str, Any] | None, schema_name: str) -> Completion:

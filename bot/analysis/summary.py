@@ -1,28 +1,38 @@
 """The day's headline: 3–5 bullets on what matters and what may break.
 
 With an LLM: one extra call over the day's analyses (compact: importance, type, title, reason,
-risks — most important first, as many as fit the prompt budget). Without one, or when that call
-fails in any way, the same bullets are built from the analyses by rule.
+risks — most important first, as many as fit the prompt budget), treated like an analysis: its
+schema (`{"bullets": [string]}`) sent down the same structured-output ladder, the answer checked
+(a list of strings; "None"-like and placeholder bullets dropped; copied instructions refused),
+one corrective retry, a context-length error answered by a smaller list. Without an LLM the
+bullets are built from the analyses by rule; when the LLM was asked and failed, the rule-based
+bullets are marked as a fallback, with a notice in the digest and a line on the CLI's stderr.
 """
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..diffs import estimate_tokens
+from ..i18n import text
 from ..models import DigestEntry, Importance
-from ..prompts import Prompts
+from ..prompts import Prompts, RenderedPrompt
 from ..redact import redact_text
 from .analyze import InvalidAnswer, clip, defang, parse_answer
-from .llm import LLM, LLMError
+from .answer import copies_prompt, is_none_like
+from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
 
 log = logging.getLogger(__name__)
 
 JOB = "day_headline"
+SCHEMA_NAME = "day_headline"
 MAX_BULLETS = 5
 ITEM_BULLETS = 4  # leaves room for the risks bullet
 MIN_ITEMS = 3
+# What the answer needs: five bullets of at most 30 words (a 1.5B model used 363 tokens); the
+# request may ask for more when the window leaves it, never more than HEADLINE_MAX_TOKENS.
+HEADLINE_OUTPUT_TOKENS = 640
 HEADLINE_MAX_TOKENS = 1024
 PROMPT_MARGIN_TOKENS = 200
 TITLE_CHARS = 150
@@ -31,25 +41,86 @@ RISK_CHARS = 150
 RISKS_PER_COMMIT = 2
 SUMMARY_CHARS = 240
 RISKS_IN_BULLET = 3
+FALLBACK_REASONS = ("timeout", "unreachable", "http_error", "context", "rejected")
+
+RETRY_FEEDBACK = {
+    "en": ('Your previous answer {problem}. Answer again with ONE JSON object {{"bullets": [...]}} whose '
+           "bullets are 3 to 5 plain strings (one sentence each, about the commits listed), and nothing "
+           "but the JSON."),
+    "zh": ('你上一次的回答{problem}。请重新只输出一个 JSON 对象 {{"bullets": [...]}}，其中 bullets 是 3 到 5 个'
+           "纯字符串（每条一句话，内容来自上面列出的提交），不要输出 JSON 以外的任何内容。"),
+}
+PROBLEM_CUT_OFF = {"en": "was cut off at the output limit", "zh": "超出输出长度被截断"}
+PROBLEM_INVALID = {"en": "was not valid: {reason}", "zh": "未通过校验：{reason}"}
+
+
+def headline_schema() -> dict[str, Any]:
+    """The answer's JSON schema (strict-mode shaped, like the analysis schema)."""
+    return {"type": "object", "properties": {"bullets": {"type": "array", "items": {"type": "string"}}},
+            "required": ["bullets"], "additionalProperties": False}
 
 
 async def headline(llm: LLM | None, prompts: Prompts, entries: Sequence[DigestEntry],
-                   lang: str) -> tuple[list[str], str]:
-    """(bullets, origin): origin is "llm" or "offline". An empty day has no bullets."""
+                   lang: str) -> tuple[list[str], str, str]:
+    """(bullets, origin, fallback reason): origin is "llm", "offline" (no LLM configured) or
+    "fallback" (the LLM failed; the reason is one of FALLBACK_REASONS). An empty day has no bullets."""
     if not entries:
-        return [], "offline"
+        return [], "offline", ""
     if llm is None:
-        return offline_headline(entries, lang), "offline"
+        return offline_headline(entries, lang), "offline", ""
     try:
-        prompt = headline_prompt(prompts, entries, lang, llm.max_prompt_tokens)
-        completion = await llm.complete(prompt.messages(),
-                                        max_tokens=min(llm.max_output_tokens, HEADLINE_MAX_TOKENS))
-        if completion.finish_reason == "length":
-            raise InvalidAnswer("the answer was cut off")
-        return parse_bullets(completion.text), "llm"
-    except (LLMError, InvalidAnswer) as exc:
-        log.warning("day headline: rule-based bullets instead (%s)", exc)
-        return offline_headline(entries, lang), "offline"
+        for refused in range(CONTEXT_RETRIES + 1):
+            try:
+                return await _ask(llm, prompts, entries, lang), "llm", ""
+            except ContextLengthError as exc:
+                if refused == CONTEXT_RETRIES:
+                    raise
+                # The endpoint said how big its window is (the estimate is corrected): list fewer commits.
+                log.info("day headline: %s Asking again with fewer commits.", exc)
+    except LLMError as exc:
+        reason, why = exc.kind if exc.kind in FALLBACK_REASONS else "http_error", str(exc)
+    except InvalidAnswer as exc:
+        reason, why = "rejected", str(exc)
+    log.warning("day headline: rule-based bullets instead (%s)", why)
+    return offline_headline(entries, lang), "fallback", reason
+
+
+def headline_notice(reason: str, lang: str) -> str:
+    """The digest's notice when the LLM was asked for the headline and failed."""
+    return text(lang, "llm_headline.notice", why=text(lang, f"llm_headline.why_{reason}"))
+
+
+def headline_cli_line(reason: str) -> str:
+    """The CLI's stderr line for the same (English, like the CLI's other summary lines)."""
+    return text("en", "llm_headline.cli", why=text("en", f"llm_headline.cli_{reason}"))
+
+
+async def _ask(llm: LLM, prompts: Prompts, entries: Sequence[DigestEntry], lang: str) -> list[str]:
+    """The checked bullets, after at most one corrective retry; InvalidAnswer otherwise."""
+    await llm.recall()
+    prompt = headline_prompt(prompts, entries, lang, llm.prompt_budget(HEADLINE_OUTPUT_TOKENS))
+    messages = prompt.messages()
+    for attempt in range(2):
+        completion = await llm.complete(messages, max_tokens=min(llm.max_output_tokens, HEADLINE_MAX_TOKENS),
+                                        schema=headline_schema(), schema_name=SCHEMA_NAME)
+        try:
+            if completion.finish_reason == "length":
+                raise InvalidAnswer("the answer was cut off at the output limit", "cut_off")
+            if not completion.text.strip():  # still blank after the client's re-asks
+                raise InvalidAnswer("the answer was blank every time it was asked", "empty")
+            return parse_bullets(completion.text, prompt)
+        except InvalidAnswer as exc:
+            if attempt or exc.code == "empty":
+                raise
+            problem = (PROBLEM_CUT_OFF[_lang(lang)] if exc.code == "cut_off"
+                       else PROBLEM_INVALID[_lang(lang)].format(reason=exc))
+            log.info("day headline: answer rejected (%s); retrying once", exc)
+            messages = messages + [{"role": "user", "content": RETRY_FEEDBACK[_lang(lang)].format(problem=problem)}]
+    raise AssertionError("unreachable")
+
+
+def _lang(lang: str) -> str:
+    return "zh" if lang == "zh" else "en"
 
 
 # --- LLM ---------------------------------------------------------------------------------------
@@ -98,16 +169,20 @@ def headline_prompt(prompts: Prompts, entries: Sequence[DigestEntry], lang: str,
     return render(lines)
 
 
-def parse_bullets(text: str) -> list[str]:
-    """The `bullets` of the answer: non-empty strings, list markers stripped, at most five."""
-    data = parse_answer(text)
+def parse_bullets(answer: str, prompt: RenderedPrompt | None = None) -> list[str]:
+    """The `bullets` of the answer: strings, list markers stripped, "None"-like ones dropped, at
+    most five; none left, or one that copies the prompt's placeholder or instructions, is refused."""
+    data = parse_answer(answer, expect=("bullets",))
     raw = data.get("bullets")
     if not isinstance(raw, list) or not all(isinstance(b, str) for b in raw):
-        raise InvalidAnswer('"bullets" must be a list of strings')
+        raise InvalidAnswer('"bullets" must be a list of strings, not objects or a single text')
     bullets = [b.strip().lstrip("-•*·").strip() for b in raw]
-    bullets = [b for b in bullets if b]
+    bullets = [b for b in bullets if b and not is_none_like(b)]
     if not bullets:
         raise InvalidAnswer('"bullets" is empty')
+    if prompt is not None and any(copies_prompt(b, prompt.system) for b in bullets):
+        raise InvalidAnswer("a bullet copies the prompt's placeholder or instructions instead of "
+                            "summarising the commits", "placeholder")
     return bullets[:MAX_BULLETS]
 
 
@@ -163,10 +238,11 @@ def _risks_bullet(entries: Sequence[DigestEntry], zh: bool) -> str:
     risks: list[str] = []
     for entry in entries:
         for risk in entry.analysis.risks:
-            text = clip(risk, RISK_CHARS).rstrip("。.;；")
-            if text and text.lower() not in seen:
-                seen.add(text.lower())
-                risks.append(text)
+            item = clip(risk, RISK_CHARS).rstrip("。.;；")
+            # "None" is no risk (answers validated before that rule, still in the cache, may say it)
+            if item and not is_none_like(item) and item.lower() not in seen:
+                seen.add(item.lower())
+                risks.append(item)
     risks = risks[:RISKS_IN_BULLET]
     if not risks:
         return ""

@@ -3,14 +3,14 @@
 
 The Sources list (short SHA, title, link) is written by the bot from the index: the retrieved
 commits the answer cites (all it was given when it cites none), never text taken from the model;
-a SHA the model cites that is not among its sources is replaced as it streams (cite.py). Without an LLM, or when it fails, the answer is the ranked
-source list with each commit's one-line summary. Nothing retrieved: one sentence saying nothing
+a SHA the model cites that is not among its sources is replaced as it streams (cite.py). Without
+an LLM, or when it fails, the answer is the ranked source list with each commit's one-line
+summary. Nothing retrieved: one sentence saying nothing
 in the period matches.
 """
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -18,11 +18,12 @@ from typing import AsyncIterator, Sequence
 from zoneinfo import ZoneInfo
 
 from ..diffs import estimate_tokens
-from ..i18n import text
+from ..explain import neutralise, stream_fitted
+from ..i18n import localize, text
 from ..models import BotError, Window
 from ..redact import redact_text
 from .cite import CitationGuard
-from .retrieve import CONTEXT_CUTOFF, LIST_CUTOFF, Retriever, Source
+from .retrieve import CONTEXT_CUTOFF, LIST_CUTOFF, TOP_K, Retriever, Source, best_of, by_importance
 from .terms import build_query
 
 log = logging.getLogger(__name__)
@@ -54,82 +55,91 @@ class HistoryQA:
         self.prompts = prompts
         self.settings = settings
 
-    async def answer(self, source, window: Window, question: str, lang: str, history: Sequence = (),
+    async def answer(self, targets, window: Window, question: str, lang: str, history: Sequence = (),
                      branch: str | None = None, search: str | None = None, trace: Trace | None = None,
                      progress=None) -> AsyncIterator[str]:
-        """Yield the answer in pieces. `search`: the words to look for (the question without its
-        period's words; default the question); the model reads the whole question."""
+        """Yield the answer in pieces. `targets`: a commit source, or (source, branch) pairs when
+        the question is about several repositories (a channel's subscriptions). `search`: the
+        words to look for (the question without its period's words; default the question); the
+        model reads the whole question."""
         trace = trace if trace is not None else Trace()
-        commits = await self.retriever.commits(source, window, branch)
-        trace.commits = len(commits)
-        if not commits:
-            yield _first(trace, text(lang, "history.no_commits", repo=source.name, period=window.label, tz=window.tz))
-            return
-        trace.analysed = await self.retriever.prepare(source, commits, lang, progress)
+        pairs = [(targets, branch)] if not isinstance(targets, (list, tuple)) else list(targets)
+        repo = ", ".join(s.name for s, _ in pairs)
         query = build_query(question if search is None else search)
         cutoff = LIST_CUTOFF if self.llm is None else CONTEXT_CUTOFF
-        sources = await self.retriever.search(source, commits, window, lang, query, cutoff=cutoff)
+        found: list[Source] = []
+        for source, on_branch in pairs:
+            commits = await self.retriever.commits(source, window, on_branch)
+            trace.commits += len(commits)
+            if commits:
+                trace.analysed += await self.retriever.prepare(source, commits, lang, progress)
+                found += await self.retriever.search(source, commits, window, lang, query, cutoff=0.0)
+        if not trace.commits:
+            yield _first(trace, text(lang, "history.no_commits", repo=repo, period=window.label, tz=window.tz))
+            return
+        sources = by_importance(found, TOP_K) if query.empty else best_of(found, TOP_K, cutoff)
         trace.sources = sources
         if not sources:
-            yield _first(trace, text(lang, "history.nothing_matches", repo=source.name, period=window.label,
-                                     tz=window.tz, count=len(commits)))
+            yield _first(trace, text(lang, "history.nothing_matches", repo=repo, period=window.label,
+                                     tz=window.tz, count=trace.commits))
             return
-        yield _first(trace, text(lang, "history.header", repo=source.name, period=window.label, tz=window.tz,
-                                 count=len(commits)) + "\n\n")
+        yield _first(trace, text(lang, "history.header", repo=repo, period=window.label, tz=window.tz,
+                                 count=trace.commits) + "\n\n")
+        several = len(pairs) > 1
         if self.llm is None:
             yield text(lang, "history.offline") + "\n"
-            yield sources_list(sources, lang, summaries=True)
+            yield sources_list(sources, lang, summaries=True, repos=several)
             trace.cited = [s.sha for s in sources]
             return
-        async for piece in self._llm_answer(source, window, question, lang, history, sources, len(commits), trace):
+        async for piece in self._llm_answer(repo, window, question, lang, history, sources, trace, several):
             yield piece
 
-    async def _llm_answer(self, source, window, question, lang, history, sources, count, trace) -> AsyncIterator[str]:
-        from ..analysis.llm import ContextLengthError
+    async def _llm_answer(self, repo, window, question, lang, history, sources, trace, several) -> AsyncIterator[str]:
+        fits: list[_Fitted] = []
+        guard: CitationGuard | None = None
 
-        fitted = self._prompt(source, window, question, lang, history, sources, count)
-        guard = CitationGuard([s.sha for s in fitted.given], text(lang, "history.not_a_source"))
+        def fit() -> _Fitted:  # fewer commits, shorter summaries each time it is rebuilt
+            fits.append(self._prompt(repo, window, question, lang, history, sources, trace.commits, len(fits)))
+            return fits[-1]
+
         try:
-            for attempt in range(2):
-                started = False
-                try:
-                    async for piece in self.llm.stream(fitted.prompt.messages(), max_tokens=fitted.output):
-                        started = True
-                        if out := guard.feed(piece):
-                            yield out
-                    break
-                except ContextLengthError:
-                    if started or attempt:
-                        raise
-                    # The endpoint said how big its window is (the estimate is corrected): refit once.
-                    fitted = self._prompt(source, window, question, lang, history, sources, count)
-                    guard = CitationGuard([s.sha for s in fitted.given], text(lang, "history.not_a_source"))
-            if out := guard.flush():
-                yield out
+            async for piece in stream_fitted(self.llm, fit):
+                if guard is None:  # the prompt is settled once the first piece arrives
+                    guard = CitationGuard([s.sha for s in fits[-1].given], text(lang, "history.not_a_source"))
+                if out := guard.feed(piece):
+                    yield out
         except BotError as exc:
-            if out := guard.flush():
+            if guard is not None and (out := guard.flush()):
                 yield out
-            yield f"\n\n⚠️ {exc}\n\n" + text(lang, "history.llm_failed") + "\n"
-            yield sources_list(sources, lang, summaries=True)
+            yield f"\n\n⚠️ {localize(exc, lang)}\n\n" + text(lang, "history.llm_failed") + "\n"
+            yield sources_list(sources, lang, summaries=True, repos=several)
             trace.cited = [s.sha for s in sources]
             return
+        given = fits[-1].given
+        guard = guard or CitationGuard([s.sha for s in given], text(lang, "history.not_a_source"))
+        if out := guard.flush():
+            yield out
         trace.cited, trace.refused = list(guard.cited), list(guard.refused)
         if guard.refused:
             log.info("history answer cited %d SHA(s) outside its sources", len(guard.refused))
         # The commits the answer cites (checked against what it was given), in the retrieval's
         # order; when it cites none, everything it was given. Each line is written from the index.
-        cited = [s for s in fitted.given if s.sha in guard.cited] or fitted.given
-        yield "\n\n" + sources_list(cited, lang)
+        cited = [s for s in given if s.sha in guard.cited] or given
+        yield "\n\n" + sources_list(cited, lang, repos=several)
 
-    def _prompt(self, source, window, question, lang, history, sources: list[Source], count: int) -> "_Fitted":
+    def _prompt(self, repo: str, window, question, lang, history, sources: list[Source], count: int,
+                rebuilt: int) -> "_Fitted":
+        """The prompt that fits the endpoint's window as now known: the first of FIT_STEPS (from
+        the `rebuilt`-th on: a refused prompt is not built the same way again) that fits."""
         output = min(OUTPUT_TOKENS, self.llm.max_output_tokens)
-        limit = self.llm.prompt_limit(output)
+        limit = self.llm.prompt_budget(output)
         turns = [{"role": getattr(t, "role", "user"), "text": _untrusted(getattr(t, "text", ""))}
                  for t in list(history)[-2 * HISTORY_TURNS:]]
-        for given_count, chars in FIT_STEPS:
+        steps = FIT_STEPS[min(rebuilt, len(FIT_STEPS) - 1):]
+        for given_count, chars in steps:
             given = sources[:given_count]
             prompt = self.prompts.render(
-                JOB, lang, repo=source.name, period=window.label, tz=window.tz, count=count,
+                JOB, lang, repo=repo, period=window.label, tz=window.tz, count=count,
                 example_sha=given[0].short_sha, commits=[_commit_vars(s, chars, window.tz) for s in given],
                 history=turns, question=_untrusted(question))
             if estimate_tokens(prompt.system) + estimate_tokens(prompt.user) + PROMPT_MARGIN_TOKENS <= limit:
@@ -145,11 +155,12 @@ class _Fitted:
     output: int
 
 
-def sources_list(sources: Sequence[Source], lang: str, summaries: bool = False) -> str:
-    """**Sources**, then one line per commit: short SHA, title, link (and its summary offline)."""
+def sources_list(sources: Sequence[Source], lang: str, summaries: bool = False, repos: bool = False) -> str:
+    """**Sources**, then one line per commit: short SHA, title, link (and its summary offline;
+    its repository when the answer draws on several)."""
     lines = [text(lang, "history.sources")]
     for s in sources:
-        line = f"• `{s.short_sha}` {_one_line(s.title, 120)}"
+        line = f"• `{s.short_sha}` " + (f"{s.repo} · " if repos and s.repo else "") + _one_line(s.title, 120)
         if summaries and s.summary:
             line += f" — {_one_line(s.summary, SUMMARY_LINE_CHARS)}"
         if s.url:
@@ -177,5 +188,4 @@ def _one_line(value: str, chars: int) -> str:
 
 def _untrusted(value: str) -> str:
     """Commit text, chat text and earlier answers: secrets redacted, block tags defused."""
-    value = redact_text(value or "")
-    return re.sub(r"<(/?)data", lambda m: f"<\u200b{m.group(1)}data", value)
+    return neutralise(redact_text(value or ""))

@@ -11,16 +11,16 @@ from .period import find_period, period_from_flags
 
 
 async def ask_history(args, settings, question: str, lang: str) -> int:
-    from ..cli_commands import ProgressBar
+    from ..cli import ProgressBar
 
     tz = args.tz or settings.default_tz
     zone(tz)
     now = datetime.now(timezone.utc)
     if args.since or args.until:
-        window = period_from_flags(args.since, args.until, tz, now, settings.max_range_days, lang)
+        window = period_from_flags(args.since, args.until, tz, now, settings.max_range_days)
         search = question
     else:
-        period = find_period(question, tz, now, settings.max_range_days, lang)
+        period = find_period(question, tz, now, settings.max_range_days)
         window, search = period.window, period.question
     services = Services.build(settings)
     bar = ProgressBar()

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from ..i18n import text
+from ..i18n import phrase
 from ..models import UsageError, Window
 from ..window import day_start, parse_window, zone
 
@@ -80,7 +80,7 @@ _RULES = [
 ]
 
 
-def find_period(question: str, tz: str, now: datetime, max_days: int, lang: str = "en") -> Period:
+def find_period(question: str, tz: str, now: datetime, max_days: int) -> Period:
     """The period the question names (else the last DEFAULT_DAYS days), and the rest of it.
     A UsageError sentence for a period in the future, backwards, or longer than `max_days`."""
     today = now.astimezone(zone(tz)).date()
@@ -88,42 +88,36 @@ def find_period(question: str, tz: str, now: datetime, max_days: int, lang: str 
         match = pattern.search(question or "")
         if match is None:
             continue
-        first, last = _days(kind, match, today, tz, now, lang)
+        first, last = _days(kind, match, today)
         rest = (question[:match.start()] + " " + question[match.end():]).strip()
-        return Period(make_window(first, last, tz, today, max_days, lang), " ".join(rest.split()), True)
+        return Period(make_window(first, last, tz, today, max_days), " ".join(rest.split()), True)
     first = today - timedelta(days=DEFAULT_DAYS - 1)
-    return Period(make_window(first, today, tz, today, max_days, lang), " ".join((question or "").split()), False)
+    return Period(make_window(first, today, tz, today, max_days), " ".join((question or "").split()), False)
 
 
-def period_from_flags(since: str | None, until: str | None, tz: str, now: datetime, max_days: int,
-                      lang: str = "en") -> Window:
+def period_from_flags(since: str | None, until: str | None, tz: str, now: datetime, max_days: int) -> Window:
     """The CLI's --since/--until (each a day as `digest --date` takes one): since..until, since..today,
     or the DEFAULT_DAYS days ending at until."""
     today = now.astimezone(zone(tz)).date()
     last = _one_day(until, tz, now) if until else today
     first = _one_day(since, tz, now) if since else last - timedelta(days=DEFAULT_DAYS - 1)
     if last < first:
-        raise UsageError(text(lang, "history.backwards", since=first.isoformat(), until=last.isoformat()))
-    return make_window(first, last, tz, today, max_days, lang)
+        raise UsageError(phrase("history.backwards", since=first.isoformat(), until=last.isoformat()))
+    return make_window(first, last, tz, today, max_days)
 
 
-def make_window(first: date, last: date, tz: str, today: date, max_days: int, lang: str = "en") -> Window:
+def make_window(first: date, last: date, tz: str, today: date, max_days: int) -> Window:
     if first > today:
-        raise UsageError(text(lang, "history.future", day=first.isoformat(), today=today.isoformat(), tz=tz))
+        raise UsageError(phrase("history.future", day=first.isoformat(), today=today.isoformat(), tz=tz))
     if last < first:
-        raise UsageError(text(lang, "history.backwards", since=first.isoformat(), until=last.isoformat()))
+        raise UsageError(phrase("history.backwards", since=first.isoformat(), until=last.isoformat()))
     last = min(last, today)  # "this month" ends today
     days = (last - first).days + 1
     if days > max_days:
-        raise UsageError(text(lang, "history.too_long", days=days, limit=max_days,
+        raise UsageError(phrase("history.too_long", days=days, limit=max_days,
                               since=first.isoformat(), until=last.isoformat()))
     label = first.isoformat() if first == last else f"{first.isoformat()}..{last.isoformat()}"
     return Window(start=day_start(first, tz), end=day_start(last + timedelta(days=1), tz), tz=tz, label=label)
-
-
-def window_days(window: Window) -> tuple[date, date]:
-    """The first and last local day of a window."""
-    return window.start.date(), (window.end - timedelta(hours=1)).astimezone(zone(window.tz)).date()
 
 
 # --- internals ---------------------------------------------------------------------------------------
@@ -139,7 +133,7 @@ def _normal_date(token: str) -> str:
     return f"{m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d}" if m else token
 
 
-def _date(token: str, today: date, lang: str) -> date:
+def _date(token: str, today: date) -> date:
     token = _normal_date(token.strip())
     m = re.fullmatch(r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]?", token)
     parts = (int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))) if m else None
@@ -149,7 +143,7 @@ def _date(token: str, today: date, lang: str) -> date:
     try:
         return date(*parts)  # type: ignore[misc]
     except (TypeError, ValueError):
-        raise UsageError(text(lang, "history.bad_date", value=token)) from None
+        raise UsageError(phrase("history.bad_date", value=token)) from None
 
 
 def _weekday_since(weekday: int, today: date) -> date:
@@ -169,12 +163,12 @@ def _count(word: str) -> int:
     return _ZH_DIGITS.get(word, 1)
 
 
-def _days(kind: str, m: re.Match, today: date, tz: str, now: datetime, lang: str) -> tuple[date, date]:
+def _days(kind: str, m: re.Match, today: date) -> tuple[date, date]:
     monday = today - timedelta(days=today.weekday())
     if kind == "range":
-        return _date(m.group(1), today, lang), _date(m.group(2), today, lang)
+        return _date(m.group(1), today), _date(m.group(2), today)
     if kind in ("since_date", "since_date_zh"):
-        return _date(next(g for g in m.groups() if g), today, lang), today
+        return _date(next(g for g in m.groups() if g), today), today
     if kind == "since_weekday":
         return _weekday_since(_EN_WEEKDAYS[m.group(1).lower()], today), today
     if kind == "since_weekday_zh":
@@ -207,5 +201,5 @@ def _days(kind: str, m: re.Match, today: date, tz: str, now: datetime, lang: str
         return today - timedelta(days=1), today - timedelta(days=1)
     if kind == "day_before":
         return today - timedelta(days=2), today - timedelta(days=2)
-    day = _date(m.group(1), today, lang)
+    day = _date(m.group(1), today)
     return day, day

@@ -45,6 +45,7 @@ class Source:
     change_type: str
     committed_at: float
     score: float
+    repo: str = ""  # the repository's display name (the answer names it when it draws on several)
 
     @property
     def short_sha(self) -> str:
@@ -86,19 +87,12 @@ class Retriever:
         `cutoff` × the best score). A query with no terms: the period's commits by importance."""
         shas = [c.sha for c in commits]
         if query.empty:
-            return await self._by_importance(source, shas, lang, limit)
+            metas = await self.index.metas(source.cache_id, lang, shas)
+            return by_importance([_source(Hit(sha, 0.0, meta), source.name) for sha, meta in metas.items()], limit)
         between = (window.start_utc.timestamp(), window.end_utc.timestamp())
         hits = await self.index.search(source.cache_id, lang, query.fts(), shas, limit, between)
-        if hits and cutoff > 0:
-            best = hits[0].score
-            hits = [h for h in hits if h.score >= cutoff * best]
-        return [_source(h) for h in hits]
+        return best_of([_source(h, source.name) for h in hits], limit, cutoff)
 
-    async def _by_importance(self, source, shas: list[str], lang: str, limit: int) -> list[Source]:
-        metas = await self.index.metas(source.cache_id, lang, shas)
-        rank = {"high": 0, "medium": 1, "low": 2}
-        order = sorted(metas.items(), key=lambda kv: (rank.get(kv[1].get("importance"), 1), -kv[1].get("ts", 0)))
-        return [_source(Hit(sha, 0.0, meta)) for sha, meta in order[:limit]]
 
     async def _document(self, source, entry: DigestEntry, tag: str) -> Document:
         commit, analysis = entry.commit, entry.analysis
@@ -131,11 +125,26 @@ class Retriever:
             cjk=" ".join(cjk_pairs(f"{commit.title}\n{analysis_text}\n{body}")), meta=meta)
 
 
-def _source(hit: Hit) -> Source:
+def best_of(found: Sequence[Source], limit: int, cutoff: float) -> list[Source]:
+    """The best `limit` by score (of one repository's search or several merged), none under
+    `cutoff` × the best score."""
+    ranked = sorted(found, key=lambda s: -s.score)[:limit]
+    if ranked and cutoff > 0:
+        ranked = [s for s in ranked if s.score >= cutoff * ranked[0].score]
+    return ranked
+
+
+def by_importance(found: Sequence[Source], limit: int) -> list[Source]:
+    """For a question that names no topic: high first, then the most recent."""
+    rank = {"high": 0, "medium": 1, "low": 2}
+    return sorted(found, key=lambda s: (rank.get(s.importance, 1), -s.committed_at))[:limit]
+
+
+def _source(hit: Hit, repo: str = "") -> Source:
     m = hit.meta
     return Source(sha=hit.sha, title=m.get("title", ""), url=m.get("url"), summary=m.get("summary", ""),
                   importance=m.get("importance", "medium"), change_type=m.get("change_type", "other"),
-                  committed_at=m.get("ts", 0.0), score=hit.score)
+                  committed_at=m.get("ts", 0.0), score=hit.score, repo=repo)
 
 
 async def _prefetch_prs(source, commits: Sequence[Commit]) -> None:

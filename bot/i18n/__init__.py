@@ -44,3 +44,56 @@ def text(lang: str | None, key: str, /, **fields: Any) -> str:
     """The sentence `key` in `lang`, its `{fields}` filled in."""
     template = catalogue(lang or DEFAULT_LANG)[key]
     return template.format(**fields) if fields else template
+
+
+class Phrase(str):
+    """A catalogue sentence not yet tied to a language: it reads as English where a plain string
+    is expected (logs, `str(exc)`, the CLI without `--lang`), and `say(lang)` tells it again in
+    the language of whoever reads it. Errors are raised far from where the reader's language is
+    known (a date parser, a repository lookup), so they carry a Phrase instead of a sentence:
+
+        raise UsageError(phrase("errors.bad_date", value=token))
+        ... later, where the channel's language is known:  localize(exc, lang)
+    """
+
+    key: str
+    fields: dict[str, Any]
+
+    def __new__(cls, key: str, fields: dict[str, Any]) -> "Phrase":
+        obj = super().__new__(cls, _fill("en", key, fields))
+        obj.key = key
+        obj.fields = fields
+        return obj
+
+    def say(self, lang: str | None) -> str:
+        return _fill(lang, self.key, self.fields)
+
+    def __reduce__(self):  # pickled and copied as key + fields, not as the English text
+        return Phrase, (self.key, self.fields)
+
+
+class OneOf(tuple):
+    """Choices named in a sentence, joined with the reader's "or": `OneOf(("zh", "en"))`."""
+
+    def say(self, lang: str | None) -> str:
+        return text(lang, "common.or").join(self)
+
+
+def _fill(lang: str | None, key: str, fields: dict[str, Any]) -> str:
+    # a field may itself be a Phrase (a reason inside a notice) or OneOf: told in the same language
+    return text(lang, key, **{k: v.say(lang) if isinstance(v, (Phrase, OneOf)) else v for k, v in fields.items()})
+
+
+def phrase(key: str, /, **fields: Any) -> Phrase:
+    """The sentence `key` with its fields, to be said later in the reader's language."""
+    return Phrase(key, fields)
+
+
+def localize(message: object, lang: str | None) -> str:
+    """`message` (a Phrase, an exception raised with one, or anything else) in `lang`; text that
+    never came from the catalogue is returned as it is."""
+    if isinstance(message, BaseException):
+        message = message.args[0] if len(message.args) == 1 else str(message)
+    if isinstance(message, Phrase):
+        return message.say(lang)
+    return str(message)

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 from ..diffs import coverage_line
+from .. import i18n
+from ..i18n import text
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
 from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
                         LowCommits, Notice, chunk_text, entries_at_least)
@@ -42,51 +44,10 @@ ANSWER_ELEMENT = "answer"  # element_id of the streamed markdown element
 
 IMPORTANCE_COLOUR = {Importance.HIGH: "red", Importance.MEDIUM: "orange", Importance.LOW: "green"}
 
-# Words only the Feishu cards need (the shared ones come from labels.py).
-TEXT: dict[str, dict[str, str]] = {
-    "zh": {
-        "ask": "💬 提问", "details": "📄 详情", "view_commit": "🔗 查看提交",
-        "thread_hint": "💬 每个提交的分析在本消息的话题里；在话题里直接提问即可追问。",
-        "page": "（{i}/{n}）", "cont": "（续）",
-        "form_title": "💬 提问：{sha}", "form_hint": "关于 {sha} {title} 的问题：",
-        "form_placeholder": "例如：这个改动可能影响哪些调用方？", "submit": "提交问题",
-        "submitted": "✅ 问题已提交，回答见下方。在话题里可以继续追问。",
-        "commit_message": "📝 提交说明", "choose": "你问的是哪个提交？", "choose_hint": "点选一个提交，我来回答：",
-        "question": "问题", "thinking": "⏳ 正在思考…", "answer_summary": "回答",
-        "toast_ask": "请在话题里填写问题", "toast_details": "正在准备详情…", "toast_answer": "正在回答…",
-        "toast_empty": "请先写下问题", "toast_unknown": "这个按钮已失效",
-        "form_expired": "这个提问表单已失效，请再点一次“提问”。",
-        "scope_missing": "⚠️ 应用还没有敏感权限 {scope}（获取群组中所有消息），飞书只会把 @机器人 的群消息发给我："
-                         "在开放平台申请该权限并由管理员审批、发布新版本后，话题里不 @ 我的消息才会被当作提问。",
-        "scope_unknown": "⚠️ 提示：群里不 @ 我的消息需要敏感权限 {scope}（获取群组中所有消息）才会发给我；"
-                         "无法确认应用是否已获授权，请在开放平台检查。",
-    },
-    "en": {
-        "ask": "💬 Ask", "details": "📄 Details", "view_commit": "🔗 View commit",
-        "thread_hint": "💬 Each commit's analysis is in this message's thread; ask follow-up questions there.",
-        "page": " ({i}/{n})", "cont": " (cont.)",
-        "form_title": "💬 Ask about {sha}", "form_hint": "Your question about {sha} {title}:",
-        "form_placeholder": "e.g. which callers could this change break?", "submit": "Ask",
-        "submitted": "✅ Question sent; the answer follows below. Keep asking in this thread.",
-        "commit_message": "📝 Commit message", "choose": "Which commit do you mean?", "choose_hint": "Pick a commit and I will answer:",
-        "question": "Question", "thinking": "⏳ Thinking…", "answer_summary": "Answer",
-        "toast_ask": "Type your question in the thread", "toast_details": "Preparing the details…",
-        "toast_answer": "Answering…", "toast_empty": "Please type a question first",
-        "toast_unknown": "This button is no longer valid",
-        "form_expired": "This question form has expired; press Ask again.",
-        "scope_missing": "⚠️ The app does not have the sensitive scope {scope} (read all group messages), so "
-                         "Feishu only sends me messages that @-mention me in groups: request it in the developer "
-                         "console, have an admin approve it and publish a version, and thread messages without a "
-                         "mention will count as questions.",
-        "scope_unknown": "⚠️ Note: group messages that do not @-mention me reach me only with the sensitive scope "
-                         "{scope} (read all group messages); I could not check whether the app has it — see the "
-                         "developer console.",
-    },
-}
-
-
 def ft(lang: str, key: str, **values) -> str:
-    return TEXT.get(lang, TEXT["en"])[key].format(**values)
+    """A word only the Feishu cards need, from the catalogue's [cards.feishu] (the shared ones
+    come from labels.py)."""
+    return text(lang, f"cards.feishu.{key}", **values)
 
 
 # --- escaping ------------------------------------------------------------------------------------
@@ -402,7 +363,7 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
     if isinstance(content, Notice):
         return notice_cards(content.text, content.lang or lang)
     if isinstance(content, DigestParent):
-        return digest_cards(content.digest)
+        return digest_cards(content.digest, content.report_url)
     if isinstance(content, CommitDetail):
         return commit_cards(content.digest, content.entry, thread=thread, full=False)
     if isinstance(content, CommitDetails):
@@ -426,7 +387,7 @@ def notice_cards(text: str, lang: str = "zh") -> list[dict]:
     return pack([Md(text)], None, plain(text, 60), lang)
 
 
-def digest_cards(d: Digest) -> list[dict]:
+def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
     lang = d.lang
     counts = [(imp, d.count(imp)) for imp in Importance]
     top = next((imp for imp, n in counts if n), Importance.LOW)
@@ -435,6 +396,8 @@ def digest_cards(d: Digest) -> list[dict]:
                     tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n])
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(L.stats_line(d)) + "\n" + grey(
         md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))})]
+    if safe_url(report_url):  # the full report page, a button near the top
+        blocks.append(Fixed(_row([_button(i18n.text(lang, "report.link"), url=safe_url(report_url))])))
     blocks += [Md(n) for n in d.notices]  # what went wrong while building it, before any content
     if d.headline:
         note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""
@@ -592,9 +555,10 @@ def mention(user: str) -> str:
 
 def answer_header_cards(h: AnswerHeader, lang: str) -> list[dict]:
     colon = "：" if lang == "zh" else ": "
-    return pack([Md(h.question, prefix=f"❓ {mention(h.user)}{colon}"),
-                 Md(h.commit.title, prefix=f"{link(h.commit.short_sha, h.commit.url)} ", wrap=grey)],
-                None, h.question, lang)
+    parts = [Md(h.question, prefix=f"❓ {mention(h.user)}{colon}")]
+    if h.commit is not None:
+        parts.append(Md(h.commit.title, prefix=f"{link(h.commit.short_sha, h.commit.url)} ", wrap=grey))
+    return pack(parts, None, h.question, lang)
 
 
 # --- questions and answers ---------------------------------------------------------------------

@@ -20,6 +20,8 @@ import re
 from typing import Iterable, Sequence
 
 from ..diffs import coverage_line
+from .. import i18n
+from ..i18n import text
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
 from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
                         LowCommits, Notice, chunk_text, entries_at_least)
@@ -55,30 +57,10 @@ MODAL_CALLBACK = "digest_ask_modal"
 MODAL_BLOCK = "question"
 MODAL_INPUT = "question"
 
-# Slack-only words (buttons, continuation markers, the question form); the digest's own words
-# come from labels.py so every renderer says the same thing.
-SLACK_LABELS = {
-    "zh": {
-        "ask": "就此提交提问", "details": "详情 / 风险", "continued": "（续 {i}/{n}）",
-        "low_placeholder": "提问或查看详情…", "low_ask": "就此提问", "low_details": "详情 / 风险",
-        "asked": "❓ {user} 问：{question}", "choose": "你问的是哪个提交？",
-        "modal_title": "就提交提问", "modal_submit": "提问", "modal_close": "取消",
-        "modal_label": "你的问题", "modal_hint": "例如：这个改动可能会影响什么？", "modal_commit": "提交 {sha}",
-        "empty_answer": "（没有生成回答）",
-    },
-    "en": {
-        "ask": "Ask about this commit", "details": "Details / risks", "continued": "(continued {i}/{n})",
-        "low_placeholder": "Ask or see details…", "low_ask": "Ask about", "low_details": "Details / risks",
-        "asked": "❓ {user} asked: {question}", "choose": "Which commit do you mean?",
-        "modal_title": "Ask about a commit", "modal_submit": "Ask", "modal_close": "Cancel",
-        "modal_label": "Your question", "modal_hint": "e.g. What could this change break?", "modal_commit": "Commit {sha}",
-        "empty_answer": "(no answer was produced)",
-    },
-}
-
-
 def s(lang: str, key: str, **values) -> str:
-    return SLACK_LABELS.get(lang, SLACK_LABELS["en"])[key].format(**values)
+    """A Slack-only word (buttons, continuation markers, the question form) from the catalogue's
+    [cards.slack]; the digest's own words come from labels.py so every renderer says the same."""
+    return text(lang, f"cards.slack.{key}", **values)
 
 
 # --- escaping ------------------------------------------------------------------------------------------
@@ -361,6 +343,8 @@ def render_parent(c: DigestParent) -> list[dict]:
     blocks = header(esc(title))
     blocks += context(esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))))
     blocks += sections(esc(L.stats_line(d)))
+    if _safe_url(c.report_url):  # the full report page, near the top where it is seen
+        blocks += sections(link(c.report_url, esc(i18n.text(lang, "report.link"))))
     for notice in d.notices:  # what went wrong while building it, before any content
         blocks += sections(esc(notice))
     if d.headline:
@@ -519,7 +503,8 @@ def render_answer_header(c: AnswerHeader) -> list[dict]:
     commit = c.commit
     text = s(lang, "asked", user=mention(c.user), question=esc(" ".join(c.question.split())))
     blocks = sections(text)
-    blocks += context(f"{link(commit.url, f'`{commit.short_sha}`')} {esc(commit.title)}")
+    if commit is not None:
+        blocks += context(f"{link(commit.url, f'`{commit.short_sha}`')} {esc(commit.title)}")
     fallback = s(lang, "asked", user="", question=c.question).replace("  ", " ")
     return paginate(blocks, fallback, lang)
 

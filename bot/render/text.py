@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..diffs import coverage_line
+from .. import i18n
 from ..models import Analysis, Importance
 from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
                         LowCommits, Notice, entries_at_least)
@@ -34,13 +35,18 @@ def render_text(content: Content) -> str:
         lines += [f"  • {c.short_sha} {terminal_safe(c.title)}" for c in content.commits]
         return "\n".join(lines)
     if isinstance(content, AnswerHeader):
-        return f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"
+        line = f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}"
+        if content.commit is None:  # a question about a period
+            return line
+        return f"{line}  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"
     raise TypeError(f"cannot render {type(content).__name__}")
 
 
 def _parent(c: DigestParent) -> str:
     d = c.digest
     lines = [f"{L.title(d)} · {d.repo}", L.stats_line(d)]
+    if c.report_url:
+        lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
     lines += [terminal_safe(n) for n in d.notices]
     if d.headline:
         lines.append(t(d.lang, "headline_heading") + (" " + t(d.lang, "headline_offline") if d.headline_origin != "llm" else ""))

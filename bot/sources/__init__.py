@@ -10,6 +10,7 @@ import os
 import re
 from typing import Protocol
 
+from ..i18n import phrase
 from ..models import Commit, FileChange, UsageError, Window
 
 GITHUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
@@ -52,7 +53,7 @@ def open_source(repo: str, settings) -> CommitSource:
     """A source for `repo`: an existing path is a local git repository, `owner/name` is GitHub."""
     repo = (repo or "").strip()
     if not repo:
-        raise UsageError("No repository given: name one as owner/name or a local path.")
+        raise UsageError(phrase("errors.no_repo_given"))
     if os.path.exists(os.path.expanduser(repo)):
         from .localgit import LocalGitSource
         source = LocalGitSource(os.path.expanduser(repo))
@@ -60,6 +61,6 @@ def open_source(repo: str, settings) -> CommitSource:
         from .github import GitHubSource
         source = GitHubSource(repo, settings)
     else:
-        raise UsageError(f"'{repo}' is neither owner/name nor an existing local path.")
+        raise UsageError(phrase("errors.not_a_repo_or_path", value=repo))
     source.spec = repo
     return source

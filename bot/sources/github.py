@@ -33,6 +33,7 @@ from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
 from .. import metrics
+from ..i18n import Phrase, phrase
 from ..models import BotError, Commit, FileChange, NotFoundError, RateLimited, SourceError, UsageError, Window
 from ..diffs import is_binary_path
 from .message import split_message, strip_emails
@@ -93,10 +94,10 @@ class _RateLimitGate:
         return delay > 0
 
     def exhausted(self, until: float) -> SourceError:
-        advice = "try later" if self._has_token else "set GITHUB_TOKEN or try later"
+        advice = phrase("errors.github_advice_later" if self._has_token else "errors.github_advice_token")
         log.warning("GitHub rate limit exhausted until %s UTC (more than %g s away): not waiting.",
                     _hhmm(until, seconds=True), self._bound)
-        return RateLimited(f"GitHub's API rate limit is exhausted until {_hhmm(until)} UTC; {advice}.", until)
+        return RateLimited(phrase("errors.github_rate_exhausted", until=_hhmm(until), advice=advice), until)
 
 
 def _hhmm(epoch: float, seconds: bool = False) -> str:
@@ -215,7 +216,7 @@ class GitHubSource:
             listed = gh.get_repo(info.full_name).get_commits(sha=ref, since=since, until=until)
             return [_to_commit(info.full_name, c) for c in listed]
 
-        commits = await self._call(fetch, not_found=f"No branch '{ref}' in {info.full_name}.")
+        commits = await self._call(fetch, not_found=phrase("errors.no_branch", branch=ref, repo=info.full_name))
         kept = [c for c in commits if window.contains(c.committed_at) and (include_merges or not c.is_merge)]
         return sorted(kept, key=lambda c: c.committed_at, reverse=True)
 
@@ -227,7 +228,7 @@ class GitHubSource:
             commit.complete()  # the one GET /commits/{sha}; further pages follow its Link header
             return tuple(_to_file(f) for f in commit.files)
 
-        return await self._call(fetch, not_found=f"No commit '{sha}' in {self.name}.")
+        return await self._call(fetch, not_found=phrase("errors.no_commit", ref=sha, repo=self.name))
 
     async def read_file(self, path: str, ref: str | None = None) -> str | None:
         """A file's text at `ref` (the default branch when None); None when it does not exist."""
@@ -241,7 +242,7 @@ class GitHubSource:
             return content.decoded_content.decode("utf-8", "replace")
 
         try:
-            return await self._call(fetch, not_found=f"No {path} in {info.full_name}.")
+            return await self._call(fetch, not_found=phrase("errors.no_file", path=path, repo=info.full_name))
         except NotFoundError:
             return None
 
@@ -254,7 +255,7 @@ class GitHubSource:
             commit.complete()
             return _to_commit(info.full_name, commit, detailed=True)
 
-        return await self._call(fetch, not_found=f"No commit '{ref}' in {info.full_name}.")
+        return await self._call(fetch, not_found=phrase("errors.no_commit", ref=ref, repo=info.full_name))
 
     async def prefetch_prs(self, commits: list[Commit]) -> None:
         """The PR bodies of these commits, PR_BATCH commits per GraphQL request (the commits'
@@ -280,7 +281,7 @@ class GitHubSource:
                 return gh.requester.graphql_query(query, {"owner": owner, "name": name})[1]
 
             try:
-                data = await self._call(fetch, not_found=f"GraphQL is not available at {self._api_url}.",
+                data = await self._call(fetch, not_found=phrase("errors.no_graphql", url=self._api_url),
                                         kind="graphql")
             except BotError as exc:
                 log.info("PR descriptions of %s come one by one (REST): %s", self.name, exc)
@@ -314,7 +315,7 @@ class GitHubSource:
                     return None
                 raise
 
-        return await self._call(fetch, not_found=f"No pull request #{number} in {self.name}.")
+        return await self._call(fetch, not_found=phrase("errors.no_pr", number=number, repo=self.name))
 
     async def pr_commit(self, number: int) -> Commit | None:
         """The commit PR #number landed as (its merge/squash commit), or None if not merged."""
@@ -329,7 +330,7 @@ class GitHubSource:
                     return None
                 raise
 
-        sha = await self._call(fetch, not_found=f"No pull request #{number} in {info.full_name}.")
+        sha = await self._call(fetch, not_found=phrase("errors.no_pr", number=number, repo=info.full_name))
         return await self.get_commit(sha) if sha else None
 
     def close(self) -> None:
@@ -348,12 +349,11 @@ class GitHubSource:
                 repo.complete()  # GET /repos/{owner}/{name}
                 return _RepoInfo(repo.full_name, repo.default_branch, repo.html_url)
 
-            info = await self._call(fetch, not_found=(
-                f"Repository {self.name} was not found on GitHub (or the token cannot see it)."))
+            info = await self._call(fetch, not_found=phrase("errors.no_repo_on_github", repo=self.name))
             self._info, self.name, self.web_url = info, info.full_name, info.html_url
         return self._info
 
-    async def _call(self, fn: Callable[[Github], T], *, not_found: str, kind: str = "rest") -> T:
+    async def _call(self, fn: Callable[[Github], T], *, not_found: Phrase, kind: str = "rest") -> T:
         """Run `fn` with a pooled client in a worker thread, at most `github_fetch_concurrency` at
         once, and turn every failure into one sentence."""
         metrics.count("github_requests", kind=kind)
@@ -368,8 +368,8 @@ class GitHubSource:
                 raise  # already one sentence (e.g. the rate-limit bound, raised by _GitHubRetry)
             except Exception as exc:  # PyGithub tripping over an odd answer: log it, say it once
                 log.exception("Unexpected failure talking to GitHub about %s", self.name)
-                raise SourceError(f"GitHub sent an answer about {self.name} that could not be read "
-                                  f"({type(exc).__name__}).") from None
+                raise SourceError(phrase("errors.github_unreadable", repo=self.name,
+                                         kind=type(exc).__name__)) from None
 
     def _with_client(self, fn: Callable[[Github], T]) -> T:
         """In the worker thread: borrow a client and give it back only when this thread is done
@@ -408,28 +408,28 @@ class GitHubSource:
             lazy=True,  # no request until we ask for one: get_repo()/get_commit() only build URLs
         )
 
-    def _explain(self, exc: Exception, not_found: str) -> Exception:
+    def _explain(self, exc: Exception, not_found: Phrase) -> Exception:
         """One sentence for the user. Never includes the token (PyGithub's exceptions don't
         carry request headers, and we only quote GitHub's own message)."""
         host = urlsplit(self._api_url).hostname or self._api_url
         if isinstance(exc, requests.RequestException):
-            kind = "timed out" if isinstance(exc, requests.Timeout) else "failed"
-            return SourceError(f"Could not reach GitHub at {host}: the connection {kind} after {RETRIES} retries.")
+            key = "errors.github_timed_out" if isinstance(exc, requests.Timeout) else "errors.github_unreachable"
+            return SourceError(phrase(key, host=host, retries=RETRIES))
         assert isinstance(exc, GithubException)
         status, message = exc.status, _github_message(exc)
         if status == 401:
             if self._token:
-                return SourceError("GitHub rejected the token (401 Bad credentials); check GITHUB_TOKEN.")
-            return SourceError("GitHub answered 401 Unauthorized; set a valid GITHUB_TOKEN.")
+                return SourceError(phrase("errors.github_bad_token"))
+            return SourceError(phrase("errors.github_unauthorized"))
         if status in (404, 422):
             return NotFoundError(not_found)
         if status in (403, 429) and Requester.isRateLimitError(message):
-            return RateLimited("GitHub's rate limit stopped the request; try again in a few minutes.")
+            return RateLimited(phrase("errors.github_rate_limited"))
         if status == 403:
-            return SourceError(f"GitHub refused access to {self.name} (403: {message or 'Forbidden'}).")
+            return SourceError(phrase("errors.github_forbidden", repo=self.name, message=message or "Forbidden"))
         if status >= 500:
-            return SourceError(f"GitHub kept failing (HTTP {status}) after {RETRIES} retries; try again later.")
-        return SourceError(f"GitHub answered HTTP {status} for {self.name}: {message or 'no message'}.")
+            return SourceError(phrase("errors.github_failing", status=status, retries=RETRIES))
+        return SourceError(phrase("errors.github_http", status=status, repo=self.name, message=message or "-"))
 
 
 # --- conversions (PyGithub objects → our models), run in the worker thread ---------------------
@@ -469,7 +469,7 @@ def _require_ref(ref: str) -> str:
     # An empty ref would turn GET /commits/{ref} into the listing endpoint.
     ref = (ref or "").strip()
     if not ref:
-        raise UsageError("Name a commit by its SHA.")
+        raise UsageError(phrase("errors.no_sha"))
     return ref
 
 

@@ -12,6 +12,7 @@ import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from ..i18n import phrase
 from ..models import Commit, FileChange, NotFoundError, SourceError, UsageError, Window
 from ..diffs import is_binary_path
 from .message import split_message
@@ -39,7 +40,8 @@ class LocalGitSource:
                               capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
         if check and proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise SourceError(f"git {args[0]} failed in {self.path}: {err[-1] if err else 'exit ' + str(proc.returncode)}")
+            raise SourceError(phrase("errors.git_failed", command=args[0], path=self.path,
+                                     detail=err[-1] if err else f"exit {proc.returncode}"))
         return proc.stdout.decode("utf-8", "replace")
 
     async def _arun(self, *args: str, check: bool = True) -> str:
@@ -47,21 +49,26 @@ class LocalGitSource:
 
     def _probe(self) -> str:
         if not os.path.isdir(self.path):
-            raise UsageError(f"{self.path} is not a directory, so it cannot be a git repository.")
+            raise UsageError(phrase("errors.not_a_directory", path=self.path))
         proc = subprocess.run(["git", "-C", self.path, "rev-parse", "--git-dir"], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise UsageError(f"{self.path} is not a git repository.")
+            raise UsageError(phrase("errors.not_a_git_repo", path=self.path))
         return proc.stdout.strip()
 
     def _identity(self) -> tuple[str, str | None]:
-        """owner/name and a web URL when `origin` points at a GitHub-like host, else the folder name."""
+        """owner/name and a web URL when `origin` points at a GitHub-like host, else the folder's
+        name — the folder above when the repository is a bare `repo` (or `repo.git`) folder, as
+        mirrors are laid out (`uv/repo`), since "repo" names nothing."""
         url = self._run("config", "--get", "remote.origin.url", check=False).strip()
         match = _REMOTE.match(url)
         if match and "." in match.group(1):
             host, owner, name = match.groups()
             return f"{owner}/{name}", f"https://{host}/{owner}/{name}"
-        base = os.path.basename(self.path.rstrip("/"))
-        return (base[:-4] if base.endswith(".git") else base) or self.path, None
+        folder = Path(self.path)
+        base = folder.name[:-4] if folder.name.endswith(".git") else folder.name
+        if base.lower() == "repo" and folder.parent.name and self._git_dir in (".", self.path):
+            base = folder.parent.name  # a bare repository's git dir is the folder itself
+        return base or self.path, None
 
     def commit_url(self, sha: str) -> str | None:
         return f"{self.web_url}/commit/{sha}" if self.web_url else None
@@ -74,7 +81,7 @@ class LocalGitSource:
     async def _verify_branch(self, branch: str) -> str:
         out = await self._arun("rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", check=False)
         if not out.strip():
-            raise NotFoundError(f"Branch {branch!r} does not exist in {self.name}.")
+            raise NotFoundError(phrase("errors.no_branch", branch=branch, repo=self.name))
         return branch
 
     async def list_commits(self, window: Window, branch: str | None = None,
@@ -119,14 +126,14 @@ class LocalGitSource:
     async def get_commit(self, ref: str) -> Commit:
         ref = ref.strip()
         if not re.fullmatch(r"[0-9a-fA-F]{4,40}", ref):
-            raise UsageError(f"'{ref}' is not a commit SHA (4–40 hexadecimal characters).")
+            raise UsageError(phrase("errors.bad_sha", value=ref))
         proc = await asyncio.to_thread(
             subprocess.run, ["git", "-C", self.path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
             capture_output=True, text=True)
         if proc.returncode != 0:
             if "ambiguous" in proc.stderr:
-                raise UsageError(f"'{ref}' matches several commits in {self.name}; give more characters.")
-            raise NotFoundError(f"No commit '{ref}' in {self.name}.")
+                raise UsageError(phrase("errors.ambiguous_sha", value=ref, repo=self.name))
+            raise NotFoundError(phrase("errors.no_commit", ref=ref, repo=self.name))
         sha = proc.stdout.strip()
         out = await self._arun("log", "-1", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", sha)
         return self._parse_log(out)[0]

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from aiohttp import web
 
 from handlers.feishu.api import FeishuApi, lark
-from handlers.feishu.events import FeishuEvents, _cancel_all
+from handlers.feishu.events import FeishuEvents, cancel_all
 from handlers.feishu.platform import FeishuPlatform
 from handlers.feishu.verify import NONCE_HEADER, SIG_HEADER, TS_HEADER, CallbackVerifier
 from handlers.pacing import Pacer
@@ -83,7 +83,7 @@ class FeishuAdapter:
         loop = self._ws_loop
         if loop is not None and not loop.is_closed():
             try:
-                loop.call_soon_threadsafe(_cancel_all, loop)
+                loop.call_soon_threadsafe(cancel_all, loop)
             except RuntimeError:
                 pass  # the loop closed meanwhile
         if self._ws_thread is not None:
@@ -114,7 +114,7 @@ class FeishuAdapter:
                 loop.run_until_complete(asyncio.wait_for(client._disconnect(), 2))
             except BaseException:
                 pass
-            _cancel_all(loop)
+            cancel_all(loop)
             pending = asyncio.all_tasks(loop)
             if pending:
                 loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))

@@ -26,6 +26,7 @@ from lark_oapi.core.exception import ObtainAccessTokenException
 from lark_oapi.core.utils import AESCipher
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger, P2CardActionTriggerResponse
 
+from bot.i18n import phrase
 from bot.models import BotError
 from handlers.pacing import Pacer
 
@@ -64,10 +65,13 @@ class FeishuApi:
         self.max_transient = max_transient  # attempts per call on 5xx / connection failures
 
     async def call(self, what: str, fn: Callable, request, *, limits=()) -> object:
+        """One API call, paced, retried on rate limits and transient failures. `what` names the
+        action for the error a user may read: a key of the catalogue's [errors.feishu_doing]."""
+        what = phrase(f"errors.feishu_doing.{what}")  # English in the logs, the reader's language when shown
         size = body_bytes(request)
         if size > MAX_BODY_BYTES:  # the renderer keeps cards well below: never send what Feishu refuses
             log.error("not sending a %d-byte request body to %s (Feishu's limit is %d)", size, what, MAX_BODY_BYTES)
-            raise FeishuError(f"The message was too large for Feishu to {what}.", 230025)
+            raise FeishuError(phrase("errors.feishu_too_large", what=what), 230025)
         loop = asyncio.get_running_loop()
         transient = throttled = 0
         while True:
@@ -80,13 +84,13 @@ class FeishuApi:
                         throttled += 1
                         await self.sleep(_backoff(throttled))
                         continue
-                    raise FeishuError(f"Feishu kept rate-limiting the bot, so it could not {what}.", exc.code) from None
-                raise FeishuError(f"Feishu refused the app credentials (code {exc.code}: {exc.msg}); "
-                                  f"check FEISHU_APP_ID and FEISHU_APP_SECRET.", exc.code) from None
+                    raise FeishuError(phrase("errors.feishu_rate_limited", what=what), exc.code) from None
+                raise FeishuError(phrase("errors.feishu_bad_credentials", code=exc.code, msg=exc.msg),
+                                  exc.code) from None
             except Exception as exc:  # connection refused/reset, timeout, a non-JSON gateway page
                 transient += 1
                 if transient >= self.max_transient:
-                    raise FeishuError(f"Feishu could not be reached to {what} ({type(exc).__name__}).") from None
+                    raise FeishuError(phrase("errors.feishu_unreachable", what=what, kind=type(exc).__name__)) from None
                 await self.sleep(_backoff(transient))
                 continue
             raw = getattr(resp, "raw", None)
@@ -95,7 +99,7 @@ class FeishuApi:
             if status == 429 or code in RATE_CODES:
                 throttled += 1
                 if throttled > self.max_throttled:
-                    raise FeishuError(f"Feishu kept rate-limiting the bot, so it could not {what}.", code)
+                    raise FeishuError(phrase("errors.feishu_rate_limited", what=what), code)
                 await self.sleep(_reset_wait(getattr(raw, "headers", None) or {}, throttled))
                 continue
             if code == 0 and status < 400:
@@ -105,7 +109,8 @@ class FeishuApi:
                 await self.sleep(_backoff(transient))
                 continue
             log.warning("Feishu refused to %s: HTTP %s, code %s, %s", what, status, code, resp.msg)
-            raise FeishuError(f"Feishu refused to {what} (code {code}: {resp.msg or 'no message'}).", code)
+            raise FeishuError(phrase("errors.feishu_refused", what=what, code=code,
+                                     msg=resp.msg or phrase("errors.feishu_no_message")), code)
 
     async def raw(self, what: str, method: str, uri: str, body: dict | None = None, *, limits=()) -> dict:
         """A call the SDK has no method for; returns the whole JSON reply."""
@@ -118,7 +123,8 @@ class FeishuApi:
         try:
             return json.loads(resp.raw.content or b"{}")
         except ValueError:
-            raise FeishuError(f"Feishu answered something unreadable when asked to {what}.") from None
+            raise FeishuError(phrase("errors.feishu_unreadable",
+                                     what=phrase(f"errors.feishu_doing.{what}"))) from None
 
 
 def body_bytes(request) -> int:

@@ -268,7 +268,7 @@ class FeishuEvents:
         await self.chat.submit("action", conv, action=action, value=value, question=question)
 
 
-def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+def cancel_all(loop: asyncio.AbstractEventLoop) -> None:
     for task in asyncio.all_tasks(loop):
         task.cancel()
 

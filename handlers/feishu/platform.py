@@ -13,9 +13,9 @@ import re
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import AsyncIterator
 
+from bot.i18n import phrase
 from bot.models import BotError
 from bot.platform import Content, Conversation, MessageRef, Notice
 from bot.render import feishu as R
@@ -41,7 +41,7 @@ LOOKUP_PAGES = 20  # pages read at most when looking for a message sent before
 LOOKUP_SKEW = 600  # seconds before the first attempt the chat is read from (clocks differ)
 
 
-def _uuid(base: str, index: int) -> str:
+def send_uuid(base: str, index: int) -> str:
     """Feishu's send `uuid` (≤ 50 chars; the same uuid within an hour returns the same message)."""
     return f"{base[:40]}-{index}"
 
@@ -72,17 +72,6 @@ def _mark_all(cards: list[dict], base: str) -> list[dict]:
     return [_marked(card, _marker(base, i)) for i, card in enumerate(cards)]
 
 
-@dataclass
-class _Segment:
-    """One card of a streamed answer: a CardKit card (`card_id`) or a patched message."""
-    ref: MessageRef
-    start: int  # where in the whole answer this card's text begins
-    opener: str = ""  # a code fence reopened at the top of this card
-    card_id: str | None = None
-    sequence: int = 0
-    shown: str = ""
-
-
 class FeishuPlatform:
     name = "feishu"
     supports_streaming = True
@@ -111,7 +100,7 @@ class FeishuPlatform:
             return
         self._identity_checked = time.monotonic()
         try:
-            reply = await self.api.raw("read the bot's identity", "GET", "/open-apis/bot/v3/info")
+            reply = await self.api.raw("read_identity", "GET", "/open-apis/bot/v3/info")
         except BotError as exc:
             log.warning("Feishu bot info unavailable (%s); recognising mentions by type instead", exc)
             return
@@ -159,7 +148,7 @@ class FeishuPlatform:
     async def _thread_id(self, message_id: str) -> str:
         """The thread (omt_…) that replies to `message_id` live in; "" when it has none yet."""
         request = GetMessageRequest.builder().message_id(message_id).build()
-        resp = await self.api.call("read a message back", self.api.client.im.v1.message.get, request)
+        resp = await self.api.call("read_message", self.api.client.im.v1.message.get, request)
         items = resp.data.items or []
         return str(items[0].thread_id or "") if items else ""
 
@@ -181,7 +170,7 @@ class FeishuPlatform:
                 builder = builder.sort_type("ByCreateTimeDesc")
             if token:
                 builder = builder.page_token(token)
-            resp = await self.api.call("read the chat back", self.api.client.im.v1.message.list, builder.build())
+            resp = await self.api.call("read_chat", self.api.client.im.v1.message.list, builder.build())
             for item in resp.data.items or []:
                 sender = item.sender
                 if item.deleted or item.msg_type != "interactive" or not sender or sender.sender_type != "app":
@@ -210,7 +199,7 @@ class FeishuPlatform:
         if (isinstance(content, Notice) and not conv.is_dm and not conv.thread and conv.user and self.ephemeral_ok
                 and conv.channel not in self.ephemeral_refused):
             try:
-                await self.api.raw("send an ephemeral card", "POST", "/open-apis/ephemeral/v1/send",
+                await self.api.raw("send_ephemeral", "POST", "/open-apis/ephemeral/v1/send",
                                    {"chat_id": conv.channel, "open_id": conv.user, "msg_type": "interactive",
                                     "card": R.ephemeral_card(content.text)},
                                    limits=self.chats.limits(conv.channel))
@@ -245,7 +234,7 @@ class FeishuPlatform:
         """A sentence to add to the `config` reply when a setting cannot work as configured:
         `questions all` needs the sensitive scope im:message.group_msg, without which Feishu
         delivers only @-mentions from groups. Checked with the scopes API (no scope needed)."""
-        if getattr(settings, "questions", None) != "all":
+        if settings.questions != "all":
             return None
         status = await self._scope_status(GROUP_MSG_SCOPE)
         if status == 1:
@@ -257,7 +246,7 @@ class FeishuPlatform:
         checked, scopes = self._scopes
         if scopes is None or time.monotonic() - checked > SCOPES_TTL:
             try:
-                reply = await self.api.raw("read the app's scopes", "GET", "/open-apis/application/v6/scopes")
+                reply = await self.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes")
                 items = (reply.get("data") or {}).get("scopes") or []
                 scopes = {str(i.get("scope_name")): int(i.get("grant_status") or 2) for i in items if isinstance(i, dict)}
             except (BotError, ValueError, TypeError, AttributeError) as exc:
@@ -273,7 +262,7 @@ class FeishuPlatform:
         return await AnswerStream(self, channel, thread, lang).run(pieces)
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
-        raise BotError("Sending files is not supported on Feishu; the digest is in the cards.")
+        raise BotError(phrase("errors.feishu_no_files"))
 
     # --- primitives -------------------------------------------------------------------------------------
     async def post_cards(self, channel: str, cards: list[dict], *, thread: str | None = None,
@@ -291,38 +280,38 @@ class FeishuPlatform:
                     continue
                 content = R.card_json(card)
                 if first is None:
-                    first = await self._post(channel, content, thread=thread, quote=quote, uid=_uuid(base, index))
+                    first = await self.post_card(channel, content, thread=thread, quote=quote, uid=send_uuid(base, index))
                 else:
-                    await self._post(channel, content, thread=first.thread_root, uid=_uuid(base, index))
+                    await self.post_card(channel, content, thread=first.thread_root, uid=send_uuid(base, index))
         assert first is not None
         return first
 
-    async def _post(self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None,
+    async def post_card(self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None,
                     uid: str) -> MessageRef:
         limits = self.chats.limits(channel)
         if thread or quote:
             body = ReplyMessageRequestBody.builder().msg_type("interactive").content(content) \
                 .reply_in_thread(bool(thread)).uuid(uid).build()
             request = ReplyMessageRequest.builder().message_id(thread or quote).request_body(body).build()
-            resp = await self.api.call("reply in the chat", self.api.client.im.v1.message.reply, request, limits=limits)
+            resp = await self.api.call("reply", self.api.client.im.v1.message.reply, request, limits=limits)
             return MessageRef(channel, resp.data.message_id, thread or None)
         body = CreateMessageRequestBody.builder().receive_id(channel).msg_type("interactive") \
             .content(content).uuid(uid).build()
         request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body).build()
-        resp = await self.api.call("post a message", self.api.client.im.v1.message.create, request, limits=limits)
+        resp = await self.api.call("post_message", self.api.client.im.v1.message.create, request, limits=limits)
         return MessageRef(channel, resp.data.message_id, None)
 
     async def patch(self, message_id: str, card: dict) -> None:
         body = PatchMessageRequestBody.builder().content(R.card_json(card)).build()
         request = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
         async with self.messages.lock(message_id):
-            await self.api.call("update a message", self.api.client.im.v1.message.patch, request,
+            await self.api.call("update_message", self.api.client.im.v1.message.patch, request,
                                 limits=self.messages.limits(message_id))
 
     async def create_card(self, card: dict) -> str:
         body = CreateCardRequestBody.builder().type("card_json").data(R.card_json(card)).build()
         request = CreateCardRequest.builder().request_body(body).build()
-        resp = await self.api.call("create a streaming card", self.api.client.cardkit.v1.card.create, request)
+        resp = await self.api.call("create_card", self.api.client.cardkit.v1.card.create, request)
         return resp.data.card_id
 
     async def set_card_text(self, card_id: str, text: str, sequence: int) -> None:
@@ -330,7 +319,7 @@ class FeishuPlatform:
             .uuid(R.stable_id("content", card_id, sequence, length=32)).build()
         request = ContentCardElementRequest.builder().card_id(card_id).element_id(R.ANSWER_ELEMENT) \
             .request_body(body).build()
-        await self.api.call("stream an answer", self.api.client.cardkit.v1.card_element.content, request,
+        await self.api.call("stream_answer", self.api.client.cardkit.v1.card_element.content, request,
                             limits=self.cards.limits(card_id))
 
     async def close_card(self, card_id: str, summary: str, sequence: int) -> None:
@@ -338,5 +327,5 @@ class FeishuPlatform:
         body = SettingsCardRequestBody.builder().settings(json.dumps(settings, ensure_ascii=False)) \
             .sequence(sequence).uuid(R.stable_id("settings", card_id, sequence, length=32)).build()
         request = SettingsCardRequest.builder().card_id(card_id).request_body(body).build()
-        await self.api.call("finish a streamed answer", self.api.client.cardkit.v1.card.settings, request,
+        await self.api.call("finish_answer", self.api.client.cardkit.v1.card.settings, request,
                             limits=self.cards.limits(card_id))

@@ -8,17 +8,29 @@ import json
 import logging
 import time
 import uuid
+from dataclasses import dataclass
 from typing import AsyncIterator
 
 from bot.platform import MessageRef
 from bot.render import feishu as R
 from handlers.feishu.api import RATE_CODES, FeishuError
-from handlers.feishu.platform import FeishuPlatform, _Segment, _uuid
+from handlers.feishu.platform import FeishuPlatform, send_uuid
 
 log = logging.getLogger(__name__)
 
 STREAM_INTERVAL = 0.1  # CardKit: ≤ 10 operations per second per card
 PATCH_INTERVAL = 0.25  # message.patch: ≤ 5 edits per second per message
+
+
+@dataclass
+class Segment:
+    """One card of a streamed answer: a CardKit card (`card_id`) or a patched message."""
+    ref: MessageRef
+    start: int  # where in the whole answer this card's text begins
+    opener: str = ""  # a code fence reopened at the top of this card
+    card_id: str | None = None
+    sequence: int = 0
+    shown: str = ""
 
 
 class AnswerStream:
@@ -75,10 +87,10 @@ class AnswerStream:
                 reader.cancel()
                 await asyncio.gather(reader, return_exceptions=True)
 
-    def _interval(self, segment: _Segment) -> float:
+    def _interval(self, segment: Segment) -> float:
         return STREAM_INTERVAL if segment.card_id else PATCH_INTERVAL
 
-    async def _open(self, start: int, opener: str, text: str) -> _Segment:
+    async def _open(self, start: int, opener: str, text: str) -> Segment:
         raw = opener + text[start:]
         raw = raw[:R.answer_cut(raw)] if raw else raw
         if self.p.cardkit_ok:
@@ -92,15 +104,15 @@ class AnswerStream:
             else:
                 content = json.dumps({"type": "card", "data": {"card_id": card_id}})
                 ref = await self._post(content)
-                return _Segment(ref, start, opener, card_id=card_id, sequence=0, shown=raw)
+                return Segment(ref, start, opener, card_id=card_id, sequence=0, shown=raw)
         ref = await self._post(R.card_json(R.answer_card(raw, streaming=False, lang=self.lang)))
-        return _Segment(ref, start, opener, shown=raw)
+        return Segment(ref, start, opener, shown=raw)
 
     async def _post(self, content: str) -> MessageRef:
         async with self.p.chats.lock(self.channel):
-            return await self.p._post(self.channel, content, thread=self.thread, uid=_uuid(uuid.uuid4().hex, 0))
+            return await self.p.post_card(self.channel, content, thread=self.thread, uid=send_uuid(uuid.uuid4().hex, 0))
 
-    async def _show(self, segment: _Segment, text: str) -> _Segment:
+    async def _show(self, segment: Segment, text: str) -> Segment:
         raw = segment.opener + text[segment.start:]
         while not R.answer_fits(raw):
             cut = R.answer_cut(raw)
@@ -112,7 +124,7 @@ class AnswerStream:
         await self._set(segment, raw)
         return segment
 
-    async def _set(self, segment: _Segment, raw: str) -> None:
+    async def _set(self, segment: Segment, raw: str) -> None:
         if raw == segment.shown:
             return
         if segment.card_id:
@@ -131,7 +143,7 @@ class AnswerStream:
         await self.p.patch(segment.ref.id, R.answer_card(raw, streaming=False, lang=self.lang))
         segment.shown = raw
 
-    async def _close(self, segment: _Segment) -> None:
+    async def _close(self, segment: Segment) -> None:
         if segment.card_id:
             segment.sequence += 1
             try:

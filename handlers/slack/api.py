@@ -25,6 +25,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.i18n import phrase
 from bot.models import BotError
 
 log = logging.getLogger(__name__)
@@ -48,18 +49,19 @@ class SlackError(BotError):
         self.code = code
 
 
-# Slack's error codes a user can do something about, with what to do.
-HINTS = {"not_in_channel": "invite the bot to this channel first, with /invite",
-         "channel_not_found": "the bot cannot see this conversation; invite it first"}
+# Slack's error codes a user can do something about: what to do is in the catalogue.
+HINTS = ("not_in_channel", "channel_not_found")
 
 
 def as_slack_error(exc: BaseException, what: str) -> SlackError:
     """`Slack <what> failed: <Slack's error code | the exception's type>.` (plus what to do)"""
     if isinstance(exc, SlackApiError):
         code = (exc.response.get("error") if exc.response is not None else None) or "error"
-        hint = f" ({HINTS[code]})" if code in HINTS else ""
-        return SlackError(f"Slack {what} failed: {code}{hint}.", code)
-    return SlackError(f"Slack {what} failed: {type(exc).__name__}.", type(exc).__name__)
+        if code in HINTS:
+            return SlackError(phrase("errors.slack_failed_hint", method=what, code=code,
+                                     hint=phrase(f"errors.slack_hint_{code}")), code)
+        return SlackError(phrase("errors.slack_failed", method=what, code=code), code)
+    return SlackError(phrase("errors.slack_failed", method=what, code=type(exc).__name__), type(exc).__name__)
 
 
 # --- retries -------------------------------------------------------------------------------------------
@@ -135,21 +137,22 @@ async def respond(url: str, payload: dict) -> None:
     except SDK_ERRORS as exc:
         raise as_slack_error(exc, "response_url") from None
     if resp.status_code != 200:
-        raise SlackError(f"Slack response_url failed: HTTP {resp.status_code}.")
+        raise SlackError(phrase("errors.slack_failed", method="response_url", code=f"HTTP {resp.status_code}"))
 
 
 async def upload(client: AsyncWebClient, **args) -> None:
     try:
         await client.files_upload_v2(**args)
     except SDK_ERRORS as exc:
-        raise as_slack_error(exc, "file upload") from None
+        raise as_slack_error(exc, "files.uploadV2") from None
 
 
 async def open_chat_stream(client: AsyncWebClient, **kwargs):
     """slack_sdk's AsyncChatStream (chat.startStream on its first append, then appendStream).
     A slack_sdk older than 3.43 (the floor) may lack it: that is "streaming unavailable", not a crash."""
     if not hasattr(client, "chat_stream"):
-        raise SlackError("Slack chat.startStream failed: method_not_found.", "method_not_found")
+        raise SlackError(phrase("errors.slack_failed", method="chat.startStream", code="method_not_found"),
+                         "method_not_found")
     return await client.chat_stream(**kwargs)
 
 

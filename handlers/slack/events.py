@@ -15,7 +15,7 @@ import traceback
 
 from aiohttp import web
 
-from bot.chat import say
+from bot.i18n import localize, text
 from bot.models import BotError, UsageError
 from bot.platform import Conversation, Notice
 from bot.render import slack as R
@@ -223,7 +223,8 @@ class SlackAdapter:
         except SlackError as exc:  # the trigger expired (3 s): say how to ask instead
             log.warning("could not open the question form: %s", exc)
             lang = value.get("lang") or self.settings.default_lang
-            await self.platform.reply_private(conv, Notice(say(lang, "ask_hint", sha=str(value.get("sha", ""))[:7])))
+            hint = text(lang, "notices.ask_hint", sha=str(value.get("sha", ""))[:7])
+            await self.platform.reply_private(conv, Notice(hint, lang=lang))
 
     async def _on_question_form(self, ack, body: dict, view: dict) -> None:
         await ack()
@@ -253,10 +254,10 @@ class SlackAdapter:
         if repo is not None:
             lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.settings.default_lang
             try:
-                self.chat.check_repo(conv, str(repo), lang)
+                self.chat.check_repo(conv, str(repo))
             except BotError as exc:
                 log.warning("Slack action refused: its value names a repository chat users may not reach")
-                self.chat.spawn(self._tell(conv, Notice(f"⚠️ {exc}", "error", lang)))
+                self.chat.spawn(self._tell(conv, Notice(f"⚠️ {localize(exc, lang)}", "error", lang)))
                 return
         await self.chat.submit("action", conv, action=action, value=value, question=question)
 

@@ -43,6 +43,7 @@ class SlackPlatform:
     supports_streaming = True
     supports_buttons = True
     supports_files = True
+    send_dedupe_window = None  # keyed sends are made idempotent here (a Redis marker + message metadata)
 
     def __init__(self, client: api.AsyncWebClient, store=None, pacing: Pacing | None = None):
         self.client = client
@@ -56,7 +57,7 @@ class SlackPlatform:
         """One Web API call; failures become a SlackError naming the method and Slack's error."""
         return await api.call(self.client, method, **kwargs)
 
-    async def _post(self, channel: str, payload: dict, thread: str | None, metadata: dict | None = None) -> str:
+    async def post(self, channel: str, payload: dict, thread: str | None, metadata: dict | None = None) -> str:
         """chat.postMessage, paced, in this channel's order; returns the ts."""
         async with self.pacer.lock(channel):
             return await self._post_locked(channel, payload, thread, metadata)
@@ -193,6 +194,14 @@ class SlackPlatform:
         finally:
             ref = await writer.close()
         return ref
+
+    async def send_unless_posted(self, channel: str, content: Content, *, thread: str | None = None,
+                                 key: str, since: float) -> MessageRef | None:
+        """Never asked (no dedupe window): `send` with a key already finds what was posted."""
+        return None
+
+    async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
+        return None  # every setting works on Slack as configured
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
         args: dict[str, Any] = dict(channel=channel, content=text, filename=filename, title=title)

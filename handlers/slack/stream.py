@@ -191,7 +191,7 @@ class AnswerStream:
         text = self.text + part
         shown = R.md_to_mrkdwn(text)
         if self.ts is None:
-            ts = await self.p._post(self.channel, {"text": shown, "blocks": []}, self.thread)
+            ts = await self.p.post(self.channel, {"text": shown, "blocks": []}, self.thread)
             self.ts = ts
             self.first_ts = self.first_ts or ts
         else:

@@ -28,6 +28,21 @@ Server options: `latency` (added before every answer), `max_concurrent` with `ov
 (wait for a slot) or `over_cap="reject"` (answer 429 with `Retry-After: retry_after`), and
 `first_token_delay` (streams: seconds between the headers and the first content chunk).
 
+Endpoints as measured (README "LLM endpoints"), for any responder:
+- `window=6144`: a context window for every request, streams included — prompt + `max_tokens`
+  over it is refused with HTTP 400 in a real server's wording (`wordings`, cycled; see
+  CONTEXT_WORDINGS; `window_refusals` counts them).
+- `blank_every=3`: every third completion answers blank content (`"   "`, finish_reason stop),
+  as DeepSeek does when its JSON mode produced nothing; `blank_rate=0.33` with `seed` does it at
+  random instead; `blank_first=2` answers each distinct prompt blank the first two times it is
+  sent (`blanks` counts them all).
+- `tokens=measured_tokens`: how the server counts a prompt (usage.prompt_tokens and the window);
+  the default `server_tokens` counts ASCII at 3 characters a token and Chinese 1.5 a character;
+  `measured_tokens` is llama-cpp-python's Qwen2.5 count as measured: 0.73–0.81 of the client's
+  estimate.
+- `refuse_json_schema=True`: `response_format: json_schema` answered as llama-cpp-python does:
+  HTTP 500 with a validation message (`refused_schema` counts them).
+
 Requests with `"stream": true` are answered as server-sent events: `data: {chat.completion.chunk}`
 lines (a role chunk, content chunks, a final chunk with `finish_reason`, then a usage chunk when
 `stream_options.include_usage` is set) and `data: [DONE]`.
@@ -43,10 +58,12 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import random
 import re
 import sys
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
@@ -157,8 +174,22 @@ CONTEXT_WORDINGS = {  # HTTP 400 messages, as worded by OpenAI, vLLM (older, new
 def good_answer(request: dict, **overrides: Any) -> str:
     """A valid analysis that names the commit it was shown (title and first file)."""
     title, path = commit_facts(request)
-    summary = f"Changes {path or 'the code'} for “{title or 'this commit'}”."
-    return analysis_json(summary=summary, **overrides)
+    overrides.setdefault("summary", f"Changes {path or 'the code'} for “{title or 'this commit'}”.")
+    return analysis_json(**overrides)
+
+
+def measured_tokens(request: dict) -> int:
+    """A prompt counted as llama-cpp-python counted Qwen2.5-Coder's (measured on a real uv day):
+    0.73–0.81 of the client's own estimate, varying by text (a stable hash picks the ratio), plus
+    the chat template's tokens per message."""
+    from bot.diffs import estimate_tokens
+
+    total = 0.0
+    for m in request.get("messages", []):
+        text = str(m.get("content") or "")
+        ratio = 0.73 + 0.08 * (zlib.crc32(text.encode()) % 1000) / 999
+        total += estimate_tokens(text) * ratio + 5
+    return math.ceil(total)
 
 
 def server_tokens(request: dict) -> int:
@@ -207,10 +238,7 @@ class Behaviour:
                 "param": "response_format", "code": None})
         if name == "llamacpp_500" and kind == "json_schema":
             # llama-cpp-python validates response_format inside the route: a 500 naming the format
-            return Reply(status=500, error={
-                "message": "1 validation error for ChatCompletionRequestResponseFormat\ntype\n  Input should "
-                           "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', "
-                           "input_type=str]", "type": "internal_server_error", "param": None, "code": None})
+            return Reply(status=500, error=dict(LLAMACPP_SCHEMA_ERROR))
         if request.get("stream"):
             return self._stream()
         system = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "system"), "")
@@ -250,25 +278,39 @@ class Behaviour:
         return Reply(content=prose)
 
     def _over_window(self, request: dict) -> Reply | None:
-        prompt = server_tokens(request)
-        output = int(request.get("max_tokens") or 0)
-        if prompt + output <= self.window:
-            return None
-        with self._lock:
-            wording = next(self._wordings)
-            self.refusals += 1
-        total = prompt if wording == "openai" else prompt + output
-        return Reply(status=400, error={
-            "message": CONTEXT_WORDINGS[wording].format(window=self.window, prompt=prompt, output=output,
-                                                        total=total),
-            "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"})
+        refused = over_window(request, self.window, next(self._wordings), server_tokens)
+        if refused is not None:
+            with self._lock:
+                self.refusals += 1
+        return refused
+
+
+def over_window(request: dict, window: int, wording: str, tokens: Callable[[dict], int]) -> Reply | None:
+    """The HTTP 400 a real server answers when prompt + max_tokens exceed its window, else None."""
+    prompt = tokens(request)
+    output = int(request.get("max_tokens") or 0)
+    if prompt + output <= window:
+        return None
+    total = prompt if wording == "openai" else prompt + output
+    return Reply(status=400, error={
+        "message": CONTEXT_WORDINGS[wording].format(window=window, prompt=prompt, output=output, total=total),
+        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"})
+
+
+LLAMACPP_SCHEMA_ERROR = {
+    "message": "1 validation error for ChatCompletionRequestResponseFormat\ntype\n  Input should "
+               "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', "
+               "input_type=str]", "type": "internal_server_error", "param": None, "code": None}
 
 
 class FakeOpenAI:
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
                  max_concurrent: int | None = None, over_cap: str = "queue",
                  retry_after: float = 0.05, first_token_delay: float = 0.0,
-                 model: str = "fake-model"):
+                 model: str = "fake-model", window: int | None = None,
+                 wordings: Iterable[str] = tuple(CONTEXT_WORDINGS), blank_every: int = 0,
+                 blank_rate: float = 0.0, blank_first: int = 0, seed: int = 7, tokens: Callable[[dict], int] | None = None,
+                 refuse_json_schema: bool = False):
         if over_cap not in ("queue", "reject"):
             raise ValueError("over_cap must be 'queue' or 'reject'")
         self.responder: Responder = responder or default_responder
@@ -278,6 +320,19 @@ class FakeOpenAI:
         self.retry_after = retry_after
         self.first_token_delay = first_token_delay
         self.model = model
+        self.window = window
+        self._wordings = itertools.cycle(list(wordings))
+        self.blank_every = blank_every
+        self.blank_rate = blank_rate
+        self.blank_first = blank_first
+        self._asked: dict[str, int] = {}  # times each distinct prompt was answered (blank_first)
+        self._random = random.Random(seed)
+        self.tokens: Callable[[dict], int] = tokens or server_tokens
+        self.refuse_json_schema = refuse_json_schema
+        self.window_refusals = 0  # context-length errors answered because of `window`
+        self.blanks = 0  # completions answered blank because of blank_every / blank_rate
+        self.refused_schema = 0  # json_schema requests refused because of refuse_json_schema
+        self._answered = 0  # completions answered 200 (for blank_every)
         self.requests: list[dict] = []
         self.request_headers: list[dict[str, str]] = []
         self.peak_concurrency = 0
@@ -339,6 +394,40 @@ class FakeOpenAI:
     def _next_id(self) -> str:
         return f"chatcmpl-fake{next(self._ids):06d}"
 
+    def _endpoint_refusal(self, request: dict) -> Reply | None:
+        """What the endpoint itself refuses before any responder sees the request."""
+        fmt = request.get("response_format") or {}
+        if self.refuse_json_schema and fmt.get("type") == "json_schema":
+            with self._lock:
+                self.refused_schema += 1
+            return Reply(status=500, error=dict(LLAMACPP_SCHEMA_ERROR))
+        if self.window:
+            with self._lock:
+                wording = next(self._wordings)
+            refused = over_window(request, self.window, wording, self.tokens)
+            if refused is not None:
+                with self._lock:
+                    self.window_refusals += 1
+                return refused
+        return None
+
+    def _blank(self, request: dict, reply: Reply) -> Reply:
+        """Every blank_every-th completion, one at blank_rate, or a prompt's first blank_first
+        answers come back blank."""
+        if request.get("stream") or reply.status != 200 or reply.hang or not (
+                self.blank_every or self.blank_rate or self.blank_first):
+            return reply
+        prompt = json.dumps(request.get("messages"), sort_keys=True)
+        with self._lock:
+            self._answered += 1
+            self._asked[prompt] = self._asked.get(prompt, 0) + 1
+            blank = bool((self.blank_every and self._answered % self.blank_every == 0)
+                         or (self.blank_rate and self._random.random() < self.blank_rate)
+                         or self._asked[prompt] <= self.blank_first)
+            if blank:
+                self.blanks += 1
+        return Reply(**{**reply.__dict__, "content": "   ", "finish_reason": "stop"}) if blank else reply
+
 
 def _as_reply(answer: "Reply | str | dict", request: dict) -> Reply:
     if isinstance(answer, Reply):
@@ -351,8 +440,8 @@ def _as_reply(answer: "Reply | str | dict", request: dict) -> Reply:
     return Reply(content=str(answer))
 
 
-def _usage(request: dict, content: str) -> dict[str, int]:
-    prompt = server_tokens(request)  # the same tokenizer the "context" behaviour enforces
+def _usage(request: dict, content: str, tokens: Callable[[dict], int] = server_tokens) -> dict[str, int]:
+    prompt = tokens(request)  # the same count the window is enforced with
     completion = len(content) // 4 + 1
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
@@ -418,7 +507,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, request: dict) -> None:
         fake = self.fake
-        reply = _as_reply(fake.responder(request), request)
+        refused = fake._endpoint_refusal(request)
+        reply = refused or fake._blank(request, _as_reply(fake.responder(request), request))
         fake._sleep(fake.latency + reply.delay)
         if reply.hang:
             fake._stopping.wait(HANG_LIMIT)
@@ -449,7 +539,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "logprobs": None,
                 "finish_reason": reply.finish_reason,
             }],
-            "usage": _usage(request, content),
+            "usage": _usage(request, content, self.fake.tokens),
             "system_fingerprint": "fp_fake",
         }
         self._send_json(200, payload, reply.headers)
@@ -483,7 +573,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_event(chunk({"content": piece}))
         self._write_event(chunk({}, reply.finish_reason))
         if (request.get("stream_options") or {}).get("include_usage"):
-            self._write_event(chunk({}, usage=_usage(request, "".join(pieces)), choices=False))
+            self._write_event(chunk({}, usage=_usage(request, "".join(pieces), fake.tokens), choices=False))
         self._write_chunk(b"data: [DONE]\n\n")
         self._write_chunk(b"")  # the terminating zero-length chunk
 

@@ -331,7 +331,7 @@ class FakeSlack:
         if not p.get("trigger_id"):
             return {"ok": False, "error": "invalid_trigger_id"}
         view = p.get("view") or {}
-        problem = _check_blocks(view.get("blocks") or [])
+        problem = check_blocks(view.get("blocks") or [])
         if problem:
             return {"ok": False, "error": "invalid_arguments", "response_metadata": {"messages": problem}}
         view_id = f"V{len(self.views) + 1:08d}"
@@ -386,7 +386,7 @@ class FakeSlack:
         blocks = p.get("blocks") or []
         if not isinstance(blocks, list):
             return {"ok": False, "error": "invalid_blocks_format"}
-        problems = _check_blocks(blocks)
+        problems = check_blocks(blocks)
         if problems:
             self.block_errors.append({"params": p, "problems": problems})
             return {"ok": False, "error": "invalid_blocks", "errors": problems}
@@ -428,7 +428,7 @@ def _action_ids(node: Any) -> list[str]:
     return found
 
 
-def _check_blocks(blocks: list) -> list[str]:
+def check_blocks(blocks: list) -> list[str]:
     problems: list[str] = []
     if len(blocks) > 50:
         problems.append(f"{len(blocks)} blocks (max 50)")

@@ -18,33 +18,20 @@ import uuid
 from dataclasses import dataclass
 from datetime import date
 
-import contextvars
-
-from . import metrics
-from .delivery import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
-from .models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
-from .store import StoreUnavailable
-from .platform import MessageRef, Notice
-from .window import day_window
+from .. import metrics
+from ..current_job import CURRENT_JOB
+from ..i18n import localize, text
+from ..models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
+from ..platform import MessageRef, Notice
+from ..store import StoreUnavailable
+from ..window import day_window
+from .post import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
 
 log = logging.getLogger(__name__)
 
 LEDGER_TTL = 40 * 86400
 MAX_ATTEMPTS = 3
 STORE_RETRY = 2.0  # seconds before a job interrupted by a Redis outage runs again
-
-# The queued job this code runs in, if any. On-demand deliveries derive their keys from it, so a
-# request re-run after its worker died (or Redis went away) resumes its digest.
-CURRENT_JOB: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_job", default=None)
-
-
-class JobIdFilter(logging.Filter):
-    """Adds `job` to log records: " [job-id]" while a queued job runs, else ""."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        job = CURRENT_JOB.get()
-        record.job = f" [{job}]" if job else ""
-        return True
 PROGRESS_EVERY = 1.5  # seconds between progress-message edits (platform edit limits, and calm)
 
 
@@ -137,7 +124,7 @@ class Deliveries:
                 raise  # on demand: the request that asked reports it to its asker
             if not isinstance(exc, BotError):
                 log.exception("delivery of %s to %s:%s failed", spec.repo, spec.platform, spec.channel)
-            return await self._failed(spec, str(exc) if isinstance(exc, BotError) else type(exc).__name__)
+            return await self._failed(spec, exc if isinstance(exc, BotError) else type(exc).__name__)
         finally:
             keeper.cancel()
             try:
@@ -162,16 +149,18 @@ class Deliveries:
         except Exception as exc:  # noqa: BLE001 — on demand, the person who asked reads why
             if progress is None:
                 raise
-            reason = str(exc) if isinstance(exc, BotError) else type(exc).__name__
+            reason = exc if isinstance(exc, BotError) else type(exc).__name__
             if not isinstance(exc, BotError):
                 log.exception("digest for %s %s failed", source.name, window.label)
-            await platform.update(progress, Notice(chat.say(spec.lang, "failed", repo=source.name, label=window.label,
-                                                            reason=reason), "error", spec.lang))
+            line = text(spec.lang, "notices.build_failed", repo=source.name, label=window.label,
+                        reason=localize(reason, spec.lang))
+            await platform.update(progress, Notice(line, "error", spec.lang))
             return "failed"
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
         parent = await deliver_digest(platform, self.store, spec.channel,
-                                      Plan(digest, spec.min_importance, spec.attach or cfg.file),
+                                      Plan(digest, spec.min_importance, spec.attach or cfg.file,
+                                           report=getattr(chat.services.reports, "publish", None)),
                                       replace_ref=progress, thread=spec.thread, progress_key=spec.key,
                                       now=lambda: chat.clock().timestamp())
         if parent is not None and digest.entries:
@@ -184,8 +173,8 @@ class Deliveries:
         saved = await self.store.get_json(key)
         if saved:
             return MessageRef(spec.channel, saved["id"], saved.get("thread"))
-        ref = await platform.send(spec.channel, Notice(self.chat.say(spec.lang, "building", repo=name, label=window.label),
-                                                       "progress", spec.lang), thread=spec.thread, key=key)
+        line = text(spec.lang, "progress.building", repo=name, label=window.label)
+        ref = await platform.send(spec.channel, Notice(line, "progress", spec.lang), thread=spec.thread, key=key)
         await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
         return ref
 
@@ -193,25 +182,25 @@ class Deliveries:
         last = [float("-inf"), ""]  # the first progress is always shown
 
         async def on_progress(done: int, total: int) -> None:
-            text = self.chat.say(spec.lang, "progress", repo=name, label=window.label, done=done, total=total)
+            line = text(spec.lang, "progress.analysing", repo=name, label=window.label, done=done, total=total)
             now = self.monotonic()
-            if total and text != last[1] and (now - last[0] >= PROGRESS_EVERY):
-                last[:] = [now, text]
+            if total and line != last[1] and (now - last[0] >= PROGRESS_EVERY):
+                last[:] = [now, line]
                 try:
-                    await platform.update(progress, Notice(text, "progress", spec.lang))
+                    await platform.update(progress, Notice(line, "progress", spec.lang))
                 except BotError:
                     pass  # a missed progress edit is cosmetic
 
         return on_progress
 
-    async def _failed(self, spec: DeliverySpec, reason: str) -> str:
+    async def _failed(self, spec: DeliverySpec, reason: BotError | str) -> str:
         """A scheduled push that failed: retry later; after MAX_ATTEMPTS say so in the channel
         once and stop."""
         log.warning("delivery of %s to %s:%s failed: %s", spec.repo, spec.platform, spec.channel, reason)
         attempts = await self.store.incr(spec.attempts, LEDGER_TTL)
         if attempts < MAX_ATTEMPTS:
             raise RetryLater(f"failed ({reason}); will retry", self.settings.clock_interval * 2 ** attempts)
-        await self.store.set_json(spec.ledger, {"failed": reason}, ttl=LEDGER_TTL)
+        await self.store.set_json(spec.ledger, {"failed": str(reason)}, ttl=LEDGER_TTL)
         try:
             sub = Subscription(spec.platform, spec.channel, spec.repo, lang=spec.lang)
             await self.chat.report_push_failure(sub, attempts, reason)

@@ -20,12 +20,12 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Awaitable, Callable
 
-from .models import BotError, Digest, Importance
-from .platform import (ChatPlatform, CommitDetail, DigestParent, LowCommits, MessageRef, Notice,
+from ..models import BotError, Digest, Importance
+from ..platform import (ChatPlatform, CommitDetail, DigestParent, LowCommits, MessageRef, Notice,
                        entries_at_least)
-from .render.labels import t
+from ..render.labels import t
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,9 @@ class Plan:
     digest: Digest
     min_importance: str  # "high", "medium" or "low": the least important commit shown
     attach_report: bool
+    # Publishes the report page and returns its link (None: no page); called once, just before
+    # the parent is posted, so a resumed delivery does not publish again.
+    report: Callable[[Digest], Awaitable[str | None]] | None = None
 
 
 def thread_contents(plan: Plan) -> list:
@@ -63,7 +66,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     """Post (or finish posting) a digest. Returns the parent message, None for a skipped empty day.
     `now` (epoch seconds) dates the attempts recorded in the progress state."""
     state = (await store.get_json(progress_key) if progress_key else None) or {}
-    window = getattr(platform, "send_dedupe_window", None)
+    window = platform.send_dedupe_window
 
     def unsafe_to_retry(step) -> bool:
         """`step` was tried before with an unknown outcome, too long ago for a keyed re-send."""
@@ -74,11 +77,8 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     async def send_checked(step, content, thread_ref) -> MessageRef | None:
         """After the dedupe window: the platform looks the message up before sending it; None
         when it cannot tell whether the message is there."""
-        check = getattr(platform, "send_unless_posted", None)
-        if check is None:
-            return None
-        return await check(channel, content, thread=thread_ref, key=f"{progress_key}:{step}",
-                           since=float(state["trying"]["at"]))  # set: unsafe_to_retry(step) said so
+        return await platform.send_unless_posted(channel, content, thread=thread_ref, key=f"{progress_key}:{step}",
+                                                 since=float(state["trying"]["at"]))  # set: unsafe_to_retry said so
 
     async def trying(step) -> None:
         if progress_key:
@@ -95,7 +95,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     if state.get("parent"):
         parent = MessageRef(channel, state["parent"], thread)
     else:
-        content = DigestParent(d, plan.min_importance)
+        content = DigestParent(d, plan.min_importance, await plan.report(d) if plan.report else None)
         if unsafe_to_retry("parent"):
             parent = await send_checked("parent", content, thread)
             if parent is None:
@@ -126,7 +126,7 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
         await _save(store, progress_key, state)
 
     if plan.attach_report and platform.supports_files and not state.get("file"):
-        from .render.markdown import render_report
+        from ..render.markdown import render_report
 
         name = f"{d.repo.replace('/', '_')}-{d.window.label}.md"
         await platform.upload(channel, root, name, render_report([d]), title=name)

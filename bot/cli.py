@@ -1,10 +1,13 @@
-"""The `digest` and `ask` CLI commands: thin wrappers over the core that print to a terminal."""
+"""The CLI's `digest` and `ask` commands (argparse is in __main__.py): thin wrappers over the core
+that print to a terminal. Their own lines on stderr are in `--lang` when it is given, else English
+(`stderr_lang`); the digest itself is in `--lang`, else DEFAULT_LANG."""
 from __future__ import annotations
 
 import os
 import sys
 from datetime import datetime, timezone
 
+from .i18n import phrase, text
 from .models import UsageError
 from .services import Services
 from .window import parse_window, zone
@@ -15,8 +18,9 @@ EXIT_NO_LLM = 3  # an LLM is configured but no commit got an LLM analysis (the d
 class ProgressBar:
     """`analysing 12/31 [######....]` on stderr — only on a terminal, so pipes and CI stay clean."""
 
-    def __init__(self, stream=sys.stderr):
+    def __init__(self, stream=sys.stderr, lang: str = "en"):
         self.stream = stream
+        self.lang = lang
         self.enabled = stream.isatty()
         self.shown = False
 
@@ -25,7 +29,8 @@ class ProgressBar:
             return
         width = 30
         filled = int(width * done / total)
-        self.stream.write(f"\ranalysing {done}/{total} [{'#' * filled}{'.' * (width - filled)}]")
+        self.stream.write(f"\r{text(self.lang, 'cli.analysing', done=done, total=total)} "
+                          f"[{'#' * filled}{'.' * (width - filled)}]")
         self.stream.flush()
         self.shown = True
 
@@ -41,11 +46,16 @@ def _check_out_path(path: str | None) -> None:
         return
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise UsageError(f"Cannot write {path}: the folder {folder} does not exist.")
+        raise UsageError(phrase("cli.out_no_folder", path=path, folder=folder))
     if os.path.isdir(path):
-        raise UsageError(f"Cannot write {path}: it is a folder.")
+        raise UsageError(phrase("cli.out_is_folder", path=path))
     if not os.access(folder, os.W_OK):
-        raise UsageError(f"Cannot write {path}: no permission to write in {folder}.")
+        raise UsageError(phrase("cli.out_no_permission", path=path, folder=folder))
+
+
+def stderr_lang(args) -> str:
+    """The language of the CLI's own lines: `--lang` when given, else English."""
+    return vars(args).get("lang") or "en"
 
 
 async def digest_command(args, settings) -> int:
@@ -58,7 +68,8 @@ async def digest_command(args, settings) -> int:
     window = parse_window(args.date, tz, datetime.now(timezone.utc), settings.max_range_days)
     _check_out_path(args.out)
     services = Services.build(settings)
-    bar = ProgressBar()
+    say = stderr_lang(args)
+    bar = ProgressBar(lang=say)
     try:
         source = services.source(args.repo)
         digest = await services.builder.build(source, window, lang, args.branch, args.include_merges or None,
@@ -66,40 +77,45 @@ async def digest_command(args, settings) -> int:
     finally:
         bar.close()
         await services.aclose()
-    text = render_json([digest]) if args.format == "json" else render_report([digest])
+    output = render_json([digest]) if args.format == "json" else render_report([digest])
     if not digest.entries:
-        print(f"No commits in {digest.repo} ({digest.branch}) on {window.label} ({tz}).", file=sys.stderr)
+        print(text(say, "cli.no_commits", repo=digest.repo, branch=digest.branch, label=window.label, tz=tz),
+              file=sys.stderr)
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as fh:
-                fh.write(text)
+                fh.write(output)
         except OSError as exc:
-            raise UsageError(f"Cannot write {args.out}: {exc.strerror}.") from None
-        print(f"wrote {args.out} ({len(digest.entries)} commits)", file=sys.stderr)
+            raise UsageError(phrase("cli.out_failed", path=args.out, reason=exc.strerror)) from None
+        print(text(say, "cli.wrote", path=args.out, n=len(digest.entries)), file=sys.stderr)
     else:
-        sys.stdout.write(text)
-    return _say_what_fell_back(digest, settings)
+        sys.stdout.write(output)
+    return _say_what_fell_back(digest, settings, say)
 
 
-def _say_what_fell_back(digest, settings) -> int:
+def _say_what_fell_back(digest, settings, lang: str) -> int:
     """One stderr line per kind of trouble; EXIT_NO_LLM when an LLM was configured and not one
     commit got its analysis (a cron job should notice)."""
     from .notices import cli_summary
 
     unread = next((e.error for e in digest.entries if e.error), "")
     if unread:
-        print(f"Some commits could not be read: {unread}", file=sys.stderr)
+        print(text(lang, "cli.unread", reason=unread), file=sys.stderr)
     if not settings.llm_enabled:
         return 0
-    if summary := cli_summary(digest.entries, settings.llm_timeout):
+    if summary := cli_summary(digest.entries, settings.llm_timeout, lang):
         print(summary, file=sys.stderr)
+    if digest.headline_fallback:
+        from .analysis.summary import headline_cli_line
+
+        print(headline_cli_line(digest.headline_fallback), file=sys.stderr)
     if digest.entries and not any(e.analysis and e.analysis.origin == "llm" for e in digest.entries):
         return EXIT_NO_LLM
     return 0
 
 
 async def ask_command(args, settings) -> int:
-    from .qa import check_question
+    from .explain import check_question
 
     lang = args.lang or settings.default_lang
     question = check_question(" ".join(args.question), lang)
@@ -107,8 +123,8 @@ async def ask_command(args, settings) -> int:
         from .history.cli import ask_history
         return await ask_history(args, settings, question, lang)
     if args.since or args.until:
-        from .i18n import text
-        raise UsageError(text(lang, "history.commit_and_period"))
+        from .i18n import phrase
+        raise UsageError(phrase("history.commit_and_period"))
     services = Services.build(settings)
     try:
         source = services.source(args.repo)

@@ -1,0 +1,77 @@
+"""The chat commands, shared by Slack's `/digest`, Feishu's @-commands and the console: one module
+per command (its grammar, handler and text keys), listed once in COMMANDS.
+
+  digest [DATE|A..B|today|yesterday|昨天|上周 …] [REPO …]
+  subscribe REPO [at HH:MM] [tz ZONE] [lang zh|en] [min high|medium|low] [branch B] [empty post|skip]
+  unsubscribe REPO
+  list
+  ask <SHA|#PR> QUESTION
+  ask QUESTION                  (about a period: this week, 上周, since Monday, A..B; in owner/repo)
+  config [lang zh|en] [tz ZONE] [questions mention|all] [file on|off]
+  help
+
+Adding a command: a module exporting `COMMAND = Command(name, aliases, parse, run)`, its line in
+COMMANDS, and `usage.<name>` in both catalogues (bot/i18n/*.toml).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..i18n import phrase, text
+from ..window import is_date_token
+from . import ask, config, digest, help, listing, subscribe, unsubscribe
+from .base import Command, Request
+from .grammar import CommandError
+
+COMMANDS: tuple[Command, ...] = (digest.COMMAND, subscribe.COMMAND, unsubscribe.COMMAND, listing.COMMAND,
+                                 ask.COMMAND, config.COMMAND, help.COMMAND)
+BY_WORD: dict[str, Command] = {word: c for c in COMMANDS for word in (c.name, *c.aliases)}
+COMMAND_WORDS = frozenset(BY_WORD)
+
+__all__ = ["COMMANDS", "COMMAND_WORDS", "Command", "CommandError", "Parsed", "Request", "help_text",
+           "looks_like_command", "parse_command", "usage"]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    command: Command
+    args: Any  # what the command's `parse` returned
+
+
+def parse_command(text_: str) -> Parsed:
+    """Parse the words after `/digest` (or after the @-mention). Empty → yesterday's digest."""
+    words = (text_ or "").split()
+    if not words:
+        return Parsed(digest.COMMAND, digest.parse([]))
+    head = words[0].lower()
+    command = BY_WORD.get(head)
+    if command is None:
+        # `/digest 2026-01-28 owner/repo`, `/digest 昨天`: the verb is optional for digests — when
+        # every word is a date or a repository (`@bot 上周 FP8 在 ROCm 上有什么改动？` is a question).
+        if (is_date_token(head) or "/" in head) and all(is_date_token(w) or "/" in w for w in words):
+            return Parsed(digest.COMMAND, digest.parse(words))
+        raise CommandError(phrase("errors.unknown_command", word=words[0]), None)
+    return Parsed(command, command.parse(words[1:]))
+
+
+def usage(lang: str, command: str | None = None, prefix: str = "/digest") -> str:
+    """One command's usage line, or every command's as a bulleted list."""
+    if command:
+        return f"{prefix} {text(lang, f'usage.{command}')}"
+    return "\n".join(f"• `{prefix} {text(lang, c.usage_key)}`" for c in COMMANDS)
+
+
+def help_text(lang: str, prefix: str = "/digest") -> str:
+    return text(lang, "help.intro", prefix=prefix) + "\n" + usage(lang, prefix=prefix)
+
+
+def looks_like_command(text_: str) -> bool:
+    """Top-level @-mentions and DMs are commands when they parse as one (including a digest
+    without its verb: `@bot 2026-01-28 owner/repo`), or start with a command word (and then get
+    that command's usage when malformed); anything else is a question."""
+    try:
+        parse_command(text_)
+        return bool(text_.strip())
+    except CommandError as exc:
+        return exc.command is not None

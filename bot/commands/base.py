@@ -1,0 +1,60 @@
+"""The shape of a command, and what its handler is given.
+
+A command is one module under bot/commands/ exporting `COMMAND = Command(...)`: its words (the
+name and aliases in both languages), its grammar (`parse`: the words after the verb → its
+arguments, or a CommandError), its handler (`run`), and its usage line `usage.<name>` in the
+message catalogue. The table in bot/commands/__init__.py lists them; nothing else needs an edit
+to add one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from ..i18n import text
+from ..platform import ChatPlatform, Content, Conversation, Notice
+
+if TYPE_CHECKING:  # the router imports the commands; handlers only call it
+    from ..chat import ChatService
+    from ..subscriptions import ChannelConfig
+
+
+@dataclass(frozen=True)
+class Request:
+    """One command being run: who asked where, the channel's settings, and the router (for the
+    policy and the services every command shares)."""
+    chat: "ChatService"
+    conv: Conversation
+    platform: ChatPlatform
+    cfg: "ChannelConfig"
+    prefix: str  # how commands are typed here: "/digest" on Slack and the console, "@bot" on Feishu
+
+    @property
+    def lang(self) -> str:
+        return self.cfg.lang
+
+    def say(self, key: str, /, **fields: Any) -> str:
+        return text(self.lang, key, **fields)
+
+    async def reply(self, content: Content) -> None:
+        """In the conversation, for everyone (a change to the channel's subscriptions)."""
+        await self.platform.send(self.conv.channel, content, thread=self.conv.thread)
+
+    async def private(self, content: Content) -> None:
+        """Only to the person who asked (help, listings, errors)."""
+        await self.platform.reply_private(self.conv, content)
+
+    def notice(self, body: str, kind: str = "info") -> Notice:
+        return Notice(body, kind, self.lang)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # the canonical verb; `usage.<name>` is its usage line in the catalogue
+    aliases: tuple[str, ...]  # other words that mean it (Chinese, short forms)
+    parse: Callable[[list[str]], Any]  # the words after the verb → the command's arguments
+    run: Callable[[Request, Any], Awaitable[None]]
+
+    @property
+    def usage_key(self) -> str:
+        return f"usage.{self.name}"

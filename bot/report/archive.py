@@ -1,0 +1,21 @@
+"""A published report: the digest's data, compressed, under `report:{id}` for REPORT_LINK_TTL.
+
+The data (not the HTML) is kept, so a page is always drawn by the current templates and the
+stored form is the digest's own JSON shape (`models.to_dict`), which the rest of the bot reads.
+"""
+from __future__ import annotations
+
+from ..models import Digest, digest_from_dict, to_dict
+
+
+def _key(store, report_id: str) -> str:
+    return store.k("report", report_id)
+
+
+async def keep(store, report_id: str, digest: Digest, ttl: int) -> None:
+    await store.set_blob(_key(store, report_id), to_dict(digest), ttl=ttl)
+
+
+async def load(store, report_id: str) -> Digest | None:
+    data = await store.get_blob(_key(store, report_id))
+    return digest_from_dict(data) if data else None
