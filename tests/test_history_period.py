@@ -77,3 +77,27 @@ def test_flags_give_the_period_and_default_to_seven_days_ending_at_until():
         period_from_flags("2026-01-25", "2026-01-19", TZ, NOW, 31)
     with pytest.raises(UsageError, match="spans 60 days"):
         period_from_flags("2025-11-30", "2026-01-28", TZ, NOW, 31)
+
+
+@pytest.mark.parametrize("text,repo,rest", [
+    ("what changed in the resolver since Monday in astral-sh/uv?", "astral-sh/uv",
+     "what changed in the resolver since Monday ?"),
+    ("在 astral-sh/uv 上周有什么改动", "astral-sh/uv", "上周有什么改动"),
+    ("in <https://github.com/a/b|a/b> what changed?", "a/b", "what changed?"),
+    ("what changed in vllm/core/scheduler.py?", None, "what changed in vllm/core/scheduler.py?"),
+    ("what changed in the scheduler?", None, "what changed in the scheduler?"),
+])
+def test_a_repository_named_with_in(text, repo, rest):
+    from bot.history.chat import split_repo
+
+    assert split_repo(text) == (repo, rest)
+
+
+@pytest.mark.parametrize("text,asks", [
+    ("hello", False), ("thanks a lot", False), ("what is new?", True), ("上周有什么改动", True),
+    ("scheduler changes last week", True), ("FP8 吗", True), ("the last 90 days", True),
+])
+def test_a_mention_without_a_commit_is_a_question_when_it_reads_like_one(text, asks):
+    from bot.history.chat import is_period_question
+
+    assert is_period_question(text, TZ, NOW, 31) is asks

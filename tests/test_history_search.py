@@ -100,6 +100,17 @@ async def test_rows_are_rebuilt_when_the_analysis_tag_changes(index):
     assert await search(index, "kv cache") == [SHAS["a1"]]
 
 
+async def test_a_row_from_a_fallback_analysis_is_used_for_an_hour_then_analysed_again(tmp_path):
+    from bot.history.index import RETRY, RETRY_AFTER
+
+    idx = HistoryIndex(tmp_path / "history.sqlite3")
+    await idx.upsert("git:/r", "en", [doc(SHAS["a1"], 100, "Preempt earlier", tag="t1" + RETRY)])
+    assert await idx.indexed("git:/r", "en", [SHAS["a1"]], "t1") == {SHAS["a1"]}
+    with sqlite3.connect(idx.path) as db:
+        db.execute("UPDATE rows SET at = at - ?", (RETRY_AFTER + 1,))
+    assert await idx.indexed("git:/r", "en", [SHAS["a1"]], "t1") == set()
+
+
 async def test_an_index_file_of_another_layout_is_rebuilt_not_a_failure(tmp_path):
     path = tmp_path / "history.sqlite3"
     with sqlite3.connect(path) as db:

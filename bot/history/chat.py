@@ -21,7 +21,6 @@ from ..platform import AnswerHeader, ChatPlatform, Conversation
 from ..threads import _HEX, ThreadCommit, ThreadInfo
 from .answer import Trace
 from .period import find_period
-from .terms import build_query
 
 if TYPE_CHECKING:
     from ..chat import ChatService
@@ -44,13 +43,13 @@ def split_repo(question: str) -> tuple[str | None, str]:
 
 def is_period_question(text: str, tz: str, now, max_days: int) -> bool:
     """A mention or DM naming no commit is a question about a period when it reads like one: it
-    names a period, asks (a question mark or word), or has two words to search for. "hello" is
-    not; it gets the help."""
+    names a period or asks (a question mark or word). "hello" and "thanks a lot" are not; they
+    get the help."""
     try:
         period = find_period(text, tz, now, max_days)
     except UsageError:
         return True  # it named a period, badly: the answer says what is wrong with it
-    return period.said or bool(_QUESTION_WORDS.search(text)) or len(build_query(text).words) >= 2
+    return period.said or bool(_QUESTION_WORDS.search(text))
 
 
 class PeriodQuestions:

@@ -21,6 +21,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +29,10 @@ from typing import Iterable, Sequence
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 COLUMNS = ("title", "symbols", "paths", "summary", "body", "cjk")
+RETRY = ":retry"  # tag suffix of a row built from a fallback analysis (or without the commit's files)
+RETRY_AFTER = 3600.0  # seconds such a row is used before its commit is analysed again
 # BM25 weights per column, in COLUMNS order: chosen on the tuning half of the labelled questions
 # (bench/eval_history.py --tune; many settings tie, a title word counting most is what they share).
 WEIGHTS = (8.0, 1.0, 0.5, 2.0, 0.5, 1.0)
@@ -64,8 +67,10 @@ class HistoryIndex:
 
     # --- public (async: the work runs in a thread) ---------------------------------------------
     async def indexed(self, repo: str, lang: str, shas: Sequence[str], tag: str) -> set[str]:
-        """The SHAs among `shas` already indexed from an analysis with this tag."""
-        return await asyncio.to_thread(self._indexed, repo, lang, list(shas), tag)
+        """The SHAs among `shas` already indexed from an analysis with this tag — or from a
+        fallback made with it less than RETRY_AFTER ago (an LLM that failed on a commit is not
+        asked again by every question about its period)."""
+        return await asyncio.to_thread(self._indexed, repo, lang, list(shas), tag, time.time())
 
     async def upsert(self, repo: str, lang: str, docs: Iterable[Document]) -> None:
         await asyncio.to_thread(self._upsert, repo, lang, list(docs))
@@ -104,24 +109,27 @@ class HistoryIndex:
                        "tokenize = 'porter unicode61 remove_diacritics 2')")
             db.execute("CREATE TABLE IF NOT EXISTS rows (repo TEXT NOT NULL, lang TEXT NOT NULL, sha TEXT NOT NULL, "
                        "ts REAL NOT NULL, tag TEXT NOT NULL, meta TEXT NOT NULL, doc INTEGER NOT NULL, "
+                       "at REAL NOT NULL, "
                        "PRIMARY KEY (repo, lang, sha))")
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._ready = True
 
-    def _indexed(self, repo: str, lang: str, shas: list[str], tag: str) -> set[str]:
+    def _indexed(self, repo: str, lang: str, shas: list[str], tag: str, now: float) -> set[str]:
         found: set[str] = set()
         with closing(self._connect()) as db:
             for start in range(0, len(shas), 500):
                 part = shas[start:start + 500]
                 marks = ",".join("?" * len(part))
                 found |= {sha for (sha,) in db.execute(
-                    f"SELECT sha FROM rows WHERE repo = ? AND lang = ? AND tag = ? AND sha IN ({marks})",
-                    (repo, lang, tag, *part))}
+                    f"SELECT sha FROM rows WHERE repo = ? AND lang = ? AND sha IN ({marks}) "
+                    "AND (tag = ? OR (tag = ? AND at > ?))",
+                    (repo, lang, *part, tag, tag + RETRY, now - RETRY_AFTER))}
         return found
 
     def _upsert(self, repo: str, lang: str, docs: list[Document]) -> None:
         if not docs:
             return
+        now = time.time()
         with closing(self._connect()) as db, self._lock:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -132,9 +140,10 @@ class HistoryIndex:
                         db.execute("DELETE FROM docs WHERE rowid = ?", old)
                     cur = db.execute(f"INSERT INTO docs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                                      tuple(getattr(d, c) for c in COLUMNS))
-                    db.execute("INSERT OR REPLACE INTO rows (repo, lang, sha, ts, tag, meta, doc) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    db.execute("INSERT OR REPLACE INTO rows (repo, lang, sha, ts, tag, meta, doc, at) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                (repo, lang, d.sha, d.committed_at, d.tag, json.dumps(d.meta, ensure_ascii=False),
-                                cur.lastrowid))
+                                cur.lastrowid, now))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

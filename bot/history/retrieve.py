@@ -17,7 +17,7 @@ from typing import Sequence
 
 from ..analysis.hints import strip_bot_footers
 from ..models import BotError, Commit, DigestEntry, Window
-from .index import Document, HistoryIndex, Hit
+from .index import RETRY, Document, HistoryIndex, Hit
 from .terms import Query, cjk_pairs, expand, symbols
 
 log = logging.getLogger(__name__)
@@ -96,15 +96,15 @@ class Retriever:
 
     async def _document(self, source, entry: DigestEntry, tag: str) -> Document:
         commit, analysis = entry.commit, entry.analysis
-        if entry.error or analysis is None or analysis.origin == "fallback":
-            tag += ":retry"  # not what the cache holds: analysed again next time
+        retry = bool(entry.error or analysis is None or analysis.origin == "fallback")  # not what the cache holds
         files = ()
         if not entry.error:
             try:
                 files = await self.builder.files(source, commit.sha)
             except BotError as exc:
                 log.info("%s %s: indexed without its files (%s)", source.name, commit.short_sha, exc)
-                tag += ":retry" if not tag.endswith(":retry") else ""
+                retry = True
+        tag += RETRY if retry else ""  # analysed again after RETRY_AFTER
         pr_body = await _pr_body(source, commit)
         paths = [p for f in files for p in (f.path, f.previous_path) if p]
         body = (strip_bot_footers(commit.body) + "\n" + (pr_body or ""))[:BODY_CHARS]
