@@ -270,11 +270,13 @@ async def timing(args, mirror: str, questions: list[dict]) -> None:
         services = Services.build(settings_for(data_dir, "timing", openai_base_url=fake.url,
                                                openai_api_key="sk-eval", llm_concurrency=8))
         figures = {}
+        analysed = {}
         refused = 0
         try:
             source = services.source(mirror)
             for label in ("cold", "warm"):
                 seconds = []
+                analysed[label] = 0
                 for q in questions:
                     trace = Trace()
                     started = time.monotonic()
@@ -282,13 +284,15 @@ async def timing(args, mirror: str, questions: list[dict]) -> None:
                         pass
                     seconds.append(trace.first_piece_at - started)
                     refused += len(trace.refused)
+                    analysed[label] += trace.analysed
                 figures[label] = seconds
         finally:
             await services.aclose()
     for label, seconds in figures.items():
         cuts = statistics.quantiles(seconds, n=20)
         print(f"time to the first streamed chunk, fake LLM, {label}: p50 {statistics.median(seconds):.2f} s, "
-              f"p95 {cuts[18]:.2f} s, max {max(seconds):.2f} s ({len(seconds)} questions)")
+              f"p95 {cuts[18]:.2f} s, max {max(seconds):.2f} s ({len(seconds)} questions; "
+              f"{analysed[label]} commits analysed and indexed first)")
     print(f"invented citations replaced: {refused} of {2 * len(questions)} planted")
 
 

@@ -50,16 +50,17 @@ class Questions:
         cfg = await self.chat.subs.config(conv.platform, conv.channel)
         if ref is None:
             if is_period_question(question, cfg.tz, self.chat.clock(), self.chat.settings.max_range_days):
-                return await self.period.ask(conv, platform, question, cfg)
+                return await self.period.ask(conv, platform, question, cfg, prefix)
             return await platform.reply_private(conv, Notice(help_text(lang, prefix), lang=lang))
         await self.ask(conv, platform, ref, question, cfg)
 
-    async def in_thread(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str) -> None:
+    async def in_thread(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str,
+                        prefix: str = "/digest") -> None:
         """A question in a thread the bot started: the commit it names, else the one asked about
         last; when several fit, the asker chooses. In a period's thread: the period again, unless
         it names one of the answer's sources by SHA."""
         if info.period is not None and not self.period.names_a_source(info, question):
-            return await self.period.follow_up(conv, platform, info, question)
+            return await self.period.follow_up(conv, platform, info, question, prefix)
         root = conv.thread
         resolution: Resolution = resolve_commit(question, info)
         source = self.services.source(info.repo)

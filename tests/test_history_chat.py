@@ -131,6 +131,27 @@ async def test_bad_periods_get_one_private_sentence_and_the_usage(slack_bot):
     assert slack.top_level(CHANNEL) == []  # nothing posted for everyone
 
 
+async def test_a_bad_period_in_a_mention_or_a_follow_up_is_one_sentence_and_the_usage(slack_bot):
+    slack, chat, sender = await slack_bot()
+    await sender.event(sender.message_event("<@UBOT> what changed in the last 40 days?", kind="app_mention"))
+    await chat.drain()
+    (reply,) = slack.ephemerals
+    text = R.unescape(reply["text"] + "\n".join(x for b in reply["blocks"] for x in R.plain_texts(b)))
+    assert "spans 40 days; the limit is 31 (MAX_RANGE_DAYS)." in text and "Usage: `/digest ask [<sha|#PR>]" in text
+    assert slack.top_level(CHANNEL) == []
+
+    await sender.slash("ask what changed in the scheduler?")
+    await chat.drain()
+    (header,) = slack.top_level(CHANNEL)
+    await sender.event(sender.message_event("<@UBOT> and from 2026-01-25 to 2026-01-20?", kind="app_mention",
+                                            thread_ts=header.ts))
+    await chat.drain()
+    reply = slack.ephemerals[-1]
+    text = R.unescape(reply["text"] + "\n".join(x for b in reply["blocks"] for x in R.plain_texts(b)))
+    assert "The period ends (2026-01-20) before it starts (2026-01-25)." in text and "Usage:" in text
+    assert len([m for m in slack.replies(CHANNEL, header.ts) if m.streamed]) == 1  # no second answer
+
+
 async def test_a_dm_names_its_repository_with_in_owner_repo(slack_bot, fake_github, engine):
     fake_github.add_repo("octo/widgets")
     sha = fake_github.add_commit("octo/widgets", "Speed up the tokenizer (#12)",

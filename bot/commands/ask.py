@@ -39,7 +39,7 @@ def parse(args: list[str]) -> AskArgs:
 
 async def run(req: Request, args: AskArgs) -> None:
     if args.ref is None:
-        await req.chat.questions.period.ask(req.conv, req.platform, args.question, req.cfg)
+        await req.chat.questions.period.ask(req.conv, req.platform, args.question, req.cfg, usage=False)
         return
     await req.chat.questions.ask(req.conv, req.platform, args.ref, args.question, req.cfg)
 

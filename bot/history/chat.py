@@ -14,17 +14,20 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, AsyncIterator
 
+from ..commands import usage as usage_line
 from ..commands.grammar import repo_word
 from ..explain import Turn, check_question
+from ..i18n import localize, text
 from ..models import NotFoundError, UsageError, to_dict, window_from_dict
-from ..platform import AnswerHeader, ChatPlatform, Conversation
-from ..threads import _HEX, ThreadCommit, ThreadInfo
+from ..platform import AnswerHeader, ChatPlatform, Conversation, Notice
+from ..threads import ThreadCommit, ThreadInfo
 from .answer import Trace
 from .period import find_period
 
 if TYPE_CHECKING:
     from ..chat import ChatService
 
+_SHA = re.compile(r"\b[0-9a-fA-F]{7,40}\b")
 TURN = "period"  # the `sha` field of a period thread's turns (bot/threads.py keeps turns by commit)
 _IN_REPO = re.compile(r"(?:^|(?<=\s))(?:in|在)\s*(<?(?:https?://[^\s/]+/)?[A-Za-z0-9][A-Za-z0-9-]{0,38}/"
                       r"[A-Za-z0-9._-]{1,100}?(?:\|[^>\s]+)?>?)(?=$|[\s?？,，。!！:：]|\.(?:\s|$))", re.IGNORECASE)
@@ -58,14 +61,22 @@ class PeriodQuestions:
         self.services = chat.services
         self.threads = chat.threads
 
-    async def ask(self, conv: Conversation, platform: ChatPlatform, question: str, cfg) -> None:
-        """A new question: its repositories and period, a header, then the answer in its thread."""
-        question = check_question(question, cfg.lang)
-        named, rest = split_repo(question)
-        targets = await self._targets(conv, named)
-        if named and not any(r.lower() == named.lower() for r, _ in targets):
-            rest = question  # `in src/foo` named no repository: those were words of the question
-        period = find_period(rest, cfg.tz, self.chat.clock(), self.chat.settings.max_range_days)
+    async def ask(self, conv: Conversation, platform: ChatPlatform, question: str, cfg, prefix: str = "/digest",
+                  usage: bool = True) -> None:
+        """A new question: its repositories and period, a header, then the answer in its thread.
+        Bad input is one sentence plus the usage line, to the asker only (`usage=False`: the
+        command router adds the line itself)."""
+        try:
+            question = check_question(question, cfg.lang)
+            named, rest = split_repo(question)
+            targets = await self._targets(conv, named)
+            if named and not any(r.lower() == named.lower() for r, _ in targets):
+                rest = question  # `in src/foo` named no repository: those were words of the question
+            period = find_period(rest, cfg.tz, self.chat.clock(), self.chat.settings.max_range_days)
+        except UsageError as exc:
+            if not usage:
+                raise
+            return await self._bad_input(conv, platform, cfg.lang, exc, prefix)
         header = await platform.send(conv.channel, AnswerHeader(conv.user, question, None, cfg.lang),
                                      thread=conv.thread)
         root = header.thread_root
@@ -74,11 +85,15 @@ class PeriodQuestions:
         await self.threads.save(conv.platform, conv.channel, root, info)
         await self.answer(replace(conv, thread=root), platform, info, question, period.question)
 
-    async def follow_up(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str) -> None:
+    async def follow_up(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str,
+                        prefix: str = "/digest") -> None:
         """A question in a period's thread: the same period and repositories, unless it names
         another period (then the thread moves to that one)."""
-        question = check_question(question, info.lang)
-        period = find_period(question, info.tz, self.chat.clock(), self.chat.settings.max_range_days)
+        try:
+            question = check_question(question, info.lang)
+            period = find_period(question, info.tz, self.chat.clock(), self.chat.settings.max_range_days)
+        except UsageError as exc:
+            return await self._bad_input(conv, platform, info.lang, exc, prefix)
         search = period.question
         if period.said:
             info = replace(info, period=to_dict(period.window), label=period.window.label)
@@ -89,7 +104,7 @@ class PeriodQuestions:
         """Does a follow-up name one of the answer's sources by SHA (a question about that commit)?"""
         if len(info.repos) > 1:
             return False  # the commit questions of a thread are about one repository
-        words = [w.lower() for w in _HEX.findall(question) if len(w) >= 7]
+        words = [w.lower() for w in _SHA.findall(question)]
         return any(c.sha.lower().startswith(w) for w in words for c in info.commits)
 
     async def answer(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str,
@@ -121,6 +136,11 @@ class PeriodQuestions:
             await self.threads.save(conv.platform, conv.channel, root, info)
         await self.threads.add_turn(conv.platform, conv.channel, root, "user", question, TURN)
         await self.threads.add_turn(conv.platform, conv.channel, root, "assistant", "".join(collected), TURN)
+
+    async def _bad_input(self, conv: Conversation, platform: ChatPlatform, lang: str, exc: UsageError,
+                         prefix: str) -> None:
+        line = f"⚠️ {localize(exc, lang)}\n" + text(lang, "usage.line", usage=usage_line(lang, "ask", prefix))
+        await platform.reply_private(conv, Notice(line, "usage", lang))
 
     async def _targets(self, conv: Conversation, named: str | None) -> list[tuple[str, str | None]]:
         """(repository, branch) pairs: the named one when it exists, else the conversation's."""
