@@ -1,7 +1,7 @@
 """Ask the history, measured: labelled questions about periods of a real repository.
 
   python bench/eval_history.py --mirror DIR [--labels FILE] [--split heldout|tune|all]
-                               [--tune] [--llm URL --model NAME] [--no-timing] [--show]
+                               [--tune] [--llm URL --model NAME] [--no-timing | --only-timing] [--show]
 
 `tests/data/history_questions.jsonl` holds 60 questions about three months (2026-03-01..05-31,
 UTC) of astral-sh/uv, each with its period and the commits a maintainer would cite, written from
@@ -122,6 +122,8 @@ def _cut(row: dict, cutoff: float) -> list[str]:
 
 async def evaluate(args, mirror: str) -> None:
     questions = load(Path(args.labels), "all")
+    if args.only_timing:
+        return await timing(args, mirror, questions)
     with tempfile.TemporaryDirectory() as data_dir:
         services = Services.build(settings_for(data_dir, "offline"))
         try:
@@ -308,6 +310,7 @@ def main() -> None:
     parser.add_argument("--model", default="local", help="model name for --llm")
     parser.add_argument("--context", type=int, default=None, help="the --llm model's context window")
     parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--only-timing", action="store_true", help="only the time to the first chunk")
     parser.add_argument("--show", action="store_true", help="per question: missed and extra sources")
     args = parser.parse_args()
     if not args.mirror or not Path(args.mirror).exists():
