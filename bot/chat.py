@@ -193,7 +193,7 @@ class ChatService:
                 return await self.questions.outside_thread(conv, platform, text_, lang, prefix)
             if not (mentioned or conv.is_dm or cfg.questions == "all"):
                 return
-            await self.questions.in_thread(conv, platform, info, text_)
+            await self.questions.in_thread(conv, platform, info, text_, prefix=prefix)
         except BaseException as exc:  # noqa: BLE001
             await self.report(platform, conv, lang, exc)
 

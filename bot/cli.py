@@ -139,6 +139,12 @@ async def ask_command(args, settings) -> int:
 
     lang = args.lang or settings.default_lang
     question = check_question(" ".join(args.question), lang)
+    if not args.commit:
+        from .history.cli import ask_history
+        return await ask_history(args, settings, question, lang)
+    if args.since or args.until:
+        from .i18n import phrase
+        raise UsageError(phrase("history.commit_and_period"))
     services = Services.build(settings)
     try:
         source = services.source(args.repo)

@@ -153,6 +153,16 @@ class DigestBuilder:
         cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
         return analysis_from_dict(data)
 
+    async def analyse_commits(self, source: CommitSource, commits: list[Commit], lang: str,
+                              progress: Progress | None = None) -> list[DigestEntry]:
+        """Analyses of any commits through the same cache, bounded pool and PR prefetch as a
+        digest's (a question about a period shares the digests' work)."""
+        return await self._analyse_all(source, commits, lang, progress, [])
+
+    async def analysis_tag(self, source: CommitSource, lang: str) -> str:
+        """What the cached analyses of `source` in `lang` are made by (keys of derived caches)."""
+        return await self._analysis_tag(source, lang)
+
     async def profile(self, source: CommitSource):
         """The repository's profile (`.digest.toml` on its default branch), read once per source;
         a bad one is logged in one sentence and the defaults are used."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import AsyncIterator, Sequence
+from typing import Any, AsyncIterator, Callable, Sequence
 
 from .diffs import DiffSelection, coverage_line, estimate_tokens, relevant_hunks, select_diff
 from .i18n import localize, text
@@ -75,29 +75,21 @@ class QA:
                 yield piece
             return
         analysis = await self.builder.analysis(source, commit, lang)
-        from .analysis.llm import CONTEXT_RETRIES, ContextLengthError
+        fits: list[_Fitted] = []
 
-        await self.llm.recall()  # the window an earlier process learnt, before sizing the prompt
-        fitted = self._prompt(commit, analysis, files, question, lang, history)
+        def fit() -> _Fitted:  # a shorter message, fewer turns, fewer hunks each time it is rebuilt
+            fits.append(self._prompt(commit, analysis, files, question, lang, history))
+            return fits[-1]
+
         try:
-            for refused in range(CONTEXT_RETRIES + 1):
-                started = False
-                try:
-                    async for piece in self.llm.stream(fitted.prompt.messages(), max_tokens=fitted.output):
-                        started = True
-                        yield piece
-                    break
-                except ContextLengthError:
-                    if started or refused == CONTEXT_RETRIES:
-                        raise
-                    # The endpoint said how big its window is (the estimate is corrected): rebuild
-                    # the prompt to fit — a shorter message, fewer turns, fewer hunks — and ask again.
-                    fitted = self._prompt(commit, analysis, files, question, lang, history)
+            async for piece in stream_fitted(self.llm, fit):
+                yield piece
         except BotError as exc:
             yield f"\n\n⚠️ {localize(exc, lang)}\n\n"
             async for piece in self._offline(commit, files, question, lang, "llm_failed"):
                 yield piece
             return
+        fitted = fits[-1]
         shown = fitted.shown
         if shown:
             yield "\n\n" + qa_text(lang, "files", files=", ".join(shown[:8]) + (" …" if len(shown) > 8 else ""))
@@ -155,6 +147,29 @@ class QA:
             yield qa_text(lang, "no_hunks")
             return
         yield "```diff\n" + selection.text.replace("```", "ʼʼʼ").rstrip() + "\n```"
+
+
+async def stream_fitted(llm, fit: Callable[[], Any]) -> AsyncIterator[str]:
+    """The model's streamed answer to the prompt `fit()` builds (an object with `.prompt` and
+    `.output`, the max_tokens to ask for). When the endpoint refuses it as too long before the
+    first piece, its window is now known (the estimate is corrected): `fit()` builds the prompt
+    again and it is asked once more, at most CONTEXT_RETRIES times. Questions about one commit
+    and about a period (bot/history/) stream through here."""
+    from .analysis.llm import CONTEXT_RETRIES, ContextLengthError
+
+    await llm.recall()  # the window an earlier process learnt, before sizing the prompt
+    fitted = fit()
+    for refused in range(CONTEXT_RETRIES + 1):
+        started = False
+        try:
+            async for piece in llm.stream(fitted.prompt.messages(), max_tokens=fitted.output):
+                started = True
+                yield piece
+            return
+        except ContextLengthError:
+            if started or refused == CONTEXT_RETRIES:
+                raise
+            fitted = fit()
 
 
 @dataclass(frozen=True)

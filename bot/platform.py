@@ -90,7 +90,7 @@ class AnswerHeader:
     """Posted before a streamed answer when the question came from a button or a command."""
     user: str
     question: str
-    commit: Commit
+    commit: Commit | None  # None: a question about a period, not one commit
     lang: str = ""
 
 

@@ -13,6 +13,7 @@ from .i18n import phrase, text
 from .models import BotError, Commit, Digest, DigestEntry, NotFoundError, UsageError
 from .platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
 from .explain import Turn
+from .history.chat import PeriodQuestions, is_period_question
 from .threads import Resolution, ThreadCommit, ThreadInfo, commit_ref, resolve_commit
 from .window import parse_window
 
@@ -25,6 +26,7 @@ class Questions:
         self.chat = chat
         self.services = chat.services
         self.threads = chat.threads
+        self.period = PeriodQuestions(chat)  # questions that name no commit: about a period
 
     # --- where questions come from -------------------------------------------------------------------
     async def ask(self, conv: Conversation, platform: ChatPlatform, ref: str, question: str, cfg) -> None:
@@ -42,16 +44,23 @@ class Questions:
     async def outside_thread(self, conv: Conversation, platform: ChatPlatform, question: str, lang: str,
                              prefix: str) -> None:
         """A mention or DM that is not a command: a question naming a SHA or #PR in the channel's
-        repositories; without one, the help."""
+        repositories; without one, a question about a period when it reads like a question, else
+        the help."""
         ref = commit_ref(question)
-        if ref is None:
-            return await platform.reply_private(conv, Notice(help_text(lang, prefix), lang=lang))
         cfg = await self.chat.subs.config(conv.platform, conv.channel)
+        if ref is None:
+            if is_period_question(question, cfg.tz, self.chat.clock(), self.chat.settings.max_range_days):
+                return await self.period.ask(conv, platform, question, cfg, prefix)
+            return await platform.reply_private(conv, Notice(help_text(lang, prefix), lang=lang))
         await self.ask(conv, platform, ref, question, cfg)
 
-    async def in_thread(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str) -> None:
+    async def in_thread(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str,
+                        prefix: str = "/digest") -> None:
         """A question in a thread the bot started: the commit it names, else the one asked about
-        last; when several fit, the asker chooses."""
+        last; when several fit, the asker chooses. In a period's thread: the period again, unless
+        it names one of the answer's sources by SHA."""
+        if info.period is not None and not self.period.names_a_source(info, question):
+            return await self.period.follow_up(conv, platform, info, question, prefix)
         root = conv.thread
         assert root is not None  # ChatService.on_message found `info` by this thread
         resolution: Resolution = resolve_commit(question, info)

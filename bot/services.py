@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the 
     from .analysis.llm import LLM
     from .digest import DigestBuilder
     from .explain import QA
+    from .history import HistoryQA
     from .report import Reports
     from .store import Store
 
@@ -30,6 +31,7 @@ class Services:
     builder: DigestBuilder
     qa: QA
     reports: Reports | None = None  # the digests' report pages and their signed links
+    history: HistoryQA | None = None  # questions about a period
     _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
     max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
@@ -53,8 +55,10 @@ class Services:
                       budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
         analyzer = Analyzer(llm, prompts, settings)
         builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
+        from .history import build_history
+
         return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings),
-                   Reports(store, settings, clock=clock or utcnow))
+                   Reports(store, settings, clock=clock or utcnow), build_history(builder, llm, prompts, settings))
 
     def source(self, repo: str) -> CommitSource:
         """One source object per repository for the process's lifetime (they hold HTTP pools)."""

@@ -39,6 +39,10 @@ class ThreadInfo:
     label: str  # the digest's window label, or "" for an ask thread
     commits: tuple[ThreadCommit, ...] = ()
     focus: str | None = None  # SHA of the commit last asked about in this thread
+    # A question about a period (bot/history/): its window (as to_dict gives it), kept by the
+    # thread's follow-ups, and the repositories with their branches it is about.
+    period: dict | None = None
+    repos: tuple[tuple[str, str | None], ...] = ()
 
     def by_sha(self, sha: str) -> ThreadCommit | None:
         return next((c for c in self.commits if c.sha == sha), None)
@@ -132,7 +136,8 @@ class Threads:
         raw = await self.store.get_json(self._key(platform, channel, root))
         if not raw:
             return None
-        return ThreadInfo(**{**raw, "commits": tuple(ThreadCommit(**c) for c in raw.get("commits", ()))})
+        return ThreadInfo(**{**raw, "commits": tuple(ThreadCommit(**c) for c in raw.get("commits", ())),
+                             "repos": tuple(tuple(r) for r in raw.get("repos", ()))})
 
     async def focus(self, platform: str, channel: str, root: str, info: ThreadInfo, sha: str) -> ThreadInfo:
         updated = replace(info, focus=sha)

@@ -8,6 +8,7 @@ per command (its grammar, handler and text keys), listed once in COMMANDS.
   unsubscribe REPO [daily|weekly]
   list
   ask <SHA|#PR> QUESTION
+  ask QUESTION                  (about a period: this week, 上周, since Monday, A..B; in owner/repo)
   config [lang zh|en] [tz ZONE] [questions mention|all] [file on|off]
   watch REPO GLOB [at HH:MM] [tz ZONE]      (in a direct message)
   unwatch REPO [GLOB]
@@ -52,8 +53,9 @@ def parse_command(text_: str) -> Parsed:
     head = words[0].lower()
     command = BY_WORD.get(head)
     if command is None:
-        # `/digest 2026-01-28 owner/repo`, `/digest 昨天`: the verb is optional for digests.
-        if is_date_token(head) or "/" in head:
+        # `/digest 2026-01-28 owner/repo`, `/digest 昨天`: the verb is optional for digests — when
+        # every word is a date or a repository (`@bot 上周 FP8 在 ROCm 上有什么改动？` is a question).
+        if (is_date_token(head) or "/" in head) and all(is_date_token(w) or "/" in w for w in words):
             return Parsed(digest.COMMAND, digest.parse(words))
         raise CommandError(phrase("errors.unknown_command", word=words[0]), None)
     return Parsed(command, command.parse(words[1:]))

@@ -637,9 +637,10 @@ def mention(user: str) -> str:
 
 def answer_header_cards(h: AnswerHeader, lang: str) -> list[dict]:
     colon = "：" if lang == "zh" else ": "
-    return pack([Md(h.question, prefix=f"❓ {mention(h.user)}{colon}"),
-                 Md(h.commit.title, prefix=f"{link(h.commit.short_sha, h.commit.url)} ", wrap=grey)],
-                None, h.question, lang)
+    parts = [Md(h.question, prefix=f"❓ {mention(h.user)}{colon}")]
+    if h.commit is not None:
+        parts.append(Md(h.commit.title, prefix=f"{link(h.commit.short_sha, h.commit.url)} ", wrap=grey))
+    return pack(parts, None, h.question, lang)
 
 
 # --- questions and answers ---------------------------------------------------------------------

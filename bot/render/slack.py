@@ -571,7 +571,8 @@ def render_answer_header(c: AnswerHeader) -> list[dict]:
     commit = c.commit
     text = s(lang, "asked", user=mention(c.user), question=esc(" ".join(c.question.split())))
     blocks = sections(text)
-    blocks += context(f"{link(commit.url, f'`{commit.short_sha}`')} {esc(commit.title)}")
+    if commit is not None:
+        blocks += context(f"{link(commit.url, f'`{commit.short_sha}`')} {esc(commit.title)}")
     fallback = s(lang, "asked", user="", question=c.question).replace("  ", " ")
     return paginate(blocks, fallback, lang)
 

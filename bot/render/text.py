@@ -47,7 +47,10 @@ def render_text(content: Content) -> str:
         lines += [f"  • {c.short_sha} {terminal_safe(c.title)}" for c in content.commits]
         return "\n".join(lines)
     if isinstance(content, AnswerHeader):
-        return f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"
+        line = f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}"
+        if content.commit is None:  # a question about a period
+            return line
+        return f"{line}  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"
     raise TypeError(f"cannot render {type(content).__name__}")
 
 
