@@ -96,6 +96,7 @@ class PeriodQuestions:
             return await self._bad_input(conv, platform, info.lang, exc, prefix)
         search = period.question
         if period.said:
+            assert conv.thread is not None  # a follow-up is a message in the period's thread
             info = replace(info, period=to_dict(period.window), label=period.window.label)
             await self.threads.save(conv.platform, conv.channel, conv.thread, info)
         await self.answer(conv, platform, info, question, search)
@@ -111,6 +112,8 @@ class PeriodQuestions:
                      search: str) -> None:
         """Stream the answer into the thread, then remember both turns and the answer's sources."""
         root = conv.thread
+        # ask() passes the thread its header opened; follow_up() is called from inside the thread
+        assert root is not None and info.period is not None
         targets = [(self.services.source(repo), branch) for repo, branch in info.repos]
         past = await self.threads.history(conv.platform, conv.channel, root)
         history = [Turn(t["role"], t["text"]) for t in past if t.get("sha") == TURN]

@@ -27,6 +27,7 @@ async def ask_history(args, settings, question: str, lang: str) -> int:
     cleared = False
     try:
         source = services.source(args.repo)
+        assert services.history is not None  # Services.build always builds it
         async for piece in services.history.answer(source, window, question, lang, branch=args.branch,
                                                    search=search, progress=bar):
             if not cleared:  # the progress line gives way to the answer

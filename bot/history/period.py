@@ -136,7 +136,7 @@ def _normal_date(token: str) -> str:
 def _date(token: str, today: date) -> date:
     token = _normal_date(token.strip())
     m = re.fullmatch(r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]?", token)
-    parts = (int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))) if m else None
+    parts: tuple[int, ...] | None = (int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))) if m else None
     if parts is None:
         m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", token)
         parts = tuple(map(int, m.groups())) if m else None

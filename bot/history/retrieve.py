@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..analysis.hints import strip_bot_footers
-from ..models import BotError, Commit, DigestEntry, Window
+from ..models import BotError, Commit, DigestEntry, FileChange, Window
 from .index import RETRY, Document, HistoryIndex, Hit
 from .terms import Query, cjk_pairs, expand, symbols
 
@@ -97,7 +97,7 @@ class Retriever:
     async def _document(self, source, entry: DigestEntry, tag: str) -> Document:
         commit, analysis = entry.commit, entry.analysis
         retry = bool(entry.error or analysis is None or analysis.origin == "fallback")  # not what the cache holds
-        files = ()
+        files: Sequence[FileChange] = ()
         if not entry.error:
             try:
                 files = await self.builder.files(source, commit.sha)
