@@ -4,6 +4,7 @@ Through the cache: a finished window's digest is stored whole; each commit's ana
 by (repo, sha, model+prompt hash, language), so re-running a day costs no LLM call and no diff
 fetch. One commit failing never loses the rest: it gets the offline analysis, or says why not.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -11,22 +12,36 @@ import hashlib
 import inspect
 import logging
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
-from typing import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 
 from . import cost, metrics
-from .i18n import localize, text
-from .notices import llm_notice, profile_notice, source_notice
 from .analysis.offline import analyse_offline
 from .analysis.profile import load_profile
-from .analysis.summary import headline as build_headline, headline_notice
-from .models import (Analysis, BotError, Commit, Cost, Digest, DigestEntry, FileChange, RateLimited, Window,
-                     analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
+from .analysis.summary import headline as build_headline
+from .analysis.summary import headline_notice
+from .i18n import localize, text
+from .models import (
+    Analysis,
+    BotError,
+    Commit,
+    Cost,
+    Digest,
+    DigestEntry,
+    FileChange,
+    RateLimited,
+    Window,
+    analysis_from_dict,
+    digest_from_dict,
+    file_from_dict,
+    to_dict,
+)
 from .noise import is_bot, update_lines
+from .notices import llm_notice, profile_notice, source_notice
 from .pathfilter import PathFilter, touched_paths
 from .sources import CommitSource
-from .store import FILES_TTL, ANALYSIS_TTL, Store
+from .store import ANALYSIS_TTL, FILES_TTL, Store
 
 log = logging.getLogger(__name__)
 
@@ -35,15 +50,14 @@ SHARED_FALLBACK_TTL = 60  # a fallback analysis is shared with concurrent askers
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 PROFILE_TTL = 3600.0  # seconds: an edited .digest.toml is picked up within the hour
 
 
 class DigestBuilder:
-    def __init__(self, store: Store, analyzer, llm, prompts, settings,
-                 clock: Callable[[], datetime] = utcnow):
+    def __init__(self, store: Store, analyzer, llm, prompts, settings, clock: Callable[[], datetime] = utcnow):
         self.store = store
         self.analyzer = analyzer
         self.llm = llm
@@ -54,9 +68,16 @@ class DigestBuilder:
         self._profiles: dict[str, tuple[float, asyncio.Future]] = {}  # cache_id → (read at, (profile, problem))
 
     # --- public ----------------------------------------------------------------------------------
-    async def build(self, source: CommitSource, window: Window, lang: str, branch: str | None = None,
-                    include_merges: bool | None = None, progress: Progress | None = None,
-                    paths: PathFilter | None = None) -> Digest:
+    async def build(
+        self,
+        source: CommitSource,
+        window: Window,
+        lang: str,
+        branch: str | None = None,
+        include_merges: bool | None = None,
+        progress: Progress | None = None,
+        paths: PathFilter | None = None,
+    ) -> Digest:
         """`paths`: only the commits it keeps are analysed (their files are read first, so the
         commits it drops cost no LLM call); the digest says the filter in its header."""
         include_merges = self.settings.include_merges if include_merges is None else include_merges
@@ -82,20 +103,35 @@ class DigestBuilder:
                 bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
             notices = self._notices(source, entries, lang, window, problems, profile_problem)
             if meter.budget_hit:  # said once, whatever number of commits it sent offline
-                notices += (cost.budget_notice(self.settings.llm_monthly_token_budget or 0,
-                                               cost.first_of_next_month(self.clock()), lang),)
+                notices += (
+                    cost.budget_notice(
+                        self.settings.llm_monthly_token_budget or 0, cost.first_of_next_month(self.clock()), lang
+                    ),
+                )
             spent = meter.cost(self.settings) if self.llm is not None else None
             if spent is not None:
                 metrics.observe("digest_tokens", spent.tokens)
             if headline_failed and headline_failed not in _fallback_reasons(entries):
                 # the LLM failed at the headline in a way the analyses' notice does not say already
                 notices += (headline_notice(headline_failed, lang),)
-            digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
-                            headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
-                            generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name),
-                            notices=notices, headline_fallback=headline_failed,
-                            paths=filt.paths, exclude=filt.exclude, filtered_out=len(listed) - len(commits),
-                            cost=spent)
+            digest = Digest(
+                repo=source.name,
+                branch=branch,
+                window=window,
+                lang=lang,
+                entries=tuple(entries),
+                headline=tuple(bullets),
+                headline_origin=origin,
+                repo_url=source.web_url,
+                generated_at=self.clock(),
+                repo_spec=getattr(source, "spec", source.name),
+                notices=notices,
+                headline_fallback=headline_failed,
+                paths=filt.paths,
+                exclude=filt.exclude,
+                filtered_out=len(listed) - len(commits),
+                cost=spent,
+            )
             data = to_dict(digest)
             if cacheable and digest.complete:  # never with notices: the next run may do better
                 await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
@@ -116,8 +152,9 @@ class DigestBuilder:
         await self.store.set_blob(key, [to_dict(f) for f in files], ttl=FILES_TTL)
         return files
 
-    async def analysis(self, source: CommitSource, commit: Commit, lang: str,
-                       siblings: Sequence[Commit] = ()) -> Analysis:
+    async def analysis(
+        self, source: CommitSource, commit: Commit, lang: str, siblings: Sequence[Commit] = ()
+    ) -> Analysis:
         """One commit's analysis through the cache (used by the digest and by Q&A)."""
         profile = await self.profile(source)
         key = self.store.analysis_key(source.cache_id, commit.sha, await self._analysis_tag(source, lang), lang)
@@ -132,11 +169,12 @@ class DigestBuilder:
             metrics.count("cache", cache="analysis", result="miss")
             # Independent reads, done together: each is a round trip to the source.
             files, pr_body, reverted = await asyncio.gather(
-                self.files(source, commit.sha), self._pr_body(source, commit),
-                self._reverted(source, commit, siblings))
+                self.files(source, commit.sha), self._pr_body(source, commit), self._reverted(source, commit, siblings)
+            )
             try:
-                result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted,
-                                                     profile=profile)
+                result = await self.analyzer.analyse(
+                    commit, files, lang, pr_body=pr_body, reverted=reverted, profile=profile
+                )
             except BotError as exc:
                 metrics.count("llm_fallbacks", reason=type(exc).__name__)
                 result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc), profile=profile)
@@ -148,13 +186,15 @@ class DigestBuilder:
             return data
 
         # A commit being analysed for one request is shared with every other that needs it.
-        data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_json(key),
-                                              shared_ttl=SHARED_FALLBACK_TTL)
+        data = await self.store.single_flight(
+            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL
+        )
         cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
         return analysis_from_dict(data)
 
-    async def analyse_commits(self, source: CommitSource, commits: list[Commit], lang: str,
-                              progress: Progress | None = None) -> list[DigestEntry]:
+    async def analyse_commits(
+        self, source: CommitSource, commits: list[Commit], lang: str, progress: Progress | None = None
+    ) -> list[DigestEntry]:
         """Analyses of any commits through the same cache, bounded pool and PR prefetch as a
         digest's (a question about a period shares the digests' work)."""
         return await self._analyse_all(source, commits, lang, progress, [])
@@ -189,17 +229,24 @@ class DigestBuilder:
             tag += ":" + self.prompts.hash("day_headline", lang)
         # noise-1: entries carry their bot updates; the filter makes another digest
         tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}".encode()).hexdigest()[:16]
-        return self.store.digest_key(source.cache_id, branch, window.start.isoformat(),
-                                     window.end.isoformat(), window.tz, lang, tag)
+        return self.store.digest_key(
+            source.cache_id, branch, window.start.isoformat(), window.end.isoformat(), window.tz, lang, tag
+        )
 
-    def _notices(self, source, entries, lang: str, window: Window, problems: list[BotError],
-                 profile_problem: str = "") -> tuple[str, ...]:
+    def _notices(
+        self, source, entries, lang: str, window: Window, problems: list[BotError], profile_problem: str = ""
+    ) -> tuple[str, ...]:
         """What the reader must know about how this digest was made, in its language."""
         limited = [p for p in problems if isinstance(p, RateLimited)]
         until = max((p.until for p in limited if p.until), default=None)
         if limited:
-            log.warning("%s: GitHub's rate limit left %d of %d commits unread (%s)", source.name,
-                        sum(1 for e in entries if e.error), len(entries), limited[0])
+            log.warning(
+                "%s: GitHub's rate limit left %d of %d commits unread (%s)",
+                source.name,
+                sum(1 for e in entries if e.error),
+                len(entries),
+                limited[0],
+            )
         notices = [source_notice(entries, lang, until, window.tz, reason=problems[0] if problems else "")]
         if self.llm is not None:
             notices.append(llm_notice(entries, lang))
@@ -207,8 +254,9 @@ class DigestBuilder:
             notices.append(profile_notice(profile_problem, lang))
         return tuple(n for n in notices if n)
 
-    async def _analyse_all(self, source, commits: list[Commit], lang: str,
-                           progress: Progress | None, problems: list[BotError]) -> list[DigestEntry]:
+    async def _analyse_all(
+        self, source, commits: list[Commit], lang: str, progress: Progress | None, problems: list[BotError]
+    ) -> list[DigestEntry]:
         done = 0
         total = len(commits)
         await _notify(progress, 0, total)

@@ -16,6 +16,7 @@ Jobs (all payloads are JSON; pickle is never read from Redis):
   build    a digest, keyed by (repo, branch, window, tz, lang); shared with every delivery of it
   watch    one watch's day: a person's direct messages about the commits touching a pattern
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -73,15 +74,19 @@ class Jobs:
         self.description = description
 
     @classmethod
-    async def connect(cls, settings) -> "Jobs":
+    async def connect(cls, settings) -> Jobs:
         url, description = redis_address(settings)
         redis_settings = RedisSettings.from_dsn(url)
         redis_settings.conn_timeout = 5
         redis_settings.conn_retries = 0
         redis_settings.max_connections = pool_size(settings)
         try:
-            pool = await create_pool(redis_settings, job_serializer=_dumps, job_deserializer=_loads,
-                                     default_queue_name=f"arq:queue:{settings.redis_prefix}")
+            pool = await create_pool(
+                redis_settings,
+                job_serializer=_dumps,
+                job_deserializer=_loads,
+                default_queue_name=f"arq:queue:{settings.redis_prefix}",
+            )
         except (RedisError, OSError) as exc:
             log.error("job queue: Redis (%s) unreachable: %s", description, type(exc).__name__)
             raise StoreUnavailable(phrase("errors.store_unreachable", kind=type(exc).__name__)) from None
@@ -91,8 +96,9 @@ class Jobs:
         """arq's job ids are global to the Redis server: ours carry the bot's key prefix."""
         return self.prefix + ":".join(str(p) for p in parts)
 
-    async def enqueue(self, function: str, *args: Any, job_id: str | None = None,
-                      defer: float | None = None) -> Enqueued:
+    async def enqueue(
+        self, function: str, *args: Any, job_id: str | None = None, defer: float | None = None
+    ) -> Enqueued:
         job_id = job_id or self.job_id(function, uuid.uuid4().hex)
         try:
             job = await self.pool.enqueue_job(function, *args, _job_id=job_id, _defer_by=defer)
@@ -128,6 +134,7 @@ class Jobs:
 
 
 # --- the worker side ------------------------------------------------------------------------------
+
 
 async def _request(ctx: dict, kind: str, conv: dict, args: dict) -> None:
     try:
@@ -185,17 +192,30 @@ class JobWorker:
         redis_settings = RedisSettings.from_dsn(url)
         redis_settings.max_connections = pool_size(self.settings)
         lease = self.settings.job_lease
-        functions = [func(self._leased(name, fn, lease, jobs), name=name, max_tries=MAX_TRIES, keep_result=RESULT_TTL)
-                     for name, fn in self.FUNCTIONS.items()]
+        functions = [
+            func(self._leased(name, fn, lease, jobs), name=name, max_tries=MAX_TRIES, keep_result=RESULT_TTL)
+            for name, fn in self.FUNCTIONS.items()
+        ]
         self.worker = worker = Worker(
-            functions, queue_name=jobs.queue, redis_settings=redis_settings, handle_signals=False,
-            max_jobs=self.settings.worker_max_jobs, queue_read_limit=self.settings.worker_max_jobs * 8,
-            job_timeout=self.settings.job_timeout, keep_result=RESULT_TTL, poll_delay=0.1, max_tries=MAX_TRIES,
-            ctx={"chat": self.chat}, job_serializer=_dumps, job_deserializer=_loads, log_results=False,
+            functions,
+            queue_name=jobs.queue,
+            redis_settings=redis_settings,
+            handle_signals=False,
+            max_jobs=self.settings.worker_max_jobs,
+            queue_read_limit=self.settings.worker_max_jobs * 8,
+            job_timeout=self.settings.job_timeout,
+            keep_result=RESULT_TTL,
+            poll_delay=0.1,
+            max_tries=MAX_TRIES,
+            ctx={"chat": self.chat},
+            job_serializer=_dumps,
+            job_deserializer=_loads,
+            log_results=False,
             # one health key per worker, refreshed within the lease: `python -m bot health worker`
             # and this process's /healthz on METRICS_PORT read it (bot/health.py)
             health_check_key=health.key(self.prefix, "worker", self.id),
-            health_check_interval=health.report_every(self.settings))
+            health_check_interval=health.report_every(self.settings),
+        )
         # arq marks a job it starts "in progress" for the whole job timeout + 10 s; a worker killed
         # before this job's first renewal below would leave the job stuck for an hour. Start the
         # mark at (twice) the lease instead: the renewals in `_keep` hold it from then on.
@@ -214,8 +234,9 @@ class JobWorker:
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
-                log.error("job worker: Redis (%s) failed (%s); polling again in 1 s", jobs.description,
-                          type(exc).__name__)
+                log.error(
+                    "job worker: Redis (%s) failed (%s); polling again in 1 s", jobs.description, type(exc).__name__
+                )
             except Exception:  # noqa: BLE001 — the worker must outlive any one failure
                 log.exception("job worker: poll loop failed; polling again in 1 s")
             await asyncio.sleep(1)

@@ -3,11 +3,12 @@
 Plain frozen dataclasses so every layer (sources, analysis, rendering, chat) shares one shape,
 plus `to_dict` / `from_dict` for the Redis caches and the JSON output.
 """
+
 from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, field, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -225,11 +226,11 @@ class Window:
 
     @property
     def start_utc(self) -> datetime:
-        return self.start.astimezone(timezone.utc)
+        return self.start.astimezone(UTC)
 
     @property
     def end_utc(self) -> datetime:
-        return self.end.astimezone(timezone.utc)
+        return self.end.astimezone(UTC)
 
     def contains(self, instant: datetime) -> bool:
         return self.start <= instant < self.end
@@ -238,6 +239,7 @@ class Window:
 @dataclass(frozen=True)
 class Cost:
     """What building a digest cost in LLM tokens, as the endpoint reported them (bot/cost.py)."""
+
     tokens_in: int = 0  # prompt tokens
     tokens_out: int = 0  # completion tokens
     calls: int = 0  # LLM requests answered (analyses, retries, the headline)
@@ -322,6 +324,7 @@ class Subscription:
 
 # --- (de)serialisation -----------------------------------------------------------------------
 
+
 def to_dict(obj: Any) -> Any:
     """A JSON-ready dict of any model above (enums → values, datetimes → ISO 8601)."""
     if isinstance(obj, enum.Enum):
@@ -338,8 +341,9 @@ def to_dict(obj: Any) -> Any:
 
 
 def commit_from_dict(d: dict) -> Commit:
-    return Commit(**{**d, "committed_at": datetime.fromisoformat(d["committed_at"]),
-                     "parents": tuple(d.get("parents") or ())})
+    return Commit(
+        **{**d, "committed_at": datetime.fromisoformat(d["committed_at"]), "parents": tuple(d.get("parents") or ())}
+    )
 
 
 def file_from_dict(d: dict) -> FileChange:
@@ -351,56 +355,83 @@ def analysis_from_dict(d: dict) -> Analysis:
     coverage = None
     if cov:
         coverage = Coverage(
-            files_total=cov["files_total"], files_shown=cov["files_shown"],
+            files_total=cov["files_total"],
+            files_shown=cov["files_shown"],
             partial=tuple(cov.get("partial") or ()),
             omitted=tuple(tuple(x) for x in cov.get("omitted") or ()),
         )
     return Analysis(
-        **{**d,
-           "change_type": ChangeType(d["change_type"]),
-           "importance": Importance(d["importance"]),
-           "insights": Insights(**(d.get("insights") or {})),
-           "risks": tuple(d.get("risks") or ()),
-           "recommendations": tuple(d.get("recommendations") or ()),
-           "coverage": coverage},
+        **{
+            **d,
+            "change_type": ChangeType(d["change_type"]),
+            "importance": Importance(d["importance"]),
+            "insights": Insights(**(d.get("insights") or {})),
+            "risks": tuple(d.get("risks") or ()),
+            "recommendations": tuple(d.get("recommendations") or ()),
+            "coverage": coverage,
+        },
     )
 
 
 def window_from_dict(d: dict) -> Window:
-    return Window(start=datetime.fromisoformat(d["start"]), end=datetime.fromisoformat(d["end"]),
-                  tz=d["tz"], label=d["label"])
+    return Window(
+        start=datetime.fromisoformat(d["start"]), end=datetime.fromisoformat(d["end"]), tz=d["tz"], label=d["label"]
+    )
 
 
 def downstream_from_dict(d: dict | None) -> Downstream | None:
     if not d:
         return None
-    return Downstream(patched_files=tuple(d.get("patched_files") or ()), conflict=bool(d.get("conflict")),
-                      hunks=int(d.get("hunks") or 0))
+    return Downstream(
+        patched_files=tuple(d.get("patched_files") or ()),
+        conflict=bool(d.get("conflict")),
+        hunks=int(d.get("hunks") or 0),
+    )
 
 
 def digest_from_dict(d: dict) -> Digest:
     entries = tuple(
-        DigestEntry(commit=commit_from_dict(e["commit"]),
-                    analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
-                    error=e.get("error", ""), updates=tuple(e.get("updates") or ()),
-                    downstream=downstream_from_dict(e.get("downstream")))
+        DigestEntry(
+            commit=commit_from_dict(e["commit"]),
+            analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
+            error=e.get("error", ""),
+            updates=tuple(e.get("updates") or ()),
+            downstream=downstream_from_dict(e.get("downstream")),
+        )
         for e in d["entries"]
     )
     gen = d.get("generated_at")
     fork = ForkInfo(**d["fork"]) if d.get("fork") else None
-    return Digest(repo=d["repo"], branch=d["branch"], window=window_from_dict(d["window"]),
-                  lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
-                  headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
-                  generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
-                  notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""),
-                  paths=tuple(d.get("paths") or ()), exclude=tuple(d.get("exclude") or ()),
-                  filtered_out=d.get("filtered_out", 0), fork=fork,
-                  cost=Cost(**d["cost"]) if d.get("cost") else None)
+    return Digest(
+        repo=d["repo"],
+        branch=d["branch"],
+        window=window_from_dict(d["window"]),
+        lang=d["lang"],
+        entries=entries,
+        headline=tuple(d.get("headline") or ()),
+        headline_origin=d.get("headline_origin", "offline"),
+        repo_url=d.get("repo_url"),
+        generated_at=datetime.fromisoformat(gen) if gen else None,
+        repo_spec=d.get("repo_spec", ""),
+        notices=tuple(d.get("notices") or ()),
+        headline_fallback=d.get("headline_fallback", ""),
+        paths=tuple(d.get("paths") or ()),
+        exclude=tuple(d.get("exclude") or ()),
+        filtered_out=d.get("filtered_out", 0),
+        fork=fork,
+        cost=Cost(**d["cost"]) if d.get("cost") else None,
+    )
 
 
 def subscription_from_dict(d: dict) -> Subscription:
-    return Subscription(**{**d, "min_importance": Importance(d.get("min_importance", "low")),
-                           "paths": tuple(d.get("paths") or ()), "exclude": tuple(d.get("exclude") or ())})
+    return Subscription(
+        **{
+            **d,
+            "min_importance": Importance(d.get("min_importance", "low")),
+            "paths": tuple(d.get("paths") or ()),
+            "exclude": tuple(d.get("exclude") or ()),
+        }
+    )
 
 
 __all__ = [name for name in dir() if not name.startswith("_")] + ["asdict", "replace"]

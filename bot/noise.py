@@ -13,11 +13,12 @@ them, the report page and the attached Markdown report hold every one, and quest
 thread find them like any other commit. `bots show` (per subscription, or on `/digest`) turns it off.
 Pure, apart from `update_lines`, which reads a commit's files through the offline analyser's rules.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .models import ChangeType, Commit, DigestEntry, FileChange, Importance
 
@@ -60,6 +61,7 @@ def update_lines(commit: Commit, files: Sequence[FileChange]) -> tuple[str, ...]
 @dataclass(frozen=True)
 class BotGroup:
     """One bot's collapsed commits in a digest, newest first."""
+
     author: str
     entries: tuple[DigestEntry, ...]
 
@@ -72,7 +74,6 @@ class BotGroup:
             for line in e.updates or (e.commit.title,):
                 seen.setdefault(line, None)
         return list(seen)
-
 
     @property
     def mediums(self) -> int:

@@ -14,12 +14,13 @@ exclude glob (a commit touching docs and code is not "just docs"). A rename coun
 its new path. A commit with no files at all (empty) is dropped by `paths` and kept by `exclude`.
 Pure: words in, a filter or a CommandError out; a file list in, a yes or no out.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Sequence
 
 MAX_GLOBS = 20  # per option: a filter longer than this is a mistake, and every commit pays for it
 MAX_GLOB_CHARS = 200
@@ -78,7 +79,7 @@ def _translate(glob: str) -> re.Pattern:
             end = glob.find("]", i + 2 if glob.startswith(("[!", "[^"), i) else i + 1)
             if end < 0:
                 raise GlobError(glob, "glob_bracket")
-            body = glob[i + 1:end]
+            body = glob[i + 1 : end]
             negate = body[:1] in ("!", "^")
             body = body[1:] if negate else body
             if not body:
@@ -111,7 +112,7 @@ class PathFilter:
         return bool(self.paths or self.exclude)
 
     @classmethod
-    def of(cls, paths: Iterable[str] = (), exclude: Iterable[str] = ()) -> "PathFilter":
+    def of(cls, paths: Iterable[str] = (), exclude: Iterable[str] = ()) -> PathFilter:
         return cls(tuple(normalise(g) for g in paths or ()), tuple(normalise(g) for g in exclude or ()))
 
     def keeps(self, touched: Sequence[str]) -> bool:

@@ -8,11 +8,12 @@ its top directory, two levels deep for nested paths (`crates/uv-resolver`, `docs
 Files in the repository root are the root area. Areas come in order of importance (most high
 commits, then most commits); inside one, high before medium, then by time.
 """
+
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 from .models import BotError, Digest, DigestEntry, FileChange, Importance
 from .noise import collapse
@@ -69,8 +70,15 @@ def shown_entries(digest: Digest, min_importance: str = "low") -> list[DigestEnt
     return [e for e in entries_at_least(digest.entries, min_importance) if e.importance is not Importance.LOW]
 
 
-def rollup(digest: Digest, area_of: dict[str, str], *, min_importance: str = "low", bots: str = "collapse",
-           report_url: str | None = None, more_how: str = "") -> WeekRollup:
+def rollup(
+    digest: Digest,
+    area_of: dict[str, str],
+    *,
+    min_importance: str = "low",
+    bots: str = "collapse",
+    report_url: str | None = None,
+    more_how: str = "",
+) -> WeekRollup:
     """The roll-up's content, pure. A bot's routine commits (its lows too, when the channel wants
     lows at all) become its one line; the remaining lows are a count."""
     wanted = entries_at_least(digest.entries, min_importance)
@@ -82,6 +90,13 @@ def rollup(digest: Digest, area_of: dict[str, str], *, min_importance: str = "lo
         by_area.setdefault(area_of.get(e.commit.sha, UNKNOWN_AREA), []).append(e)
     for entries in by_area.values():
         entries.sort(key=lambda e: (e.importance.rank, e.commit.committed_at))
-    order = sorted(by_area.items(), key=lambda kv: (-sum(e.importance is Importance.HIGH for e in kv[1]),
-                                                    -len(kv[1]), kv[0] in (ROOT_AREA, UNKNOWN_AREA), kv[0]))
+    order = sorted(
+        by_area.items(),
+        key=lambda kv: (
+            -sum(e.importance is Importance.HIGH for e in kv[1]),
+            -len(kv[1]),
+            kv[0] in (ROOT_AREA, UNKNOWN_AREA),
+            kv[0],
+        ),
+    )
     return WeekRollup(digest, tuple((a, tuple(es)) for a, es in order), tuple(groups), low, more_how, report_url)

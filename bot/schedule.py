@@ -7,13 +7,14 @@ keyed delivery job (bot/delivery/job.py: lease, ledger, resumable); a push misse
 down is still made if it is at most CATCHUP_MINUTES late. Watches (bot/watch/) are due the same
 way, each at its person's time; each due (person, pattern, day) is one keyed "watch" job.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
 import uuid
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .delivery.job import DeliverySpec, scheduled_spec
@@ -33,7 +34,7 @@ def occurrence(day: date, at: str, tz: str) -> datetime:
     same wall-clock distance after the jump (02:30 → 03:30); a repeated one runs the first time."""
     hh, mm = (int(x) for x in at.split(":"))
     local = datetime.combine(day, time(hh, mm), tzinfo=zone(tz))  # fold=0: first of a repeated hour
-    return local.astimezone(timezone.utc)
+    return local.astimezone(UTC)
 
 
 def last_occurrence(now: datetime, at: str, tz: str) -> tuple[datetime, date]:
@@ -94,7 +95,7 @@ class Clock:
         self.chat = chat
         self.store = chat.store
         self.settings = settings
-        self.now = now or (lambda: datetime.now(timezone.utc))
+        self.now = now or (lambda: datetime.now(UTC))
         self.jobs = jobs if jobs is not None else getattr(chat, "jobs", None)
         self.id = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"  # names its health key (bot/health.py)
 
@@ -128,10 +129,26 @@ class Clock:
         builds: dict[tuple[str, ...], dict[str, Any]] = {}
         for sub, spec in due:
             filt = spec.path_filter()  # a filtered digest is another digest (and analyses fewer commits)
-            ident = (sub.repo.lower(), sub.branch or "", spec.window["start"], spec.window["end"], sub.tz, sub.lang,
-                     *((filt.key(),) if filt else ()))
-            builds.setdefault(ident, {"repo": sub.repo, "branch": sub.branch, "window": spec.window, "lang": sub.lang,
-                                      "paths": list(filt.paths), "exclude": list(filt.exclude)})
+            ident = (
+                sub.repo.lower(),
+                sub.branch or "",
+                spec.window["start"],
+                spec.window["end"],
+                sub.tz,
+                sub.lang,
+                *((filt.key(),) if filt else ()),
+            )
+            builds.setdefault(
+                ident,
+                {
+                    "repo": sub.repo,
+                    "branch": sub.branch,
+                    "window": spec.window,
+                    "lang": sub.lang,
+                    "paths": list(filt.paths),
+                    "exclude": list(filt.exclude),
+                },
+            )
         for ident, build in builds.items():
             await jobs.enqueue("build", build, job_id=jobs.job_id("build", *ident))
 
@@ -171,8 +188,9 @@ class Clock:
     async def run_forever(self, stop: asyncio.Event) -> None:
         from . import health
 
-        log.info("clock started (every %.0f s, catch-up %d min)", self.settings.clock_interval,
-                 self.settings.catchup_minutes)
+        log.info(
+            "clock started (every %.0f s, catch-up %d min)", self.settings.clock_interval, self.settings.catchup_minutes
+        )
         while not stop.is_set():
             try:
                 for sub, day, outcome in await self.tick():
@@ -184,5 +202,5 @@ class Clock:
                 log.exception("clock tick failed")
             try:
                 await asyncio.wait_for(stop.wait(), timeout=self.settings.clock_interval)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass

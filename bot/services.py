@@ -1,10 +1,12 @@
 """Build the core's objects once, from settings, and hand them around (constructor injection)."""
+
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .prompts import Prompts
 from .sources import CommitSource, open_source
@@ -36,8 +38,9 @@ class Services:
     max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
     @classmethod
-    def build(cls, settings: Settings, store: Store | None = None,
-              clock: Callable[[], datetime] | None = None) -> Services:
+    def build(
+        cls, settings: Settings, store: Store | None = None, clock: Callable[[], datetime] | None = None
+    ) -> Services:
         from .analysis.analyze import Analyzer
         from .digest import DigestBuilder, utcnow
         from .explain import QA
@@ -50,15 +53,24 @@ class Services:
         if settings.llm_enabled:
             from .analysis.llm import LLM
             from .cost import Budget
+
             # what it learns about the endpoint outlives the process; its tokens count for the month
-            llm = LLM(settings, memory=store,
-                      budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
+            llm = LLM(settings, memory=store, budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
         analyzer = Analyzer(llm, prompts, settings)
         builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
         from .history import build_history
 
-        return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings),
-                   Reports(store, settings, clock=clock or utcnow), build_history(builder, llm, prompts, settings))
+        return cls(
+            settings,
+            store,
+            prompts,
+            llm,
+            analyzer,
+            builder,
+            QA(builder, llm, prompts, settings),
+            Reports(store, settings, clock=clock or utcnow),
+            build_history(builder, llm, prompts, settings),
+        )
 
     def source(self, repo: str) -> CommitSource:
         """One source object per repository for the process's lifetime (they hold HTTP pools)."""

@@ -4,6 +4,7 @@
   subs                      hash: "{platform}:{channel}:{repo}" → Subscription JSON
   chancfg:{platform}:{ch}   JSON: language, time zone, who may ask in threads, report file
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -95,25 +96,45 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
             raise UsageError(phrase("errors.subs_file_lacks", path=path, n=n, keys=", ".join(missing)))
         if entry["platform"] not in ("slack", "feishu", "console"):
             raise UsageError(phrase("errors.subs_file_platform", path=path, n=n))
-        unknown = set(entry) - {"platform", "channel", "repo", "at", "tz", "lang", "min", "branch", "empty",
-                                "weekly", "paths", "exclude", "bots",
-                                "fork", "owner"}
+        unknown = set(entry) - {
+            "platform",
+            "channel",
+            "repo",
+            "at",
+            "tz",
+            "lang",
+            "min",
+            "branch",
+            "empty",
+            "weekly",
+            "paths",
+            "exclude",
+            "bots",
+            "fork",
+            "owner",
+        }
         if unknown:
             raise UsageError(phrase("errors.subs_file_unknown", path=path, n=n, keys=", ".join(sorted(unknown))))
         try:
             tz = entry.get("tz", settings.default_tz)
             check_timezone(tz)
-            sub = Subscription(platform=entry["platform"], channel=str(entry["channel"]), repo=str(entry["repo"]),
-                               at=_hhmm(str(entry.get("at", "09:00"))), tz=tz,
-                               lang=_choice(entry.get("lang", settings.default_lang), ("zh", "en"), "lang"),
-                               min_importance=Importance(_choice(entry.get("min", "low"), ("high", "medium", "low"), "min")),
-                               branch=entry.get("branch"),
-                               post_empty=_choice(entry.get("empty", "post"), ("post", "skip"), "empty") == "post",
-                               weekday=_choice(entry["weekly"], WEEKDAYS, "weekly") if "weekly" in entry else None,
-                               paths=_globs(entry.get("paths", []), "paths"),
-                               exclude=_globs(entry.get("exclude", []), "exclude"),
-                               bots=_choice(entry.get("bots", "collapse"), BOT_MODES, "bots"),
-                               fork=str(entry["fork"]) if entry.get("fork") else None, owner=str(entry.get("owner", "")))
+            sub = Subscription(
+                platform=entry["platform"],
+                channel=str(entry["channel"]),
+                repo=str(entry["repo"]),
+                at=_hhmm(str(entry.get("at", "09:00"))),
+                tz=tz,
+                lang=_choice(entry.get("lang", settings.default_lang), ("zh", "en"), "lang"),
+                min_importance=Importance(_choice(entry.get("min", "low"), ("high", "medium", "low"), "min")),
+                branch=entry.get("branch"),
+                post_empty=_choice(entry.get("empty", "post"), ("post", "skip"), "empty") == "post",
+                weekday=_choice(entry["weekly"], WEEKDAYS, "weekly") if "weekly" in entry else None,
+                paths=_globs(entry.get("paths", []), "paths"),
+                exclude=_globs(entry.get("exclude", []), "exclude"),
+                bots=_choice(entry.get("bots", "collapse"), BOT_MODES, "bots"),
+                fork=str(entry["fork"]) if entry.get("fork") else None,
+                owner=str(entry.get("owner", "")),
+            )
         except ValueError as exc:
             raise UsageError(phrase("errors.subs_file_entry", path=path, n=n, detail=exc)) from None
         subs.append(sub)

@@ -9,6 +9,7 @@ Pure: `now` is always passed in.
 
 Errors carry catalogue phrases (bot.i18n) so each reader gets them in their own language.
 """
+
 from __future__ import annotations
 
 import re
@@ -89,8 +90,7 @@ def parse_window(spec: str, tz: str, now: datetime, max_days: int = 31) -> Windo
 
 
 def day_window(day: date, tz: str) -> Window:
-    return Window(start=day_start(day, tz), end=day_start(day + timedelta(days=1), tz), tz=tz,
-                  label=day.isoformat())
+    return Window(start=day_start(day, tz), end=day_start(day + timedelta(days=1), tz), tz=tz, label=day.isoformat())
 
 
 def is_date_token(token: str) -> bool:
@@ -115,5 +115,9 @@ def week_window(day: date, tz: str, today: date | None = None) -> Window:
     last = monday + timedelta(days=6)
     if today is not None and last > today:
         last = today
-    return Window(start=day_start(monday, tz), end=day_start(last + timedelta(days=1), tz), tz=tz,
-                  label=f"{monday.isoformat()}..{last.isoformat()}")
+    return Window(
+        start=day_start(monday, tz),
+        end=day_start(last + timedelta(days=1), tz),
+        tz=tz,
+        label=f"{monday.isoformat()}..{last.isoformat()}",
+    )

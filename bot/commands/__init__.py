@@ -18,6 +18,7 @@ per command (its grammar, handler and text keys), listed once in COMMANDS.
 Adding a command: a module exporting `COMMAND = Command(name, aliases, parse, run)`, its line in
 COMMANDS, and `usage.<name>` in both catalogues (bot/i18n/*.toml).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,14 +30,34 @@ from . import ask, config, digest, help, listing, subscribe, unsubscribe, unwatc
 from .base import Command, Request
 from .grammar import CommandError
 
-COMMANDS: tuple[Command, ...] = (digest.COMMAND, week.COMMAND, subscribe.COMMAND, unsubscribe.COMMAND,
-                                 listing.COMMAND, ask.COMMAND, config.COMMAND, watch.COMMAND, unwatch.COMMAND,
-                                 watches.COMMAND, help.COMMAND)
+COMMANDS: tuple[Command, ...] = (
+    digest.COMMAND,
+    week.COMMAND,
+    subscribe.COMMAND,
+    unsubscribe.COMMAND,
+    listing.COMMAND,
+    ask.COMMAND,
+    config.COMMAND,
+    watch.COMMAND,
+    unwatch.COMMAND,
+    watches.COMMAND,
+    help.COMMAND,
+)
 BY_WORD: dict[str, Command] = {word: c for c in COMMANDS for word in (c.name, *c.aliases)}
 COMMAND_WORDS = frozenset(BY_WORD)
 
-__all__ = ["COMMANDS", "COMMAND_WORDS", "Command", "CommandError", "Parsed", "Request", "help_text",
-           "looks_like_command", "parse_command", "usage"]
+__all__ = [
+    "COMMANDS",
+    "COMMAND_WORDS",
+    "Command",
+    "CommandError",
+    "Parsed",
+    "Request",
+    "help_text",
+    "looks_like_command",
+    "parse_command",
+    "usage",
+]
 
 
 @dataclass(frozen=True)

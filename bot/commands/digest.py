@@ -4,11 +4,12 @@
 subscriptions (with their filters), else the default repository. The verb is optional:
 `/digest 2026-01-28 owner/repo` and `/digest 昨天` are digests too.
 """
+
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..current_job import CURRENT_JOB
 from ..delivery.job import DeliverySpec
@@ -44,13 +45,18 @@ def parse(args: list[str]) -> DigestArgs:
 
 async def run(req: Request, args: DigestArgs) -> None:
     chat = req.chat
-    await deliver(req, args.repos, args.filters, week=False,
-                  window=lambda tz: parse_window(args.when or "yesterday", tz, chat.clock(),
-                                                 chat.settings.max_range_days))
+    await deliver(
+        req,
+        args.repos,
+        args.filters,
+        week=False,
+        window=lambda tz: parse_window(args.when or "yesterday", tz, chat.clock(), chat.settings.max_range_days),
+    )
 
 
-async def deliver(req: Request, repos: tuple[str, ...], filters: FilterArgs, *, week: bool,
-                  window: Callable[[str], Window]) -> None:
+async def deliver(
+    req: Request, repos: tuple[str, ...], filters: FilterArgs, *, week: bool, window: Callable[[str], Window]
+) -> None:
     """Deliver the digest (or the weekly roll-up) of each repository into this conversation: the
     named ones, else the channel's subscriptions — one per repository, the weekly one's settings
     for a roll-up and the daily one's for a digest — else the default repository. Options typed
@@ -65,14 +71,23 @@ async def deliver(req: Request, repos: tuple[str, ...], filters: FilterArgs, *, 
         span = window(tz)
         source = chat.services.source(repo)
         branch = (sub.branch if sub else None) or await source.default_branch()  # validates the repo first
-        spec = DeliverySpec(platform=conv.platform, channel=conv.channel, repo=repo, window=to_dict(span),
-                            lang=sub.lang if sub else cfg.lang, key=chat.store.k("ondemand", request, repo.lower()),
-                            branch=branch, min_importance=sub.min_importance.value if sub else "low",
-                            attach=cfg.file, progress=True,
-                            paths=filters.paths if filters.paths is not None else (sub.paths if sub else ()),
-                            exclude=filters.exclude if filters.exclude is not None else (sub.exclude if sub else ()),
-                            bots=filters.bots or (sub.bots if sub else "collapse"), week=week,
-                            fork=sub.fork if sub else None)
+        spec = DeliverySpec(
+            platform=conv.platform,
+            channel=conv.channel,
+            repo=repo,
+            window=to_dict(span),
+            lang=sub.lang if sub else cfg.lang,
+            key=chat.store.k("ondemand", request, repo.lower()),
+            branch=branch,
+            min_importance=sub.min_importance.value if sub else "low",
+            attach=cfg.file,
+            progress=True,
+            paths=filters.paths if filters.paths is not None else (sub.paths if sub else ()),
+            exclude=filters.exclude if filters.exclude is not None else (sub.exclude if sub else ()),
+            bots=filters.bots or (sub.bots if sub else "collapse"),
+            week=week,
+            fork=sub.fork if sub else None,
+        )
         await chat.deliveries.run(spec)
 
 

@@ -6,6 +6,7 @@ options out, or a CommandError in the reader's language.
 the dates and repositories: `/digest 2026-01-19 astral-sh/uv paths crates/uv-resolver/** exclude
 **/*.md`. With `allow_none` (subscribe), `paths none` clears a subscription's filter.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,9 @@ class FilterArgs:
     bots: str | None = None  # collapse | show; None: not given
 
 
-def split_filters(words: list[str], command: str, stop_words: tuple[str, ...] = (),
-                  allow_none: bool = False) -> tuple[list[str], FilterArgs]:
+def split_filters(
+    words: list[str], command: str, stop_words: tuple[str, ...] = (), allow_none: bool = False
+) -> tuple[list[str], FilterArgs]:
     """(the words that are not noise options, the noise options)."""
     rest: list[str] = []
     found: dict[str, object] = {}
@@ -43,8 +45,9 @@ def split_filters(words: list[str], command: str, stop_words: tuple[str, ...] = 
             raise CommandError(phrase("errors.option_twice", option=word), command)
         if word == "bots":
             if i + 1 >= len(words):
-                raise CommandError(phrase("errors.option_needs_value", option=word, expected="|".join(BOT_MODES)),
-                                   command)
+                raise CommandError(
+                    phrase("errors.option_needs_value", option=word, expected="|".join(BOT_MODES)), command
+                )
             found[word] = choice(words[i + 1], BOT_MODES, word, command)
             i += 2
             continue

@@ -1,4 +1,5 @@
 """`list` — this conversation's subscriptions and settings, to the asker only."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,11 +5,13 @@ roll-up of the previous ISO week on that day (admins only when admins are config
 may hold both for one repository. Subscribing again updates the options named (`paths none`
 clears a filter). `paths` routes a monorepo: one channel subscribes `frontend/**`, another `backend/**`.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
 
+from ..downstream import ForkError, ForkNotFound, check_fork, parse_fork
 from ..i18n import phrase, text
 from ..models import Importance, Subscription
 from ..platform import Notice
@@ -18,17 +20,25 @@ from ..window import parse_window
 from .base import Command, Request
 from .filters import split_filters
 from .grammar import CommandError, choice, options, repo_word, timezone
-from ..downstream import ForkError, ForkNotFound, check_fork, parse_fork
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _BRANCH = re.compile(r"^(?!-)[A-Za-z0-9._/\-]{1,200}$")
 OPTION_WORDS = ("at", "tz", "lang", "min", "branch", "empty", "fork")
 CADENCE_WORDS = {"weekly": True, "每周": True, "daily": False, "每天": False}
-_DAY_WORDS = {**{d: d for d in WEEKDAYS},
-              **{name: WEEKDAYS[i] for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday",
-                                                            "saturday", "sunday"))},
-              **{f"{p}{c}": WEEKDAYS[i] for p in ("周", "星期", "週", "礼拜") for i, c in enumerate(("一", "二", "三", "四", "五", "六", "日"))},
-              "周天": "sun", "星期天": "sun"}
+_DAY_WORDS = {
+    **{d: d for d in WEEKDAYS},
+    **{
+        name: WEEKDAYS[i]
+        for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+    },
+    **{
+        f"{p}{c}": WEEKDAYS[i]
+        for p in ("周", "星期", "週", "礼拜")
+        for i, c in enumerate(("一", "二", "三", "四", "五", "六", "日"))
+    },
+    "周天": "sun",
+    "星期天": "sun",
+}
 
 
 @dataclass(frozen=True)
@@ -70,8 +80,12 @@ def _cadence(words: list[str]) -> tuple[list[str], bool | None, str | None, str 
             raise CommandError(phrase("week.cadence_twice"), "subscribe")
         weekly = CADENCE_WORDS[word]
         i += 1
-        if (weekly and i < len(words) and words[i].lower() not in (*OPTION_WORDS, *CADENCE_WORDS)
-                and not _HHMM.match(words[i])):
+        if (
+            weekly
+            and i < len(words)
+            and words[i].lower() not in (*OPTION_WORDS, *CADENCE_WORDS)
+            and not _HHMM.match(words[i])
+        ):
             day = _DAY_WORDS.get(words[i].lower())
             if day is None:
                 raise CommandError(phrase("week.bad_weekday", value=words[i]), "subscribe")
@@ -87,12 +101,21 @@ def parse(args: list[str]) -> SubscribeArgs:
     if not args:
         raise CommandError(phrase("errors.subscribe_no_repo"), "subscribe")
     repo = repo_word(args[0], "subscribe")
-    rest, filters = split_filters(args[1:], "subscribe", stop_words=(*OPTION_WORDS, *CADENCE_WORDS),
-                                  allow_none=True)
+    rest, filters = split_filters(args[1:], "subscribe", stop_words=(*OPTION_WORDS, *CADENCE_WORDS), allow_none=True)
     rest, weekly, weekday, weekly_at = _cadence(rest)
-    opts = options(rest, {"at": "HH:MM", "tz": phrase("errors.expect_zone"), "lang": "zh|en",
-                          "min": "high|medium|low", "branch": phrase("errors.expect_branch"),
-                          "empty": "post|skip", "fork": "org/our-fork@branch|off"}, "subscribe")
+    opts = options(
+        rest,
+        {
+            "at": "HH:MM",
+            "tz": phrase("errors.expect_zone"),
+            "lang": "zh|en",
+            "min": "high|medium|low",
+            "branch": phrase("errors.expect_branch"),
+            "empty": "post|skip",
+            "fork": "org/our-fork@branch|off",
+        },
+        "subscribe",
+    )
     if weekly_at and "at" in opts:
         raise CommandError(phrase("errors.option_twice", option="at"), "subscribe")
     at = _time(opts["at"]) if "at" in opts else weekly_at
@@ -100,13 +123,20 @@ def parse(args: list[str]) -> SubscribeArgs:
     if branch is not None and not _BRANCH.match(branch):
         raise CommandError(phrase("errors.bad_branch", value=branch), "subscribe")
     return SubscribeArgs(
-        repo=repo, at=at,
+        repo=repo,
+        at=at,
         tz=timezone(opts["tz"], "subscribe") if "tz" in opts else None,
         lang=choice(opts["lang"], ("zh", "en"), "lang", "subscribe") if "lang" in opts else None,
         min_importance=choice(opts["min"], ("high", "medium", "low"), "min", "subscribe") if "min" in opts else None,
         branch=branch,
-        post_empty=(choice(opts["empty"], ("post", "skip"), "empty", "subscribe") == "post") if "empty" in opts else None,
-        weekly=bool(weekly), weekday=weekday, paths=filters.paths, exclude=filters.exclude, bots=filters.bots,
+        post_empty=(choice(opts["empty"], ("post", "skip"), "empty", "subscribe") == "post")
+        if "empty" in opts
+        else None,
+        weekly=bool(weekly),
+        weekday=weekday,
+        paths=filters.paths,
+        exclude=filters.exclude,
+        bots=filters.bots,
         fork=fork_word(opts["fork"]) if "fork" in opts else None,
     )
 
@@ -125,13 +155,24 @@ def fork_word(value: str) -> str:
 
 def describe(sub: Subscription, lang: str) -> dict:
     """The fields of a subscription's line (the confirmation here, the listing of `list`)."""
-    filters = "".join([text(lang, "noise.sub_paths", globs=" ".join(sub.paths)) if sub.paths else "",
-                       text(lang, "noise.sub_exclude", globs=" ".join(sub.exclude)) if sub.exclude else "",
-                       text(lang, "noise.sub_bots_shown") if sub.bots == "show" else "",
-                       text(lang, "downstream.sub_fork", fork=sub.fork) if sub.fork else ""])
-    fields = dict(repo=sub.repo, at=sub.at, tz=sub.tz, lang=sub.lang, min=sub.min_importance.value,
-                  branch=text(lang, "notices.sub_branch", branch=sub.branch) if sub.branch else "",
-                  empty="" if sub.post_empty else text(lang, "notices.sub_skip_empty"), filters=filters)
+    filters = "".join(
+        [
+            text(lang, "noise.sub_paths", globs=" ".join(sub.paths)) if sub.paths else "",
+            text(lang, "noise.sub_exclude", globs=" ".join(sub.exclude)) if sub.exclude else "",
+            text(lang, "noise.sub_bots_shown") if sub.bots == "show" else "",
+            text(lang, "downstream.sub_fork", fork=sub.fork) if sub.fork else "",
+        ]
+    )
+    fields = dict(
+        repo=sub.repo,
+        at=sub.at,
+        tz=sub.tz,
+        lang=sub.lang,
+        min=sub.min_importance.value,
+        branch=text(lang, "notices.sub_branch", branch=sub.branch) if sub.branch else "",
+        empty="" if sub.post_empty else text(lang, "notices.sub_skip_empty"),
+        filters=filters,
+    )
     if sub.weekly:
         fields["weekday"] = text(lang, f"week.{sub.weekday}")
     return fields
@@ -157,16 +198,22 @@ async def run(req: Request, args: SubscribeArgs) -> None:
     existing = {s.key: s for s in await chat.subs.for_channel(conv.platform, conv.channel)}
     old = existing.get(Subscription(conv.platform, conv.channel, repo, weekday=weekday).key)
     base = old or Subscription(conv.platform, conv.channel, repo, tz=cfg.tz, lang=cfg.lang, weekday=weekday)
-    sub = replace(base, repo=repo, at=args.at or base.at, tz=args.tz or base.tz, lang=args.lang or base.lang,
-                  min_importance=Importance(args.min_importance) if args.min_importance else base.min_importance,
-                  branch=args.branch or base.branch,
-                  post_empty=base.post_empty if args.post_empty is None else args.post_empty,
-                  weekday=(args.weekday or base.weekday) if args.weekly else None,
-                  paths=base.paths if args.paths is None else args.paths,
-                  exclude=base.exclude if args.exclude is None else args.exclude,
-                  bots=args.bots or base.bots,
-                  fork=base.fork if args.fork is None else (args.fork or None),
-                  owner=conv.user if args.fork else base.owner)
+    sub = replace(
+        base,
+        repo=repo,
+        at=args.at or base.at,
+        tz=args.tz or base.tz,
+        lang=args.lang or base.lang,
+        min_importance=Importance(args.min_importance) if args.min_importance else base.min_importance,
+        branch=args.branch or base.branch,
+        post_empty=base.post_empty if args.post_empty is None else args.post_empty,
+        weekday=(args.weekday or base.weekday) if args.weekly else None,
+        paths=base.paths if args.paths is None else args.paths,
+        exclude=base.exclude if args.exclude is None else args.exclude,
+        bots=args.bots or base.bots,
+        fork=base.fork if args.fork is None else (args.fork or None),
+        owner=conv.user if args.fork else base.owner,
+    )
     await chat.subs.upsert(sub)
     key = line_key(sub, "resubscribed" if old else "subscribed")
     await req.reply(Notice(req.say(key, **describe(sub, req.lang)), lang=req.lang))

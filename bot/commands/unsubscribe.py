@@ -1,5 +1,6 @@
 """`unsubscribe owner/repo [daily|weekly]` — stop a push (admins only when admins are configured):
 the daily one, the weekly roll-up, or without a word both."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

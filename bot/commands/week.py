@@ -4,6 +4,7 @@ like a digest: one message, high and medium commits by area with their day, the 
 DATE is any one day the chat understands (`2026-01-19`, `1月19日`, `today`, `上周`); a week still
 running ends today. `/digest 上周` stays the ordinary digest of that range; `week` is the roll-up.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,6 +1,7 @@
 """A subscription's fork in its deliveries: the digest read against the fork, and a direct
 message to whoever named the fork for each upstream commit that conflicts with it — once per
 (person, fork, commit), however often the digest is delivered again."""
+
 from __future__ import annotations
 
 import logging
@@ -37,8 +38,16 @@ async def tell_conflicts(platform, store, spec, digest: Digest) -> int:
         if not await store.claim(marker, TOLD_TTL):
             continue
         c = entry.commit
-        line = text(spec.lang, "downstream.dm", repo=digest.repo, sha=c.short_sha, title=c.title,
-                    fork=fork_label(digest), files=", ".join(ds.patched_files), hunks=hunks(spec.lang, ds.hunks))
+        line = text(
+            spec.lang,
+            "downstream.dm",
+            repo=digest.repo,
+            sha=c.short_sha,
+            title=c.title,
+            fork=fork_label(digest),
+            files=", ".join(ds.patched_files),
+            hunks=hunks(spec.lang, ds.hunks),
+        )
         try:
             await platform.send(spec.owner, Notice(line + (f"\n{c.url}" if c.url else ""), "info", spec.lang))
         except BotError as exc:  # the digest is posted already: a DM that fails must not undo that

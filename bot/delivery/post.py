@@ -17,17 +17,26 @@ lost, nothing doubled. Only when it cannot read it back (a scope missing) would 
 double, so then a thread reply is counted as sent (logged as possibly missing) and a parent ends
 the delivery as `UncertainSend` — at most once, never twice.
 """
+
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from ..models import BotError, Digest, Importance
 from ..noise import collapse
-from ..platform import (BotUpdates, ChatPlatform, CommitDetail, DigestParent, LowCommits, MessageRef, Notice,
-                       entries_at_least)
+from ..platform import (
+    BotUpdates,
+    ChatPlatform,
+    CommitDetail,
+    DigestParent,
+    LowCommits,
+    MessageRef,
+    Notice,
+    entries_at_least,
+)
 from ..render.labels import t
 from ..rollup import rollup
 
@@ -67,8 +76,14 @@ def more_how(plan: Plan, report_url: str | None) -> str:
 def parent_content(plan: Plan, report_url: str | None):
     d = plan.digest
     if plan.week is not None:
-        return rollup(d, plan.week, min_importance=plan.min_importance, bots=plan.bots, report_url=report_url,
-                      more_how=more_how(plan, report_url))
+        return rollup(
+            d,
+            plan.week,
+            min_importance=plan.min_importance,
+            bots=plan.bots,
+            report_url=report_url,
+            more_how=more_how(plan, report_url),
+        )
     return DigestParent(d, plan.min_importance, report_url)
 
 
@@ -86,14 +101,30 @@ def thread_contents(plan: Plan, report_url: str | None = None) -> list:
     low = tuple(e for e in wanted if e.importance is Importance.LOW)
     if low:
         more = max(0, len(low) - LOW_PER_MESSAGE)
-        replies.append(LowCommits(d, low[:LOW_PER_MESSAGE], total=len(low), more=more,
-                                  more_how=more_how(plan, report_url) if more else "", report_url=report_url))
+        replies.append(
+            LowCommits(
+                d,
+                low[:LOW_PER_MESSAGE],
+                total=len(low),
+                more=more,
+                more_how=more_how(plan, report_url) if more else "",
+                report_url=report_url,
+            )
+        )
     return replies
 
 
-async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan, *,
-                         replace_ref: MessageRef | None = None, thread: str | None = None,
-                         progress_key: str | None = None, now: Callable[[], float] = time.time) -> MessageRef | None:
+async def deliver_digest(
+    platform: ChatPlatform,
+    store,
+    channel: str,
+    plan: Plan,
+    *,
+    replace_ref: MessageRef | None = None,
+    thread: str | None = None,
+    progress_key: str | None = None,
+    now: Callable[[], float] = time.time,
+) -> MessageRef | None:
     """Post (or finish posting) a digest. Returns the parent message, None for a skipped empty day.
     `now` (epoch seconds) dates the attempts recorded in the progress state."""
     state = (await store.get_json(progress_key) if progress_key else None) or {}
@@ -102,14 +133,14 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     def unsafe_to_retry(step) -> bool:
         """`step` was tried before with an unknown outcome, too long ago for a keyed re-send."""
         tried = state.get("trying") or {}
-        return (window is not None and tried.get("step") == step
-                and now() - float(tried["at"]) >= window - DEDUPE_MARGIN)
+        return window is not None and tried.get("step") == step and now() - float(tried["at"]) >= window - DEDUPE_MARGIN
 
     async def send_checked(step, content, thread_ref) -> MessageRef | None:
         """After the dedupe window: the platform looks the message up before sending it; None
         when it cannot tell whether the message is there."""
-        return await platform.send_unless_posted(channel, content, thread=thread_ref, key=f"{progress_key}:{step}",
-                                                 since=float(state["trying"]["at"]))  # set: unsafe_to_retry said so
+        return await platform.send_unless_posted(
+            channel, content, thread=thread_ref, key=f"{progress_key}:{step}", since=float(state["trying"]["at"])
+        )  # set: unsafe_to_retry said so
 
     async def trying(step) -> None:
         if progress_key:
@@ -132,15 +163,18 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
         if unsafe_to_retry("parent"):
             checked = await send_checked("parent", content, thread)
             if checked is None:
-                raise UncertainSend(f"the digest of {d.repo} for {d.window.label} may already be in the channel "
-                                    f"(its first send had no answer over an hour ago, and the channel could not "
-                                    f"be read back); not posting it again")
+                raise UncertainSend(
+                    f"the digest of {d.repo} for {d.window.label} may already be in the channel "
+                    f"(its first send had no answer over an hour ago, and the channel could not "
+                    f"be read back); not posting it again"
+                )
             parent = checked
         else:
             if replace_ref is None:
                 await trying("parent")
-            parent = await _post_or_replace(platform, channel, content, replace_ref, thread,
-                                            key=f"{progress_key}:parent" if progress_key else None)
+            parent = await _post_or_replace(
+                platform, channel, content, replace_ref, thread, key=f"{progress_key}:parent" if progress_key else None
+            )
         state = {"parent": parent.id, "sent": 0, "report": report_url}  # the thread links it too
         await _save(store, progress_key, state)
 
@@ -149,13 +183,20 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     for index in range(state["sent"], len(replies)):
         if unsafe_to_retry(index):
             if await send_checked(index, replies[index], root) is None:
-                log.warning("thread message %d of %s %s in %s may be missing: its send had no answer, the "
-                            "platform no longer deduplicates it and the thread could not be read back, so it "
-                            "is not sent again", index + 1, d.repo, d.window.label, channel)
+                log.warning(
+                    "thread message %d of %s %s in %s may be missing: its send had no answer, the "
+                    "platform no longer deduplicates it and the thread could not be read back, so it "
+                    "is not sent again",
+                    index + 1,
+                    d.repo,
+                    d.window.label,
+                    channel,
+                )
         else:
             await trying(index)
-            await platform.send(channel, replies[index], thread=root,
-                                key=f"{progress_key}:{index}" if progress_key else None)
+            await platform.send(
+                channel, replies[index], thread=root, key=f"{progress_key}:{index}" if progress_key else None
+            )
         state["sent"] = index + 1  # the "trying" record left behind names a step below "sent": never read
         await _save(store, progress_key, state)
 

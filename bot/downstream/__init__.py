@@ -8,10 +8,10 @@
 fork's own changes, `conflict.py` predicts cherry-pick conflicts (git ≥ 2.40, 2.38–2.39 and older
 each their own way), `annotate.py` puts it together for a digest.
 """
+
 from __future__ import annotations
 
 import asyncio
-
 from contextlib import contextmanager
 
 from ..i18n import phrase
@@ -29,7 +29,9 @@ def cli_usage(lang: str):
         yield
     except (ForkError, ForkNotFound) as exc:
         error = NotFoundError if isinstance(exc, ForkNotFound) else UsageError
-        raise error(phrase("downstream.with_usage", sentence=exc.args[0], usage=phrase("downstream.usage_cli"))) from None
+        raise error(
+            phrase("downstream.with_usage", sentence=exc.args[0], usage=phrase("downstream.usage_cli"))
+        ) from None
 
 
 async def read_downstream(digest: Digest, source, spec: ForkSpec, settings, lang: str | None = None) -> Digest:

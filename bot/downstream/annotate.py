@@ -13,6 +13,7 @@ touches no file the fork patches cannot conflict with the fork's patches and is 
 (the one exception, a directory rename on one side and a new file in it on the other, is left out
 on purpose: it costs a merge per commit of the day).
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,9 @@ FORK_REF = "refs/digest-bot/fork/{branch}"
 
 
 def _local_git_dir(path: str, lang: str, name: str) -> str:
-    proc = subprocess.run(["git", "-C", path, "rev-parse", "--absolute-git-dir"], capture_output=True,
-                          text=True, env=base_env())
+    proc = subprocess.run(
+        ["git", "-C", path, "rev-parse", "--absolute-git-dir"], capture_output=True, text=True, env=base_env()
+    )
     if not os.path.isdir(path) or proc.returncode != 0:
         raise ForkError(phrase("downstream.not_a_repo", path=name))
     return proc.stdout.strip()
@@ -44,12 +46,20 @@ def _local_tip(git_dir: str, branch: str | None) -> tuple[str | None, str]:
     env = base_env()
     name = branch
     if name is None:
-        ref = subprocess.run(["git", "--git-dir", git_dir, "symbolic-ref", "--short", "-q", "HEAD"],
-                             capture_output=True, text=True, env=env).stdout.strip()
+        ref = subprocess.run(
+            ["git", "--git-dir", git_dir, "symbolic-ref", "--short", "-q", "HEAD"],
+            capture_output=True,
+            text=True,
+            env=env,
+        ).stdout.strip()
         name = ref or "HEAD"
-    for candidate in ([name] if name == "HEAD" else [f"refs/heads/{name}", name]):
-        proc = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", "--verify", "--quiet",
-                               f"{candidate}^{{commit}}"], capture_output=True, text=True, env=env)
+    for candidate in [name] if name == "HEAD" else [f"refs/heads/{name}", name]:
+        proc = subprocess.run(
+            ["git", "--git-dir", git_dir, "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         if proc.returncode == 0 and proc.stdout.strip():
             return proc.stdout.strip(), name
     return None, name
@@ -86,8 +96,7 @@ class _Reader:
             git_dir = _local_git_dir(path, self.lang, self.source.name)
             tip, _ = _local_tip(git_dir, branch)
             if tip is None:
-                raise ForkNotFound(phrase("downstream.no_branch", branch=branch,
-                                        fork=self.source.name))
+                raise ForkNotFound(phrase("downstream.no_branch", branch=branch, fork=self.source.name))
             return git_dir, tip
         repo = self.source.name  # owner/name: fetched into the fork's mirror, or one of its own
         mirror = self.mirror or Mirror(self.settings.data_dir, repo, self.settings, self.lang)
@@ -121,8 +130,9 @@ def annotate(digest: Digest, source, spec: ForkSpec, settings, lang: str | None 
         view.close()
 
 
-def _annotate(digest: Digest, view: ObjectView, spec: ForkSpec, up_tip: str, fork_tip: str,
-              fork_branch: str, lang: str) -> Digest:
+def _annotate(
+    digest: Digest, view: ObjectView, spec: ForkSpec, up_tip: str, fork_tip: str, fork_branch: str, lang: str
+) -> Digest:
     base = view.merge_base(up_tip, fork_tip)
     if base is None:
         raise ForkError(phrase("downstream.unrelated", fork=spec.display, repo=digest.repo))
@@ -142,7 +152,13 @@ def _annotate(digest: Digest, view: ObjectView, spec: ForkSpec, up_tip: str, for
             entries.append(replace(entry, downstream=None))
             continue
         pick = cherry_pick_conflicts(view, sha, fork_tip, parent=parent)
-        entries.append(replace(entry, downstream=Downstream(
-            patched_files=hit, conflict=pick.conflict, hunks=sum(patches.hunks[p] for p in hit))))
+        entries.append(
+            replace(
+                entry,
+                downstream=Downstream(
+                    patched_files=hit, conflict=pick.conflict, hunks=sum(patches.hunks[p] for p in hit)
+                ),
+            )
+        )
     info = ForkInfo(name=spec.name, branch=fork_branch, merge_base=base, files=len(patches.hunks))
     return replace(digest, entries=tuple(entries), fork=info)

@@ -13,6 +13,7 @@ Three ways to ask git for it, by version:
 All write only into the view's scratch object store (see git.py); the caller's repository, index,
 working tree and refs are never touched.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,8 +39,9 @@ def default_mode() -> str:
     return "trivial"
 
 
-def cherry_pick_conflicts(view: ObjectView, commit: str, onto: str, *, parent: str | None = None,
-                          mode: str | None = None) -> PickResult:
+def cherry_pick_conflicts(
+    view: ObjectView, commit: str, onto: str, *, parent: str | None = None, mode: str | None = None
+) -> PickResult:
     """The outcome of cherry-picking `commit` (its first parent as base, or `parent`) onto `onto`."""
     mode = mode or default_mode()
     if parent is None:
@@ -66,8 +68,10 @@ def _write_tree(view: ObjectView, *args: str) -> PickResult:
     return PickResult(True, tuple(dict.fromkeys(parts)))
 
 
-_SECTION = re.compile(r"^(changed in both|added in both|added in local|added in remote|removed in local|"
-                      r"removed in remote|removed in both)$")
+_SECTION = re.compile(
+    r"^(changed in both|added in both|added in local|added in remote|removed in local|"
+    r"removed in remote|removed in both)$"
+)
 _STAGE = re.compile(r"^  (base|our|their)\s+(\d+) ([0-9a-f]+) (.*)$")
 
 

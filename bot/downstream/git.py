@@ -8,6 +8,7 @@ create (synthetic commits, merge results) goes to `GIT_OBJECT_DIRECTORY`, a temp
 deleted afterwards. No working tree, no index, no ref and no object store of the user's is ever
 written.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,13 +24,24 @@ from ..models import SourceError
 
 # A fixed identity and date for synthetic commits: the same inputs give the same objects.
 SYNTHETIC_IDENTITY = {
-    "GIT_AUTHOR_NAME": "digest-bot", "GIT_AUTHOR_EMAIL": "digest-bot@localhost",
-    "GIT_COMMITTER_NAME": "digest-bot", "GIT_COMMITTER_EMAIL": "digest-bot@localhost",
-    "GIT_AUTHOR_DATE": "1700000000 +0000", "GIT_COMMITTER_DATE": "1700000000 +0000",
+    "GIT_AUTHOR_NAME": "digest-bot",
+    "GIT_AUTHOR_EMAIL": "digest-bot@localhost",
+    "GIT_COMMITTER_NAME": "digest-bot",
+    "GIT_COMMITTER_EMAIL": "digest-bot@localhost",
+    "GIT_AUTHOR_DATE": "1700000000 +0000",
+    "GIT_COMMITTER_DATE": "1700000000 +0000",
 }
 # Variables a caller's shell may set that would point git at another repository or index.
-_INHERITED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-              "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
+_INHERITED = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+)
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
@@ -58,8 +70,12 @@ def base_env() -> dict[str, str]:
 
 def objects_dir(git_dir: str | Path) -> str:
     """The object store of a repository given its git directory."""
-    proc = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "--git-path", "objects"],
-                          capture_output=True, text=True, env=base_env())
+    proc = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "rev-parse", "--git-path", "objects"],
+        capture_output=True,
+        text=True,
+        env=base_env(),
+    )
     path = proc.stdout.strip() if proc.returncode == 0 else os.path.join(str(git_dir), "objects")
     return os.path.abspath(os.path.join(str(git_dir), path)) if not os.path.isabs(path) else path
 
@@ -74,10 +90,15 @@ class ObjectView:
         own = objects_dir(self.git_dir)
         self.stores = [own] + [s for s in stores if s != own]
         self.scratch = tempfile.mkdtemp(prefix="digest-bot-objects-")
-        self.env = {**base_env(), "GIT_DIR": self.git_dir, "GIT_OBJECT_DIRECTORY": self.scratch,
-                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(self.stores), **SYNTHETIC_IDENTITY}
+        self.env = {
+            **base_env(),
+            "GIT_DIR": self.git_dir,
+            "GIT_OBJECT_DIRECTORY": self.scratch,
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(self.stores),
+            **SYNTHETIC_IDENTITY,
+        }
 
-    def __enter__(self) -> "ObjectView":
+    def __enter__(self) -> ObjectView:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -92,8 +113,9 @@ class ObjectView:
         try:
             proc = subprocess.run(cmd, capture_output=True, env=self.env, input=input, timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            raise GitFailed(phrase("downstream.git_timeout", command=args[0], seconds=f"{self.timeout:g}"),
-                            code=-1) from None
+            raise GitFailed(
+                phrase("downstream.git_timeout", command=args[0], seconds=f"{self.timeout:g}"), code=-1
+            ) from None
         if proc.returncode not in ok:
             err = proc.stderr.decode("utf-8", "replace").strip()
             last = err.splitlines()[-1] if err else f"exit {proc.returncode}"
@@ -116,8 +138,11 @@ class ObjectView:
         """Those of `shas` that are objects here, in one process (a day can have a thousand)."""
         if not shas:
             return []
-        out = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
-                       input=("\n".join(shas) + "\n").encode()).stdout.decode().splitlines()
+        out = (
+            self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", input=("\n".join(shas) + "\n").encode())
+            .stdout.decode()
+            .splitlines()
+        )
         return [sha for sha, line in zip(shas, out) if line.endswith(" commit")]
 
     def is_ancestor(self, a: str, b: str) -> bool:

@@ -13,6 +13,7 @@ Concurrent fetches into one mirror (several channels' digests, several processes
 lock file. The URL comes from FORK_GIT_URL (a template with {repo}), by default the web host of
 GITHUB_API_URL, so tests point it at local bare repositories (file://) and never reach a network.
 """
+
 from __future__ import annotations
 
 import base64
@@ -34,8 +35,11 @@ from .git import base_env
 from .spec import ForkNotFound
 
 POLL_SECONDS = 0.2
-_NOT_FOUND = re.compile(r"repository .* not found|does not appear to be a git repository|"
-                        r"not found|could not read from remote repository|could not read username|authentication failed", re.I)
+_NOT_FOUND = re.compile(
+    r"repository .* not found|does not appear to be a git repository|"
+    r"not found|could not read from remote repository|could not read username|authentication failed",
+    re.I,
+)
 _NO_REF = re.compile(r"couldn't find remote ref", re.I)
 
 
@@ -105,18 +109,23 @@ class Mirror:
 
     # --- internals ------------------------------------------------------------------------------
     def _git(self, *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "--git-dir", str(self.path), *args], capture_output=True, text=True,
-                              env=base_env(), timeout=timeout)
+        return subprocess.run(
+            ["git", "--git-dir", str(self.path), *args], capture_output=True, text=True, env=base_env(), timeout=timeout
+        )
 
     def _init(self) -> None:
         if (self.path / "HEAD").exists():
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(["git", "init", "--bare", "-q", str(self.path)], capture_output=True, text=True,
-                              env=base_env())
+        proc = subprocess.run(
+            ["git", "init", "--bare", "-q", str(self.path)], capture_output=True, text=True, env=base_env()
+        )
         if proc.returncode != 0:
-            raise SourceError(phrase("downstream.fetch_failed", repo=self.repo,
-                                   reason=proc.stderr.strip() or f"exit {proc.returncode}"))
+            raise SourceError(
+                phrase(
+                    "downstream.fetch_failed", repo=self.repo, reason=proc.stderr.strip() or f"exit {proc.returncode}"
+                )
+            )
         # A mirror is only read by the bot: no reflogs, and no auto-gc while we measure its size.
         self._git("config", "core.logAllRefUpdates", "false")
         self._git("config", "gc.auto", "0")
@@ -141,15 +150,21 @@ class Mirror:
         token = getattr(self.settings, "github_token", None)
         if token is not None and url.startswith("https://"):
             basic = base64.b64encode(f"x-access-token:{token.get_secret_value()}".encode()).decode()
-            env.update({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader",
-                        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}"})
+            env.update(
+                {
+                    "GIT_CONFIG_COUNT": "1",
+                    "GIT_CONFIG_KEY_0": "http.extraHeader",
+                    "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+                }
+            )
         return env
 
     def _too_large(self, source_repo: str) -> MirrorTooLarge:
         """Past the bound the mirror is removed whole: the disk is what the bound protects."""
         shutil.rmtree(self.path, ignore_errors=True)
-        return MirrorTooLarge(phrase("downstream.mirror_too_large", repo=source_repo,
-                                   mb=self.max_bytes // (1024 * 1024)))
+        return MirrorTooLarge(
+            phrase("downstream.mirror_too_large", repo=source_repo, mb=self.max_bytes // (1024 * 1024))
+        )
 
     def _fetch(self, source_repo: str, branch: str | None, local_ref: str) -> None:
         objects = self.path / "objects"
@@ -157,10 +172,22 @@ class Mirror:
             raise self._too_large(source_repo)
         url = clone_url(self.settings, source_repo)
         remote_ref = f"refs/heads/{branch}" if branch else "HEAD"
-        cmd = ["git", "--git-dir", str(self.path), "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-               "--no-auto-gc", "--force", url, f"+{remote_ref}:{local_ref}"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self._env(url),
-                                start_new_session=True)  # its own group: killing it stops its helpers too
+        cmd = [
+            "git",
+            "--git-dir",
+            str(self.path),
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-auto-gc",
+            "--force",
+            url,
+            f"+{remote_ref}:{local_ref}",
+        ]
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self._env(url), start_new_session=True
+        )  # its own group: killing it stops its helpers too
         started = time.monotonic()
         while True:
             try:
@@ -170,8 +197,7 @@ class Mirror:
                 pass
             stopped: SourceError | None = None
             if time.monotonic() - started > self.timeout:
-                stopped = SourceError(phrase("downstream.fetch_timeout", repo=source_repo,
-                                           seconds=f"{self.timeout:g}"))
+                stopped = SourceError(phrase("downstream.fetch_timeout", repo=source_repo, seconds=f"{self.timeout:g}"))
             elif _tree_bytes(objects) > self.max_bytes:
                 stopped = MirrorTooLarge("")
             if stopped is not None:

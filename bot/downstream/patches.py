@@ -4,6 +4,7 @@ Files and the number of hunks the fork keeps in each (`git diff -U0 BASE FORK`, 
 edits are not merged into one hunk by context lines). A file the fork adds or deletes counts as
 patched; a binary or mode-only change counts as one hunk.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,8 +23,11 @@ class ForkPatches:
 
 
 def read_patches(view: ObjectView, base: str, tip: str) -> ForkPatches:
-    names = [p.decode("utf-8", "replace") for p in
-             view.run("diff", "--no-renames", "--no-ext-diff", "--name-only", "-z", base, tip).stdout.split(b"\0") if p]
+    names = [
+        p.decode("utf-8", "replace")
+        for p in view.run("diff", "--no-renames", "--no-ext-diff", "--name-only", "-z", base, tip).stdout.split(b"\0")
+        if p
+    ]
     if not names:
         return ForkPatches(base, tip, {})
     patch = view.run("diff", "--no-renames", "--no-ext-diff", "--no-color", "-U0", base, tip).stdout

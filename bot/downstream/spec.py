@@ -2,6 +2,7 @@
 repository, read through a mirror under DATA_DIR). The branch may be left out: the fork's default
 branch. An existing path always wins over owner/name, as for `--repo`.
 """
+
 from __future__ import annotations
 
 import os

@@ -9,6 +9,7 @@ An unknown language falls back to the default (zh); an unknown key is a bug and 
 The files ship inside the package and are read with importlib.resources, so an installed wheel
 finds them from any directory.
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -59,7 +60,7 @@ class Phrase(str):
     key: str
     fields: dict[str, Any]
 
-    def __new__(cls, key: str, fields: dict[str, Any]) -> "Phrase":
+    def __new__(cls, key: str, fields: dict[str, Any]) -> Phrase:
         obj = super().__new__(cls, _fill("en", key, fields))
         obj.key = key
         obj.fields = fields

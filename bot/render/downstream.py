@@ -1,5 +1,6 @@
 """The Downstream section and the per-commit flag, as plain (unescaped) text every renderer shares;
 each renderer escapes and lays it out its own way. Sentences come from bot/i18n [downstream]."""
+
 from __future__ import annotations
 
 from ..i18n import text
@@ -32,8 +33,7 @@ def intro(d: Digest) -> str:
     if not hits:
         return text(d.lang, "downstream.none", fork=fork, files=files, base=base)
     conflicts = sum(1 for e in hits if e.downstream and e.downstream.conflict)
-    return text(d.lang, "downstream.intro", touching=len(hits), conflicts=conflicts, fork=fork, files=files,
-                base=base)
+    return text(d.lang, "downstream.intro", touching=len(hits), conflicts=conflicts, fork=fork, files=files, base=base)
 
 
 def line(d: Digest, ds: Downstream | None) -> str:
@@ -42,8 +42,15 @@ def line(d: Digest, ds: Downstream | None) -> str:
         return ""
     lang = d.lang
     verdict = "downstream.verdict_conflict" if ds.conflict else "downstream.verdict_clean"
-    return text(lang, "downstream.line", mark="⚠️" if ds.conflict else "ℹ️", files=", ".join(ds.patched_files),
-                fork=fork_label(d), hunks=hunks(lang, ds.hunks), verdict=text(lang, verdict))
+    return text(
+        lang,
+        "downstream.line",
+        mark="⚠️" if ds.conflict else "ℹ️",
+        files=", ".join(ds.patched_files),
+        fork=fork_label(d),
+        hunks=hunks(lang, ds.hunks),
+        verdict=text(lang, verdict),
+    )
 
 
 def flag(d: Digest, e: DigestEntry) -> str:

@@ -1,8 +1,9 @@
 """The digest as data (`--format json`). The schema is documented in the README."""
+
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..diffs import coverage_line
 from ..models import Digest, Importance, to_dict
@@ -25,5 +26,7 @@ def digest_data(d: Digest) -> dict:
 
 
 def render_json(digests: Sequence[Digest]) -> str:
-    return json.dumps({"schema": SCHEMA, "digests": [digest_data(d) for d in digests]},
-                      ensure_ascii=False, indent=2) + "\n"
+    return (
+        json.dumps({"schema": SCHEMA, "digests": [digest_data(d) for d in digests]}, ensure_ascii=False, indent=2)
+        + "\n"
+    )

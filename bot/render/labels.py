@@ -1,9 +1,11 @@
 """The words every renderer shares, so Markdown, Slack, Feishu and the terminal say the same
 thing: read from the message catalogue's [cards] section (bot/i18n/*.toml)."""
+
 from __future__ import annotations
 
 from ..i18n import text
 from ..models import Analysis, Digest, Importance
+
 
 def t(lang: str, key: str, /, **values) -> str:
     """A digest word from the catalogue's [cards] section."""
@@ -21,8 +23,14 @@ def title(digest: Digest) -> str:
 
 def stats_line(digest: Digest) -> str:
     key = "stats_range" if ".." in digest.window.label else "stats_day"
-    return t(digest.lang, key, n=len(digest.entries), high=digest.count(Importance.HIGH),
-             medium=digest.count(Importance.MEDIUM), low=digest.count(Importance.LOW))
+    return t(
+        digest.lang,
+        key,
+        n=len(digest.entries),
+        high=digest.count(Importance.HIGH),
+        medium=digest.count(Importance.MEDIUM),
+        low=digest.count(Importance.LOW),
+    )
 
 
 def importance_label(lang: str, importance: Importance) -> str:
@@ -57,8 +65,13 @@ def filter_line(digest: Digest) -> str:
         parts.append(text(lang, "noise.filter_exclude", globs=" ".join(digest.exclude)))
     if not parts:
         return ""
-    return text(lang, "noise.filter_line", filter=" · ".join(parts), shown=len(digest.entries),
-                total=len(digest.entries) + digest.filtered_out)
+    return text(
+        lang,
+        "noise.filter_line",
+        filter=" · ".join(parts),
+        shown=len(digest.entries),
+        total=len(digest.entries) + digest.filtered_out,
+    )
 
 
 def bots_heading(lang: str, groups) -> str:
@@ -69,8 +82,9 @@ def bot_line(lang: str, group, shown: int = 3) -> str:
     """'🤖 renovate[bot]: 14 updates — clap 4.5.53 → 4.5.54, tokio 1.48 → 1.49, …' (untrusted parts:
     the renderer escapes the whole line)."""
     updates = group.updates
-    listed = text(lang, "noise.list_sep").join(updates[:shown]) + (text(lang, "noise.list_more")
-                                                                   if len(updates) > shown else "")
+    listed = text(lang, "noise.list_sep").join(updates[:shown]) + (
+        text(lang, "noise.list_more") if len(updates) > shown else ""
+    )
     key = "noise.bot_line_one" if len(group.entries) == 1 else "noise.bot_line"
     mediums = text(lang, "noise.bot_mediums", n=group.mediums) if group.mediums else ""
     return text(lang, key, author=group.author, n=len(group.entries), mediums=mediums, updates=listed)
@@ -90,8 +104,14 @@ def week_title(digest: Digest) -> str:
 
 
 def week_stats(digest: Digest) -> str:
-    return text(digest.lang, "week.stats", n=len(digest.entries), high=digest.count(Importance.HIGH),
-                medium=digest.count(Importance.MEDIUM), low=digest.count(Importance.LOW))
+    return text(
+        digest.lang,
+        "week.stats",
+        n=len(digest.entries),
+        high=digest.count(Importance.HIGH),
+        medium=digest.count(Importance.MEDIUM),
+        low=digest.count(Importance.LOW),
+    )
 
 
 def area_label(lang: str, area: str, n: int) -> str:

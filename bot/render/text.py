@@ -1,12 +1,24 @@
 """Plain-text rendering of the chat contents, for the terminal chat (and as notification text)."""
+
 from __future__ import annotations
 
+from .. import i18n
 from ..cost import cost_line
 from ..diffs import coverage_line
-from .. import i18n
 from ..models import Analysis, Importance
-from ..platform import (AnswerHeader, BotUpdates, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
-                        LowCommits, Notice, WeekRollup, entries_at_least)
+from ..platform import (
+    AnswerHeader,
+    BotUpdates,
+    CommitChoice,
+    CommitDetail,
+    CommitDetails,
+    Content,
+    DigestParent,
+    LowCommits,
+    Notice,
+    WeekRollup,
+    entries_at_least,
+)
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -65,7 +77,9 @@ def _parent(c: DigestParent) -> str:
         lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
     lines += [terminal_safe(n) for n in d.notices]
     if d.headline:
-        lines.append(t(d.lang, "headline_heading") + (" " + t(d.lang, "headline_offline") if d.headline_origin != "llm" else ""))
+        lines.append(
+            t(d.lang, "headline_heading") + (" " + t(d.lang, "headline_offline") if d.headline_origin != "llm" else "")
+        )
         lines += [f"  • {terminal_safe(b)}" for b in d.headline]
     highs = [e for e in entries_at_least(d.entries, "high")]
     if highs:
@@ -92,7 +106,9 @@ def _week(c: WeekRollup) -> str:
     for area, entries in c.areas:
         lines.append(terminal_safe(L.area_label(d.lang, area, len(entries))))
         for e in entries:
-            line = f"  {e.importance.emoji} {L.day_of(d, e.commit)} {e.commit.short_sha} {terminal_safe(e.commit.title)}"
+            line = (
+                f"  {e.importance.emoji} {L.day_of(d, e.commit)} {e.commit.short_sha} {terminal_safe(e.commit.title)}"
+            )
             if e.importance is Importance.HIGH and e.analysis:
                 line += f" — {terminal_safe(e.analysis.importance_reason)}"
             lines.append(line)
@@ -116,8 +132,10 @@ def _commit(d, e, full: bool) -> str:
     note = L.origin_note(lang, a)
     if note:
         lines.append("  " + terminal_safe(note))
-    lines.append(f"  {t(lang, 'type')}: {a.change_type.label(lang)} · {t(lang, 'importance')}: "
-                 f"{L.importance_label(lang, a.importance)} — {terminal_safe(a.importance_reason)}")
+    lines.append(
+        f"  {t(lang, 'type')}: {a.change_type.label(lang)} · {t(lang, 'importance')}: "
+        f"{L.importance_label(lang, a.importance)} — {terminal_safe(a.importance_reason)}"
+    )
     lines += _fields(lang, a, full)
     if a.coverage is not None:
         lines.append(f"  {t(lang, 'coverage')}: {terminal_safe(coverage_line(a.coverage, lang))}")

@@ -8,14 +8,16 @@ button) into the commit's thread; submitting it replaces the form with a "sent" 
 cannot be submitted twice) and asks the core with the typed question. Details and a commit
 choice: a toast, then the core posts into the thread.
 """
+
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, replace
-from typing import Any, Awaitable, Coroutine
+from typing import Any
 
 from bot.commands import looks_like_command
 from bot.platform import Conversation, Notice
@@ -40,6 +42,7 @@ class Mention:
 @dataclass(frozen=True)
 class Incoming:
     """An `im.message.receive_v1` event, reduced to what the conversation needs."""
+
     event_id: str
     message_id: str
     chat_id: str
@@ -58,12 +61,22 @@ def incoming_message(data: P2ImMessageReceiveV1) -> Incoming | None:
         return None
     m, sender = event.message, event.sender
     sender_id = getattr(getattr(sender, "sender_id", None), "open_id", None) or ""
-    mentions = tuple(Mention(x.key or "", getattr(x.id, "open_id", None) or "", x.name or "", x.mentioned_type or "user")
-                     for x in (m.mentions or []))
-    return Incoming(event_id=(data.header.event_id if data.header else "") or "", message_id=m.message_id or "",
-                    chat_id=m.chat_id or "", chat_type=m.chat_type or "group", root_id=m.root_id or None,
-                    sender=sender_id, sender_type=getattr(sender, "sender_type", "") or "",
-                    message_type=m.message_type or "", content=m.content or "{}", mentions=mentions)
+    mentions = tuple(
+        Mention(x.key or "", getattr(x.id, "open_id", None) or "", x.name or "", x.mentioned_type or "user")
+        for x in (m.mentions or [])
+    )
+    return Incoming(
+        event_id=(data.header.event_id if data.header else "") or "",
+        message_id=m.message_id or "",
+        chat_id=m.chat_id or "",
+        chat_type=m.chat_type or "group",
+        root_id=m.root_id or None,
+        sender=sender_id,
+        sender_type=getattr(sender, "sender_type", "") or "",
+        message_type=m.message_type or "",
+        content=m.content or "{}",
+        mentions=mentions,
+    )
 
 
 def message_text(msg: Incoming, bot_open_id: str | None) -> tuple[str | None, bool]:
@@ -106,7 +119,6 @@ def _post_text(body: dict) -> str:
                 words.append(str(node.get("user_id", "")))
         lines.append("".join(words))
     return "\n".join([body.get("title") or ""] + lines).strip()
-
 
 
 class FeishuEvents:
@@ -171,8 +183,14 @@ class FeishuEvents:
         if text is None:
             return
         is_dm = msg.chat_type == "p2p"
-        conv = Conversation(platform="feishu", channel=msg.chat_id, user=msg.sender, thread=msg.root_id,
-                            is_dm=is_dm, extra={"message_id": msg.message_id, "chat_type": msg.chat_type})
+        conv = Conversation(
+            platform="feishu",
+            channel=msg.chat_id,
+            user=msg.sender,
+            thread=msg.root_id,
+            is_dm=is_dm,
+            extra={"message_id": msg.message_id, "chat_type": msg.chat_type},
+        )
         prefix = self.prefix
         if msg.root_id is None:
             if not (mentioned or is_dm):
@@ -212,16 +230,31 @@ class FeishuEvents:
             question = str(form_value.get("question") or "").strip()
             if not question:
                 return _toast("warning", R.ft(lang, "toast_empty"))
-            conv = Conversation(platform="feishu", channel=chat_id, user=user, thread=None,
-                                is_dm=self.chat_types.get(chat_id) == "p2p", extra={"message_id": clicked})
+            conv = Conversation(
+                platform="feishu",
+                channel=chat_id,
+                user=user,
+                thread=None,
+                is_dm=self.chat_types.get(chat_id) == "p2p",
+                extra={"message_id": clicked},
+            )
             self.hand_off(self._once(event_id, self._submit_saved_form(conv, clicked, question)))
-            return P2CardActionTriggerResponse({
-                "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
-                "card": {"type": "raw", "data": R.form_submitted_card(lang)}})
+            return P2CardActionTriggerResponse(
+                {
+                    "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
+                    "card": {"type": "raw", "data": R.form_submitted_card(lang)},
+                }
+            )
         if not chat_id or kind not in ("ask", "ask_submit", "details", "choose"):
             return _toast("warning", R.ft(lang, "toast_unknown"))
-        conv = Conversation(platform="feishu", channel=chat_id, user=user, thread=value.get("thread") or None,
-                            is_dm=self.chat_types.get(chat_id) == "p2p", extra={"message_id": clicked})
+        conv = Conversation(
+            platform="feishu",
+            channel=chat_id,
+            user=user,
+            thread=value.get("thread") or None,
+            is_dm=self.chat_types.get(chat_id) == "p2p",
+            extra={"message_id": clicked},
+        )
         if kind == "ask":
             self.hand_off(self._once(event_id, self._ask_form(conv, value, clicked, lang)))
             return _toast("info", R.ft(lang, "toast_ask"))
@@ -231,9 +264,12 @@ class FeishuEvents:
                 return _toast("warning", R.ft(lang, "toast_empty"))
             payload = {k: v for k, v in value.items() if k != "action"}
             self.hand_off(self._once(event_id, self._action(conv, "ask", payload, question)))
-            return P2CardActionTriggerResponse({
-                "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
-                "card": {"type": "raw", "data": R.form_submitted_card(lang)}})
+            return P2CardActionTriggerResponse(
+                {
+                    "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
+                    "card": {"type": "raw", "data": R.form_submitted_card(lang)},
+                }
+            )
         self.hand_off(self._once(event_id, self._action(conv, kind, value)))
         return _toast("info", R.ft(lang, "toast_details" if kind == "details" else "toast_answer"))
 
@@ -286,4 +322,3 @@ async def _safely(coro: Awaitable) -> None:
         raise
     except Exception:  # the conversation core reports to users itself; this is the last resort
         log.exception("a Feishu event could not be handled")
-

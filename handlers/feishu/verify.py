@@ -1,13 +1,14 @@
 """Checking a Feishu HTTP callback before the SDK sees it (encryption, signature, a fresh
 timestamp, the verification token)."""
+
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from handlers.feishu.api import AESCipher
 
@@ -70,4 +71,3 @@ class CallbackVerifier:
         if not hmac.compare_digest(str(header.get("token", "")).encode(), self.token.encode()):
             return Verdict(False, 401, "wrong verification token")
         return Verdict(True, payload=payload)
-
