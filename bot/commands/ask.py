@@ -5,6 +5,7 @@ finds the commit and answers).
 `ask <question>` — a question that names no commit is about a period (this week, 上周, since
 Monday, A..B; the last 7 days when it names none) of the conversation's repositories, or of the
 one it names with `in owner/repo` (bot/history/chat.py)."""
+
 from __future__ import annotations
 
 import re

@@ -8,13 +8,14 @@ an LLM, or when it fails, the answer is the ranked source list with each commit'
 summary. Nothing retrieved: one sentence saying nothing
 in the period matches.
 """
+
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import AsyncIterator, Sequence
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from ..diffs import estimate_tokens
@@ -40,6 +41,7 @@ JOB = "history"
 @dataclass
 class Trace:
     """What an answer was built from, for the caller that wants more than the text (the eval)."""
+
     commits: int = 0  # in the period
     analysed: int = 0  # analysed or indexed for this question
     sources: list[Source] = field(default_factory=list)
@@ -55,9 +57,18 @@ class HistoryQA:
         self.prompts = prompts
         self.settings = settings
 
-    async def answer(self, targets, window: Window, question: str, lang: str, history: Sequence = (),
-                     branch: str | None = None, search: str | None = None, trace: Trace | None = None,
-                     progress=None) -> AsyncIterator[str]:
+    async def answer(
+        self,
+        targets,
+        window: Window,
+        question: str,
+        lang: str,
+        history: Sequence = (),
+        branch: str | None = None,
+        search: str | None = None,
+        trace: Trace | None = None,
+        progress=None,
+    ) -> AsyncIterator[str]:
         """Yield the answer in pieces. `targets`: a commit source, or (source, branch) pairs when
         the question is about several repositories (a channel's subscriptions). `search`: the
         words to look for (the question without its period's words; default the question); the
@@ -80,11 +91,17 @@ class HistoryQA:
         sources = by_importance(found, TOP_K) if query.empty else best_of(found, TOP_K, cutoff)
         trace.sources = sources
         if not sources:
-            yield _first(trace, text(lang, "history.nothing_matches", repo=repo, period=window.label,
-                                     tz=window.tz, count=trace.commits))
+            yield _first(
+                trace,
+                text(
+                    lang, "history.nothing_matches", repo=repo, period=window.label, tz=window.tz, count=trace.commits
+                ),
+            )
             return
-        yield _first(trace, text(lang, "history.header", repo=repo, period=window.label, tz=window.tz,
-                                 count=trace.commits) + "\n\n")
+        yield _first(
+            trace,
+            text(lang, "history.header", repo=repo, period=window.label, tz=window.tz, count=trace.commits) + "\n\n",
+        )
         several = len(pairs) > 1
         if self.llm is None:
             yield text(lang, "history.offline") + "\n"
@@ -127,21 +144,32 @@ class HistoryQA:
         cited = [s for s in given if s.sha in guard.cited] or given
         yield "\n\n" + sources_list(cited, lang, repos=several)
 
-    def _prompt(self, repo: str, window, question, lang, history, sources: list[Source], count: int,
-                rebuilt: int) -> "_Fitted":
+    def _prompt(
+        self, repo: str, window, question, lang, history, sources: list[Source], count: int, rebuilt: int
+    ) -> _Fitted:
         """The prompt that fits the endpoint's window as now known: the first of FIT_STEPS (from
         the `rebuilt`-th on: a refused prompt is not built the same way again) that fits."""
         output = min(OUTPUT_TOKENS, self.llm.max_output_tokens)
         limit = self.llm.prompt_budget(output)
-        turns = [{"role": getattr(t, "role", "user"), "text": _untrusted(getattr(t, "text", ""))}
-                 for t in list(history)[-2 * HISTORY_TURNS:]]
-        steps = FIT_STEPS[min(rebuilt, len(FIT_STEPS) - 1):]
+        turns = [
+            {"role": getattr(t, "role", "user"), "text": _untrusted(getattr(t, "text", ""))}
+            for t in list(history)[-2 * HISTORY_TURNS :]
+        ]
+        steps = FIT_STEPS[min(rebuilt, len(FIT_STEPS) - 1) :]
         for given_count, chars in steps:
             given = sources[:given_count]
             prompt = self.prompts.render(
-                JOB, lang, repo=repo, period=window.label, tz=window.tz, count=count,
-                example_sha=given[0].short_sha, commits=[_commit_vars(s, chars, window.tz) for s in given],
-                history=turns, question=_untrusted(question))
+                JOB,
+                lang,
+                repo=repo,
+                period=window.label,
+                tz=window.tz,
+                count=count,
+                example_sha=given[0].short_sha,
+                commits=[_commit_vars(s, chars, window.tz) for s in given],
+                history=turns,
+                question=_untrusted(question),
+            )
             if estimate_tokens(prompt.system) + estimate_tokens(prompt.user) + PROMPT_MARGIN_TOKENS <= limit:
                 break
             turns = turns[-2:]  # the commits matter more than old turns
@@ -176,14 +204,20 @@ def _first(trace: Trace, piece: str) -> str:
 
 
 def _commit_vars(s: Source, chars: int, tz: str) -> dict:
-    day = datetime.fromtimestamp(s.committed_at, timezone.utc).astimezone(ZoneInfo(tz)).date().isoformat()
-    return {"short_sha": s.short_sha, "date": day, "change_type": s.change_type, "importance": s.importance,
-            "title": _untrusted(_one_line(s.title, 200)), "summary": _untrusted(_one_line(s.summary, chars)) if chars else ""}
+    day = datetime.fromtimestamp(s.committed_at, UTC).astimezone(ZoneInfo(tz)).date().isoformat()
+    return {
+        "short_sha": s.short_sha,
+        "date": day,
+        "change_type": s.change_type,
+        "importance": s.importance,
+        "title": _untrusted(_one_line(s.title, 200)),
+        "summary": _untrusted(_one_line(s.summary, chars)) if chars else "",
+    }
 
 
 def _one_line(value: str, chars: int) -> str:
     value = " ".join((value or "").split())
-    return value if len(value) <= chars else value[:chars - 1].rstrip() + "…"
+    return value if len(value) <= chars else value[: chars - 1].rstrip() + "…"
 
 
 def _untrusted(value: str) -> str:

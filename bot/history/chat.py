@@ -8,11 +8,13 @@ Repositories: the one named with `in owner/repo` (or `在 owner/repo`), else the
 subscriptions, else the default repository. The period and time zone: the words of the question
 in the channel's time zone (bot/history/period.py), the last 7 days when it names none.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, AsyncIterator
+from typing import TYPE_CHECKING
 
 from ..commands import usage as usage_line
 from ..commands.grammar import repo_word
@@ -29,10 +31,16 @@ if TYPE_CHECKING:
 
 _SHA = re.compile(r"\b[0-9a-fA-F]{7,40}\b")
 TURN = "period"  # the `sha` field of a period thread's turns (bot/threads.py keeps turns by commit)
-_IN_REPO = re.compile(r"(?:^|(?<=\s))(?:in|在)\s*(<?(?:https?://[^\s/]+/)?[A-Za-z0-9][A-Za-z0-9-]{0,38}/"
-                      r"[A-Za-z0-9._-]{1,100}?(?:\|[^>\s]+)?>?)(?=$|[\s?？,，。!！:：]|\.(?:\s|$))", re.IGNORECASE)
-_QUESTION_WORDS = re.compile(r"[?？]|\b(?:what|which|how|why|did|does|any|anything|who|when)\b|"
-                             r"什么|哪些|哪个|怎么|如何|为什么|有没有|吗", re.IGNORECASE)
+_IN_REPO = re.compile(
+    r"(?:^|(?<=\s))(?:in|在)\s*(<?(?:https?://[^\s/]+/)?[A-Za-z0-9][A-Za-z0-9-]{0,38}/"
+    r"[A-Za-z0-9._-]{1,100}?(?:\|[^>\s]+)?>?)(?=$|[\s?？,，。!！:：]|\.(?:\s|$))",
+    re.IGNORECASE,
+)
+_QUESTION_WORDS = re.compile(
+    r"[?？]|\b(?:what|which|how|why|did|does|any|anything|who|when)\b|"
+    r"什么|哪些|哪个|怎么|如何|为什么|有没有|吗",
+    re.IGNORECASE,
+)
 
 
 def split_repo(question: str) -> tuple[str | None, str]:
@@ -40,7 +48,7 @@ def split_repo(question: str) -> tuple[str | None, str]:
     m = _IN_REPO.search(question or "")
     if m is None:
         return None, question
-    rest = (question[:m.start()] + " " + question[m.end():]).strip()
+    rest = (question[: m.start()] + " " + question[m.end() :]).strip()
     return repo_word(m.group(1), "ask"), " ".join(rest.split())
 
 
@@ -56,13 +64,20 @@ def is_period_question(text: str, tz: str, now, max_days: int) -> bool:
 
 
 class PeriodQuestions:
-    def __init__(self, chat: "ChatService"):
+    def __init__(self, chat: ChatService):
         self.chat = chat
         self.services = chat.services
         self.threads = chat.threads
 
-    async def ask(self, conv: Conversation, platform: ChatPlatform, question: str, cfg, prefix: str = "/digest",
-                  usage: bool = True) -> None:
+    async def ask(
+        self,
+        conv: Conversation,
+        platform: ChatPlatform,
+        question: str,
+        cfg,
+        prefix: str = "/digest",
+        usage: bool = True,
+    ) -> None:
         """A new question: its repositories and period, a header, then the answer in its thread.
         Bad input is one sentence plus the usage line, to the asker only (`usage=False`: the
         command router adds the line itself)."""
@@ -77,16 +92,19 @@ class PeriodQuestions:
             if not usage:
                 raise
             return await self._bad_input(conv, platform, cfg.lang, exc, prefix)
-        header = await platform.send(conv.channel, AnswerHeader(conv.user, question, None, cfg.lang),
-                                     thread=conv.thread)
+        header = await platform.send(
+            conv.channel, AnswerHeader(conv.user, question, None, cfg.lang), thread=conv.thread
+        )
         root = header.thread_root
-        info = ThreadInfo(targets[0][0], cfg.lang, cfg.tz, period.window.label, period=to_dict(period.window),
-                          repos=tuple(targets))
+        info = ThreadInfo(
+            targets[0][0], cfg.lang, cfg.tz, period.window.label, period=to_dict(period.window), repos=tuple(targets)
+        )
         await self.threads.save(conv.platform, conv.channel, root, info)
         await self.answer(replace(conv, thread=root), platform, info, question, period.question)
 
-    async def follow_up(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str,
-                        prefix: str = "/digest") -> None:
+    async def follow_up(
+        self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str, prefix: str = "/digest"
+    ) -> None:
         """A question in a period's thread: the same period and repositories, unless it names
         another period (then the thread moves to that one)."""
         try:
@@ -96,6 +114,7 @@ class PeriodQuestions:
             return await self._bad_input(conv, platform, info.lang, exc, prefix)
         search = period.question
         if period.said:
+            assert conv.thread is not None  # a follow-up is a message in the period's thread
             info = replace(info, period=to_dict(period.window), label=period.window.label)
             await self.threads.save(conv.platform, conv.channel, conv.thread, info)
         await self.answer(conv, platform, info, question, search)
@@ -107,17 +126,21 @@ class PeriodQuestions:
         words = [w.lower() for w in _SHA.findall(question)]
         return any(c.sha.lower().startswith(w) for w in words for c in info.commits)
 
-    async def answer(self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str,
-                     search: str) -> None:
+    async def answer(
+        self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, question: str, search: str
+    ) -> None:
         """Stream the answer into the thread, then remember both turns and the answer's sources."""
         root = conv.thread
+        # ask() passes the thread its header opened; follow_up() is called from inside the thread
+        assert root is not None and info.period is not None
         targets = [(self.services.source(repo), branch) for repo, branch in info.repos]
         past = await self.threads.history(conv.platform, conv.channel, root)
         history = [Turn(t["role"], t["text"]) for t in past if t.get("sha") == TURN]
         trace = Trace()
         collected: list[str] = []
-        pieces = self.services.history.answer(targets, window_from_dict(info.period), question, info.lang,
-                                              history, search=search, trace=trace)
+        pieces = self.services.history.answer(
+            targets, window_from_dict(info.period), question, info.lang, history, search=search, trace=trace
+        )
         first = await _first_piece(pieces)  # bad input fails here, before anything is posted
 
         async def tee() -> AsyncIterator[str]:
@@ -137,8 +160,9 @@ class PeriodQuestions:
         await self.threads.add_turn(conv.platform, conv.channel, root, "user", question, TURN)
         await self.threads.add_turn(conv.platform, conv.channel, root, "assistant", "".join(collected), TURN)
 
-    async def _bad_input(self, conv: Conversation, platform: ChatPlatform, lang: str, exc: UsageError,
-                         prefix: str) -> None:
+    async def _bad_input(
+        self, conv: Conversation, platform: ChatPlatform, lang: str, exc: UsageError, prefix: str
+    ) -> None:
         line = f"⚠️ {localize(exc, lang)}\n" + text(lang, "usage.line", usage=usage_line(lang, "ask", prefix))
         await platform.reply_private(conv, Notice(line, "usage", lang))
 

@@ -6,10 +6,11 @@ shows where it ends): a prefix of a source's SHA stays; anything else that looks
 (letters and digits both) is replaced by the catalogue's marker, so the reader never sees a
 citation of a commit the bot did not retrieve. Pure.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 _RUN = re.compile(r"(?<![0-9A-Za-z])([0-9a-fA-F]{7,40})(?![0-9A-Za-z])")
 _TAIL = re.compile(r"[0-9A-Za-z]+$")  # a word still being written: held back whole
@@ -38,7 +39,7 @@ class CitationGuard:
     def _check(self, text: str) -> str:
         if not text:
             return ""
-        checked = _RUN.sub(self._one, self.before + text)[len(self.before):]
+        checked = _RUN.sub(self._one, self.before + text)[len(self.before) :]
         self.before = text[-1]
         return checked
 

@@ -1,9 +1,10 @@
 """`python -m bot ask --repo R [--since A] [--until B] [--tz Z] "question"`: a question about a
 period, streamed to the terminal (the period from the flags, else from the question's words)."""
+
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..services import Services
 from ..window import zone
@@ -15,7 +16,7 @@ async def ask_history(args, settings, question: str, lang: str) -> int:
 
     tz = args.tz or settings.default_tz
     zone(tz)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     if args.since or args.until:
         window = period_from_flags(args.since, args.until, tz, now, settings.max_range_days)
         search = question
@@ -27,8 +28,10 @@ async def ask_history(args, settings, question: str, lang: str) -> int:
     cleared = False
     try:
         source = services.source(args.repo)
-        async for piece in services.history.answer(source, window, question, lang, branch=args.branch,
-                                                   search=search, progress=bar):
+        assert services.history is not None  # Services.build always builds it
+        async for piece in services.history.answer(
+            source, window, question, lang, branch=args.branch, search=search, progress=bar
+        ):
             if not cleared:  # the progress line gives way to the answer
                 bar.close()
                 cleared = True

@@ -14,6 +14,7 @@ process opens its own connection per call (WAL mode, a busy timeout), off the ev
 Another search engine plugs in by implementing the same three methods (`indexed`, `upsert`,
 `search`); this one needs nothing installed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,10 +23,10 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +76,16 @@ class HistoryIndex:
     async def upsert(self, repo: str, lang: str, docs: Iterable[Document]) -> None:
         await asyncio.to_thread(self._upsert, repo, lang, list(docs))
 
-    async def search(self, repo: str, lang: str, match: str, shas: Iterable[str], limit: int,
-                     between: tuple[float, float], weights: Sequence[float] = WEIGHTS) -> list[Hit]:
+    async def search(
+        self,
+        repo: str,
+        lang: str,
+        match: str,
+        shas: Iterable[str],
+        limit: int,
+        between: tuple[float, float],
+        weights: Sequence[float] = WEIGHTS,
+    ) -> list[Hit]:
         """The best `limit` of `shas` (committed `between` two epoch instants) for the FTS5
         expression `match`, best first."""
         return await asyncio.to_thread(self._search, repo, lang, match, set(shas), limit, between, tuple(weights))
@@ -105,12 +114,16 @@ class HistoryIndex:
                 # An older layout: the index is a cache, rebuilt from the analyses as asked.
                 db.execute("DROP TABLE IF EXISTS docs")
                 db.execute("DROP TABLE IF EXISTS rows")
-            db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5({', '.join(COLUMNS)}, "
-                       "tokenize = 'porter unicode61 remove_diacritics 2')")
-            db.execute("CREATE TABLE IF NOT EXISTS rows (repo TEXT NOT NULL, lang TEXT NOT NULL, sha TEXT NOT NULL, "
-                       "ts REAL NOT NULL, tag TEXT NOT NULL, meta TEXT NOT NULL, doc INTEGER NOT NULL, "
-                       "at REAL NOT NULL, "
-                       "PRIMARY KEY (repo, lang, sha))")
+            db.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5({', '.join(COLUMNS)}, "
+                "tokenize = 'porter unicode61 remove_diacritics 2')"
+            )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS rows (repo TEXT NOT NULL, lang TEXT NOT NULL, sha TEXT NOT NULL, "
+                "ts REAL NOT NULL, tag TEXT NOT NULL, meta TEXT NOT NULL, doc INTEGER NOT NULL, "
+                "at REAL NOT NULL, "
+                "PRIMARY KEY (repo, lang, sha))"
+            )
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._ready = True
 
@@ -118,12 +131,16 @@ class HistoryIndex:
         found: set[str] = set()
         with closing(self._connect()) as db:
             for start in range(0, len(shas), 500):
-                part = shas[start:start + 500]
+                part = shas[start : start + 500]
                 marks = ",".join("?" * len(part))
-                found |= {sha for (sha,) in db.execute(
-                    f"SELECT sha FROM rows WHERE repo = ? AND lang = ? AND sha IN ({marks}) "
-                    "AND (tag = ? OR (tag = ? AND at > ?))",
-                    (repo, lang, *part, tag, tag + RETRY, now - RETRY_AFTER))}
+                found |= {
+                    sha
+                    for (sha,) in db.execute(
+                        f"SELECT sha FROM rows WHERE repo = ? AND lang = ? AND sha IN ({marks}) "
+                        "AND (tag = ? OR (tag = ? AND at > ?))",
+                        (repo, lang, *part, tag, tag + RETRY, now - RETRY_AFTER),
+                    )
+                }
         return found
 
     def _upsert(self, repo: str, lang: str, docs: list[Document]) -> None:
@@ -134,23 +151,44 @@ class HistoryIndex:
             db.execute("BEGIN IMMEDIATE")
             try:
                 for d in docs:
-                    old = db.execute("SELECT doc FROM rows WHERE repo = ? AND lang = ? AND sha = ?",
-                                     (repo, lang, d.sha)).fetchone()
+                    old = db.execute(
+                        "SELECT doc FROM rows WHERE repo = ? AND lang = ? AND sha = ?", (repo, lang, d.sha)
+                    ).fetchone()
                     if old is not None:
                         db.execute("DELETE FROM docs WHERE rowid = ?", old)
-                    cur = db.execute(f"INSERT INTO docs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                                     tuple(getattr(d, c) for c in COLUMNS))
-                    db.execute("INSERT OR REPLACE INTO rows (repo, lang, sha, ts, tag, meta, doc, at) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                               (repo, lang, d.sha, d.committed_at, d.tag, json.dumps(d.meta, ensure_ascii=False),
-                                cur.lastrowid, now))
+                    cur = db.execute(
+                        f"INSERT INTO docs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                        tuple(getattr(d, c) for c in COLUMNS),
+                    )
+                    db.execute(
+                        "INSERT OR REPLACE INTO rows (repo, lang, sha, ts, tag, meta, doc, at) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            repo,
+                            lang,
+                            d.sha,
+                            d.committed_at,
+                            d.tag,
+                            json.dumps(d.meta, ensure_ascii=False),
+                            cur.lastrowid,
+                            now,
+                        ),
+                    )
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
 
-    def _search(self, repo: str, lang: str, match: str, shas: set[str], limit: int,
-                between: tuple[float, float], weights: tuple[float, ...]) -> list[Hit]:
+    def _search(
+        self,
+        repo: str,
+        lang: str,
+        match: str,
+        shas: set[str],
+        limit: int,
+        between: tuple[float, float],
+        weights: tuple[float, ...],
+    ) -> list[Hit]:
         if not match or not shas:
             return []
         marks = ", ".join("?" * len(COLUMNS))
@@ -159,7 +197,8 @@ class HistoryIndex:
                 rows = db.execute(
                     f"SELECT r.sha, bm25(docs, {marks}) AS score, r.meta FROM docs JOIN rows r ON r.doc = docs.rowid "
                     "WHERE docs MATCH ? AND r.repo = ? AND r.lang = ? AND r.ts >= ? AND r.ts < ? ORDER BY score",
-                    (*weights, match, repo, lang, *between)).fetchall()
+                    (*weights, match, repo, lang, *between),
+                ).fetchall()
             except sqlite3.OperationalError as exc:  # a query FTS5 cannot parse: nothing matches it
                 log.info("history search %r refused by FTS5: %s", match, exc)
                 return []
@@ -170,9 +209,10 @@ class HistoryIndex:
         out: dict[str, dict] = {}
         with closing(self._connect()) as db:
             for start in range(0, len(shas), 500):
-                part = shas[start:start + 500]
+                part = shas[start : start + 500]
                 marks = ",".join("?" * len(part))
-                for sha, meta in db.execute(f"SELECT sha, meta FROM rows WHERE repo = ? AND lang = ? AND sha IN ({marks})",
-                                            (repo, lang, *part)):
+                for sha, meta in db.execute(
+                    f"SELECT sha, meta FROM rows WHERE repo = ? AND lang = ? AND sha IN ({marks})", (repo, lang, *part)
+                ):
                     out[sha] = json.loads(meta)
         return out

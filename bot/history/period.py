@@ -13,6 +13,7 @@
 Nothing said: the last DEFAULT_DAYS days, today included. The words are taken out of the
 question so they are not searched for. Pure: `now` is always passed in.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,13 +26,44 @@ from ..window import day_start, parse_window, zone
 
 DEFAULT_DAYS = 7
 
-_EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-               "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14, "thirty": 30, "a": 1,
-               "couple of": 2, "few": 3}
+_EN_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fourteen": 14,
+    "thirty": 30,
+    "a": 1,
+    "couple of": 2,
+    "few": 3,
+}
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_EN_WEEKDAYS = {"monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
-                "thursday": 3, "thu": 3, "thurs": 3, "friday": 4, "fri": 4, "saturday": 5, "sat": 5,
-                "sunday": 6, "sun": 6}
+_EN_WEEKDAYS = {
+    "monday": 0,
+    "mon": 0,
+    "tuesday": 1,
+    "tue": 1,
+    "tues": 1,
+    "wednesday": 2,
+    "wed": 2,
+    "thursday": 3,
+    "thu": 3,
+    "thurs": 3,
+    "friday": 4,
+    "fri": 4,
+    "saturday": 5,
+    "sat": 5,
+    "sunday": 6,
+    "sun": 6,
+}
 _ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
 
 # A date as people write one: 2026-01-20, 2026/1/20, 2026年1月20日, 1月20日 (this year).
@@ -55,16 +87,31 @@ def _rule(pattern: str):
 # (pattern, kind) tried in order; the first that matches anywhere in the question wins, so the
 # longer forms come before the shorter ones they contain.
 _RULES = [
-    (_rule(rf"(?:\bfrom\s+|\bbetween\s+|从|自)?({_DATE})\s*(?:\.\.|~|～|—|–|\bto\b|\buntil\b|\btill\b|\bthrough\b|\band\b|至|到)\s*({_DATE})"),
-     "range"),
+    (
+        _rule(
+            rf"(?:\bfrom\s+|\bbetween\s+|从|自)?({_DATE})\s*(?:\.\.|~|～|—|–|\bto\b|\buntil\b|\btill\b|\bthrough\b|\band\b|至|到)\s*({_DATE})"
+        ),
+        "range",
+    ),
     (_rule(rf"\bsince\s+({_DATE})"), "since_date"),
-    (_rule(rf"(?:自从|自|从)\s*({_DATE})\s*(?:以来|起|开始|至今|到现在)?|({_DATE})\s*(?:以来|起|至今)"), "since_date_zh"),
+    (
+        _rule(rf"(?:自从|自|从)\s*({_DATE})\s*(?:以来|起|开始|至今|到现在)?|({_DATE})\s*(?:以来|起|至今)"),
+        "since_date_zh",
+    ),
     (_rule(rf"\bsince\s+(?:last\s+)?({_EN_WD})\b"), "since_weekday"),
-    (_rule(r"(?:自从|自|从)?\s*(?:本周|这周|上周)?(?:周|星期|礼拜)([一二三四五六日天])\s*(?:以来|起|开始|至今|到现在)"),
-     "since_weekday_zh"),
+    (
+        _rule(
+            r"(?:自从|自|从)?\s*(?:本周|这周|上周)?(?:周|星期|礼拜)([一二三四五六日天])\s*(?:以来|起|开始|至今|到现在)"
+        ),
+        "since_weekday_zh",
+    ),
     (_rule(r"\bsince\s+yesterday\b"), "since_yesterday"),
-    (_rule(rf"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?:last|past|previous)\s+{_EN_NUM}\s+(days?|weeks?|months?)\b"),
-     "last_n"),
+    (
+        _rule(
+            rf"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?:last|past|previous)\s+{_EN_NUM}\s+(days?|weeks?|months?)\b"
+        ),
+        "last_n",
+    ),
     (_rule(rf"(?:最近|近|过去|前)\s*{_ZH_NUM}\s*(?:个)?\s*(天|日|周|星期|礼拜|月)"), "last_n_zh"),
     (_rule(r"\b(?:in\s+|over\s+|during\s+)?(?:the\s+)?(?:past|last)\s+(day|fortnight|month)\b"), "past_unit"),
     (_rule(r"(?:最近|近)(一周|一个月|一天)"), "past_unit_zh"),
@@ -89,7 +136,7 @@ def find_period(question: str, tz: str, now: datetime, max_days: int) -> Period:
         if match is None:
             continue
         first, last = _days(kind, match, today)
-        rest = (question[:match.start()] + " " + question[match.end():]).strip()
+        rest = (question[: match.start()] + " " + question[match.end() :]).strip()
         return Period(make_window(first, last, tz, today, max_days), " ".join(rest.split()), True)
     first = today - timedelta(days=DEFAULT_DAYS - 1)
     return Period(make_window(first, today, tz, today, max_days), " ".join((question or "").split()), False)
@@ -114,13 +161,15 @@ def make_window(first: date, last: date, tz: str, today: date, max_days: int) ->
     last = min(last, today)  # "this month" ends today
     days = (last - first).days + 1
     if days > max_days:
-        raise UsageError(phrase("history.too_long", days=days, limit=max_days,
-                              since=first.isoformat(), until=last.isoformat()))
+        raise UsageError(
+            phrase("history.too_long", days=days, limit=max_days, since=first.isoformat(), until=last.isoformat())
+        )
     label = first.isoformat() if first == last else f"{first.isoformat()}..{last.isoformat()}"
     return Window(start=day_start(first, tz), end=day_start(last + timedelta(days=1), tz), tz=tz, label=label)
 
 
 # --- internals ---------------------------------------------------------------------------------------
+
 
 def _one_day(token: str, tz: str, now: datetime) -> date:
     """One day as the digest's --date takes it (the window module's words and formats)."""
@@ -136,7 +185,7 @@ def _normal_date(token: str) -> str:
 def _date(token: str, today: date) -> date:
     token = _normal_date(token.strip())
     m = re.fullmatch(r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]?", token)
-    parts = (int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))) if m else None
+    parts: tuple[int, ...] | None = (int(m.group(1) or today.year), int(m.group(2)), int(m.group(3))) if m else None
     if parts is None:
         m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", token)
         parts = tuple(map(int, m.groups())) if m else None

@@ -7,16 +7,17 @@ turned into index rows (title, touched symbols and paths, analysis text, message
 Retrieval is BM25 over those rows, limited to the period's commits on the branch; a question
 that names no topic gets the period's commits by importance.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..analysis.hints import strip_bot_footers
-from ..models import BotError, Commit, DigestEntry, Window
+from ..models import BotError, Commit, DigestEntry, FileChange, Window
 from .index import RETRY, Document, HistoryIndex, Hit
 from .terms import Query, cjk_pairs, expand, symbols
 
@@ -37,6 +38,7 @@ _CODE = re.compile(r"`([^`\n]{2,80})`")
 @dataclass(frozen=True)
 class Source:
     """One retrieved commit: what the answer may cite and the Sources list shows."""
+
     sha: str
     title: str
     url: str | None
@@ -81,8 +83,16 @@ class Retriever:
         await self.index.upsert(source.cache_id, lang, docs)
         return len(docs)
 
-    async def search(self, source, commits: Sequence[Commit], window: Window, lang: str, query: Query,
-                     limit: int = TOP_K, cutoff: float = LIST_CUTOFF) -> list[Source]:
+    async def search(
+        self,
+        source,
+        commits: Sequence[Commit],
+        window: Window,
+        lang: str,
+        query: Query,
+        limit: int = TOP_K,
+        cutoff: float = LIST_CUTOFF,
+    ) -> list[Source]:
         """The commits of `commits` the query is about, best first (at most `limit`, none under
         `cutoff` × the best score). A query with no terms: the period's commits by importance."""
         shas = [c.sha for c in commits]
@@ -93,11 +103,10 @@ class Retriever:
         hits = await self.index.search(source.cache_id, lang, query.fts(), shas, limit, between)
         return best_of([_source(h, source.name) for h in hits], limit, cutoff)
 
-
     async def _document(self, source, entry: DigestEntry, tag: str) -> Document:
         commit, analysis = entry.commit, entry.analysis
         retry = bool(entry.error or analysis is None or analysis.origin == "fallback")  # not what the cache holds
-        files = ()
+        files: Sequence[FileChange] = ()
         if not entry.error:
             try:
                 files = await self.builder.files(source, commit.sha)
@@ -111,18 +120,38 @@ class Retriever:
         named = _CODE.findall(f"{commit.title}\n{body}")
         analysis_text = ""
         if analysis is not None:
-            analysis_text = "\n".join([analysis.summary, analysis.importance_reason, analysis.impact,
-                                       analysis.insights.architecture, analysis.insights.performance,
-                                       analysis.insights.security, *analysis.risks])
-        meta = {"title": commit.title, "url": commit.url, "summary": analysis.summary if analysis else "",
-                "importance": analysis.importance.value if analysis else "medium",
-                "change_type": analysis.change_type.value if analysis else "other",
-                "pr": commit.pr_number, "ts": commit.committed_at.timestamp()}
+            analysis_text = "\n".join(
+                [
+                    analysis.summary,
+                    analysis.importance_reason,
+                    analysis.impact,
+                    analysis.insights.architecture,
+                    analysis.insights.performance,
+                    analysis.insights.security,
+                    *analysis.risks,
+                ]
+            )
+        meta = {
+            "title": commit.title,
+            "url": commit.url,
+            "summary": analysis.summary if analysis else "",
+            "importance": analysis.importance.value if analysis else "medium",
+            "change_type": analysis.change_type.value if analysis else "other",
+            "pr": commit.pr_number,
+            "ts": commit.committed_at.timestamp(),
+        }
         return Document(
-            sha=commit.sha, committed_at=commit.committed_at.timestamp(), tag=tag,
-            title=expand(commit.title), symbols=expand(" ".join(named + symbols([f.patch for f in files]))),
-            paths=expand(" ".join(paths)), summary=expand(analysis_text), body=expand(body),
-            cjk=" ".join(cjk_pairs(f"{commit.title}\n{analysis_text}\n{body}")), meta=meta)
+            sha=commit.sha,
+            committed_at=commit.committed_at.timestamp(),
+            tag=tag,
+            title=expand(commit.title),
+            symbols=expand(" ".join(named + symbols([f.patch for f in files]))),
+            paths=expand(" ".join(paths)),
+            summary=expand(analysis_text),
+            body=expand(body),
+            cjk=" ".join(cjk_pairs(f"{commit.title}\n{analysis_text}\n{body}")),
+            meta=meta,
+        )
 
 
 def best_of(found: Sequence[Source], limit: int, cutoff: float) -> list[Source]:
@@ -142,9 +171,17 @@ def by_importance(found: Sequence[Source], limit: int) -> list[Source]:
 
 def _source(hit: Hit, repo: str = "") -> Source:
     m = hit.meta
-    return Source(sha=hit.sha, title=m.get("title", ""), url=m.get("url"), summary=m.get("summary", ""),
-                  importance=m.get("importance", "medium"), change_type=m.get("change_type", "other"),
-                  committed_at=m.get("ts", 0.0), score=hit.score, repo=repo)
+    return Source(
+        sha=hit.sha,
+        title=m.get("title", ""),
+        url=m.get("url"),
+        summary=m.get("summary", ""),
+        importance=m.get("importance", "medium"),
+        change_type=m.get("change_type", "other"),
+        committed_at=m.get("ts", 0.0),
+        score=hit.score,
+        repo=repo,
+    )
 
 
 async def _prefetch_prs(source, commits: Sequence[Commit]) -> None:
