@@ -1,7 +1,8 @@
 """Ask the history, measured: labelled questions about periods of a real repository.
 
   python bench/eval_history.py --mirror DIR [--labels FILE] [--split heldout|tune|all]
-                               [--tune] [--llm URL --model NAME] [--no-timing | --only-timing] [--show]
+                               [--tune] [--llm URL --model NAME [--limit N] [--only-llm]]
+                               [--no-timing | --only-timing] [--show]
 
 `tests/data/history_questions.jsonl` holds 60 questions about three months (2026-03-01..05-31,
 UTC) of astral-sh/uv, each with its period and the commits a maintainer would cite, written from
@@ -124,6 +125,9 @@ async def evaluate(args, mirror: str) -> None:
     questions = load(Path(args.labels), "all")
     if args.only_timing:
         return await timing(args, mirror, questions)
+    if args.llm and args.only_llm:
+        chosen = [q for q in questions if args.split == "all" or q["split"] == args.split]
+        return await real_llm(args, mirror, chosen[:args.limit or None])
     with tempfile.TemporaryDirectory() as data_dir:
         services = Services.build(settings_for(data_dir, "offline"))
         try:
@@ -153,7 +157,8 @@ async def evaluate(args, mirror: str) -> None:
         finally:
             await services.aclose()
     if args.llm:
-        await real_llm(args, mirror, [q for q in questions if args.split == "all" or q["split"] == args.split])
+        chosen = [q for q in questions if args.split == "all" or q["split"] == args.split]
+        await real_llm(args, mirror, chosen[:args.limit or None])
     if not args.no_timing:
         await timing(args, mirror, questions)
 
@@ -309,6 +314,8 @@ def main() -> None:
     parser.add_argument("--llm", help="a real OpenAI-compatible endpoint for the answers' citations")
     parser.add_argument("--model", default="local", help="model name for --llm")
     parser.add_argument("--context", type=int, default=None, help="the --llm model's context window")
+    parser.add_argument("--limit", type=int, default=0, help="with --llm: only the first N questions of the split")
+    parser.add_argument("--only-llm", action="store_true", help="with --llm: only the real endpoint's figures")
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--only-timing", action="store_true", help="only the time to the first chunk")
     parser.add_argument("--show", action="store_true", help="per question: missed and extra sources")
