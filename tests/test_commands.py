@@ -90,3 +90,15 @@ def test_errors_are_said_in_the_channels_language():
         parse_command("subscribe a/b lang fr")
     assert localize(err.value, "en") == "lang must be zh or en, not 'fr'."
     assert localize(err.value, "zh") == "lang 只能是 zh 或 en，不能是“fr”。"
+
+
+def test_a_digest_without_its_verb_takes_noise_options_and_a_question_stays_a_question():
+    from bot.commands.filters import FilterArgs
+
+    # what REQUEST_MAX_COMMITS suggests (bot/commands/limits.py) is itself a command that parses
+    parsed = parse_command("2026-01-28 astral-sh/uv paths crates/uv-resolver/** exclude **/*.md")
+    assert parsed.args == DigestCmd("2026-01-28", ("astral-sh/uv",),
+                                    FilterArgs(paths=("crates/uv-resolver/**",), exclude=("**/*.md",)))
+    assert parse_command("2026-01-27..2026-01-28 paths src/**").args.filters.paths == ("src/**",)
+    with pytest.raises(CommandError):
+        parse_command("上周 FP8 paths 在 ROCm 上有什么改动？")  # words before the option that are neither

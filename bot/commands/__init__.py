@@ -22,12 +22,14 @@ COMMANDS, and `usage.<name>` in both catalogues (bot/i18n/*.toml).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
 from ..i18n import phrase, text
 from ..window import is_date_token
 from . import ask, config, digest, help, listing, subscribe, unsubscribe, unwatch, watch, watches, week
 from .base import Command, Request
+from .filters import FILTER_WORDS
 from .grammar import CommandError
 
 COMMANDS: tuple[Command, ...] = (
@@ -75,8 +77,10 @@ def parse_command(text_: str) -> Parsed:
     command = BY_WORD.get(head)
     if command is None:
         # `/digest 2026-01-28 owner/repo`, `/digest 昨天`: the verb is optional for digests — when
-        # every word is a date or a repository (`@bot 上周 FP8 在 ROCm 上有什么改动？` is a question).
-        if (is_date_token(head) or "/" in head) and all(is_date_token(w) or "/" in w for w in words):
+        # every word before its noise options (`paths GLOB…`, `exclude …`, `bots …`) is a date or a
+        # repository (`@bot 上周 FP8 在 ROCm 上有什么改动？` is a question).
+        lead = list(takewhile(lambda w: w.lower() not in FILTER_WORDS, words))
+        if (is_date_token(head) or "/" in head) and all(is_date_token(w) or "/" in w for w in lead):
             return Parsed(digest.COMMAND, digest.parse(words))
         raise CommandError(phrase("errors.unknown_command", word=words[0]), None)
     return Parsed(command, command.parse(words[1:]))
