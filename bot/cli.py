@@ -1,11 +1,12 @@
 """The CLI's `digest`, `ask` and `eval` commands (argparse is in __main__.py): thin wrappers over the core
 that print to a terminal. Their own lines on stderr are in `--lang` when it is given, else English
 (`stderr_lang`); the digest itself is in `--lang`, else DEFAULT_LANG."""
+
 from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from .i18n import phrase, text
 from .models import UsageError
@@ -29,8 +30,9 @@ class ProgressBar:
             return
         width = 30
         filled = int(width * done / total)
-        self.stream.write(f"\r{text(self.lang, 'cli.analysing', done=done, total=total)} "
-                          f"[{'#' * filled}{'.' * (width - filled)}]")
+        self.stream.write(
+            f"\r{text(self.lang, 'cli.analysing', done=done, total=total)} [{'#' * filled}{'.' * (width - filled)}]"
+        )
         self.stream.flush()
         self.shown = True
 
@@ -65,22 +67,36 @@ async def digest_command(args, settings) -> int:
     tz = args.tz or settings.default_tz
     zone(tz)
     lang = args.lang or settings.default_lang
-    window = parse_window(args.date, tz, datetime.now(timezone.utc), settings.max_range_days)
+    window = parse_window(args.date, tz, datetime.now(UTC), settings.max_range_days)
+    filt = _path_filter(args)
     _check_out_path(args.out)
+    fork = None
+    if getattr(args, "fork", None):  # named before the (possibly long) analysis: fail fast
+        from .downstream import check_fork, cli_usage, parse_fork, read_downstream
+
+        with cli_usage(lang):
+            fork = parse_fork(args.fork, lang)
+            await check_fork(fork, settings, lang)
     services = Services.build(settings)
     say = stderr_lang(args)
     bar = ProgressBar(lang=say)
     try:
         source = services.source(args.repo)
-        digest = await services.builder.build(source, window, lang, args.branch, args.include_merges or None,
-                                              progress=bar)
+        digest = await services.builder.build(
+            source, window, lang, args.branch, args.include_merges or None, progress=bar, paths=filt
+        )
+        if fork is not None:
+            with cli_usage(lang):
+                digest = await read_downstream(digest, source, fork, settings, lang)
     finally:
         bar.close()
         await services.aclose()
     output = render_json([digest]) if args.format == "json" else render_report([digest])
     if not digest.entries:
-        print(text(say, "cli.no_commits", repo=digest.repo, branch=digest.branch, label=window.label, tz=tz),
-              file=sys.stderr)
+        print(
+            text(say, "cli.no_commits", repo=digest.repo, branch=digest.branch, label=window.label, tz=tz),
+            file=sys.stderr,
+        )
     if args.out:
         try:
             with open(args.out, "w", encoding="utf-8") as fh:
@@ -91,6 +107,16 @@ async def digest_command(args, settings) -> int:
     else:
         sys.stdout.write(output)
     return _say_what_fell_back(digest, settings, say)
+
+
+def _path_filter(args):
+    """`--paths` / `--exclude` as a PathFilter; a glob that cannot name a path is bad input."""
+    from .pathfilter import GlobError, PathFilter
+
+    try:
+        return PathFilter.of(getattr(args, "paths", ()) or (), getattr(args, "exclude", ()) or ())
+    except GlobError as exc:
+        raise UsageError(phrase(f"noise.{exc.reason}", value=exc.glob)) from None
 
 
 def _say_what_fell_back(digest, settings, lang: str) -> int:
@@ -119,6 +145,14 @@ async def ask_command(args, settings) -> int:
 
     lang = args.lang or settings.default_lang
     question = check_question(" ".join(args.question), lang)
+    if not args.commit:
+        from .history.cli import ask_history
+
+        return await ask_history(args, settings, question, lang)
+    if args.since or args.until:
+        from .i18n import phrase
+
+        raise UsageError(phrase("history.commit_and_period"))
     services = Services.build(settings)
     try:
         source = services.source(args.repo)
@@ -148,7 +182,7 @@ async def eval_command(args, settings) -> int:
     sources, left_out = plan_sources(labels, args.repo, mirrors_dir(args.mirrors))
     for repo, commits in left_out.items():
         print(text(say, "eval.left_out", repo=repo, commits=commits), file=sys.stderr)
-    selected = [label for label in labels if label.repo in sources][:args.limit]
+    selected = [label for label in labels if label.repo in sources][: args.limit]
     cases = await read_cases(selected, sources, settings)
     if not settings.llm_enabled:
         print(text(say, "eval.no_llm"), file=sys.stderr)

@@ -4,6 +4,7 @@ log filter that stamps it on every record.
 On-demand deliveries derive their keys from it, so a request re-run after its worker died (or
 Redis went away) resumes its digest instead of starting another.
 """
+
 from __future__ import annotations
 
 import contextvars

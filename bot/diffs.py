@@ -6,15 +6,16 @@ binaries, generated and vendored files are never sent; deleted files are named o
 does not fit, deletion-only hunks go first, then whole patches are added greedily in priority
 order, an oversized patch is clipped, and the text always ends by naming what was left out.
 """
+
 from __future__ import annotations
 
 import math
 import posixpath
 import re
-from dataclasses import dataclass, field
 from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
 
 # is_binary_path is also what the sources import from here.
 from .analysis.offline.paths import FileKind, classify_path, generated_origin, is_binary_path, is_lockfile
@@ -73,8 +74,10 @@ OVER_BUDGET = "over budget"
 # 1.0-1.1x for numbers/hex/base64. Known under-estimates: rare/traditional Chinese characters
 # that cl100k spells byte by byte (~2 tokens each) and long runs of random punctuation.
 
-_CJK_CLASS = ("\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-              "\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef")
+_CJK_CLASS = (
+    "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+)
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _ASTRAL_RUN = re.compile("[\U00010000-\U0010ffff]+")
 _TWO_BYTE_RUN = re.compile("[\u0080-\u07ff]+")
@@ -87,7 +90,8 @@ _ONE_TOKEN_PIECE = re.compile(
     r"|[A-Z]?[a-z]{1,5}|[A-Z]{1,4}"
     r"|[!-/:-@\[-`{-~]{1,2}"
     r"| {2,64}|\t{1,8}|\n{1,8}|[\r\f\v]"
-    r"|[\x00-\x08\x0e-\x1f\x7f]")
+    r"|[\x00-\x08\x0e-\x1f\x7f]"
+)
 _LONE_SPACE_PIECE = re.compile(r"[ \t](?:[0-9]|[^\x00-\x7f])")
 _BLOB = re.compile(r"[A-Za-z0-9+/_\-]{16,}")
 _CHAR_CLASS_RUN = re.compile(r"[a-z]+|[A-Z]+|[0-9]+|[^A-Za-z0-9]+")
@@ -126,8 +130,7 @@ def _non_ascii_cost(text: str) -> float:
     astral = _count_chars(_ASTRAL_RUN, text)
     two_byte = _count_chars(_TWO_BYTE_RUN, text)
     three_byte = _count_chars(_NON_ASCII_RUN, text) - cjk - astral - two_byte
-    return (_CJK_COST * cjk + _ASTRAL_COST * astral + _TWO_BYTE_COST * two_byte
-            + _THREE_BYTE_COST * three_byte)
+    return _CJK_COST * cjk + _ASTRAL_COST * astral + _TWO_BYTE_COST * two_byte + _THREE_BYTE_COST * three_byte
 
 
 def _take_random_blobs(text: str) -> tuple[float, str]:
@@ -167,15 +170,26 @@ def _looks_random(run: str) -> bool:
 _CERTAIN_GENERATED_MARK = re.compile(r"@generated\b|(?i:code generated\b.*\bdo not edit)")
 _TOP_GENERATED_MARK = re.compile(
     r"(?i)do not edit|auto-?generated|\bgenerated (?:by|from|with|automatically)\b"
-    r"|this (?:file|code) (?:is|was|has been) (?:\w+ )?generated")
+    r"|this (?:file|code) (?:is|was|has been) (?:\w+ )?generated"
+)
 _HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 # What kind of file a path names comes from the analyser's one classifier (offline/paths.py).
 # Prompt order: shipped source first, then what builds and configures it, then tooling that does
 # not ship, then tests, then docs (examples and notebooks included).
-_RANK = {FileKind.SOURCE: 0, FileKind.BUILD: 1, FileKind.DEPENDENCY: 1, FileKind.CONFIG: 1, FileKind.CI: 1,
-         FileKind.LOCKFILE: 1, FileKind.GENERATED: 1, FileKind.OTHER: 1, FileKind.TOOLING: 2,
-         FileKind.TEST: 3, FileKind.DOCS: 4}
+_RANK = {
+    FileKind.SOURCE: 0,
+    FileKind.BUILD: 1,
+    FileKind.DEPENDENCY: 1,
+    FileKind.CONFIG: 1,
+    FileKind.CI: 1,
+    FileKind.LOCKFILE: 1,
+    FileKind.GENERATED: 1,
+    FileKind.OTHER: 1,
+    FileKind.TOOLING: 2,
+    FileKind.TEST: 3,
+    FileKind.DOCS: 4,
+}
 
 
 def skip_reason(file: FileChange) -> str | None:
@@ -211,6 +225,7 @@ def _patch_says_generated(patch: str) -> bool:
 # =============================================================================================
 # Patch structure
 # =============================================================================================
+
 
 @dataclass
 class _Hunk:
@@ -318,7 +333,8 @@ class _Part:
 
 def _prepare(files: Sequence[FileChange], deleted_by_name: bool) -> tuple[list[_File], Counter]:
     """Classify and redact every file (patch and names); (files, redactions by kind)."""
-    prepared, kinds = [], Counter()
+    prepared: list[_File] = []
+    kinds: Counter = Counter()
     for index, f in enumerate(files):
         prepared.append(_prepare_one(index, f, deleted_by_name, kinds))
     return prepared, kinds
@@ -364,8 +380,11 @@ def _deleted_lines(f: FileChange) -> int:
 
 def _file_header(f: FileChange, kinds: Counter) -> str:
     path = _redacted_name(f.path, kinds)
-    status = (f"renamed from {_redacted_name(f.previous_path, kinds)}"
-              if f.previous_path and f.status == "renamed" else f.status)
+    status = (
+        f"renamed from {_redacted_name(f.previous_path, kinds)}"
+        if f.previous_path and f.status == "renamed"
+        else f.status
+    )
     return f"### {path} ({status}, +{f.additions} −{f.deletions})"
 
 
@@ -406,8 +425,7 @@ class _Packer:
         if self.room < CLIP_MIN_TOKENS:
             return False
         clipped = _clip_lines(head, lines, self.room)
-        return clipped is not None and self.add(
-            _Part(file_index, clipped[0], clipped[1], clipped=True, hunks=hunks))
+        return clipped is not None and self.add(_Part(file_index, clipped[0], clipped[1], clipped=True, hunks=hunks))
 
 
 def _clip_lines(head: str, lines: Sequence[str], allowance: int) -> tuple[str, int] | None:
@@ -486,12 +504,11 @@ def _more_line(count: int) -> str:
 
 def _tail_reserve(budget: int, skipped: Sequence[tuple[str, str]]) -> int:
     """Tokens kept back for the closing list: room for its first names, at most a fifth."""
-    sample_cost = estimate_tokens(_tail_text(skipped[:TAIL_MAX_NAMES // 4], budget)) if skipped else 0
+    sample_cost = estimate_tokens(_tail_text(skipped[: TAIL_MAX_NAMES // 4], budget)) if skipped else 0
     return min(budget // 5, max(40, sample_cost + 16))
 
 
-def _coverage(parts: Sequence[_Part], prepared: Sequence[_File],
-              hunk_totals: dict[int, int] | None = None) -> Coverage:
+def _coverage(parts: Sequence[_Part], prepared: Sequence[_File], hunk_totals: dict[int, int] | None = None) -> Coverage:
     shown_hunks: dict[int, int] = {}
     partial: set[int] = set()
     for part in parts:
@@ -501,14 +518,20 @@ def _coverage(parts: Sequence[_Part], prepared: Sequence[_File],
     if hunk_totals is not None:
         partial |= {i for i, n in shown_hunks.items() if n < hunk_totals.get(i, 0)}
     return Coverage(
-        files_total=len(prepared), files_shown=len(shown_hunks),
+        files_total=len(prepared),
+        files_shown=len(shown_hunks),
         partial=tuple(item.path for item in prepared if item.index in partial),
-        omitted=tuple((item.path, item.reason or OVER_BUDGET)
-                      for item in prepared if item.index not in shown_hunks))
+        omitted=tuple((item.path, item.reason or OVER_BUDGET) for item in prepared if item.index not in shown_hunks),
+    )
 
 
-def _assemble(parts: list[_Part], prepared: Sequence[_File], budget: int, kinds: Counter,
-              hunk_totals: dict[int, int] | None = None) -> DiffSelection:
+def _assemble(
+    parts: list[_Part],
+    prepared: Sequence[_File],
+    budget: int,
+    kinds: Counter,
+    hunk_totals: dict[int, int] | None = None,
+) -> DiffSelection:
     """Join the parts and the closing list within the budget. Should the joined text ever be
     estimated above the budget (the packer's bound makes that impossible), trailing parts are
     dropped until it fits, so `tokens <= budget` holds unconditionally."""
@@ -520,11 +543,17 @@ def _assemble(parts: list[_Part], prepared: Sequence[_File], budget: int, kinds:
         text = "\n".join(x for x in (body, tail) if x)
         tokens = estimate_tokens(text)
         if tokens <= budget:
-            return DiffSelection(text=text, coverage=coverage, tokens=tokens, redactions=sum(kinds.values()),
-                                 kinds=tuple(sorted(kinds.items())))
+            return DiffSelection(
+                text=text,
+                coverage=coverage,
+                tokens=tokens,
+                redactions=sum(kinds.values()),
+                kinds=tuple(sorted(kinds.items())),
+            )
         if not parts:
-            return DiffSelection(text="", coverage=coverage, tokens=0, redactions=sum(kinds.values()),
-                                 kinds=tuple(sorted(kinds.items())))
+            return DiffSelection(
+                text="", coverage=coverage, tokens=0, redactions=sum(kinds.values()), kinds=tuple(sorted(kinds.items()))
+            )
         parts.pop()
 
 
@@ -539,8 +568,9 @@ def select_diff(files: Sequence[FileChange], budget_tokens: int) -> DiffSelectio
     out, by name."""
     budget = max(0, int(budget_tokens))
     prepared, kinds = _prepare(files, deleted_by_name=True)
-    order = sorted((item for item in prepared if item.reason is None),
-                   key=lambda item: (item.rank, -item.file.changes, item.index))
+    order = sorted(
+        (item for item in prepared if item.reason is None), key=lambda item: (item.rank, -item.file.changes, item.index)
+    )
     skipped = [(item.path, item.reason) for item in prepared if item.reason]
 
     everything = _everything_if_it_fits(order, skipped, budget)
@@ -563,8 +593,9 @@ def _pack_rank(packer: _Packer, items: Sequence[_File]) -> None:
         packer.add_clipped(item.index, f"{item.header} [clipped]", item.body_lines(drop_deletions=True))
 
 
-def _everything_if_it_fits(order: Sequence[_File], skipped: Sequence[tuple[str, str]],
-                           budget: int) -> list[_Part] | None:
+def _everything_if_it_fits(
+    order: Sequence[_File], skipped: Sequence[tuple[str, str]], budget: int
+) -> list[_Part] | None:
     """Every file's whole patch (deletions included), if they and the closing list fit."""
     packer = _Packer(budget)
     for item in order:
@@ -580,7 +611,8 @@ def _everything_if_it_fits(order: Sequence[_File], skipped: Sequence[tuple[str, 
 # Relevant hunks (offline Q&A)
 # =============================================================================================
 
-_STOPWORDS = frozenset("""
+_STOPWORDS = frozenset(
+    """
 a an the and or but if then else of to in on at by for from with without into onto about as is are
 was were be been being do does did done doing have has had having it its this that these those what
 which who whom whose why how when where there here can could should would will shall may might must
@@ -589,7 +621,8 @@ change changes changed commit commits diff file files code line lines function m
 meaning whats happen happened happens new old add added adds remove removed removes fix fixed fixes
 update updated updates use used uses using make made makes get gets got also just more most less
 only all any some each other than too very so such same own both few via per work works
-""".split())
+""".split()
+)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FILE_NAME = re.compile(r"[\w.\-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b|[\w\-]+/[\w./\-]+")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -609,8 +642,7 @@ class _Terms:
 
 
 def _subwords(identifier: str) -> list[str]:
-    return [p.lower() for chunk in identifier.split("_") for p in _CAMEL_PART.findall(chunk)
-            if len(p) >= 3]
+    return [p.lower() for chunk in identifier.split("_") for p in _CAMEL_PART.findall(chunk) if len(p) >= 3]
 
 
 def _question_terms(question: str) -> _Terms:
@@ -618,7 +650,7 @@ def _question_terms(question: str) -> _Terms:
     identifiers = {w.lower() for w in words if len(w) >= 3 and w.lower() not in _STOPWORDS}
     parts = {p for w in words for p in _subwords(w) if p not in _STOPWORDS}
     for run in _CJK_RUN.findall(question):
-        parts |= {run[i:i + 2] for i in range(max(1, len(run) - 1))}
+        parts |= {run[i : i + 2] for i in range(max(1, len(run) - 1))}
     names = {n.lower().strip("./") for n in _FILE_NAME.findall(question)}
     return _Terms(frozenset(identifiers), frozenset(parts - identifiers), frozenset(n for n in names if n))
 
@@ -638,9 +670,10 @@ def _score_hunks(candidates: Sequence[_HunkCandidate], terms: _Terms) -> None:
     texts = [(c.hunk.text() + "\n" + c.item.path).lower() for c in candidates]
     frequency = {term: sum(1 for text in texts if term in text) for term in terms.all}
     for candidate in candidates:
-        changed = "\n".join(l for l in candidate.hunk.lines if l[:1] in ("+", "-")).lower()
-        context = "\n".join([candidate.hunk.header,
-                             *(l for l in candidate.hunk.lines if l[:1] not in ("+", "-"))]).lower()
+        changed = "\n".join(ln for ln in candidate.hunk.lines if ln[:1] in ("+", "-")).lower()
+        context = "\n".join(
+            [candidate.hunk.header, *(ln for ln in candidate.hunk.lines if ln[:1] not in ("+", "-"))]
+        ).lower()
         score = 0.0
         for term in terms.all:
             hits = 2 * changed.count(term) + context.count(term)
@@ -666,12 +699,15 @@ def relevant_hunks(files: Sequence[FileChange], question: str, budget_tokens: in
     budget = max(0, int(budget_tokens))
     prepared, kinds = _prepare(files, deleted_by_name=False)
     terms = _question_terms(question)
-    candidates = [_HunkCandidate(item, i, hunk) for item in prepared if item.reason is None
-                  for i, hunk in enumerate(item.hunks)]
+    candidates = [
+        _HunkCandidate(item, i, hunk) for item in prepared if item.reason is None for i, hunk in enumerate(item.hunks)
+    ]
     _score_hunks(candidates, terms)
     candidates.sort(key=lambda c: (-c.score, c.item.rank, c.item.index, c.position))
-    named = sorted((item for item in prepared if item.reason is None and item.name_only is not None),
-                   key=lambda item: (-_path_score(item.path, terms), item.index))
+    named = sorted(
+        (item for item in prepared if item.reason is None and item.name_only is not None),
+        key=lambda item: (-_path_score(item.path, terms), item.index),
+    )
     skipped = [(item.path, item.reason) for item in prepared if item.reason]
 
     packer = _Packer(budget - _tail_reserve(budget, skipped))
@@ -689,8 +725,14 @@ def relevant_hunks(files: Sequence[FileChange], question: str, budget_tokens: in
 # Coverage line
 # =============================================================================================
 
-_REASONS_ZH = {LOCKFILE: "锁文件", BINARY: "二进制文件", GENERATED: "生成文件", VENDORED: "第三方代码",
-               NO_PATCH: "无差异内容", OVER_BUDGET: "超出长度限制"}
+_REASONS_ZH = {
+    LOCKFILE: "锁文件",
+    BINARY: "二进制文件",
+    GENERATED: "生成文件",
+    VENDORED: "第三方代码",
+    NO_PATCH: "无差异内容",
+    OVER_BUDGET: "超出长度限制",
+}
 # How many names the line spells out before "+N more" / "等 N 个".
 COVERAGE_MAX_NAMES = 5
 _MAX_SHOWN_PATH = 48

@@ -4,6 +4,7 @@ Through the cache: a finished window's digest is stored whole; each commit's ana
 by (repo, sha, model+prompt hash, language), so re-running a day costs no LLM call and no diff
 fetch. One commit failing never loses the rest: it gets the offline analysis, or says why not.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -11,20 +12,36 @@ import hashlib
 import inspect
 import logging
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from datetime import datetime, timezone
-from typing import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 
-from . import metrics
-from .i18n import localize, text
-from .notices import llm_notice, profile_notice, source_notice
+from . import cost, metrics
 from .analysis.offline import analyse_offline
 from .analysis.profile import load_profile
-from .analysis.summary import headline as build_headline, headline_notice
-from .models import (Analysis, BotError, Commit, Digest, DigestEntry, FileChange, RateLimited, Window,
-                     analysis_from_dict, digest_from_dict, file_from_dict, to_dict)
+from .analysis.summary import headline as build_headline
+from .analysis.summary import headline_notice
+from .i18n import localize, text
+from .models import (
+    Analysis,
+    BotError,
+    Commit,
+    Cost,
+    Digest,
+    DigestEntry,
+    FileChange,
+    RateLimited,
+    Window,
+    analysis_from_dict,
+    digest_from_dict,
+    file_from_dict,
+    to_dict,
+)
+from .noise import is_bot, update_lines
+from .notices import llm_notice, profile_notice, source_notice
+from .pathfilter import PathFilter, touched_paths
 from .sources import CommitSource
-from .store import FILES_TTL, ANALYSIS_TTL, Store
+from .store import ANALYSIS_TTL, FILES_TTL, Store
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +50,14 @@ SHARED_FALLBACK_TTL = 60  # a fallback analysis is shared with concurrent askers
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 PROFILE_TTL = 3600.0  # seconds: an edited .digest.toml is picked up within the hour
 
 
 class DigestBuilder:
-    def __init__(self, store: Store, analyzer, llm, prompts, settings,
-                 clock: Callable[[], datetime] = utcnow):
+    def __init__(self, store: Store, analyzer, llm, prompts, settings, clock: Callable[[], datetime] = utcnow):
         self.store = store
         self.analyzer = analyzer
         self.llm = llm
@@ -52,31 +68,70 @@ class DigestBuilder:
         self._profiles: dict[str, tuple[float, asyncio.Future]] = {}  # cache_id → (read at, (profile, problem))
 
     # --- public ----------------------------------------------------------------------------------
-    async def build(self, source: CommitSource, window: Window, lang: str, branch: str | None = None,
-                    include_merges: bool | None = None, progress: Progress | None = None) -> Digest:
+    async def build(
+        self,
+        source: CommitSource,
+        window: Window,
+        lang: str,
+        branch: str | None = None,
+        include_merges: bool | None = None,
+        progress: Progress | None = None,
+        paths: PathFilter | None = None,
+    ) -> Digest:
+        """`paths`: only the commits it keeps are analysed (their files are read first, so the
+        commits it drops cost no LLM call); the digest says the filter in its header."""
         include_merges = self.settings.include_merges if include_merges is None else include_merges
         branch = branch or await source.default_branch()
         cacheable = window.end <= self.clock() and self.settings.digest_cache_ttl > 0
-        key = self._digest_key(source, branch, window, lang, include_merges)
+        filt = paths or PathFilter()
+        key = self._digest_key(source, branch, window, lang, include_merges, filt)
 
         async def cached():
-            return (await self.store.get_json(key)) if cacheable else None
+            data = (await self.store.get_json(key)) if cacheable else None
+            if data and data.get("cost"):  # nothing is spent now: say so, and what it cost then
+                data["cost"] = to_dict(cost.reused(Cost(**data["cost"]), len(data.get("entries") or ())))
+            return data
 
         async def produce():
             metrics.count("cache", cache="digest", result="miss")
-            commits = await source.list_commits(window, branch, include_merges)
-            problems: list[BotError] = []
-            entries = await self._analyse_all(source, commits, lang, progress, problems)
-            _profile, profile_problem = await self._read_profile(source)
-            bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
+            with cost.metering() as meter:  # every LLM token of this build, the headline's too
+                listed = await source.list_commits(window, branch, include_merges)
+                problems: list[BotError] = []
+                commits = await self._filter(source, listed, filt) if filt else listed
+                entries = await self._analyse_all(source, commits, lang, progress, problems)
+                _profile, profile_problem = await self._read_profile(source)
+                bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
             notices = self._notices(source, entries, lang, window, problems, profile_problem)
+            if meter.budget_hit:  # said once, whatever number of commits it sent offline
+                notices += (
+                    cost.budget_notice(
+                        self.settings.llm_monthly_token_budget or 0, cost.first_of_next_month(self.clock()), lang
+                    ),
+                )
+            spent = meter.cost(self.settings) if self.llm is not None else None
+            if spent is not None:
+                metrics.observe("digest_tokens", spent.tokens)
             if headline_failed and headline_failed not in _fallback_reasons(entries):
                 # the LLM failed at the headline in a way the analyses' notice does not say already
                 notices += (headline_notice(headline_failed, lang),)
-            digest = Digest(repo=source.name, branch=branch, window=window, lang=lang, entries=tuple(entries),
-                            headline=tuple(bullets), headline_origin=origin, repo_url=source.web_url,
-                            generated_at=self.clock(), repo_spec=getattr(source, "spec", source.name),
-                            notices=notices, headline_fallback=headline_failed)
+            digest = Digest(
+                repo=source.name,
+                branch=branch,
+                window=window,
+                lang=lang,
+                entries=tuple(entries),
+                headline=tuple(bullets),
+                headline_origin=origin,
+                repo_url=source.web_url,
+                generated_at=self.clock(),
+                repo_spec=getattr(source, "spec", source.name),
+                notices=notices,
+                headline_fallback=headline_failed,
+                paths=filt.paths,
+                exclude=filt.exclude,
+                filtered_out=len(listed) - len(commits),
+                cost=spent,
+            )
             data = to_dict(digest)
             if cacheable and digest.complete:  # never with notices: the next run may do better
                 await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
@@ -97,35 +152,56 @@ class DigestBuilder:
         await self.store.set_blob(key, [to_dict(f) for f in files], ttl=FILES_TTL)
         return files
 
-    async def analysis(self, source: CommitSource, commit: Commit, lang: str,
-                       siblings: Sequence[Commit] = ()) -> Analysis:
+    async def analysis(
+        self, source: CommitSource, commit: Commit, lang: str, siblings: Sequence[Commit] = ()
+    ) -> Analysis:
         """One commit's analysis through the cache (used by the digest and by Q&A)."""
         profile = await self.profile(source)
         key = self.store.analysis_key(source.cache_id, commit.sha, await self._analysis_tag(source, lang), lang)
         if cached := await self.store.get_json(key):
             metrics.count("cache", cache="analysis", result="hit")
+            cost.note_analysis(cached=True)
             return analysis_from_dict(cached)
+        made = []
 
         async def produce():
+            made.append(True)
             metrics.count("cache", cache="analysis", result="miss")
             # Independent reads, done together: each is a round trip to the source.
             files, pr_body, reverted = await asyncio.gather(
-                self.files(source, commit.sha), self._pr_body(source, commit),
-                self._reverted(source, commit, siblings))
+                self.files(source, commit.sha), self._pr_body(source, commit), self._reverted(source, commit, siblings)
+            )
             try:
-                result = await self.analyzer.analyse(commit, files, lang, pr_body=pr_body, reverted=reverted,
-                                                     profile=profile)
+                result = await self.analyzer.analyse(
+                    commit, files, lang, pr_body=pr_body, reverted=reverted, profile=profile
+                )
             except BotError as exc:
                 metrics.count("llm_fallbacks", reason=type(exc).__name__)
                 result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc), profile=profile)
             data = to_dict(result)
-            if result.origin != "fallback":  # a fallback is retried next time, not frozen in the cache
+            # A fallback is retried next time, not frozen in the cache; so is an analysis the
+            # month's budget sent offline (it is kept under the LLM's key).
+            if result.origin != "fallback" and result.fallback_reason != "budget":
                 await self.store.set_json(key, data, ttl=ANALYSIS_TTL)
             return data
 
         # A commit being analysed for one request is shared with every other that needs it.
-        return analysis_from_dict(await self.store.single_flight(
-            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL))
+        data = await self.store.single_flight(
+            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL
+        )
+        cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
+        return analysis_from_dict(data)
+
+    async def analyse_commits(
+        self, source: CommitSource, commits: list[Commit], lang: str, progress: Progress | None = None
+    ) -> list[DigestEntry]:
+        """Analyses of any commits through the same cache, bounded pool and PR prefetch as a
+        digest's (a question about a period shares the digests' work)."""
+        return await self._analyse_all(source, commits, lang, progress, [])
+
+    async def analysis_tag(self, source: CommitSource, lang: str) -> str:
+        """What the cached analyses of `source` in `lang` are made by (keys of derived caches)."""
+        return await self._analysis_tag(source, lang)
 
     async def profile(self, source: CommitSource):
         """The repository's profile (`.digest.toml` on its default branch), read once per source;
@@ -147,22 +223,30 @@ class DigestBuilder:
         return self.analyzer.tag(lang) + (f":profile-{fingerprint}" if fingerprint else "")
 
     # --- internals ---------------------------------------------------------------------------------
-    def _digest_key(self, source, branch, window, lang, include_merges) -> str:
+    def _digest_key(self, source, branch, window, lang, include_merges, filt: PathFilter) -> str:
         tag = self.analyzer.tag(lang)
         if self.llm is not None:
             tag += ":" + self.prompts.hash("day_headline", lang)
-        tag = hashlib.sha256(f"{tag}:{include_merges}".encode()).hexdigest()[:16]
-        return self.store.digest_key(source.cache_id, branch, window.start.isoformat(),
-                                     window.end.isoformat(), window.tz, lang, tag)
+        # noise-1: entries carry their bot updates; the filter makes another digest
+        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}".encode()).hexdigest()[:16]
+        return self.store.digest_key(
+            source.cache_id, branch, window.start.isoformat(), window.end.isoformat(), window.tz, lang, tag
+        )
 
-    def _notices(self, source, entries, lang: str, window: Window, problems: list[BotError],
-                 profile_problem: str = "") -> tuple[str, ...]:
+    def _notices(
+        self, source, entries, lang: str, window: Window, problems: list[BotError], profile_problem: str = ""
+    ) -> tuple[str, ...]:
         """What the reader must know about how this digest was made, in its language."""
         limited = [p for p in problems if isinstance(p, RateLimited)]
         until = max((p.until for p in limited if p.until), default=None)
         if limited:
-            log.warning("%s: GitHub's rate limit left %d of %d commits unread (%s)", source.name,
-                        sum(1 for e in entries if e.error), len(entries), limited[0])
+            log.warning(
+                "%s: GitHub's rate limit left %d of %d commits unread (%s)",
+                source.name,
+                sum(1 for e in entries if e.error),
+                len(entries),
+                limited[0],
+            )
         notices = [source_notice(entries, lang, until, window.tz, reason=problems[0] if problems else "")]
         if self.llm is not None:
             notices.append(llm_notice(entries, lang))
@@ -170,8 +254,9 @@ class DigestBuilder:
             notices.append(profile_notice(profile_problem, lang))
         return tuple(n for n in notices if n)
 
-    async def _analyse_all(self, source, commits: list[Commit], lang: str,
-                           progress: Progress | None, problems: list[BotError]) -> list[DigestEntry]:
+    async def _analyse_all(
+        self, source, commits: list[Commit], lang: str, progress: Progress | None, problems: list[BotError]
+    ) -> list[DigestEntry]:
         done = 0
         total = len(commits)
         await _notify(progress, 0, total)
@@ -189,10 +274,41 @@ class DigestBuilder:
 
         return list(await asyncio.gather(*(one(c) for c in commits)))
 
+    async def _filter(self, source, commits: list[Commit], filt: PathFilter) -> list[Commit]:
+        """The commits the path filter keeps, read before any analysis. A commit whose files
+        cannot be read is kept: it is shown with the reason rather than silently dropped."""
+        slots = asyncio.Semaphore(self.settings.analysis_concurrency)
+
+        async def keep(commit: Commit) -> bool:
+            async with slots:
+                try:
+                    files = await self.files(source, commit.sha)
+                except BotError:
+                    return True
+            return filt.keeps(touched_paths(files))
+
+        kept = await asyncio.gather(*(keep(c) for c in commits))
+        return [c for c, k in zip(commits, kept) if k]
+
+    async def _updates(self, source, commit: Commit) -> tuple[str, ...]:
+        """A bot commit's `name old → new` lines, for its collapsed bot line (bot/noise.py)."""
+        try:
+            files = await self.files(source, commit.sha)  # cached: the analysis just read them
+        except BotError:
+            files = ()
+        try:
+            return update_lines(commit, files)
+        except Exception:  # noqa: BLE001 — a line of decoration must never sink the digest
+            log.exception("reading the updates of %s failed", commit.short_sha)
+            return ()
+
     async def _entry(self, source, commit: Commit, lang: str, siblings, problems: list[BotError]) -> DigestEntry:
         code = "source"
         try:
-            return DigestEntry(commit, await self.analysis(source, commit, lang, siblings))
+            entry = DigestEntry(commit, await self.analysis(source, commit, lang, siblings))
+            if is_bot(commit.author):
+                entry = replace(entry, updates=await self._updates(source, commit))
+            return entry
         except BotError as exc:
             reason = localize(exc, lang)  # the source's sentence, in the digest's language
             problems.append(exc)

@@ -16,6 +16,7 @@ the rule-based analysis, not the model's judgement), next to the rule-based anal
 commits; the accepted share, the fallbacks' reasons, tokens (the endpoint's `usage`), LLM calls and
 wall time say what the judgement cost.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -23,15 +24,20 @@ import json
 import os
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from . import metrics
 from .i18n import phrase
 from .models import Analysis, BotError, Commit, FileChange, NotFoundError, UsageError
 from .scores import LEVELS, Scores, score
+
+if TYPE_CHECKING:
+    from .analysis.profile import RepoProfile
+    from .sources import CommitSource
 
 DEFAULT_LABELS = Path("tests") / "data" / "importance_labels.jsonl"  # relative to the current directory
 MIRRORS_ENV = "DIGEST_EVAL_MIRRORS"
@@ -52,15 +58,17 @@ class Label:
 @dataclass
 class Case:
     """One labelled commit, read from its repository, ready to analyse."""
+
     label: Label
     commit: Commit
     files: Sequence[FileChange]
     pr_body: str | None
     reverted: Commit | None
-    profile: object
+    profile: RepoProfile | None
 
 
 # --- the labels -------------------------------------------------------------------------------------
+
 
 def labels_path(given: str | None) -> Path:
     """`--labels`, else the project's own labels when run from its source tree."""
@@ -77,8 +85,9 @@ def load_labels(path: Path) -> list[Label]:
     except FileNotFoundError:
         raise UsageError(phrase("eval.labels_missing", path=path)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(phrase("eval.labels_unreadable", path=path,
-                              reason=getattr(exc, "strerror", None) or type(exc).__name__)) from None
+        raise UsageError(
+            phrase("eval.labels_unreadable", path=path, reason=getattr(exc, "strerror", None) or type(exc).__name__)
+        ) from None
     labels = []
     for number, line in enumerate(raw.splitlines(), 1):
         if not line.strip():
@@ -87,18 +96,32 @@ def load_labels(path: Path) -> list[Label]:
             item = json.loads(line)
         except ValueError:
             item = None
-        if not (isinstance(item, dict) and isinstance(item.get("repo"), str) and "/" in item["repo"]
-                and isinstance(item.get("sha"), str) and item["sha"].strip()
-                and item.get("level") in LEVELS):
+        if not (
+            isinstance(item, dict)
+            and isinstance(item.get("repo"), str)
+            and "/" in item["repo"]
+            and isinstance(item.get("sha"), str)
+            and item["sha"].strip()
+            and item.get("level") in LEVELS
+        ):
             raise UsageError(phrase("eval.bad_line", line=number, path=path))
-        labels.append(Label(item["repo"].strip(), item["sha"].strip(), item["level"], number,
-                            str(item.get("type") or ""), str(item.get("reason") or "")))
+        labels.append(
+            Label(
+                item["repo"].strip(),
+                item["sha"].strip(),
+                item["level"],
+                number,
+                str(item.get("type") or ""),
+                str(item.get("reason") or ""),
+            )
+        )
     if not labels:
         raise UsageError(phrase("eval.no_commits", path=path))
     return labels
 
 
 # --- where the commits are read ---------------------------------------------------------------------
+
 
 def mirror_path(mirrors: Path, repo: str) -> Path | None:
     """`mirrors/<owner>+<name>/repo` (a bare mirror) or `mirrors/<owner>+<name>`, if it is a git repository."""
@@ -114,8 +137,9 @@ def mirrors_dir(given: str | None) -> Path | None:
     return Path(value).expanduser() if value.strip() else None
 
 
-def plan_sources(labels: Sequence[Label], repo_args: Sequence[str],
-                 mirrors: Path | None) -> tuple[dict[str, str], dict[str, int]]:
+def plan_sources(
+    labels: Sequence[Label], repo_args: Sequence[str], mirrors: Path | None
+) -> tuple[dict[str, str], dict[str, int]]:
     """(labelled repo → where to read it, labelled repo → commits left out). Bad input raises
     UsageError before any commit is read."""
     counts = Counter(label.repo for label in labels)
@@ -175,7 +199,7 @@ async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings)
     from .analysis.profile import load_profile
     from .sources import open_source
 
-    opened: dict[str, tuple[object, object]] = {}
+    opened: dict[str, tuple[CommitSource, RepoProfile | None]] = {}
     cases = []
     for label in labels:
         if label.repo not in sources:
@@ -187,8 +211,11 @@ async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings)
         try:
             commit = await source.get_commit(label.sha)
         except (NotFoundError, UsageError):
-            raise UsageError(phrase("eval.commit_missing", line=label.line, sha=label.sha, repo=label.repo,
-                                  location=sources[label.repo])) from None
+            raise UsageError(
+                phrase(
+                    "eval.commit_missing", line=label.line, sha=label.sha, repo=label.repo, location=sources[label.repo]
+                )
+            ) from None
         files = await source.get_files(commit.sha)
         pr_body = await _quiet(source.pr_description(commit.pr_number)) if commit.pr_number else None
         reverted = await _quiet(source.get_commit(commit.reverts)) if commit.reverts else None
@@ -208,6 +235,7 @@ async def _quiet(awaitable):
 
 # --- the two passes -----------------------------------------------------------------------------------
 
+
 @dataclass
 class Pass:
     analyses: list[Analysis]
@@ -226,12 +254,16 @@ async def analyse_cases(analyzer, cases: Sequence[Case], lang: str, progress: Pr
     async def one(case: Case) -> Analysis:
         nonlocal done
         try:
-            result = await analyzer.analyse(case.commit, case.files, lang, pr_body=case.pr_body,
-                                            reverted=case.reverted, profile=case.profile)
+            result = await analyzer.analyse(
+                case.commit, case.files, lang, pr_body=case.pr_body, reverted=case.reverted, profile=case.profile
+            )
         except BotError as exc:  # as a digest does: the commit keeps a (marked) offline analysis
             from .analysis.offline import analyse_offline
-            result = replace(analyse_offline(case.commit, case.files, lang, origin="fallback", note=str(exc),
-                                             profile=case.profile), fallback_reason=type(exc).__name__)
+
+            result = replace(
+                analyse_offline(case.commit, case.files, lang, origin="fallback", note=str(exc), profile=case.profile),
+                fallback_reason=type(exc).__name__,
+            )
         done += 1
         if progress:
             progress(done, len(cases))
@@ -246,12 +278,16 @@ async def analyse_cases(analyzer, cases: Sequence[Case], lang: str, progress: Pr
 
 
 def _usage() -> tuple[float, float, float]:
-    return (metrics.total("llm_tokens", kind="prompt"), metrics.total("llm_tokens", kind="completion"),
-            metrics.total("llm_calls", purpose="complete", outcome="ok")
-            + metrics.total("llm_calls", purpose="complete", outcome="error"))
+    return (
+        metrics.total("llm_tokens", direction="in"),
+        metrics.total("llm_tokens", direction="out"),
+        metrics.total("llm_calls", purpose="complete", outcome="ok")
+        + metrics.total("llm_calls", purpose="complete", outcome="error"),
+    )
 
 
 # --- the card -------------------------------------------------------------------------------------------
+
 
 @dataclass
 class LLMColumn:
@@ -277,22 +313,37 @@ class Card:
     schema: str = field(default="digest-bot/eval-card@1")
 
     def as_dict(self) -> dict:
-        data = {"schema": self.schema, "labels": self.labels, "lang": self.lang, "commits": self.commits,
-                "repos": self.repos, "left_out": self.left_out,
-                "rules": {**self.rules.as_dict(), "seconds": round(self.rules_seconds, 3)}, "llm": None}
+        data = {
+            "schema": self.schema,
+            "labels": self.labels,
+            "lang": self.lang,
+            "commits": self.commits,
+            "repos": self.repos,
+            "left_out": self.left_out,
+            "rules": {**self.rules.as_dict(), "seconds": round(self.rules_seconds, 3)},
+            "llm": None,
+        }
         if self.llm is not None:
             c = self.llm
-            data["llm"] = {"model": c.model, "endpoint": c.endpoint, "accepted": c.accepted,
-                           "accepted_rate": round(c.accepted / self.commits, 4) if self.commits else None,
-                           "fallbacks": c.fallbacks, "scores": c.scores.as_dict(),
-                           "rules_same_commits": c.rules_same.as_dict(),
-                           "prompt_tokens": c.run.prompt_tokens, "completion_tokens": c.run.completion_tokens,
-                           "calls": c.run.calls, "seconds": round(c.run.seconds, 3)}
+            data["llm"] = {
+                "model": c.model,
+                "endpoint": c.endpoint,
+                "accepted": c.accepted,
+                "accepted_rate": round(c.accepted / self.commits, 4) if self.commits else None,
+                "fallbacks": c.fallbacks,
+                "scores": c.scores.as_dict(),
+                "rules_same_commits": c.rules_same.as_dict(),
+                "prompt_tokens": c.run.prompt_tokens,
+                "completion_tokens": c.run.completion_tokens,
+                "calls": c.run.calls,
+                "seconds": round(c.run.seconds, 3),
+            }
         return data
 
 
-async def build_card(cases: Sequence[Case], settings, lang: str, labels: str, left_out: dict[str, int],
-                     progress: Progress | None = None) -> Card:
+async def build_card(
+    cases: Sequence[Case], settings, lang: str, labels: str, left_out: dict[str, int], progress: Progress | None = None
+) -> Card:
     from .analysis.analyze import Analyzer
     from .prompts import Prompts
 
@@ -300,8 +351,15 @@ async def build_card(cases: Sequence[Case], settings, lang: str, labels: str, le
     levels = [c.label.level for c in cases]
     rules = await analyse_cases(Analyzer(None, prompts, settings), cases, lang)
     rule_levels = [a.importance.value for a in rules.analyses]
-    card = Card(labels=labels, lang=lang, commits=len(cases), repos=dict(Counter(c.label.repo for c in cases)),
-                left_out=left_out, rules=score(list(zip(levels, rule_levels))), rules_seconds=rules.seconds)
+    card = Card(
+        labels=labels,
+        lang=lang,
+        commits=len(cases),
+        repos=dict(Counter(c.label.repo for c in cases)),
+        left_out=left_out,
+        rules=score(list(zip(levels, rule_levels))),
+        rules_seconds=rules.seconds,
+    )
     if not settings.llm_enabled:
         return card
     from .analysis.llm import LLM
@@ -314,10 +372,14 @@ async def build_card(cases: Sequence[Case], settings, lang: str, labels: str, le
     accepted = [i for i, a in enumerate(run.analyses) if a.origin == "llm"]
     fallbacks = Counter(a.fallback_reason or "other" for a in run.analyses if a.origin != "llm")
     card.llm = LLMColumn(
-        model=settings.llm_model, endpoint=_host(settings.openai_base_url), accepted=len(accepted),
+        model=settings.llm_model,
+        endpoint=_host(settings.openai_base_url),
+        accepted=len(accepted),
         fallbacks=dict(fallbacks.most_common()),
         scores=score([(levels[i], run.analyses[i].importance.value) for i in accepted]),
-        rules_same=score([(levels[i], rule_levels[i]) for i in accepted]), run=run)
+        rules_same=score([(levels[i], rule_levels[i]) for i in accepted]),
+        run=run,
+    )
     return card
 
 

@@ -9,16 +9,20 @@ diff holds the hunks most relevant to the question when it cannot hold all. A co
 error rebuilds the prompt with the corrected estimate and asks once more. Under the answer, the
 reader is told what of the diff the model was given when it was not all of it.
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import AsyncIterator, Sequence
+from typing import Any
 
 from .diffs import DiffSelection, coverage_line, estimate_tokens, relevant_hunks, select_diff
 from .i18n import localize, text
 from .models import Analysis, BotError, Commit, to_dict
-from .redact import record as record_redactions, redact, redact_text
+from .prompts import RenderedPrompt
+from .redact import record as record_redactions
+from .redact import redact, redact_text
 
 MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 10  # earlier turns (question + answer each) kept in the prompt
@@ -34,6 +38,7 @@ FIT_STEPS = ((0.25, HISTORY_TURNS, 4000, 1500), (0.12, 6, 1500, 600), (0.06, 2, 
 DIFF_SHARE = 0.5
 CHARS_PER_TOKEN = 3.5  # to clip the message to its share before estimating it (English prose)
 OVER_BUDGET = "over budget"
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -64,8 +69,9 @@ class QA:
         self.prompts = prompts
         self.settings = settings
 
-    async def answer(self, source, commit: Commit, question: str, lang: str,
-                     history: Sequence[Turn] = ()) -> AsyncIterator[str]:
+    async def answer(
+        self, source, commit: Commit, question: str, lang: str, history: Sequence[Turn] = ()
+    ) -> AsyncIterator[str]:
         """Yield the answer in pieces as they are produced."""
         question = check_question(question, lang)
         files = await self.builder.files(source, commit.sha)
@@ -74,36 +80,28 @@ class QA:
                 yield piece
             return
         analysis = await self.builder.analysis(source, commit, lang)
-        from .analysis.llm import CONTEXT_RETRIES, ContextLengthError
+        fits: list[_Fitted] = []
 
-        await self.llm.recall()  # the window an earlier process learnt, before sizing the prompt
-        fitted = self._prompt(commit, analysis, files, question, lang, history)
+        def fit() -> _Fitted:  # a shorter message, fewer turns, fewer hunks each time it is rebuilt
+            fits.append(self._prompt(commit, analysis, files, question, lang, history))
+            return fits[-1]
+
         try:
-            for refused in range(CONTEXT_RETRIES + 1):
-                started = False
-                try:
-                    async for piece in self.llm.stream(fitted.prompt.messages(), max_tokens=fitted.output):
-                        started = True
-                        yield piece
-                    break
-                except ContextLengthError:
-                    if started or refused == CONTEXT_RETRIES:
-                        raise
-                    # The endpoint said how big its window is (the estimate is corrected): rebuild
-                    # the prompt to fit — a shorter message, fewer turns, fewer hunks — and ask again.
-                    fitted = self._prompt(commit, analysis, files, question, lang, history)
+            async for piece in stream_fitted(self.llm, fit):
+                yield piece
         except BotError as exc:
             yield f"\n\n⚠️ {localize(exc, lang)}\n\n"
             async for piece in self._offline(commit, files, question, lang, "llm_failed"):
                 yield piece
             return
+        fitted = fits[-1]
         shown = fitted.shown
         if shown:
             yield "\n\n" + qa_text(lang, "files", files=", ".join(shown[:8]) + (" …" if len(shown) > 8 else ""))
         if note := self._coverage_note(fitted.selection, lang):
             yield ("\n" if shown else "\n\n") + note
 
-    def _prompt(self, commit, analysis: Analysis, files, question, lang, history) -> "_Fitted":
+    def _prompt(self, commit, analysis: Analysis, files, question, lang, history) -> _Fitted:
         """The prompt that fits the endpoint's window as now known: the first of FIT_STEPS that
         leaves the diff its room (the last takes what is left), then as much of the diff as fits —
         all of it, or the hunks most relevant to the question."""
@@ -111,12 +109,14 @@ class QA:
         limit = self.llm.prompt_budget(min(OUTPUT_TOKENS, output))
         whole = select_diff(files, limit).tokens  # what the diff costs when nothing else is there
         for step, (body_share, turns, turn_chars, analysis_chars) in enumerate(FIT_STEPS):
-            kept = list(history)[-2 * turns:] if turns else []
-            base = dict(commit=_commit_vars(commit, int(body_share * limit * CHARS_PER_TOKEN)),
-                        analysis=_untrusted_tree(to_dict(analysis), analysis_chars),
-                        question=_untrusted(question),
-                        history=[{"role": h.role, "text": _untrusted(_clip(h.text, turn_chars))} for h in kept],
-                        coverage="")
+            kept = list(history)[-2 * turns :] if turns else []
+            base = dict(
+                commit=_commit_vars(commit, int(body_share * limit * CHARS_PER_TOKEN)),
+                analysis=_untrusted_tree(to_dict(analysis), analysis_chars),
+                question=_untrusted(question),
+                history=[{"role": h.role, "text": _untrusted(_clip(h.text, turn_chars))} for h in kept],
+                coverage="",
+            )
             overhead = _tokens(self.prompts.render("qa", lang, diff="", **base))
             budget = max(limit - overhead - PROMPT_MARGIN_TOKENS, 0)
             if budget >= min(whole, DIFF_SHARE * limit) or step == len(FIT_STEPS) - 1:
@@ -156,9 +156,32 @@ class QA:
         yield "```diff\n" + selection.text.replace("```", "ʼʼʼ").rstrip() + "\n```"
 
 
+async def stream_fitted(llm, fit: Callable[[], Any]) -> AsyncIterator[str]:
+    """The model's streamed answer to the prompt `fit()` builds (an object with `.prompt` and
+    `.output`, the max_tokens to ask for). When the endpoint refuses it as too long before the
+    first piece, its window is now known (the estimate is corrected): `fit()` builds the prompt
+    again and it is asked once more, at most CONTEXT_RETRIES times. Questions about one commit
+    and about a period (bot/history/) stream through here."""
+    from .analysis.llm import CONTEXT_RETRIES, ContextLengthError
+
+    await llm.recall()  # the window an earlier process learnt, before sizing the prompt
+    fitted = fit()
+    for refused in range(CONTEXT_RETRIES + 1):
+        started = False
+        try:
+            async for piece in llm.stream(fitted.prompt.messages(), max_tokens=fitted.output):
+                started = True
+                yield piece
+            return
+        except ContextLengthError:
+            if started or refused == CONTEXT_RETRIES:
+                raise
+            fitted = fit()
+
+
 @dataclass(frozen=True)
 class _Fitted:
-    prompt: object  # RenderedPrompt
+    prompt: RenderedPrompt
     shown: list[str]  # the files whose text the model was given
     selection: DiffSelection
     output: int  # max_tokens to ask for
@@ -168,8 +191,14 @@ def _commit_vars(commit: Commit, body_chars: int) -> dict:
     from .analysis.hints import strip_bot_footers
 
     body = _clip(strip_bot_footers(commit.body), body_chars)  # a Renovate body is mostly boilerplate
-    return {"sha": commit.sha, "title": _untrusted(commit.title), "body": _untrusted(body),
-            "author": _untrusted(commit.author), "url": commit.url or "", "pr_number": commit.pr_number}
+    return {
+        "sha": commit.sha,
+        "title": _untrusted(commit.title),
+        "body": _untrusted(body),
+        "author": _untrusted(commit.author),
+        "url": commit.url or "",
+        "pr_number": commit.pr_number,
+    }
 
 
 def _cut(selection: DiffSelection) -> bool:
@@ -182,7 +211,7 @@ def _clip(value: str, chars: int) -> str:
     value = (value or "").strip()
     if len(value) <= chars:
         return value
-    return value[:max(chars - 1, 0)].rstrip() + "…" if chars else ""
+    return value[: max(chars - 1, 0)].rstrip() + "…" if chars else ""
 
 
 def _tokens(prompt) -> int:

@@ -7,6 +7,7 @@ longer: the key exists exactly while that worker polls the queue. A clock writes
 seconds for a slow tick). `python -m bot health worker|clock` reads them (exit 0 when at least one
 is alive, 1 when none is), and each process's `/healthz` on METRICS_PORT checks its own key.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,7 +50,7 @@ async def alive(store, kind: str) -> dict[str, str]:
         name = raw.decode() if isinstance(raw, bytes) else raw
         value = await store.r.get(name)
         if value is not None:
-            found[name[len(pattern) - 1:]] = value.decode(errors="replace")
+            found[name[len(pattern) - 1 :]] = value.decode(errors="replace")
     return found
 
 
@@ -67,13 +68,17 @@ async def health_command(args, settings) -> int:
     finally:
         await store.close()
     if not found:
-        print(text("en", "ops.health_none", kind=args.kind, prefix=store.prefix,
-                   seconds=horizon(settings, args.kind)), file=sys.stderr)
+        print(
+            text("en", "ops.health_none", kind=args.kind, prefix=store.prefix, seconds=horizon(settings, args.kind)),
+            file=sys.stderr,
+        )
         return 1
     if args.kind == "clock":
         now = time.time()
-        found = {ident: text("en", "ops.clock_ticked", seconds=round(now - json.loads(info)["ticked"]))
-                 for ident, info in found.items()}
+        found = {
+            ident: text("en", "ops.clock_ticked", seconds=round(now - json.loads(info)["ticked"]))
+            for ident, info in found.items()
+        }
     details = "; ".join(f"{ident}: {info}" for ident, info in sorted(found.items()))
     print(text("en", "ops.health_alive", kind=args.kind, count=len(found), details=details))
     return 0

@@ -14,7 +14,9 @@ Jobs (all payloads are JSON; pickle is never read from Redis):
   request  a user's command, message or button, as the adapter received it (web → worker)
   deliver  a digest into one conversation, keyed and resumable (scheduled pushes)
   build    a digest, keyed by (repo, branch, window, tz, lang); shared with every delivery of it
+  watch    one watch's day: a person's direct messages about the commits touching a pattern
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -72,15 +74,19 @@ class Jobs:
         self.description = description
 
     @classmethod
-    async def connect(cls, settings) -> "Jobs":
+    async def connect(cls, settings) -> Jobs:
         url, description = redis_address(settings)
         redis_settings = RedisSettings.from_dsn(url)
         redis_settings.conn_timeout = 5
         redis_settings.conn_retries = 0
         redis_settings.max_connections = pool_size(settings)
         try:
-            pool = await create_pool(redis_settings, job_serializer=_dumps, job_deserializer=_loads,
-                                     default_queue_name=f"arq:queue:{settings.redis_prefix}")
+            pool = await create_pool(
+                redis_settings,
+                job_serializer=_dumps,
+                job_deserializer=_loads,
+                default_queue_name=f"arq:queue:{settings.redis_prefix}",
+            )
         except (RedisError, OSError) as exc:
             log.error("job queue: Redis (%s) unreachable: %s", description, type(exc).__name__)
             raise StoreUnavailable(phrase("errors.store_unreachable", kind=type(exc).__name__)) from None
@@ -90,8 +96,9 @@ class Jobs:
         """arq's job ids are global to the Redis server: ours carry the bot's key prefix."""
         return self.prefix + ":".join(str(p) for p in parts)
 
-    async def enqueue(self, function: str, *args: Any, job_id: str | None = None,
-                      defer: float | None = None) -> Enqueued:
+    async def enqueue(
+        self, function: str, *args: Any, job_id: str | None = None, defer: float | None = None
+    ) -> Enqueued:
         job_id = job_id or self.job_id(function, uuid.uuid4().hex)
         try:
             job = await self.pool.enqueue_job(function, *args, _job_id=job_id, _defer_by=defer)
@@ -128,6 +135,7 @@ class Jobs:
 
 # --- the worker side ------------------------------------------------------------------------------
 
+
 async def _request(ctx: dict, kind: str, conv: dict, args: dict) -> None:
     try:
         await ctx["chat"].run_request(kind, conv, args, job_id=ctx["job_id"])
@@ -151,10 +159,20 @@ async def _build(ctx: dict, spec: dict) -> str:
     return await ctx["chat"].run_build(spec)
 
 
+async def _watch(ctx: dict, spec: dict) -> str:
+    from .watch.job import WatchRun, WatchRunner
+
+    try:
+        return await WatchRunner(ctx["chat"]).run(WatchRun.from_dict(spec))
+    except RetryLater as exc:  # another run of this person's watches, or a failure to retry
+        log.info("watch %s: %s; again in %.0f s", ctx["job_id"], exc, exc.delay)
+        raise Retry(defer=exc.delay) from None
+
+
 class JobWorker:
     """Runs queued jobs in this process's event loop (an arq Worker), with leases renewed."""
 
-    FUNCTIONS = {"request": _request, "deliver": _deliver, "build": _build}
+    FUNCTIONS = {"request": _request, "deliver": _deliver, "build": _build, "watch": _watch}
 
     def __init__(self, settings, chat):
         self.settings = settings
@@ -169,42 +187,56 @@ class JobWorker:
     async def start(self) -> None:
         from . import health
 
-        self.jobs = await Jobs.connect(self.settings)
+        self.jobs = jobs = await Jobs.connect(self.settings)
         url, _ = redis_address(self.settings)
         redis_settings = RedisSettings.from_dsn(url)
         redis_settings.max_connections = pool_size(self.settings)
         lease = self.settings.job_lease
-        functions = [func(self._leased(name, fn, lease), name=name, max_tries=MAX_TRIES, keep_result=RESULT_TTL)
-                     for name, fn in self.FUNCTIONS.items()]
-        self.worker = Worker(
-            functions, queue_name=self.jobs.queue, redis_settings=redis_settings, handle_signals=False,
-            max_jobs=self.settings.worker_max_jobs, queue_read_limit=self.settings.worker_max_jobs * 8,
-            job_timeout=self.settings.job_timeout, keep_result=RESULT_TTL, poll_delay=0.1, max_tries=MAX_TRIES,
-            ctx={"chat": self.chat}, job_serializer=_dumps, job_deserializer=_loads, log_results=False,
+        functions = [
+            func(self._leased(name, fn, lease, jobs), name=name, max_tries=MAX_TRIES, keep_result=RESULT_TTL)
+            for name, fn in self.FUNCTIONS.items()
+        ]
+        self.worker = worker = Worker(
+            functions,
+            queue_name=jobs.queue,
+            redis_settings=redis_settings,
+            handle_signals=False,
+            max_jobs=self.settings.worker_max_jobs,
+            queue_read_limit=self.settings.worker_max_jobs * 8,
+            job_timeout=self.settings.job_timeout,
+            keep_result=RESULT_TTL,
+            poll_delay=0.1,
+            max_tries=MAX_TRIES,
+            ctx={"chat": self.chat},
+            job_serializer=_dumps,
+            job_deserializer=_loads,
+            log_results=False,
             # one health key per worker, refreshed within the lease: `python -m bot health worker`
             # and this process's /healthz on METRICS_PORT read it (bot/health.py)
             health_check_key=health.key(self.prefix, "worker", self.id),
-            health_check_interval=health.report_every(self.settings))
+            health_check_interval=health.report_every(self.settings),
+        )
         # arq marks a job it starts "in progress" for the whole job timeout + 10 s; a worker killed
         # before this job's first renewal below would leave the job stuck for an hour. Start the
         # mark at (twice) the lease instead: the renewals in `_keep` hold it from then on.
-        self.worker.in_progress_timeout_s = 2 * lease
-        self.task = asyncio.create_task(self._supervise())
-        self._announcer = asyncio.create_task(self._announce())
+        worker.in_progress_timeout_s = 2 * lease
+        self.task = asyncio.create_task(self._supervise(worker, jobs))
+        self._announcer = asyncio.create_task(self._announce(jobs))
         log.info("job worker %s started (%d slots, lease %.0f s)", self.id, self.settings.worker_max_jobs, lease)
 
-    async def _supervise(self) -> None:
+    async def _supervise(self, worker: Worker, jobs: Jobs) -> None:
         """arq's poll loop ends on the first Redis error (a restart, a network blip): start it
         again once Redis answers. Jobs already running carry on meanwhile."""
         while True:
             try:
-                await self.worker.async_run()
+                await worker.async_run()
                 return
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:
-                log.error("job worker: Redis (%s) failed (%s); polling again in 1 s", self.jobs.description,
-                          type(exc).__name__)
+                log.error(
+                    "job worker: Redis (%s) failed (%s); polling again in 1 s", jobs.description, type(exc).__name__
+                )
             except Exception:  # noqa: BLE001 — the worker must outlive any one failure
                 log.exception("job worker: poll loop failed; polling again in 1 s")
             await asyncio.sleep(1)
@@ -213,11 +245,10 @@ class JobWorker:
     def prefix(self) -> str:
         return self.settings.redis_prefix
 
-    def _leased(self, name: str, fn, lease: float):
+    def _leased(self, name: str, fn, lease: float, jobs: Jobs):
         async def run(ctx: dict, *args: Any) -> Any:
             job_id = ctx["job_id"]
             redis = ctx["redis"]
-            jobs = self.jobs
             started = time.monotonic()
             self.active += 1
             metrics.gauge("jobs_running", self.active)
@@ -268,17 +299,17 @@ class JobWorker:
                 log.warning("could not renew the lease of job %s", job_id)
             await asyncio.sleep(lease / 3)
 
-    async def _announce(self) -> None:
+    async def _announce(self, jobs: Jobs) -> None:
         """Tell enqueuers this worker's capacity (for queue positions); lapses when it dies."""
         member = f"{self.id}:{self.settings.worker_max_jobs}"
         while True:
             try:
                 now = time.time()
-                async with self.jobs.pool.pipeline(transaction=False) as pipe:
-                    pipe.zadd(self.jobs.workers_key, {member: now + 15})
-                    pipe.zremrangebyscore(self.jobs.workers_key, "-inf", now)
-                    pipe.zremrangebyscore(self.jobs.running_key, "-inf", now)
-                    pipe.zcard(self.jobs.queue)
+                async with jobs.pool.pipeline(transaction=False) as pipe:
+                    pipe.zadd(jobs.workers_key, {member: now + 15})
+                    pipe.zremrangebyscore(jobs.workers_key, "-inf", now)
+                    pipe.zremrangebyscore(jobs.running_key, "-inf", now)
+                    pipe.zcard(jobs.queue)
                     *_, queued = await pipe.execute()
                 metrics.gauge("jobs_in_queue", queued)
             except (RedisError, OSError):
@@ -289,13 +320,14 @@ class JobWorker:
         """Nothing queued that is due, and nothing running here (tests and shutdown)."""
         if self.active:
             return False
+        assert self.jobs is not None  # asked of a started worker (ChatService.drain)
         due = await self.jobs.pool.zcount(self.jobs.queue, "-inf", int(time.time() * 1000))
         return due == 0
 
     async def close(self) -> None:
         if self._announcer:
             self._announcer.cancel()
-        if self.worker is not None:
+        if self.worker is not None and self.jobs is not None:  # both set by start()
             try:
                 await self.jobs.pool.zrem(self.jobs.workers_key, f"{self.id}:{self.settings.worker_max_jobs}")
             except (RedisError, OSError):

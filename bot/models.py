@@ -3,11 +3,12 @@
 Plain frozen dataclasses so every layer (sources, analysis, rendering, chat) shares one shape,
 plus `to_dict` / `from_dict` for the Redis caches and the JSON output.
 """
+
 from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, field, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -179,10 +180,35 @@ class Analysis:
 
 
 @dataclass(frozen=True)
+class Downstream:
+    """What one upstream commit means for a fork (`--fork`, a subscription's `fork`): the files it
+    touches that the fork patches, the fork's hunks in them, and whether cherry-picking the commit
+    onto the fork's branch conflicts."""
+
+    patched_files: tuple[str, ...]
+    conflict: bool
+    hunks: int
+
+
+@dataclass(frozen=True)
+class ForkInfo:
+    """The fork a digest was read against: shown once above the Downstream section."""
+
+    name: str  # org/our-fork or the local folder's name
+    branch: str
+    merge_base: str  # the fork's merge base with the upstream branch
+    files: int  # files the fork patches since that merge base
+
+
+@dataclass(frozen=True)
 class DigestEntry:
     commit: Commit
     analysis: Analysis | None  # None only when even the offline analysis failed
     error: str = ""  # why there is no analysis
+    # A dependency bot's commit: what it updates ("clap 4.5.53 → 4.5.54"), for the collapsed bot
+    # line (bot/noise.py); empty for everyone else.
+    updates: tuple[str, ...] = ()
+    downstream: Downstream | None = None  # None: no fork named, or the commit touches nothing it patches
 
     @property
     def importance(self) -> Importance:
@@ -200,14 +226,31 @@ class Window:
 
     @property
     def start_utc(self) -> datetime:
-        return self.start.astimezone(timezone.utc)
+        return self.start.astimezone(UTC)
 
     @property
     def end_utc(self) -> datetime:
-        return self.end.astimezone(timezone.utc)
+        return self.end.astimezone(UTC)
 
     def contains(self, instant: datetime) -> bool:
         return self.start <= instant < self.end
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What building a digest cost in LLM tokens, as the endpoint reported them (bot/cost.py)."""
+
+    tokens_in: int = 0  # prompt tokens
+    tokens_out: int = 0  # completion tokens
+    calls: int = 0  # LLM requests answered (analyses, retries, the headline)
+    analyses: int = 0  # commits analysed through the analysis cache
+    cached: int = 0  # of them, analysed before (the cache, or another digest at the same moment): 0 tokens
+    money: float | None = None  # from LLM_PRICE_PER_MTOK_IN/OUT; None when no price is set
+    earlier_tokens: int | None = None  # the whole digest came from the cache: what building it cost then
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
 
 
 @dataclass(frozen=True)
@@ -226,6 +269,13 @@ class Digest:
     # building it (the LLM could not analyse some commits, GitHub's rate limit …). Never cached.
     notices: tuple[str, ...] = ()
     headline_fallback: str = ""  # why the LLM's headline failed (timeout … rejected), for the CLI
+    # The path filter it was built with (bot/pathfilter.py), said in its header, and how many of
+    # the window's commits the filter left out.
+    paths: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    filtered_out: int = 0
+    fork: ForkInfo | None = None  # set when the digest was read against a fork (bot.downstream)
+    cost: Cost | None = None  # LLM tokens it cost (None: built without an LLM)
 
     @property
     def repo_id(self) -> str:
@@ -255,13 +305,25 @@ class Subscription:
     min_importance: Importance = Importance.LOW
     branch: str | None = None
     post_empty: bool = True
+    paths: tuple[str, ...] = ()  # only commits touching these globs (bot/pathfilter.py)
+    exclude: tuple[str, ...] = ()  # … and not only these
+    bots: str = "collapse"  # collapse | show: dependency bots' commits as one line per bot
+    weekday: str | None = None  # None: a daily push; "mon" … "sun": the weekly roll-up on that day
+    fork: str | None = None  # org/our-fork@branch: each digest says what it means for that fork
+    owner: str = ""  # who named the fork: told directly when a conflicting commit lands
+
+    @property
+    def weekly(self) -> bool:
+        return self.weekday is not None
 
     @property
     def key(self) -> str:
-        return f"{self.platform}:{self.channel}:{self.repo.lower()}"
+        # A channel may have a daily push and a weekly roll-up of the same repository.
+        return f"{self.platform}:{self.channel}:{self.repo.lower()}" + (":weekly" if self.weekly else "")
 
 
 # --- (de)serialisation -----------------------------------------------------------------------
+
 
 def to_dict(obj: Any) -> Any:
     """A JSON-ready dict of any model above (enums → values, datetimes → ISO 8601)."""
@@ -279,8 +341,9 @@ def to_dict(obj: Any) -> Any:
 
 
 def commit_from_dict(d: dict) -> Commit:
-    return Commit(**{**d, "committed_at": datetime.fromisoformat(d["committed_at"]),
-                     "parents": tuple(d.get("parents") or ())})
+    return Commit(
+        **{**d, "committed_at": datetime.fromisoformat(d["committed_at"]), "parents": tuple(d.get("parents") or ())}
+    )
 
 
 def file_from_dict(d: dict) -> FileChange:
@@ -292,43 +355,83 @@ def analysis_from_dict(d: dict) -> Analysis:
     coverage = None
     if cov:
         coverage = Coverage(
-            files_total=cov["files_total"], files_shown=cov["files_shown"],
+            files_total=cov["files_total"],
+            files_shown=cov["files_shown"],
             partial=tuple(cov.get("partial") or ()),
             omitted=tuple(tuple(x) for x in cov.get("omitted") or ()),
         )
     return Analysis(
-        **{**d,
-           "change_type": ChangeType(d["change_type"]),
-           "importance": Importance(d["importance"]),
-           "insights": Insights(**(d.get("insights") or {})),
-           "risks": tuple(d.get("risks") or ()),
-           "recommendations": tuple(d.get("recommendations") or ()),
-           "coverage": coverage},
+        **{
+            **d,
+            "change_type": ChangeType(d["change_type"]),
+            "importance": Importance(d["importance"]),
+            "insights": Insights(**(d.get("insights") or {})),
+            "risks": tuple(d.get("risks") or ()),
+            "recommendations": tuple(d.get("recommendations") or ()),
+            "coverage": coverage,
+        },
     )
 
 
 def window_from_dict(d: dict) -> Window:
-    return Window(start=datetime.fromisoformat(d["start"]), end=datetime.fromisoformat(d["end"]),
-                  tz=d["tz"], label=d["label"])
+    return Window(
+        start=datetime.fromisoformat(d["start"]), end=datetime.fromisoformat(d["end"]), tz=d["tz"], label=d["label"]
+    )
+
+
+def downstream_from_dict(d: dict | None) -> Downstream | None:
+    if not d:
+        return None
+    return Downstream(
+        patched_files=tuple(d.get("patched_files") or ()),
+        conflict=bool(d.get("conflict")),
+        hunks=int(d.get("hunks") or 0),
+    )
 
 
 def digest_from_dict(d: dict) -> Digest:
     entries = tuple(
-        DigestEntry(commit=commit_from_dict(e["commit"]),
-                    analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
-                    error=e.get("error", ""))
+        DigestEntry(
+            commit=commit_from_dict(e["commit"]),
+            analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
+            error=e.get("error", ""),
+            updates=tuple(e.get("updates") or ()),
+            downstream=downstream_from_dict(e.get("downstream")),
+        )
         for e in d["entries"]
     )
     gen = d.get("generated_at")
-    return Digest(repo=d["repo"], branch=d["branch"], window=window_from_dict(d["window"]),
-                  lang=d["lang"], entries=entries, headline=tuple(d.get("headline") or ()),
-                  headline_origin=d.get("headline_origin", "offline"), repo_url=d.get("repo_url"),
-                  generated_at=datetime.fromisoformat(gen) if gen else None, repo_spec=d.get("repo_spec", ""),
-                  notices=tuple(d.get("notices") or ()), headline_fallback=d.get("headline_fallback", ""))
+    fork = ForkInfo(**d["fork"]) if d.get("fork") else None
+    return Digest(
+        repo=d["repo"],
+        branch=d["branch"],
+        window=window_from_dict(d["window"]),
+        lang=d["lang"],
+        entries=entries,
+        headline=tuple(d.get("headline") or ()),
+        headline_origin=d.get("headline_origin", "offline"),
+        repo_url=d.get("repo_url"),
+        generated_at=datetime.fromisoformat(gen) if gen else None,
+        repo_spec=d.get("repo_spec", ""),
+        notices=tuple(d.get("notices") or ()),
+        headline_fallback=d.get("headline_fallback", ""),
+        paths=tuple(d.get("paths") or ()),
+        exclude=tuple(d.get("exclude") or ()),
+        filtered_out=d.get("filtered_out", 0),
+        fork=fork,
+        cost=Cost(**d["cost"]) if d.get("cost") else None,
+    )
 
 
 def subscription_from_dict(d: dict) -> Subscription:
-    return Subscription(**{**d, "min_importance": Importance(d.get("min_importance", "low"))})
+    return Subscription(
+        **{
+            **d,
+            "min_importance": Importance(d.get("min_importance", "low")),
+            "paths": tuple(d.get("paths") or ()),
+            "exclude": tuple(d.get("exclude") or ()),
+        }
+    )
 
 
 __all__ = [name for name in dir() if not name.startswith("_")] + ["asdict", "replace"]

@@ -3,11 +3,12 @@ digest (in its language) and the CLI's one-line summary on stderr.
 
 Fallback analyses carry a reason code (`Analysis.fallback_reason`); these functions count them.
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timezone
-from typing import Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from .i18n import localize, text
@@ -24,8 +25,11 @@ def _lang(lang: str) -> str:
 
 
 def _reasons(entries: Sequence[DigestEntry], codes: Sequence[str]) -> Counter:
-    return Counter(e.analysis.fallback_reason for e in entries
-                   if e.analysis and e.analysis.origin == "fallback" and e.analysis.fallback_reason in codes)
+    return Counter(
+        e.analysis.fallback_reason
+        for e in entries
+        if e.analysis and e.analysis.origin == "fallback" and e.analysis.fallback_reason in codes
+    )
 
 
 def llm_notice(entries: Sequence[DigestEntry], lang: str) -> str | None:
@@ -36,13 +40,16 @@ def llm_notice(entries: Sequence[DigestEntry], lang: str) -> str | None:
     lang = _lang(lang)
     why = text(lang, "notices.digest_reason_sep").join(
         text(lang, "notices.digest_reason_count", reason=text(lang, f"notices.digest_reason_{code}"), n=n)
-        if len(reasons) > 1 else text(lang, f"notices.digest_reason_{code}")
-        for code, n in reasons.most_common())
+        if len(reasons) > 1
+        else text(lang, f"notices.digest_reason_{code}")
+        for code, n in reasons.most_common()
+    )
     return text(lang, "notices.digest_llm", failed=sum(reasons.values()), total=len(entries), why=why)
 
 
-def source_notice(entries: Sequence[DigestEntry], lang: str, until: float | None, tz: str,
-                  reason: object = "") -> str | None:
+def source_notice(
+    entries: Sequence[DigestEntry], lang: str, until: float | None, tz: str, reason: object = ""
+) -> str | None:
     """The commits whose diff could not be read; for a rate limit, when to try again."""
     lang = _lang(lang)
     limited = _reasons(entries, ("rate_limited",))
@@ -51,8 +58,9 @@ def source_notice(entries: Sequence[DigestEntry], lang: str, until: float | None
         return text(lang, "notices.digest_rate_limit", failed=sum(limited.values()), total=len(entries), when=when)
     other = _reasons(entries, ("source",))
     if other:
-        return text(lang, "notices.digest_source", failed=sum(other.values()), total=len(entries),
-                    why=localize(reason, lang))
+        return text(
+            lang, "notices.digest_source", failed=sum(other.values()), total=len(entries), why=localize(reason, lang)
+        )
     return None
 
 
@@ -61,14 +69,21 @@ def cli_summary(entries: Sequence[DigestEntry], timeout: float, lang: str = "en"
     reasons = _reasons(entries, LLM_REASONS)
     if not reasons:
         return None
-    parts = [text(lang, f"cli.llm_reason_{code}", timeout=f"{timeout:g}") + (f" ({n})" if len(reasons) > 1 else "")
-             for code, n in reasons.most_common()]
-    return text(lang, "cli.llm_failed", failed=sum(reasons.values()), total=len(entries),
-                reasons=text(lang, "cli.list_sep").join(parts))
+    parts = [
+        text(lang, f"cli.llm_reason_{code}", timeout=f"{timeout:g}") + (f" ({n})" if len(reasons) > 1 else "")
+        for code, n in reasons.most_common()
+    ]
+    return text(
+        lang,
+        "cli.llm_failed",
+        failed=sum(reasons.values()),
+        total=len(entries),
+        reasons=text(lang, "cli.list_sep").join(parts),
+    )
 
 
 def _local_time(epoch: float, tz: str) -> str:
-    moment = datetime.fromtimestamp(epoch, timezone.utc).astimezone(ZoneInfo(tz))
+    moment = datetime.fromtimestamp(epoch, UTC).astimezone(ZoneInfo(tz))
     return moment.strftime("%H:%M") + f" ({tz})"
 
 

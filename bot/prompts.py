@@ -10,6 +10,7 @@ Jinja2 with StrictUndefined, so a missing variable fails loudly in tests instead
 producing an empty prompt. The file's hash is part of the analysis cache key: editing a prompt
 re-analyses.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,8 +37,13 @@ class Prompts:
         """The shipped templates, each replaced by a file of the same name in `directory` if any."""
         self.directory = Path(directory) if directory is not None else None
         self.shipped = resources.files("prompts")
-        self._env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False,
-                                       keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
+        self._env = jinja2.Environment(
+            undefined=jinja2.StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
         self._cache: dict[str, tuple[jinja2.Template, jinja2.Template, str]] = {}
 
     def names(self) -> list[str]:

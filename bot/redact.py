@@ -26,6 +26,7 @@ Why not a library: detect-secrets alone withholds 14% of a broad service-key cor
 keyword and service plugins, and its entropy plugins flag thousands of lines of ordinary code
 (see README, Security). The figures of this module are printed by bench/eval_secrets.py.
 """
+
 from __future__ import annotations
 
 import base64
@@ -33,9 +34,9 @@ import binascii
 import math
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterable
 from urllib.parse import unquote
 
 MARK_PREFIX = "[REDACTED:"
@@ -55,7 +56,7 @@ class Redacted:
         return sum(self.kinds.values())
 
 
-def redact(text: str | None, *, _shapes: "_Shapes | None" = None) -> Redacted:
+def redact(text: str | None, *, _shapes: _Shapes | None = None) -> Redacted:
     """`text` with every secret replaced by [REDACTED:kind], and how many of each kind."""
     if not text:
         return Redacted(text or "")
@@ -102,6 +103,7 @@ def record(kinds: Counter | dict[str, int] | Iterable[tuple[str, int]]) -> None:
 # Shape rules
 # =============================================================================================
 
+
 @dataclass(frozen=True)
 class _Rule:
     kind: str
@@ -116,7 +118,7 @@ class _Rule:
     # and context that belong to no vendor (PEM, JWT, URL credentials, Authorization headers).
     vendors: tuple[str, ...] = ()
     # For a table's alternation: the same rule without the rows of some vendors (or None).
-    rebuild: Callable[[frozenset[str]], "_Rule | None"] | None = None
+    rebuild: Callable[[frozenset[str]], _Rule | None] | None = None
 
 
 def _v(names: str) -> tuple[str, ...]:
@@ -176,7 +178,11 @@ _PREFIXED_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("deepl", r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:fx", (":fx",)),
     ("google gcp", r"ya29\.[A-Za-z0-9_\-]{30,}", ("ya29.",)),
     ("google gcp", r"1//0[A-Za-z0-9_\-]{40,}", ("1//0",)),
-    ("aws amazon", r"AGPA[A-Z0-9]{16}|AIDA[A-Z0-9]{16}|AROA[A-Z0-9]{16}|ANPA[A-Z0-9]{16}", ("agpa", "aida", "aroa", "anpa")),
+    (
+        "aws amazon",
+        r"AGPA[A-Z0-9]{16}|AIDA[A-Z0-9]{16}|AROA[A-Z0-9]{16}|ANPA[A-Z0-9]{16}",
+        ("agpa", "aida", "aroa", "anpa"),
+    ),
 )
 _LAYOUT_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("adobe", r"p8e-[a-z0-9]{32}", ("p8e-",)),
@@ -208,122 +214,267 @@ _LAYOUT_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-def _table_rule(table: tuple[tuple[str, str, tuple[str, ...]], ...], before: str, after: str,
-                without: frozenset[str] = frozenset()) -> _Rule | None:
+def _table_rule(
+    table: tuple[tuple[str, str, tuple[str, ...]], ...], before: str, after: str, without: frozenset[str] = frozenset()
+) -> _Rule | None:
     """One alternation of a table's rows, less those written for a vendor in `without`."""
     rows = [row for row in table if not without.intersection(row[0].split())]
     if not rows:
         return None
     hints = tuple(dict.fromkeys(h for _, _, row_hints in rows for h in row_hints))
-    return _Rule("api-token", re.compile(before + "(?:" + "|".join(branch for _, branch, _ in rows) + ")" + after),
-                 hints, vendors=tuple(sorted({v for row in rows for v in row[0].split()})),
-                 rebuild=lambda left_out: _table_rule(table, before, after, left_out))
+    return _Rule(
+        "api-token",
+        re.compile(before + "(?:" + "|".join(branch for _, branch, _ in rows) + ")" + after),
+        hints,
+        vendors=tuple(sorted({v for row in rows for v in row[0].split()})),
+        rebuild=lambda left_out: _table_rule(table, before, after, left_out),
+    )
+
+
+def _whole_table_rule(table: tuple[tuple[str, str, tuple[str, ...]], ...], before: str, after: str) -> _Rule:
+    """Every row of a table in one rule (the tables are not empty)."""
+    rule = _table_rule(table, before, after)
+    if rule is None:
+        raise ValueError("a secrets table has no rows")
+    return rule
 
 
 _RULES: tuple[_Rule, ...] = (
     # A whole PEM block; when its END line is missing (clipped patch), the base64 lines after it.
-    _Rule("private-key", re.compile(
-        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]{0,16000}?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:\r?\n[+\- ]?[ \t]*(?:[A-Za-z0-9+/=]{8,}|(?:Proc-Type|DEK-Info|Comment):.*|)(?=\r?\n|\Z))*)"),
-        ("private key",)),
-    _Rule("private-key", re.compile(r"\bPuTTY-User-Key-File-\d: [\s\S]{0,8000}?Private-MAC: [0-9a-f]+"),
-          ("putty-user-key",)),
-    _Rule("slack-webhook", re.compile(
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+"), ("hooks.slack",),
-            vendors=_v("slack")),
-    _Rule("webhook-url", re.compile(r"https://(?:[a-z0-9\-]+\.)?discord(?:app)?\.com/api/webhooks/[A-Za-z0-9_/@\-]+"),
-          ("webhook",), vendors=_v("discord")),
-    _Rule("webhook-url", re.compile(
-        r"https://(?:[a-z0-9\-]+\.)?(?:outlook\.office\.com/webhook|[a-z0-9\-]+\.webhook\.office\.com/webhookb2)"
-        r"/[A-Za-z0-9_/@\-]+"), ("webhook",), vendors=_v("microsoft microsoftteams teams")),
-    _Rule("github-token", re.compile(
-        _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})" + _E),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), vendors=_v("github")),
-    _Rule("gitlab-token", re.compile(
-        _B + r"(?:gl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|oas|ft|ct)-[A-Za-z0-9_\-]{20,}"
-        r"|glagent-[A-Za-z0-9_\-]{50,}|GR1348941[A-Za-z0-9_\-]{20,})"),
-        ("glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glsoat-", "glffct-", "glimt-", "gloas-", "glft-", "glct-",
-         "glagent-", "gr1348941"), vendors=_v("gitlab")),
-    _Rule("slack-token", re.compile(
-        r"\b(?:xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"), ("xox", "xapp-"), vendors=_v("slack")),
-    _Rule("stripe-key", re.compile(
-        _B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{20,})" + _E),
+    _Rule(
+        "private-key",
+        re.compile(
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,16000}?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:\r?\n[+\- ]?[ \t]*(?:[A-Za-z0-9+/=]{8,}|(?:Proc-Type|DEK-Info|Comment):.*|)(?=\r?\n|\Z))*)"
+        ),
+        ("private key",),
+    ),
+    _Rule(
+        "private-key",
+        re.compile(r"\bPuTTY-User-Key-File-\d: [\s\S]{0,8000}?Private-MAC: [0-9a-f]+"),
+        ("putty-user-key",),
+    ),
+    _Rule(
+        "slack-webhook",
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+"),
+        ("hooks.slack",),
+        vendors=_v("slack"),
+    ),
+    _Rule(
+        "webhook-url",
+        re.compile(r"https://(?:[a-z0-9\-]+\.)?discord(?:app)?\.com/api/webhooks/[A-Za-z0-9_/@\-]+"),
+        ("webhook",),
+        vendors=_v("discord"),
+    ),
+    _Rule(
+        "webhook-url",
+        re.compile(
+            r"https://(?:[a-z0-9\-]+\.)?(?:outlook\.office\.com/webhook|[a-z0-9\-]+\.webhook\.office\.com/webhookb2)"
+            r"/[A-Za-z0-9_/@\-]+"
+        ),
+        ("webhook",),
+        vendors=_v("microsoft microsoftteams teams"),
+    ),
+    _Rule(
+        "github-token",
+        re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})" + _E),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        vendors=_v("github"),
+    ),
+    _Rule(
+        "gitlab-token",
+        re.compile(
+            _B + r"(?:gl(?:pat|dt|ptt|rt|cbt|soat|ffct|imt|oas|ft|ct)-[A-Za-z0-9_\-]{20,}"
+            r"|glagent-[A-Za-z0-9_\-]{50,}|GR1348941[A-Za-z0-9_\-]{20,})"
+        ),
+        (
+            "glpat-",
+            "gldt-",
+            "glptt-",
+            "glrt-",
+            "glcbt-",
+            "glsoat-",
+            "glffct-",
+            "glimt-",
+            "gloas-",
+            "glft-",
+            "glct-",
+            "glagent-",
+            "gr1348941",
+        ),
+        vendors=_v("gitlab"),
+    ),
+    _Rule(
+        "slack-token",
+        re.compile(r"\b(?:xox[a-z]-[A-Za-z0-9\-]{10,}|xapp-\d-[A-Za-z0-9\-]{10,})"),
+        ("xox", "xapp-"),
+        vendors=_v("slack"),
+    ),
+    _Rule(
+        "stripe-key",
+        re.compile(_B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{20,})" + _E),
         ("_live_", "_test_", "_prod_", "whsec_"),
-        exact=("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"), vendors=_v("stripe")),
+        exact=("sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_", "whsec_"),
+        vendors=_v("stripe"),
+    ),
     # OpenAI-style: sk-…, sk-proj-…, sk-ant-…, DeepSeek/Moonshot keys of the same shape. At least
     # three digits, so CSS classes like "sk-spinner-fading-circle-wrapper" survive.
-    _Rule("openai-key", re.compile(r"\bsk-(?=(?:[A-Za-z_\-]*[0-9]){3})[A-Za-z0-9_\-]{20,}"), ("sk-",),
-        vendors=_v("openai anthropic deepseek moonshot")),
-    _Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), ("aiza",),
-        vendors=_v("google gcp firebase")),
-    _Rule("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-          ("akia", "asia", "abia", "acca", "a3t"), exact=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-              vendors=_v("aws amazon")),
-    _Rule("aws-secret-key", re.compile(
-        r"(?i)aws[\w.\-]{0,30}secret[\w.\-]{0,30}[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*[\"']?"
-        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"), ("secret",), "value", check=lambda v: len(set(v)) > 2,
-            vendors=_v("aws amazon")),
-    _Rule("azure-storage-key", re.compile(
-        r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=(?P<value>[A-Za-z0-9+/%]{20,}={0,2})"),
-        ("accountkey", "sharedaccess", "sig="), "value",
+    _Rule(
+        "openai-key",
+        re.compile(r"\bsk-(?=(?:[A-Za-z_\-]*[0-9]){3})[A-Za-z0-9_\-]{20,}"),
+        ("sk-",),
+        vendors=_v("openai anthropic deepseek moonshot"),
+    ),
+    _Rule(
+        "google-api-key",
+        re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
+        ("aiza",),
+        vendors=_v("google gcp firebase"),
+    ),
+    _Rule(
+        "aws-access-key-id",
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+        ("akia", "asia", "abia", "acca", "a3t"),
+        exact=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+        vendors=_v("aws amazon"),
+    ),
+    _Rule(
+        "aws-secret-key",
+        re.compile(
+            r"(?i)aws[\w.\-]{0,30}secret[\w.\-]{0,30}[\"']?[ \t]*(?:=>|:=|[:=])[ \t]*[\"']?"
+            r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        ("secret",),
+        "value",
+        check=lambda v: len(set(v)) > 2,
+        vendors=_v("aws amazon"),
+    ),
+    _Rule(
+        "azure-storage-key",
+        re.compile(
+            r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature|sig)=(?P<value>[A-Za-z0-9+/%]{20,}={0,2})"
+        ),
+        ("accountkey", "sharedaccess", "sig="),
+        "value",
         check=lambda v: sum(c.isdigit() for c in v) >= 2 and any(c.isupper() for c in v),
-            vendors=_v("azure microsoft")),
-    _Rule("jwt", re.compile(
-        _B + r"(?:eyJ|eyA|ewo|ew0|e3s|ewk)[A-Za-z0-9_\-]{6,}=*\.[A-Za-z0-9_\-]{4,}=*\.?[A-Za-z0-9_\-+/]*=*"),
-        ("eyj", "eya", "ewo", "ew0", "e3s", "ewk"), check=_b64_json_header),
-    _Rule("npm-token", re.compile(r":_(?:authToken|auth|password)=[ \t]*(?P<value>[^\s\"'$][^\s\"']*)"),
-          ("_auth", "_password"), "value", vendors=_v("npm")),
-    _Rule("softlayer-key", re.compile(r"api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/(?P<value>[a-z0-9]{64})"),
-          ("softlayer",), "value", vendors=_v("softlayer ibm")),
+        vendors=_v("azure microsoft"),
+    ),
+    _Rule(
+        "jwt",
+        re.compile(_B + r"(?:eyJ|eyA|ewo|ew0|e3s|ewk)[A-Za-z0-9_\-]{6,}=*\.[A-Za-z0-9_\-]{4,}=*\.?[A-Za-z0-9_\-+/]*=*"),
+        ("eyj", "eya", "ewo", "ew0", "e3s", "ewk"),
+        check=_b64_json_header,
+    ),
+    _Rule(
+        "npm-token",
+        re.compile(r":_(?:authToken|auth|password)=[ \t]*(?P<value>[^\s\"'$][^\s\"']*)"),
+        ("_auth", "_password"),
+        "value",
+        vendors=_v("npm"),
+    ),
+    _Rule(
+        "softlayer-key",
+        re.compile(r"api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/(?P<value>[a-z0-9]{64})"),
+        ("softlayer",),
+        "value",
+        vendors=_v("softlayer ibm"),
+    ),
     _Rule("grafana-token", re.compile(r"\beyJrIjoi[A-Za-z0-9]{50,}=*"), ("eyjrijoi",), vendors=_v("grafana")),
     _Rule("pypi-token", re.compile(r"\bpypi-Ag[A-Za-z0-9_\-]{40,}"), ("pypi-ag",), vendors=_v("pypi")),
     _Rule("npm-token", re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E), ("npm_",), vendors=_v("npm")),
-    _Rule("sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"), ("sg.",),
-        vendors=_v("sendgrid")),
-    _Rule("discord-token", re.compile(
-        r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"), (".",),
-        check=lambda v: any(c.isdigit() for c in v.split(".")[0]), vendors=_v("discord")),
-    _Rule("telegram-bot-token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E), (":aa",), exact=(":AA",),
-        vendors=_v("telegram")),
-    _Rule("twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk"),
-        vendors=_v("twilio")),
+    _Rule(
+        "sendgrid-key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{20,}"), ("sg.",), vendors=_v("sendgrid")
+    ),
+    _Rule(
+        "discord-token",
+        re.compile(r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"),
+        (".",),
+        check=lambda v: any(c.isdigit() for c in v.split(".")[0]),
+        vendors=_v("discord"),
+    ),
+    _Rule(
+        "telegram-bot-token",
+        re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E),
+        (":aa",),
+        exact=(":AA",),
+        vendors=_v("telegram"),
+    ),
+    _Rule(
+        "twilio-key", re.compile(r"\b(?:AC|SK)[a-z0-9]{32}\b|\bSK[0-9a-fA-F]{32}\b"), ("ac", "sk"), vendors=_v("twilio")
+    ),
     _Rule("mailchimp-key", re.compile(r"\b[0-9a-f]{32}-us[0-9]{1,2}\b"), ("-us",), vendors=_v("mailchimp")),
-    _Rule("artifactory-token", re.compile(
-        r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M),
+    _Rule(
+        "artifactory-token",
+        re.compile(r"(?:(?<=[\s=:\"'`])|^)(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})" + _E, re.M),
         ("akc",) + tuple(f"ap{c}" for c in "0123456789abcdef"),
-        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:]), exact=re.compile(r"A(?:KC|P[0-9A-F])"),
-            vendors=_v("artifactory jfrog")),
+        check=lambda v: not v.isupper() or any(c.isdigit() for c in v[3:]),
+        exact=re.compile(r"A(?:KC|P[0-9A-F])"),
+        vendors=_v("artifactory jfrog"),
+    ),
     _Rule("square-token", re.compile(r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_\-]{22,}"), ("sq0",), vendors=_v("square")),
-    _Rule("square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",), exact=("EAAA",),
-        vendors=_v("square")),
-    _Rule("huggingface-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E), ("hf_", "api_org_"), exact=("hf_", "api_org_"),
-        vendors=_v("huggingface")),
+    _Rule(
+        "square-token", re.compile(r"\bEAAA[A-Za-z0-9_\-]{60}" + _E), ("eaaa",), exact=("EAAA",), vendors=_v("square")
+    ),
+    _Rule(
+        "huggingface-token",
+        re.compile(r"\b(?:hf_|api_org_)[A-Za-z]{34}" + _E),
+        ("hf_", "api_org_"),
+        exact=("hf_", "api_org_"),
+        vendors=_v("huggingface"),
+    ),
     _Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{30,}"), ("sk-ant-",), vendors=_v("anthropic")),
     _Rule("age-secret-key", re.compile(r"AGE-SECRET-KEY-1[A-Z0-9]{58}"), ("age-secret-key-",), vendors=_v("age")),
-    _table_rule(_PREFIXED_TABLE, _B, _E),
+    _whole_table_rule(_PREFIXED_TABLE, _B, _E),
     # Any short vendor prefix, then a long random tail mixing upper, lower and digits
     # (pplx-…, ntn_…, pnu_…, rdme_…, sm_pat_…, HRKU-…, ico-…): the tail alone is what no code is.
-    _Rule("api-token", re.compile(
-        r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~.](?:[a-z0-9]{2,12}[_\-.]){0,2}[A-Za-z0-9]{20,}"
-        r"(?:[_\-][A-Za-z0-9]{4,})*(?![\w\-])"), ("_", "-", "~", "."), 0, check=lambda v: _prefixed_token(v)),
-    _table_rule(_LAYOUT_TABLE, r"(?<![\w\-])", r"(?![\w\-])"),
-    _Rule("password", re.compile(
-        r"-(?:(?<=\s-)u|-user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"), ("-u", "--user"), "value",
-        check=lambda v: not _is_placeholder(v.strip("\"'"))),
+    _Rule(
+        "api-token",
+        re.compile(
+            r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~.](?:[a-z0-9]{2,12}[_\-.]){0,2}[A-Za-z0-9]{20,}"
+            r"(?:[_\-][A-Za-z0-9]{4,})*(?![\w\-])"
+        ),
+        ("_", "-", "~", "."),
+        0,
+        check=lambda v: _prefixed_token(v),
+    ),
+    _whole_table_rule(_LAYOUT_TABLE, r"(?<![\w\-])", r"(?![\w\-])"),
+    _Rule(
+        "password",
+        re.compile(r"-(?:(?<=\s-)u|-user)[ \t]+[\"']?[^\s:\"']*:(?P<value>[^\s\"']{4,}|\"[^\"\n]+\"|'[^'\n]+')"),
+        ("-u", "--user"),
+        "value",
+        check=lambda v: not _is_placeholder(v.strip("\"'")),
+    ),
     # `-u USER -p PASSWORD` on one command line (docker login, mysql, psexec, …)
-    _Rule("password", re.compile(
-        r"-u(?<![\w\-]-u)[ \t]*(?:\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s]*)[ \t]+-p[ \t]*"
-        r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s\"']*)"), ("-u",), "value",
-        check=lambda v: _cli_password(v.strip("\"'"))),
-    _Rule("auth-header", re.compile(
-        r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key|api-token|digest)[ \t]+)?"
-        r"|\b(?:bearer|basic)[ \t]+)"
-        r"(?P<value>[A-Za-z0-9._~+/\-:@=]{8,})"), ("bearer", "authorization", "basic"),
-        "value", check=lambda v: not _is_placeholder(v) and v.lower() not in _SAFE_VALUES and not _readable(v)
-        and not _FAKE_MARKER.search(v.lower()) and (looks_random(v) or (len(v) >= 8 and _classes(v) >= 2
-                                                                         and not _IDENTIFIER.fullmatch(v)))
-        and not _REFERENCE.fullmatch(v)),
+    _Rule(
+        "password",
+        re.compile(
+            r"-u(?<![\w\-]-u)[ \t]*(?:\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s]*)[ \t]+-p[ \t]*"
+            r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s\-\"'][^\s\"']*)"
+        ),
+        ("-u",),
+        "value",
+        check=lambda v: _cli_password(v.strip("\"'")),
+    ),
+    _Rule(
+        "auth-header",
+        re.compile(
+            r"(?i)(?:authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot|apikey|sso-key|api-token|digest)[ \t]+)?"
+            r"|\b(?:bearer|basic)[ \t]+)"
+            r"(?P<value>[A-Za-z0-9._~+/\-:@=]{8,})"
+        ),
+        ("bearer", "authorization", "basic"),
+        "value",
+        check=lambda v: (
+            not _is_placeholder(v)
+            and v.lower() not in _SAFE_VALUES
+            and not _readable(v)
+            and not _FAKE_MARKER.search(v.lower())
+            and (looks_random(v) or (len(v) >= 8 and _classes(v) >= 2 and not _IDENTIFIER.fullmatch(v)))
+            and not _REFERENCE.fullmatch(v)
+        ),
+    ),
 )
 
 
@@ -331,8 +482,9 @@ _RULES: tuple[_Rule, ...] = (
 # their hints are rare words, so most texts skip them. Every other rule only looks inside "runs":
 # stretches of token characters at least 16 long that have a digit or mix upper and lower case.
 # That is a few hundred places per megabyte of diff instead of every position.
-_TEXT_KINDS = frozenset({"private-key", "aws-secret-key", "auth-header", "password", "npm-token",
-                         "azure-storage-key", "softlayer-key"})
+_TEXT_KINDS = frozenset(
+    {"private-key", "aws-secret-key", "auth-header", "password", "npm-token", "azure-storage-key", "softlayer-key"}
+)
 # Tokens that may be all lower-case letters or shorter than a run: their hints are looked up in the
 # whole text.
 _LOWERCASE_TOKEN_KINDS = frozenset({"huggingface-token", "artifactory-token"})
@@ -347,29 +499,33 @@ _GENERAL_HINTS = frozenset({".", "_", "-", "~", "|", "ac", "sk"})
 @dataclass(frozen=True)
 class _Shapes:
     """The shape rules in force, sorted by how they are looked for."""
+
     blocks: tuple[_Rule, ...]  # PEM and PuTTY blocks, first: their base64 lines are runs too
     text: tuple[_Rule, ...]  # the other rules over the whole text
     specific: tuple[_Rule, ...]  # rules over the runs holding one of their hints
     general: tuple[_Rule, ...]  # rules over every candidate run
 
     @classmethod
-    def of(cls, rules: Iterable[_Rule]) -> "_Shapes":
+    def of(cls, rules: Iterable[_Rule]) -> _Shapes:
         rules = tuple(rules)
         text = tuple(r for r in rules if r.kind in _TEXT_KINDS)
         run = tuple(r for r in rules if r.kind not in _TEXT_KINDS)
-        return cls(tuple(r for r in text if r.kind == "private-key"), tuple(r for r in text if r.kind != "private-key"),
-                   tuple(r for r in run if not _GENERAL_HINTS.intersection(r.hints)),
-                   tuple(r for r in run if _GENERAL_HINTS.intersection(r.hints)))
+        return cls(
+            tuple(r for r in text if r.kind == "private-key"),
+            tuple(r for r in text if r.kind != "private-key"),
+            tuple(r for r in run if not _GENERAL_HINTS.intersection(r.hints)),
+            tuple(r for r in run if _GENERAL_HINTS.intersection(r.hints)),
+        )
 
-    def without(self, vendors: frozenset[str]) -> "_Shapes":
+    def without(self, vendors: frozenset[str]) -> _Shapes:
         """The same rules less those written for any of `vendors` (table rows one by one)."""
         kept = []
         for rule in _RULES:
             if rule.rebuild is not None:
-                rule = rule.rebuild(vendors)
-            elif vendors.intersection(rule.vendors):
-                rule = None
-            if rule is not None:
+                rebuilt = rule.rebuild(vendors)
+                if rebuilt is not None:
+                    kept.append(rebuilt)
+            elif not vendors.intersection(rule.vendors):
                 kept.append(rule)
         return _Shapes.of(kept)
 
@@ -387,7 +543,7 @@ def _apply(rule: _Rule, text: str, kinds: Counter) -> str:
             return m.group(0)
         kinds[rule.kind] += 1
         start, end = m.span(rule.group)
-        return m.group(0)[:start - m.start()] + mark(rule.kind) + m.group(0)[end - m.start():]
+        return m.group(0)[: start - m.start()] + mark(rule.kind) + m.group(0)[end - m.start() :]
 
     return rule.pattern.sub(replace, text)
 
@@ -406,8 +562,11 @@ def _redact_shapes(text: str, kinds: Counter, shapes: _Shapes = _SHAPES) -> str:
     for rule in shapes.specific:
         if rule.exact:
             where = original if rule.kind in _LOWERCASE_TOKEN_KINDS else blob_cased
-            if (rule.exact.search(where) is not None if isinstance(rule.exact, re.Pattern)
-                    else any(literal in where for literal in rule.exact)):
+            if (
+                rule.exact.search(where) is not None
+                if isinstance(rule.exact, re.Pattern)
+                else any(literal in where for literal in rule.exact)
+            ):
                 text = _apply(rule, text, kinds)
         elif any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
             text = _apply(rule, text, kinds)
@@ -452,7 +611,7 @@ def _redact_runs(text: str, runs: list[re.Match[str]], kinds: Counter, rules: tu
     pieces, at = [], 0
     for m, new in zip(candidates, changed.split(" ")):
         if new != m.group(0):
-            pieces.append(text[at:m.start()])
+            pieces.append(text[at : m.start()])
             pieces.append(new)
             at = m.end()
     pieces.append(text[at:])
@@ -462,7 +621,8 @@ def _redact_runs(text: str, runs: list[re.Match[str]], kinds: Counter, rules: tu
 # user:password@ in any URL (https, postgres, redis, amqp, …); the user name is kept.
 _URL_CREDENTIALS = re.compile(
     # from "://": a literal start is found fast; the password runs to the last @ (p@ss@host)
-    r"://[^\s:/@'\"`<>]*:(?P<value>[^\s/'\"`<>]{1,200})@")
+    r"://[^\s:/@'\"`<>]*:(?P<value>[^\s/'\"`<>]{1,200})@"
+)
 
 
 # A token as the URL's user name, no password: https://ghx_Tq8…@host/repo.git
@@ -478,7 +638,7 @@ def _redact_url_credentials(text: str, kinds: Counter) -> str:
         if _is_placeholder(value) or value.lower() in _SAFE_VALUES or _placeholder_words(value):
             return m.group(0)
         kinds["url-password"] += 1
-        return m.group(0)[:m.start("value") - m.start()] + mark("url-password") + "@"
+        return m.group(0)[: m.start("value") - m.start()] + mark("url-password") + "@"
 
     def replace_user(m: re.Match[str]) -> str:
         if not strongly_random(m.group("value")):
@@ -491,8 +651,9 @@ def _redact_url_credentials(text: str, kinds: Counter) -> str:
 
 def _cli_password(value: str) -> bool:
     """The value of `-p` after `-u USER`: not a port, a version, a variable or a placeholder."""
-    return not (_is_placeholder(value) or _NUMBER.fullmatch(value) or _VERSION.fullmatch(value)
-                or value.lower() in _SAFE_VALUES)
+    return not (
+        _is_placeholder(value) or _NUMBER.fullmatch(value) or _VERSION.fullmatch(value) or value.lower() in _SAFE_VALUES
+    )
 
 
 # =============================================================================================
@@ -505,22 +666,41 @@ def _cli_password(value: str) -> bool:
 # is not code, a path or a placeholder; the weak ones (key, auth, id, …) only values that look
 # random. Each line is looked at only when it contains one of _CONTEXT_HINTS.
 
-_STRONG_WORDS = frozenset("""
+_STRONG_WORDS = frozenset(
+    """
 password passwd passphrase passcode pwd pw pass passwort contrasena secret secrete secrets token
 credential credentials apikey bearer privatekey clientsecret accesskey secretkey authtoken accesstoken
 refreshtoken apitoken authkey signingkey encryptionkey masterkey sessionkey webhooksecret pat
-""".split())
+""".split()
+)
 _WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac login".split())
 # Two-word names that read as one credential word.
-_PAIRS = {("api", "key"): "apikey", ("private", "key"): "privatekey", ("client", "secret"): "clientsecret",
-          ("access", "key"): "accesskey", ("secret", "key"): "secretkey", ("auth", "token"): "authtoken",
-          ("access", "token"): "accesstoken", ("refresh", "token"): "refreshtoken", ("api", "token"): "apitoken",
-          ("auth", "key"): "authkey", ("signing", "key"): "signingkey", ("encryption", "key"): "encryptionkey",
-          ("master", "key"): "masterkey", ("session", "key"): "sessionkey", ("client", "id"): "clientid",
-          ("app", "secret"): "clientsecret", ("app", "key"): "apikey", ("consumer", "key"): "apikey",
-          ("consumer", "secret"): "clientsecret", ("account", "key"): "accesskey", ("webhook", "secret"): "webhooksecret"}
+_PAIRS = {
+    ("api", "key"): "apikey",
+    ("private", "key"): "privatekey",
+    ("client", "secret"): "clientsecret",
+    ("access", "key"): "accesskey",
+    ("secret", "key"): "secretkey",
+    ("auth", "token"): "authtoken",
+    ("access", "token"): "accesstoken",
+    ("refresh", "token"): "refreshtoken",
+    ("api", "token"): "apitoken",
+    ("auth", "key"): "authkey",
+    ("signing", "key"): "signingkey",
+    ("encryption", "key"): "encryptionkey",
+    ("master", "key"): "masterkey",
+    ("session", "key"): "sessionkey",
+    ("client", "id"): "clientid",
+    ("app", "secret"): "clientsecret",
+    ("app", "key"): "apikey",
+    ("consumer", "key"): "apikey",
+    ("consumer", "secret"): "clientsecret",
+    ("account", "key"): "accesskey",
+    ("webhook", "secret"): "webhooksecret",
+}
 # Words after the credential word that make the name something else.
-_AFTER_NOT_SECRET = frozenset("""
+_AFTER_NOT_SECRET = frozenset(
+    """
 name names file files path paths dir directory url uri urls endpoint host env var vars variable field fields
 length len size min max count counts limit type types kind header headers param params label labels prompt hint
 regex re pattern policy policies required input inputs reset expiry expires expiration expire ttl timeout
@@ -534,16 +714,35 @@ cls model models form view views module test tests spec mock dummy example sampl
 policy rotation version mgr obj object struct map dict list tuple array int bool count
 budget budgets price cost costs rate window chars char start end begin pos offset ids prob probs logprob
 logprobs embedding embeddings vocab vocabs usage proxy server gateway base docs spec route router content contents
-""".split())
+""".split()
+)
 # Words before the credential word that make the name something else (max_tokens, num_tokens …).
-_BEFORE_NOT_SECRET = frozenset("""
+_BEFORE_NOT_SECRET = frozenset(
+    """
 max min num n total count input output prompt completion reasoning cached cache sort primary foreign partition
 hash dict map cache_key lookup row column unique composite group public publishable pub csrf xsrf next
 page pagination continuation cursor sync idempotency dedup dedupe ssh_public gpg_public ice per
-""".split())
+""".split()
+)
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_CONTEXT_HINTS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "bearer", "api", "cookie", "sas", "hmac",
-                  "client", "pat", "contrase", "login")
+_CONTEXT_HINTS = (
+    "pass",
+    "pw",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "cred",
+    "bearer",
+    "api",
+    "cookie",
+    "sas",
+    "hmac",
+    "client",
+    "pat",
+    "contrase",
+    "login",
+)
 
 
 @lru_cache(maxsize=8192)
@@ -574,7 +773,7 @@ def name_strength(name: str) -> tuple[int, str]:
     if not best:
         return 0, ""
     word = merged[best_at]
-    after = merged[best_at + 1:]
+    after = merged[best_at + 1 :]
     if any(w in _AFTER_NOT_SECRET or w.endswith("tokens") for w in after):
         return 0, ""
     if word == "pat" and (len(merged) == 1 or after):
@@ -596,7 +795,7 @@ _INNER_NOT_BEFORE = tuple(w for w in _BEFORE_NOT_SECRET if len(w) >= 3)
 def _inner_credential(word: str) -> str:
     for cred in _INNER_WORDS:
         at = word.rfind(cred)
-        if at > 0 and word[at + len(cred):] in _INNER_SUFFIXES and not word[:at].endswith(_INNER_NOT_BEFORE):
+        if at > 0 and word[at + len(cred) :] in _INNER_SUFFIXES and not word[:at].endswith(_INNER_NOT_BEFORE):
             return cred
     return ""
 
@@ -606,8 +805,18 @@ def _kind_of(word: str) -> str:
         return "password"
     if "token" in word or word in ("bearer", "pat"):
         return "token"
-    if word in ("apikey", "accesskey", "authkey", "key", "api", "signingkey", "encryptionkey", "masterkey",
-                "sessionkey", "privatekey"):
+    if word in (
+        "apikey",
+        "accesskey",
+        "authkey",
+        "key",
+        "api",
+        "signingkey",
+        "encryptionkey",
+        "masterkey",
+        "sessionkey",
+        "privatekey",
+    ):
         return "api-key"
     if word == "clientid":
         return "client-id"
@@ -627,41 +836,49 @@ _ASSIGN = re.compile(
     r"[ \t]*(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,4000})\""
     r"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,4000})'"
     r"|`(?P<bq>[^`\r\n]{1,4000})`"
-    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>=#:][^\s\"'`;]{0,4000}))")
+    r"|(?P<bare>[^\s\"'`,;(){}\[\]<>=#:][^\s\"'`;]{0,4000}))"
+)
 # --some-api-key VALUE on a command line
 _FLAG = re.compile(
     r"(?<![\w\-])--?(?P<name>[A-Za-z][\w\-.]*)[ \t]+(?:\"(?P<dq>[^\"\n]{1,400})\"|'(?P<sq>[^'\n]{1,400})'"
-    r"|(?P<bare>[^\s\"'`\-][^\s\"'`]{0,400}))")
+    r"|(?P<bare>[^\s\"'`\-][^\s\"'`]{0,400}))"
+)
 # "value" == name (comparisons written the other way round)
 _REVERSED = re.compile(
     r"(?:\"(?P<dq>(?:[^\"\\\r\n]|\\.){1,400})\"|'(?P<sq>(?:[^'\\\r\n]|\\.){1,400})')[ \t]*"
-    r"(?:!==|===|!=|==)[ \t]*(?P<name>[A-Za-z_$][A-Za-z0-9_$.\-]*)")
+    r"(?:!==|===|!=|==)[ \t]*(?P<name>[A-Za-z_$][A-Za-z0-9_$.\-]*)"
+)
 # <password>value</password>, <secret>…</secret>; the value may sit on the next line.
 _XML = re.compile(
     r"<(?P<name>[A-Za-z0-9_][\w.\-:]*)(?:[ \t][^<>\n]*)?>[ \t]*(?:\r?\n[+\- ]?[ \t]*)?"
-    r"(?P<xml>[^<>\s][^<>\n]{0,400}?)[ \t]*(?:\r?\n[+\- ]?[ \t]*)?</(?P=name)>")
+    r"(?P<xml>[^<>\s][^<>\n]{0,400}?)[ \t]*(?:\r?\n[+\- ]?[ \t]*)?</(?P=name)>"
+)
 # <add key="ApiKey" value="…"/>, name="password" value="…"
 _ATTR_PAIR = re.compile(
     r"(?i)\b(?:key|name|id)=[\"'](?P<name>[^\"'\n]{1,80})[\"'][ \t]*value=(?:\"(?P<dq>[^\"\n]{1,400})\""
-    r"|'(?P<sq>[^'\n]{1,400})')")
+    r"|'(?P<sq>[^'\n]{1,400})')"
+)
 
-_SAFE_VALUES = frozenset("""
+_SAFE_VALUES: frozenset[str] = frozenset(
+    """
 none null nil true false undefined required optional yes no on off empty str string int bytes bool boolean
 float number any object secretstr text char varchar password secret token redacted self this default env
 environment read write read-write readwrite admin user root guest public private basic bearer digest oauth
 oauth2 jwt api key apikey auth hidden masked sensitive secure insecure unknown missing invalid valid value
 string? str|none changeme placeholder foo bar baz qux foobar foo-bar quux secret-token secret-key
 api-key api_key access-token auth-token inherit scrubbed example test testing dummy fake mock sample demo todo fixme tbd xxx
-""".split())
+""".split()
+)
 _PROSE_OR_CODE = re.compile(
     r"\b(?:the|is|are|was|be|your|you|of|to|for|a|an|this|that|not|if|else|elif|in|return|await|lambda|new|then"
     r"|match|from|import|def|fn|let|const|var|none|null|true|false|must|should|will|can|use|enter|please)\b"
-    r"|[()\[\]{}=<>]|\.\w+\(|%s|%\(|\{\}|\{0\}")
+    r"|[()\[\]{}=<>]|\.\w+\(|%s|%\(|\{\}|\{0\}"
+)
 _SPACED_VALUE = re.compile(r"[A-Za-z0-9][\w@#$%^&*!?.,'+-]*(?: [\w@#$%^&*!?.,'+-]+){1,5}")
 _PLAIN_WORDS = re.compile(r"[a-z]+(?: [a-z]+){1,5}")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)+(?:\(\))?")
+_IDENTIFIER: re.Pattern[str] = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REFERENCE: re.Pattern[str] = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[A-Za-z_$][\w$]*)+(?:\(\))?")
 _ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _WORDS_ID = re.compile(r"[a-z]+(?:[_\-.][a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.][A-Za-z0-9.\-]{1,40})?")
@@ -669,8 +886,11 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _TEMPLATE = re.compile(
     r"\$\{[^}]*\}|\$\(\([^)]*\)\)|\$\([^)]*\)|\{\{.*?\}\}|\{%.*?%\}|%\([\w.]+\)[sd]|%[A-Z_]+%|\$[A-Za-z_][\w.]*"
-    r"|<[A-Za-z_][\w .\-]*>|\{[A-Za-z_][\w.]*\}|\[[A-Z_ ]+\]|@[A-Z_]+@")
-_TEMPLATE_INSIDE = re.compile(r"\$\{[A-Za-z_][\w.]*(?:\}|:-|:=|:\?)|(?<!\{)\{[a-z_][a-z0-9_.]*(?:\[[\w'\"]+\])?\}(?!\})|\{\{[ \t]*[\w.|() ]+[ \t]*\}\}|\$\([\w .\-]+\)|\$[A-Z_]{3,}\b|^\$[a-z_]\w*$")
+    r"|<[A-Za-z_][\w .\-]*>|\{[A-Za-z_][\w.]*\}|\[[A-Z_ ]+\]|@[A-Z_]+@"
+)
+_TEMPLATE_INSIDE = re.compile(
+    r"\$\{[A-Za-z_][\w.]*(?:\}|:-|:=|:\?)|(?<!\{)\{[a-z_][a-z0-9_.]*(?:\[[\w'\"]+\])?\}(?!\})|\{\{[ \t]*[\w.|() ]+[ \t]*\}\}|\$\([\w .\-]+\)|\$[A-Z_]{3,}\b|^\$[a-z_]\w*$"
+)
 _COMMENT_OR_EOL = re.compile(r"[ \t]*(?:[#;]|//|/\*|$)")
 _FLAG_NAME = re.compile(r"--?[A-Za-z]")
 
@@ -682,19 +902,22 @@ def _is_placeholder(value: str) -> bool:
     if _TEMPLATE.fullmatch(v) or _TEMPLATE_INSIDE.search(v):
         return True
     low = v.lower()
-    if re.fullmatch(r"(?:your|my|insert|enter|put|replace|add)[-_ ]?.*|.*[-_ ](?:here|goes-here)|x{3,}.*|\.{3}.*|…",
-                    low):
+    if re.fullmatch(
+        r"(?:your|my|insert|enter|put|replace|add)[-_ ]?.*|.*[-_ ](?:here|goes-here)|x{3,}.*|\.{3}.*|…", low
+    ):
         return True
     return False
 
 
 # Prefixes of ids that APIs hand out (messages, requests, tool calls, Stripe objects…): random, public.
-_ID_PREFIXES = frozenset("""
+_ID_PREFIXES = frozenset(
+    """
 msg chatcmpl req request call resp response run file toolu srvtoolu cus ch pi pm evt in sub prod price txn
 thread asst batch ft org proj user item rs fc ws img vs cmpl id uuid obj comp gen job task trace span step
 sess conv chat tool act acct ba card src tok py re seti si cs ii il po tr ic ipi event mcptoolu
 toolu srvtoolu tc tx rsn enc sha1 sha224 sha256 sha384 sha512 md5 blake2b blake3 xxh3 container tooluse
-""".split())
+""".split()
+)
 
 
 def _prefixed_token(token: str) -> bool:
@@ -703,11 +926,19 @@ def _prefixed_token(token: str) -> bool:
     parts = re.split(r"[_\-~.]", token)
     prefix = parts[0].lower()
     tail = max(parts[1:], key=len)
-    return (prefix not in _ID_PREFIXES and not prefix.endswith(("id", "toolu", "call")) and len(tail) >= 20
-            and _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail))
+    return (
+        prefix not in _ID_PREFIXES
+        and not prefix.endswith(("id", "toolu", "call"))
+        and len(tail) >= 20
+        and _classes(tail) == 3
+        and _entropy(tail) >= 3.5
+        and _alternates(tail)
+    )
 
 
-_FAKE_MARKER = re.compile(r"fake|dummy|example|placeholder|sample|mock|redacted|not[-_]?a[-_]?real|(?<![a-z])test")
+_FAKE_MARKER: re.Pattern[str] = re.compile(
+    r"fake|dummy|example|placeholder|sample|mock|redacted|not[-_]?a[-_]?real|(?<![a-z])test"
+)
 _READABLE_PART = re.compile(r"[0-9]?[a-z]+[0-9]{0,3}|[A-Z][a-z]+|[A-Z]+|[0-9]{1,8}|")
 
 
@@ -724,14 +955,18 @@ def _wordy_identifier(value: str) -> bool:
     words = _NAME_WORD.findall(value)
     return len(words) <= len(value) / 4 and all(
         (w.isdigit() and len(w) <= 4) or (w.isalpha() and (len(w) <= 3 or any(c in "aeiouyAEIOUY" for c in w)))
-        for w in words)
+        for w in words
+    )
 
 
 def _readable(value: str) -> bool:
     """Lowercase words, Capitalised words and short numbers joined by - _ . : — something a person wrote."""
     parts = re.split(r"[-_.: ]", value)
-    return len(parts) > 1 and all(_READABLE_PART.fullmatch(p) and len(p) <= 20 for p in parts) and not any(
-        p.isupper() and len(p) > 6 for p in parts)
+    return (
+        len(parts) > 1
+        and all(_READABLE_PART.fullmatch(p) and len(p) <= 20 for p in parts)
+        and not any(p.isupper() and len(p) > 6 for p in parts)
+    )
 
 
 _PLACEHOLDER_WORD = re.compile(r"secret|pass|token|key|test|fake|example|dummy|changeme|super|sample|demo")
@@ -756,8 +991,12 @@ def _entropy(value: str) -> float:
 
 
 def _classes(value: str) -> int:
-    return (any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
-            + any(not c.isalnum() for c in value))
+    return (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
 
 
 def looks_random(value: str) -> bool:
@@ -782,8 +1021,9 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
     if _is_placeholder(v):
         return False
     low = v.lower().strip(":?*")
-    if low in _SAFE_VALUES or (low.startswith(("fake", "dummy", "test-", "test_", "example", "sample"))
-                               and not looks_random(v)):
+    if low in _SAFE_VALUES or (
+        low.startswith(("fake", "dummy", "test-", "test_", "example", "sample")) and not looks_random(v)
+    ):
         return False
     if _FAKE_MARKER.search(low) and (len(v) < 32 or not looks_random(v)):
         return False  # test-key-123, xai-fake_api_key_1234, placeholder-token
@@ -793,23 +1033,35 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False
     if "@sha256:" in v or v.startswith("\\"):
         return False  # a pinned image reference; an escape sequence
-    if (v.startswith("arn:") or (v[:1] in "#." and _wordy(v[1:]))
-            or ("/" in v and _wordy(v.split("?")[0].replace("/", "-")))):
+    if (
+        v.startswith("arn:")
+        or (v[:1] in "#." and _wordy(v[1:]))
+        or ("/" in v and _wordy(v.split("?")[0].replace("/", "-")))
+    ):
         return False  # an AWS resource name, a CSS selector (#add-password), a route (cms/sites/passwords)
     if strength == 1 and _readable(v):
         return False  # `Cookie`, `Proxy-Authorization`
-    if _UUID.fullmatch(v) and strength < 2 and (len(_NAME_WORD.findall(name)) < 2
-                                                 or name_strength(name)[1] == "client-id"):
+    if (
+        _UUID.fullmatch(v)
+        and strength < 2
+        and (len(_NAME_WORD.findall(name)) < 2 or name_strength(name)[1] == "client-id")
+    ):
         return False  # an id, not a secret, next to a bare "key" or a client id (but `Heroku key`, `Using Key`)
     has_space = any(c.isspace() for c in v)
     if has_space and quoted and len(v.split()) <= 3 and any(len(p) >= 20 and strongly_random(p) for p in v.split()):
         return True  # a scheme word and a token: "FlyV1 fm1r_…", "Token Tq8…"
     if has_space:
         # "correct horse battery staple" after a password-like name; prose otherwise
-        return (strength == 2 and (quoted or op in (":", "=")) and len(v) >= 8 and len(v.split()) <= 6
-                and _SPACED_VALUE.fullmatch(v) is not None
-                and not v.endswith((".", ":", "?", "!", "(", "{", ",")) and not _PROSE_OR_CODE.search(low)
-                and (quoted or _PLAIN_WORDS.fullmatch(v) is not None))
+        return (
+            strength == 2
+            and (quoted or op in (":", "="))
+            and len(v) >= 8
+            and len(v.split()) <= 6
+            and _SPACED_VALUE.fullmatch(v) is not None
+            and not v.endswith((".", ":", "?", "!", "(", "{", ","))
+            and not _PROSE_OR_CODE.search(low)
+            and (quoted or _PLAIN_WORDS.fullmatch(v) is not None)
+        )
     if _readable(v) and not name_kind_is_password(name):
         return False  # words and numbers (caller-supplied, exchanged-token, azure-key-value-42): not a key
     if _NUMBER.fullmatch(v):
@@ -869,7 +1121,7 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
         quoted = group in ("dq", "sq", "bq", "xml")
         if group == "bare":
             value = _trim_bare(value)
-            if line[m.start("name") - 1:m.start("name")] in ("?", "&"):
+            if line[m.start("name") - 1 : m.start("name")] in ("?", "&"):
                 value = value.split("&", 1)[0]  # a URL's query: ?token=…&page=2
             if not value or op in ("(", "is"):
                 return
@@ -881,20 +1133,31 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
                 return  # decorators, YAML anchors/aliases/tags, flags
             if _another_assignment(value):
                 return  # another assignment: f(api_key=key, http_client=client)
-            rest = line[m.start(group) + len(value):].strip().rstrip(",;")
-            if (strength == 2 and op in (":", "=") and rest and not rest.startswith(("#", "//"))
-                    and _PLAIN_WORDS.fullmatch(value + " " + rest) and _value_is_secret(value + " " + rest, strength,
-                                                                                    False, op, name)):
+            rest = line[m.start(group) + len(value) :].strip().rstrip(",;")
+            if (
+                strength == 2
+                and op in (":", "=")
+                and rest
+                and not rest.startswith(("#", "//"))
+                and _PLAIN_WORDS.fullmatch(value + " " + rest)
+                and _value_is_secret(value + " " + rest, strength, False, op, name)
+            ):
                 start = m.start(group)
-                spans.append((start, start + len(value) + len(line[start + len(value):].rstrip().rstrip(",;")), kind))
+                spans.append((start, start + len(value) + len(line[start + len(value) :].rstrip().rstrip(",;")), kind))
                 return  # a multi-word value: `aws_secret_access_key: value with spaces`
             if _IDENTIFIER.fullmatch(value) and not looks_random(value):
                 if not _COMMENT_OR_EOL.match(line, m.start(group) + len(value)) or value.startswith("_"):
                     return  # `x = match y {`, `token = token if …`: code, not a literal
-                if op == "=" and line[m.start("op") - 1:m.start("op")] in (" ", "\t"):
+                if op == "=" and line[m.start("op") - 1 : m.start("op")] in (" ", "\t"):
                     return  # `api_key = sentinel` is code; `API_KEY=abcdef` (.env) is a literal
-        if (quoted and value.isalpha() and value.islower() and len(value) <= 10 and kind != "password"
-                and line[:m.start("name")].rstrip().endswith(("(", ","))):
+        if (
+            quoted
+            and value.isalpha()
+            and value.islower()
+            and len(value) <= 10
+            and kind != "password"
+            and line[: m.start("name")].rstrip().endswith(("(", ","))
+        ):
             return  # f(api_key='first'): a word stands in for a key in a test's call
         if not _value_is_secret(value, strength, quoted, op, name):
             return
@@ -905,7 +1168,7 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
     lowered = line.lower()
     tried = set()
     for hint in _CONTEXT_PREFILTER.finditer(lowered):
-        start = hint.start() - len(_NAME_CHARS_BACK.search(line, max(0, hint.start() - 80), hint.start()).group(0))
+        start = _name_start(line, max(0, hint.start() - 80), hint.start())
         while start < hint.start() and not (line[start].isalpha() or line[start] in "_$@"):
             start += 1
         if start in tried:
@@ -1017,6 +1280,19 @@ _NAME_CHARS = re.compile(r"[A-Za-z0-9_$.\-]*")
 _NAME_CHARS_BACK = re.compile(r"[A-Za-z0-9_$.\-]*$")
 
 
+# Both patterns match (maybe empty) wherever they are tried, so the fallbacks below never apply.
+def _name_start(text: str, lo: int, hi: int) -> int:
+    """Where the run of name characters ending at `hi` begins, no further back than `lo`."""
+    m = _NAME_CHARS_BACK.search(text, lo, hi)
+    return m.start() if m else hi
+
+
+def _name_end(text: str, pos: int) -> int:
+    """Where the run of name characters starting at `pos` ends."""
+    m = _NAME_CHARS.match(text, pos)
+    return m.end() if m else pos
+
+
 # A hint that is a credential word by itself (every hint but client, pat, contrase, unless oddly
 # cased: `sAs`) makes its line wanted whatever the name around it, and the scan goes on at the
 # next line: one regex search per wanted line rather than one Python step per hit.
@@ -1036,8 +1312,8 @@ def _lines_with_credential_names(text: str) -> list[int]:
         if m.group(0) in _SELF_HINTS and name_strength(text[start:end])[0]:
             wanted = True
         else:
-            name_start = start - len(_NAME_CHARS_BACK.search(text, max(line_start, start - 80), start).group(0))
-            name_end = _NAME_CHARS.match(text, end).end()
+            name_start = _name_start(text, max(line_start, start - 80), start)
+            name_end = _name_end(text, end)
             wanted = bool(name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start:end])[0])
         if not wanted:
             pos = end
@@ -1061,9 +1337,9 @@ def _lines_with_credential_names_per_hit(text: str) -> list[int]:
         line_start = text.rfind("\n", 0, start) + 1
         if line_start == last_line_start:
             continue
-        name_start = start - len(_NAME_CHARS_BACK.search(text, max(line_start, start - 80), start).group(0))
-        name_end = _NAME_CHARS.match(text, m.end()).end()
-        if name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start:m.end()])[0]:
+        name_start = _name_start(text, max(line_start, start - 80), start)
+        name_end = _name_end(text, m.end())
+        if name_strength(text[name_start:name_end].strip(".-"))[0] or name_strength(text[start : m.end()])[0]:
             last_line_start = line_start
             line_index += text.count("\n", counted_to, line_start)
             counted_to = line_start
@@ -1101,9 +1377,9 @@ def _redact_context(text: str, kinds: Counter) -> str:
     for i in wanted:
         line = lines[i]
         if line.rstrip().endswith(">") and i + 2 < len(lines) and "</" in lines[i + 2] and "<" in line:
-            joined = _redact_line("\n".join(lines[i:i + 3]), kinds, found)
-            if MARK_PREFIX in joined and joined != "\n".join(lines[i:i + 3]):
-                lines[i:i + 3] = joined.split("\n")
+            joined = _redact_line("\n".join(lines[i : i + 3]), kinds, found)
+            if MARK_PREFIX in joined and joined != "\n".join(lines[i : i + 3]):
+                lines[i : i + 3] = joined.split("\n")
                 continue
         lines[i] = _redact_line(line, kinds, found)
         if i + 1 < len(lines) and _DANGLING.search(line):

@@ -13,11 +13,13 @@
 Any of them, with METRICS_PORT set, also serves /metrics and its own /healthz on that port
 (METRICS_HOST, this machine only by default): never on the public PORT.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
+from typing import TYPE_CHECKING
 
 from . import health
 from .chat import ChatService
@@ -27,17 +29,23 @@ from .models import BotError, UsageError
 from .schedule import Clock
 from .services import Services
 
+if TYPE_CHECKING:  # the adapters import their SDKs: only build_adapters imports them, when configured
+    from handlers.feishu import FeishuAdapter
+    from handlers.slack import SlackAdapter
+
 log = logging.getLogger(__name__)
 
 
 def build_adapters(settings, chat: ChatService, *, receive: bool) -> list:
     """Platform adapters for what is configured. Their SDKs are imported only here, lazily."""
-    adapters = []
+    adapters: list[SlackAdapter | FeishuAdapter] = []
     if settings.slack_enabled:
         from handlers.slack import build_slack
+
         adapters.append(build_slack(settings, chat, receive=receive))
     if settings.feishu_enabled:
         from handlers.feishu import build_feishu
+
         adapters.append(build_feishu(settings, chat, receive=receive))
     for adapter in adapters:
         chat.register(adapter.platform)
@@ -62,7 +70,9 @@ async def run_command(command: str, settings) -> int:
         receive = command in ("run", "serve") or (command == "worker" and _has_outbound(settings))
         adapters = build_adapters(settings, chat, receive=receive)
         if not adapters and command in ("serve", "worker", "clock"):
-            raise UsageError(f"'{command}' needs a chat platform: set SLACK_BOT_TOKEN or FEISHU_APP_ID/FEISHU_APP_SECRET.")
+            raise UsageError(
+                f"'{command}' needs a chat platform: set SLACK_BOT_TOKEN or FEISHU_APP_ID/FEISHU_APP_SECRET."
+            )
         chat.jobs = await Jobs.connect(settings)
         if command in ("run", "worker"):
             worker = JobWorker(settings, chat)
@@ -72,9 +82,11 @@ async def run_command(command: str, settings) -> int:
         if settings.metrics_port:
             runners.append(await _ops_server(settings, services.store, chat.jobs, worker, clock))
         if command == "run" and not adapters:
+            assert clock is not None  # "run" always has its clock
             return await _console(chat, settings, stop, clock, runners)
         if command in ("run", "serve"):
             from handlers.web import build_app, report_routes, start_server
+
             routes = [r for a in adapters for r in a.http_routes()] + report_routes(services.reports)
             runners.append(await start_server(build_app(services.store, routes), settings.host, settings.port))
         if command in ("run", "worker") and receive:
@@ -107,8 +119,12 @@ async def _console(chat: ChatService, settings, stop: asyncio.Event, clock: Cloc
 
     if settings.public_base_url:  # the terminal's digests link their report pages: serve them
         from handlers.web import build_app, report_routes, start_server
-        runners.append(await start_server(build_app(chat.store, report_routes(chat.services.reports)),
-                                          settings.host, settings.port))
+
+        runners.append(
+            await start_server(
+                build_app(chat.store, report_routes(chat.services.reports)), settings.host, settings.port
+            )
+        )
     platform = ConsolePlatform(report_dir=Path(settings.data_dir) / "reports")
     chat.register(platform)
     ticking = asyncio.create_task(clock.run_forever(stop))
@@ -137,14 +153,26 @@ async def _ops_server(settings, store, jobs, worker: JobWorker | None, clock: Cl
 
     token = settings.metrics_token.get_secret_value() if settings.metrics_token is not None else None
     if token is None and settings.metrics_host not in ("127.0.0.1", "::1", "localhost"):
-        log.warning("metrics: /metrics on %s:%d without METRICS_TOKEN: whoever reaches that port reads "
-                    "queue and repository names", settings.metrics_host, settings.metrics_port)
-    return await start_server(build_ops_app(parts, jobs, token), settings.metrics_host, settings.metrics_port)
+        log.warning(
+            "metrics: /metrics on %s:%d without METRICS_TOKEN: whoever reaches that port reads "
+            "queue and repository names",
+            settings.metrics_host,
+            settings.metrics_port,
+        )
+    from .cost import Budget
+    from .digest import utcnow
+
+    month = Budget(store, settings.llm_monthly_token_budget, utcnow)
+    return await start_server(
+        build_ops_app(parts, jobs, token, refresh=month.refresh_gauge), settings.metrics_host, settings.metrics_port
+    )
 
 
 def _has_outbound(settings) -> bool:
-    return bool((settings.slack_enabled and settings.slack_app_token)
-                or (settings.feishu_enabled and settings.feishu_mode == "ws"))
+    return bool(
+        (settings.slack_enabled and settings.slack_app_token)
+        or (settings.feishu_enabled and settings.feishu_mode == "ws")
+    )
 
 
 def _install_signal_handlers(stop: asyncio.Event) -> None:

@@ -1,21 +1,30 @@
-"""When each subscription's daily push is due, and the clock loop that delivers it exactly once.
+"""When each subscription's push is due, and the clock loop that delivers it exactly once.
 
-Pure part: `occurrence`, `next_run`, `due_day` — table-tested across time zones and DST.
+Pure part: `occurrence`, `next_run`, `due_day`, `due_week` — table-tested across time zones and DST.
+A weekly subscription (`weekday` set) posts the roll-up of the ISO week before its run.
 Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
 keyed delivery job (bot/delivery/job.py: lease, ledger, resumable); a push missed while the bot was
-down is still made if it is at most CATCHUP_MINUTES late.
+down is still made if it is at most CATCHUP_MINUTES late. Watches (bot/watch/) are due the same
+way, each at its person's time; each due (person, pattern, day) is one keyed "watch" job.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
 import uuid
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
+from typing import TYPE_CHECKING, Any
 
 from .delivery.job import DeliverySpec, scheduled_spec
 from .models import BotError, RetryLater, Subscription, to_dict
+from .watch import Watch, Watches
+from .watch.job import WatchRunner, watch_run
 from .window import zone
+
+if TYPE_CHECKING:
+    from .jobs import Jobs
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +34,7 @@ def occurrence(day: date, at: str, tz: str) -> datetime:
     same wall-clock distance after the jump (02:30 → 03:30); a repeated one runs the first time."""
     hh, mm = (int(x) for x in at.split(":"))
     local = datetime.combine(day, time(hh, mm), tzinfo=zone(tz))  # fold=0: first of a repeated hour
-    return local.astimezone(timezone.utc)
+    return local.astimezone(UTC)
 
 
 def last_occurrence(now: datetime, at: str, tz: str) -> tuple[datetime, date]:
@@ -49,7 +58,25 @@ def next_run(now: datetime, at: str, tz: str) -> datetime:
     raise AssertionError("unreachable: tomorrow's run is always in the future")  # pragma: no mutate
 
 
-def due_day(now: datetime, sub: Subscription, catchup: timedelta) -> date | None:
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def due_week(now: datetime, sub: Subscription, catchup: timedelta) -> date | None:
+    """The Monday of the week whose roll-up is due now (the ISO week before the run's), or None.
+    Due from the weekday's scheduled instant until `catchup` later."""
+    today = now.astimezone(zone(sub.tz)).date()
+    weekday = WEEKDAYS.index(sub.weekday or "mon")
+    last = today - timedelta(days=(today.weekday() - weekday) % 7)  # the latest such weekday, today included
+    for day in (last, last - timedelta(days=7)):
+        run = occurrence(day, sub.at, sub.tz)
+        if run <= now:
+            if now - run <= catchup:
+                return day - timedelta(days=day.weekday() + 7)
+            return None
+    raise AssertionError("unreachable: last week's run is always in the past")  # pragma: no mutate
+
+
+def due_day(now: datetime, sub: Subscription | Watch, catchup: timedelta) -> date | None:
     """The day whose digest is due now (the day before the run), or None. A run is due from its
     scheduled instant until `catchup` later."""
     run, run_day = last_occurrence(now, sub.at, sub.tz)
@@ -68,7 +95,7 @@ class Clock:
         self.chat = chat
         self.store = chat.store
         self.settings = settings
-        self.now = now or (lambda: datetime.now(timezone.utc))
+        self.now = now or (lambda: datetime.now(UTC))
         self.jobs = jobs if jobs is not None else getattr(chat, "jobs", None)
         self.id = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"  # names its health key (bot/health.py)
 
@@ -80,29 +107,77 @@ class Clock:
         for sub in await self.chat.subs.all():
             if sub.platform not in self.chat.platforms:
                 continue  # another process serves that platform
-            day = due_day(now, sub, catchup)
+            day = due_week(now, sub, catchup) if sub.weekly else due_day(now, sub, catchup)
             if day is not None:
                 due.append((sub, day, scheduled_spec(self.store, sub, day)))
         if self.jobs is None:
             outcomes = await asyncio.gather(*(self._inline(spec) for _, _, spec in due))
         else:
-            outcomes = [await self._enqueue(spec) for _, _, spec in due]
-            await self._enqueue_builds([(sub, spec) for sub, _, spec in due])
+            jobs = self.jobs
+            outcomes = [await self._enqueue(jobs, spec) for _, _, spec in due]
+            await self._enqueue_builds(jobs, [(sub, spec) for sub, _, spec in due])
+        await self.tick_watches(now, catchup)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
-    async def _enqueue(self, spec: DeliverySpec) -> str:
+    async def _enqueue(self, jobs: Jobs, spec: DeliverySpec) -> str:
         if await self.store.get_json(spec.ledger):
             return "already delivered"
-        job = await self.jobs.enqueue("deliver", to_dict(spec), job_id=self.jobs.job_id("deliver", spec.key))
+        job = await jobs.enqueue("deliver", to_dict(spec), job_id=jobs.job_id("deliver", spec.key))
         return "queued" if job.new else "already queued"
 
-    async def _enqueue_builds(self, due: list[tuple[Subscription, DeliverySpec]]) -> None:
-        builds = {}
+    async def _enqueue_builds(self, jobs: Jobs, due: list[tuple[Subscription, DeliverySpec]]) -> None:
+        builds: dict[tuple[str, ...], dict[str, Any]] = {}
         for sub, spec in due:
-            ident = (sub.repo.lower(), sub.branch or "", spec.window["start"], spec.window["end"], sub.tz, sub.lang)
-            builds.setdefault(ident, {"repo": sub.repo, "branch": sub.branch, "window": spec.window, "lang": sub.lang})
+            filt = spec.path_filter()  # a filtered digest is another digest (and analyses fewer commits)
+            ident = (
+                sub.repo.lower(),
+                sub.branch or "",
+                spec.window["start"],
+                spec.window["end"],
+                sub.tz,
+                sub.lang,
+                *((filt.key(),) if filt else ()),
+            )
+            builds.setdefault(
+                ident,
+                {
+                    "repo": sub.repo,
+                    "branch": sub.branch,
+                    "window": spec.window,
+                    "lang": sub.lang,
+                    "paths": list(filt.paths),
+                    "exclude": list(filt.exclude),
+                },
+            )
         for ident, build in builds.items():
-            await self.jobs.enqueue("build", build, job_id=self.jobs.job_id("build", *ident))
+            await jobs.enqueue("build", build, job_id=jobs.job_id("build", *ident))
+
+    async def tick_watches(self, now: datetime, catchup: timedelta) -> list[tuple[Watch, date, str]]:
+        """Each due watch's previous day, run once: a keyed job (the runner's ledger says when it
+        is done); without a job queue, run here one after the other."""
+        runner = WatchRunner(self.chat)
+        jobs = self.jobs
+        outcomes: list[tuple[Watch, date, str]] = []
+        for watch in await Watches(self.store).all():
+            if watch.platform not in self.chat.platforms:
+                continue  # another process serves that platform
+            day = due_day(now, watch, catchup)
+            if day is None:
+                continue
+            run = watch_run(self.store, watch, day)
+            if jobs is None:
+                try:
+                    outcome = await runner.run(run)
+                except RetryLater as exc:
+                    outcome = str(exc)
+            elif await self.store.get_json(runner.ledger(run)):
+                outcome = "already done"
+            else:
+                job = await jobs.enqueue("watch", to_dict(run), job_id=jobs.job_id("watch", run.key))
+                outcome = "queued" if job.new else "already queued"
+            log.info("watch %s %s → %s:%s for %s: %s", watch.repo, watch.glob, watch.platform, watch.user, day, outcome)
+            outcomes.append((watch, day, outcome))
+        return outcomes
 
     async def _inline(self, spec: DeliverySpec) -> str:
         try:
@@ -113,8 +188,9 @@ class Clock:
     async def run_forever(self, stop: asyncio.Event) -> None:
         from . import health
 
-        log.info("clock started (every %.0f s, catch-up %d min)", self.settings.clock_interval,
-                 self.settings.catchup_minutes)
+        log.info(
+            "clock started (every %.0f s, catch-up %d min)", self.settings.clock_interval, self.settings.catchup_minutes
+        )
         while not stop.is_set():
             try:
                 for sub, day, outcome in await self.tick():
@@ -126,5 +202,5 @@ class Clock:
                 log.exception("clock tick failed")
             try:
                 await asyncio.wait_for(stop.wait(), timeout=self.settings.clock_interval)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass

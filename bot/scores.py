@@ -3,11 +3,12 @@
 Pure functions over (label, predicted) pairs of "high" / "medium" / "low"; used by the model
 report card (`python -m bot eval`) and `bench/eval_importance.py`, so both print the same figures.
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 LEVELS = ("high", "medium", "low")
 _RANK = {level: rank for rank, level in enumerate(reversed(LEVELS))}  # low 0, medium 1, high 2
@@ -48,9 +49,17 @@ class Scores:
 
     def as_dict(self) -> dict:
         kappa = None if self.kappa != self.kappa else round(self.kappa, 4)  # NaN is not JSON
-        return {"commits": self.n, "exact": self.exact, "kappa": kappa, "above_low_agreement": self.above_low,
-                "either_above_low": self.either_above, "either_above_low_agreement": self.either_above_agree,
-                "rated_higher": self.higher, "rated_lower": self.lower, "confusion": self.confusion}
+        return {
+            "commits": self.n,
+            "exact": self.exact,
+            "kappa": kappa,
+            "above_low_agreement": self.above_low,
+            "either_above_low": self.either_above,
+            "either_above_low_agreement": self.either_above_agree,
+            "rated_higher": self.higher,
+            "rated_lower": self.lower,
+            "confusion": self.confusion,
+        }
 
 
 def score(pairs: list[Pair]) -> Scores:

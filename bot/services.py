@@ -1,28 +1,46 @@
 """Build the core's objects once, from settings, and hand them around (constructor injection)."""
+
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from .prompts import Prompts
 from .sources import CommitSource, open_source
 
+if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the LLM module imports openai)
+    from settings import Settings
+
+    from .analysis.analyze import Analyzer
+    from .analysis.llm import LLM
+    from .digest import DigestBuilder
+    from .explain import QA
+    from .history import HistoryQA
+    from .report import Reports
+    from .store import Store
+
 
 @dataclass
 class Services:
-    settings: object
-    store: object
+    settings: Settings
+    store: Store
     prompts: Prompts
-    llm: object | None
-    analyzer: object
-    builder: object
-    qa: object
-    reports: object = None  # bot.report.Reports: the digests' report pages and their signed links
+    llm: LLM | None
+    analyzer: Analyzer
+    builder: DigestBuilder
+    qa: QA
+    reports: Reports | None = None  # the digests' report pages and their signed links
+    history: HistoryQA | None = None  # questions about a period
     _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
     max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
     @classmethod
-    def build(cls, settings, store=None, clock=None) -> "Services":
+    def build(
+        cls, settings: Settings, store: Store | None = None, clock: Callable[[], datetime] | None = None
+    ) -> Services:
         from .analysis.analyze import Analyzer
         from .digest import DigestBuilder, utcnow
         from .explain import QA
@@ -34,11 +52,25 @@ class Services:
         llm = None
         if settings.llm_enabled:
             from .analysis.llm import LLM
-            llm = LLM(settings, memory=store)  # what it learns about the endpoint outlives the process
+            from .cost import Budget
+
+            # what it learns about the endpoint outlives the process; its tokens count for the month
+            llm = LLM(settings, memory=store, budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
         analyzer = Analyzer(llm, prompts, settings)
         builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
-        return cls(settings, store, prompts, llm, analyzer, builder, QA(builder, llm, prompts, settings),
-                   Reports(store, settings, clock=clock or utcnow))
+        from .history import build_history
+
+        return cls(
+            settings,
+            store,
+            prompts,
+            llm,
+            analyzer,
+            builder,
+            QA(builder, llm, prompts, settings),
+            Reports(store, settings, clock=clock or utcnow),
+            build_history(builder, llm, prompts, settings),
+        )
 
     def source(self, repo: str) -> CommitSource:
         """One source object per repository for the process's lifetime (they hold HTTP pools)."""

@@ -5,6 +5,7 @@ which value won (environment over `.env` over the default). A secret shows as `*
 its length; a URL keeps its host and hides only its password (`redis://:********@db:6379/0`), so
 REDIS_URL still tells which server is used.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,7 +51,9 @@ def source(settings, field: str, environ=os.environ) -> str:
 
 
 def report(settings, environ=os.environ) -> str:
-    rows = [(f"{field.upper()}={shown(getattr(settings, field))}", source(settings, field, environ))
-            for field in type(settings).model_fields]
+    rows = [
+        (f"{field.upper()}={shown(getattr(settings, field))}", source(settings, field, environ))
+        for field in type(settings).model_fields
+    ]
     width = min(60, max(len(left) for left, _ in rows))
     return "".join(f"{left.ljust(width)}  # {where}\n" for left, where in rows)

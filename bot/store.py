@@ -7,6 +7,7 @@ Keys (all under REDIS_PREFIX):
   …plus the chat layer's keys (subscriptions, ledger, threads, dedupe), added by their modules
   through the generic helpers below.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -16,8 +17,9 @@ import os
 import re
 import uuid
 import zlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -100,7 +102,9 @@ class Store:
         """Append to a list, keep its last `keep` items, refresh its TTL (thread memory)."""
         payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         async with self.r.pipeline(transaction=True) as pipe:
-            pipe.rpush(key, payload).ltrim(key, -keep, -1).expire(key, ttl)
+            pipe.rpush(key, payload)  # one call a line: redis-py types a pipeline's calls as the client's
+            pipe.ltrim(key, -keep, -1)
+            pipe.expire(key, ttl)
             await self._call(pipe.execute)
 
     async def list_json(self, key: str) -> list[Any]:
@@ -119,9 +123,11 @@ class Store:
         """SET NX: True for the first caller only (event dedupe, delivery ledger)."""
         return bool(await self._call(self.r.set, key, b"1", ex=ttl, nx=True))
 
-    async def incr(self, key: str, ttl: int) -> int:
+    async def incr(self, key: str, ttl: int, amount: int = 1) -> int:
+        """INCRBY, atomically with its TTL; the new value."""
         async with self.r.pipeline(transaction=True) as pipe:
-            pipe.incr(key).expire(key, ttl)
+            pipe.incrby(key, amount)
+            pipe.expire(key, ttl)
             value, _ = await self._call(pipe.execute)
         return int(value)
 
@@ -145,14 +151,24 @@ class Store:
             log.warning("Redis (%s): no pooled connection free after %.0f s", self.description, POOL_WAIT)
             return StoreBusy(phrase("errors.store_busy"))
         timed_out = isinstance(exc, (RedisTimeoutError, TimeoutError))
-        log.error("Redis (%s) %s: %s", self.description, "timed out" if timed_out else "unreachable", type(exc).__name__)
-        return StoreUnavailable(phrase("errors.store_timed_out" if timed_out else "errors.store_unreachable",
-                                       kind=type(exc).__name__))
+        log.error(
+            "Redis (%s) %s: %s", self.description, "timed out" if timed_out else "unreachable", type(exc).__name__
+        )
+        return StoreUnavailable(
+            phrase("errors.store_timed_out" if timed_out else "errors.store_unreachable", kind=type(exc).__name__)
+        )
 
     # --- shared work (single flight across processes) -------------------------------------------
-    async def single_flight(self, key: str, produce: Callable[[], Awaitable[Any]], *,
-                            cached: Callable[[], Awaitable[Any | None]],
-                            shared_ttl: int = FLIGHT_RESULT_TTL, poll: float = 0.05, poll_max: float = 0.5) -> Any:
+    async def single_flight(
+        self,
+        key: str,
+        produce: Callable[[], Awaitable[Any]],
+        *,
+        cached: Callable[[], Awaitable[Any | None]],
+        shared_ttl: int = FLIGHT_RESULT_TTL,
+        poll: float = 0.05,
+        poll_max: float = 0.5,
+    ) -> Any:
         """Run `produce()` once for everyone asking for `key` at the same time, in any process.
 
         `cached()` returns a finished result the caller's own cache keeps, else None. The first
@@ -228,9 +244,11 @@ class Store:
 
     # Renew a lease only while it is ours; a lease that vanished (a Redis restart without it) is
     # taken back, since nobody else can hold it. 0: someone else holds it now.
-    _RENEW = ("local v = redis.call('get', KEYS[1]) "
-              "if v == ARGV[1] then redis.call('expire', KEYS[1], ARGV[2]) return 1 end "
-              "if not v then redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2]) return 1 end return 0")
+    _RENEW = (
+        "local v = redis.call('get', KEYS[1]) "
+        "if v == ARGV[1] then redis.call('expire', KEYS[1], ARGV[2]) return 1 end "
+        "if not v then redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2]) return 1 end return 0"
+    )
 
     async def renew(self, key: str, owner: str, ttl: int) -> bool:
         """Extend `owner`'s lease on `key`; False when another owner took it (ours had lapsed)."""
@@ -269,8 +287,7 @@ class EmbeddedRedis:
 def pool_size(settings) -> int:
     """Connections one process may hold: every bounded concurrency of the process, plus room for
     the chat side. Sized from the settings so a busy process waits briefly instead of failing."""
-    return max(32, settings.llm_concurrency * 2 + settings.github_fetch_concurrency
-               + settings.worker_max_jobs + 16)
+    return max(32, settings.llm_concurrency * 2 + settings.github_fetch_concurrency + settings.worker_max_jobs + 16)
 
 
 def redis_address(settings) -> tuple[str, str]:
@@ -303,8 +320,12 @@ def open_store(settings) -> Store:
         # A blocking pool: when every connection is in use a caller waits (up to POOL_WAIT)
         # instead of failing at once, which redis-py's default pool does past its limit.
         pool = aioredis.BlockingConnectionPool.from_url(
-            url, max_connections=pool_size(settings), timeout=POOL_WAIT,
-            socket_connect_timeout=5, health_check_interval=30)
+            url,
+            max_connections=pool_size(settings),
+            timeout=POOL_WAIT,
+            socket_connect_timeout=5,
+            health_check_interval=30,
+        )
     except ValueError:
         raise StoreUnavailable(phrase("errors.store_bad_url", url=description)) from None
     return Store(aioredis.Redis(connection_pool=pool), settings.redis_prefix, description)

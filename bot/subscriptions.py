@@ -4,6 +4,7 @@
   subs                      hash: "{platform}:{channel}:{repo}" → Subscription JSON
   chancfg:{platform}:{ch}   JSON: language, time zone, who may ask in threads, report file
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -14,6 +15,9 @@ from settings import check_timezone
 
 from .i18n import phrase
 from .models import Importance, Subscription, UsageError, subscription_from_dict, to_dict
+from .noise import BOT_MODES
+from .pathfilter import GlobError, PathFilter
+from .schedule import WEEKDAYS
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,9 @@ class Subscriptions:
         """Store `sub`; True when it is new."""
         return await self.store.hset_json(self._hash, sub.key, to_dict(sub))
 
-    async def remove(self, platform: str, channel: str, repo: str) -> bool:
-        key = Subscription(platform, channel, repo).key
+    async def remove(self, platform: str, channel: str, repo: str, weekly: bool = False) -> bool:
+        """Remove the daily subscription (or with `weekly`, the weekly roll-up); True when there was one."""
+        key = Subscription(platform, channel, repo, weekday="mon" if weekly else None).key
         return await self.store.hdel(self._hash, key)
 
     async def all(self) -> list[Subscription]:
@@ -91,18 +96,45 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
             raise UsageError(phrase("errors.subs_file_lacks", path=path, n=n, keys=", ".join(missing)))
         if entry["platform"] not in ("slack", "feishu", "console"):
             raise UsageError(phrase("errors.subs_file_platform", path=path, n=n))
-        unknown = set(entry) - {"platform", "channel", "repo", "at", "tz", "lang", "min", "branch", "empty"}
+        unknown = set(entry) - {
+            "platform",
+            "channel",
+            "repo",
+            "at",
+            "tz",
+            "lang",
+            "min",
+            "branch",
+            "empty",
+            "weekly",
+            "paths",
+            "exclude",
+            "bots",
+            "fork",
+            "owner",
+        }
         if unknown:
             raise UsageError(phrase("errors.subs_file_unknown", path=path, n=n, keys=", ".join(sorted(unknown))))
         try:
             tz = entry.get("tz", settings.default_tz)
             check_timezone(tz)
-            sub = Subscription(platform=entry["platform"], channel=str(entry["channel"]), repo=str(entry["repo"]),
-                               at=_hhmm(str(entry.get("at", "09:00"))), tz=tz,
-                               lang=_choice(entry.get("lang", settings.default_lang), ("zh", "en"), "lang"),
-                               min_importance=Importance(_choice(entry.get("min", "low"), ("high", "medium", "low"), "min")),
-                               branch=entry.get("branch"),
-                               post_empty=_choice(entry.get("empty", "post"), ("post", "skip"), "empty") == "post")
+            sub = Subscription(
+                platform=entry["platform"],
+                channel=str(entry["channel"]),
+                repo=str(entry["repo"]),
+                at=_hhmm(str(entry.get("at", "09:00"))),
+                tz=tz,
+                lang=_choice(entry.get("lang", settings.default_lang), ("zh", "en"), "lang"),
+                min_importance=Importance(_choice(entry.get("min", "low"), ("high", "medium", "low"), "min")),
+                branch=entry.get("branch"),
+                post_empty=_choice(entry.get("empty", "post"), ("post", "skip"), "empty") == "post",
+                weekday=_choice(entry["weekly"], WEEKDAYS, "weekly") if "weekly" in entry else None,
+                paths=_globs(entry.get("paths", []), "paths"),
+                exclude=_globs(entry.get("exclude", []), "exclude"),
+                bots=_choice(entry.get("bots", "collapse"), BOT_MODES, "bots"),
+                fork=str(entry["fork"]) if entry.get("fork") else None,
+                owner=str(entry.get("owner", "")),
+            )
         except ValueError as exc:
             raise UsageError(phrase("errors.subs_file_entry", path=path, n=n, detail=exc)) from None
         subs.append(sub)
@@ -114,6 +146,17 @@ def _hhmm(value: str) -> str:
     if not (sep and hh.isdigit() and mm.isdigit() and int(hh) < 24 and int(mm) < 60 and len(mm) == 2):
         raise ValueError(f"at must look like 09:30, not {value!r}")
     return f"{int(hh):02d}:{mm}"
+
+
+def _globs(value, name) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{name} must be a list of globs")
+    try:
+        return PathFilter.of(value).paths
+    except GlobError as exc:
+        raise ValueError(f"{name}: {exc.glob!r} is not a usable glob ({exc.reason})") from None
 
 
 def _choice(value, choices, name):

@@ -4,11 +4,12 @@ its commit: a SHA prefix, `#PR`, distinctive title words, else the commit last a
   thread:{platform}:{channel}:{root}    JSON ThreadInfo (TTL 30 days)
   history:{platform}:{channel}:{root}   list of {role, text, sha} turns (last 20, TTL 30 days)
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 from .models import Digest, to_dict
 
@@ -17,10 +18,12 @@ HISTORY_KEEP = 20
 _HEX = re.compile(r"\b[0-9a-fA-F]{4,40}\b")
 _PR = re.compile(r"#(\d{1,9})\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{2,}|[0-9]+[A-Za-z][A-Za-z0-9_]*")
-_STOP = frozenset("""the and for with from into this that what which when where will would could should does did
+_STOP = frozenset(
+    """the and for with from into this that what which when where will would could should does did
 can about after before why how are was were has have had its not but use used using via per all any more most
 add adds added fix fixes fixed update updates updated remove removes removed support make change changes
-bump misc minor commit commits pr change""".split())
+bump misc minor commit commits pr change""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,10 @@ class ThreadInfo:
     label: str  # the digest's window label, or "" for an ask thread
     commits: tuple[ThreadCommit, ...] = ()
     focus: str | None = None  # SHA of the commit last asked about in this thread
+    # A question about a period (bot/history/): its window (as to_dict gives it), kept by the
+    # thread's follow-ups, and the repositories with their branches it is about.
+    period: dict | None = None
+    repos: tuple[tuple[str, str | None], ...] = ()
 
     def by_sha(self, sha: str) -> ThreadCommit | None:
         return next((c for c in self.commits if c.sha == sha), None)
@@ -106,7 +113,8 @@ def _title_scores(question: str, commits: Sequence[ThreadCommit]) -> list[tuple[
 def commit_ref(text: str) -> str | None:
     """The commit a free-text question names outside any thread: a SHA (7+ hex characters) or `#PR`."""
     return next((w for w in _HEX.findall(text) if len(w) >= 7), None) or next(
-        (f"#{n}" for n in _PR.findall(text)), None)
+        (f"#{n}" for n in _PR.findall(text)), None
+    )
 
 
 class Threads:
@@ -120,10 +128,12 @@ class Threads:
         return self.store.k("history", platform, channel, root)
 
     async def remember_digest(self, platform: str, channel: str, root: str, repo: str, digest: Digest) -> None:
-        commits = tuple(ThreadCommit(e.commit.sha, e.commit.title, e.commit.pr_number, e.importance.value)
-                        for e in digest.entries)
-        await self.save(platform, channel, root, ThreadInfo(repo, digest.lang, digest.window.tz,
-                                                             digest.window.label, commits))
+        commits = tuple(
+            ThreadCommit(e.commit.sha, e.commit.title, e.commit.pr_number, e.importance.value) for e in digest.entries
+        )
+        await self.save(
+            platform, channel, root, ThreadInfo(repo, digest.lang, digest.window.tz, digest.window.label, commits)
+        )
 
     async def save(self, platform: str, channel: str, root: str, info: ThreadInfo) -> None:
         await self.store.set_json(self._key(platform, channel, root), to_dict(info), ttl=THREAD_TTL)
@@ -132,7 +142,13 @@ class Threads:
         raw = await self.store.get_json(self._key(platform, channel, root))
         if not raw:
             return None
-        return ThreadInfo(**{**raw, "commits": tuple(ThreadCommit(**c) for c in raw.get("commits", ()))})
+        return ThreadInfo(
+            **{
+                **raw,
+                "commits": tuple(ThreadCommit(**c) for c in raw.get("commits", ())),
+                "repos": tuple(tuple(r) for r in raw.get("repos", ())),
+            }
+        )
 
     async def focus(self, platform: str, channel: str, root: str, info: ThreadInfo, sha: str) -> ThreadInfo:
         updated = replace(info, focus=sha)
@@ -140,8 +156,12 @@ class Threads:
         return updated
 
     async def add_turn(self, platform: str, channel: str, root: str, role: str, text: str, sha: str) -> None:
-        await self.store.push_capped(self._history_key(platform, channel, root),
-                                     {"role": role, "text": text, "sha": sha}, HISTORY_KEEP, THREAD_TTL)
+        await self.store.push_capped(
+            self._history_key(platform, channel, root),
+            {"role": role, "text": text, "sha": sha},
+            HISTORY_KEEP,
+            THREAD_TTL,
+        )
 
     async def history(self, platform: str, channel: str, root: str) -> list[dict]:
         return await self.store.list_json(self._history_key(platform, channel, root))

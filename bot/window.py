@@ -9,6 +9,7 @@ Pure: `now` is always passed in.
 
 Errors carry catalogue phrases (bot.i18n) so each reader gets them in their own language.
 """
+
 from __future__ import annotations
 
 import re
@@ -89,8 +90,7 @@ def parse_window(spec: str, tz: str, now: datetime, max_days: int = 31) -> Windo
 
 
 def day_window(day: date, tz: str) -> Window:
-    return Window(start=day_start(day, tz), end=day_start(day + timedelta(days=1), tz), tz=tz,
-                  label=day.isoformat())
+    return Window(start=day_start(day, tz), end=day_start(day + timedelta(days=1), tz), tz=tz, label=day.isoformat())
 
 
 def is_date_token(token: str) -> bool:
@@ -106,3 +106,18 @@ def is_date_token(token: str) -> bool:
 
 def _one_day_word(t: str) -> bool:
     return t in _DAYS_BACK or t in _WEEKS_BACK or bool(_DATE.match(t)) or bool(_CJK_DATE.match(t))
+
+
+def week_window(day: date, tz: str, today: date | None = None) -> Window:
+    """The ISO week (Monday to Sunday) holding `day`; a week still running ends with `today`.
+    Labelled as a range, `2026-01-19..2026-01-25`."""
+    monday = day - timedelta(days=day.weekday())
+    last = monday + timedelta(days=6)
+    if today is not None and last > today:
+        last = today
+    return Window(
+        start=day_start(monday, tz),
+        end=day_start(last + timedelta(days=1), tz),
+        tz=tz,
+        label=f"{monday.isoformat()}..{last.isoformat()}",
+    )

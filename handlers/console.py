@@ -9,13 +9,14 @@ Messages are numbered as they are posted; thread replies are indented under thei
 console's own lines (the prompt, its usage lines) are in the console channel's language
 (`config lang`, else DEFAULT_LANG), from the catalogue's [console].
 """
+
 from __future__ import annotations
 
 import asyncio
 import sys
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 from bot.i18n import text
 from bot.models import BotError
@@ -28,7 +29,7 @@ CHANNEL = "console"
 class ConsolePlatform:
     name = "console"
     supports_files = True
-    send_dedupe_window = None  # one process, one terminal: nothing to deduplicate
+    send_dedupe_window: float | None = None  # one process, one terminal: nothing to deduplicate
 
     def __init__(self, out=None, report_dir: Path | None = None):
         self.out = out or sys.stdout
@@ -65,8 +66,9 @@ class ConsolePlatform:
     async def reply_private(self, conv: Conversation, content) -> None:
         self.emit(f"(only you) {render_text(content)}")
 
-    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv=None,
-                     lang: str = "") -> MessageRef:
+    async def stream(
+        self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv=None, lang: str = ""
+    ) -> MessageRef:
         ref = self._next(thread)
         self.out.write(f"  ↳ [#{ref.id} in #{thread}] ")
         async for piece in pieces:
@@ -76,9 +78,13 @@ class ConsolePlatform:
         self.out.flush()
         return ref  # the answer's message (the protocol's; ChatService does not use it)
 
-    async def send_unless_posted(self, channel: str, content, *, thread: str | None = None,
-                                 key: str, since: float) -> MessageRef | None:
+    async def send_unless_posted(
+        self, channel: str, content, *, thread: str | None = None, key: str, since: float
+    ) -> MessageRef | None:
         return None  # never asked: no dedupe window
+
+    async def direct_channel(self, conv: Conversation) -> str | None:
+        return conv.channel  # the terminal is one person's conversation with the bot
 
     async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
         return None
@@ -138,7 +144,7 @@ class ConsoleChat:
             elif root := await self._root(words[1]):
                 await self.chat.on_action(self._conv(root), "details", {"sha": words[2], "thread": root})
             return True
-        text = line[len("/digest"):] if head == "/digest" else line
+        text = line[len("/digest") :] if head == "/digest" else line
         await self.chat.on_command(self._conv(), text.strip(), prefix="/digest")
         return True
 

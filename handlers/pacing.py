@@ -5,6 +5,7 @@ go out in the order they were asked for) and sliding-window rate limits (at most
 Single event loop: checking and recording a window happen without an await in between, so no
 lock is needed for the windows themselves.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,8 +22,9 @@ class Pacer:
     `clock` and `sleep` default to the real monotonic clock and asyncio.sleep; tests pass a
     fake pair so the window edges can be checked exactly."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    ) -> None:
         self._windows: dict[str, deque] = {}
         self._clock = clock
         self._sleep = sleep

@@ -11,11 +11,12 @@ The operations one (METRICS_PORT, bound to METRICS_HOST — this machine only by
 repositories and platforms, so they are never on the public port; METRICS_TOKEN, when set, makes
 `/metrics` ask for `Authorization: Bearer <token>`.
 """
+
 from __future__ import annotations
 
 import hmac
 import logging
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -44,9 +45,12 @@ Health = Callable[[], Awaitable[dict[str, str]]]  # part → state; "up"/"alive"
 HEALTHY = ("up", "alive")
 
 
-def build_ops_app(health: Health, jobs=None, token: str | None = None) -> web.Application:
+def build_ops_app(
+    health: Health, jobs=None, token: str | None = None, refresh: Callable[[], Awaitable[None]] | None = None
+) -> web.Application:
     """The operations server: `/metrics` (behind `token` when one is set) and this process's
-    `/healthz` (200 when every part `health()` reports is up or alive, else 503)."""
+    `/healthz` (200 when every part `health()` reports is up or alive, else 503). `refresh` reads
+    deployment-wide figures from Redis before each scrape (the month's LLM tokens)."""
     app = web.Application(client_max_size=64 * 1024)
 
     async def healthz(_request: web.Request) -> web.Response:
@@ -64,6 +68,11 @@ def build_ops_app(health: Health, jobs=None, token: str | None = None) -> web.Ap
                 metrics.gauge("jobs_in_queue", await jobs.pending())
             except Exception:  # noqa: BLE001 — a scrape must not fail because Redis is slow
                 log.warning("metrics: could not read the queue depth")
+        if refresh is not None:
+            try:
+                await refresh()
+            except Exception:  # noqa: BLE001 — a scrape must not fail because Redis is slow
+                log.warning("metrics: could not read the month's LLM tokens")
         body, content_type = metrics.exposition()
         return web.Response(body=body, headers={"Content-Type": content_type})
 
@@ -104,10 +113,12 @@ def report_routes(reports) -> list[tuple]:
 
     async def report_page(request: web.Request) -> web.Response:
         q = request.query
-        result = await reports.respond(request.match_info["id"], q.get("exp", ""), q.get("sig", ""),
-                                       request.headers.get("Accept-Language", ""))
-        response = web.Response(status=result.status, text=result.body, content_type="text/html",
-                                charset="utf-8", headers=result.headers)
+        result = await reports.respond(
+            request.match_info["id"], q.get("exp", ""), q.get("sig", ""), request.headers.get("Accept-Language", "")
+        )
+        response = web.Response(
+            status=result.status, text=result.body, content_type="text/html", charset="utf-8", headers=result.headers
+        )
         response.enable_compression()  # gzip when the browser accepts it: a long day's page is mostly markup
         return response
 

@@ -35,7 +35,7 @@ BAD = [
      "范围 2025-01-01..2026-01-01 共 366 天，超过上限 31 天。"),
     ("2999-01-01", "2999-01-01 is in the future", "2999-01-01 还没到"),
     ("subscribe acme/widgets colour blue", "Unknown option 'colour'", "未知选项“colour”"),
-    ("ask zzz why?", "'zzz' is not a commit SHA", "“zzz”不是提交 SHA"),
+    ("ask af9b69f", "Ask a question: about a period", "请提一个问题：关于一段时间"),
     ("digest /etc", "In chat you can name GitHub repositories", "在聊天里只能查询 GitHub 仓库"),
 ]
 

@@ -31,6 +31,10 @@ NAMES = {DigestArgs: "digest", SubscribeArgs: "subscribe", UnsubscribeArgs: "uns
     ("LIST", ListCmd()),
     ("ask af9b69f what could break?", AskCmd("af9b69f", "what could break?")),
     ("ask #32688 影响？", AskCmd("#32688", "影响？")),
+    # No commit named: a question about a period (bot/history/); a–f words are not SHAs.
+    ("ask what changed in the scheduler this week?", AskCmd(None, "what changed in the scheduler this week?")),
+    ("ask added caching since Monday?", AskCmd(None, "added caching since Monday?")),
+    ("问 上周 FP8 在 ROCm 上有什么改动？", AskCmd(None, "上周 FP8 在 ROCm 上有什么改动？")),
     ("config lang en questions all file on", ConfigCmd("en", None, "all", True)),
     ("help", HelpCmd()),
 ])
@@ -51,8 +55,10 @@ def test_grammar(text, expected):
     ("subscribe a/b colour blue", "Unknown option 'colour'", "subscribe"),
     ("subscribe a/b at 09:00 at 10:00", "given twice", "subscribe"),
     ("unsubscribe", "exactly one repository", "unsubscribe"),
-    ("ask", "Give a commit", "ask"),
-    ("ask zzz why?", "is not a commit SHA", "ask"),
+    ("ask", "Ask a question", "ask"),
+    ("ask af9b69f", "Ask a question", "ask"),
+    # Without a verb, a date starts a digest only when every word is a date or a repository.
+    ("上周 FP8 在 ROCm 上有什么改动？", "Unknown command '上周'", None),
     ("list extra", "takes no arguments", "list"),
     ("config questions sometimes", "questions must be mention or all", "config"),
 ])

@@ -369,3 +369,21 @@ def test_sigterm_ends_the_console_while_it_waits_for_input(redis_url, repo, tmp_
         proc.stdin.close()
         proc.stdout.close()
         proc.stderr.close()
+
+
+async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its_own(console, repo):
+    # A click whose message names no thread (a Feishu card posted outside one): the answer needs a
+    # thread to go into, so the header opens one — and a follow-up there is answered too.
+    from bot.platform import Conversation
+
+    sha = repo.git("rev-parse", "HEAD~2").strip()
+    start = console.platform.out.tell()
+    await console.chat.on_action(Conversation("console", "console", "you"), "choose",
+                                 {"sha": sha, "repo": str(repo.path), "question": "what did #41 remove?"})
+    await console.chat.drain()
+    shown = console.platform.out.getvalue()[start:]
+    assert "#None" not in shown
+    assert "[#1]" in shown and "what did #41 remove?" in shown  # the header, top level
+    assert "↳ [#2 in #1]" in shown and "legacy_export.py" in shown  # the answer, in its thread
+    follow_up = await console("reply 1 and is anything else affected?")
+    assert "No LLM is configured" in follow_up and "legacy_export.py" in follow_up

@@ -129,9 +129,9 @@ async def test_a_half_delivered_thread_is_finished_without_repeats_high_first(bo
     assert again.count("feat: add a --since flag") == 1 and again.count("[Docs] Fix typo") == 1
 
 
-async def test_low_commits_go_fifteen_to_a_message(make_settings, tmp_path):
+async def test_low_commits_beyond_fifteen_are_one_line_not_more_messages(make_settings, tmp_path):
     r = GitRepo(tmp_path / "docs-only")
-    bulk_commits(r, 16, datetime(2026, 1, 28, 9, tzinfo=SH), files=4, title="[Docs] Fix typo {i} in the guide")
+    bulk_commits(r, 40, datetime(2026, 1, 28, 9, tzinfo=SH), files=4, title="[Docs] Fix typo {i} in the guide")
     settings = make_settings(default_repo=str(r.path), default_lang="en")
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
@@ -144,9 +144,10 @@ async def test_low_commits_go_fifteen_to_a_message(make_settings, tmp_path):
         assert await chat.deliveries.run(spec) == "delivered"
     finally:
         await services.aclose()
-    messages = [m for m in out.getvalue().split("\n  ↳ ") if "Low importance (16)" in m]
-    assert len(messages) == 2  # 15, then 1
-    assert [m.count("🟢 ") - 1 for m in messages] == [15, 1]
+    replies = out.getvalue().split("\n  ↳ ")[1:]
+    assert len(replies) == 1 and "Low importance (40)" in replies[0]  # one message, not three
+    assert replies[0].count("🟢 ") - 1 == 15  # the newest fifteen, then one line for the rest
+    assert "… and 25 more of low importance, not listed here (`config file on` attaches" in replies[0]
     assert not list((tmp_path / "reports").glob("*")), "no report file unless the channel asked for one"
 
 

@@ -56,6 +56,8 @@ NOT_SCANNED = {
     "bot/diffs.py": "PENDING: the coverage line (its zh and en forms differ in structure: '+N more' vs '等 N 个')",
     "bot/metrics.py": "Prometheus HELP texts, for operators' dashboards (English by convention)",
     "bot/redact.py": "word lists of the secret detector (data, not sentences)",
+    "bot/history/terms.py": "word lists for the history search: question words, the Chinese→English glossary",
+    "bot/history/index.py": "SQL statements of the history index",
 }
 # Literals a person never reads as the bot's sentence, by file: (start of the literal, why).
 ALLOWED: dict[str, list[tuple[str, str]]] = {
@@ -65,6 +67,14 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
     "bot/prompts.py": [("the shipped templates", "operator error: an install without its templates"),
                        ("or the shipped templates", "operator error: an install without its templates")],
     "bot/threads.py": [("the and for with", "stop words for matching titles")],
+    "bot/downstream/conflict.py": [("^(changed in both", "git merge-tree's own report, parsed"),
+                                   ("added in both", "git merge-tree's own report, parsed"),
+                                   ("removed in local", "git merge-tree's own report, parsed"),
+                                   ("removed in remote", "git merge-tree's own report, parsed")],
+    "bot/downstream/mirror.py": [("repository .* not found", "git fetch's own messages, parsed"),
+                                 ("couldn't find remote ref", "git fetch's own message, parsed")],
+    "bot/history/period.py": [("([0-9]{1,3}|", "a regular expression for Chinese numbers"),
+                              ("(?:自从|自|从)?", "a regular expression for Chinese weekdays")],
     "bot/sources/github.py": [('") { ... on Commit', "a GraphQL query")],
     "bot/sources/message.py": [("(no commit message)", "stored as an empty commit's title: data, cached"),
                                ("^(signed-off-by", "a regular expression"),

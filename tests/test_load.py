@@ -60,7 +60,7 @@ async def test_a_thousand_commit_day_gets_a_thousand_llm_analyses(make_settings,
 
     page = metrics.exposition()[0].decode()
     assert 'digestbot_llm_calls_total{outcome="ok",purpose="complete"}' in page
-    assert 'digestbot_llm_tokens_total{kind="prompt"}' in page
+    assert 'digestbot_llm_tokens_total{direction="in"}' in page
 
 
 async def test_twenty_channels_asking_for_the_same_day_cost_n_plus_one_llm_calls(make_settings, tmp_path):

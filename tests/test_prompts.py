@@ -40,8 +40,17 @@ QA_VARIABLES = {
     "history": [{"role": "user", "text": "What is --since for?"}, {"role": "assistant", "text": "Filtering by date."}],
     "question": "Does it change the default output?",
 }
+HISTORY_VARIABLES = {
+    "repo": "acme/widgets", "period": "2026-01-19..2026-01-25", "tz": "Asia/Shanghai", "count": 37,
+    "example_sha": "abc1234",
+    "commits": [{"short_sha": "abc1234", "date": "2026-01-20", "change_type": "feature", "importance": "medium",
+                 "title": "feat: add --since to export", "summary": "Adds --since."}],
+    "history": [{"role": "user", "text": "What changed in export?"}, {"role": "assistant", "text": "A flag [abc1234]."}],
+    "question": "And in the scheduler?",
+}
 # Sample variables per job. A job missing here is only checked for shape (see the skip below).
-SAMPLES = {"analyze_commit": ANALYZE_VARIABLES, "day_headline": HEADLINE_VARIABLES, "qa": QA_VARIABLES}
+SAMPLES = {"analyze_commit": ANALYZE_VARIABLES, "day_headline": HEADLINE_VARIABLES, "qa": QA_VARIABLES,
+           "history": HISTORY_VARIABLES}
 
 
 @pytest.fixture(scope="module")

@@ -11,22 +11,24 @@ Everything taken from the repository (messages, PR text, paths, the diff) is unt
 it goes inside tagged blocks, and any of our block tags inside it is defanged first, so a commit
 cannot close its block and talk to the model as if it were us.
 """
+
 from __future__ import annotations
 
 import logging
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from .. import metrics
 from ..diffs import DiffSelection, estimate_tokens, select_diff
 from ..models import Analysis, Commit, FileChange
 from ..prompts import Prompts, RenderedPrompt
-from ..redact import record as record_redactions, redact, redact_text
+from ..redact import record as record_redactions
+from ..redact import redact, redact_text
 from . import hints
-from .answer import (SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer,
-                     validate_answer)
+from .answer import SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer, validate_answer
 from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
 from .offline import RULES_VERSION, analyse_offline
 from .profile import RepoProfile
@@ -48,8 +50,17 @@ NO_DIFF = "(no diff available)"
 
 # The tags of every data block in the prompts. Inside data, any of them (opening or closing, any
 # case or spacing) is rewritten with look-alike brackets so it cannot end or open a block.
-DATA_TAGS = ("commit", "pr_description", "reverted_commit", "files", "files_left_out", "diff",
-             "commits", "offline_hint", "changelog")
+DATA_TAGS = (
+    "commit",
+    "pr_description",
+    "reverted_commit",
+    "files",
+    "files_left_out",
+    "diff",
+    "commits",
+    "offline_hint",
+    "changelog",
+)
 _TAG = re.compile(r"<(\s*/?\s*(?:%s)\b[^<>]*)>" % "|".join(DATA_TAGS), re.IGNORECASE)
 # The blocks holding the commit's own text: an answer may quote them; it may not copy the rest of
 # the prompt (instructions, placeholders, the offline hint) — see our_text().
@@ -57,17 +68,22 @@ COMMIT_BLOCKS = ("commit", "pr_description", "reverted_commit", "changelog", "fi
 _COMMIT_BLOCK = re.compile(r"<(%s)>.*?</\1>" % "|".join(COMMIT_BLOCKS), re.S)
 
 RETRY_FEEDBACK = {
-    "en": ("Your previous answer {problem}. Answer again with the same JSON object, in your own "
-           "words about this commit (name the files, functions or options it changes), more "
-           "concisely (shorter strings, at most 3 items per list), and nothing but the JSON."),
-    "zh": ("你上一次的回答{problem}。请重新输出同一结构的 JSON 对象，用你自己的话描述这个提交"
-           "（写出它改动的文件、函数或选项），更简洁一些（字符串更短，每个列表最多 3 项），只输出 JSON。"),
+    "en": (
+        "Your previous answer {problem}. Answer again with the same JSON object, in your own "
+        "words about this commit (name the files, functions or options it changes), more "
+        "concisely (shorter strings, at most 3 items per list), and nothing but the JSON."
+    ),
+    "zh": (
+        "你上一次的回答{problem}。请重新输出同一结构的 JSON 对象，用你自己的话描述这个提交"
+        "（写出它改动的文件、函数或选项），更简洁一些（字符串更短，每个列表最多 3 项），只输出 JSON。"
+    ),
 }
 PROBLEM_CUT_OFF = {"en": "was cut off at the output limit", "zh": "超出输出长度被截断"}
 PROBLEM_INVALID = {"en": "was not valid: {reason}", "zh": "未通过校验：{reason}"}
 
 
 # --- untrusted text ----------------------------------------------------------------------------
+
 
 def defang(text: str) -> str:
     """`text` with our block tags neutralised: `</diff>` becomes `‹/diff›`."""
@@ -76,7 +92,7 @@ def defang(text: str) -> str:
 
 def clip(text: str, limit: int) -> str:
     text = text.strip()
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def untrusted(text: str | None, limit: int) -> str:
@@ -105,6 +121,7 @@ ANSWER_KEYS = ("change_type", "summary")  # an object with one of these is the a
 
 # --- the prompt ----------------------------------------------------------------------------------
 
+
 def files_summary(files: Sequence[FileChange], listed: int = FILES_LISTED) -> str:
     """One line per file, biggest first: `modified src/app.py (+12 -3)`; the rest counted."""
     ranked = sorted(files, key=lambda f: f.changes, reverse=True)
@@ -115,8 +132,7 @@ def files_summary(files: Sequence[FileChange], listed: int = FILES_LISTED) -> st
         lines.append(f"{f.status} {path} ({size})")
     rest = ranked[listed:]
     if rest:
-        lines.append(f"… {len(rest)} more files (+{sum(f.additions for f in rest)} "
-                     f"-{sum(f.deletions for f in rest)})")
+        lines.append(f"… {len(rest)} more files (+{sum(f.additions for f in rest)} -{sum(f.deletions for f in rest)})")
     return defang(redact_text("\n".join(lines))) or "(no file list available)"
 
 
@@ -147,10 +163,16 @@ def totals(commit: Commit, files: Sequence[FileChange]) -> tuple[int, int, int]:
     return files_changed, additions, deletions
 
 
-def prompt_variables(commit: Commit, files: Sequence[FileChange], *, pr_body: str | None,
-                     reverted: Commit | None, selection: DiffSelection | None,
-                     shrink: tuple[int, int, float] = SHRINK_STEPS[0],
-                     profile: RepoProfile | None = None) -> dict[str, Any]:
+def prompt_variables(
+    commit: Commit,
+    files: Sequence[FileChange],
+    *,
+    pr_body: str | None,
+    reverted: Commit | None,
+    selection: DiffSelection | None,
+    shrink: tuple[int, int, float] = SHRINK_STEPS[0],
+    profile: RepoProfile | None = None,
+) -> dict[str, Any]:
     """Everything analyze_commit.*.j2 needs; `selection=None` renders it without a diff (to
     measure how much room the diff has); `shrink` is one of SHRINK_STEPS."""
     files_changed, additions, deletions = totals(commit, files)
@@ -192,9 +214,16 @@ class Analyzer:
             return f"offline:{offline_version()}"
         return f"{self.llm.model}:{self.prompts.hash(JOB, lang)}"
 
-    async def analyse(self, commit: Commit, files: Sequence[FileChange], lang: str, *,
-                      pr_body: str | None = None, reverted: Commit | None = None,
-                      profile: RepoProfile | None = None) -> Analysis:
+    async def analyse(
+        self,
+        commit: Commit,
+        files: Sequence[FileChange],
+        lang: str,
+        *,
+        pr_body: str | None = None,
+        reverted: Commit | None = None,
+        profile: RepoProfile | None = None,
+    ) -> Analysis:
         if self.llm is None:
             return self._offline(commit, files, lang, profile=profile)
         subject = _Subject(commit, files)
@@ -214,6 +243,8 @@ class Analyzer:
                     prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
+            if exc.kind == "budget":  # the month's tokens are spent: the rules, said once by the digest
+                return self._offline(commit, files, lang, reason="budget", profile=profile)
             return self._offline(commit, files, lang, note=f"LLM unavailable: {exc}", reason=exc.kind, profile=profile)
         except InvalidAnswer as exc:
             metrics.count("llm_fallbacks", reason="rejected")
@@ -226,11 +257,20 @@ class Analyzer:
         """The rendered prompt with as much diff as fits the endpoint's prompt budget (the
         setting, or less when the model's window is known). Lists and texts shrink step by
         step when a small budget cannot hold them (a 500-file commit)."""
+        assert self.llm is not None  # the LLM path: analyse() went offline without one
         limit = self.llm.max_prompt_tokens
         for shrink in SHRINK_STEPS:
-            def render(selection: DiffSelection | None) -> RenderedPrompt:
-                variables = prompt_variables(commit, files, pr_body=pr_body, reverted=reverted,
-                                             selection=selection, shrink=shrink, profile=profile)
+
+            def render(selection: DiffSelection | None, shrink: tuple[int, int, float] = shrink) -> RenderedPrompt:
+                variables = prompt_variables(
+                    commit,
+                    files,
+                    pr_body=pr_body,
+                    reverted=reverted,
+                    selection=selection,
+                    shrink=shrink,
+                    profile=profile,
+                )
                 return self.prompts.render(JOB, lang, **variables)
 
             budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
@@ -244,7 +284,7 @@ class Analyzer:
                 break
         return prompt, selection
 
-    async def _ask(self, prompt: RenderedPrompt, lang: str, subject: "_Subject") -> Analysis:
+    async def _ask(self, prompt: RenderedPrompt, lang: str, subject: _Subject) -> Analysis:
         """The checked answer, after at most one corrective retry; InvalidAnswer otherwise."""
         messages = prompt.messages()
         first = await self._attempt(messages, prompt, subject)
@@ -253,20 +293,23 @@ class Analyzer:
         if first.code == "empty":  # still blank after the client's re-asks: no corrective retry helps
             raise InvalidAnswer("LLM answer was blank every time it was asked", "empty")
         log.info("LLM answer rejected (%s); retrying once", first.en)
-        retry = messages + [{"role": "user", "content": RETRY_FEEDBACK[_lang(lang)].format(
-            problem=first.text(lang))}]
+        retry = messages + [{"role": "user", "content": RETRY_FEEDBACK[_lang(lang)].format(problem=first.text(lang))}]
         second = await self._attempt(retry, prompt, subject)
         if isinstance(second, Analysis):
             return second
         if second.cut_off:
-            raise InvalidAnswer("LLM answer was cut off twice" if first.cut_off
-                                else "LLM answer was cut off on the retry", "cut_off")
+            raise InvalidAnswer(
+                "LLM answer was cut off twice" if first.cut_off else "LLM answer was cut off on the retry", "cut_off"
+            )
         raise InvalidAnswer(f"LLM answer failed validation: {second.reason}", second.code)
 
-    async def _attempt(self, messages: list[dict[str, str]], prompt: RenderedPrompt,
-                       subject: "_Subject") -> "Analysis | _Problem":
-        completion = await self.llm.complete(messages, max_tokens=self.llm.max_output_tokens,
-                                             schema=answer_schema(), schema_name=SCHEMA_NAME)
+    async def _attempt(
+        self, messages: list[dict[str, str]], prompt: RenderedPrompt, subject: _Subject
+    ) -> Analysis | _Problem:
+        assert self.llm is not None  # the LLM path: analyse() went offline without one
+        completion = await self.llm.complete(
+            messages, max_tokens=self.llm.max_output_tokens, schema=answer_schema(), schema_name=SCHEMA_NAME
+        )
         if completion.finish_reason == "length":
             metrics.count("llm_rejections", reason="cut_off")
             return _Problem(cut_off=True)
@@ -281,25 +324,33 @@ class Analyzer:
             return _Problem(reason=str(exc), code=exc.code)
 
     # --- results ------------------------------------------------------------------------------
-    def _offline(self, commit, files, lang, note: str = "", reason: str = "",
-                 profile: RepoProfile | None = None) -> Analysis:
+    def _offline(
+        self, commit, files, lang, note: str = "", reason: str = "", profile: RepoProfile | None = None
+    ) -> Analysis:
         """The rule-based analysis; with a `note`, a visible fallback. Its coverage is what the
         rules read, not what an LLM prompt would have held."""
         origin = "fallback" if note else "offline"
         if note:
             log.warning("%s %s: offline analysis instead (%s)", commit.repo, commit.short_sha, note)
         selection = select_diff(files, self.settings.llm_max_prompt_tokens)
-        result = analyse_offline(commit, files, lang, coverage=selection.coverage,
-                                 origin=origin, note=note, profile=profile)
+        result = analyse_offline(
+            commit, files, lang, coverage=selection.coverage, origin=origin, note=note, profile=profile
+        )
         result = replace(result, fallback_reason=reason)
         return self._attach(result, commit, files, selection, origin=origin, model=result.model)
 
     @staticmethod
-    def _attach(analysis: Analysis, commit, files, selection: DiffSelection, *, origin: str,
-                model: str) -> Analysis:
+    def _attach(analysis: Analysis, commit, files, selection: DiffSelection, *, origin: str, model: str) -> Analysis:
         files_changed, additions, deletions = totals(commit, files)
-        return replace(analysis, origin=origin, model=model, coverage=selection.coverage,
-                       files_changed=files_changed, additions=additions, deletions=deletions)
+        return replace(
+            analysis,
+            origin=origin,
+            model=model,
+            coverage=selection.coverage,
+            files_changed=files_changed,
+            additions=additions,
+            deletions=deletions,
+        )
 
 
 class _Subject:
@@ -342,5 +393,13 @@ def _lang(lang: str) -> str:
     return "zh" if lang == "zh" else "en"
 
 
-__all__ = ["Analyzer", "InvalidAnswer", "defang", "parse_answer", "validate_answer",
-           "prompt_variables", "offline_version", "DATA_TAGS"]
+__all__ = [
+    "Analyzer",
+    "InvalidAnswer",
+    "defang",
+    "parse_answer",
+    "validate_answer",
+    "prompt_variables",
+    "offline_version",
+    "DATA_TAGS",
+]

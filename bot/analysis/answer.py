@@ -7,12 +7,14 @@ prompt's placeholders back, or answer "y". Extraction takes the first complete J
 the reasoning (a balanced scan, not first `{` to last `}`); the meaning checks reject what is
 well-formed but says nothing about the commit.
 """
+
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..models import Analysis, ChangeType, Commit, FileChange, Importance, Insights
 from .reasoning import strip_reasoning
@@ -32,6 +34,7 @@ class InvalidAnswer(ValueError):
 
 
 # --- the one definition ------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AnswerField:
@@ -58,6 +61,7 @@ def answer_schema() -> dict[str, Any]:
     """The JSON schema of the answer, generated from ANSWER_FIELDS. Strict-mode shaped (every
     key listed as required, no extra keys) because OpenAI's strict structured output demands it;
     emptiness of optional fields is allowed by the validator, not the schema."""
+
     def prop(f: AnswerField) -> dict[str, Any]:
         if f.kind == "enum":
             return {"type": "string", "enum": list(f.values)}
@@ -65,20 +69,34 @@ def answer_schema() -> dict[str, Any]:
             return {"type": "string"}
         if f.kind == "texts":
             return {"type": "array", "items": {"type": "string"}}
-        return {"type": "object", "properties": {k: {"type": "string"} for k in INSIGHT_KEYS},
-                "required": list(INSIGHT_KEYS), "additionalProperties": False}
+        return {
+            "type": "object",
+            "properties": {k: {"type": "string"} for k in INSIGHT_KEYS},
+            "required": list(INSIGHT_KEYS),
+            "additionalProperties": False,
+        }
 
-    return {"type": "object", "properties": {f.key: prop(f) for f in ANSWER_FIELDS},
-            "required": [f.key for f in ANSWER_FIELDS], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {f.key: prop(f) for f in ANSWER_FIELDS},
+        "required": [f.key for f in ANSWER_FIELDS],
+        "additionalProperties": False,
+    }
 
 
 def validate_answer(data: dict[str, Any]) -> Analysis:
     """The answer as an Analysis, checked field by field against ANSWER_FIELDS."""
     values = {f.key: _field(data, f) for f in ANSWER_FIELDS}
-    return Analysis(change_type=ChangeType(values["change_type"]), importance=Importance(values["importance"]),
-                    importance_reason=values["importance_reason"], summary=values["summary"],
-                    impact=values["impact"], insights=values["insights"], risks=values["risks"],
-                    recommendations=values["recommendations"])
+    return Analysis(
+        change_type=ChangeType(values["change_type"]),
+        importance=Importance(values["importance"]),
+        importance_reason=values["importance_reason"],
+        summary=values["summary"],
+        impact=values["impact"],
+        insights=values["insights"],
+        risks=values["risks"],
+        recommendations=values["recommendations"],
+    )
 
 
 # What models write for "nothing": `risks: ["None"]`, `"impact": "N/A"`, `"暂无"`. Read as empty in
@@ -89,9 +107,13 @@ _NONE_EN = re.compile(
     r"required|at this time|so far|in particular))*"
     r"(?:\s+(?:risks?|recommendations?|impacts?|changes?|issues?|concerns?|insights?|follow-?ups?|"
     r"(?:architecture|architectural|performance|security)(?:\s+(?:impacts?|changes?|concerns?|implications?))?))?"
-    r"(?:\s+(?:known|identified|noted|found|needed|required|expected))*|-+|—+|–+|/|\.{3}|…)$", re.I)
-_NONE_ZH = re.compile(r"^(?:暂?无|没有|不适用|无需|不涉及|未发现)(?:明显|特别|已知|显著|重大|任何|具体)?的?"
-                      r"(?:风险|建议|影响|问题|变化|改动|后续|架构|性能|安全)*(?:影响|问题|建议)?$")
+    r"(?:\s+(?:known|identified|noted|found|needed|required|expected))*|-+|—+|–+|/|\.{3}|…)$",
+    re.I,
+)
+_NONE_ZH = re.compile(
+    r"^(?:暂?无|没有|不适用|无需|不涉及|未发现)(?:明显|特别|已知|显著|重大|任何|具体)?的?"
+    r"(?:风险|建议|影响|问题|变化|改动|后续|架构|性能|安全)*(?:影响|问题|建议)?$"
+)
 
 
 def is_none_like(text: str) -> bool:
@@ -170,7 +192,7 @@ def _json_values(text: str):
             tried += 1
             end = _closing(text, i)
             if end is not None:
-                value = _loads(text[i:end + 1])
+                value = _loads(text[i : end + 1])
                 if isinstance(value, list) and len(value) == 1:
                     value = value[0]
                 if isinstance(value, dict):
@@ -236,7 +258,8 @@ _SLOT = re.compile(r"<([^<>\n]{2,80})>")
 _WORD = re.compile(r"[A-Za-z0-9_]+")  # identifiers, numbers, SHAs (which may start with a digit)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-GENERIC_WORDS = frozenset("""
+GENERIC_WORDS = frozenset(
+    """
 a an the and or but for with from into onto of to in on at by as is are was were be been this that these
 those it its their there here now also only more less some all any one two new old code file files commit
 commits change changes changed changing update updates updated add adds added adding fix fixes fixed
@@ -244,14 +267,16 @@ fixing remove removes removed removing use uses used using make makes made suppo
 improve improves improved minor small various misc feat chore docs doc test tests bug bugfix refactor
 style perf build ci when which what why how not no yes via per after before then than so such other
 summary analysis none null empty
-""".split())
+""".split()
+)
 SAFE_TYPES_FOR_DOCS = frozenset({ChangeType.SECURITY})
 
 
 def _slots(our_text: str) -> set[str]:
     """The prompt's placeholders (`<what changed and why>`), not its data tags (`<commit>`)."""
-    return {n for n in map(_norm, _SLOT.findall(our_text))
-            if (len(n) >= 4 and _CJK.search(n)) or (" " in n and len(n) >= 8)}
+    return {
+        n for n in map(_norm, _SLOT.findall(our_text)) if (len(n) >= 4 and _CJK.search(n)) or (" " in n and len(n) >= 8)
+    }
 
 
 def _copies(text: str, slots: set[str], prompt: str) -> bool:
@@ -319,13 +344,17 @@ def _kinds(files: Sequence[FileChange]) -> list[str]:
 
 
 # Kinds that ship nothing a user runs, named as a reader would, in the order the message lists them.
-_NOT_SHIPPED = (("docs", "documentation"), ("test", "tests"), ("ci", "CI configuration"),
-                ("tooling", "tooling (scripts, benchmarks)"))
+_NOT_SHIPPED = (
+    ("docs", "documentation"),
+    ("test", "tests"),
+    ("ci", "CI configuration"),
+    ("tooling", "tooling (scripts, benchmarks)"),
+)
 _DEPENDENCY_KINDS = frozenset({"dependency", "lockfile"})
 
 
 def only_docs_or_tests(files: Sequence[FileChange]) -> str | None:
-    """"documentation" / "tests" / "CI configuration" / "tooling …" (joined with "and") when every
+    """ "documentation" / "tests" / "CI configuration" / "tooling …" (joined with "and") when every
     file is of those kinds, else None."""
     kinds = set(_kinds(files))
     if not kinds or not kinds <= {kind for kind, _ in _NOT_SHIPPED}:
@@ -401,13 +430,17 @@ def check_meaning(analysis: Analysis, commit: Commit, files: Sequence[FileChange
     `our_text` is the prompt as we wrote it: instructions, placeholders and the offline hint,
     without the commit's own text."""
     if (key := echoed_field(analysis, our_text)) is not None:
-        raise InvalidAnswer(f'"{key}" copies the prompt\'s placeholder, instructions or hint instead of '
-                            "describing this commit in your own words", "placeholder")
+        raise InvalidAnswer(
+            f'"{key}" copies the prompt\'s placeholder, instructions or hint instead of '
+            "describing this commit in your own words",
+            "placeholder",
+        )
     if summary_too_short(analysis.summary):
         raise InvalidAnswer('"summary" is empty or a single word', "summary_too_short")
     if not names_the_commit(analysis.summary, commit, files):
-        raise InvalidAnswer('"summary" names nothing in this commit (no file, module, symbol or '
-                            "title word)", "summary_unrelated")
+        raise InvalidAnswer(
+            '"summary" names nothing in this commit (no file, module, symbol or title word)', "summary_unrelated"
+        )
     if (why := importance_contradiction(analysis, files)) is not None:
         raise InvalidAnswer(why, "importance_contradiction")
 
@@ -439,4 +472,4 @@ def _words(text: str) -> set[str]:
 
 def _cjk_pairs(text: str) -> set[str]:
     runs = re.findall(r"[\u3400-\u9fff]{2,}", text or "")
-    return {run[i:i + 2] for run in runs for i in range(len(run) - 1)}
+    return {run[i : i + 2] for run in runs for i in range(len(run) - 1)}

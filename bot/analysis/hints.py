@@ -3,10 +3,11 @@ the changelog hunk of a release, and message texts without bot boilerplate or re
 
 Pure functions over models; analyze.py puts their results into the prompt (as untrusted data).
 """
+
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..models import Commit, FileChange
 from .offline import analyse_offline, parse_title

@@ -27,6 +27,7 @@ accept and how they fail (see the README's "LLM endpoints"). This module hides t
   neither probes a refused format nor overflows a known window again.
 - **Reasoning** (`<think>…</think>`) never reaches a streamed reader; `reasoning_content` is ignored.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -37,15 +38,17 @@ import random
 import re
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI
 
-from .. import metrics
+from .. import cost, metrics
 from ..diffs import estimate_tokens
+from ..i18n import phrase
 from ..models import BotError
 from ..store import ANALYSIS_TTL
 from .reasoning import ReasoningFilter, opened_by_template
@@ -84,23 +87,28 @@ MEMORY_TTL = ANALYSIS_TTL  # what is learnt about an endpoint is kept as long as
 # Structured-output levels, strongest first.
 JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, PLAIN = range(4)
 LEVEL_NAMES = ("json_schema", "json_object+schema", "json_object", "none")
-_NAMES_FORMAT = re.compile(r"response[_ ]?format|json[_ ]schema|json_object|structured output|guided_json|"
-                           r"'text' or 'json_object'", re.IGNORECASE)
+_NAMES_FORMAT = re.compile(
+    r"response[_ ]?format|json[_ ]schema|json_object|structured output|guided_json|"
+    r"'text' or 'json_object'",
+    re.IGNORECASE,
+)
 _CONTEXT = re.compile(r"context (?:length|window|size)|too many tokens|prompt is too long", re.IGNORECASE)
-_WINDOW = (re.compile(r"maximum context length is (\d+)", re.I),
-           re.compile(r"exceed context window of (\d+)", re.I))
-_PROMPT = (re.compile(r"messages resulted in (\d+) tokens", re.I),   # OpenAI
-           re.compile(r"\((\d+) in the messages", re.I),              # vLLM (older), llama-cpp-python
-           re.compile(r"has (\d+) input tokens", re.I),               # vLLM (newer)
-           re.compile(r"(\d+) of text input", re.I),                  # OpenRouter
-           re.compile(r"Requested tokens \((\d+)\)", re.I))           # llama-cpp-python (completion)
+_WINDOW = (re.compile(r"maximum context length is (\d+)", re.I), re.compile(r"exceed context window of (\d+)", re.I))
+_PROMPT = (
+    re.compile(r"messages resulted in (\d+) tokens", re.I),  # OpenAI
+    re.compile(r"\((\d+) in the messages", re.I),  # vLLM (older), llama-cpp-python
+    re.compile(r"has (\d+) input tokens", re.I),  # vLLM (newer)
+    re.compile(r"(\d+) of text input", re.I),  # OpenRouter
+    re.compile(r"Requested tokens \((\d+)\)", re.I),
+)  # llama-cpp-python (completion)
 
 Message = dict[str, str]
 
 
 class LLMError(BotError):
     """The LLM endpoint failed after our retries; the message is one sentence, no secrets.
-    `kind`: timeout | unreachable | http_error | context — what the digest's notice says."""
+    `kind`: timeout | unreachable | http_error | context — what the digest's notice says — or
+    budget: the month's token budget is spent (bot/cost.py), nothing was sent."""
 
     def __init__(self, message: str, kind: str = "http_error"):
         super().__init__(message)
@@ -127,8 +135,9 @@ class Completion:
 class LLM:
     """An OpenAI-compatible endpoint with one concurrency bound for every request."""
 
-    def __init__(self, settings, memory=None):
+    def __init__(self, settings, memory=None, budget=None):
         self.model: str = settings.llm_model
+        self.budget = budget  # bot.cost.Budget: the month's tokens, counted and capped (None: neither)
         self._max_prompt_tokens: int = settings.llm_max_prompt_tokens
         self._max_output_tokens: int = settings.llm_max_output_tokens
         self.context_tokens: int | None = getattr(settings, "llm_context_tokens", None)
@@ -139,8 +148,9 @@ class LLM:
         self._api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         # base_url and api_key are always passed explicitly so the SDK never reads the environment;
         # max_retries=0: the SDK would retry a timeout as often as a 429 (see the module doc).
-        self._client = AsyncOpenAI(base_url=base_url, api_key=self._api_key or KEYLESS_PLACEHOLDER,
-                                   max_retries=0, timeout=self.timeout)
+        self._client = AsyncOpenAI(
+            base_url=base_url, api_key=self._api_key or KEYLESS_PLACEHOLDER, max_retries=0, timeout=self.timeout
+        )
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
         self._floor = JSON_SCHEMA  # the strongest format this endpoint has not refused
         self._proven: set[int] = set()  # levels the endpoint has answered (not refused)
@@ -148,8 +158,11 @@ class LLM:
         self._ratios: deque[float] = deque(maxlen=RATIO_MEMORY)
         self.blank_retries = BLANK_RETRIES
         self._memory = memory  # a Store (get_json, set_json, k) or None
-        self._memory_key = memory.k("llm", "endpoint", hashlib.sha256(
-            f"{base_url}\n{self.model}".encode()).hexdigest()[:16]) if memory is not None else ""
+        self._memory_key = (
+            memory.k("llm", "endpoint", hashlib.sha256(f"{base_url}\n{self.model}".encode()).hexdigest()[:16])
+            if memory is not None
+            else ""
+        )
         self._recalled = memory is None
         self._saved: tuple | None = None  # the state last written to (or read from) memory
         self._locks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
@@ -253,8 +266,9 @@ class LLM:
         self._saved = state
         floor, window, ratio = state
         try:
-            await self._memory.set_json(self._memory_key, {"floor": floor, "window": window, "ratio": ratio},
-                                        ttl=MEMORY_TTL)
+            await self._memory.set_json(
+                self._memory_key, {"floor": floor, "window": window, "ratio": ratio}, ttl=MEMORY_TTL
+            )
         except Exception as exc:
             log.info("LLM endpoint memory unavailable (%s)", exc)
 
@@ -266,8 +280,15 @@ class LLM:
         return held[1]
 
     # --- requests ---------------------------------------------------------------------------------
-    async def complete(self, messages: Sequence[Message], *, max_tokens: int, json_mode: bool = True,
-                       schema: dict[str, Any] | None = None, schema_name: str = "answer") -> Completion:
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        json_mode: bool = True,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "answer",
+    ) -> Completion:
         """One chat completion. `schema` asks for that structure where the endpoint offers it;
         `json_mode` for a JSON object; neither, for text."""
         messages = list(messages)
@@ -275,18 +296,24 @@ class LLM:
         try:
             async with self._slots:
                 self._check_breaker()
+                await self._check_budget()  # with the slot held: a queued request sees the latest count
                 started = time.monotonic()
                 try:
                     for blank in range(self.blank_retries + 1):
-                        result = await self._complete(messages, self._fit_output(messages, max_tokens),
-                                                      json_mode, schema, schema_name)
+                        result = await self._complete(
+                            messages, self._fit_output(messages, max_tokens), json_mode, schema, schema_name
+                        )
                         if result.text.strip() or result.finish_reason == "length" or blank == self.blank_retries:
                             break
                         # DeepSeek answers blank content when its JSON mode produced nothing: it
                         # cost no output, so ask again rather than spend the corrective retry.
                         metrics.count("llm_rejections", reason="blank")
-                        log.info("The LLM endpoint at %s answered blank content; asking again (%d of %d).",
-                                 self._host, blank + 1, self.blank_retries)
+                        log.info(
+                            "The LLM endpoint at %s answered blank content; asking again (%d of %d).",
+                            self._host,
+                            blank + 1,
+                            self.blank_retries,
+                        )
                     metrics.count("llm_calls", purpose="complete", outcome="ok")
                     return result
                 except openai.OpenAIError as exc:
@@ -308,8 +335,14 @@ class LLM:
             started = time.monotonic()
             visible = ReasoningFilter(pre_opened=self._template_opens_reasoning)
             try:
-                response = await self._send(dict(model=self.model, messages=messages, stream=True,
-                                                 max_tokens=self._fit_output(messages, max_tokens)))
+                response = await self._send(
+                    dict(
+                        model=self.model,
+                        messages=messages,
+                        stream=True,
+                        max_tokens=self._fit_output(messages, max_tokens),
+                    )
+                )
                 self._succeeded()
                 async with response:
                     async for chunk in response:
@@ -332,8 +365,9 @@ class LLM:
         await self._client.close()
 
     # --- internals --------------------------------------------------------------------------------
-    async def _complete(self, messages: list[Message], max_tokens: int, json_mode: bool,
-                        schema: dict[str, Any] | None, schema_name: str) -> Completion:
+    async def _complete(
+        self, messages: list[Message], max_tokens: int, json_mode: bool, schema: dict[str, Any] | None, schema_name: str
+    ) -> Completion:
         wanted = JSON_SCHEMA if schema is not None else JSON_OBJECT if json_mode else PLAIN
         while True:
             level = max(wanted, self._floor)
@@ -352,18 +386,26 @@ class LLM:
                     self._proven.add(level)  # the server answered something else: no more probing
                     raise
                 self._floor = max(self._floor, level + 1)
-                log.info("The LLM endpoint at %s refuses response_format %s (HTTP %s); using %s from now on.",
-                         self._host, LEVEL_NAMES[level], exc.status_code, LEVEL_NAMES[self._floor])
+                log.info(
+                    "The LLM endpoint at %s refuses response_format %s (HTTP %s); using %s from now on.",
+                    self._host,
+                    LEVEL_NAMES[level],
+                    exc.status_code,
+                    LEVEL_NAMES[self._floor],
+                )
             except openai.OpenAIError:
                 self._proven.add(level)
                 raise
 
-    async def _create(self, messages: list[Message], max_tokens: int, level: int,
-                      schema: dict[str, Any] | None, schema_name: str) -> Completion:
+    async def _create(
+        self, messages: list[Message], max_tokens: int, level: int, schema: dict[str, Any] | None, schema_name: str
+    ) -> Completion:
         request: dict[str, Any] = dict(model=self.model, messages=messages, max_tokens=max_tokens)
         if level == JSON_SCHEMA and schema is not None:
-            request["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": schema_name, "schema": schema, "strict": True}}
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+            }
         elif level == JSON_OBJECT_SCHEMA and schema is not None:
             request["response_format"] = {"type": "json_object", "schema": schema}
         elif level in (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT):
@@ -373,8 +415,10 @@ class LLM:
         usage = getattr(response, "usage", None)
         prompt_tokens = (getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0
         if usage is not None:
-            metrics.count("llm_tokens", prompt_tokens, kind="prompt")
-            metrics.count("llm_tokens", getattr(usage, "completion_tokens", 0) or 0, kind="completion")
+            completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+            cost.record(prompt_tokens, completion_tokens)  # /metrics and the digest being built
+            if self.budget is not None:
+                await self.budget.spend(prompt_tokens + completion_tokens)
             self._calibrate(messages, prompt_tokens)
         if not response.choices:
             return Completion(text="", finish_reason="", prompt_tokens=prompt_tokens)
@@ -382,12 +426,14 @@ class LLM:
         # message.reasoning_content (a reasoning parser's output) is ignored: only content answers.
         if opened_by_template(choice.message.content or ""):
             self._template_opens_reasoning = True  # streams from now on may start inside a block
-        return Completion(text=choice.message.content or "", finish_reason=choice.finish_reason or "",
-                          prompt_tokens=prompt_tokens)
+        return Completion(
+            text=choice.message.content or "", finish_reason=choice.finish_reason or "", prompt_tokens=prompt_tokens
+        )
 
     async def _send(self, request: dict[str, Any]):
         """The SDK call with our retry policy (module doc)."""
         retries = timeouts = 0
+        failure: openai.APIError
         while True:
             try:
                 return await self._client.chat.completions.create(**request)
@@ -411,13 +457,22 @@ class LLM:
                 delay = min(BACKOFF_START * 2 ** (retries - 1), BACKOFF_MAX) * (1 - 0.25 * random.random())
             await asyncio.sleep(delay)
 
+    # --- the month's budget ---------------------------------------------------------------------
+    async def _check_budget(self) -> None:
+        if self.budget is not None and await self.budget.exhausted():
+            cost.note_budget()
+            metrics.count("llm_calls", purpose="skipped", outcome="budget")
+            raise LLMError(phrase("cost.budget_error", budget=f"{self.budget.limit:,}"), kind="budget")
+
     # --- the breaker ----------------------------------------------------------------------------
     def _check_breaker(self) -> None:
         if self._open_until and time.monotonic() < self._open_until and self._last_failure is not None:
             metrics.count("llm_calls", purpose="skipped", outcome="breaker")
             last = self._last_failure
-            raise LLMError(f"{_sentence_body(str(last))}; the LLM was not asked again after "
-                           f"{BREAKER_FAILURES} failures in a row", kind=last.kind)
+            raise LLMError(
+                f"{_sentence_body(str(last))}; the LLM was not asked again after {BREAKER_FAILURES} failures in a row",
+                kind=last.kind,
+            )
 
     def _succeeded(self) -> None:
         self._failures, self._open_until = 0, 0.0
@@ -429,8 +484,13 @@ class LLM:
         self._last_failure = error
         if self._failures >= BREAKER_FAILURES and not self._open_until:
             self._open_until = time.monotonic() + BREAKER_SECONDS
-            log.warning("The LLM endpoint at %s failed %d times in a row (%s); offline analysis for the "
-                        "next %g s.", self._host, self._failures, error, BREAKER_SECONDS)
+            log.warning(
+                "The LLM endpoint at %s failed %d times in a row (%s); offline analysis for the next %g s.",
+                self._host,
+                self._failures,
+                error,
+                BREAKER_SECONDS,
+            )
 
     # --- errors ---------------------------------------------------------------------------------
     def _error(self, exc: openai.OpenAIError, messages: Sequence[Message]) -> LLMError:
@@ -438,8 +498,11 @@ class LLM:
             log.info("%s", context)
             return context
         error = LLMError(self._describe(exc), kind=_kind(exc))
-        if not (isinstance(exc, openai.APIStatusError) and 400 <= exc.status_code < 500
-                and exc.status_code not in RETRIED_STATUSES):
+        if not (
+            isinstance(exc, openai.APIStatusError)
+            and 400 <= exc.status_code < 500
+            and exc.status_code not in RETRIED_STATUSES
+        ):
             self._failed(error)  # a 4xx is about the request, not the endpoint's health
         log.warning("%s", error)
         return error
@@ -488,7 +551,7 @@ class LLM:
         message = KEY_LIKE.sub("[REDACTED]", message)
         message = " ".join(message.split()).rstrip(".")
         if len(message) > SERVER_MESSAGE_CHARS:
-            message = message[:SERVER_MESSAGE_CHARS - 1] + "…"
+            message = message[: SERVER_MESSAGE_CHARS - 1] + "…"
         return message
 
 

@@ -22,8 +22,12 @@ The format (every key optional):
     paths = ["crates/app/src/preview/"]   # preview-only code
     tags = ["ty"]                          # title tags ("[ty] …") of preview-only products
 
+    [areas]                       # how the weekly roll-up groups commits (bot/rollup.py); names are free
+    resolver = ["crates/app-resolver/", "crates/app-pubgrub/"]
+
 A bad profile raises `ProfileError` with one sentence for the digest and the log.
 """
+
 from __future__ import annotations
 
 import logging
@@ -48,9 +52,12 @@ class RepoProfile:
     preview_paths: tuple[str, ...] = ()
     preview_tags: tuple[str, ...] = ()
     declared: bool = False  # False: defaults inferred, nothing was read
+    # name → path prefixes: the roll-up's areas. Not part of the fingerprint: grouping a week
+    # changes no analysis.
+    areas: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
-    def inferred(cls) -> "RepoProfile":
+    def inferred(cls) -> RepoProfile:
         return cls()
 
     # --- questions the analysers ask -------------------------------------------------------------
@@ -86,8 +93,10 @@ class RepoProfile:
         if not self.declared:
             return ""
         import hashlib
-        return hashlib.sha256(repr((sorted(self.surface.items()), self.internal, self.preview_paths,
-                                    self.preview_tags)).encode()).hexdigest()[:12]
+
+        return hashlib.sha256(
+            repr((sorted(self.surface.items()), self.internal, self.preview_paths, self.preview_tags)).encode()
+        ).hexdigest()[:12]
 
     def describe(self) -> str:
         """One line for the LLM prompt (empty without a declared profile)."""
@@ -109,8 +118,24 @@ def _matches(path: str, pattern: str) -> bool:
     return path == pattern or path.startswith(pattern + "/")
 
 
-_PRIVATE_DIRS = {"internal", "_internal", "private", "impl", "detail", "details", "tests", "test",
-                 "testing", "scripts", "tools", "benches", "benchmarks", "examples", "docs", "fuzz"}
+_PRIVATE_DIRS = {
+    "internal",
+    "_internal",
+    "private",
+    "impl",
+    "detail",
+    "details",
+    "tests",
+    "test",
+    "testing",
+    "scripts",
+    "tools",
+    "benches",
+    "benchmarks",
+    "examples",
+    "docs",
+    "fuzz",
+}
 
 
 def _conventionally_public(path: str) -> bool:
@@ -140,10 +165,19 @@ def parse_profile(text: str, source: str = PROFILE_PATH) -> RepoProfile:
 
 
 def profile_from_dict(data: dict, source: str = PROFILE_PATH) -> RepoProfile:
-    unknown = sorted(set(data) - set(_SECTIONS))
+    unknown = sorted(set(data) - set(_SECTIONS) - {"areas"})
     if unknown:
-        raise ProfileError(f"{source} has an unknown section [{unknown[0]}] (known: "
-                           f"{', '.join(_SECTIONS)}); the default profile is used.")
+        raise ProfileError(
+            f"{source} has an unknown section [{unknown[0]}] (known: "
+            f"{', '.join(_SECTIONS)}, areas); the default profile is used."
+        )
+    areas = data.get("areas", {})
+    if not isinstance(areas, dict) or not all(
+        isinstance(v, list) and v and all(isinstance(p, str) and p.strip() for p in v) for v in areas.values()
+    ):
+        raise ProfileError(
+            f"{source}: [areas] must map each area's name to a list of paths; the default profile is used."
+        )
     values: dict[str, dict[str, tuple[str, ...]]] = {}
     for section, keys in _SECTIONS.items():
         table = data.get(section, {})
@@ -151,15 +185,16 @@ def profile_from_dict(data: dict, source: str = PROFILE_PATH) -> RepoProfile:
             raise ProfileError(f"{source}: [{section}] must be a table; the default profile is used.")
         bad = sorted(set(table) - set(keys))
         if bad:
-            raise ProfileError(f"{source}: [{section}] has an unknown key '{bad[0]}' (known: "
-                               f"{', '.join(keys)}); the default profile is used.")
+            raise ProfileError(
+                f"{source}: [{section}] has an unknown key '{bad[0]}' (known: "
+                f"{', '.join(keys)}); the default profile is used."
+            )
         values[section] = {}
         for key, value in table.items():
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise ProfileError(f"{source}: {section}.{key} must be a list of paths; "
-                                   "the default profile is used.")
+                raise ProfileError(f"{source}: {section}.{key} must be a list of paths; the default profile is used.")
             values[section][key] = tuple(v.strip() for v in value)
     return RepoProfile(
         surface={k: v for k, v in values["surface"].items() if v},
@@ -167,6 +202,7 @@ def profile_from_dict(data: dict, source: str = PROFILE_PATH) -> RepoProfile:
         preview_paths=values["preview"].get("paths", ()),
         preview_tags=tuple(t.strip("[]") for t in values["preview"].get("tags", ())),
         declared=True,
+        areas={name: tuple(p.strip() for p in paths) for name, paths in areas.items()},
     )
 
 

@@ -2,10 +2,11 @@
 often with braces and draft JSON inside. Neither the parser nor a reader may see it: removed from
 whole answers (`strip_reasoning`) and from streams, even when a tag is split across pieces
 (`ReasoningFilter`)."""
+
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 REASONING_TAGS = ("think", "thinking", "reasoning", "reflection")
 _REASONING_BLOCK = re.compile(r"<(%s)>.*?</\1\s*>" % "|".join(REASONING_TAGS), re.S | re.I)
@@ -18,12 +19,12 @@ def strip_reasoning(text: str) -> str:
     chat template (everything before it); an opening tag never closed (everything after it)."""
     text = _REASONING_BLOCK.sub("", text)
     closing = None
-    for closing in _REASONING_CLOSE.finditer(text):
+    for closing in _REASONING_CLOSE.finditer(text):  # noqa: B007 — the last one is wanted, after the loop
         pass
     if closing is not None:
-        text = text[closing.end():]
+        text = text[closing.end() :]
     opening = _REASONING_OPEN.search(text)
-    return text[:opening.start()] if opening else text
+    return text[: opening.start()] if opening else text
 
 
 def opened_by_template(text: str) -> bool:
@@ -60,7 +61,7 @@ class ReasoningFilter:
                 return ""
             self._undecided = False
             if close >= 0 and (opening < 0 or close < opening):
-                self._pending = self._pending[low.index(">", close) + 1:]
+                self._pending = self._pending[low.index(">", close) + 1 :]
         out = []
         while self._pending:
             low = self._pending.lower()
@@ -71,14 +72,14 @@ class ReasoningFilter:
                     keep = cut >= 0 and _could_start(low[cut:], (self._inside,))
                     self._pending = self._pending[cut:] if keep else ""
                     break
-                self._pending = self._pending[end + len(self._inside):]
+                self._pending = self._pending[end + len(self._inside) :]
                 self._inside = None
                 continue
             starts = [(low.find(tag), tag) for tag in self._OPEN if low.find(tag) >= 0]
             if starts:
                 start, tag = min(starts)
                 out.append(self._pending[:start])
-                self._pending = self._pending[start + len(tag):]
+                self._pending = self._pending[start + len(tag) :]
                 self._inside = "</" + tag[1:]
                 continue
             cut = low.rfind("<")

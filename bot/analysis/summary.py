@@ -8,11 +8,13 @@ one corrective retry, a context-length error answered by a smaller list. Without
 bullets are built from the analyses by rule; when the LLM was asked and failed, the rule-based
 bullets are marked as a fallback, with a notice in the digest and a line on the CLI's stderr.
 """
+
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..diffs import estimate_tokens
 from ..i18n import text
@@ -44,11 +46,15 @@ RISKS_IN_BULLET = 3
 FALLBACK_REASONS = ("timeout", "unreachable", "http_error", "context", "rejected")
 
 RETRY_FEEDBACK = {
-    "en": ('Your previous answer {problem}. Answer again with ONE JSON object {{"bullets": [...]}} whose '
-           "bullets are 3 to 5 plain strings (one sentence each, about the commits listed), and nothing "
-           "but the JSON."),
-    "zh": ('你上一次的回答{problem}。请重新只输出一个 JSON 对象 {{"bullets": [...]}}，其中 bullets 是 3 到 5 个'
-           "纯字符串（每条一句话，内容来自上面列出的提交），不要输出 JSON 以外的任何内容。"),
+    "en": (
+        'Your previous answer {problem}. Answer again with ONE JSON object {{"bullets": [...]}} whose '
+        "bullets are 3 to 5 plain strings (one sentence each, about the commits listed), and nothing "
+        "but the JSON."
+    ),
+    "zh": (
+        '你上一次的回答{problem}。请重新只输出一个 JSON 对象 {{"bullets": [...]}}，其中 bullets 是 3 到 5 个'
+        "纯字符串（每条一句话，内容来自上面列出的提交），不要输出 JSON 以外的任何内容。"
+    ),
 }
 PROBLEM_CUT_OFF = {"en": "was cut off at the output limit", "zh": "超出输出长度被截断"}
 PROBLEM_INVALID = {"en": "was not valid: {reason}", "zh": "未通过校验：{reason}"}
@@ -56,12 +62,17 @@ PROBLEM_INVALID = {"en": "was not valid: {reason}", "zh": "未通过校验：{re
 
 def headline_schema() -> dict[str, Any]:
     """The answer's JSON schema (strict-mode shaped, like the analysis schema)."""
-    return {"type": "object", "properties": {"bullets": {"type": "array", "items": {"type": "string"}}},
-            "required": ["bullets"], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {"bullets": {"type": "array", "items": {"type": "string"}}},
+        "required": ["bullets"],
+        "additionalProperties": False,
+    }
 
 
-async def headline(llm: LLM | None, prompts: Prompts, entries: Sequence[DigestEntry],
-                   lang: str) -> tuple[list[str], str, str]:
+async def headline(
+    llm: LLM | None, prompts: Prompts, entries: Sequence[DigestEntry], lang: str
+) -> tuple[list[str], str, str]:
     """(bullets, origin, fallback reason): origin is "llm", "offline" (no LLM configured) or
     "fallback" (the LLM failed; the reason is one of FALLBACK_REASONS). An empty day has no bullets."""
     if not entries:
@@ -78,6 +89,8 @@ async def headline(llm: LLM | None, prompts: Prompts, entries: Sequence[DigestEn
                 # The endpoint said how big its window is (the estimate is corrected): list fewer commits.
                 log.info("day headline: %s Asking again with fewer commits.", exc)
     except LLMError as exc:
+        if exc.kind == "budget":  # the month's tokens are spent: the digest says so once (bot/cost.py)
+            return offline_headline(entries, lang), "offline", ""
         reason, why = exc.kind if exc.kind in FALLBACK_REASONS else "http_error", str(exc)
     except InvalidAnswer as exc:
         reason, why = "rejected", str(exc)
@@ -101,8 +114,12 @@ async def _ask(llm: LLM, prompts: Prompts, entries: Sequence[DigestEntry], lang:
     prompt = headline_prompt(prompts, entries, lang, llm.prompt_budget(HEADLINE_OUTPUT_TOKENS))
     messages = prompt.messages()
     for attempt in range(2):
-        completion = await llm.complete(messages, max_tokens=min(llm.max_output_tokens, HEADLINE_MAX_TOKENS),
-                                        schema=headline_schema(), schema_name=SCHEMA_NAME)
+        completion = await llm.complete(
+            messages,
+            max_tokens=min(llm.max_output_tokens, HEADLINE_MAX_TOKENS),
+            schema=headline_schema(),
+            schema_name=SCHEMA_NAME,
+        )
         try:
             if completion.finish_reason == "length":
                 raise InvalidAnswer("the answer was cut off at the output limit", "cut_off")
@@ -112,8 +129,11 @@ async def _ask(llm: LLM, prompts: Prompts, entries: Sequence[DigestEntry], lang:
         except InvalidAnswer as exc:
             if attempt or exc.code == "empty":
                 raise
-            problem = (PROBLEM_CUT_OFF[_lang(lang)] if exc.code == "cut_off"
-                       else PROBLEM_INVALID[_lang(lang)].format(reason=exc))
+            problem = (
+                PROBLEM_CUT_OFF[_lang(lang)]
+                if exc.code == "cut_off"
+                else PROBLEM_INVALID[_lang(lang)].format(reason=exc)
+            )
             log.info("day headline: answer rejected (%s); retrying once", exc)
             messages = messages + [{"role": "user", "content": RETRY_FEEDBACK[_lang(lang)].format(problem=problem)}]
     raise AssertionError("unreachable")
@@ -124,6 +144,7 @@ def _lang(lang: str) -> str:
 
 
 # --- LLM ---------------------------------------------------------------------------------------
+
 
 def by_importance(entries: Sequence[DigestEntry]) -> list[DigestEntry]:
     """High first; unanalysed entries last; the digest's order (newest first) within a level."""
@@ -153,8 +174,7 @@ def headline_prompt(prompts: Prompts, entries: Sequence[DigestEntry], lang: str,
     repo = defang(entries[0].commit.repo)
 
     def render(lines: list[str]):
-        return prompts.render(JOB, lang, repo=repo, count=len(entries), listed=len(lines),
-                              commits="\n".join(lines))
+        return prompts.render(JOB, lang, repo=repo, count=len(entries), listed=len(lines), commits="\n".join(lines))
 
     empty = render([])
     room = max_tokens - estimate_tokens(empty.system) - estimate_tokens(empty.user) - PROMPT_MARGIN_TOKENS
@@ -181,12 +201,14 @@ def parse_bullets(answer: str, prompt: RenderedPrompt | None = None) -> list[str
     if not bullets:
         raise InvalidAnswer('"bullets" is empty')
     if prompt is not None and any(copies_prompt(b, prompt.system) for b in bullets):
-        raise InvalidAnswer("a bullet copies the prompt's placeholder or instructions instead of "
-                            "summarising the commits", "placeholder")
+        raise InvalidAnswer(
+            "a bullet copies the prompt's placeholder or instructions instead of summarising the commits", "placeholder"
+        )
     return bullets[:MAX_BULLETS]
 
 
 # --- offline -----------------------------------------------------------------------------------
+
 
 def offline_headline(entries: Sequence[DigestEntry], lang: str) -> list[str]:
     """High items (title: reason), topped up with medium ones to three, then the main risks."""
@@ -197,13 +219,12 @@ def offline_headline(entries: Sequence[DigestEntry], lang: str) -> list[str]:
     medium = [e for e in entries if e.analysis and e.analysis.importance is Importance.MEDIUM]
     bullets: list[str] = []
     if len(high) > ITEM_BULLETS:
-        shown = high[:ITEM_BULLETS - 1]
+        shown = high[: ITEM_BULLETS - 1]
         more = len(high) - len(shown)
         bullets = [_item(e, zh) for e in shown]
-        bullets.append(f"另有 {more} 项高重要性变更，见下文。" if zh
-                       else f"{more} more high-importance changes below.")
+        bullets.append(f"另有 {more} 项高重要性变更，见下文。" if zh else f"{more} more high-importance changes below.")
     else:
-        items = high + medium[:max(0, MIN_ITEMS - len(high))]
+        items = high + medium[: max(0, MIN_ITEMS - len(high))]
         bullets = [_item(e, zh) for e in items]
     if not bullets and any(e.analysis for e in entries):
         bullets.append(_quiet_day(entries, zh))
@@ -212,21 +233,24 @@ def offline_headline(entries: Sequence[DigestEntry], lang: str) -> list[str]:
         bullets.append(risks)
     unanalysed = sum(1 for e in entries if e.analysis is None)
     if unanalysed and len(bullets) < MAX_BULLETS:
-        bullets.append(f"{unanalysed} 个提交未能分析，见下文。" if zh
-                       else f"{unanalysed} commit(s) could not be analysed; see below.")
+        bullets.append(
+            f"{unanalysed} 个提交未能分析，见下文。"
+            if zh
+            else f"{unanalysed} commit(s) could not be analysed; see below."
+        )
     return bullets[:MAX_BULLETS]
 
 
 def _item(entry: DigestEntry, zh: bool) -> str:
     title = clip(entry.commit.title, TITLE_CHARS).rstrip("。.")
-    reason = clip(entry.analysis.importance_reason, REASON_CHARS)
+    reason = clip(entry.analysis.importance_reason if entry.analysis else "", REASON_CHARS)
     return f"{title}：{reason}" if zh else f"{title}: {reason}"
 
 
 def _quiet_day(entries: Sequence[DigestEntry], zh: bool) -> str:
     """A day without high or medium changes, in one bullet: how many, and of what kind."""
-    analysed = [e for e in entries if e.analysis]
-    kinds = Counter(e.analysis.change_type for e in analysed)
+    analysed = [e.analysis for e in entries if e.analysis]
+    kinds = Counter(a.change_type for a in analysed)
     labels = [t.label("zh" if zh else "en") for t, _ in kinds.most_common(3)]
     if zh:
         return f"{len(analysed)} 个提交，均为低重要性" + (f"：{'、'.join(labels)}。" if labels else "。")
@@ -236,8 +260,8 @@ def _quiet_day(entries: Sequence[DigestEntry], zh: bool) -> str:
 def _risks_bullet(entries: Sequence[DigestEntry], zh: bool) -> str:
     seen: set[str] = set()
     risks: list[str] = []
-    for entry in entries:
-        for risk in entry.analysis.risks:
+    for analysis in (e.analysis for e in entries if e.analysis):  # high and medium: all analysed
+        for risk in analysis.risks:
             item = clip(risk, RISK_CHARS).rstrip("。.;；")
             # "None" is no risk (answers validated before that rule, still in the cache, may say it)
             if item and not is_none_like(item) and item.lower() not in seen:

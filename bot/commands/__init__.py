@@ -1,17 +1,24 @@
 """The chat commands, shared by Slack's `/digest`, Feishu's @-commands and the console: one module
 per command (its grammar, handler and text keys), listed once in COMMANDS.
 
-  digest [DATE|A..B|today|yesterday|昨天|上周 …] [REPO …]
-  subscribe REPO [at HH:MM] [tz ZONE] [lang zh|en] [min high|medium|low] [branch B] [empty post|skip]
-  unsubscribe REPO
+  digest [DATE|A..B|today|yesterday|昨天|上周 …] [REPO …] [paths GLOB…] [exclude GLOB…] [bots show|collapse]
+  week [DATE] [REPO …] [paths GLOB…] [exclude GLOB…] [bots show|collapse]
+  subscribe REPO [weekly DAY] [at HH:MM] [tz ZONE] [lang zh|en] [min high|medium|low] [branch B]
+            [empty post|skip] [paths GLOB…|none] [exclude GLOB…|none] [bots show|collapse]
+  unsubscribe REPO [daily|weekly]
   list
   ask <SHA|#PR> QUESTION
+  ask QUESTION                  (about a period: this week, 上周, since Monday, A..B; in owner/repo)
   config [lang zh|en] [tz ZONE] [questions mention|all] [file on|off]
+  watch REPO GLOB [at HH:MM] [tz ZONE]      (in a direct message)
+  unwatch REPO [GLOB]
+  watches
   help
 
 Adding a command: a module exporting `COMMAND = Command(name, aliases, parse, run)`, its line in
 COMMANDS, and `usage.<name>` in both catalogues (bot/i18n/*.toml).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,17 +26,38 @@ from typing import Any
 
 from ..i18n import phrase, text
 from ..window import is_date_token
-from . import ask, config, digest, help, listing, subscribe, unsubscribe
+from . import ask, config, digest, help, listing, subscribe, unsubscribe, unwatch, watch, watches, week
 from .base import Command, Request
 from .grammar import CommandError
 
-COMMANDS: tuple[Command, ...] = (digest.COMMAND, subscribe.COMMAND, unsubscribe.COMMAND, listing.COMMAND,
-                                 ask.COMMAND, config.COMMAND, help.COMMAND)
+COMMANDS: tuple[Command, ...] = (
+    digest.COMMAND,
+    week.COMMAND,
+    subscribe.COMMAND,
+    unsubscribe.COMMAND,
+    listing.COMMAND,
+    ask.COMMAND,
+    config.COMMAND,
+    watch.COMMAND,
+    unwatch.COMMAND,
+    watches.COMMAND,
+    help.COMMAND,
+)
 BY_WORD: dict[str, Command] = {word: c for c in COMMANDS for word in (c.name, *c.aliases)}
 COMMAND_WORDS = frozenset(BY_WORD)
 
-__all__ = ["COMMANDS", "COMMAND_WORDS", "Command", "CommandError", "Parsed", "Request", "help_text",
-           "looks_like_command", "parse_command", "usage"]
+__all__ = [
+    "COMMANDS",
+    "COMMAND_WORDS",
+    "Command",
+    "CommandError",
+    "Parsed",
+    "Request",
+    "help_text",
+    "looks_like_command",
+    "parse_command",
+    "usage",
+]
 
 
 @dataclass(frozen=True)
@@ -46,8 +74,9 @@ def parse_command(text_: str) -> Parsed:
     head = words[0].lower()
     command = BY_WORD.get(head)
     if command is None:
-        # `/digest 2026-01-28 owner/repo`, `/digest 昨天`: the verb is optional for digests.
-        if is_date_token(head) or "/" in head:
+        # `/digest 2026-01-28 owner/repo`, `/digest 昨天`: the verb is optional for digests — when
+        # every word is a date or a repository (`@bot 上周 FP8 在 ROCm 上有什么改动？` is a question).
+        if (is_date_token(head) or "/" in head) and all(is_date_token(w) or "/" in w for w in words):
             return Parsed(digest.COMMAND, digest.parse(words))
         raise CommandError(phrase("errors.unknown_command", word=words[0]), None)
     return Parsed(command, command.parse(words[1:]))

@@ -6,10 +6,12 @@ arguments, or a CommandError), its handler (`run`), and its usage line `usage.<n
 message catalogue. The table in bot/commands/__init__.py lists them; nothing else needs an edit
 to add one.
 """
+
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..i18n import text
 from ..platform import ChatPlatform, Content, Conversation, Notice
@@ -23,10 +25,11 @@ if TYPE_CHECKING:  # the router imports the commands; handlers only call it
 class Request:
     """One command being run: who asked where, the channel's settings, and the router (for the
     policy and the services every command shares)."""
-    chat: "ChatService"
+
+    chat: ChatService
     conv: Conversation
     platform: ChatPlatform
-    cfg: "ChannelConfig"
+    cfg: ChannelConfig
     prefix: str  # how commands are typed here: "/digest" on Slack and the console, "@bot" on Feishu
 
     @property

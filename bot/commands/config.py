@@ -1,5 +1,6 @@
 """`config [lang zh|en] [tz ZONE] [questions mention|all] [file on|off]` — this conversation's
 settings (admins only when admins are configured); without options, shows them."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +20,11 @@ class ConfigArgs:
 
 
 def parse(args: list[str]) -> ConfigArgs:
-    opts = options(args, {"lang": "zh|en", "tz": phrase("errors.expect_zone"), "questions": "mention|all",
-                          "file": "on|off"}, "config")
+    opts = options(
+        args,
+        {"lang": "zh|en", "tz": phrase("errors.expect_zone"), "questions": "mention|all", "file": "on|off"},
+        "config",
+    )
     return ConfigArgs(
         lang=choice(opts["lang"], ("zh", "en"), "lang", "config") if "lang" in opts else None,
         tz=timezone(opts["tz"], "config") if "tz" in opts else None,
@@ -32,16 +36,22 @@ def parse(args: list[str]) -> ConfigArgs:
 def settings_line(cfg) -> str:
     """The conversation's settings in one line, in its language."""
     lang = cfg.lang
-    return text(lang, "notices.settings", lang=cfg.lang, tz=cfg.tz,
-                questions=text(lang, f"notices.questions_{cfg.questions}"),
-                file=text(lang, "notices.on" if cfg.file else "notices.off"))
+    return text(
+        lang,
+        "notices.settings",
+        lang=cfg.lang,
+        tz=cfg.tz,
+        questions=text(lang, f"notices.questions_{cfg.questions}"),
+        file=text(lang, "notices.on" if cfg.file else "notices.off"),
+    )
 
 
 async def run(req: Request, args: ConfigArgs) -> None:
     conv = req.conv
     req.chat.require_admin(conv)
-    updated = await req.chat.subs.set_config(conv.platform, conv.channel, lang=args.lang, tz=args.tz,
-                                             questions=args.questions, file=args.file)
+    updated = await req.chat.subs.set_config(
+        conv.platform, conv.channel, lang=args.lang, tz=args.tz, questions=args.questions, file=args.file
+    )
     body = settings_line(updated)
     if not conv.is_dm:  # the platform may say why a setting cannot work yet (a scope not granted)
         caveat = await req.platform.config_caveat(conv.channel, updated, updated.lang)

@@ -1,29 +1,36 @@
-"""`digest [DATE|A..B|today|yesterday|昨天…] [owner/repo …]` — a digest on demand, posted in the
-conversation like a scheduled one (a "building…" line first, replaced by the digest). Without a
-repository: the channel's subscriptions, else the default repository. The verb is optional:
+"""`digest [DATE|A..B|today|yesterday|昨天…] [owner/repo …] [paths GLOB…] [exclude GLOB…]
+[bots show|collapse]` — a digest on demand, posted in the conversation like a scheduled one (a
+"building…" line first, replaced by the digest). Without a repository: the channel's
+subscriptions (with their filters), else the default repository. The verb is optional:
 `/digest 2026-01-28 owner/repo` and `/digest 昨天` are digests too.
 """
+
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..current_job import CURRENT_JOB
 from ..delivery.job import DeliverySpec
 from ..i18n import phrase
-from ..models import to_dict
+from ..models import Subscription, Window, to_dict
 from ..window import is_date_token, parse_window
 from .base import Command, Request
+from .filters import FilterArgs, split_filters
 from .grammar import CommandError, repo_word
+from .limits import check_request_size
 
 
 @dataclass(frozen=True)
 class DigestArgs:
     when: str | None  # None: yesterday
     repos: tuple[str, ...]
+    filters: FilterArgs = FilterArgs()
 
 
 def parse(args: list[str]) -> DigestArgs:
+    args, filters = split_filters(args, "digest")
     when = None
     repos: list[str] = []
     for word in args:
@@ -33,23 +40,64 @@ def parse(args: list[str]) -> DigestArgs:
             when = word
         else:
             repos.append(repo_word(word, "digest"))
-    return DigestArgs(when, tuple(dict.fromkeys(repos)))
+    return DigestArgs(when, tuple(dict.fromkeys(repos)), filters)
 
 
 async def run(req: Request, args: DigestArgs) -> None:
+    chat = req.chat
+    await deliver(
+        req,
+        args.repos,
+        args.filters,
+        week=False,
+        window=lambda tz: parse_window(args.when or "yesterday", tz, chat.clock(), chat.settings.max_range_days),
+    )
+
+
+async def deliver(
+    req: Request, repos: tuple[str, ...], filters: FilterArgs, *, week: bool, window: Callable[[str], Window]
+) -> None:
+    """Deliver the digest (or the weekly roll-up) of each repository into this conversation: the
+    named ones, else the channel's subscriptions — one per repository, the weekly one's settings
+    for a roll-up and the daily one's for a digest — else the default repository. Options typed
+    here win over the subscription's."""
     chat, conv, cfg = req.chat, req.conv, req.cfg
-    targets = await chat.channel_repos(conv, args.repos)
+    targets = _one_per_repo(await chat.channel_repos(conv, repos), week)
+    # REQUEST_MAX_COMMITS, counted before anything is analysed or posted
+    await check_request_size(req, targets, window, filters, named=bool(repos))
     request = CURRENT_JOB.get() or uuid.uuid4().hex
     for repo, sub in targets:
         tz = sub.tz if sub else cfg.tz
-        window = parse_window(args.when or "yesterday", tz, chat.clock(), chat.settings.max_range_days)
+        span = window(tz)
         source = chat.services.source(repo)
         branch = (sub.branch if sub else None) or await source.default_branch()  # validates the repo first
-        spec = DeliverySpec(platform=conv.platform, channel=conv.channel, repo=repo, window=to_dict(window),
-                            lang=sub.lang if sub else cfg.lang, key=chat.store.k("ondemand", request, repo.lower()),
-                            branch=branch, min_importance=sub.min_importance.value if sub else "low",
-                            attach=cfg.file, progress=True)
+        spec = DeliverySpec(
+            platform=conv.platform,
+            channel=conv.channel,
+            repo=repo,
+            window=to_dict(span),
+            lang=sub.lang if sub else cfg.lang,
+            key=chat.store.k("ondemand", request, repo.lower()),
+            branch=branch,
+            min_importance=sub.min_importance.value if sub else "low",
+            attach=cfg.file,
+            progress=True,
+            paths=filters.paths if filters.paths is not None else (sub.paths if sub else ()),
+            exclude=filters.exclude if filters.exclude is not None else (sub.exclude if sub else ()),
+            bots=filters.bots or (sub.bots if sub else "collapse"),
+            week=week,
+            fork=sub.fork if sub else None,
+        )
         await chat.deliveries.run(spec)
+
+
+def _one_per_repo(targets: list[tuple[str, Subscription | None]], week: bool) -> list[tuple[str, Subscription | None]]:
+    chosen: dict[str, tuple[str, Subscription | None]] = {}
+    for repo, sub in targets:
+        held = chosen.get(repo.lower())
+        if held is None or (held[1] is not None and sub is not None and held[1].weekly != week and sub.weekly == week):
+            chosen[repo.lower()] = (repo, sub)
+    return list(chosen.values())
 
 
 COMMAND = Command("digest", ("日报", "摘要"), parse, run)

@@ -4,6 +4,7 @@
 Errors carry a Phrase (bot.i18n), not a sentence: the parser does not know the channel's
 language; the router says the error in it, with the command's usage line.
 """
+
 from __future__ import annotations
 
 import re
@@ -64,4 +65,3 @@ def timezone(value: str, command: str) -> str:
     except ValueError:
         raise CommandError(phrase("errors.bad_tz", value=value), command) from None
     return value
-

@@ -1,4 +1,5 @@
 """`help` — what the bot does and every command's usage, to the asker only."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """`list` — this conversation's subscriptions and settings, to the asker only."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +8,7 @@ from ..i18n import phrase
 from .base import Command, Request
 from .config import settings_line
 from .grammar import CommandError
-from .subscribe import describe
+from .subscribe import describe, line_key
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ def parse(args: list[str]) -> ListArgs:
 async def run(req: Request, args: ListArgs) -> None:
     subs = await req.chat.subs.for_channel(req.conv.platform, req.conv.channel)
     lines = [req.say("notices.list_head")] if subs else [req.say("notices.list_none", prefix=req.prefix)]
-    lines += [req.say("notices.list_item", **describe(s, req.lang)) for s in subs]
+    lines += [req.say(line_key(s, "list_item"), **describe(s, req.lang)) for s in subs]
     await req.private(req.notice("\n".join(lines + [settings_line(req.cfg)])))
 
 

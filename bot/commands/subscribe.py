@@ -1,21 +1,44 @@
-"""`subscribe owner/repo [at 09:30] [tz ZONE] [lang zh|en] [min high|medium|low] [branch B]
-[empty post|skip]` — a daily push of the previous day's digest into this conversation (admins
-only when admins are configured). Subscribing again updates the options named.
+"""`subscribe owner/repo [weekly mon] [at 09:30] [tz ZONE] [lang zh|en] [min high|medium|low]
+[branch B] [empty post|skip] [paths GLOB…|none] [exclude GLOB…|none] [bots show|collapse]` — a
+daily push of the previous day's digest into this conversation, or with `weekly DAY [HH:MM]` the
+roll-up of the previous ISO week on that day (admins only when admins are configured). A channel
+may hold both for one repository. Subscribing again updates the options named (`paths none`
+clears a filter). `paths` routes a monorepo: one channel subscribes `frontend/**`, another `backend/**`.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
 
+from ..downstream import ForkError, ForkNotFound, check_fork, parse_fork
 from ..i18n import phrase, text
 from ..models import Importance, Subscription
 from ..platform import Notice
+from ..schedule import WEEKDAYS
 from ..window import parse_window
 from .base import Command, Request
+from .filters import split_filters
 from .grammar import CommandError, choice, options, repo_word, timezone
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _BRANCH = re.compile(r"^(?!-)[A-Za-z0-9._/\-]{1,200}$")
+OPTION_WORDS = ("at", "tz", "lang", "min", "branch", "empty", "fork")
+CADENCE_WORDS = {"weekly": True, "每周": True, "daily": False, "每天": False}
+_DAY_WORDS = {
+    **{d: d for d in WEEKDAYS},
+    **{
+        name: WEEKDAYS[i]
+        for i, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+    },
+    **{
+        f"{p}{c}": WEEKDAYS[i]
+        for p in ("周", "星期", "週", "礼拜")
+        for i, c in enumerate(("一", "二", "三", "四", "五", "六", "日"))
+    },
+    "周天": "sun",
+    "星期天": "sun",
+}
 
 
 @dataclass(frozen=True)
@@ -27,39 +50,137 @@ class SubscribeArgs:
     min_importance: str | None = None
     branch: str | None = None
     post_empty: bool | None = None
+    weekly: bool = False  # the weekly roll-up subscription (else the daily one)
+    weekday: str | None = None  # mon … sun, when given
+    paths: tuple[str, ...] | None = None  # None: unchanged; (): cleared
+    exclude: tuple[str, ...] | None = None
+    bots: str | None = None
+    fork: str | None = None  # "" removes it
+
+
+def _time(value: str) -> str:
+    m = _HHMM.match(value)
+    if not m:
+        raise CommandError(phrase("errors.bad_time", value=value), "subscribe")
+    return f"{int(m.group(1)):02d}:{m.group(2)}"
+
+
+def _cadence(words: list[str]) -> tuple[list[str], bool | None, str | None, str | None]:
+    """(the other words, weekly?, weekday, time) from `weekly [DAY] [HH:MM]` or `daily`."""
+    rest: list[str] = []
+    weekly = weekday = at = None
+    i = 0
+    while i < len(words):
+        word = words[i].lower()
+        if word not in CADENCE_WORDS or (i and words[i - 1].lower() in OPTION_WORDS):
+            rest.append(words[i])
+            i += 1
+            continue
+        if weekly is not None:
+            raise CommandError(phrase("week.cadence_twice"), "subscribe")
+        weekly = CADENCE_WORDS[word]
+        i += 1
+        if (
+            weekly
+            and i < len(words)
+            and words[i].lower() not in (*OPTION_WORDS, *CADENCE_WORDS)
+            and not _HHMM.match(words[i])
+        ):
+            day = _DAY_WORDS.get(words[i].lower())
+            if day is None:
+                raise CommandError(phrase("week.bad_weekday", value=words[i]), "subscribe")
+            weekday = day
+            i += 1
+        if weekly and i < len(words) and _HHMM.match(words[i]):
+            at = _time(words[i])
+            i += 1
+    return rest, weekly, weekday, at
 
 
 def parse(args: list[str]) -> SubscribeArgs:
     if not args:
         raise CommandError(phrase("errors.subscribe_no_repo"), "subscribe")
     repo = repo_word(args[0], "subscribe")
-    opts = options(args[1:], {"at": "HH:MM", "tz": phrase("errors.expect_zone"), "lang": "zh|en",
-                              "min": "high|medium|low", "branch": phrase("errors.expect_branch"),
-                              "empty": "post|skip"}, "subscribe")
-    at = opts.get("at")
-    if at is not None:
-        m = _HHMM.match(at)
-        if not m:
-            raise CommandError(phrase("errors.bad_time", value=at), "subscribe")
-        at = f"{int(m.group(1)):02d}:{m.group(2)}"
+    rest, filters = split_filters(args[1:], "subscribe", stop_words=(*OPTION_WORDS, *CADENCE_WORDS), allow_none=True)
+    rest, weekly, weekday, weekly_at = _cadence(rest)
+    opts = options(
+        rest,
+        {
+            "at": "HH:MM",
+            "tz": phrase("errors.expect_zone"),
+            "lang": "zh|en",
+            "min": "high|medium|low",
+            "branch": phrase("errors.expect_branch"),
+            "empty": "post|skip",
+            "fork": "org/our-fork@branch|off",
+        },
+        "subscribe",
+    )
+    if weekly_at and "at" in opts:
+        raise CommandError(phrase("errors.option_twice", option="at"), "subscribe")
+    at = _time(opts["at"]) if "at" in opts else weekly_at
     branch = opts.get("branch")
     if branch is not None and not _BRANCH.match(branch):
         raise CommandError(phrase("errors.bad_branch", value=branch), "subscribe")
     return SubscribeArgs(
-        repo=repo, at=at,
+        repo=repo,
+        at=at,
         tz=timezone(opts["tz"], "subscribe") if "tz" in opts else None,
         lang=choice(opts["lang"], ("zh", "en"), "lang", "subscribe") if "lang" in opts else None,
         min_importance=choice(opts["min"], ("high", "medium", "low"), "min", "subscribe") if "min" in opts else None,
         branch=branch,
-        post_empty=(choice(opts["empty"], ("post", "skip"), "empty", "subscribe") == "post") if "empty" in opts else None,
+        post_empty=(choice(opts["empty"], ("post", "skip"), "empty", "subscribe") == "post")
+        if "empty" in opts
+        else None,
+        weekly=bool(weekly),
+        weekday=weekday,
+        paths=filters.paths,
+        exclude=filters.exclude,
+        bots=filters.bots,
+        fork=fork_word(opts["fork"]) if "fork" in opts else None,
     )
+
+
+def fork_word(value: str) -> str:
+    """`org/our-fork@branch` as named (checked for form here, for existence when run), or ""
+    for `off`/`none` (the subscription drops its fork)."""
+    if value.lower() in ("off", "none", "-"):
+        return ""
+    try:
+        parse_fork(value, "en")
+    except (ForkError, ForkNotFound) as exc:
+        raise CommandError(exc.args[0], "subscribe") from None
+    return value
 
 
 def describe(sub: Subscription, lang: str) -> dict:
     """The fields of a subscription's line (the confirmation here, the listing of `list`)."""
-    return dict(repo=sub.repo, at=sub.at, tz=sub.tz, lang=sub.lang, min=sub.min_importance.value,
-                branch=text(lang, "notices.sub_branch", branch=sub.branch) if sub.branch else "",
-                empty="" if sub.post_empty else text(lang, "notices.sub_skip_empty"))
+    filters = "".join(
+        [
+            text(lang, "noise.sub_paths", globs=" ".join(sub.paths)) if sub.paths else "",
+            text(lang, "noise.sub_exclude", globs=" ".join(sub.exclude)) if sub.exclude else "",
+            text(lang, "noise.sub_bots_shown") if sub.bots == "show" else "",
+            text(lang, "downstream.sub_fork", fork=sub.fork) if sub.fork else "",
+        ]
+    )
+    fields = dict(
+        repo=sub.repo,
+        at=sub.at,
+        tz=sub.tz,
+        lang=sub.lang,
+        min=sub.min_importance.value,
+        branch=text(lang, "notices.sub_branch", branch=sub.branch) if sub.branch else "",
+        empty="" if sub.post_empty else text(lang, "notices.sub_skip_empty"),
+        filters=filters,
+    )
+    if sub.weekly:
+        fields["weekday"] = text(lang, f"week.{sub.weekday}")
+    return fields
+
+
+def line_key(sub: Subscription, kind: str) -> str:
+    """The catalogue key of a subscription's `kind` line (subscribed, resubscribed, list_item)."""
+    return f"week.{kind}" if sub.weekly else f"notices.{kind}"
 
 
 async def run(req: Request, args: SubscribeArgs) -> None:
@@ -71,16 +192,44 @@ async def run(req: Request, args: SubscribeArgs) -> None:
         await source.list_commits(parse_window("today", "UTC", chat.clock()), args.branch)  # validates it
     else:
         await source.default_branch()  # validates the repository
-    existing = {s.repo.lower(): s for s in await chat.subs.for_channel(conv.platform, conv.channel)}
-    old = existing.get(repo.lower())
-    base = old or Subscription(conv.platform, conv.channel, repo, tz=cfg.tz, lang=cfg.lang)
-    sub = replace(base, repo=repo, at=args.at or base.at, tz=args.tz or base.tz, lang=args.lang or base.lang,
-                  min_importance=Importance(args.min_importance) if args.min_importance else base.min_importance,
-                  branch=args.branch or base.branch,
-                  post_empty=base.post_empty if args.post_empty is None else args.post_empty)
+    if args.fork:
+        await _check_fork(req, args.fork)
+    weekday = args.weekday or ("mon" if args.weekly else None)
+    existing = {s.key: s for s in await chat.subs.for_channel(conv.platform, conv.channel)}
+    old = existing.get(Subscription(conv.platform, conv.channel, repo, weekday=weekday).key)
+    base = old or Subscription(conv.platform, conv.channel, repo, tz=cfg.tz, lang=cfg.lang, weekday=weekday)
+    sub = replace(
+        base,
+        repo=repo,
+        at=args.at or base.at,
+        tz=args.tz or base.tz,
+        lang=args.lang or base.lang,
+        min_importance=Importance(args.min_importance) if args.min_importance else base.min_importance,
+        branch=args.branch or base.branch,
+        post_empty=base.post_empty if args.post_empty is None else args.post_empty,
+        weekday=(args.weekday or base.weekday) if args.weekly else None,
+        paths=base.paths if args.paths is None else args.paths,
+        exclude=base.exclude if args.exclude is None else args.exclude,
+        bots=args.bots or base.bots,
+        fork=base.fork if args.fork is None else (args.fork or None),
+        owner=conv.user if args.fork else base.owner,
+    )
     await chat.subs.upsert(sub)
-    key = "notices.resubscribed" if old else "notices.subscribed"
+    key = line_key(sub, "resubscribed" if old else "subscribed")
     await req.reply(Notice(req.say(key, **describe(sub, req.lang)), lang=req.lang))
+
+
+async def _check_fork(req: Request, value: str) -> None:
+    """The fork exists and has the branch (a GitHub fork is fetched into its mirror now, so the
+    first digest does not wait for it). Chat users name GitHub forks; only the operator's own
+    terminal may point at a local path, as for repositories."""
+    spec = parse_fork(value, req.lang)
+    if spec.kind == "path" and req.conv.platform != "console":
+        raise CommandError(phrase("downstream.fork_policy"), "subscribe")
+    try:
+        await check_fork(spec, req.chat.settings, req.lang)
+    except (ForkError, ForkNotFound) as exc:
+        raise CommandError(exc.args[0], "subscribe") from None
 
 
 COMMAND = Command("subscribe", ("sub", "订阅"), parse, run)

@@ -1,31 +1,38 @@
-"""`unsubscribe owner/repo` — stop a daily push (admins only when admins are configured)."""
+"""`unsubscribe owner/repo [daily|weekly]` — stop a push (admins only when admins are configured):
+the daily one, the weekly roll-up, or without a word both."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..i18n import phrase
 from .base import Command, Request
-from .grammar import CommandError, repo_word
+from .grammar import CommandError, choice, repo_word
 
 
 @dataclass(frozen=True)
 class UnsubscribeArgs:
     repo: str
+    cadence: str | None = None  # daily | weekly; None: both
 
 
 def parse(args: list[str]) -> UnsubscribeArgs:
-    if len(args) != 1:
+    if not 1 <= len(args) <= 2:
         raise CommandError(phrase("errors.unsubscribe_one_repo"), "unsubscribe")
-    return UnsubscribeArgs(repo_word(args[0], "unsubscribe"))
+    cadence = choice(args[1], ("daily", "weekly"), "unsubscribe", "unsubscribe") if len(args) == 2 else None
+    return UnsubscribeArgs(repo_word(args[0], "unsubscribe"), cadence)
 
 
 async def run(req: Request, args: UnsubscribeArgs) -> None:
     req.chat.require_admin(req.conv)
-    removed = await req.chat.subs.remove(req.conv.platform, req.conv.channel, args.repo)
+    removed = False
+    for weekly in {None: (False, True), "daily": (False,), "weekly": (True,)}[args.cadence]:
+        removed |= await req.chat.subs.remove(req.conv.platform, req.conv.channel, args.repo, weekly=weekly)
+    section = "week" if args.cadence == "weekly" else "notices"
     if removed:  # everyone sees the channel's pushes stop
-        await req.reply(req.notice(req.say("notices.unsubscribed", repo=args.repo)))
+        await req.reply(req.notice(req.say(f"{section}.unsubscribed", repo=args.repo)))
     else:
-        await req.private(req.notice(req.say("notices.not_subscribed", repo=args.repo)))
+        await req.private(req.notice(req.say(f"{section}.not_subscribed", repo=args.repo)))
 
 
 COMMAND = Command("unsubscribe", ("unsub", "退订", "取消订阅"), parse, run)

@@ -8,6 +8,7 @@ where it stopped, and keyed sends let the platform adapter find a message that w
 before the kill. Scheduled pushes also have a ledger per (conversation, repository, day) that
 says "done" (or "failed" after MAX_ATTEMPTS) for good.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,9 +23,12 @@ from .. import metrics
 from ..current_job import CURRENT_JOB
 from ..i18n import localize, text
 from ..models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
+from ..pathfilter import PathFilter
 from ..platform import MessageRef, Notice
+from ..rollup import areas_of, shown_entries
 from ..store import StoreUnavailable
-from ..window import day_window
+from ..window import day_window, week_window
+from .downstream import downstream_of, tell_conflicts
 from .post import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
 
 log = logging.getLogger(__name__)
@@ -51,21 +55,57 @@ class DeliverySpec:
     progress: bool = False  # on demand: "building…" first, replaced by the digest
     ledger: str | None = None  # scheduled: the (conversation, repository, day) ledger key
     attempts: str | None = None  # scheduled: failed attempts so far
+    paths: tuple[str, ...] = ()  # the path filter (bot/pathfilter.py)
+    exclude: tuple[str, ...] = ()
+    bots: str = "collapse"  # collapse | show (bot/noise.py)
+    week: bool = False  # the weekly roll-up (bot/rollup.py) instead of the digest and its thread
+    fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
+    owner: str | None = None  # who named the fork: told directly of each conflicting commit
 
     def window_obj(self) -> Window:
         return window_from_dict(self.window)
 
+    def path_filter(self) -> PathFilter:
+        return PathFilter(tuple(self.paths), tuple(self.exclude))
+
     @classmethod
-    def from_dict(cls, d: dict) -> "DeliverySpec":
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+    def from_dict(cls, d: dict) -> DeliverySpec:
+        values = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        for name in ("paths", "exclude"):  # JSON lists back to the tuples they were
+            if name in values:
+                values[name] = tuple(values[name] or ())
+        return cls(**values)
 
 
 def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
-    parts = (sub.platform, sub.channel, sub.repo.lower(), day.isoformat())
-    return DeliverySpec(platform=sub.platform, channel=sub.channel, repo=sub.repo,
-                        window=to_dict(day_window(day, sub.tz)), lang=sub.lang, key=store.k("delivery", *parts),
-                        branch=sub.branch, min_importance=sub.min_importance.value, post_empty=sub.post_empty,
-                        ledger=store.k("ledger", *parts), attempts=store.k("attempts", *parts))
+    """The push of `day` (a weekly subscription: of the ISO week whose Monday is `day`), keyed by
+    (conversation, repository, day or week) — one ledger entry each, so it is made once."""
+    if sub.weekly:
+        year, week, _ = day.isocalendar()
+        parts = (sub.platform, sub.channel, sub.repo.lower(), f"week-{year}-W{week:02d}")
+        window = week_window(day, sub.tz)
+    else:
+        parts = (sub.platform, sub.channel, sub.repo.lower(), day.isoformat())
+        window = day_window(day, sub.tz)
+    return DeliverySpec(
+        platform=sub.platform,
+        channel=sub.channel,
+        repo=sub.repo,
+        window=to_dict(window),
+        lang=sub.lang,
+        key=store.k("delivery", *parts),
+        branch=sub.branch,
+        min_importance=sub.min_importance.value,
+        post_empty=sub.post_empty,
+        ledger=store.k("ledger", *parts),
+        attempts=store.k("attempts", *parts),
+        paths=sub.paths,
+        exclude=sub.exclude,
+        bots=sub.bots,
+        week=sub.weekly,
+        fork=sub.fork,
+        owner=sub.owner or None,
+    )
 
 
 class Deliveries:
@@ -145,26 +185,56 @@ class Deliveries:
             progress = None
         on_progress = self._progress_editor(platform, progress, spec, source.name, window) if progress else None
         try:
-            digest = await chat.services.builder.build(source, window, spec.lang, spec.branch, progress=on_progress)
+            digest = await chat.services.builder.build(
+                source, window, spec.lang, spec.branch, progress=on_progress, paths=spec.path_filter()
+            )
+            # a roll-up groups its commits by area: read from their files (cached by the build)
+            week = (
+                await areas_of(chat.services.builder, source, shown_entries(digest, spec.min_importance))
+                if spec.week
+                else None
+            )
         except Exception as exc:  # noqa: BLE001 — on demand, the person who asked reads why
             if progress is None:
                 raise
             reason = exc if isinstance(exc, BotError) else type(exc).__name__
             if not isinstance(exc, BotError):
                 log.exception("digest for %s %s failed", source.name, window.label)
-            line = text(spec.lang, "notices.build_failed", repo=source.name, label=window.label,
-                        reason=localize(reason, spec.lang))
+            line = text(
+                spec.lang,
+                "notices.build_failed",
+                repo=source.name,
+                label=window.label,
+                reason=localize(reason, spec.lang),
+            )
             await platform.update(progress, Notice(line, "error", spec.lang))
             return "failed"
+        if spec.fork:
+            digest = await downstream_of(chat, spec, digest, source)
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
-        parent = await deliver_digest(platform, self.store, spec.channel,
-                                      Plan(digest, spec.min_importance, spec.attach or cfg.file,
-                                           report=getattr(chat.services.reports, "publish", None)),
-                                      replace_ref=progress, thread=spec.thread, progress_key=spec.key,
-                                      now=lambda: chat.clock().timestamp())
+        parent = await deliver_digest(
+            platform,
+            self.store,
+            spec.channel,
+            Plan(
+                digest,
+                spec.min_importance,
+                spec.attach or cfg.file,
+                report=getattr(chat.services.reports, "publish", None),
+                bots=spec.bots,
+                week=week,
+                files_supported=platform.supports_files,
+            ),
+            replace_ref=progress,
+            thread=spec.thread,
+            progress_key=spec.key,
+            now=lambda: chat.clock().timestamp(),
+        )
         if parent is not None and digest.entries:
             await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
+        if spec.fork and spec.owner:
+            await tell_conflicts(platform, self.store, spec, digest)
         return "delivered"
 
     async def _progress_message(self, platform, spec: DeliverySpec, name: str, window: Window) -> MessageRef:
@@ -179,13 +249,14 @@ class Deliveries:
         return ref
 
     def _progress_editor(self, platform, progress: MessageRef, spec: DeliverySpec, name: str, window: Window):
-        last = [float("-inf"), ""]  # the first progress is always shown
+        last_at, last_line = float("-inf"), ""  # the first progress is always shown
 
         async def on_progress(done: int, total: int) -> None:
+            nonlocal last_at, last_line
             line = text(spec.lang, "progress.analysing", repo=name, label=window.label, done=done, total=total)
             now = self.monotonic()
-            if total and line != last[1] and (now - last[0] >= PROGRESS_EVERY):
-                last[:] = [now, line]
+            if total and line != last_line and (now - last_at >= PROGRESS_EVERY):
+                last_at, last_line = now, line
                 try:
                     await platform.update(progress, Notice(line, "progress", spec.lang))
                 except BotError:
@@ -199,7 +270,7 @@ class Deliveries:
         log.warning("delivery of %s to %s:%s failed: %s", spec.repo, spec.platform, spec.channel, reason)
         attempts = await self.store.incr(spec.attempts, LEDGER_TTL)
         if attempts < MAX_ATTEMPTS:
-            raise RetryLater(f"failed ({reason}); will retry", self.settings.clock_interval * 2 ** attempts)
+            raise RetryLater(f"failed ({reason}); will retry", self.settings.clock_interval * 2**attempts)
         await self.store.set_json(spec.ledger, {"failed": str(reason)}, ttl=LEDGER_TTL)
         try:
             sub = Subscription(spec.platform, spec.channel, spec.repo, lang=spec.lang)

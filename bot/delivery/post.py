@@ -1,6 +1,8 @@
 """Post a digest into a channel: one parent message (title, stats, headline, high items), then in
-its thread one reply per high/medium commit and the low ones grouped, optionally the Markdown
-report as a file.
+its thread one reply per high/medium commit, the dependency bots' lines (bot/noise.py), the first
+LOW_PER_MESSAGE low commits with one line saying how many more there are and where (the report
+link), optionally the Markdown report as a file. A weekly roll-up (bot/rollup.py) is the parent
+alone.
 
 Delivery is resumable: with a `progress_key`, the parent's id and how many thread messages went
 out are written to Redis after each step, so a delivery interrupted by a crash or a platform
@@ -15,21 +17,32 @@ lost, nothing doubled. Only when it cannot read it back (a scope missing) would 
 double, so then a thread reply is counted as sent (logged as possibly missing) and a parent ends
 the delivery as `UncertainSend` — at most once, never twice.
 """
+
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from ..models import BotError, Digest, Importance
-from ..platform import (ChatPlatform, CommitDetail, DigestParent, LowCommits, MessageRef, Notice,
-                       entries_at_least)
+from ..noise import collapse
+from ..platform import (
+    BotUpdates,
+    ChatPlatform,
+    CommitDetail,
+    DigestParent,
+    LowCommits,
+    MessageRef,
+    Notice,
+    entries_at_least,
+)
 from ..render.labels import t
+from ..rollup import rollup
 
 log = logging.getLogger(__name__)
 
-LOW_PER_MESSAGE = 15  # low commits per grouped message: compact, and well inside block/card limits
+LOW_PER_MESSAGE = 15  # low commits listed in the thread; the rest are one line with the report link
 PROGRESS_TTL = 7 * 86400
 DEDUPE_MARGIN = 600.0  # seconds: a retry must reach the platform well inside its dedupe window
 
@@ -46,23 +59,72 @@ class Plan:
     # Publishes the report page and returns its link (None: no page); called once, just before
     # the parent is posted, so a resumed delivery does not publish again.
     report: Callable[[Digest], Awaitable[str | None]] | None = None
+    bots: str = "collapse"  # collapse | show (bot/noise.py)
+    week: dict[str, str] | None = None  # a weekly roll-up: sha → area of its commits (bot/rollup.py)
+    files_supported: bool = False  # the platform can attach the Markdown report
 
 
-def thread_contents(plan: Plan) -> list:
-    """The thread replies, in order: high then medium commits in full, then low ones grouped."""
+def more_how(plan: Plan, report_url: str | None) -> str:
+    """Where the commits a message does not list can be read."""
+    if report_url:
+        return "link"
+    if plan.attach_report and plan.files_supported:
+        return "attached"
+    return "file_on" if plan.files_supported else "page"
+
+
+def parent_content(plan: Plan, report_url: str | None):
     d = plan.digest
-    wanted = entries_at_least(d.entries, plan.min_importance)
+    if plan.week is not None:
+        return rollup(
+            d,
+            plan.week,
+            min_importance=plan.min_importance,
+            bots=plan.bots,
+            report_url=report_url,
+            more_how=more_how(plan, report_url),
+        )
+    return DigestParent(d, plan.min_importance, report_url)
+
+
+def thread_contents(plan: Plan, report_url: str | None = None) -> list:
+    """The thread replies, in order: high then medium commits in full, the bots' lines, then the
+    first LOW_PER_MESSAGE low ones grouped with one line for the rest. A roll-up has none."""
+    if plan.week is not None:
+        return []
+    d = plan.digest
+    wanted, bots = collapse(entries_at_least(d.entries, plan.min_importance), plan.bots)
     notable = sorted((e for e in wanted if e.importance is not Importance.LOW), key=lambda e: e.importance.rank)
     replies: list = [CommitDetail(d, e) for e in notable]  # stable: newest first within a level
+    if bots:
+        replies.append(BotUpdates(d, tuple(bots)))
     low = tuple(e for e in wanted if e.importance is Importance.LOW)
-    for i in range(0, len(low), LOW_PER_MESSAGE):
-        replies.append(LowCommits(d, low[i:i + LOW_PER_MESSAGE]))
+    if low:
+        more = max(0, len(low) - LOW_PER_MESSAGE)
+        replies.append(
+            LowCommits(
+                d,
+                low[:LOW_PER_MESSAGE],
+                total=len(low),
+                more=more,
+                more_how=more_how(plan, report_url) if more else "",
+                report_url=report_url,
+            )
+        )
     return replies
 
 
-async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan, *,
-                         replace_ref: MessageRef | None = None, thread: str | None = None,
-                         progress_key: str | None = None, now: Callable[[], float] = time.time) -> MessageRef | None:
+async def deliver_digest(
+    platform: ChatPlatform,
+    store,
+    channel: str,
+    plan: Plan,
+    *,
+    replace_ref: MessageRef | None = None,
+    thread: str | None = None,
+    progress_key: str | None = None,
+    now: Callable[[], float] = time.time,
+) -> MessageRef | None:
     """Post (or finish posting) a digest. Returns the parent message, None for a skipped empty day.
     `now` (epoch seconds) dates the attempts recorded in the progress state."""
     state = (await store.get_json(progress_key) if progress_key else None) or {}
@@ -71,14 +133,14 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
     def unsafe_to_retry(step) -> bool:
         """`step` was tried before with an unknown outcome, too long ago for a keyed re-send."""
         tried = state.get("trying") or {}
-        return (window is not None and tried.get("step") == step
-                and now() - float(tried["at"]) >= window - DEDUPE_MARGIN)
+        return window is not None and tried.get("step") == step and now() - float(tried["at"]) >= window - DEDUPE_MARGIN
 
     async def send_checked(step, content, thread_ref) -> MessageRef | None:
         """After the dedupe window: the platform looks the message up before sending it; None
         when it cannot tell whether the message is there."""
-        return await platform.send_unless_posted(channel, content, thread=thread_ref, key=f"{progress_key}:{step}",
-                                                 since=float(state["trying"]["at"]))  # set: unsafe_to_retry said so
+        return await platform.send_unless_posted(
+            channel, content, thread=thread_ref, key=f"{progress_key}:{step}", since=float(state["trying"]["at"])
+        )  # set: unsafe_to_retry said so
 
     async def trying(step) -> None:
         if progress_key:
@@ -94,34 +156,47 @@ async def deliver_digest(platform: ChatPlatform, store, channel: str, plan: Plan
 
     if state.get("parent"):
         parent = MessageRef(channel, state["parent"], thread)
+        report_url = state.get("report")
     else:
-        content = DigestParent(d, plan.min_importance, await plan.report(d) if plan.report else None)
+        report_url = await plan.report(d) if plan.report else None
+        content = parent_content(plan, report_url)
         if unsafe_to_retry("parent"):
-            parent = await send_checked("parent", content, thread)
-            if parent is None:
-                raise UncertainSend(f"the digest of {d.repo} for {d.window.label} may already be in the channel "
-                                    f"(its first send had no answer over an hour ago, and the channel could not "
-                                    f"be read back); not posting it again")
+            checked = await send_checked("parent", content, thread)
+            if checked is None:
+                raise UncertainSend(
+                    f"the digest of {d.repo} for {d.window.label} may already be in the channel "
+                    f"(its first send had no answer over an hour ago, and the channel could not "
+                    f"be read back); not posting it again"
+                )
+            parent = checked
         else:
             if replace_ref is None:
                 await trying("parent")
-            parent = await _post_or_replace(platform, channel, content, replace_ref, thread,
-                                            key=f"{progress_key}:parent" if progress_key else None)
-        state = {"parent": parent.id, "sent": 0}
+            parent = await _post_or_replace(
+                platform, channel, content, replace_ref, thread, key=f"{progress_key}:parent" if progress_key else None
+            )
+        state = {"parent": parent.id, "sent": 0, "report": report_url}  # the thread links it too
         await _save(store, progress_key, state)
 
     root = parent.thread_root
-    replies = thread_contents(plan)
+    replies = thread_contents(plan, report_url)
     for index in range(state["sent"], len(replies)):
         if unsafe_to_retry(index):
             if await send_checked(index, replies[index], root) is None:
-                log.warning("thread message %d of %s %s in %s may be missing: its send had no answer, the "
-                            "platform no longer deduplicates it and the thread could not be read back, so it "
-                            "is not sent again", index + 1, d.repo, d.window.label, channel)
+                log.warning(
+                    "thread message %d of %s %s in %s may be missing: its send had no answer, the "
+                    "platform no longer deduplicates it and the thread could not be read back, so it "
+                    "is not sent again",
+                    index + 1,
+                    d.repo,
+                    d.window.label,
+                    channel,
+                )
         else:
             await trying(index)
-            await platform.send(channel, replies[index], thread=root,
-                                key=f"{progress_key}:{index}" if progress_key else None)
+            await platform.send(
+                channel, replies[index], thread=root, key=f"{progress_key}:{index}" if progress_key else None
+            )
         state["sent"] = index + 1  # the "trying" record left behind names a step below "sent": never read
         await _save(store, progress_key, state)
 

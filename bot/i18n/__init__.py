@@ -9,10 +9,11 @@ An unknown language falls back to the default (zh); an unknown key is a bug and 
 The files ship inside the package and are read with importlib.resources, so an installed wheel
 finds them from any directory.
 """
+
 from __future__ import annotations
 
 import tomllib
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -31,7 +32,7 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalogue(lang: str) -> dict[str, str]:
     """The flat key → template map of one language."""
     if lang not in LANGS:
@@ -59,7 +60,7 @@ class Phrase(str):
     key: str
     fields: dict[str, Any]
 
-    def __new__(cls, key: str, fields: dict[str, Any]) -> "Phrase":
+    def __new__(cls, key: str, fields: dict[str, Any]) -> Phrase:
         obj = super().__new__(cls, _fill("en", key, fields))
         obj.key = key
         obj.fields = fields

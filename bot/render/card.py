@@ -1,10 +1,11 @@
 """The model report card as a terminal table (`python -m bot eval`) or one JSON document (`--format json`)."""
+
 from __future__ import annotations
 
 import json
 import unicodedata
 
-from ..evaluate import Card
+from ..evaluate import Card, LLMColumn
 from ..i18n import text
 from ..scores import LEVELS, Scores
 
@@ -20,8 +21,9 @@ def render_card_text(card: Card) -> str:
     columns: list[tuple[str, Scores]] = []
     if card.llm is not None:
         c = card.llm
-        lines.append(text(lang, "eval.endpoint", model=c.model, endpoint=c.endpoint,
-                          language=text(lang, "common.language_name")))
+        lines.append(
+            text(lang, "eval.endpoint", model=c.model, endpoint=c.endpoint, language=text(lang, "common.language_name"))
+        )
         columns += [(text(lang, "eval.col_llm"), c.scores), (text(lang, "eval.col_rules"), c.rules_same)]
         if c.accepted < card.commits:
             columns.append((text(lang, "eval.col_rules_all"), card.rules))
@@ -29,9 +31,13 @@ def render_card_text(card: Card) -> str:
         columns.append((text(lang, "eval.col_rules_all"), card.rules))
     lines += ["", *_table(lang, columns), ""]
     if card.llm is not None:
-        lines += _cost(lang, card)
-        lines += ["", *_matrix(lang, text(lang, "eval.col_llm"), card.llm.scores),
-                  "", *_matrix(lang, text(lang, "eval.col_rules"), card.llm.rules_same)]
+        lines += _cost(lang, card, card.llm)
+        lines += [
+            "",
+            *_matrix(lang, text(lang, "eval.col_llm"), card.llm.scores),
+            "",
+            *_matrix(lang, text(lang, "eval.col_rules"), card.llm.rules_same),
+        ]
     else:
         lines.append(text(lang, "eval.rules_time", wall=_duration(lang, card.rules_seconds)))
         lines += ["", *_matrix(lang, text(lang, "eval.col_rules"), card.rules)]
@@ -58,19 +64,26 @@ def _table(lang: str, columns: list[tuple[str, Scores]]) -> list[str]:
     return out
 
 
-def _cost(lang: str, card: Card) -> list[str]:
-    c = card.llm
+def _cost(lang: str, card: Card, c: LLMColumn) -> list[str]:
     share = f"{c.accepted / card.commits:.0%}" if card.commits else "–"
     if c.fallbacks:
         reasons = ", ".join(f"{reason} {n}" for reason, n in c.fallbacks.items())
-        accepted = text(lang, "eval.accepted_some", accepted=c.accepted, commits=card.commits, share=share,
-                        fallbacks=reasons)
+        accepted = text(
+            lang, "eval.accepted_some", accepted=c.accepted, commits=card.commits, share=share, fallbacks=reasons
+        )
     else:
         accepted = text(lang, "eval.accepted_all", accepted=c.accepted, commits=card.commits, share=share)
     per = c.run.seconds / card.commits if card.commits else 0.0
-    cost = text(lang, "eval.cost", prompt=f"{c.run.prompt_tokens:,}", completion=f"{c.run.completion_tokens:,}",
-                calls=c.run.calls, wall=_duration(lang, c.run.seconds), per_commit=_duration(lang, per),
-                rules_wall=_duration(lang, card.rules_seconds))
+    cost = text(
+        lang,
+        "eval.cost",
+        prompt=f"{c.run.prompt_tokens:,}",
+        completion=f"{c.run.completion_tokens:,}",
+        calls=c.run.calls,
+        wall=_duration(lang, c.run.seconds),
+        per_commit=_duration(lang, per),
+        rules_wall=_duration(lang, card.rules_seconds),
+    )
     return [accepted, cost]
 
 
@@ -78,11 +91,9 @@ def _matrix(lang: str, who: str, scores: Scores) -> list[str]:
     names = [text(lang, f"eval.level_{level}") for level in LEVELS]
     first = max(_width(n) for n in names)
     width = max(6, *(_width(n) for n in names))
-    out = [text(lang, "eval.confusion", who=who),
-           " " * first + "".join("  " + _rjust(n, width) for n in names)]
+    out = [text(lang, "eval.confusion", who=who), " " * first + "".join("  " + _rjust(n, width) for n in names)]
     for level, name in zip(LEVELS, names):
-        out.append(_ljust(name, first) + "".join("  " + _rjust(str(scores.confusion[level][p]), width)
-                                                 for p in LEVELS))
+        out.append(_ljust(name, first) + "".join("  " + _rjust(str(scores.confusion[level][p]), width) for p in LEVELS))
     return out
 
 

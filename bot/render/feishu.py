@@ -16,20 +16,35 @@ Escaping: commit text, LLM output and user input reach `markdown` elements only 
 (`[label](url)`, `<a>`, `<link>`, bare URLs), embed images or break out of a code block. The only
 links on a card are the ones this module builds from commit and PR URLs.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
-from ..diffs import coverage_line
 from .. import i18n
+from ..cost import cost_line
+from ..diffs import coverage_line
 from ..i18n import text
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
-from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
-                        LowCommits, Notice, chunk_text, entries_at_least)
+from ..platform import (
+    AnswerHeader,
+    BotUpdates,
+    CommitChoice,
+    CommitDetail,
+    CommitDetails,
+    Content,
+    DigestParent,
+    LowCommits,
+    Notice,
+    WeekRollup,
+    chunk_text,
+    entries_at_least,
+)
+from . import downstream as DS
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -43,6 +58,7 @@ MAX_NODES = 120  # components per card (nested ones included): well inside Feish
 ANSWER_ELEMENT = "answer"  # element_id of the streamed markdown element
 
 IMPORTANCE_COLOUR = {Importance.HIGH: "red", Importance.MEDIUM: "orange", Importance.LOW: "green"}
+
 
 def ft(lang: str, key: str, **values) -> str:
     """A word only the Feishu cards need, from the catalogue's [cards.feishu] (the shared ones
@@ -109,7 +125,7 @@ def _escape_line(line: str) -> str:
     parts: list[str] = []
     pos = 0
     for match in _INLINE_CODE.finditer(line):
-        parts.append(_escape_prose(line[pos:match.start()]))
+        parts.append(_escape_prose(line[pos : match.start()]))
         parts.append("`" + _neutralise_code(match.group(2).replace("`", "ʼ")) + "`")
         pos = match.end()
     parts.append(_escape_prose(line[pos:]))
@@ -160,6 +176,7 @@ def grey(markdown: str) -> str:
 
 # --- sizes ---------------------------------------------------------------------------------------
 
+
 def card_json(card: dict) -> str:
     return json.dumps(card, ensure_ascii=False, separators=(",", ":"))
 
@@ -193,11 +210,12 @@ def _nodes(element: dict) -> int:
 
 # --- building blocks (splittable when one alone would not fit a card) ----------------------------
 
+
 class Block:
     def element(self) -> dict:
         raise NotImplementedError
 
-    def split(self) -> list["Block"]:
+    def split(self) -> list[Block]:
         """Smaller blocks carrying everything this one carries ([] when it cannot shrink)."""
         return []
 
@@ -213,6 +231,7 @@ class Fixed(Block):
 @dataclass
 class Md(Block):
     """`prefix` (trusted markdown) + `raw` (untrusted, escaped here) + `suffix` (trusted)."""
+
     raw: str
     prefix: str = ""
     suffix: str = ""
@@ -240,6 +259,7 @@ class Md(Block):
 @dataclass
 class Panel(Block):
     """A collapsible panel: title (trusted markdown) over items."""
+
     title: str
     items: list[Block]
     expanded: bool = False
@@ -270,17 +290,22 @@ class Panel(Block):
     def split(self) -> list[Block]:
         if len(self.items) > 1:
             half = len(self.items) // 2
-            return [Panel(self.title, self.items[:half], self.expanded, self.cont),
-                    Panel(self._continued(), self.items[half:], self.expanded, self.cont)]
+            return [
+                Panel(self.title, self.items[:half], self.expanded, self.cont),
+                Panel(self._continued(), self.items[half:], self.expanded, self.cont),
+            ]
         if self.items:
             parts = self.items[0].split()
             if parts:
-                return [Panel(self.title if i == 0 else self._continued(), [p], self.expanded, self.cont)
-                        for i, p in enumerate(parts)]
+                return [
+                    Panel(self.title if i == 0 else self._continued(), [p], self.expanded, self.cont)
+                    for i, p in enumerate(parts)
+                ]
         return []
 
 
 # --- cards ---------------------------------------------------------------------------------------
+
 
 @dataclass
 class Header:
@@ -290,25 +315,31 @@ class Header:
     tags: list[tuple[str, str]] = field(default_factory=list)  # (text, colour)
 
     def element(self, suffix: str = "") -> dict:
-        header: dict = {"title": {"tag": "plain_text", "content": plain(self.title) + suffix},
-                        "template": self.template}
+        header: dict = {
+            "title": {"tag": "plain_text", "content": plain(self.title) + suffix},
+            "template": self.template,
+        }
         if self.subtitle:
             header["subtitle"] = {"tag": "plain_text", "content": plain(self.subtitle)}
         if self.tags:
-            header["text_tag_list"] = [{"tag": "text_tag", "text": {"tag": "plain_text", "content": plain(text)},
-                                        "color": colour} for text, colour in self.tags[:3]]
+            header["text_tag_list"] = [
+                {"tag": "text_tag", "text": {"tag": "plain_text", "content": plain(text)}, "color": colour}
+                for text, colour in self.tags[:3]
+            ]
         return header
 
 
-def card(elements: list[dict], header: dict | None = None, summary: str = "", *,
-         streaming: bool = False) -> dict:
+def card(elements: list[dict], header: dict | None = None, summary: str = "", *, streaming: bool = False) -> dict:
     config: dict = {"update_multi": True}
     if summary:
         config["summary"] = {"content": plain(summary, 120)}
     if streaming:
         config["streaming_mode"] = True
-        config["streaming_config"] = {"print_frequency_ms": {"default": 30}, "print_step": {"default": 2},
-                                      "print_strategy": "fast"}
+        config["streaming_config"] = {
+            "print_frequency_ms": {"default": 30},
+            "print_step": {"default": 2},
+            "print_strategy": "fast",
+        }
     result: dict = {"schema": "2.0", "config": config}
     if header is not None:
         result["header"] = header
@@ -316,8 +347,9 @@ def card(elements: list[dict], header: dict | None = None, summary: str = "", *,
     return result
 
 
-def pack(blocks: Sequence[Block], header: Header | None, summary: str, lang: str,
-         budget: int = CARD_BUDGET) -> list[dict]:
+def pack(
+    blocks: Sequence[Block], header: Header | None, summary: str, lang: str, budget: int = CARD_BUDGET
+) -> list[dict]:
     """Place the blocks on as few cards as fit the budget, in order, splitting a block that alone
     would not fit. Continuation cards repeat the header with a (2/3) suffix."""
     head = header.element(ft(lang, "page", i=99, n=99)) if header else None
@@ -357,6 +389,7 @@ def pack(blocks: Sequence[Block], header: Header | None, summary: str, lang: str
 
 # --- content types ----------------------------------------------------------------------------
 
+
 def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh") -> list[dict]:
     """Feishu cards for one piece of chat content. `thread` (the thread the cards go to) is put in
     button payloads; `lang` is used by contents that carry no language of their own."""
@@ -369,7 +402,20 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
     if isinstance(content, CommitDetails):
         return commit_cards(content.digest, content.entry, thread=thread, full=True)
     if isinstance(content, LowCommits):
-        return low_cards(content.digest, content.entries)
+        return low_cards(
+            content.digest,
+            content.entries,
+            total=content.total,
+            more=_with_link(
+                L.more_low(content.digest.lang, content.more, content.more_how), content.report_url, content.digest.lang
+            )
+            if content.more
+            else "",
+        )
+    if isinstance(content, BotUpdates):
+        return bot_cards(content.digest, content.groups)
+    if isinstance(content, WeekRollup):
+        return week_cards(content)
     if isinstance(content, CommitChoice):
         return choice_cards(content, thread=thread, lang=content.lang or _lang_of(content.question, lang))
     if isinstance(content, AnswerHeader):
@@ -391,11 +437,26 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
     lang = d.lang
     counts = [(imp, d.count(imp)) for imp in Importance]
     top = next((imp for imp, n in counts if n), Importance.LOW)
-    header = Header(L.title(d), IMPORTANCE_COLOUR[top] if d.entries else "blue",
-                    subtitle=f"{d.repo} · {d.branch}" if d.branch else d.repo,
-                    tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n])
-    blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(L.stats_line(d)) + "\n" + grey(
-        md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))})]
+    header = Header(
+        L.title(d),
+        IMPORTANCE_COLOUR[top] if d.entries else "blue",
+        subtitle=f"{d.repo} · {d.branch}" if d.branch else d.repo,
+        tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n],
+    )
+    blocks: list[Block] = [
+        Fixed(
+            {
+                "tag": "markdown",
+                "content": md_escape(L.stats_line(d))
+                + "\n"
+                + grey(md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries)))),
+            }
+        )
+    ]
+    if L.filter_line(d):
+        blocks.append(Md(L.filter_line(d), wrap=grey))
+    if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
+        blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(spent))}))
     if safe_url(report_url):  # the full report page, a button near the top
         blocks.append(Fixed(_row([_button(i18n.text(lang, "report.link"), url=safe_url(report_url))])))
     blocks += [Md(n) for n in d.notices]  # what went wrong while building it, before any content
@@ -406,10 +467,17 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
     highs = entries_at_least(d.entries, "high")
     if highs:
         blocks.append(Fixed({"tag": "hr"}))
-        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(L.group_label(lang, Importance.HIGH, len(highs)))}**"}))
+        blocks.append(
+            Fixed({"tag": "markdown", "content": f"**{md_escape(L.group_label(lang, Importance.HIGH, len(highs)))}**"})
+        )
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
             blocks.append(Md(reason, prefix=_commit_line(d, e) + "\n", wrap=grey))
+    if d.fork and d.entries:
+        blocks.append(Fixed({"tag": "hr"}))
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(DS.heading(d))}**"}))
+        blocks.append(Md(DS.intro(d)))
+        blocks += [Md(DS.line(d, e.downstream), prefix=_commit_line(d, e) + "\n") for e in DS.flagged(d)]
     if d.entries:
         blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(ft(lang, "thread_hint")))}))
     return pack(blocks, header, L.title(d) + " · " + d.repo, lang)
@@ -430,9 +498,15 @@ def commit_cards(d: Digest, e: DigestEntry, *, thread: str | None, full: bool) -
     if a is not None:
         tags.append((a.change_type.label(lang), "neutral"))
     when = c.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M")
-    header = Header(f"{e.importance.emoji} {c.title}", IMPORTANCE_COLOUR[e.importance],
-                    subtitle=f"{d.repo} · {c.short_sha} · {c.author} · {when}", tags=tags)
+    header = Header(
+        f"{e.importance.emoji} {c.title}",
+        IMPORTANCE_COLOUR[e.importance],
+        subtitle=f"{d.repo} · {c.short_sha} · {c.author} · {when}",
+        tags=tags,
+    )
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": _meta_line(d, e)})]
+    if flag := DS.flag(d, e):
+        blocks.append(Md(flag, prefix="**", suffix="**"))
     if c.reverts:
         target = link(c.reverts[:7], f"{d.repo_url}/commit/{c.reverts}" if d.repo_url else None)
         blocks.append(Fixed({"tag": "markdown", "content": t(lang, "reverts", sha=target)}))
@@ -464,8 +538,10 @@ def _analysis_blocks(lang: str, a: Analysis, full: bool) -> list[Block]:
     note = L.origin_note(lang, a)
     if note:
         blocks.append(Md(note, wrap=grey))
-    kind = (f"**{t(lang, 'type')}**：{md_escape(a.change_type.label(lang))} · "
-            f"**{t(lang, 'importance')}**：{L.importance_label(lang, a.importance)}")
+    kind = (
+        f"**{t(lang, 'type')}**：{md_escape(a.change_type.label(lang))} · "
+        f"**{t(lang, 'importance')}**：{L.importance_label(lang, a.importance)}"
+    )
     if a.importance_reason.strip():
         blocks.append(Md(a.importance_reason, prefix=kind + " — "))
     else:
@@ -486,24 +562,41 @@ def _analysis_blocks(lang: str, a: Analysis, full: bool) -> list[Block]:
 
 
 def button_value(action: str, d: Digest, c: Commit, thread: str | None, **extra) -> dict:
-    value = {"action": action, "repo": d.repo_id, "sha": c.sha, "lang": d.lang, "tz": d.window.tz,
-             "title": plain(c.title, 80)}
+    value = {
+        "action": action,
+        "repo": d.repo_id,
+        "sha": c.sha,
+        "lang": d.lang,
+        "tz": d.window.tz,
+        "title": plain(c.title, 80),
+    }
     if thread:
         value["thread"] = thread
     value.update(extra)
     return value
 
 
-def _button(text: str, *, kind: str = "default", value: dict | None = None, url: str | None = None,
-            width: str = "default") -> dict:
+def _button(
+    text: str, *, kind: str = "default", value: dict | None = None, url: str | None = None, width: str = "default"
+) -> dict:
     behaviour = {"type": "open_url", "default_url": url} if url else {"type": "callback", "value": value or {}}
-    return {"tag": "button", "text": {"tag": "plain_text", "content": plain(text, 60)}, "type": kind,
-            "width": width, "size": "medium", "behaviors": [behaviour]}
+    return {
+        "tag": "button",
+        "text": {"tag": "plain_text", "content": plain(text, 60)},
+        "type": kind,
+        "width": width,
+        "size": "medium",
+        "behaviors": [behaviour],
+    }
 
 
 def _row(buttons: list[dict]) -> dict:
-    return {"tag": "column_set", "flex_mode": "flow", "horizontal_spacing": "8px",
-            "columns": [{"tag": "column", "width": "auto", "elements": [b]} for b in buttons]}
+    return {
+        "tag": "column_set",
+        "flex_mode": "flow",
+        "horizontal_spacing": "8px",
+        "columns": [{"tag": "column", "width": "auto", "elements": [b]} for b in buttons],
+    }
 
 
 def _buttons(d: Digest, e: DigestEntry, thread: str | None, with_details: bool) -> dict:
@@ -517,14 +610,98 @@ def _buttons(d: Digest, e: DigestEntry, thread: str | None, with_details: bool) 
     return _row(buttons)
 
 
-def low_cards(d: Digest, entries: Sequence[DigestEntry]) -> list[dict]:
+def low_cards(d: Digest, entries: Sequence[DigestEntry], *, total: int = 0, more: str = "") -> list[dict]:
+    """The low commits listed, and `more` (trusted markdown): the line for those not listed."""
     lang = d.lang
-    header = Header(L.group_label(lang, Importance.LOW, d.count(Importance.LOW)), "green", subtitle=d.repo)
+    header = Header(L.group_label(lang, Importance.LOW, total or d.count(Importance.LOW)), "green", subtitle=d.repo)
     blocks: list[Block] = []
     for e in entries:
         summary = e.analysis.summary if e.analysis else t(lang, "unanalysed", reason=e.error)
         blocks.append(Md(summary, prefix=_commit_line(d, e) + "\n", wrap=grey))
+    if more:
+        blocks.append(Fixed({"tag": "markdown", "content": more}))
     return pack(blocks, header, L.group_label(lang, Importance.LOW, len(entries)), lang)
+
+
+def _with_link(sentence: str, url: str | None, lang: str) -> str:
+    """A catalogue sentence holding labels.LINK as card markdown, the report link where LINK is."""
+    before, marker, after = sentence.partition(L.LINK)
+    return md_escape(before) + (link(i18n.text(lang, "report.link"), url) if marker else "") + md_escape(after)
+
+
+def bot_cards(d: Digest, groups) -> list[dict]:
+    """One line per bot; under each, a collapsed panel listing its commits (links), so every
+    collapsed commit stays one click away."""
+    lang = d.lang
+    header = Header(L.bots_heading(lang, groups), "grey", subtitle=d.repo)
+    blocks: list[Block] = []
+    for group in groups:
+        blocks.append(Md(L.bot_line(lang, group)))
+        items: list[Block] = [Fixed({"tag": "markdown", "content": _commit_line(d, e)}) for e in group.entries]
+        blocks.append(
+            Panel(
+                f"**{md_escape(text(lang, 'noise.bots_commits', n=len(group.entries)))}**",
+                items,
+                False,
+                ft(lang, "cont"),
+            )
+        )
+    return pack(blocks, header, L.bots_heading(lang, groups) + " · " + d.repo, lang)
+
+
+def week_cards(c: WeekRollup) -> list[dict]:
+    """The weekly roll-up: high and medium commits by area with their day, the bots' lines, the
+    low ones counted — one card unless Feishu's size limit says otherwise."""
+    d, lang = c.digest, c.digest.lang
+    counts = [(imp, d.count(imp)) for imp in Importance]
+    top = next((imp for imp, n in counts if n), Importance.LOW)
+    header = Header(
+        L.week_title(d),
+        IMPORTANCE_COLOUR[top] if d.entries else "blue",
+        subtitle=f"{d.repo} · {d.branch}" if d.branch else d.repo,
+        tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n],
+    )
+    blocks: list[Block] = [
+        Fixed(
+            {
+                "tag": "markdown",
+                "content": md_escape(L.week_stats(d))
+                + "\n"
+                + grey(md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries)))),
+            }
+        )
+    ]
+    if L.filter_line(d):
+        blocks.append(Md(L.filter_line(d), wrap=grey))
+    if safe_url(c.report_url):
+        blocks.append(Fixed(_row([_button(i18n.text(lang, "report.link"), url=safe_url(c.report_url))])))
+    blocks += [Md(n) for n in d.notices]
+    if d.headline:
+        note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(t(lang, 'headline_heading'))}**{note}"}))
+        blocks += [Md(b, prefix="- ") for b in d.headline]
+    for area, entries in c.areas:
+        blocks.append(Fixed({"tag": "hr"}))
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(L.area_label(lang, area, len(entries)))}**"}))
+        for e in entries:
+            line = f"{md_escape(L.day_of(d, e.commit))} {_commit_line(d, e)}"
+            reason = (
+                (e.analysis.importance_reason if e.analysis else e.error) if e.importance is Importance.HIGH else ""
+            )
+            blocks.append(
+                Md(reason, prefix=line + "\n", wrap=grey) if reason else Fixed({"tag": "markdown", "content": line})
+            )
+    if not c.areas:
+        blocks.append(Md(i18n.text(lang, "week.nothing")))
+    if c.bots:
+        blocks.append(Fixed({"tag": "hr"}))
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(L.bots_heading(lang, c.bots))}**"}))
+        blocks += [Md(L.bot_line(lang, g)) for g in c.bots]
+    if c.low:
+        blocks.append(
+            Fixed({"tag": "markdown", "content": _with_link(L.week_low(lang, c.low, c.more_how), c.report_url, lang)})
+        )
+    return pack(blocks, header, L.week_title(d) + " · " + d.repo, lang)
 
 
 def choice_cards(choice: CommitChoice, *, thread: str | None, lang: str) -> list[dict]:
@@ -532,8 +709,13 @@ def choice_cards(choice: CommitChoice, *, thread: str | None, lang: str) -> list
     blocks: list[Block] = [Md(choice.question, prefix=f"**{ft(lang, 'question')}**：")]
     buttons = []
     for i, c in enumerate(choice.commits):
-        value = {"action": "choose", "sha": c.sha, "question": choice.question, "lang": lang,
-                 "title": plain(c.title, 80)}
+        value = {
+            "action": "choose",
+            "sha": c.sha,
+            "question": choice.question,
+            "lang": lang,
+            "title": plain(c.title, 80),
+        }
         if i < len(choice.repo_of):
             value["repo"] = choice.repo_of[i]
         if thread:
@@ -555,12 +737,14 @@ def mention(user: str) -> str:
 
 def answer_header_cards(h: AnswerHeader, lang: str) -> list[dict]:
     colon = "：" if lang == "zh" else ": "
-    return pack([Md(h.question, prefix=f"❓ {mention(h.user)}{colon}"),
-                 Md(h.commit.title, prefix=f"{link(h.commit.short_sha, h.commit.url)} ", wrap=grey)],
-                None, h.question, lang)
+    parts = [Md(h.question, prefix=f"❓ {mention(h.user)}{colon}")]
+    if h.commit is not None:
+        parts.append(Md(h.commit.title, prefix=f"{link(h.commit.short_sha, h.commit.url)} ", wrap=grey))
+    return pack(parts, None, h.question, lang)
 
 
 # --- questions and answers ---------------------------------------------------------------------
+
 
 def ask_form_card(value: dict, lang: str) -> dict:
     """The Ask button's form, posted in the commit's thread: one input and a submit button whose
@@ -569,15 +753,30 @@ def ask_form_card(value: dict, lang: str) -> dict:
     title = str(value.get("title", ""))
     submit = {**{k: v for k, v in value.items() if k != "action"}, "action": "ask_submit"}
     form = {
-        "tag": "form", "name": "ask_form",
+        "tag": "form",
+        "name": "ask_form",
         "elements": [
             {"tag": "markdown", "content": md_escape(ft(lang, "form_hint", sha=sha, title=plain(title)))},
-            {"tag": "input", "name": "question", "required": True, "width": "fill", "max_length": 1000,
-             "input_type": "multiline_text", "rows": 3, "auto_resize": True, "max_rows": 8,
-             "placeholder": {"tag": "plain_text", "content": ft(lang, "form_placeholder")}},
-            {"tag": "button", "name": "ask_submit", "form_action_type": "submit", "type": "primary",
-             "text": {"tag": "plain_text", "content": ft(lang, "submit")},
-             "behaviors": [{"type": "callback", "value": submit}]},
+            {
+                "tag": "input",
+                "name": "question",
+                "required": True,
+                "width": "fill",
+                "max_length": 1000,
+                "input_type": "multiline_text",
+                "rows": 3,
+                "auto_resize": True,
+                "max_rows": 8,
+                "placeholder": {"tag": "plain_text", "content": ft(lang, "form_placeholder")},
+            },
+            {
+                "tag": "button",
+                "name": "ask_submit",
+                "form_action_type": "submit",
+                "type": "primary",
+                "text": {"tag": "plain_text", "content": ft(lang, "submit")},
+                "behaviors": [{"type": "callback", "value": submit}],
+            },
         ],
     }
     return card([form], Header(ft(lang, "form_title", sha=sha), "wathet").element(), ft(lang, "form_title", sha=sha))
@@ -586,16 +785,16 @@ def ask_form_card(value: dict, lang: str) -> dict:
 def form_submitted_card(lang: str) -> dict:
     """Replaces the form once it is submitted, so it cannot be sent twice (the question itself is
     shown by the answer's header right below)."""
-    return card([{"tag": "markdown", "content": grey(md_escape(ft(lang, "submitted")))}], None,
-                ft(lang, "submitted"))
+    return card([{"tag": "markdown", "content": grey(md_escape(ft(lang, "submitted")))}], None, ft(lang, "submitted"))
 
 
 def answer_card(raw: str, *, streaming: bool, lang: str = "zh") -> dict:
     """The card an answer streams into: one markdown element with a fixed element_id."""
     content = md_escape(raw) if raw else ft(lang, "thinking")
     summary = ft(lang, "answer_summary") if streaming or not raw.strip() else plain(raw, 60)
-    return card([{"tag": "markdown", "element_id": ANSWER_ELEMENT, "content": content}], None, summary,
-                streaming=streaming)
+    return card(
+        [{"tag": "markdown", "element_id": ANSWER_ELEMENT, "content": content}], None, summary, streaming=streaming
+    )
 
 
 def answer_fits(raw: str, budget: int = CARD_BUDGET) -> bool:
@@ -638,10 +837,13 @@ def answer_segments(raw: str, budget: int = CARD_BUDGET) -> list[str]:
 
 # --- the small text-only card for ephemeral ("only you can see this") messages ----------------
 
+
 def ephemeral_card(text: str) -> dict:
     """The ephemeral-message API takes a message card in the older JSON 1.0 shape."""
-    return {"config": {"wide_screen_mode": True},
-            "elements": [{"tag": "div", "text": {"tag": "lark_md", "content": md_escape(text)}}]}
+    return {
+        "config": {"wide_screen_mode": True},
+        "elements": [{"tag": "div", "text": {"tag": "lark_md", "content": md_escape(text)}}],
+    }
 
 
 def stable_id(*parts: object, length: int = 40) -> str:
@@ -669,8 +871,29 @@ def all_markdown(cards: Iterable[dict]) -> list[str]:
     return found
 
 
-__all__ = ["render_cards", "md_escape", "card_json", "card_bytes", "body_bytes", "request_bytes", "escaped_bytes",
-           "MAX_BODY_BYTES", "answer_card", "answer_segments",
-           "answer_cut", "ask_form_card", "form_submitted_card", "ephemeral_card", "notice_cards",
-           "ft", "stable_id", "all_markdown", "CARD_BUDGET", "MAX_CARD_BYTES", "ANSWER_ELEMENT",
-           "fence_opener", "plain", "clean"]
+__all__ = [
+    "render_cards",
+    "md_escape",
+    "card_json",
+    "card_bytes",
+    "body_bytes",
+    "request_bytes",
+    "escaped_bytes",
+    "MAX_BODY_BYTES",
+    "answer_card",
+    "answer_segments",
+    "answer_cut",
+    "ask_form_card",
+    "form_submitted_card",
+    "ephemeral_card",
+    "notice_cards",
+    "ft",
+    "stable_id",
+    "all_markdown",
+    "CARD_BUDGET",
+    "MAX_CARD_BYTES",
+    "ANSWER_ELEMENT",
+    "fence_opener",
+    "plain",
+    "clean",
+]

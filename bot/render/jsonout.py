@@ -1,8 +1,9 @@
 """The digest as data (`--format json`). The schema is documented in the README."""
+
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..diffs import coverage_line
 from ..models import Digest, Importance, to_dict
@@ -13,7 +14,11 @@ SCHEMA = "digest-bot/digest@1"
 def digest_data(d: Digest) -> dict:
     data = to_dict(d)
     data["stats"] = {"total": len(d.entries), **{imp.value: d.count(imp) for imp in Importance}}
+    if d.fork is None:  # read against no fork: no downstream keys at all
+        data.pop("fork", None)
     for entry, raw in zip(d.entries, data["entries"]):
+        if entry.downstream is None:  # absent when the commit touches nothing the fork patches
+            raw.pop("downstream", None)
         raw["importance"] = entry.importance.value
         a = entry.analysis
         raw["coverage_line"] = coverage_line(a.coverage, d.lang) if a and a.coverage else None
@@ -21,5 +26,7 @@ def digest_data(d: Digest) -> dict:
 
 
 def render_json(digests: Sequence[Digest]) -> str:
-    return json.dumps({"schema": SCHEMA, "digests": [digest_data(d) for d in digests]},
-                      ensure_ascii=False, indent=2) + "\n"
+    return (
+        json.dumps({"schema": SCHEMA, "digests": [digest_data(d) for d in digests]}, ensure_ascii=False, indent=2)
+        + "\n"
+    )

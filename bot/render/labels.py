@@ -1,9 +1,11 @@
 """The words every renderer shares, so Markdown, Slack, Feishu and the terminal say the same
 thing: read from the message catalogue's [cards] section (bot/i18n/*.toml)."""
+
 from __future__ import annotations
 
 from ..i18n import text
 from ..models import Analysis, Digest, Importance
+
 
 def t(lang: str, key: str, /, **values) -> str:
     """A digest word from the catalogue's [cards] section."""
@@ -21,8 +23,14 @@ def title(digest: Digest) -> str:
 
 def stats_line(digest: Digest) -> str:
     key = "stats_range" if ".." in digest.window.label else "stats_day"
-    return t(digest.lang, key, n=len(digest.entries), high=digest.count(Importance.HIGH),
-             medium=digest.count(Importance.MEDIUM), low=digest.count(Importance.LOW))
+    return t(
+        digest.lang,
+        key,
+        n=len(digest.entries),
+        high=digest.count(Importance.HIGH),
+        medium=digest.count(Importance.MEDIUM),
+        low=digest.count(Importance.LOW),
+    )
 
 
 def importance_label(lang: str, importance: Importance) -> str:
@@ -40,3 +48,86 @@ def origin_note(lang: str, analysis: Analysis) -> str:
     if analysis.origin == "fallback":
         return t(lang, "origin_fallback", note=analysis.note or "?")
     return ""
+
+
+# --- noise controls and the weekly roll-up (bot/noise.py, bot/rollup.py) ----------------------------
+
+LINK = "\x00"  # where a renderer puts its own link in a sentence (`before, _, after = s.partition(LINK)`)
+
+
+def filter_line(digest: Digest) -> str:
+    """'🔎 paths crates/uv-resolver/** — 12 of 221 commits', or '' for a digest without a filter."""
+    lang = digest.lang
+    parts = []
+    if digest.paths:
+        parts.append(text(lang, "noise.filter_paths", globs=" ".join(digest.paths)))
+    if digest.exclude:
+        parts.append(text(lang, "noise.filter_exclude", globs=" ".join(digest.exclude)))
+    if not parts:
+        return ""
+    return text(
+        lang,
+        "noise.filter_line",
+        filter=" · ".join(parts),
+        shown=len(digest.entries),
+        total=len(digest.entries) + digest.filtered_out,
+    )
+
+
+def bots_heading(lang: str, groups) -> str:
+    return text(lang, "noise.bots_heading", n=sum(len(g.entries) for g in groups))
+
+
+def bot_line(lang: str, group, shown: int = 3) -> str:
+    """'🤖 renovate[bot]: 14 updates — clap 4.5.53 → 4.5.54, tokio 1.48 → 1.49, …' (untrusted parts:
+    the renderer escapes the whole line)."""
+    updates = group.updates
+    listed = text(lang, "noise.list_sep").join(updates[:shown]) + (
+        text(lang, "noise.list_more") if len(updates) > shown else ""
+    )
+    key = "noise.bot_line_one" if len(group.entries) == 1 else "noise.bot_line"
+    mediums = text(lang, "noise.bot_mediums", n=group.mediums) if group.mediums else ""
+    return text(lang, key, author=group.author, n=len(group.entries), mediums=mediums, updates=listed)
+
+
+def more_low(lang: str, n: int, how: str) -> str:
+    """The line standing for the low commits not listed; with how == "link" it holds LINK."""
+    return text(lang, f"noise.more_low_{how or 'page'}", n=n, link=LINK)
+
+
+def low_heading(lang: str, total: int) -> str:
+    return group_label(lang, Importance.LOW, total)
+
+
+def week_title(digest: Digest) -> str:
+    return text(digest.lang, "week.title", label=digest.window.label)
+
+
+def week_stats(digest: Digest) -> str:
+    return text(
+        digest.lang,
+        "week.stats",
+        n=len(digest.entries),
+        high=digest.count(Importance.HIGH),
+        medium=digest.count(Importance.MEDIUM),
+        low=digest.count(Importance.LOW),
+    )
+
+
+def area_label(lang: str, area: str, n: int) -> str:
+    from ..rollup import ROOT_AREA, UNKNOWN_AREA
+
+    name = {ROOT_AREA: text(lang, "week.root"), UNKNOWN_AREA: text(lang, "week.unknown")}.get(area, area)
+    return text(lang, "week.area", area=name, n=n)
+
+
+def day_of(digest: Digest, commit) -> str:
+    """'Mon 01-19': the local day a commit of the week landed."""
+    local = commit.local_time(digest.window.tz)
+    weekday = text(digest.lang, f"week.{('mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun')[local.weekday()]}")
+    return text(digest.lang, "week.day", weekday=weekday, date=local.strftime("%m-%d"))
+
+
+def week_low(lang: str, n: int, how: str) -> str:
+    """The roll-up's one line for its low commits; with how == "link" it holds LINK."""
+    return text(lang, f"week.low_{how or 'page'}", n=n, link=LINK)

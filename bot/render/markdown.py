@@ -4,14 +4,17 @@ One heading level per kind (# report, ## repository, ### section, #### commit), 
 computed with GitHub's own slug rules (so it resolves), commit text and LLM output escaped so
 they can neither inject HTML/links nor break the layout, nothing truncated.
 """
+
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
+from ..cost import cost_line
 from ..diffs import coverage_line
 from ..models import Analysis, Digest, DigestEntry, Importance
+from . import downstream as DS
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -46,9 +49,23 @@ class Slugger:
 
 # --- escaping untrusted text -----------------------------------------------------------------------
 
-_INLINE = str.maketrans({"\\": "\\\\", "[": "\\[", "]": "\\]", "<": "&lt;", ">": "&gt;", "&": "&amp;",
-                         "|": "\\|", "*": "\\*", "_": "\\_", "`": "\\`", "#": "\\#", "~": "\\~",
-                         "!": "\\!"})
+_INLINE = str.maketrans(
+    {
+        "\\": "\\\\",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "|": "\\|",
+        "*": "\\*",
+        "_": "\\_",
+        "`": "\\`",
+        "#": "\\#",
+        "~": "\\~",
+        "!": "\\!",
+    }
+)
 _LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|```+|~~~+|[=\-_*]{3,}\s*$|=+\s*$)")
 
 
@@ -66,14 +83,22 @@ def esc_rich(text: str) -> str:
         line = raw.strip()
         if not line:
             continue
-        line = (line.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-                .replace("[", "\\[").replace("]", "\\]").replace("|", "\\|"))
+        line = (
+            line.replace("\\", "\\\\")
+            .replace("&", "&amp;")
+            .replace("<", "&lt;")
+            .replace(">", "&gt;")
+            .replace("[", "\\[")
+            .replace("]", "\\]")
+            .replace("|", "\\|")
+        )
         line = _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), line)
         lines.append(line)
     return "  \n".join(lines)
 
 
 # --- the report --------------------------------------------------------------------------------------
+
 
 def render_report(digests: Sequence[Digest]) -> str:
     """One Markdown document for one or more repositories' digests of the same window."""
@@ -93,6 +118,10 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
     out = [f"## {esc(d.repo)}", ""]
     slugger.slug(d.repo)
     out += [f"> {esc(t(lang, 'meta', branch=d.branch, tz=d.window.tz, n=len(d.entries)))}", ""]
+    if L.filter_line(d):  # the path filter it was built with, and how many commits it kept
+        out += [f"> {esc(L.filter_line(d))}", ""]
+    if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
+        out += [f"> {esc(spent)}", ""]
     out += [line for n in d.notices for line in (f"> {esc(n)}", "")]  # how it was made, first
     if not d.entries:
         return out + [esc(t(lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz)), ""]
@@ -100,7 +129,13 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
     # Anchors are assigned in document order, exactly as GitHub numbers repeated headings.
     headline_title = t(lang, "headline_heading")
     list_title, stats_title, toc_title = t(lang, "commits_heading"), t(lang, "stats_heading"), t(lang, "toc_heading")
-    for text in ([headline_title] if d.headline else []) + [list_title, stats_title, toc_title]:
+    downstream_title = DS.heading(d) if d.fork else ""
+    for text in (
+        ([headline_title] if d.headline else [])
+        + [list_title, stats_title]
+        + ([downstream_title] if d.fork else [])
+        + [toc_title]
+    ):
         slugger.slug(text)
     groups = [(imp, entries) for imp, entries in d.grouped() if entries]
     anchors: dict[str, str] = {}
@@ -117,14 +152,27 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
             out += ["", f"_{esc(t(lang, 'headline_offline'))}_"]
         out.append("")
 
-    out += [f"### {esc(list_title)}", "",
-            f"| {t(lang, 'col_time')} | {t(lang, 'col_author')} | {t(lang, 'col_message')} |",
-            "|---|---|---|"]
+    out += [
+        f"### {esc(list_title)}",
+        "",
+        f"| {t(lang, 'col_time')} | {t(lang, 'col_author')} | {t(lang, 'col_message')} |",
+        "|---|---|---|",
+    ]
     for e in d.entries:  # newest first
         when = e.commit.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M:%S")
-        out.append(f"| {when} | {esc(e.commit.author)} | {e.importance.emoji} "
-                   f"[{esc(e.commit.title)}](#{anchors[e.commit.sha]}) |")
+        out.append(
+            f"| {when} | {esc(e.commit.author)} | {e.importance.emoji} "
+            f"[{esc(e.commit.title)}](#{anchors[e.commit.sha]}) |"
+        )
     out += ["", f"### {esc(stats_title)}", "", f"> {L.stats_line(d)}", ""]
+    if d.fork:
+        out += [f"### {esc(downstream_title)}", "", esc(DS.intro(d)), ""]
+        out += [
+            f"- [{esc(e.commit.title)}](#{anchors[e.commit.sha]}) `{e.commit.short_sha}` — "
+            f"{esc(DS.line(d, e.downstream))}"
+            for e in DS.flagged(d)
+        ]
+        out.append("")
 
     out += [f"### {esc(toc_title)}", ""]
     for imp, entries in groups:
@@ -144,6 +192,8 @@ def _entry(d: Digest, e: DigestEntry) -> list[str]:
     out = [f"#### {esc(c.title)}", ""]
     out.append(" · ".join(_meta_parts(d, e)))
     out.append("")
+    if flag := DS.flag(d, e):
+        out += [f"> **{esc(flag)}**", ""]
     if c.reverts:
         ref = f"[`{c.reverts[:7]}`]({d.repo_url}/commit/{c.reverts})" if d.repo_url else f"`{c.reverts[:7]}`"
         out += [t(lang, "reverts", sha=ref), ""]
@@ -156,8 +206,11 @@ def _entry(d: Digest, e: DigestEntry) -> list[str]:
         out += [f"> {esc(note)}", ""]
     reason = f" — {esc_rich(a.importance_reason)}" if a.importance_reason else ""
     colon = L.colon(lang)
-    out += [f"**{t(lang, 'type')}**{colon}{esc(a.change_type.label(lang))} · "
-            f"**{t(lang, 'importance')}**{colon}{L.importance_label(lang, a.importance)}{reason}", ""]
+    out += [
+        f"**{t(lang, 'type')}**{colon}{esc(a.change_type.label(lang))} · "
+        f"**{t(lang, 'importance')}**{colon}{L.importance_label(lang, a.importance)}{reason}",
+        "",
+    ]
     out += _field(lang, "summary", a.summary)
     if a.importance is not Importance.LOW:
         out += _field(lang, "impact", a.impact)
@@ -195,13 +248,15 @@ def _insights(lang: str, a: Analysis) -> list[str]:
     rows = [(k, v) for k, v in rows if v and v.strip()]
     if not rows:
         return []
-    return [f"**{t(lang, 'insights')}**", ""] + [
-        f"- **{t(lang, k)}**{L.colon(lang)}{esc_rich(v).replace(chr(10), chr(10) + '  ')}" for k, v in rows] + [""]
+    return (
+        [f"**{t(lang, 'insights')}**", ""]
+        + [f"- **{t(lang, k)}**{L.colon(lang)}{esc_rich(v).replace(chr(10), chr(10) + '  ')}" for k, v in rows]
+        + [""]
+    )
 
 
 def _bullets(lang: str, key: str, items: Iterable[str]) -> list[str]:
     items = [i for i in items if i and i.strip()]
     if not items:
         return []
-    return [f"**{t(lang, key)}**", ""] + [
-        f"- {esc_rich(i).replace(chr(10), chr(10) + '  ')}" for i in items] + [""]
+    return [f"**{t(lang, key)}**", ""] + [f"- {esc_rich(i).replace(chr(10), chr(10) + '  ')}" for i in items] + [""]

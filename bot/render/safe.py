@@ -5,6 +5,7 @@ operator through the CLI's Markdown), hide text (NUL) or reorder what a reader s
 overrides and isolates, the "Trojan Source" trick). Removed: C0 controls except tab and newline,
 DEL, C1 controls, U+202A–U+202E and U+2066–U+2069. Carriage returns become newlines.
 """
+
 from __future__ import annotations
 
 import re

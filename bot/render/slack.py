@@ -13,18 +13,33 @@ render as inert text; bare `@channel`/`@here`/`@everyone` get a zero-width joine
 zero-width space so Markdown surfaces (streams) cannot form a link either. The only `<url|label>`
 links are the ones built here from URLs the bot itself knows (commit, PR, reverted commit).
 """
+
 from __future__ import annotations
 
 import json
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-from ..diffs import coverage_line
 from .. import i18n
+from ..cost import cost_line
+from ..diffs import coverage_line
 from ..i18n import text
 from ..models import Analysis, Commit, Digest, DigestEntry, Importance
-from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
-                        LowCommits, Notice, chunk_text, entries_at_least)
+from ..platform import (
+    AnswerHeader,
+    BotUpdates,
+    CommitChoice,
+    CommitDetail,
+    CommitDetails,
+    Content,
+    DigestParent,
+    LowCommits,
+    Notice,
+    WeekRollup,
+    chunk_text,
+    entries_at_least,
+)
+from . import downstream as DS
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -57,6 +72,7 @@ MODAL_CALLBACK = "digest_ask_modal"
 MODAL_BLOCK = "question"
 MODAL_INPUT = "question"
 
+
 def s(lang: str, key: str, **values) -> str:
     """A Slack-only word (buttons, continuation markers, the question form) from the catalogue's
     [cards.slack]; the digest's own words come from labels.py so every renderer says the same."""
@@ -80,8 +96,7 @@ def esc(text: object) -> str:
 
 def unescape(text: str) -> str:
     """What a reader sees (for tests and for measuring): entities decoded, zero-width marks dropped."""
-    return (text.replace(ZWJ, "").replace(ZWSP, "").replace("&lt;", "<").replace("&gt;", ">")
-            .replace("&amp;", "&"))
+    return text.replace(ZWJ, "").replace(ZWSP, "").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def md_to_mrkdwn(text: str) -> str:
@@ -134,7 +149,7 @@ def split_text(text: str, limit: int) -> list[str]:
         carry = ""
         m = _PARTIAL_ENTITY.search(piece)
         if m and m.start() > 0:
-            carry, piece = piece[m.start():], piece[:m.start()]
+            carry, piece = piece[m.start() :], piece[: m.start()]
         out.append(piece)
     if carry:
         out.append(carry)
@@ -145,7 +160,7 @@ def _clip_label(text: str, limit: int) -> str:
     """Button and option labels are handles, not content (the full text is in the message):
     shorten them visibly with '…'."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def fit_label(raw: str, limit: int) -> str:
@@ -160,6 +175,7 @@ def fit_label(raw: str, limit: int) -> str:
 
 
 # --- block builders ----------------------------------------------------------------------------------
+
 
 def mrkdwn(text: str) -> dict:
     return {"type": "mrkdwn", "text": text, "verbatim": True}
@@ -204,11 +220,11 @@ def packed_sections(lines: Iterable[str], label: str | None = None) -> list[dict
 def context(*texts: str) -> list[dict]:
     """Small grey lines; more than fits in one context block (10 elements, short texts) become
     further context blocks or sections — nothing is dropped."""
-    texts = [x for x in texts if x and x.strip()]
+    texts = tuple(x for x in texts if x and x.strip())
     blocks: list[dict] = []
     short = [x for x in texts if len(x) <= 2000]
     for i in range(0, len(short), CONTEXT_ELEMENTS):
-        blocks.append({"type": "context", "elements": [mrkdwn(x) for x in short[i:i + CONTEXT_ELEMENTS]]})
+        blocks.append({"type": "context", "elements": [mrkdwn(x) for x in short[i : i + CONTEXT_ELEMENTS]]})
     for x in texts:
         if len(x) > 2000:
             blocks += sections(x)
@@ -230,8 +246,10 @@ def button(raw_text: str, action_id: str, value: str, style: str | None = None) 
 
 
 def actions(elements: Sequence[dict]) -> list[dict]:
-    return [{"type": "actions", "elements": list(elements[i:i + ACTIONS_ELEMENTS])}
-            for i in range(0, len(elements), ACTIONS_ELEMENTS)]
+    return [
+        {"type": "actions", "elements": list(elements[i : i + ACTIONS_ELEMENTS])}
+        for i in range(0, len(elements), ACTIONS_ELEMENTS)
+    ]
 
 
 def _dumps(value: dict) -> str:
@@ -263,6 +281,7 @@ def block_size(block: dict) -> int:
 
 
 # --- pagination --------------------------------------------------------------------------------------
+
 
 def paginate(blocks: list[dict], fallback: str, lang: str, tail: Sequence[dict] = ()) -> list[dict]:
     """Cut a logical message into payloads within the block and size limits; `tail` (buttons)
@@ -296,10 +315,14 @@ def _finish(pages: list[list[dict]], fallback: str, lang: str) -> list[dict]:
 
 # --- button values -------------------------------------------------------------------------------
 
+
 def commit_value(d: Digest, commit: Commit, thread: str | None) -> str:
     """What the Ask / Details buttons carry back: {repo, sha, lang, tz, thread?} (≤2000)."""
-    return compact_json({"repo": d.repo_id, "sha": commit.sha, "lang": d.lang, "tz": d.window.tz,
-                         "thread": thread}, VALUE_CHARS, optional=("thread", "tz"))
+    return compact_json(
+        {"repo": d.repo_id, "sha": commit.sha, "lang": d.lang, "tz": d.window.tz, "thread": thread},
+        VALUE_CHARS,
+        optional=("thread", "tz"),
+    )
 
 
 def parse_value(raw: str | None) -> dict:
@@ -311,6 +334,7 @@ def parse_value(raw: str | None) -> dict:
 
 
 # --- the contents ---------------------------------------------------------------------------------
+
 
 def render(content: Content, *, thread: str | None = None) -> list[dict]:
     """Slack payloads for one content, in posting order. `thread`: the thread the message goes
@@ -325,6 +349,10 @@ def render(content: Content, *, thread: str | None = None) -> list[dict]:
         return render_commit(content.digest, content.entry, full=False, thread=thread)
     if isinstance(content, LowCommits):
         return render_low(content, thread=thread)
+    if isinstance(content, BotUpdates):
+        return render_bots(content, thread=thread)
+    if isinstance(content, WeekRollup):
+        return render_week(content)
     if isinstance(content, CommitChoice):
         return render_choice(content, thread=thread)
     if isinstance(content, AnswerHeader):
@@ -341,8 +369,12 @@ def render_parent(c: DigestParent) -> list[dict]:
     d, lang = c.digest, c.digest.lang
     title = f"{L.title(d)} · {d.repo}"
     blocks = header(esc(title))
-    blocks += context(esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))))
+    blocks += context(
+        esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))), esc(L.filter_line(d))
+    )
     blocks += sections(esc(L.stats_line(d)))
+    if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
+        blocks += context(esc(spent))
     if _safe_url(c.report_url):  # the full report page, near the top where it is seen
         blocks += sections(link(c.report_url, esc(i18n.text(lang, "report.link"))))
     for notice in d.notices:  # what went wrong while building it, before any content
@@ -356,6 +388,12 @@ def render_parent(c: DigestParent) -> list[dict]:
     if highs:
         lines = [_high_line(d, e) for e in highs]
         blocks += packed_sections(lines, label=esc(L.group_label(lang, Importance.HIGH, len(highs))))
+    if d.fork and d.entries:
+        lines = [esc(DS.intro(d))] + [
+            f"{link(e.commit.url, f'`{e.commit.short_sha}`')} *{esc(e.commit.title)}* — {esc(DS.line(d, e.downstream))}"
+            for e in DS.flagged(d)
+        ]
+        blocks += packed_sections(lines, label=esc(DS.heading(d)))
     return paginate(blocks, f"{title} — {L.stats_line(d)}", lang)
 
 
@@ -382,6 +420,8 @@ def _commit_blocks(d: Digest, e: DigestEntry, full: bool) -> list[dict]:
     lang, c, a = d.lang, e.commit, e.analysis
     blocks = sections(f"{e.importance.emoji} *{esc(c.title)}*")
     blocks += context(_meta_line(d, c))
+    if flag := DS.flag(d, e):
+        blocks += sections(f"*{esc(flag)}*")
     if c.reverts:
         url = f"{d.repo_url}/commit/{c.reverts}" if d.repo_url else None
         before, _, after = t(lang, "reverts", sha="\x00").partition("\x00")  # the label around our link
@@ -395,8 +435,10 @@ def _commit_blocks(d: Digest, e: DigestEntry, full: bool) -> list[dict]:
         blocks += context(esc(note))
     reason = f" — {md_to_mrkdwn(esc(a.importance_reason))}" if a.importance_reason else ""
     sep = colon(lang)
-    blocks += sections(f"*{esc(t(lang, 'type'))}*{sep}{esc(a.change_type.label(lang))} · "
-                       f"*{esc(t(lang, 'importance'))}*{sep}{L.importance_label(lang, a.importance)}{reason}")
+    blocks += sections(
+        f"*{esc(t(lang, 'type'))}*{sep}{esc(a.change_type.label(lang))} · "
+        f"*{esc(t(lang, 'importance'))}*{sep}{L.importance_label(lang, a.importance)}{reason}"
+    )
     blocks += _field(lang, "summary", a.summary)
     if full or a.importance is not Importance.LOW:
         blocks += _field(lang, "impact", a.impact)
@@ -441,14 +483,16 @@ def render_low(c: LowCommits, *, thread: str | None = None) -> list[dict]:
     """One line per commit (sha link, title, type, one-line summary) and a menu to Ask about or
     see the details of any of them. Each payload has its own menu for its own commits."""
     d, lang = c.digest, c.digest.lang
-    label = esc(L.group_label(lang, Importance.LOW, d.count(Importance.LOW)))
-    groups = [list(c.entries[i:i + LOW_PER_PAGE]) for i in range(0, len(c.entries), LOW_PER_PAGE)] or [[]]
+    label = esc(L.group_label(lang, Importance.LOW, c.total or d.count(Importance.LOW)))
+    groups = [list(c.entries[i : i + LOW_PER_PAGE]) for i in range(0, len(c.entries), LOW_PER_PAGE)] or [[]]
     pages: list[list[dict]] = []
     for n, group in enumerate(groups):
         lines = [_low_line(d, e) for e in group]
         blocks = packed_sections(lines, label=label if n == 0 else None)
         if group:
             blocks += [_low_menu(d, group, thread)]
+        if c.more and n == len(groups) - 1:  # the rest: one line, with where to read them
+            blocks += sections(_with_link(L.more_low(lang, c.more, c.more_how), c.report_url, lang))
         for page in paginate(blocks, "", lang):  # only splits when one group is still too big
             pages.append(page["blocks"])
     return _finish(pages, f"{unescape(label)} · {d.repo}", lang)
@@ -471,18 +515,81 @@ def _low_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> 
     lang = d.lang
 
     def option(prefix: str, e: DigestEntry) -> dict:
-        return {"text": plain(fit_label(f"{e.commit.short_sha} {e.commit.title}", OPTION_CHARS)),
-                "value": f"{prefix}:{e.commit.sha}"}
+        return {
+            "text": plain(fit_label(f"{e.commit.short_sha} {e.commit.title}", OPTION_CHARS)),
+            "value": f"{prefix}:{e.commit.sha}",
+        }
 
-    entries = list(entries)[:SELECT_OPTIONS // 2]
-    select = {"type": "static_select", "action_id": ACTION_LOW, "placeholder": plain(s(lang, "low_placeholder")),
-              "option_groups": [
-                  {"label": plain(s(lang, "low_ask")), "options": [option("ask", e) for e in entries]},
-                  {"label": plain(s(lang, "low_details")), "options": [option("details", e) for e in entries]},
-              ]}
-    block_id = compact_json({"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread},
-                            BLOCK_ID_CHARS, optional=("thread", "tz", "repo"))
+    entries = list(entries)[: SELECT_OPTIONS // 2]
+    select = {
+        "type": "static_select",
+        "action_id": ACTION_LOW,
+        "placeholder": plain(s(lang, "low_placeholder")),
+        "option_groups": [
+            {"label": plain(s(lang, "low_ask")), "options": [option("ask", e) for e in entries]},
+            {"label": plain(s(lang, "low_details")), "options": [option("details", e) for e in entries]},
+        ],
+    }
+    block_id = compact_json(
+        {"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread},
+        BLOCK_ID_CHARS,
+        optional=("thread", "tz", "repo"),
+    )
     return {"type": "actions", "block_id": block_id, "elements": [select]}
+
+
+def _with_link(sentence: str, url: str | None, lang: str) -> str:
+    """A catalogue sentence holding labels.LINK, escaped, with the report link where LINK is."""
+    before, marker, after = sentence.partition(L.LINK)
+    return esc(before) + (link(url, esc(i18n.text(lang, "report.link"))) if marker else "") + esc(after)
+
+
+def render_bots(c: BotUpdates, *, thread: str | None = None) -> list[dict]:
+    """One line per bot, and a menu to Ask about or see the details of any of their commits (the
+    first SELECT_OPTIONS/2; the report page and the attached report hold every one)."""
+    d, lang = c.digest, c.digest.lang
+    label = L.bots_heading(lang, c.groups)
+    blocks = packed_sections([esc(L.bot_line(lang, g)) for g in c.groups], label=esc(label))
+    blocks += [_low_menu(d, [e for g in c.groups for e in g.entries], thread)]
+    return paginate(blocks, f"{label} · {d.repo}", lang)
+
+
+def render_week(c: WeekRollup) -> list[dict]:
+    """The weekly roll-up: one message (continued only past Slack's size limit)."""
+    d, lang = c.digest, c.digest.lang
+    title = f"{L.week_title(d)} · {d.repo}"
+    blocks = header(esc(title))
+    blocks += context(
+        esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))), esc(L.filter_line(d))
+    )
+    blocks += sections(esc(L.week_stats(d)))
+    if _safe_url(c.report_url):
+        blocks += sections(link(c.report_url, esc(i18n.text(lang, "report.link"))))
+    for notice in d.notices:
+        blocks += sections(esc(notice))
+    if d.headline:
+        label = t(lang, "headline_heading") + (" " + t(lang, "headline_offline") if d.headline_origin != "llm" else "")
+        blocks += packed_sections([f"• {md_to_mrkdwn(esc(b))}" for b in d.headline], label=esc(label))
+    for area, entries in c.areas:
+        blocks += packed_sections(
+            [_week_line(d, e) for e in entries], label=esc(L.area_label(lang, area, len(entries)))
+        )
+    if not c.areas:
+        blocks += sections(esc(i18n.text(lang, "week.nothing")))
+    if c.bots:
+        blocks += packed_sections([esc(L.bot_line(lang, g)) for g in c.bots], label=esc(L.bots_heading(lang, c.bots)))
+    if c.low:
+        blocks += sections(_with_link(L.week_low(lang, c.low, c.more_how), c.report_url, lang))
+    return paginate(blocks, f"{title} — {L.week_stats(d)}", lang)
+
+
+def _week_line(d: Digest, e: DigestEntry) -> str:
+    c = e.commit
+    line = f"{e.importance.emoji} {esc(L.day_of(d, c))} {link(c.url, f'`{c.short_sha}`')} {esc(c.title)}"
+    if e.importance is Importance.HIGH:
+        reason = e.analysis.importance_reason if e.analysis else e.error
+        line += f" — {md_to_mrkdwn(esc(reason))}" if reason else ""
+    return line
 
 
 def render_choice(c: CommitChoice, *, thread: str | None = None) -> list[dict]:
@@ -492,8 +599,11 @@ def render_choice(c: CommitChoice, *, thread: str | None = None) -> list[dict]:
     buttons = []
     for i, commit in enumerate(c.commits):
         repo = c.repo_of[i] if i < len(c.repo_of) else commit.repo
-        value = compact_json({"repo": repo, "sha": commit.sha, "thread": thread, "question": c.question},
-                             VALUE_CHARS, optional=("thread", "question"))
+        value = compact_json(
+            {"repo": repo, "sha": commit.sha, "thread": thread, "question": c.question},
+            VALUE_CHARS,
+            optional=("thread", "question"),
+        )
         buttons.append(button(f"{commit.short_sha} {commit.title}", f"{ACTION_CHOOSE}_{i}", value))
     return paginate(blocks, s(lang, "choose"), lang, tail=actions(buttons))
 
@@ -503,12 +613,14 @@ def render_answer_header(c: AnswerHeader) -> list[dict]:
     commit = c.commit
     text = s(lang, "asked", user=mention(c.user), question=esc(" ".join(c.question.split())))
     blocks = sections(text)
-    blocks += context(f"{link(commit.url, f'`{commit.short_sha}`')} {esc(commit.title)}")
+    if commit is not None:
+        blocks += context(f"{link(commit.url, f'`{commit.short_sha}`')} {esc(commit.title)}")
     fallback = s(lang, "asked", user="", question=c.question).replace("  ", " ")
     return paginate(blocks, fallback, lang)
 
 
 # --- the question form (the Ask button) ----------------------------------------------------------------
+
 
 def ask_modal(value: dict, metadata: str) -> dict:
     """views.open payload: one multi-line input for the question. `metadata` (≤3000) carries
@@ -523,11 +635,27 @@ def ask_modal(value: dict, metadata: str) -> dict:
         "submit": plain(s(lang, "modal_submit")),
         "close": plain(s(lang, "modal_close")),
         "blocks": [
-            {"type": "context", "elements": [mrkdwn(esc(s(lang, "modal_commit", sha=f"`{sha}`")) +
-                                                    (f" · {esc(value['repo'])}" if value.get("repo") else ""))]},
-            {"type": "input", "block_id": MODAL_BLOCK, "label": plain(s(lang, "modal_label")),
-             "element": {"type": "plain_text_input", "action_id": MODAL_INPUT, "multiline": True,
-                         "max_length": 2000, "placeholder": plain(s(lang, "modal_hint"))}},
+            {
+                "type": "context",
+                "elements": [
+                    mrkdwn(
+                        esc(s(lang, "modal_commit", sha=f"`{sha}`"))
+                        + (f" · {esc(value['repo'])}" if value.get("repo") else "")
+                    )
+                ],
+            },
+            {
+                "type": "input",
+                "block_id": MODAL_BLOCK,
+                "label": plain(s(lang, "modal_label")),
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": MODAL_INPUT,
+                    "multiline": True,
+                    "max_length": 2000,
+                    "placeholder": plain(s(lang, "modal_hint")),
+                },
+            },
         ],
     }
 

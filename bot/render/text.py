@@ -1,11 +1,24 @@
 """Plain-text rendering of the chat contents, for the terminal chat (and as notification text)."""
+
 from __future__ import annotations
 
-from ..diffs import coverage_line
 from .. import i18n
+from ..cost import cost_line
+from ..diffs import coverage_line
 from ..models import Analysis, Importance
-from ..platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, Content, DigestParent,
-                        LowCommits, Notice, entries_at_least)
+from ..platform import (
+    AnswerHeader,
+    BotUpdates,
+    CommitChoice,
+    CommitDetail,
+    CommitDetails,
+    Content,
+    DigestParent,
+    LowCommits,
+    Notice,
+    WeekRollup,
+    entries_at_least,
+)
 from . import labels as L
 from .labels import t
 from .safe import strip_controls
@@ -25,28 +38,48 @@ def render_text(content: Content) -> str:
         return _commit(content.digest, content.entry, full=True)
     if isinstance(content, LowCommits):
         d = content.digest
-        lines = [L.group_label(d.lang, Importance.LOW, d.count(Importance.LOW))]
+        lines = [L.group_label(d.lang, Importance.LOW, content.total or d.count(Importance.LOW))]
         for e in content.entries:
             summary = e.analysis.summary if e.analysis else e.error
             lines.append(f"  🟢 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(summary)}")
+        if content.more:
+            lines.append("  " + _with_link(L.more_low(d.lang, content.more, content.more_how), content.report_url))
         return "\n".join(lines)
+    if isinstance(content, BotUpdates):
+        d = content.digest
+        lines = [L.bots_heading(d.lang, content.groups)]
+        for group in content.groups:
+            lines.append("  " + terminal_safe(L.bot_line(d.lang, group)))
+            lines += [f"    {e.commit.short_sha} {terminal_safe(e.commit.title)}" for e in group.entries]
+        return "\n".join(lines)
+    if isinstance(content, WeekRollup):
+        return _week(content)
     if isinstance(content, CommitChoice):
         lines = [f"{t(content.lang, 'choose')} “{terminal_safe(content.question)}”"]
         lines += [f"  • {c.short_sha} {terminal_safe(c.title)}" for c in content.commits]
         return "\n".join(lines)
     if isinstance(content, AnswerHeader):
-        return f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"
+        line = f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}"
+        if content.commit is None:  # a question about a period
+            return line
+        return f"{line}  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"
     raise TypeError(f"cannot render {type(content).__name__}")
 
 
 def _parent(c: DigestParent) -> str:
     d = c.digest
     lines = [f"{L.title(d)} · {d.repo}", L.stats_line(d)]
+    if L.filter_line(d):
+        lines.append(terminal_safe(L.filter_line(d)))
+    if spent := cost_line(d.cost, d.lang):  # what its LLM analyses cost
+        lines.append(spent)
     if c.report_url:
         lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
     lines += [terminal_safe(n) for n in d.notices]
     if d.headline:
-        lines.append(t(d.lang, "headline_heading") + (" " + t(d.lang, "headline_offline") if d.headline_origin != "llm" else ""))
+        lines.append(
+            t(d.lang, "headline_heading") + (" " + t(d.lang, "headline_offline") if d.headline_origin != "llm" else "")
+        )
         lines += [f"  • {terminal_safe(b)}" for b in d.headline]
     highs = [e for e in entries_at_least(d.entries, "high")]
     if highs:
@@ -54,6 +87,38 @@ def _parent(c: DigestParent) -> str:
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
             lines.append(f"  🔴 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(reason)}")
+    return "\n".join(lines)
+
+
+def _with_link(sentence: str, url: str | None) -> str:
+    before, marker, after = sentence.partition(L.LINK)
+    return terminal_safe(before) + (terminal_safe(url or "") if marker else "") + terminal_safe(after)
+
+
+def _week(c: WeekRollup) -> str:
+    d = c.digest
+    lines = [f"{L.week_title(d)} · {d.repo}", L.week_stats(d)]
+    if L.filter_line(d):
+        lines.append(terminal_safe(L.filter_line(d)))
+    if c.report_url:
+        lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
+    lines += [terminal_safe(n) for n in d.notices]
+    for area, entries in c.areas:
+        lines.append(terminal_safe(L.area_label(d.lang, area, len(entries))))
+        for e in entries:
+            line = (
+                f"  {e.importance.emoji} {L.day_of(d, e.commit)} {e.commit.short_sha} {terminal_safe(e.commit.title)}"
+            )
+            if e.importance is Importance.HIGH and e.analysis:
+                line += f" — {terminal_safe(e.analysis.importance_reason)}"
+            lines.append(line)
+    if not c.areas:
+        lines.append(i18n.text(d.lang, "week.nothing"))
+    if c.bots:
+        lines.append(L.bots_heading(d.lang, c.bots))
+        lines += ["  " + terminal_safe(L.bot_line(d.lang, g)) for g in c.bots]
+    if c.low:
+        lines.append(_with_link(L.week_low(d.lang, c.low, c.more_how), c.report_url))
     return "\n".join(lines)
 
 
@@ -67,8 +132,10 @@ def _commit(d, e, full: bool) -> str:
     note = L.origin_note(lang, a)
     if note:
         lines.append("  " + terminal_safe(note))
-    lines.append(f"  {t(lang, 'type')}: {a.change_type.label(lang)} · {t(lang, 'importance')}: "
-                 f"{L.importance_label(lang, a.importance)} — {terminal_safe(a.importance_reason)}")
+    lines.append(
+        f"  {t(lang, 'type')}: {a.change_type.label(lang)} · {t(lang, 'importance')}: "
+        f"{L.importance_label(lang, a.importance)} — {terminal_safe(a.importance_reason)}"
+    )
     lines += _fields(lang, a, full)
     if a.coverage is not None:
         lines.append(f"  {t(lang, 'coverage')}: {terminal_safe(coverage_line(a.coverage, lang))}")

@@ -7,6 +7,7 @@
 
 The web layer (handlers/web.py) only turns `Reports.respond` into an HTTP response.
 """
+
 from .service import Reports, Response
 
 __all__ = ["Reports", "Response"]

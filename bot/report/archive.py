@@ -3,6 +3,7 @@
 The data (not the HTML) is kept, so a page is always drawn by the current templates and the
 stored form is the digest's own JSON shape (`models.to_dict`), which the rest of the bot reads.
 """
+
 from __future__ import annotations
 
 from ..models import Digest, digest_from_dict, to_dict

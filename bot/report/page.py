@@ -8,10 +8,11 @@ guards: a `finalize` hook strips control and bidi-override characters from every
 LLM prose keeps `code` and **bold**: the text is escaped first and only then are those two
 marks turned into fixed tags, so nothing in the text can become markup.
 """
+
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -19,6 +20,7 @@ from zoneinfo import ZoneInfo
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from ..cost import cost_line
 from ..diffs import coverage_line
 from ..i18n import text
 from ..models import Digest, DigestEntry, Importance
@@ -57,8 +59,14 @@ def _finalize(value: Any) -> Any:
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
-    env = Environment(loader=PackageLoader("bot.report", "templates"), autoescape=True,
-                      undefined=StrictUndefined, finalize=_finalize, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("bot.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["prose"] = prose
     return env
 
@@ -74,16 +82,27 @@ def anchors(d: Digest) -> dict[str, str]:
 def _entry(d: Digest, e: DigestEntry, anchor: str) -> dict:
     lang, c, a = d.lang, e.commit, e.analysis
     view: dict[str, Any] = {
-        "anchor": anchor, "emoji": e.importance.emoji, "title": c.title, "short_sha": c.short_sha,
-        "url": safe_url(c.url), "author": c.author,
+        "anchor": anchor,
+        "emoji": e.importance.emoji,
+        "title": c.title,
+        "short_sha": c.short_sha,
+        "url": safe_url(c.url),
+        "author": c.author,
         "when": c.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M:%S"),
-        "pr": c.pr_number, "pr_url": safe_url(f"{d.repo_url}/pull/{c.pr_number}") if c.pr_number and d.repo_url else None,
-        "reverts": None, "unanalysed": "", "analysis": None,
+        "pr": c.pr_number,
+        "pr_url": safe_url(f"{d.repo_url}/pull/{c.pr_number}") if c.pr_number and d.repo_url else None,
+        "reverts": None,
+        "unanalysed": "",
+        "analysis": None,
     }
     if c.reverts:
         before, _, after = t(lang, "reverts", sha="\x00").partition("\x00")  # the label around the link
-        view["reverts"] = {"before": before, "after": after, "sha": c.reverts[:7],
-                           "url": safe_url(f"{d.repo_url}/commit/{c.reverts}") if d.repo_url else None}
+        view["reverts"] = {
+            "before": before,
+            "after": after,
+            "sha": c.reverts[:7],
+            "url": safe_url(f"{d.repo_url}/commit/{c.reverts}") if d.repo_url else None,
+        }
     if e.error and (a is None or a.origin != "fallback"):
         view["unanalysed"] = t(lang, "unanalysed", reason=e.error)
     if a is None:
@@ -92,7 +111,8 @@ def _entry(d: Digest, e: DigestEntry, anchor: str) -> dict:
     insights = [(t(lang, k), getattr(a.insights, k)) for k in ("architecture", "performance", "security")]
     view["analysis"] = {
         "note": L.origin_note(lang, a),
-        "type": a.change_type.label(lang), "importance": L.importance_label(lang, a.importance),
+        "type": a.change_type.label(lang),
+        "importance": L.importance_label(lang, a.importance),
         "reason": a.importance_reason,
         "summary": a.summary if a.summary.strip() else "",
         "impact": a.impact if full and a.impact.strip() else "",
@@ -109,26 +129,67 @@ def page_view(d: Digest, expires: int | None = None) -> dict:
     lang = d.lang
     groups = [(imp, entries) for imp, entries in d.grouped() if entries]
     when = d.generated_at.astimezone(ZoneInfo(d.window.tz)).strftime("%Y-%m-%d %H:%M") if d.generated_at else ""
-    until = (datetime.fromtimestamp(expires, timezone.utc).astimezone(ZoneInfo(d.window.tz)).strftime("%Y-%m-%d %H:%M")
-             if expires else "")
-    words = {k: t(lang, k) for k in ("headline_heading", "headline_offline", "commits_heading", "stats_heading",
-                                     "toc_heading", "col_time", "col_author", "col_message", "type", "importance",
-                                     "summary", "impact", "insights", "risks", "recommendations", "coverage",
-                                     "view_commit", "author", "pr")}
+    until = (
+        datetime.fromtimestamp(expires, UTC).astimezone(ZoneInfo(d.window.tz)).strftime("%Y-%m-%d %H:%M")
+        if expires
+        else ""
+    )
+    words = {
+        k: t(lang, k)
+        for k in (
+            "headline_heading",
+            "headline_offline",
+            "commits_heading",
+            "stats_heading",
+            "toc_heading",
+            "col_time",
+            "col_author",
+            "col_message",
+            "type",
+            "importance",
+            "summary",
+            "impact",
+            "insights",
+            "risks",
+            "recommendations",
+            "coverage",
+            "view_commit",
+            "author",
+            "pr",
+        )
+    }
     words.update({k: text(lang, f"report.{k}") for k in ("back_to_contents", "skip_to_contents")})
     ids = anchors(d)
-    views = {e.commit.sha: _entry(d, e, ids[e.commit.sha]) for e in d.entries}  # once each: the table and the groups share it
+    views = {
+        e.commit.sha: _entry(d, e, ids[e.commit.sha]) for e in d.entries
+    }  # once each: the table and the groups share it
     return {
-        "lang": lang, "title": L.title(d), "repo": d.repo, "repo_url": safe_url(d.repo_url),
-        "meta": t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries)),
+        "lang": lang,
+        "title": L.title(d),
+        "repo": d.repo,
+        "repo_url": safe_url(d.repo_url),
+        "meta": " · ".join(
+            x
+            for x in (t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries)), L.filter_line(d))
+            if x
+        ),
+        "cost": cost_line(d.cost, lang) or "",  # what its LLM analyses cost, as the parent message says
         "notices": list(d.notices),
         "empty": t(lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz) if not d.entries else "",
-        "headline": list(d.headline), "headline_offline": d.headline_origin != "llm",
+        "headline": list(d.headline),
+        "headline_offline": d.headline_origin != "llm",
         "rows": [views[e.commit.sha] for e in d.entries],  # newest first, as the Markdown table
         "stats": L.stats_line(d),
-        "groups": [{"id": f"g-{imp.value}", "label": L.group_label(lang, imp, len(entries)),
-                    "entries": [views[e.commit.sha] for e in entries]} for imp, entries in groups],
-        "words": words, "colon": L.colon(lang),
+        "groups": [
+            {
+                "id": f"g-{imp.value}",
+                "label": L.group_label(lang, imp, len(entries)),
+                "entries": [views[e.commit.sha] for e in entries],
+            }
+            for imp, entries in groups
+        ],
+        "words": words,
+        "colon": L.colon(lang),
         "footer": text(lang, "report.footer", generated=when, expires=until) if when and until else "",
     }
 
@@ -141,5 +202,8 @@ def render_refusal(lang: str, status: int) -> str:
     """The page for a refused or missing report: the same words whatever the reason, so it tells
     a visitor nothing about which reports exist."""
     key = {403: "forbidden", 404: "not_found"}.get(status, "unavailable")
-    return environment().get_template("refusal.html").render(
-        lang=lang, title=text(lang, "report.refused_title"), message=text(lang, f"report.{key}"))
+    return (
+        environment()
+        .get_template("refusal.html")
+        .render(lang=lang, title=text(lang, "report.refused_title"), message=text(lang, f"report.{key}"))
+    )

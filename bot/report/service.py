@@ -4,13 +4,14 @@ Nothing here speaks HTTP: `respond` returns a status, a body and the headers, an
 sends them. Every refusal looks the same whatever its cause (tampered, expired, unknown id), so
 a visitor learns nothing about which reports exist; there is no listing and no unsigned route.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 from ..models import BotError, Digest
 from . import archive
@@ -21,8 +22,9 @@ log = logging.getLogger(__name__)
 # No script may run (script-src falls back to 'none'), nothing is fetched, the page cannot be
 # framed, and neither the browser nor a proxy keeps a copy of a private repository's report.
 HEADERS = {
-    "Content-Security-Policy": ("default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; "
-                                "form-action 'none'; frame-ancestors 'none'"),
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",  # the signed URL never leaks to the sites it links to
     "X-Frame-Options": "DENY",
@@ -39,7 +41,7 @@ class Response:
 
 
 def _utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def language_of(accept_language: str, default: str) -> str:

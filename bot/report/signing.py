@@ -6,6 +6,7 @@ time. The key is REPORT_SIGNING_KEY when set; otherwise one random key is genera
 time any process needs it and kept in Redis (SET NX), so the web process that checks a link
 agrees with the worker that made it.
 """
+
 from __future__ import annotations
 
 import base64

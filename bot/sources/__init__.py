@@ -4,6 +4,7 @@
 Both return the same models with the same window semantics: membership by committer date,
 half-open [start, end), merges excluded unless asked for, newest first.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,9 @@ class CommitSource(Protocol):
 
     async def default_branch(self) -> str: ...
 
-    async def list_commits(self, window: Window, branch: str | None = None,
-                           include_merges: bool = False) -> list[Commit]:
+    async def list_commits(
+        self, window: Window, branch: str | None = None, include_merges: bool = False
+    ) -> list[Commit]:
         """Commits whose committer date lies in the window, newest first."""
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
@@ -54,11 +56,14 @@ def open_source(repo: str, settings) -> CommitSource:
     repo = (repo or "").strip()
     if not repo:
         raise UsageError(phrase("errors.no_repo_given"))
+    source: CommitSource
     if os.path.exists(os.path.expanduser(repo)):
         from .localgit import LocalGitSource
+
         source = LocalGitSource(os.path.expanduser(repo))
     elif looks_like_github(repo):
         from .github import GitHubSource
+
         source = GitHubSource(repo, settings)
     else:
         raise UsageError(phrase("errors.not_a_repo_or_path", value=repo))

@@ -14,6 +14,7 @@ connection failures and 5xx a few times with backoff, and sends rate limits (403
 rate-limit headers) to one `_RateLimitGate` per source: every worker waits for the same reset,
 and no wait exceeds `github_max_rate_limit_wait` — a reset beyond that fails at once.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,9 +22,10 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, TypeVar
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import requests
@@ -33,9 +35,9 @@ from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
 from .. import metrics
+from ..diffs import is_binary_path
 from ..i18n import Phrase, phrase
 from ..models import BotError, Commit, FileChange, NotFoundError, RateLimited, SourceError, UsageError, Window
-from ..diffs import is_binary_path
 from .message import split_message, strip_emails
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,7 @@ _STATUSES = {"added", "removed", "modified", "renamed", "copied"}  # "changed"/"
 
 # --- rate limits -------------------------------------------------------------------------------
 
+
 class _RateLimitGate:
     """Shared by every worker of one source. A rate-limited response closes the gate until the
     reset; all workers wait for it to open. No wait may exceed the bound: a reset further away
@@ -80,8 +83,9 @@ class _RateLimitGate:
             if until - time.time() > self._bound:
                 raise self.exhausted(until)
             self._open_at = until
-        log.warning("GitHub rate limit reached; waiting %.1f s (until %s UTC).",
-                    until - time.time(), _hhmm(until, seconds=True))
+        log.warning(
+            "GitHub rate limit reached; waiting %.1f s (until %s UTC).", until - time.time(), _hhmm(until, seconds=True)
+        )
 
     def seconds_left(self) -> float:
         return max(0.0, self._open_at - time.time())
@@ -95,13 +99,16 @@ class _RateLimitGate:
 
     def exhausted(self, until: float) -> SourceError:
         advice = phrase("errors.github_advice_later" if self._has_token else "errors.github_advice_token")
-        log.warning("GitHub rate limit exhausted until %s UTC (more than %g s away): not waiting.",
-                    _hhmm(until, seconds=True), self._bound)
+        log.warning(
+            "GitHub rate limit exhausted until %s UTC (more than %g s away): not waiting.",
+            _hhmm(until, seconds=True),
+            self._bound,
+        )
         return RateLimited(phrase("errors.github_rate_exhausted", until=_hhmm(until), advice=advice), until)
 
 
 def _hhmm(epoch: float, seconds: bool = False) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%H:%M:%S" if seconds else "%H:%M")
+    return datetime.fromtimestamp(epoch, UTC).strftime("%H:%M:%S" if seconds else "%H:%M")
 
 
 def rate_limit_reset(status: int, headers: Any, now: float) -> float | None:
@@ -123,8 +130,9 @@ class _GitHubRetry(Retry):
     """urllib3's retry policy for one client: connection errors and 5xx `RETRIES` times with
     exponential backoff; rate limits through the shared gate; any other 403 is returned as is."""
 
-    def __init__(self, gate: _RateLimitGate | None = None, rate_limit_retries: int = MAX_RATE_LIMIT_RETRIES,
-                 **kwargs: Any):
+    def __init__(
+        self, gate: _RateLimitGate | None = None, rate_limit_retries: int = MAX_RATE_LIMIT_RETRIES, **kwargs: Any
+    ):
         self.gate = gate or _RateLimitGate(0.0, has_token=False)
         self.rate_limit_retries = rate_limit_retries
         kwargs.setdefault("total", None)
@@ -143,15 +151,22 @@ class _GitHubRetry(Retry):
     def new(self, **kwargs: Any) -> _GitHubRetry:
         kwargs.setdefault("gate", self.gate)
         kwargs.setdefault("rate_limit_retries", self.rate_limit_retries)
-        return super().new(**kwargs)  # type: ignore[return-value]
+        return super().new(**kwargs)
 
     def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
         if status_code in (403, 429):
             return self._is_method_retryable(method)  # increment() decides from the headers
         return super().is_retry(method, status_code, has_retry_after)
 
-    def increment(self, method: str | None = None, url: str | None = None, response: Any = None,
-                  error: Exception | None = None, _pool: Any = None, _stacktrace: Any = None) -> Retry:
+    def increment(
+        self,
+        method: str | None = None,
+        url: str | None = None,
+        response: Any = None,
+        error: Exception | None = None,
+        _pool: Any = None,
+        _stacktrace: Any = None,
+    ) -> _GitHubRetry:
         if response is None or response.status not in (403, 429):
             return super().increment(method, url, response, error, _pool, _stacktrace)
         until = rate_limit_reset(response.status, response.headers, time.time())
@@ -173,6 +188,7 @@ class _GitHubRetry(Retry):
 
 
 # --- the source --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _RepoInfo:
@@ -204,8 +220,9 @@ class GitHubSource:
     async def default_branch(self) -> str:
         return (await self._repo_info()).default_branch
 
-    async def list_commits(self, window: Window, branch: str | None = None,
-                           include_merges: bool = False) -> list[Commit]:
+    async def list_commits(
+        self, window: Window, branch: str | None = None, include_merges: bool = False
+    ) -> list[Commit]:
         info = await self._repo_info()
         ref = branch or info.default_branch
         # PyGithub formats since/until without converting to UTC: pass UTC. GitHub's bounds are
@@ -268,33 +285,40 @@ class GitHubSource:
         info = await self._repo_info()
         owner, name = info.full_name.split("/", 1)
         for start in range(0, len(wanted), PR_BATCH):
-            batch = wanted[start:start + PR_BATCH]
+            batch = wanted[start : start + PR_BATCH]
             fields = " ".join(
                 f'c{i}: object(oid: "{c.sha}") {{ ... on Commit {{ associatedPullRequests(first: 5) '
-                f'{{ nodes {{ number body labels(first: 10) {{ nodes {{ name }} }} '
-                f'closingIssuesReferences(first: 5) {{ nodes {{ number title }} }} }} }} }} }}'
-                for i, c in enumerate(batch))
-            query = ("query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { "
-                     + fields + " } }")
+                f"{{ nodes {{ number body labels(first: 10) {{ nodes {{ name }} }} "
+                f"closingIssuesReferences(first: 5) {{ nodes {{ number title }} }} }} }} }} }}"
+                for i, c in enumerate(batch)
+            )
+            query = (
+                "query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { " + fields + " } }"
+            )
 
             def fetch(gh: Github, query=query) -> dict:
                 return gh.requester.graphql_query(query, {"owner": owner, "name": name})[1]
 
             try:
-                data = await self._call(fetch, not_found=phrase("errors.no_graphql", url=self._api_url),
-                                        kind="graphql")
+                data = await self._call(fetch, not_found=phrase("errors.no_graphql", url=self._api_url), kind="graphql")
             except BotError as exc:
                 log.info("PR descriptions of %s come one by one (REST): %s", self.name, exc)
                 self._graphql_unavailable = True
                 return
             repo = (data.get("data") or {}).get("repository") or {}
             for i, _ in enumerate(batch):
-                for node in (((repo.get(f"c{i}") or {}).get("associatedPullRequests") or {}).get("nodes") or []):
+                for node in ((repo.get(f"c{i}") or {}).get("associatedPullRequests") or {}).get("nodes") or []:
                     if isinstance(node, dict) and isinstance(node.get("number"), int):
-                        labels = [n.get("name", "") for n in ((node.get("labels") or {}).get("nodes") or [])
-                                  if isinstance(n, dict)]
-                        issues = [(n.get("number"), n.get("title", "")) for n in
-                                  ((node.get("closingIssuesReferences") or {}).get("nodes") or []) if isinstance(n, dict)]
+                        labels = [
+                            n.get("name", "")
+                            for n in ((node.get("labels") or {}).get("nodes") or [])
+                            if isinstance(n, dict)
+                        ]
+                        issues = [
+                            (n.get("number"), n.get("title", ""))
+                            for n in ((node.get("closingIssuesReferences") or {}).get("nodes") or [])
+                            if isinstance(n, dict)
+                        ]
                         self._remember_pr(node["number"], pr_context(labels, issues) + (node.get("body") or ""))
 
     def _remember_pr(self, number: int, body: str) -> None:
@@ -344,6 +368,7 @@ class GitHubSource:
     # --- plumbing --------------------------------------------------------------------------------
     async def _repo_info(self) -> _RepoInfo:
         if self._info is None:
+
             def fetch(gh: Github) -> _RepoInfo:
                 repo = gh.get_repo(self.name)
                 repo.complete()  # GET /repos/{owner}/{name}
@@ -368,8 +393,7 @@ class GitHubSource:
                 raise  # already one sentence (e.g. the rate-limit bound, raised by _GitHubRetry)
             except Exception as exc:  # PyGithub tripping over an odd answer: log it, say it once
                 log.exception("Unexpected failure talking to GitHub about %s", self.name)
-                raise SourceError(phrase("errors.github_unreadable", repo=self.name,
-                                         kind=type(exc).__name__)) from None
+                raise SourceError(phrase("errors.github_unreadable", repo=self.name, kind=type(exc).__name__)) from None
 
     def _with_client(self, fn: Callable[[Github], T]) -> T:
         """In the worker thread: borrow a client and give it back only when this thread is done
@@ -434,6 +458,7 @@ class GitHubSource:
 
 # --- conversions (PyGithub objects → our models), run in the worker thread ---------------------
 
+
 def pr_context(labels: list[str], issues: list[tuple[Any, str]]) -> str:
     """'Labels: bug, security' / 'Linked issues: #41 Crash on …' lines put before a PR's body (the
     same request brings them; the prompt shows them as part of the untrusted PR text)."""
@@ -457,12 +482,24 @@ def _to_commit(repo: str, c: Any, detailed: bool = False) -> Commit:
         stats = c.stats
         files = c.raw_data.get("files") or []
         paginated = 'rel="next"' in str(c.raw_headers.get("link", ""))
-        extra = {"additions": stats.additions, "deletions": stats.deletions,
-                 "files_changed": None if paginated else len(files)}
+        extra = {
+            "additions": stats.additions,
+            "deletions": stats.deletions,
+            "files_changed": None if paginated else len(files),
+        }
     return Commit(
-        repo=repo, sha=c.sha, title=title, body=body, author=_display_name(git.author.name),
-        committed_at=git.committer.date.astimezone(timezone.utc), url=c.html_url,
-        parents=tuple(p.sha for p in c.parents), pr_number=pr_number, reverts=reverts, **extra)
+        repo=repo,
+        sha=c.sha,
+        title=title,
+        body=body,
+        author=_display_name(git.author.name),
+        committed_at=git.committer.date.astimezone(UTC),
+        url=c.html_url,
+        parents=tuple(p.sha for p in c.parents),
+        pr_number=pr_number,
+        reverts=reverts,
+        **extra,
+    )
 
 
 def _require_ref(ref: str) -> str:
@@ -483,10 +520,17 @@ def _to_file(f: Any) -> FileChange:
     status = f.status if f.status in _STATUSES else "modified"
     # GitHub sends no patch for binary files (and counts no lines) and for huge diffs (with counts).
     binary = is_binary_path(f.filename) or (
-        patch is None and additions == 0 and deletions == 0 and status not in ("renamed", "copied"))
-    return FileChange(path=f.filename, status=status, additions=additions, deletions=deletions,
-                      patch=None if binary else patch, previous_path=f.previous_filename or None,
-                      binary=binary)
+        patch is None and additions == 0 and deletions == 0 and status not in ("renamed", "copied")
+    )
+    return FileChange(
+        path=f.filename,
+        status=status,
+        additions=additions,
+        deletions=deletions,
+        patch=None if binary else patch,
+        previous_path=f.previous_filename or None,
+        binary=binary,
+    )
 
 
 def _github_message(exc: GithubException) -> str:

@@ -3,18 +3,19 @@
 The embedded default and the fast path for big histories: one `git log` lists a window with
 per-commit numstats; one `git diff-tree` per commit gives its patches.
 """
+
 from __future__ import annotations
 
 import asyncio
 import os
 import re
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from ..diffs import is_binary_path
 from ..i18n import phrase
 from ..models import Commit, FileChange, NotFoundError, SourceError, UsageError, Window
-from ..diffs import is_binary_path
 from .message import split_message
 
 _RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping
@@ -36,12 +37,21 @@ class LocalGitSource:
 
     # --- plumbing ---------------------------------------------------------------------------------
     def _run(self, *args: str, check: bool = True) -> str:
-        proc = subprocess.run(["git", "-C", self.path, "-c", "core.quotePath=false", *args],
-                              capture_output=True, env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
+        proc = subprocess.run(
+            ["git", "-C", self.path, "-c", "core.quotePath=false", *args],
+            capture_output=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )
         if check and proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise SourceError(phrase("errors.git_failed", command=args[0], path=self.path,
-                                     detail=err[-1] if err else f"exit {proc.returncode}"))
+            raise SourceError(
+                phrase(
+                    "errors.git_failed",
+                    command=args[0],
+                    path=self.path,
+                    detail=err[-1] if err else f"exit {proc.returncode}",
+                )
+            )
         return proc.stdout.decode("utf-8", "replace")
 
     async def _arun(self, *args: str, check: bool = True) -> str:
@@ -84,8 +94,9 @@ class LocalGitSource:
             raise NotFoundError(phrase("errors.no_branch", branch=branch, repo=self.name))
         return branch
 
-    async def list_commits(self, window: Window, branch: str | None = None,
-                           include_merges: bool = False) -> list[Commit]:
+    async def list_commits(
+        self, window: Window, branch: str | None = None, include_merges: bool = False
+    ) -> list[Commit]:
         ref = await self._verify_branch(branch) if branch else "HEAD"
         if not branch and not (await self._arun("rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip():
             return []  # an empty repository has no commits in any window
@@ -93,8 +104,15 @@ class LocalGitSource:
         # months behind HEAD costs what today costs, not a numstat of every commit since.
         since = int((window.start_utc - _SINCE_MARGIN).timestamp())
         until = int((window.end_utc + _SINCE_MARGIN).timestamp())
-        args = ["log", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", f"--since={since}",
-                f"--until={until}", ref]
+        args = [
+            "log",
+            f"--format={_LOG_FORMAT}",
+            "--numstat",
+            "--no-renames",
+            f"--since={since}",
+            f"--until={until}",
+            ref,
+        ]
         if not include_merges:
             args.insert(1, "--no-merges")
         out = await self._arun(*args)
@@ -118,18 +136,32 @@ class LocalGitSource:
 
     def _commit(self, sha, parents, author, ctime, message, adds=None, dels=None, nfiles=None) -> Commit:
         title, body, pr, reverts = split_message(message)
-        return Commit(repo=self.name, sha=sha, title=title, body=body, author=author.strip() or "unknown",
-                      committed_at=datetime.fromtimestamp(int(ctime), tz=timezone.utc),
-                      url=self.commit_url(sha), parents=tuple(parents.split()), pr_number=pr,
-                      reverts=reverts, additions=adds, deletions=dels, files_changed=nfiles)
+        return Commit(
+            repo=self.name,
+            sha=sha,
+            title=title,
+            body=body,
+            author=author.strip() or "unknown",
+            committed_at=datetime.fromtimestamp(int(ctime), tz=UTC),
+            url=self.commit_url(sha),
+            parents=tuple(parents.split()),
+            pr_number=pr,
+            reverts=reverts,
+            additions=adds,
+            deletions=dels,
+            files_changed=nfiles,
+        )
 
     async def get_commit(self, ref: str) -> Commit:
         ref = ref.strip()
         if not re.fullmatch(r"[0-9a-fA-F]{4,40}", ref):
             raise UsageError(phrase("errors.bad_sha", value=ref))
         proc = await asyncio.to_thread(
-            subprocess.run, ["git", "-C", self.path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-            capture_output=True, text=True)
+            subprocess.run,
+            ["git", "-C", self.path, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             if "ambiguous" in proc.stderr:
                 raise UsageError(phrase("errors.ambiguous_sha", value=ref, repo=self.name))
@@ -155,9 +187,17 @@ class LocalGitSource:
             patch = patches.get(new)
             if patch is not None and len(patch.encode()) > _MAX_PATCH_BYTES:
                 patch = None
-            files.append(FileChange(path=new, status=status, additions=adds or 0, deletions=dels or 0,
-                                    patch=None if binary else patch, previous_path=old if old != new else None,
-                                    binary=binary))
+            files.append(
+                FileChange(
+                    path=new,
+                    status=status,
+                    additions=adds or 0,
+                    deletions=dels or 0,
+                    patch=None if binary else patch,
+                    previous_path=old if old != new else None,
+                    binary=binary,
+                )
+            )
         return files
 
     async def read_file(self, path: str, ref: str | None = None) -> str | None:
@@ -168,8 +208,9 @@ class LocalGitSource:
         return await self._arun("show", f"{ref}:{path}")
 
     async def _exists(self, ref: str, path: str) -> bool:
-        proc = await asyncio.to_thread(subprocess.run, ["git", "-C", self.path, "cat-file", "-e", f"{ref}:{path}"],
-                                       capture_output=True)
+        proc = await asyncio.to_thread(
+            subprocess.run, ["git", "-C", self.path, "cat-file", "-e", f"{ref}:{path}"], capture_output=True
+        )
         return proc.returncode == 0
 
     async def prefetch_prs(self, commits: list[Commit]) -> None:
@@ -182,8 +223,9 @@ class LocalGitSource:
         """Squash/rebase merges name the PR in the title: `… (#123)`."""
         if not (await self._arun("rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip():
             return None
-        out = await self._arun("log", "-1", "-F", f"--grep=(#{number})", f"--format={_LOG_FORMAT}",
-                               "--numstat", "--no-renames", "HEAD")
+        out = await self._arun(
+            "log", "-1", "-F", f"--grep=(#{number})", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", "HEAD"
+        )
         commits = [c for c in self._parse_log(out) if c.pr_number == number]
         return commits[0] if commits else None
 
@@ -247,7 +289,7 @@ def _split_patches(text: str) -> dict[str, str]:
             header = chunk.splitlines()[0]
             new_path = _unquote(header.rsplit(" b/", 1)[-1]) if " b/" in header else header
         at = chunk.find("\n@@")
-        patches[new_path] = chunk[at + 1:].rstrip("\n") if at >= 0 else ""
+        patches[new_path] = chunk[at + 1 :].rstrip("\n") if at >= 0 else ""
     return patches
 
 
@@ -261,8 +303,8 @@ def _unquote(path: str) -> str:
         ch = body[i]
         if ch == "\\" and i + 1 < len(body):
             nxt = body[i + 1]
-            if nxt in "01234567" and i + 3 < len(body) + 1 and body[i + 1:i + 4].isdigit():
-                out.append(int(body[i + 1:i + 4], 8))
+            if nxt in "01234567" and i + 3 < len(body) + 1 and body[i + 1 : i + 4].isdigit():
+                out.append(int(body[i + 1 : i + 4], 8))
                 i += 4
                 continue
             out.append(simple.get(nxt, ord(nxt)))

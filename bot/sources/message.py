@@ -2,6 +2,7 @@
 addresses removed (the reference reports pasted `Signed-off-by: … <mail>` above analyses),
 PR number and reverted SHA extracted.
 """
+
 from __future__ import annotations
 
 import re
@@ -10,7 +11,9 @@ _TRAILER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(?:-[Bb]y|-[Tt]o)?\s*:\s+\S")
 _KNOWN_TRAILER = re.compile(
     r"^(signed-off-by|co-authored-by|co-developed-by|reviewed-by|acked-by|tested-by|reported-by|"
     r"suggested-by|cc|change-id|reviewed-on|helped-by|approved-by|ghstack-source-id|"
-    r"pull request resolved|differential revision)\s*:", re.IGNORECASE)
+    r"pull request resolved|differential revision)\s*:",
+    re.IGNORECASE,
+)
 _EMAIL = re.compile(r"<?[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}>?")
 _PR_IN_TITLE = re.compile(r"\(#(\d+)\)\s*$|\(#(\d+)\)")
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})", re.IGNORECASE)
@@ -24,8 +27,7 @@ def _is_trailer_block(lines: list[str]) -> bool:
     """git's rule, simplified: the last paragraph is a trailer block when every line is a
     `Key: value` line and at least one is a trailer git itself would recognise."""
     lines = [ln for ln in lines if ln.strip()]
-    return bool(lines) and all(_TRAILER.match(ln) for ln in lines) and any(
-        _KNOWN_TRAILER.match(ln) for ln in lines)
+    return bool(lines) and all(_TRAILER.match(ln) for ln in lines) and any(_KNOWN_TRAILER.match(ln) for ln in lines)
 
 
 def split_message(message: str) -> tuple[str, str, int | None, str | None]:

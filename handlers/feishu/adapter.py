@@ -2,6 +2,7 @@
 its own event loop; FEISHU_MODE=http: `POST /feishu/events` on the shared aiohttp server, checked
 by `verify` first and only then handed to the SDK's dispatcher) and the platform to send with.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -32,11 +33,18 @@ class FeishuAdapter:
         secret = settings.feishu_app_secret.get_secret_value()
         domain = settings.feishu_domain.rstrip("/")
         try:
-            client = lark.Client.builder().app_id(settings.feishu_app_id).app_secret(secret) \
-                .domain(domain).timeout(20).build()
+            client = (
+                lark.Client.builder()
+                .app_id(settings.feishu_app_id)
+                .app_secret(secret)
+                .domain(domain)
+                .timeout(20)
+                .build()
+            )
         except ValueError:
-            raise ConfigError("Configuration error: FEISHU_DOMAIN must be an https origin without a path "
-                              "(http only for localhost).") from None
+            raise ConfigError(
+                "Configuration error: FEISHU_DOMAIN must be an https origin without a path (http only for localhost)."
+            ) from None
         self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="feishu-api")
         self.api = FeishuApi(client, self.executor, Pacer())
         self.platform = FeishuPlatform(self.api, default_lang=settings.default_lang)
@@ -49,8 +57,10 @@ class FeishuAdapter:
         if self.mode == "http" and receive:
             token, key = settings.feishu_verification_token, settings.feishu_encrypt_key
             if not (token and key and token.get_secret_value() and key.get_secret_value()):
-                raise ConfigError("Configuration error: FEISHU_MODE=http needs FEISHU_VERIFICATION_TOKEN and "
-                                  "FEISHU_ENCRYPT_KEY (callbacks must be encrypted and signed).")
+                raise ConfigError(
+                    "Configuration error: FEISHU_MODE=http needs FEISHU_VERIFICATION_TOKEN and "
+                    "FEISHU_ENCRYPT_KEY (callbacks must be encrypted and signed)."
+                )
             self.verifier = CallbackVerifier(key.get_secret_value(), token.get_secret_value())
             self.dispatcher = self._dispatcher(key.get_secret_value(), token.get_secret_value())
         else:
@@ -59,10 +69,12 @@ class FeishuAdapter:
         self._ws_loop: asyncio.AbstractEventLoop | None = None
 
     def _dispatcher(self, encrypt_key: str, token: str) -> lark.EventDispatcherHandler:
-        return lark.EventDispatcherHandler.builder(encrypt_key, token) \
-            .register_p2_im_message_receive_v1(self.events.on_message) \
-            .register_p2_card_action_trigger(self.events.on_card_action) \
+        return (
+            lark.EventDispatcherHandler.builder(encrypt_key, token)
+            .register_p2_im_message_receive_v1(self.events.on_message)
+            .register_p2_card_action_trigger(self.events.on_card_action)
             .build()
+        )
 
     # --- runner interface ---------------------------------------------------------------------------------
     def http_routes(self) -> list:
@@ -75,8 +87,9 @@ class FeishuAdapter:
         await self.platform.ensure_identity()
         if self.mode == "ws" and self.receive and self._ws_thread is None:
             self._ws_loop = asyncio.new_event_loop()
-            self._ws_thread = threading.Thread(target=self._run_ws, args=(self._ws_loop,), name="feishu-ws",
-                                               daemon=True)
+            self._ws_thread = threading.Thread(
+                target=self._run_ws, args=(self._ws_loop,), name="feishu-ws", daemon=True
+            )
             self._ws_thread.start()
 
     async def close(self) -> None:
@@ -100,9 +113,14 @@ class FeishuAdapter:
         # lark-oapi 1.7.5 keeps its event loop in a module global bound when it was first imported
         # (typically the bot's running main loop, where `start()` fails): give it this thread's.
         ws_client.loop = loop
-        client = lark.ws.Client(self.settings.feishu_app_id, self.settings.feishu_app_secret.get_secret_value(),
-                                event_handler=self.dispatcher, domain=self.settings.feishu_domain.rstrip("/"),
-                                log_level=lark.LogLevel.WARNING, auto_reconnect=True)
+        client = lark.ws.Client(
+            self.settings.feishu_app_id,
+            self.settings.feishu_app_secret.get_secret_value(),
+            event_handler=self.dispatcher,
+            domain=self.settings.feishu_domain.rstrip("/"),
+            log_level=lark.LogLevel.WARNING,
+            auto_reconnect=True,
+        )
         try:
             client.start()  # runs until close() cancels its tasks
         except (asyncio.CancelledError, RuntimeError):
@@ -135,12 +153,14 @@ class FeishuAdapter:
         raw.uri = request.path
         raw.body = body
         # The SDK reads these from a plain dict, case-sensitively: pass them in its spelling.
-        raw.headers = {name: request.headers[name] for name in (TS_HEADER, NONCE_HEADER, SIG_HEADER, "X-Request-Id")
-                       if name in request.headers}
+        raw.headers = {
+            name: request.headers[name]
+            for name in (TS_HEADER, NONCE_HEADER, SIG_HEADER, "X-Request-Id")
+            if name in request.headers
+        }
         self.events.loop = asyncio.get_running_loop()
         resp = self.dispatcher.do(raw)
         if resp.status_code != 200:
             log.warning("Feishu callback not handled by the SDK (HTTP %s)", resp.status_code)
             return web.json_response({"code": 400, "msg": "not handled"}, status=400)
         return web.Response(body=resp.content, status=200, content_type="application/json", charset="utf-8")
-

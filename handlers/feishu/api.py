@@ -7,21 +7,37 @@ thread pool, paced (handlers/pacing.py), with our retry policy: HTTP 429 / code 
 sentence (never a token or the secret). The SDK's request builders and event types are
 re-exported from here for the rest of the package.
 """
+
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
 import random
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Awaitable, Callable, Mapping
+from typing import Any
 
 import lark_oapi as lark
-from lark_oapi.api.cardkit.v1 import (ContentCardElementRequest, ContentCardElementRequestBody, CreateCardRequest,
-                                      CreateCardRequestBody, SettingsCardRequest, SettingsCardRequestBody)
-from lark_oapi.api.im.v1 import (CreateMessageRequest, CreateMessageRequestBody, GetMessageRequest,
-                                 ListMessageRequest, P2ImMessageReceiveV1, PatchMessageRequest,
-                                 PatchMessageRequestBody, ReplyMessageRequest, ReplyMessageRequestBody)
+from lark_oapi.api.cardkit.v1 import (
+    ContentCardElementRequest,
+    ContentCardElementRequestBody,
+    CreateCardRequest,
+    CreateCardRequestBody,
+    SettingsCardRequest,
+    SettingsCardRequestBody,
+)
+from lark_oapi.api.im.v1 import (
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    GetMessageRequest,
+    ListMessageRequest,
+    P2ImMessageReceiveV1,
+    PatchMessageRequest,
+    PatchMessageRequestBody,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+)
 from lark_oapi.core.exception import ObtainAccessTokenException
 from lark_oapi.core.utils import AESCipher
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger, P2CardActionTriggerResponse
@@ -54,9 +70,16 @@ class FeishuApi:
     """Runs SDK calls (blocking `requests` underneath, including the token fetch) in a small
     thread pool, paced, with our retry policy: the SDK itself neither retries nor raises."""
 
-    def __init__(self, client: lark.Client, executor: ThreadPoolExecutor, pacer: Pacer, *,
-                 max_throttled: int = MAX_THROTTLED, max_transient: int = MAX_TRANSIENT,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+    def __init__(
+        self,
+        client: lark.Client,
+        executor: ThreadPoolExecutor,
+        pacer: Pacer,
+        *,
+        max_throttled: int = MAX_THROTTLED,
+        max_transient: int = MAX_TRANSIENT,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ):
         self.client = client
         self.executor = executor
         self.pacer = pacer
@@ -64,9 +87,10 @@ class FeishuApi:
         self.max_throttled = max_throttled  # rate-limit waits per call before giving up
         self.max_transient = max_transient  # attempts per call on 5xx / connection failures
 
-    async def call(self, what: str, fn: Callable, request, *, limits=()) -> object:
+    async def call(self, what: str, fn: Callable, request, *, limits=()) -> Any:
         """One API call, paced, retried on rate limits and transient failures. `what` names the
-        action for the error a user may read: a key of the catalogue's [errors.feishu_doing]."""
+        action for the error a user may read: a key of the catalogue's [errors.feishu_doing].
+        Returns the SDK's response for `fn` (lark_oapi has no type information: Any)."""
         what = phrase(f"errors.feishu_doing.{what}")  # English in the logs, the reader's language when shown
         size = body_bytes(request)
         if size > MAX_BODY_BYTES:  # the renderer keeps cards well below: never send what Feishu refuses
@@ -85,8 +109,9 @@ class FeishuApi:
                         await self.sleep(_backoff(throttled))
                         continue
                     raise FeishuError(phrase("errors.feishu_rate_limited", what=what), exc.code) from None
-                raise FeishuError(phrase("errors.feishu_bad_credentials", code=exc.code, msg=exc.msg),
-                                  exc.code) from None
+                raise FeishuError(
+                    phrase("errors.feishu_bad_credentials", code=exc.code, msg=exc.msg), exc.code
+                ) from None
             except Exception as exc:  # connection refused/reset, timeout, a non-JSON gateway page
                 transient += 1
                 if transient >= self.max_transient:
@@ -109,13 +134,22 @@ class FeishuApi:
                 await self.sleep(_backoff(transient))
                 continue
             log.warning("Feishu refused to %s: HTTP %s, code %s, %s", what, status, code, resp.msg)
-            raise FeishuError(phrase("errors.feishu_refused", what=what, code=code,
-                                     msg=resp.msg or phrase("errors.feishu_no_message")), code)
+            raise FeishuError(
+                phrase(
+                    "errors.feishu_refused", what=what, code=code, msg=resp.msg or phrase("errors.feishu_no_message")
+                ),
+                code,
+            )
 
     async def raw(self, what: str, method: str, uri: str, body: dict | None = None, *, limits=()) -> dict:
         """A call the SDK has no method for; returns the whole JSON reply."""
-        request = lark.BaseRequest.builder().http_method(getattr(lark.HttpMethod, method)).uri(uri) \
-            .token_types({lark.AccessTokenType.TENANT}).build()
+        request = (
+            lark.BaseRequest.builder()
+            .http_method(getattr(lark.HttpMethod, method))
+            .uri(uri)
+            .token_types({lark.AccessTokenType.TENANT})
+            .build()
+        )
         if body is not None:
             request.body = body
             request.headers = {"Content-Type": "application/json; charset=utf-8"}
@@ -123,8 +157,7 @@ class FeishuApi:
         try:
             return json.loads(resp.raw.content or b"{}")
         except ValueError:
-            raise FeishuError(phrase("errors.feishu_unreadable",
-                                     what=phrase(f"errors.feishu_doing.{what}"))) from None
+            raise FeishuError(phrase("errors.feishu_unreadable", what=phrase(f"errors.feishu_doing.{what}"))) from None
 
 
 def body_bytes(request) -> int:
@@ -143,16 +176,39 @@ def _backoff(attempt: int) -> float:
 def _reset_wait(headers: Mapping[str, str], attempt: int) -> float:
     """Seconds until the rate-limit window resets (`x-ogw-ratelimit-reset`), else a backoff."""
     value = next((v for k, v in headers.items() if k.lower() == "x-ogw-ratelimit-reset"), None)
+    if value is None:
+        return _backoff(attempt)
     try:
         return min(MAX_RESET_WAIT, max(0.05, float(value)))
     except (TypeError, ValueError):
         return _backoff(attempt)
 
 
-__all__ = ["lark", "FeishuApi", "FeishuError", "RATE_CODES", "PERMISSION_CODES", "MAX_BODY_BYTES", "body_bytes",
-           "APP_LIMITS", "AESCipher", "P2ImMessageReceiveV1",
-           "P2CardActionTrigger", "P2CardActionTriggerResponse", "ContentCardElementRequest",
-           "ContentCardElementRequestBody", "CreateCardRequest", "CreateCardRequestBody", "SettingsCardRequest",
-           "SettingsCardRequestBody", "CreateMessageRequest", "CreateMessageRequestBody", "PatchMessageRequest",
-           "GetMessageRequest", "ListMessageRequest",
-           "PatchMessageRequestBody", "ReplyMessageRequest", "ReplyMessageRequestBody"]
+__all__ = [
+    "lark",
+    "FeishuApi",
+    "FeishuError",
+    "RATE_CODES",
+    "PERMISSION_CODES",
+    "MAX_BODY_BYTES",
+    "body_bytes",
+    "APP_LIMITS",
+    "AESCipher",
+    "P2ImMessageReceiveV1",
+    "P2CardActionTrigger",
+    "P2CardActionTriggerResponse",
+    "ContentCardElementRequest",
+    "ContentCardElementRequestBody",
+    "CreateCardRequest",
+    "CreateCardRequestBody",
+    "SettingsCardRequest",
+    "SettingsCardRequestBody",
+    "CreateMessageRequest",
+    "CreateMessageRequestBody",
+    "PatchMessageRequest",
+    "GetMessageRequest",
+    "ListMessageRequest",
+    "PatchMessageRequestBody",
+    "ReplyMessageRequest",
+    "ReplyMessageRequestBody",
+]

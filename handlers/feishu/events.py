@@ -8,14 +8,16 @@ button) into the commit's thread; submitting it replaces the form with a "sent" 
 cannot be submitted twice) and asks the core with the typed question. Details and a commit
 choice: a toast, then the core posts into the thread.
 """
+
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, replace
-from typing import Awaitable
+from typing import Any
 
 from bot.commands import looks_like_command
 from bot.platform import Conversation, Notice
@@ -40,6 +42,7 @@ class Mention:
 @dataclass(frozen=True)
 class Incoming:
     """An `im.message.receive_v1` event, reduced to what the conversation needs."""
+
     event_id: str
     message_id: str
     chat_id: str
@@ -58,12 +61,22 @@ def incoming_message(data: P2ImMessageReceiveV1) -> Incoming | None:
         return None
     m, sender = event.message, event.sender
     sender_id = getattr(getattr(sender, "sender_id", None), "open_id", None) or ""
-    mentions = tuple(Mention(x.key or "", getattr(x.id, "open_id", None) or "", x.name or "", x.mentioned_type or "user")
-                     for x in (m.mentions or []))
-    return Incoming(event_id=(data.header.event_id if data.header else "") or "", message_id=m.message_id or "",
-                    chat_id=m.chat_id or "", chat_type=m.chat_type or "group", root_id=m.root_id or None,
-                    sender=sender_id, sender_type=getattr(sender, "sender_type", "") or "",
-                    message_type=m.message_type or "", content=m.content or "{}", mentions=mentions)
+    mentions = tuple(
+        Mention(x.key or "", getattr(x.id, "open_id", None) or "", x.name or "", x.mentioned_type or "user")
+        for x in (m.mentions or [])
+    )
+    return Incoming(
+        event_id=(data.header.event_id if data.header else "") or "",
+        message_id=m.message_id or "",
+        chat_id=m.chat_id or "",
+        chat_type=m.chat_type or "group",
+        root_id=m.root_id or None,
+        sender=sender_id,
+        sender_type=getattr(sender, "sender_type", "") or "",
+        message_type=m.message_type or "",
+        content=m.content or "{}",
+        mentions=mentions,
+    )
 
 
 def message_text(msg: Incoming, bot_open_id: str | None) -> tuple[str | None, bool]:
@@ -108,7 +121,6 @@ def _post_text(body: dict) -> str:
     return "\n".join([body.get("title") or ""] + lines).strip()
 
 
-
 class FeishuEvents:
     """Turns SDK events into conversation calls. The SDK calls these handlers synchronously
     (in the HTTP handler, or on the long connection's own thread): they only hand the work to
@@ -137,7 +149,7 @@ class FeishuEvents:
             log.exception("unreadable card.action.trigger callback")
             return P2CardActionTriggerResponse({})
 
-    def hand_off(self, coro: Awaitable) -> None:
+    def hand_off(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` as a tracked job on the main loop, from whichever thread the SDK called us."""
         try:
             running = asyncio.get_running_loop()
@@ -171,8 +183,14 @@ class FeishuEvents:
         if text is None:
             return
         is_dm = msg.chat_type == "p2p"
-        conv = Conversation(platform="feishu", channel=msg.chat_id, user=msg.sender, thread=msg.root_id,
-                            is_dm=is_dm, extra={"message_id": msg.message_id, "chat_type": msg.chat_type})
+        conv = Conversation(
+            platform="feishu",
+            channel=msg.chat_id,
+            user=msg.sender,
+            thread=msg.root_id,
+            is_dm=is_dm,
+            extra={"message_id": msg.message_id, "chat_type": msg.chat_type},
+        )
         prefix = self.prefix
         if msg.root_id is None:
             if not (mentioned or is_dm):
@@ -196,7 +214,9 @@ class FeishuEvents:
         event = data.event
         action = event.action if event else None
         value = dict(action.value or {}) if action and isinstance(action.value, dict) else {}
-        lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.platform.default_lang
+        lang = value.get("lang")
+        if lang not in ("zh", "en"):
+            lang = self.platform.default_lang
         kind = value.get("action")
         context = event.context if event else None
         chat_id = getattr(context, "open_chat_id", None) or ""
@@ -210,32 +230,50 @@ class FeishuEvents:
             question = str(form_value.get("question") or "").strip()
             if not question:
                 return _toast("warning", R.ft(lang, "toast_empty"))
-            conv = Conversation(platform="feishu", channel=chat_id, user=user, thread=None,
-                                is_dm=self.chat_types.get(chat_id) == "p2p", extra={"message_id": clicked})
+            conv = Conversation(
+                platform="feishu",
+                channel=chat_id,
+                user=user,
+                thread=None,
+                is_dm=self.chat_types.get(chat_id) == "p2p",
+                extra={"message_id": clicked},
+            )
             self.hand_off(self._once(event_id, self._submit_saved_form(conv, clicked, question)))
-            return P2CardActionTriggerResponse({
-                "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
-                "card": {"type": "raw", "data": R.form_submitted_card(lang)}})
+            return P2CardActionTriggerResponse(
+                {
+                    "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
+                    "card": {"type": "raw", "data": R.form_submitted_card(lang)},
+                }
+            )
         if not chat_id or kind not in ("ask", "ask_submit", "details", "choose"):
             return _toast("warning", R.ft(lang, "toast_unknown"))
-        conv = Conversation(platform="feishu", channel=chat_id, user=user, thread=value.get("thread") or None,
-                            is_dm=self.chat_types.get(chat_id) == "p2p", extra={"message_id": clicked})
+        conv = Conversation(
+            platform="feishu",
+            channel=chat_id,
+            user=user,
+            thread=value.get("thread") or None,
+            is_dm=self.chat_types.get(chat_id) == "p2p",
+            extra={"message_id": clicked},
+        )
         if kind == "ask":
             self.hand_off(self._once(event_id, self._ask_form(conv, value, clicked, lang)))
             return _toast("info", R.ft(lang, "toast_ask"))
         if kind == "ask_submit":
-            question = str((action.form_value or {}).get("question") or "").strip()
+            question = str(form_value.get("question") or "").strip()
             if not question:
                 return _toast("warning", R.ft(lang, "toast_empty"))
             payload = {k: v for k, v in value.items() if k != "action"}
             self.hand_off(self._once(event_id, self._action(conv, "ask", payload, question)))
-            return P2CardActionTriggerResponse({
-                "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
-                "card": {"type": "raw", "data": R.form_submitted_card(lang)}})
+            return P2CardActionTriggerResponse(
+                {
+                    "toast": {"type": "success", "content": R.ft(lang, "toast_answer")},
+                    "card": {"type": "raw", "data": R.form_submitted_card(lang)},
+                }
+            )
         self.hand_off(self._once(event_id, self._action(conv, kind, value)))
         return _toast("info", R.ft(lang, "toast_details" if kind == "details" else "toast_answer"))
 
-    async def _once(self, event_id: str, coro: Awaitable) -> None:
+    async def _once(self, event_id: str, coro: Coroutine[Any, Any, Any]) -> None:
         if await self.chat.first_time("feishu", event_id, EVENT_TTL):
             await coro
         else:
@@ -284,4 +322,3 @@ async def _safely(coro: Awaitable) -> None:
         raise
     except Exception:  # the conversation core reports to users itself; this is the last resort
         log.exception("a Feishu event could not be handled")
-

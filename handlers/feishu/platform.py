@@ -5,6 +5,7 @@ chat back and finds a keyed send's cards by the element_id marker they carry); t
 messages/s per chat (shared with every other bot in a group), in order; 5 edits/s per message; 10
 CardKit operations/s per card.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,18 +14,32 @@ import re
 import time
 import uuid
 from collections import OrderedDict
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from bot.i18n import phrase
 from bot.models import BotError
 from bot.platform import Content, Conversation, MessageRef, Notice
 from bot.render import feishu as R
-from handlers.feishu.api import (PERMISSION_CODES, RATE_CODES, ContentCardElementRequest, ContentCardElementRequestBody,
-                                 CreateCardRequest, CreateCardRequestBody, CreateMessageRequest,
-                                 CreateMessageRequestBody, FeishuApi, FeishuError, GetMessageRequest,
-                                 ListMessageRequest, PatchMessageRequest,
-                                 PatchMessageRequestBody, ReplyMessageRequest, ReplyMessageRequestBody,
-                                 SettingsCardRequest, SettingsCardRequestBody)
+from handlers.feishu.api import (
+    PERMISSION_CODES,
+    RATE_CODES,
+    ContentCardElementRequest,
+    ContentCardElementRequestBody,
+    CreateCardRequest,
+    CreateCardRequestBody,
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    FeishuApi,
+    FeishuError,
+    GetMessageRequest,
+    ListMessageRequest,
+    PatchMessageRequest,
+    PatchMessageRequestBody,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+    SettingsCardRequest,
+    SettingsCardRequestBody,
+)
 from handlers.pacing import ConversationPacer
 
 log = logging.getLogger(__name__)
@@ -77,7 +92,8 @@ class FeishuPlatform:
     supports_streaming = True
     supports_buttons = True
     supports_files = False
-    send_dedupe_window = 3600.0  # seconds Feishu deduplicates a send's `uuid`: the delivery decides after
+    # seconds Feishu deduplicates a send's `uuid`: the delivery decides after
+    send_dedupe_window: float | None = 3600.0
 
     def __init__(self, api: FeishuApi, *, default_lang: str = "zh"):
         self.api = api
@@ -109,16 +125,18 @@ class FeishuPlatform:
         self.bot_name = bot.get("app_name") or None
 
     # --- ChatPlatform ---------------------------------------------------------------------------------
-    async def send(self, channel: str, content: Content, *, thread: str | None = None,
-                   key: str | None = None) -> MessageRef:
+    async def send(
+        self, channel: str, content: Content, *, thread: str | None = None, key: str | None = None
+    ) -> MessageRef:
         cards = R.render_cards(content, thread=thread, lang=self.default_lang)
         if not key:
             return await self.post_cards(channel, cards, thread=thread)
         base = R.stable_id("send", channel, key)
         return await self.post_cards(channel, _mark_all(cards, base), thread=thread, base=base)
 
-    async def send_unless_posted(self, channel: str, content: Content, *, thread: str | None = None,
-                                 key: str, since: float) -> MessageRef | None:
+    async def send_unless_posted(
+        self, channel: str, content: Content, *, thread: str | None = None, key: str, since: float
+    ) -> MessageRef | None:
         """A keyed send tried at `since` (epoch seconds) whose outcome is unknown, after Feishu
         forgot its `uuid`: read the chat (or the thread) back, and post only the cards of it that
         are not there — found by the element_id each keyed card carries. None when the chat
@@ -139,8 +157,11 @@ class FeishuPlatform:
         except FeishuError as exc:
             if exc.code not in PERMISSION_CODES and not isinstance(exc, _OutOfReach):
                 raise  # transient: this attempt fails and the push is retried later, still undecided
-            why = (f"the app lacks the scope to read it back ({' or '.join(READ_SCOPES)}, and "
-                   f"{GROUP_MSG_SCOPE} in groups)" if exc.code in PERMISSION_CODES else str(exc))
+            why = (
+                f"the app lacks the scope to read it back ({' or '.join(READ_SCOPES)}, and {GROUP_MSG_SCOPE} in groups)"
+                if exc.code in PERMISSION_CODES
+                else str(exc)
+            )
             log.warning("cannot check whether a message of %s reached chat %s: %s", key, channel, why)
             return None
         return await self.post_cards(channel, _mark_all(cards, base), thread=thread, base=base, have=found)
@@ -152,8 +173,9 @@ class FeishuPlatform:
         items = resp.data.items or []
         return str(items[0].thread_id or "") if items else ""
 
-    async def _find_marked(self, kind: str, container: str, marks: list[str], *,
-                           since: float | None = None) -> dict[int, str]:
+    async def _find_marked(
+        self, kind: str, container: str, marks: list[str], *, since: float | None = None
+    ) -> dict[int, str]:
         """{card index: message_id} of the bot's cards carrying one of `marks`, in a chat (from
         `since`, oldest first) or a thread (newest first), following page_token for a bounded
         number of pages; _OutOfReach when the end was not reached (it might be further on)."""
@@ -162,8 +184,13 @@ class FeishuPlatform:
             return found
         token = None
         for _ in range(LOOKUP_PAGES):
-            builder = ListMessageRequest.builder().container_id_type(kind).container_id(container) \
-                .page_size(LOOKUP_PAGE_SIZE).card_msg_content_type("user_card_content")
+            builder = (
+                ListMessageRequest.builder()
+                .container_id_type(kind)
+                .container_id(container)
+                .page_size(LOOKUP_PAGE_SIZE)
+                .card_msg_content_type("user_card_content")
+            )
             if kind == "chat":  # thread containers take no time range
                 builder = builder.sort_type("ByCreateTimeAsc").start_time(str(max(0, int(since or 0) - LOOKUP_SKEW)))
             else:
@@ -196,13 +223,27 @@ class FeishuPlatform:
         """Feishu has no private replies to bot messages in a thread; in a group's main stream a
         short notice goes out as an ephemeral card ("only you can see this"); everything else is
         a reply to the user's message, or into the thread they are in."""
-        if (isinstance(content, Notice) and not conv.is_dm and not conv.thread and conv.user and self.ephemeral_ok
-                and conv.channel not in self.ephemeral_refused):
+        if (
+            isinstance(content, Notice)
+            and not conv.is_dm
+            and not conv.thread
+            and conv.user
+            and self.ephemeral_ok
+            and conv.channel not in self.ephemeral_refused
+        ):
             try:
-                await self.api.raw("send_ephemeral", "POST", "/open-apis/ephemeral/v1/send",
-                                   {"chat_id": conv.channel, "open_id": conv.user, "msg_type": "interactive",
-                                    "card": R.ephemeral_card(content.text)},
-                                   limits=self.chats.limits(conv.channel))
+                await self.api.raw(
+                    "send_ephemeral",
+                    "POST",
+                    "/open-apis/ephemeral/v1/send",
+                    {
+                        "chat_id": conv.channel,
+                        "open_id": conv.user,
+                        "msg_type": "interactive",
+                        "card": R.ephemeral_card(content.text),
+                    },
+                    limits=self.chats.limits(conv.channel),
+                )
                 return
             except FeishuError as exc:
                 if exc.code in PERMISSION_CODES:
@@ -230,6 +271,10 @@ class FeishuPlatform:
         while len(self.ephemeral_refused) > 10_000:
             self.ephemeral_refused.popitem(last=False)
 
+    async def direct_channel(self, conv: Conversation) -> str | None:
+        """A one-to-one (p2p) chat with the bot is the person's direct conversation: its chat_id."""
+        return conv.channel if conv.is_dm else None
+
     async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
         """A sentence to add to the `config` reply when a setting cannot work as configured:
         `questions all` needs the sensitive scope im:message.group_msg, without which Feishu
@@ -248,15 +293,18 @@ class FeishuPlatform:
             try:
                 reply = await self.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes")
                 items = (reply.get("data") or {}).get("scopes") or []
-                scopes = {str(i.get("scope_name")): int(i.get("grant_status") or 2) for i in items if isinstance(i, dict)}
+                scopes = {
+                    str(i.get("scope_name")): int(i.get("grant_status") or 2) for i in items if isinstance(i, dict)
+                }
             except (BotError, ValueError, TypeError, AttributeError) as exc:
                 log.warning("could not read the app's scopes (%s)", exc)
                 return None
             self._scopes = (time.monotonic(), scopes)
         return scopes.get(scope, 2)
 
-    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
-                     conv: Conversation | None = None, lang: str = "") -> MessageRef:
+    async def stream(
+        self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv: Conversation | None = None, lang: str = ""
+    ) -> MessageRef:
         from handlers.feishu.stream import AnswerStream  # the stream drives this platform
 
         return await AnswerStream(self, channel, thread, lang).run(pieces)
@@ -265,9 +313,16 @@ class FeishuPlatform:
         raise BotError(phrase("errors.feishu_no_files"))
 
     # --- primitives -------------------------------------------------------------------------------------
-    async def post_cards(self, channel: str, cards: list[dict], *, thread: str | None = None,
-                         quote: str | None = None, base: str | None = None,
-                         have: dict[int, str] | None = None) -> MessageRef:
+    async def post_cards(
+        self,
+        channel: str,
+        cards: list[dict],
+        *,
+        thread: str | None = None,
+        quote: str | None = None,
+        base: str | None = None,
+        have: dict[int, str] | None = None,
+    ) -> MessageRef:
         """Post cards in order (held under the chat's lock so nothing overtakes them); the first
         goes top level / into `thread` / as a reply quoting `quote`, the rest into its thread.
         `have`: {index: message_id} of cards already in the chat, not posted again."""
@@ -280,24 +335,41 @@ class FeishuPlatform:
                     continue
                 content = R.card_json(card)
                 if first is None:
-                    first = await self.post_card(channel, content, thread=thread, quote=quote, uid=send_uuid(base, index))
+                    first = await self.post_card(
+                        channel, content, thread=thread, quote=quote, uid=send_uuid(base, index)
+                    )
                 else:
                     await self.post_card(channel, content, thread=first.thread_root, uid=send_uuid(base, index))
         assert first is not None
         return first
 
-    async def post_card(self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None,
-                    uid: str) -> MessageRef:
+    async def post_card(
+        self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None, uid: str
+    ) -> MessageRef:
         limits = self.chats.limits(channel)
         if thread or quote:
-            body = ReplyMessageRequestBody.builder().msg_type("interactive").content(content) \
-                .reply_in_thread(bool(thread)).uuid(uid).build()
+            body = (
+                ReplyMessageRequestBody.builder()
+                .msg_type("interactive")
+                .content(content)
+                .reply_in_thread(bool(thread))
+                .uuid(uid)
+                .build()
+            )
             request = ReplyMessageRequest.builder().message_id(thread or quote).request_body(body).build()
             resp = await self.api.call("reply", self.api.client.im.v1.message.reply, request, limits=limits)
             return MessageRef(channel, resp.data.message_id, thread or None)
-        body = CreateMessageRequestBody.builder().receive_id(channel).msg_type("interactive") \
-            .content(content).uuid(uid).build()
-        request = CreateMessageRequest.builder().receive_id_type("chat_id").request_body(body).build()
+        body = (
+            CreateMessageRequestBody.builder()
+            .receive_id(channel)
+            .msg_type("interactive")
+            .content(content)
+            .uuid(uid)
+            .build()
+        )
+        # a user's open_id (ou_…) is a direct message to that user (downstream conflicts); else a chat
+        kind = "open_id" if channel.startswith("ou_") else "chat_id"
+        request = CreateMessageRequest.builder().receive_id_type(kind).request_body(body).build()
         resp = await self.api.call("post_message", self.api.client.im.v1.message.create, request, limits=limits)
         return MessageRef(channel, resp.data.message_id, None)
 
@@ -305,8 +377,9 @@ class FeishuPlatform:
         body = PatchMessageRequestBody.builder().content(R.card_json(card)).build()
         request = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
         async with self.messages.lock(message_id):
-            await self.api.call("update_message", self.api.client.im.v1.message.patch, request,
-                                limits=self.messages.limits(message_id))
+            await self.api.call(
+                "update_message", self.api.client.im.v1.message.patch, request, limits=self.messages.limits(message_id)
+            )
 
     async def create_card(self, card: dict) -> str:
         body = CreateCardRequestBody.builder().type("card_json").data(R.card_json(card)).build()
@@ -315,17 +388,30 @@ class FeishuPlatform:
         return resp.data.card_id
 
     async def set_card_text(self, card_id: str, text: str, sequence: int) -> None:
-        body = ContentCardElementRequestBody.builder().content(text).sequence(sequence) \
-            .uuid(R.stable_id("content", card_id, sequence, length=32)).build()
-        request = ContentCardElementRequest.builder().card_id(card_id).element_id(R.ANSWER_ELEMENT) \
-            .request_body(body).build()
-        await self.api.call("stream_answer", self.api.client.cardkit.v1.card_element.content, request,
-                            limits=self.cards.limits(card_id))
+        body = (
+            ContentCardElementRequestBody.builder()
+            .content(text)
+            .sequence(sequence)
+            .uuid(R.stable_id("content", card_id, sequence, length=32))
+            .build()
+        )
+        request = (
+            ContentCardElementRequest.builder().card_id(card_id).element_id(R.ANSWER_ELEMENT).request_body(body).build()
+        )
+        await self.api.call(
+            "stream_answer", self.api.client.cardkit.v1.card_element.content, request, limits=self.cards.limits(card_id)
+        )
 
     async def close_card(self, card_id: str, summary: str, sequence: int) -> None:
         settings = {"config": {"streaming_mode": False, "summary": {"content": R.plain(summary, 60)}}}
-        body = SettingsCardRequestBody.builder().settings(json.dumps(settings, ensure_ascii=False)) \
-            .sequence(sequence).uuid(R.stable_id("settings", card_id, sequence, length=32)).build()
+        body = (
+            SettingsCardRequestBody.builder()
+            .settings(json.dumps(settings, ensure_ascii=False))
+            .sequence(sequence)
+            .uuid(R.stable_id("settings", card_id, sequence, length=32))
+            .build()
+        )
         request = SettingsCardRequest.builder().card_id(card_id).request_body(body).build()
-        await self.api.call("finish_answer", self.api.client.cardkit.v1.card.settings, request,
-                            limits=self.cards.limits(card_id))
+        await self.api.call(
+            "finish_answer", self.api.client.cardkit.v1.card.settings, request, limits=self.cards.limits(card_id)
+        )

@@ -1,6 +1,7 @@
 """An answer streamed into a Feishu thread: a CardKit card in streaming mode, or a card edited
 with `message.patch` when CardKit is unavailable; a long answer continues on further cards.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -8,8 +9,8 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import AsyncIterator
 
 from bot.platform import MessageRef
 from bot.render import feishu as R
@@ -25,12 +26,21 @@ PATCH_INTERVAL = 0.25  # message.patch: ≤ 5 edits per second per message
 @dataclass
 class Segment:
     """One card of a streamed answer: a CardKit card (`card_id`) or a patched message."""
+
     ref: MessageRef
     start: int  # where in the whole answer this card's text begins
     opener: str = ""  # a code fence reopened at the top of this card
     card_id: str | None = None
     sequence: int = 0
     shown: str = ""
+
+
+@dataclass
+class _Received:
+    """What the answer's producer has handed over so far."""
+
+    text: str = ""
+    done: bool = False
 
 
 class AnswerStream:
@@ -46,38 +56,38 @@ class AnswerStream:
         self.lang = lang or platform.default_lang
 
     async def run(self, pieces: AsyncIterator[str]) -> MessageRef:
-        state = {"text": "", "done": False}
+        state = _Received()
         changed = asyncio.Event()
 
         async def read() -> None:
             try:
                 async for piece in pieces:
-                    state["text"] += piece
+                    state.text += piece
                     changed.set()
             finally:
-                state["done"] = True
+                state.done = True
                 changed.set()
 
         reader = asyncio.create_task(read())
         try:
             try:  # the core usually has the first piece already: start the card with it
                 await asyncio.wait_for(changed.wait(), timeout=0.5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
-            segment = await self._open(0, "", state["text"])
+            segment = await self._open(0, "", state.text)
             first = segment.ref
             last = time.monotonic()
             while True:
-                if segment.shown == segment.opener + state["text"][segment.start:]:
-                    if state["done"]:
+                if segment.shown == segment.opener + state.text[segment.start :]:
+                    if state.done:
                         break
                     changed.clear()  # nothing new to show: wait for the next piece
                     await changed.wait()
                     continue
                 pause = self._interval(segment) - (time.monotonic() - last)
-                if pause > 0 and not state["done"]:
+                if pause > 0 and not state.done:
                     await asyncio.sleep(pause)  # let more pieces gather: one update carries them all
-                segment = await self._show(segment, state["text"])
+                segment = await self._show(segment, state.text)
                 last = time.monotonic()
             await self._close(segment)
             await reader  # an error while producing the answer surfaces after what we had is shown
@@ -92,7 +102,7 @@ class AnswerStream:
 
     async def _open(self, start: int, opener: str, text: str) -> Segment:
         raw = opener + text[start:]
-        raw = raw[:R.answer_cut(raw)] if raw else raw
+        raw = raw[: R.answer_cut(raw)] if raw else raw
         if self.p.cardkit_ok:
             try:
                 card_id = await self.p.create_card(R.answer_card(raw, streaming=True, lang=self.lang))
@@ -113,14 +123,14 @@ class AnswerStream:
             return await self.p.post_card(self.channel, content, thread=self.thread, uid=send_uuid(uuid.uuid4().hex, 0))
 
     async def _show(self, segment: Segment, text: str) -> Segment:
-        raw = segment.opener + text[segment.start:]
+        raw = segment.opener + text[segment.start :]
         while not R.answer_fits(raw):
             cut = R.answer_cut(raw)
             await self._set(segment, raw[:cut])
             await self._close(segment)
             consumed = max(1, cut - len(segment.opener))
             segment = await self._open(segment.start + consumed, R.fence_opener(raw[:cut]), text)
-            raw = segment.opener + text[segment.start:]
+            raw = segment.opener + text[segment.start :]
         await self._set(segment, raw)
         return segment
 
@@ -150,4 +160,3 @@ class AnswerStream:
                 await self.p.close_card(segment.card_id, segment.shown, segment.sequence)
             except FeishuError as exc:  # the text is complete; Feishu ends streaming mode by itself later
                 log.warning("could not close a streaming card: %s", exc)
-

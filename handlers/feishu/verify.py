@@ -1,13 +1,14 @@
 """Checking a Feishu HTTP callback before the SDK sees it (encryption, signature, a fresh
 timestamp, the verification token)."""
+
 from __future__ import annotations
 
 import hashlib
 import hmac
 import json
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from handlers.feishu.api import AESCipher
 
@@ -64,8 +65,9 @@ class CallbackVerifier:
         expected = hashlib.sha256((timestamp + nonce + self.encrypt_key).encode() + body).hexdigest()
         if not hmac.compare_digest(expected, signature):
             return Verdict(False, 401, "bad signature")
-        header = payload.get("header") if isinstance(payload.get("header"), dict) else {}
+        header = payload.get("header")
+        if not isinstance(header, dict):
+            header = {}
         if not hmac.compare_digest(str(header.get("token", "")).encode(), self.token.encode()):
             return Verdict(False, 401, "wrong verification token")
         return Verdict(True, payload=payload)
-

@@ -9,6 +9,7 @@
 
 Tokens are never logged nor put in error messages.
 """
+
 from __future__ import annotations
 
 from handlers.slack.api import SlackError, make_client

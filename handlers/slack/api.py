@@ -5,6 +5,7 @@ failures back off), one `call` that turns every SDK failure into a SlackError na
 and Slack's error code (never the token), response_url posts, file uploads, the chat stream
 helper, and the Bolt app with its HTTP and Socket Mode entry points.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -13,7 +14,8 @@ import logging
 import random
 import re
 import time
-from typing import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from aiohttp import ClientConnectionError, ServerDisconnectedError, web
@@ -27,6 +29,9 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.i18n import phrase
 from bot.models import BotError
+
+if TYPE_CHECKING:  # for annotations: a slack_sdk without chat_stream lacks the module (open_chat_stream)
+    from slack_sdk.web.async_chat_stream import AsyncChatStream
 
 log = logging.getLogger(__name__)
 
@@ -58,13 +63,16 @@ def as_slack_error(exc: BaseException, what: str) -> SlackError:
     if isinstance(exc, SlackApiError):
         code = (exc.response.get("error") if exc.response is not None else None) or "error"
         if code in HINTS:
-            return SlackError(phrase("errors.slack_failed_hint", method=what, code=code,
-                                     hint=phrase(f"errors.slack_hint_{code}")), code)
+            return SlackError(
+                phrase("errors.slack_failed_hint", method=what, code=code, hint=phrase(f"errors.slack_hint_{code}")),
+                code,
+            )
         return SlackError(phrase("errors.slack_failed", method=what, code=code), code)
     return SlackError(phrase("errors.slack_failed", method=what, code=type(exc).__name__), type(exc).__name__)
 
 
 # --- retries -------------------------------------------------------------------------------------------
+
 
 class RetryAfterHandler(AsyncRetryHandler):
     """429 → wait Retry-After (seconds, fractions allowed) plus a little jitter, then retry.
@@ -106,17 +114,22 @@ class TransientErrorHandler(AsyncRetryHandler):
 
     async def prepare_for_next_attempt_async(self, *, state, request, response=None, error=None) -> None:
         state.next_attempt_requested = True
-        await self.sleep(self.base * (2 ** state.current_attempt) * random.uniform(0.8, 1.2))
+        await self.sleep(self.base * (2**state.current_attempt) * random.uniform(0.8, 1.2))
         state.increment_current_attempt()
 
 
 def make_client(token: str, base_url: str, *, sleep: Sleep = asyncio.sleep) -> AsyncWebClient:
     base = base_url if base_url.endswith("/") else base_url + "/"
-    return AsyncWebClient(token=token, base_url=base, timeout=30,
-                          retry_handlers=[RetryAfterHandler(sleep=sleep), TransientErrorHandler(sleep=sleep)])
+    return AsyncWebClient(
+        token=token,
+        base_url=base,
+        timeout=30,
+        retry_handlers=[RetryAfterHandler(sleep=sleep), TransientErrorHandler(sleep=sleep)],
+    )
 
 
 # --- calls ---------------------------------------------------------------------------------------------
+
 
 async def call(client: AsyncWebClient, method: str, **kwargs) -> dict:
     """One Web API call; failures become a SlackError naming the method and Slack's error."""
@@ -132,8 +145,9 @@ async def respond(url: str, payload: dict) -> None:
     """Post to a slash command's / action's response_url (ephemeral, never replacing)."""
     hook = AsyncWebhookClient(url, timeout=15, retry_handlers=[RetryAfterHandler(4), TransientErrorHandler()])
     try:
-        resp = await hook.send(text=payload["text"], blocks=payload["blocks"], response_type="ephemeral",
-                               replace_original=False)
+        resp = await hook.send(
+            text=payload["text"], blocks=payload["blocks"], response_type="ephemeral", replace_original=False
+        )
     except SDK_ERRORS as exc:
         raise as_slack_error(exc, "response_url") from None
     if resp.status_code != 200:
@@ -147,16 +161,17 @@ async def upload(client: AsyncWebClient, **args) -> None:
         raise as_slack_error(exc, "files.uploadV2") from None
 
 
-async def open_chat_stream(client: AsyncWebClient, **kwargs):
+async def open_chat_stream(client: AsyncWebClient, **kwargs) -> AsyncChatStream:
     """slack_sdk's AsyncChatStream (chat.startStream on its first append, then appendStream).
     A slack_sdk older than 3.43 (the floor) may lack it: that is "streaming unavailable", not a crash."""
     if not hasattr(client, "chat_stream"):
-        raise SlackError(phrase("errors.slack_failed", method="chat.startStream", code="method_not_found"),
-                         "method_not_found")
+        raise SlackError(
+            phrase("errors.slack_failed", method="chat.startStream", code="method_not_found"), "method_not_found"
+        )
     return await client.chat_stream(**kwargs)
 
 
-async def stream_append(helper, text: str) -> None:
+async def stream_append(helper: AsyncChatStream, text: str) -> None:
     """chat.startStream (the helper's first append) or chat.appendStream. A failure only decides
     the fallback to edits (by its code); its wording is never shown."""
     try:
@@ -173,6 +188,7 @@ async def stream_stop(helper) -> None:
 
 
 # --- receiving -------------------------------------------------------------------------------------------
+
 
 class _DropClientNotice(logging.Filter):
     """Bolt reads SLACK_BOT_TOKEN from the environment by itself and then warns that the client we
@@ -226,8 +242,18 @@ def request_problem(body: str, headers: Mapping[str, str], secret: str) -> tuple
 _OBJECTS = ("channel", "user", "team", "container", "message", "view", "event", "state")
 _STRINGS = ("type", "response_url", "trigger_id", "event_id", "team_id", "api_app_id")
 _ACTION_STRINGS = ("action_id", "block_id", "value", "action_ts")
-_MESSAGE_EVENT_STRINGS = ("type", "text", "user", "channel", "ts", "thread_ts", "subtype", "bot_id",
-                          "channel_type", "team")
+_MESSAGE_EVENT_STRINGS = (
+    "type",
+    "text",
+    "user",
+    "channel",
+    "ts",
+    "thread_ts",
+    "subtype",
+    "bot_id",
+    "channel_type",
+    "team",
+)
 
 
 def _shape_problem(payload: dict) -> tuple[int, str] | None:
@@ -243,9 +269,18 @@ def _shape_problem(payload: dict) -> tuple[int, str] | None:
         if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
             problem = "field `actions` has the wrong type"
         else:
-            problem = next((p for a in actions for p in [wrong(a, _ACTION_STRINGS, str, "actions[].")
-                                                         or wrong(a, ("selected_option",), dict, "actions[].")]
-                            if p), None)
+            problem = next(
+                (
+                    p
+                    for a in actions
+                    for p in [
+                        wrong(a, _ACTION_STRINGS, str, "actions[].")
+                        or wrong(a, ("selected_option",), dict, "actions[].")
+                    ]
+                    if p
+                ),
+                None,
+            )
     event = payload.get("event")
     if problem is None and isinstance(event, dict) and event.get("type") in ("message", "app_mention"):
         problem = wrong(event, _MESSAGE_EVENT_STRINGS, str, "event.")
@@ -255,9 +290,12 @@ def _shape_problem(payload: dict) -> tuple[int, str] | None:
 def bolt_app(client: AsyncWebClient, secret: str) -> AsyncApp:
     # No I/O here: Bolt calls auth.test on the first request and keeps the answer. Bolt checks an
     # HTTP request's signature again after `request_problem`; Socket Mode envelopes it never checks.
-    return AsyncApp(client=client, signing_secret=secret or "unused-in-socket-mode",
-                    process_before_response=True,  # listeners only ack + hand off: fast
-                    logger=_bolt_logger())
+    return AsyncApp(
+        client=client,
+        signing_secret=secret or "unused-in-socket-mode",
+        process_before_response=True,  # listeners only ack + hand off: fast
+        logger=_bolt_logger(),
+    )
 
 
 async def dispatch_http(app: AsyncApp, request: web.Request) -> web.Response:
@@ -279,7 +317,7 @@ async def connect_socket_mode(app: AsyncApp, app_token: str):
         code = (exc.response.get("error") if exc.response is not None else None) or "error"
         await socket.close_async()
         raise SlackError(f"Slack Socket Mode could not connect: {code} (check SLACK_APP_TOKEN).") from None
-    except (SlackClientError, ClientConnectionError, asyncio.TimeoutError, OSError) as exc:
+    except (TimeoutError, SlackClientError, ClientConnectionError, OSError) as exc:
         await socket.close_async()
         raise SlackError(f"Slack Socket Mode could not connect: {type(exc).__name__}.") from None
     return socket

@@ -4,6 +4,7 @@ nothing). Every listener acknowledges at once and hands the work to `chat.spawn`
 deduplicated on `event_id` and on (channel, ts), so Slack's retries and the app_mention + message
 pair that one mention produces give one answer.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,10 +31,26 @@ log = logging.getLogger(__name__)
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OWN_DIRS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("handlers", "bot"))
 DEDUPE_TTL = 3600  # > Slack's 5-minute signature window: a replayed request is always caught
-DROPPED_SUBTYPES = {"message_changed", "message_deleted", "bot_message", "channel_join", "channel_leave",
-                    "channel_topic", "channel_purpose", "channel_name", "pinned_item", "unpinned_item",
-                    "ekm_access_denied", "me_message", "message_replied", "thread_broadcast_deleted",
-                    "assistant_app_thread", "group_join", "group_leave", "tombstone"}
+DROPPED_SUBTYPES = {
+    "message_changed",
+    "message_deleted",
+    "bot_message",
+    "channel_join",
+    "channel_leave",
+    "channel_topic",
+    "channel_purpose",
+    "channel_name",
+    "pinned_item",
+    "unpinned_item",
+    "ekm_access_denied",
+    "me_message",
+    "message_replied",
+    "thread_broadcast_deleted",
+    "assistant_app_thread",
+    "group_join",
+    "group_leave",
+    "tombstone",
+}
 
 
 class SlackAdapter:
@@ -53,7 +70,7 @@ class SlackAdapter:
         self.app = None
         if receive:  # the clock only posts: no Bolt app, no listeners
             self.app = api.bolt_app(self.client, secret)
-            self._register()
+            self._register(self.app)
 
     # --- lifecycle ----------------------------------------------------------------------------------
     def http_routes(self) -> list:
@@ -62,7 +79,7 @@ class SlackAdapter:
         return [("POST", "/slack/events", self._http)]
 
     async def start(self) -> None:
-        if not (self.receive and self.socket_mode):
+        if self.app is None or not self.socket_mode:  # self.app: receiving
             return
         self._socket = await api.connect_socket_mode(self.app, self.settings.slack_app_token.get_secret_value())
         log.info("Slack Socket Mode connected")
@@ -81,6 +98,7 @@ class SlackAdapter:
             status, reason = problem
             log.warning("Slack request refused (HTTP %d): %s", status, reason)
             return web.json_response({"ok": False, "error": reason}, status=status)
+        assert self.app is not None  # the route exists only when receiving (http_routes)
         try:
             return await api.dispatch_http(self.app, request)
         except Exception as exc:  # noqa: BLE001 — a payload shape Bolt could not handle
@@ -88,8 +106,7 @@ class SlackAdapter:
             return web.json_response({"ok": False, "error": "unreadable request"}, status=400)
 
     # --- listeners ------------------------------------------------------------------------------------
-    def _register(self) -> None:
-        app = self.app
+    def _register(self, app: api.AsyncApp) -> None:
         app.error(self._on_bolt_error)
         app.command(re.compile(r"^/"))(self._on_command)
         app.event("app_mention")(self._on_mention)
@@ -115,10 +132,16 @@ class SlackAdapter:
         await ack()
         if not await self._first_request("cmd", command):
             return  # the same signed command again (a replay, or Slack retrying): it ran once
-        conv = Conversation("slack", command.get("channel_id", ""), command.get("user_id", ""),
-                            is_dm=str(command.get("channel_id", "")).startswith("D"),
-                            extra={"response_url": command.get("response_url"), "team_id": command.get("team_id")})
-        await self.chat.submit("command", conv, text=command.get("text") or "", prefix=command.get("command") or "/digest")
+        conv = Conversation(
+            "slack",
+            command.get("channel_id", ""),
+            command.get("user_id", ""),
+            is_dm=str(command.get("channel_id", "")).startswith("D"),
+            extra={"response_url": command.get("response_url"), "team_id": command.get("team_id")},
+        )
+        await self.chat.submit(
+            "command", conv, text=command.get("text") or "", prefix=command.get("command") or "/digest"
+        )
 
     async def _on_mention(self, body: dict, event: dict, context) -> None:
         await self._on_user_message(body, event, context, mention_event=True)
@@ -143,8 +166,14 @@ class SlackAdapter:
         if not await self._first(body.get("event_id")) or not await self._first(f"msg:{channel}:{ts}"):
             return
         question = _strip_mention(text, bot_user)
-        conv = Conversation("slack", channel, user, thread=thread, is_dm=is_dm,
-                            extra={"team_id": body.get("team_id") or event.get("team"), "ts": ts})
+        conv = Conversation(
+            "slack",
+            channel,
+            user,
+            thread=thread,
+            is_dm=is_dm,
+            extra={"team_id": body.get("team_id") or event.get("team"), "ts": ts},
+        )
         await self.chat.submit("message", conv, text=question, mentioned=mentioned)
 
     async def _first(self, key: str | None) -> bool:
@@ -162,12 +191,25 @@ class SlackAdapter:
         container = body.get("container") or {}
         message = body.get("message") or {}
         channel = (body.get("channel") or {}).get("id") or container.get("channel_id") or ""
-        thread = ((value or {}).get("thread") or container.get("thread_ts") or message.get("thread_ts")
-                  or container.get("message_ts") or message.get("ts"))
+        thread = (
+            (value or {}).get("thread")
+            or container.get("thread_ts")
+            or message.get("thread_ts")
+            or container.get("message_ts")
+            or message.get("ts")
+        )
         user = body.get("user") or {}
-        return Conversation("slack", channel, user.get("id", ""), thread=thread, is_dm=channel.startswith("D"),
-                            extra={"response_url": body.get("response_url"),
-                                   "team_id": (body.get("team") or {}).get("id") or user.get("team_id")})
+        return Conversation(
+            "slack",
+            channel,
+            user.get("id", ""),
+            thread=thread,
+            is_dm=channel.startswith("D"),
+            extra={
+                "response_url": body.get("response_url"),
+                "team_id": (body.get("team") or {}).get("id") or user.get("team_id"),
+            },
+        )
 
     def _value_for(self, value: dict) -> dict:
         """Button values name the repository as the digest showed it; the core prefers the one
@@ -205,7 +247,7 @@ class SlackAdapter:
         await ack()
         if not await self._first_request("act", body):
             return
-        choice = ((action.get("selected_option") or {}).get("value") or "")
+        choice = (action.get("selected_option") or {}).get("value") or ""
         verb, _, sha = choice.partition(":")
         value = {**R.parse_value(action.get("block_id")), "sha": sha}
         if verb == "ask":
@@ -218,8 +260,7 @@ class SlackAdapter:
         value = {**value, "thread": value.get("thread") or conv.thread}
         metadata = R.compact_json({"v": value, "c": conv.channel}, 3000)
         try:
-            await self.platform.call("views.open", trigger_id=body.get("trigger_id"),
-                                     view=R.ask_modal(value, metadata))
+            await self.platform.call("views.open", trigger_id=body.get("trigger_id"), view=R.ask_modal(value, metadata))
         except SlackError as exc:  # the trigger expired (3 s): say how to ask instead
             log.warning("could not open the question form: %s", exc)
             lang = value.get("lang") or self.settings.default_lang
@@ -235,9 +276,14 @@ class SlackAdapter:
         state = ((view.get("state") or {}).get("values") or {}).get(R.MODAL_BLOCK) or {}
         question = ((state.get(R.MODAL_INPUT) or {}).get("value") or "").strip()
         user = body.get("user") or {}
-        conv = Conversation("slack", meta.get("c") or "", user.get("id", ""), thread=value.get("thread"),
-                            is_dm=str(meta.get("c") or "").startswith("D"),
-                            extra={"team_id": (body.get("team") or {}).get("id") or user.get("team_id")})
+        conv = Conversation(
+            "slack",
+            meta.get("c") or "",
+            user.get("id", ""),
+            thread=value.get("thread"),
+            is_dm=str(meta.get("c") or "").startswith("D"),
+            extra={"team_id": (body.get("team") or {}).get("id") or user.get("team_id")},
+        )
         await self._submit_action(conv, "ask", self._value_for(value), question=question or None)
 
     async def _tell(self, conv: Conversation, notice: Notice) -> None:
@@ -252,7 +298,9 @@ class SlackAdapter:
         chat user types (GitHub owner/name or the default, never another local path)."""
         repo = value.get("repo")
         if repo is not None:
-            lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.settings.default_lang
+            lang = value.get("lang")
+            if lang not in ("zh", "en"):
+                lang = self.settings.default_lang
             try:
                 self.chat.check_repo(conv, str(repo))
             except BotError as exc:

@@ -3,18 +3,20 @@ Block Kit's limits, posted in each channel's order and pace; keyed sends (schedu
 idempotent across crashes: a marker in Redis plus the key in the message's metadata let a
 restarted process find what it already posted.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
 
 from bot.platform import Content, Conversation, MessageRef
 from bot.render import slack as R
 from handlers.pacing import ConversationPacer
 from handlers.slack import api
 from handlers.slack.api import SlackError
-from handlers.slack.stream import StreamEscaper, AnswerStream
+from handlers.slack.stream import AnswerStream, StreamEscaper
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +30,7 @@ METADATA_EVENT = "digest_bot_message"
 class Pacing:
     """Posting pace per channel (Slack: ~1 message/second/channel, short bursts allowed) and how
     often a streamed answer is pushed (native appends / fallback edits)."""
+
     per_second: float = 1.0
     burst: int = 3
     edit_interval: float = 1.0
@@ -43,7 +46,8 @@ class SlackPlatform:
     supports_streaming = True
     supports_buttons = True
     supports_files = True
-    send_dedupe_window = None  # keyed sends are made idempotent here (a Redis marker + message metadata)
+    # keyed sends are made idempotent here (a Redis marker + message metadata)
+    send_dedupe_window: float | None = None
 
     def __init__(self, client: api.AsyncWebClient, store=None, pacing: Pacing | None = None):
         self.client = client
@@ -62,8 +66,7 @@ class SlackPlatform:
         async with self.pacer.lock(channel):
             return await self._post_locked(channel, payload, thread, metadata)
 
-    async def _post_locked(self, channel: str, payload: dict, thread: str | None,
-                           metadata: dict | None = None) -> str:
+    async def _post_locked(self, channel: str, payload: dict, thread: str | None, metadata: dict | None = None) -> str:
         """chat.postMessage with the channel's lock already held."""
         args: dict[str, Any] = dict(channel=channel, text=payload["text"], unfurl_links=False, unfurl_media=False)
         if payload.get("blocks"):
@@ -77,8 +80,9 @@ class SlackPlatform:
         return str(data["ts"])
 
     # --- ChatPlatform ---------------------------------------------------------------------------
-    async def send(self, channel: str, content: Content, *, thread: str | None = None,
-                   key: str | None = None) -> MessageRef:
+    async def send(
+        self, channel: str, content: Content, *, thread: str | None = None, key: str | None = None
+    ) -> MessageRef:
         """All payloads of one content go out together (the channel's lock is held throughout),
         continuations in the thread — of the first message when it is top level."""
         payloads = R.render(content, thread=thread)
@@ -163,8 +167,9 @@ class SlackPlatform:
             return
         payloads = R.render(content, thread=conv.thread)
         for i, payload in enumerate(payloads):
-            args: dict[str, Any] = dict(channel=conv.channel, user=conv.user, text=payload["text"],
-                                        blocks=payload["blocks"])
+            args: dict[str, Any] = dict(
+                channel=conv.channel, user=conv.user, text=payload["text"], blocks=payload["blocks"]
+            )
             if conv.thread:
                 args["thread_ts"] = conv.thread
             try:
@@ -178,11 +183,20 @@ class SlackPlatform:
                     await self._respond(url, rest)
                 return
 
+    async def direct_channel(self, conv: Conversation) -> str | None:
+        """The bot's own IM with the person (conversations.open, scope im:write): a slash command
+        typed in a DM between two people carries that DM's id, where the bot cannot post."""
+        if not conv.is_dm:
+            return None
+        data = await self.call("conversations.open", users=conv.user)
+        return str(data["channel"]["id"])
+
     async def _respond(self, url: str, payload: dict) -> None:
         await api.respond(url, payload)
 
-    async def stream(self, channel: str, thread: str, pieces: AsyncIterator[str], *,
-                     conv: Conversation | None = None, lang: str = "") -> MessageRef:
+    async def stream(
+        self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv: Conversation | None = None, lang: str = ""
+    ) -> MessageRef:
         writer = AnswerStream(self, channel, thread, conv)
         escaper = StreamEscaper()
         try:
@@ -195,8 +209,9 @@ class SlackPlatform:
             ref = await writer.close()
         return ref
 
-    async def send_unless_posted(self, channel: str, content: Content, *, thread: str | None = None,
-                                 key: str, since: float) -> MessageRef | None:
+    async def send_unless_posted(
+        self, channel: str, content: Content, *, thread: str | None = None, key: str, since: float
+    ) -> MessageRef | None:
         """Never asked (no dedupe window): `send` with a key already finds what was posted."""
         return None
 

@@ -2,6 +2,7 @@
 recipient is known), else a posted message edited at most about once a second; text is escaped
 as it arrives (`StreamEscaper`) and continues in a new message past the per-message limit.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,6 +16,7 @@ from handlers.slack import api
 from handlers.slack.api import SlackError
 
 if TYPE_CHECKING:
+    from handlers.slack.api import AsyncChatStream
     from handlers.slack.platform import SlackPlatform
 
 log = logging.getLogger(__name__)
@@ -25,8 +27,15 @@ STREAM_MESSAGE_BYTES = 10000  # one streamed message; markdown_text allows 12,00
 EDIT_MESSAGE_BYTES = 3500  # one edited fallback message (plain `text`, ≤4,000 recommended)
 # Slack's answers meaning "no streaming methods for this app": fall back to edits for good. Any
 # other failure falls back to edits for this answer only.
-STREAMING_UNAVAILABLE = {"method_not_found", "unknown_method", "not_allowed", "not_allowed_token_type",
-                         "feature_not_enabled", "missing_scope"}
+STREAMING_UNAVAILABLE = {
+    "method_not_found",
+    "unknown_method",
+    "not_allowed",
+    "not_allowed_token_type",
+    "feature_not_enabled",
+    "missing_scope",
+}
+
 
 class StreamEscaper:
     """Escapes a text arriving in pieces exactly as `esc` would escape it whole. Escaping is
@@ -43,7 +52,7 @@ class StreamEscaper:
         cut = max(self.buffer.rfind(" "), self.buffer.rfind("\n"), self.buffer.rfind("\t")) + 1
         if cut <= 0 and len(self.buffer) > 256:
             cut = len(self.buffer) - self.HOLD
-            while cut > 0 and ("@" in self.buffer[max(0, cut - 10):cut] or self.buffer[cut - 1] == "]"):
+            while cut > 0 and ("@" in self.buffer[max(0, cut - 10) : cut] or self.buffer[cut - 1] == "]"):
                 cut -= 1
         if cut <= 0:
             return ""
@@ -61,7 +70,7 @@ class AnswerStream:
     and then at a steady interval; past the per-message limit it continues in a new message, with
     an open code fence closed and reopened across the cut."""
 
-    def __init__(self, platform: "SlackPlatform", channel: str, thread: str, conv: Conversation | None):
+    def __init__(self, platform: SlackPlatform, channel: str, thread: str, conv: Conversation | None):
         self.p = platform
         self.channel = channel
         self.thread = thread
@@ -77,7 +86,7 @@ class AnswerStream:
         self.ts: str | None = None  # the message being written
         self.text = ""  # what the current message holds (escaped)
         self.reopen_fence = False
-        self.helper = None  # slack_sdk AsyncChatStream
+        self.helper: AsyncChatStream | None = None
 
     @property
     def interval(self) -> float:
@@ -232,5 +241,5 @@ def _take(text: str, room: int) -> tuple[str, str]:
     head = chunk_text(text, max(1, room))[0]
     m = _ENTITY_TAIL.search(head)
     if m and m.start() > 0:
-        head = head[:m.start()]
-    return head, text[len(head):]
+        head = head[: m.start()]
+    return head, text[len(head) :]

@@ -485,7 +485,8 @@ class FakeFeishu:
         return message
 
     def _create(self, call: Call, query: dict, body: dict) -> tuple[int, dict, dict]:
-        if query.get("receive_id_type") != "chat_id" or not body.get("receive_id"):
+        kind, receiver = query.get("receive_id_type"), body.get("receive_id") or ""
+        if kind not in ("chat_id", "open_id") or not receiver or (kind == "open_id") != receiver.startswith("ou_"):
             return 400, {"code": 230001, "msg": "invalid receive_id_type / receive_id"}, {}
         try:
             earlier = self._dedupe(call, body.get("uuid"))

@@ -10,6 +10,7 @@ Usage::
         settings = make_settings(openai_base_url=fake.url, openai_api_key="sk-test-1")
         ...
         fake.requests          # every request body (parsed JSON), in arrival order
+        fake.usages            # the `usage` each completion reported (prompt/completion tokens)
         fake.request_headers   # the matching headers (lower-case names)
         fake.peak_concurrency  # most requests open at the same time (queued ones included)
 
@@ -334,6 +335,7 @@ class FakeOpenAI:
         self.refused_schema = 0  # json_schema requests refused because of refuse_json_schema
         self._answered = 0  # completions answered 200 (for blank_every)
         self.requests: list[dict] = []
+        self.usages: list[dict[str, int]] = []  # the `usage` of every completion answered (not streams)
         self.request_headers: list[dict[str, str]] = []
         self.peak_concurrency = 0
         self.rejected = 0  # requests answered 429 because of max_concurrent
@@ -542,6 +544,8 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": _usage(request, content, self.fake.tokens),
             "system_fingerprint": "fp_fake",
         }
+        with self.fake._lock:
+            self.fake.usages.append(payload["usage"])
         self._send_json(200, payload, reply.headers)
 
     def _send_stream(self, request: dict, reply: Reply) -> None:

@@ -354,6 +354,15 @@ class FakeSlack:
             out.append({"id": f["id"], "name": record["filename"], "title": f.get("title")})
         return {"ok": True, "files": out}
 
+    def _m_conversations_open(self, p: dict) -> dict:
+        """The bot's IM with one user (`users`): always the same id for the same user."""
+        users = [u for u in str(p.get("users") or "").split(",") if u]
+        if not users and not p.get("channel"):
+            return {"ok": False, "error": "users_list_not_supplied"}
+        if len(users) > 1:
+            return {"ok": True, "channel": {"id": "G" + "".join(users)[:10], "is_mpim": True}}
+        return {"ok": True, "channel": {"id": "D" + (users[0] if users else str(p["channel"])[1:]), "is_im": True}}
+
     def _m_conversations_history(self, p: dict) -> dict:
         """Newest first, a page at a time: `limit` (≤ page_size) per page, then `cursor`."""
         channel = p.get("channel")

@@ -16,11 +16,12 @@ patch.py (diff scanners), observe.py (what the patches show), change_type.py; th
 (one module per kind of evidence: facts, risks, insights), decide.py (combines them into a level,
 holding no rules of its own) and prose.py (summary and impact sentences).
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from ...models import Analysis, Coverage, Commit, FileChange, Importance, Insights
+from ...models import Analysis, Commit, Coverage, FileChange, Importance, Insights
 from ..profile import RepoProfile
 from .change_type import decide_change_type
 from .context import Context, DiffFacts, Fact
@@ -38,9 +39,15 @@ from .title import TitleInfo, parse_title
 RULES_VERSION = "2.1"  # 2.1: one path classifier (tests.rs, snapshots are tests; see paths.py)
 
 
-def analyse_offline(commit: Commit, files: Sequence[FileChange], lang: str,
-                    coverage: Coverage | None = None, origin: str = "offline", note: str = "",
-                    profile: RepoProfile | None = None) -> Analysis:
+def analyse_offline(
+    commit: Commit,
+    files: Sequence[FileChange],
+    lang: str,
+    coverage: Coverage | None = None,
+    origin: str = "offline",
+    note: str = "",
+    profile: RepoProfile | None = None,
+) -> Analysis:
     """Analyse one commit with rules only. Depth follows importance: a low commit gets its type,
     a one-line summary and the reason; medium and high ones also get impact, insights, risks and
     recommendations when a rule has something specific to say."""
@@ -48,10 +55,13 @@ def analyse_offline(commit: Commit, files: Sequence[FileChange], lang: str,
     title = parse_title(commit.title, commit.body)
     stats = file_stats(commit, files)
     profile = profile or RepoProfile.inferred()
-    ctx = Context(commit, title, stats, diff_facts(stats, title, profile), decide_change_type(commit, title, stats),
-                  profile)
+    ctx = Context(
+        commit, title, stats, diff_facts(stats, title, profile), decide_change_type(commit, title, stats), profile
+    )
     importance, reason = decide_importance(ctx, zh)
     summary = build_summary(ctx, importance, zh)
+    risks: tuple[str, ...]
+    recs: tuple[str, ...]
     if importance is Importance.LOW:
         impact, insights, risks, recs = "", Insights(), (), ()
     else:
@@ -59,16 +69,48 @@ def analyse_offline(commit: Commit, files: Sequence[FileChange], lang: str,
         insights = collect_insights(ctx, zh)
         risks, recs = collect_risks(ctx, zh)
     return Analysis(
-        change_type=ctx.ctype, importance=importance, importance_reason=reason, summary=summary,
-        impact=impact, insights=insights, risks=risks, recommendations=recs,
-        origin=origin, model="", note=note, coverage=coverage,
-        files_changed=stats.total_files, additions=stats.additions, deletions=stats.deletions,
+        change_type=ctx.ctype,
+        importance=importance,
+        importance_reason=reason,
+        summary=summary,
+        impact=impact,
+        insights=insights,
+        risks=risks,
+        recommendations=recs,
+        origin=origin,
+        model="",
+        note=note,
+        coverage=coverage,
+        files_changed=stats.total_files,
+        additions=stats.additions,
+        deletions=stats.deletions,
     )
 
 
 __all__ = [
-    "RULES_VERSION", "analyse_offline", "Context", "DiffFacts", "Fact", "FileKind", "FileStats", "NON_RUNTIME",
-    "TitleInfo", "build_impact", "build_summary", "classify_path", "collect_insights", "collect_risks",
-    "decide_change_type", "decide_importance", "dependency_updates", "diff_facts", "file_stats",
-    "first_paragraph", "first_paragraphs", "is_major_bump", "parse_title", "split_sentences", "whole_sentences",
+    "RULES_VERSION",
+    "analyse_offline",
+    "Context",
+    "DiffFacts",
+    "Fact",
+    "FileKind",
+    "FileStats",
+    "NON_RUNTIME",
+    "TitleInfo",
+    "build_impact",
+    "build_summary",
+    "classify_path",
+    "collect_insights",
+    "collect_risks",
+    "decide_change_type",
+    "decide_importance",
+    "dependency_updates",
+    "diff_facts",
+    "file_stats",
+    "first_paragraph",
+    "first_paragraphs",
+    "is_major_bump",
+    "parse_title",
+    "split_sentences",
+    "whole_sentences",
 ]

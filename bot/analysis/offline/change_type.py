@@ -1,5 +1,6 @@
 """The change type: the author's own label wins; otherwise files of one kind beat a verb;
 otherwise the title's verb; otherwise what the body and the source files suggest."""
+
 from __future__ import annotations
 
 import re
@@ -12,9 +13,11 @@ from .stats import FileStats
 from .title import TitleInfo
 
 # "Previously, narrowing was lost …", "Valid calls … currently produce errors", "could panic".
-_BUG_STORY = re.compile(r"^(previously|currently)\b|\b(could|would|can) (panic|crash|hang|overflow|fail)\b"
-                        r"|\bfalse (positive|negative)s?\b|\bcurrently (produces?|causes?|fails?|panics?|emits?|reports?)\b",
-                        re.I)
+_BUG_STORY = re.compile(
+    r"^(previously|currently)\b|\b(could|would|can) (panic|crash|hang|overflow|fail)\b"
+    r"|\bfalse (positive|negative)s?\b|\bcurrently (produces?|causes?|fails?|panics?|emits?|reports?)\b",
+    re.I,
+)
 
 
 def _files_type(stats: FileStats) -> ChangeType | None:
@@ -47,7 +50,8 @@ def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats) -> Ch
     verb = title.change_type
     benchmarked = stats.source and any(
         any(d in NESTED_TOOLING_DIRS or "benchmark" in d for d in f.path.lower().split("/")[:-1])
-        for f in stats.of(FileKind.TOOLING))
+        for f in stats.of(FileKind.TOOLING)
+    )
     if benchmarked and verb in (None, ChangeType.REFACTOR, ChangeType.OTHER):
         return ChangeType.PERFORMANCE  # the author measured it: source changed with its benchmark
     has_manifests = bool(stats.of(FileKind.DEPENDENCY, FileKind.LOCKFILE)) or not stats.files

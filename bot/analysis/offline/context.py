@@ -8,6 +8,7 @@ Every conclusion carries an `order`: the analyser names the two first facts at t
 and lists the five first risks, so the order is part of the output. Lower comes first; the
 numbers are spaced by evidence kind and are listed together in evidence/__init__.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # the modules that build these import this one
 @dataclass(frozen=True)
 class DiffFacts:
     """What the patches (and paths) show beyond line counts; built by observe.diff_facts."""
+
     removed_api: tuple[str, ...] = ()  # public definitions deleted and not re-added anywhere
     removed_api_in_removed_files: bool = False
     removed_flags: tuple[str, ...] = ()
@@ -46,8 +48,8 @@ class DiffFacts:
 @dataclass(frozen=True)
 class Context:
     commit: Commit
-    title: "TitleInfo"
-    stats: "FileStats"
+    title: TitleInfo
+    stats: FileStats
     diff: DiffFacts
     ctype: ChangeType
     profile: RepoProfile = RepoProfile()
@@ -56,6 +58,7 @@ class Context:
 @dataclass(frozen=True)
 class Fact:
     """One rule that fired: the level it asks for and how to say it."""
+
     level: Importance
     zh: str
     en: str
@@ -70,6 +73,7 @@ class Fact:
 @dataclass(frozen=True)
 class Risk:
     """What may break, and what to do about it, in both languages."""
+
     order: int
     zh: str
     en: str
@@ -84,6 +88,7 @@ class Risk:
 @dataclass(frozen=True)
 class Insight:
     """One note for the architecture, performance or security line of the insights."""
+
     aspect: str  # "architecture", "performance" or "security"
     order: int
     zh: str

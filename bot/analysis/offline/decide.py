@@ -1,6 +1,7 @@
 """Combining what the evidence modules conclude: facts into a level and its reason, risks into the
 five most serious (or one generic line), insights into three lines. No rules live here — every
 condition is in an evidence module; this only orders, picks and joins."""
+
 from __future__ import annotations
 
 from ...models import Importance, Insights

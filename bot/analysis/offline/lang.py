@@ -1,8 +1,9 @@
 """Small helpers for the two languages the analyser writes: numbers, counts, name lists, clipping."""
+
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def is_zh(lang: str) -> bool:
@@ -45,7 +46,7 @@ def clip(text: str, limit: int) -> str:
     window = text[:limit]
     ends = [m.end() for m in re.finditer(r"[.!?](?=\s)|[。！？；]", window)]
     if ends and ends[-1] >= limit * 0.4:
-        return window[:ends[-1]].strip()
+        return window[: ends[-1]].strip()
     space = window.rfind(" ")
     cut = window[:space] if space >= limit * 0.5 else window
     return cut.rstrip(" ,;:，、") + "…"

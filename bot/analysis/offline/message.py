@@ -3,6 +3,7 @@
 Pull-request templates fill bodies with headings, check-boxes, links and shouted instructions;
 these helpers drop that boilerplate so the rules and the summary read only what the author wrote.
 """
+
 from __future__ import annotations
 
 import re
@@ -11,14 +12,18 @@ _BOILERPLATE = re.compile(
     r"^(#{1,6}\s|[-*]\s*\[[ xX]\]|<[^>]+>|[-=*_]{3,}$|\|"
     r"|(fix(es|ed)?|close[sd]?|resolve[sd]?|related( to)?|refs?|see|part of)\b[\s:]*(#\d+|https?://\S+|[\w.-]+/[\w.-]+#\d+)"
     r"|https?://\S+$|(purpose|test plan|test result|description|motivation|changes?|summary)\s*:?\s*$)",
-    re.I)
+    re.I,
+)
 
 
 _SHOUTING = re.compile(r"^[A-Z0-9 ,.'()/:;!?*-]{20,}$")  # template instructions in capitals
 
 
-_REF_LINE = re.compile(r"^(fix(es|ed)?|close[sd]?|resolve[sd]?|related( to)?|refs?|see|part of)\b[\s:]*"
-                       r"(#\d+|https?://\S+|[\w.-]+/[\w.-]+#\d+)[\s.,;]*$", re.I)
+_REF_LINE = re.compile(
+    r"^(fix(es|ed)?|close[sd]?|resolve[sd]?|related( to)?|refs?|see|part of)\b[\s:]*"
+    r"(#\d+|https?://\S+|[\w.-]+/[\w.-]+#\d+)[\s.,;]*$",
+    re.I,
+)
 
 
 def _drop_line(line: str) -> bool:
@@ -41,8 +46,12 @@ def first_paragraphs(body: str, limit: int = 1500) -> str:
     kept: list[str] = []
     for para in re.split(r"\n\s*\n", text):
         lines = [ln.strip() for ln in para.splitlines()]
-        if kept and lines and re.match(r"^(#{1,6}\s|[A-Z][\w ]{2,30}\n?-{2,}$)", lines[0]) \
-                and not re.match(r"^#{1,6}\s*(summary|description|motivation|purpose|what|why)\b", lines[0], re.I):
+        if (
+            kept
+            and lines
+            and re.match(r"^(#{1,6}\s|[A-Z][\w ]{2,30}\n?-{2,}$)", lines[0])
+            and not re.match(r"^#{1,6}\s*(summary|description|motivation|purpose|what|why)\b", lines[0], re.I)
+        ):
             break  # the next section (test plan, checklist …) is not the summary
         joined = " ".join(re.sub(r"^[-*•]\s+|^\d+[.)]\s+", "", ln) for ln in lines if ln and not _drop_line(ln))
         if joined:
@@ -58,8 +67,11 @@ def first_paragraph(body: str) -> str:
     text = re.sub(r"<details>.*?</details>", "", text, flags=re.S | re.I)
     for para in re.split(r"\n\s*\n", text):
         lines = [ln.strip() for ln in para.splitlines()]
-        kept = [re.sub(r"^[-*•]\s+", "", ln) for ln in lines
-                if ln and not _BOILERPLATE.match(ln) and not _SHOUTING.match(ln)]
+        kept = [
+            re.sub(r"^[-*•]\s+", "", ln)
+            for ln in lines
+            if ln and not _BOILERPLATE.match(ln) and not _SHOUTING.match(ln)
+        ]
         joined = re.sub(r"\s+", " ", " ".join(kept)).strip()
         if len(re.findall(r"\w", joined)) >= 12:
             return joined
@@ -72,8 +84,11 @@ _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|no|fig)\.$
 _PR_URL = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:pull|issues)/(\d+)\S*")
 _MD_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
 _URL = re.compile(r"<?https?://\S+>?")
-_REF_ONLY = re.compile(r"^(fix(es|ed)?|close[sd]?|resolve[sd]?|refs?|see|part of|follow[- ]up (to|of)|related( to)?"
-                       r"|stacked on( top of)?|precursor to|port of)\b[\s:]*[#\w./-]*[.)]?$", re.I)
+_REF_ONLY = re.compile(
+    r"^(fix(es|ed)?|close[sd]?|resolve[sd]?|refs?|see|part of|follow[- ]up (to|of)|related( to)?"
+    r"|stacked on( top of)?|precursor to|port of)\b[\s:]*[#\w./-]*[.)]?$",
+    re.I,
+)
 
 
 def clean_prose(text: str) -> str:
@@ -91,7 +106,7 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in re.finditer(r"[.!?](?=\s+[^\s])|[。！？]", text):
-        piece = text[start:m.end()].strip()
+        piece = text[start : m.end()].strip()
         if m.group(0) == "." and _ABBREVIATIONS.search(piece):
             continue
         if piece:

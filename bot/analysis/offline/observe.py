@@ -1,5 +1,6 @@
 """What the patches and paths show beyond line counts, gathered into one `DiffFacts`: each field
 is read by the evidence module it belongs to, from the scanners in patch.py."""
+
 from __future__ import annotations
 
 from ..profile import RepoProfile

@@ -4,11 +4,13 @@ The evidence modules decide what a removed definition, a changed default or a bu
 means; this module only finds them. Every scanner takes patches as git prints them (GitHub's
 `patch` field has the same shape) and tolerates missing or truncated ones.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from ...models import FileChange
 from .paths import FileKind, extension
@@ -19,30 +21,56 @@ if TYPE_CHECKING:
 
 
 _PY_DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async\s+)?(?:def|class)\s+(?P<name>[A-Za-z]\w*)\s*[(:]")
-_JS_EXPORT = re.compile(r"^\s*export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?"
-                        r"(?:function\*?|class|const|let|var|interface|type|enum)\s+(?P<name>[A-Za-z$][\w$]*)")
+_JS_EXPORT = re.compile(
+    r"^\s*export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?"
+    r"(?:function\*?|class|const|let|var|interface|type|enum)\s+(?P<name>[A-Za-z$][\w$]*)"
+)
 _GO_DEF = re.compile(r"^(?:func\s+(?:\([^)]*\)\s*)?|type\s+)(?P<name>[A-Z]\w*)\b")
 # Top-level items only: `pub fn new` inside an `impl` is a method, and `pub(crate)` is not public.
-_RUST_DEF = re.compile(r"^pub\s+(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|trait|type|mod|const|static)"
-                       r"\s+(?P<name>[A-Za-z_]\w*)")
-_JAVA_DEF = re.compile(r"^\s*public\s+(?:static\s+|final\s+|abstract\s+|sealed\s+)*"
-                       r"(?:(?:class|interface|enum|record)\s+(?P<type>\w+)|[\w<>\[\], ?]+\s+(?P<method>\w+)\s*\()")
+_RUST_DEF = re.compile(
+    r"^pub\s+(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|trait|type|mod|const|static)"
+    r"\s+(?P<name>[A-Za-z_]\w*)"
+)
+_JAVA_DEF = re.compile(
+    r"^\s*public\s+(?:static\s+|final\s+|abstract\s+|sealed\s+)*"
+    r"(?:(?:class|interface|enum|record)\s+(?P<type>\w+)|[\w<>\[\], ?]+\s+(?P<method>\w+)\s*\()"
+)
 _FLAG_CALL = re.compile(r"add_argument|\.option\(|Option\(|\bflag\.|\.flag\(|\barg\(")
 _HIDDEN_FLAG = re.compile(r"argparse\.SUPPRESS|\bSUPPRESS\b|\bhide\s*=\s*true\b|\bhidden\s*=\s*True\b|\.hide\(true\)")
 _FLAG_NAME = re.compile(r"""["'](--[A-Za-z0-9][\w-]*)["']""")
-_ASSIGNMENT = re.compile(r"""^(?P<indent>\s*)["']?(?P<key>[A-Za-z_][\w.-]*)["']?\s*"""
-                         r"""(?::\s*[\w\[\], .|"']+?\s*=|=|:)\s*(?P<val>[^#]*?)\s*,?\s*(?:#.*)?$""")
+_ASSIGNMENT = re.compile(
+    r"""^(?P<indent>\s*)["']?(?P<key>[A-Za-z_][\w.-]*)["']?\s*"""
+    r"""(?::\s*[\w\[\], .|"']+?\s*=|=|:)\s*(?P<val>[^#]*?)\s*,?\s*(?:#.*)?$"""
+)
 _ENV_DEFAULT = re.compile(r"""(?:getenv|environ\.get)\(\s*["'](?P<key>\w+)["']\s*,\s*(?P<val>[^)]+?)\s*\)""")
 _LITERAL = re.compile(r"""^(-?\d[\d_.]*(e-?\d+)?|true|false|none|null|nil|"[^"]*"|'[^']*'|[\w.-]+)$""", re.I)
-_REQUIREMENT = re.compile(r"^(?P<name>[@A-Za-z0-9][\w.@/-]*)(?:\[[^\]]*\])?\s*"
-                          r"(?:[:=]\s*(?:\{\s*version\s*=\s*)?)?\s*(?:==|>=|~=|<=|<|>|!=|\^|~|=)?\s*"
-                          r"v?(?P<ver>\d+(?:\.\d+)*)")
-_NOT_PACKAGES = frozenset({"python", "requires-python", "version", "name", "go", "toolchain",
-                           "edition", "rust-version", "node", "npm", "engines", "python_requires"})
+_REQUIREMENT = re.compile(
+    r"^(?P<name>[@A-Za-z0-9][\w.@/-]*)(?:\[[^\]]*\])?\s*"
+    r"(?:[:=]\s*(?:\{\s*version\s*=\s*)?)?\s*(?:==|>=|~=|<=|<|>|!=|\^|~|=)?\s*"
+    r"v?(?P<ver>\d+(?:\.\d+)*)"
+)
+_NOT_PACKAGES = frozenset(
+    {
+        "python",
+        "requires-python",
+        "version",
+        "name",
+        "go",
+        "toolchain",
+        "edition",
+        "rust-version",
+        "node",
+        "npm",
+        "engines",
+        "python_requires",
+    }
+)
 _SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
 _ARRAY_KEY = re.compile(r"""^\s*["']?([\w.-]+)["']?\s*[=:]\s*[\[{]\s*$""")
-_HUNK_NAME = re.compile(r"\b(?:fn|def|class|impl(?:<[^>]*>)?|struct|enum|trait|func|function|interface|type)\s+"
-                        r"(?:[\w<>',\s]+\s+for\s+)?([A-Za-z_]\w*)")
+_HUNK_NAME = re.compile(
+    r"\b(?:fn|def|class|impl(?:<[^>]*>)?|struct|enum|trait|func|function|interface|type)\s+"
+    r"(?:[\w<>',\s]+\s+for\s+)?([A-Za-z_]\w*)"
+)
 
 MAX_PATCH_LINE = 400  # longer lines (minified code, data) say nothing these rules read
 
@@ -97,9 +125,13 @@ def public_name(line: str, ext: str) -> str | None:
         return None
     return m.group("name") if m else None
 
+
 # Prose is not a default: a changed "description" or "help" text changes no behaviour.
-_PROSE_KEYS = re.compile(r"(^|[._-])(description|desc|help|doc|docs|docstring|title|summary|message|msg|comment"
-                         r"|example|examples|label|text|markdownDescription|deprecationMessage)$", re.I)
+_PROSE_KEYS = re.compile(
+    r"(^|[._-])(description|desc|help|doc|docs|docstring|title|summary|message|msg|comment"
+    r"|example|examples|label|text|markdownDescription|deprecationMessage)$",
+    re.I,
+)
 
 
 def _is_literal_value(val: str) -> bool:
@@ -114,8 +146,8 @@ def _is_literal_value(val: str) -> bool:
 def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
-        for m in _ENV_DEFAULT.finditer(line):
-            found[m.group("key")] = m.group("val").strip()
+        for env in _ENV_DEFAULT.finditer(line):
+            found[env.group("key")] = env.group("val").strip()
         m = _ASSIGNMENT.match(line)
         if not m or len(m.group("indent").expandtabs(4)) > (8 if in_config_file else 4):
             continue
@@ -126,6 +158,7 @@ def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
             found.setdefault(m.group("key"), val)
     return found
 
+
 def requirements(lines: Iterable[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
@@ -135,6 +168,7 @@ def requirements(lines: Iterable[str]) -> dict[str, str]:
         if m and m.group("name").lower() not in _NOT_PACKAGES:
             found.setdefault(m.group("name").lower(), m.group("ver"))
     return found
+
 
 def manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[str]]]:
     """(group, removed lines, added lines) per change block of a manifest: the group is the last
@@ -166,6 +200,7 @@ def manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[st
 @dataclass
 class SourceScan:
     """What the patches of source files define, remove and name."""
+
     removed_defs: dict[str, bool] = field(default_factory=dict)  # name → found in a removed file
     added_defs: set[str] = field(default_factory=set)
     flags_removed: set[str] = field(default_factory=set)
@@ -174,7 +209,7 @@ class SourceScan:
     hunk_names: list[str] = field(default_factory=list)  # functions/classes named by hunk headers
 
 
-def scan_source(stats: "FileStats", profile: "RepoProfile") -> SourceScan:
+def scan_source(stats: FileStats, profile: RepoProfile) -> SourceScan:
     """Public definitions added and removed (in files on the public surface), command-line flags
     added and removed, and the names hunk headers give, over every source file."""
     scan = SourceScan()
@@ -199,7 +234,7 @@ def scan_source(stats: "FileStats", profile: "RepoProfile") -> SourceScan:
             if sign in "+-" and _FLAG_CALL.search(text):
                 (scan.flags_removed if sign == "-" else scan.flags_added).update(_FLAG_NAME.findall(text))
         # A hidden flag (argparse.SUPPRESS, clap's `hide = true`) is not part of the CLI users see.
-        for minus, plus in change_blocks(f.patch):
+        for _minus, plus in change_blocks(f.patch):
             if any(_HIDDEN_FLAG.search(line) for line in plus):
                 scan.hidden_flags.update(n for line in plus for n in _FLAG_NAME.findall(line))
     return scan

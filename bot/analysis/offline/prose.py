@@ -1,5 +1,6 @@
 """The sentences a reader sees first: the summary (what changed, in whole sentences) and the
 impact (who is affected: users of X, operators of Y — not a file census)."""
+
 from __future__ import annotations
 
 import re
@@ -15,6 +16,7 @@ from .paths import FileKind
 from .stats import where_names
 from .title import TAG_TYPES, norm_tag
 
+
 def _update_text(updates: list[tuple[str, str, str]], files: list[str], zh: bool) -> str:
     shown = [f"{n} {o} → {v}" for n, o, v in updates[:4]]
     more = len(updates) - len(shown)
@@ -29,8 +31,11 @@ def build_summary(c: Context, importance: Importance, zh: bool) -> str:
     if c.ctype is ChangeType.DEPENDENCIES or c.commit.author.lower().endswith("[bot]"):
         updates = dependency_updates(c.commit, c.stats, c.title)
         if updates:
-            files = [f.path for f, k in c.stats.files if k in (FileKind.LOCKFILE, FileKind.DEPENDENCY, FileKind.CI,
-                                                                FileKind.BUILD, FileKind.CONFIG)]
+            files = [
+                f.path
+                for f, k in c.stats.files
+                if k in (FileKind.LOCKFILE, FileKind.DEPENDENCY, FileKind.CI, FileKind.BUILD, FileKind.CONFIG)
+            ]
             if not files and c.stats.files:
                 files = [c.stats.files[0][0].path]
             text = _update_text(updates, files, zh) if files else ", ".join(f"{n} {o} → {v}" for n, o, v in updates)
@@ -40,8 +45,8 @@ def build_summary(c: Context, importance: Importance, zh: bool) -> str:
         version = m.group(1) if m else new_version(c.stats)
         entries = changelog_entries(c.stats)
         if zh:
-            return (f"发布 {version or '新版本'}" + (f"，更新日志新增 {entries} 条" if entries else "") + "。")
-        return (f"Release {version or 'commit'}" + (f"; the changelog gains {entries} entries" if entries else "") + ".")
+            return f"发布 {version or '新版本'}" + (f"，更新日志新增 {entries} 条" if entries else "") + "。"
+        return f"Release {version or 'commit'}" + (f"; the changelog gains {entries} entries" if entries else "") + "."
     limit = 200 if importance is Importance.LOW else 360
     para = first_paragraphs(c.commit.body, 1200)
     if importance is Importance.LOW:
@@ -68,8 +73,9 @@ def build_summary(c: Context, importance: Importance, zh: bool) -> str:
 
 # --- who is affected ---------------------------------------------------------------------------
 
-_GROUP_DIRS = frozenset({"crates", "packages", "libs", "lib", "modules", "plugins", "apps", "components",
-                         "services", "pkg", "cmd", "src"})
+_GROUP_DIRS = frozenset(
+    {"crates", "packages", "libs", "lib", "modules", "plugins", "apps", "components", "services", "pkg", "cmd", "src"}
+)
 _NOT_AREAS = frozenset({"misc", "minor", "chore", "wip", "nfc", "trivial", "small", "core"})
 
 
@@ -92,24 +98,37 @@ def _audiences(c: Context, zh: bool) -> list[str]:
             out.append(text)
 
     if d.release_edits:
-        add(f"所有安装发布二进制或包的用户（{name_list(list(d.release_edits), True, 2)}）",
-            f"everyone installing the released binaries or packages ({name_list(list(d.release_edits), False, 2)})")
+        add(
+            f"所有安装发布二进制或包的用户（{name_list(list(d.release_edits), True, 2)}）",
+            f"everyone installing the released binaries or packages ({name_list(list(d.release_edits), False, 2)})",
+        )
     if d.removed_flags:
-        add(f"传入 {name_list(list(d.removed_flags), True, 2)} 的脚本", f"scripts passing {name_list(list(d.removed_flags), False, 2)}")
+        add(
+            f"传入 {name_list(list(d.removed_flags), True, 2)} 的脚本",
+            f"scripts passing {name_list(list(d.removed_flags), False, 2)}",
+        )
     if d.removed_api:
-        add(f"调用 {name_list(list(d.removed_api), True, 2)} 的代码", f"code calling {name_list(list(d.removed_api), False, 2)}")
+        add(
+            f"调用 {name_list(list(d.removed_api), True, 2)} 的代码",
+            f"code calling {name_list(list(d.removed_api), False, 2)}",
+        )
     if d.default_changes:
         key = d.default_changes[0][1]
         add(f"未显式设置 {key} 的部署", f"deployments that leave {key} unset")
-    labels = {"cli": ("命令行用户", "command-line users"), "settings": ("通过配置使用它的用户", "users who configure it"),
-              "env": ("设置环境变量的用户", "users who set its environment variables"),
-              "formats": ("读写其文件格式的工具", "tools that read or write its file formats"),
-              "packages": ("导入其公开包的代码", "code importing its public packages")}
+    labels = {
+        "cli": ("命令行用户", "command-line users"),
+        "settings": ("通过配置使用它的用户", "users who configure it"),
+        "env": ("设置环境变量的用户", "users who set its environment variables"),
+        "formats": ("读写其文件格式的工具", "tools that read or write its file formats"),
+        "packages": ("导入其公开包的代码", "code importing its public packages"),
+    }
     for kind in d.surface_kinds:
         add(*labels[kind])
     if d.shipped_dep_changes:
-        add(f"安装本项目的用户（依赖 {name_list(list(d.shipped_dep_changes), True, 2)} 变化）",
-            f"anyone installing it (dependency {name_list(list(d.shipped_dep_changes), False, 2)} changes)")
+        add(
+            f"安装本项目的用户（依赖 {name_list(list(d.shipped_dep_changes), True, 2)} 变化）",
+            f"anyone installing it (dependency {name_list(list(d.shipped_dep_changes), False, 2)} changes)",
+        )
     tags = [tag for tag in t.tags if norm_tag(tag) not in TAG_TYPES and norm_tag(tag) not in _NOT_AREAS]
     comps: list[str] = []
     for f in c.stats.source:
@@ -118,15 +137,22 @@ def _audiences(c: Context, zh: bool) -> list[str]:
         comp = _component(f.path).lstrip("_")
         if comp and comp not in comps:
             comps.append(comp)
-    server = any(set(re.split(r"[/.]", f.path.lower())) & SERVER_TOKENS
-                 or re.search(r"(^|[/_-])(server|lsp)([/_.-]|$)", f.path.lower()) for f in c.stats.source)
+    server = any(
+        set(re.split(r"[/.]", f.path.lower())) & SERVER_TOKENS
+        or re.search(r"(^|[/_-])(server|lsp)([/_.-]|$)", f.path.lower())
+        for f in c.stats.source
+    )
     if server:
         who = tags[0] if tags else (comps[0] if comps else "")
-        add(f"通过语言服务器使用 {who} 的编辑器用户" if who else "语言服务器的编辑器用户",
-            f"editor users of the {who} language server" if who else "editor users of the language server")
+        add(
+            f"通过语言服务器使用 {who} 的编辑器用户" if who else "语言服务器的编辑器用户",
+            f"editor users of the {who} language server" if who else "editor users of the language server",
+        )
     if tags:
-        add(f"{tags[0]} 的用户" + (f"（{name_list(comps, True, 2)}）" if comps else ""),
-            f"users of {tags[0]}" + (f" ({name_list(comps, False, 2)})" if comps else ""))
+        add(
+            f"{tags[0]} 的用户" + (f"（{name_list(comps, True, 2)}）" if comps else ""),
+            f"users of {tags[0]}" + (f" ({name_list(comps, False, 2)})" if comps else ""),
+        )
     elif comps:
         add(f"{name_list(comps, True, 2)} 的使用者", f"users of {name_list(comps, False, 2)}")
     if not out and c.stats.of(FileKind.CI):

@@ -1,9 +1,11 @@
 """How much of each kind of file a commit changes, and where the change lives."""
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ...models import Commit, FileChange
 from .paths import FileKind, classify_path
@@ -57,10 +59,10 @@ class FileStats:
 def file_stats(commit: Commit, files: Sequence[FileChange]) -> FileStats:
     classified = tuple((f, classify_path(f.path)) for f in files)
     if files:
-        return FileStats(classified, len(files), sum(f.additions for f in files),
-                         sum(f.deletions for f in files), known=True)
-    return FileStats((), commit.files_changed or 0, commit.additions or 0, commit.deletions or 0,
-                     known=False)
+        return FileStats(
+            classified, len(files), sum(f.additions for f in files), sum(f.deletions for f in files), known=True
+        )
+    return FileStats((), commit.files_changed or 0, commit.additions or 0, commit.deletions or 0, known=False)
 
 
 def _area(path: str) -> str:
@@ -116,10 +118,13 @@ def where_names(stats: FileStats, hunk_names: Sequence[str], zh: bool) -> str:
     return where
 
 
-def runtime_lines(stats: FileStats, profile: "RepoProfile") -> int:
+def runtime_lines(stats: FileStats, profile: RepoProfile) -> int:
     """Changed lines that ship: source outside internal paths, config, build and manifests."""
     if not stats.known:
         return stats.additions + stats.deletions
-    return sum(f.changes or 1 for f, k in stats.files
-               if k in (FileKind.SOURCE, FileKind.CONFIG, FileKind.BUILD, FileKind.DEPENDENCY)
-               and not profile.is_internal(f.path))
+    return sum(
+        f.changes or 1
+        for f, k in stats.files
+        if k in (FileKind.SOURCE, FileKind.CONFIG, FileKind.BUILD, FileKind.DEPENDENCY)
+        and not profile.is_internal(f.path)
+    )

@@ -1,15 +1,15 @@
 """Reading a commit's title: its type (conventional prefix, bracket tags, verbs), its tags and
 scope, and the markers the evidence modules look for in it (each module owns its own words)."""
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ...models import ChangeType
 from .evidence import behaviour, breaking, dependencies, release, scope, security
 from .message import first_paragraphs
-
 
 _PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
 _BRACKET = re.compile(r"\[([^\[\]]{1,40})\]\s*:?")
@@ -19,17 +19,36 @@ _REVERT_TITLE = re.compile(r"""^\s*revert(?:ed|s)?\b\s*:?\s*["“']?(?P<inner>.*
 _MERGE_TITLE = re.compile(r"^Merge (pull request #\d+ from \S+|branch '[^']+'( of \S+)?( into \S+)?)$")
 
 CONVENTIONAL_TYPES: dict[str, ChangeType | None] = {
-    "feat": ChangeType.FEATURE, "feature": ChangeType.FEATURE, "fix": ChangeType.BUGFIX,
-    "bugfix": ChangeType.BUGFIX, "hotfix": ChangeType.BUGFIX, "perf": ChangeType.PERFORMANCE,
-    "refactor": ChangeType.REFACTOR, "style": ChangeType.REFACTOR, "cleanup": ChangeType.REFACTOR,
+    "feat": ChangeType.FEATURE,
+    "feature": ChangeType.FEATURE,
+    "fix": ChangeType.BUGFIX,
+    "bugfix": ChangeType.BUGFIX,
+    "hotfix": ChangeType.BUGFIX,
+    "perf": ChangeType.PERFORMANCE,
+    "refactor": ChangeType.REFACTOR,
+    "style": ChangeType.REFACTOR,
+    "cleanup": ChangeType.REFACTOR,
     "docs": ChangeType.DOCS,
-    "doc": ChangeType.DOCS, "test": ChangeType.TESTS, "tests": ChangeType.TESTS,
-    "ci": ChangeType.CI_BUILD, "build": ChangeType.CI_BUILD, "revert": ChangeType.REVERT,
-    "deps": ChangeType.DEPENDENCIES, "dep": ChangeType.DEPENDENCIES,
-    "security": ChangeType.SECURITY, "sec": ChangeType.SECURITY, "config": ChangeType.CONFIG,
-    "deprecate": ChangeType.REMOVAL, "deprecation": ChangeType.REMOVAL, "remove": ChangeType.REMOVAL,
+    "doc": ChangeType.DOCS,
+    "test": ChangeType.TESTS,
+    "tests": ChangeType.TESTS,
+    "ci": ChangeType.CI_BUILD,
+    "build": ChangeType.CI_BUILD,
+    "revert": ChangeType.REVERT,
+    "deps": ChangeType.DEPENDENCIES,
+    "dep": ChangeType.DEPENDENCIES,
+    "security": ChangeType.SECURITY,
+    "sec": ChangeType.SECURITY,
+    "config": ChangeType.CONFIG,
+    "deprecate": ChangeType.REMOVAL,
+    "deprecation": ChangeType.REMOVAL,
+    "remove": ChangeType.REMOVAL,
     # Recognised (and stripped) but say nothing about the type: the files decide.
-    "chore": None, "misc": None, "release": None, "wip": None, "init": None,
+    "chore": None,
+    "misc": None,
+    "release": None,
+    "wip": None,
+    "init": None,
 }
 _DEP_SCOPES = frozenset({"deps", "dep", "deps-dev", "dependencies", "dependency"})
 
@@ -39,52 +58,77 @@ TAG_TYPES: dict[str, ChangeType] = {
     **dict.fromkeys(["bugfix", "bug", "fix", "hotfix", "bugfixes", "fixes"], ChangeType.BUGFIX),
     **dict.fromkeys(["ci", "build", "cicd", "infra"], ChangeType.CI_BUILD),
     **dict.fromkeys(["docs", "doc", "documentation"], ChangeType.DOCS),
-    **dict.fromkeys(["perf", "performance", "optimization", "optimisation", "speedup"],
-                    ChangeType.PERFORMANCE),
-    **dict.fromkeys(["refactor", "refactoring", "cleanup", "clean", "style", "lint"],
-                    ChangeType.REFACTOR),
+    **dict.fromkeys(["perf", "performance", "optimization", "optimisation", "speedup"], ChangeType.PERFORMANCE),
+    **dict.fromkeys(["refactor", "refactoring", "cleanup", "clean", "style", "lint"], ChangeType.REFACTOR),
     **dict.fromkeys(["feature", "feat", "newmodel", "newfeature", "enhancement"], ChangeType.FEATURE),
     **dict.fromkeys(["test", "tests", "testing", "ut", "unittest"], ChangeType.TESTS),
-    **dict.fromkeys(["deprecation", "deprecate", "deprecated", "removal", "remove"],
-                    ChangeType.REMOVAL),
+    **dict.fromkeys(["deprecation", "deprecate", "deprecated", "removal", "remove"], ChangeType.REMOVAL),
     **dict.fromkeys(["security", "cve", "vulnerability"], ChangeType.SECURITY),
     **dict.fromkeys(["deps", "dependencies", "dependency", "dep"], ChangeType.DEPENDENCIES),
     **dict.fromkeys(["revert"], ChangeType.REVERT),
     **dict.fromkeys(["config", "configuration"], ChangeType.CONFIG),
 }
 # When a title carries several type tags ([Bugfix][CI]), the more consequential one names it.
-TYPE_PRECEDENCE = (ChangeType.SECURITY, ChangeType.REVERT, ChangeType.REMOVAL, ChangeType.BUGFIX,
-                   ChangeType.PERFORMANCE, ChangeType.FEATURE, ChangeType.REFACTOR,
-                   ChangeType.DEPENDENCIES, ChangeType.CONFIG, ChangeType.TESTS, ChangeType.DOCS,
-                   ChangeType.CI_BUILD)
+TYPE_PRECEDENCE = (
+    ChangeType.SECURITY,
+    ChangeType.REVERT,
+    ChangeType.REMOVAL,
+    ChangeType.BUGFIX,
+    ChangeType.PERFORMANCE,
+    ChangeType.FEATURE,
+    ChangeType.REFACTOR,
+    ChangeType.DEPENDENCIES,
+    ChangeType.CONFIG,
+    ChangeType.TESTS,
+    ChangeType.DOCS,
+    ChangeType.CI_BUILD,
+)
 
 _VERBS: dict[str, ChangeType] = {
-    **dict.fromkeys("""add adds added adding introduce introduces introduced implement implements
+    **dict.fromkeys(
+        """add adds added adding introduce introduces introduced implement implements
         implemented support supports supported enable enables enabled enabling allow allows provide
         provides new create creates expose exposes extend extends initial detect detects report reports
-        emit emits warn warns""".split(), ChangeType.FEATURE),
-    **dict.fromkeys("""fix fixes fixed fixing bugfix hotfix resolve resolves resolved correct corrects
+        emit emits warn warns""".split(),
+        ChangeType.FEATURE,
+    ),
+    **dict.fromkeys(
+        """fix fixes fixed fixing bugfix hotfix resolve resolves resolved correct corrects
         corrected repair repairs prevent prevents avoid avoids handle handles workaround preserve
         preserves keep keeps retain retains guard guards skip skips respect respects honor honour
         honors align aligns restore restores ensure ensures""".split(),
-                    ChangeType.BUGFIX),
-    **dict.fromkeys("""remove removes removed removing delete deletes deleted drop drops dropped
-        deprecate deprecates deprecated deprecating retire retires""".split(), ChangeType.REMOVAL),
-    **dict.fromkeys("""refactor refactors refactored restructure reorganize reorganise rename renames
+        ChangeType.BUGFIX,
+    ),
+    **dict.fromkeys(
+        """remove removes removed removing delete deletes deleted drop drops dropped
+        deprecate deprecates deprecated deprecating retire retires""".split(),
+        ChangeType.REMOVAL,
+    ),
+    **dict.fromkeys(
+        """refactor refactors refactored restructure reorganize reorganise rename renames
         renamed move moves moved cleanup clean simplify simplifies extract split consolidate unify
         use uses replace replaces migrate rewrite decouple dedupe deduplicate tidy""".split(),
-                    ChangeType.REFACTOR),
-    **dict.fromkeys("""optimize optimise optimizes optimises optimized optimised speed speedup
-        accelerate accelerates""".split(), ChangeType.PERFORMANCE),
-    **dict.fromkeys("bump bumps upgrade upgrades downgrade pin pins unpin".split(),
-                    ChangeType.DEPENDENCIES),
+        ChangeType.REFACTOR,
+    ),
+    **dict.fromkeys(
+        """optimize optimise optimizes optimises optimized optimised speed speedup
+        accelerate accelerates""".split(),
+        ChangeType.PERFORMANCE,
+    ),
+    **dict.fromkeys("bump bumps upgrade upgrades downgrade pin pins unpin".split(), ChangeType.DEPENDENCIES),
     **dict.fromkeys("document documents".split(), ChangeType.DOCS),
 }
 # "Remove unused X" / "Remove usage of deprecated Y" clean up; they do not take a feature away.
-_CLEANUP_OBJECT = re.compile(r"\b(unused|redundant|dead|duplicated?|obsolete|stale|leftover|usages? of|"
-                             r"unnecessary|useless)\b", re.I)
-_PERF_WORDS = re.compile(r"\b(speed ?up|faster|performance|latency|throughput|reduce (memory|overhead)"
-                         r"|memory usage|optimi[sz]\w*)\b", re.I)
+_CLEANUP_OBJECT = re.compile(
+    r"\b(unused|redundant|dead|duplicated?|obsolete|stale|leftover|usages? of|"
+    r"unnecessary|useless)\b",
+    re.I,
+)
+_PERF_WORDS = re.compile(
+    r"\b(speed ?up|faster|performance|latency|throughput|reduce (memory|overhead)"
+    r"|memory usage|optimi[sz]\w*)\b",
+    re.I,
+)
 _DEP_WORDS = re.compile(r"\b(version constraints?|dependenc(y|ies)|requirements?)\b", re.I)
 
 
@@ -216,19 +260,39 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
     body_text = first_paragraphs(body)
     guard, guard_in_title = security.guard(text, body_text)
     preserving = behaviour.preserving(body) or behaviour.preserving(text)
-    if preserving and change_type in (None, ChangeType.FEATURE, ChangeType.OTHER, ChangeType.PERFORMANCE) and not strong:
+    if (
+        preserving
+        and change_type in (None, ChangeType.FEATURE, ChangeType.OTHER, ChangeType.PERFORMANCE)
+        and not strong
+    ):
         change_type = ChangeType.REFACTOR
     cve = security.cve(title, body)
     claims_security = security.claims_fix(text) or bool(cve) or ChangeType.SECURITY in (change_type, tag_type)
     return TitleInfo(
-        subject=prefix.subject, change_type=change_type, strong=strong, tags=tags, scope=prefix.scope,
+        subject=prefix.subject,
+        change_type=change_type,
+        strong=strong,
+        tags=tags,
+        scope=prefix.scope,
         breaking=breaking.declared(text, body, prefix.bang, tag_keys),
-        cosmetic=(scope.cosmetic(text) or prefix.conventional == "style"
-                  or any(k in ("typo", "lint", "style", "format") for k in tag_keys)),
-        security=claims_security, security_mention=security.mentions(text) and not claims_security,
-        cve=cve, default_change=behaviour.default_change(text), reverted_title=prefix.reverted, bump=bump,
-        rejects=security.refused_input(prefix.subject), guard=guard, guard_in_title=guard_in_title,
-        crash=behaviour.crash(f"{text}\n{body_text}"), pathology=behaviour.pathology(f"{text}\n{body_text}"),
-        preserving=preserving, release=is_release, hardening=security.hardening(text),
+        cosmetic=(
+            scope.cosmetic(text)
+            or prefix.conventional == "style"
+            or any(k in ("typo", "lint", "style", "format") for k in tag_keys)
+        ),
+        security=claims_security,
+        security_mention=security.mentions(text) and not claims_security,
+        cve=cve,
+        default_change=behaviour.default_change(text),
+        reverted_title=prefix.reverted,
+        bump=bump,
+        rejects=security.refused_input(prefix.subject),
+        guard=guard,
+        guard_in_title=guard_in_title,
+        crash=behaviour.crash(f"{text}\n{body_text}"),
+        pathology=behaviour.pathology(f"{text}\n{body_text}"),
+        preserving=preserving,
+        release=is_release,
+        hardening=security.hardening(text),
         runtime_support=release.runtime_support(prefix.subject),
     )

@@ -24,6 +24,7 @@ module boundaries:
           concurrency, new checks, GPU) · fallbacks: 60 release · 61 no tests · 62–65 by type ·
           66 pipeline
 """
+
 from __future__ import annotations
 
 from . import behaviour, breaking, dependencies, release, removal, scope, security, size

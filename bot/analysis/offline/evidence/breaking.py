@@ -1,9 +1,10 @@
 """Breaking changes the author declares: a `!` prefix, a [Breaking] tag, 'breaking' in the title,
 a `BREAKING CHANGE:` footer or a ticked template box. Always high: the author says callers break."""
+
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ....models import Importance
 from ..context import Context, Fact, Insight, Risk
@@ -14,7 +15,7 @@ _BREAKING = re.compile(r"\bbreaking\b", re.I)
 def _in_text(text: str) -> bool:
     """'breaking' as a claim, not 'non-breaking' / 'not breaking' / 'no breaking'."""
     for m in _BREAKING.finditer(text):
-        before = text[max(0, m.start() - 5):m.start()].lower()
+        before = text[max(0, m.start() - 5) : m.start()].lower()
         if not re.search(r"(non-|non |not |no |un)$", before):
             return True
     return False
@@ -22,8 +23,9 @@ def _in_text(text: str) -> bool:
 
 def _in_body(body: str) -> bool:
     """The conventional footer ('BREAKING CHANGE: …') or a ticked template box."""
-    return bool(re.search(r"^\s*BREAKING[ -]CHANGES?\b", body, re.M)
-                or re.search(r"^\s*[-*]\s*\[[xX]\]\s*breaking", body, re.M))
+    return bool(
+        re.search(r"^\s*BREAKING[ -]CHANGES?\b", body, re.M) or re.search(r"^\s*[-*]\s*\[[xX]\]\s*breaking", body, re.M)
+    )
 
 
 def declared(title_text: str, body: str, bang: bool, tag_keys: Sequence[str]) -> bool:
@@ -34,17 +36,28 @@ def declared(title_text: str, body: str, bang: bool, tag_keys: Sequence[str]) ->
 def facts(c: Context) -> list[Fact]:
     if not c.title.breaking:
         return []
-    return [Fact(Importance.HIGH, "提交自称不兼容变更，升级后调用方可能需要修改",
-                 "The commit declares a breaking change; callers may need changes after upgrading", order=10)]
+    return [
+        Fact(
+            Importance.HIGH,
+            "提交自称不兼容变更，升级后调用方可能需要修改",
+            "The commit declares a breaking change; callers may need changes after upgrading",
+            order=10,
+        )
+    ]
 
 
 def risks(c: Context) -> list[Risk]:
     if not c.title.breaking:
         return []
-    return [Risk(10, "提交声明了不兼容变更，升级后现有调用可能失败",
-                 "The commit declares a breaking change; existing callers may fail after upgrading",
-                 "升级前阅读提交说明中的迁移说明，并检查所有调用方",
-                 "Read the migration notes in the message and check every caller before upgrading")]
+    return [
+        Risk(
+            10,
+            "提交声明了不兼容变更，升级后现有调用可能失败",
+            "The commit declares a breaking change; existing callers may fail after upgrading",
+            "升级前阅读提交说明中的迁移说明，并检查所有调用方",
+            "Read the migration notes in the message and check every caller before upgrading",
+        )
+    ]
 
 
 def insights(c: Context) -> list[Insight]:

@@ -1,5 +1,6 @@
 """Dependencies: version bumps named in the title or read from manifests and lockfiles, what
 ships versus development-only groups, and the update line a dependency bot's commit is summed up by."""
+
 from __future__ import annotations
 
 import re
@@ -8,33 +9,51 @@ from typing import TYPE_CHECKING
 from ....models import ChangeType, Commit, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import name_list
-from ..paths import FileKind, extension, is_root_manifest
 from ..patch import change_blocks, lockfile_updates, manifest_blocks, requirements
+from ..paths import FileKind, extension, is_root_manifest
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile
     from ..stats import FileStats
     from ..title import TitleInfo
 
-_BUMP_FROM_TO = re.compile(r"\b(?:bump|bumps|update|updates|upgrade|upgrades)\s+(?:dependency\s+)?"
-                           r"(?P<name>[@\w./-]+)(?:\s+requirement)?\s+from\s+[~^>=<v ]*(?P<old>\d[\w.]*)"
-                           r"\s+to\s+[~^>=<v ]*(?P<new>\d[\w.]*)", re.I)
+_BUMP_FROM_TO = re.compile(
+    r"\b(?:bump|bumps|update|updates|upgrade|upgrades)\s+(?:dependency\s+)?"
+    r"(?P<name>[@\w./-]+)(?:\s+requirement)?\s+from\s+[~^>=<v ]*(?P<old>\d[\w.]*)"
+    r"\s+to\s+[~^>=<v ]*(?P<new>\d[\w.]*)",
+    re.I,
+)
 # Renovate names a major update "to v3" and a minor/patch one "to v2.3.1".
-_RENOVATE_MAJOR = re.compile(r"\bupdate\s+(?:dependency\s+|module\s+)?(?P<name>[@\w./-]+)"
-                             r"(?:\s+\w+)?\s+to\s+v(?P<new>\d+)\s*$", re.I)
-_DEV_GROUP = re.compile(r"(dev|test|lint|doc|typing|bench|mypy|format|tool\.|dependency-groups|constraint"
-                        r"|\bci\b|example|fuzz|release-tooling)", re.I)
+_RENOVATE_MAJOR = re.compile(
+    r"\bupdate\s+(?:dependency\s+|module\s+)?(?P<name>[@\w./-]+)"
+    r"(?:\s+\w+)?\s+to\s+v(?P<new>\d+)\s*$",
+    re.I,
+)
+_DEV_GROUP = re.compile(
+    r"(dev|test|lint|doc|typing|bench|mypy|format|tool\.|dependency-groups|constraint"
+    r"|\bci\b|example|fuzz|release-tooling)",
+    re.I,
+)
 DEV_MANIFEST = re.compile(r"(^|[-_./])(dev|test|tests|testing|lint|docs?|typing|bench\w*|ci)([-_.]|$)", re.I)
-_RENOVATE_ROW = re.compile(r"^\|\s*\[?(?P<name>[@\w./-]+)\]?(?:\([^)]*\))?\s*\|.*?`?v?(?P<old>\d[\w.+-]*)`?\s*"
-                           r"(?:->|→)\s*`?v?(?P<new>\d[\w.+-]*)`?", re.M)
-_DEPENDABOT_LINE = re.compile(r"\bBumps? \[?(?P<name>[@\w./-]+)\]?(?:\([^)]*\))? from (?P<old>\d[\w.+-]*) to "
-                              r"(?P<new>\d[\w.+-]*?)\.?(?=\s|$)", re.I)
+_RENOVATE_ROW = re.compile(
+    r"^\|\s*\[?(?P<name>[@\w./-]+)\]?(?:\([^)]*\))?\s*\|.*?`?v?(?P<old>\d[\w.+-]*)`?\s*"
+    r"(?:->|→)\s*`?v?(?P<new>\d[\w.+-]*)`?",
+    re.M,
+)
+_DEPENDABOT_LINE = re.compile(
+    r"\bBumps? \[?(?P<name>[@\w./-]+)\]?(?:\([^)]*\))? from (?P<old>\d[\w.+-]*) to "
+    r"(?P<new>\d[\w.+-]*?)\.?(?=\s|$)",
+    re.I,
+)
 _ACTION_PIN = re.compile(r"uses:\s*(?P<name>[\w.-]+/[\w./-]+)@\S+\s*#\s*v?(?P<v>\d[\w.]*)")
-_TOOL_VERSION = re.compile(r"""^\s*(?:rev|version|node-version|python-version):\s*["']?v?(?P<v>\d[\w.]*)["']?(?:\s*#.*)?$""")
+_TOOL_VERSION = re.compile(
+    r"""^\s*(?:rev|version|node-version|python-version):\s*["']?v?(?P<v>\d[\w.]*)["']?(?:\s*#.*)?$"""
+)
 _FROZEN_REV = re.compile(r"#\s*frozen:\s*v?(?P<v>\d[\w.]*)")
 
 
 # --- reading the message --------------------------------------------------------------------------
+
 
 def read_bump(subject: str) -> tuple[str, str, str] | None:
     """(name, old, new) from "Bump x from a to b" (old is '' for Renovate's "Update x to v3")."""
@@ -60,14 +79,18 @@ def is_major_bump(old: str, new: str) -> bool:
 
 # --- reading the files ---------------------------------------------------------------------------
 
-def shipped_manifest(path: str, profile: "RepoProfile") -> bool:
+
+def shipped_manifest(path: str, profile: RepoProfile) -> bool:
     """A manifest whose dependencies ship: not tooling, not internal, not requirements-dev.txt."""
     name = path.rsplit("/", 1)[-1].lower()
-    return (is_root_manifest(path, profile) and not profile.is_internal(path)
-            and not DEV_MANIFEST.search(name.rsplit(".", 1)[0]))
+    return (
+        is_root_manifest(path, profile)
+        and not profile.is_internal(path)
+        and not DEV_MANIFEST.search(name.rsplit(".", 1)[0])
+    )
 
 
-def _changed_names(stats: "FileStats", profile: "RepoProfile") -> tuple[list[str], bool]:
+def _changed_names(stats: FileStats, profile: RepoProfile) -> tuple[list[str], bool]:
     """(dependency names changed in what ships, whether any changed in a dev/test group)."""
     shipped: list[str] = []
     dev_only = False
@@ -91,13 +114,19 @@ def _changed_names(stats: "FileStats", profile: "RepoProfile") -> tuple[list[str
     return shipped, dev_only
 
 
-def _requirement_versions(stats: "FileStats", profile: "RepoProfile") -> tuple[dict[str, str], dict[str, str]]:
+def _requirement_versions(stats: FileStats, profile: RepoProfile) -> tuple[dict[str, str], dict[str, str]]:
     """(old, new) versions of every shipped requirement the manifests' patches remove and add."""
     old_reqs: dict[str, str] = {}
     new_reqs: dict[str, str] = {}
     for f, kind in stats.files:
-        if not (kind is FileKind.DEPENDENCY or (kind is FileKind.BUILD and extension(f.path) in ("toml", "py", "cfg", "txt"))) \
-                or profile.is_internal(f.path) or not is_root_manifest(f.path, profile):
+        if (
+            not (
+                kind is FileKind.DEPENDENCY
+                or (kind is FileKind.BUILD and extension(f.path) in ("toml", "py", "cfg", "txt"))
+            )
+            or profile.is_internal(f.path)
+            or not is_root_manifest(f.path, profile)
+        ):
             continue
         for group, minus, plus in manifest_blocks(f.patch):
             if _DEV_GROUP.search(group) or DEV_MANIFEST.search(f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]):
@@ -109,24 +138,29 @@ def _requirement_versions(stats: "FileStats", profile: "RepoProfile") -> tuple[d
     return old_reqs, new_reqs
 
 
-def read(stats: "FileStats", title: "TitleInfo", profile: "RepoProfile") -> dict:
+def read(stats: FileStats, title: TitleInfo, profile: RepoProfile) -> dict:
     """The dependency fields of DiffFacts: major bumps, added and removed dependencies, shipped
     dependency changes and whether every change is development-only."""
     shipped, dev_deps = _changed_names(stats, profile)
     old_reqs, new_reqs = _requirement_versions(stats, profile)
-    bumps = [(n, old_reqs[n], new_reqs[n]) for n in sorted(old_reqs.keys() & new_reqs.keys())
-             if is_major_bump(old_reqs[n], new_reqs[n])]
+    bumps = [
+        (n, old_reqs[n], new_reqs[n])
+        for n in sorted(old_reqs.keys() & new_reqs.keys())
+        if is_major_bump(old_reqs[n], new_reqs[n])
+    ]
     if title.bump and is_major_bump(title.bump[1], title.bump[2]) and not (dev_deps and not shipped):
         if not any(b[0].lower() == title.bump[0].lower() for b in bumps):
             bumps.insert(0, title.bump)
-    return dict(major_bumps=tuple(bumps),
-                added_deps=tuple(sorted(new_reqs.keys() - old_reqs.keys())),
-                removed_deps=tuple(sorted(old_reqs.keys() - new_reqs.keys())),
-                shipped_dep_changes=tuple(shipped),
-                dev_only_deps=dev_deps and not shipped and not bumps)
+    return dict(
+        major_bumps=tuple(bumps),
+        added_deps=tuple(sorted(new_reqs.keys() - old_reqs.keys())),
+        removed_deps=tuple(sorted(old_reqs.keys() - new_reqs.keys())),
+        shipped_dep_changes=tuple(shipped),
+        dev_only_deps=dev_deps and not shipped and not bumps,
+    )
 
 
-def dependency_updates(commit: Commit, stats: "FileStats", title: "TitleInfo") -> list[tuple[str, str, str]]:
+def dependency_updates(commit: Commit, stats: FileStats, title: TitleInfo) -> list[tuple[str, str, str]]:
     """What a dependency update changes, from the bot's body, the title or the lockfile diff."""
     seen: dict[str, tuple[str, str, str]] = {}
     for m in list(_RENOVATE_ROW.finditer(commit.body)) + list(_DEPENDABOT_LINE.finditer(commit.body)):
@@ -144,7 +178,10 @@ def dependency_updates(commit: Commit, stats: "FileStats", title: "TitleInfo") -
                     if ma and mb and ma.group("name") == mb.group("name") and ma.group("v") != mb.group("v"):
                         seen.setdefault(ma.group("name").lower(), (ma.group("name"), ma.group("v"), mb.group("v")))
                         continue
-                    ta, tb = _FROZEN_REV.search(a) or _TOOL_VERSION.match(a), _FROZEN_REV.search(b) or _TOOL_VERSION.match(b)
+                    ta, tb = (
+                        _FROZEN_REV.search(a) or _TOOL_VERSION.match(a),
+                        _FROZEN_REV.search(b) or _TOOL_VERSION.match(b),
+                    )
                     if ta and tb and ta.group("v") != tb.group("v") and title.subject:
                         key = title.bump[0] if title.bump else _dep_subject(title.subject)
                         if key:
@@ -159,11 +196,15 @@ def _dep_subject(subject: str) -> str:
 
 # --- conclusions ---------------------------------------------------------------------------------
 
+
 def dev_only(c: Context) -> Fact | None:
     """A ceiling: only development, test or docs dependencies change."""
     if c.diff.dev_only_deps and not c.stats.source and not c.diff.release_edits:
-        return Fact(Importance.LOW, "只改动了开发、测试或文档用的依赖，发布的包不受影响",
-                    "Only development, test or docs dependencies change; what ships is unaffected")
+        return Fact(
+            Importance.LOW,
+            "只改动了开发、测试或文档用的依赖，发布的包不受影响",
+            "Only development, test or docs dependencies change; what ships is unaffected",
+        )
     return None
 
 
@@ -171,8 +212,14 @@ def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     for name, old, new in c.diff.major_bumps[:1]:
         span = f"{old} → {new}" if old else f"→ v{new}"
-        facts.append(Fact(Importance.MEDIUM, f"依赖 {name} 升级主版本（{span}），可能包含不兼容变更",
-                          f"Major version bump of {name} ({span}), which may be incompatible", order=43))
+        facts.append(
+            Fact(
+                Importance.MEDIUM,
+                f"依赖 {name} 升级主版本（{span}），可能包含不兼容变更",
+                f"Major version bump of {name} ({span}), which may be incompatible",
+                order=43,
+            )
+        )
     return facts
 
 
@@ -181,24 +228,47 @@ def risks(c: Context) -> list[Risk]:
     if diff.major_bumps:
         name, old, new = diff.major_bumps[0]
         span = f"{old} → {new}" if old else f"v{new}"
-        return [Risk(43, f"{name} 升级主版本（{span}），可能带来不兼容的接口或行为",
-                     f"{name} moves to a new major version ({span}), which may change APIs or behaviour",
-                     f"阅读 {name} 的更新日志，在测试环境锁定新版本并跑完整测试后再升级",
-                     f"Read {name}'s changelog, pin the new version in a test environment and run the full suite first")]
+        return [
+            Risk(
+                43,
+                f"{name} 升级主版本（{span}），可能带来不兼容的接口或行为",
+                f"{name} moves to a new major version ({span}), which may change APIs or behaviour",
+                f"阅读 {name} 的更新日志，在测试环境锁定新版本并跑完整测试后再升级",
+                f"Read {name}'s changelog, pin the new version in a test environment and run the full suite first",
+            )
+        ]
     if diff.shipped_dep_changes and c.ctype is not ChangeType.REVERT and not c.title.release:
         deps = list(diff.shipped_dep_changes)
-        return [Risk(43, f"发布版本依赖的 {name_list(deps, True, 2)} 有变化，安装时会解析到不同的版本或特性",
-                     f"What ships depends on a changed {name_list(deps, False, 2)}; installs resolve different versions or features",
-                     "重新生成锁文件并在各平台跑测试", "Regenerate lockfiles and run the tests on each platform")]
+        return [
+            Risk(
+                43,
+                f"发布版本依赖的 {name_list(deps, True, 2)} 有变化，安装时会解析到不同的版本或特性",
+                f"What ships depends on a changed {name_list(deps, False, 2)}; installs resolve different versions or features",
+                "重新生成锁文件并在各平台跑测试",
+                "Regenerate lockfiles and run the tests on each platform",
+            )
+        ]
     return []
 
 
 def insights(c: Context) -> list[Insight]:
     out: list[Insight] = []
     if c.diff.added_deps:
-        out.append(Insight("architecture", 30, f"新增依赖 {name_list(c.diff.added_deps, True)}",
-                           f"New dependencies: {name_list(c.diff.added_deps, False)}"))
+        out.append(
+            Insight(
+                "architecture",
+                30,
+                f"新增依赖 {name_list(c.diff.added_deps, True)}",
+                f"New dependencies: {name_list(c.diff.added_deps, False)}",
+            )
+        )
     if c.diff.removed_deps:
-        out.append(Insight("architecture", 31, f"移除依赖 {name_list(c.diff.removed_deps, True)}",
-                           f"Dropped dependencies: {name_list(c.diff.removed_deps, False)}"))
+        out.append(
+            Insight(
+                "architecture",
+                31,
+                f"移除依赖 {name_list(c.diff.removed_deps, True)}",
+                f"Dropped dependencies: {name_list(c.diff.removed_deps, False)}",
+            )
+        )
     return out

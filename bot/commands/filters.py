@@ -1,0 +1,76 @@
+"""The noise options every digest-making command shares: `paths GLOB…`, `exclude GLOB…` and
+`bots show|collapse` (`digest`, `week`, `subscribe`). Pure: words in, the other words and the
+options out, or a CommandError in the reader's language.
+
+`paths` and `exclude` take every word after them up to the next option word, so they come after
+the dates and repositories: `/digest 2026-01-19 astral-sh/uv paths crates/uv-resolver/** exclude
+**/*.md`. With `allow_none` (subscribe), `paths none` clears a subscription's filter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..i18n import phrase
+from ..noise import BOT_MODES
+from ..pathfilter import MAX_GLOBS, GlobError, normalise
+from .grammar import CommandError, choice
+
+GLOB_OPTIONS = ("paths", "exclude")
+FILTER_WORDS = (*GLOB_OPTIONS, "bots")
+
+
+@dataclass(frozen=True)
+class FilterArgs:
+    paths: tuple[str, ...] | None = None  # None: not given; (): cleared with `paths none`
+    exclude: tuple[str, ...] | None = None
+    bots: str | None = None  # collapse | show; None: not given
+
+
+def split_filters(
+    words: list[str], command: str, stop_words: tuple[str, ...] = (), allow_none: bool = False
+) -> tuple[list[str], FilterArgs]:
+    """(the words that are not noise options, the noise options)."""
+    rest: list[str] = []
+    found: dict[str, object] = {}
+    ends = {w.lower() for w in (*FILTER_WORDS, *stop_words)}
+    i = 0
+    while i < len(words):
+        word = words[i].lower()
+        if word not in FILTER_WORDS:
+            rest.append(words[i])
+            i += 1
+            continue
+        if word in found:
+            raise CommandError(phrase("errors.option_twice", option=word), command)
+        if word == "bots":
+            if i + 1 >= len(words):
+                raise CommandError(
+                    phrase("errors.option_needs_value", option=word, expected="|".join(BOT_MODES)), command
+                )
+            found[word] = choice(words[i + 1], BOT_MODES, word, command)
+            i += 2
+            continue
+        globs = []
+        i += 1
+        while i < len(words) and words[i].lower() not in ends:
+            globs.append(words[i])
+            i += 1
+        found[word] = _globs(word, globs, command, allow_none)
+    return rest, FilterArgs(found.get("paths"), found.get("exclude"), found.get("bots"))  # type: ignore[arg-type]
+
+
+def _globs(option: str, globs: list[str], command: str, allow_none: bool) -> tuple[str, ...]:
+    if not globs:
+        raise CommandError(phrase("noise.needs_globs", option=option), command)
+    if allow_none and [g.lower() for g in globs] == ["none"]:
+        return ()
+    if len(globs) > MAX_GLOBS:
+        raise CommandError(phrase("noise.too_many_globs", option=option, limit=MAX_GLOBS), command)
+    out = []
+    for glob in globs:
+        try:
+            out.append(normalise(glob.strip("`")))  # chat clients like to put paths in backticks
+        except GlobError as exc:
+            raise CommandError(phrase(f"noise.{exc.reason}", value=glob), command) from None
+    return tuple(dict.fromkeys(out))

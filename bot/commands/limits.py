@@ -1,0 +1,113 @@
+"""REQUEST_MAX_COMMITS: the most commits one on-demand `digest` (or `week`) in a chat may analyse.
+
+Counted before anything is analysed or posted (listing a window's commits is cheap: git, or one
+GitHub request per hundred commits; with `paths`/`exclude`, the files of the listed commits are
+read too, from the cache the digest then uses), for every repository the request covers; a
+request over the limit is refused whole with one sentence: how many commits, the limit, and a
+narrower command — the longest run of the window's last days that fits. Scheduled pushes,
+watches and the CLI are not bounded (the month's LLM budget caps those).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+from datetime import timedelta
+
+from ..i18n import phrase
+from ..models import BotError, Subscription, UsageError, Window
+from ..pathfilter import PathFilter, touched_paths
+from ..window import zone
+from .base import Request
+from .filters import FilterArgs
+
+
+async def check_request_size(
+    req: Request,
+    targets: list[tuple[str, Subscription | None]],
+    window: Callable[[str], Window],
+    filters: FilterArgs,
+    *,
+    named: bool,
+) -> None:
+    """Raise the one sentence when a target's window holds more than REQUEST_MAX_COMMITS commits
+    (after its path filter). `named`: the request named its repositories, so the suggestion
+    names them too (else the channel's subscriptions, or the default repository, apply again)."""
+    chat = req.chat
+    limit = chat.settings.request_max_commits
+    for repo, sub in targets:
+        tz = sub.tz if sub else req.cfg.tz
+        span = window(tz)
+        source = chat.services.source(repo)
+        branch = (sub.branch if sub else None) or await source.default_branch()
+        commits = await source.list_commits(span, branch, chat.settings.include_merges)
+        filt = PathFilter(
+            filters.paths if filters.paths is not None else (sub.paths if sub else ()),
+            filters.exclude if filters.exclude is not None else (sub.exclude if sub else ()),
+        )
+        if len(commits) > limit and filt:
+            commits = await _kept(chat.services.builder, source, commits, filt)
+        if len(commits) <= limit:
+            continue
+        per_day = Counter(c.local_time(tz).date() for c in commits)
+        first = span.start.astimezone(zone(tz)).date()
+        last = (span.end.astimezone(zone(tz)) - timedelta(days=1)).date()
+        day, fits = last, 0
+        while day >= first and fits + per_day[day] <= limit:
+            fits += per_day[day]
+            day -= timedelta(days=1)
+        start = day + timedelta(days=1)
+        if start > last:  # even the last day alone is over the limit
+            raise UsageError(
+                phrase(
+                    "cost.too_many_day",
+                    label=span.label,
+                    n=f"{len(commits):,}",
+                    repo=source.name,
+                    limit=f"{limit:,}",
+                    prefix=req.prefix,
+                )
+            )
+        label = start.isoformat() if start == last else f"{start.isoformat()}..{last.isoformat()}"
+        words = [req.prefix, label] + ([repo] if named else []) + _filter_words(filters)
+        raise UsageError(
+            phrase(
+                "cost.too_many",
+                label=span.label,
+                n=f"{len(commits):,}",
+                repo=source.name,
+                limit=f"{limit:,}",
+                suggestion=" ".join(words),
+                fits=f"{fits:,}",
+            )
+        )
+
+
+async def _kept(builder, source, commits, filt: PathFilter) -> list:
+    """The commits the path filter keeps (a commit whose files cannot be read is kept, as the
+    digest keeps it)."""
+    slots = asyncio.Semaphore(builder.settings.analysis_concurrency)
+
+    async def keep(commit) -> bool:
+        async with slots:
+            try:
+                files = await builder.files(source, commit.sha)
+            except BotError:
+                return True
+        return filt.keeps(touched_paths(files))
+
+    kept = await asyncio.gather(*(keep(c) for c in commits))
+    return [c for c, k in zip(commits, kept) if k]
+
+
+def _filter_words(filters: FilterArgs) -> list[str]:
+    """The noise options as typed, for the suggested command."""
+    words: list[str] = []
+    if filters.paths:
+        words += ["paths", *filters.paths]
+    if filters.exclude:
+        words += ["exclude", *filters.exclude]
+    if filters.bots:
+        words += ["bots", filters.bots]
+    return words

@@ -1,0 +1,49 @@
+"""Downstream impact: what each upstream commit of a digest means for a fork that patches it.
+
+    spec = parse_fork("org/our-fork@main", lang)        # or "/path/to/checkout@branch"
+    digest = await read_downstream(digest, source, spec, settings)
+
+`spec.py` names forks, `mirror.py` keeps GitHub forks as bounded mirrors under DATA_DIR,
+`git.py` reads two object stores together without writing to either, `patches.py` reads the
+fork's own changes, `conflict.py` predicts cherry-pick conflicts (git ≥ 2.40, 2.38–2.39 and older
+each their own way), `annotate.py` puts it together for a digest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import contextmanager
+
+from ..i18n import phrase
+from ..models import Digest, NotFoundError, UsageError
+from .spec import ForkError, ForkNotFound, ForkSpec, parse_fork
+
+__all__ = ["ForkError", "ForkNotFound", "ForkSpec", "check_fork", "cli_usage", "parse_fork", "read_downstream"]
+
+
+@contextmanager
+def cli_usage(lang: str):
+    """Bad fork input on the command line: the sentence, then the `--fork` usage, on one line
+    (said in --lang by the CLI, as every error)."""
+    try:
+        yield
+    except (ForkError, ForkNotFound) as exc:
+        error = NotFoundError if isinstance(exc, ForkNotFound) else UsageError
+        raise error(
+            phrase("downstream.with_usage", sentence=exc.args[0], usage=phrase("downstream.usage_cli"))
+        ) from None
+
+
+async def read_downstream(digest: Digest, source, spec: ForkSpec, settings, lang: str | None = None) -> Digest:
+    """`digest` with its entries' `downstream` and its `fork` set (git work off the event loop)."""
+    from .annotate import annotate
+
+    return await asyncio.to_thread(annotate, digest, source, spec, settings, lang)
+
+
+async def check_fork(spec: ForkSpec, settings, lang: str) -> str:
+    """The fork's tip, or ForkError / ForkNotFound now (before a long analysis), fetching a
+    GitHub fork into its mirror."""
+    from .annotate import open_fork
+
+    return await asyncio.to_thread(open_fork, spec, settings, lang)

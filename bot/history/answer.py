@@ -1,0 +1,225 @@
+"""Answer a question about a period: the period's commits (analysed, indexed) → the relevant ones
+→ the LLM, streamed, each claim citing a short SHA → a Sources list built from the retrieval.
+
+The Sources list (short SHA, title, link) is written by the bot from the index: the retrieved
+commits the answer cites (all it was given when it cites none), never text taken from the model;
+a SHA the model cites that is not among its sources is replaced as it streams (cite.py). Without
+an LLM, or when it fails, the answer is the ranked source list with each commit's one-line
+summary. Nothing retrieved: one sentence saying nothing
+in the period matches.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from ..diffs import estimate_tokens
+from ..explain import neutralise, stream_fitted
+from ..i18n import localize, text
+from ..models import BotError, Window
+from ..redact import redact_text
+from .cite import CitationGuard
+from .retrieve import CONTEXT_CUTOFF, LIST_CUTOFF, TOP_K, Retriever, Source, best_of, by_importance
+from .terms import build_query
+
+log = logging.getLogger(__name__)
+
+HISTORY_TURNS = 6  # earlier turns (question + answer each) kept in the prompt
+OUTPUT_TOKENS = 1024
+PROMPT_MARGIN_TOKENS = 200
+# How the prompt shrinks to fit a small window: (commits given, characters of each summary).
+FIT_STEPS = ((10, 400), (10, 200), (6, 160), (4, 0))
+SUMMARY_LINE_CHARS = 160  # the offline list's one-line summaries
+JOB = "history"
+
+
+@dataclass
+class Trace:
+    """What an answer was built from, for the caller that wants more than the text (the eval)."""
+
+    commits: int = 0  # in the period
+    analysed: int = 0  # analysed or indexed for this question
+    sources: list[Source] = field(default_factory=list)
+    cited: list[str] = field(default_factory=list)  # full SHAs the answer cites (checked)
+    refused: list[str] = field(default_factory=list)  # SHA-like words that named no source
+    first_piece_at: float | None = None  # time.monotonic() of the first piece yielded
+
+
+class HistoryQA:
+    def __init__(self, retriever: Retriever, llm, prompts, settings):
+        self.retriever = retriever
+        self.llm = llm
+        self.prompts = prompts
+        self.settings = settings
+
+    async def answer(
+        self,
+        targets,
+        window: Window,
+        question: str,
+        lang: str,
+        history: Sequence = (),
+        branch: str | None = None,
+        search: str | None = None,
+        trace: Trace | None = None,
+        progress=None,
+    ) -> AsyncIterator[str]:
+        """Yield the answer in pieces. `targets`: a commit source, or (source, branch) pairs when
+        the question is about several repositories (a channel's subscriptions). `search`: the
+        words to look for (the question without its period's words; default the question); the
+        model reads the whole question."""
+        trace = trace if trace is not None else Trace()
+        pairs = [(targets, branch)] if not isinstance(targets, (list, tuple)) else list(targets)
+        repo = ", ".join(s.name for s, _ in pairs)
+        query = build_query(question if search is None else search)
+        cutoff = LIST_CUTOFF if self.llm is None else CONTEXT_CUTOFF
+        found: list[Source] = []
+        for source, on_branch in pairs:
+            commits = await self.retriever.commits(source, window, on_branch)
+            trace.commits += len(commits)
+            if commits:
+                trace.analysed += await self.retriever.prepare(source, commits, lang, progress)
+                found += await self.retriever.search(source, commits, window, lang, query, cutoff=0.0)
+        if not trace.commits:
+            yield _first(trace, text(lang, "history.no_commits", repo=repo, period=window.label, tz=window.tz))
+            return
+        sources = by_importance(found, TOP_K) if query.empty else best_of(found, TOP_K, cutoff)
+        trace.sources = sources
+        if not sources:
+            yield _first(
+                trace,
+                text(
+                    lang, "history.nothing_matches", repo=repo, period=window.label, tz=window.tz, count=trace.commits
+                ),
+            )
+            return
+        yield _first(
+            trace,
+            text(lang, "history.header", repo=repo, period=window.label, tz=window.tz, count=trace.commits) + "\n\n",
+        )
+        several = len(pairs) > 1
+        if self.llm is None:
+            yield text(lang, "history.offline") + "\n"
+            yield sources_list(sources, lang, summaries=True, repos=several)
+            trace.cited = [s.sha for s in sources]
+            return
+        async for piece in self._llm_answer(repo, window, question, lang, history, sources, trace, several):
+            yield piece
+
+    async def _llm_answer(self, repo, window, question, lang, history, sources, trace, several) -> AsyncIterator[str]:
+        fits: list[_Fitted] = []
+        guard: CitationGuard | None = None
+
+        def fit() -> _Fitted:  # fewer commits, shorter summaries each time it is rebuilt
+            fits.append(self._prompt(repo, window, question, lang, history, sources, trace.commits, len(fits)))
+            return fits[-1]
+
+        try:
+            async for piece in stream_fitted(self.llm, fit):
+                if guard is None:  # the prompt is settled once the first piece arrives
+                    guard = CitationGuard([s.sha for s in fits[-1].given], text(lang, "history.not_a_source"))
+                if out := guard.feed(piece):
+                    yield out
+        except BotError as exc:
+            if guard is not None and (out := guard.flush()):
+                yield out
+            yield f"\n\n⚠️ {localize(exc, lang)}\n\n" + text(lang, "history.llm_failed") + "\n"
+            yield sources_list(sources, lang, summaries=True, repos=several)
+            trace.cited = [s.sha for s in sources]
+            return
+        given = fits[-1].given
+        guard = guard or CitationGuard([s.sha for s in given], text(lang, "history.not_a_source"))
+        if out := guard.flush():
+            yield out
+        trace.cited, trace.refused = list(guard.cited), list(guard.refused)
+        if guard.refused:
+            log.info("history answer cited %d SHA(s) outside its sources", len(guard.refused))
+        # The commits the answer cites (checked against what it was given), in the retrieval's
+        # order; when it cites none, everything it was given. Each line is written from the index.
+        cited = [s for s in given if s.sha in guard.cited] or given
+        yield "\n\n" + sources_list(cited, lang, repos=several)
+
+    def _prompt(
+        self, repo: str, window, question, lang, history, sources: list[Source], count: int, rebuilt: int
+    ) -> _Fitted:
+        """The prompt that fits the endpoint's window as now known: the first of FIT_STEPS (from
+        the `rebuilt`-th on: a refused prompt is not built the same way again) that fits."""
+        output = min(OUTPUT_TOKENS, self.llm.max_output_tokens)
+        limit = self.llm.prompt_budget(output)
+        turns = [
+            {"role": getattr(t, "role", "user"), "text": _untrusted(getattr(t, "text", ""))}
+            for t in list(history)[-2 * HISTORY_TURNS :]
+        ]
+        steps = FIT_STEPS[min(rebuilt, len(FIT_STEPS) - 1) :]
+        for given_count, chars in steps:
+            given = sources[:given_count]
+            prompt = self.prompts.render(
+                JOB,
+                lang,
+                repo=repo,
+                period=window.label,
+                tz=window.tz,
+                count=count,
+                example_sha=given[0].short_sha,
+                commits=[_commit_vars(s, chars, window.tz) for s in given],
+                history=turns,
+                question=_untrusted(question),
+            )
+            if estimate_tokens(prompt.system) + estimate_tokens(prompt.user) + PROMPT_MARGIN_TOKENS <= limit:
+                break
+            turns = turns[-2:]  # the commits matter more than old turns
+        return _Fitted(prompt, given, output)
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    prompt: object  # RenderedPrompt
+    given: list[Source]  # the commits the model was given (the Sources list)
+    output: int
+
+
+def sources_list(sources: Sequence[Source], lang: str, summaries: bool = False, repos: bool = False) -> str:
+    """**Sources**, then one line per commit: short SHA, title, link (and its summary offline;
+    its repository when the answer draws on several)."""
+    lines = [text(lang, "history.sources")]
+    for s in sources:
+        line = f"• `{s.short_sha}` " + (f"{s.repo} · " if repos and s.repo else "") + _one_line(s.title, 120)
+        if summaries and s.summary:
+            line += f" — {_one_line(s.summary, SUMMARY_LINE_CHARS)}"
+        if s.url:
+            line += f" — {s.url}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _first(trace: Trace, piece: str) -> str:
+    if trace.first_piece_at is None:
+        trace.first_piece_at = time.monotonic()
+    return piece
+
+
+def _commit_vars(s: Source, chars: int, tz: str) -> dict:
+    day = datetime.fromtimestamp(s.committed_at, UTC).astimezone(ZoneInfo(tz)).date().isoformat()
+    return {
+        "short_sha": s.short_sha,
+        "date": day,
+        "change_type": s.change_type,
+        "importance": s.importance,
+        "title": _untrusted(_one_line(s.title, 200)),
+        "summary": _untrusted(_one_line(s.summary, chars)) if chars else "",
+    }
+
+
+def _one_line(value: str, chars: int) -> str:
+    value = " ".join((value or "").split())
+    return value if len(value) <= chars else value[: chars - 1].rstrip() + "…"
+
+
+def _untrusted(value: str) -> str:
+    """Commit text, chat text and earlier answers: secrets redacted, block tags defused."""
+    return neutralise(redact_text(value or ""))
