@@ -386,3 +386,9 @@ def test_repo_flag_reads_github_with_the_pr_text_a_digest_would_send(run, fake_g
     card = json.loads(proc.stdout)
     assert card["llm"]["accepted"] == 1 and card["llm"]["scores"]["exact"] == 1
     assert any("operators asked for it" in p for p in prompts)
+
+
+def test_errors_in_chinese_with_lang_zh(run, tmp_path):
+    proc = run("--labels", str(tmp_path / "nope.jsonl"), "--lang", "zh")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == f"错误：标注文件 {tmp_path / 'nope.jsonl'} 不存在。\n"
