@@ -25,7 +25,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .. import i18n
 from ..cost import cost_line
 from ..diffs import coverage_line
 from ..i18n import text
@@ -458,7 +457,7 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
         blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(spent))}))
     if safe_url(report_url):  # the full report page, a button near the top
-        blocks.append(Fixed(_row([_button(i18n.text(lang, "report.link"), url=safe_url(report_url))])))
+        blocks.append(Fixed(_row([_button(text(lang, "report.link"), url=safe_url(report_url))])))
     blocks += [Md(n) for n in d.notices]  # what went wrong while building it, before any content
     if d.headline:
         note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""
@@ -626,7 +625,7 @@ def low_cards(d: Digest, entries: Sequence[DigestEntry], *, total: int = 0, more
 def _with_link(sentence: str, url: str | None, lang: str) -> str:
     """A catalogue sentence holding labels.LINK as card markdown, the report link where LINK is."""
     before, marker, after = sentence.partition(L.LINK)
-    return md_escape(before) + (link(i18n.text(lang, "report.link"), url) if marker else "") + md_escape(after)
+    return md_escape(before) + (link(text(lang, "report.link"), url) if marker else "") + md_escape(after)
 
 
 def bot_cards(d: Digest, groups) -> list[dict]:
@@ -674,7 +673,7 @@ def week_cards(c: WeekRollup) -> list[dict]:
     if L.filter_line(d):
         blocks.append(Md(L.filter_line(d), wrap=grey))
     if safe_url(c.report_url):
-        blocks.append(Fixed(_row([_button(i18n.text(lang, "report.link"), url=safe_url(c.report_url))])))
+        blocks.append(Fixed(_row([_button(text(lang, "report.link"), url=safe_url(c.report_url))])))
     blocks += [Md(n) for n in d.notices]
     if d.headline:
         note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""
@@ -692,7 +691,7 @@ def week_cards(c: WeekRollup) -> list[dict]:
                 Md(reason, prefix=line + "\n", wrap=grey) if reason else Fixed({"tag": "markdown", "content": line})
             )
     if not c.areas:
-        blocks.append(Md(i18n.text(lang, "week.nothing")))
+        blocks.append(Md(text(lang, "week.nothing")))
     if c.bots:
         blocks.append(Fixed({"tag": "hr"}))
         blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(L.bots_heading(lang, c.bots))}**"}))

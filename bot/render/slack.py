@@ -20,7 +20,6 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
-from .. import i18n
 from ..cost import cost_line
 from ..diffs import coverage_line
 from ..i18n import text
@@ -376,7 +375,7 @@ def render_parent(c: DigestParent) -> list[dict]:
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
         blocks += context(esc(spent))
     if _safe_url(c.report_url):  # the full report page, near the top where it is seen
-        blocks += sections(link(c.report_url, esc(i18n.text(lang, "report.link"))))
+        blocks += sections(link(c.report_url, esc(text(lang, "report.link"))))
     for notice in d.notices:  # what went wrong while building it, before any content
         blocks += sections(esc(notice))
     if d.headline:
@@ -541,7 +540,7 @@ def _low_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> 
 def _with_link(sentence: str, url: str | None, lang: str) -> str:
     """A catalogue sentence holding labels.LINK, escaped, with the report link where LINK is."""
     before, marker, after = sentence.partition(L.LINK)
-    return esc(before) + (link(url, esc(i18n.text(lang, "report.link"))) if marker else "") + esc(after)
+    return esc(before) + (link(url, esc(text(lang, "report.link"))) if marker else "") + esc(after)
 
 
 def render_bots(c: BotUpdates, *, thread: str | None = None) -> list[dict]:
@@ -564,7 +563,7 @@ def render_week(c: WeekRollup) -> list[dict]:
     )
     blocks += sections(esc(L.week_stats(d)))
     if _safe_url(c.report_url):
-        blocks += sections(link(c.report_url, esc(i18n.text(lang, "report.link"))))
+        blocks += sections(link(c.report_url, esc(text(lang, "report.link"))))
     for notice in d.notices:
         blocks += sections(esc(notice))
     if d.headline:
@@ -575,7 +574,7 @@ def render_week(c: WeekRollup) -> list[dict]:
             [_week_line(d, e) for e in entries], label=esc(L.area_label(lang, area, len(entries)))
         )
     if not c.areas:
-        blocks += sections(esc(i18n.text(lang, "week.nothing")))
+        blocks += sections(esc(text(lang, "week.nothing")))
     if c.bots:
         blocks += packed_sections([esc(L.bot_line(lang, g)) for g in c.bots], label=esc(L.bots_heading(lang, c.bots)))
     if c.low:
