@@ -434,26 +434,7 @@ def notice_cards(text: str, lang: str = "zh") -> list[dict]:
 
 def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
     lang = d.lang
-    counts = [(imp, d.count(imp)) for imp in Importance]
-    top = next((imp for imp, n in counts if n), Importance.LOW)
-    header = Header(
-        L.title(d),
-        IMPORTANCE_COLOUR[top] if d.entries else "blue",
-        subtitle=f"{d.repo} · {d.branch}" if d.branch else d.repo,
-        tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n],
-    )
-    blocks: list[Block] = [
-        Fixed(
-            {
-                "tag": "markdown",
-                "content": md_escape(L.stats_line(d))
-                + "\n"
-                + grey(md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries)))),
-            }
-        )
-    ]
-    if L.filter_line(d):
-        blocks.append(Md(L.filter_line(d), wrap=grey))
+    header, blocks = _digest_head(d, L.title(d), L.stats_line(d))
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
         blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(spent))}))
     if safe_url(report_url):  # the full report page, a button near the top
@@ -652,26 +633,7 @@ def week_cards(c: WeekRollup) -> list[dict]:
     """The weekly roll-up: high and medium commits by area with their day, the bots' lines, the
     low ones counted — one card unless Feishu's size limit says otherwise."""
     d, lang = c.digest, c.digest.lang
-    counts = [(imp, d.count(imp)) for imp in Importance]
-    top = next((imp for imp, n in counts if n), Importance.LOW)
-    header = Header(
-        L.week_title(d),
-        IMPORTANCE_COLOUR[top] if d.entries else "blue",
-        subtitle=f"{d.repo} · {d.branch}" if d.branch else d.repo,
-        tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n],
-    )
-    blocks: list[Block] = [
-        Fixed(
-            {
-                "tag": "markdown",
-                "content": md_escape(L.week_stats(d))
-                + "\n"
-                + grey(md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries)))),
-            }
-        )
-    ]
-    if L.filter_line(d):
-        blocks.append(Md(L.filter_line(d), wrap=grey))
+    header, blocks = _digest_head(d, L.week_title(d), L.week_stats(d))
     if safe_url(c.report_url):
         blocks.append(Fixed(_row([_button(text(lang, "report.link"), url=safe_url(c.report_url))])))
     blocks += [Md(n) for n in d.notices]
@@ -896,3 +858,22 @@ __all__ = [
     "plain",
     "clean",
 ]
+
+
+def _digest_head(d: Digest, title: str, stats: str) -> tuple[Header, list[Block]]:
+    """The card header (coloured by the highest level present) and the stats, meta and filter
+    lines that open a day's digest and a weekly roll-up alike."""
+    lang = d.lang
+    counts = [(imp, d.count(imp)) for imp in Importance]
+    top = next((imp for imp, n in counts if n), Importance.LOW)
+    header = Header(
+        title,
+        IMPORTANCE_COLOUR[top] if d.entries else "blue",
+        subtitle=f"{d.repo} · {d.branch}" if d.branch else d.repo,
+        tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n],
+    )
+    meta = grey(md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))
+    blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(stats) + "\n" + meta})]
+    if L.filter_line(d):
+        blocks.append(Md(L.filter_line(d), wrap=grey))
+    return header, blocks
