@@ -1148,7 +1148,8 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
             if _IDENTIFIER.fullmatch(value) and not looks_random(value):
                 if not _COMMENT_OR_EOL.match(line, m.start(group) + len(value)) or value.startswith("_"):
                     return  # `x = match y {`, `token = token if …`: code, not a literal
-                if op == "=" and line[m.start("op") - 1 : m.start("op")] in (" ", "\t"):
+                # (a flag's match has no `op` group: `--token VALUE` is judged by the value alone)
+                if op == "=" and "op" in m.re.groupindex and line[m.start("op") - 1 : m.start("op")] in (" ", "\t"):
                     return  # `api_key = sentinel` is code; `API_KEY=abcdef` (.env) is a literal
         if (
             quoted

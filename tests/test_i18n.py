@@ -8,11 +8,16 @@ def _fields(template: str) -> set[str]:
     return {name for _, name, _, _ in Formatter().parse(template) if name}
 
 
+# Keys whose languages count differently, so their sentences use different fields: the reason.
+DIFFERENT_FIELDS = {"common.names_more": "Chinese says how many names in all (等 5 个), English how many more"}
+
+
 def test_every_key_in_both_languages_with_the_same_fields():
     zh, en = catalogue("zh"), catalogue("en")
     assert set(zh) == set(en), f"only in zh: {set(zh) - set(en)}; only in en: {set(en) - set(zh)}"
     for key in zh:
-        assert _fields(zh[key]) == _fields(en[key]), key
+        if key not in DIFFERENT_FIELDS:
+            assert _fields(zh[key]) == _fields(en[key]), key
 
 
 def test_every_key_renders_in_every_language():

@@ -80,9 +80,27 @@ class OneOf(tuple):
         return text(lang, "common.or").join(self)
 
 
+class Count:
+    """A number with its noun, told in the reader's language: `Count(3, "counts.file")` is
+    "3 files" / "3 个文件". The noun's forms are the keys `<noun>.one` and `<noun>.other` of the
+    catalogue, `{n}` the number (Chinese has one form: both keys hold it)."""
+
+    __slots__ = ("n", "noun")
+
+    def __init__(self, n: int, noun: str):
+        self.n, self.noun = n, noun
+
+    def say(self, lang: str | None) -> str:
+        return text(lang, f"{self.noun}.{'one' if self.n == 1 else 'other'}", n=f"{self.n:,}")
+
+    def __repr__(self) -> str:
+        return f"Count({self.n!r}, {self.noun!r})"
+
+
 def _fill(lang: str | None, key: str, fields: dict[str, Any]) -> str:
-    # a field may itself be a Phrase (a reason inside a notice) or OneOf: told in the same language
-    return text(lang, key, **{k: v.say(lang) if isinstance(v, (Phrase, OneOf)) else v for k, v in fields.items()})
+    # A field may itself say something (a Phrase inside a notice, OneOf, Count, a list of names):
+    # it is told in the same language as the sentence around it.
+    return text(lang, key, **{k: v.say(lang) if hasattr(v, "say") else v for k, v in fields.items()})
 
 
 def phrase(key: str, /, **fields: Any) -> Phrase:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...i18n import Phrase
 from ...models import ChangeType, Commit, Importance
 from ..profile import RepoProfile
 
@@ -55,41 +56,63 @@ class Context:
     profile: RepoProfile = RepoProfile()
 
 
+def _lang(zh: bool) -> str:
+    return "zh" if zh else "en"
+
+
 @dataclass(frozen=True)
 class Fact:
-    """One rule that fired: the level it asks for and how to say it."""
+    """One rule that fired: the level it asks for and how to say it (a catalogue phrase under
+    `offline.<module>`, told in the digest's language).
+
+    TRANSITIONAL: `said` may still be the Chinese text with `en` the English one, until every
+    evidence module says its sentences through the catalogue."""
 
     level: Importance
-    zh: str
-    en: str
+    said: Phrase | str
+    en: str = ""
     order: int = 0  # where it is named among the facts at its level (lower first)
     size: bool = False  # a size rule: supporting evidence, not a specific fact
     floor: bool = False  # a minimum rather than a ceiling (scope.ceiling)
 
     def text(self, zh: bool) -> str:
-        return self.zh if zh else self.en
+        if isinstance(self.said, Phrase):
+            return self.said.say(_lang(zh))
+        return self.said if zh else self.en
 
 
 @dataclass(frozen=True)
 class Risk:
-    """What may break, and what to do about it, in both languages."""
+    """What may break, and what to do about it: `Risk(order, phrase(risk), phrase(advice))`.
+
+    TRANSITIONAL: the old form `Risk(order, zh, en, rec_zh, rec_en)` still works until every
+    evidence module says its sentences through the catalogue."""
 
     order: int
-    zh: str
-    en: str
-    rec_zh: str
-    rec_en: str
+    risk: Phrase | str
+    advice: Phrase | str
+    rec_zh: str = ""
+    rec_en: str = ""
     fallback: bool = False  # generic: shown only when no specific risk applies, and only the first
 
     def text(self, zh: bool) -> tuple[str, str]:
-        return (self.zh, self.rec_zh) if zh else (self.en, self.rec_en)
+        if isinstance(self.risk, Phrase) and isinstance(self.advice, Phrase):
+            return self.risk.say(_lang(zh)), self.advice.say(_lang(zh))
+        return (str(self.risk), self.rec_zh) if zh else (str(self.advice), self.rec_en)
 
 
 @dataclass(frozen=True)
 class Insight:
-    """One note for the architecture, performance or security line of the insights."""
+    """One note for the architecture, performance or security line of the insights.
+
+    TRANSITIONAL: `said` may still be the Chinese text with `en` the English one."""
 
     aspect: str  # "architecture", "performance" or "security"
     order: int
-    zh: str
-    en: str
+    said: Phrase | str
+    en: str = ""
+
+    def text(self, zh: bool) -> str:
+        if isinstance(self.said, Phrase):
+            return self.said.say(_lang(zh))
+        return str(self.said) if zh else self.en

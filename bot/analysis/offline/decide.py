@@ -53,6 +53,6 @@ def collect_insights(c: Context, zh: bool) -> Insights:
     sep = "；" if zh else "; "
 
     def line(aspect: str) -> str:
-        return sep.join(i.zh if zh else i.en for i in notes if i.aspect == aspect)
+        return sep.join(i.text(zh) for i in notes if i.aspect == aspect)
 
     return Insights(architecture=line("architecture"), performance=line("performance"), security=line("security"))

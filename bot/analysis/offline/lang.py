@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ...i18n import text
+
 
 def is_zh(lang: str) -> bool:
     return (lang or "zh").lower().startswith("zh")
@@ -29,13 +31,28 @@ def files_en(n: int) -> str:
 
 def name_list(names: Sequence[str], zh: bool, limit: int = 3) -> str:
     """'a、b、c 等 5 个' / 'a, b, c and 2 more'."""
-    shown = list(names[:limit])
-    rest = len(names) - len(shown)
-    if zh:
-        text = "、".join(shown)
-        return f"{text} 等 {num(len(names))} 个" if rest > 0 else text
-    text = ", ".join(shown)
-    return f"{text} and {rest} more" if rest > 0 else text
+    return Names(names, limit).say("zh" if zh else "en")
+
+
+class Names:
+    """Names as a field of a catalogue sentence, listed in the reader's language: the first
+    `limit` joined with the language's separator, then how many more."""
+
+    __slots__ = ("names", "limit")
+
+    def __init__(self, names: Sequence[str], limit: int = 3):
+        self.names, self.limit = tuple(names), limit
+
+    def say(self, lang: str | None) -> str:
+        shown = self.names[: self.limit]
+        rest = len(self.names) - len(shown)
+        listed = text(lang, "common.list_sep").join(shown)
+        if rest <= 0:
+            return listed
+        return text(lang, "common.names_more", names=listed, rest=num(rest), total=num(len(self.names)))
+
+    def __repr__(self) -> str:
+        return f"Names({self.names!r}, {self.limit!r})"
 
 
 def clip(text: str, limit: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ....i18n import phrase
 from ....models import Importance
 from ..context import Context, Fact, Insight, Risk
 
@@ -37,12 +38,7 @@ def facts(c: Context) -> list[Fact]:
     if not c.title.breaking:
         return []
     return [
-        Fact(
-            Importance.HIGH,
-            "提交自称不兼容变更，升级后调用方可能需要修改",
-            "The commit declares a breaking change; callers may need changes after upgrading",
-            order=10,
-        )
+        Fact(Importance.HIGH, phrase("offline.breaking.declared"), order=10)
     ]
 
 
@@ -50,13 +46,7 @@ def risks(c: Context) -> list[Risk]:
     if not c.title.breaking:
         return []
     return [
-        Risk(
-            10,
-            "提交声明了不兼容变更，升级后现有调用可能失败",
-            "The commit declares a breaking change; existing callers may fail after upgrading",
-            "升级前阅读提交说明中的迁移说明，并检查所有调用方",
-            "Read the migration notes in the message and check every caller before upgrading",
-        )
+        Risk(10, phrase("offline.breaking.callers_fail"), phrase("offline.breaking.read_migration_notes"))
     ]
 
 
