@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ....i18n import phrase
 from ....models import ChangeType, Commit, Importance
 from ..context import Context, Fact, Insight, Risk
-from ..lang import name_list
+from ..lang import Names
 from ..patch import change_blocks, lockfile_updates, manifest_blocks, requirements
 from ..paths import FileKind, extension, is_root_manifest
 
@@ -200,11 +201,7 @@ def _dep_subject(subject: str) -> str:
 def dev_only(c: Context) -> Fact | None:
     """A ceiling: only development, test or docs dependencies change."""
     if c.diff.dev_only_deps and not c.stats.source and not c.diff.release_edits:
-        return Fact(
-            Importance.LOW,
-            "只改动了开发、测试或文档用的依赖，发布的包不受影响",
-            "Only development, test or docs dependencies change; what ships is unaffected",
-        )
+        return Fact(Importance.LOW, phrase("offline.dependencies.only_dev_deps"))
     return None
 
 
@@ -212,14 +209,7 @@ def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     for name, old, new in c.diff.major_bumps[:1]:
         span = f"{old} → {new}" if old else f"→ v{new}"
-        facts.append(
-            Fact(
-                Importance.MEDIUM,
-                f"依赖 {name} 升级主版本（{span}），可能包含不兼容变更",
-                f"Major version bump of {name} ({span}), which may be incompatible",
-                order=43,
-            )
-        )
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.major_bump", name=name, span=span), order=43))
     return facts
 
 
@@ -231,21 +221,17 @@ def risks(c: Context) -> list[Risk]:
         return [
             Risk(
                 43,
-                f"{name} 升级主版本（{span}），可能带来不兼容的接口或行为",
-                f"{name} moves to a new major version ({span}), which may change APIs or behaviour",
-                f"阅读 {name} 的更新日志，在测试环境锁定新版本并跑完整测试后再升级",
-                f"Read {name}'s changelog, pin the new version in a test environment and run the full suite first",
+                phrase("offline.dependencies.major_may_break", name=name, span=span),
+                phrase("offline.dependencies.read_changelog_and_pin", name=name),
             )
         ]
     if diff.shipped_dep_changes and c.ctype is not ChangeType.REVERT and not c.title.release:
-        deps = list(diff.shipped_dep_changes)
+        deps = Names(diff.shipped_dep_changes, 2)
         return [
             Risk(
                 43,
-                f"发布版本依赖的 {name_list(deps, True, 2)} 有变化，安装时会解析到不同的版本或特性",
-                f"What ships depends on a changed {name_list(deps, False, 2)}; installs resolve different versions or features",
-                "重新生成锁文件并在各平台跑测试",
-                "Regenerate lockfiles and run the tests on each platform",
+                phrase("offline.dependencies.shipped_deps_change", names=deps),
+                phrase("offline.dependencies.regenerate_lockfiles"),
             )
         ]
     return []
@@ -254,21 +240,9 @@ def risks(c: Context) -> list[Risk]:
 def insights(c: Context) -> list[Insight]:
     out: list[Insight] = []
     if c.diff.added_deps:
-        out.append(
-            Insight(
-                "architecture",
-                30,
-                f"新增依赖 {name_list(c.diff.added_deps, True)}",
-                f"New dependencies: {name_list(c.diff.added_deps, False)}",
-            )
-        )
+        out.append(Insight("architecture", 30, phrase("offline.dependencies.new_deps", names=Names(c.diff.added_deps))))
     if c.diff.removed_deps:
         out.append(
-            Insight(
-                "architecture",
-                31,
-                f"移除依赖 {name_list(c.diff.removed_deps, True)}",
-                f"Dropped dependencies: {name_list(c.diff.removed_deps, False)}",
-            )
+            Insight("architecture", 31, phrase("offline.dependencies.dropped_deps", names=Names(c.diff.removed_deps)))
         )
     return out

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ....i18n import phrase
 from ....models import FileChange, Importance
 from ..context import Context, Fact, Insight, Risk
-from ..lang import name_list
+from ..lang import Names
 from ..patch import diff_lines, manifest_blocks
 from ..paths import DOCKER_FILE, FileKind
 from .dependencies import shipped_manifest
@@ -150,126 +151,70 @@ def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     t, d = c.title, c.diff
     if d.release_edits:
-        edits = list(d.release_edits)
+        edits = Names(d.release_edits, 2)
         facts.append(
-            Fact(
-                Importance.MEDIUM,
-                f"修改了发布产物的构建方式（{name_list(edits, True, 2)}），每个发布的二进制或包都会受影响",
-                f"Changes how shipped artefacts are built ({name_list(edits, False, 2)}); "
-                "every released binary or package is affected",
-                order=44,
-            )
+            Fact(Importance.MEDIUM, phrase("offline.release.changes_how_shipped_is_built", edits=edits), order=44)
         )
     if t.crash and (d.release_edits or d.shipped_dep_changes) and not c.stats.source:
         # The shipped program itself crashed and the fix is in how it is built: every user on the
         # affected platform was hit, whatever the size of the diff.
-        names = list(d.release_edits or d.shipped_dep_changes)
-        facts.append(
-            Fact(
-                Importance.HIGH,
-                f"修复发布版本的崩溃，改动在构建或依赖（{name_list(names, True, 2)}），影响所有受影响平台的用户",
-                f"Fixes a crash of the shipped build through its build or dependency set "
-                f"({name_list(names, False, 2)}); every user on the affected platform was hit",
-                order=45,
-            )
-        )
+        names = Names(d.release_edits or d.shipped_dep_changes, 2)
+        facts.append(Fact(Importance.HIGH, phrase("offline.release.fixes_shipped_crash", names=names), order=45))
     if t.runtime_support and (c.stats.source or c.stats.of(FileKind.BUILD, FileKind.DEPENDENCY)):
         facts.append(
             Fact(
                 Importance.MEDIUM,
-                f"改变了支持的运行环境（{t.runtime_support}）",
-                f"Changes which runtimes are supported ({t.runtime_support})",
+                phrase("offline.release.changes_supported_runtimes", runtime=t.runtime_support),
                 order=47,
             )
         )
     if t.release:
-        facts.append(
-            Fact(
-                Importance.MEDIUM,
-                "发布提交：版本号更新，随附的改动进入正式版本",
-                "Release commit: the version changes and everything since the last release ships",
-                order=48,
-            )
-        )
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.release.release_commit"), order=48))
     return facts
 
 
+def _edit_risk(edit: str) -> Risk:
+    """What one edit of the release build may break, by what it edits."""
+    if _PANIC_ABORT.search(edit):
+        return Risk(
+            42, phrase("offline.release.panic_ends_process", edit=edit), phrase("offline.release.check_unwind_cleanup")
+        )
+    if re.match(r"(rust-version|requires-python|python_requires|msrv)", edit, re.I):
+        return Risk(
+            42, phrase("offline.release.toolchain_floor", edit=edit), phrase("offline.release.check_toolchains")
+        )
+    if DOCKER_FILE.match(edit.rsplit("/", 1)[-1].lower()):
+        return Risk(42, phrase("offline.release.container_image", edit=edit), phrase("offline.release.stage_new_image"))
+    return Risk(42, phrase("offline.release.every_artefact", edit=edit), phrase("offline.release.verify_each_platform"))
+
+
 def risks(c: Context) -> list[Risk]:
-    out: list[Risk] = []
-    for edit in c.diff.release_edits[:2]:
-        if _PANIC_ABORT.search(edit):
-            out.append(
-                Risk(
-                    42,
-                    f"发布二进制改为 {edit}：panic 会直接终止进程，不再展开栈、执行清理或被 catch_unwind 捕获",
-                    f"Released binaries now build with {edit}: a panic ends the process at once, with no unwinding, "
-                    "no cleanup and no catch_unwind recovery",
-                    "确认没有代码依赖 catch_unwind 或 Drop 中的清理，并在发布前跑一遍崩溃路径",
-                    "Check nothing relies on catch_unwind or Drop-time cleanup, and exercise the crash paths before release",
-                )
-            )
-        elif re.match(r"(rust-version|requires-python|python_requires|msrv)", edit, re.I):
-            out.append(
-                Risk(
-                    42,
-                    f"最低工具链要求变为 {edit}，用更旧的编译器或解释器从源码构建会失败",
-                    f"The minimum toolchain is now {edit}; building or installing from source with an older one fails",
-                    "检查打包和下游构建环境的工具链版本",
-                    "Check the toolchain versions of packagers and downstream builds",
-                )
-            )
-        elif DOCKER_FILE.match(edit.rsplit("/", 1)[-1].lower()):
-            out.append(
-                Risk(
-                    42,
-                    f"容器镜像的定义变了（{edit}），挂载或复制到旧路径、依赖旧层的部署可能失效",
-                    f"The container image definition changes ({edit}); deployments mounting into or copying from "
-                    "the old layout may break",
-                    "用新镜像在预发环境跑一遍部署",
-                    "Roll the new image through staging first",
-                )
-            )
-        else:
-            out.append(
-                Risk(
-                    42,
-                    f"所有发布产物的构建方式都变了（{edit}），问题会在所有平台同时出现",
-                    f"Every released artefact is built differently ({edit}); a problem shows on every install at once",
-                    "在各目标平台上验证发布候选版本",
-                    "Verify a release candidate on each target platform",
-                )
-            )
+    out = [_edit_risk(edit) for edit in c.diff.release_edits[:2]]
     support = c.title.runtime_support
     if support:
         out.append(
             Risk(
                 46,
-                f"对 {support} 的支持是新的或有变化，相应的构建和 CI 可能尚不完整",
-                f"Support for {support} is new or changed; wheels, builds or CI for it may be incomplete",
-                f"在 {support} 上跑一遍你的测试",
-                f"Run your test suite on {support}",
+                phrase("offline.release.runtime_support", runtime=support),
+                phrase("offline.release.test_on_runtime", runtime=support),
             )
         )
     if c.title.release:
         out.append(
             Risk(
                 60,
-                "发布包含自上次发布以来的所有改动，其中的回归会一起到达用户",
-                "The release carries every change since the last one; any regression among them reaches users at once",
-                "先阅读更新日志中与你相关的条目",
-                "Read the changelog entries that concern you before upgrading",
+                phrase("offline.release.release_carries_every_change"),
+                phrase("offline.release.read_changelog_first"),
                 fallback=True,
             )
         )
     if FileKind.CI in c.stats.kinds:
-        ci = [f.path for f in c.stats.of(FileKind.CI)]
+        ci = Names([f.path for f in c.stats.of(FileKind.CI)], 2)
         out.append(
             Risk(
                 66,
-                f"流水线（{name_list(ci, True, 2)}）有变化，发布或检查步骤可能失败或被跳过",
-                f"The pipeline ({name_list(ci, False, 2)}) changes; a release or check step may fail or be skipped",
-                "观察下一次发布或 CI 运行",
-                "Watch the next release or CI run",
+                phrase("offline.release.pipeline_changes", pipeline=ci),
+                phrase("offline.release.watch_next_run"),
                 fallback=True,
             )
         )

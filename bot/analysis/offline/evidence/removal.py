@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ....i18n import Count, phrase
 from ....models import ChangeType, Importance
 from ..context import Context, Fact, Insight, Risk
-from ..lang import count_en, name_list, num
+from ..lang import Names, num
 from ..paths import FileKind, extension
 from ..stats import grouped_dirs
 
@@ -64,69 +65,34 @@ def facts(c: Context) -> list[Fact]:
         n = len(removed)
         level = Importance.HIGH if n >= 5 or gone >= 300 else Importance.MEDIUM
         if c.diff.removed_api_in_removed_files:
-            facts.append(
-                Fact(
-                    level,
-                    f"移除了 {n} 个公开源码文件中的公开 API（−{num(gone)} 行），依赖它的下游会失效",
-                    f"Removes public API in {count_en(n, 'source file')} "
-                    f"(−{num(gone)} lines); downstream code that uses it will break",
-                    order=30,
-                )
-            )
+            files = Count(n, "offline.removal.files_with_api")
+            said = phrase("offline.removal.removes_api_in_files", files=files, gone=num(gone))
         else:
-            facts.append(
-                Fact(
-                    level,
-                    f"删除了 {n} 个公开源码文件（−{num(gone)} 行），仍导入它们的代码会失效",
-                    f"Deletes {count_en(n, 'public source file')} (−{num(gone)} lines); "
-                    "code that still imports them will break",
-                    order=30,
-                )
-            )
+            files = Count(n, "offline.removal.public_source_files")
+            said = phrase("offline.removal.deletes_public_files", files=files, gone=num(gone))
+        facts.append(Fact(level, said, order=30))
     api = c.diff.removed_api
     if api and not c.diff.removed_api_in_removed_files:
         level = Importance.HIGH if len(api) >= 5 else Importance.MEDIUM
-        facts.append(
-            Fact(
-                level,
-                f"删除了公开接口 {name_list(api, True)}，调用方需要迁移",
-                f"Removes public definitions {name_list(api, False)}; callers must migrate",
-                order=31,
-            )
-        )
+        facts.append(Fact(level, phrase("offline.removal.callers_must_migrate", names=Names(api)), order=31))
     if c.diff.removed_flags:
         flags = c.diff.removed_flags
+        what = phrase(f"offline.removal.flag_word.{'one' if len(flags) == 1 else 'other'}")
         facts.append(
-            Fact(
-                Importance.HIGH,
-                f"移除了命令行参数 {name_list(flags, True)}，使用它们的脚本会报错",
-                f"Removes command-line {'flag' if len(flags) == 1 else 'flags'} {name_list(flags, False)}; "
-                "scripts passing them will fail",
-                order=32,
-            )
+            Fact(Importance.HIGH, phrase("offline.removal.removes_flags", what=what, flags=Names(flags)), order=32)
         )
     if c.ctype is ChangeType.REMOVAL and not removed and not api and c.stats.source_lines and not c.title.preserving:
         deleted = c.stats.lines(FileKind.SOURCE)[1] if c.stats.known else c.stats.deletions
         if deleted >= 20:
             facts.append(
-                Fact(
-                    Importance.MEDIUM,
-                    f"移除或弃用了功能（源码 −{num(deleted)} 行），使用者需要迁移",
-                    f"Removes or deprecates functionality (−{num(deleted)} source lines); users must migrate",
-                    order=33,
-                )
+                Fact(Importance.MEDIUM, phrase("offline.removal.removes_functionality", deleted=num(deleted)), order=33)
             )
     if c.diff.moved_modules:
         moved = [old for old, _ in c.diff.moved_modules]
-        facts.append(
-            Fact(
-                Importance.MEDIUM,
-                f"移动了 {len(moved)} 个模块（{name_list(moved, True, 2)}），按旧路径导入会失效",
-                f"Moves {count_en(len(moved), 'module')} ({name_list(moved, False, 2)}); "
-                "imports of the old paths break",
-                order=34,
-            )
+        said = phrase(
+            "offline.removal.moves_modules", modules=Count(len(moved), "offline.removal.modules"), names=Names(moved, 2)
         )
+        facts.append(Fact(Importance.MEDIUM, said, order=34))
     return facts
 
 
@@ -135,24 +101,21 @@ def risks(c: Context) -> list[Risk]:
     diff = c.diff
     removed = _removed_files(c)
     if removed:
-        names = [f.path for f in sorted(removed, key=lambda f: -f.deletions)]
+        names = Names([f.path for f in sorted(removed, key=lambda f: -f.deletions)], 2)
         out.append(
             Risk(
                 30,
-                f"删除了 {name_list(names, True, 2)}，仍导入这些文件的下游代码会在导入时失败",
-                f"Deleted {name_list(names, False, 2)}; downstream code importing them fails at import time",
-                "在你的代码中搜索对这些模块的导入，迁移到替代实现后再升级",
-                "Search your code for imports of these modules and migrate before upgrading",
+                phrase("offline.removal.imports_fail", names=names),
+                phrase("offline.removal.migrate_imports_first"),
             )
         )
     if diff.removed_api:
+        api = Names(diff.removed_api)
         out.append(
             Risk(
                 31,
-                f"删除了公开接口 {name_list(diff.removed_api, True)}，调用它们的代码会报错",
-                f"Public definitions {name_list(diff.removed_api, False)} were removed; code calling them will fail",
-                f"搜索对 {name_list(diff.removed_api, True)} 的调用并替换",
-                f"Search for uses of {name_list(diff.removed_api, False)} and replace them",
+                phrase("offline.removal.calls_fail", names=api),
+                phrase("offline.removal.replace_uses", names=api),
             )
         )
     if diff.moved_modules:
@@ -160,20 +123,16 @@ def risks(c: Context) -> list[Risk]:
         out.append(
             Risk(
                 32,
-                f"模块从 {old} 移到 {new}，按旧路径导入会失败",
-                f"{old} moved to {new}; imports of the old path fail",
-                "更新引用旧路径的导入语句",
-                "Update imports that use the old path",
+                phrase("offline.removal.old_path_fails", old=old, new=new),
+                phrase("offline.removal.update_imports"),
             )
         )
     if diff.removed_flags:
         out.append(
             Risk(
                 33,
-                f"命令行参数 {name_list(diff.removed_flags, True)} 被移除，传入它们的脚本会报错",
-                f"Removed command-line flags ({name_list(diff.removed_flags, False)}) make scripts passing them fail",
-                "检查启动脚本和部署配置中是否用到这些参数",
-                "Check launch scripts and deployment configs for these flags",
+                phrase("offline.removal.scripts_fail", flags=Names(diff.removed_flags)),
+                phrase("offline.removal.check_launch_scripts"),
             )
         )
     return out
@@ -184,11 +143,5 @@ def insights(c: Context) -> list[Insight]:
     if not removed:
         return []
     (where, n), *_ = grouped_dirs([f.path for f in removed])
-    return [
-        Insight(
-            "architecture",
-            20,
-            f"删除了 {len(removed)} 个源码文件，其中 {n} 个在 {where}",
-            f"Deletes {count_en(len(removed), 'source file')}, {n} of them under {where}",
-        )
-    ]
+    files = Count(len(removed), "offline.removal.source_files")
+    return [Insight("architecture", 20, phrase("offline.removal.deletes_source_files", files=files, n=n, where=where))]
