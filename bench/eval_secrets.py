@@ -12,6 +12,8 @@ line when its mirror is missing:
   praetorian-inc+noseyparker  the default rules' examples and negative examples, split by vendor
                           (bench/secret_corpora.np_split): the tune half, and the held-out half
                           whose misses are shown only with --show-heldout
+  mongodb+kingfisher      the examples of rules for vendors without a Nosey Parker rule, split by
+                          vendor (bench/secret_corpora.kf_split): tune half, held-out half
   secretlint+secretlint   its rules' ng/ok snapshots                                        held out
   astral-sh+uv, astral-sh+ruff, pydantic+pydantic-ai
                           ordinary code: the added lines of every commit in the last --days days
@@ -40,7 +42,7 @@ from bot.diffs import skip_reason  # noqa: E402
 from bot.models import FileChange  # noqa: E402
 from bot.redact import MARK_PREFIX, redact, redactor, vendor_names  # noqa: E402
 from secret_corpora import (Case, detect_secrets_cases, git, gitleaks_cases, noseyparker_cases,  # noqa: E402
-                            np_split, secretlint_cases)
+                            kf_split, kingfisher_cases, np_split, secretlint_cases)
 
 NEGATIVE_REPOS = ("astral-sh+uv", "astral-sh+ruff", "pydantic+pydantic-ai")
 VENDORS = vendor_names()
@@ -216,6 +218,18 @@ def main() -> int:
             print(f"    ({unreadable} examples left out: their rule's pattern does not convert to Python)")
     else:
         print(f"noseyparker: no mirror at {npr}; skipped")
+
+    kf = root / "mongodb+kingfisher" / "repo"
+    if kf.is_dir():
+        positives, unreadable = kingfisher_cases(kf, npr if npr.is_dir() else None)
+        for part, shown in (("tune", show), ("held-out", held_show)):
+            report(f"Kingfisher examples, vendors without a Nosey Parker rule, {part} half "
+                   f"[{'in-sample' if part == 'tune' else 'HELD OUT'}]",
+                   [c for c in positives if kf_split(c.vendor) == part], shown)
+        if unreadable:
+            print(f"    ({unreadable} examples left out: their rule's pattern does not convert to Python)")
+    else:
+        print(f"kingfisher: no mirror at {kf}; skipped")
 
     sl = root / "secretlint+secretlint" / "repo"
     if sl.is_dir():

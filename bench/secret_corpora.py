@@ -407,6 +407,53 @@ def _np_group(rule_id: str, m: re.Match[str]) -> int:
 
 
 # =============================================================================================
+# Kingfisher (MongoDB's scanner, NP's rule format): the examples of rules for vendors Nosey Parker
+# has no rule for
+# =============================================================================================
+
+_KF_RULES = "data/rules"
+
+
+def kf_split(vendor: str) -> str:
+    """`tune` or `held-out`: half the Kingfisher-only vendors, by a fixed hash of the name, decided
+    before any case of this corpus was read (2026-11-25); only the tune half's misses are shown."""
+    return "held-out" if hashlib.sha256(f"kf-split-25:{vendor}".encode()).digest()[0] % 2 else "tune"
+
+
+def kingfisher_cases(repo: Path, np_repo: Path | None = None) -> tuple[list[Case], int]:
+    """(positives, unreadable) of every rule's examples, for vendors that have no Nosey Parker rule
+    file (those are already measured by noseyparker_cases). The secret is the last capture group
+    of the rule's pattern (the whole match when it has none)."""
+    import yaml  # noqa: PLC0415  (evaluation only: pip install pyyaml)
+
+    np_vendors = set()
+    if np_repo is not None:
+        listing = git(np_repo, "ls-tree", "--name-only", "HEAD", f"{_NP_RULES}/").decode().split()
+        np_vendors = {normalise(Path(p).stem) for p in listing if p.endswith(".yml")}
+    positives, unreadable = [], 0
+    for path in git(repo, "ls-tree", "--name-only", "HEAD", f"{_KF_RULES}/").decode().split():
+        if not path.endswith(".yml"):
+            continue
+        vendor = normalise(Path(path).stem)
+        if vendor in np_vendors:
+            continue
+        try:
+            data = yaml.safe_load(git(repo, "show", f"HEAD:{path}").decode())
+        except yaml.YAMLError:
+            unreadable += 1
+            continue
+        for rule in (data or {}).get("rules") or []:
+            pattern = py_regex(rule.get("pattern") or "")
+            for example in rule.get("examples") or []:
+                m = pattern.search(example) if pattern else None
+                if not m or not m.group(m.re.groups or 0):
+                    unreadable += 1
+                    continue
+                positives.append(Case(vendor, rule["id"], example, m.group(m.re.groups or 0)))
+    return positives, unreadable
+
+
+# =============================================================================================
 # secretlint: its rules' snapshot fixtures
 # =============================================================================================
 

