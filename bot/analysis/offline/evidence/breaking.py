@@ -37,17 +37,13 @@ def declared(title_text: str, body: str, bang: bool, tag_keys: Sequence[str]) ->
 def facts(c: Context) -> list[Fact]:
     if not c.title.breaking:
         return []
-    return [
-        Fact(Importance.HIGH, phrase("offline.breaking.declared"), order=10)
-    ]
+    return [Fact(Importance.HIGH, phrase("offline.breaking.declared"), order=10)]
 
 
 def risks(c: Context) -> list[Risk]:
     if not c.title.breaking:
         return []
-    return [
-        Risk(10, phrase("offline.breaking.callers_fail"), phrase("offline.breaking.read_migration_notes"))
-    ]
+    return [Risk(10, phrase("offline.breaking.callers_fail"), phrase("offline.breaking.read_migration_notes"))]
 
 
 def insights(c: Context) -> list[Insight]:
