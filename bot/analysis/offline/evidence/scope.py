@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 
+from ....i18n import Count, phrase, text
 from ....models import ChangeType, Importance
 from ..context import Context, Fact
-from ..lang import files_en, lines, name_list
+from ..lang import Names, is_zh, lines
 from ..paths import NON_RUNTIME, FileKind
 from ..stats import FileStats
 from . import dependencies, security
@@ -28,41 +30,44 @@ def cosmetic(title_text: str) -> bool:
     return bool(_COSMETIC.search(title_text))
 
 
+class _Kinds:
+    """The kinds of file a commit changes, named in the reader's language ('docs and test' /
+    '文档、测试'); `capital` when the list opens the sentence ('Docs-only change')."""
+
+    __slots__ = ("kinds", "capital")
+
+    def __init__(self, kinds: Sequence[FileKind], capital: bool = False):
+        self.kinds, self.capital = tuple(kinds), capital
+
+    def say(self, lang: str | None) -> str:
+        labels = [k.label(is_zh(lang or "")) for k in self.kinds]
+        listed = labels[0]
+        if len(labels) > 1:
+            rest = text(lang, "common.list_sep").join(labels[:-1])
+            listed = text(lang, "offline.scope.kinds_and", rest=rest, last=labels[-1])
+        if self.capital:
+            listed = listed[:1].upper() + listed[1:]
+        # "仅改动 CI 配置": Chinese puts a space before Latin text.
+        return text(lang, "offline.scope.kinds_latin", kinds=listed) if listed[:1].isascii() else listed
+
+
 def _only_kinds_fact(stats: FileStats) -> Fact:
     """'仅改动文档（2 个文件）' / 'Docs-only change (2 files)'."""
-    n = stats.total_files
+    files = Count(stats.total_files, "counts.file")
     if stats.only({FileKind.LOCKFILE}):
         names = [f.path for f in stats.of(FileKind.LOCKFILE)]
-        return Fact(
-            Importance.LOW,
-            f"仅更新锁文件（{name_list(names, True, 2)}），依赖声明未变",
-            f"Lockfile-only update ({name_list(names, False, 2)}); declared dependencies unchanged",
-        )
+        return Fact(Importance.LOW, phrase("offline.scope.lockfile_only", names=Names(names, 2)))
     counts = Counter(k for _, k in stats.files)
     kinds = [k for k, _ in counts.most_common()]
-    zh = "、".join(k.label(True) for k in kinds)
-    if zh[:1].isascii():
-        zh = " " + zh  # "仅改动 CI 配置": a space between Chinese and Latin text
     if len(kinds) == 1:
-        label = kinds[0].label(False)
-        en = f"{label[:1].upper() + label[1:]}-only change ({files_en(n)}); no runtime code touched"
-    else:
-        en = (
-            f"Only {', '.join(k.label(False) for k in kinds[:-1])} and {kinds[-1].label(False)} files "
-            f"change ({files_en(n)}); no runtime code touched"
-        )
-    return Fact(Importance.LOW, f"仅改动{zh}（{n} 个文件），不影响运行时代码", en)
+        return Fact(Importance.LOW, phrase("offline.scope.only_kind", kinds=_Kinds(kinds, capital=True), files=files))
+    return Fact(Importance.LOW, phrase("offline.scope.only_kinds", kinds=_Kinds(kinds), files=files))
 
 
 def _tooling_fact(stats: FileStats, level: Importance) -> Fact:
     adds, dels = stats.lines(FileKind.TOOLING)
     n = len(stats.of(FileKind.TOOLING))
-    return Fact(
-        level,
-        f"只改动了基准、脚本等工具代码（{n} 个文件，{lines(adds, dels)}），不影响发布的代码",
-        f"Only tooling such as benchmarks and scripts changes ({files_en(n)}, {lines(adds, dels)}); "
-        "shipped code is untouched",
-    )
+    return Fact(level, phrase("offline.scope.tooling_only", files=Count(n, "counts.file"), lines=lines(adds, dels)))
 
 
 def ceiling(c: Context) -> Fact | None:
@@ -86,11 +91,8 @@ def ceiling(c: Context) -> Fact | None:
             return _only_kinds_fact(stats)
         if stats.of(FileKind.TOOLING):
             return _tooling_fact(stats, Importance.LOW)
-        return Fact(
-            Importance.LOW,
-            f"只改动了项目内部路径（{files_en(stats.total_files)}），不影响发布的代码",
-            f"Only internal paths change ({files_en(stats.total_files)}); shipped code is untouched",
-        )
+        files = Count(stats.total_files, "offline.scope.internal_files")
+        return Fact(Importance.LOW, phrase("offline.scope.internal_only", files=files))
     # "Bump eslint" is not a lint change, and backing out a lint fix is still a revert.
     mechanical = (
         c.title.cosmetic
@@ -101,25 +103,17 @@ def ceiling(c: Context) -> Fact | None:
     if mechanical and (stats.known or stats.total_files):
         big = stats.source_lines >= COSMETIC_BIG
         adds, dels = stats.lines(FileKind.SOURCE) if stats.known else (stats.additions, stats.deletions)
-        size_zh = f"（源码 {lines(adds, dels)} 行）" if adds or dels else ""
-        size_en = f" ({lines(adds, dels)} source lines)" if adds or dels else ""
-        return Fact(
-            Importance.MEDIUM if big else Importance.LOW,
-            f"格式、拼写或代码检查类改动{size_zh}，不改变行为" + ("，但范围大，可能与未合入的分支冲突" if big else ""),
-            f"Formatting, spelling or lint change{size_en} with no behaviour change"
-            + ("; wide enough to conflict with open branches" if big else ""),
-        )
+        size = phrase("offline.scope.cosmetic_size", lines=lines(adds, dels)) if adds or dels else ""
+        if big:
+            return Fact(Importance.MEDIUM, phrase("offline.scope.cosmetic_wide", size=size))
+        return Fact(Importance.LOW, phrase("offline.scope.cosmetic", size=size))
     dev_only = dependencies.dev_only(c)
     if dev_only:
         return dev_only
     if c.profile.is_preview(tags=c.title.tags) or (
         stats.source and all(c.profile.is_preview(path=f.path) for f in stats.source)
     ):
-        return Fact(
-            Importance.MEDIUM,
-            "仅影响预览功能（按仓库配置），最多为中等重要性",
-            "Preview-only work (per the repository profile), so at most medium",
-        )
+        return Fact(Importance.MEDIUM, phrase("offline.scope.preview_only"))
     return None
 
 
@@ -127,41 +121,28 @@ def baseline(c: Context) -> Fact:
     """The reason for a low level when no rule fired."""
     stats = c.stats
     if not stats.known and not stats.total_files:
-        return Fact(
-            Importance.LOW,
-            f"未获取到改动文件，仅按标题判断为{noun(c.ctype, True)}",
-            f"No file list available; judged from the title as a {noun(c.ctype, False).lower()}",
-        )
+        return Fact(Importance.LOW, phrase("offline.scope.no_file_list", type=noun(c.ctype, mid=True)))
     if c.title.preserving and stats.source_lines:
-        return Fact(Importance.LOW, "作者说明行为不变的重构", "A refactor its author says changes no behaviour")
+        return Fact(Importance.LOW, phrase("offline.scope.refactor_preserving"))
     if stats.source_lines:
         adds, dels = stats.lines(FileKind.SOURCE) if stats.known else (stats.additions, stats.deletions)
         n = len(stats.source) if stats.known else stats.total_files
         return Fact(
             Importance.LOW,
-            f"{noun(c.ctype, True)}，源码改动小（{n} 个文件，{lines(adds, dels)}）",
-            f"{noun(c.ctype, False)} with a small source change ({files_en(n)}, {lines(adds, dels)})",
+            phrase(
+                "offline.scope.small_source_change",
+                type=noun(c.ctype),
+                files=Count(n, "counts.file"),
+                lines=lines(adds, dels),
+            ),
         )
     if stats.of(FileKind.TOOLING):
         return _tooling_fact(stats, Importance.LOW)
     if stats.of(FileKind.DEPENDENCY):
         names = [f.path for f in stats.of(FileKind.DEPENDENCY)]
-        return Fact(
-            Importance.LOW,
-            f"依赖清单改动（{name_list(names, True, 2)}），没有主版本升级",
-            f"Dependency manifest change ({name_list(names, False, 2)}) without a major version bump",
-        )
+        return Fact(Importance.LOW, phrase("offline.scope.manifest_change", names=Names(names, 2)))
     if stats.of(FileKind.BUILD):
         names = [f.path for f in stats.of(FileKind.BUILD)]
-        return Fact(
-            Importance.LOW,
-            f"构建或工具配置改动（{name_list(names, True, 2)}），不改变发布产物的构建方式",
-            f"Build or tooling configuration ({name_list(names, False, 2)}) that does not change how "
-            "shipped artefacts are built",
-        )
-    n = stats.total_files
-    return Fact(
-        Importance.LOW,
-        f"{noun(c.ctype, True)}，未改动源码（{n} 个文件，均为配置或其他文件）",
-        f"{noun(c.ctype, False)} without source changes ({files_en(n)}, config or other files)",
-    )
+        return Fact(Importance.LOW, phrase("offline.scope.build_config_change", names=Names(names, 2)))
+    files = Count(stats.total_files, "counts.file")
+    return Fact(Importance.LOW, phrase("offline.scope.no_source_change", type=noun(c.ctype), files=files))

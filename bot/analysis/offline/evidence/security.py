@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ....i18n import Phrase, phrase
 from ....models import ChangeType, Importance
 from ..context import Context, Fact, Insight, Risk
-from ..lang import clip, name_list
+from ..lang import Names, clip
 from ..paths import FileKind
-from ..stats import runtime_lines, where_names
+from ..stats import runtime_lines
+from .size import WhereNames
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile
@@ -162,15 +164,15 @@ def pipeline_hardening(c: Context) -> Fact | None:
     ci = [f.path for f in c.stats.of(FileKind.CI)]
     if not (c.title.hardening and ci and any(_RELEASE_PIPELINE.search(p.rsplit("/", 1)[-1]) for p in ci)):
         return None
-    return Fact(
-        Importance.MEDIUM,
-        "加固了构建和发布流水线（权限、凭据或缓存），关系到发布产物的可信度",
-        "Hardens the release pipeline (permissions, credentials or caches) that produces what users install",
-        floor=True,
-    )
+    return Fact(Importance.MEDIUM, phrase("offline.security.pipeline_hardening"), floor=True)
 
 
 # --- conclusions ---------------------------------------------------------------------------------
+
+
+def _cve(cve: str) -> Phrase | str:
+    """The CVE or GHSA id as an aside of a sentence ('Security fix (CVE-…)'), or nothing."""
+    return phrase("offline.security.cve_aside", cve=cve) if cve else ""
 
 
 def facts(c: Context) -> list[Fact]:
@@ -178,64 +180,23 @@ def facts(c: Context) -> list[Fact]:
     t = c.title
     shipped = runtime_lines(c.stats, c.profile)
     if t.security and c.ctype is ChangeType.REVERT:
-        facts.append(
-            Fact(
-                Importance.HIGH,
-                "回滚了一个安全相关的改动，已修复的问题可能重新暴露",
-                "Reverts a security-related change; the issue it fixed may be exposed again",
-                order=20,
-            )
-        )
+        facts.append(Fact(Importance.HIGH, phrase("offline.security.reverts_security_change"), order=20))
     elif t.security or c.ctype is ChangeType.SECURITY:
-        what = t.cve or ""
-        facts.append(
-            Fact(
-                Importance.HIGH,
-                f"安全修复{f'（{what}）' if what else ''}，受影响版本应尽快升级",
-                f"Security fix{f' ({what})' if what else ''}; affected versions should upgrade soon",
-                order=20,
-            )
-        )
+        facts.append(Fact(Importance.HIGH, phrase("offline.security.security_fix", cve=_cve(t.cve)), order=20))
     elif t.rejects and t.guard and shipped:
         # "Reject MD5-only hashes", "Reject case-variant reserved entry points": small diffs, but
         # they close a hole on a trust boundary and refuse input that used to pass.
         facts.append(
-            Fact(
-                Importance.HIGH,
-                f"在安全相关的检查上（{t.guard}）拒绝以前接受的输入，即使改动很小也会影响用户",
-                f"Newly refuses input on a trust boundary ({t.guard}); small as the diff is, "
-                "input that used to pass now fails",
-                order=20,
-            )
+            Fact(Importance.HIGH, phrase("offline.security.refuses_on_trust_boundary", guard=t.guard), order=20)
         )
     elif t.guard_in_title and shipped:
         facts.append(
-            Fact(
-                Importance.MEDIUM,
-                f"标题涉及安全相关的处理（{t.guard}），且改动了发布的代码",
-                f"The title touches a trust boundary ({t.guard}) and shipped code changes",
-                order=20,
-            )
+            Fact(Importance.MEDIUM, phrase("offline.security.title_on_trust_boundary", guard=t.guard), order=20)
         )
     elif t.security_mention and c.stats.source_lines:
-        facts.append(
-            Fact(
-                Importance.MEDIUM,
-                "标题提到安全，且改动了源码",
-                "The title mentions security and source code changes",
-                order=20,
-            )
-        )
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.security.title_mentions_security"), order=20))
     if t.rejects and not t.guard and shipped and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
-        facts.append(
-            Fact(
-                Importance.MEDIUM,
-                f"开始拒绝以前接受的输入（{t.rejects}），依赖旧行为的调用会失败",
-                f"Newly refuses input that was accepted before (“{t.rejects}”); callers relying on "
-                "the old leniency fail",
-                order=21,
-            )
-        )
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.security.refuses_input", rejects=t.rejects), order=21))
     # Restructuring code under auth/ or crypto/ is not a security change; fixing or adding is.
     if c.diff.security_paths and c.ctype not in (
         ChangeType.REFACTOR,
@@ -243,15 +204,8 @@ def facts(c: Context) -> list[Fact]:
         ChangeType.TESTS,
         ChangeType.DOCS,
     ):
-        names = name_list(c.diff.security_paths, True), name_list(c.diff.security_paths, False)
-        facts.append(
-            Fact(
-                Importance.MEDIUM,
-                f"改动触及安全敏感路径 {names[0]}",
-                f"Touches security-sensitive paths ({names[1]})",
-                order=22,
-            )
-        )
+        paths = Names(c.diff.security_paths)
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.security.touches_sensitive_paths", paths=paths), order=22))
     return facts
 
 
@@ -262,47 +216,33 @@ def risks(c: Context) -> list[Risk]:
         out.append(
             Risk(
                 20,
-                "被回滚的是安全相关改动，它修复的问题可能重新出现",
-                "The reverted change was security-related; the issue it fixed may be back",
-                "确认是否有替代修复，没有时暂缓升级到包含此回滚的版本",
-                "Check whether a replacement fix exists; until then hold back upgrades that contain this revert",
+                phrase("offline.security.reverted_fix_may_be_back"),
+                phrase("offline.security.hold_back_revert"),
             )
         )
     elif title.security or c.ctype is ChangeType.SECURITY:
-        cve_zh = f"（{title.cve}）" if title.cve else ""
-        cve_en = f" ({title.cve})" if title.cve else ""
         out.append(
             Risk(
                 20,
-                f"修复的安全问题{cve_zh}在旧版本中仍然存在",
-                f"The fixed security issue{cve_en} remains in older versions",
-                "确认你运行的版本是否受影响，并尽快升级到包含此提交的版本",
-                "Check whether your deployed version is affected and upgrade to one containing this commit",
+                phrase("offline.security.old_versions_vulnerable", cve=_cve(title.cve)),
+                phrase("offline.security.check_and_upgrade"),
             )
         )
     if title.rejects:
-        subject = f"“{clip(title.subject, 80)}”"
         out.append(
             Risk(
                 21,
-                f"以前被接受的输入现在会被拒绝（{title.rejects}）：{subject}；发送这类输入的调用方升级后会报错",
-                f"Input that was accepted until now is refused ({title.rejects}): {subject}; callers sending it get "
-                "an error after upgrading",
-                "在升级前用真实输入（尤其是边界情况）验证一遍",
-                "Run your real inputs, edge cases first, through the new version before upgrading",
+                phrase("offline.security.input_now_refused", rejects=title.rejects, subject=clip(title.subject, 80)),
+                phrase("offline.security.try_real_inputs"),
             )
         )
     if title.guard and (title.guard_in_title or title.rejects) and not title.security:
-        names_zh = where_names(c.stats, c.diff.hunk_names, True)
-        names_en = where_names(c.stats, c.diff.hunk_names, False)
+        names = WhereNames(c.stats, c.diff.hunk_names, empty=phrase("offline.security.the_change"))
         out.append(
             Risk(
                 22,
-                f"改动位于信任边界（{title.guard}）：这里的错误会悄悄削弱检查，而不是明显地报错",
-                f"The change sits on a trust boundary ({title.guard}): a mistake here silently weakens a check "
-                "instead of failing loudly",
-                f"重点审查 {names_zh or '改动'} 对 {title.guard} 的处理",
-                f"Review how {names_en or 'the change'} handles {title.guard}",
+                phrase("offline.security.trust_boundary_mistake", guard=title.guard),
+                phrase("offline.security.review_guard_handling", names=names, guard=title.guard),
             )
         )
     return out
@@ -311,16 +251,10 @@ def risks(c: Context) -> list[Risk]:
 def insights(c: Context) -> list[Insight]:
     out: list[Insight] = []
     if c.title.cve:
-        out.append(Insight("security", 10, f"提交提到 {c.title.cve}", f"The commit names {c.title.cve}"))
+        out.append(Insight("security", 10, phrase("offline.security.names_cve", cve=c.title.cve)))
     elif c.title.security:
-        out.append(Insight("security", 10, "提交说明提到安全问题", "The message mentions a security issue"))
+        out.append(Insight("security", 10, phrase("offline.security.mentions_security_issue")))
     if c.diff.security_paths:
-        out.append(
-            Insight(
-                "security",
-                11,
-                f"改动触及安全敏感路径 {name_list(c.diff.security_paths, True)}",
-                f"Touches security-sensitive paths: {name_list(c.diff.security_paths, False)}",
-            )
-        )
+        paths = Names(c.diff.security_paths)
+        out.append(Insight("security", 11, phrase("offline.security.sensitive_paths_listed", paths=paths)))
     return out
