@@ -91,7 +91,7 @@ def ceiling(c: Context) -> Fact | None:
             return _only_kinds_fact(stats)
         if stats.of(FileKind.TOOLING):
             return _tooling_fact(stats, Importance.LOW)
-        files = Count(stats.total_files, "offline.scope.internal_files")
+        files = Count(stats.total_files, "counts.file")
         return Fact(Importance.LOW, phrase("offline.scope.internal_only", files=files))
     # "Bump eslint" is not a lint change, and backing out a lint fix is still a revert.
     mechanical = (
