@@ -1414,9 +1414,7 @@ def _redact_context(text: str, kinds: Counter) -> str:
 # words are never taken here: SHAs and ids are everywhere (they need a credential word).
 
 # (a run may start a diff's line right after its + or - marker)
-_RANDOM_RUN = re.compile(
-    r"(?:(?<=^[+\- ])|(?<![\w+/=\-.~:]))[A-Za-z0-9][A-Za-z0-9+/_\-=.~]{19,199}(?![\w+/=\-~])", re.M
-)
+_RANDOM_RUN = re.compile(r"(?:(?<=^[+\- ])|(?<![\w+/\-.~]))[A-Za-z0-9][A-Za-z0-9+/_\-.~]{19,199}=*(?![\w+/=\-~])", re.M)
 _NAME_OP_BEFORE = re.compile(
     r"(?<![\w.\-])(?P<name>[A-Za-z][A-Za-z0-9_\-.]{0,40})[\"']?(?:[ \t]*(?:=|:=|=>)[ \t]*|[ \t]+|\()[\"'`]?$"
 )
@@ -1436,6 +1434,8 @@ def _named_random(value: str, name: str) -> bool:
         return False  # base64 data (`audio: 9//o/+b/…`), a path, a query: a key without a name has none
     if not strongly_random(core) or _wordy_identifier(core) or _is_placeholder(core):
         return False
+    if all(_wordy_identifier(part) for part in core.split(".")):
+        return False  # pytest.PytestRemovedIn10Warning: a dotted name made of words
     first = re.split(r"[_\-~.]", core, maxsplit=1)[0].lower()
     if first in _ID_PREFIXES or first.endswith(("id", "call")):
         return False  # an id an API handed out: msg_01…, call_…, toolu_…, chatcmpl-…
@@ -1446,6 +1446,7 @@ def _named_random(value: str, name: str) -> bool:
 # A credential word glued to a vendor's name and to its value in one word:
 # `capsulecrm-SECRET-bu9J…`, `holidayapiKEY-123e4567-…`, `gitter-secret-…`, `versioneyeACCESS-…`.
 _GLUED_WORD = re.compile(r"(?:secret|token|key|access|private|password|passwd|apikey)s?(?=[-_.][A-Za-z0-9])", re.I)
+_UPPER_RUN = re.compile(r"[A-Z]{2,}")
 # a glued value is letters, digits and dashes (`key_id=PROBE_KEY` is more words of the name)
 _GLUED_VALUE = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 
@@ -1454,6 +1455,7 @@ def _glued_secret(run: str) -> int:
     """Where the value starts in a run holding `name-credential-value`, or -1."""
     for g in reversed(list(_GLUED_WORD.finditer(run))):
         name, rest = run[: g.end()], run[g.end() + 1 :].rstrip(".")
+        name = _UPPER_RUN.sub(lambda u: "_" + u.group().lower() + "_", name)  # buttercmsPRIVATEkey: private key
         if len(rest) < 16 or run[g.end()] in ":=" or not _GLUED_VALUE.fullmatch(rest) or not name_strength(name)[0]:
             continue  # (`name=value` and `name: value` are the context detector's: not glued)
         if _UUID.fullmatch(rest) or (

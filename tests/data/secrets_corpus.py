@@ -199,6 +199,10 @@ def positives() -> list[tuple[str, str, str]]:
     add("a client built with a random literal", f'client = QuokkaClient("{v}")', v)
     v = "qk-u-" + s(40, _ALNUM, 97)
     add("a prefixed token with a one-letter middle", f"QUOKKA={v}", v)
+    v = s(44, _ALNUM, 98)
+    add("a vendor's name, = and no space, a random token", f"wombatpay={v}", v)
+    v = s(40, _HEXL, 99)
+    add("PRIVATEkey glued between name and a hex value", f"quokkaPRIVATEkey-{v}", v)
     return cases
 
 
@@ -304,4 +308,5 @@ def negatives() -> list[str]:
         "assert SecretDate('2017-01-01') != SecretDate('2018-01-01')",
         "assert repr(f.value) == \"SecretDate('****/**/**')\"",
         'result = pytester.runpytest("-Werror::pytest.PytestRemovedIn10Warning")',
+        '# warnings.filterwarnings("error", category=pytest.PytestRemovedIn10Warning)',
     ]
