@@ -23,6 +23,7 @@ Leave-one-vendor-out: each case is redacted again with the shape rules written f
 left out (bot.redact.redactor), so only the generic detectors and other vendors' rules can catch
 it; "no vendor rule" leaves every vendor's rules out at once.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bot.diffs import skip_reason  # noqa: E402
 from bot.models import FileChange  # noqa: E402
 from bot.redact import MARK_PREFIX, redact, redactor, vendor_names  # noqa: E402
-from secret_corpora import (Case, detect_secrets_cases, git, gitleaks_cases, noseyparker_cases,  # noqa: E402
-                            kf_split, kingfisher_cases, np_split, secretlint_cases)
+from secret_corpora import (
+    Case,
+    detect_secrets_cases,
+    git,
+    gitleaks_cases,
+    noseyparker_cases,  # noqa: E402
+    kf_split,
+    kingfisher_cases,
+    np_split,
+    secretlint_cases,
+)
 
 NEGATIVE_REPOS = ("astral-sh+uv", "astral-sh+ruff", "pydantic+pydantic-ai")
 VENDORS = vendor_names()
@@ -68,12 +78,23 @@ def without_own_rules(vendor: str) -> Callable:
 # ordinary code
 # =============================================================================================
 
+
 def negative_corpus(repo: Path, days: int, offset: int = 0) -> tuple[int, int, list[str], int]:
     """(added lines sent, false redactions, examples, commits) over `days` days ending `offset`
     days before the newest commit."""
     newest = int(git(repo, "log", "-1", "--format=%ct", "HEAD").decode()) - offset * 86400
-    log = git(repo, "log", "--no-merges", "-p", "--no-color", "--no-ext-diff", "--format=%x00%H%n%B%x01",
-              f"--since={newest - days * 86400}", f"--until={newest}", "HEAD").decode("utf-8", "replace")
+    log = git(
+        repo,
+        "log",
+        "--no-merges",
+        "-p",
+        "--no-color",
+        "--no-ext-diff",
+        "--format=%x00%H%n%B%x01",
+        f"--since={newest - days * 86400}",
+        f"--until={newest}",
+        "HEAD",
+    ).decode("utf-8", "replace")
     lines = flagged = commits = 0
     examples: list[str] = []
     for chunk in log.split("\x00")[1:]:
@@ -85,9 +106,15 @@ def negative_corpus(repo: Path, days: int, offset: int = 0) -> tuple[int, int, l
             if not m:
                 continue
             path = m.group(2)
-            body = part[part.find("\n@@"):] if "\n@@" in part else ""
-            f = FileChange(path=path, status="modified", additions=0, deletions=0, patch=body or None,
-                           binary="Binary files" in part[:400])
+            body = part[part.find("\n@@") :] if "\n@@" in part else ""
+            f = FileChange(
+                path=path,
+                status="modified",
+                additions=0,
+                deletions=0,
+                patch=body or None,
+                binary="Binary files" in part[:400],
+            )
             if skip_reason(f) is None and body:
                 texts.append(path + "\n" + body)
         for text in texts:
@@ -108,6 +135,7 @@ def negative_corpus(repo: Path, days: int, offset: int = 0) -> tuple[int, int, l
 # =============================================================================================
 # reports
 # =============================================================================================
+
 
 def report(name: str, cases: list[Case], show: int, per_rule: bool = False, lovo: bool = True) -> None:
     """Recall, then leave-one-vendor-out recall; misses listed only when `show`."""
@@ -133,15 +161,19 @@ def report(name: str, cases: list[Case], show: int, per_rule: bool = False, lovo
         own_missed = [c for c in lovo_missed if c.vendor in VENDORS]
         bare_missed = [c for c in cases if not withheld(c.text, c.secret, _NO_VENDOR_RULE)]
         n = len(cases)
-        print(f"    leave-one-vendor-out: {n - len(lovo_missed)}/{n} = {_pct(n - len(lovo_missed), n)} "
-              f"(the {len(own)} cases of the {len({c.vendor for c in own})} vendors with rules of their own: "
-              f"{len(own) - len(own_missed)}/{len(own)} = {_pct(len(own) - len(own_missed), len(own))}); "
-              f"no vendor rule at all: {n - len(bare_missed)}/{n} = {_pct(n - len(bare_missed), n)}")
+        print(
+            f"    leave-one-vendor-out: {n - len(lovo_missed)}/{n} = {_pct(n - len(lovo_missed), n)} "
+            f"(the {len(own)} cases of the {len({c.vendor for c in own})} vendors with rules of their own: "
+            f"{len(own) - len(own_missed)}/{len(own)} = {_pct(len(own) - len(own_missed), len(own))}); "
+            f"no vendor rule at all: {n - len(bare_missed)}/{n} = {_pct(n - len(bare_missed), n)}"
+        )
         # a left-out vendor caught by another vendor's rule: a check on the rules' vendor labels
         borrowed = Counter(c.vendor for c in own if c not in lovo_missed and c in bare_missed)
         if borrowed and show:
-            print("    caught by another vendor's rule when left out:",
-                  ", ".join(f"{v} {k}" for v, k in borrowed.most_common(12)))
+            print(
+                "    caught by another vendor's rule when left out:",
+                ", ".join(f"{v} {k}" for v, k in borrowed.most_common(12)),
+            )
     if not show:
         return
     _misses("missed", missed, show)
@@ -170,15 +202,30 @@ def _pct(a: int, b: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mirrors", default=os.environ.get("SECRETS_MIRRORS"),
-                        help="directory of fetched mirrors (or $SECRETS_MIRRORS)")
+    parser.add_argument(
+        "--mirrors",
+        default=os.environ.get("SECRETS_MIRRORS"),
+        help="directory of fetched mirrors (or $SECRETS_MIRRORS)",
+    )
     parser.add_argument("--days", type=int, default=14, help="days of ordinary code per negative repository")
-    parser.add_argument("--offset-days", type=int, default=0,
-                        help="end the ordinary-code window this many days before the newest commit (held-out runs)")
+    parser.add_argument(
+        "--offset-days",
+        type=int,
+        default=0,
+        help="end the ordinary-code window this many days before the newest commit (held-out runs)",
+    )
+    parser.add_argument(
+        "--ordinary",
+        default=",".join(NEGATIVE_REPOS),
+        help="mirrors of ordinary code, comma-separated (default: uv, ruff, pydantic-ai; "
+        "pydantic+pydantic,python+mypy,pytest-dev+pytest,HabanaAI+vllm-fork were never tuned on)",
+    )
+    parser.add_argument("--only-ordinary", action="store_true", help="measure false redactions only")
     parser.add_argument("--show-misses", type=int, default=15)
     parser.add_argument("--show-false", type=int, default=30)
-    parser.add_argument("--show-heldout", action="store_true",
-                        help="also list the held-out corpora's misses (after tuning is over)")
+    parser.add_argument(
+        "--show-heldout", action="store_true", help="also list the held-out corpora's misses (after tuning is over)"
+    )
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
     if not args.mirrors:
@@ -187,60 +234,70 @@ def main() -> int:
     root = Path(args.mirrors)
     show, held_show = args.show_misses, (args.show_misses if args.show_heldout else 0)
 
-    ds = root / "Yelp+detect-secrets" / "repo"
-    if ds.is_dir():
-        try:
-            cases = detect_secrets_cases(ds)
-        except ImportError as exc:
-            print(f"detect-secrets: skipped, its plugins need {exc.name} (pip install pyyaml requests responses)")
+    if not args.only_ordinary:
+        ds = root / "Yelp+detect-secrets" / "repo"
+        if ds.is_dir():
+            try:
+                cases = detect_secrets_cases(ds)
+            except ImportError as exc:
+                print(f"detect-secrets: skipped, its plugins need {exc.name} (pip install pyyaml requests responses)")
+            else:
+                report("detect-secrets plugin tests [in-sample]", cases, show)
         else:
-            report("detect-secrets plugin tests [in-sample]", cases, show)
-    else:
-        print(f"detect-secrets: no mirror at {ds}; skipped")
+            print(f"detect-secrets: no mirror at {ds}; skipped")
 
-    gl = root / "gitleaks+gitleaks" / "repo"
-    if gl.is_dir():
-        cases, bare = gitleaks_cases(gl, random.Random(args.seed))
-        report("gitleaks rules [in-sample]", cases, show, per_rule=True)
-        report("gitleaks vendor shapes, no name on the line [in-sample]", bare, show, per_rule=True)
-    else:
-        print(f"gitleaks: no mirror at {gl}; skipped")
+        gl = root / "gitleaks+gitleaks" / "repo"
+        if gl.is_dir():
+            cases, bare = gitleaks_cases(gl, random.Random(args.seed))
+            report("gitleaks rules [in-sample]", cases, show, per_rule=True)
+            report("gitleaks vendor shapes, no name on the line [in-sample]", bare, show, per_rule=True)
+        else:
+            print(f"gitleaks: no mirror at {gl}; skipped")
 
-    npr = root / "praetorian-inc+noseyparker" / "repo"
-    if npr.is_dir():
-        positives, negatives, unreadable = noseyparker_cases(npr)
-        for part, shown in (("tune", show), ("held-out", held_show)):
-            report(f"Nosey Parker examples, {part} half [{'in-sample' if part == 'tune' else 'HELD OUT'}]",
-                   [c for c in positives if np_split(c.vendor) == part], shown)
-            report_negatives(f"Nosey Parker negative examples, {part} half",
-                             [c for c in negatives if np_split(c.vendor) == part], shown)
-        if unreadable:
-            print(f"    ({unreadable} examples left out: their rule's pattern does not convert to Python)")
-    else:
-        print(f"noseyparker: no mirror at {npr}; skipped")
+        npr = root / "praetorian-inc+noseyparker" / "repo"
+        if npr.is_dir():
+            positives, negatives, unreadable = noseyparker_cases(npr)
+            for part, shown in (("tune", show), ("held-out", held_show)):
+                report(
+                    f"Nosey Parker examples, {part} half [{'in-sample' if part == 'tune' else 'HELD OUT'}]",
+                    [c for c in positives if np_split(c.vendor) == part],
+                    shown,
+                )
+                report_negatives(
+                    f"Nosey Parker negative examples, {part} half",
+                    [c for c in negatives if np_split(c.vendor) == part],
+                    shown,
+                )
+            if unreadable:
+                print(f"    ({unreadable} examples left out: their rule's pattern does not convert to Python)")
+        else:
+            print(f"noseyparker: no mirror at {npr}; skipped")
 
-    kf = root / "mongodb+kingfisher" / "repo"
-    if kf.is_dir():
-        positives, unreadable = kingfisher_cases(kf, npr if npr.is_dir() else None)
-        for part, shown in (("tune", show), ("held-out", held_show)):
-            report(f"Kingfisher examples, vendors without a Nosey Parker rule, {part} half "
-                   f"[{'in-sample' if part == 'tune' else 'HELD OUT'}]",
-                   [c for c in positives if kf_split(c.vendor) == part], shown)
-        if unreadable:
-            print(f"    ({unreadable} examples left out: their rule's pattern does not convert to Python)")
-    else:
-        print(f"kingfisher: no mirror at {kf}; skipped")
+        kf = root / "mongodb+kingfisher" / "repo"
+        if kf.is_dir():
+            positives, unreadable = kingfisher_cases(kf, npr if npr.is_dir() else None)
+            for part, shown in (("tune", show), ("held-out", held_show)):
+                report(
+                    f"Kingfisher examples, vendors without a Nosey Parker rule, {part} half "
+                    f"[{'in-sample' if part == 'tune' else 'HELD OUT'}]",
+                    [c for c in positives if kf_split(c.vendor) == part],
+                    shown,
+                )
+            if unreadable:
+                print(f"    ({unreadable} examples left out: their rule's pattern does not convert to Python)")
+        else:
+            print(f"kingfisher: no mirror at {kf}; skipped")
 
-    sl = root / "secretlint+secretlint" / "repo"
-    if sl.is_dir():
-        positives, negatives = secretlint_cases(sl)
-        report("secretlint rule fixtures [HELD OUT]", positives, held_show)
-        report_negatives("secretlint ok fixtures", negatives, held_show)
-    else:
-        print(f"secretlint: no mirror at {sl}; skipped")
+        sl = root / "secretlint+secretlint" / "repo"
+        if sl.is_dir():
+            positives, negatives = secretlint_cases(sl)
+            report("secretlint rule fixtures [HELD OUT]", positives, held_show)
+            report_negatives("secretlint ok fixtures", negatives, held_show)
+        else:
+            print(f"secretlint: no mirror at {sl}; skipped")
 
     total_lines = total_flagged = 0
-    for name in NEGATIVE_REPOS:
+    for name in args.ordinary.split(","):
         repo = root / name / "repo"
         if not repo.is_dir():
             print(f"{name}: no mirror at {repo}; skipped")
@@ -248,19 +305,25 @@ def main() -> int:
         try:
             lines, flagged, examples, commits = negative_corpus(repo, args.days, args.offset_days)
         except subprocess.CalledProcessError as exc:
-            print(f"{name}: its history for that window cannot be read "
-                  f"({exc.stderr.decode(errors='replace').strip()[:80]}); skipped")
+            print(
+                f"{name}: its history for that window cannot be read "
+                f"({exc.stderr.decode(errors='replace').strip()[:80]}); skipped"
+            )
             continue
         total_lines += lines
         total_flagged += flagged
-        print(f"ordinary code {name.replace('+', '/')} (days -{args.offset_days + args.days}..-{args.offset_days}): "
-              f"{commits} commits, {lines} added lines, {flagged} false redactions "
-              f"({flagged * 10000 / max(lines, 1):.2f} per 10,000 lines)")
-        for line in examples[:args.show_false]:
+        print(
+            f"ordinary code {name.replace('+', '/')} (days -{args.offset_days + args.days}..-{args.offset_days}): "
+            f"{commits} commits, {lines} added lines, {flagged} false redactions "
+            f"({flagged * 10000 / max(lines, 1):.2f} per 10,000 lines)"
+        )
+        for line in examples[: args.show_false]:
             print("    false:", line)
     if total_lines:
-        print(f"ordinary code, all: {total_flagged} false redactions in {total_lines} added lines "
-              f"= {total_flagged * 10000 / total_lines:.2f} per 10,000")
+        print(
+            f"ordinary code, all: {total_flagged} false redactions in {total_lines} added lines "
+            f"= {total_flagged * 10000 / total_lines:.2f} per 10,000"
+        )
     return 0
 
 

@@ -1037,6 +1037,8 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         return False  # URLs (credentials in them are handled apart) and paths
     if _VERSION.fullmatch(v) or _ENV_VAR_NAME.fullmatch(v) or _DATE.fullmatch(v):
         return False
+    if v.endswith("*") and not looks_random(v.rstrip("*")):
+        return False  # a glob: [[ "$HF_TOKEN" != hf_* ]]
     if "@sha256:" in v or v.startswith("\\"):
         return False  # a pinned image reference; an escape sequence
     if (
@@ -1434,8 +1436,8 @@ def _named_random(value: str, name: str) -> bool:
         return False  # base64 data (`audio: 9//o/+b/…`), a path, a query: a key without a name has none
     if not strongly_random(core) or _wordy_identifier(core) or _is_placeholder(core):
         return False
-    if all(_wordy_identifier(part) for part in core.split(".")):
-        return False  # pytest.PytestRemovedIn10Warning: a dotted name made of words
+    if all(_wordy_identifier(part) for part in core.split(".")) or _mostly_words(core):
+        return False  # pytest.PytestRemovedIn10Warning, CPyList_GetItemInt64: names made of words
     first = re.split(r"[_\-~.]", core, maxsplit=1)[0].lower()
     if first in _ID_PREFIXES or first.endswith(("id", "call")):
         return False  # an id an API handed out: msg_01…, call_…, toolu_…, chatcmpl-…
@@ -1463,6 +1465,18 @@ def _glued_secret(run: str) -> int:
         ):
             return g.end() + 1
     return -1
+
+
+_WORD_PIECE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _mostly_words(value: str) -> bool:
+    """Most letters in pieces of three or more with a vowel (`testVecI64ForLoop_64bit`): a name a
+    person wrote; random text breaks into short pieces and consonant runs."""
+    pieces = _WORD_PIECE.findall(value)
+    letters = sum(len(p) for p in pieces)
+    worded = sum(len(p) for p in pieces if len(p) >= 3 and any(c in "aeiouyAEIOUY" for c in p))
+    return letters > 0 and worded >= 0.5 * letters
 
 
 def _redact_named_random(text: str, kinds: Counter) -> str:
