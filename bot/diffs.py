@@ -19,6 +19,7 @@ from functools import lru_cache
 
 # is_binary_path is also what the sources import from here.
 from .analysis.offline.paths import FileKind, classify_path, generated_origin, is_binary_path, is_lockfile
+from .i18n import catalogue, text
 from .models import Coverage, FileChange
 from .redact import Redacted, redact, redact_secrets, redact_text  # noqa: F401  (re-exported)
 
@@ -725,14 +726,6 @@ def relevant_hunks(files: Sequence[FileChange], question: str, budget_tokens: in
 # Coverage line
 # =============================================================================================
 
-_REASONS_ZH = {
-    LOCKFILE: "锁文件",
-    BINARY: "二进制文件",
-    GENERATED: "生成文件",
-    VENDORED: "第三方代码",
-    NO_PATCH: "无差异内容",
-    OVER_BUDGET: "超出长度限制",
-}
 # How many names the line spells out before "+N more" / "等 N 个".
 COVERAGE_MAX_NAMES = 5
 _MAX_SHOWN_PATH = 48
@@ -747,41 +740,52 @@ def _short_path(path: str) -> str:
     return "…/" + tail
 
 
-def _named_list(names: Sequence[str], zh: bool) -> str:
-    """Up to COVERAGE_MAX_NAMES names; en adds "+N more" (the rest), zh "等 N 个" (all of them)."""
-    shown = list(names[:COVERAGE_MAX_NAMES])
-    rest = len(names) - len(shown)
-    if zh:
-        listed = "、".join(shown)
-        space = " " if listed[-1:].isascii() else ""
-        return f"{listed}{space}等 {len(names)} 个" if rest else listed
-    listed = ", ".join(shown)
-    return f"{listed} +{rest} more" if rest else listed
+class _Listed:
+    """Up to COVERAGE_MAX_NAMES names, then how many more, as a field told in the reader's
+    language. The languages count differently — English the rest ("+2 more"), Chinese all of
+    them ("等 7 个") — and the catalogue says which (`coverage.more_counts`); Chinese puts no
+    space between a full-width character and the count (`names_more_after_wide`)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: Sequence[str]):
+        self.names = tuple(names)
+
+    def say(self, lang: str) -> str:
+        shown = self.names[:COVERAGE_MAX_NAMES]
+        rest = len(self.names) - len(shown)
+        listed = text(lang, "coverage.list_sep").join(shown)
+        if not rest:
+            return listed
+        n = len(self.names) if text(lang, "coverage.more_counts") == "all" else rest
+        key = "coverage.names_more" if listed[-1:].isascii() else "coverage.names_more_after_wide"
+        return text(lang, key, names=listed, n=n)
+
+
+def _reason(reason: str, lang: str) -> str:
+    """Why a file is not shown, in the reader's words; a reason the catalogue does not know (one
+    stored by another version) as it was stored."""
+    key = f"coverage.reason.{reason.replace(' ', '_')}"
+    return text(lang, key) if key in catalogue(lang) else reason
 
 
 def coverage_line(coverage: Coverage, lang: str) -> str:
     """One line telling the reader how much of the diff the analysis saw."""
-    zh = lang.lower().startswith("zh")
+    lang = "zh" if lang.lower().startswith("zh") else "en"
     total = coverage.files_total
     if total == 0:
-        return "此提交没有文件改动" if zh else "No files changed"
+        return text(lang, "coverage.no_files")
+    form = "one" if total == 1 else "other"
     if coverage.complete:
-        if zh:
-            return f"已分析全部 {total} 个文件"
-        return "The changed file was analysed" if total == 1 else f"All {total} files analysed"
-    if zh:
-        pieces = [f"已分析 {coverage.files_shown}/{total} 个文件"]
-        if coverage.omitted:
-            names = [f"{_short_path(p)}（{_REASONS_ZH.get(r, r)}）" for p, r in coverage.omitted]
-            pieces.append("未展示：" + _named_list(names, zh=True))
-        if coverage.partial:
-            pieces.append("已截断：" + _named_list([_short_path(p) for p in coverage.partial], zh=True))
-        return "；".join(pieces)
-    noun = "file" if total == 1 else "files"
-    pieces = [f"{coverage.files_shown}/{total} {noun} analysed"]
+        return text(lang, f"coverage.all_analysed.{form}", total=total)
+    pieces = [text(lang, f"coverage.analysed_of.{form}", shown=coverage.files_shown, total=total)]
     if coverage.omitted:
-        names = [f"{_short_path(p)} ({r})" for p, r in coverage.omitted]
-        pieces.append("not shown: " + _named_list(names, zh=False))
+        names = [
+            text(lang, "coverage.omitted_file", path=_short_path(p), reason=_reason(r, lang))
+            for p, r in coverage.omitted
+        ]
+        pieces.append(text(lang, "coverage.not_shown", files=_Listed(names).say(lang)))
     if coverage.partial:
-        pieces.append("clipped: " + _named_list([_short_path(p) for p in coverage.partial], zh=False))
-    return "; ".join(pieces)
+        clipped = _Listed([_short_path(p) for p in coverage.partial])
+        pieces.append(text(lang, "coverage.clipped", files=clipped.say(lang)))
+    return text(lang, "coverage.sep").join(pieces)

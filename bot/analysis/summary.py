@@ -214,50 +214,47 @@ def offline_headline(entries: Sequence[DigestEntry], lang: str) -> list[str]:
     """High items (title: reason), topped up with medium ones to three, then the main risks."""
     if not entries:
         return []
-    zh = lang == "zh"
+    lang = _lang(lang)
     high = [e for e in entries if e.analysis and e.analysis.importance is Importance.HIGH]
     medium = [e for e in entries if e.analysis and e.analysis.importance is Importance.MEDIUM]
     bullets: list[str] = []
     if len(high) > ITEM_BULLETS:
         shown = high[: ITEM_BULLETS - 1]
         more = len(high) - len(shown)
-        bullets = [_item(e, zh) for e in shown]
-        bullets.append(f"另有 {more} 项高重要性变更，见下文。" if zh else f"{more} more high-importance changes below.")
+        bullets = [_item(e, lang) for e in shown]
+        bullets.append(text(lang, "headline.more_high_below", n=more))
     else:
         items = high + medium[: max(0, MIN_ITEMS - len(high))]
-        bullets = [_item(e, zh) for e in items]
+        bullets = [_item(e, lang) for e in items]
     if not bullets and any(e.analysis for e in entries):
-        bullets.append(_quiet_day(entries, zh))
-    risks = _risks_bullet(high + medium, zh)
+        bullets.append(_quiet_day(entries, lang))
+    risks = _risks_bullet(high + medium, lang)
     if risks:
         bullets.append(risks)
     unanalysed = sum(1 for e in entries if e.analysis is None)
     if unanalysed and len(bullets) < MAX_BULLETS:
-        bullets.append(
-            f"{unanalysed} 个提交未能分析，见下文。"
-            if zh
-            else f"{unanalysed} commit(s) could not be analysed; see below."
-        )
+        bullets.append(text(lang, "headline.not_analysed_below", n=unanalysed))
     return bullets[:MAX_BULLETS]
 
 
-def _item(entry: DigestEntry, zh: bool) -> str:
+def _item(entry: DigestEntry, lang: str) -> str:
     title = clip(entry.commit.title, TITLE_CHARS).rstrip("。.")
     reason = clip(entry.analysis.importance_reason if entry.analysis else "", REASON_CHARS)
-    return f"{title}：{reason}" if zh else f"{title}: {reason}"
+    return text(lang, "headline.item", title=title, reason=reason)
 
 
-def _quiet_day(entries: Sequence[DigestEntry], zh: bool) -> str:
+def _quiet_day(entries: Sequence[DigestEntry], lang: str) -> str:
     """A day without high or medium changes, in one bullet: how many, and of what kind."""
     analysed = [e.analysis for e in entries if e.analysis]
     kinds = Counter(a.change_type for a in analysed)
-    labels = [t.label("zh" if zh else "en") for t, _ in kinds.most_common(3)]
-    if zh:
-        return f"{len(analysed)} 个提交，均为低重要性" + (f"：{'、'.join(labels)}。" if labels else "。")
-    return f"{len(analysed)} commit(s), all low importance" + (f": {', '.join(labels).lower()}." if labels else ".")
+    labels = [t.label(lang) for t, _ in kinds.most_common(3)]  # called when some are analysed
+    listed = text(lang, "headline.kinds_sep").join(labels)
+    if lang == "en":  # English names the kinds mid-sentence, in lower case; Chinese has no case
+        listed = listed.lower()
+    return text(lang, "headline.all_low", n=len(analysed), kinds=listed)
 
 
-def _risks_bullet(entries: Sequence[DigestEntry], zh: bool) -> str:
+def _risks_bullet(entries: Sequence[DigestEntry], lang: str) -> str:
     seen: set[str] = set()
     risks: list[str] = []
     for analysis in (e.analysis for e in entries if e.analysis):  # high and medium: all analysed
@@ -270,4 +267,4 @@ def _risks_bullet(entries: Sequence[DigestEntry], zh: bool) -> str:
     risks = risks[:RISKS_IN_BULLET]
     if not risks:
         return ""
-    return f"主要风险：{'；'.join(risks)}。" if zh else f"Main risks: {'; '.join(risks)}."
+    return text(lang, "headline.main_risks", risks=text(lang, "headline.risks_sep").join(risks))

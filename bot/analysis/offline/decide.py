@@ -4,6 +4,7 @@ condition is in an evidence module; this only orders, picks and joins."""
 
 from __future__ import annotations
 
+from ...i18n import text
 from ...models import Importance, Insights
 from .context import Context, Fact
 from .evidence import KINDS, scope
@@ -34,9 +35,14 @@ def decide_importance(c: Context, zh: bool) -> tuple[Importance, str]:
     if not decisive:
         return Importance.LOW, scope.baseline(c).text(zh)
     texts = [f.text(zh) for f in decisive]
-    if zh:
-        return level, "；".join(texts)
-    return level, "; ".join([texts[0]] + [lower_first(t) for t in texts[1:]])
+    if not zh:  # an English clause after the semicolon goes on in lower case; Chinese has no case
+        texts = [texts[0]] + [lower_first(t) for t in texts[1:]]
+    return level, _clause_sep(zh).join(texts)
+
+
+def _clause_sep(zh: bool) -> str:
+    """What joins two clauses of one line: "；" / "; "."""
+    return text("zh" if zh else "en", "offline.prose.clause_sep")
 
 
 def collect_risks(c: Context, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -50,7 +56,7 @@ def collect_risks(c: Context, zh: bool) -> tuple[tuple[str, ...], tuple[str, ...
 
 def collect_insights(c: Context, zh: bool) -> Insights:
     notes = sorted((i for kind in KINDS for i in kind.insights(c)), key=lambda i: i.order)
-    sep = "；" if zh else "; "
+    sep = _clause_sep(zh)
 
     def line(aspect: str) -> str:
         return sep.join(i.text(zh) for i in notes if i.aspect == aspect)

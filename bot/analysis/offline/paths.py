@@ -11,6 +11,8 @@ import enum
 import re
 from typing import TYPE_CHECKING
 
+from ...i18n import text
+
 if TYPE_CHECKING:
     from ..profile import RepoProfile
 
@@ -28,23 +30,12 @@ class FileKind(str, enum.Enum):
     TOOLING = "tooling"  # benchmarks, scripts, tools: code that does not ship
     OTHER = "other"  # images, data, binaries
 
-    def label(self, zh: bool) -> str:
-        return _KIND_LABELS[self][0 if zh else 1]
+    def label(self, zh: bool | str) -> str:
+        """The kind's name for the reader (`offline.paths.kind.<kind>`): `zh` is the reader's
+        language ("zh", "en") or, as the evidence modules pass it, True for Chinese."""
+        lang = zh if isinstance(zh, str) else ("zh" if zh else "en")
+        return text(lang, f"offline.paths.kind.{self.value}")
 
-
-_KIND_LABELS = {
-    FileKind.SOURCE: ("源码", "source"),
-    FileKind.TEST: ("测试", "test"),
-    FileKind.DOCS: ("文档", "docs"),
-    FileKind.CI: ("CI 配置", "CI"),
-    FileKind.BUILD: ("构建文件", "build"),
-    FileKind.DEPENDENCY: ("依赖清单", "dependency manifest"),
-    FileKind.LOCKFILE: ("锁文件", "lockfile"),
-    FileKind.GENERATED: ("生成或第三方文件", "generated/vendored"),
-    FileKind.CONFIG: ("配置", "config"),
-    FileKind.TOOLING: ("工具脚本", "tooling"),
-    FileKind.OTHER: ("其他", "other"),
-}
 
 # Kinds that change nothing a user runs: a commit made only of these is low, whatever its size.
 NON_RUNTIME = frozenset(
