@@ -743,7 +743,7 @@ def _short_path(path: str) -> str:
 class _Listed:
     """Up to COVERAGE_MAX_NAMES names, then how many more, as a field told in the reader's
     language. The languages count differently — English the rest ("+2 more"), Chinese all of
-    them ("等 7 个") — and the catalogue says which (`coverage.more_counts`); Chinese puts no
+    them ("等 7 个"): both numbers are given, each template takes its own; Chinese puts no
     space between a full-width character and the count (`names_more_after_wide`)."""
 
     __slots__ = ("names",)
@@ -757,9 +757,8 @@ class _Listed:
         listed = text(lang, "coverage.list_sep").join(shown)
         if not rest:
             return listed
-        n = len(self.names) if text(lang, "coverage.more_counts") == "all" else rest
         key = "coverage.names_more" if listed[-1:].isascii() else "coverage.names_more_after_wide"
-        return text(lang, key, names=listed, n=n)
+        return text(lang, key, names=listed, rest=rest, total=len(self.names))
 
 
 def _reason(reason: str, lang: str) -> str:

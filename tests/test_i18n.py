@@ -9,7 +9,12 @@ def _fields(template: str) -> set[str]:
 
 
 # Keys whose languages count differently, so their sentences use different fields: the reason.
-DIFFERENT_FIELDS = {"common.names_more": "Chinese says how many names in all (等 5 个), English how many more"}
+DIFFERENT_FIELDS = {
+    "common.names_more": "Chinese says how many names in all (等 5 个), English how many more",
+    "coverage.names_more": "the same, in the coverage line",
+    "coverage.names_more_after_wide": "the same, in the coverage line",
+    "offline.prose.author_text_in": "Chinese also says where the change is; English quotes the author alone",
+}
 
 
 def test_every_key_in_both_languages_with_the_same_fields():
