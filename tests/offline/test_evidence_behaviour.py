@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from bot.analysis.offline import analyse_offline
+from bot.analysis.profile import parse_profile
 from tests.offline.helpers import LOW, MEDIUM, OPTIONS_V1, T, WHEN, analyse_last, commit, mod
 
 
@@ -104,3 +105,14 @@ def test_gpu_kernel_insight_counts_the_files():
             in en.insights.performance)
     assert "改动了 3 个 GPU 内核文件（csrc/attention/paged.cu、csrc/attention/flash.cu 等 3 个）" in zh.insights.performance
     assert "Changes 1 GPU kernel file (csrc/attention/paged.cu), which" in one.insights.performance
+
+
+def test_the_public_surface_a_profile_declares_is_named_in_full():
+    profile = parse_profile('[surface]\ncli = ["src/app/cli.py"]\nsettings = ["src/app/options.py"]\n'
+                            'env = ["src/app/env.py"]\nformats = ["src/app/lock.py"]\n')
+    files = [mod("src/app/cli.py", 5, 2), mod("src/app/options.py", 4, 1), mod("src/app/env.py", 3, 1),
+             mod("src/app/lock.py", 2, 2)]
+    en = analyse_offline(commit("Rework how the app reads its inputs"), files, "en", profile=profile)
+    zh = analyse_offline(commit("Rework how the app reads its inputs"), files, "zh", profile=profile)
+    assert "Changes the public surface (cli, settings, env, formats)" in en.importance_reason  # no "and 1 more"
+    assert "改动了公开接口（cli、settings、env、formats）" in zh.importance_reason
