@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from bot.analysis.offline import analyse_offline
+from bot.analysis.profile import parse_profile
 from tests.offline.helpers import LOW, MEDIUM, OPTIONS_V1, T, WHEN, analyse_last, commit, mod
 
 
@@ -56,3 +57,62 @@ def test_hidden_flags_are_not_user_facing():
         '@@ -10,0 +10,2 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
         '+                   help="Warn about unreachable code")')], "en")
     assert shown.importance is MEDIUM and "--check-unreachable" in shown.importance_reason
+
+
+# --- the parts of these sentences that differ by language, not only by words ----------------------
+
+
+def test_several_changed_defaults_are_counted_the_way_each_language_counts():
+    patch = ("@@ -20,4 +20,4 @@ class SchedulerConfig:\n-    max_num_seqs: int = 256\n-    max_model_len: int = 4096\n"
+             "-    enable_chunked_prefill: bool = False\n+    max_num_seqs: int = 128\n+    max_model_len: int = 8192\n"
+             "+    enable_chunked_prefill: bool = True\n")
+    files = [mod("vllm/config/scheduler.py", 3, 3, patch)]
+    zh = analyse_offline(commit("[Core] Retune the scheduler"), files, "zh")
+    en = analyse_offline(commit("[Core] Retune the scheduler"), files, "en")
+    assert "（" in zh.importance_reason and "→" in zh.importance_reason
+    assert "） 等 3 项" not in zh.importance_reason and "）等 3 项" in zh.importance_reason  # all three, no space
+    assert ") and 2 more" in en.importance_reason  # the two not named
+
+
+def test_one_new_flag_is_a_flag_and_two_are_flags():
+    one = "@@ -5,1 +5,2 @@\n+    parser.add_argument('--max-retries', type=int)\n"
+    two = one + "+    parser.add_argument('--retry-delay', type=float)\n"
+    a = analyse_offline(commit("Add retry flag"), [mod("src/app/cli.py", 1, 0, one)], "en")
+    b = analyse_offline(commit("Add retry flags"), [mod("src/app/cli.py", 2, 0, two)], "en")
+    c = analyse_offline(commit("Add retry flags"), [mod("src/app/cli.py", 2, 0, two)], "zh")
+    assert "Adds command-line flag --max-retries" in a.importance_reason
+    assert "Adds command-line flags --max-retries, --retry-delay" in b.importance_reason
+    assert "新增命令行参数 --max-retries、--retry-delay" in c.importance_reason
+
+
+def test_revert_names_the_title_and_the_sha_in_each_languages_quotes():
+    reverting = commit('Revert "Use a faster JSON encoder" (#812)', reverts="0123456789abcdef0123")
+    files = [mod("src/app/encode.py", 10, 25)]
+    en = analyse_offline(reverting, files, "en")
+    zh = analyse_offline(reverting, files, "zh")
+    assert "Reverts a change that had landed (“Use a faster JSON encoder”); anything" in en.importance_reason
+    assert any(r.startswith("The reverted change (“Use a faster JSON encoder”) (0123456) no longer") for r in en.risks)
+    assert any(r.startswith("被回滚的改动「Use a faster JSON encoder」（0123456）不再生效") for r in zh.risks)
+
+
+def test_gpu_kernel_insight_counts_the_files():
+    kernels = [mod("csrc/attention/paged.cu", 40, 10), mod("csrc/attention/flash.cu", 30, 5),
+               mod("csrc/quant/fp8.cu", 20, 5)]
+    en = analyse_offline(commit("[Kernel] Faster paged attention"), kernels, "en")
+    zh = analyse_offline(commit("[Kernel] Faster paged attention"), kernels, "zh")
+    one = analyse_offline(commit("[Kernel] Faster paged attention"), kernels[:1], "en")
+    assert ("Changes 3 GPU kernel files (csrc/attention/paged.cu, csrc/attention/flash.cu and 1 more), which"
+            in en.insights.performance)
+    assert "改动了 3 个 GPU 内核文件（csrc/attention/paged.cu、csrc/attention/flash.cu 等 3 个）" in zh.insights.performance
+    assert "Changes 1 GPU kernel file (csrc/attention/paged.cu), which" in one.insights.performance
+
+
+def test_the_public_surface_a_profile_declares_is_named_in_full():
+    profile = parse_profile('[surface]\ncli = ["src/app/cli.py"]\nsettings = ["src/app/options.py"]\n'
+                            'env = ["src/app/env.py"]\nformats = ["src/app/lock.py"]\n')
+    files = [mod("src/app/cli.py", 5, 2), mod("src/app/options.py", 4, 1), mod("src/app/env.py", 3, 1),
+             mod("src/app/lock.py", 2, 2)]
+    en = analyse_offline(commit("Rework how the app reads its inputs"), files, "en", profile=profile)
+    zh = analyse_offline(commit("Rework how the app reads its inputs"), files, "zh", profile=profile)
+    assert "Changes the public surface (cli, settings, env, formats)" in en.importance_reason  # no "and 1 more"
+    assert "改动了公开接口（cli、settings、env、formats）" in zh.importance_reason
