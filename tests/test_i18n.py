@@ -14,6 +14,7 @@ DIFFERENT_FIELDS = {
     "coverage.names_more": "the same, in the coverage line",
     "coverage.names_more_after_wide": "the same, in the coverage line",
     "offline.prose.author_text_in": "Chinese also says where the change is; English quotes the author alone",
+    "offline.behaviour.more_defaults": "Chinese counts every changed default (等 3 项), English the others",
 }
 
 

@@ -63,56 +63,38 @@ def _lang(zh: bool) -> str:
 @dataclass(frozen=True)
 class Fact:
     """One rule that fired: the level it asks for and how to say it (a catalogue phrase under
-    `offline.<module>`, told in the digest's language).
-
-    TRANSITIONAL: `said` may still be the Chinese text with `en` the English one, until every
-    evidence module says its sentences through the catalogue."""
+    `offline.<module>`, told in the digest's language)."""
 
     level: Importance
-    said: Phrase | str
-    en: str = ""
+    said: Phrase
     order: int = 0  # where it is named among the facts at its level (lower first)
     size: bool = False  # a size rule: supporting evidence, not a specific fact
     floor: bool = False  # a minimum rather than a ceiling (scope.ceiling)
 
     def text(self, zh: bool) -> str:
-        if isinstance(self.said, Phrase):
-            return self.said.say(_lang(zh))
-        return self.said if zh else self.en
+        return self.said.say(_lang(zh))
 
 
 @dataclass(frozen=True)
 class Risk:
-    """What may break, and what to do about it: `Risk(order, phrase(risk), phrase(advice))`.
-
-    TRANSITIONAL: the old form `Risk(order, zh, en, rec_zh, rec_en)` still works until every
-    evidence module says its sentences through the catalogue."""
+    """What may break, and what to do about it: `Risk(order, phrase(risk), phrase(advice))`."""
 
     order: int
-    risk: Phrase | str
-    advice: Phrase | str
-    rec_zh: str = ""
-    rec_en: str = ""
+    risk: Phrase
+    advice: Phrase
     fallback: bool = False  # generic: shown only when no specific risk applies, and only the first
 
     def text(self, zh: bool) -> tuple[str, str]:
-        if isinstance(self.risk, Phrase) and isinstance(self.advice, Phrase):
-            return self.risk.say(_lang(zh)), self.advice.say(_lang(zh))
-        return (str(self.risk), self.rec_zh) if zh else (str(self.advice), self.rec_en)
+        return self.risk.say(_lang(zh)), self.advice.say(_lang(zh))
 
 
 @dataclass(frozen=True)
 class Insight:
-    """One note for the architecture, performance or security line of the insights.
-
-    TRANSITIONAL: `said` may still be the Chinese text with `en` the English one."""
+    """One note for the architecture, performance or security line of the insights."""
 
     aspect: str  # "architecture", "performance" or "security"
     order: int
-    said: Phrase | str
-    en: str = ""
+    said: Phrase
 
     def text(self, zh: bool) -> str:
-        if isinstance(self.said, Phrase):
-            return self.said.say(_lang(zh))
-        return str(self.said) if zh else self.en
+        return self.said.say(_lang(zh))

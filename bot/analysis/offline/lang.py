@@ -1,4 +1,4 @@
-"""Small helpers for the two languages the analyser writes: numbers, counts, name lists, clipping."""
+"""Small helpers for the two languages the analyser writes: numbers, name lists, clipping."""
 
 from __future__ import annotations
 
@@ -19,19 +19,6 @@ def num(n: int) -> str:
 def lines(additions: int, deletions: int) -> str:
     """'+340/−25' — the minus is U+2212 so it reads as a sign, not a hyphen."""
     return f"+{num(additions)}/−{num(deletions)}"
-
-
-def count_en(n: int, noun: str) -> str:
-    return f"{num(n)} {noun}" if n == 1 else f"{num(n)} {noun}s"
-
-
-def files_en(n: int) -> str:
-    return count_en(n, "file")
-
-
-def name_list(names: Sequence[str], zh: bool, limit: int = 3) -> str:
-    """'a、b、c 等 5 个' / 'a, b, c and 2 more'."""
-    return Names(names, limit).say("zh" if zh else "en")
 
 
 class Names:

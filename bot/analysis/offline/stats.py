@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...i18n import text
 from ...models import Commit, FileChange
 from .paths import FileKind, classify_path
 
@@ -114,7 +115,8 @@ def where_names(stats: FileStats, hunk_names: Sequence[str], zh: bool) -> str:
     pool = FileStats(source, len(source), 0, 0, True) if source else stats
     where, _ = main_location(pool) if pool.files else ("", False)
     if names and where:
-        return f"{where} 中的 {'、'.join(names)}" if zh else f"{', '.join(names)} in {where}"
+        lang = "zh" if zh else "en"
+        return text(lang, "offline.stats.names_in", names=text(lang, "common.list_sep").join(names), where=where)
     return where
 
 

@@ -201,7 +201,7 @@ class _Where:
 
 class _MoreDefaults:
     """The defaults changed besides the one named: Chinese counts them all ('等 3 项'), English
-    the others (' and 2 more'), so the number depends on the language, not only the words."""
+    the others (' and 2 more'); both numbers are given, each language's sentence takes its own."""
 
     __slots__ = ("total",)
 
@@ -209,8 +209,7 @@ class _MoreDefaults:
         self.total = total
 
     def say(self, lang: str | None) -> str:
-        n = self.total if is_zh(lang or "") else self.total - 1
-        return text(lang, "offline.behaviour.more_defaults", n=num(n))
+        return text(lang, "offline.behaviour.more_defaults", total=num(self.total), rest=num(self.total - 1))
 
 
 def _quoted(title: str) -> Phrase | str:
