@@ -6,6 +6,7 @@ Secrets are `SecretStr` so they never show up in a repr, a log line or an error 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -13,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from bot.i18n import text
+from bot.i18n import OneOf, Phrase, catalogue, phrase
 
 
 class ConfigError(Exception):
@@ -225,35 +226,35 @@ class Settings(BaseSettings):
     @classmethod
     def _log_level_known(cls, value: str) -> str:
         if value.strip().upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-            raise ValueError(text("en", "ops.log_level_unknown", value=value))
+            raise ValueError(phrase("ops.log_level_unknown", value=value))
         return value.strip().upper()
 
     @field_validator("log_format")
     @classmethod
     def _log_format_known(cls, value: str) -> str:
         if value.strip().lower() not in ("text", "json"):
-            raise ValueError(text("en", "ops.log_format_unknown", value=value))
+            raise ValueError(phrase("ops.log_format_unknown", value=value))
         return value.strip().lower()
 
     @field_validator("prompts_dir")
     @classmethod
     def _prompts_dir_exists(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_dir():
-            raise ValueError(text("en", "ops.not_a_folder", path=value))
+            raise ValueError(phrase("ops.not_a_folder", path=value))
         return value
 
     @field_validator("fork_git_url")
     @classmethod
     def _fork_url_template(cls, value: str | None) -> str | None:
         if value is not None and "{repo}" not in value:
-            raise ValueError("must contain {repo} (where owner/name goes)")
+            raise ValueError(phrase("ops.fork_url_template"))
         return value
 
     @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url", "public_base_url")
     @classmethod
     def _url_scheme(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
+            raise ValueError(phrase("ops.url_scheme"))
         return value
 
     # --- derived -----------------------------------------------------------------------------
@@ -277,7 +278,7 @@ def check_timezone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown time zone {name!r} (use an IANA name such as Asia/Shanghai)") from None
+        raise ValueError(phrase("ops.unknown_tz", name=repr(name))) from None
 
 
 def load_settings(**overrides) -> Settings:
@@ -287,5 +288,27 @@ def load_settings(**overrides) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = str(first["loc"][0]).upper() if first["loc"] else "configuration"
-        message = first["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"Configuration error: {field} {message}.") from None
+        raise ConfigError(phrase("ops.config_error", field=field, detail=_detail(first))) from None
+
+
+def _number(value) -> str:
+    """A bound as a person writes it: 0, not 0.0."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _detail(error) -> Phrase | str:
+    """What is wrong with the value, in words the reader's language has: our validators raise a
+    Phrase; pydantic's common checks (a number, a bound, a choice) are in the catalogue under
+    ops.invalid.<type>; anything else is pydantic's own English."""
+    raised = (error.get("ctx") or {}).get("error")
+    if isinstance(raised, ValueError) and raised.args and isinstance(raised.args[0], Phrase):
+        return raised.args[0]
+    key = f"ops.invalid.{error['type']}"
+    if key in catalogue("en"):
+        fields: dict[str, object] = {k: _number(v) for k, v in (error.get("ctx") or {}).items()}
+        if error["type"] == "literal_error":  # "'zh' or 'en'": the choices, joined by the reader's "or"
+            fields["expected"] = OneOf(re.findall(r"'([^']*)'", str(fields.get("expected", ""))))
+        return phrase(key, **fields)
+    return str(error["msg"]).removeprefix("Value error, ")

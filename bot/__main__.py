@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         _configure_logging(settings, args.command)
         return asyncio.run(_dispatch(args, settings))
     except ConfigError as exc:
-        print(text(say, "cli.error", message=exc), file=sys.stderr)
+        print(text(say, "cli.error", message=localize(exc, say)), file=sys.stderr)
         return 2
     except BotError as exc:
         print(text(say, "cli.error", message=localize(exc, say)), file=sys.stderr)

@@ -136,7 +136,8 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
                 owner=str(entry.get("owner", "")),
             )
         except ValueError as exc:
-            raise UsageError(phrase("errors.subs_file_entry", path=path, n=n, detail=exc)) from None
+            detail = exc.args[0] if exc.args else str(exc)  # a Phrase (a time zone) is told in the reader's language
+            raise UsageError(phrase("errors.subs_file_entry", path=path, n=n, detail=detail)) from None
         subs.append(sub)
     return subs
 

@@ -149,6 +149,19 @@ def test_bad_configuration_is_one_line(run, repo):
     assert "sk-abcdef" not in proc.stderr and proc.returncode == 2
 
 
+@pytest.mark.parametrize("variable,value,said", [
+    ("LLM_CONCURRENCY", "lots", "错误：配置错误：LLM_CONCURRENCY 必须是整数。"),
+    ("LLM_TIMEOUT", "-1", "错误：配置错误：LLM_TIMEOUT 必须大于 0。"),
+    ("DEFAULT_LANG", "fr", "错误：配置错误：DEFAULT_LANG 只能是 zh 或 en。"),
+    ("DEFAULT_TZ", "Mars/Base", "错误：配置错误：DEFAULT_TZ 是未知时区 'Mars/Base'（请用 IANA 名称，例如 Asia/Shanghai）。"),
+    ("OPENAI_BASE_URL", "ftp://llm.internal", "错误：配置错误：OPENAI_BASE_URL 必须以 http:// 或 https:// 开头。"),
+])
+def test_bad_configuration_is_said_in_chinese_with_lang_zh(run, repo, variable, value, said):
+    proc = run("digest", "--repo", str(repo.path), "--lang", "zh", env={variable: value})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [said]
+
+
 def test_ask_offline_shows_relevant_hunks(run, repo):
     sha = repo.git("rev-parse", "HEAD").strip()
     proc = run("ask", "--repo", str(repo.path), "--commit", sha[:8], "--lang", "en", "what happens with empty rows?")
