@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from . import health
 from .chat import ChatService
-from .i18n import text
+from .i18n import phrase, text
 from .jobs import Jobs, JobWorker
 from .models import BotError, UsageError
 from .schedule import Clock
@@ -70,9 +70,7 @@ async def run_command(command: str, settings) -> int:
         receive = command in ("run", "serve") or (command == "worker" and _has_outbound(settings))
         adapters = build_adapters(settings, chat, receive=receive)
         if not adapters and command in ("serve", "worker", "clock"):
-            raise UsageError(
-                f"'{command}' needs a chat platform: set SLACK_BOT_TOKEN or FEISHU_APP_ID/FEISHU_APP_SECRET."
-            )
+            raise UsageError(phrase("ops.needs_platform", command=command))
         chat.jobs = await Jobs.connect(settings)
         if command in ("run", "worker"):
             worker = JobWorker(settings, chat)

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
+from bot.i18n import phrase
 from handlers.feishu.api import FeishuApi, lark
 from handlers.feishu.events import FeishuEvents, cancel_all
 from handlers.feishu.platform import FeishuPlatform
@@ -43,7 +44,7 @@ class FeishuAdapter:
             )
         except ValueError:
             raise ConfigError(
-                "Configuration error: FEISHU_DOMAIN must be an https origin without a path (http only for localhost)."
+                phrase("ops.config_error", field="FEISHU_DOMAIN", detail=phrase("ops.feishu_domain"))
             ) from None
         self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="feishu-api")
         self.api = FeishuApi(client, self.executor, Pacer())
@@ -58,8 +59,7 @@ class FeishuAdapter:
             token, key = settings.feishu_verification_token, settings.feishu_encrypt_key
             if not (token and key and token.get_secret_value() and key.get_secret_value()):
                 raise ConfigError(
-                    "Configuration error: FEISHU_MODE=http needs FEISHU_VERIFICATION_TOKEN and "
-                    "FEISHU_ENCRYPT_KEY (callbacks must be encrypted and signed)."
+                    phrase("ops.config_error", field="FEISHU_MODE=http", detail=phrase("ops.feishu_http"))
                 )
             self.verifier = CallbackVerifier(key.get_secret_value(), token.get_secret_value())
             self.dispatcher = self._dispatcher(key.get_secret_value(), token.get_secret_value())

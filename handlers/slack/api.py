@@ -316,10 +316,10 @@ async def connect_socket_mode(app: AsyncApp, app_token: str):
     except SlackApiError as exc:
         code = (exc.response.get("error") if exc.response is not None else None) or "error"
         await socket.close_async()
-        raise SlackError(f"Slack Socket Mode could not connect: {code} (check SLACK_APP_TOKEN).") from None
+        raise SlackError(phrase("ops.socket_refused", code=code)) from None
     except (TimeoutError, SlackClientError, ClientConnectionError, OSError) as exc:
         await socket.close_async()
-        raise SlackError(f"Slack Socket Mode could not connect: {type(exc).__name__}.") from None
+        raise SlackError(phrase("ops.socket_unreachable", kind=type(exc).__name__)) from None
     return socket
 
 

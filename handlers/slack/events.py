@@ -16,7 +16,7 @@ import traceback
 
 from aiohttp import web
 
-from bot.i18n import localize, text
+from bot.i18n import localize, phrase, text
 from bot.models import BotError, UsageError
 from bot.platform import Conversation, Notice
 from bot.render import slack as R
@@ -61,7 +61,7 @@ class SlackAdapter:
         self.socket_mode = settings.slack_app_token is not None
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         if receive and not self.socket_mode and not secret:
-            raise UsageError("Slack HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode).")
+            raise UsageError(phrase("ops.slack_http_secret"))
         token = settings.slack_bot_token.get_secret_value()
         self.client = api.make_client(token, settings.slack_api_url)
         self.platform = SlackPlatform(self.client, chat.store, pacing)

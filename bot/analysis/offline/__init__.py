@@ -36,7 +36,9 @@ from .stats import FileStats, file_stats
 from .title import TitleInfo, parse_title
 
 # Part of the analysis cache key: bump whenever a rule or a sentence changes.
-RULES_VERSION = "2.2"  # 2.2: sentences from the catalogue; Chinese counts of 1,000+ grouped, internal-only files counted in Chinese
+RULES_VERSION = (
+    "2.2"  # 2.2: sentences from the catalogue; Chinese counts of 1,000+ grouped, internal-only files counted in Chinese
+)
 
 
 def analyse_offline(
