@@ -2,10 +2,11 @@
 
 The LLM path renders `prompts/analyze_commit.{lang}.j2` with the commit's text and as much diff
 as the prompt budget allows, asks for one JSON object, validates it against one schema, and
-retries exactly once (saying what was wrong) when the answer was cut off or invalid. A second
-failure, an answer still blank after the client's re-asks, or an unreachable endpoint, falls back
-to the offline analysis marked "fallback" with a note saying why — a digest never loses a commit
-and never shows a half-parsed answer.
+retries exactly once (saying what was wrong: `prompts/analyze_retry.{lang}.j2`) when the answer
+was cut off or invalid. A second failure, an answer still blank after the client's re-asks, or an
+unreachable endpoint, falls back to the offline analysis marked "fallback" with a note saying why
+(the catalogue's [llm_path], in the digest's language) — a digest never loses a commit and never
+shows a half-parsed answer.
 
 Everything taken from the repository (messages, PR text, paths, the diff) is untrusted data:
 it goes inside tagged blocks, and any of our block tags inside it is defanged first, so a commit
@@ -23,6 +24,8 @@ from typing import Any
 
 from .. import metrics
 from ..diffs import DiffSelection, estimate_tokens, select_diff
+from ..i18n import localize, phrase
+from ..i18n import text as catalogue_text
 from ..models import Analysis, Commit, FileChange
 from ..prompts import Prompts, RenderedPrompt
 from ..redact import record as record_redactions
@@ -36,6 +39,7 @@ from .profile import RepoProfile
 log = logging.getLogger(__name__)
 
 JOB = "analyze_commit"
+RETRY_JOB = "analyze_retry"  # the corrective message after a rejected answer
 # Room kept free in the prompt for the retry's feedback message and the estimate's error.
 PROMPT_MARGIN_TOKENS = 300
 BODY_CHARS = 4000  # a commit message beyond this is squash noise, not signal
@@ -46,7 +50,10 @@ LEFT_OUT_LISTED = 40
 # When a small budget cannot hold the full lists next to a useful diff, the prompt shrinks in
 # these steps: (files listed, left-out files listed, share of message/PR text kept).
 SHRINK_STEPS = ((FILES_LISTED, LEFT_OUT_LISTED, 1.0), (25, 15, 1.0), (10, 5, 0.5), (0, 0, 0.25))
+# What the model reads in an empty <diff> or <files> block: a marker of missing data, the same in
+# both languages' prompts (not part of a template: the template's hash keys the cached analyses).
 NO_DIFF = "(no diff available)"
+NO_FILES = "(no file list available)"
 
 # The tags of every data block in the prompts. Inside data, any of them (opening or closing, any
 # case or spacing) is rewritten with look-alike brackets so it cannot end or open a block.
@@ -66,20 +73,6 @@ _TAG = re.compile(r"<(\s*/?\s*(?:%s)\b[^<>]*)>" % "|".join(DATA_TAGS), re.IGNORE
 # the prompt (instructions, placeholders, the offline hint) — see our_text().
 COMMIT_BLOCKS = ("commit", "pr_description", "reverted_commit", "changelog", "files", "files_left_out", "diff")
 _COMMIT_BLOCK = re.compile(r"<(%s)>.*?</\1>" % "|".join(COMMIT_BLOCKS), re.S)
-
-RETRY_FEEDBACK = {
-    "en": (
-        "Your previous answer {problem}. Answer again with the same JSON object, in your own "
-        "words about this commit (name the files, functions or options it changes), more "
-        "concisely (shorter strings, at most 3 items per list), and nothing but the JSON."
-    ),
-    "zh": (
-        "你上一次的回答{problem}。请重新输出同一结构的 JSON 对象，用你自己的话描述这个提交"
-        "（写出它改动的文件、函数或选项），更简洁一些（字符串更短，每个列表最多 3 项），只输出 JSON。"
-    ),
-}
-PROBLEM_CUT_OFF = {"en": "was cut off at the output limit", "zh": "超出输出长度被截断"}
-PROBLEM_INVALID = {"en": "was not valid: {reason}", "zh": "未通过校验：{reason}"}
 
 
 # --- untrusted text ----------------------------------------------------------------------------
@@ -133,7 +126,7 @@ def files_summary(files: Sequence[FileChange], listed: int = FILES_LISTED) -> st
     rest = ranked[listed:]
     if rest:
         lines.append(f"… {len(rest)} more files (+{sum(f.additions for f in rest)} -{sum(f.deletions for f in rest)})")
-    return defang(redact_text("\n".join(lines))) or "(no file list available)"
+    return defang(redact_text("\n".join(lines))) or NO_FILES
 
 
 def left_out_list(selection: DiffSelection | None, listed: int = LEFT_OUT_LISTED) -> str:
@@ -245,10 +238,11 @@ class Analyzer:
             metrics.count("llm_fallbacks", reason=exc.kind)
             if exc.kind == "budget":  # the month's tokens are spent: the rules, said once by the digest
                 return self._offline(commit, files, lang, reason="budget", profile=profile)
-            return self._offline(commit, files, lang, note=f"LLM unavailable: {exc}", reason=exc.kind, profile=profile)
+            note = catalogue_text(lang, "llm_path.unavailable", error=localize(exc, lang))
+            return self._offline(commit, files, lang, note=note, reason=exc.kind, profile=profile)
         except InvalidAnswer as exc:
             metrics.count("llm_fallbacks", reason="rejected")
-            return self._offline(commit, files, lang, note=str(exc), reason="rejected", profile=profile)
+            return self._offline(commit, files, lang, note=localize(exc, lang), reason="rejected", profile=profile)
         # Provenance: the coverage is the selection the model was given (after any shrinking).
         return self._attach(analysis, commit, files, selection, origin="llm", model=self.llm.model)
 
@@ -291,17 +285,20 @@ class Analyzer:
         if isinstance(first, Analysis):
             return first
         if first.code == "empty":  # still blank after the client's re-asks: no corrective retry helps
-            raise InvalidAnswer("LLM answer was blank every time it was asked", "empty")
-        log.info("LLM answer rejected (%s); retrying once", first.en)
-        retry = messages + [{"role": "user", "content": RETRY_FEEDBACK[_lang(lang)].format(problem=first.text(lang))}]
-        second = await self._attempt(retry, prompt, subject)
+            raise InvalidAnswer(phrase("llm_path.blank_every_time"), "empty")
+        log.info(
+            "LLM answer rejected (%s); retrying once", "cut off at the output limit" if first.cut_off else first.reason
+        )
+        # The checks' reason is told in English in either language's corrective message.
+        feedback = self.prompts.render(RETRY_JOB, _lang(lang), cut_off=first.cut_off, reason=str(first.reason))
+        second = await self._attempt(messages + [{"role": "user", "content": feedback.user}], prompt, subject)
         if isinstance(second, Analysis):
             return second
         if second.cut_off:
             raise InvalidAnswer(
-                "LLM answer was cut off twice" if first.cut_off else "LLM answer was cut off on the retry", "cut_off"
+                phrase("llm_path.cut_off_twice" if first.cut_off else "llm_path.cut_off_on_retry"), "cut_off"
             )
-        raise InvalidAnswer(f"LLM answer failed validation: {second.reason}", second.code)
+        raise InvalidAnswer(phrase("llm_path.failed_validation", reason=second.reason), second.code)
 
     async def _attempt(
         self, messages: list[dict[str, str]], prompt: RenderedPrompt, subject: _Subject
@@ -315,13 +312,13 @@ class Analyzer:
             return _Problem(cut_off=True)
         try:
             if not completion.text.strip():  # DeepSeek blanks an answer that was not JSON
-                raise InvalidAnswer("the answer was empty", "empty")
+                raise InvalidAnswer(phrase("llm_path.answer_empty"), "empty")
             analysis = validate_answer(parse_answer(completion.text, expect=ANSWER_KEYS))
             check_meaning(analysis, subject.commit, subject.files, our_text(prompt))
             return analysis
         except InvalidAnswer as exc:
             metrics.count("llm_rejections", reason=exc.code)
-            return _Problem(reason=str(exc), code=exc.code)
+            return _Problem(reason=exc.args[0], code=exc.code)  # the phrase: told again in the note
 
     # --- results ------------------------------------------------------------------------------
     def _offline(
@@ -362,22 +359,12 @@ class _Subject:
 
 
 class _Problem:
-    """Why an answer was rejected, for the retry message (in the prompt's language) and the note."""
+    """Why an answer was rejected, for the retry message (analyze_retry.{lang}.j2) and the note."""
 
     def __init__(self, *, cut_off: bool = False, reason: str = "", code: str = ""):
         self.cut_off = cut_off
-        self.reason = reason
+        self.reason = reason  # a catalogue phrase (English as a str)
         self.code = code or ("cut_off" if cut_off else "schema")
-
-    @property
-    def en(self) -> str:
-        return "cut off at the output limit" if self.cut_off else self.reason
-
-    def text(self, lang: str) -> str:
-        lang = _lang(lang)
-        if self.cut_off:
-            return PROBLEM_CUT_OFF[lang]
-        return PROBLEM_INVALID[lang].format(reason=self.reason)
 
 
 def offline_version() -> str:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..i18n import phrase
+from ..i18n import text as catalogue_text
 from ..models import Analysis, ChangeType, Commit, FileChange, Importance, Insights
 from .reasoning import strip_reasoning
 
@@ -25,8 +27,9 @@ INSIGHT_KEYS = ("architecture", "performance", "security")
 
 
 class InvalidAnswer(ValueError):
-    """The model's answer is unusable; the message says how in a few words, `code` names the
-    reason for the rejection counter."""
+    """The model's answer is unusable; the message says how in a few words (a catalogue phrase:
+    English where the model reads it, the reader's language in a fallback's note), `code` names
+    the reason for the rejection counter."""
 
     def __init__(self, message: str, code: str = "schema"):
         super().__init__(message)
@@ -131,7 +134,7 @@ def _field(data: dict, f: AnswerField):
         if value is None:
             return Insights()
         if not isinstance(value, dict):
-            raise InvalidAnswer('"insights" must be an object with architecture, performance, security')
+            raise InvalidAnswer(phrase("llm_path.insights_not_object"))
         return Insights(**{key: _text(value, key, False) for key in INSIGHT_KEYS})
     if f.kind == "texts":
         if value is None:
@@ -139,13 +142,13 @@ def _field(data: dict, f: AnswerField):
         if isinstance(value, str):  # a single string is accepted as a one-item list
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise InvalidAnswer(f'"{f.key}" must be a list of strings')
+            raise InvalidAnswer(phrase("llm_path.not_a_list", key=f.key))
         return tuple(v.strip() for v in value if v.strip() and not is_none_like(v))
     text = _text(data, f.key, f.required)
     if f.kind == "enum":
         text = text.lower()
         if text not in f.values:
-            raise InvalidAnswer(f'"{f.key}" is {text!r}, not one of {", ".join(f.values)}')
+            raise InvalidAnswer(phrase("llm_path.not_one_of", key=f.key, value=repr(text), values=", ".join(f.values)))
     return text
 
 
@@ -156,7 +159,7 @@ def _text(data: dict, key: str, required: bool) -> str:
     if isinstance(value, str) and is_none_like(value):
         value = ""
     if not isinstance(value, str) or (required and not value.strip()):
-        raise InvalidAnswer(f'"{key}" is missing or empty' if required else f'"{key}" must be a string')
+        raise InvalidAnswer(phrase("llm_path.missing" if required else "llm_path.not_a_string", key=key))
     return value.strip()
 
 
@@ -180,7 +183,7 @@ def parse_answer(text: str, expect: Sequence[str] = ()) -> dict[str, Any]:
             found.append(value)
     if found:
         return found[0]
-    raise InvalidAnswer("the answer is not a JSON object", "not_json")
+    raise InvalidAnswer(phrase("llm_path.not_json"), "not_json")
 
 
 def _json_values(text: str):
@@ -343,23 +346,33 @@ def _kinds(files: Sequence[FileChange]) -> list[str]:
     return [classify_path(f.path).value for f in files]
 
 
-# Kinds that ship nothing a user runs, named as a reader would, in the order the message lists them.
-_NOT_SHIPPED = (
-    ("docs", "documentation"),
-    ("test", "tests"),
-    ("ci", "CI configuration"),
-    ("tooling", "tooling (scripts, benchmarks)"),
-)
+# Kinds that ship nothing a user runs, in the order the message lists them; a reader's name for
+# each is the catalogue's `llm_path.not_shipped.<kind>`.
+_NOT_SHIPPED = ("docs", "test", "ci", "tooling")
 _DEPENDENCY_KINDS = frozenset({"dependency", "lockfile"})
 
 
-def only_docs_or_tests(files: Sequence[FileChange]) -> str | None:
-    """ "documentation" / "tests" / "CI configuration" / "tooling …" (joined with "and") when every
-    file is of those kinds, else None."""
+class ShippedNothing:
+    """The kinds of files a commit changes when none ships ("documentation and tests"), named
+    in the language of the sentence around them."""
+
+    __slots__ = ("kinds",)
+
+    def __init__(self, kinds: Sequence[str]):
+        self.kinds = tuple(kinds)
+
+    def say(self, lang: str | None) -> str:
+        words = (catalogue_text(lang, f"llm_path.not_shipped.{kind}") for kind in self.kinds)
+        return catalogue_text(lang, "llm_path.and").join(words)
+
+
+def only_docs_or_tests(files: Sequence[FileChange]) -> ShippedNothing | None:
+    """The kinds ("documentation and tests", told in the reader's language) when every file is
+    documentation, tests, CI configuration or tooling, else None."""
     kinds = set(_kinds(files))
-    if not kinds or not kinds <= {kind for kind, _ in _NOT_SHIPPED}:
+    if not kinds or not kinds <= set(_NOT_SHIPPED):
         return None
-    return " and ".join(label for kind, label in _NOT_SHIPPED if kind in kinds)
+    return ShippedNothing([kind for kind in _NOT_SHIPPED if kind in kinds])
 
 
 _VERSION = re.compile(r"(?<![\w.])v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+][0-9A-Za-z.]+)?(?![\w])")
@@ -371,7 +384,7 @@ def patch_level_bump(files: Sequence[FileChange]) -> bool:
     block the removed and added versions pair up with the same major and minor. A new or removed
     package, or a patch the source did not give, is not provably patch-level: False."""
     kinds = _kinds(files)
-    allowed = _DEPENDENCY_KINDS | {kind for kind, _ in _NOT_SHIPPED}
+    allowed = _DEPENDENCY_KINDS | set(_NOT_SHIPPED)
     if not files or not set(kinds) <= allowed or not set(kinds) & _DEPENDENCY_KINDS:
         return False
     pairs = 0
@@ -419,9 +432,9 @@ def importance_contradiction(analysis: Analysis, files: Sequence[FileChange]) ->
     if analysis.importance is not Importance.HIGH or analysis.change_type in SAFE_TYPES_FOR_DOCS:
         return None
     if (only := only_docs_or_tests(files)) is not None:
-        return f'"importance" is high, but the commit changes only {only}'
+        return phrase("llm_path.high_but_changes_only", kinds=only)
     if patch_level_bump(files):
-        return '"importance" is high, but the commit only bumps dependencies by patch releases'
+        return phrase("llm_path.high_but_patch_bumps")
     return None
 
 
@@ -430,17 +443,11 @@ def check_meaning(analysis: Analysis, commit: Commit, files: Sequence[FileChange
     `our_text` is the prompt as we wrote it: instructions, placeholders and the offline hint,
     without the commit's own text."""
     if (key := echoed_field(analysis, our_text)) is not None:
-        raise InvalidAnswer(
-            f'"{key}" copies the prompt\'s placeholder, instructions or hint instead of '
-            "describing this commit in your own words",
-            "placeholder",
-        )
+        raise InvalidAnswer(phrase("llm_path.copies_prompt", key=key), "placeholder")
     if summary_too_short(analysis.summary):
-        raise InvalidAnswer('"summary" is empty or a single word', "summary_too_short")
+        raise InvalidAnswer(phrase("llm_path.summary_too_short"), "summary_too_short")
     if not names_the_commit(analysis.summary, commit, files):
-        raise InvalidAnswer(
-            '"summary" names nothing in this commit (no file, module, symbol or title word)', "summary_unrelated"
-        )
+        raise InvalidAnswer(phrase("llm_path.summary_unrelated"), "summary_unrelated")
     if (why := importance_contradiction(analysis, files)) is not None:
         raise InvalidAnswer(why, "importance_contradiction")
 

@@ -48,7 +48,7 @@ from openai import AsyncOpenAI
 
 from .. import cost, metrics
 from ..diffs import estimate_tokens
-from ..i18n import phrase
+from ..i18n import Count, localize, phrase
 from ..models import BotError
 from ..store import ANALYSIS_TTL
 from .reasoning import ReasoningFilter, opened_by_template
@@ -470,8 +470,7 @@ class LLM:
             metrics.count("llm_calls", purpose="skipped", outcome="breaker")
             last = self._last_failure
             raise LLMError(
-                f"{_sentence_body(str(last))}; the LLM was not asked again after {BREAKER_FAILURES} failures in a row",
-                kind=last.kind,
+                phrase("llm_path.not_asked_again", failure=_Clause(last), n=BREAKER_FAILURES), kind=last.kind
             )
 
     def _succeeded(self) -> None:
@@ -517,27 +516,30 @@ class LLM:
             self.context_tokens = min(window, self.context_tokens or window)
         if prompt:
             self._calibrate(messages, prompt)
-        known = f" ({window:,} tokens)" if window else ""
-        return ContextLengthError(f"The request did not fit the model's context window{known}.", window, prompt)
+        size = phrase("llm_path.window_size", tokens=f"{window:,}") if window else ""
+        return ContextLengthError(phrase("llm_path.context_window", size=size), window, prompt)
 
     def _describe(self, exc: openai.OpenAIError) -> str:
-        """One sentence for the reader; never the key, never the base URL's credentials."""
+        """One sentence for the reader (a catalogue phrase, told in the reader's language where
+        it is shown); never the key, never the base URL's credentials."""
         if isinstance(exc, openai.APITimeoutError):
-            return f"The LLM request timed out after {self.timeout:g} s{self._retried(timeout=True)}."
+            return phrase("llm_path.timed_out", seconds=f"{self.timeout:g}", retried=self._retried(timeout=True))
         if isinstance(exc, openai.APIConnectionError):
-            return f"The LLM endpoint at {self._host} could not be reached{self._retried()}."
+            return phrase("llm_path.unreachable", host=self._host, retried=self._retried())
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             retried = self._retried() if status in RETRIED_STATUSES or status >= 500 else ""
             detail = self._server_message(exc)
-            return f"The LLM endpoint answered HTTP {status}{retried}{f' ({detail})' if detail else ''}."
-        return f"The LLM request failed ({type(exc).__name__})."
+            said = phrase("llm_path.server_said", message=detail) if detail else ""
+            return phrase("llm_path.http_error", status=status, retried=retried, detail=said)
+        return phrase("llm_path.request_failed", kind=type(exc).__name__)
 
-    def _retried(self, timeout: bool = False) -> str:
+    def _retried(self, timeout: bool = False) -> object:
+        """The clause saying how often the request was retried ('' when it was not)."""
         n = min(TIMEOUT_RETRIES, self._max_retries) if timeout else self._max_retries
         if not n:
             return ""
-        return " and once more" if timeout else f" after {n} {'retry' if n == 1 else 'retries'}"
+        return phrase("llm_path.retried_once_more") if timeout else Count(n, "llm_path.retried_after")
 
     def _server_message(self, exc: openai.APIStatusError) -> str:
         body = exc.body  # the SDK hands over the JSON "error" object (or raw text, ignored)
@@ -603,12 +605,23 @@ def _first_int(patterns, text: str) -> int | None:
     return None
 
 
-def _sentence_body(text: str) -> str:
-    return text.rstrip().rstrip(".")
+class _Clause:
+    """An error's sentence said as the first clause of another (its full stop dropped), in the
+    language of the sentence around it."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+    def say(self, lang: str | None) -> str:
+        return localize(self.error, lang).rstrip().rstrip(".。")
 
 
 def _display_host(base_url: str) -> str:
     """host[:port] of the base URL — no user, password, path or query."""
     parts = urlsplit(base_url)
-    host = parts.hostname or "the configured host"
-    return f"{host}:{parts.port}" if parts.port else host
+    port = f":{parts.port}" if parts.port else ""
+    if not parts.hostname:
+        return phrase("llm_path.configured_host", port=port)
+    return f"{parts.hostname}{port}"

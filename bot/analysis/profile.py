@@ -34,6 +34,8 @@ import logging
 import tomllib
 from dataclasses import dataclass, field
 
+from ..i18n import phrase
+
 log = logging.getLogger(__name__)
 
 PROFILE_PATH = ".digest.toml"
@@ -42,7 +44,8 @@ _SECTIONS = {"surface": SURFACE_KINDS, "internal": ("paths",), "preview": ("path
 
 
 class ProfileError(ValueError):
-    """The profile cannot be used; the message is one sentence for the reader."""
+    """The profile cannot be used; the message is one sentence for the reader (a catalogue
+    phrase: the digest tells it in its own language)."""
 
 
 @dataclass(frozen=True)
@@ -160,41 +163,38 @@ def parse_profile(text: str, source: str = PROFILE_PATH) -> RepoProfile:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{source} is not valid TOML ({exc}); the default profile is used.") from None
+        raise ProfileError(phrase("llm_path.profile_not_toml", source=source, error=str(exc))) from None
     return profile_from_dict(data, source)
 
 
 def profile_from_dict(data: dict, source: str = PROFILE_PATH) -> RepoProfile:
     unknown = sorted(set(data) - set(_SECTIONS) - {"areas"})
     if unknown:
-        raise ProfileError(
-            f"{source} has an unknown section [{unknown[0]}] (known: "
-            f"{', '.join(_SECTIONS)}, areas); the default profile is used."
-        )
+        known = ", ".join((*_SECTIONS, "areas"))  # TOML names, listed as written
+        raise ProfileError(phrase("llm_path.profile_unknown_section", source=source, section=unknown[0], known=known))
     areas = data.get("areas", {})
     if not isinstance(areas, dict) or not all(
         isinstance(v, list) and v and all(isinstance(p, str) and p.strip() for p in v) for v in areas.values()
     ):
-        raise ProfileError(
-            f"{source}: [areas] must map each area's name to a list of paths; the default profile is used."
-        )
+        raise ProfileError(phrase("llm_path.profile_bad_areas", source=source))
     values: dict[str, dict[str, tuple[str, ...]]] = {}
     for section, keys in _SECTIONS.items():
         table = data.get(section, {})
         if not isinstance(table, dict):
-            raise ProfileError(f"{source}: [{section}] must be a table; the default profile is used.")
+            raise ProfileError(phrase("llm_path.profile_not_a_table", source=source, section=section))
         bad = sorted(set(table) - set(keys))
         if bad:
             raise ProfileError(
-                f"{source}: [{section}] has an unknown key '{bad[0]}' (known: "
-                f"{', '.join(keys)}); the default profile is used."
+                phrase(
+                    "llm_path.profile_unknown_key", source=source, section=section, key=bad[0], known=", ".join(keys)
+                )
             )
         values[section] = {}
         for key, value in table.items():
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise ProfileError(f"{source}: {section}.{key} must be a list of paths; the default profile is used.")
+                raise ProfileError(phrase("llm_path.profile_not_paths", source=source, section=section, key=key))
             values[section][key] = tuple(v.strip() for v in value)
     return RepoProfile(
         surface={k: v for k, v in values["surface"].items() if v},
@@ -211,7 +211,7 @@ async def load_profile(source, override: str | None = None) -> tuple[RepoProfile
     default branch read through the commit source, else the inferred defaults. A bad or unreadable
     profile never stops a digest: the defaults are used and `problem` is one sentence saying why
     (also logged)."""
-    where = "the subscription's profile" if override is not None else PROFILE_PATH
+    where = phrase("llm_path.subscription_profile") if override is not None else PROFILE_PATH
     try:
         text = override
         if text is None:
@@ -221,8 +221,8 @@ async def load_profile(source, override: str | None = None) -> tuple[RepoProfile
             return RepoProfile.inferred(), ""
         return parse_profile(text, where), ""
     except ProfileError as exc:
-        problem = str(exc)
+        problem = exc.args[0]  # the phrase itself, so the digest can tell it in its language
     except Exception as exc:  # the source failed: the digest goes on with the defaults
-        problem = f"{where} could not be read ({type(exc).__name__}); the default profile is used."
+        problem = phrase("llm_path.profile_unreadable", source=where, kind=type(exc).__name__)
     log.warning("%s: %s", getattr(source, "name", "repository"), problem)
     return RepoProfile.inferred(), problem
