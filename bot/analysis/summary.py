@@ -45,19 +45,7 @@ SUMMARY_CHARS = 240
 RISKS_IN_BULLET = 3
 FALLBACK_REASONS = ("timeout", "unreachable", "http_error", "context", "rejected")
 
-RETRY_FEEDBACK = {
-    "en": (
-        'Your previous answer {problem}. Answer again with ONE JSON object {{"bullets": [...]}} whose '
-        "bullets are 3 to 5 plain strings (one sentence each, about the commits listed), and nothing "
-        "but the JSON."
-    ),
-    "zh": (
-        '你上一次的回答{problem}。请重新只输出一个 JSON 对象 {{"bullets": [...]}}，其中 bullets 是 3 到 5 个'
-        "纯字符串（每条一句话，内容来自上面列出的提交），不要输出 JSON 以外的任何内容。"
-    ),
-}
-PROBLEM_CUT_OFF = {"en": "was cut off at the output limit", "zh": "超出输出长度被截断"}
-PROBLEM_INVALID = {"en": "was not valid: {reason}", "zh": "未通过校验：{reason}"}
+RETRY_JOB = "headline_retry"  # the corrective message after a rejected answer: prompts/headline_retry.{lang}.j2
 
 
 def headline_schema() -> dict[str, Any]:
@@ -129,13 +117,9 @@ async def _ask(llm: LLM, prompts: Prompts, entries: Sequence[DigestEntry], lang:
         except InvalidAnswer as exc:
             if attempt or exc.code == "empty":
                 raise
-            problem = (
-                PROBLEM_CUT_OFF[_lang(lang)]
-                if exc.code == "cut_off"
-                else PROBLEM_INVALID[_lang(lang)].format(reason=exc)
-            )
+            feedback = prompts.render(RETRY_JOB, _lang(lang), cut_off=exc.code == "cut_off", reason=str(exc))
             log.info("day headline: answer rejected (%s); retrying once", exc)
-            messages = messages + [{"role": "user", "content": RETRY_FEEDBACK[_lang(lang)].format(problem=problem)}]
+            messages = messages + [{"role": "user", "content": feedback.user}]
     raise AssertionError("unreachable")
 
 
