@@ -1,7 +1,7 @@
 """Every prompt template parses, exists in both languages, and renders with StrictUndefined."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import jinja2
@@ -152,7 +152,7 @@ def test_qa_data_cannot_close_its_block(prompts, lang):
 def test_the_analyzer_supplies_exactly_the_sample_variables():
     """The samples above track what bot.analysis.analyze really passes to the template."""
     commit = Commit(repo="acme/widgets", sha="abc1234" + "0" * 33, title="t", body="b", author="a",
-                    committed_at=datetime(2026, 1, 28, tzinfo=timezone.utc))
+                    committed_at=datetime(2026, 1, 28, tzinfo=UTC))
     files = [FileChange(path="a.py", status="modified", additions=1, deletions=0, patch="+x")]
     selection = DiffSelection(text="+x", coverage=Coverage(files_total=1, files_shown=1), tokens=1)
     real = prompt_variables(commit, files, pr_body=None, reverted=None, selection=selection)
