@@ -60,11 +60,6 @@ UNSHOWN_ERRORS = {"ValueError", "TypeError", "KeyError", "RuntimeError", "Assert
 # Whole files or folders not scanned, and why.
 NOT_SCANNED = {
     "bot/i18n/": "the catalogue's own package",
-    "bot/analysis/": "analysis content: the offline analyser's prose is written in the digest's language like "
-                     "the LLM's answers, the prompts and corrective messages are read by the model. PENDING: "
-                     "llm.py's errors and summary.py's offline headline sentences are still inline — their own "
-                     "work (the LLM path, the offline analyser) is rewriting those files",
-    "bot/diffs.py": "PENDING: the coverage line (its zh and en forms differ in structure: '+N more' vs '等 N 个')",
     "bot/metrics.py": "Prometheus HELP texts, for operators' dashboards (English by convention)",
     "bot/redact.py": "word lists of the secret detector (data, not sentences)",
     "bot/history/terms.py": "word lists for the history search: question words, the Chinese→English glossary",
@@ -90,6 +85,35 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
     "bot/sources/message.py": [("(no commit message)", "stored as an empty commit's title: data, cached"),
                                ("^(signed-off-by", "a regular expression"),
                                ("This reverts commit (", "a regular expression for git's revert message")],
+    "bot/analysis/analyze.py": [("(no diff available)", "what the model reads in an empty <diff> block (the prompt's "
+                                                       "data, the same in both languages: not in a template, whose "
+                                                       "hash keys the cached analyses)"),
+                                ("(no file list available)", "what the model reads in an empty <files> block")],
+    "bot/analysis/answer.py": [("^(?:(?:none|nothing", "a regular expression for the ways a model says 'nothing'"),
+                               ("a an the and or", "a word list for matching a summary to the commit")],
+    "bot/analysis/hints.py": [("<details>", "a regular expression for Dependabot's own boilerplate"),
+                              ("^\\s*Dependabot will resolve", "a regular expression for Dependabot's own boilerplate")],
+    "bot/analysis/llm.py": [("context (?:length", "a regular expression for the servers' own context-window errors"),
+                            ("maximum context length", "the same"), ("exceed context window", "the same"),
+                            ("messages resulted in", "the same"), ("\\((\\d+) in the messages", "the same"),
+                            ("(\\d+) of text input", "the same")],
+    "bot/analysis/offline/evidence/behaviour.py": [("\\b(pure(ly)? refactor", "a regular expression for titles")],
+    "bot/analysis/offline/paths.py": [("py pyi", "file extensions"), ("yaml yml toml", "file extensions"),
+                                      ("md markdown", "file extensions"), ("pipfile package.json", "file names"),
+                                      ("cmakelists.txt", "file names"), ("png jpg", "file extensions")],
+    "bot/analysis/offline/title.py": [("add adds", "verbs of titles"), ("fix fixes", "verbs of titles"),
+                                      ("remove removes", "verbs of titles"), ("refactor refactors", "verbs of titles"),
+                                      ("optimize optimise", "verbs of titles"), ("bump bumps", "verbs of titles")],
+    "bot/analysis/summary.py": [('"bullets" must be', "a headline answer's rejection: read by the model in the "
+                                                      "corrective message (prompts/headline_retry) and logged; the "
+                                                      "reader's notice names the reason by its code"),
+                                ("a bullet copies", "the same"), ("the answer was cut off", "the same"),
+                                ("the answer was blank", "the same")],
+    "bot/diffs.py": [("@generated", "a regular expression for generated files"),
+                     ("(?i)do not edit", "a regular expression for generated files"),
+                     ("(no content changes)", "part of the diff text given to the model, a diff format"),
+                     ("a an the and or", "stop words for matching a question to hunks"),
+                     ("GIT binary patch", "git's own marker, parsed")],
     "handlers/slack/api.py": [("body is not", "HTTP answer to Slack's servers"),
                               ("field `actions` has", "HTTP answer to Slack's servers"),
                               ("` has the wrong type", "HTTP answer to Slack's servers"),
