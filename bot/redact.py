@@ -1416,7 +1416,7 @@ def _redact_context(text: str, kinds: Counter) -> str:
 # words are never taken here: SHAs and ids are everywhere (they need a credential word).
 
 # (a run may start a diff's line right after its + or - marker)
-_RANDOM_RUN = re.compile(r"(?:(?<=^[+\- ])|(?<![\w+/\-.~]))[A-Za-z0-9][A-Za-z0-9+/_\-.~]{19,199}=*(?![\w+/=\-~])", re.M)
+_RANDOM_RUN = re.compile(r"(?<![\w/.~])(?<![^\n][+\-])[A-Za-z0-9][A-Za-z0-9+/_\-.~]{19,199}=*(?![\w+/=\-~])")
 _NAME_OP_BEFORE = re.compile(
     r"(?<![\w.\-])(?P<name>[A-Za-z][A-Za-z0-9_\-.]{0,40})[\"']?(?:[ \t]*(?:=|:=|=>)[ \t]*|[ \t]+|\()[\"'`]?$"
 )
@@ -1479,14 +1479,32 @@ def _mostly_words(value: str) -> bool:
     return letters > 0 and worded >= 0.5 * letters
 
 
+_GLUED_HINT = re.compile(r"(?:secret|token|key|access|private|passw|apikey)s?[-_.][a-z0-9]")
+
+
+def _may_be_strongly_random(run: str) -> bool:
+    """Upper case, lower case and a digit, and none of base64's / + = (see _named_random)."""
+    return (
+        run != run.lower()
+        and run != run.upper()
+        and "/" not in run
+        and "+" not in run
+        and "=" not in run
+        and _DIGIT.search(run) is not None
+    )
+
+
 def _redact_named_random(text: str, kinds: Counter) -> str:
     spans = []
     named: dict[str, list[tuple[int, int, str]]] = defaultdict(list)  # name -> (start, end, value)
     for m in _RANDOM_RUN.finditer(text):
-        glued = _glued_secret(m.group()) if _GLUED_WORD.search(m.group()) else -1
+        run = m.group()
+        glued = _glued_secret(run) if _GLUED_HINT.search(run.lower()) else -1
         if glued > 0:
-            spans.append((m.start() + glued, m.start() + len(m.group().rstrip("."))))
+            spans.append((m.start() + glued, m.start() + len(run.rstrip("."))))
             continue
+        if not _may_be_strongly_random(run):
+            continue  # (cheap string tests first: most runs are paths and identifiers)
         line_start = text.rfind("\n", 0, m.start()) + 1
         before = _NAME_OP_BEFORE.search(text, max(line_start, m.start() - 60), m.start())
         if before is None or MARK_PREFIX in text[line_start : m.start()]:
