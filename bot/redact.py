@@ -674,7 +674,7 @@ credential credentials apikey bearer privatekey clientsecret accesskey secretkey
 refreshtoken apitoken authkey signingkey encryptionkey masterkey sessionkey webhooksecret pat
 """.split()
 )
-_WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac login access private".split())
+_WEAK_WORDS = frozenset("key auth api cred creds cookie sas hmac login access private license licence".split())
 # Two-word names that read as one credential word.
 _PAIRS = {
     ("api", "key"): "apikey",
@@ -745,6 +745,7 @@ _CONTEXT_HINTS = (
     "login",
     "access",
     "private",
+    "licen",
 )
 
 

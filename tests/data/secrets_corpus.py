@@ -203,6 +203,8 @@ def positives() -> list[tuple[str, str, str]]:
     add("a vendor's name, = and no space, a random token", f"wombatpay={v}", v)
     v = s(40, _HEXL, 99)
     add("PRIVATEkey glued between name and a hex value", f"quokkaPRIVATEkey-{v}", v)
+    v = "eu01xx" + s(34, _HEXL, 100)
+    add("a license key", f"  license: {v}", v)
     return cases
 
 
@@ -313,4 +315,5 @@ def negatives() -> list[str]:
         "    r3 = CPyList_GetItemInt64(ls, r0)\n[case testVecI64ForLoop_64bit]",
         'static tuple_T2VvVi tuple_undefined_T2VvVi = { { -1, NULL } , { -1, 0 } };',
         '    if [[ "$HF_TOKEN" != hf_* ]]; then',
+        'license = "MIT"\nlicense = { text = "Apache-2.0" }\nlicense-files = ["LICENSE*"]',
     ]
