@@ -1134,6 +1134,10 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
                 value = value.split("&", 1)[0]  # a URL's query: ?token=…&page=2
             if not value or op == "(":
                 return
+            if _capitals_label(name, op, value):
+                start = m.start(group)
+                spans.append((start, start + len(value), kind))
+                return  # `acme SECRET 4f8a…`, `acme PRIVATE TOKEN ZXC2…`: a label in capitals, then its value
             if op in _LOOSE_OPS and not (len(value) >= 16 and _TOKENISH.fullmatch(value) and looks_random(value)):
                 return  # `token - 1`, `secret sauce`: only a random-looking value follows a dash or a space
             if _is_code(value) or value.endswith(("{", "(", "[")):
@@ -1224,6 +1228,22 @@ def _redact_line(line: str, kinds: Counter, found: dict[str, str] | None = None)
 
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _LOOSE_OPS = frozenset((" ", "-", "|", "is"))
+_CAPITALS_LABELS = frozenset("SECRET KEY TOKEN PASSWORD APIKEY ACCESS PRIVATE".split())
+_LABEL_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{15,}")
+
+
+def _capitals_label(name: str, op: str, value: str) -> bool:
+    """A credential word written in capitals as a label, a space, then one long token: prose says
+    'the secret is', code names a constant; only a label reads `SECRET 4f8a…`."""
+    if op != " " or name.split()[-1] not in _CAPITALS_LABELS or _LABEL_VALUE.fullmatch(value) is None:
+        return False
+    if _ENV_VAR_NAME.fullmatch(value):
+        return False  # SECRET KEY_ROTATION_PERIOD_DAYS: a constant's name
+    if value.isalpha():
+        return len(value) >= 20 and len(set(value)) > 10  # letters only: long and varied
+    return len(set(value)) > 4
+
+
 _LABEL_BEFORE = re.compile(r"(?<![\w.\-])([A-Za-z][A-Za-z0-9]*)[ \t]+$")
 _LABEL_WORDS = re.compile(r"[A-Za-z][a-z]*")
 _B64ISH = re.compile(r"[A-Za-z0-9+/=_\-]+")

@@ -205,6 +205,10 @@ def positives() -> list[tuple[str, str, str]]:
     add("PRIVATEkey glued between name and a hex value", f"quokkaPRIVATEkey-{v}", v)
     v = "eu01xx" + s(34, _HEXL, 100)
     add("a license key", f"  license: {v}", v)
+    v = s(28, _DIGITS + _HEXL, 101)
+    add("a credential word in capitals as a label", f"quokka SECRET {v}", v)
+    v = s(24, _UPPER + _DIGITS, 102)
+    add("two words in capitals as a label", f"wombat PRIVATE TOKEN {v}", v)
     return cases
 
 
@@ -316,4 +320,5 @@ def negatives() -> list[str]:
         'static tuple_T2VvVi tuple_undefined_T2VvVi = { { -1, NULL } , { -1, 0 } };',
         '    if [[ "$HF_TOKEN" != hf_* ]]; then',
         'license = "MIT"\nlicense = { text = "Apache-2.0" }\nlicense-files = ["LICENSE*"]',
+        "KEY FEATURES of the release\nthe SECRET INGREDIENT_LIST_FOR_TODAY\nSECRET KEY_ROTATION_PERIOD_DAYS",
     ]
