@@ -752,6 +752,17 @@ _CONTEXT_HINTS = (
 @lru_cache(maxsize=8192)
 def name_strength(name: str) -> tuple[int, str]:
     """(0 none / 1 weak / 2 strong, kind) for a variable, key, flag or element name."""
+    found = _name_strength(name)
+    if not found[0] and _CAPITALS_THEN_LOWER.search(name):
+        # `packagecloudPRIVATEkey`: camelCase reads PRIVAT + Ekey; read the capitals as one word
+        found = _name_strength(_CAPITALS_THEN_LOWER.sub(lambda m: "_" + m.group(1).lower() + "_" + m.group(2), name))
+    return found
+
+
+_CAPITALS_THEN_LOWER = re.compile(r"([A-Z]{2,})([a-z])")
+
+
+def _name_strength(name: str) -> tuple[int, str]:
     words = [w.lower() for w in _NAME_WORD.findall(name)]
     if not words:
         return 0, ""

@@ -209,6 +209,8 @@ def positives() -> list[tuple[str, str, str]]:
     add("a credential word in capitals as a label", f"quokka SECRET {v}", v)
     v = s(24, _UPPER + _DIGITS, 102)
     add("two words in capitals as a label", f"wombat PRIVATE TOKEN {v}", v)
+    v = s(48, _HEXL, 103)
+    add("capitals then a lower-case word in one name, a space, the value", f"quokkaPRIVATEkey {v}", v)
     return cases
 
 
