@@ -1390,6 +1390,8 @@ def _lines_with_credential_names_per_hit(text: str) -> list[int]:
 
 # `access_token:` at the end of a line, its value alone on the next (YAML, wrapped code)
 _DANGLING = re.compile(r"^[+\- ]?[ \t]*(?:- )?[\"']?[A-Za-z_][\w.\-]*[\"']?[ \t]*(?::|=|:=|=>)[ \t]*$")  # a lone key
+# a short line of words naming the value on the next line: `Eventbrite private access key`
+_LABEL_LINE = re.compile(r"[+\- ]?[ \t]*(?:(?:#|//|\*)[ \t]*)?[A-Za-z][A-Za-z ]{0,60}[ \t]*")
 _LONE_VALUE = re.compile(r"[+\- ]?[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'#]{8,400})(?P=q)[,;]?[ \t]*")
 
 
@@ -1423,7 +1425,7 @@ def _redact_context(text: str, kinds: Counter) -> str:
                 lines[i : i + 3] = joined.split("\n")
                 continue
         lines[i] = _redact_line(line, kinds, found)
-        if i + 1 < len(lines) and _DANGLING.search(line):
+        if i + 1 < len(lines) and (_DANGLING.search(line) or _LABEL_LINE.fullmatch(line)):
             _redact_next_line_value(lines, i, kinds, found)
     text = "\n".join(lines)
     # A value once known to be a secret is one wherever else it appears (`token = 'X' | 'X'`,

@@ -211,6 +211,8 @@ def positives() -> list[tuple[str, str, str]]:
     add("two words in capitals as a label", f"wombat PRIVATE TOKEN {v}", v)
     v = s(48, _HEXL, 103)
     add("capitals then a lower-case word in one name, a space, the value", f"quokkaPRIVATEkey {v}", v)
+    v = s(20, _UPPER + _DIGITS, 104)
+    add("a label of words on one line, the value alone on the next", f"Wombat private access key\n{v}", v)
     return cases
 
 
@@ -323,4 +325,5 @@ def negatives() -> list[str]:
         '    if [[ "$HF_TOKEN" != hf_* ]]; then',
         'license = "MIT"\nlicense = { text = "Apache-2.0" }\nlicense-files = ["LICENSE*"]',
         "KEY FEATURES of the release\nthe SECRET INGREDIENT_LIST_FOR_TODAY\nSECRET KEY_ROTATION_PERIOD_DAYS",
+        "    if not token\n        continue_processing_items",
     ]
