@@ -7,8 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...i18n import text
+from ...i18n import Phrase, text
 from ...models import Commit, FileChange
+from .lang import is_zh
 from .paths import FileKind, classify_path
 
 if TYPE_CHECKING:
@@ -130,3 +131,17 @@ def runtime_lines(stats: FileStats, profile: RepoProfile) -> int:
         if k in (FileKind.SOURCE, FileKind.CONFIG, FileKind.BUILD, FileKind.DEPENDENCY)
         and not profile.is_internal(f.path)
     )
+
+
+class WhereNames:
+    """Where a change lives and what its hunks name, as a field told in the reader's language
+    ('`a`, `b` in src/x.py' / 'src/x.py 中的 `a`、`b`'); `empty` is said when nothing is known."""
+
+    __slots__ = ("stats", "hunk_names", "empty")
+
+    def __init__(self, stats: FileStats, hunk_names: Sequence[str], empty: Phrase | None = None):
+        self.stats, self.hunk_names, self.empty = stats, hunk_names, empty
+
+    def say(self, lang: str | None) -> str:
+        where = where_names(self.stats, self.hunk_names, is_zh(lang or ""))
+        return where or (self.empty.say(lang) if self.empty is not None else "")

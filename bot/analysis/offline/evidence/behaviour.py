@@ -5,17 +5,16 @@ serializers, GPU kernels …) whose changes reach users in a recognisable way.""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ....i18n import Count, Phrase, phrase, text
 from ....models import ChangeType, FileChange, Importance
 from ..context import Context, Fact, Insight, Risk
-from ..lang import Names, clip, is_zh, num
+from ..lang import Names, clip, num
 from ..message import first_paragraphs
 from ..patch import assignments, change_blocks
 from ..paths import FileKind, extension
-from ..stats import runtime_lines, where_names
+from ..stats import WhereNames, runtime_lines
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile
@@ -186,19 +185,6 @@ def _paths_with(c: Context, tokens: frozenset) -> list[str]:
 # --- conclusions ---------------------------------------------------------------------------------
 
 
-class _Where:
-    """Where the change lives and what its hunks name (stats.where_names), told in the language of
-    the sentence around it."""
-
-    __slots__ = ("stats", "hunk_names")
-
-    def __init__(self, stats: FileStats, hunk_names: Sequence[str]):
-        self.stats, self.hunk_names = stats, hunk_names
-
-    def say(self, lang: str | None) -> str:
-        return where_names(self.stats, self.hunk_names, is_zh(lang or ""))
-
-
 class _MoreDefaults:
     """The defaults changed besides the one named: Chinese counts them all ('等 3 项'), English
     the others (' and 2 more'); both numbers are given, each language's sentence takes its own."""
@@ -269,7 +255,7 @@ def risks(c: Context) -> list[Risk]:
         out.append(Risk(order, phrase(f"offline.behaviour.{risk}", **fields), phrase(f"offline.behaviour.{advice}")))
 
     stats, diff, title = c.stats, c.diff, c.title
-    where = _Where(stats, diff.hunk_names)
+    where = WhereNames(stats, diff.hunk_names)
     if c.ctype is ChangeType.REVERT:
         what = (
             phrase("offline.behaviour.quoted_title", title=clip(title.reverted_title, 60))

@@ -16,8 +16,7 @@ from ....models import ChangeType, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, clip
 from ..paths import FileKind
-from ..stats import runtime_lines
-from .size import WhereNames
+from ..stats import WhereNames, runtime_lines
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile

@@ -5,14 +5,13 @@ when no specific rule does."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from ....i18n import Count, Phrase, phrase
 from ....models import ChangeType, Importance
 from ..context import Context, Fact, Insight, Risk
-from ..lang import is_zh, lines, num
+from ..lang import lines, num
 from ..paths import FileKind
-from ..stats import FileStats, grouped_dirs, main_location, where_names
+from ..stats import WhereNames, grouped_dirs, main_location
 
 # Changed lines of source code at which a commit is medium, per type: a feature grows the product
 # faster per line than a refactor moves it. Size alone never makes a commit high: a maintainer
@@ -42,20 +41,6 @@ def noun(ctype: ChangeType, mid: bool = False) -> Phrase:
     """The kind of change as a field: opening a sentence ('Bug fix …'), or with `mid` inside one
     ('… as a bug fix'). The catalogue keys are `offline.size.noun_<type>.head|mid`."""
     return phrase(f"offline.size.noun_{ctype.name.lower()}.{'mid' if mid else 'head'}")
-
-
-class WhereNames:
-    """Where a change lives and what its hunks name, as a field told in the reader's language
-    ('`a`, `b` in src/x.py' / 'src/x.py 中的 `a`、`b`'); `empty` is said when nothing is known."""
-
-    __slots__ = ("stats", "hunk_names", "empty")
-
-    def __init__(self, stats: FileStats, hunk_names: Sequence[str], empty: Phrase | None = None):
-        self.stats, self.hunk_names, self.empty = stats, hunk_names, empty
-
-    def say(self, lang: str | None) -> str:
-        where = where_names(self.stats, self.hunk_names, is_zh(lang or ""))
-        return where or (self.empty.say(lang) if self.empty is not None else "")
 
 
 def _has_tests(c: Context) -> bool:
