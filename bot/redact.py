@@ -1481,17 +1481,16 @@ def _named_random(value: str, name: str) -> bool:
 
 # A credential word glued to a vendor's name and to its value in one word:
 # `capsulecrm-SECRET-bu9J…`, `holidayapiKEY-123e4567-…`, `gitter-secret-…`, `versioneyeACCESS-…`.
-_GLUED_WORD = re.compile(r"(?:secret|token|key|access|private|password|passwd|apikey)s?(?=[-_.][A-Za-z0-9])", re.I)
-_UPPER_RUN = re.compile(r"[A-Z]{2,}")
+# (matched on the lowercased run: re.I is several times slower)
+_GLUED_WORD = re.compile(r"(?:secret|token|key|access|private|password|passwd|apikey)s?(?=[-_.][a-z0-9])")
 # a glued value is letters, digits and dashes (`key_id=PROBE_KEY` is more words of the name)
 _GLUED_VALUE = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 
 
-def _glued_secret(run: str) -> int:
+def _glued_secret(run: str, lowered: str) -> int:
     """Where the value starts in a run holding `name-credential-value`, or -1."""
-    for g in reversed(list(_GLUED_WORD.finditer(run))):
+    for g in reversed(list(_GLUED_WORD.finditer(lowered))):
         name, rest = run[: g.end()], run[g.end() + 1 :].rstrip(".")
-        name = _UPPER_RUN.sub(lambda u: "_" + u.group().lower() + "_", name)  # buttercmsPRIVATEkey: private key
         if len(rest) < 16 or run[g.end()] in ":=" or not _GLUED_VALUE.fullmatch(rest) or not name_strength(name)[0]:
             continue  # (`name=value` and `name: value` are the context detector's: not glued)
         if _UUID.fullmatch(rest) or (
@@ -1513,9 +1512,6 @@ def _mostly_words(value: str) -> bool:
     return letters > 0 and worded >= 0.5 * letters
 
 
-_GLUED_HINT = re.compile(r"(?:secret|token|key|access|private|passw|apikey)s?[-_.][a-z0-9]")
-
-
 def _may_be_strongly_random(run: str) -> bool:
     """Upper case, lower case and a digit, and none of base64's / + = (see _named_random)."""
     return (
@@ -1533,7 +1529,8 @@ def _redact_named_random(text: str, kinds: Counter) -> str:
     named: dict[str, list[tuple[int, int, str]]] = defaultdict(list)  # name -> (start, end, value)
     for m in _RANDOM_RUN.finditer(text):
         run = m.group()
-        glued = _glued_secret(run) if _GLUED_HINT.search(run.lower()) else -1
+        lowered = run.lower()
+        glued = _glued_secret(run, lowered) if _GLUED_WORD.search(lowered) else -1
         if glued > 0:
             spans.append((m.start() + glued, m.start() + len(run.rstrip("."))))
             continue
