@@ -228,6 +228,14 @@ async def test_500_storm_falls_back_with_one_sentence(make_analyzer, fake):
     assert result.coverage is not None
 
 
+async def test_the_fallback_note_of_a_chinese_digest_is_chinese(make_analyzer, fake):
+    fake.responder = lambda req: Reply(status=500, headers={"retry-after-ms": "10"},
+                                       error={"message": "The server had an error"})
+    result = await make_analyzer(llm_max_retries=2).analyse(make_commit(), FILES, "zh")
+    assert result.origin == "fallback"
+    assert result.note == "LLM 不可用：LLM 服务返回 HTTP 500（已重试 2 次）（The server had an error）。"
+
+
 async def test_timeout_falls_back(make_analyzer, fake):
     fake.responder = lambda req: Reply(hang=True)
     result = await make_analyzer(llm_timeout=0.2, llm_max_retries=0).analyse(make_commit(), FILES, "en")
