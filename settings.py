@@ -34,6 +34,14 @@ class Settings(BaseSettings):
     default_lang: Literal["zh", "en"] = Field("zh", description="Digest language: zh or en.")
     include_merges: bool = Field(False, description="Include merge commits in digests.")
     max_range_days: int = Field(31, ge=1, le=366, description="Longest date range one digest may span.")
+    learn_from_release_notes: bool = Field(
+        True,
+        description="Weigh each repository's own release notes (and the channel's corrections) into "
+        "the levels: a profile learned per repository and week (see docs: judgement).",
+    )
+    learn_history_commits: int = Field(
+        2000, ge=100, le=20000, description="Commits of history each learned profile reads."
+    )
 
     # --- GitHub ----------------------------------------------------------------------------
     github_token: SecretStr | None = Field(

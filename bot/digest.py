@@ -57,8 +57,11 @@ PROFILE_TTL = 3600.0  # seconds: an edited .digest.toml is picked up within the 
 
 
 class DigestBuilder:
-    def __init__(self, store: Store, analyzer, llm, prompts, settings, clock: Callable[[], datetime] = utcnow):
+    def __init__(
+        self, store: Store, analyzer, llm, prompts, settings, clock: Callable[[], datetime] = utcnow, taste=None
+    ):
         self.store = store
+        self.taste = taste  # bot.taste.book.TasteBook: the repositories' learned profiles (None: rules alone)
         self.analyzer = analyzer
         self.llm = llm
         self.prompts = prompts
@@ -157,7 +160,9 @@ class DigestBuilder:
     ) -> Analysis:
         """One commit's analysis through the cache (used by the digest and by Q&A)."""
         profile = await self.profile(source)
-        key = self.store.analysis_key(source.cache_id, commit.sha, await self._analysis_tag(source, lang), lang)
+        tag = await self._analysis_tag(source, lang)
+        learned = await self._taste_tag(source, commit)
+        key = self.store.analysis_key(source.cache_id, commit.sha, tag + (f":taste-{learned}" if learned else ""), lang)
         if cached := await self.store.get_json(key):
             metrics.count("cache", cache="analysis", result="hit")
             cost.note_analysis(cached=True)
@@ -171,13 +176,16 @@ class DigestBuilder:
             files, pr_body, reverted = await asyncio.gather(
                 self.files(source, commit.sha), self._pr_body(source, commit), self._reverted(source, commit, siblings)
             )
+            judgement = await self._judge(source, commit, files) if learned else None
             try:
                 result = await self.analyzer.analyse(
-                    commit, files, lang, pr_body=pr_body, reverted=reverted, profile=profile
+                    commit, files, lang, pr_body=pr_body, reverted=reverted, profile=profile, judgement=judgement
                 )
             except BotError as exc:
                 metrics.count("llm_fallbacks", reason=type(exc).__name__)
-                result = analyse_offline(commit, files, lang, origin="fallback", note=str(exc), profile=profile)
+                result = analyse_offline(
+                    commit, files, lang, origin="fallback", note=str(exc), profile=profile, judgement=judgement
+                )
             data = to_dict(result)
             # A fallback is retried next time, not frozen in the cache; so is an analysis the
             # month's budget sent offline (it is kept under the LLM's key).
@@ -217,6 +225,24 @@ class DigestBuilder:
             self._profiles[source.cache_id] = (now, pending)
         return await asyncio.shield(pending)
 
+    async def _taste_tag(self, source: CommitSource, commit: Commit) -> str:
+        """The learned profile's fingerprint for this commit's week ('' without one). A profile
+        that cannot be learned (unreadable history, Redis busy) leaves the rules alone, logged."""
+        if self.taste is None:
+            return ""
+        try:
+            return await self.taste.tag(source, commit.committed_at)
+        except BotError as exc:
+            log.warning("%s: no learned profile for %s (%s)", source.name, commit.short_sha, exc)
+            return ""
+
+    async def _judge(self, source: CommitSource, commit: Commit, files):
+        try:
+            return await self.taste.judge(source, commit, files)
+        except (BotError, ValueError) as exc:  # ValueError: scikit-learn found nothing to learn from
+            log.warning("%s: no learned judgement for %s (%s)", source.name, commit.short_sha, exc)
+            return None
+
     async def _analysis_tag(self, source, lang: str) -> str:
         """The analyzer's tag, plus the repository profile's fingerprint when it has one."""
         fingerprint = (await self.profile(source)).fingerprint()
@@ -228,7 +254,8 @@ class DigestBuilder:
         if self.llm is not None:
             tag += ":" + self.prompts.hash("day_headline", lang)
         # noise-1: entries carry their bot updates; the filter makes another digest
-        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}".encode()).hexdigest()[:16]
+        learned = "taste-1" if self.taste is not None else ""  # entries weighed by the learned profiles
+        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}{learned}".encode()).hexdigest()[:16]
         return self.store.digest_key(
             source.cache_id, branch, window.start.isoformat(), window.end.isoformat(), window.tz, lang, tag
         )

@@ -134,6 +134,29 @@ class Commit:
 
 
 @dataclass(frozen=True)
+class PastCommit:
+    """A commit as the learned profile reads history: its title, what it touched, and the files
+    it added (changelog fragments among them). No patches: 2,000 of these are read at once."""
+
+    sha: str
+    committed_at: datetime  # aware, UTC
+    title: str
+    pr_number: int | None
+    paths: tuple[str, ...]
+    added: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What a repository's learned profile (bot/taste) says of one commit."""
+
+    above_low: float  # probability that the maintainers announce it (medium or high)
+    high: float  # probability that it is listed as breaking or security
+    heading: str  # the maintainers' heading it would most likely be listed under ("" when unsure)
+    heading_share: float  # that heading's probability among the announced changes
+
+
+@dataclass(frozen=True)
 class Insights:
     architecture: str = ""
     performance: str = ""

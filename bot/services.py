@@ -57,7 +57,12 @@ class Services:
             # what it learns about the endpoint outlives the process; its tokens count for the month
             llm = LLM(settings, memory=store, budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
         analyzer = Analyzer(llm, prompts, settings)
-        builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow)
+        taste = None
+        if settings.learn_from_release_notes:
+            from .taste.book import TasteBook
+
+            taste = TasteBook(store, history_limit=settings.learn_history_commits)
+        builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow, taste=taste)
         from .history import build_history
 
         return cls(

@@ -26,7 +26,7 @@ from .. import metrics
 from ..diffs import DiffSelection, estimate_tokens, select_diff
 from ..i18n import localize, phrase
 from ..i18n import text as catalogue_text
-from ..models import Analysis, Commit, FileChange
+from ..models import Analysis, Commit, FileChange, Judgement
 from ..prompts import Prompts, RenderedPrompt
 from ..redact import record as record_redactions
 from ..redact import redact, redact_text
@@ -165,6 +165,7 @@ def prompt_variables(
     selection: DiffSelection | None,
     shrink: tuple[int, int, float] = SHRINK_STEPS[0],
     profile: RepoProfile | None = None,
+    judgement: Judgement | None = None,
 ) -> dict[str, Any]:
     """Everything analyze_commit.*.j2 needs; `selection=None` renders it without a diff (to
     measure how much room the diff has); `shrink` is one of SHRINK_STEPS."""
@@ -181,7 +182,7 @@ def prompt_variables(
         "body": untrusted(body, int(BODY_CHARS * text_share)),
         "pr_number": commit.pr_number or "",
         "pr_body": untrusted(pr_text, int(PR_BODY_CHARS * text_share)),
-        "offline_hint": defang(hints.offline_hint(commit, files, profile)),
+        "offline_hint": defang(hints.offline_hint(commit, files, profile, judgement)),
         "profile": defang((profile or RepoProfile.inferred()).describe()),
         "changelog": untrusted(hints.changelog_hunk(commit, files), int(PR_BODY_CHARS * text_share)),
         "revert_target": revert_target(commit, reverted),
@@ -216,12 +217,15 @@ class Analyzer:
         pr_body: str | None = None,
         reverted: Commit | None = None,
         profile: RepoProfile | None = None,
+        judgement: Judgement | None = None,
     ) -> Analysis:
+        """`judgement`: the repository's learned profile on this commit (bot/taste), weighed by the
+        rules (and so shown to the LLM in the rules' hint) when there is one."""
         if self.llm is None:
-            return self._offline(commit, files, lang, profile=profile)
+            return self._offline(commit, files, lang, profile=profile, judgement=judgement)
         subject = _Subject(commit, files)
         await self.llm.recall()  # the window and the tokens ratio an earlier process learnt
-        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
+        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement)
         record_redactions(withheld(commit, pr_body, selection))
         try:
             for refused in range(CONTEXT_RETRIES + 1):
@@ -233,21 +237,25 @@ class Analyzer:
                         raise
                     # The endpoint told us its window; the estimate is corrected: shrink, ask again.
                     log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
-                    prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile)
+                    prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement)
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
             if exc.kind == "budget":  # the month's tokens are spent: the rules, said once by the digest
-                return self._offline(commit, files, lang, reason="budget", profile=profile)
+                return self._offline(commit, files, lang, reason="budget", profile=profile, judgement=judgement)
             note = catalogue_text(lang, "llm_path.unavailable", error=localize(exc, lang))
-            return self._offline(commit, files, lang, note=note, reason=exc.kind, profile=profile)
+            return self._offline(commit, files, lang, note=note, reason=exc.kind, profile=profile, judgement=judgement)
         except InvalidAnswer as exc:
             metrics.count("llm_fallbacks", reason="rejected")
-            return self._offline(commit, files, lang, note=localize(exc, lang), reason="rejected", profile=profile)
+            return self._offline(
+                commit, files, lang, note=localize(exc, lang), reason="rejected", profile=profile, judgement=judgement
+            )
         # Provenance: the coverage is the selection the model was given (after any shrinking).
         return self._attach(analysis, commit, files, selection, origin="llm", model=self.llm.model)
 
     # --- LLM path -----------------------------------------------------------------------------
-    def _prompt(self, commit, files, lang, pr_body, reverted, profile=None) -> tuple[RenderedPrompt, DiffSelection]:
+    def _prompt(
+        self, commit, files, lang, pr_body, reverted, profile=None, judgement=None
+    ) -> tuple[RenderedPrompt, DiffSelection]:
         """The rendered prompt with as much diff as fits the endpoint's prompt budget (the
         setting, or less when the model's window is known). Lists and texts shrink step by
         step when a small budget cannot hold them (a 500-file commit)."""
@@ -264,6 +272,7 @@ class Analyzer:
                     selection=selection,
                     shrink=shrink,
                     profile=profile,
+                    judgement=judgement,
                 )
                 return self.prompts.render(JOB, lang, **variables)
 
@@ -322,7 +331,14 @@ class Analyzer:
 
     # --- results ------------------------------------------------------------------------------
     def _offline(
-        self, commit, files, lang, note: str = "", reason: str = "", profile: RepoProfile | None = None
+        self,
+        commit,
+        files,
+        lang,
+        note: str = "",
+        reason: str = "",
+        profile: RepoProfile | None = None,
+        judgement: Judgement | None = None,
     ) -> Analysis:
         """The rule-based analysis; with a `note`, a visible fallback. Its coverage is what the
         rules read, not what an LLM prompt would have held."""
@@ -331,7 +347,14 @@ class Analyzer:
             log.warning("%s %s: offline analysis instead (%s)", commit.repo, commit.short_sha, note)
         selection = select_diff(files, self.settings.llm_max_prompt_tokens)
         result = analyse_offline(
-            commit, files, lang, coverage=selection.coverage, origin=origin, note=note, profile=profile
+            commit,
+            files,
+            lang,
+            coverage=selection.coverage,
+            origin=origin,
+            note=note,
+            profile=profile,
+            judgement=judgement,
         )
         result = replace(result, fallback_reason=reason)
         return self._attach(result, commit, files, selection, origin=origin, model=result.model)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..models import Commit, FileChange
+from ..models import Commit, FileChange, Judgement
 from .offline import analyse_offline, parse_title
 from .profile import RepoProfile
 
@@ -70,9 +70,12 @@ def pr_text_for_prompt(commit_body: str, pr_body: str | None) -> str:
     return "\n\n".join(p for p in (context, description) if p)
 
 
-def offline_hint(commit: Commit, files: Sequence[FileChange], profile: RepoProfile | None) -> str:
-    """'medium (bugfix): <reason>' — the rule-based level and reason, for the LLM to weigh."""
-    a = analyse_offline(commit, files, "en", profile=profile)
+def offline_hint(
+    commit: Commit, files: Sequence[FileChange], profile: RepoProfile | None, judgement: Judgement | None = None
+) -> str:
+    """'medium (bugfix): <reason>' — the rule-based level and reason (with the repository's learned
+    profile weighed in, when it has one), for the LLM to weigh."""
+    a = analyse_offline(commit, files, "en", profile=profile, judgement=judgement)
     return f"{a.importance.value} ({a.change_type.value}): {a.importance_reason}"
 
 

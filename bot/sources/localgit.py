@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..diffs import is_binary_path
 from ..i18n import phrase
-from ..models import Commit, FileChange, NotFoundError, SourceError, UsageError, Window
+from ..models import Commit, FileChange, NotFoundError, PastCommit, SourceError, UsageError, Window
 from .message import split_message
 
 _RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping
@@ -212,6 +212,45 @@ class LocalGitSource:
             subprocess.run, ["git", "-C", self.path, "cat-file", "-e", f"{ref}:{path}"], capture_output=True
         )
         return proc.returncode == 0
+
+    # --- history, for the learned profile (bot/taste) ----------------------------------------------
+    async def tip_before(self, before: datetime, branch: str | None = None) -> str | None:
+        """The branch's newest commit (first parents) committed before `before`; None if none."""
+        ref = branch or "HEAD"
+        stamp = int(before.timestamp()) - 1
+        out = await self._arun("rev-list", "-1", "--first-parent", f"--before={stamp}", ref, check=False)
+        return out.strip() or None
+
+    async def list_paths(self, ref: str) -> list[str]:
+        return (await self._arun("ls-tree", "-r", "--name-only", "-z", ref)).split("\0")[:-1]
+
+    async def history(self, ref: str, limit: int) -> list[PastCommit]:
+        """Up to `limit` commits reachable from `ref` (merges left out, as digests list them), newest
+        first, with the paths they touched — names only: no blob is read, so it stays fast."""
+        out = await self._arun(
+            "log",
+            f"-n{limit}",
+            "--no-merges",
+            f"--format={_RS}%H{_US}%ct{_US}%B{_US}",
+            "--name-status",
+            "--no-renames",
+            ref,
+        )
+        found = []
+        for record in out.split(_RS)[1:]:
+            sha, ctime, message, changes = record.split(_US, 3)
+            title, _body, pr, _reverts = split_message(message)
+            paths, added = [], []
+            for line in changes.strip().splitlines():
+                status, _, path = line.partition("\t")
+                if path:
+                    paths.append(path)
+                    if status == "A":
+                        added.append(path)
+            found.append(
+                PastCommit(sha, datetime.fromtimestamp(int(ctime), tz=UTC), title, pr, tuple(paths), tuple(added))
+            )
+        return found
 
     async def prefetch_prs(self, commits: list[Commit]) -> None:
         return None  # a local clone has no pull requests

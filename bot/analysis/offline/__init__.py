@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...models import Analysis, Commit, Coverage, FileChange, Importance, Insights
+from ...models import Analysis, Commit, Coverage, FileChange, Importance, Insights, Judgement
 from ..profile import RepoProfile
 from .change_type import decide_change_type
 from .context import Context, DiffFacts, Fact
@@ -49,6 +49,7 @@ def analyse_offline(
     origin: str = "offline",
     note: str = "",
     profile: RepoProfile | None = None,
+    judgement: Judgement | None = None,
 ) -> Analysis:
     """Analyse one commit with rules only. Depth follows importance: a low commit gets its type,
     a one-line summary and the reason; medium and high ones also get impact, insights, risks and
@@ -58,7 +59,13 @@ def analyse_offline(
     stats = file_stats(commit, files)
     profile = profile or RepoProfile.inferred()
     ctx = Context(
-        commit, title, stats, diff_facts(stats, title, profile), decide_change_type(commit, title, stats), profile
+        commit,
+        title,
+        stats,
+        diff_facts(stats, title, profile),
+        decide_change_type(commit, title, stats),
+        profile,
+        judgement,
     )
     importance, reason = decide_importance(ctx, zh)
     summary = build_summary(ctx, importance, zh)

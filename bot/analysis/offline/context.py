@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...i18n import Phrase
-from ...models import ChangeType, Commit, Importance
+from ...models import ChangeType, Commit, Importance, Judgement
 from ..profile import RepoProfile
 
 if TYPE_CHECKING:  # the modules that build these import this one
@@ -54,6 +54,7 @@ class Context:
     diff: DiffFacts
     ctype: ChangeType
     profile: RepoProfile = RepoProfile()
+    judgement: Judgement | None = None  # the learned profile's view (bot/taste), when there is one
 
 
 def _lang(zh: bool) -> str:
@@ -70,6 +71,7 @@ class Fact:
     order: int = 0  # where it is named among the facts at its level (lower first)
     size: bool = False  # a size rule: supporting evidence, not a specific fact
     floor: bool = False  # a minimum rather than a ceiling (scope.ceiling)
+    firm: bool = False  # a ceiling the learned profile never lifts (nothing that ships changes)
 
     def text(self, zh: bool) -> str:
         return self.said.say(_lang(zh))

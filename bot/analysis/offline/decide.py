@@ -9,6 +9,7 @@ from ...models import Importance, Insights
 from .context import Context, Fact
 from .evidence import KINDS, scope
 from .lang import lower_first
+from .learned import weigh
 
 MAX_RISKS = 5
 
@@ -23,8 +24,14 @@ def decide_importance(c: Context, zh: bool) -> tuple[Importance, str]:
     reason names up to two specific facts at that level — size only speaks when nothing more
     specific does — or, when no rule fired, the baseline."""
     found = facts(c)
-    level = min((f.level for f in found), key=lambda i: i.rank, default=Importance.LOW)
     cap = scope.ceiling(c)
+    level, reason = _by_rules(c, found, cap, zh)
+    learned = weigh(c, found, cap, level)
+    return (learned.level, learned.text(zh)) if learned else (level, reason)
+
+
+def _by_rules(c: Context, found: list[Fact], cap: Fact | None, zh: bool) -> tuple[Importance, str]:
+    level = min((f.level for f in found), key=lambda i: i.rank, default=Importance.LOW)
     if cap is not None and not cap.floor and level.rank <= cap.level.rank:
         return cap.level, cap.text(zh)
     if cap is not None and cap.floor and cap.level.rank < level.rank:

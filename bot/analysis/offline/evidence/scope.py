@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ....i18n import Count, phrase, text
 from ....models import ChangeType, Importance
@@ -88,11 +89,11 @@ def ceiling(c: Context) -> Fact | None:
         if hardening:
             return hardening
         if stats.only(NON_RUNTIME):
-            return _only_kinds_fact(stats)
+            return replace(_only_kinds_fact(stats), firm=True)
         if stats.of(FileKind.TOOLING):
-            return _tooling_fact(stats, Importance.LOW)
+            return replace(_tooling_fact(stats, Importance.LOW), firm=True)
         files = Count(stats.total_files, "counts.file")
-        return Fact(Importance.LOW, phrase("offline.scope.internal_only", files=files))
+        return Fact(Importance.LOW, phrase("offline.scope.internal_only", files=files), firm=True)
     # "Bump eslint" is not a lint change, and backing out a lint fix is still a revert.
     mechanical = (
         c.title.cosmetic
@@ -109,7 +110,7 @@ def ceiling(c: Context) -> Fact | None:
         return Fact(Importance.LOW, phrase("offline.scope.cosmetic", size=size))
     dev_only = dependencies.dev_only(c)
     if dev_only:
-        return dev_only
+        return replace(dev_only, firm=True)
     if c.profile.is_preview(tags=c.title.tags) or (
         stats.source and all(c.profile.is_preview(path=f.path) for f in stats.source)
     ):

@@ -1,0 +1,171 @@
+"""Judgement against the maintainers' own release notes, held out in time.
+
+  python bench/eval_judgement.py --mirrors DIR [--period tune|heldout] [--repos a/b,c/d] [--limit N]
+
+For each repository (fetched mirrors `DIR/<owner>+<name>/repo`), the labels of a period's commits
+come from the release notes as they stand at the mirror's newest commit (listed under Breaking
+changes/Security → high, another user-facing heading → medium, documentation/internal or released
+unlisted → low; commits too recent to have been released are left out). Each commit is judged as
+a digest judges it: the offline rules alone, then rules + the learned profile as of the Monday of
+its week (bot/taste: only what was published before that moment).
+
+The periods were fixed before any run, and the held-out one was not looked at while tuning:
+  tune     2026-01-01 .. 2026-04-01
+  heldout  2026-04-01 .. 2026-07-01
+astral-sh/uv is reserved for the maintainers' own checks and is refused here.
+
+Printed per repository and pooled: commits, binary κ (low vs above low), above-low recall and
+precision, 3-level κ, the share of rule levels the profile changed, and profile learning time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.analysis.offline import RULES_VERSION, analyse_offline  # noqa: E402
+from bot.evaluate import mirror_path  # noqa: E402
+from bot.models import Importance, SourceError  # noqa: E402
+from bot.scores import cohen_kappa  # noqa: E402
+from bot.sources.localgit import LocalGitSource  # noqa: E402
+from bot.taste.book import epoch, label_as_of, read_notes  # noqa: E402
+from bot.taste.examples import label_history  # noqa: E402
+from bot.taste.model import LearnedProfile  # noqa: E402
+
+PERIODS = {
+    "tune": (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC)),
+    "heldout": (datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 7, 1, tzinfo=UTC)),
+}
+REPOS = (
+    "astral-sh/ruff",
+    "python/mypy",
+    "psf/black",
+    "python-poetry/poetry",
+    "pytest-dev/pytest",
+    "pypa/pip",
+    "pydantic/pydantic",
+)
+RESERVED = {"astral-sh/uv"}
+CACHE = Path("/tmp") / f"eval_judgement_rules_{RULES_VERSION}.json"
+
+
+def binary(level: str) -> str:
+    return "low" if level == "low" else "medium"  # κ over two of the three levels
+
+
+def scores(pairs: list[tuple[str, str]]) -> dict:
+    tp = sum(1 for t, p in pairs if t != "low" and p != "low")
+    fp = sum(1 for t, p in pairs if t == "low" and p != "low")
+    fn = sum(1 for t, p in pairs if t != "low" and p == "low")
+    return {
+        "n": len(pairs),
+        "kappa2": cohen_kappa([(binary(t), binary(p)) for t, p in pairs]),
+        "kappa3": cohen_kappa(pairs),
+        "recall": tp / (tp + fn) if tp + fn else float("nan"),
+        "precision": tp / (tp + fp) if tp + fp else float("nan"),
+        "missed_high": sum(1 for t, p in pairs if t == "high" and p == "low"),
+    }
+
+
+async def evaluate_repo(repo: str, path: Path, start: datetime, end: datetime, limit: int, rules_cache: dict):
+    source = LocalGitSource(str(path))
+    head = (await source._arun("rev-parse", "HEAD")).strip()
+    final_notes = await read_notes(source, head)
+    # Every commit since well before the period, labelled by the final notes.
+    history = await source.history(head, 20000)
+    history = [c for c in history if c.committed_at >= datetime(2025, 6, 1, tzinfo=UTC)]
+    final, verdict = label_history(history, final_notes)
+    truth = {e.sha: e for e in final}
+    period = [c for c in history if start <= c.committed_at < end and c.sha in truth]
+    period.reverse()
+    if limit:
+        period = period[:limit]
+    profiles: dict[datetime, tuple[LearnedProfile | None, str, float]] = {}
+    rows = []
+    for commit in period:
+        week = epoch(commit.committed_at)
+        if week not in profiles:
+            began = time.perf_counter()
+            examples, v = await label_as_of(source, week)
+            fitted = LearnedProfile(examples) if v.usable else None
+            profiles[week] = (fitted, v.kind, time.perf_counter() - began)
+        fitted, kind, _ = profiles[week]
+        key = f"{repo}:{commit.sha}"
+        if key not in rules_cache:
+            try:
+                files = await source.get_files(commit.sha)
+            except SourceError:
+                continue  # a blob the mirror lacks (files of 4 MiB and more)
+            full = await source.get_commit(commit.sha)
+            rules_cache[key] = {
+                "level": analyse_offline(full, files, "en").importance.value,
+                "paths": [f.path for f in files],
+                "added": [f.path for f in files if f.status == "added"],
+            }
+        cached = rules_cache[key]
+        learned_level = cached["level"]
+        if fitted is not None:
+            full = await source.get_commit(commit.sha)
+            files = await source.get_files(commit.sha)
+            judgement = fitted.judge(full.title, cached["paths"], cached["added"])
+            learned_level = analyse_offline(full, files, "en", judgement=judgement).importance.value
+        rows.append((truth[commit.sha].level.value, cached["level"], learned_level, kind))
+    times = [t for _, _, t in profiles.values()]
+    return verdict.kind, rows, times
+
+
+def line(name: str, s: dict) -> str:
+    return (
+        f"{name:<28} n={s['n']:>4}  κ2={s['kappa2']:.2f}  recall={s['recall']:.2f}  "
+        f"precision={s['precision']:.2f}  κ3={s['kappa3']:.2f}  missed highs={s['missed_high']}"
+    )
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mirrors", required=True)
+    parser.add_argument("--period", choices=sorted(PERIODS), default="tune")
+    parser.add_argument("--repos", default=",".join(REPOS))
+    parser.add_argument("--limit", type=int, default=0, help="commits per repository (0: all)")
+    args = parser.parse_args()
+    start, end = PERIODS[args.period]
+    rules_cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    pooled_rules, pooled_learned = [], []
+    for repo in args.repos.split(","):
+        if repo in RESERVED:
+            print(f"{repo} is reserved for the maintainers' checks: not evaluated here")
+            continue
+        path = mirror_path(Path(args.mirrors), repo)
+        if path is None:
+            print(f"{repo}: no mirror under {args.mirrors}, skipped")
+            continue
+        kind, rows, times = await evaluate_repo(repo, path, start, end, args.limit, rules_cache)
+        CACHE.write_text(json.dumps(rules_cache))
+        learned_kinds = {k for *_, k in rows}
+        print(f"\n{repo}: final notes {kind}; profiles {sorted(learned_kinds)}; learning "
+              f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s per profile ({len(times)} weeks)")
+        rules = [(t, r) for t, r, _, _ in rows]
+        learned = [(t, lv) for t, _, lv, _ in rows]
+        print("  " + line("rules alone", scores(rules)))
+        print("  " + line("rules + learned profile", scores(learned)))
+        changed = sum(1 for _, r, lv, _ in rows if r != lv)
+        print(f"  levels changed by the profile: {changed}/{len(rows)}")
+        if kind == "ok":
+            pooled_rules += rules
+            pooled_learned += learned
+    print("\npooled over repositories whose notes carry a signal:")
+    print("  " + line("rules alone", scores(pooled_rules)))
+    print("  " + line("rules + learned profile", scores(pooled_learned)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

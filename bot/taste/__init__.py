@@ -1,0 +1,10 @@
+"""A repository's taste: what its maintainers announce, learned from its own release notes, PR
+labels and the channel's corrections, and used to judge how much a commit matters.
+
+  notes.py        release notes → which PR is listed under which heading (and what that heading means)
+  examples.py     the repository's history as of a day → labelled examples (no peeking past that day)
+  features.py     a commit → the words a model reads (title words, tags, touched areas, file kinds)
+  model.py        the learned profile: a naive Bayes model over those words (scikit-learn)
+  book.py         profiles per repository and week, cached in Redis, learned off the event loop
+  corrections.py  the channel's "level too high / too low", stored per repository
+"""
