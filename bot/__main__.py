@@ -1,4 +1,4 @@
-"""Command line: `python -m bot {digest,ask,run,serve,worker,clock,settings,health}` (also `digest-bot`).
+"""Command line: `python -m bot {digest,ask,eval,feedback,run,serve,worker,clock,settings,health}` (also `digest-bot`).
 
 Imports are lazy: `--help` only needs argparse, and no path here imports the Slack or Feishu SDK
 unless that platform is configured. Every failure the user can cause or meet ends as one line on
@@ -18,6 +18,8 @@ EXAMPLES = """examples:
   python -m bot ask --repo vllm-project/vllm --commit af9b69f "what could this break?"
   python -m bot ask --repo vllm-project/vllm --since 2026-01-19 --until 2026-01-25 "what changed in the scheduler?"
   python -m bot ask --repo vllm-project/vllm "上周 FP8 在 ROCm 上有什么改动？"
+  python -m bot feedback import corrections.jsonl --repo acme/app=/srv/app   # readers' level corrections
+  python -m bot feedback export --repo acme/app --out corrections.jsonl
   python -m bot run            # chat on Slack/Feishu when configured, else in this terminal
 
 exit codes: 0 done, 1 failure, 2 bad input, 3 digest written but the configured LLM analysed no commit
@@ -133,6 +135,30 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--lang", choices=("zh", "en"), help="analysis and card language (default DEFAULT_LANG)")
     e.add_argument("--format", choices=("text", "json"), default="text")
 
+    f = sub.add_parser("feedback", help="readers' level corrections: import them from JSONL, or export them")
+    fsub = f.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
+    fi = fsub.add_parser(
+        "import",
+        help="record the corrections of a JSONL file (repo, sha, level, optional reason, who, at: "
+        "the shape of eval --labels)",
+    )
+    fi.add_argument("file", metavar="FILE.jsonl")
+    fi.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="[OWNER/NAME=]PATH",
+        help="read the commits of OWNER/NAME from this local clone (repeatable; without it a line's repo "
+        "is read from GitHub, or is itself a local path)",
+    )
+    fi.add_argument("--lang", choices=("zh", "en"), help="language of this command's messages (default English)")
+    fx = fsub.add_parser("export", help="write the effective correction of every corrected commit as JSONL")
+    fx.add_argument(
+        "--repo", action="append", default=[], metavar="OWNER/NAME", help="only this repository's (repeatable)"
+    )
+    fx.add_argument("--out", metavar="FILE", help="write to this file instead of stdout")
+    fx.add_argument("--lang", choices=("zh", "en"), help="language of this command's messages (default English)")
+
     sub.add_parser(
         "run",
         help="everything in one process: configured chat platforms + scheduler "
@@ -184,7 +210,10 @@ def _configure_logging(settings, command: str) -> None:
     from bot.logs import configure
 
     level = settings.log_level
-    if command in ("digest", "ask", "eval", "settings", "health") and "log_level" not in settings.model_fields_set:
+    if (
+        command in ("digest", "ask", "eval", "feedback", "settings", "health")
+        and "log_level" not in settings.model_fields_set
+    ):
         level = "ERROR"
     configure(level, settings.log_format)
 
@@ -211,6 +240,10 @@ async def _dispatch(args, settings) -> int:
         from bot.cli import eval_command
 
         return await eval_command(args, settings)
+    if args.command == "feedback":
+        from bot.taste.feedback_cli import feedback_command
+
+        return await feedback_command(args, settings)
     from bot.runner import run_command
 
     return await run_command(args.command, settings)

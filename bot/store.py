@@ -4,6 +4,7 @@ Keys (all under REDIS_PREFIX):
   analysis:{repo}:{sha}:{tag}:{lang}     one commit's analysis (tag = model + prompt hash)
   files:{repo}:{sha}                     the commit's files + patches, zlib-compressed, TTL 14 d
   digest:{repo}:{branch}:{start}:{end}:{tz}:{lang}:{tag}   a finished window's digest
+  corrections:repo:{repo} / corrections:repos   readers' level corrections (bot/taste/corrections.py), no TTL
   …plus the chat layer's keys (subscriptions, ledger, threads, dedupe), added by their modules
   through the generic helpers below.
 """
@@ -97,6 +98,29 @@ class Store:
     async def hgetall_json(self, key: str) -> dict[str, Any]:
         raw = await self._call(self.r.hgetall, key)
         return {(k.decode() if isinstance(k, bytes) else k): json.loads(v) for k, v in raw.items()}
+
+    # Write a hash field unless the value there is newer: its entry ARGV[3] sorts after ARGV[4].
+    _HSET_NEWER = (
+        "local v = redis.call('hget', KEYS[1], ARGV[1]) "
+        "local held = v and cjson.decode(v)[ARGV[3]] "
+        "if held and held > ARGV[4] then return v end "
+        "redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) return false"
+    )
+
+    async def hset_json_unless_newer(self, key: str, field: str, value: dict[str, Any], order: str) -> Any | None:
+        """Set the field to `value` unless the stored value's `order` entry sorts after `value`'s
+        (both strings of one fixed format, such as ISO times in UTC), atomically. None when
+        written, else the stored value, which stays."""
+        payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        kept = await self._call(self.r.eval, self._HSET_NEWER, 1, key, field, payload, order, str(value[order]))
+        return json.loads(kept) if kept else None
+
+    async def sadd(self, key: str, *members: str) -> int:
+        """Members added (not already there)."""
+        return int(await self._call(self.r.sadd, key, *members)) if members else 0
+
+    async def smembers(self, key: str) -> set[str]:
+        return {m.decode() if isinstance(m, bytes) else m for m in await self._call(self.r.smembers, key)}
 
     async def push_capped(self, key: str, value: Any, keep: int, ttl: int) -> None:
         """Append to a list, keep its last `keep` items, refresh its TTL (thread memory)."""
