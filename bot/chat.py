@@ -20,6 +20,7 @@ from .commands import CommandError, Request, help_text, looks_like_command, pars
 from .current_job import CURRENT_JOB
 from .delivery.job import Deliveries, DeliverySpec
 from .i18n import localize, phrase, text
+from .levels.taps import LevelTaps
 from .models import BotError, RetryLater, Subscription, UsageError, Window, to_dict
 from .platform import ChatPlatform, Conversation, Notice
 from .questions import Questions
@@ -50,6 +51,7 @@ class ChatService:
         self.worker: JobWorker | None = None  # the job worker running in this process, if any
         self.deliveries = Deliveries(self)
         self.questions = Questions(self)
+        self.levels = LevelTaps(self)
 
     def register(self, platform: ChatPlatform) -> None:
         self.platforms[platform.name] = platform
@@ -213,10 +215,13 @@ class ChatService:
             await self.report(platform, conv, lang, exc)
 
     async def on_action(self, conv: Conversation, action: str, value: dict, question: str | None = None) -> None:
-        """Buttons: ask (with the question when the platform collected one), details, choose."""
+        """Buttons: ask (with the question when the platform collected one), details, choose,
+        and a level correction (whose repository is the tapped message's, not the value's)."""
         platform = self.platforms[conv.platform]
         lang = value.get("lang") or self.settings.default_lang
         try:
+            if action == "level":
+                return await self.levels.tap(conv, platform, value)
             root = value.get("thread") or conv.thread
             info = await self.threads.get(conv.platform, conv.channel, root) if root else None
             if info is not None:  # the thread knows how commands name its repository

@@ -22,6 +22,7 @@ from .analysis.profile import load_profile
 from .analysis.summary import headline as build_headline
 from .analysis.summary import headline_notice
 from .i18n import localize, text
+from .levels.overlay import overlay
 from .models import (
     Analysis,
     BotError,
@@ -58,9 +59,18 @@ PROFILE_TTL = 3600.0  # seconds: an edited .digest.toml is picked up within the 
 
 class DigestBuilder:
     def __init__(
-        self, store: Store, analyzer, llm, prompts, settings, clock: Callable[[], datetime] = utcnow, taste=None
+        self,
+        store: Store,
+        analyzer,
+        llm,
+        prompts,
+        settings,
+        clock: Callable[[], datetime] = utcnow,
+        taste=None,
+        corrections=None,
     ):
         self.store = store
+        self.corrections = corrections  # bot.taste.corrections.Corrections: readers' level corrections
         self.taste = taste  # bot.taste.book.TasteBook: the repositories' learned profiles (None: rules alone)
         self.analyzer = analyzer
         self.llm = llm
@@ -142,7 +152,15 @@ class DigestBuilder:
 
         # Everyone asking for this digest at once (20 channels, two clocks' build jobs, any
         # process) shares one build, in flight as well as cached.
-        return digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
+        digest = digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
+        return await self.corrected(digest)
+
+    async def corrected(self, digest: Digest) -> Digest:
+        """Readers' level corrections laid over a digest, after the cache: the cached digest stays
+        as the analyses made it, so a correction made later shows in it too (one HGETALL)."""
+        if self.corrections is None or not digest.entries:
+            return digest
+        return overlay(digest, await self.corrections.effective(digest.repo))
 
     async def files(self, source: CommitSource, sha: str) -> tuple[FileChange, ...]:
         """A commit's files and patches, from the cache when another run already fetched them."""

@@ -232,6 +232,10 @@ class DigestEntry:
     # line (bot/noise.py); empty for everyone else.
     updates: tuple[str, ...] = ()
     downstream: Downstream | None = None  # None: no fork named, or the commit touches nothing it patches
+    # A reader's level correction in force (bot/levels/overlay.py): the analysis then carries the
+    # corrected level, and these say who set it and what the analysis had said.
+    corrected_by: str = ""
+    corrected_from: Importance | None = None
 
     @property
     def importance(self) -> Importance:
@@ -420,6 +424,8 @@ def digest_from_dict(d: dict) -> Digest:
             error=e.get("error", ""),
             updates=tuple(e.get("updates") or ()),
             downstream=downstream_from_dict(e.get("downstream")),
+            corrected_by=e.get("corrected_by") or "",
+            corrected_from=Importance(e["corrected_from"]) if e.get("corrected_from") else None,
         )
         for e in d["entries"]
     )

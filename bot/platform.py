@@ -125,6 +125,9 @@ class MessageRef:
     channel: str
     id: str  # Slack ts / Feishu message_id / console number
     thread: str | None = None  # the thread it belongs to (None: it is top level)
+    # Every message the content was split into, first included, in order ((): just `id`); a
+    # level tap redraws them all (bot/levels/).
+    parts: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def thread_root(self) -> str:
@@ -171,6 +174,11 @@ class ChatPlatform(Protocol):
 
     async def update(self, ref: MessageRef, content: Content) -> MessageRef:
         """Replace a message (the progress line becomes the digest)."""
+
+    async def revise(self, ref: MessageRef, content: Content) -> bool:
+        """Redraw a posted content in place (a level correction): each of its messages
+        (`ref.parts`) gets the re-rendered one. False, and nothing changed, when the content no
+        longer renders to that many messages (or the platform no longer lets them be edited)."""
 
     async def reply_private(self, conv: Conversation, content: Content) -> None:
         """Only the asking user sees it (Slack ephemeral; elsewhere a normal reply)."""

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the 
     from .history import HistoryQA
     from .report import Reports
     from .store import Store
+    from .taste.corrections import Corrections
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Services:
     qa: QA
     reports: Reports | None = None  # the digests' report pages and their signed links
     history: HistoryQA | None = None  # questions about a period
+    corrections: Corrections | None = None  # readers' level corrections (bot/levels/)
     _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
     max_sources: int = 256  # chat users can name any repository: keep the most recent ones
 
@@ -46,8 +48,12 @@ class Services:
         from .explain import QA
         from .report import Reports
         from .store import open_store
+        from .taste.corrections import Corrections
 
         store = store or open_store(settings)
+        # Readers' level corrections: laid over every digest shown, and labelled examples for
+        # the learned profiles of the weeks after them.
+        corrections = Corrections(store)
         prompts = Prompts(settings.prompts_dir)
         llm = None
         if settings.llm_enabled:
@@ -61,8 +67,10 @@ class Services:
         if settings.learn_from_release_notes:
             from .taste.book import TasteBook
 
-            taste = TasteBook(store, history_limit=settings.learn_history_commits)
-        builder = DigestBuilder(store, analyzer, llm, prompts, settings, clock=clock or utcnow, taste=taste)
+            taste = TasteBook(store, corrections=corrections, history_limit=settings.learn_history_commits)
+        builder = DigestBuilder(
+            store, analyzer, llm, prompts, settings, clock=clock or utcnow, taste=taste, corrections=corrections
+        )
         from .history import build_history
 
         return cls(
@@ -73,8 +81,9 @@ class Services:
             analyzer,
             builder,
             QA(builder, llm, prompts, settings),
-            Reports(store, settings, clock=clock or utcnow),
+            Reports(store, settings, clock=clock or utcnow, corrections=corrections),
             build_history(builder, llm, prompts, settings),
+            corrections,
         )
 
     def source(self, repo: str) -> CommitSource:

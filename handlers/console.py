@@ -36,6 +36,7 @@ class ConsolePlatform:
         self.report_dir = report_dir or Path(".data") / "reports"
         self.counter = 0
         self.roots: dict[str, str] = {}  # message number → its thread root
+        self.shown: dict[str, object] = {}  # message number → the content it shows (for `level N …`)
 
     def emit(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -57,11 +58,18 @@ class ConsolePlatform:
     async def send(self, channel: str, content, *, thread: str | None = None, key: str | None = None) -> MessageRef:
         ref = self._next(thread)
         self._show(ref, render_text(content))
+        self.shown[ref.id] = content
         return ref
 
     async def update(self, ref: MessageRef, content) -> MessageRef:
         self._show(ref, render_text(content), " (updated)")
+        self.shown[ref.id] = content
         return ref
+
+    async def revise(self, ref: MessageRef, content) -> bool:
+        self._show(MessageRef(ref.channel, ref.id, ref.thread), render_text(content), " (updated)")
+        self.shown[ref.id] = content
+        return True
 
     async def reply_private(self, conv: Conversation, content) -> None:
         self.emit(f"(only you) {render_text(content)}")

@@ -108,8 +108,9 @@ def bound_port(runner: web.AppRunner) -> int:
 
 
 def report_routes(reports) -> list[tuple]:
-    """GET /r/{id}?exp=…&sig=… — a digest's report page (bot/report/). Only signed links: no
-    listing, no unsigned form; anything else under /r/ or /reports/ is aiohttp's plain 404."""
+    """GET /r/{id}?exp=…&sig=… — a digest's report page (bot/report/); POST to the same signed URL
+    — a commit's level-correction form. Only signed links: no listing, no unsigned form; anything
+    else under /r/ or /reports/ is aiohttp's plain 404."""
 
     async def report_page(request: web.Request) -> web.Response:
         q = request.query
@@ -122,4 +123,20 @@ def report_routes(reports) -> list[tuple]:
         response.enable_compression()  # gzip when the browser accepts it: a long day's page is mostly markup
         return response
 
-    return [("GET", "/r/{id}", report_page)]
+    async def report_tap(request: web.Request) -> web.Response:
+        """A level-correction form posted from the page: to the page's own signed URL, which
+        answers with the page again, saying what became of the tap."""
+        q = request.query
+        form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
+        result = await reports.respond(
+            request.match_info["id"],
+            q.get("exp", ""),
+            q.get("sig", ""),
+            request.headers.get("Accept-Language", ""),
+            form=form,
+        )
+        return web.Response(
+            status=result.status, text=result.body, content_type="text/html", charset="utf-8", headers=result.headers
+        )
+
+    return [("GET", "/r/{id}", report_page), ("POST", "/r/{id}", report_tap)]

@@ -167,7 +167,7 @@ async def test_digest_command_posts_parent_then_thread(make_bot, slack, widgets)
     assert "🔴 High" in shown(high) and "⚠️ Risks" in shown(high) and "Rule-based analysis" in shown(high)
     assert "🟡 Medium" in shown(medium) and "--since" in shown(medium)
     assert "🟢 Low importance (1)" in shown(low) and replies[-1] is low  # the grouped low ones come last
-    assert set(buttons(high)) == {"digest_ask", "digest_details"}
+    assert set(buttons(high)) == {"digest_ask", "digest_details", "digest_level_too_high", "digest_level_too_low"}
     assert json.loads(buttons(high)["digest_ask"]["value"])["sha"] == widgets.shas["high"]
     assert buttons(low)["digest_low"]["type"] == "static_select"
     # every post: no link unfurling, within Slack's limits (the fake refuses anything else)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from ..levels.posted import PostedMessages
 from ..models import BotError, Digest, Importance
 from ..noise import collapse
 from ..platform import (
@@ -149,6 +150,7 @@ async def deliver_digest(
                 state["trying"] = {"step": step, "at": now()}
             await _save(store, progress_key, state)
 
+    posted = PostedMessages(store)  # what each message shows, for a level tap to redraw it
     d = plan.digest
     if not d.entries:
         notice = Notice(t(d.lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz), lang=d.lang)
@@ -175,6 +177,7 @@ async def deliver_digest(
             parent = await _post_or_replace(
                 platform, channel, content, replace_ref, thread, key=f"{progress_key}:parent" if progress_key else None
             )
+        await posted.remember(platform.name, parent, content, thread)
         state = {"parent": parent.id, "sent": 0, "report": report_url}  # the thread links it too
         await _save(store, progress_key, state)
 
@@ -182,7 +185,9 @@ async def deliver_digest(
     replies = thread_contents(plan, report_url)
     for index in range(state["sent"], len(replies)):
         if unsafe_to_retry(index):
-            if await send_checked(index, replies[index], root) is None:
+            if (checked_reply := await send_checked(index, replies[index], root)) is not None:
+                await posted.remember(platform.name, checked_reply, replies[index], root)
+            else:
                 log.warning(
                     "thread message %d of %s %s in %s may be missing: its send had no answer, the "
                     "platform no longer deduplicates it and the thread could not be read back, so it "
@@ -194,9 +199,10 @@ async def deliver_digest(
                 )
         else:
             await trying(index)
-            await platform.send(
+            ref = await platform.send(
                 channel, replies[index], thread=root, key=f"{progress_key}:{index}" if progress_key else None
             )
+            await posted.remember(platform.name, ref, replies[index], root)
         state["sent"] = index + 1  # the "trying" record left behind names a step below "sent": never read
         await _save(store, progress_key, state)
 

@@ -131,3 +131,31 @@ def day_of(digest: Digest, commit) -> str:
 def week_low(lang: str, n: int, how: str) -> str:
     """The roll-up's one line for its low commits; with how == "link" it holds LINK."""
     return text(lang, f"week.low_{how or 'page'}", n=n, link=LINK)
+
+
+# --- readers' level corrections (bot/levels/) -------------------------------------------------------
+
+PAGE_READER = "report-page"  # who a tap on the report page is recorded as: the page knows no one
+
+
+def corrected_parts(lang: str, entry) -> tuple[str, str, str] | None:
+    """'✏️ Level corrected to 🟢 Low by ', who, ' (was 🟡 Medium)' for an entry a reader corrected
+    (None for any other): each renderer escapes the words and shows `who` its own way (a mention)."""
+    if entry.corrected_from is None or not entry.corrected_by:
+        return None
+    line = text(
+        lang,
+        "levels.corrected",
+        level=importance_label(lang, entry.importance),
+        who=LINK,
+        was=importance_label(lang, entry.corrected_from),
+    )
+    before, _, after = line.partition(LINK)
+    who = text(lang, "levels.page_reader") if entry.corrected_by == PAGE_READER else entry.corrected_by
+    return before, who, after
+
+
+def corrected_line(lang: str, entry) -> str:
+    """The same line as plain text ('' for an entry nobody corrected)."""
+    parts = corrected_parts(lang, entry)
+    return "".join(parts) if parts else ""

@@ -67,6 +67,12 @@ ACTION_DETAILS = "digest_details"
 ACTION_CHOOSE = "digest_choose"  # one button per commit: digest_choose_0, digest_choose_1, …
 ACTION_CHOOSE_PATTERN = re.compile(r"^digest_choose(?:_\d+)?$")  # action_ids are unique per message
 ACTION_LOW = "digest_low"
+# A reader's level correction: two buttons under a commit's detail (the direction in the action_id,
+# one of each per message), and a menu beside the low commits' / bots' menu.
+ACTION_LEVEL = "digest_level"
+ACTION_LEVEL_PATTERN = re.compile(r"^digest_level_(too_high|too_low)$")
+ACTION_LEVEL_MENU = "digest_level_menu"
+DIRECTIONS = ("too_high", "too_low")
 MODAL_CALLBACK = "digest_ask_modal"
 MODAL_BLOCK = "question"
 MODAL_INPUT = "question"
@@ -400,7 +406,22 @@ def _high_line(d: Digest, e: DigestEntry) -> str:
     c = e.commit
     reason = e.analysis.importance_reason if e.analysis else e.error
     line = f"{e.importance.emoji} {link(c.url, f'`{c.short_sha}`')} *{esc(c.title)}*"
-    return line + (f" — {md_to_mrkdwn(esc(reason))}" if reason else "")
+    return line + (f" — {md_to_mrkdwn(esc(reason))}" if reason else "") + _corrected_tail(d, e)
+
+
+def corrected(d: Digest, e: DigestEntry) -> str:
+    """'✏️ Level corrected to 🟢 Low by @ana (was 🟡 Medium)', the corrector mentioned ('' when
+    nobody corrected the commit)."""
+    parts = L.corrected_parts(d.lang, e)
+    if parts is None:
+        return ""
+    before, who, after = parts
+    return esc(before) + mention(who) + esc(after)
+
+
+def _corrected_tail(d: Digest, e: DigestEntry) -> str:
+    line = corrected(d, e)
+    return f"\n      _{line}_" if line else ""
 
 
 def _meta_line(d: Digest, c: Commit) -> str:
@@ -418,7 +439,7 @@ def _meta_line(d: Digest, c: Commit) -> str:
 def _commit_blocks(d: Digest, e: DigestEntry, full: bool) -> list[dict]:
     lang, c, a = d.lang, e.commit, e.analysis
     blocks = sections(f"{e.importance.emoji} *{esc(c.title)}*")
-    blocks += context(_meta_line(d, c))
+    blocks += context(_meta_line(d, c), corrected(d, e))
     if flag := DS.flag(d, e):
         blocks += sections(f"*{esc(flag)}*")
     if c.reverts:
@@ -472,8 +493,9 @@ def render_commit(d: Digest, e: DigestEntry, *, full: bool, thread: str | None =
     lang = d.lang
     value = commit_value(d, e.commit, thread)
     buttons = [button(s(lang, "ask"), ACTION_ASK, value, style="primary")]
-    if not full:
+    if not full:  # in the digest's thread: the message a level tap redraws
         buttons.append(button(s(lang, "details"), ACTION_DETAILS, value))
+        buttons += [button(text(lang, f"levels.{way}"), f"{ACTION_LEVEL}_{way}", value) for way in DIRECTIONS]
     fallback = f"{e.importance.emoji} {e.commit.short_sha} {e.commit.title}"
     return paginate(_commit_blocks(d, e, full), fallback, lang, tail=actions(buttons))
 
@@ -507,7 +529,7 @@ def _low_line(d: Digest, e: DigestEntry) -> str:
             parts.append(md_to_mrkdwn(esc(summary)))
     elif e.error:
         parts.append(esc(t(d.lang, "unanalysed", reason=e.error)))
-    return " · ".join(parts)
+    return " · ".join(parts) + _corrected_tail(d, e)
 
 
 def _low_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> dict:
@@ -529,12 +551,24 @@ def _low_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> 
             {"label": plain(s(lang, "low_details")), "options": [option("details", e) for e in entries]},
         ],
     }
+    levels = {  # the same commits, for a level correction (one menu per message: unique action_id)
+        "type": "static_select",
+        "action_id": ACTION_LEVEL_MENU,
+        "placeholder": plain(fit_label(text(lang, "levels.placeholder"), BUTTON_CHARS)),
+        "option_groups": [
+            {
+                "label": plain(fit_label(text(lang, f"levels.group_{way}"), OPTION_CHARS)),
+                "options": [option(way, e) for e in entries],
+            }
+            for way in DIRECTIONS
+        ],
+    }
     block_id = compact_json(
         {"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread},
         BLOCK_ID_CHARS,
         optional=("thread", "tz", "repo"),
     )
-    return {"type": "actions", "block_id": block_id, "elements": [select]}
+    return {"type": "actions", "block_id": block_id, "elements": [select, levels]}
 
 
 def _with_link(sentence: str, url: str | None, lang: str) -> str:
@@ -588,7 +622,7 @@ def _week_line(d: Digest, e: DigestEntry) -> str:
     if e.importance is Importance.HIGH:
         reason = e.analysis.importance_reason if e.analysis else e.error
         line += f" — {md_to_mrkdwn(esc(reason))}" if reason else ""
-    return line
+    return line + _corrected_tail(d, e)
 
 
 def render_choice(c: CommitChoice, *, thread: str | None = None) -> list[dict]:

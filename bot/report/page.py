@@ -79,9 +79,11 @@ def anchors(d: Digest) -> dict[str, str]:
     return {sha: f"c-{sha}" for sha in short}
 
 
-def _entry(d: Digest, e: DigestEntry, anchor: str) -> dict:
+def _entry(d: Digest, e: DigestEntry, anchor: str, tap: dict | None = None) -> dict:
     lang, c, a = d.lang, e.commit, e.analysis
     view: dict[str, Any] = {
+        "corrected": L.corrected_line(lang, e),  # a reader's level correction: who, and from what
+        "tap": tap if a is not None else None,  # the level-correction form's hidden fields
         "anchor": anchor,
         "emoji": e.importance.emoji,
         "title": c.title,
@@ -124,8 +126,9 @@ def _entry(d: Digest, e: DigestEntry, anchor: str) -> dict:
     return view
 
 
-def page_view(d: Digest, expires: int | None = None) -> dict:
-    """Everything the template prints, already in the digest's language."""
+def page_view(d: Digest, expires: int | None = None, taps: dict | None = None, said: str = "") -> dict:
+    """Everything the template prints, already in the digest's language. `taps`: sha → the hidden
+    fields of its level-correction form (None: no forms); `said`: the sentence answering a tap."""
     lang = d.lang
     groups = [(imp, entries) for imp, entries in d.grouped() if entries]
     when = d.generated_at.astimezone(ZoneInfo(d.window.tz)).strftime("%Y-%m-%d %H:%M") if d.generated_at else ""
@@ -159,12 +162,14 @@ def page_view(d: Digest, expires: int | None = None) -> dict:
         )
     }
     words.update({k: text(lang, f"report.{k}") for k in ("back_to_contents", "skip_to_contents")})
+    words.update({k: text(lang, f"levels.{k}") for k in ("too_high", "too_low")})
     ids = anchors(d)
     views = {
-        e.commit.sha: _entry(d, e, ids[e.commit.sha]) for e in d.entries
+        e.commit.sha: _entry(d, e, ids[e.commit.sha], (taps or {}).get(e.commit.sha)) for e in d.entries
     }  # once each: the table and the groups share it
     return {
         "lang": lang,
+        "said": said,
         "title": L.title(d),
         "repo": d.repo,
         "repo_url": safe_url(d.repo_url),
@@ -194,8 +199,8 @@ def page_view(d: Digest, expires: int | None = None) -> dict:
     }
 
 
-def render_page(d: Digest, expires: int | None = None) -> str:
-    return environment().get_template("report.html").render(page_view(d, expires))
+def render_page(d: Digest, expires: int | None = None, taps: dict | None = None, said: str = "") -> str:
+    return environment().get_template("report.html").render(page_view(d, expires, taps, said))
 
 
 def render_refusal(lang: str, status: int) -> str:

@@ -13,9 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ..models import BotError, Digest
+from ..i18n import text
+from ..levels.overlay import correct, overlay
+from ..models import BotError, Digest, Importance
+from ..render import labels as L
+from ..taste.corrections import DIRECTIONS, TOO_HIGH, nudge
 from . import archive
-from .signing import new_report_id, sign, signing_key, verify
+from .signing import new_nonce, new_report_id, sign, sign_tap, signing_key, verify, verify_tap
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +27,8 @@ log = logging.getLogger(__name__)
 # framed, and neither the browser nor a proxy keeps a copy of a private repository's report.
 HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        # form-action 'self': each commit's level-correction form posts back to its own page
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",  # the signed URL never leaks to the sites it links to
@@ -56,10 +61,11 @@ def language_of(accept_language: str, default: str) -> str:
 
 
 class Reports:
-    def __init__(self, store, settings, clock: Callable[[], datetime] = _utcnow):
+    def __init__(self, store, settings, clock: Callable[[], datetime] = _utcnow, corrections=None):
         self.store = store
         self.settings = settings
         self.clock = clock
+        self.corrections = corrections  # readers' level corrections: shown, and made from the page
 
     @property
     def enabled(self) -> bool:
@@ -78,9 +84,13 @@ class Reports:
         base = self.settings.public_base_url.rstrip("/")
         return f"{base}/r/{report_id}?exp={exp}&sig={sign(key, report_id, exp)}"
 
-    async def respond(self, report_id: str, exp: str, sig: str, accept_language: str = "") -> Response:
+    async def respond(
+        self, report_id: str, exp: str, sig: str, accept_language: str = "", form: dict[str, str] | None = None
+    ) -> Response:
         """The page for a link's three parts, or a refusal: 403 for a link that is not ours or has
-        expired, 404 for a good link whose report is gone, 503 while Redis is unreachable."""
+        expired, 404 for a good link whose report is gone, 503 while Redis is unreachable.
+        `form`: a level-correction form posted from the page (the page then says what became of it
+        in one sentence above the report; 400 for a form the page did not draw)."""
         from .page import render_page, render_refusal
 
         lang = language_of(accept_language, self.settings.default_lang)
@@ -89,11 +99,48 @@ class Reports:
             if not verify(key, report_id, exp, sig, self.clock().timestamp()):
                 return Response(403, render_refusal(lang, 403))
             digest = await archive.load(self.store, report_id)
+            status, said = 200, ""
+            if digest is not None and form is not None:
+                status, said = await self._tap(key, report_id, exp, digest, form)
+            if digest is not None and self.corrections is not None:
+                digest = overlay(digest, await self.corrections.effective(digest.repo))
         except BotError as exc:
             log.warning("report page: %s", exc)
             return Response(503, render_refusal(lang, 503))
         if digest is None:
             return Response(404, render_refusal(lang, 404))
+        taps = self._forms(key, report_id, int(exp), digest) if self.corrections is not None else None
         # A 300-commit page takes tens of milliseconds to draw: off the loop that acknowledges
         # Slack's and Feishu's callbacks.
-        return Response(200, await asyncio.to_thread(render_page, digest, int(exp)))
+        return Response(status, await asyncio.to_thread(render_page, digest, int(exp), taps, said))
+
+    def _forms(self, key: bytes, report_id: str, exp: int, digest: Digest) -> dict[str, dict[str, str]]:
+        """sha → the hidden fields of its level-correction form (a fresh nonce each time drawn)."""
+        forms = {}
+        for e in digest.entries:
+            nonce = new_nonce()
+            forms[e.commit.sha] = {"sha": e.commit.sha, "nonce": nonce, "mac": sign_tap(key, report_id, exp, e.commit.sha, nonce)}
+        return forms
+
+    async def _tap(self, key: bytes, report_id: str, exp: str, digest: Digest, form: dict[str, str]) -> tuple[int, str]:
+        """Record a level tap from the page: (status, the sentence the page shows)."""
+        lang = digest.lang
+        sha, nonce, direction = form.get("sha", ""), form.get("nonce", ""), form.get("dir", "")
+        if not verify_tap(key, report_id, exp, sha, nonce, form.get("mac", "")):
+            return 400, text(lang, "levels.page_forged")
+        if direction not in DIRECTIONS:
+            return 400, text(lang, "levels.bad_direction")
+        entry = next((e for e in digest.entries if e.commit.sha == sha), None)
+        if entry is None or entry.analysis is None or self.corrections is None:
+            return 400, text(lang, "levels.unknown_commit", sha=sha[:12])
+        ttl = max(60, int(exp) - int(self.clock().timestamp()))
+        if not await self.store.claim(self.store.k("report", "tap", nonce), ttl):
+            return 200, text(lang, "levels.page_repeat")  # the browser sent the form again (a reload)
+        now = correct(entry, (await self.corrections.effective(digest.repo)).get(sha)).importance
+        level = nudge(now.value, direction)
+        if level is None:
+            way = "levels.lowest" if direction == TOO_HIGH else "levels.highest"
+            return 200, text(lang, way, sha=entry.commit.short_sha, level=L.importance_label(lang, now))
+        kept = await self.corrections.record(digest.repo, sha, level, L.PAGE_READER, at=self.clock())
+        level_label = L.importance_label(lang, Importance(kept.level))
+        return 200, text(lang, "levels.recorded", sha=entry.commit.short_sha, title=entry.commit.title, level=level_label)

@@ -51,3 +51,30 @@ async def signing_key(store, configured) -> bytes:
     # Read on every use, not cached: a process never signs with a key the others lost. SET NX: when two processes race, the first one's key wins and both read that one back.
     await store.set_json(name, secrets.token_hex(32), nx=True)
     return str(await store.get_json(name)).encode()
+
+
+# --- the level-correction forms on a page ---------------------------------------------------------
+# Each commit's form carries its SHA, a random nonce (a form sent twice is recorded once) and a MAC
+# over both with the link's id and expiry: a form whose commit was changed, or copied to another
+# report, is refused before anything is read or recorded.
+
+_SHA_PATTERN = re.compile(r"^[0-9a-f]{40}\Z")
+_NONCE_PATTERN = re.compile(r"^[A-Za-z0-9_-]{12,32}\Z")
+
+
+def new_nonce() -> str:
+    return secrets.token_urlsafe(12)
+
+
+def sign_tap(key: bytes, report_id: str, exp: int, sha: str, nonce: str) -> str:
+    mac = hmac.new(key, f"report-level\x00{report_id}\x00{exp}\x00{sha}\x00{nonce}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+
+
+def verify_tap(key: bytes, report_id: str, exp: str, sha: str, nonce: str, mac: str) -> bool:
+    """True only for a form this page drew (its link already checked by `verify`)."""
+    if not _EXP_PATTERN.match(exp) or not _SHA_PATTERN.match(sha) or not _NONCE_PATTERN.match(nonce):
+        return False
+    if not _SIG_PATTERN.match(mac):
+        return False
+    return hmac.compare_digest(sign_tap(key, report_id, int(exp), sha, nonce), mac)

@@ -216,8 +216,18 @@ class FeishuPlatform:
         await self.patch(ref.id, cards[0])
         if len(cards) > 1:  # the rest continues in the message's thread
             base = R.stable_id("update", ref.id, *[R.card_json(c) for c in cards])
-            await self.post_cards(ref.channel, cards[1:], thread=ref.thread_root, base=base)
+            rest = await self.post_cards(ref.channel, cards[1:], thread=ref.thread_root, base=base)
+            return MessageRef(ref.channel, ref.id, ref.thread, parts=(ref.id, *(rest.parts or (rest.id,))))
         return ref
+
+    async def revise(self, ref: MessageRef, content: Content) -> bool:
+        parts = ref.parts or (ref.id,)
+        cards = R.render_cards(content, thread=ref.thread, lang=self.default_lang)
+        if len(cards) != len(parts):
+            return False  # redrawn it would take more (or fewer) cards: leave it as posted
+        for message_id, card in zip(parts, cards):
+            await self.patch(message_id, card)
+        return True
 
     async def reply_private(self, conv: Conversation, content: Content) -> None:
         """Feishu has no private replies to bot messages in a thread; in a group's main stream a
@@ -329,19 +339,23 @@ class FeishuPlatform:
         base = base or uuid.uuid4().hex  # one per logical message, reused by every retry
         have = have or {}
         first: MessageRef | None = MessageRef(channel, have[0], thread or None) if 0 in have else None
+        parts: list[str] = []
         async with self.chats.lock(channel):
             for index, card in enumerate(cards):
                 if index in have:
+                    parts.append(have[index])
                     continue
                 content = R.card_json(card)
                 if first is None:
                     first = await self.post_card(
                         channel, content, thread=thread, quote=quote, uid=send_uuid(base, index)
                     )
+                    parts.append(first.id)
                 else:
-                    await self.post_card(channel, content, thread=first.thread_root, uid=send_uuid(base, index))
+                    ref = await self.post_card(channel, content, thread=first.thread_root, uid=send_uuid(base, index))
+                    parts.append(ref.id)
         assert first is not None
-        return first
+        return MessageRef(first.channel, first.id, first.thread, parts=tuple(parts))
 
     async def post_card(
         self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None, uid: str

@@ -115,6 +115,8 @@ class SlackAdapter:
         app.action(R.ACTION_DETAILS)(self._on_details_button)
         app.action(R.ACTION_CHOOSE_PATTERN)(self._on_choose_button)
         app.action(R.ACTION_LOW)(self._on_low_menu)
+        app.action(R.ACTION_LEVEL_PATTERN)(self._on_level_button)
+        app.action(R.ACTION_LEVEL_MENU)(self._on_level_menu)
         app.view(R.MODAL_CALLBACK)(self._on_question_form)
 
     async def _on_bolt_error(self, error: Exception, response=None) -> None:
@@ -254,6 +256,31 @@ class SlackAdapter:
             self.chat.spawn(self._open_question_form(body, value))
         elif verb == "details":
             await self._details(self._action_conv(body, value), value)
+
+    async def _on_level_button(self, ack, body: dict, action: dict) -> None:
+        await ack()
+        if not await self._first_request("act", body):
+            return  # Slack delivered the same click again
+        match = R.ACTION_LEVEL_PATTERN.match(action.get("action_id") or "")
+        value = R.parse_value(action.get("value"))
+        await self._level(body, value, match.group(1) if match else "")
+
+    async def _on_level_menu(self, ack, body: dict, action: dict) -> None:
+        await ack()
+        if not await self._first_request("act", body):
+            return
+        choice = (action.get("selected_option") or {}).get("value") or ""
+        direction, _, sha = choice.partition(":")
+        await self._level(body, {**R.parse_value(action.get("block_id")), "sha": sha}, direction)
+
+    async def _level(self, body: dict, value: dict, direction: str) -> None:
+        """A level tap: the core checks the commit against what the tapped message showed (its
+        ts), so nothing in the value is trusted beyond naming the commit and the direction."""
+        conv = self._action_conv(body, value)
+        container = body.get("container") or {}
+        message = container.get("message_ts") or (body.get("message") or {}).get("ts") or ""
+        tap = {"sha": value.get("sha"), "dir": direction, "lang": value.get("lang"), "message": message}
+        await self.chat.submit("action", conv, action="level", value=tap)
 
     async def _open_question_form(self, body: dict, value: dict) -> None:
         conv = self._action_conv(body, value)

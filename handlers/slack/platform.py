@@ -88,32 +88,36 @@ class SlackPlatform:
         payloads = R.render(content, thread=thread)
         async with self.pacer.lock(channel):
             if key and self.store is not None:
-                first = await self._send_once(channel, payloads, thread, key)
+                parts = await self._send_once(channel, payloads, thread, key)
             else:
-                first = await self._post_locked(channel, payloads[0], thread)
+                parts = [await self._post_locked(channel, payloads[0], thread)]
                 for payload in payloads[1:]:
-                    await self._post_locked(channel, payload, thread or first)
-        return MessageRef(channel, first, thread)
+                    parts.append(await self._post_locked(channel, payload, thread or parts[0]))
+        return MessageRef(channel, parts[0], thread, parts=tuple(parts))
 
-    async def _send_once(self, channel: str, payloads: list[dict], thread: str | None, key: str) -> str:
+    async def _send_once(self, channel: str, payloads: list[dict], thread: str | None, key: str) -> list[str]:
         """Post a keyed content at most once, even across a crash between a post and its
         bookkeeping: a Redis marker says a post may have happened, and the key in each message's
-        metadata finds what made it. Called with the channel's lock held."""
+        metadata finds what made it. Called with the channel's lock held. Returns the messages'
+        ts, in order (only the first when an earlier run finished it)."""
         mark = self.store.k("slack", "sent", key)
         state = await self.store.get_json(mark) or {}
         if state.get("done") and state.get("ts"):
-            return state["ts"]
+            return list(state.get("parts") or [state["ts"]])
         found = await self._find_posted(channel, thread, key, state.get("ts")) if state else {}
         first = found.get(0)
         if first is None:
             await self.store.set_json(mark, {"pending": True}, ttl=SENT_TTL)
             first = await self._post_locked(channel, payloads[0], thread, _metadata(key, 0))
             await self.store.set_json(mark, {"pending": True, "ts": first}, ttl=SENT_TTL)
+        parts = [first]
         for part, payload in enumerate(payloads[1:], 1):
             if part not in found:
-                await self._post_locked(channel, payload, thread or first, _metadata(key, part))
-        await self.store.set_json(mark, {"ts": first, "done": True}, ttl=SENT_TTL)
-        return first
+                parts.append(await self._post_locked(channel, payload, thread or first, _metadata(key, part)))
+            else:
+                parts.append(found[part])
+        await self.store.set_json(mark, {"ts": first, "done": True, "parts": parts}, ttl=SENT_TTL)
+        return parts
 
     async def _find_posted(self, channel: str, thread: str | None, key: str, first: str | None) -> dict[int, str]:
         """{part: ts} of this content's messages already in Slack (found by the key in their
@@ -153,11 +157,21 @@ class SlackPlatform:
         payloads = R.render(content, thread=ref.thread)
         first = payloads[0]
         await self.call("chat.update", channel=ref.channel, ts=ref.id, text=first["text"], blocks=first["blocks"])
+        parts = [ref.id]
         if len(payloads) > 1:
             async with self.pacer.lock(ref.channel):
                 for payload in payloads[1:]:
-                    await self._post_locked(ref.channel, payload, ref.thread_root)
-        return ref
+                    parts.append(await self._post_locked(ref.channel, payload, ref.thread_root))
+        return MessageRef(ref.channel, ref.id, ref.thread, parts=tuple(parts))
+
+    async def revise(self, ref: MessageRef, content: Content) -> bool:
+        parts = ref.parts or (ref.id,)
+        payloads = R.render(content, thread=ref.thread)
+        if len(payloads) != len(parts):
+            return False  # redrawn it would take more (or fewer) messages: leave it as posted
+        for ts, payload in zip(parts, payloads):
+            await self.call("chat.update", channel=ref.channel, ts=ts, text=payload["text"], blocks=payload["blocks"])
+        return True
 
     async def reply_private(self, conv: Conversation, content: Content) -> None:
         """Ephemeral to the asking user (in their thread); a DM is private already. If Slack
