@@ -164,7 +164,8 @@ def test_button_values_are_compact_json_within_limits():
     entry = DigestEntry(commit(3), analysis(Importance.MEDIUM))
     payloads = R.render(CommitDetail(digest([entry]), entry), thread="1700000000.000200")
     buttons = {e["action_id"]: e for b in payloads[-1]["blocks"] if b["type"] == "actions" for e in b["elements"]}
-    assert set(buttons) == {"digest_ask", "digest_details"}
+    assert set(buttons) == {"digest_ask", "digest_details", "digest_level_too_high", "digest_level_too_low"}
+    assert buttons["digest_level_too_low"]["value"] == buttons["digest_ask"]["value"]  # the direction: its action_id
     assert json.loads(buttons["digest_ask"]["value"]) == {
         "repo": "acme/widgets", "sha": sha(3), "lang": "en", "tz": "Asia/Shanghai", "thread": "1700000000.000200"}
 
@@ -234,13 +235,14 @@ def test_parent_in_both_languages(lang, words):
     assert "feat: change number 2" not in R.unescape(raw(payloads))  # low items live in the thread
 
 
-@pytest.mark.parametrize("lang,ask,details", [("zh", "就此提交提问", "详情 / 风险"),
-                                               ("en", "Ask about this commit", "Details / risks")])
-def test_buttons_in_both_languages(lang, ask, details):
+@pytest.mark.parametrize("lang,ask,details,levels", [
+    ("zh", "就此提交提问", "详情 / 风险", ["⬇️ 等级偏高", "⬆️ 等级偏低"]),
+    ("en", "Ask about this commit", "Details / risks", ["⬇️ Level too high", "⬆️ Level too low"])])
+def test_buttons_in_both_languages(lang, ask, details, levels):
     entry = DigestEntry(commit(1), analysis(Importance.MEDIUM))
     payloads = R.render(CommitDetail(digest([entry], lang=lang), entry))
     labels = [e["text"]["text"] for b in payloads[-1]["blocks"] if b["type"] == "actions" for e in b["elements"]]
-    assert labels == [ask, details]
+    assert labels == [ask, details, *levels]
 
 
 def test_answer_header_and_notice():

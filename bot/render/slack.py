@@ -511,7 +511,7 @@ def render_low(c: LowCommits, *, thread: str | None = None) -> list[dict]:
         lines = [_low_line(d, e) for e in group]
         blocks = packed_sections(lines, label=label if n == 0 else None)
         if group:
-            blocks += [_low_menu(d, group, thread)]
+            blocks += [_low_menu(d, group, thread), _level_menu(d, group, thread)]
         if c.more and n == len(groups) - 1:  # the rest: one line, with where to read them
             blocks += sections(_with_link(L.more_low(lang, c.more, c.more_how), c.report_url, lang))
         for page in paginate(blocks, "", lang):  # only splits when one group is still too big
@@ -551,24 +551,46 @@ def _low_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> 
             {"label": plain(s(lang, "low_details")), "options": [option("details", e) for e in entries]},
         ],
     }
-    levels = {  # the same commits, for a level correction (one menu per message: unique action_id)
+    block_id = compact_json(
+        {"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread},
+        BLOCK_ID_CHARS,
+        optional=("thread", "tz", "repo"),
+    )
+    return {"type": "actions", "block_id": block_id, "elements": [select]}
+
+
+LEVEL_OPTION_CHARS = 40  # the level menu's labels: a handle (sha, start of the title), to stay small
+
+
+def _level_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> dict:
+    """A menu correcting the level of any of `entries` (a block of its own, so that a page that
+    grows too big for one message can put it on the next; one per message: a unique action_id)."""
+    lang = d.lang
+    entries = list(entries)[: SELECT_OPTIONS // 2]
+    select = {
         "type": "static_select",
         "action_id": ACTION_LEVEL_MENU,
         "placeholder": plain(fit_label(text(lang, "levels.placeholder"), BUTTON_CHARS)),
         "option_groups": [
             {
                 "label": plain(fit_label(text(lang, f"levels.group_{way}"), OPTION_CHARS)),
-                "options": [option(way, e) for e in entries],
+                "options": [
+                    {
+                        "text": plain(fit_label(f"{e.commit.short_sha} {e.commit.title}", LEVEL_OPTION_CHARS)),
+                        "value": f"{way}:{e.commit.sha}",
+                    }
+                    for e in entries
+                ],
             }
             for way in DIRECTIONS
         ],
     }
     block_id = compact_json(
-        {"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread},
+        {"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread, "menu": "level"},
         BLOCK_ID_CHARS,
         optional=("thread", "tz", "repo"),
     )
-    return {"type": "actions", "block_id": block_id, "elements": [select, levels]}
+    return {"type": "actions", "block_id": block_id, "elements": [select]}
 
 
 def _with_link(sentence: str, url: str | None, lang: str) -> str:
@@ -583,7 +605,8 @@ def render_bots(c: BotUpdates, *, thread: str | None = None) -> list[dict]:
     d, lang = c.digest, c.digest.lang
     label = L.bots_heading(lang, c.groups)
     blocks = packed_sections([esc(L.bot_line(lang, g)) for g in c.groups], label=esc(label))
-    blocks += [_low_menu(d, [e for g in c.groups for e in g.entries], thread)]
+    listed = [e for g in c.groups for e in g.entries]
+    blocks += [_low_menu(d, listed, thread), _level_menu(d, listed, thread)]
     return paginate(blocks, f"{label} · {d.repo}", lang)
 
 
