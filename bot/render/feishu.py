@@ -404,6 +404,7 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
         return low_cards(
             content.digest,
             content.entries,
+            thread=thread,
             total=content.total,
             more=_with_link(
                 L.more_low(content.digest.lang, content.more, content.more_how), content.report_url, content.digest.lang
@@ -412,7 +413,7 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
             else "",
         )
     if isinstance(content, BotUpdates):
-        return bot_cards(content.digest, content.groups)
+        return bot_cards(content.digest, content.groups, thread=thread)
     if isinstance(content, WeekRollup):
         return week_cards(content)
     if isinstance(content, CommitChoice):
@@ -452,7 +453,7 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
         )
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
-            blocks.append(Md(reason, prefix=_commit_line(d, e) + "\n", wrap=grey))
+            blocks.append(Md(reason, prefix=_commit_line(d, e) + "\n", wrap=grey, suffix=_corrected_md(d, e, "\n")))
     if d.fork and d.entries:
         blocks.append(Fixed({"tag": "hr"}))
         blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(DS.heading(d))}**"}))
@@ -472,6 +473,28 @@ def _commit_line(d: Digest, e: DigestEntry) -> str:
     return " · ".join(parts)
 
 
+def _corrected_md(d: Digest, e: DigestEntry, before: str = "") -> str:
+    """'✏️ Level corrected to 🟢 Low by @ana (was 🟡 Medium)' in grey, the corrector mentioned
+    (an open_id) or named; '' when nobody corrected the commit."""
+    parts = L.corrected_parts(d.lang, e)
+    if parts is None:
+        return ""
+    words_before, who, words_after = parts
+    return before + grey(md_escape(words_before) + mention(who) + md_escape(words_after))
+
+
+def _level_row(d: Digest, e: DigestEntry, thread: str | None) -> Fixed:
+    """A commit's two level-correction buttons (callbacks carrying the commit and the direction)."""
+    return Fixed(
+        _row(
+            [
+                _button(text(d.lang, f"levels.{way}"), value=button_value("level", d, e.commit, thread, dir=way), size="small")
+                for way in ("too_high", "too_low")
+            ]
+        )
+    )
+
+
 def commit_cards(d: Digest, e: DigestEntry, *, thread: str | None, full: bool) -> list[dict]:
     lang, c, a = d.lang, e.commit, e.analysis
     tags = [(L.importance_label(lang, e.importance), IMPORTANCE_COLOUR[e.importance])]
@@ -485,6 +508,8 @@ def commit_cards(d: Digest, e: DigestEntry, *, thread: str | None, full: bool) -
         tags=tags,
     )
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": _meta_line(d, e)})]
+    if line := _corrected_md(d, e):
+        blocks.append(Fixed({"tag": "markdown", "content": line}))
     if flag := DS.flag(d, e):
         blocks.append(Md(flag, prefix="**", suffix="**"))
     if c.reverts:
@@ -557,7 +582,13 @@ def button_value(action: str, d: Digest, c: Commit, thread: str | None, **extra)
 
 
 def _button(
-    text: str, *, kind: str = "default", value: dict | None = None, url: str | None = None, width: str = "default"
+    text: str,
+    *,
+    kind: str = "default",
+    value: dict | None = None,
+    url: str | None = None,
+    width: str = "default",
+    size: str = "medium",
 ) -> dict:
     behaviour = {"type": "open_url", "default_url": url} if url else {"type": "callback", "value": value or {}}
     return {
@@ -565,7 +596,7 @@ def _button(
         "text": {"tag": "plain_text", "content": plain(text, 60)},
         "type": kind,
         "width": width,
-        "size": "medium",
+        "size": size,
         "behaviors": [behaviour],
     }
 
@@ -587,17 +618,27 @@ def _buttons(d: Digest, e: DigestEntry, thread: str | None, with_details: bool) 
     url = safe_url(c.url)
     if url:
         buttons.append(_button(ft(lang, "view_commit"), url=url))
+    if with_details:  # in the digest's thread: the card a level tap redraws
+        buttons += [
+            _button(text(lang, f"levels.{way}"), value=button_value("level", d, c, thread, dir=way))
+            for way in ("too_high", "too_low")
+        ]
     return _row(buttons)
 
 
-def low_cards(d: Digest, entries: Sequence[DigestEntry], *, total: int = 0, more: str = "") -> list[dict]:
-    """The low commits listed, and `more` (trusted markdown): the line for those not listed."""
+def low_cards(
+    d: Digest, entries: Sequence[DigestEntry], *, thread: str | None = None, total: int = 0, more: str = ""
+) -> list[dict]:
+    """The low commits listed, each with its level buttons, and `more` (trusted markdown): the line
+    for those not listed."""
     lang = d.lang
     header = Header(L.group_label(lang, Importance.LOW, total or d.count(Importance.LOW)), "green", subtitle=d.repo)
     blocks: list[Block] = []
     for e in entries:
         summary = e.analysis.summary if e.analysis else t(lang, "unanalysed", reason=e.error)
-        blocks.append(Md(summary, prefix=_commit_line(d, e) + "\n", wrap=grey))
+        blocks.append(Md(summary, prefix=_commit_line(d, e) + "\n", wrap=grey, suffix=_corrected_md(d, e, "\n")))
+        if e.analysis is not None:
+            blocks.append(_level_row(d, e, thread))
     if more:
         blocks.append(Fixed({"tag": "markdown", "content": more}))
     return pack(blocks, header, L.group_label(lang, Importance.LOW, len(entries)), lang)
@@ -609,15 +650,19 @@ def _with_link(sentence: str, url: str | None, lang: str) -> str:
     return md_escape(before) + (link(text(lang, "report.link"), url) if marker else "") + md_escape(after)
 
 
-def bot_cards(d: Digest, groups) -> list[dict]:
-    """One line per bot; under each, a collapsed panel listing its commits (links), so every
-    collapsed commit stays one click away."""
+def bot_cards(d: Digest, groups, *, thread: str | None = None) -> list[dict]:
+    """One line per bot; under each, a collapsed panel listing its commits (links) with their level
+    buttons, so every collapsed commit stays one click away."""
     lang = d.lang
     header = Header(L.bots_heading(lang, groups), "grey", subtitle=d.repo)
     blocks: list[Block] = []
     for group in groups:
         blocks.append(Md(L.bot_line(lang, group)))
-        items: list[Block] = [Fixed({"tag": "markdown", "content": _commit_line(d, e)}) for e in group.entries]
+        items: list[Block] = []
+        for e in group.entries:
+            items.append(Fixed({"tag": "markdown", "content": _commit_line(d, e) + _corrected_md(d, e, "\n")}))
+            if e.analysis is not None:
+                items.append(_level_row(d, e, thread))
         blocks.append(
             Panel(
                 f"**{md_escape(text(lang, 'noise.bots_commits', n=len(group.entries)))}**",
@@ -649,8 +694,11 @@ def week_cards(c: WeekRollup) -> list[dict]:
             reason = (
                 (e.analysis.importance_reason if e.analysis else e.error) if e.importance is Importance.HIGH else ""
             )
+            note = _corrected_md(d, e, "\n")
             blocks.append(
-                Md(reason, prefix=line + "\n", wrap=grey) if reason else Fixed({"tag": "markdown", "content": line})
+                Md(reason, prefix=line + "\n", wrap=grey, suffix=note)
+                if reason
+                else Fixed({"tag": "markdown", "content": line + note})
             )
     if not c.areas:
         blocks.append(Md(text(lang, "week.nothing")))

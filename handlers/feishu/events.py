@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.commands import looks_like_command
+from bot.i18n import text
 from bot.platform import Conversation, Notice
 from bot.render import feishu as R
 from handlers.feishu.api import P2CardActionTrigger, P2CardActionTriggerResponse, P2ImMessageReceiveV1
@@ -245,8 +246,22 @@ class FeishuEvents:
                     "card": {"type": "raw", "data": R.form_submitted_card(lang)},
                 }
             )
-        if not chat_id or kind not in ("ask", "ask_submit", "details", "choose"):
+        if not chat_id or kind not in ("ask", "ask_submit", "details", "choose", "level"):
             return _toast("warning", R.ft(lang, "toast_unknown"))
+        if kind == "level":
+            # The core checks the commit against what the clicked card showed (its message id);
+            # the answer is an ephemeral card in the chat (thread None), the card is patched.
+            tap = {"sha": value.get("sha"), "dir": value.get("dir"), "lang": lang, "message": clicked}
+            conv = Conversation(
+                platform="feishu",
+                channel=chat_id,
+                user=user,
+                thread=None,
+                is_dm=self.chat_types.get(chat_id) == "p2p",
+                extra={"message_id": clicked},
+            )
+            self.hand_off(self._once(event_id, self.chat.submit("action", conv, action="level", value=tap)))
+            return _toast("info", text(lang, "levels.toast"))
         conv = Conversation(
             platform="feishu",
             channel=chat_id,
