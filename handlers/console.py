@@ -4,6 +4,7 @@ Same commands and thread questions as Slack and Feishu:
   /digest 2026-01-28 owner/repo      (or any other /digest command, with or without the slash)
   reply 3 what could this break?     (a question in the thread of message #3)
   details 3 <sha>                    (the Details button of a commit in thread #3)
+  level 4 too-high [sha]             (the "level too high / too low" buttons of message #4)
   quit
 Messages are numbered as they are posted; thread replies are indented under their parent. The
 console's own lines (the prompt, its usage lines) are in the console channel's language
@@ -19,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bot.i18n import text
+from bot.levels.overlay import entries_of
 from bot.models import BotError
 from bot.platform import Conversation, MessageRef
 from bot.render.text import render_text, terminal_safe
@@ -152,9 +154,34 @@ class ConsoleChat:
             elif root := await self._root(words[1]):
                 await self.chat.on_action(self._conv(root), "details", {"sha": words[2], "thread": root})
             return True
+        if head == "level":
+            await self._level(words)
+            return True
         text = line[len("/digest") :] if head == "/digest" else line
         await self.chat.on_command(self._conv(), text.strip(), prefix="/digest")
+        if text.strip().lower() in ("help", "帮助", "?", "？"):
+            await self._say("prompt")  # the terminal's own commands (reply, details, level) after the bot's
         return True
+
+    async def _level(self, words: list[str]) -> None:
+        """`level N too-high|too-low [sha]`: the Slack and Feishu level buttons of message #N (the
+        sha names one of its commits when it lists several)."""
+        direction = {"too-high": "too_high", "too-low": "too_low"}.get(words[2].lower()) if len(words) > 2 else None
+        if len(words) not in (3, 4) or not words[1].lstrip("#").isdigit() or direction is None:
+            return self.platform.emit(text(await self._lang(), "levels.console_usage"))
+        number = words[1].lstrip("#")
+        if (root := await self._root(number)) is None:
+            return
+        shown = entries_of(self.platform.shown.get(number))
+        if not shown:
+            return self.platform.emit(text(await self._lang(), "levels.console_none", n=number))
+        wanted = words[3].lower() if len(words) == 4 else ""
+        matches = [e for e in shown if e.commit.sha.startswith(wanted)] if wanted else shown
+        if len(matches) != 1:  # none, or several: say how to name one
+            example = (matches or shown)[0].commit.short_sha
+            return self.platform.emit(text(await self._lang(), "levels.console_which", n=number, sha=example))
+        value = {"sha": matches[0].commit.sha, "dir": direction, "message": number}
+        await self.chat.on_action(self._conv(root), "level", value)
 
     async def run(self, stdin=None, stop: asyncio.Event | None = None) -> None:
         stdin = stdin or sys.stdin

@@ -41,7 +41,10 @@ def render_text(content: Content) -> str:
         lines = [L.group_label(d.lang, Importance.LOW, content.total or d.count(Importance.LOW))]
         for e in content.entries:
             summary = e.analysis.summary if e.analysis else e.error
-            lines.append(f"  🟢 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(summary)}")
+            lines.append(
+                f"  {e.importance.emoji} {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(summary)}"
+            )
+            lines += _corrected(d, e, "    ")
         if content.more:
             lines.append("  " + _with_link(L.more_low(d.lang, content.more, content.more_how), content.report_url))
         return "\n".join(lines)
@@ -50,7 +53,9 @@ def render_text(content: Content) -> str:
         lines = [L.bots_heading(d.lang, content.groups)]
         for group in content.groups:
             lines.append("  " + terminal_safe(L.bot_line(d.lang, group)))
-            lines += [f"    {e.commit.short_sha} {terminal_safe(e.commit.title)}" for e in group.entries]
+            for e in group.entries:
+                lines.append(f"    {e.commit.short_sha} {terminal_safe(e.commit.title)}")
+                lines += _corrected(d, e, "      ")
         return "\n".join(lines)
     if isinstance(content, WeekRollup):
         return _week(content)
@@ -87,7 +92,14 @@ def _parent(c: DigestParent) -> str:
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
             lines.append(f"  🔴 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(reason)}")
+            lines += _corrected(d, e, "    ")
     return "\n".join(lines)
+
+
+def _corrected(d, e, indent: str) -> list[str]:
+    """The line saying who corrected the commit's level, and from what ([] when nobody did)."""
+    line = L.corrected_line(d.lang, e)
+    return [indent + terminal_safe(line)] if line else []
 
 
 def _with_link(sentence: str, url: str | None) -> str:
@@ -112,6 +124,7 @@ def _week(c: WeekRollup) -> str:
             if e.importance is Importance.HIGH and e.analysis:
                 line += f" — {terminal_safe(e.analysis.importance_reason)}"
             lines.append(line)
+            lines += _corrected(d, e, "    ")
     if not c.areas:
         lines.append(i18n.text(d.lang, "week.nothing"))
     if c.bots:
@@ -125,6 +138,7 @@ def _week(c: WeekRollup) -> str:
 def _commit(d, e, full: bool) -> str:
     lang, c, a = d.lang, e.commit, e.analysis
     lines = [f"{e.importance.emoji} {c.short_sha} {terminal_safe(c.title)}", f"  {c.url or ''}".rstrip()]
+    lines += _corrected(d, e, "  ")
     if e.error and (a is None or a.origin != "fallback"):
         lines.append("  " + t(lang, "unanalysed", reason=terminal_safe(e.error)))
     if a is None:
