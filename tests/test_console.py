@@ -286,7 +286,7 @@ async def test_stop_ends_a_session_waiting_for_input(make_settings, repo):
         os.close(write_end)
         await services.aclose()
     assert out.getvalue().strip() == "Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · " \
-                                     "reply N <question> · details N <sha> · quit"
+                                     "reply N <question> · details N <sha> · level N too-high|too-low [sha] · quit"
 
 
 class Snapshots(Terminal):

@@ -19,7 +19,10 @@ def digest_data(d: Digest) -> dict:
     for entry, raw in zip(d.entries, data["entries"]):
         if entry.downstream is None:  # absent when the commit touches nothing the fork patches
             raw.pop("downstream", None)
-        raw["importance"] = entry.importance.value
+        raw["importance"] = entry.importance.value  # a reader's correction, when one is in force
+        if entry.corrected_from is None:  # absent when nobody corrected the commit's level
+            raw.pop("corrected_by", None)
+            raw.pop("corrected_from", None)
         a = entry.analysis
         raw["coverage_line"] = coverage_line(a.coverage, d.lang) if a and a.coverage else None
     return data

@@ -201,6 +201,8 @@ def _entry(d: Digest, e: DigestEntry) -> list[str]:
         out += [f"> {esc(t(lang, 'unanalysed', reason=e.error))}", ""]
     if a is None:
         return out + ["---", ""]
+    if corrected := L.corrected_line(lang, e):  # a reader's level correction: who, and from what
+        out += [f"> {esc(corrected)}", ""]
     note = L.origin_note(lang, a)
     if note:
         out += [f"> {esc(note)}", ""]
