@@ -203,3 +203,26 @@ async def test_a_screenshot_shows_a_page_not_a_blank_one(browser, serve, tmp_pat
     width, height, _, _ = _png_pixels(shot)
     assert (width, height) == (PHONE["width"], PHONE["height"])
     assert _variance(shot) > 100, "the screenshot is (nearly) one colour"
+
+
+async def test_a_level_button_corrects_its_commit_and_the_page_says_so(browser, serve):
+    d = day(3)  # high, medium, low
+    medium = d.entries[1]
+    await browser.goto(await serve(d))
+    article = browser.locator(f"article#c-{medium.commit.sha[:12]}")
+    async with browser.expect_navigation():
+        await article.get_by_role("button", name="⬇️ Level too high").click()
+    shown = await browser.inner_text("main")
+    assert f"✅ Recorded: {medium.commit.short_sha} {medium.commit.title} will be shown as 🟢 Low from now on." in shown
+    corrected = await browser.locator(f"article#c-{medium.commit.sha[:12]}").inner_text()
+    assert corrected.splitlines()[0].startswith("🟢 ")
+    assert "✏️ Level corrected to 🟢 Low by a reader of the report page (was 🟡 Medium)" in corrected
+    assert "🔴 high 1 | 🟡 medium 0 | 🟢 low 2" in shown
+    width = await browser.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"]  # the buttons and the answer fit a phone too
+    # the next tap from the redrawn page (fresh forms): the latest wins
+    async with browser.expect_navigation():
+        await browser.locator(f"article#c-{medium.commit.sha[:12]}").get_by_role(
+            "button", name="⬆️ Level too low").click()
+    assert "will be shown as 🟡 Medium from now on." in await browser.inner_text("main")
+    assert "✏️" not in await browser.locator(f"article#c-{medium.commit.sha[:12]}").inner_text()
