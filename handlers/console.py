@@ -22,7 +22,7 @@ from pathlib import Path
 from bot.i18n import text
 from bot.levels.overlay import entries_of
 from bot.models import BotError
-from bot.platform import Conversation, MessageRef
+from bot.platform import Content, Conversation, MessageRef
 from bot.render.text import render_text, terminal_safe
 
 CHANNEL = "console"
@@ -38,7 +38,7 @@ class ConsolePlatform:
         self.report_dir = report_dir or Path(".data") / "reports"
         self.counter = 0
         self.roots: dict[str, str] = {}  # message number → its thread root
-        self.shown: dict[str, object] = {}  # message number → the content it shows (for `level N …`)
+        self.shown: dict[str, Content] = {}  # message number → the content it shows (for `level N …`)
 
     def emit(self, text: str) -> None:
         self.out.write(text + "\n")

@@ -60,7 +60,9 @@ def overlay_content(content: Content, effective: Effective) -> Content:
         return replace(content, digest=overlay(content.digest, effective))
     if isinstance(content, (CommitDetail, CommitDetails)):
         return replace(
-            content, digest=overlay(content.digest, effective), entry=correct(content.entry, effective.get(content.entry.commit.sha))
+            content,
+            digest=overlay(content.digest, effective),
+            entry=correct(content.entry, effective.get(content.entry.commit.sha)),
         )
     if isinstance(content, LowCommits):
         return replace(content, digest=overlay(content.digest, effective), entries=_each(content.entries, effective))
@@ -73,7 +75,7 @@ def overlay_content(content: Content, effective: Effective) -> Content:
     return content
 
 
-def entries_of(content: Content) -> tuple[DigestEntry, ...]:
+def entries_of(content: Content | None) -> tuple[DigestEntry, ...]:
     """The commits a content shows (what a tap on it may name)."""
     if isinstance(content, (CommitDetail, CommitDetails)):
         return (content.entry,)

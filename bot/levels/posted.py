@@ -20,8 +20,17 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..models import BotError, Digest, Importance, analysis_from_dict, commit_from_dict, digest_from_dict, to_dict
-from ..models import DigestEntry, downstream_from_dict
+from ..models import (
+    BotError,
+    Digest,
+    DigestEntry,
+    Importance,
+    analysis_from_dict,
+    commit_from_dict,
+    digest_from_dict,
+    downstream_from_dict,
+    to_dict,
+)
 from ..noise import BotGroup
 from ..platform import BotUpdates, CommitDetail, Content, DigestParent, LowCommits, MessageRef
 

@@ -43,7 +43,7 @@ class LevelTaps:
 
     async def tap(self, conv: Conversation, platform: ChatPlatform, value: dict) -> None:
         """`value`: {sha, dir (too_high | too_low), message (the tapped message's id), lang}."""
-        lang = value.get("lang") if value.get("lang") in ("zh", "en") else self.chat.settings.default_lang
+        lang = str(value.get("lang")) if value.get("lang") in ("zh", "en") else self.chat.settings.default_lang
         sha = str(value.get("sha") or "").strip().lower()
         direction = value.get("dir")
         if direction not in DIRECTIONS:

@@ -488,7 +488,11 @@ def _level_row(d: Digest, e: DigestEntry, thread: str | None) -> Fixed:
     return Fixed(
         _row(
             [
-                _button(text(d.lang, f"levels.{way}"), value=button_value("level", d, e.commit, thread, dir=way), size="small")
+                _button(
+                    text(d.lang, f"levels.{way}"),
+                    value=button_value("level", d, e.commit, thread, dir=way),
+                    size="small",
+                )
                 for way in ("too_high", "too_low")
             ]
         )

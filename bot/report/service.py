@@ -119,7 +119,11 @@ class Reports:
         forms = {}
         for e in digest.entries:
             nonce = new_nonce()
-            forms[e.commit.sha] = {"sha": e.commit.sha, "nonce": nonce, "mac": sign_tap(key, report_id, exp, e.commit.sha, nonce)}
+            forms[e.commit.sha] = {
+                "sha": e.commit.sha,
+                "nonce": nonce,
+                "mac": sign_tap(key, report_id, exp, e.commit.sha, nonce),
+            }
         return forms
 
     async def _tap(self, key: bytes, report_id: str, exp: str, digest: Digest, form: dict[str, str]) -> tuple[int, str]:
@@ -143,4 +147,6 @@ class Reports:
             return 200, text(lang, way, sha=entry.commit.short_sha, level=L.importance_label(lang, now))
         kept = await self.corrections.record(digest.repo, sha, level, L.PAGE_READER, at=self.clock())
         level_label = L.importance_label(lang, Importance(kept.level))
-        return 200, text(lang, "levels.recorded", sha=entry.commit.short_sha, title=entry.commit.title, level=level_label)
+        return 200, text(
+            lang, "levels.recorded", sha=entry.commit.short_sha, title=entry.commit.title, level=level_label
+        )

@@ -29,6 +29,7 @@ from datetime import date
 from ..delivery.job import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
 from ..delivery.post import DEDUPE_MARGIN
 from ..i18n import localize, text
+from ..levels.posted import PostedMessages
 from ..models import BotError, Commit, Digest, DigestEntry, RetryLater
 from ..pathfilter import PathFilter, touched_paths
 from ..platform import CommitDetail, MessageRef, Notice
@@ -145,7 +146,7 @@ class WatchRunner:
             header += " " + text(run.lang, "watch.dm_cut", shown=len(shown))
         await self._send_once(platform, run.channel, Notice(header, "info", run.lang), run.key + ":header")
         for entry in entries:
-            digest = Digest(
+            digest = Digest(  # with the readers' level corrections, as every digest shows them
                 repo=source.name,
                 branch=branch,
                 window=window,
@@ -155,6 +156,8 @@ class WatchRunner:
                 generated_at=chat.clock(),
                 repo_spec=run.repo,
             )
+            digest = await builder.corrected(digest)
+            entry = digest.entries[0]
             await self._send_once(
                 platform, run.channel, CommitDetail(digest, entry), self._sent_key(run, entry.commit), digest=digest
             )
@@ -195,6 +198,7 @@ class WatchRunner:
             ref = await platform.send(channel, content, key=key)
         if ref is not None and digest is not None:
             await self.chat.threads.remember_digest(platform.name, channel, ref.thread_root, digest.repo_id, digest)
+            await PostedMessages(store).remember(platform.name, ref, content, None)  # its level buttons redraw it
         await store.set_json(key, {"done": True, "id": ref.id if ref else None, "at": now}, ttl=LEDGER_TTL)
         return ref
 
