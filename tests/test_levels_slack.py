@@ -92,7 +92,7 @@ async def test_a_tap_at_the_end_of_the_scale_records_nothing(make_bot, slack, wi
     said = await tap(bot, slack, high, "too_low")
     assert said == f"{widgets.shas['high'][:7]} is already at the highest level (🔴 High): nothing recorded."
     assert now(slack, high).edits == 0
-    # the low commits' menu: "too high" on a low commit
+    # "too high" on a low commit (from a message drawn before someone else lowered it, say)
     low = by_title(replies, LOW_TITLE)
     before = len(slack.ephemerals)
     block = next(b for b in low.blocks if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu")
@@ -111,8 +111,10 @@ async def test_the_low_commits_menu_raises_a_low_commit(make_bot, slack, widgets
     low = by_title(replies, LOW_TITLE)
     block = next(b for b in low.blocks if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu")
     groups = block["elements"][0]["option_groups"]
-    assert [g["label"]["text"] for g in groups] == ["Level too high", "Level too low"]
-    await bot.sender.block_action("digest_level_menu", selected=f"too_low:{widgets.shas['low']}",
+    assert [g["label"]["text"] for g in groups] == ["Level too low"]  # a low commit can only go up
+    option = groups[0]["options"][0]
+    assert option["value"] == f"too_low:{widgets.shas['low'][:12]}" and LOW_TITLE[:20] in option["text"]["text"]
+    await bot.sender.block_action("digest_level_menu", selected=option["value"],
                                   block_id=block["block_id"], message_ts=low.ts, thread_ts=parent.ts, user=ANA)
     await bot.settle()
     assert "will be shown as 🟡 Medium from now on." in shown_eph(slack.ephemerals[-1])
@@ -120,6 +122,10 @@ async def test_the_low_commits_menu_raises_a_low_commit(make_bot, slack, widgets
     assert line and line[0].startswith("🟡 ")
     assert f"Level corrected to 🟡 Medium by <@{ANA}> (was 🟢 Low)" in shown(now(slack, low))
     assert "🟡 medium 2 | 🟢 low 0" in shown(now(slack, parent))
+    # redrawn, the menu offers it both ways now
+    block = next(b for b in now(slack, low).blocks
+                 if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu")
+    assert [g["label"]["text"] for g in block["elements"][0]["option_groups"]] == ["Level too high", "Level too low"]
 
 
 async def test_forged_or_repeated_taps_record_nothing_more(make_bot, slack, widgets):

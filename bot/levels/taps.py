@@ -53,10 +53,13 @@ class LevelTaps:
             return await self._say(platform, conv, lang, "levels.gone", "error")
         digest = posted.content.digest  # type: ignore[union-attr]  # every kept content has one
         lang = digest.lang
-        entry = next((e for e in entries_of(posted.content) if e.commit.sha == sha), None)
+        # A full SHA, or (a menu's compact value) a prefix naming exactly one of the message's commits.
+        named = [e for e in entries_of(posted.content) if len(sha) >= 7 and e.commit.sha.startswith(sha)]
+        entry = named[0] if len(named) == 1 else None
         if entry is None or entry.analysis is None:
             shown = sha[:12] if _HEX.fullmatch(sha) else "?"
             return await self._say(platform, conv, lang, "levels.unknown_commit", "error", sha=shown)
+        sha = entry.commit.sha
         effective = dict(await self.corrections.effective(digest.repo))
         now = correct(entry, effective.get(sha)).importance
         level = nudge(now.value, direction)

@@ -511,7 +511,7 @@ def render_low(c: LowCommits, *, thread: str | None = None) -> list[dict]:
         lines = [_low_line(d, e) for e in group]
         blocks = packed_sections(lines, label=label if n == 0 else None)
         if group:
-            blocks += [_low_menu(d, group, thread), _level_menu(d, group, thread)]
+            blocks += [_low_menu(d, group, thread), *_level_menu(d, group, thread)]
         if c.more and n == len(groups) - 1:  # the rest: one line, with where to read them
             blocks += sections(_with_link(L.more_low(lang, c.more, c.more_how), c.report_url, lang))
         for page in paginate(blocks, "", lang):  # only splits when one group is still too big
@@ -559,38 +559,47 @@ def _low_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> 
     return {"type": "actions", "block_id": block_id, "elements": [select]}
 
 
-LEVEL_OPTION_CHARS = 40  # the level menu's labels: a handle (sha, start of the title), to stay small
+# The level menu stays small, so that it does not push a busy list over Slack's size into a second
+# message: its labels are handles (sha, the start of the title; the list above holds the rest) and
+# its values name the commit by a 12-digit prefix (the tap is checked against the message's own).
+LEVEL_OPTION_CHARS = 32
+LEVEL_SHA_CHARS = 12
 
 
-def _level_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> dict:
+def _level_menu(d: Digest, entries: Sequence[DigestEntry], thread: str | None) -> list[dict]:
     """A menu correcting the level of any of `entries` (a block of its own, so that a page that
-    grows too big for one message can put it on the next; one per message: a unique action_id)."""
+    grows too big for one message can put it on the next; one per message: a unique action_id).
+    Each commit is offered the ways its level can still go (a low one: up only), which also keeps
+    the menu small; the message is redrawn after each correction, and the menu with it."""
     lang = d.lang
-    entries = list(entries)[: SELECT_OPTIONS // 2]
+    entries = [e for e in entries if e.analysis is not None][: SELECT_OPTIONS // 2]
+    ends = {"too_high": Importance.LOW, "too_low": Importance.HIGH}
+    groups = [
+        {
+            "label": plain(fit_label(text(lang, f"levels.group_{way}"), OPTION_CHARS)),
+            "options": [
+                {
+                    "text": plain(fit_label(f"{e.commit.short_sha} {e.commit.title}", LEVEL_OPTION_CHARS)),
+                    "value": f"{way}:{e.commit.sha[:LEVEL_SHA_CHARS]}",
+                }
+                for e in entries
+                if e.importance is not ends[way]
+            ],
+        }
+        for way in DIRECTIONS
+    ]
     select = {
         "type": "static_select",
         "action_id": ACTION_LEVEL_MENU,
         "placeholder": plain(fit_label(text(lang, "levels.placeholder"), BUTTON_CHARS)),
-        "option_groups": [
-            {
-                "label": plain(fit_label(text(lang, f"levels.group_{way}"), OPTION_CHARS)),
-                "options": [
-                    {
-                        "text": plain(fit_label(f"{e.commit.short_sha} {e.commit.title}", LEVEL_OPTION_CHARS)),
-                        "value": f"{way}:{e.commit.sha}",
-                    }
-                    for e in entries
-                ],
-            }
-            for way in DIRECTIONS
-        ],
+        "option_groups": [g for g in groups if g["options"]],
     }
     block_id = compact_json(
         {"repo": d.repo_id, "lang": lang, "tz": d.window.tz, "thread": thread, "menu": "level"},
         BLOCK_ID_CHARS,
         optional=("thread", "tz", "repo"),
     )
-    return {"type": "actions", "block_id": block_id, "elements": [select]}
+    return [{"type": "actions", "block_id": block_id, "elements": [select]}] if select["option_groups"] else []
 
 
 def _with_link(sentence: str, url: str | None, lang: str) -> str:
@@ -606,7 +615,7 @@ def render_bots(c: BotUpdates, *, thread: str | None = None) -> list[dict]:
     label = L.bots_heading(lang, c.groups)
     blocks = packed_sections([esc(L.bot_line(lang, g)) for g in c.groups], label=esc(label))
     listed = [e for g in c.groups for e in g.entries]
-    blocks += [_low_menu(d, listed, thread), _level_menu(d, listed, thread)]
+    blocks += [_low_menu(d, listed, thread), *_level_menu(d, listed, thread)]
     return paginate(blocks, f"{label} · {d.repo}", lang)
 
 
