@@ -21,6 +21,7 @@ from pathlib import Path
 
 from bot.i18n import text
 from bot.levels.overlay import entries_of
+from bot.levels.posted import content_data
 from bot.models import BotError
 from bot.platform import Content, Conversation, MessageRef
 from bot.render.text import render_text, terminal_safe
@@ -172,8 +173,9 @@ class ConsoleChat:
         number = words[1].lstrip("#")
         if (root := await self._root(number)) is None:
             return
-        shown = entries_of(self.platform.shown.get(number))
-        if not shown:
+        content = self.platform.shown.get(number)
+        shown = entries_of(content) if content is not None and content_data(content) is not None else ()
+        if not shown:  # not a digest message whose commits can be corrected (a notice, a roll-up…)
             return self.platform.emit(text(await self._lang(), "levels.console_none", n=number))
         wanted = words[3].lower() if len(words) == 4 else ""
         matches = [e for e in shown if e.commit.sha.startswith(wanted)] if wanted else shown
