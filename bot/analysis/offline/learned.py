@@ -17,6 +17,7 @@ FIRM_ORDER = 40  # facts named before this (breaking, security, removal) are nev
 RAISE_AT = 0.5  # above this probability of being announced, a low commit is medium
 LOWER_AT = 0.5  # below it, a medium commit is low
 HIGH_DOWN_AT = 0.15  # a high level from a softer rule (a revert, a default) gives way only to a clear no
+HIGH_AT = 0.5  # changes this project lists under breaking changes or security are high
 
 
 def weigh(c: Context, found: list[Fact], cap: Fact | None, level: Importance) -> Fact | None:
@@ -27,6 +28,8 @@ def weigh(c: Context, found: list[Fact], cap: Fact | None, level: Importance) ->
     if level is Importance.HIGH and any(f.level is Importance.HIGH and f.order < FIRM_ORDER for f in found):
         return None
     p = judgement.above_low
+    if level is not Importance.HIGH and judgement.high >= HIGH_AT:
+        return Fact(Importance.HIGH, phrase("offline.learned.listed_under", heading=judgement.heading))
     if level is Importance.LOW and p >= RAISE_AT:
         if judgement.heading:
             return Fact(Importance.MEDIUM, phrase("offline.learned.listed_under", heading=judgement.heading))
