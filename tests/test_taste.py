@@ -251,3 +251,77 @@ def test_corrections_outrank_the_notes():
     examples, _ = label_history(history, notes, corrections=corrected)
     first = next(e for e in examples if e.sha == history[-1].sha)
     assert (first.level, first.source) == (Importance.HIGH, "correction")
+
+
+# --- the LLM learns the same taste -------------------------------------------------------------------
+
+
+async def test_the_llm_prompt_carries_the_projects_own_examples(make_services, released_repo):
+    from tests.fakes.openai_server import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        services = await make_services(openai_base_url=fake.url, openai_api_key="sk-test-1", llm_model="m")
+        source = LocalGitSource(str(released_repo.path))
+        await services.builder.build(source, day_window(DAY, "UTC"), "en")
+        prompts = {
+            _user(r): r for r in fake.requests if "<project_taste>" in _user(r) or "Analyse commit" in _user(r)
+        }
+    fix = next(p for p in prompts if "title: Handle " in p)
+    taste = fix.split("<project_taste>")[1].split("</project_taste>")[0]
+    assert 'usually listed under "Bug fixes"' in taste
+    # Earlier commits of the same area, as the maintainers listed them — and one they did not.
+    examples = [line for line in taste.splitlines() if line.startswith("- ")]
+    assert any('listed under "Bug fixes": Handle ' in line for line in examples)
+    assert any(line.startswith("- low, ") for line in examples), taste
+    # Only history from before the profile's week: never the day's own commits (no peeking).
+    monday = datetime(2026, 3, 16, tzinfo=UTC)
+    recent = released_repo.git("log", f"--since={monday.isoformat()}", "--format=%s").splitlines()
+    assert recent and not any(title in line for title in recent for line in examples)
+
+
+async def test_no_release_notes_no_taste_block(make_services, tmp_path):
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.gitrepo import GitRepo
+
+    repo = GitRepo(tmp_path / "plain")
+    when = datetime.combine(DAY, datetime.min.time(), UTC) + timedelta(hours=2)
+    repo.commit("Handle markers in the resolver", {"src/resolver/markers.py": "x = 1\n"}, when=when)
+    with FakeOpenAI() as fake:
+        services = await make_services(openai_base_url=fake.url, openai_api_key="sk-test-1", llm_model="m")
+        await services.builder.build(LocalGitSource(str(repo.path)), day_window(DAY, "UTC"), "en")
+        sent = [_user(r) for r in fake.requests]
+    assert any("Analyse commit" in s for s in sent)
+    assert not any("<project_taste>" in s for s in sent)
+
+
+def _user(request: dict) -> str:
+    return "\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
+
+
+def test_the_report_card_shows_rules_learned_and_llm_side_by_side(released_repo, tmp_path, redis_url):
+    import json
+    import subprocess
+    import sys
+
+    log = released_repo.git("log", "--since=2026-03-18T00:00:00Z", "--until=2026-03-19T00:00:00Z", "--format=%H %s")
+    labels = tmp_path / "labels.jsonl"
+    with labels.open("w") as out:
+        for line in log.splitlines():
+            sha, title = line.split(" ", 1)
+            level = "medium" if title.startswith(("Handle ", "Add `")) else "low"
+            out.write(json.dumps({"repo": "acme/taste", "sha": sha, "level": level}) + "\n")
+    env = {"PATH": "/usr/bin:/bin", "REDIS_URL": redis_url, "DEFAULT_LANG": "en"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "eval", "--labels", str(labels), "--repo", f"acme/taste={released_repo.path}",
+         "--format", "json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads(proc.stdout)
+    assert card["rules"]["kappa"] < 0.2  # the rules alone disagree with these maintainers
+    assert card["learned"]["kappa"] == 1.0  # as digests judge: their own notes, learned
+    text = subprocess.run(
+        [sys.executable, "-m", "bot", "eval", "--labels", str(labels), "--repo", f"acme/taste={released_repo.path}"],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    ).stdout
+    assert "rules + learned profile, all commits" in text and "rules, all commits" in text

@@ -107,7 +107,7 @@ class TasteBook:
     `history`) has none, and its digests use the rules alone."""
 
     def __init__(self, store, corrections=None, history_limit: int = HISTORY_LIMIT):
-        self.store = store
+        self.store = store  # None: in memory only (the report card)
         self.corrections = corrections  # bot.taste.corrections.Corrections, when the chat records them
         self.history_limit = history_limit
         self._profiles = Profiles()
@@ -119,7 +119,8 @@ class TasteBook:
         if not hasattr(source, "history"):
             return "", Verdict("no_notes"), []
         as_of = epoch(at)
-        key = self.store.k("taste", TASTE_VERSION, source.cache_id, as_of.date().isoformat())
+        parts = ("taste", TASTE_VERSION, source.cache_id, as_of.date().isoformat())
+        key = self.store.k(*parts) if self.store is not None else ":".join(parts)
         if key in self._weeks:
             self._weeks.move_to_end(key)
             return self._weeks[key]
@@ -131,7 +132,10 @@ class TasteBook:
             await self.store.set_json(key, data, ttl=TASTE_TTL)
             return data
 
-        data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_json(key))
+        if self.store is None:  # the report card's in-memory book
+            data = _to_json(*await label_as_of(source, as_of, {}, self.history_limit))
+        else:
+            data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_json(key))
         examples, verdict = await asyncio.to_thread(_from_json, data)
         found = (fingerprint(examples, verdict) if verdict.usable else "", verdict, examples)
         self._weeks[key] = found

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from ..models import Importance, Judgement
 from .examples import Example
 
+SIMILAR = 4  # examples of the project's own judgement shown to the LLM
 ALPHA = 0.5  # the headings model's additive smoothing: fewer than 2,000 documents, most words rare
 
 
@@ -35,6 +36,8 @@ class LearnedProfile:
 
         self._words = commit_words
         docs = [commit_words(e.title, e.paths, e.added) for e in examples]
+        self._examples = list(examples)
+        self._sets = [frozenset(d) for d in docs]
         self._vectorizer = CountVectorizer(analyzer=_identity, binary=True)
         matrix = self._vectorizer.fit_transform(docs)
         levels = [e.level.value for e in examples]
@@ -54,6 +57,26 @@ class LearnedProfile:
     def judge(self, title: str, paths: Sequence[str], added: Sequence[str] = ()) -> Judgement:
         return self.judge_words(self._words(title, paths, added))
 
+    def similar(self, words: list[str], k: int = SIMILAR) -> tuple[tuple[str, str, str], ...]:
+        """The k most similar labelled commits (Jaccard over their words: same area, same kind, same
+        verbs), with at least one announced and one not when the history has both."""
+        mine = frozenset(words)
+        if not mine:
+            return ()
+        ranked = sorted(
+            range(len(self._sets)),
+            key=lambda i: -len(mine & self._sets[i]) / (len(mine | self._sets[i]) or 1),
+        )
+        chosen = ranked[:k]
+        for want_low in (True, False):  # one of each side, if the nearest k are all alike
+            if all((self._examples[i].level is Importance.LOW) != want_low for i in chosen):
+                other = next((i for i in ranked if (self._examples[i].level is Importance.LOW) == want_low), None)
+                if other is not None and chosen:
+                    chosen[-1] = other
+        return tuple(
+            (self._examples[i].level.value, self._examples[i].heading, self._examples[i].title) for i in chosen
+        )
+
     def judge_words(self, words: list[str]) -> Judgement:
         row = self._vectorizer.transform([words])
         probs = dict(zip(self._levels.classes_, self._levels.predict_proba(row)[0], strict=True))
@@ -67,6 +90,7 @@ class LearnedProfile:
             high=float(probs.get(Importance.HIGH.value, 0.0)),
             heading=heading,
             heading_share=share,
+            similar=self.similar(words),
         )
 
 
