@@ -195,18 +195,24 @@ def _local_identity(location: str, labelled: Counter) -> str:
     raise UsageError(phrase("eval.repo_ambiguous", path=location, example=next(iter(labelled))))
 
 
-async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings) -> list[Case]:
-    """Every selected labelled commit with its files, PR text and reverted commit, as a digest reads them."""
+async def read_cases(
+    labels: Sequence[Label], sources: dict[str, str], settings, learn: bool | None = None
+) -> list[Case]:
+    """Every selected labelled commit with its files, PR text and reverted commit, as a digest reads them,
+    and the learned profile's judgement when `learn` (default: the settings' LEARN_FROM_RELEASE_NOTES)."""
     from .analysis.profile import load_profile
     from .sources import open_source
 
     opened: dict[str, tuple[CommitSource, RepoProfile | None]] = {}
     cases = []
     taste = None
-    if settings is not None and settings.learn_from_release_notes:
+    if learn is None:
+        learn = settings is not None and settings.learn_from_release_notes
+    if learn:
         from .taste.book import TasteBook
 
-        taste = TasteBook(None, history_limit=settings.learn_history_commits)  # in memory: nothing to keep
+        limit = settings.learn_history_commits if settings is not None else 2000
+        taste = TasteBook(None, history_limit=limit)  # in memory: nothing to keep
     for label in labels:
         if label.repo not in sources:
             continue
