@@ -325,3 +325,27 @@ def test_the_report_card_shows_rules_learned_and_llm_side_by_side(released_repo,
         capture_output=True, text=True, env=env, cwd=tmp_path,
     ).stdout
     assert "rules + learned profile, all commits" in text and "rules, all commits" in text
+
+
+def test_the_operator_sees_what_the_profile_learned(released_repo, tmp_path, redis_url):
+    import subprocess
+    import sys
+
+    env = {"PATH": "/usr/bin:/bin", "REDIS_URL": redis_url}
+
+    def profile(*args):
+        return subprocess.run([sys.executable, "-m", "bot", "profile", *args], capture_output=True, text=True,
+                              env=env, cwd=tmp_path)
+
+    shown = profile("--repo", str(released_repo.path), "--date", "2026-03-18", "--lang", "en")
+    assert shown.returncode == 0, shown.stderr
+    assert "learned profile as of 2026-03-16" in shown.stdout
+    assert "Announced under: “Bug fixes”" in shown.stdout
+    quiet = shown.stdout.split("Words of changes the notes leave out:")[1]
+    assert "tag:panels" in quiet or "dir:src/panels" in quiet
+    # Before the first release, nothing was published to learn from: said in one sentence.
+    early = profile("--repo", str(released_repo.path), "--date", "2026-02-03", "--lang", "zh")
+    assert early.returncode == 0
+    assert "重要程度只按规则判断" in early.stdout
+    bad = profile("--repo", str(released_repo.path), "--date", "someday")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

@@ -54,6 +54,16 @@ class LearnedProfile:
             self._headings = MultinomialNB(alpha=ALPHA).fit(matrix[announced], [examples[i].heading for i in announced])
         self._only_heading = counts.most_common(1)[0][0] if len(counts) == 1 else ""
 
+    def telling_words(self, n: int) -> tuple[list[str], list[str]]:
+        """The n words that alone make a change most likely announced, and the n least likely."""
+        from scipy.sparse import identity
+
+        words = self._vectorizer.get_feature_names_out()
+        probs = self._levels.predict_proba(identity(len(words), format="csr"))
+        low = list(self._levels.classes_).index(Importance.LOW.value)
+        order = probs[:, low].argsort()
+        return [str(words[i]) for i in order[:n]], [str(words[i]) for i in order[::-1][:n]]
+
     def judge(self, title: str, paths: Sequence[str], added: Sequence[str] = ()) -> Judgement:
         return self.judge_words(self._words(title, paths, added))
 
