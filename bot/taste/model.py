@@ -37,9 +37,13 @@ class LearnedProfile:
         self._words = commit_words
         docs = [commit_words(e.title, e.paths, e.added) for e in examples]
         self._examples = list(examples)
-        self._sets = [frozenset(d) for d in docs]
+        self._low = [e.level is Importance.LOW for e in examples]
         self._vectorizer = CountVectorizer(analyzer=_identity, binary=True)
         matrix = self._vectorizer.fit_transform(docs)
+        self._matrix = matrix.tocsr()
+        import numpy
+
+        self._sizes_array = numpy.array([len(d) for d in docs], dtype=float)
         levels = [e.level.value for e in examples]
         if kind == "logistic":
             from sklearn.linear_model import LogisticRegression
@@ -67,21 +71,22 @@ class LearnedProfile:
     def judge(self, title: str, paths: Sequence[str], added: Sequence[str] = ()) -> Judgement:
         return self.judge_words(self._words(title, paths, added))
 
-    def similar(self, words: list[str], k: int = SIMILAR) -> tuple[tuple[str, str, str], ...]:
+    def similar(self, words: list[str], k: int = SIMILAR, row=None) -> tuple[tuple[str, str, str], ...]:
         """The k most similar labelled commits (Jaccard over their words: same area, same kind, same
         verbs), with at least one announced and one not when the history has both."""
-        mine = frozenset(words)
-        if not mine:
+        mine = set(words)
+        if not mine or not self._examples:
             return ()
-        ranked = sorted(
-            range(len(self._sets)),
-            key=lambda i: -len(mine & self._sets[i]) / (len(mine | self._sets[i]) or 1),
-        )
-        chosen = ranked[:k]
+        row = self._vectorizer.transform([words]) if row is None else row
+        shared = self._matrix @ row.T  # words in common, per example
+        inter = shared.toarray().ravel()
+        jaccard = inter / (len(mine) + self._sizes_array - inter)
+        ranked = jaccard.argsort()[::-1]
+        chosen = [int(i) for i in ranked[:k]]
         for want_low in (True, False):  # one of each side, if the nearest k are all alike
-            if all((self._examples[i].level is Importance.LOW) != want_low for i in chosen):
-                other = next((i for i in ranked if (self._examples[i].level is Importance.LOW) == want_low), None)
-                if other is not None and chosen:
+            if chosen and all(self._low[i] != want_low for i in chosen):
+                other = next((int(i) for i in ranked if self._low[int(i)] == want_low), None)
+                if other is not None:
                     chosen[-1] = other
         return tuple(
             (self._examples[i].level.value, self._examples[i].heading, self._examples[i].title) for i in chosen
@@ -100,7 +105,7 @@ class LearnedProfile:
             high=float(probs.get(Importance.HIGH.value, 0.0)),
             heading=heading,
             heading_share=share,
-            similar=self.similar(words),
+            similar=self.similar(words, row=row),
         )
 
 
