@@ -54,7 +54,7 @@ def template(risk: str) -> str:
     return text.strip()
 
 
-async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh")):
+async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh"), learned: bool = False):
     """The labelled commits whose repository has a mirror, read as `python -m bot eval` reads them,
     through the offline analyser in each language; a repository without a mirror is skipped with a line."""
     sources = {}
@@ -64,8 +64,9 @@ async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh")):
             print(f"mirror of {repo} not found under {mirrors}: its commits are skipped")
         else:
             sources[repo] = str(path)
-    cases = await read_cases(labels, sources, None)
-    return [(case.label, case.commit, {lang: analyse_offline(case.commit, case.files, lang, profile=case.profile)
+    cases = await read_cases(labels, sources, None, learn=learned)
+    return [(case.label, case.commit, {lang: analyse_offline(case.commit, case.files, lang, profile=case.profile,
+                                                             judgement=case.judgement)
                                        for lang in lang_list}) for case in cases]
 
 
@@ -128,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirrors", help=f"directory holding <owner>+<name>/repo git mirrors (default ${MIRRORS_ENV})")
     parser.add_argument("--labels", default=str(DEFAULT_LABELS))
     parser.add_argument("--show", action="store_true", help="list every disagreement")
+    parser.add_argument("--learned", action="store_true",
+                        help="as digests judge: rules + each repository's learned profile (bot/taste)")
     args = parser.parse_args(argv)
     mirrors = mirrors_dir(args.mirrors)
     if mirrors is None or not mirrors.is_dir():
@@ -136,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         labels = load_labels(Path(args.labels))
-        results = asyncio.run(analyse_all(labels, mirrors))
+        results = asyncio.run(analyse_all(labels, mirrors, learned=args.learned))
     except BotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -75,7 +75,9 @@ def scores(pairs: list[tuple[str, str]]) -> dict:
     }
 
 
-async def evaluate_repo(repo: str, path: Path, start: datetime, end: datetime, limit: int, rules_cache: dict):
+async def evaluate_repo(
+    repo: str, path: Path, start: datetime, end: datetime, limit: int, rules_cache: dict, model: str
+):
     source = LocalGitSource(str(path))
     head = (await source._arun("rev-parse", "HEAD")).strip()
     final_notes = await read_notes(source, head)
@@ -95,7 +97,7 @@ async def evaluate_repo(repo: str, path: Path, start: datetime, end: datetime, l
         if week not in profiles:
             began = time.perf_counter()
             examples, v = await label_as_of(source, week)
-            fitted = LearnedProfile(examples) if v.usable else None
+            fitted = LearnedProfile(examples, model) if v.usable else None
             profiles[week] = (fitted, v.kind, time.perf_counter() - began)
         fitted, kind, _ = profiles[week]
         key = f"{repo}:{commit.sha}"
@@ -135,6 +137,7 @@ async def main() -> int:
     parser.add_argument("--period", choices=sorted(PERIODS), default="tune")
     parser.add_argument("--repos", default=",".join(REPOS))
     parser.add_argument("--limit", type=int, default=0, help="commits per repository (0: all)")
+    parser.add_argument("--model", choices=("naive_bayes", "logistic"), default="logistic")
     args = parser.parse_args()
     start, end = PERIODS[args.period]
     rules_cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
@@ -147,7 +150,7 @@ async def main() -> int:
         if path is None:
             print(f"{repo}: no mirror under {args.mirrors}, skipped")
             continue
-        kind, rows, times = await evaluate_repo(repo, path, start, end, args.limit, rules_cache)
+        kind, rows, times = await evaluate_repo(repo, path, start, end, args.limit, rules_cache, args.model)
         CACHE.write_text(json.dumps(rules_cache))
         learned_kinds = {k for *_, k in rows}
         print(f"\n{repo}: final notes {kind}; profiles {sorted(learned_kinds)}; learning "

@@ -1,4 +1,4 @@
-"""Command line: `python -m bot {digest,ask,eval,feedback,run,serve,worker,clock,settings,health}` (also `digest-bot`).
+"""Command line: `python -m bot {digest,ask,eval,feedback,profile,run,serve,worker,clock,settings,health}` (also `digest-bot`).
 
 Imports are lazy: `--help` only needs argparse, and no path here imports the Slack or Feishu SDK
 unless that platform is configured. Every failure the user can cause or meet ends as one line on
@@ -20,6 +20,7 @@ EXAMPLES = """examples:
   python -m bot ask --repo vllm-project/vllm "上周 FP8 在 ROCm 上有什么改动？"
   python -m bot feedback import corrections.jsonl --repo acme/app=/srv/app   # readers' level corrections
   python -m bot feedback export --repo acme/app --out corrections.jsonl
+  python -m bot profile --repo astral-sh/ruff --date 2026-04-15   # what its release notes taught
   python -m bot run            # chat on Slack/Feishu when configured, else in this terminal
 
 exit codes: 0 done, 1 failure, 2 bad input, 3 digest written but the configured LLM analysed no commit
@@ -135,6 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--lang", choices=("zh", "en"), help="analysis and card language (default DEFAULT_LANG)")
     e.add_argument("--format", choices=("text", "json"), default="text")
 
+    t = sub.add_parser("profile", help="what a repository's learned profile (its own release notes) knows as of a day")
+    t.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
+    t.add_argument("--date", help="the day whose profile to show (default today; any digest date form)")
+    t.add_argument("--lang", choices=("zh", "en"), help="language (default DEFAULT_LANG)")
+
     f = sub.add_parser("feedback", help="readers' level corrections: import them from JSONL, or export them")
     fsub = f.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser, required=True)
     fi = fsub.add_parser(
@@ -211,7 +217,7 @@ def _configure_logging(settings, command: str) -> None:
 
     level = settings.log_level
     if (
-        command in ("digest", "ask", "eval", "feedback", "settings", "health")
+        command in ("digest", "ask", "eval", "feedback", "profile", "settings", "health")
         and "log_level" not in settings.model_fields_set
     ):
         level = "ERROR"
@@ -240,6 +246,10 @@ async def _dispatch(args, settings) -> int:
         from bot.cli import eval_command
 
         return await eval_command(args, settings)
+    if args.command == "profile":
+        from bot.taste.profile_cli import profile_command
+
+        return await profile_command(args, settings)
     if args.command == "feedback":
         from bot.taste.feedback_cli import feedback_command
 

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from . import metrics
 from .i18n import phrase
-from .models import Analysis, BotError, Commit, FileChange, NotFoundError, UsageError
+from .models import Analysis, BotError, Commit, FileChange, Judgement, NotFoundError, UsageError
 from .scores import LEVELS, Scores, score
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ class Case:
     pr_body: str | None
     reverted: Commit | None
     profile: RepoProfile | None
+    judgement: Judgement | None = None  # the repository's learned profile as of the commit's week
 
 
 # --- the labels -------------------------------------------------------------------------------------
@@ -194,13 +195,24 @@ def _local_identity(location: str, labelled: Counter) -> str:
     raise UsageError(phrase("eval.repo_ambiguous", path=location, example=next(iter(labelled))))
 
 
-async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings) -> list[Case]:
-    """Every selected labelled commit with its files, PR text and reverted commit, as a digest reads them."""
+async def read_cases(
+    labels: Sequence[Label], sources: dict[str, str], settings, learn: bool | None = None
+) -> list[Case]:
+    """Every selected labelled commit with its files, PR text and reverted commit, as a digest reads them,
+    and the learned profile's judgement when `learn` (default: the settings' LEARN_FROM_RELEASE_NOTES)."""
     from .analysis.profile import load_profile
     from .sources import open_source
 
     opened: dict[str, tuple[CommitSource, RepoProfile | None]] = {}
     cases = []
+    taste = None
+    if learn is None:
+        learn = settings is not None and settings.learn_from_release_notes
+    if learn:
+        from .taste.book import TasteBook
+
+        limit = settings.learn_history_commits if settings is not None else 2000
+        taste = TasteBook(None, history_limit=limit)  # in memory: nothing to keep
     for label in labels:
         if label.repo not in sources:
             continue
@@ -219,7 +231,8 @@ async def read_cases(labels: Sequence[Label], sources: dict[str, str], settings)
         files = await source.get_files(commit.sha)
         pr_body = await _quiet(source.pr_description(commit.pr_number)) if commit.pr_number else None
         reverted = await _quiet(source.get_commit(commit.reverts)) if commit.reverts else None
-        cases.append(Case(label, commit, files, pr_body, reverted, profile))
+        judgement = await taste.judge(source, commit, files) if taste is not None else None
+        cases.append(Case(label, commit, files, pr_body, reverted, profile, judgement))
     for source, _ in opened.values():
         if close := getattr(source, "close", None):
             close()
@@ -245,25 +258,41 @@ class Pass:
     calls: int = 0  # LLM.complete calls: a corrective retry is one more; HTTP retries inside a call are not
 
 
-async def analyse_cases(analyzer, cases: Sequence[Case], lang: str, progress: Progress | None = None) -> Pass:
+async def analyse_cases(
+    analyzer, cases: Sequence[Case], lang: str, progress: Progress | None = None, learned: bool = True
+) -> Pass:
     """Every case through `analyzer`, concurrently (the LLM bounds its own requests by
-    LLM_CONCURRENCY), with the endpoint's reported usage over the pass."""
+    LLM_CONCURRENCY), with the endpoint's reported usage over the pass; `learned=False` leaves
+    the repositories' learned profiles out (the rules alone)."""
     before = _usage()
     done = 0
 
     async def one(case: Case) -> Analysis:
         nonlocal done
+        judgement = case.judgement if learned else None
         try:
             result = await analyzer.analyse(
-                case.commit, case.files, lang, pr_body=case.pr_body, reverted=case.reverted, profile=case.profile
+                case.commit,
+                case.files,
+                lang,
+                pr_body=case.pr_body,
+                reverted=case.reverted,
+                profile=case.profile,
+                judgement=judgement,
             )
         except BotError as exc:  # as a digest does: the commit keeps a (marked) offline analysis
             from .analysis.offline import analyse_offline
 
-            result = replace(
-                analyse_offline(case.commit, case.files, lang, origin="fallback", note=str(exc), profile=case.profile),
-                fallback_reason=type(exc).__name__,
+            offline = analyse_offline(
+                case.commit,
+                case.files,
+                lang,
+                origin="fallback",
+                note=str(exc),
+                profile=case.profile,
+                judgement=judgement,
             )
+            result = replace(offline, fallback_reason=type(exc).__name__)
         done += 1
         if progress:
             progress(done, len(cases))
@@ -309,6 +338,7 @@ class Card:
     left_out: dict[str, int]
     rules: Scores
     rules_seconds: float
+    learned: Scores | None = None  # the offline analyser as digests use it: rules + learned profile
     llm: LLMColumn | None = None
     schema: str = field(default="digest-bot/eval-card@1")
 
@@ -321,6 +351,7 @@ class Card:
             "repos": self.repos,
             "left_out": self.left_out,
             "rules": {**self.rules.as_dict(), "seconds": round(self.rules_seconds, 3)},
+            "learned": self.learned.as_dict() if self.learned is not None else None,
             "llm": None,
         }
         if self.llm is not None:
@@ -349,8 +380,12 @@ async def build_card(
 
     prompts = Prompts(settings.prompts_dir)
     levels = [c.label.level for c in cases]
-    rules = await analyse_cases(Analyzer(None, prompts, settings), cases, lang)
+    rules = await analyse_cases(Analyzer(None, prompts, settings), cases, lang, learned=False)
     rule_levels = [a.importance.value for a in rules.analyses]
+    learned = None
+    if any(c.judgement is not None for c in cases):
+        run = await analyse_cases(Analyzer(None, prompts, settings), cases, lang)
+        learned = score(list(zip(levels, (a.importance.value for a in run.analyses))))
     card = Card(
         labels=labels,
         lang=lang,
@@ -359,6 +394,7 @@ async def build_card(
         left_out=left_out,
         rules=score(list(zip(levels, rule_levels))),
         rules_seconds=rules.seconds,
+        learned=learned,
     )
     if not settings.llm_enabled:
         return card

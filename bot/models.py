@@ -154,6 +154,9 @@ class Judgement:
     high: float  # probability that it is listed as breaking or security
     heading: str  # the maintainers' heading it would most likely be listed under ("" when unsure)
     heading_share: float  # that heading's probability among the announced changes
+    # The most similar commits of the project's history, as (level, heading or "", title): the
+    # LLM prompt's examples of this project's taste.
+    similar: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ ANALYZE_VARIABLES = {
     "redactions": 1, "diff": "--- a/src/export.py\n+++ b/src/export.py\n@@ -1 +1,2 @@\n+since = None",
     "offline_hint": "medium (feature): Adds command-line flag --since",
     "profile": "cli: src/cli.py", "changelog": "- Add `--since` to `export`",
+    "taste": 'announced in this project\'s release notes with probability 0.81; usually listed under "Features"',
 }
 HEADLINE_VARIABLES = {"repo": "acme/widgets", "count": 7, "listed": 5,
                       "commits": "- [high] feature | feat: add --since | why: new CLI option"}

@@ -67,6 +67,7 @@ DATA_TAGS = (
     "commits",
     "offline_hint",
     "changelog",
+    "project_taste",
 )
 _TAG = re.compile(r"<(\s*/?\s*(?:%s)\b[^<>]*)>" % "|".join(DATA_TAGS), re.IGNORECASE)
 # The blocks holding the commit's own text: an answer may quote them; it may not copy the rest of
@@ -183,6 +184,7 @@ def prompt_variables(
         "pr_number": commit.pr_number or "",
         "pr_body": untrusted(pr_text, int(PR_BODY_CHARS * text_share)),
         "offline_hint": defang(hints.offline_hint(commit, files, profile, judgement)),
+        "taste": untrusted(hints.taste_hint(judgement), PR_BODY_CHARS),
         "profile": defang((profile or RepoProfile.inferred()).describe()),
         "changelog": untrusted(hints.changelog_hunk(commit, files), int(PR_BODY_CHARS * text_share)),
         "revert_target": revert_target(commit, reverted),

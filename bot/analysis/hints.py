@@ -79,6 +79,25 @@ def offline_hint(
     return f"{a.importance.value} ({a.change_type.value}): {a.importance_reason}"
 
 
+def taste_hint(judgement: Judgement | None) -> str:
+    """The learned profile's view and the project's own nearest examples, for the LLM: how this
+    project's maintainers judge changes like this (English data lines, like the offline hint)."""
+    if judgement is None:
+        return ""
+    view = f"announced in this project's release notes with probability {judgement.above_low:.2f}"
+    if judgement.high >= 0.2:
+        view += f" (as a breaking or security change: {judgement.high:.2f})"
+    if judgement.heading and judgement.above_low >= 0.5:
+        view += f'; usually listed under "{judgement.heading}"'
+    lines = [view]
+    if judgement.similar:
+        lines.append("similar commits of this project and how its maintainers listed them:")
+        for level, heading, title in judgement.similar:
+            how = f'listed under "{heading}"' if heading else "not listed"
+            lines.append(f"- {level}, {how}: {title}")
+    return "\n".join(lines)
+
+
 def changelog_hunk(commit: Commit, files: Sequence[FileChange]) -> str:
     """The lines a release commit adds to its changelog (what ships), else ''."""
     if not parse_title(commit.title, commit.body).release:

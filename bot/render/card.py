@@ -25,9 +25,13 @@ def render_card_text(card: Card) -> str:
             text(lang, "eval.endpoint", model=c.model, endpoint=c.endpoint, language=text(lang, "common.language_name"))
         )
         columns += [(text(lang, "eval.col_llm"), c.scores), (text(lang, "eval.col_rules"), c.rules_same)]
+        if card.learned is not None:
+            columns.append((text(lang, "eval.col_learned_all"), card.learned))
         if c.accepted < card.commits:
             columns.append((text(lang, "eval.col_rules_all"), card.rules))
     else:
+        if card.learned is not None:
+            columns.append((text(lang, "eval.col_learned_all"), card.learned))
         columns.append((text(lang, "eval.col_rules_all"), card.rules))
     lines += ["", *_table(lang, columns), ""]
     if card.llm is not None:
@@ -41,6 +45,8 @@ def render_card_text(card: Card) -> str:
     else:
         lines.append(text(lang, "eval.rules_time", wall=_duration(lang, card.rules_seconds)))
         lines += ["", *_matrix(lang, text(lang, "eval.col_rules"), card.rules)]
+    if card.learned is not None:
+        lines += ["", *_matrix(lang, text(lang, "eval.col_learned_all"), card.learned)]
     return "\n".join(lines) + "\n"
 
 

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from ..models import Importance, Judgement, PastCommit
 from .examples import Example, Verdict, label_history
 from .model import LearnedProfile
-from .notes import ReleaseNotes, is_notes_file, parse_all
+from .notes import Category, ReleaseNotes, is_notes_file, label_category, parse_all
 
 log = logging.getLogger(__name__)
 
@@ -38,19 +38,29 @@ async def read_notes(source, ref: str) -> ReleaseNotes:
     """Every changelog file in the tree at `ref`, parsed and merged."""
     paths = [p for p in await source.list_paths(ref) if is_notes_file(p)][:MAX_NOTES_FILES]
     texts = [await source.read_file(p, ref) for p in paths]
-    return parse_all(t for t in texts if t)
+    return await asyncio.to_thread(parse_all, [t for t in texts if t])
 
 
 async def label_as_of(
     source, as_of: datetime, corrections: Mapping[str, Importance] | None = None, limit: int = HISTORY_LIMIT
 ) -> tuple[list[Example], Verdict]:
-    """The repository's labelled examples from what was published before `as_of`."""
+    """The repository's labelled examples from what was published before `as_of`: its changelog
+    files as they stood then, the bodies of releases published before then and the labels of the
+    PRs in its history (the last two where the source has them: GitHub)."""
     ref = await source.tip_before(as_of)
     if ref is None:
         return [], Verdict("no_notes")
     notes = await read_notes(source, ref)
+    if release_bodies := getattr(source, "release_bodies", None):
+        notes.merge(parse_all(await release_bodies(as_of)))
     history: list[PastCommit] = await source.history(ref, limit)
-    return label_history(history, notes, corrections=corrections)
+    labels: dict[int, Category] = {}
+    if pr_labels := getattr(source, "pr_labels", None):
+        numbers = [c.pr_number for c in history if c.pr_number is not None]
+        for number, names in (await pr_labels(numbers)).items():
+            if (category := label_category(names)) is not None:
+                labels[number] = category
+    return await asyncio.to_thread(label_history, history, notes, labels, corrections)
 
 
 def fingerprint(examples: list[Example], verdict: Verdict) -> str:
@@ -107,7 +117,7 @@ class TasteBook:
     `history`) has none, and its digests use the rules alone."""
 
     def __init__(self, store, corrections=None, history_limit: int = HISTORY_LIMIT):
-        self.store = store
+        self.store = store  # None: in memory only (the report card)
         self.corrections = corrections  # bot.taste.corrections.Corrections, when the chat records them
         self.history_limit = history_limit
         self._profiles = Profiles()
@@ -119,7 +129,8 @@ class TasteBook:
         if not hasattr(source, "history"):
             return "", Verdict("no_notes"), []
         as_of = epoch(at)
-        key = self.store.k("taste", TASTE_VERSION, source.cache_id, as_of.date().isoformat())
+        parts = ("taste", TASTE_VERSION, source.cache_id, as_of.date().isoformat())
+        key = self.store.k(*parts) if self.store is not None else ":".join(parts)
         if key in self._weeks:
             self._weeks.move_to_end(key)
             return self._weeks[key]
@@ -131,7 +142,10 @@ class TasteBook:
             await self.store.set_json(key, data, ttl=TASTE_TTL)
             return data
 
-        data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_json(key))
+        if self.store is None:  # the report card's in-memory book
+            data = _to_json(*await label_as_of(source, as_of, {}, self.history_limit))
+        else:
+            data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_json(key))
         examples, verdict = await asyncio.to_thread(_from_json, data)
         found = (fingerprint(examples, verdict) if verdict.usable else "", verdict, examples)
         self._weeks[key] = found

@@ -1,10 +1,12 @@
 """The learned profile's word on a level the rules reached (bot/taste): this repository's own
 release notes decide between low and medium where the rules only guessed from size and words.
 
-What the rules know for certain stays: a declared breaking change, a security fix or a removed
-public API is high; a change to tests, docs, CI or other non-shipping files (or development-only
-dependencies) is low. Elsewhere the profile moves the level when it is clear enough, and the reason
-says so in the maintainers' terms ("listed under “Bug fixes”").
+What the rules know for certain stays: every high rule (a declared breaking change, a security fix,
+a removed public API, a changed default …) stays high; a change to tests, docs, CI or other
+non-shipping files (or development-only dependencies) stays low; a medium that a specific fact asks
+for stays medium. The profile raises what the rules left low when this project announces such
+changes, lowers a medium the rules only guessed from size, and raises to high what the project
+lists as breaking; the reason says so in the maintainers' terms ("listed under “Bug fixes”").
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from ...i18n import phrase
 from ...models import Importance
 from .context import Context, Fact
 
-FIRM_ORDER = 40  # facts named before this (breaking, security, removal) are never overruled
 RAISE_AT = 0.5  # above this probability of being announced, a low commit is medium
-LOWER_AT = 0.5  # below it, a medium commit is low
-HIGH_DOWN_AT = 0.15  # a high level from a softer rule (a revert, a default) gives way only to a clear no
+LOWER_AT = 0.5  # below it, a medium the rules only guessed from size is low
+LOWER_SPECIFIC_AT = 0.2  # a medium a specific fact asks for gives way only to a clear no
+HIGH_AT = 0.5  # changes this project lists under breaking changes or security are high
 
 
 def weigh(c: Context, found: list[Fact], cap: Fact | None, level: Importance) -> Fact | None:
@@ -24,15 +26,18 @@ def weigh(c: Context, found: list[Fact], cap: Fact | None, level: Importance) ->
     judgement = c.judgement
     if judgement is None or (cap is not None and cap.firm and cap.level is level):
         return None
-    if level is Importance.HIGH and any(f.level is Importance.HIGH and f.order < FIRM_ORDER for f in found):
-        return None
+    if level is Importance.HIGH:
+        return None  # every high rule names something specific that needs action: it stands
     p = judgement.above_low
+    if level is not Importance.HIGH and judgement.high >= HIGH_AT:
+        return Fact(Importance.HIGH, phrase("offline.learned.listed_under", heading=judgement.heading))
     if level is Importance.LOW and p >= RAISE_AT:
         if judgement.heading:
             return Fact(Importance.MEDIUM, phrase("offline.learned.listed_under", heading=judgement.heading))
         return Fact(Importance.MEDIUM, phrase("offline.learned.announced"))
-    if level is Importance.MEDIUM and p < LOWER_AT:
+    # A medium that rests on size alone is a guess the notes overrule; one a specific fact asks for
+    # (a crash fixed, a new flag, a solver change, a hardened release) needs a clear no.
+    guessed = not any(f.level is Importance.MEDIUM and not f.size for f in found)
+    if level is Importance.MEDIUM and p < (LOWER_AT if guessed else LOWER_SPECIFIC_AT):
         return Fact(Importance.LOW, phrase("offline.learned.not_announced"))
-    if level is Importance.HIGH and p < HIGH_DOWN_AT:
-        return Fact(Importance.MEDIUM, phrase("offline.learned.high_not_announced"))
     return None
