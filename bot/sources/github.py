@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +38,17 @@ from urllib3.util.retry import Retry
 from .. import metrics
 from ..diffs import is_binary_path
 from ..i18n import Phrase, phrase
-from ..models import BotError, Commit, FileChange, NotFoundError, RateLimited, SourceError, UsageError, Window
+from ..models import (
+    BotError,
+    Commit,
+    FileChange,
+    NotFoundError,
+    PastCommit,
+    RateLimited,
+    SourceError,
+    UsageError,
+    Window,
+)
 from .message import split_message, strip_emails
 
 log = logging.getLogger(__name__)
@@ -57,6 +68,15 @@ RESET_SLACK = 0.5  # seconds after X-RateLimit-Reset: our clock and GitHub's may
 PR_BATCH = 50  # commits per GraphQL request for their PRs (well inside GitHub's node limits)
 PR_CACHE = 5000  # PR bodies kept per repository source
 SECONDARY_DEFAULT_WAIT = 60.0  # GitHub: "wait at least one minute" when it says nothing more
+# The learned profile's reading (bot/taste), in few requests: changelog files live at the root or
+# under these folders (listed recursively only below docs/ and doc/), releases are read at most
+# RELEASE_PAGES pages deep, PR labels come PR_LABEL_BATCH PRs per GraphQL request.
+NOTES_DIRS = {"docs": True, "doc": True, "changelogs": False}  # folder -> recursive
+RELEASE_PAGES = 3
+PR_LABEL_BATCH = 100
+PR_LABELS_MAX = 2000
+LABELS_PER_PR = 20
+HISTORY_OVERREAD = 2  # history lists at most this many times `limit` commits (merges are skipped)
 
 _STATUSES = {"added", "removed", "modified", "renamed", "copied"}  # "changed"/"unchanged" → modified
 
@@ -215,6 +235,7 @@ class GitHubSource:
         self._info: _RepoInfo | None = None
         self._pr_bodies: dict[int, str] = {}  # filled in batches by prefetch_prs
         self._graphql_unavailable = False
+        self._labels_unavailable_logged = False
 
     # --- CommitSource --------------------------------------------------------------------------
     async def default_branch(self) -> str:
@@ -356,6 +377,151 @@ class GitHubSource:
 
         sha = await self._call(fetch, not_found=phrase("errors.no_pr", number=number, repo=info.full_name))
         return await self.get_commit(sha) if sha else None
+
+    # --- history, for the learned profile (bot/taste) -------------------------------------------
+    # One profile per repository and week costs: the commit before the week (1 request), the root
+    # listing plus docs/, doc/, changelogs/ where present (≤ 4), each changelog file (≤ 40, usually 1),
+    # releases (≤ RELEASE_PAGES), history (⌈limit / 100⌉ pages, more only past merges) and PR labels
+    # (⌈PRs / PR_LABEL_BATCH⌉ GraphQL requests, at most 20).
+    async def tip_before(self, before: datetime, branch: str | None = None) -> str | None:
+        """The branch's newest commit committed before `before` (default branch); None if none."""
+        info = await self._repo_info()
+        ref = branch or info.default_branch
+        # GitHub's `until` is inclusive and commit dates are whole seconds: the last whole second
+        # before `before` (10:00:00 → 09:59:59; 10:00:00.5 → 10:00:00), in UTC.
+        until = before.astimezone(UTC) - timedelta(seconds=1)
+        if until.microsecond:
+            until += timedelta(microseconds=1_000_000 - until.microsecond)
+        params = {"sha": ref, "until": until.strftime("%Y-%m-%dT%H:%M:%SZ"), "per_page": 1}
+
+        def fetch(gh: Github) -> str | None:
+            url = f"{gh.get_repo(info.full_name).url}/commits"
+            try:
+                _, data = gh.requester.requestJsonAndCheck("GET", url, parameters=params)
+            except GithubException as exc:
+                if exc.status == 409:  # "Git Repository is empty."
+                    return None
+                raise
+            first = data[0] if isinstance(data, list) and data else None
+            return str(first["sha"]) if isinstance(first, dict) and first.get("sha") else None
+
+        return await self._call(fetch, not_found=phrase("errors.no_branch", branch=ref, repo=info.full_name))
+
+    async def list_paths(self, ref: str) -> list[str]:
+        """Paths of the files at `ref` where changelogs live — the root, and docs/, doc/ (every
+        level) and changelogs/ — in at most four requests, never the whole tree of a huge
+        repository: the root's listing, then one git tree per such folder."""
+        ref = _require_ref(ref)
+        info = await self._repo_info()
+
+        def fetch(gh: Github) -> list[str]:
+            repo = gh.get_repo(info.full_name)
+            root = repo.get_contents("", ref=ref)
+            entries = root if isinstance(root, list) else [root]
+            paths = [e.path for e in entries if e.type != "dir"]
+            for entry in entries:
+                recursive = NOTES_DIRS.get(entry.name.lower())
+                if entry.type == "dir" and recursive is not None:
+                    tree = repo.get_git_tree(entry.sha, recursive=recursive)
+                    paths += [f"{entry.path}/{t.path}" for t in tree.tree if t.type == "blob"]
+            return paths
+
+        return await self._call(fetch, not_found=phrase("errors.no_commit", ref=ref, repo=info.full_name))
+
+    async def history(self, ref: str, limit: int) -> list[PastCommit]:
+        """Up to `limit` commits reachable from `ref`, newest first, merges left out, as the commits
+        listing gives them: 100 a request, and no files (`paths` and `added` stay empty — a
+        commit's files would cost one request each)."""
+        ref = _require_ref(ref)
+        info = await self._repo_info()
+        most = HISTORY_OVERREAD * limit
+
+        def fetch(gh: Github) -> list[PastCommit]:
+            found: list[PastCommit] = []
+            if limit <= 0:
+                return found
+            for listed, c in enumerate(gh.get_repo(info.full_name).get_commits(sha=ref), start=1):
+                commit = _to_commit(info.full_name, c)
+                if not commit.is_merge:
+                    found.append(PastCommit(commit.sha, commit.committed_at, commit.title, commit.pr_number, ()))
+                # Stop before the listing asks for a page we will not read.
+                if len(found) >= limit or listed >= most:
+                    break
+            return found
+
+        return await self._call(fetch, not_found=phrase("errors.no_commit", ref=ref, repo=info.full_name))
+
+    async def release_bodies(self, before: datetime) -> list[str]:
+        """The bodies of the GitHub Releases published before `before`, newest first; drafts and
+        later releases left out (a profile as of a day reads nothing published after it). Each is
+        headed by its version (`## v0.5.0`, from the tag) as a changelog's section is: a published
+        release is released. At most RELEASE_PAGES pages of 100 (the newest releases)."""
+        info = await self._repo_info()
+
+        def fetch(gh: Github) -> list[tuple[datetime, str]]:
+            kept = []
+            for seen, release in enumerate(gh.get_repo(info.full_name).get_releases(), start=1):
+                published = release.published_at
+                if not release.draft and published is not None and published < before and release.body:
+                    kept.append((published, _release_text(release.tag_name or "", release.body)))
+                if seen >= RELEASE_PAGES * PER_PAGE:
+                    break
+            return kept
+
+        kept = await self._call(fetch, not_found=phrase("errors.no_repo_on_github", repo=info.full_name))
+        return [text for _, text in sorted(kept, key=lambda k: k[0], reverse=True)]
+
+    async def pr_labels(self, numbers: list[int]) -> dict[int, list[str]]:
+        """The label names of these PRs (the first PR_LABELS_MAX), PR_LABEL_BATCH per GraphQL
+        request; a number that is no PR (an issue's) is left out. Where GraphQL is unavailable (no
+        token, an Enterprise server without it, a token it refuses) nothing, logged once."""
+        wanted = list(dict.fromkeys(n for n in numbers if isinstance(n, int) and n > 0))[:PR_LABELS_MAX]
+        if not wanted or self._graphql_unavailable:
+            return {}
+        if not self._token:
+            return self._labels_unavailable("GitHub's GraphQL API needs a token")
+        info = await self._repo_info()
+        owner, name = info.full_name.split("/", 1)
+        found: dict[int, list[str]] = {}
+        for start in range(0, len(wanted), PR_LABEL_BATCH):
+            fields = " ".join(
+                f"pr{n}: pullRequest(number: {n}) {{ labels(first: {LABELS_PER_PR}) {{ nodes {{ name }} }} }}"
+                for n in wanted[start : start + PR_LABEL_BATCH]
+            )
+            query = (
+                "query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { " + fields + " } }"
+            )
+
+            def fetch(gh: Github, query=query) -> dict | int:
+                # Not graphql_query(): it raises on any `errors` entry, and a batch whose numbers
+                # include an issue's answers with partial data and NOT_FOUND errors.
+                try:
+                    _, data = gh.requester.requestJsonAndCheck(
+                        "POST",
+                        gh.requester.graphql_url,
+                        input={"query": query, "variables": {"owner": owner, "name": name}},
+                    )
+                except GithubException as exc:
+                    if exc.status in (401, 403, 404, 410):
+                        return exc.status
+                    raise
+                return data if isinstance(data, dict) else {}
+
+            data = await self._call(fetch, not_found=phrase("errors.no_graphql", url=self._api_url), kind="graphql")
+            if isinstance(data, int):
+                self._graphql_unavailable = True
+                return self._labels_unavailable(f"GraphQL answered HTTP {data}")
+            batch = _graphql_labels(data, info.full_name)
+            if batch is None:
+                return self._labels_unavailable("GraphQL cannot see the repository")
+            found.update(batch)
+        return found
+
+    def _labels_unavailable(self, why: str) -> dict[int, list[str]]:
+        if not self._labels_unavailable_logged:
+            self._labels_unavailable_logged = True
+            log.info("PR labels of %s are not read for its learned profile: %s.", self.name, why)
+        return {}
 
     def close(self) -> None:
         """Close the pooled HTTP connections (optional; they also close with the process)."""
@@ -500,6 +666,36 @@ def _to_commit(repo: str, c: Any, detailed: bool = False) -> Commit:
         reverts=reverts,
         **extra,
     )
+
+
+_VERSION_IN_TAG = re.compile(r"v?\d+(?:\.\d+)+")
+
+
+def _release_text(tag: str, body: str) -> str:
+    """A release's body as a changelog's section: under its version when the tag carries one
+    (`vllm-v0.5.1` → `## v0.5.1`), so its entries read as released; the body alone otherwise."""
+    version = _VERSION_IN_TAG.search(tag)
+    return f"## {version.group(0)}\n\n{body}" if version else body
+
+
+def _graphql_labels(data: dict, repo: str) -> dict[int, list[str]] | None:
+    """`{number: [label, …]}` from a batch's answer; None when the repository itself is not there.
+    Unknown numbers (NOT_FOUND) are skipped; any other error fails the batch (rate limited …)."""
+    errors = [e for e in data.get("errors") or [] if isinstance(e, dict)]
+    repository = (data.get("data") or {}).get("repository")
+    if not isinstance(repository, dict):
+        if any(e.get("type") == "RATE_LIMITED" for e in errors):
+            raise RateLimited(phrase("errors.github_rate_limited"))
+        if not errors or all(e.get("type") == "NOT_FOUND" for e in errors):
+            return None
+        message = str(errors[0].get("message") or errors[0].get("type") or "-")
+        raise SourceError(phrase("errors.github_http", status=200, repo=repo, message=message))
+    found: dict[int, list[str]] = {}
+    for alias, node in repository.items():
+        if isinstance(node, dict) and alias.startswith("pr") and alias[2:].isdigit():
+            names = [n.get("name") for n in ((node.get("labels") or {}).get("nodes") or []) if isinstance(n, dict)]
+            found[int(alias[2:])] = [n for n in names if isinstance(n, str) and n]
+    return found
 
 
 def _require_ref(ref: str) -> str:

@@ -16,12 +16,21 @@ inclusively on the committer date, and can be told to fail: rate limits, 5xx, ba
         ...                                          # drive the code under test
         gh.count("GET", f"/repos/octo/widgets/commits/{sha}")   # how often that was fetched
 
+Files: `add_file` puts a file on a branch name; `add_commit(..., contents={path: text | None})`
+changes the tree a commit carries (None removes), so `contents/{path}?ref=<sha>` reads the file as
+it stood at that commit, directories list (`contents/`, `contents/docs`) as GitHub lists them, and
+`git/trees/{sha}[?recursive=1]` serves the tree SHAs those listings name. `add_release` adds a
+GitHub Release (drafts are listed to authenticated callers only, as to GitHub's push users).
+GraphQL answers the two query shapes the bot sends: commits' `associatedPullRequests` and
+`prN: pullRequest(number: N)` (null plus a NOT_FOUND error for a number that is no PR).
+
 Faults apply to the next N requests (optionally only those whose path contains a string, and
 after letting `skip` of those through):
 `fail_next(502, n=2)`, `rate_limit_next(reset_in=1)` (403 + X-RateLimit-Remaining: 0),
 `secondary_limit_next(retry_after=1)` (429 + Retry-After). `accept_tokens("t1")` makes any other
 token a 401 "Bad credentials". `latency` delays every answer; `max_in_flight` reports the most
-requests seen at once. `requests` records every request (paths without the prefix).
+requests seen at once. `requests` records every request (paths without the prefix; a GraphQL
+request's query text in `body`).
 
 The `fake_github` pytest fixture yields a started FakeGitHub (import it into the test module).
 """
@@ -47,6 +56,7 @@ AUTO = "auto"  # FakeFile.patch default: generate a hunk matching additions/dele
 DOCS = "https://docs.github.com/rest"
 COMMITS_PER_PAGE, COMMITS_MAX_PER_PAGE = 30, 100  # GitHub's list defaults
 FILES_PER_PAGE, FILES_MAX = 300, 3000  # a commit's files: 300 a page, 3000 at most
+RELEASES_PER_PAGE, RELEASES_MAX_PER_PAGE = 30, 100
 
 
 @dataclass
@@ -92,6 +102,7 @@ class FakeCommit:
     files: list[FakeFile]
     login: str | None
     order: int  # insertion order, the tie-breaker when committer dates are equal
+    tree: dict[str, str] = field(default_factory=dict)  # path -> text: the files as of this commit
 
 
 @dataclass
@@ -104,6 +115,8 @@ class FakeRepo:
     commits: dict[str, FakeCommit] = field(default_factory=dict)
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
     files: dict[tuple[str, str], str] = field(default_factory=dict)  # (branch, path) -> text
+    releases: list[dict[str, Any]] = field(default_factory=list)
+    trees: dict[str, dict[str, str]] = field(default_factory=dict)  # tree sha -> {relative path: text}
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,7 @@ class RecordedRequest:
     path: str  # without the API prefix, e.g. /repos/octo/widgets/commits
     query: dict[str, str]
     headers: dict[str, str]  # names lower-cased
+    body: str = ""  # the GraphQL query, for POST /graphql
 
 
 @dataclass
@@ -203,21 +217,29 @@ class FakeGitHub:
                    email: str = "ada@example.com", committer: str | None = None,
                    committer_email: str | None = None, login: str | None = None,
                    parents: list[str] | None = None, branch: str | None = None,
-                   files: list[FakeFile] | tuple[FakeFile, ...] = (), sha: str | None = None) -> str:
+                   files: list[FakeFile] | tuple[FakeFile, ...] = (), sha: str | None = None,
+                   contents: dict[str, str | None] | None = None) -> str:
         """Add a commit on `branch` (default: the default branch) and move the branch to it.
-        Parents default to the branch's current head. Returns the commit's SHA."""
+        Parents default to the branch's current head. `contents` changes the tree the commit
+        carries (its first parent's, with these paths set; None removes one). Returns the SHA."""
         r = self._repo(repo)
         branch = branch or r.default_branch
         order = next(self._ids)
         sha = sha or hashlib.sha1(f"{r.full_name}\0{order}\0{message}".encode()).hexdigest()
         if parents is None:
             parents = [r.branches[branch]] if branch in r.branches else []
+        tree = dict(r.commits[parents[0]].tree) if parents and parents[0] in r.commits else {}
+        for path, text in (contents or {}).items():
+            if text is None:
+                tree.pop(path.strip("/"), None)
+            else:
+                tree[path.strip("/")] = text
         with self._lock:
             r.commits[sha] = FakeCommit(
                 sha=sha, message=message, author=author, email=email,
                 authored_at=authored_at or committed_at, committer=committer or author,
                 committer_email=committer_email or email, committed_at=committed_at,
-                parents=list(parents), files=list(files), login=login, order=order)
+                parents=list(parents), files=list(files), login=login, order=order, tree=tree)
             r.branches[branch] = sha
         return sha
 
@@ -229,6 +251,19 @@ class FakeGitHub:
         r = self._repo(repo)
         r.pulls[number] = {"title": title, "body": body, "state": state, "merged": merged, "user": user,
                            "merge_commit_sha": merge_commit_sha, "labels": list(labels), "closes": list(closes)}
+
+    def add_release(self, repo: str, tag_name: str, *, body: str | None, published_at: datetime | None,
+                    created_at: datetime | None = None, draft: bool = False, prerelease: bool = False,
+                    name: str | None = None, target: str | None = None) -> None:
+        """A GitHub Release. A draft has no `published_at` (GitHub sends null) whatever is passed."""
+        r = self._repo(repo)
+        created = created_at or published_at
+        assert created is not None, "a release needs created_at or published_at"
+        with self._lock:
+            r.releases.append({"id": next(self._ids), "tag_name": tag_name, "name": name if name is not None
+                               else tag_name, "body": body, "draft": draft, "prerelease": prerelease,
+                               "created_at": created, "published_at": None if draft else published_at,
+                               "target_commitish": target or r.default_branch})
 
     # --- behaviour ---------------------------------------------------------------------------
     def accept_tokens(self, *tokens: str) -> None:
@@ -316,6 +351,11 @@ def _parse_iso(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
 
 
+def _blob_sha(text: str) -> str:
+    raw = text.encode()
+    return hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+
+
 class _Handler(BaseHTTPRequestHandler):
     # Like real servers: no Nagle delay between the headers and the body (else every
     # response waits ~40 ms for a delayed ACK on loopback).
@@ -385,8 +425,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._list_commits(repo, path, query)
         if len(rest) == 2 and rest[0] == "commits":
             return self._get_commit(repo, rest[1], path, query)
-        if len(rest) >= 2 and rest[0] == "contents":
+        if rest[0] == "contents":
             return self._contents(repo, "/".join(rest[1:]), query)
+        if len(rest) == 3 and rest[:2] == ["git", "trees"]:
+            return self._git_tree(repo, rest[2], query)
+        if rest == ["releases"]:
+            return self._list_releases(repo, path, query, token is not None)
         if len(rest) == 2 and rest[0] == "pulls" and rest[1].isdigit():
             pull = repo.pulls.get(int(rest[1]))
             if pull is None:
@@ -395,14 +439,24 @@ class _Handler(BaseHTTPRequestHandler):
         return _not_found()
 
     def _contents(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
-        """GitHub's file object: base64 content in 60-character lines, as the real API sends it."""
+        """A file: GitHub's file object, base64 content in 60-character lines, as the real API sends
+        it. A directory (the root when `path` is empty): a JSON array of its entries. An unknown
+        ref: 404 "No commit found for the ref"; a missing path: 404 "Not Found"."""
+        doc = "https://docs.github.com/rest/repos/contents#get-repository-content"
         ref = query.get("ref") or repo.default_branch
-        text = repo.files.get((ref, path))
+        path = path.strip("/")
+        tree = self._tree_at(repo, ref)
+        if tree is None:
+            return 404, {"message": f"No commit found for the ref {ref}", "documentation_url": doc,
+                         "status": "404"}, {}
+        text = tree.get(path)
         if text is None:
-            return _not_found("https://docs.github.com/rest/repos/contents#get-repository-content")
+            if path and not any(p.startswith(path + "/") for p in tree):
+                return _not_found(doc)
+            return 200, self._dir_entries(repo, tree, path, ref), {}
         raw = text.encode()
         encoded = base64.b64encode(raw).decode()
-        sha = hashlib.sha1(b"blob %d\0" % len(raw) + raw).hexdigest()
+        sha = _blob_sha(text)
         api = f"{self.fake.url}/repos/{repo.full_name}/contents/{path}?ref={ref}"
         return 200, {
             "type": "file", "encoding": "base64", "size": len(raw), "name": path.rsplit("/", 1)[-1],
@@ -414,24 +468,124 @@ class _Handler(BaseHTTPRequestHandler):
             "_links": {"self": api},
         }, {}
 
+    def _tree_at(self, repo: FakeRepo, ref: str) -> dict[str, str] | None:
+        """The files at `ref` (a branch, tag-less SHA or SHA prefix): the commit's tree, plus the
+        files `add_file` put on that branch name; None when the ref names nothing."""
+        sha = self._resolve(repo, ref)
+        extra = {path: text for (branch, path), text in repo.files.items() if branch == ref}
+        if sha is None and not extra:
+            return None
+        return {**(repo.commits[sha].tree if sha else {}), **extra}
+
+    def _subtree(self, repo: FakeRepo, tree: dict[str, str], path: str) -> str:
+        """The SHA of the directory `path` in `tree`, registered so that git/trees/{sha} serves it."""
+        prefix = path + "/" if path else ""
+        sub = {p[len(prefix):]: t for p, t in tree.items() if p.startswith(prefix)}
+        sha = hashlib.sha1(json.dumps(sorted(sub.items())).encode()).hexdigest()
+        repo.trees.setdefault(sha, sub)
+        return sha
+
+    def _dir_entries(self, repo: FakeRepo, tree: dict[str, str], path: str, ref: str) -> list[dict[str, Any]]:
+        api, html, full = self.fake.url, self.fake.html_base, repo.full_name
+        prefix = path + "/" if path else ""
+        kinds: dict[str, str] = {}
+        for p in tree:
+            if p.startswith(prefix):
+                name, sep, _ = p[len(prefix):].partition("/")
+                kinds[name] = "dir" if sep else "file"
+        out = []
+        for name in sorted(kinds):
+            full_path = prefix + name
+            is_dir = kinds[name] == "dir"
+            sha = self._subtree(repo, tree, full_path) if is_dir else _blob_sha(tree[full_path])
+            url = f"{api}/repos/{full}/contents/{full_path}?ref={ref}"
+            git = f"{api}/repos/{full}/git/{'trees' if is_dir else 'blobs'}/{sha}"
+            page = f"{html}/{full}/{'tree' if is_dir else 'blob'}/{ref}/{full_path}"
+            out.append({
+                "type": kinds[name], "size": 0 if is_dir else len(tree[full_path].encode()), "name": name,
+                "path": full_path, "sha": sha, "url": url, "git_url": git, "html_url": page,
+                "download_url": None if is_dir else f"{html}/{full}/raw/{ref}/{full_path}",
+                "_links": {"self": url, "git": git, "html": page},
+            })
+        return out
+
+    def _git_tree(self, repo: FakeRepo, sha: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """GET git/trees/{sha}: a tree SHA a listing named (or a ref: GitHub accepts "the SHA1 value or
+        ref name"); `recursive` with any value lists every level, trees included."""
+        api, full = self.fake.url, repo.full_name
+        files = repo.trees.get(sha)
+        if files is None and (whole := self._tree_at(repo, sha)) is not None:
+            files = whole
+        if files is None:
+            return _not_found("https://docs.github.com/rest/git/trees#get-a-tree")
+        recursive = "recursive" in query
+        entries: dict[str, dict[str, Any]] = {}
+        for path in sorted(files):
+            parts = path.split("/")
+            for depth in range(1, len(parts)):
+                if not recursive and depth > 1:
+                    break
+                sub = "/".join(parts[:depth])
+                if sub not in entries:
+                    tree_sha = self._subtree(repo, files, sub)
+                    entries[sub] = {"path": sub, "mode": "040000", "type": "tree", "sha": tree_sha,
+                                    "url": f"{api}/repos/{full}/git/trees/{tree_sha}"}
+            if recursive or len(parts) == 1:
+                blob = _blob_sha(files[path])
+                entries[path] = {"path": path, "mode": "100644", "type": "blob", "sha": blob,
+                                 "size": len(files[path].encode()),
+                                 "url": f"{api}/repos/{full}/git/blobs/{blob}"}
+        own = self._subtree(repo, files, "")
+        return 200, {"sha": own, "url": f"{api}/repos/{full}/git/trees/{own}",
+                     "tree": [entries[k] for k in sorted(entries)], "truncated": False}, {}
+
+    def _list_releases(self, repo: FakeRepo, path: str, query: dict[str, str], authenticated: bool
+                       ) -> tuple[int, Any, dict[str, str]]:
+        """Newest created first; drafts only for callers who could push (here: any token)."""
+        shown = [r for r in repo.releases if authenticated or not r["draft"]]
+        shown.sort(key=lambda r: (r["created_at"], r["id"]), reverse=True)
+        page, links = self._paginate(shown, path, query, RELEASES_PER_PAGE, RELEASES_MAX_PER_PAGE)
+        return 200, [self._release_json(repo, r) for r in page], links
+
+    def _release_json(self, repo: FakeRepo, r: dict[str, Any]) -> dict[str, Any]:
+        api, html, full = self.fake.url, self.fake.html_base, repo.full_name
+        url = f"{api}/repos/{full}/releases/{r['id']}"
+        return {
+            "url": url, "html_url": f"{html}/{full}/releases/tag/{r['tag_name']}",
+            "assets_url": f"{url}/assets", "upload_url": f"{api}/repos/{full}/releases/{r['id']}/assets{{?name,label}}",
+            "tarball_url": f"{api}/repos/{full}/tarball/{r['tag_name']}",
+            "zipball_url": f"{api}/repos/{full}/zipball/{r['tag_name']}",
+            "id": r["id"], "node_id": f"RE_{r['id']}", "tag_name": r["tag_name"],
+            "target_commitish": r["target_commitish"], "name": r["name"], "body": r["body"],
+            "draft": r["draft"], "prerelease": r["prerelease"], "created_at": _iso(r["created_at"]),
+            "published_at": _iso(r["published_at"]) if r["published_at"] else None,
+            "author": self._user_json("octocat"), "assets": [],
+        }
+
     @staticmethod
     def _pull_node(query: str, number: int, pull: dict[str, Any]) -> dict[str, Any]:
         """A PullRequest node with the fields the query selects (GraphQL returns only those)."""
         node: dict[str, Any] = {"number": number, "body": pull["body"] or ""}
-        if "labels(" in query:
-            node["labels"] = {"nodes": [{"name": name} for name in pull.get("labels", [])]}
+        if match := re.search(r"labels\(first: (\d+)\)", query):
+            node["labels"] = {"nodes": [{"name": name} for name in pull.get("labels", [])][:int(match.group(1))]}
         if "closingIssuesReferences(" in query:
             node["closingIssuesReferences"] = {"nodes": [{"number": n, "title": t} for n, t in pull.get("closes", [])]}
         return node
 
-    # --- GraphQL (the one query shape the bot sends: commits' associatedPullRequests) ------------
+    # --- GraphQL (the query shapes the bot sends: commits' associatedPullRequests, PRs by number) --
     _OBJECT = re.compile(r'(\w+): object\(oid: "([0-9a-fA-F]{4,40})"\)')
+    _PULL = re.compile(r"(\w+): pullRequest\(number: (\d+)\)")
+    _FIRST = re.compile(r"\b(\w+)\(first: (\d+)\)")
 
     def _graphql(self, raw: bytes) -> None:
         fake = self.fake
         headers = {k.lower(): v for k, v in self.headers.items()}
+        try:
+            recorded = str(json.loads(raw or b"{}").get("query") or "")
+        except (ValueError, AttributeError):
+            recorded = ""
         with fake._lock:
-            fake.requests.append(RecordedRequest("POST", "/graphql", {}, headers))
+            fake.requests.append(RecordedRequest("POST", "/graphql", {}, headers, recorded))
         if not fake.graphql:  # e.g. GitHub Enterprise without the GraphQL API
             return self._send(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"}, {})
         if _token(headers.get("authorization", "")) is None:  # GraphQL always needs a token
@@ -448,7 +602,28 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"data": {"repository": None}, "errors": [{
                 "type": "NOT_FOUND", "path": ["repository"],
                 "message": f"Could not resolve to a Repository with the name '{variables.get('owner')}/{variables.get('name')}'."}]}, {})
+        for connection, first in self._FIRST.findall(query):
+            if int(first) > 100:  # GitHub refuses the whole query
+                return self._send(200, {"errors": [{
+                    "type": "EXCESSIVE_PAGINATION", "path": ["repository"],
+                    "message": f"Requesting {first} records on the `{connection}` connection exceeds the "
+                               "`first` limit of 100 records."}]}, {})
         out: dict[str, Any] = {}
+        errors: list[dict[str, Any]] = []
+        for alias, number in self._PULL.findall(query):
+            pull = repo.pulls.get(int(number))
+            if pull is None:  # an issue's number, or none at all
+                out[alias] = None
+                errors.append({"type": "NOT_FOUND", "path": ["repository", alias],
+                               "locations": [{"line": 1, "column": query.index(f"{alias}:") + 1}],
+                               "message": f"Could not resolve to a PullRequest with the number of {number}."})
+                continue
+            node = self._pull_node(query, int(number), pull)
+            if not re.search(r"[{\s]number[\s}]", query):
+                node.pop("number")  # GraphQL sends only the fields the query selects
+            if not re.search(r"[{\s]body[\s}]", query):
+                node.pop("body")
+            out[alias] = node
         for alias, oid in self._OBJECT.findall(query):
             sha = self._resolve(repo, oid)
             if sha is None:
@@ -458,7 +633,10 @@ class _Handler(BaseHTTPRequestHandler):
             nodes = [self._pull_node(query, n, p) for n, p in sorted(repo.pulls.items())
                      if p.get("merge_commit_sha") == sha or f"(#{n})" in message]
             out[alias] = {"associatedPullRequests": {"nodes": nodes}}
-        self._send(200, {"data": {"repository": out}}, {})
+        answer: dict[str, Any] = {"data": {"repository": out}}
+        if errors:
+            answer["errors"] = errors
+        self._send(200, answer, {})
 
     # --- endpoints -----------------------------------------------------------------------------
     def _list_commits(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
