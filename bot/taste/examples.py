@@ -106,8 +106,8 @@ def _label(
     if entry is not None:
         return example(entry.category.level, entry.heading, entry.category.value, "notes")
     label = labels.get(commit.pr_number) if commit.pr_number is not None else None
-    if label is not None:
-        return example(label.level, label.value, label.value, "label")
+    if label is not None:  # no heading: a label is not a listing in the notes (the reason says "announced")
+        return example(label.level, "", label.value, "label")
     if unlisted_is_low:
         return example(Importance.LOW, "", "unlisted", "unlisted")
     return None
