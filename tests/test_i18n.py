@@ -105,6 +105,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
                             ("messages resulted in", "the same"), ("\\((\\d+) in the messages", "the same"),
                             ("(\\d+) of text input", "the same")],
     "bot/analysis/offline/evidence/behaviour.py": [("\\b(pure(ly)? refactor", "a regular expression for titles")],
+    "bot/analysis/offline/patch.py": [("py pyi pyx pxd rb", "file extensions")],
     "bot/analysis/offline/paths.py": [("py pyi", "file extensions"), ("yaml yml toml", "file extensions"),
                                       ("md markdown", "file extensions"), ("pipfile package.json", "file names"),
                                       ("cmakelists.txt", "file names"), ("png jpg", "file extensions")],

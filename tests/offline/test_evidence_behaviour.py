@@ -116,3 +116,16 @@ def test_the_public_surface_a_profile_declares_is_named_in_full():
     zh = analyse_offline(commit("Rework how the app reads its inputs"), files, "zh", profile=profile)
     assert "Changes the public surface (cli, settings, env, formats)" in en.importance_reason  # no "and 1 more"
     assert "改动了公开接口（cli、settings、env、formats）" in zh.importance_reason
+
+
+def test_a_rule_named_quadratic_is_not_a_blow_up_removed():
+    """A code span naming a lint rule (`quadratic-list-summation`) says nothing about this change's
+    complexity; the words of the message do."""
+    title = "[`refurb`] Parenthesize `yield` arguments in the `FURB192` fixer (#27192)"
+    body = "The fix now uses the argument's own range, which is what `quadratic-list-summation` and a few other rules do."
+    files = [mod("crates/app/src/rules/yield_fix.rs", 12, 4)]
+    en, zh = analyse_offline(commit(title, body), files, "en"), analyse_offline(commit(title, body), files, "zh")
+    assert (en.importance, en.importance_reason) == (LOW, "Change with a small source change (1 file, +12/−4)")
+    assert (zh.importance, zh.importance_reason) == (LOW, "其他改动，源码改动小（1 个文件，+12/−4）")
+    said = analyse_offline(commit("Avoid quadratic rescans of the rule list", body), files, "en")
+    assert (said.importance, said.importance_reason) == (MEDIUM, "Removes an exponential blow-up or hang that real inputs hit")

@@ -3,7 +3,7 @@ git and GitHub print; the commits in real repositories are exercised through the
 from __future__ import annotations
 
 from bot.analysis.offline.patch import (MAX_PATCH_LINE, assignments, change_blocks, diff_lines, lockfile_updates,
-                                        manifest_blocks, requirements, scan_source)
+                                        manifest_blocks, new_refusals, requirements, scan_source)
 from bot.analysis.offline.stats import file_stats
 from bot.analysis.profile import RepoProfile, parse_profile
 from tests.offline.helpers import commit, mod
@@ -84,3 +84,49 @@ def test_scan_source_only_reads_definitions_on_the_public_surface():
     assert scan_source(stats, RepoProfile.inferred()).removed_defs == {}  # a workspace member: internal
     declared = parse_profile('[surface]\npackages = ["crates/core/"]\n')
     assert scan_source(stats, declared).removed_defs == {"resolve": False, "Resolver": False}
+
+
+def refusals(path: str, patch: str) -> list[str]:
+    return new_refusals(mod(path, 1, 1, patch))
+
+
+def test_new_refusals_are_checks_the_code_adds():
+    # A new check: a raise, a `return False`, a Rust error return, a thrown error under a condition.
+    assert refusals("src/app/budget.py", "@@ -3,2 +3,4 @@ def fit(prompt, limit):\n     n = count(prompt)\n"
+                    "+    if n > limit:\n+        raise ValueError(f\"{n} > {limit}\")\n     return n\n") == [
+        'raise ValueError(f"")']
+    assert refusals("src/app/hashes.py", "@@ -1,3 +1,5 @@\n def verify(hashes, strict):\n"
+                    "+    if strict and set(hashes) == {'md5'}:\n+        return False\n     return True\n") == ["return False"]
+    assert refusals("crates/app/src/lib.rs", "@@ -8,2 +8,5 @@ impl Resolver {\n     fn add(&self, name: &str) -> Result<()> {\n"
+                    "+        if name.is_empty() {\n+            return Err(Error::Empty);\n+        }\n         Ok(())\n") == [
+        "return Err(Error::Empty);"]
+    assert refusals("web/src/form.ts", "@@ -1,1 +1,2 @@\n function submit(x) {\n+  if (!x.name) throw new Error(\"name\");\n") == [
+        'if (!x.name) throw new Error("");']
+    # A tightened condition over an existing raise refuses input that used to pass.
+    assert refusals("src/app/entry_points.py", "@@ -4,3 +4,3 @@ def check_entry_point(name):\n"
+                    "-    if name in RESERVED:\n+    if name.lower() in RESERVED:\n"
+                    "         raise ValueError(f\"reserved entry point: {name}\")\n") == [
+        'if name.lower() in RESERVED: raise ValueError(f"")']
+
+
+def test_words_in_comments_strings_and_docstrings_are_not_checks():
+    # "refuse", "reject", "reserved", even "raise" in a comment, a string or a docstring do nothing.
+    assert refusals("src/app/budget.py", "@@ -1,3 +1,8 @@\n def fit(prompt, limit):\n"
+                    '+    """Tokens are reserved for the output per request;\n'
+                    "+    if n > limit:\n+        raise ValueError  (an example in the docstring)\n"
+                    '+    """\n'
+                    "+    # if the prompt is too long we refuse it: raise ValueError\n"
+                    '+    note = "reject: output reserved per request"\n'
+                    "     return count(prompt)\n") == []
+    assert refusals("web/src/form.ts", "@@ -1,1 +1,2 @@\n function submit(x) {\n"
+                    "+  // if (!x.name) throw new Error('reserved')\n") == []
+
+
+def test_moved_reworded_or_translated_raises_are_not_new_checks():
+    # The same check moved (or its message reworded) is not a new one.
+    assert refusals("src/app/budget.py", "@@ -1,6 +1,6 @@\n def fit(prompt, limit):\n     if n > limit:\n"
+                    "-        raise ValueError(\"too long\")\n+        raise ValueError(\"the prompt is too long\")\n") == []
+    # A raise that translates an exception is not a validation, and neither is an unconditional one.
+    assert refusals("src/app/io.py", "@@ -1,3 +1,6 @@\n def read(p):\n     try:\n         return open(p).read()\n"
+                    "+    except OSError as e:\n+        raise ReadError(p) from e\n") == []
+    assert refusals("src/app/io.py", "@@ -1,1 +1,2 @@\n def old():\n+    raise NotImplementedError\n") == []

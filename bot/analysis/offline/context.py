@@ -36,6 +36,7 @@ class DiffFacts:
     added_deps: tuple[str, ...] = ()
     removed_deps: tuple[str, ...] = ()
     security_paths: tuple[str, ...] = ()
+    refusals: tuple[str, ...] = ()  # shipped source files whose patch adds a check that refuses input
     gpu_kernels: tuple[str, ...] = ()
     moved_modules: tuple[tuple[str, str], ...] = ()  # (old path, new path) of importable files
     removed_surface_files: tuple[str, ...] = ()  # deleted source files on the public surface

@@ -78,6 +78,35 @@ def first_paragraph(body: str) -> str:
     return ""
 
 
+# --- the words, without the names ---------------------------------------------------------------
+
+_SPAN = re.compile(r"``.*?``|`[^`\n]*`")
+_SLASHED = re.compile(r"(?<!\S)(?=\S*\w)\S*[/\\]\S*")
+_NAMES = re.compile(
+    r"<?https?://\S+>?"  # links
+    r"|\b[\w-]+(?:\.[A-Za-z_][\w-]*)+\b"  # file and module names: breaking.py, pytest.Instance
+    r"|\b\w*_\w*\b"  # identifiers: test_breaking, is_breaking, prohibit_none_typevar_overlap
+)
+_MASK = " · "
+
+
+def _path(m: re.Match[str]) -> str:
+    """A slashed token that is a path or a repository (src/app/x.py, Swatinem/rust-cache, ./x) is
+    masked; words joined by a slash ("security/permissions", "read/write") are prose and stay."""
+    token = m.group(0).rstrip(".,;:!?)")
+    named = token.count("/") + token.count("\\") >= 2 or token[:1] in "./~\\" or re.search(r"[-_.\d@]", token)
+    return _MASK if named else m.group(0)
+
+
+def prose(text: str, spans: bool = True) -> str:
+    """The text with the names in it masked: links, paths, file and module names, snake_case
+    identifiers and (with `spans`) code spans. A word inside a name (`breaking.py`, `is_reserved`)
+    is not something the author says about the change; the rules that read words read these."""
+    if spans:
+        text = _SPAN.sub(_MASK, text)
+    return _NAMES.sub(_MASK, _SLASHED.sub(_path, text))
+
+
 # --- whole sentences ---------------------------------------------------------------------------
 
 _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|vs|cf|approx|incl|resp|no|fig)\.$", re.I)

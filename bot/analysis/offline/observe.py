@@ -22,6 +22,7 @@ def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None =
         added_flags=tuple(behaviour.added_flags(scan)),
         default_changes=tuple(behaviour.default_changes(stats, profile)),
         security_paths=tuple(security.sensitive_paths(stats, profile)),
+        refusals=tuple(security.refusals(stats, profile)),
         gpu_kernels=tuple(behaviour.gpu_kernels(stats)),
         moved_modules=tuple(removal.moved_modules(stats, profile)),
         removed_surface_files=tuple(removal.removed_surface_files(stats, profile)),

@@ -8,6 +8,7 @@ means; this module only finds them. Every scanner takes patches as git prints th
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -264,4 +265,110 @@ def lockfile_updates(f: FileChange) -> list[tuple[str, str, str]]:
             elif sign == "+" and old and old != v.group("v"):
                 found.append((name, old, v.group("v")))
                 old = ""
+    return found
+
+
+# --- checks that refuse input ---------------------------------------------------------------------
+
+# Extensions whose comments start with '#' (the others: '//' and '/* … */').
+_HASH_COMMENTS = frozenset("py pyi pyx pxd rb sh bash zsh fish pl pm r jl ex exs nim cr tcl ps1 mojo".split())
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+_RUST_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A statement that refuses: raises or throws a named error, returns an error or False.
+_REFUSAL = re.compile(
+    r"^(?:raise\s+[A-Za-z_]|throw\s+(?:new\s+)?[A-Za-z_$]"
+    r"|return\s+(?:Err\b|false\b|False\b|(?:nil,\s*)?(?:fmt\.Errorf|errors\.New)\b)|(?:bail|panic)!\s*\()"
+)
+# A condition and its refusal on one line: 'if x: raise …', 'if (x) throw …', 'if x { return Err(…) }',
+# Ruby's 'raise … unless x', Rust's 'ensure!(x, …)'.
+_INLINE_REFUSAL = re.compile(
+    r"^(?:\}\s*)?(?:else\s+)?(?:if|elif|unless|guard)\b.*?(?:[:{)]|\belse)\s*\{?\s*"
+    r"(?:raise\s+[A-Za-z_]|throw\s+|return\s+(?:Err\b|false\b|False\b)|(?:bail|panic)!)"
+    r"|^raise\s+[A-Za-z_].*\s(?:if|unless)\s|^ensure!\s*\("
+)
+_CONDITION = re.compile(r"^(?:\}\s*)?(?:(?:el)?if|else|unless|guard|case|when)\b")
+_CLOSER = re.compile(r"^[)\]}]")
+
+
+def _code(text: str, ext: str) -> str:
+    """A line's code: string literals emptied, comments dropped (what a line says is not what it does)."""
+    stripped = text.strip()
+    if stripped.startswith(("//", "/*", "*", "#" if ext in _HASH_COMMENTS else "//")):
+        return ""
+    code = (_RUST_STRING if ext == "rs" else _STRING).sub('""', stripped)
+    cut = code.find("#") if ext in _HASH_COMMENTS else code.find("//")
+    return (code[:cut] if cut >= 0 else code).strip()
+
+
+def _views(patch: str | None, ext: str) -> Iterator[list[tuple[str, int, str]]]:
+    """Per hunk, the new file's lines as (sign, indent, code): context and added lines, with the
+    inside of triple-quoted strings (docstrings) blanked."""
+    view: list[tuple[str, int, str]] = []
+    in_doc = False
+    for sign, text in diff_lines(patch):
+        if sign == "@":
+            if view:
+                yield view
+            view, in_doc = [], False
+            continue
+        if sign == "-":
+            continue
+        quotes = text.count('"""') + text.count("'''") if ext in ("py", "pyi", "pyx") else 0
+        code = "" if in_doc or quotes else _code(text, ext)
+        in_doc ^= quotes % 2 == 1
+        view.append((sign, len(text) - len(text.lstrip()), code))
+    if view:
+        yield view
+
+
+def _governor(view: list[tuple[str, int, str]], at: int) -> tuple[str, int, str] | None:
+    """The line a statement is nested under (the nearest code line above it, indented less); a
+    closing ')' or '}' of a wrapped condition leads on to the line that opened it."""
+    indent = view[at][1]
+    for sign, ind, code in reversed(view[:at]):
+        if not code or ind >= indent:
+            continue
+        if _CLOSER.match(code) and not _CONDITION.match(code):
+            indent = ind + 1  # the opening line is at this indentation
+            continue
+        return sign, ind, code
+    return None
+
+
+def _refusal_head(code: str) -> str:
+    """What a refusal raises or returns, to tell a moved or reflowed one from a new one."""
+    return re.sub(r"[\s(].*$", "", re.sub(r"^(raise|throw|return)\s+(new\s+)?", r"\1 ", code))
+
+
+def new_refusals(f: FileChange) -> list[str]:
+    """The checks this patch adds that refuse input: a raise, throw, error return or `return False`
+    under a condition, where the statement or its condition is new (an existing raise under a
+    tightened `if` counts). Comments, strings and docstrings are not code; a refusal removed from
+    the same file (moved, reflowed, reworded) is not new."""
+    ext = extension(f.path)
+    removed_code = {_code(t, ext) for s, t in diff_lines(f.patch) if s == "-"} - {""}
+    removed_heads = Counter(_refusal_head(c) for c in removed_code if _REFUSAL.match(c))
+    found: list[str] = []
+    for view in _views(f.patch, ext):
+        for at, (sign, _, code) in enumerate(view):
+            if not code:
+                continue
+            if _INLINE_REFUSAL.search(code):
+                if sign == "+" and code not in removed_code:
+                    found.append(code)
+                continue
+            if not _REFUSAL.match(code):
+                continue
+            governor = _governor(view, at)
+            if governor is None or not _CONDITION.match(governor[2]):
+                continue
+            condition_is_new = governor[0] == "+" and governor[2] not in removed_code
+            if sign == "+":
+                head = _refusal_head(code)
+                if removed_heads[head] and not condition_is_new:
+                    removed_heads[head] -= 1  # moved or reworded, under the same condition
+                    continue
+                found.append(code)
+            elif condition_is_new:
+                found.append(f"{governor[2]} {code}")
     return found

@@ -53,6 +53,7 @@ htm css scss sass less styl astro jinja j2 tmpl tpl mojo triton ptx asm s wgsl g
 _CONFIG_EXT = frozenset("yaml yml toml ini cfg conf json jsonc json5 properties env xml plist tf tfvars hcl".split())
 # Notebooks are docs: in a repository they are tutorials and examples, and never ship.
 _DOC_EXT = frozenset("md markdown mdx rst adoc asciidoc txt ipynb tex org textile rdoc pod".split())
+PROSE_EXT = _DOC_EXT - {"ipynb"}  # files that are read, not run (issue templates under .github/ too)
 _LOCK_NAMES = frozenset(
     """
 package-lock.json npm-shrinkwrap.json yarn.lock pnpm-lock.yaml poetry.lock pipfile.lock uv.lock

@@ -274,7 +274,7 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
         strong=strong,
         tags=tags,
         scope=prefix.scope,
-        breaking=breaking.declared(text, body, prefix.bang, tag_keys),
+        breaking=breaking.declared(text, body, prefix.bang, tags),
         cosmetic=(
             scope.cosmetic(text)
             or prefix.conventional == "style"

@@ -11,7 +11,7 @@ from ....i18n import Count, Phrase, phrase, text
 from ....models import ChangeType, FileChange, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, clip, num
-from ..message import first_paragraphs
+from ..message import first_paragraphs, prose
 from ..patch import assignments, change_blocks
 from ..paths import FileKind, extension
 from ..stats import WhereNames, runtime_lines
@@ -101,8 +101,9 @@ def crash(text: str) -> bool:
 
 
 def pathology(text: str) -> bool:
-    """Exponential blow-ups, hangs."""
-    return bool(_PATHOLOGY_WORDS.search(text))
+    """Exponential blow-ups, hangs — said in words, not the name of a rule or a file
+    (`quadratic-list-summation`, hang_detector.py)."""
+    return bool(_PATHOLOGY_WORDS.search(prose(text)))
 
 
 def preserving(text: str) -> bool:
