@@ -22,7 +22,11 @@ def block(text: str, tag: str) -> str:
 
 async def test_the_rule_based_verdict_is_a_labelled_hint_block(make_analyzer, fake):
     commit = make_commit(title="Reject MD5-only hashes under --require-hashes", body="")
-    files = (FileChange(path="src/hashes.py", status="modified", additions=2, deletions=0, patch=patch(2)),)
+    # The diff adds the check itself: a refusal is read from what the code does, not from the title.
+    refusal = ("@@ -10,2 +10,4 @@ def check(algo):\n     algo = algo.lower()\n"
+               "+    if algo == \"md5\":\n+        raise HashError(\"MD5-only hashes are not accepted\")\n"
+               "     return algo")
+    files = (FileChange(path="src/hashes.py", status="modified", additions=2, deletions=0, patch=refusal),)
     await make_analyzer().analyse(commit, files, "en")
     user = user_message(fake.requests[0])
     hint = block(user, "offline_hint")
