@@ -6,8 +6,8 @@ For each repository (fetched mirrors `DIR/<owner>+<name>/repo`), the labels of a
 come from the release notes as they stand at the mirror's newest commit (listed under Breaking
 changes/Security → high, another user-facing heading → medium, documentation/internal or released
 unlisted → low; commits too recent to have been released are left out). Each commit is judged as
-a digest judges it: the offline rules alone, then rules + the learned profile as of the Monday of
-its week (bot/taste: only what was published before that moment).
+a digest judges it: the offline rules alone, then rules + the learned profile as of 00:00 UTC of its
+day (bot/taste: only what was published before that moment).
 
 The periods were fixed before any run, and the held-out one was not looked at while tuning:
   tune     2026-01-01 .. 2026-04-01
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.analysis.offline import RULES_VERSION, analyse_offline  # noqa: E402
 from bot.evaluate import mirror_path  # noqa: E402
-from bot.models import Importance, SourceError  # noqa: E402
+from bot.models import SourceError  # noqa: E402
 from bot.scores import cohen_kappa  # noqa: E402
 from bot.sources.localgit import LocalGitSource  # noqa: E402
 from bot.taste.book import epoch, label_as_of, read_notes  # noqa: E402
@@ -154,7 +154,7 @@ async def main() -> int:
         CACHE.write_text(json.dumps(rules_cache))
         learned_kinds = {k for *_, k in rows}
         print(f"\n{repo}: final notes {kind}; profiles {sorted(learned_kinds)}; learning "
-              f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s per profile ({len(times)} weeks)")
+              f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s per profile ({len(times)} days)")
         rules = [(t, r) for t, r, _, _ in rows]
         learned = [(t, lv) for t, _, lv, _ in rows]
         print("  " + line("rules alone", scores(rules)))

@@ -244,7 +244,7 @@ class DigestBuilder:
         return await asyncio.shield(pending)
 
     async def _taste_tag(self, source: CommitSource, commit: Commit) -> str:
-        """The learned profile's fingerprint for this commit's week ('' without one). A profile
+        """The learned profile's fingerprint for this commit's day ('' without one). A profile
         that cannot be learned (unreadable history, Redis busy) leaves the rules alone, logged."""
         if self.taste is None:
             return ""

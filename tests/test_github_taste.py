@@ -208,7 +208,7 @@ async def test_without_graphql_the_labels_are_left_out_and_the_notes_still_count
     assert by_kind(got, kinds, "panel") == [(Importance.LOW, NOT_LISTED)] * 2
 
 
-async def test_no_peeking_releases_published_after_the_week_began_are_not_read(make_services, fake_github):
+async def test_no_peeking_releases_published_after_the_day_began_are_not_read(make_services, fake_github):
     project = build(fake_github, "releases")
     kinds = project.day_under_test()
     # Published two days after the day under test, and a draft written before it: both call every
@@ -220,7 +220,7 @@ async def test_no_peeking_releases_published_after_the_week_began_are_not_read(m
     got = judged(await digest_of(make_services, fake_github))
     assert by_kind(got, kinds, "fix") == [(Importance.MEDIUM, LISTED)] * 2
     assert by_kind(got, kinds, "panel") == [(Importance.LOW, NOT_LISTED)] * 2
-    # …while a later week, whose profile is as of a moment after that release, is judged by it.
+    # …while a later day, whose profile is as of a moment after that release, is judged by it.
     later = DAY + timedelta(weeks=2)
     title = "[panels] Rework the wheels panel (#9100)"
     fake_github.add_commit(REPO, title, committed_at=at(later, 5),
@@ -233,10 +233,10 @@ async def test_no_peeking_releases_published_after_the_week_began_are_not_read(m
 # --- what a profile costs --------------------------------------------------------------------------
 
 
-async def test_a_profile_costs_a_bounded_few_requests_once_a_week(make_services, fake_github):
+async def test_a_profile_costs_a_bounded_few_requests_once_a_day(make_services, fake_github):
     project = build(fake_github)
     kinds = project.day_under_test()
-    history = 1 + WEEKS * 20 + WEEKS - 1  # before its Monday: the last release came out at 09:00
+    history = 1 + WEEKS * 20 + WEEKS  # before the day: every week's work and its release
     got = judged(await digest_of(make_services, fake_github))
     assert by_kind(got, kinds, "fix") == [(Importance.MEDIUM, LISTED)] * 2
     spent = profile_requests(fake_github)
@@ -244,17 +244,24 @@ async def test_a_profile_costs_a_bounded_few_requests_once_a_week(make_services,
     assert len(pages) == math.ceil(history / 100)  # 100 commits a request, no request per commit
     label_queries = [r for r in spent if r.path == "/graphql"]
     assert len(label_queries) == math.ceil(WEEKS * 20 / 100)  # every PR number, 100 a query
-    # The commit before the week, the root and docs/ listings, CHANGELOG.md, one page of releases.
+    # The commit before the day, the root and docs/ listings, CHANGELOG.md, one page of releases.
     assert len(spent) == 1 + 2 + 1 + 1 + len(pages) + len(label_queries)
 
-    # Another day of the same week, in another process: its profile comes from Redis.
+    # The same day again, in another process: its profile comes from Redis.
+    asked = len(fake_github.requests)
+    again = judged(await digest_of(make_services, fake_github))
+    assert profile_requests(fake_github, since=asked) == []
+    assert again == got
+
+    # The next day learns anew (a release or a correction of today counts from tomorrow on), at
+    # the same bounded cost.
     thursday = DAY + timedelta(days=1)
     more = project.day_under_test(thursday)
     asked = len(fake_github.requests)
-    again = judged(await digest_of(make_services, fake_github, day=thursday))
-    assert profile_requests(fake_github, since=asked) == []
-    assert by_kind(again, more, "fix") == [(Importance.MEDIUM, LISTED)] * 2
-    assert by_kind(again, more, "panel") == [(Importance.LOW, NOT_LISTED)] * 2
+    later = judged(await digest_of(make_services, fake_github, day=thursday))
+    assert len(profile_requests(fake_github, since=asked)) <= len(spent) + 1
+    assert by_kind(later, more, "fix") == [(Importance.MEDIUM, LISTED)] * 2
+    assert by_kind(later, more, "panel") == [(Importance.LOW, NOT_LISTED)] * 2
 
 
 # --- the source's edges ------------------------------------------------------------------------------

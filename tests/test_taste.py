@@ -105,6 +105,20 @@ async def test_no_peeking_a_later_release_does_not_change_an_earlier_day(make_se
     )
 
 
+async def test_a_release_counts_from_the_next_day_on(make_services, tmp_path):
+    repo = taste_repo.build(tmp_path / "repo", weeks=7)
+    wednesday = datetime.combine(DAY, datetime.min.time(), UTC)
+    # Mid-week, before the day's own commit, a release calls every panel rewrite breaking.
+    taste_repo.release_everything_as_breaking(repo, wednesday + timedelta(hours=1))
+    for day, n in ((DAY, 9201), (DAY + timedelta(days=1), 9202)):
+        repo.commit(f"[panels] Rework the tags panel (#{n})", {f"src/panels/tags_{n}.py": taste_repo.source_lines(150, "t")},
+                    when=datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=6))
+    same_day = entries_by_title(await digest_of(make_services, repo.path))
+    next_day = entries_by_title(await digest_of(make_services, repo.path, day=DAY + timedelta(days=1)))
+    assert same_day["[panels] Rework the tags panel (#9201)"].importance is Importance.LOW  # not yet
+    assert next_day["[panels] Rework the tags panel (#9202)"].importance is Importance.HIGH
+
+
 async def test_a_repository_without_release_notes_gets_the_rules(make_services, tmp_path):
     from tests.gitrepo import GitRepo
 
@@ -273,9 +287,9 @@ async def test_the_llm_prompt_carries_the_projects_own_examples(make_services, r
     examples = [line for line in taste.splitlines() if line.startswith("- ")]
     assert any('listed under "Bug fixes": Handle ' in line for line in examples)
     assert any(line.startswith("- low, ") for line in examples), taste
-    # Only history from before the profile's week: never the day's own commits (no peeking).
-    monday = datetime(2026, 3, 16, tzinfo=UTC)
-    recent = released_repo.git("log", f"--since={monday.isoformat()}", "--format=%s").splitlines()
+    # Only history from before the profile's day: never the day's own commits (no peeking).
+    day_start = datetime(2026, 3, 18, tzinfo=UTC)
+    recent = released_repo.git("log", f"--since={day_start.isoformat()}", "--format=%s").splitlines()
     assert recent and not any(title in line for title in recent for line in examples)
 
 
@@ -339,7 +353,7 @@ def test_the_operator_sees_what_the_profile_learned(released_repo, tmp_path, red
 
     shown = profile("--repo", str(released_repo.path), "--date", "2026-03-18", "--lang", "en")
     assert shown.returncode == 0, shown.stderr
-    assert "learned profile as of 2026-03-16" in shown.stdout
+    assert "learned profile as of 2026-03-17" in shown.stdout  # the Shanghai day starts at 16:00 UTC the day before
     assert "Announced under: “Bug fixes”" in shown.stdout
     quiet = shown.stdout.split("Words of changes the notes leave out:")[1]
     assert "tag:panels" in quiet or "dir:src/panels" in quiet

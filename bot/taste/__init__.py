@@ -5,7 +5,7 @@ labels and the channel's corrections, and used to judge how much a commit matter
   examples.py     the repository's history as of a day → labelled examples (no peeking past that day)
   features.py     a commit → the words a model reads (title words, tags, touched areas, file kinds)
   model.py        the learned profile: a naive Bayes model over those words (scikit-learn)
-  book.py         profiles per repository and week, cached in Redis, learned off the event loop
+  book.py         profiles per repository and day, cached in Redis, learned off the event loop
   corrections.py  the channel's "level too high / too low", stored per repository (one per person per commit)
   feedback_cli.py `python -m bot feedback import|export`: corrections as JSONL, the shape of eval labels
 """

@@ -1,10 +1,11 @@
-"""Learned profiles per repository and week: read the history, label it, learn, cache.
+"""Learned profiles per repository and day: read the history, label it, learn, cache.
 
-A commit is judged by the profile as of the Monday (00:00 UTC) of its week: everything published
-before that moment, nothing after — a digest for April is the same whether or not June exists,
-and one profile serves a week of digests. The labelled examples are cached in Redis per
-(repository, week); the fitted model is kept in memory (learning from cached examples takes
-milliseconds). Learning runs in a worker thread, never on the loop that acknowledges commands.
+A commit is judged by the profile as of 00:00 UTC of its day: everything published before that
+moment, nothing after — a digest for April is the same whether or not June exists — and a release
+(or a reader's correction) counts from the next day on. One profile serves every digest, question
+and process of that day: the labelled examples are cached in Redis per (repository, day), zlib-
+compressed, and the fitted model is kept in memory (learning from cached examples takes
+milliseconds). Learning runs in worker threads, never on the loop that acknowledges commands.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from ..models import Importance, Judgement, PastCommit
 from .examples import Example, Verdict, label_history
@@ -29,9 +30,8 @@ TASTE_VERSION = "1"  # part of every cache key: bump when labelling or features 
 
 
 def epoch(at: datetime) -> datetime:
-    """The Monday 00:00 UTC starting `at`'s week: the profile's "as of"."""
-    day = at.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    return day - timedelta(days=day.weekday())
+    """00:00 UTC of `at`'s day: the profile's "as of"."""
+    return at.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 async def read_notes(source, ref: str) -> ReleaseNotes:
@@ -89,7 +89,7 @@ class Profiles:
         return profile
 
 
-TASTE_TTL = 120 * 86400  # a week's examples: kept while digests of that week may be asked for
+TASTE_TTL = 35 * 86400  # a day's examples: kept while that month's digests may be asked for again
 
 
 def _to_json(examples: list[Example], verdict: Verdict) -> dict:
@@ -112,7 +112,7 @@ def _from_json(data: dict) -> tuple[list[Example], Verdict]:
 
 
 class TasteBook:
-    """The learned profile a commit is judged by: per (repository, week), shared by every digest,
+    """The learned profile a commit is judged by: per (repository, day), shared by every digest,
     question and process (Redis single flight); a source that cannot list its history (no
     `history`) has none, and its digests use the rules alone."""
 
@@ -121,9 +121,9 @@ class TasteBook:
         self.corrections = corrections  # bot.taste.corrections.Corrections, when the chat records them
         self.history_limit = history_limit
         self._profiles = Profiles()
-        self._weeks: OrderedDict[str, tuple[str, Verdict, list[Example]]] = OrderedDict()
+        self._days: OrderedDict[str, tuple[str, Verdict, list[Example]]] = OrderedDict()
 
-    async def week(self, source, at: datetime) -> tuple[str, Verdict, list[Example]]:
+    async def day(self, source, at: datetime) -> tuple[str, Verdict, list[Example]]:
         """(fingerprint, verdict, examples) of the profile `at` is judged by; fingerprint '' when
         the repository's notes teach nothing."""
         if not hasattr(source, "history"):
@@ -131,35 +131,35 @@ class TasteBook:
         as_of = epoch(at)
         parts = ("taste", TASTE_VERSION, source.cache_id, as_of.date().isoformat())
         key = self.store.k(*parts) if self.store is not None else ":".join(parts)
-        if key in self._weeks:
-            self._weeks.move_to_end(key)
-            return self._weeks[key]
+        if key in self._days:
+            self._days.move_to_end(key)
+            return self._days[key]
 
         async def produce():
             corrections = await self._corrections_before(source, as_of)
             examples, verdict = await label_as_of(source, as_of, corrections, self.history_limit)
             data = _to_json(examples, verdict)
-            await self.store.set_json(key, data, ttl=TASTE_TTL)
+            await self.store.set_blob(key, data, ttl=TASTE_TTL)
             return data
 
         if self.store is None:  # the report card's in-memory book
             data = _to_json(*await label_as_of(source, as_of, {}, self.history_limit))
         else:
-            data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_json(key))
+            data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_blob(key))
         examples, verdict = await asyncio.to_thread(_from_json, data)
         found = (fingerprint(examples, verdict) if verdict.usable else "", verdict, examples)
-        self._weeks[key] = found
-        while len(self._weeks) > 32:
-            self._weeks.popitem(last=False)
+        self._days[key] = found
+        while len(self._days) > 32:
+            self._days.popitem(last=False)
         return found
 
     async def tag(self, source, at: datetime) -> str:
         """What the analysis cache key must say about the profile ('' without one)."""
-        found, _, _ = await self.week(source, at)
+        found, _, _ = await self.day(source, at)
         return found
 
     async def judge(self, source, commit, files) -> Judgement | None:
-        found, verdict, examples = await self.week(source, commit.committed_at)
+        found, verdict, examples = await self.day(source, commit.committed_at)
         if not found:
             return None
         profile = await self._profiles.fitted(found, examples)

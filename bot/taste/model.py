@@ -1,7 +1,7 @@
 """The learned profile: how likely this repository's maintainers are to announce a change like this.
 
 A logistic regression (scikit-learn's `LogisticRegression`, L2, its default lbfgs solver) over the
-binary words of `features.py`, one per repository and week, giving the probabilities of the three
+binary words of `features.py`, one per repository and day, giving the probabilities of the three
 levels. Why this model: a few hundred to 2,000 short documents per repository and thousands of
 sparse words — a linear model learns that in a fraction of a second, needs no tuning beyond its
 defaults, and its weights can be read back to say why. Multinomial naive Bayes (the other
