@@ -87,6 +87,10 @@ MODULES: dict[str, list[str]] = {
                                    "tests/test_feishu_e2e.py"],
     "handlers/console.py": ["tests/test_console.py"],
     "handlers/web.py": ["tests/test_web.py", "tests/test_redis_outage.py", "tests/test_slack_conformance.py"],
+    "bot/analysis/offline/learned.py": ["tests/test_taste.py"],
+    "bot/taste/examples.py": ["tests/test_taste.py"],
+    "bot/taste/notes.py": ["tests/test_taste.py"],
+    "bot/taste/corrections.py": ["tests/test_feedback.py", "tests/test_levels_overlay.py"],
 }
 
 # Mutants that cannot change behaviour: (module, a piece of the source line, a piece of the

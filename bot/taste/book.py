@@ -121,6 +121,7 @@ class TasteBook:
         self.corrections = corrections  # bot.taste.corrections.Corrections, when the chat records them
         self.history_limit = history_limit
         self._profiles = Profiles()
+        self._told: set[str] = set()
         self._days: OrderedDict[str, tuple[str, Verdict, list[Example]]] = OrderedDict()
 
     async def day(self, source, at: datetime) -> tuple[str, Verdict, list[Example]]:
@@ -148,6 +149,9 @@ class TasteBook:
             data = await self.store.single_flight(key, produce, cached=lambda: self.store.get_blob(key))
         examples, verdict = await asyncio.to_thread(_from_json, data)
         found = (fingerprint(examples, verdict) if verdict.usable else "", verdict, examples)
+        if not verdict.usable and source.cache_id not in self._told:
+            self._told.add(source.cache_id)  # once a process: `python -m bot profile` says it in full
+            log.info("%s: no learned profile (%s); its levels come from the rules alone", source.name, verdict.kind)
         self._days[key] = found
         while len(self._days) > 32:
             self._days.popitem(last=False)
