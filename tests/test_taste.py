@@ -363,3 +363,58 @@ def test_the_operator_sees_what_the_profile_learned(released_repo, tmp_path, red
     assert "重要程度只按规则判断" in early.stdout
     bad = profile("--repo", str(released_repo.path), "--date", "someday")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+# --- how the profile's word weighs against the rules (offline/learned.py) --------------------------
+
+
+def _weigh(level, p, *, high=0.0, heading="Bug fixes", facts=(), cap=None):
+    from types import SimpleNamespace
+
+    from bot.analysis.offline.learned import weigh
+    from bot.models import Judgement
+
+    c = SimpleNamespace(judgement=Judgement(above_low=p, high=high, heading=heading, heading_share=0.9))
+    got = weigh(c, list(facts), cap, level)
+    return None if got is None else (got.level, got.text(False))
+
+
+def _fact(level, size=False, firm=False):
+    from bot.analysis.offline.context import Fact
+    from bot.i18n import phrase
+
+    return Fact(level, phrase("offline.scope.internal_only", files="1 file"), size=size, firm=firm)
+
+
+LISTED_BUG_FIXES = "In this project's release notes, changes like this are listed under “Bug fixes”"
+
+
+@pytest.mark.parametrize(("level", "p", "kwargs", "expected"), [
+    # A low is raised from p = 0.5 on, naming the heading — or, without one, saying "announced".
+    (Importance.LOW, 0.5, {}, (Importance.MEDIUM, LISTED_BUG_FIXES)),
+    (Importance.LOW, 0.49, {}, None),
+    (Importance.LOW, 0.7, {"heading": ""},
+     (Importance.MEDIUM, "In this project's release notes, changes like this are usually announced")),
+    # Listed as breaking: high, from 0.5 on.
+    (Importance.MEDIUM, 0.9, {"high": 0.5, "heading": "Breaking changes"},
+     (Importance.HIGH, "In this project's release notes, changes like this are listed under “Breaking changes”")),
+    (Importance.MEDIUM, 0.9, {"high": 0.49, "facts": [_fact(Importance.MEDIUM)]}, None),
+    # A medium guessed from size gives way below 0.5; one a specific fact asked for only below 0.2.
+    (Importance.MEDIUM, 0.49, {"facts": [_fact(Importance.MEDIUM, size=True)]},
+     (Importance.LOW, "This project's release notes rarely list changes like this")),
+    (Importance.MEDIUM, 0.5, {"facts": [_fact(Importance.MEDIUM, size=True)]}, None),
+    (Importance.MEDIUM, 0.3, {"facts": [_fact(Importance.MEDIUM)]}, None),
+    (Importance.MEDIUM, 0.3, {"facts": [_fact(Importance.MEDIUM, size=True), _fact(Importance.MEDIUM)]}, None),
+    (Importance.MEDIUM, 0.3, {"facts": [_fact(Importance.MEDIUM, size=True), _fact(Importance.HIGH)]},
+     (Importance.LOW, "This project's release notes rarely list changes like this")),
+    (Importance.MEDIUM, 0.19, {"facts": [_fact(Importance.MEDIUM)]},
+     (Importance.LOW, "This project's release notes rarely list changes like this")),
+    # An announced medium keeps the rules' own reason.
+    (Importance.MEDIUM, 0.9, {"facts": [_fact(Importance.MEDIUM)]}, None),
+    # Every high stands; a firm ceiling stands; a ceiling that is not firm does not.
+    (Importance.HIGH, 0.01, {}, None),
+    (Importance.LOW, 0.99, {"cap": _fact(Importance.LOW, firm=True)}, None),
+    (Importance.LOW, 0.99, {"cap": _fact(Importance.LOW)}, (Importance.MEDIUM, LISTED_BUG_FIXES)),
+])
+def test_the_profile_weighs_where_the_rules_only_guessed(level, p, kwargs, expected):
+    assert _weigh(level, p, **kwargs) == expected
