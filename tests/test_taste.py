@@ -418,3 +418,86 @@ LISTED_BUG_FIXES = "In this project's release notes, changes like this are liste
 ])
 def test_the_profile_weighs_where_the_rules_only_guessed(level, p, kwargs, expected):
     assert _weigh(level, p, **kwargs) == expected
+
+
+# --- labelling's edges (examples.py) -------------------------------------------------------------------
+
+
+def _listed(numbers, heading="Bug fixes", version="## 1.0"):
+    return parse_notes(f"{version}\n\n### {heading}\n\n" + "".join(f"- C (#{i})\n" for i in numbers))
+
+
+def test_the_release_boundary_and_the_oldest_listing_bound_what_is_called_unlisted():
+    history = _history(60, datetime(2026, 1, 1, tzinfo=UTC))  # PRs 60 (newest) … 1
+    examples, verdict = label_history(history, _listed(range(10, 51, 2)))  # 10, 12, … 50 listed
+    by_pr = {e.title: e for e in examples}
+    assert "Change 50 (#50)" in by_pr and by_pr["Change 50 (#50)"].source == "notes"  # the boundary itself
+    assert by_pr["Change 49 (#49)"].source == "unlisted"
+    assert by_pr["Change 10 (#10)"].source == "notes"  # the oldest listing itself
+    assert by_pr["Change 11 (#11)"].level is Importance.LOW
+    assert not any(f"(#{n})" in t for t in by_pr for n in (51, 55, 60, 9, 5, 1))  # outside: not guessed
+    assert (verdict.examples, verdict.above_low) == (41, 21)
+    assert verdict.listed_share == pytest.approx(21 / 41)
+
+
+@pytest.mark.parametrize(("listed", "kind"), [
+    (range(1, 41, 2), "too_few"),  # 39 labelled commits (1 … 39): one short of 40
+    (range(1, 42, 2), "ok"),  # 41
+])
+def test_too_few_labelled_commits_teach_nothing(listed, kind):
+    history = _history(80, datetime(2026, 1, 1, tzinfo=UTC))
+    assert label_history(history, _listed(listed))[1].kind == kind
+
+
+@pytest.mark.parametrize(("listed", "kind"), [
+    (range(10, 71, 10), "too_few"),  # 61 labelled, 7 announced: too few on that side
+    (range(10, 81, 10), "ok"),  # 71 labelled, 8 announced
+])
+def test_either_side_needs_eight_examples(listed, kind):
+    history = _history(100, datetime(2026, 1, 1, tzinfo=UTC))
+    assert label_history(history, _listed(listed))[1].kind == kind
+
+
+def test_listing_nine_in_ten_released_prs_is_listing_everything():
+    history = _history(100, datetime(2026, 1, 1, tzinfo=UTC))
+    ninety = [n for n in range(1, 101) if n % 10 != 5]  # 90 of 100 listed
+    assert label_history(history, _listed(ninety))[1].kind == "lists_everything"
+    fewer = [n for n in ninety if n not in (11, 21)]  # 88 of 100
+    assert label_history(history, _listed(fewer))[1].kind == "ok"
+
+
+def test_a_complete_listing_that_still_files_docs_under_documentation_carries_a_signal():
+    history = _history(100, datetime(2026, 1, 1, tzinfo=UTC))
+    notes = parse_notes(
+        "## 1.0\n\n### Bug fixes\n\n" + "".join(f"- C (#{i})\n" for i in range(1, 101) if i % 5)
+        + "\n### Documentation\n\n" + "".join(f"- D (#{i})\n" for i in range(5, 101, 5))
+    )
+    examples, verdict = label_history(history, notes)
+    assert verdict.kind == "ok" and sum(e.level is Importance.LOW for e in examples) == 20
+
+
+def test_generated_notes_list_everything_whatever_their_share():
+    history = _history(100, datetime(2026, 1, 1, tzinfo=UTC))
+    generated = "".join(f"* C by @dev in https://github.com/o/r/pull/{i}\n" for i in range(1, 80))
+    notes = parse_notes("## v1.0\n\n## What's Changed\n\n" + generated)
+    assert notes.looks_generated
+    assert label_history(history, notes)[1].kind == "lists_everything"
+
+
+def test_no_notes_no_fragments_no_profile():
+    history = _history(100, datetime(2026, 1, 1, tzinfo=UTC))
+    assert label_history(history, parse_notes("# Readme\n")) == ([], label_history(history, parse_notes(""))[1])
+    assert label_history(history, parse_notes(""))[1].kind == "no_notes"
+
+
+def test_fragments_label_each_commit_that_adds_one_and_the_rest_low():
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    history = [
+        PastCommit(f"{i:040x}", start + timedelta(hours=i), f"Change {i}", None, (f"src/m{i}.py",),
+                   (f"changelog/{i}.bugfix.rst",) if i % 3 == 0 else ())
+        for i in range(120, 0, -1)
+    ]
+    examples, verdict = label_history(history, parse_notes(""))
+    assert verdict.kind == "ok" and len(examples) == 120  # no release boundary needed
+    assert {e.title: (e.level, e.heading) for e in examples}["Change 3"] == (Importance.MEDIUM, "bugfix")
+    assert {e.title: e.level for e in examples}["Change 4"] is Importance.LOW
