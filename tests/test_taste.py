@@ -442,7 +442,7 @@ def test_the_release_boundary_and_the_oldest_listing_bound_what_is_called_unlist
 
 @pytest.mark.parametrize(("listed", "kind"), [
     (range(1, 41, 2), "too_few"),  # 39 labelled commits (1 … 39): one short of 40
-    (range(1, 42, 2), "ok"),  # 41
+    (range(1, 41, 3), "ok"),  # 40 (1 … 40)
 ])
 def test_too_few_labelled_commits_teach_nothing(listed, kind):
     history = _history(80, datetime(2026, 1, 1, tzinfo=UTC))
@@ -501,3 +501,35 @@ def test_fragments_label_each_commit_that_adds_one_and_the_rest_low():
     assert verdict.kind == "ok" and len(examples) == 120  # no release boundary needed
     assert {e.title: (e.level, e.heading) for e in examples}["Change 3"] == (Importance.MEDIUM, "bugfix")
     assert {e.title: e.level for e in examples}["Change 4"] is Importance.LOW
+
+
+def test_a_tenth_of_the_announced_listed_low_is_enough_to_carry_a_signal():
+    history = _history(100, datetime(2026, 1, 1, tzinfo=UTC))
+    fixes = [n for n in range(1, 101) if n % 10 not in (0, 5)][:90]  # 80 of them
+    fixes += [5, 15, 25, 35, 45, 55, 65, 75, 85, 95][:10]  # 90 announced
+    docs = [10, 20, 30, 40, 50, 60, 70, 80, 90]  # 9 = a tenth of 90, listed under Documentation
+    notes = parse_notes("## 1.0\n\n### Bug fixes\n\n" + "".join(f"- C (#{i})\n" for i in fixes)
+                        + "\n### Documentation\n\n" + "".join(f"- D (#{i})\n" for i in docs))
+    assert label_history(history, notes)[1].kind == "ok"
+    notes = parse_notes("## 1.0\n\n### Bug fixes\n\n" + "".join(f"- C (#{i})\n" for i in fixes)
+                        + "\n### Documentation\n\n" + "".join(f"- D (#{i})\n" for i in docs[:8]))
+    assert label_history(history, notes)[1].kind == "lists_everything"
+
+
+def test_the_oldest_listed_commit_bounds_the_unlisted_ones_inclusively():
+    history = _history(60, datetime(2026, 1, 1, tzinfo=UTC))
+    examples, _ = label_history(history, _listed([1] + list(range(3, 60, 2))))
+    levels = {e.title: e.level for e in examples}
+    assert levels["Change 1 (#1)"] is Importance.MEDIUM and levels["Change 2 (#2)"] is Importance.LOW
+
+
+def test_pr_labels_and_several_fragments():
+    from bot.taste.notes import Category
+
+    history = _history(60, datetime(2026, 1, 1, tzinfo=UTC))
+    history[-5] = PastCommit(history[-5].sha, history[-5].committed_at, "Change 5 (#5)", 5, ("src/x.py",),
+                             ("changelog.d/5.doc.md", "changelog.d/5.bugfix.md"))
+    examples, _ = label_history(history, _listed(range(10, 51, 2)), labels={11: Category.FEATURE})
+    got = {e.title: (e.level, e.heading, e.source) for e in examples}
+    assert got["Change 11 (#11)"] == (Importance.MEDIUM, "", "label")  # a label is no heading
+    assert got["Change 5 (#5)"] == (Importance.MEDIUM, "bugfix", "fragment")  # the most serious fragment
