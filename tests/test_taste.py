@@ -533,3 +533,13 @@ def test_pr_labels_and_several_fragments():
     got = {e.title: (e.level, e.heading, e.source) for e in examples}
     assert got["Change 11 (#11)"] == (Importance.MEDIUM, "", "label")  # a label is no heading
     assert got["Change 5 (#5)"] == (Importance.MEDIUM, "bugfix", "fragment")  # the most serious fragment
+
+
+def test_a_history_almost_all_announced_has_too_few_lows_to_learn_from():
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    history = [
+        PastCommit(f"{i:040x}", start + timedelta(hours=i), f"Change {i}", None, (f"src/m{i}.py",),
+                   () if i <= 7 else (f"changelog/{i}.feature.rst",))
+        for i in range(120, 0, -1)
+    ]
+    assert label_history(history, parse_notes(""))[1].kind == "too_few"  # 113 announced, 7 not
