@@ -419,19 +419,20 @@ def downstream_from_dict(d: dict | None) -> Downstream | None:
     )
 
 
-def digest_from_dict(d: dict) -> Digest:
-    entries = tuple(
-        DigestEntry(
-            commit=commit_from_dict(e["commit"]),
-            analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
-            error=e.get("error", ""),
-            updates=tuple(e.get("updates") or ()),
-            downstream=downstream_from_dict(e.get("downstream")),
-            corrected_by=e.get("corrected_by") or "",
-            corrected_from=Importance(e["corrected_from"]) if e.get("corrected_from") else None,
-        )
-        for e in d["entries"]
+def entry_from_dict(e: dict) -> DigestEntry:
+    return DigestEntry(
+        commit=commit_from_dict(e["commit"]),
+        analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
+        error=e.get("error", ""),
+        updates=tuple(e.get("updates") or ()),
+        downstream=downstream_from_dict(e.get("downstream")),
+        corrected_by=e.get("corrected_by") or "",
+        corrected_from=Importance(e["corrected_from"]) if e.get("corrected_from") else None,
     )
+
+
+def digest_from_dict(d: dict) -> Digest:
+    entries = tuple(entry_from_dict(e) for e in d["entries"])
     gen = d.get("generated_at")
     fork = ForkInfo(**d["fork"]) if d.get("fork") else None
     return Digest(

@@ -23,12 +23,9 @@ from typing import Any
 from ..models import (
     BotError,
     Digest,
-    DigestEntry,
     Importance,
-    analysis_from_dict,
-    commit_from_dict,
     digest_from_dict,
-    downstream_from_dict,
+    entry_from_dict,
     to_dict,
 )
 from ..noise import BotGroup
@@ -68,36 +65,24 @@ def content_data(content: Content) -> dict[str, Any] | None:
     return None
 
 
-def _entry(e: dict) -> DigestEntry:
-    return DigestEntry(
-        commit=commit_from_dict(e["commit"]),
-        analysis=analysis_from_dict(e["analysis"]) if e.get("analysis") else None,
-        error=e.get("error", ""),
-        updates=tuple(e.get("updates") or ()),
-        downstream=downstream_from_dict(e.get("downstream")),
-        corrected_by=e.get("corrected_by") or "",
-        corrected_from=Importance(e["corrected_from"]) if e.get("corrected_from") else None,
-    )
-
-
 def content_from_data(data: dict[str, Any]) -> Content:
     kind = data["kind"]
     digest = digest_from_dict(data["digest"])
     if kind == "parent":
         return DigestParent(digest, data.get("min_importance") or "low", data.get("report_url"))
     if kind == "detail":
-        return CommitDetail(digest, _entry(data["entry"]))
+        return CommitDetail(digest, entry_from_dict(data["entry"]))
     if kind == "low":
         return LowCommits(
             digest,
-            tuple(_entry(e) for e in data["entries"]),
+            tuple(entry_from_dict(e) for e in data["entries"]),
             total=data.get("total") or 0,
             more=data.get("more") or 0,
             more_how=data.get("more_how") or "",
             report_url=data.get("report_url"),
         )
     if kind == "bots":
-        groups = tuple(BotGroup(g["author"], tuple(_entry(e) for e in g["entries"])) for g in data["groups"])
+        groups = tuple(BotGroup(g["author"], tuple(entry_from_dict(e) for e in g["entries"])) for g in data["groups"])
         return BotUpdates(digest, groups)
     raise ValueError(f"unknown posted content {kind!r}")
 

@@ -231,14 +231,7 @@ class FeishuEvents:
             question = str(form_value.get("question") or "").strip()
             if not question:
                 return _toast("warning", R.ft(lang, "toast_empty"))
-            conv = Conversation(
-                platform="feishu",
-                channel=chat_id,
-                user=user,
-                thread=None,
-                is_dm=self.chat_types.get(chat_id) == "p2p",
-                extra={"message_id": clicked},
-            )
+            conv = self._clicked_in(chat_id, user, clicked)
             self.hand_off(self._once(event_id, self._submit_saved_form(conv, clicked, question)))
             return P2CardActionTriggerResponse(
                 {
@@ -252,14 +245,7 @@ class FeishuEvents:
             # The core checks the commit against what the clicked card showed (its message id);
             # the answer is an ephemeral card in the chat (thread None), the card is patched.
             tap = {"sha": value.get("sha"), "dir": value.get("dir"), "lang": lang, "message": clicked}
-            conv = Conversation(
-                platform="feishu",
-                channel=chat_id,
-                user=user,
-                thread=None,
-                is_dm=self.chat_types.get(chat_id) == "p2p",
-                extra={"message_id": clicked},
-            )
+            conv = self._clicked_in(chat_id, user, clicked)
             self.hand_off(self._once(event_id, self.chat.submit("action", conv, action="level", value=tap)))
             return _toast("info", text(lang, "levels.toast"))
         conv = Conversation(
@@ -300,6 +286,18 @@ class FeishuEvents:
         ref = await self.platform.post_cards(conv.channel, [card], thread=thread)
         context = {**{k: v for k, v in value.items() if k != "action"}, "thread": thread}
         await self.chat.store.set_json(self._form_key(ref.id), context, ttl=FORM_TTL)
+
+    def _clicked_in(self, chat_id: str, user: str, clicked: str) -> Conversation:
+        """The conversation of a click on a card: answered in the chat (no thread), the clicked
+        card's message id kept for the core's checks and patches."""
+        return Conversation(
+            platform="feishu",
+            channel=chat_id,
+            user=user,
+            thread=None,
+            is_dm=self.chat_types.get(chat_id) == "p2p",
+            extra={"message_id": clicked},
+        )
 
     def _form_key(self, message_id: str) -> str:
         return self.chat.store.k("feishu", "form", message_id)
