@@ -55,6 +55,15 @@ def _check_out_path(path: str | None) -> None:
         raise UsageError(phrase("cli.out_no_permission", path=path, folder=folder))
 
 
+def write_out(path: str, body: str) -> None:
+    """Write the command's output to `path`; a failure is one sentence (exit 2), never a traceback."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(body)
+    except OSError as exc:
+        raise UsageError(phrase("cli.out_failed", path=path, reason=exc.strerror)) from None
+
+
 def stderr_lang(args) -> str:
     """The language of the CLI's own lines: `--lang` when given, else English."""
     return vars(args).get("lang") or "en"
@@ -98,11 +107,7 @@ async def digest_command(args, settings) -> int:
             file=sys.stderr,
         )
     if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as fh:
-                fh.write(output)
-        except OSError as exc:
-            raise UsageError(phrase("cli.out_failed", path=args.out, reason=exc.strerror)) from None
+        write_out(args.out, output)
         print(text(say, "cli.wrote", path=args.out, n=len(digest.entries)), file=sys.stderr)
     else:
         sys.stdout.write(output)

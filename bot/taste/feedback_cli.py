@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..cli import _check_out_path, stderr_lang
+from ..cli import _check_out_path, stderr_lang, write_out
 from ..i18n import Count, localize, phrase
 from ..models import BotError, NotFoundError, UsageError
 from ..scores import LEVELS
@@ -238,11 +238,7 @@ async def export_command(args, settings) -> int:
         await store.close()
     body = "".join(json.dumps(c.as_dict(), ensure_ascii=False) + "\n" for c in rows)
     if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as fh:
-                fh.write(body)
-        except OSError as exc:
-            raise UsageError(phrase("cli.out_failed", path=args.out, reason=exc.strerror)) from None
+        write_out(args.out, body)
     else:
         sys.stdout.write(body)
     found = {c.repo for c in rows}
