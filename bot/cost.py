@@ -44,6 +44,7 @@ class Meter:
     fresh: int = 0  # analyses made for this digest
     cached: int = 0  # analyses that were made before (cache) or by another digest at the same moment
     budget_hit: bool = False  # some analysis or the headline went offline because the month's budget is spent
+    timeouts: int = 0  # LLM requests that timed out while it was built
 
     def cost(self, settings) -> Cost:
         return Cost(
@@ -53,6 +54,8 @@ class Meter:
             analyses=self.fresh + self.cached,
             cached=self.cached,
             money=price(self.tokens_in, self.tokens_out, settings),
+            timeouts=self.timeouts,
+            timeout_seconds=float(getattr(settings, "llm_timeout", 0.0)) if self.timeouts else 0.0,
         )
 
 
@@ -86,6 +89,13 @@ def note_analysis(cached: bool) -> None:
             meter.cached += 1
         else:
             meter.fresh += 1
+
+
+def note_timeout() -> None:
+    """An LLM request timed out (it is sent once more, or the commit falls back): the digest's
+    cost line says so, so a digest that took twice the timeout longer is not a mystery."""
+    if (meter := METER.get()) is not None:
+        meter.timeouts += 1
 
 
 def note_budget() -> None:
@@ -137,6 +147,9 @@ def cost_line(cost: Cost | None, lang: str) -> str | None:
         line += text(lang, "cost.cached", cached=_n(cost.cached), analyses=_n(cost.analyses))
     if cost.earlier_tokens is not None:
         line += text(lang, "cost.earlier", earlier=_n(cost.earlier_tokens))
+    if cost.timeouts:
+        form = "one" if cost.timeouts == 1 else "other"
+        line += text(lang, f"cost.timeouts.{form}", n=_n(cost.timeouts), seconds=f"{cost.timeout_seconds:g}")
     return line
 
 

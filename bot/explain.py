@@ -87,7 +87,7 @@ class QA:
             return fits[-1]
 
         try:
-            async for piece in stream_fitted(self.llm, fit):
+            async for piece in stream_fitted(self.llm, fit, lang=lang, prompts=self.prompts):
                 yield piece
         except BotError as exc:
             yield f"\n\n⚠️ {localize(exc, lang)}\n\n"
@@ -156,27 +156,88 @@ class QA:
         yield "```diff\n" + selection.text.replace("```", "ʼʼʼ").rstrip() + "\n```"
 
 
-async def stream_fitted(llm, fit: Callable[[], Any]) -> AsyncIterator[str]:
+async def stream_fitted(
+    llm, fit: Callable[[], Any], *, lang: str | None = None, prompts=None
+) -> AsyncIterator[str]:
     """The model's streamed answer to the prompt `fit()` builds (an object with `.prompt` and
     `.output`, the max_tokens to ask for). When the endpoint refuses it as too long before the
     first piece, its window is now known (the estimate is corrected): `fit()` builds the prompt
     again and it is asked once more, at most CONTEXT_RETRIES times. Questions about one commit
-    and about a period (bot/history/) stream through here."""
+    and about a period (bot/history/) stream through here.
+
+    With `lang` (and `prompts`), the answer must be in that language: its first JUDGE_CHARS are
+    held back and judged; an answer in another language is dropped unseen and asked again once
+    with a message saying which language (prompts/language_retry.*.j2); a second one raises
+    WrongLanguage, which the caller shows as a visible fallback."""
     from .analysis.llm import CONTEXT_RETRIES, ContextLengthError
 
     await llm.recall()  # the window an earlier process learnt, before sizing the prompt
     fitted = fit()
-    for refused in range(CONTEXT_RETRIES + 1):
+    corrective: list[dict[str, str]] = []
+    for refused in range(CONTEXT_RETRIES + 2):
         started = False
         try:
-            async for piece in llm.stream(fitted.prompt.messages(), max_tokens=fitted.output):
+            pieces = llm.stream(fitted.prompt.messages() + corrective, max_tokens=fitted.output)
+            if lang and prompts is not None:
+                pieces = _in_language(pieces, lang)
+            async for piece in pieces:
                 started = True
                 yield piece
             return
         except ContextLengthError:
-            if started or refused == CONTEXT_RETRIES:
+            if started or refused >= CONTEXT_RETRIES:
                 raise
             fitted = fit()
+        except _Foreign:
+            if corrective:
+                raise WrongLanguage(lang or "") from None
+            wanted = text(lang, "qa.language_name")
+            corrective = [{"role": "user", "content": prompts.render("language_retry", lang, wanted=wanted).user}]
+
+
+# An answer's opening is held back until its language can be judged: JUDGE_WORDS words of prose
+# (a Chinese character is one), or JUDGE_CHARS characters, whichever comes first.
+JUDGE_WORDS = 6
+JUDGE_CHARS = 160
+
+
+class _Foreign(Exception):
+    """The streamed answer's opening is not in the wanted language (nothing was shown)."""
+
+
+class WrongLanguage(BotError):
+    """The model answered in another language twice; the message says so in the reader's."""
+
+    def __init__(self, lang: str):
+        super().__init__(text(lang, "qa.wrong_language"))
+        self.lang = lang
+
+
+async def _in_language(pieces: AsyncIterator[str], lang: str) -> AsyncIterator[str]:
+    """`pieces` once their opening is judged to be in `lang` (raising _Foreign, with the stream
+    closed and nothing shown, when it is not)."""
+    from .analysis.language import prose_counts, wrong_language
+
+    held: list[str] = []
+    judged = False
+    try:
+        async for piece in pieces:
+            if judged:
+                yield piece
+                continue
+            held.append(piece)
+            opening = "".join(held)
+            if len(opening) >= JUDGE_CHARS or sum(prose_counts(opening)) >= JUDGE_WORDS:
+                judged = True
+                if wrong_language("".join(held), lang):
+                    raise _Foreign
+                yield "".join(held)
+        if not judged and held:
+            if wrong_language("".join(held), lang):
+                raise _Foreign
+            yield "".join(held)
+    finally:
+        await pieces.aclose()  # type: ignore[attr-defined]  # frees the concurrency slot at once
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,8 @@ class Cost:
     cached: int = 0  # of them, analysed before (the cache, or another digest at the same moment): 0 tokens
     money: float | None = None  # from LLM_PRICE_PER_MTOK_IN/OUT; None when no price is set
     earlier_tokens: int | None = None  # the whole digest came from the cache: what building it cost then
+    timeouts: int = 0  # LLM requests that timed out (each sent once more): the time it took, said
+    timeout_seconds: float = 0.0  # LLM_TIMEOUT then
 
     @property
     def tokens(self) -> int:

@@ -112,7 +112,7 @@ async def test_listing_totals_win_over_a_capped_file_list(make_analyzer):
 
 
 async def test_chinese_prompt_asks_for_chinese_values(make_analyzer, fake):
-    fake.responder = lambda req: analysis_json(summary="为导出命令新增 --since 参数。", importance="low")
+    fake.responder = lambda req: analysis_json("zh", summary="为导出命令新增 --since 参数。", importance="low")
     result = await make_analyzer().analyse(make_commit(), FILES, "zh")
     assert result.summary == "为导出命令新增 --since 参数。"
     assert result.importance is Importance.LOW
@@ -162,7 +162,7 @@ async def test_cut_off_twice_falls_back_with_the_reason(make_analyzer, fake):
 
 
 async def test_cut_off_once_then_complete_is_fine(make_analyzer, fake):
-    fake.responder = script(Reply(content='{"change', finish_reason="length"), analysis_json())
+    fake.responder = script(Reply(content='{"change', finish_reason="length"), analysis_json("zh"))
     result = await make_analyzer().analyse(make_commit(), FILES, "zh")
     assert result.origin == "llm"
     assert "截断" in fake.requests[1]["messages"][-1]["content"]
@@ -331,10 +331,22 @@ async def test_without_llm_the_offline_analysis_has_coverage(make_settings):
     assert analyzer.tag("en") == f"offline:{offline_version()}"
 
 
-async def test_tag_names_model_and_prompt_version(make_analyzer):
+async def test_tag_names_model_endpoint_and_prompt_version(make_analyzer):
     analyzer = make_analyzer()
-    assert analyzer.tag("en") == f"test-model:{PROMPTS.hash('analyze_commit', 'en')}"
+    tag = analyzer.tag("en")
+    assert tag.startswith("test-model@") and tag.endswith(f":{PROMPTS.hash('analyze_commit', 'en')}")
     assert analyzer.tag("zh") != analyzer.tag("en")
+
+
+async def test_two_endpoints_serving_one_model_name_share_nothing(make_settings):
+    """Issue 25: a second endpoint serving the same model name must not inherit the first one's
+    analyses (or failures) through the cache key."""
+    tags = []
+    for url in ("http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1", "http://127.0.0.1:8001/v1/"):
+        llm = LLM(make_settings(openai_base_url=url, openai_api_key="sk-x", llm_model="qwen"))
+        tags.append(Analyzer(llm, PROMPTS, make_settings()).tag("en"))
+        await llm.aclose()
+    assert tags[0] != tags[1] and tags[0] == tags[2]
 
 
 # --- the day's headline -------------------------------------------------------------------------------
@@ -548,7 +560,7 @@ async def test_a_security_fix_in_docs_may_be_high(make_analyzer, fake):
 
 
 async def test_a_chinese_summary_of_a_chinese_commit_names_it(make_analyzer, fake):
-    fake.responder = lambda req: analysis_json(summary="修复导出空行时的崩溃问题。")
+    fake.responder = lambda req: analysis_json("zh", summary="修复导出空行时的崩溃问题。")
     result = await make_analyzer().analyse(make_commit(title="修复导出空行崩溃"), FILES, "zh")
     assert result.origin == "llm"
 

@@ -94,7 +94,7 @@ async def test_llm_digest_is_complete_grouped_and_linked(fake_github, services_f
         sha = next((s for s in importance if f"提交 {s[:7]}" in text), None)
         if sha is None:
             return None  # the headline call: default bullets
-        return analysis_json(importance=importance[sha], summary=f"summary of {sha[:7]}",
+        return analysis_json("zh", importance=importance[sha], summary=f"{sha[:7]} 的摘要",
                              risks=["Loads of <b>risk</b> [click](https://evil.example)"])
 
     with FakeOpenAI(responder=lambda r: responder(r) or Reply()) as llm:

@@ -52,8 +52,9 @@ HISTORY_VARIABLES = {
 # Sample variables per job. A job missing here is only checked for shape (see the skip below).
 RETRY_VARIABLES = {"cut_off": False, "reason": '"summary" is empty or a single word'}
 SAMPLES = {"analyze_commit": ANALYZE_VARIABLES, "day_headline": HEADLINE_VARIABLES, "qa": QA_VARIABLES,
-           "history": HISTORY_VARIABLES, "analyze_retry": RETRY_VARIABLES, "headline_retry": RETRY_VARIABLES}
-NO_SYSTEM_PART = {"analyze_retry", "headline_retry"}  # appended to a conversation as one user message
+           "history": HISTORY_VARIABLES, "analyze_retry": RETRY_VARIABLES, "headline_retry": RETRY_VARIABLES,
+           "language_retry": {"wanted": "Klingon"}}
+NO_SYSTEM_PART = {"analyze_retry", "headline_retry", "language_retry"}  # appended to a conversation as one user message
 
 
 @pytest.fixture(scope="module")

@@ -161,6 +161,7 @@ def prompt_variables(
     commit: Commit,
     files: Sequence[FileChange],
     *,
+    lang: str = "en",
     pr_body: str | None,
     reverted: Commit | None,
     selection: DiffSelection | None,
@@ -183,7 +184,9 @@ def prompt_variables(
         "body": untrusted(body, int(BODY_CHARS * text_share)),
         "pr_number": commit.pr_number or "",
         "pr_body": untrusted(pr_text, int(PR_BODY_CHARS * text_share)),
-        "offline_hint": defang(hints.offline_hint(commit, files, profile, judgement)),
+        # In the digest's language: a model that copies it copies it word for word, which the
+        # checks see (a hint in English was translated into a Chinese reason, unseen).
+        "offline_hint": defang(hints.offline_hint(commit, files, profile, judgement, lang)),
         "taste": untrusted(hints.taste_hint(judgement), PR_BODY_CHARS),
         "profile": defang((profile or RepoProfile.inferred()).describe()),
         "changelog": untrusted(hints.changelog_hunk(commit, files), int(PR_BODY_CHARS * text_share)),
@@ -208,7 +211,9 @@ class Analyzer:
         """What produces this analyzer's results — part of the analysis cache key."""
         if self.llm is None:
             return f"offline:{offline_version()}"
-        return f"{self.llm.model}:{self.prompts.hash(JOB, lang)}"
+        # The endpoint too: two servers may serve one model name (a quantised copy, another
+        # window), and one's answers — or its failures — are not the other's.
+        return f"{self.llm.model}@{self.llm.endpoint_id}:{self.prompts.hash(JOB, lang)}"
 
     async def analyse(
         self,
@@ -225,7 +230,7 @@ class Analyzer:
         rules (and so shown to the LLM in the rules' hint) when there is one."""
         if self.llm is None:
             return self._offline(commit, files, lang, profile=profile, judgement=judgement)
-        subject = _Subject(commit, files)
+        subject = _Subject(commit, files, lang)
         await self.llm.recall()  # the window and the tokens ratio an earlier process learnt
         prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement)
         record_redactions(withheld(commit, pr_body, selection))
@@ -269,6 +274,7 @@ class Analyzer:
                 variables = prompt_variables(
                     commit,
                     files,
+                    lang=lang,
                     pr_body=pr_body,
                     reverted=reverted,
                     selection=selection,
@@ -325,7 +331,7 @@ class Analyzer:
             if not completion.text.strip():  # DeepSeek blanks an answer that was not JSON
                 raise InvalidAnswer(phrase("llm_path.answer_empty"), "empty")
             analysis = validate_answer(parse_answer(completion.text, expect=ANSWER_KEYS))
-            check_meaning(analysis, subject.commit, subject.files, our_text(prompt))
+            check_meaning(analysis, subject.commit, subject.files, our_text(prompt), subject.lang)
             return analysis
         except InvalidAnswer as exc:
             metrics.count("llm_rejections", reason=exc.code)
@@ -378,9 +384,10 @@ class Analyzer:
 class _Subject:
     """The commit an answer must be about (for the meaning checks)."""
 
-    def __init__(self, commit: Commit, files: Sequence[FileChange]):
+    def __init__(self, commit: Commit, files: Sequence[FileChange], lang: str):
         self.commit = commit
         self.files = files
+        self.lang = lang  # every text of the answer is in the digest's language
 
 
 class _Problem:

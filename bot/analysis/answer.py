@@ -19,6 +19,7 @@ from typing import Any
 from ..i18n import phrase
 from ..i18n import text as catalogue_text
 from ..models import Analysis, ChangeType, Commit, FileChange, Importance, Insights
+from .language import wrong_language
 from .reasoning import strip_reasoning
 
 CHANGE_TYPES = tuple(t.value for t in ChangeType)
@@ -107,22 +108,23 @@ def validate_answer(data: dict[str, Any]) -> Analysis:
 _NONE_EN = re.compile(
     r"^(?:(?:none|nothing|nil|null|n/?a|na|no|not applicable|not relevant)"
     r"(?:\s+(?:known|identified|noted|significant|notable|obvious|specific|apparent|expected|found|needed|"
-    r"required|at this time|so far|in particular))*"
-    r"(?:\s+(?:risks?|recommendations?|impacts?|changes?|issues?|concerns?|insights?|follow-?ups?|"
+    r"required|further|additional|other|more|particular|action|actions|at this time|so far|in particular))*"
+    r"(?:\s+(?:risks?|recommendations?|impacts?|changes?|issues?|concerns?|insights?|follow-?ups?|steps?|"
     r"(?:architecture|architectural|performance|security)(?:\s+(?:impacts?|changes?|concerns?|implications?))?))?"
-    r"(?:\s+(?:known|identified|noted|found|needed|required|expected))*|-+|—+|–+|/|\.{3}|…)$",
+    r"(?:\s+(?:(?:are|is)\s+)?(?:known|identified|noted|found|needed|required|expected|necessary|at this time))*"
+    r"|nothing (?:further |else |more )?to (?:add|report|recommend|note)|-+|—+|–+|/|\.{3}|…)$",
     re.I,
 )
 _NONE_ZH = re.compile(
-    r"^(?:暂?无|没有|不适用|无需|不涉及|未发现)(?:明显|特别|已知|显著|重大|任何|具体)?的?"
-    r"(?:风险|建议|影响|问题|变化|改动|后续|架构|性能|安全)*(?:影响|问题|建议)?$"
+    r"^(?:暂?无|没有|不适用|无需|不涉及|未发现)(?:明显|特别|已知|显著|重大|任何|具体|进一步|其他|其它|额外|更多)?的?"
+    r"(?:风险|建议|影响|问题|变化|改动|后续|架构|性能|安全|操作|措施|行动)*(?:影响|问题|建议)?$"
 )
 
 
 def is_none_like(text: str) -> bool:
     """True for the ways a model says "nothing" ("None", "N/A", "No known risks", "无", "暂无风险")."""
     core = re.sub(r"^[\s\-*•·]+|[\s。.!！;；,，:：()（）\[\]\"'`]+$", "", text or "").strip()
-    core = core.strip("\"'`()（）[]")
+    core = core.strip("\"'`()（）[]<>‹›《》「」").strip()  # `<无>`: the placeholder's brackets kept
     if not core:
         return True
     return bool(_NONE_EN.match(core) or _NONE_ZH.match(core.replace(" ", "")))
@@ -438,18 +440,52 @@ def importance_contradiction(analysis: Analysis, files: Sequence[FileChange]) ->
     return None
 
 
-def check_meaning(analysis: Analysis, commit: Commit, files: Sequence[FileChange], our_text: str) -> None:
+def check_meaning(
+    analysis: Analysis, commit: Commit, files: Sequence[FileChange], our_text: str, lang: str | None = None
+) -> None:
     """InvalidAnswer (with a code for the counter) when a well-formed answer says nothing.
     `our_text` is the prompt as we wrote it: instructions, placeholders and the offline hint,
-    without the commit's own text."""
+    without the commit's own text; `lang`, the language every text of the answer must be in."""
     if (key := echoed_field(analysis, our_text)) is not None:
         raise InvalidAnswer(phrase("llm_path.copies_prompt", key=key), "placeholder")
     if summary_too_short(analysis.summary):
         raise InvalidAnswer(phrase("llm_path.summary_too_short"), "summary_too_short")
+    if lang and (key := foreign_field(analysis, lang)) is not None:
+        raise InvalidAnswer(language_problem(key, lang), "wrong_language")
     if not names_the_commit(analysis.summary, commit, files):
         raise InvalidAnswer(phrase("llm_path.summary_unrelated"), "summary_unrelated")
+    if repeats_title(analysis.importance_reason, commit):
+        raise InvalidAnswer(phrase("llm_path.reason_is_title"), "reason_is_title")
     if (why := importance_contradiction(analysis, files)) is not None:
         raise InvalidAnswer(why, "importance_contradiction")
+
+
+def foreign_field(analysis: Analysis, lang: str) -> str | None:
+    """The first text of the answer not written in `lang` — the summary alone, or all its prose
+    together (a small model asked for Chinese writes English from the English commit it read)."""
+    if wrong_language(analysis.summary, lang):
+        return "summary"
+    if wrong_language("\n".join(value for _, value in _text_fields(analysis)), lang):
+        return "answer"
+    return None
+
+
+def language_problem(key: str, lang: str):
+    """The check's sentence for a text in the wrong language, naming the language wanted."""
+    wanted = phrase("llm_path.language_zh" if lang == "zh" else "llm_path.language_en")
+    found = phrase("llm_path.language_en" if lang == "zh" else "llm_path.language_zh")
+    return phrase("llm_path.wrong_language", key=key, found=found, wanted=wanted)
+
+
+_PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
+
+
+def repeats_title(reason: str, commit: Commit) -> bool:
+    """True when the importance reason is only the commit's title (its PR number aside): it
+    says what changed, not why that matters."""
+    title = _norm(_PR_SUFFIX.sub("", commit.title))
+    said = _norm(_PR_SUFFIX.sub("", reason))
+    return bool(title) and said == title
 
 
 def _text_fields(analysis: Analysis):
@@ -462,6 +498,11 @@ def _text_fields(analysis: Analysis):
         yield "risks", item
     for item in analysis.recommendations:
         yield "recommendations", item
+
+
+def normalise(text: str) -> str:
+    """Lower case, punctuation gone, spaces single: how the copy checks compare texts."""
+    return _norm(text)
 
 
 def _norm(text: str) -> str:

@@ -71,11 +71,15 @@ def pr_text_for_prompt(commit_body: str, pr_body: str | None) -> str:
 
 
 def offline_hint(
-    commit: Commit, files: Sequence[FileChange], profile: RepoProfile | None, judgement: Judgement | None = None
+    commit: Commit,
+    files: Sequence[FileChange],
+    profile: RepoProfile | None,
+    judgement: Judgement | None = None,
+    lang: str = "en",
 ) -> str:
     """'medium (bugfix): <reason>' — the rule-based level and reason (with the repository's learned
-    profile weighed in, when it has one), for the LLM to weigh."""
-    a = analyse_offline(commit, files, "en", profile=profile, judgement=judgement)
+    profile weighed in, when it has one), for the LLM to weigh, in the answer's language."""
+    a = analyse_offline(commit, files, lang, profile=profile, judgement=judgement)
     return f"{a.importance.value} ({a.change_type.value}): {a.importance_reason}"
 
 

@@ -75,6 +75,14 @@ MIN_OUTPUT_TOKENS = 256
 # recommendations) in Chinese stays under ~800. The prompt is budgeted leaving this much;
 # `max_tokens` may still ask for more when the prompt leaves more.
 ANALYSIS_OUTPUT_TOKENS = 1024
+# Every request keeps at least this much of a known window for its answer (the analysis's need:
+# a headline or a thread answer is not rushed either).
+OUTPUT_RESERVE = ANALYSIS_OUTPUT_TOKENS
+# The learnt tokens ratio is a mean over whole prompts; a prompt of other text (more diff, more
+# Chinese) counts differently — Qwen2.5's tokenizer 0.73-0.81 of the local estimate by text. A
+# prompt sized to the window's last token would eat the answer's room: budgets assume this much
+# more than the ratio says.
+RATIO_SLACK = 0.12
 RATIO_MEMORY = 16  # the estimate follows the highest tokens ratio among this many recent answers
 MIN_CALIBRATION_TOKENS = 200  # smaller prompts are mostly chat-template overhead: no evidence
 BLANK_RETRIES = 2  # a blank answer is asked again this many times (it cost no output)
@@ -145,6 +153,8 @@ class LLM:
         self._max_retries: int = settings.llm_max_retries
         base_url = settings.openai_base_url or DEFAULT_BASE_URL
         self._host = _display_host(base_url)
+        # Names this endpoint in cache keys (the base URL hashed: it may carry credentials).
+        self.endpoint_id = hashlib.sha256(base_url.rstrip("/").encode()).hexdigest()[:10]
         self._api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         # base_url and api_key are always passed explicitly so the SDK never reads the environment;
         # max_retries=0: the SDK would retry a timeout as often as a 429 (see the module doc).
@@ -179,8 +189,9 @@ class LLM:
         return self._max_output_tokens
 
     def output_reserve(self, need: int) -> int:
-        """The output kept free in the window for a request that needs `need` tokens."""
-        reserve = min(need, self._max_output_tokens)
+        """The output kept free in the window for a request that needs `need` tokens (at least
+        OUTPUT_RESERVE, unless the setting caps every answer lower or the window is tiny)."""
+        reserve = min(max(need, OUTPUT_RESERVE), self._max_output_tokens)
         if self.context_tokens:
             reserve = min(reserve, self.context_tokens // 2)
         return max(MIN_OUTPUT_TOKENS, reserve)
@@ -199,7 +210,7 @@ class LLM:
         limit = self._max_prompt_tokens
         if self.context_tokens:
             room = self.context_tokens - output_tokens - CONTEXT_MARGIN_TOKENS
-            limit = min(limit, int(room / self.token_ratio))
+            limit = min(limit, int(room / (self.token_ratio * (1 + RATIO_SLACK))))
         return max(limit, 0)
 
     def estimate(self, messages: Sequence[Message]) -> int:
@@ -222,10 +233,27 @@ class LLM:
         self._ratios.append(min(4.0, max(0.5, ratio)))
         self.token_ratio = max(self._ratios)
 
+    def _check_room(self, prompt_tokens: int) -> None:
+        """Counted and logged when a prompt left its answer less than the reserve (the calibration
+        just made has raised the estimate, so the next prompt of its kind is smaller)."""
+        if self.context_tokens and prompt_tokens:
+            room = self.context_tokens - prompt_tokens
+            if room < self.output_reserve(OUTPUT_RESERVE):
+                metrics.count("llm_room_short")
+                log.info(
+                    "An LLM prompt of %d tokens left %d of the %d-token window to answer (reserve %d).",
+                    prompt_tokens,
+                    room,
+                    self.context_tokens,
+                    self.output_reserve(OUTPUT_RESERVE),
+                )
+
     def _fit_output(self, messages: Sequence[Message], max_tokens: int) -> int:
         if not self.context_tokens:
             return max_tokens
-        room = self.context_tokens - self.estimate(messages) - CONTEXT_MARGIN_TOKENS
+        # The prompt may count up to RATIO_SLACK more than estimated: asking for all the rest would
+        # have the server refuse prompt + max_tokens as over the window.
+        room = self.context_tokens - int(self.estimate(messages) * (1 + RATIO_SLACK)) - CONTEXT_MARGIN_TOKENS
         return max(MIN_OUTPUT_TOKENS, min(max_tokens, room))
 
     # --- memory (per endpoint, in Redis) --------------------------------------------------------
@@ -420,6 +448,7 @@ class LLM:
             if self.budget is not None:
                 await self.budget.spend(prompt_tokens + completion_tokens)
             self._calibrate(messages, prompt_tokens)
+            self._check_room(prompt_tokens)
         if not response.choices:
             return Completion(text="", finish_reason="", prompt_tokens=prompt_tokens)
         choice = response.choices[0]
@@ -439,6 +468,7 @@ class LLM:
                 return await self._client.chat.completions.create(**request)
             except openai.APITimeoutError:
                 timeouts += 1
+                cost.note_timeout()
                 if timeouts > min(TIMEOUT_RETRIES, self._max_retries):
                     raise
                 log.info("LLM request timed out after %g s; retrying once", self.timeout)

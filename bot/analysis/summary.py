@@ -12,6 +12,7 @@ bullets are marked as a fallback, with a notice in the digest and a line on the 
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -22,7 +23,8 @@ from ..models import DigestEntry, Importance
 from ..prompts import Prompts, RenderedPrompt
 from ..redact import redact_text
 from .analyze import InvalidAnswer, clip, defang, parse_answer
-from .answer import copies_prompt, is_none_like
+from .answer import copies_prompt, is_none_like, language_problem, normalise
+from .language import wrong_language
 from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
 
 log = logging.getLogger(__name__)
@@ -113,7 +115,7 @@ async def _ask(llm: LLM, prompts: Prompts, entries: Sequence[DigestEntry], lang:
                 raise InvalidAnswer("the answer was cut off at the output limit", "cut_off")
             if not completion.text.strip():  # still blank after the client's re-asks
                 raise InvalidAnswer("the answer was blank every time it was asked", "empty")
-            return parse_bullets(completion.text, prompt)
+            return parse_bullets(completion.text, prompt, lang)
         except InvalidAnswer as exc:
             if attempt or exc.code == "empty":
                 raise
@@ -173,9 +175,10 @@ def headline_prompt(prompts: Prompts, entries: Sequence[DigestEntry], lang: str,
     return render(lines)
 
 
-def parse_bullets(answer: str, prompt: RenderedPrompt | None = None) -> list[str]:
+def parse_bullets(answer: str, prompt: RenderedPrompt | None = None, lang: str | None = None) -> list[str]:
     """The `bullets` of the answer: strings, list markers stripped, "None"-like ones dropped, at
-    most five; none left, or one that copies the prompt's placeholder or instructions, is refused."""
+    most five; none left, one that copies the prompt's placeholder, instructions or one of its
+    commit rows, or bullets not in `lang`, are refused."""
     data = parse_answer(answer, expect=("bullets",))
     raw = data.get("bullets")
     if not isinstance(raw, list) or not all(isinstance(b, str) for b in raw):
@@ -188,7 +191,38 @@ def parse_bullets(answer: str, prompt: RenderedPrompt | None = None) -> list[str
         raise InvalidAnswer(
             "a bullet copies the prompt's placeholder or instructions instead of summarising the commits", "placeholder"
         )
+    if prompt is not None and any(copies_row(b, prompt.user) for b in bullets):
+        raise InvalidAnswer(
+            "a bullet copies a commit's row from the list instead of saying what matters in a sentence of your own",
+            "copied_row",
+        )
+    if lang and wrong_language("\n".join(bullets), lang):
+        raise InvalidAnswer(language_problem("bullets", lang), "wrong_language")
     return bullets[:MAX_BULLETS]
+
+
+# A row's own structure: `[medium] feature | title | summary: … | why: … | risks: …`.
+_ROW_MARKS = re.compile(
+    r"^\s*\[(?:high|medium|low|not analysed)\]|\|\s*(?:summary|why|risks)\s*:|\|\s*bot author\b", re.I
+)
+ROW_COPY_WORDS = 8  # a verbatim run this long (beyond the title) is a copied row
+ROW_COPY_CJK = 20
+
+
+def copies_row(bullet: str, rows: str) -> bool:
+    """True when a bullet is one of the prompt's commit rows (or most of one) rather than a
+    sentence of the model's own: it keeps a row's markers (`[medium] feature |`, `| why:`), or
+    repeats a long run of a row's text beyond its title (a summary or reason copied whole)."""
+    if _ROW_MARKS.search(bullet):
+        return True
+    said = normalise(bullet)
+    if not said or said not in normalise(rows):
+        return False
+    titles = (line.split(" | ")[1] for line in rows.splitlines() if line.count(" | ") >= 1)
+    if any(said in normalise(title) for title in titles):
+        return False  # a title named as the point is the model's choice, not a copied row
+    cjk = sum(1 for ch in said if "\u3400" <= ch <= "\u9fff")
+    return cjk >= ROW_COPY_CJK or len(said.split()) >= ROW_COPY_WORDS
 
 
 # --- offline -----------------------------------------------------------------------------------

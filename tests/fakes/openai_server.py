@@ -92,41 +92,68 @@ class Reply:
 Responder = Callable[[dict], "Reply | str | dict"]
 
 
-def analysis_json(**overrides: Any) -> str:
-    """A valid analysis answer (the schema of prompts/analyze_commit.*.j2), fields overridable."""
-    answer: dict[str, Any] = {
-        "change_type": "feature",
-        "importance": "medium",
-        "importance_reason": "Adds a new option to the public CLI.",
-        "summary": "Adds a --since flag to the export command.",
-        "impact": "Users can export only recent records.",
-        "insights": {"architecture": "", "performance": "Smaller exports.", "security": ""},
-        "risks": ["Date parsing differs by locale."],
-        "recommendations": ["Document the accepted date formats."],
-    }
+ANSWER_EN: dict[str, Any] = {
+    "change_type": "feature",
+    "importance": "medium",
+    "importance_reason": "Adds a new option to the public CLI.",
+    "summary": "Adds a --since flag to the export command.",
+    "impact": "Users can export only recent records.",
+    "insights": {"architecture": "", "performance": "Smaller exports.", "security": ""},
+    "risks": ["Date parsing differs by locale."],
+    "recommendations": ["Document the accepted date formats."],
+}
+ANSWER_ZH: dict[str, Any] = {  # what a model that follows the Chinese prompt answers
+    "change_type": "feature",
+    "importance": "medium",
+    "importance_reason": "为公开的命令行新增了一个选项。",
+    "summary": "为 export 命令新增 --since 参数。",
+    "impact": "用户可以只导出最近的记录。",
+    "insights": {"architecture": "", "performance": "导出的数据更少。", "security": ""},
+    "risks": ["日期解析因地区设置而异。"],
+    "recommendations": ["在文档中写明接受的日期格式。"],
+}
+BULLETS_EN = ("The export command gained a --since flag.", "A bug in the cache expiry was fixed.",
+              "Watch out: the config file format changed.")
+BULLETS_ZH = ("export 命令新增了 --since 参数。", "修复了缓存过期的一个问题。", "注意：配置文件格式有变化。")
+STREAM_EN = "This commit adds a --since flag so exports can be limited to recent records."
+STREAM_ZH = "这个提交新增了 --since 参数，导出时可以只保留最近的记录。"
+
+
+def analysis_json(lang: str = "en", **overrides: Any) -> str:
+    """A valid analysis answer (the schema of prompts/analyze_commit.*.j2) in `lang`, fields
+    overridable."""
+    answer: dict[str, Any] = json.loads(json.dumps(ANSWER_ZH if lang == "zh" else ANSWER_EN))
     answer.update(overrides)
     return json.dumps(answer, ensure_ascii=False)
 
 
-def headline_json(bullets: Iterable[str] | None = None) -> str:
-    return json.dumps({"bullets": list(bullets or [
-        "The export command gained a --since flag.",
-        "A bug in the cache expiry was fixed.",
-        "Watch out: the config file format changed.",
-    ])}, ensure_ascii=False)
+def headline_json(bullets: Iterable[str] | None = None, lang: str = "en") -> str:
+    return json.dumps({"bullets": list(bullets or (BULLETS_ZH if lang == "zh" else BULLETS_EN))},
+                      ensure_ascii=False)
+
+
+def request_lang(request: dict) -> str:
+    """The language the prompt asks for: "zh" when its system part (or first message) is Chinese."""
+    messages = request.get("messages") or [{}]
+    first = next((m.get("content") or "" for m in messages if m.get("role") == "system"),
+                 messages[0].get("content") or "")
+    return "zh" if re.search(r"[\u4e00-\u9fff]", str(first)) else "en"
 
 
 def default_responder(request: dict) -> Reply:
     system = next((m.get("content") or "" for m in request.get("messages", [])
                    if m.get("role") == "system"), "")
+    lang = request_lang(request)
     if request.get("stream"):
-        return Reply(content="This commit adds a --since flag so exports can be limited to recent records.")
+        return Reply(content=STREAM_ZH if lang == "zh" else STREAM_EN)
     if '"bullets"' in system:
-        return Reply(content=headline_json())
+        return Reply(content=headline_json(lang=lang))
     title, path = commit_facts(request)
     if path:  # like a real model, the summary names something in the commit it was shown
-        return Reply(content=analysis_json(summary=f"Adds a --since flag to the export command. Touches {path}."))
-    return Reply(content=analysis_json())
+        summary = (f"为 export 命令新增 --since 参数，改动 {path}。" if lang == "zh"
+                   else f"Adds a --since flag to the export command. Touches {path}.")
+        return Reply(content=analysis_json(lang, summary=summary))
+    return Reply(content=analysis_json(lang))
 
 
 def commit_facts(request: dict) -> tuple[str, str]:
@@ -157,6 +184,11 @@ def script(*replies: "Reply | str | dict", then: Responder | None = None) -> Res
 
 BEHAVIOURS = ("think", "fenced", "sloppy", "list", "schema_only", "refuse_400", "refuse_422",
               "llamacpp_500", "context", "echo", "hang")
+SMALL_MODEL = (  # what a real 1.5B model did on real days (issue 25)
+    "copy_rows",  # the headline's bullets are the prompt's own commit rows, verbatim
+    "wrong_language",  # English answers (analyses, headline, streams) to a Chinese prompt
+    "filler",  # `<无>` impact, "No further recommendations needed.", reason = the title
+)
 CONTEXT_WORDINGS = {  # HTTP 400 messages, as worded by OpenAI, vLLM (older, newer) and OpenRouter
     "openai": ("This model's maximum context length is {window} tokens. However, your messages resulted in "
                "{total} tokens. Please reduce the length of the messages."),
@@ -173,10 +205,14 @@ CONTEXT_WORDINGS = {  # HTTP 400 messages, as worded by OpenAI, vLLM (older, new
 
 
 def good_answer(request: dict, **overrides: Any) -> str:
-    """A valid analysis that names the commit it was shown (title and first file)."""
+    """A valid analysis, in the prompt's language, that names the commit it was shown (title and
+    first file)."""
     title, path = commit_facts(request)
-    overrides.setdefault("summary", f"Changes {path or 'the code'} for “{title or 'this commit'}”.")
-    return analysis_json(**overrides)
+    lang = request_lang(request)
+    said = (f"修改了 {path or '代码'}，对应“{title or '这个提交'}”。" if lang == "zh"
+            else f"Changes {path or 'the code'} for “{title or 'this commit'}”.")
+    overrides.setdefault("summary", said)
+    return analysis_json(lang, **overrides)
 
 
 def measured_tokens(request: dict) -> int:
@@ -212,7 +248,7 @@ class Behaviour:
              '{not json}. Draft: {"change_type": "other", "importance": "high"}</think>\n')
 
     def __init__(self, name: str, *, window: int = 6144, wordings: Iterable[str] = tuple(CONTEXT_WORDINGS)):
-        if name not in BEHAVIOURS:
+        if name not in BEHAVIOURS + SMALL_MODEL:
             raise ValueError(f"unknown behaviour {name!r}")
         self.name = name
         self.window = window
@@ -241,15 +277,31 @@ class Behaviour:
             # llama-cpp-python validates response_format inside the route: a 500 naming the format
             return Reply(status=500, error=dict(LLAMACPP_SCHEMA_ERROR))
         if request.get("stream"):
-            return self._stream()
+            return self._stream(request)
         system = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "system"), "")
         if '"bullets"' in system:
-            answer = headline_json()
-            return Reply(content=self.THINK + answer if name == "think" else answer)
+            return Reply(content=self._headline(request))
         return Reply(content=self._analysis(request, kind))
+
+    def _headline(self, request: dict) -> str:
+        lang = "en" if self.name == "wrong_language" else request_lang(request)
+        if self.name == "copy_rows":  # the first two rows of the <commits> block, markers and all
+            rows = re.search(r"<commits>\n(.*?)\n</commits>", request["messages"][-1]["content"], re.S)
+            lines = [line.lstrip("- ").strip() for line in (rows.group(1) if rows else "").splitlines()]
+            return headline_json(lines[:2] or None, lang=lang)
+        answer = headline_json(lang=lang)
+        return self.THINK + answer if self.name == "think" else answer
 
     def _analysis(self, request: dict, kind: str | None) -> str:
         name, answer = self.name, good_answer(request)
+        if name == "wrong_language":  # the English commit it read, answered in English
+            title, path = commit_facts(request)
+            return analysis_json("en", summary=f"Changes {path or 'the code'} for “{title or 'this commit'}”.")
+        if name == "filler":
+            title, _ = commit_facts(request)
+            zh = request_lang(request) == "zh"
+            return good_answer(request, impact="<无>" if zh else "<none>", importance_reason=title,
+                               recommendations=["No further recommendations needed."], risks=["None"])
         if name == "think":
             return self.THINK + answer
         if name == "fenced":
@@ -271,8 +323,10 @@ class Behaviour:
             return f"Sure! {answer} Hope this helps."
         return answer
 
-    def _stream(self) -> Reply:
+    def _stream(self, request: dict) -> Reply:
         prose = "This commit changes the export path; scripts reading its output may need updating."
+        if request_lang(request) == "zh" and self.name != "wrong_language":
+            prose = "这个提交改动了导出路径，读取其输出的脚本可能需要更新。"
         if self.name == "think":  # the tags split across chunks, braces inside
             return Reply(chunks=["<thi", "nk>The user asks {about this}", " and {\"x\": 1}</th", "ink>\n",
                                  prose[:20], prose[20:]])
