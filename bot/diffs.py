@@ -116,6 +116,16 @@ def estimate_tokens(text: str) -> int:
     return max(1, math.ceil(total))  # even a lone space is a token
 
 
+def estimate_tokens_split(text: str) -> tuple[float, float]:
+    """(the estimate's share for Chinese/Japanese/Korean characters, the rest's): tokenizers
+    differ from the estimate differently for the two (bot/analysis/tokens_ratio.py)."""
+    total = float(estimate_tokens(text))
+    if not text or text.isascii():
+        return 0.0, total
+    cjk = min(total, _CJK_COST * _count_chars(_CJK_RUN, text))
+    return cjk, total - cjk
+
+
 def _surely_over(text: str, allowance: int) -> bool:
     """True when text is certainly estimated above `allowance`, without estimating it: every
     character but a lone space costs at least 1/65 token (64-space runs are the cheapest)."""

@@ -156,9 +156,7 @@ class QA:
         yield "```diff\n" + selection.text.replace("```", "ʼʼʼ").rstrip() + "\n```"
 
 
-async def stream_fitted(
-    llm, fit: Callable[[], Any], *, lang: str | None = None, prompts=None
-) -> AsyncIterator[str]:
+async def stream_fitted(llm, fit: Callable[[], Any], *, lang: str | None = None, prompts=None) -> AsyncIterator[str]:
     """The model's streamed answer to the prompt `fit()` builds (an object with `.prompt` and
     `.output`, the max_tokens to ask for). When the endpoint refuses it as too long before the
     first piece, its window is now known (the estimate is corrected): `fit()` builds the prompt

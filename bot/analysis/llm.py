@@ -37,7 +37,6 @@ import logging
 import random
 import re
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +51,7 @@ from ..i18n import Count, localize, phrase
 from ..models import BotError
 from ..store import ANALYSIS_TTL
 from .reasoning import ReasoningFilter, opened_by_template
+from .tokens_ratio import TokensRatio
 
 log = logging.getLogger(__name__)
 
@@ -78,13 +78,11 @@ ANALYSIS_OUTPUT_TOKENS = 1024
 # Every request keeps at least this much of a known window for its answer (the analysis's need:
 # a headline or a thread answer is not rushed either).
 OUTPUT_RESERVE = ANALYSIS_OUTPUT_TOKENS
-# The learnt tokens ratio is a mean over whole prompts; a prompt of other text (more diff, more
-# Chinese) counts differently — Qwen2.5's tokenizer 0.73-0.81 of the local estimate by text. A
+# The learnt ratio bounds each kind of text (Chinese, the rest) as the counts so far showed it;
+# within a kind texts still differ (Qwen2.5: code 0.76 of the estimate, English prose 0.83). A
 # prompt sized to the window's last token would eat the answer's room: budgets assume this much
-# more than the ratio says.
-RATIO_SLACK = 0.12
-RATIO_MEMORY = 16  # the estimate follows the highest tokens ratio among this many recent answers
-MIN_CALIBRATION_TOKENS = 200  # smaller prompts are mostly chat-template overhead: no evidence
+# more than the bound says.
+RATIO_SLACK = 0.1
 BLANK_RETRIES = 2  # a blank answer is asked again this many times (it cost no output)
 # A prompt refused for its length costs no output either: callers rebuild it with the corrected
 # estimate and send it again this many times (the second time covers a prompt whose text the
@@ -164,8 +162,7 @@ class LLM:
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
         self._floor = JSON_SCHEMA  # the strongest format this endpoint has not refused
         self._proven: set[int] = set()  # levels the endpoint has answered (not refused)
-        self.token_ratio = 1.0  # the endpoint's tokens per locally estimated token
-        self._ratios: deque[float] = deque(maxlen=RATIO_MEMORY)
+        self._ratio = TokensRatio()  # the endpoint's tokens per locally estimated token, at most
         self.blank_retries = BLANK_RETRIES
         self._memory = memory  # a Store (get_json, set_json, k) or None
         self._memory_key = (
@@ -220,18 +217,17 @@ class LLM:
     def _local(self, messages: Sequence[Message]) -> int:
         return sum(estimate_tokens(m.get("content") or "") + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
-    def _calibrate(self, messages: Sequence[Message], server_tokens: int) -> None:
-        local = self._local(messages)
-        if local < MIN_CALIBRATION_TOKENS or server_tokens <= 0:
-            return
-        self._observe(server_tokens / local)
+    @property
+    def token_ratio(self) -> float:
+        """The endpoint's tokens per locally estimated token, at most (bot/analysis/tokens_ratio.py)."""
+        return self._ratio.bound
 
-    def _observe(self, ratio: float) -> None:
-        # Undercounting overflows the window, overcounting only wastes room: the estimate follows
-        # the highest ratio among the recent answers — from the first answer on, so a server that
-        # counts fewer tokens than the local estimate (Qwen: 0.73-0.81 of it) gets fuller prompts.
-        self._ratios.append(min(4.0, max(0.5, ratio)))
-        self.token_ratio = max(self._ratios)
+    def _calibrate(self, messages: Sequence[Message], server_tokens: int) -> None:
+        # Undercounting overflows the window, overcounting only wastes room: the bound follows the
+        # counts from the first answer on, so a server that counts fewer tokens than the local
+        # estimate (Qwen: 0.58-0.83 of it by text) gets fuller prompts.
+        texts = [m.get("content") or "" for m in messages]
+        self._ratio.observe_texts(texts, MESSAGE_OVERHEAD_TOKENS * len(messages), server_tokens)
 
     def _check_room(self, prompt_tokens: int) -> None:
         """Counted and logged when a prompt left its answer less than the reserve (the calibration
@@ -258,7 +254,7 @@ class LLM:
 
     # --- memory (per endpoint, in Redis) --------------------------------------------------------
     def _state(self) -> tuple:
-        return (self._floor, self.context_tokens, round(self.token_ratio, 3) if self._ratios else None)
+        return (self._floor, self.context_tokens, round(self.token_ratio, 3) if self._ratio.learnt else None)
 
     async def recall(self) -> None:
         """Once per client: what an earlier process learnt about this endpoint. Callers that size
@@ -281,7 +277,7 @@ class LLM:
             if isinstance(data.get("window"), int) and data["window"] > 0:
                 self.context_tokens = min(data["window"], self.context_tokens or data["window"])
             if isinstance(data.get("ratio"), (int, float)) and data["ratio"] > 0:
-                self._observe(float(data["ratio"]))
+                self._ratio.remembered(float(data["ratio"]))
             self._saved = self._state()
 
     async def _remember(self) -> None:

@@ -229,6 +229,20 @@ def measured_tokens(request: dict) -> int:
     return math.ceil(total)
 
 
+def qwen_like_tokens(request: dict) -> int:
+    """A prompt counted as Qwen2.5's tokenizer counts it relative to the client's estimate, by
+    kind of text (measured with llama-cpp-python's /extras/tokenize): Chinese at 0.58, everything
+    else (English, code, diffs) at 0.76, plus the chat template's tokens per message — so a ratio
+    learnt on a Chinese prompt with a small diff undercounts a Chinese prompt that is mostly diff."""
+    from bot.diffs import estimate_tokens_split
+
+    total = 0.0
+    for m in request.get("messages", []):
+        cjk, rest = estimate_tokens_split(str(m.get("content") or ""))
+        total += 0.58 * cjk + 0.76 * rest + 5
+    return math.ceil(total)
+
+
 def server_tokens(request: dict) -> int:
     """A tokenizer unlike the client's estimate: ~3 ASCII characters a token, 1.5 per other
     character (Chinese costs more than simple estimates assume), 4 per message."""
@@ -286,7 +300,8 @@ class Behaviour:
     def _headline(self, request: dict) -> str:
         lang = "en" if self.name == "wrong_language" else request_lang(request)
         if self.name == "copy_rows":  # the first two rows of the <commits> block, markers and all
-            rows = re.search(r"<commits>\n(.*?)\n</commits>", request["messages"][-1]["content"], re.S)
+            prompt = "\n".join(str(m.get("content") or "") for m in request["messages"])  # retries too
+            rows = re.search(r"<commits>\n(.*?)\n</commits>", prompt, re.S)
             lines = [line.lstrip("- ").strip() for line in (rows.group(1) if rows else "").splitlines()]
             return headline_json(lines[:2] or None, lang=lang)
         answer = headline_json(lang=lang)
@@ -365,7 +380,7 @@ class FakeOpenAI:
                  model: str = "fake-model", window: int | None = None,
                  wordings: Iterable[str] = tuple(CONTEXT_WORDINGS), blank_every: int = 0,
                  blank_rate: float = 0.0, blank_first: int = 0, seed: int = 7, tokens: Callable[[dict], int] | None = None,
-                 refuse_json_schema: bool = False):
+                 refuse_json_schema: bool = False, clamps_output: bool = False):
         if over_cap not in ("queue", "reject"):
             raise ValueError("over_cap must be 'queue' or 'reject'")
         self.responder: Responder = responder or default_responder
@@ -384,6 +399,11 @@ class FakeOpenAI:
         self._random = random.Random(seed)
         self.tokens: Callable[[dict], int] = tokens or server_tokens
         self.refuse_json_schema = refuse_json_schema
+        # llama-cpp-python: only a prompt that fills the window is refused; prompt + max_tokens over
+        # it is answered with max_tokens cut to what is left (an answer longer than that stops
+        # with finish_reason "length"). `rooms`: the window left after each prompt answered.
+        self.clamps_output = clamps_output
+        self.rooms: list[int] = []
         self.window_refusals = 0  # context-length errors answered because of `window`
         self.blanks = 0  # completions answered blank because of blank_every / blank_rate
         self.refused_schema = 0  # json_schema requests refused because of refuse_json_schema
@@ -460,7 +480,20 @@ class FakeOpenAI:
         if self.window:
             with self._lock:
                 wording = next(self._wordings)
-            refused = over_window(request, self.window, wording, self.tokens)
+            if self.clamps_output:
+                prompt = self.tokens(request)
+                request_output = int(request.get("max_tokens") or 0)
+                if prompt < self.window:
+                    with self._lock:
+                        self.rooms.append(self.window - prompt)
+                    return None
+                # llama-cpp-python's server words a prompt over the window as vLLM (older) does
+                refused = Reply(status=400, error={
+                    "message": CONTEXT_WORDINGS["vllm_old"].format(
+                        window=self.window, prompt=prompt, output=request_output, total=prompt + request_output),
+                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"})
+            else:
+                refused = over_window(request, self.window, wording, self.tokens)
             if refused is not None:
                 with self._lock:
                     self.window_refusals += 1
@@ -584,6 +617,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_completion(self, request: dict, reply: Reply) -> None:
         content = reply.content or ""
+        fake = self.fake
+        if fake.clamps_output and fake.window:
+            left = fake.window - fake.tokens(request)  # the room llama-cpp-python leaves the answer
+            if len(content) // 4 + 1 > left:
+                content, reply = content[: max(left, 0) * 4], Reply(**{**reply.__dict__, "finish_reason": "length"})
         payload = {
             "id": self.fake._next_id(),
             "object": "chat.completion",
