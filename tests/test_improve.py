@@ -1,0 +1,71 @@
+"""One digest for one day (issue 25, item 5). A finished day's digest is kept as first published:
+every later reader — the CLI's JSON then its Markdown, another channel, the report page — gets
+the same levels and types, fallbacks included. The improve pass (the clock's, off the readers'
+path) retries the fallbacks; a success improves the kept digest in place, with a note, and edits
+each posted message once. Real processes, real Redis, the real SDKs against the fake Slack,
+Feishu and LLM servers; what is asserted is what readers see."""
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, date, datetime, timedelta
+
+from bot.chat import ChatService
+from bot.improve.job import Improver
+from bot.render.jsonout import render_json
+from bot.services import Services
+from bot.store import StoreUnavailable, open_store
+from bot.window import day_window
+from tests.test_feishu_e2e import feishu_env, repo  # noqa: F401 — the Feishu fixtures
+from tests.test_slack_e2e import (CHANNEL, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, build_widgets, by_title,  # noqa: F401
+                                  digest_thread, make_bot, shown, slack, widgets)
+
+WINDOW = day_window(date(2026, 1, 28), "Asia/Shanghai")
+LATER = datetime.now(UTC) + timedelta(hours=1)  # past every pass's due time (DIGEST_IMPROVE_MINUTES)
+NOTE = re.compile(r"✏️ Re-analysed by the LLM at \d\d-\d\d \d\d:\d\d \(it was the offline fallback: "
+                  r"the LLM endpoint answered with errors\)")
+
+
+def entries(digest_json: str) -> dict[str, dict]:
+    return {e["commit"]["title"]: e for e in json.loads(digest_json)["digests"][0]["entries"]}
+
+
+def test_one_day_through_the_cli_is_one_digest_in_json_and_markdown_until_improved(
+        run, widgets, flaky_llm, make_settings):
+    # the LLM fails this commit now; once healed it says medium / removal (the rules: high / feature)
+    flaky_llm.fail(HIGH_TITLE, importance="medium", change_type="removal/deprecation")
+    env = {"OPENAI_BASE_URL": flaky_llm.url, "OPENAI_API_KEY": "sk-test-flaky-000", "LLM_MAX_RETRIES": "0"}
+    args = ("digest", "--repo", str(widgets.path), "--date", "2026-01-28", "--lang", "en")
+    first = run(*args, "--format", "json", env=env)
+    assert first.returncode == 0, first.stderr
+    shown_first = entries(first.stdout)[HIGH_TITLE]
+    assert (shown_first["importance"], shown_first["analysis"]["change_type"]) == ("high", "feature")
+    assert shown_first["analysis"]["origin"] == "fallback"
+
+    flaky_llm.heal()  # the next request would now succeed: it must not change the day's digest
+    second = run(*args, "--format", "markdown", env=env)
+    assert second.returncode == 0, second.stderr
+    section = second.stdout.split("#### feat\\!: remove the legacy export API", 1)[1].split("---", 1)[0]
+    assert "**🎯 Change type**: Feature · **⚡ Importance**: 🔴 High" in section
+    assert "The LLM analysis failed" in section and "Re-analysed" not in section
+    assert flaky_llm.analyses_of(HIGH_TITLE) == 1  # the Markdown run asked nothing
+
+    # the clock's improve pass (another process, same Redis) retries it once; the day changes in place
+    async def improve():
+        services = Services.build(make_settings(redis_prefix=run.prefix, **flaky_llm.settings()))
+        try:
+            return await ChatService(services).improver.tick(LATER)
+        finally:
+            await services.aclose()
+
+    import asyncio
+
+    (_, outcome), = asyncio.run(improve())
+    assert outcome == "1 of 1 improved"
+    third = run(*args, "--format", "json", env=env)
+    improved = entries(third.stdout)[HIGH_TITLE]
+    assert (improved["importance"], improved["analysis"]["change_type"]) == ("medium", "removal/deprecation")
+    assert improved["analysis"]["origin"] == "llm" and improved["analysis"]["improved_from"] == "http_error"
+    assert json.loads(third.stdout)["digests"][0]["notices"] == [] and json.loads(third.stdout)["digests"][0]["revision"] == 1
+    md = run(*args, "--format", "markdown", env=env).stdout
+    assert NOTE.search(md) and "🟡 Medium" in md.split("feat\\!: remove the legacy export API", 2)[2][:1500]
