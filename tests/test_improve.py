@@ -69,3 +69,72 @@ def test_one_day_through_the_cli_is_one_digest_in_json_and_markdown_until_improv
     assert json.loads(third.stdout)["digests"][0]["notices"] == [] and json.loads(third.stdout)["digests"][0]["revision"] == 1
     md = run(*args, "--format", "markdown", env=env).stdout
     assert NOTE.search(md) and "🟡 Medium" in md.split("feat\\!: remove the legacy export API", 2)[2][:1500]
+
+
+
+async def test_posted_slack_digests_are_edited_once_with_the_note(make_bot, slack, widgets, flaky_llm):
+    flaky_llm.fail(HIGH_TITLE, importance="medium", change_type="removal/deprecation")
+    bot = await make_bot(**flaky_llm.settings())
+    parent, replies = await digest_thread(bot, slack)
+    high = by_title(replies, HIGH_TITLE)
+    assert shown(high).startswith("🔴") and "The LLM analysis failed" in shown(high)
+    assert "⚠️ The LLM could not analyse 1 of 3 commits" in shown(parent)
+    asked = flaky_llm.analyses_of(HIGH_TITLE)
+
+    # the LLM is back; a second reader asks for the day (here, the same channel again): the same
+    # digest as published, not a retry on their request
+    flaky_llm.heal()
+    parent2, replies2 = await digest_thread(bot, slack)
+    assert shown(by_title(replies2, HIGH_TITLE)).startswith("🔴") and flaky_llm.analyses_of(HIGH_TITLE) == asked
+    threads = [(parent, replies), (parent2, replies2)]
+    before = {m.ts: slack.message(CHANNEL, m.ts).edits for p, rs in threads for m in (p, *rs)}
+
+    # the clock's improve pass: one retry, then each posted message that shows it edited once
+    (_, outcome), = await bot.chat.improver.tick(LATER)
+    assert outcome == "1 of 1 improved" and flaky_llm.analyses_of(HIGH_TITLE) == asked + 1
+    for p, rs in threads:
+        now_parent = slack.message(CHANNEL, p.ts)
+        assert now_parent.edits == before[p.ts] + 1
+        assert "3 commits today | 🔴 high 0 | 🟡 medium 3 | 🟢 low 0" in shown(now_parent)
+        assert "could not analyse" not in shown(now_parent)
+        detail = slack.message(CHANNEL, by_title(rs, HIGH_TITLE).ts)
+        assert detail.edits == 1 and shown(detail).startswith("🟡")
+        assert NOTE.search(shown(detail)) and "Removal / deprecation" in shown(detail)
+        for other in rs:
+            if other.ts != detail.ts:
+                assert slack.message(CHANNEL, other.ts).edits == 0  # shows nothing that changed
+    assert slack.block_errors == []
+
+    # nothing more to do: later ticks edit nothing, the JSON shows the improved entry with its note
+    assert await bot.chat.improver.tick(LATER + timedelta(days=1)) == []
+    assert sum(slack.message(CHANNEL, ts).edits for ts in before) == sum(before.values()) + 4
+    digest = await bot.services.builder.build(bot.services.source(str(widgets.path)), WINDOW, "en")
+    entry = entries(render_json([digest]))[HIGH_TITLE]
+    assert entry["importance"] == "medium" and entry["analysis"]["improved_from"] == "http_error"
+    assert entry["analysis"]["improved_at"].startswith(LATER.astimezone(WINDOW.start.tzinfo).date().isoformat())
+
+
+async def test_many_channels_one_improvement_each_message_edited_once(make_bot, slack, widgets, flaky_llm):
+    """Three channels post the same day; two processes run the improve pass at once."""
+    flaky_llm.fail(HIGH_TITLE, importance="medium", change_type="removal/deprecation")
+    bot = await make_bot(**flaky_llm.settings())
+    other = await make_bot(**flaky_llm.settings())  # a second process on the same Redis
+    details = []
+    for channel in ("C0001", "C0002", "C0003"):
+        status, _ = await bot.sender.slash("2026-01-28", channel=channel)
+        assert status == 200
+        await bot.settle()
+        (parent,) = slack.top_level(channel)
+        details.append((channel, by_title(slack.replies(channel, parent.ts), HIGH_TITLE)))
+    flaky_llm.heal()
+    asked = flaky_llm.analyses_of(HIGH_TITLE)
+    import asyncio
+
+    outcomes = await asyncio.gather(bot.chat.improver.tick(LATER), other.chat.improver.tick(LATER))
+    assert sorted(o for done in outcomes for _, o in done) in (["1 of 1 improved", "busy"],
+                                                                ["1 of 1 improved", "no retries"],
+                                                                ["1 of 1 improved"])
+    assert flaky_llm.analyses_of(HIGH_TITLE) == asked + 1  # one retry for every channel
+    for channel, detail in details:
+        now = slack.message(channel, detail.ts)
+        assert now.edits == 1 and NOTE.search(shown(now))
