@@ -138,3 +138,79 @@ async def test_many_channels_one_improvement_each_message_edited_once(make_bot, 
     for channel, detail in details:
         now = slack.message(channel, detail.ts)
         assert now.edits == 1 and NOTE.search(shown(now))
+
+
+async def test_the_feishu_card_is_patched_once_with_the_note(make_settings, repo, flaky_llm):  # noqa: F811
+    title = "feat: add export --since flag"  # the rules: medium, a card of its own
+    flaky_llm.fail(title, importance="high", change_type="feature")
+    async with feishu_env(make_settings, repo, **flaky_llm.settings()) as env:
+        parent, replies = await env.digest()
+        (card,) = [m for m in replies if "LLM 分析失败" in env.fake.markdown_of(m)]
+        assert "add export" in env.fake.card(card)["header"]["title"]["content"]
+        assert not card.patches
+        flaky_llm.heal()
+        (_, outcome), = await env.chat.improver.tick(LATER)
+        assert outcome == "1 of 1 improved"
+        assert len(card.patches) == 1
+        shown_now = env.fake.markdown_of(card)
+        assert re.search(r"✏️ 已于 \d\d-\d\d \d\d:\d\d 由 LLM 重新分析（原为离线兜底分析：LLM 服务返回错误）", shown_now)
+        assert "LLM 分析失败" not in shown_now and "🔴" in env.fake.card(card)["header"]["title"]["content"]
+        assert "LLM 未能分析" not in env.fake.markdown_of(parent)
+        assert await env.chat.improver.tick(LATER + timedelta(days=1)) == [] and len(card.patches) == 1
+
+
+class StoreFailingOnce:
+    """A store whose first compare-and-set of a kept digest fails as if Redis went away right after
+    the retry's analysis was cached (the pass dies there)."""
+
+    @staticmethod
+    def build(settings):
+        store = open_store(settings)
+        real = store.set_json_if
+        failed = []
+
+        async def set_json_if(*args, **kwargs):
+            if not failed:
+                failed.append(True)
+                raise StoreUnavailable("Redis went away")
+            return await real(*args, **kwargs)
+
+        store.set_json_if = set_json_if  # our own Store's method, not an SDK's
+        return store
+
+
+async def test_a_pass_killed_after_the_analysis_leaves_the_digest_consistent_and_loses_nothing(
+        make_settings, widgets, flaky_llm):
+    flaky_llm.fail(HIGH_TITLE, importance="medium", change_type="removal/deprecation")
+    settings = make_settings(**flaky_llm.settings())
+    services = Services.build(settings, store=StoreFailingOnce.build(settings))
+    try:
+        source = services.source(str(widgets.path))
+        published = await services.builder.build(source, WINDOW, "en")
+        flaky_llm.heal()
+        asked = flaky_llm.analyses_of(HIGH_TITLE)
+        improver = Improver(services, {})
+        try:
+            await improver.run(published.kept_as, LATER)
+            raise AssertionError("the pass should have died at its compare-and-set")
+        except StoreUnavailable:
+            pass
+        # consistent: every reader still gets the digest as published, its notice in place
+        still = await services.builder.build(source, WINDOW, "en")
+        assert still.revision == 0 and still.notices == published.notices
+        assert entries(render_json([still]))[HIGH_TITLE]["analysis"]["origin"] == "fallback"
+        # the next pass (due again after the interval) finishes it without asking the LLM again
+        assert await improver.tick(LATER) == []  # not yet due
+        (_, outcome), = await improver.tick(LATER + timedelta(minutes=settings.digest_improve_minutes))
+        assert outcome == "1 of 1 improved" and flaky_llm.analyses_of(HIGH_TITLE) == asked + 1
+        better = await services.builder.build(source, WINDOW, "en")
+        assert better.revision == 1 and better.notices == ()
+        assert NOTE.search(render_report_of(better))
+    finally:
+        await services.aclose()
+
+
+def render_report_of(digest) -> str:
+    from bot.render.markdown import render_report
+
+    return render_report([digest])
