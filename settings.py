@@ -128,7 +128,17 @@ class Settings(BaseSettings):
         description="Where the embedded Redis keeps its file, and the history search index (`history.sqlite3`, a cache rebuilt from the analyses).",
     )
     digest_cache_ttl: int = Field(
-        86400, ge=0, description="Seconds a finished day's digest stays cached (analyses are kept longer)."
+        86400,
+        ge=0,
+        description="Seconds a finished day's digest is kept as first published, the same for every reader (analyses are kept longer).",
+    )
+    digest_improve_minutes: float = Field(
+        15.0,
+        ge=0,
+        description="Minutes between retries of a kept digest's fallback analyses by the clock process; a success edits the posted messages in place, with a note (0: never retried).",
+    )
+    digest_improve_attempts: int = Field(
+        4, ge=0, description="Retries of a kept digest's fallback analyses before it stays as it is."
     )
     prompts_dir: Path | None = Field(
         None,

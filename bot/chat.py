@@ -20,6 +20,7 @@ from .commands import CommandError, Request, help_text, looks_like_command, pars
 from .current_job import CURRENT_JOB
 from .delivery.job import Deliveries, DeliverySpec
 from .i18n import localize, phrase, text
+from .improve.job import Improver
 from .levels.taps import LevelTaps
 from .models import BotError, RetryLater, Subscription, UsageError, Window, to_dict
 from .platform import ChatPlatform, Conversation, Notice
@@ -52,6 +53,8 @@ class ChatService:
         self.deliveries = Deliveries(self)
         self.questions = Questions(self)
         self.levels = LevelTaps(self)
+        # kept digests' fallbacks retried, posted messages redrawn (bot/improve/); the clock runs it
+        self.improver = Improver(services, self.platforms)
 
     def register(self, platform: ChatPlatform) -> None:
         self.platforms[platform.name] = platform

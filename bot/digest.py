@@ -1,8 +1,9 @@
 """Build one repository's digest for a window: list → (cached) analyse in parallel → headline.
 
-Through the cache: a finished window's digest is stored whole; each commit's analysis is stored
-by (repo, sha, model+prompt hash, language), so re-running a day costs no LLM call and no diff
-fetch. One commit failing never loses the rest: it gets the offline analysis, or says why not.
+Through the cache: a finished window's digest is kept whole as first published, fallbacks and
+notices included (bot/improve/ retries those later and improves it in place); each commit's
+analysis is stored by (repo, sha, model+prompt hash, language), so re-running a day costs no LLM
+call and no diff fetch. One commit failing never loses the rest: it gets the offline analysis, or says why not.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from .analysis.profile import load_profile
 from .analysis.summary import headline as build_headline
 from .analysis.summary import headline_notice
 from .i18n import localize, text
+from .improve.kept import Kept
+from .improve.refresh import retryable
 from .levels.overlay import overlay
 from .models import (
     Analysis,
@@ -114,19 +117,19 @@ class DigestBuilder:
                 entries = await self._analyse_all(source, commits, lang, progress, problems)
                 _profile, profile_problem = await self._read_profile(source)
                 bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
-            notices = self._notices(source, entries, lang, window, problems, profile_problem)
+            parts = self.notice_parts(source, entries, lang, window, problems, headline_failed)
+            budget = ""
             if meter.budget_hit:  # said once, whatever number of commits it sent offline
-                notices += (
-                    cost.budget_notice(
-                        self.settings.llm_monthly_token_budget or 0, cost.first_of_next_month(self.clock()), lang
-                    ),
+                budget = cost.budget_notice(
+                    self.settings.llm_monthly_token_budget or 0, cost.first_of_next_month(self.clock()), lang
                 )
+            profile = profile_notice(profile_problem, lang) if profile_problem else ""
+            notices = tuple(
+                n for n in (parts["source"], parts["llm"], profile, budget, parts["headline"]) if n
+            )  # the profile: the maintainers should hear that their .digest.toml is ignored
             spent = meter.cost(self.settings) if self.llm is not None else None
             if spent is not None:
                 metrics.observe("digest_tokens", spent.tokens)
-            if headline_failed and headline_failed not in _fallback_reasons(entries):
-                # the LLM failed at the headline in a way the analyses' notice does not say already
-                notices += (headline_notice(headline_failed, lang),)
             digest = Digest(
                 repo=source.name,
                 branch=branch,
@@ -145,15 +148,45 @@ class DigestBuilder:
                 filtered_out=len(listed) - len(commits),
                 cost=spent,
             )
-            data = to_dict(digest)
-            if cacheable and digest.complete:  # never with notices: the next run may do better
-                await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl)
-            return data
+            if not cacheable:
+                return to_dict(digest)
+            return await self._keep(key, digest, parts)
 
         # Everyone asking for this digest at once (20 channels, two clocks' build jobs, any
         # process) shares one build, in flight as well as cached.
         digest = digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
         return await self.corrected(digest)
+
+    async def _keep(self, key: str, digest: Digest, parts: dict[str, str]) -> dict:
+        """Keep a finished window's digest as published, notices and fallbacks included: every
+        later reader gets this one (a retry that succeeds later improves it in place, off the
+        readers' path: bot/improve/). The first kept wins over a build racing it."""
+        data = to_dict(replace(digest, kept_as=key))
+        data["improve"] = {"attempts": 0, "parts": parts, "renamed": {}}
+        if not await self.store.set_json(key, data, ttl=self.settings.digest_cache_ttl, nx=True):
+            return await self.store.get_json(key) or data
+        every = self.settings.digest_improve_minutes * 60
+        if every > 0 and (any(retryable(e) for e in digest.entries) or digest.headline_origin == "fallback"):
+            await Kept(self.store).schedule(key, int(self.clock().timestamp() + every), only_earlier=True)
+        return data
+
+    async def retry(
+        self, source: CommitSource, commits: Sequence[Commit], lang: str, siblings: list[Commit], problems: list
+    ) -> list[DigestEntry]:
+        """The entries of `commits` made again, as a build makes them (through the analysis cache,
+        the bounded pool): a kept digest's fallbacks retried by the improve pass (bot/improve/)."""
+        slots = asyncio.Semaphore(self.settings.analysis_concurrency)
+
+        async def one(commit: Commit) -> DigestEntry:
+            async with slots:
+                return await self._entry(source, commit, lang, siblings, problems)
+
+        return list(await asyncio.gather(*(one(c) for c in commits)))
+
+    async def headline(self, entries: Sequence[DigestEntry], lang: str) -> tuple[list[str], str, str]:
+        """(bullets, origin, why it failed or ''): the day's headline, as a build makes it."""
+        bullets, origin, failed = await build_headline(self.llm, self.prompts, list(entries), lang)
+        return list(bullets), origin, failed or ""
 
     async def corrected(self, digest: Digest) -> Digest:
         """Readers' level corrections laid over a digest, after the cache: the cached digest stays
@@ -278,10 +311,11 @@ class DigestBuilder:
             source.cache_id, branch, window.start.isoformat(), window.end.isoformat(), window.tz, lang, tag
         )
 
-    def _notices(
-        self, source, entries, lang: str, window: Window, problems: list[BotError], profile_problem: str = ""
-    ) -> tuple[str, ...]:
-        """What the reader must know about how this digest was made, in its language."""
+    def notice_parts(
+        self, source, entries, lang: str, window: Window, problems: list[BotError], headline_failed: str = ""
+    ) -> dict[str, str]:
+        """The notices a digest's entries and headline call for, by kind ('' for none): counted
+        again when an improve pass changes the entries, so they are made in one place."""
         limited = [p for p in problems if isinstance(p, RateLimited)]
         until = max((p.until for p in limited if p.until), default=None)
         if limited:
@@ -292,12 +326,15 @@ class DigestBuilder:
                 len(entries),
                 limited[0],
             )
-        notices = [source_notice(entries, lang, until, window.tz, reason=problems[0] if problems else "")]
-        if self.llm is not None:
-            notices.append(llm_notice(entries, lang))
-        if profile_problem:  # the maintainers should hear that their .digest.toml is ignored
-            notices.append(profile_notice(profile_problem, lang))
-        return tuple(n for n in notices if n)
+        headline = ""
+        if headline_failed and headline_failed not in _fallback_reasons(entries):
+            # the LLM failed at the headline in a way the analyses' notice does not say already
+            headline = headline_notice(headline_failed, lang)
+        return {
+            "source": source_notice(entries, lang, until, window.tz, reason=problems[0] if problems else "") or "",
+            "llm": (llm_notice(entries, lang) or "") if self.llm is not None else "",
+            "headline": headline,
+        }
 
     async def _analyse_all(
         self, source, commits: list[Commit], lang: str, progress: Progress | None, problems: list[BotError]

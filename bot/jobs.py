@@ -15,6 +15,7 @@ Jobs (all payloads are JSON; pickle is never read from Redis):
   deliver  a digest into one conversation, keyed and resumable (scheduled pushes)
   build    a digest, keyed by (repo, branch, window, tz, lang); shared with every delivery of it
   watch    one watch's day: a person's direct messages about the commits touching a pattern
+  improve  one kept digest's fallbacks retried, its posted messages redrawn (bot/improve/)
 """
 
 from __future__ import annotations
@@ -159,6 +160,10 @@ async def _build(ctx: dict, spec: dict) -> str:
     return await ctx["chat"].run_build(spec)
 
 
+async def _improve(ctx: dict, key: str) -> str:
+    return await ctx["chat"].improver.run(key)
+
+
 async def _watch(ctx: dict, spec: dict) -> str:
     from .watch.job import WatchRun, WatchRunner
 
@@ -172,7 +177,7 @@ async def _watch(ctx: dict, spec: dict) -> str:
 class JobWorker:
     """Runs queued jobs in this process's event loop (an arq Worker), with leases renewed."""
 
-    FUNCTIONS = {"request": _request, "deliver": _deliver, "build": _build, "watch": _watch}
+    FUNCTIONS = {"request": _request, "deliver": _deliver, "build": _build, "watch": _watch, "improve": _improve}
 
     def __init__(self, settings, chat):
         self.settings = settings

@@ -203,6 +203,11 @@ class Analysis:
     files_changed: int = 0
     additions: int = 0
     deletions: int = 0
+    # A published digest's fallback that a later retry replaced (bot/improve/): when (ISO 8601, in
+    # the digest's time zone, so the note reads the reader's clock) and what it had been (a
+    # `fallback_reason`). Empty for an analysis made at the first attempt.
+    improved_at: str = ""
+    improved_from: str = ""
 
 
 @dataclass(frozen=True)
@@ -298,7 +303,8 @@ class Digest:
     generated_at: datetime | None = None
     repo_spec: str = ""  # how commands name the repository (owner/name or the configured path)
     # Sentences in the digest's language that every surface shows first: what went wrong while
-    # building it (the LLM could not analyse some commits, GitHub's rate limit …). Never cached.
+    # building it (the LLM could not analyse some commits, GitHub's rate limit …). Recounted when a
+    # retry improves the kept digest (bot/improve/).
     notices: tuple[str, ...] = ()
     headline_fallback: str = ""  # why the LLM's headline failed (timeout … rejected), for the CLI
     # The path filter it was built with (bot/pathfilter.py), said in its header, and how many of
@@ -308,6 +314,10 @@ class Digest:
     filtered_out: int = 0
     fork: ForkInfo | None = None  # set when the digest was read against a fork (bot.downstream)
     cost: Cost | None = None  # LLM tokens it cost (None: built without an LLM)
+    # A finished window's digest is kept as first published (bot/improve/): the store key it is
+    # kept under ("" for a window still open) and how many times a retry has improved it since.
+    kept_as: str = ""
+    revision: int = 0
 
     @property
     def repo_id(self) -> str:
@@ -319,11 +329,6 @@ class Digest:
 
     def grouped(self) -> list[tuple[Importance, list[DigestEntry]]]:
         return [(imp, [e for e in self.entries if e.importance is imp]) for imp in Importance]
-
-    @property
-    def complete(self) -> bool:
-        """True when every entry has a first-class analysis and nothing went wrong (worth caching)."""
-        return not self.notices and all(e.analysis and e.analysis.origin != "fallback" for e in self.entries)
 
 
 @dataclass(frozen=True)
@@ -455,6 +460,8 @@ def digest_from_dict(d: dict) -> Digest:
         filtered_out=d.get("filtered_out", 0),
         fork=fork,
         cost=Cost(**d["cost"]) if d.get("cost") else None,
+        kept_as=d.get("kept_as") or "",
+        revision=int(d.get("revision") or 0),
     )
 
 

@@ -5,7 +5,8 @@ A weekly subscription (`weekday` set) posts the roll-up of the ISO week before i
 Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
 keyed delivery job (bot/delivery/job.py: lease, ledger, resumable); a push missed while the bot was
 down is still made if it is at most CATCHUP_MINUTES late. Watches (bot/watch/) are due the same
-way, each at its person's time; each due (person, pattern, day) is one keyed "watch" job.
+way, each at its person's time; each due (person, pattern, day) is one keyed "watch" job. Kept
+digests with fallbacks to retry are due the same way: one keyed "improve" job each (bot/improve/).
 """
 
 from __future__ import annotations
@@ -117,6 +118,8 @@ class Clock:
             outcomes = [await self._enqueue(jobs, spec) for _, _, spec in due]
             await self._enqueue_builds(jobs, [(sub, spec) for sub, _, spec in due])
         await self.tick_watches(now, catchup)
+        for key, outcome in await self.chat.improver.tick(now, self.jobs):  # kept digests' fallbacks, retried
+            log.info("improve %s: %s", key, outcome)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
     async def _enqueue(self, jobs: Jobs, spec: DeliverySpec) -> str:

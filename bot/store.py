@@ -3,7 +3,8 @@
 Keys (all under REDIS_PREFIX):
   analysis:{repo}:{sha}:{tag}:{lang}     one commit's analysis (tag = model + prompt hash)
   files:{repo}:{sha}                     the commit's files + patches, zlib-compressed, TTL 14 d
-  digest:{repo}:{branch}:{start}:{end}:{tz}:{lang}:{tag}   a finished window's digest
+  digest:{repo}:{branch}:{start}:{end}:{tz}:{lang}:{tag}   a finished window's digest, as published
+                                         (and where it was shown, what is due: bot/improve/kept.py)
   corrections:repo:{repo} / corrections:repos   readers' level corrections (bot/taste/corrections.py), no TTL
   …plus the chat layer's keys (subscriptions, ledger, threads, dedupe), added by their modules
   through the generic helpers below.
@@ -114,6 +115,53 @@ class Store:
         payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         kept = await self._call(self.r.eval, self._HSET_NEWER, 1, key, field, payload, order, str(value[order]))
         return json.loads(kept) if kept else None
+
+    # Replace a JSON value only while its ARGV[2] entry is still ARGV[3] (compare-and-set), keeping
+    # the key's remaining TTL. 0: the key is gone, or someone else changed it first.
+    _SET_IF = (
+        "local v = redis.call('get', KEYS[1]) "
+        "if not v then return 0 end "
+        "if tostring(cjson.decode(v)[ARGV[2]]) ~= ARGV[3] then return 0 end "
+        "local ttl = redis.call('pttl', KEYS[1]) "
+        "if ttl > 0 then redis.call('set', KEYS[1], ARGV[1], 'PX', ttl) else redis.call('set', KEYS[1], ARGV[1]) end "
+        "return 1"
+    )
+
+    async def set_json_if(self, key: str, value: dict[str, Any], field: str, expected: int) -> bool:
+        """Write `value` under `key` only if the stored value's `field` is still `expected` (an
+        integer revision), atomically and keeping the TTL; False when it changed or is gone."""
+        payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return bool(await self._call(self.r.eval, self._SET_IF, 1, key, payload, field, str(expected)))
+
+    async def ttl(self, key: str) -> int | None:
+        """Seconds `key` has left (None: gone, or kept for ever)."""
+        left = int(await self._call(self.r.ttl, key))
+        return left if left > 0 else None
+
+    async def hget_json(self, key: str, field: str) -> Any | None:
+        raw = await self._call(self.r.hget, key, field)
+        return json.loads(raw) if raw else None
+
+    async def zadd(self, key: str, member: str, score: int, *, only_earlier: bool = False) -> None:
+        """Set a member's score; with `only_earlier`, never move it later than it is."""
+        await self._call(self.r.zadd, key, {member: score}, lt=only_earlier)
+
+    async def zdue(self, key: str, until: int, limit: int) -> list[tuple[str, int]]:
+        """The first `limit` members scored at or before `until`, with their scores."""
+        got = await self._call(self.r.zrangebyscore, key, "-inf", until, start=0, num=limit, withscores=True)
+        return [(m.decode() if isinstance(m, bytes) else m, int(score)) for m, score in got]
+
+    _ZREM_IF = (
+        "local v = redis.call('zscore', KEYS[1], ARGV[1]) "
+        "if v and tonumber(v) == tonumber(ARGV[2]) then return redis.call('zrem', KEYS[1], ARGV[1]) end return 0"
+    )
+
+    async def zrem_if(self, key: str, member: str, score: int) -> bool:
+        """Remove a member only while its score is still `score` (nobody rescheduled it since)."""
+        return bool(await self._call(self.r.eval, self._ZREM_IF, 1, key, member, score))
+
+    async def zrem(self, key: str, member: str) -> None:
+        await self._call(self.r.zrem, key, member)
 
     async def sadd(self, key: str, *members: str) -> int:
         """Members added (not already there)."""

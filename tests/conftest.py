@@ -53,6 +53,26 @@ def make_settings(redis_url, tmp_path):
 
 
 @pytest.fixture
+def run(redis_url, tmp_path):
+    """`run("digest", ...)`: a real `python -m bot` process on the test's Redis (its key prefix is
+    `run.prefix`), with none of the developer's platform or LLM settings."""
+    import subprocess
+
+    base_env = {k: v for k, v in os.environ.items()
+                if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
+    prefix = f"cli{uuid.uuid4().hex[:6]}:"
+    base_env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": prefix,
+                     "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
+
+    def invoke(*args: str, env: dict | None = None, cwd: Path = tmp_path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
+                              env={**base_env, **(env or {})}, cwd=cwd, timeout=120)
+
+    invoke.prefix = prefix  # type: ignore[attr-defined]
+    return invoke
+
+
+@pytest.fixture
 async def store(make_settings):
     from bot.store import open_store
 
@@ -77,3 +97,56 @@ async def make_services(make_settings):
     yield build
     for services in made:
         await services.aclose()
+
+
+class FlakyLLM:
+    """The fake LLM (a real HTTP server, reached by the real SDK) failing the analyses of chosen
+    commits, by the start of their title, with HTTP 500 until `heal()`; `answers` gives a title's analysis fields once
+    it answers. Everything else is the fake's default answer."""
+
+    def __init__(self):
+        from tests.fakes.openai_server import FakeOpenAI
+
+        self.failing: set[str] = set()
+        self.answers: dict[str, dict] = {}
+        self.fake = FakeOpenAI(responder=self._respond)
+
+    def _respond(self, request: dict):
+        from tests.fakes.openai_server import Reply, commit_facts, default_responder, good_answer
+
+        title, _ = commit_facts(request)
+        named = next((t for t in self.answers if title and title.startswith(t)), None)
+        if named in self.failing:
+            return Reply(status=500)
+        if named is not None:
+            return Reply(content=good_answer(request, **self.answers[named]))
+        return default_responder(request)
+
+    def fail(self, title: str, **answer) -> None:
+        self.failing.add(title)
+        self.answers[title] = answer
+
+    def heal(self) -> None:
+        self.failing.clear()
+
+    def analyses_of(self, title: str) -> int:
+        from tests.fakes.openai_server import commit_facts
+
+        return sum(1 for r in self.fake.requests if commit_facts(r)[0].startswith(title))
+
+    @property
+    def url(self) -> str:
+        return self.fake.url
+
+    def settings(self) -> dict:
+        """The settings that point the bot at it (no SDK retries: a failure is a failure)."""
+        return dict(openai_base_url=self.fake.url, openai_api_key="sk-test-flaky-000", llm_max_retries=0)
+
+
+@pytest.fixture
+def flaky_llm():
+    """A fake LLM that fails chosen commits until healed (see FlakyLLM)."""
+    llm = FlakyLLM()
+    llm.fake.start()
+    yield llm
+    llm.fake.stop()

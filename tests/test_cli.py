@@ -1,11 +1,9 @@
 """The command line as a user runs it: a real `python -m bot` process, real Redis, real git."""
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
-import uuid
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -29,20 +27,6 @@ def repo(tmp_path):
                                                  "    if not rows:\n        return None\n    return csv.writer(rows)\n"},
              when=datetime(2026, 1, 28, 18, 0, tzinfo=SH))
     return r
-
-
-@pytest.fixture
-def run(redis_url, tmp_path):
-    base_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
-    base_env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"cli{uuid.uuid4().hex[:6]}:",
-                     "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
-
-    def invoke(*args: str, env: dict | None = None, cwd: Path = tmp_path) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**base_env, **(env or {})}, cwd=cwd, timeout=120)
-
-    return invoke
 
 
 def one_clear_line(proc: subprocess.CompletedProcess) -> str:

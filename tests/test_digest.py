@@ -160,12 +160,21 @@ async def test_llm_outage_still_delivers_every_commit_marked(fake_github, servic
     assert md.count("The LLM analysis failed; rule-based analysis instead: LLM unavailable") == 3
     assert "sk-test" not in md
 
-    # Nothing of the outage was cached: with the LLM back, the same day is analysed by it.
+    # The day's digest is kept as published: with the LLM back, a reader still gets the same one;
+    # the improve pass (run by the clock, off the readers' path) analyses it again in place.
+    from bot.improve.job import Improver
+
     with FakeOpenAI() as llm2:
         s2 = await services_for(github_api_url=fake_github.url, openai_base_url=llm2.url,
                                 openai_api_key="sk-test-1234567890", redis_prefix=s.settings.redis_prefix)
         digest2 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
-    assert {e.analysis.origin for e in digest2.entries} == {"llm"}
+        assert replace(digest2, cost=None) == replace(digest, cost=None) and llm2.requests == []
+        assert await Improver(s2, {}).run(digest.kept_as, LATER()) == "3 of 3 improved, headline improved"
+        digest3 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
+    assert {e.analysis.origin for e in digest3.entries} == {"llm"} and digest3.notices == ()
+    assert {e.analysis.improved_from for e in digest3.entries} == {"http_error"}
+    assert render_report([digest3]).count("✏️ Re-analysed by the LLM at 02-01 08:00 (it was the offline fallback: "
+                                          "the LLM endpoint answered with errors)") == 3
 
 
 async def test_one_commit_failing_never_loses_the_rest(fake_github, services_for):
@@ -178,7 +187,8 @@ async def test_one_commit_failing_never_loses_the_rest(fake_github, services_for
     assert broken.error.startswith("GitHub kept failing (HTTP 500)")
     md = render_report([digest])
     assert "GitHub kept failing (HTTP 500)" in md and md.count("#### ") == 3
-    assert not digest.complete  # a partial digest is not cached as final
+    # kept as published, said at its top; the improve pass reads that commit again later
+    assert digest.notices[0].startswith("⚠️ The changes of 1 of 3 commits could not be read")
 
 
 async def test_offline_digest_on_a_local_repository(tmp_path, services_for):

@@ -1,5 +1,6 @@
 """A digest says what went wrong while it was built — GitHub's rate limit, an LLM that failed —
-at the top, in its language, on every surface, escaped; and such a digest is never cached."""
+at the top, in its language, on every surface, escaped; such a digest is kept as published (every
+reader gets the same one) and improved in place by the improve pass, its notices counted again."""
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ def services_for(make_services):
     ("en", "⚠️ GitHub's API rate limit ran out: the changes of 3 of 3 commits could not be read"),
     ("zh", "⚠️ GitHub API 调用额度已用完：3 个提交中有 3 个未能读取改动内容"),
 ])
-async def test_github_rate_limit_is_said_in_the_digest_logged_and_not_cached(
+async def test_github_rate_limit_is_said_in_the_digest_logged_and_read_again_by_the_improve_pass(
         fake_github, services_for, caplog, lang, expected):
     day(fake_github)
     # the listing works; then GitHub's primary limit (429 + remaining 0) with the reset an hour away
@@ -57,10 +58,18 @@ async def test_github_rate_limit_is_said_in_the_digest_logged_and_not_cached(
     assert json.loads(render_json([digest]))["digests"][0]["notices"] == [notice]
     assert any("rate limit" in r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
 
-    # not cached: the next run asks GitHub again (and would publish a full digest once it can)
+    # kept as published: the next reader gets the same digest without asking GitHub again …
     asked = fake_github.count(startswith=f"/repos/{REPO}/commits/")
     again = await s.builder.build(s.source(REPO), WINDOW, lang)
-    assert again.notices and fake_github.count(startswith=f"/repos/{REPO}/commits/") > asked
+    assert again.notices == digest.notices and fake_github.count(startswith=f"/repos/{REPO}/commits/") == asked
+    # … and the improve pass reads the changes once GitHub answers again: the notice goes
+    from bot.improve.job import Improver
+
+    fake_github.heal()
+    assert await Improver(s, {}).run(digest.kept_as, LATER()) == "3 of 3 improved"
+    better = await s.builder.build(s.source(REPO), WINDOW, lang)
+    assert better.notices == () and better.revision == 1
+    assert all(e.analysis.origin == "offline" and e.analysis.improved_from == "rate_limited" for e in better.entries)
 
 
 async def test_a_digest_without_trouble_has_no_notice_and_is_cached(fake_github, services_for):
@@ -93,7 +102,7 @@ async def test_every_renderer_shows_notices_first_and_escaped(fake_github, servi
     assert shown.splitlines()[2].startswith("⚠️ LLM failed")  # after the title and the stats
 
 
-async def test_llm_failures_are_said_in_the_channels_language_and_not_cached(fake_github, services_for):
+async def test_llm_failures_are_said_in_the_channels_language_then_improved_in_place(fake_github, services_for):
     from tests.fakes.openai_server import Behaviour, FakeOpenAI
 
     day(fake_github)
@@ -105,13 +114,20 @@ async def test_llm_failures_are_said_in_the_channels_language_and_not_cached(fak
         card = json.dumps(feishu.digest_cards(digest), ensure_ascii=False)
         assert "LLM 未能分析 3 个提交中的 3 个" in card
         asked = len(llm.requests)
-    # the endpoint is back: the day is built again (nothing was cached), this time by the LLM
+    # the endpoint is back: readers still get the digest as published; the improve pass makes it
+    # again by the LLM, in place, and the notice goes
+    from bot.improve.job import Improver
+
     with FakeOpenAI() as llm:
         s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
                                openai_api_key="sk-test-notices-000")
+        same = await s.builder.build(s.source(REPO), WINDOW, "zh")
+        assert same.notices == digest.notices and llm.requests == []
+        await Improver(s, {}).run(digest.kept_as, LATER())
         again = await s.builder.build(s.source(REPO), WINDOW, "zh")
     assert asked <= 2 * 3 and again.notices == ()
     assert [e.analysis.origin for e in again.entries] == ["llm"] * 3
+    assert markdown.render_report([again]).count("✏️ 已于 02-01 08:00 由 LLM 重新分析（原为离线兜底分析：LLM 请求超时）") == 3
 
 
 def test_cli_says_the_rate_limit_on_stderr_and_at_the_top_of_the_report(fake_github, redis_url, tmp_path):

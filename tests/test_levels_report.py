@@ -13,7 +13,7 @@ import pytest
 from bot.render.labels import PAGE_READER
 from handlers.web import bound_port, build_app, report_routes, start_server
 from tests.reportdata import day
-from tests.test_cli import repo, run  # noqa: F401
+from tests.test_cli import repo  # noqa: F401 — `run` comes from tests/conftest.py
 from tests.test_report_page import PUBLIC, Page, local
 
 

@@ -314,7 +314,7 @@ async def test_feishu_collapses_bots_into_a_panel_and_posts_the_week_as_one_card
 
 # --- the command line ----------------------------------------------------------------------------------
 
-from tests.test_cli import run  # noqa: E402,F401 — a real `python -m bot` process
+# `run` (a real `python -m bot` process) comes from tests/conftest.py
 
 
 def test_cli_digest_takes_the_path_filter(run, mono):  # noqa: F811

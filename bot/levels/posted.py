@@ -11,7 +11,8 @@ Feishu lets a card be updated:
 `parts` are the ids of all the messages the content was split into (Slack's continuation
 messages, Feishu's continuation cards), in order; `thread` the thread they were posted in (button
 values carry it, so a redraw renders the same buttons). A thread reply's digest parent is the
-thread's root: its record is found under that id.
+thread's root: its record is found under that id. The same record serves the improve pass
+(bot/improve/): a kept digest's messages are redrawn from it when a retry improves the digest.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..improve.kept import Kept, posted_place
 from ..models import (
     BotError,
     Digest,
@@ -105,6 +107,9 @@ class PostedMessages:
         try:
             for part in parts:
                 await self.store.set_blob(self._key(platform, ref.channel, part), record, ttl=POSTED_TTL)
+            # …and as a place its digest was shown, redrawn when a retry improves it (bot/improve/)
+            digest = content.digest  # type: ignore[union-attr]  # every kept content has one
+            await Kept(self.store).shown(digest, posted_place(platform, ref.channel, parts[0]))
         except BotError as exc:
             log.warning("could not keep posted message %s for level corrections: %s", ref.id, exc)
 

@@ -16,6 +16,7 @@ def digest_data(d: Digest) -> dict:
     data["stats"] = {"total": len(d.entries), **{imp.value: d.count(imp) for imp in Importance}}
     if d.fork is None:  # read against no fork: no downstream keys at all
         data.pop("fork", None)
+    data.pop("kept_as", None)  # a Redis key: the bot's own business
     for entry, raw in zip(d.entries, data["entries"]):
         if entry.downstream is None:  # absent when the commit touches nothing the fork patches
             raw.pop("downstream", None)
@@ -24,6 +25,9 @@ def digest_data(d: Digest) -> dict:
             raw.pop("corrected_by", None)
             raw.pop("corrected_from", None)
         a = entry.analysis
+        if raw.get("analysis") and not (a and a.improved_at):  # absent unless a retry improved it later
+            raw["analysis"].pop("improved_at", None)
+            raw["analysis"].pop("improved_from", None)
         raw["coverage_line"] = coverage_line(a.coverage, d.lang) if a and a.coverage else None
     return data
 

@@ -3,6 +3,8 @@ thing: read from the message catalogue's [cards] section (bot/i18n/*.toml)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from ..i18n import text
 from ..models import Analysis, Digest, Importance
 
@@ -47,6 +49,10 @@ def origin_note(lang: str, analysis: Analysis) -> str:
         return t(lang, "origin_offline")
     if analysis.origin == "fallback":
         return t(lang, "origin_fallback", note=analysis.note or "?")
+    if analysis.improved_at:  # a kept digest's fallback, improved in place later (bot/improve/)
+        when = datetime.fromisoformat(analysis.improved_at).strftime("%m-%d %H:%M")  # the digest's clock
+        was = text(lang, f"notices.digest_reason_{analysis.improved_from or 'source'}")
+        return t(lang, "origin_improved" if analysis.origin == "llm" else "origin_improved_rules", time=when, was=was)
     return ""
 
 

@@ -20,3 +20,8 @@ async def keep(store, report_id: str, digest: Digest, ttl: int) -> None:
 async def load(store, report_id: str) -> Digest | None:
     data = await store.get_blob(_key(store, report_id))
     return digest_from_dict(data) if data else None
+
+
+async def remaining(store, report_id: str) -> int | None:
+    """Seconds the report's link has left (None: gone): an improved copy keeps its expiry."""
+    return await store.ttl(_key(store, report_id))

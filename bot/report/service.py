@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..i18n import text
+from ..improve.kept import Kept, report_place
 from ..levels.overlay import correct, overlay
 from ..models import BotError, Digest, Importance
 from ..render import labels as L
@@ -80,6 +81,7 @@ class Reports:
         report_id = new_report_id()
         exp = int(self.clock().timestamp()) + ttl
         await archive.keep(self.store, report_id, digest, ttl)
+        await Kept(self.store).shown(digest, report_place(report_id))  # improved in place later
         key = await signing_key(self.store, self.settings.report_signing_key)
         base = self.settings.public_base_url.rstrip("/")
         return f"{base}/r/{report_id}?exp={exp}&sig={sign(key, report_id, exp)}"

@@ -290,6 +290,11 @@ class FakeGitHub:
         with self._lock:
             self._faults.append(_Fault(status, {}, body, n, path_contains, reset_in=reset_in, skip=skip))
 
+    def heal(self) -> None:
+        """GitHub answers normally again: every fault still queued is dropped."""
+        with self._lock:
+            self._faults.clear()
+
     def secondary_limit_next(self, n: int = 1, *, retry_after: int = 1, status: int = 429,
                              path_contains: str | None = None, skip: int = 0) -> None:
         """GitHub's secondary rate limit: 429 (or 403) with Retry-After."""
