@@ -15,7 +15,7 @@ from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
 from bot.window import day_window
 from tests.fakes.github_server import FakeFile
-from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json
+from tests.fakes.openai_server import default_responder, FakeOpenAI, Reply, analysis_json
 
 SH = ZoneInfo("Asia/Shanghai")
 REPO = "vllm-project/vllm"
@@ -154,21 +154,22 @@ async def test_llm_outage_still_delivers_every_commit_marked(fake_github, servic
         s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
                                openai_api_key="sk-test-1234567890", llm_max_retries=0)
         digest = await s.builder.build(s.source(REPO), WINDOW, "en")
-    assert [e.commit.sha for e in digest.entries] == [shas["marlin"], shas["pipe"], shas["midnight"]]
-    assert {e.analysis.origin for e in digest.entries} == {"fallback"}
-    md = render_report([digest])
-    assert md.count("The LLM analysis failed; rule-based analysis instead: LLM unavailable") == 3
-    assert "sk-test" not in md
+        assert [e.commit.sha for e in digest.entries] == [shas["marlin"], shas["pipe"], shas["midnight"]]
+        assert {e.analysis.origin for e in digest.entries} == {"fallback"}
+        md = render_report([digest])
+        assert md.count("The LLM analysis failed; rule-based analysis instead: LLM unavailable") == 3
+        assert "sk-test" not in md
 
-    # The day's digest is kept as published: with the LLM back, a reader still gets the same one;
-    # the improve pass (run by the clock, off the readers' path) analyses it again in place.
-    from bot.improve.job import Improver
+        # The day's digest is kept as published: with the endpoint back, a reader still gets the
+        # same one; the improve pass (run by the clock, off the readers' path) analyses it again in place.
+        from bot.improve.job import Improver
 
-    with FakeOpenAI() as llm2:
-        s2 = await services_for(github_api_url=fake_github.url, openai_base_url=llm2.url,
+        asked = len(llm.requests)
+        llm.responder = default_responder
+        s2 = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
                                 openai_api_key="sk-test-1234567890", redis_prefix=s.settings.redis_prefix)
         digest2 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
-        assert replace(digest2, cost=None) == replace(digest, cost=None) and llm2.requests == []
+        assert replace(digest2, cost=None) == replace(digest, cost=None) and len(llm.requests) == asked
         assert await Improver(s2, {}).run(digest.kept_as, LATER()) == "3 of 3 improved, headline improved"
         digest3 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
     assert {e.analysis.origin for e in digest3.entries} == {"llm"} and digest3.notices == ()
