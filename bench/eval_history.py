@@ -149,7 +149,7 @@ async def evaluate(args, mirror: str) -> None:
                 recall, precision, listed, empty = recall_precision(part)
                 found = sum(sum(1 for s in r["listed"] if matches(r["q"]["cite"], s)) for r in part)
                 list_recall = found / sum(len(r["q"]["cite"]) for r in part)
-                name = "tuning half (in-sample)" if split == "tune" else "held-out half"
+                name = "odd ids (the tuning half where tuned on)" if split == "tune" else "even ids (held out)"
                 print(f"  {name}: {len(part)} questions — recall@{K} {recall:.3f}; precision of the Sources "
                       f"list {precision:.3f} ({listed} listed, {listed / len(part):.1f} per answer; it holds "
                       f"{list_recall:.3f} of the labelled commits); {empty} answered 'nothing matches'")
