@@ -34,6 +34,13 @@ class Settings(BaseSettings):
     default_lang: Literal["zh", "en"] = Field("zh", description="Digest language: zh or en.")
     include_merges: bool = Field(False, description="Include merge commits in digests.")
     max_range_days: int = Field(31, ge=1, le=366, description="Longest date range one digest may span.")
+    history_max_analyses: int = Field(
+        10,
+        ge=0,
+        le=100,
+        description="Commits a question about a period has the LLM analyse (the best matches not yet "
+        "analysed); the rest are matched by title, message and touched paths (0: none).",
+    )
     learn_from_release_notes: bool = Field(
         True,
         description="Weigh each repository's own release notes (and the channel's corrections) into "

@@ -4,8 +4,11 @@
                                [--tune] [--llm URL --model NAME [--limit N] [--only-llm]]
                                [--no-timing | --only-timing] [--show]
 
-`tests/data/history_questions.jsonl` holds 60 questions about three months (2026-03-01..05-31,
-UTC) of astral-sh/uv, each with its period and the commits a maintainer would cite, written from
+`tests/data/history_questions_ruff.jsonl` holds 37 questions about April 2026 (UTC) of
+astral-sh/ruff, labelled the same way and committed before the retriever first ran on them; the
+column weights are tuned on its odd ids (`--labels FILE --tune`), and the uv set below is not
+tuned on any more. `tests/data/history_questions.jsonl` holds 60 questions about three months
+(2026-03-01..05-31, UTC) of astral-sh/uv, each with its period and the commits a maintainer would cite, written from
 `git log` (titles, and `git show --stat` where a title was unclear) before the bot's retrieval was
 first run on them. Odd ids are the tuning half (the BM25 column weights and the relevance cutoff
 were chosen on them), even ids the held-out half.
@@ -13,14 +16,16 @@ were chosen on them), even ids the held-out half.
 The repository is read at run time from a bare mirror (`--mirror DIR`, or $DIGEST_EVAL_UV_MIRROR)
 through the bot's own local git source; without one the script says so and exits 0.
 
-Printed, per half:
+Printed, per half — the default path: every commit indexed from its own text and touched paths,
+no analysis cached, none made (the offline rules give only type and importance):
   recall@10   the share of a question's labelled commits among the 10 retrieved (mean over questions)
   precision   of the cited sources: offline, the Sources list the answer is (after the relevance
               cutoff); with `--llm URL`, the SHAs the model's answer cites that survive the check
               against its sources (invented ones are counted apart)
   time to the first streamed chunk (p50/p95), through the fake LLM endpoint (tests/fakes): cold
-  (every commit of the period analysed and indexed first, in a fresh store) and warm (the
-  analyses cached and indexed, as after the daily digests).
+  (nothing analysed or indexed, in a fresh store) and warm (indexed, the answers' analyses cached);
+  LLM calls per question, cold, counted at the fake endpoint (max and mean, against the bound
+  HISTORY_MAX_ANALYSES + 2: the analyses, the answer and one corrective retry).
 `--tune` searches the weights and cutoff on the tuning half and prints the best.
 """
 from __future__ import annotations
@@ -137,14 +142,14 @@ async def evaluate(args, mirror: str) -> None:
             started = time.monotonic()
             rows = await retrieval_rows(services, mirror, questions, index_module.WEIGHTS,
                                         retrieve_module.LIST_CUTOFF)
-            print(f"{len(questions)} questions over astral-sh/uv 2026-03-01..2026-05-31 (UTC); "
-                  f"offline analyser; {time.monotonic() - started:.0f} s to analyse, index and retrieve")
+            print(f"{len(questions)} questions of {Path(args.labels).name}; no analysis (commit text and paths); "
+                  f"{time.monotonic() - started:.0f} s to index and retrieve")
             for split in ("tune", "heldout"):
                 part = [r for r in rows if r["q"]["split"] == split]
                 recall, precision, listed, empty = recall_precision(part)
                 found = sum(sum(1 for s in r["listed"] if matches(r["q"]["cite"], s)) for r in part)
                 list_recall = found / sum(len(r["q"]["cite"]) for r in part)
-                name = "tuning half (in-sample)" if split == "tune" else "held-out half"
+                name = "odd ids (the tuning half where tuned on)" if split == "tune" else "even ids (held out)"
                 print(f"  {name}: {len(part)} questions — recall@{K} {recall:.3f}; precision of the Sources "
                       f"list {precision:.3f} ({listed} listed, {listed / len(part):.1f} per answer; it holds "
                       f"{list_recall:.3f} of the labelled commits); {empty} answered 'nothing matches'")
@@ -185,8 +190,9 @@ async def tune(services, mirror: str, questions: list[dict]) -> None:
         commits = await retriever.commits(source, window)
         await retriever.prepare(source, commits, q["lang"])
         prepared.append((q, window, commits, build_query(q["question"])))
-    grid = {"title": (2.0, 4.0, 8.0), "symbols": (1.0, 2.0), "paths": (0.5, 1.5), "summary": (0.5, 1.0, 2.0),
-            "body": (0.25, 0.5, 1.0), "cjk": (1.0,)}
+    # No analyses on this path: the summary column is empty and its weight does not matter.
+    grid = {"title": (4.0, 8.0, 12.0), "symbols": (1.0, 2.0), "paths": (0.5, 1.5, 3.0), "parts": (1.0, 2.0, 4.0, 8.0),
+            "summary": (2.0,), "body": (0.25, 0.5, 1.0), "cjk": (1.0,)}
     results = []
     for weights in itertools.product(*grid.values()):
         rows = []
@@ -195,7 +201,7 @@ async def tune(services, mirror: str, questions: list[dict]) -> None:
             rows.append({"q": q, "top": [s.sha for s in top], "listed": [], "scores": {s.sha: s.score for s in top}})
         results.append((recall_precision(rows, 0.0)[0], ndcg(rows), weights, rows))
     results.sort(key=lambda r: (-r[0], -r[1]))
-    print("column weights (title, symbols, paths, summary, body, cjk), best on the tuning half by recall@10, then nDCG@10:")
+    print("column weights (title, symbols, paths, parts, summary, body, cjk), best on the tuning half by recall@10, then nDCG@10:")
     for recall, gain, weights, _ in results[:5]:
         print(f"  {weights}: recall@10 {recall:.3f} nDCG@10 {gain:.3f}")
     rows = results[0][3]
@@ -278,6 +284,7 @@ async def timing(args, mirror: str, questions: list[dict]) -> None:
                                                openai_api_key="sk-eval", llm_concurrency=8))
         figures = {}
         analysed = {}
+        calls: list[int] = []
         refused = 0
         try:
             source = services.source(mirror)
@@ -287,8 +294,11 @@ async def timing(args, mirror: str, questions: list[dict]) -> None:
                 for q in questions:
                     trace = Trace()
                     started = time.monotonic()
+                    before = len(fake.requests)
                     async for _ in services.history.answer(source, window_of(q), q["question"], q["lang"], trace=trace):
                         pass
+                    if label == "cold":
+                        calls.append(len(fake.requests) - before)
                     seconds.append(trace.first_piece_at - started)
                     refused += len(trace.refused)
                     analysed[label] += trace.analysed
@@ -301,6 +311,9 @@ async def timing(args, mirror: str, questions: list[dict]) -> None:
               f"p95 {cuts[18]:.2f} s, max {max(seconds):.2f} s ({len(seconds)} questions; "
               f"{analysed[label]} commits analysed and indexed first)")
     print(f"invented citations replaced: {refused} of {2 * len(questions)} planted")
+    bound = Settings(_env_file=None).history_max_analyses
+    print(f"LLM calls per question (cold, the fake endpoint): max {max(calls)}, mean {statistics.mean(calls):.1f} "
+          f"(bound HISTORY_MAX_ANALYSES + 2 = {bound + 2}; {len(calls)} questions)")
 
 
 def main() -> None:
@@ -321,7 +334,8 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="per question: missed and extra sources")
     args = parser.parse_args()
     if not args.mirror or not Path(args.mirror).exists():
-        print("no astral-sh/uv mirror: pass --mirror DIR (a bare clone) or set DIGEST_EVAL_UV_MIRROR; nothing measured")
+        print("no mirror: pass --mirror DIR (a bare clone of the labels' repository) or set DIGEST_EVAL_UV_MIRROR; "
+              "nothing measured")
         return
     logging.disable(logging.WARNING)
     asyncio.run(evaluate(args, args.mirror))

@@ -262,6 +262,15 @@ class DigestBuilder:
         """What the cached analyses of `source` in `lang` are made by (keys of derived caches)."""
         return await self._analysis_tag(source, lang)
 
+    async def cached_analysis(self, source: CommitSource, commit: Commit, lang: str) -> Analysis | None:
+        """The commit's analysis if the cache holds one (the key `analysis()` uses); never makes
+        one: a question about a period reads what the digests paid for and analyses only a few."""
+        tag = await self._analysis_tag(source, lang)
+        learned = await self._taste_tag(source, commit)
+        key = self.store.analysis_key(source.cache_id, commit.sha, tag + (f":taste-{learned}" if learned else ""), lang)
+        cached = await self.store.get_json(key)
+        return analysis_from_dict(cached) if cached else None
+
     async def profile(self, source: CommitSource):
         """The repository's profile (`.digest.toml` on its default branch), read once per source;
         a bad one is logged in one sentence and the defaults are used."""

@@ -43,7 +43,7 @@ QA_VARIABLES = {
 }
 HISTORY_VARIABLES = {
     "repo": "acme/widgets", "period": "2026-01-19..2026-01-25", "tz": "Asia/Shanghai", "count": 37,
-    "example_sha": "abc1234",
+    "read": 10, "example_sha": "abc1234",
     "commits": [{"short_sha": "abc1234", "date": "2026-01-20", "change_type": "feature", "importance": "medium",
                  "title": "feat: add --since to export", "summary": "Adds --since."}],
     "history": [{"role": "user", "text": "What changed in export?"}, {"role": "assistant", "text": "A flag [abc1234]."}],
@@ -53,8 +53,8 @@ HISTORY_VARIABLES = {
 RETRY_VARIABLES = {"cut_off": False, "reason": '"summary" is empty or a single word'}
 SAMPLES = {"analyze_commit": ANALYZE_VARIABLES, "day_headline": HEADLINE_VARIABLES, "qa": QA_VARIABLES,
            "history": HISTORY_VARIABLES, "analyze_retry": RETRY_VARIABLES, "headline_retry": RETRY_VARIABLES,
-           "language_retry": {"wanted": "Klingon"}}
-NO_SYSTEM_PART = {"analyze_retry", "headline_retry", "language_retry"}  # appended to a conversation as one user message
+           "language_retry": {"wanted": "Klingon"}, "history_retry": {"copied": False, "language": "English"}}
+NO_SYSTEM_PART = {"analyze_retry", "headline_retry", "language_retry", "history_retry"}  # one more user message
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,16 @@
 """The embedded full-text index of analysed commits: SQLite FTS5 in a file under DATA_DIR (the
 only sqlite3 importer).
 
-One row per (repository, language, commit): its title, the symbols and paths it touches, its
-analysis (summary, reason, impact, risks), its message and PR text, and the Chinese pairs of all
-of those (see terms.py). BM25 ranks with per-column weights: a word in the title or a touched
-symbol says more than one in a long PR description.
+One row per (repository, language, commit): its title, the symbols and paths it touches, the
+parts of those paths (each directory, crate or package name and file stem once), its analysis
+(summary, reason, impact, risks) when one is cached, its message and PR text, and the Chinese
+pairs of all of those (see terms.py). BM25 ranks with per-column weights: a word in the title or
+in a touched directory's name says more than one in a long PR description.
 
-The index is a cache of what the Redis analysis cache holds: a row carries the analysis tag
-(model + prompt + rules version) it was built from, and a row with another tag is rebuilt. A
+The index is a cache of the commits and of what the Redis analysis cache holds: a row carries the
+analysis tag (model + prompt + rules version) it was built from — with BARE appended when no
+analysis was cached then — and a row with another tag, or a bare row whose analysis has since
+been cached, is rebuilt. A
 file that cannot be opened or has an old layout is rebuilt from scratch, never a failure. Each
 process opens its own connection per call (WAL mode, a busy timeout), off the event loop.
 
@@ -30,13 +33,16 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "2"
-COLUMNS = ("title", "symbols", "paths", "summary", "body", "cjk")
+SCHEMA_VERSION = "3"
+COLUMNS = ("title", "symbols", "paths", "parts", "summary", "body", "cjk")
 RETRY = ":retry"  # tag suffix of a row built from a fallback analysis (or without the commit's files)
+BARE = ":bare"  # tag suffix of a row built from the commit alone (no analysis was cached)
 RETRY_AFTER = 3600.0  # seconds such a row is used before its commit is analysed again
-# BM25 weights per column, in COLUMNS order: chosen on the tuning half of the labelled questions
-# (bench/eval_history.py --tune; many settings tie, a title word counting most is what they share).
-WEIGHTS = (8.0, 1.0, 0.5, 2.0, 0.5, 1.0)
+# BM25 weights per column, in COLUMNS order: chosen on the tuning half of the astral-sh/ruff
+# questions (bench/eval_history.py --labels tests/data/history_questions_ruff.jsonl --tune),
+# without analyses (many settings tie; a title word counting most is what they share). A touched
+# directory's name counted once per commit is what beats a word repeated in a long message.
+WEIGHTS = (8.0, 1.0, 0.5, 1.0, 2.0, 0.25, 1.0)
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,7 @@ class Document:
     title: str
     symbols: str
     paths: str
+    parts: str
     summary: str
     body: str
     cjk: str
@@ -72,6 +79,10 @@ class HistoryIndex:
         fallback made with it less than RETRY_AFTER ago (an LLM that failed on a commit is not
         asked again by every question about its period)."""
         return await asyncio.to_thread(self._indexed, repo, lang, list(shas), tag, time.time())
+
+    async def states(self, repo: str, lang: str, shas: Sequence[str]) -> dict[str, tuple[str, float]]:
+        """(tag, when written) of the rows of these commits that exist."""
+        return await asyncio.to_thread(self._states, repo, lang, list(shas))
 
     async def upsert(self, repo: str, lang: str, docs: Iterable[Document]) -> None:
         await asyncio.to_thread(self._upsert, repo, lang, list(docs))
@@ -142,6 +153,19 @@ class HistoryIndex:
                     )
                 }
         return found
+
+    def _states(self, repo: str, lang: str, shas: list[str]) -> dict[str, tuple[str, float]]:
+        out: dict[str, tuple[str, float]] = {}
+        with closing(self._connect()) as db:
+            for start in range(0, len(shas), 500):
+                part = shas[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for sha, tag, at in db.execute(
+                    f"SELECT sha, tag, at FROM rows WHERE repo = ? AND lang = ? AND sha IN ({marks})",
+                    (repo, lang, *part),
+                ):
+                    out[sha] = (tag, at)
+        return out
 
     def _upsert(self, repo: str, lang: str, docs: list[Document]) -> None:
         if not docs:

@@ -12,6 +12,7 @@ technical terms it uses (commit titles and paths are English even in a Chinese t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
@@ -26,6 +27,9 @@ _DEFINITION = re.compile(
 )
 _HUNK = re.compile(r"^@@[^@]*@@\s*(.*)$")
 MAX_SYMBOLS = 200
+
+# Path parts every repository has: they say nothing about where a commit works.
+GENERIC_PARTS = frozenset("src lib mod main index init crates packages pkg internal rs py".split())
 
 # Words that say what kind of question it is, not what it is about.
 STOP_EN = frozenset(
@@ -270,6 +274,23 @@ def expand(text: str) -> str:
             if len(parts) > 1:
                 extra.extend(parts)
     return (text or "") + ("\n" + " ".join(extra) if extra else "")
+
+
+def path_parts(paths: Iterable[str]) -> str:
+    """The words of the touched paths' directories, crates, packages and file stems, each once:
+    `crates/uv-resolver/src/lib.rs` → uv resolver. A word there says where a commit works, which
+    a word in its message does not ("resolving" in a trampoline upgrade); once each, so a commit
+    touching fifty files of one crate is not taken for fifty mentions of it."""
+    found: dict[str, None] = {}
+    for path in paths:
+        *dirs, name = (path or "").split("/")
+        stem = name.split(".", 1)[0] if not name.startswith(".") else name
+        for part in (*dirs, stem):
+            for word in _WORD.findall(part):
+                for w in camel_parts(word):
+                    if w not in GENERIC_PARTS and len(w) > 1:
+                        found.setdefault(w, None)
+    return " ".join(found)
 
 
 def cjk_pairs(text: str) -> list[str]:
