@@ -89,6 +89,8 @@ MODULES: dict[str, list[str]] = {
     "handlers/web.py": ["tests/test_web.py", "tests/test_redis_outage.py", "tests/test_slack_conformance.py"],
     "bot/analysis/offline/learned.py": ["tests/test_taste.py"],
     "bot/taste/examples.py": ["tests/test_taste.py"],
+    "bot/analysis/language.py": ["tests/test_answer_language.py"],
+    "bot/analysis/tokens_ratio.py": ["tests/test_answer_language.py"],
     "bot/taste/notes.py": ["tests/test_taste.py"],
     "bot/taste/corrections.py": ["tests/test_feedback.py", "tests/test_levels_overlay.py"],
 }
