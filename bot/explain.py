@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .analysis.language import asked_in, prose_counts, wrong_language
 from .diffs import DiffSelection, coverage_line, estimate_tokens, relevant_hunks, select_diff
 from .i18n import localize, text
 from .models import Analysis, BotError, Commit, to_dict
@@ -87,7 +88,7 @@ class QA:
             return fits[-1]
 
         try:
-            async for piece in stream_fitted(self.llm, fit, lang=lang, prompts=self.prompts):
+            async for piece in stream_fitted(self.llm, fit, lang=lang, prompts=self.prompts, question=question):
                 yield piece
         except BotError as exc:
             yield f"\n\n⚠️ {localize(exc, lang)}\n\n"
@@ -156,7 +157,9 @@ class QA:
         yield "```diff\n" + selection.text.replace("```", "ʼʼʼ").rstrip() + "\n```"
 
 
-async def stream_fitted(llm, fit: Callable[[], Any], *, lang: str | None = None, prompts=None) -> AsyncIterator[str]:
+async def stream_fitted(
+    llm, fit: Callable[[], Any], *, lang: str | None = None, prompts=None, question: str = ""
+) -> AsyncIterator[str]:
     """The model's streamed answer to the prompt `fit()` builds (an object with `.prompt` and
     `.output`, the max_tokens to ask for). When the endpoint refuses it as too long before the
     first piece, its window is now known (the estimate is corrected): `fit()` builds the prompt
@@ -166,7 +169,8 @@ async def stream_fitted(llm, fit: Callable[[], Any], *, lang: str | None = None,
     With `lang` (and `prompts`), the answer must be in that language: its first JUDGE_CHARS are
     held back and judged; an answer in another language is dropped unseen and asked again once
     with a message saying which language (prompts/language_retry.*.j2); a second one raises
-    WrongLanguage, which the caller shows as a visible fallback."""
+    WrongLanguage, which the caller shows as a visible fallback. An answer in the language the
+    `question` was asked in is right too."""
     from .analysis.llm import CONTEXT_RETRIES, ContextLengthError
 
     await llm.recall()  # the window an earlier process learnt, before sizing the prompt
@@ -177,7 +181,7 @@ async def stream_fitted(llm, fit: Callable[[], Any], *, lang: str | None = None,
         try:
             pieces = llm.stream(fitted.prompt.messages() + corrective, max_tokens=fitted.output)
             if lang and prompts is not None:
-                pieces = _in_language(pieces, lang)
+                pieces = _in_language(pieces, lang, asked_in(question))
             async for piece in pieces:
                 started = True
                 yield piece
@@ -211,10 +215,12 @@ class WrongLanguage(BotError):
         self.lang = lang
 
 
-async def _in_language(pieces: AsyncIterator[str], lang: str) -> AsyncIterator[str]:
-    """`pieces` once their opening is judged to be in `lang` (raising _Foreign, with the stream
-    closed and nothing shown, when it is not)."""
-    from .analysis.language import prose_counts, wrong_language
+async def _in_language(pieces: AsyncIterator[str], lang: str, asked: str | None = None) -> AsyncIterator[str]:
+    """`pieces` once their opening is judged to be in `lang` or the language the question was
+    `asked` in (raising _Foreign, with the stream closed and nothing shown, when it is neither)."""
+
+    def wrong(opening: str) -> bool:
+        return wrong_language(opening, lang) and (asked in (None, lang) or wrong_language(opening, asked))
 
     held: list[str] = []
     judged = False
@@ -227,11 +233,11 @@ async def _in_language(pieces: AsyncIterator[str], lang: str) -> AsyncIterator[s
             opening = "".join(held)
             if len(opening) >= JUDGE_CHARS or sum(prose_counts(opening)) >= JUDGE_WORDS:
                 judged = True
-                if wrong_language("".join(held), lang):
+                if wrong(opening):
                     raise _Foreign
-                yield "".join(held)
+                yield opening
         if not judged and held:
-            if wrong_language("".join(held), lang):
+            if wrong("".join(held)):
                 raise _Foreign
             yield "".join(held)
     finally:

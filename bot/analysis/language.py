@@ -44,6 +44,16 @@ def wrong_language(text: str, lang: str) -> bool:
     return False
 
 
+def asked_in(question: str) -> str | None:
+    """The language a question is written in, when its prose says ("zh" with any Chinese, "en"
+    with English words and no Chinese), else None. A reader who asks in English in a Chinese
+    channel may be answered in English."""
+    cjk, latin = prose_counts(question)
+    if cjk:
+        return "zh"
+    return "en" if latin else None
+
+
 def language_name(lang: str) -> str:
     """How a corrective message names the wanted language to the model (prompts are English-led)."""
     return "Simplified Chinese (简体中文)" if lang == "zh" else "English"
