@@ -2,7 +2,7 @@
 
 A small model asked for Chinese often answers in English (the commit it read is English). Code
 is the same in both: backticked spans, URLs, paths, identifiers (snake_case, camelCase, dotted,
-flags) and numbers are set aside, and the prose left is judged by its words: a Chinese character
+flags), numbers and quoted titles are set aside, and the prose left is judged by its words: a Chinese character
 counts as a word. Chinese prose keeps English technical terms ("修复 resolver 的回归"), so a
 Chinese text is wrong only when its English words clearly outnumber its Chinese characters; an
 English text only when it is mostly Chinese (quoting a Chinese title is fine). Too little prose
@@ -16,6 +16,7 @@ import re
 MIN_WORDS = 4  # fewer prose words than this: not enough to judge
 _CODE = re.compile(
     r"`[^`]*`"  # inline code
+    r"|“[^”]{1,200}”|「[^」]{1,200}」|\"[^\"\n]{1,200}\""  # a quoted title or message, in its own language
     r"|https?://\S+"  # links
     r"|\S*[/\\]\S*"  # paths
     r"|[A-Za-z0-9]+(?:[_.:-][A-Za-z0-9]+)+"  # snake_case, dotted.names, kebab-flags, versions
