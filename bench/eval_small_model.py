@@ -140,6 +140,7 @@ def main() -> int:
     p.add_argument("--until", default="")
     p.add_argument("--cite", default="")
     p.add_argument("--timeout", default="900")
+    p.add_argument("--dump", default="", help="write every recorded request and answer to this JSON file")
     args = p.parse_args()
 
     recorder = Recorder(args.upstream)
@@ -228,6 +229,8 @@ def main() -> int:
               f"{not wrong_language(asked.stdout, args.lang)}")
         print("  " + asked.stdout.strip()[:600].replace("\n", "\n  "))
     recorder.server.shutdown()
+    if args.dump:
+        Path(args.dump).write_text(json.dumps(recorder.calls, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0
 
 

@@ -26,6 +26,7 @@ from bot.models import Commit
     ("本次提交重新启用了 pyx 集成测试，确保 CI 覆盖上传路径。", "en", True),
     ("Fixes the bug reported in “修复构建”", "en", False),  # a quoted Chinese title is fine
     ("Fixes “修复构建失败的问题” in CI", "en", False),
+    ("修改了 src/widgets/cli.py，对应“feat: add a --since flag to the export command”。", "zh", False),
     ("提交“Allow disabling exclude-newer per package in the resolver”修改了解析器", "zh", False),
     ("Bonjour tout le monde, ceci est un test", "fr", False),  # a language the bot does not speak: never judged
 ])

@@ -185,10 +185,14 @@ async def test_past_the_monthly_budget_digests_go_offline_and_say_so_once(make_b
     assert all("Rule-based analysis" in text for text in everything[1:3])  # the high and the medium commit
     assert "💰 0 tokens (0 in / 0 out)" in everything[0]
 
-    # Nothing of it was kept as if the LLM had written it: a new month analyses with the LLM again.
+    # Nothing of it was kept as if the LLM had written it: in a new month the day's digest stays as
+    # published (one digest for one day, with its notice), and another digest of the same commits
+    # (a range holding the day) analyses them with the LLM again.
     await bot.services.store.delete(budget.key())
-    again = shown(await digest(bot, slack))
-    assert analyses_asked(llm) == 3 and "budget" not in again
+    same = shown(await digest(bot, slack))
+    assert analyses_asked(llm) == 0 and notice in same
+    again = shown(await digest(bot, slack, "2026-01-27..2026-01-28"))
+    assert analyses_asked(llm) == 4 and "budget" not in again  # the day's 3 and the 27th's one
 
 
 async def test_the_budget_notice_is_in_the_channels_language(make_bot, slack, llm):

@@ -114,15 +114,17 @@ async def test_llm_failures_are_said_in_the_channels_language_then_improved_in_p
         card = json.dumps(feishu.digest_cards(digest), ensure_ascii=False)
         assert "LLM 未能分析 3 个提交中的 3 个" in card
         asked = len(llm.requests)
-    # the endpoint is back: readers still get the digest as published; the improve pass makes it
-    # again by the LLM, in place, and the notice goes
-    from bot.improve.job import Improver
+        # the endpoint is back (the same one: another endpoint would be another digest): readers
+        # still get the digest as published; the improve pass makes it again by the LLM, in place,
+        # and the notice goes
+        from bot.improve.job import Improver
+        from tests.fakes.openai_server import default_responder
 
-    with FakeOpenAI() as llm:
+        llm.responder = default_responder
         s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
-                               openai_api_key="sk-test-notices-000")
+                               openai_api_key="sk-test-notices-000", redis_prefix=s.settings.redis_prefix)
         same = await s.builder.build(s.source(REPO), WINDOW, "zh")
-        assert same.notices == digest.notices and llm.requests == []
+        assert same.notices == digest.notices and len(llm.requests) == asked
         await Improver(s, {}).run(digest.kept_as, LATER())
         again = await s.builder.build(s.source(REPO), WINDOW, "zh")
     assert asked <= 2 * 3 and again.notices == ()

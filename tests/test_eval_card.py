@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.fakes.openai_server import FakeOpenAI, good_answer, commit_facts, server_tokens
+from tests.fakes.openai_server import request_lang, FakeOpenAI, good_answer, commit_facts, server_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 SH = ZoneInfo("Asia/Shanghai")
@@ -46,8 +46,8 @@ def model_level(request: dict) -> str | None:
 
 def by_title(request: dict) -> str:
     """The fake model: a valid analysis at the level COMMITS gives the commit's title."""
-    return good_answer(request, importance=model_level(request) or "low",
-                       importance_reason="Judged from the diff of this commit.")
+    reason = "根据这个提交的 diff 判断。" if request_lang(request) == "zh" else "Judged from the diff of this commit."
+    return good_answer(request, importance=model_level(request) or "low", importance_reason=reason)
 
 
 @pytest.fixture

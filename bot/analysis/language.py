@@ -14,11 +14,12 @@ from __future__ import annotations
 import re
 
 MIN_WORDS = 4  # fewer prose words than this: not enough to judge
+_PATH_CHAR = r"[^\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”「」\"]"  # a path ends at Chinese or a quote
 _CODE = re.compile(
     r"`[^`]*`"  # inline code
     r"|“[^”]{1,200}”|「[^」]{1,200}」|\"[^\"\n]{1,200}\""  # a quoted title or message, in its own language
     r"|https?://\S+"  # links
-    r"|\S*[/\\]\S*"  # paths
+    rf"|{_PATH_CHAR}*[/\\]{_PATH_CHAR}*"  # paths
     r"|[A-Za-z0-9]+(?:[_.:-][A-Za-z0-9]+)+"  # snake_case, dotted.names, kebab-flags, versions
     r"|\b[a-z]+[A-Z]\w*"  # camelCase
     r"|#\d+|\b[0-9a-f]{7,40}\b|\d+"  # PR numbers, SHAs, numbers
