@@ -184,6 +184,16 @@ async def test_an_importance_reason_copied_from_the_offline_hint_is_rejected(ana
     assert "importance_reason" in fake.requests[1]["messages"][-1]["content"]  # the retry says which field
 
 
+async def test_the_hints_reason_under_the_hints_own_level_is_accepted(analyzer, fake):
+    """Issue 25: a small model copies the rules' reason; it is a true sentence when the level
+    agrees (only the rules' reason under another level must not pass)."""
+    fake.responder = lambda req: good_answer(req, importance="low", change_type="ci/build",
+                                             importance_reason=hint_reason(req))
+    result = await analyzer.analyse(make_commit("Bump peter-evans/create-pull-request from 7 to 8"), CI_BUMP, "en")
+    assert result.origin == "llm" and len(fake.requests) == 1
+    assert result.importance_reason == "CI-only change (1 file); no runtime code touched"
+
+
 async def test_an_own_reason_that_agrees_with_the_hint_is_accepted(analyzer, fake):
     fake.responder = lambda req: good_answer(req, importance="low", change_type="ci/build",
                                              importance_reason="Only the sync workflow's action version moves.")

@@ -300,11 +300,26 @@ def copies_prompt(text: str, our_text: str) -> bool:
     return _copies(text, _slots(our_text), _norm(our_text))
 
 
+_HINT = re.compile(r"<offline_hint>\s*(high|medium|low) \([^)]*\): (.*?)\s*</offline_hint>", re.S)
+
+
 def echoed_field(analysis: Analysis, our_text: str) -> str | None:
     """The first field that copies a placeholder, an instruction or the offline hint from the
-    prompt (`our_text`: the prompt without the commit's own text, which a summary may quote)."""
+    prompt (`our_text`: the prompt without the commit's own text, which a summary may quote).
+    The hint's reason may stand as the importance reason when the answer agrees with the hint's
+    level: it is then a true sentence in the reader's language (a small model copies it; what
+    must not pass is the rules' reason under another level)."""
     slots, prompt = _slots(our_text), _norm(our_text)
+    hint = _HINT.search(our_text)
     for key, value in _text_fields(analysis):
+        if (
+            key == "importance_reason"
+            and hint is not None
+            and analysis.importance.value == hint.group(1)
+            and _norm(value)
+            and _norm(value) in _norm(hint.group(2))
+        ):
+            continue
         if _copies(value, slots, prompt):
             return key
     return None
