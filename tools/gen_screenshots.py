@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,7 +202,7 @@ def sample_digest(lang: str) -> Digest:
         headline=HEADLINE[lang],
         headline_origin="llm",
         repo_url=URL,
-        generated_at=datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc),
+        generated_at=datetime(2026, 1, 29, 1, 30, tzinfo=UTC),
         repo_spec=REPO,
         cost=Cost(tokens_in=18_402, tokens_out=2_117, calls=6, analyses=5, money=0.0040),
     )
@@ -339,7 +339,9 @@ def lark_elements(elements: list[dict]) -> str:
         elif tag == "collapsible_panel":
             title = lark_md(e["header"]["title"]["content"])
             inner = lark_elements(e["elements"]) if e.get("expanded") else ""
-            out.append(f'<div class="f-panel"><div class="f-panel-h"><span>{title}</span><span>⌄</span></div>{inner}</div>')
+            out.append(
+                f'<div class="f-panel"><div class="f-panel-h"><span>{title}</span><span>⌄</span></div>{inner}</div>'
+            )
         elif tag == "column_set":
             inner = "".join(lark_elements(c["elements"]) for c in e["columns"])
             out.append(f'<div class="f-row">{inner}</div>')
