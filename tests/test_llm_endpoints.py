@@ -140,8 +140,8 @@ def test_cli_digest_and_ask(behaviour, run, repo):
 
 
 def test_cli_exit_status_3_is_documented():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "the exit code is 3" in readme
+    cli_page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert "the exit code is 3" in cli_page
 
 
 # --- a chat thread -----------------------------------------------------------------------------------
