@@ -39,6 +39,16 @@ async def test_day_window_edges_shanghai(repo):
     assert [c.sha for c in nxt] == [repo.shas["next_day"]]
 
 
+async def test_a_branch_named_like_a_folder_is_the_branch(repo):
+    """The repository's `docs` branch beside its `docs/` folder: `git log docs` alone is ambiguous."""
+    repo.git("branch", "-m", "docs")
+    src = LocalGitSource(str(repo.path))
+    for branch in ("docs", None):
+        commits = await src.list_commits(day_window(date(2026, 1, 29), "Asia/Shanghai"), branch)
+        assert [c.sha for c in commits] == [repo.shas["next_day"]]
+    assert len(await src.history("docs", 10)) == 4
+
+
 async def test_commit_metadata_is_clean(repo):
     src = LocalGitSource(str(repo.path))
     c = (await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai")))[0]

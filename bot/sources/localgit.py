@@ -112,6 +112,7 @@ class LocalGitSource:
             f"--since={since}",
             f"--until={until}",
             ref,
+            "--",  # a branch named like a folder (`docs`) is the revision, not a path
         ]
         if not include_merges:
             args.insert(1, "--no-merges")
@@ -235,6 +236,7 @@ class LocalGitSource:
             "--name-status",
             "--no-renames",
             ref,
+            "--",
         )
         found = []
         for record in out.split(_RS)[1:]:
