@@ -40,8 +40,28 @@ def repo(tmp_path):
 
 
 @pytest.fixture
-async def console(make_settings, repo):
-    services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
+async def console(console_in):
+    return await console_in("en")
+
+
+@pytest.fixture
+async def console_in(make_settings, repo):
+    """`await console_in(lang)`: a typing function (see `console`) for a console whose
+    DEFAULT_LANG is `lang`."""
+    made = []
+
+    async def build(lang: str, **overrides):
+        typed = _typing(Services.build(make_settings(default_repo=str(repo.path), default_lang=lang, **overrides),
+                                       clock=lambda: NOW))
+        made.append(typed)
+        return typed
+
+    yield build
+    for typed in made:
+        await typed.chat.services.aclose()
+
+
+def _typing(services):
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
@@ -58,8 +78,7 @@ async def console(make_settings, repo):
 
     type_line.chat = chat
     type_line.platform = platform
-    yield type_line
-    await services.aclose()
+    return type_line
 
 
 async def test_digest_then_thread_questions(console, repo):
@@ -387,3 +406,38 @@ async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its
     assert "↳ [#2 in #1]" in shown and "legacy_export.py" in shown  # the answer, in its thread
     follow_up = await console("reply 1 and is anything else affected?")
     assert "No LLM is configured" in follow_up and "legacy_export.py" in follow_up
+
+
+# --- issue 26: what a newcomer meets ---------------------------------------------------------------
+
+@pytest.mark.parametrize("lang,lines", [
+    ("en", ["In this terminal (N is a message's number, the [#N] before it):",
+            "• reply N <question> — ask about the commits of message #N, as a question in its thread",
+            "• details N <sha> — everything about one commit of message #N, shown to you only",
+            "• level N too-high|too-low [sha] — say that a commit of message #N is rated too high or too low",
+            "• quit — leave"]),
+    ("zh", ["在这个终端里（N 是消息编号，即消息前面的 [#N]）：",
+            "• reply N <问题> — 就第 N 条消息里的提交提问",
+            "• details N <sha> — 第 N 条消息里某个提交的完整分析，仅你可见",
+            "• level N too-high|too-low [sha] — 指出第 N 条消息里某个提交的重要度评得太高或太低",
+            "• quit — 退出"]),
+])
+async def test_help_explains_the_terminals_own_commands_one_line_each(console_in, lang, lines):
+    console = await console_in(lang)
+    shown = await console("help")
+    for line in lines:
+        assert line in shown, shown
+    assert shown.index("/digest help") < shown.index(lines[0])  # after the bot's own commands
+
+
+async def test_the_consoles_own_words_are_in_a_chinese_chats_language(console_in, repo):
+    console = await console_in("zh")
+    digest = await console("/digest 2026-01-28")
+    assert "[#1] （已更新） 每日更新报告（2026-01-28）" in digest
+    bad = await console("/digest 2026-02-30")
+    assert bad.startswith("（仅你可见） ⚠️ ")
+    sha = repo.git("log", "-1", "--format=%h").strip()
+    asked = await console(f"/digest ask {sha} 为什么要改？")
+    assert "❓ 你：为什么要改？" in asked
+    for english in ("(updated)", "(only you)", "❓ you"):
+        assert english not in digest + bad + asked
