@@ -107,7 +107,7 @@ async def test_commands_and_bad_input(console, repo):
     assert "Unknown command 'frobnicate'" in await console("/digest frobnicate")
     bad_date = await console("/digest 2026-02-30")
     assert "(only you) ⚠️ '2026-02-30' is not a real calendar date." in bad_date
-    assert "Usage: `/digest digest [DATE|A..B|today|yesterday|last-week|this-week]" in bad_date
+    assert "Usage: `/digest [DATE|A..B|today|yesterday|last-week|this-week]" in bad_date
     future = await console("/digest 2027-01-01")
     assert "is in the future" in future and "[#" not in future  # nothing posted
     subscribed = await console(f"/digest subscribe {repo.path} at 9:00 min medium")
@@ -206,7 +206,7 @@ async def test_no_subscription_and_no_usable_default_repo(make_settings, tmp_pat
     await ConsoleChat(chat, platform).handle("/digest")
     text = out.getvalue()
     assert "This channel has no subscriptions yet; name a repository" in text
-    assert "Usage: `/digest digest" in text and "[#" not in text  # nothing posted
+    assert "Usage: `/digest [DATE" in text and "[#" not in text  # nothing posted
     await services.aclose()
 
 
@@ -441,3 +441,23 @@ async def test_the_consoles_own_words_are_in_a_chinese_chats_language(console_in
     assert "❓ 你：为什么要改？" in asked
     for english in ("(updated)", "(only you)", "❓ you"):
         assert english not in digest + bad + asked
+
+
+@pytest.mark.parametrize("lang,usage", [("en", "`/digest [DATE|A..B|today|yesterday|last-week|this-week] [owner/repo …]"),
+                                        ("zh", "`/digest [日期|A..B|今天|昨天|前天|上周|本周] [owner/repo …]")])
+async def test_the_digest_usage_names_the_command_once(console_in, lang, usage):
+    console = await console_in(lang)
+    bad_date = await console("/digest 2026-02-30")
+    helped = await console("help")
+    assert usage in bad_date and f"• {usage}" in helped
+    assert "/digest digest" not in bad_date + helped
+    assert "[#" in await console(usage.strip("`").split(" [")[0] + " 2026-01-28")  # the line, as typed, works
+
+
+@pytest.mark.parametrize("lang,said", [("en", "⚠️ Unknown command '{word}'."), ("zh", "⚠️ 未知命令“{word}”。")])
+async def test_a_pasted_page_is_not_echoed_back_whole(console_in, lang, said):
+    console = await console_in(lang)
+    shown = await console("/digest " + "x" * 5000)
+    assert said.format(word="x" * 79 + "…") in shown and "x" * 81 not in shown
+    repo = await console("/digest 2026-01-28 " + "a/" * 2500)  # a path that is not there
+    assert "a/" * 39 + "a…" in repo and "a/" * 41 not in repo

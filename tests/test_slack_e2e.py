@@ -187,7 +187,7 @@ async def test_bad_commands_get_one_private_line_and_usage(make_bot, slack):
     bot = await make_bot()
     for text, expected, usage in (("frobnicate", "Unknown command 'frobnicate'", "/digest"),
                                   ("subscribe", "Name the repository to subscribe to.", "/digest subscribe owner/repo"),
-                                  ("2026-13-45", "'2026-13-45' is not a real calendar date.", "/digest digest [")):
+                                  ("2026-13-45", "'2026-13-45' is not a real calendar date.", "/digest [DATE|")):
         before = len(slack.ephemerals)
         status, _ = await bot.sender.slash(text)
         assert status == 200
