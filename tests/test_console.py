@@ -461,3 +461,41 @@ async def test_a_pasted_page_is_not_echoed_back_whole(console_in, lang, said):
     assert said.format(word="x" * 79 + "…") in shown and "x" * 81 not in shown
     repo = await console("/digest 2026-01-28 " + "a/" * 2500)  # a path that is not there
     assert "a/" * 39 + "a…" in repo and "a/" * 41 not in repo
+
+
+@pytest.mark.parametrize("lang,quiet,reply,details", [
+    ("en", "[#1] (updated) No new commits in acme/widgets on 2026-01-29 (Asia/Shanghai). "
+           "Try `/digest last-week` for the whole of last week.",
+     "↳ [#2 in #1] That digest (2026-01-29, acme/widgets) has no commits to ask about. "
+     "To ask about any commit: `/digest ask <sha> <question>`.",
+     "(only you) That digest (2026-01-29, acme/widgets) lists no commits, so there are no details to show."),
+    ("zh", "[#1] （已更新） acme/widgets 在 2026-01-29（Asia/Shanghai）没有新的提交。可以试试 `/digest 上周`，看上周全部的提交。",
+     "↳ [#2 in #1] 这份报告（2026-01-29，acme/widgets）里没有提交，无从提问。要问任意一个提交：`/digest ask <sha> <问题>`。",
+     "（仅你可见） 这份报告（2026-01-29，acme/widgets）里没有提交，没有可显示的详情。"),
+])
+async def test_the_readmes_first_session_on_a_quiet_day_is_answered_truthfully(console_in, repo, lang, quiet, reply,
+                                                                              details):
+    # The README's first session, on a day without commits: `/digest today`, then `reply 1 …`.
+    console = await console_in(lang)
+    assert quiet in await console("/digest today")
+    replied = await console("reply 1 what could this break?")
+    assert reply in replied and "30" not in replied.replace("2026-01-29", "")  # not "older than 30 days"
+    assert details in await console("details 1 abcdef1")
+    sha = repo.git("log", "-1", "--format=%h").strip()  # a commit named by its SHA is still answered
+    assert f"{sha} " in await console(f"reply 1 what does {sha} do?")
+    assert "last-week" not in await console("/digest 2026-01-01..2026-01-02")  # no hint for a range
+
+
+async def test_a_scheduled_quiet_day_suggests_nothing(make_settings, repo):
+    settings = make_settings(default_repo=str(repo.path), default_lang="en")
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    from datetime import date
+
+    from bot.window import day_window
+
+    await chat.deliver_subscription(Subscription("console", "console", str(repo.path), lang="en"),
+                                    day_window(date(2026, 1, 20), "Asia/Shanghai"), "k1")
+    assert out.getvalue().strip().endswith("No new commits in acme/widgets on 2026-01-20 (Asia/Shanghai).")
+    await services.aclose()

@@ -61,6 +61,7 @@ class DeliverySpec:
     week: bool = False  # the weekly roll-up (bot/rollup.py) instead of the digest and its thread
     fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
     owner: str | None = None  # who named the fork: told directly of each conflicting commit
+    prefix: str = ""  # on demand: how the asker types commands (`/digest`), for what to try next
 
     def window_obj(self) -> Window:
         return window_from_dict(self.window)
@@ -106,6 +107,13 @@ def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
         fork=sub.fork,
         owner=sub.owner or None,
     )
+
+
+def _empty_hint(spec: DeliverySpec, window: Window) -> str:
+    """On demand, a quiet day's "no new commits" says what to try: the whole of last week."""
+    if not (spec.progress and spec.prefix) or spec.week or ".." in window.label:
+        return ""
+    return text(spec.lang, "notices.empty_hint", prefix=spec.prefix)
 
 
 class Deliveries:
@@ -225,13 +233,14 @@ class Deliveries:
                 bots=spec.bots,
                 week=week,
                 files_supported=platform.supports_files,
+                empty_hint=_empty_hint(spec, window),
             ),
             replace_ref=progress,
             thread=spec.thread,
             progress_key=spec.key,
             now=lambda: chat.clock().timestamp(),
         )
-        if parent is not None and digest.entries:
+        if parent is not None:  # an empty one too: a question in its thread is told it has no commits
             await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
         if spec.fork and spec.owner:
             await tell_conflicts(platform, self.store, spec, digest)
