@@ -85,7 +85,7 @@ async def test_digest_then_thread_questions(console, repo):
     shown = await console("/digest 2026-01-28")
     assert "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets" in shown
     assert "[#1] (updated) Daily update report (2026-01-28) · acme/widgets" in shown
-    assert "3 commits today" in shown
+    assert "3 commits on 2026-01-28" in shown
     # thread replies under #1: the high/medium commits in full, the low one grouped
     assert "↳ [#2 in #1]" in shown and "Remove the legacy exporter" in shown
     assert "Fix typo in README" in shown
@@ -499,3 +499,23 @@ async def test_a_scheduled_quiet_day_suggests_nothing(make_settings, repo):
                                     day_window(date(2026, 1, 20), "Asia/Shanghai"), "k1")
     assert out.getvalue().strip().endswith("No new commits in acme/widgets on 2026-01-20 (Asia/Shanghai).")
     await services.aclose()
+
+
+@pytest.mark.parametrize("lang,said", [
+    ("en", {"past": "3 commits on 2026-01-28 | ", "today": "1 commits today | ", "range": "4 commits | ",
+            "this_week": "5 commits this week | ", "past_week": "1 commits in 2026-01-19..2026-01-25 | "}),
+    ("zh", {"past": "2026-01-28 共 3 个提交 | ", "today": "今日共 1 个提交 | ", "range": "共 4 个提交 | ",
+            "this_week": "本周共 5 个提交 | ", "past_week": "2026-01-19..2026-01-25 共 1 个提交 | "}),
+])
+async def test_the_stats_line_says_which_day_or_week_it_counts(console_in, repo, lang, said):
+    repo.commit("[Docs] A word from last week", {"docs/a.md": "a\n"}, when=datetime(2026, 1, 21, 9, tzinfo=SH))
+    repo.commit("[Docs] A word this morning", {"docs/b.md": "b\n"}, when=datetime(2026, 1, 29, 8, tzinfo=SH))
+    console = await console_in(lang)
+    yesterday = await console("/digest 2026-01-28")
+    assert said["past"] in yesterday and "today" not in yesterday and "今日" not in yesterday and "本日" not in yesterday
+    assert said["today"] in await console("/digest 2026-01-29")  # NOW is 09:30 on the 29th
+    assert said["range"] in await console("/digest 2026-01-28..2026-01-29")
+    week = await console("/digest week 2026-01-28")
+    assert said["this_week"] in week, week
+    last_week = await console("/digest week 2026-01-21")
+    assert said["past_week"] in last_week and "this week" not in last_week and "本周" not in last_week

@@ -116,7 +116,7 @@ async def test_a_noisy_day_collapses_its_bots_and_lists_fifteen_lows(make_bot, s
     assert slack.block_errors == []
     texts = [sections_text(m) for m in replies]
     assert HIGH_TITLE in texts[0] and MEDIUM_TITLE in texts[1]  # high, then medium, in full
-    assert f"{DAY_COMMITS} commits today" in sections_text(parent)
+    assert f"{DAY_COMMITS} commits on 2026-01-28" in sections_text(parent)
     bots = [m for m in replies if "🤖 Dependency updates (15)" in sections_text(m)]
     assert len(bots) == 1  # fourteen Renovate updates and one Dependabot bump: one message
     shown_bots = sections_text(bots[0])
