@@ -519,3 +519,17 @@ async def test_the_stats_line_says_which_day_or_week_it_counts(console_in, repo,
     assert said["this_week"] in week, week
     last_week = await console("/digest week 2026-01-21")
     assert said["past_week"] in last_week and "this week" not in last_week and "本周" not in last_week
+
+
+@pytest.mark.parametrize("lang,day,span,week", [
+    ("en", "⏳ Building the 2026-01-28 digest for acme/widgets…",
+     "⏳ Building the 2026-01-27..2026-01-28 digest for acme/widgets…",
+     "⏳ Building the 2026-01-26..2026-01-29 weekly roll-up for acme/widgets…"),
+    ("zh", "⏳ 正在生成 acme/widgets 2026-01-28 的日报…", "⏳ 正在生成 acme/widgets 2026-01-27..2026-01-28 的更新报告…",
+     "⏳ 正在生成 acme/widgets 2026-01-26..2026-01-29 的周报…"),
+])
+async def test_the_building_line_names_a_roll_up_and_a_range_for_what_they_are(console_in, lang, day, span, week):
+    console = await console_in(lang)
+    assert f"[#1] {day}" in await console("/digest 2026-01-28")
+    assert span in await console("/digest 2026-01-27..2026-01-28")
+    assert week in await console("/digest week 2026-01-28")

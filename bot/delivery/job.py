@@ -109,6 +109,11 @@ def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
     )
 
 
+def _kind(spec: DeliverySpec, window: Window) -> str:
+    """The catalogue suffix naming what is being built: a day's digest (""), a range's, a roll-up."""
+    return "_week" if spec.week else "_range" if ".." in window.label else ""
+
+
 def _empty_hint(spec: DeliverySpec, window: Window) -> str:
     """On demand, a quiet day's "no new commits" says what to try: the whole of last week."""
     if not (spec.progress and spec.prefix) or spec.week or ".." in window.label:
@@ -210,7 +215,7 @@ class Deliveries:
                 log.exception("digest for %s %s failed", source.name, window.label)
             line = text(
                 spec.lang,
-                "notices.build_failed",
+                "notices.build_failed" + _kind(spec, window),
                 repo=source.name,
                 label=window.label,
                 reason=localize(reason, spec.lang),
@@ -252,7 +257,7 @@ class Deliveries:
         saved = await self.store.get_json(key)
         if saved:
             return MessageRef(spec.channel, saved["id"], saved.get("thread"))
-        line = text(spec.lang, "progress.building", repo=name, label=window.label)
+        line = text(spec.lang, "progress.building" + _kind(spec, window), repo=name, label=window.label)
         ref = await platform.send(spec.channel, Notice(line, "progress", spec.lang), thread=spec.thread, key=key)
         await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
         return ref
