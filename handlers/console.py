@@ -25,6 +25,7 @@ from bot.levels.posted import content_data
 from bot.models import BotError
 from bot.platform import AnswerHeader, Content, Conversation, MessageRef
 from bot.render.text import render_text, terminal_safe
+from settings import default_data_dir
 
 CHANNEL = "console"
 
@@ -36,7 +37,7 @@ class ConsolePlatform:
 
     def __init__(self, out=None, report_dir: Path | None = None, lang: str = "en"):
         self.out = out or sys.stdout
-        self.report_dir = report_dir or Path(".data") / "reports"
+        self.report_dir = report_dir or default_data_dir() / "reports"
         self.lang = lang  # the console's own words when a content says no language (DEFAULT_LANG)
         self.counter = 0
         self.roots: dict[str, str] = {}  # message number → its thread root

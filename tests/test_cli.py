@@ -225,3 +225,29 @@ def test_a_bad_repository_profile_is_said_at_the_top_of_the_digest(run, repo):
     assert "fix: handle empty rows in export" in proc.stdout
     proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "zh")
     assert "⚠️ 仓库配置（.digest.toml）未生效" in proc.stdout
+
+
+def test_data_dir_defaults_to_the_user_data_directory_not_the_working_one(redis_url, repo, tmp_path):
+    """A CLI run from any directory leaves nothing there: the embedded Redis lives in the user's
+    data directory unless DATA_DIR says otherwise (`DATA_DIR=./.data`: beside the checkout)."""
+    import os
+
+    elsewhere, xdg = tmp_path / "elsewhere", tmp_path / "xdg"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "DATA_DIR"))}
+    env.update({"PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(xdg)})
+
+    def bot(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
+                              env={**env, **extra}, cwd=elsewhere, timeout=120)
+
+    assert f"DATA_DIR={xdg / 'digest-bot'}" in bot("settings").stdout
+    proc = bot("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en")  # embedded Redis
+    assert proc.returncode == 0, proc.stderr
+    assert "fix: handle empty rows in export" in proc.stdout
+    assert list(elsewhere.iterdir()) == []  # no ./.data left behind
+    assert (xdg / "digest-bot" / "redis.db").exists()
+    proc = bot("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", DATA_DIR="./.data")
+    assert proc.returncode == 0, proc.stderr
+    assert (elsewhere / ".data" / "redis.db").exists()  # asked for: there
