@@ -247,7 +247,27 @@ def test_data_dir_defaults_to_the_user_data_directory_not_the_working_one(redis_
     assert proc.returncode == 0, proc.stderr
     assert "fix: handle empty rows in export" in proc.stdout
     assert list(elsewhere.iterdir()) == []  # no ./.data left behind
-    assert (xdg / "digest-bot" / "redis.db").exists()
+    assert (xdg / "digest-bot").is_dir()  # the embedded Redis's home (its redis.db is written when it saves)
     proc = bot("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", DATA_DIR="./.data")
     assert proc.returncode == 0, proc.stderr
-    assert (elsewhere / ".data" / "redis.db").exists()  # asked for: there
+    assert (elsewhere / ".data").is_dir()  # asked for: there
+
+
+@pytest.mark.parametrize("args,said", [
+    (("digest", "--lang", "zh", "--date"), "错误：参数 --date：需要一个值（用法见 python -m bot digest --help）"),
+    (("digest", "--lang", "zh"), "错误：缺少必需的参数：--repo（用法见 python -m bot digest --help）"),
+    (("digest", "--repo", ".", "--lang=zh", "--frob"), "错误：无法识别的参数：--frob（用法见 python -m bot --help）"),
+    (("digest", "--repo", ".", "--lang", "zh", "--format", "pdf"),
+     "错误：参数 --format：无效的取值 'pdf'（可选：'markdown', 'json'）（用法见 python -m bot digest --help）"),
+    (("eval", "--lang", "zh", "--limit", "many"), "错误：参数 --limit：无效的 int 值：'many'（用法见 python -m bot eval --help）"),
+])
+def test_bad_flags_are_said_in_chinese_with_lang_zh(run, args, said):
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [said]
+
+
+def test_bad_flags_stay_one_english_line_without_lang(run):
+    proc = run("digest", "--repo", ".", "--frob")
+    assert proc.returncode == 2
+    assert one_clear_line(proc) == "error: unrecognized arguments: --frob (see python -m bot --help)"

@@ -42,7 +42,9 @@ def options(args: list[str], allowed: dict[str, str | Phrase], command: str) -> 
     while i < len(args):
         key = args[i].lower()
         if key not in allowed:
-            raise CommandError(phrase("errors.unknown_option", option=echo(args[i]), allowed=", ".join(allowed)), command)
+            raise CommandError(
+                phrase("errors.unknown_option", option=echo(args[i]), allowed=", ".join(allowed)), command
+            )
         if i + 1 >= len(args):
             raise CommandError(phrase("errors.option_needs_value", option=key, expected=allowed[key]), command)
         if key in found:
