@@ -271,3 +271,21 @@ def test_bad_flags_stay_one_english_line_without_lang(run):
     proc = run("digest", "--repo", ".", "--frob")
     assert proc.returncode == 2
     assert one_clear_line(proc) == "error: unrecognized arguments: --frob (see python -m bot --help)"
+
+
+@pytest.mark.parametrize("lang,said,english", [
+    ("zh", ["[… 已截断：另有 ", " 行未显示]", "未显示（1 个文件）：", "- package-lock.json（锁文件）"],
+     ["clipped:", "Not shown", "(lockfile)"]),
+    ("en", ["[… clipped: ", " more lines not shown]", "Not shown (1 file):", "- package-lock.json (lockfile)"], []),
+])
+def test_an_answer_without_an_llm_marks_what_it_left_out_in_the_readers_language(run, repo, lang, said, english):
+    repo.commit("feat: a big table", {"src/table.py": "".join(f"ROW_{i} = {i} * 2  # entry\n" for i in range(3000)),
+                                      "package-lock.json": '{"lockfileVersion": 3}\n'},
+                when=datetime(2026, 1, 28, 20, 0, tzinfo=SH))
+    sha = repo.git("rev-parse", "HEAD").strip()
+    proc = run("ask", "--repo", str(repo.path), "--commit", sha[:10], "--lang", lang, "what is ROW_12?")
+    assert proc.returncode == 0, proc.stderr
+    for words in said:
+        assert words in proc.stdout, proc.stdout[-600:]
+    for words in english:
+        assert words not in proc.stdout
