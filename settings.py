@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -131,8 +132,8 @@ class Settings(BaseSettings):
     )
     redis_prefix: str = Field("digestbot:", description="Prefix of every Redis key.")
     data_dir: Path = Field(
-        Path(".data"),
-        description="Where the embedded Redis keeps its file, and the history search index (`history.sqlite3`, a cache rebuilt from the analyses).",
+        default_factory=lambda: default_data_dir(),
+        description="Where the embedded Redis keeps its file, the history search index (`history.sqlite3`, a cache rebuilt from the analyses), fork mirrors and the terminal's report files; default: the platform's user data directory (`~/.local/share/digest-bot` on Linux, `~/Library/Application Support/digest-bot` on macOS), whatever directory the bot is run from. `DATA_DIR=./.data` keeps them beside the checkout.",
     )
     digest_cache_ttl: int = Field(
         86400,
@@ -297,6 +298,12 @@ class Settings(BaseSettings):
 
     def admin_list(self, raw: str) -> frozenset[str]:
         return frozenset(u.strip() for u in raw.split(",") if u.strip())
+
+
+def default_data_dir() -> Path:
+    """DATA_DIR unset: the platform's user data directory for the bot (XDG_DATA_HOME is honoured
+    on Linux), so a CLI run leaves nothing in the directory it was run from."""
+    return Path(user_data_dir("digest-bot", appauthor=False))
 
 
 def check_timezone(name: str) -> ZoneInfo:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 EXAMPLES = """examples:
   python -m bot digest --repo vllm-project/vllm --date 2026-01-28
@@ -27,9 +29,45 @@ exit codes: 0 done, 1 failure, 2 bad input, 3 digest written but the configured 
 """
 
 
+_SAY = ["en"]  # the language of the command line's own errors while it is parsed (`--lang`, else English)
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, not argparse's usage dump
-        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+    def error(self, message: str):  # one line, not argparse's usage dump, in the CLI's language
+        from bot.i18n import text
+
+        self.exit(
+            2, text(_SAY[0], "cli.error", message=text(_SAY[0], "cli.see_help", message=message, prog=self.prog)) + "\n"
+        )
+
+
+def _argv_lang(argv: Sequence[str]) -> str:
+    """`--lang zh` / `--lang=zh` as typed, read before parsing so that a parse error is said in it."""
+    for i, word in enumerate(argv):
+        value = argv[i + 1] if word == "--lang" and i + 1 < len(argv) else word.partition("=")[2]
+        if word == "--lang" or word.startswith("--lang="):
+            return value if value in ("zh", "en") else "en"
+    return "en"
+
+
+@contextmanager
+def _argparse_in(lang: str) -> Iterator[None]:
+    """argparse's own error messages (looked up through its module-level gettext `_`) in `lang`:
+    each message argparse has is an `argparse.*` entry of the English catalogue, said from the
+    same entry of `lang`'s; anything else stays as argparse wrote it."""
+    if lang == "en":
+        yield
+        return
+    from bot.i18n import catalogue
+
+    english = {msgid: key for key, msgid in catalogue("en").items() if key.startswith("argparse.")}
+    said = catalogue(lang)
+    original = argparse._  # type: ignore[attr-defined]
+    argparse._ = lambda msgid: said[english[msgid]] if msgid in english else original(msgid)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        argparse._ = original  # type: ignore[attr-defined]
 
 
 class _Version(argparse.Action):
@@ -180,7 +218,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    _SAY[0] = _argv_lang(words)
+    with _argparse_in(_SAY[0]):
+        args = build_parser().parse_args(words)
     if args.command is None:
         build_parser().print_help()
         return 2

@@ -399,11 +399,14 @@ def _file_header(f: FileChange, kinds: Counter) -> str:
     return f"### {path} ({status}, +{f.additions} −{f.deletions})"
 
 
+_NO_CONTENT = "(no content changes)"
+
+
 def _bare_entry(f: FileChange, kinds: Counter) -> str:
     path = _redacted_name(f.path, kinds)
     if f.status == "renamed" and f.previous_path:
-        return f"renamed: {_redacted_name(f.previous_path, kinds)} → {path} (no content changes)"
-    return f"{f.status}: {path} (no content changes)"
+        return f"renamed: {_redacted_name(f.previous_path, kinds)} → {path} {_NO_CONTENT}"
+    return f"{f.status}: {path} {_NO_CONTENT}"
 
 
 class _Packer:
@@ -730,6 +733,54 @@ def relevant_hunks(files: Sequence[FileChange], question: str, budget_tokens: in
         packer.add_text(item.index, item.name_only or "")
     hunk_totals = {item.index: len(item.hunks) for item in prepared if item.hunks}
     return _assemble(packer.parts, prepared, budget, kinds, hunk_totals)
+
+
+# The diff text's own markers (above) stay English: they are data for the model, and part of the
+# prompts' cached shape. A reader shown the text itself (the offline answer) reads them in their
+# language: `for_reader` says each marker line again from the catalogue's [diff_view].
+_CLIPPED_LINE = re.compile(r"\[… clipped: (\d+) more lines? not shown\]")
+_TAIL_HEAD = re.compile(r"Not shown \((\d+) files?\):")
+_TAIL_MORE = re.compile(r"… and (\d+) more files?")
+_TAIL_COMPACT = re.compile(r"\[(\d+) files? not shown\]")
+_TAIL_ITEM = re.compile(r"- (.+) \(([a-z ]+)\)")
+_BARE_RENAME = re.compile(r"renamed: (.+) → (.+) " + re.escape(_NO_CONTENT))
+_BARE = re.compile(r"([a-z]+): (.+) " + re.escape(_NO_CONTENT))
+
+
+def for_reader(diff_text: str, lang: str) -> str:
+    """`diff_text` (from select_diff / relevant_hunks) with its marker lines — a clipped hunk, a
+    file without content changes, the closing list of files not shown and why — in `lang`. Diff
+    lines themselves (+, -, space, @@, ###) are left as they are."""
+    lang = "zh" if lang.lower().startswith("zh") else "en"
+    out: list[str] = []
+    in_tail = False
+    for line in diff_text.split("\n"):
+        said = _marker_line(line, lang, in_tail)
+        in_tail = in_tail or _TAIL_HEAD.fullmatch(line) is not None
+        out.append(line if said is None else said)
+    return "\n".join(out)
+
+
+def _form(n: str) -> str:
+    return "one" if n == "1" else "other"
+
+
+def _marker_line(line: str, lang: str, in_tail: bool) -> str | None:
+    if m := _CLIPPED_LINE.fullmatch(line):
+        return text(lang, f"diff_view.clipped.{_form(m[1])}", n=m[1])
+    if m := _TAIL_HEAD.fullmatch(line):
+        return text(lang, f"diff_view.not_shown.{_form(m[1])}", n=m[1])
+    if m := _TAIL_COMPACT.fullmatch(line):
+        return text(lang, f"diff_view.compact.{_form(m[1])}", n=m[1])
+    if m := _BARE_RENAME.fullmatch(line):
+        return text(lang, "diff_view.renamed", old=m[1], path=m[2])
+    if (m := _BARE.fullmatch(line)) and f"diff_view.status.{m[1]}" in catalogue(lang):
+        return text(lang, "diff_view.unchanged", status=text(lang, f"diff_view.status.{m[1]}"), path=m[2])
+    if in_tail and (m := _TAIL_MORE.fullmatch(line)):
+        return text(lang, f"diff_view.more.{_form(m[1])}", n=m[1])
+    if in_tail and (m := _TAIL_ITEM.fullmatch(line)):
+        return "- " + text(lang, "coverage.omitted_file", path=m[1], reason=_reason(m[2], lang))
+    return None
 
 
 # =============================================================================================

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analysis.language import asked_in, prose_counts, wrong_language
-from .diffs import DiffSelection, coverage_line, estimate_tokens, relevant_hunks, select_diff
+from .diffs import DiffSelection, coverage_line, estimate_tokens, for_reader, relevant_hunks, select_diff
 from .i18n import localize, text
 from .models import Analysis, BotError, Commit, to_dict
 from .prompts import RenderedPrompt
@@ -154,7 +154,8 @@ class QA:
         if not selection.text.strip():
             yield qa_text(lang, "no_hunks")
             return
-        yield "```diff\n" + selection.text.replace("```", "ʼʼʼ").rstrip() + "\n```"
+        shown = for_reader(selection.text, lang)  # its markers in the reader's words (the model's stay English)
+        yield "```diff\n" + shown.replace("```", "ʼʼʼ").rstrip() + "\n```"
 
 
 async def stream_fitted(

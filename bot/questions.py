@@ -79,6 +79,10 @@ class Questions:
             if commit is not None:
                 info = replace(info, commits=info.commits + (ThreadCommit(commit.sha, commit.title, commit.pr_number),))
                 resolution = Resolution(sha=commit.sha)
+        if resolution.sha is None and _no_commits(info):  # a quiet day's digest: nothing to choose from
+            line = text(info.lang, "notices.empty_thread", label=info.label, repo=source.name, prefix=prefix)
+            await platform.send(conv.channel, Notice(line, lang=info.lang), thread=root)
+            return
         if resolution.sha is None:
             choices = resolution.candidates or info.commits[:5]
             commits = tuple([await source.get_commit(c.sha) for c in choices])
@@ -175,6 +179,9 @@ class Questions:
         lang = value.get("lang") or (info.lang if info else settings.default_lang)
         tz = value.get("tz") or (info.tz if info else settings.default_tz)
         source = self.services.source(repo)
+        if info is not None and _no_commits(info):  # a quiet day's digest has no Details to show
+            line = text(lang, "notices.empty_details", label=info.label, repo=source.name)
+            return await platform.reply_private(conv, Notice(line, lang=lang))
         commit = await source.get_commit(value["sha"])
         analysis = await self.services.builder.analysis(source, commit, lang)
         window = parse_window("today", tz, self.chat.clock())
@@ -187,6 +194,11 @@ class Questions:
             repo_url=source.web_url,
         )
         await platform.reply_private(conv, CommitDetails(digest, digest.entries[0]))
+
+
+def _no_commits(info: ThreadInfo) -> bool:
+    """The thread of a digest (or roll-up) that had no commits."""
+    return bool(info.label) and not info.commits and info.period is None
 
 
 async def _first_piece(pieces: AsyncIterator[str]) -> str:

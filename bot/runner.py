@@ -123,7 +123,7 @@ async def _console(chat: ChatService, settings, stop: asyncio.Event, clock: Cloc
                 build_app(chat.store, report_routes(chat.services.reports)), settings.host, settings.port
             )
         )
-    platform = ConsolePlatform(report_dir=Path(settings.data_dir) / "reports")
+    platform = ConsolePlatform(report_dir=Path(settings.data_dir) / "reports", lang=settings.default_lang)
     chat.register(platform)
     ticking = asyncio.create_task(clock.run_forever(stop))
     try:

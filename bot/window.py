@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from settings import check_timezone
 
-from .i18n import phrase
+from .i18n import echo, phrase
 from .models import UsageError, Window
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -57,7 +57,7 @@ def _parse_span(token: str, today: date) -> tuple[date, date]:
         day = _real_date(token, int(year) if year else today.year, int(month), int(day_of_month))
         return day, day
     if not _DATE.match(token):
-        raise UsageError(phrase("errors.not_a_date", value=token))
+        raise UsageError(phrase("errors.not_a_date", value=echo(token)))
     day = _real_date(token, *map(int, token.split("-")))
     return day, day
 

@@ -23,8 +23,9 @@ from bot.i18n import text
 from bot.levels.overlay import entries_of
 from bot.levels.posted import content_data
 from bot.models import BotError
-from bot.platform import Content, Conversation, MessageRef
+from bot.platform import AnswerHeader, Content, Conversation, MessageRef
 from bot.render.text import render_text, terminal_safe
+from settings import default_data_dir
 
 CHANNEL = "console"
 
@@ -34,9 +35,10 @@ class ConsolePlatform:
     supports_files = True
     send_dedupe_window: float | None = None  # one process, one terminal: nothing to deduplicate
 
-    def __init__(self, out=None, report_dir: Path | None = None):
+    def __init__(self, out=None, report_dir: Path | None = None, lang: str = "en"):
         self.out = out or sys.stdout
-        self.report_dir = report_dir or Path(".data") / "reports"
+        self.report_dir = report_dir or default_data_dir() / "reports"
+        self.lang = lang  # the console's own words when a content says no language (DEFAULT_LANG)
         self.counter = 0
         self.roots: dict[str, str] = {}  # message number → its thread root
         self.shown: dict[str, Content] = {}  # message number → the content it shows (for `level N …`)
@@ -51,31 +53,50 @@ class ConsolePlatform:
         self.roots[ref.id] = ref.thread_root
         return ref
 
-    def _show(self, ref: MessageRef, text: str, tag: str = "") -> None:
+    def _lang_of(self, content) -> str:
+        """The language a content is in (its own, else its digest's), else the console's."""
+        lang = getattr(content, "lang", "") or getattr(getattr(content, "digest", None), "lang", "")
+        return lang or self.lang
+
+    def _render(self, content) -> str:
+        """A content as the terminal shows it; a question's header names the person at the
+        terminal in their language ("❓ you: …")."""
+        if isinstance(content, AnswerHeader):
+            lang = self._lang_of(content)
+            line = text(lang, "console.asked", question=terminal_safe(content.question))
+            if content.commit is not None:
+                line += f"  ({content.commit.short_sha} {terminal_safe(content.commit.title)})"
+            return line
+        return render_text(content)
+
+    def _show(self, ref: MessageRef, shown: str, tag: str = "") -> None:
         if ref.thread:
-            indented = text.replace("\n", "\n      ")
+            indented = shown.replace("\n", "\n      ")
             self.emit(f"  ↳ [#{ref.id} in #{ref.thread}]{tag} {indented}")
         else:
-            self.emit(f"[#{ref.id}]{tag} {text}")
+            self.emit(f"[#{ref.id}]{tag} {shown}")
+
+    def _updated(self, content) -> str:
+        return " " + text(self._lang_of(content), "console.updated")
 
     async def send(self, channel: str, content, *, thread: str | None = None, key: str | None = None) -> MessageRef:
         ref = self._next(thread)
-        self._show(ref, render_text(content))
+        self._show(ref, self._render(content))
         self.shown[ref.id] = content
         return ref
 
     async def update(self, ref: MessageRef, content) -> MessageRef:
-        self._show(ref, render_text(content), " (updated)")
+        self._show(ref, self._render(content), self._updated(content))
         self.shown[ref.id] = content
         return ref
 
     async def revise(self, ref: MessageRef, content) -> bool:
-        self._show(MessageRef(ref.channel, ref.id, ref.thread), render_text(content), " (updated)")
+        self._show(MessageRef(ref.channel, ref.id, ref.thread), self._render(content), self._updated(content))
         self.shown[ref.id] = content
         return True
 
     async def reply_private(self, conv: Conversation, content) -> None:
-        self.emit(f"(only you) {render_text(content)}")
+        self.emit(f"{text(self._lang_of(content), 'console.only_you')} {self._render(content)}")
 
     async def stream(
         self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv=None, lang: str = ""
@@ -161,7 +182,7 @@ class ConsoleChat:
         text = line[len("/digest") :] if head == "/digest" else line
         await self.chat.on_command(self._conv(), text.strip(), prefix="/digest")
         if text.strip().lower() in ("help", "帮助", "?", "？"):
-            await self._say("prompt")  # the terminal's own commands (reply, details, level) after the bot's
+            await self._say("help")  # the terminal's own commands (reply, details, level), one line each
         return True
 
     async def _level(self, words: list[str]) -> None:

@@ -20,6 +20,10 @@ for _var in list(os.environ):
         del os.environ[_var]
 
 
+# DATA_DIR's default is the user's data directory (settings.default_data_dir; XDG_DATA_HOME on
+# Linux): a test that sets no DATA_DIR writes under a throwaway one, never the developer's own.
+os.environ["XDG_DATA_HOME"] = __import__("tempfile").mkdtemp(prefix="digest-bot-xdg-")
+
 from tests.fakes.github_server import fake_github  # noqa: E402,F401 — shared fixture
 
 

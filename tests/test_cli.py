@@ -225,3 +225,67 @@ def test_a_bad_repository_profile_is_said_at_the_top_of_the_digest(run, repo):
     assert "fix: handle empty rows in export" in proc.stdout
     proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "zh")
     assert "⚠️ 仓库配置（.digest.toml）未生效" in proc.stdout
+
+
+def test_data_dir_defaults_to_the_user_data_directory_not_the_working_one(redis_url, repo, tmp_path):
+    """A CLI run from any directory leaves nothing there: the embedded Redis lives in the user's
+    data directory unless DATA_DIR says otherwise (`DATA_DIR=./.data`: beside the checkout)."""
+    import os
+
+    elsewhere, xdg = tmp_path / "elsewhere", tmp_path / "xdg"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "DATA_DIR"))}
+    env.update({"PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(xdg)})
+
+    def bot(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
+                              env={**env, **extra}, cwd=elsewhere, timeout=120)
+
+    assert f"DATA_DIR={xdg / 'digest-bot'}" in bot("settings").stdout
+    proc = bot("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en")  # embedded Redis
+    assert proc.returncode == 0, proc.stderr
+    assert "fix: handle empty rows in export" in proc.stdout
+    assert list(elsewhere.iterdir()) == []  # no ./.data left behind
+    assert (xdg / "digest-bot").is_dir()  # the embedded Redis's home (its redis.db is written when it saves)
+    proc = bot("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", DATA_DIR="./.data")
+    assert proc.returncode == 0, proc.stderr
+    assert (elsewhere / ".data").is_dir()  # asked for: there
+
+
+@pytest.mark.parametrize("args,said", [
+    (("digest", "--lang", "zh", "--date"), "错误：参数 --date：需要一个值（用法见 python -m bot digest --help）"),
+    (("digest", "--lang", "zh"), "错误：缺少必需的参数：--repo（用法见 python -m bot digest --help）"),
+    (("digest", "--repo", ".", "--lang=zh", "--frob"), "错误：无法识别的参数：--frob（用法见 python -m bot --help）"),
+    (("digest", "--repo", ".", "--lang", "zh", "--format", "pdf"),
+     "错误：参数 --format：无效的取值 'pdf'（可选：'markdown', 'json'）（用法见 python -m bot digest --help）"),
+    (("eval", "--lang", "zh", "--limit", "many"), "错误：参数 --limit：无效的 int 值：'many'（用法见 python -m bot eval --help）"),
+])
+def test_bad_flags_are_said_in_chinese_with_lang_zh(run, args, said):
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert [line for line in proc.stderr.splitlines() if line.strip()] == [said]
+
+
+def test_bad_flags_stay_one_english_line_without_lang(run):
+    proc = run("digest", "--repo", ".", "--frob")
+    assert proc.returncode == 2
+    assert one_clear_line(proc) == "error: unrecognized arguments: --frob (see python -m bot --help)"
+
+
+@pytest.mark.parametrize("lang,said,english", [
+    ("zh", ["[… 已截断：另有 ", " 行未显示]", "未显示（1 个文件）：", "- package-lock.json（锁文件）"],
+     ["clipped:", "Not shown", "(lockfile)"]),
+    ("en", ["[… clipped: ", " more lines not shown]", "Not shown (1 file):", "- package-lock.json (lockfile)"], []),
+])
+def test_an_answer_without_an_llm_marks_what_it_left_out_in_the_readers_language(run, repo, lang, said, english):
+    repo.commit("feat: a big table", {"src/table.py": "".join(f"ROW_{i} = {i} * 2  # entry\n" for i in range(3000)),
+                                      "package-lock.json": '{"lockfileVersion": 3}\n'},
+                when=datetime(2026, 1, 28, 20, 0, tzinfo=SH))
+    sha = repo.git("rev-parse", "HEAD").strip()
+    proc = run("ask", "--repo", str(repo.path), "--commit", sha[:10], "--lang", lang, "what is ROW_12?")
+    assert proc.returncode == 0, proc.stderr
+    for words in said:
+        assert words in proc.stdout, proc.stdout[-600:]
+    for words in english:
+        assert words not in proc.stdout

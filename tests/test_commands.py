@@ -82,7 +82,8 @@ def test_every_command_is_in_the_table_once_with_its_usage_in_both_languages():
     assert len(words) == len(set(words)), "a word names two commands"
     for c in COMMANDS:
         for lang in ("zh", "en"):
-            assert usage(lang, c.name).startswith(f"/digest {c.name}")
+            # the digest's verb is optional (`/digest 2026-01-28`): its usage leaves it out, not `/digest digest`
+            assert usage(lang, c.name).startswith("/digest [" if c.name == "digest" else f"/digest {c.name}")
 
 
 def test_errors_are_said_in_the_channels_language():

@@ -40,8 +40,28 @@ def repo(tmp_path):
 
 
 @pytest.fixture
-async def console(make_settings, repo):
-    services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
+async def console(console_in):
+    return await console_in("en")
+
+
+@pytest.fixture
+async def console_in(make_settings, repo):
+    """`await console_in(lang)`: a typing function (see `console`) for a console whose
+    DEFAULT_LANG is `lang`."""
+    made = []
+
+    async def build(lang: str, **overrides):
+        typed = _typing(Services.build(make_settings(default_repo=str(repo.path), default_lang=lang, **overrides),
+                                       clock=lambda: NOW))
+        made.append(typed)
+        return typed
+
+    yield build
+    for typed in made:
+        await typed.chat.services.aclose()
+
+
+def _typing(services):
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
@@ -58,15 +78,14 @@ async def console(make_settings, repo):
 
     type_line.chat = chat
     type_line.platform = platform
-    yield type_line
-    await services.aclose()
+    return type_line
 
 
 async def test_digest_then_thread_questions(console, repo):
     shown = await console("/digest 2026-01-28")
     assert "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets" in shown
     assert "[#1] (updated) Daily update report (2026-01-28) · acme/widgets" in shown
-    assert "3 commits today" in shown
+    assert "3 commits on 2026-01-28" in shown
     # thread replies under #1: the high/medium commits in full, the low one grouped
     assert "↳ [#2 in #1]" in shown and "Remove the legacy exporter" in shown
     assert "Fix typo in README" in shown
@@ -88,7 +107,7 @@ async def test_commands_and_bad_input(console, repo):
     assert "Unknown command 'frobnicate'" in await console("/digest frobnicate")
     bad_date = await console("/digest 2026-02-30")
     assert "(only you) ⚠️ '2026-02-30' is not a real calendar date." in bad_date
-    assert "Usage: `/digest digest [DATE|A..B|today|yesterday|last-week|this-week]" in bad_date
+    assert "Usage: `/digest [DATE|A..B|today|yesterday|last-week|this-week]" in bad_date
     future = await console("/digest 2027-01-01")
     assert "is in the future" in future and "[#" not in future  # nothing posted
     subscribed = await console(f"/digest subscribe {repo.path} at 9:00 min medium")
@@ -187,7 +206,7 @@ async def test_no_subscription_and_no_usable_default_repo(make_settings, tmp_pat
     await ConsoleChat(chat, platform).handle("/digest")
     text = out.getvalue()
     assert "This channel has no subscriptions yet; name a repository" in text
-    assert "Usage: `/digest digest" in text and "[#" not in text  # nothing posted
+    assert "Usage: `/digest [DATE" in text and "[#" not in text  # nothing posted
     await services.aclose()
 
 
@@ -387,3 +406,130 @@ async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its
     assert "↳ [#2 in #1]" in shown and "legacy_export.py" in shown  # the answer, in its thread
     follow_up = await console("reply 1 and is anything else affected?")
     assert "No LLM is configured" in follow_up and "legacy_export.py" in follow_up
+
+
+# --- issue 26: what a newcomer meets ---------------------------------------------------------------
+
+@pytest.mark.parametrize("lang,lines", [
+    ("en", ["In this terminal (N is a message's number, the [#N] before it):",
+            "• reply N <question> — ask about the commits of message #N, as a question in its thread",
+            "• details N <sha> — everything about one commit of message #N, shown to you only",
+            "• level N too-high|too-low [sha] — say that a commit of message #N is rated too high or too low",
+            "• quit — leave"]),
+    ("zh", ["在这个终端里（N 是消息编号，即消息前面的 [#N]）：",
+            "• reply N <问题> — 就第 N 条消息里的提交提问",
+            "• details N <sha> — 第 N 条消息里某个提交的完整分析，仅你可见",
+            "• level N too-high|too-low [sha] — 指出第 N 条消息里某个提交的重要度评得太高或太低",
+            "• quit — 退出"]),
+])
+async def test_help_explains_the_terminals_own_commands_one_line_each(console_in, lang, lines):
+    console = await console_in(lang)
+    shown = await console("help")
+    for line in lines:
+        assert line in shown, shown
+    assert shown.index("/digest help") < shown.index(lines[0])  # after the bot's own commands
+
+
+async def test_the_consoles_own_words_are_in_a_chinese_chats_language(console_in, repo):
+    console = await console_in("zh")
+    digest = await console("/digest 2026-01-28")
+    assert "[#1] （已更新） 每日更新报告（2026-01-28）" in digest
+    bad = await console("/digest 2026-02-30")
+    assert bad.startswith("（仅你可见） ⚠️ ")
+    sha = repo.git("log", "-1", "--format=%h").strip()
+    asked = await console(f"/digest ask {sha} 为什么要改？")
+    assert "❓ 你：为什么要改？" in asked
+    for english in ("(updated)", "(only you)", "❓ you"):
+        assert english not in digest + bad + asked
+
+
+@pytest.mark.parametrize("lang,usage", [("en", "`/digest [DATE|A..B|today|yesterday|last-week|this-week] [owner/repo …]"),
+                                        ("zh", "`/digest [日期|A..B|今天|昨天|前天|上周|本周] [owner/repo …]")])
+async def test_the_digest_usage_names_the_command_once(console_in, lang, usage):
+    console = await console_in(lang)
+    bad_date = await console("/digest 2026-02-30")
+    helped = await console("help")
+    assert usage in bad_date and f"• {usage}" in helped
+    assert "/digest digest" not in bad_date + helped
+    assert "[#" in await console(usage.strip("`").split(" [")[0] + " 2026-01-28")  # the line, as typed, works
+
+
+@pytest.mark.parametrize("lang,said", [("en", "⚠️ Unknown command '{word}'."), ("zh", "⚠️ 未知命令“{word}”。")])
+async def test_a_pasted_page_is_not_echoed_back_whole(console_in, lang, said):
+    console = await console_in(lang)
+    shown = await console("/digest " + "x" * 5000)
+    assert said.format(word="x" * 79 + "…") in shown and "x" * 81 not in shown
+    repo = await console("/digest 2026-01-28 " + "a/" * 2500)  # a path that is not there
+    assert "a/" * 39 + "a…" in repo and "a/" * 41 not in repo
+
+
+@pytest.mark.parametrize("lang,quiet,reply,details", [
+    ("en", "[#1] (updated) No new commits in acme/widgets on 2026-01-29 (Asia/Shanghai). "
+           "Try `/digest last-week` for the whole of last week.",
+     "↳ [#2 in #1] That digest (2026-01-29, acme/widgets) has no commits to ask about. "
+     "To ask about any commit: `/digest ask <sha> <question>`.",
+     "(only you) That digest (2026-01-29, acme/widgets) lists no commits, so there are no details to show."),
+    ("zh", "[#1] （已更新） acme/widgets 在 2026-01-29（Asia/Shanghai）没有新的提交。可以试试 `/digest 上周`，看上周全部的提交。",
+     "↳ [#2 in #1] 这份报告（2026-01-29，acme/widgets）里没有提交，无从提问。要问任意一个提交：`/digest ask <sha> <问题>`。",
+     "（仅你可见） 这份报告（2026-01-29，acme/widgets）里没有提交，没有可显示的详情。"),
+])
+async def test_the_readmes_first_session_on_a_quiet_day_is_answered_truthfully(console_in, repo, lang, quiet, reply,
+                                                                              details):
+    # The README's first session, on a day without commits: `/digest today`, then `reply 1 …`.
+    console = await console_in(lang)
+    assert quiet in await console("/digest today")
+    replied = await console("reply 1 what could this break?")
+    assert reply in replied and "30" not in replied.replace("2026-01-29", "")  # not "older than 30 days"
+    assert details in await console("details 1 abcdef1")
+    sha = repo.git("log", "-1", "--format=%h").strip()  # a commit named by its SHA is still answered
+    assert f"{sha} " in await console(f"reply 1 what does {sha} do?")
+    assert "last-week" not in await console("/digest 2026-01-01..2026-01-02")  # no hint for a range
+
+
+async def test_a_scheduled_quiet_day_suggests_nothing(make_settings, repo):
+    settings = make_settings(default_repo=str(repo.path), default_lang="en")
+    services = Services.build(settings, clock=lambda: NOW)
+    out = io.StringIO()
+    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    from datetime import date
+
+    from bot.window import day_window
+
+    await chat.deliver_subscription(Subscription("console", "console", str(repo.path), lang="en"),
+                                    day_window(date(2026, 1, 20), "Asia/Shanghai"), "k1")
+    assert out.getvalue().strip().endswith("No new commits in acme/widgets on 2026-01-20 (Asia/Shanghai).")
+    await services.aclose()
+
+
+@pytest.mark.parametrize("lang,said", [
+    ("en", {"past": "3 commits on 2026-01-28 | ", "today": "1 commits today | ", "range": "4 commits | ",
+            "this_week": "5 commits this week | ", "past_week": "1 commits in 2026-01-19..2026-01-25 | "}),
+    ("zh", {"past": "2026-01-28 共 3 个提交 | ", "today": "今日共 1 个提交 | ", "range": "共 4 个提交 | ",
+            "this_week": "本周共 5 个提交 | ", "past_week": "2026-01-19..2026-01-25 共 1 个提交 | "}),
+])
+async def test_the_stats_line_says_which_day_or_week_it_counts(console_in, repo, lang, said):
+    repo.commit("[Docs] A word from last week", {"docs/a.md": "a\n"}, when=datetime(2026, 1, 21, 9, tzinfo=SH))
+    repo.commit("[Docs] A word this morning", {"docs/b.md": "b\n"}, when=datetime(2026, 1, 29, 8, tzinfo=SH))
+    console = await console_in(lang)
+    yesterday = await console("/digest 2026-01-28")
+    assert said["past"] in yesterday and "today" not in yesterday and "今日" not in yesterday and "本日" not in yesterday
+    assert said["today"] in await console("/digest 2026-01-29")  # NOW is 09:30 on the 29th
+    assert said["range"] in await console("/digest 2026-01-28..2026-01-29")
+    week = await console("/digest week 2026-01-28")
+    assert said["this_week"] in week, week
+    last_week = await console("/digest week 2026-01-21")
+    assert said["past_week"] in last_week and "this week" not in last_week and "本周" not in last_week
+
+
+@pytest.mark.parametrize("lang,day,span,week", [
+    ("en", "⏳ Building the 2026-01-28 digest for acme/widgets…",
+     "⏳ Building the 2026-01-27..2026-01-28 digest for acme/widgets…",
+     "⏳ Building the 2026-01-26..2026-01-29 weekly roll-up for acme/widgets…"),
+    ("zh", "⏳ 正在生成 acme/widgets 2026-01-28 的日报…", "⏳ 正在生成 acme/widgets 2026-01-27..2026-01-28 的更新报告…",
+     "⏳ 正在生成 acme/widgets 2026-01-26..2026-01-29 的周报…"),
+])
+async def test_the_building_line_names_a_roll_up_and_a_range_for_what_they_are(console_in, lang, day, span, week):
+    console = await console_in(lang)
+    assert f"[#1] {day}" in await console("/digest 2026-01-28")
+    assert span in await console("/digest 2026-01-27..2026-01-28")
+    assert week in await console("/digest week 2026-01-28")

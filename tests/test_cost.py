@@ -230,7 +230,7 @@ async def test_a_request_over_request_max_commits_gets_one_sentence_and_no_llm_c
     (line,) = [R.unescape(shown_eph(e)) for e in slack.ephemerals]
     assert line.startswith("⚠️ 2026-01-28 has 3 commits in acme/widgets, more than one request may analyse (2) "
                            "even in its last day alone;")
-    assert "Usage: `/digest digest [" in line
+    assert "Usage: `/digest [DATE|" in line
     assert llm.requests == [] and slack.top_level(CHANNEL) == []  # nothing analysed, nothing posted
 
     # A range: the sentence names the longest run of its last days that fits.

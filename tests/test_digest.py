@@ -107,7 +107,7 @@ async def test_llm_digest_is_complete_grouped_and_linked(fake_github, services_f
     assert digest.headline and digest.headline_origin == "llm"
     md = render_report([digest])
     assert md.startswith("# 每日更新报告（2026-01-28）\n\n## vllm-project/vllm")
-    assert "> 本日共 3 个提交 | 🔴 高 1 | 🟡 中 1 | 🟢 低 1" in md
+    assert "> 2026-01-28 共 3 个提交 | 🔴 高 1 | 🟡 中 1 | 🟢 低 1" in md
     assert assert_links_resolve(md) >= 8  # table + TOC links
     # high before medium before low, each commit exactly once as a heading
     positions = [md.index(f"#### {t}") for t in (

@@ -229,7 +229,7 @@ async def test_bad_commands_get_a_short_usage_reply(make_settings, repo):
         (reply,) = env.fake.messages  # a DM: a reply quoting the user's message
         assert reply.parent_id.startswith("om_user") and not reply.reply_in_thread
         assert len(env.fake.api_calls("/open-apis/ephemeral/")) == 1  # not even tried in the DM
-        assert "digest" in env.fake.text_of(reply)
+        assert "subscribe owner/repo" in env.fake.text_of(reply)  # the help
 
 
 async def test_subscriptions_from_a_group_with_admins(make_settings, repo):

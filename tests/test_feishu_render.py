@@ -263,8 +263,8 @@ def test_escaping_keeps_code_blocks_and_closes_unterminated_ones():
     assert "<at" not in out.replace("<\u200bat", "")
 
 
-@pytest.mark.parametrize("lang,words", [("zh", ["每日更新报告", "本日共", "查看提交"]),
-                                        ("en", ["Daily update report", "commits today", "View commit"])])
+@pytest.mark.parametrize("lang,words", [("zh", ["每日更新报告", "2026-01-28 共", "查看提交"]),
+                                        ("en", ["Daily update report", "commits on 2026-01-28", "View commit"])])
 def test_labels_follow_the_digest_language(lang, words):
     e = DigestEntry(commit(10), analysis(Importance.HIGH))
     d = digest([e], lang=lang)

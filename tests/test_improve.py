@@ -95,7 +95,7 @@ async def test_posted_slack_digests_are_edited_once_with_the_note(make_bot, slac
     for p, rs in threads:
         now_parent = slack.message(CHANNEL, p.ts)
         assert now_parent.edits == before[p.ts] + 1
-        assert "3 commits today | 🔴 high 0 | 🟡 medium 3 | 🟢 low 0" in shown(now_parent)
+        assert "3 commits on 2026-01-28 | 🔴 high 0 | 🟡 medium 3 | 🟢 low 0" in shown(now_parent)
         assert "could not analyse" not in shown(now_parent)
         detail = slack.message(CHANNEL, by_title(rs, HIGH_TITLE).ts)
         assert detail.edits == 1 and shown(detail).startswith("🟡")

@@ -9,7 +9,7 @@ from pathlib import Path
 from bot.chat import ChatService
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
-from tests.test_console import NOW, console, repo  # noqa: F401
+from tests.test_console import NOW, console, console_in, repo  # noqa: F401
 
 
 async def test_level_commands_correct_and_redraw(console, make_settings, repo):

@@ -49,7 +49,7 @@ async def test_too_high_on_a_medium_commit_corrects_it_everywhere_from_then_on(m
     assert shown(updated).startswith("🟢 ")
     assert f"✏️ Level corrected to 🟢 Low by <@{ANA}> (was 🟡 Medium)" in shown(updated)
     assert "*⚡ Importance*: 🟢 Low" in shown(updated)
-    assert "3 commits today | 🔴 high 1 | 🟡 medium 0 | 🟢 low 2" in shown(now(slack, parent))
+    assert "3 commits on 2026-01-28 | 🔴 high 1 | 🟡 medium 0 | 🟢 low 2" in shown(now(slack, parent))
     assert slack.block_errors == []
 
     # the next digest of that day (the cached one) shows it too: a low commit now, with who said so

@@ -116,7 +116,7 @@ async def test_a_noisy_day_collapses_its_bots_and_lists_fifteen_lows(make_bot, s
     assert slack.block_errors == []
     texts = [sections_text(m) for m in replies]
     assert HIGH_TITLE in texts[0] and MEDIUM_TITLE in texts[1]  # high, then medium, in full
-    assert f"{DAY_COMMITS} commits today" in sections_text(parent)
+    assert f"{DAY_COMMITS} commits on 2026-01-28" in sections_text(parent)
     bots = [m for m in replies if "🤖 Dependency updates (15)" in sections_text(m)]
     assert len(bots) == 1  # fourteen Renovate updates and one Dependabot bump: one message
     shown_bots = sections_text(bots[0])
@@ -262,8 +262,8 @@ async def test_week_on_demand_in_english_and_chinese(make_bot, slack, mono):
     ("en", "week 2026-01-19..2026-01-25", "⚠️ 'week' takes one day (the ISO week holding it), not the range",
      "Usage: `/digest week [DATE]"),
     ("zh", "week 2026-01-19..2026-01-25", "⚠️ week 只接受一个日期（取它所在的 ISO 周），不能是范围", "用法：`/digest week [日期]"),
-    ("en", "2026-01-28 paths /backend/**", "⚠️ '/backend/**' starts with /", "Usage: `/digest digest ["),
-    ("zh", "2026-01-28 paths /backend/**", "⚠️ “/backend/**”以 / 开头", "用法：`/digest digest ["),
+    ("en", "2026-01-28 paths /backend/**", "⚠️ '/backend/**' starts with /", "Usage: `/digest [DATE|"),
+    ("zh", "2026-01-28 paths /backend/**", "⚠️ “/backend/**”以 / 开头", "用法：`/digest [日期|"),
     ("en", "subscribe acme/mono weekly funday", "⚠️ 'funday' is not a day of the week", "Usage: `/digest subscribe"),
     ("zh", "subscribe acme/mono weekly funday", "⚠️ “funday”不是星期几", "用法：`/digest subscribe"),
     ("en", "subscribe acme/mono bots sometimes", "⚠️ bots must be collapse or show, not 'sometimes'.",

@@ -60,7 +60,7 @@ def test_the_report_as_a_reader_sees_it():
 def test_the_terminal_parent_and_detail():
     assert render_text(DigestParent(DAY, "low")) == (
         "Daily update report (2026-01-28) · acme/widgets\n"
-        "3 commits today | 🔴 high 1 | 🟡 medium 1 | 🟢 low 1\n"
+        "3 commits on 2026-01-28 | 🔴 high 1 | 🟡 medium 1 | 🟢 low 1\n"
         "📌 Headlines\n  • Export gained a flag.\n"
         "🔴 High importance (1)\n  🔴 1111111 feat!: remove export_v1 (#12) — Changes the public CLI.")
     assert render_text(CommitDetail(DAY, HIGH)) == (
@@ -78,7 +78,7 @@ def test_the_terminal_parent_and_detail():
 def test_no_headline_no_highs_and_an_offline_headline():
     quiet = digest([MEDIUM, LOW], headline=())
     assert render_text(DigestParent(quiet, "low")) == (
-        "Daily update report (2026-01-28) · acme/widgets\n2 commits today | 🔴 high 0 | 🟡 medium 1 | 🟢 low 1")
+        "Daily update report (2026-01-28) · acme/widgets\n2 commits on 2026-01-28 | 🔴 high 0 | 🟡 medium 1 | 🟢 low 1")
     offline = digest([LOW], origin="offline")
     shown = render_text(DigestParent(offline, "low"))
     assert "📌 Headlines (" in shown and "  • Export gained a flag." in shown

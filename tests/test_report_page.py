@@ -121,7 +121,7 @@ def test_the_page_holds_the_whole_report_and_every_toc_link_lands():
     page = Page(render_page(d, expires=int(time.time()) + 3600))
     text = page.text
     for words in ("Daily update report (2026-01-28)", "acme/widgets", "📌 Headlines", "The export API changed",
-                  "🗂 Commits", "Committed", "Author", "📊 Stats", "12 commits today | 🔴 high 3 | 🟡 medium 5 | 🟢 low 4",
+                  "🗂 Commits", "Committed", "Author", "📊 Stats", "12 commits on 2026-01-28 | 🔴 high 3 | 🟡 medium 5 | 🟢 low 4",
                   "📋 Contents", "🔴 High importance (3)", "🟡 Medium importance (5)", "🟢 Low importance (4)",
                   "🎯 Change type", "⚡ Importance", "📋 Summary", "🧭 Impact", "🔍 Technical insight", "⚠️ Risks",
                   "💡 Recommendations", "📁 Coverage: 3/4 files analysed", "vendor/lib.min.js",
@@ -148,7 +148,7 @@ def test_a_low_commit_shows_its_summary_and_coverage_but_not_the_long_parts():
 def test_the_page_speaks_the_digest_s_language():
     page = Page(render_page(day(3, lang="zh"), expires=int(time.time()) + 3600))
     assert 'lang="zh"' in render_page(day(3, lang="zh"))
-    for words in ("每日更新报告（2026-01-28）", "📋 目录", "🗂 提交列表", "📌 今日要点", "📋 变更摘要", "⚠️ 潜在风险",
+    for words in ("每日更新报告（2026-01-28）", "📋 目录", "🗂 提交列表", "📌 要点", "📋 变更摘要", "⚠️ 潜在风险",
                   "跳到目录", "↑ 目录", "此链接有效期至"):
         assert words in page.text, words
     assert "Contents" not in page.text and "Summary" not in page.text

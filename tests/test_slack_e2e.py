@@ -157,7 +157,7 @@ async def test_digest_command_posts_parent_then_thread(make_bot, slack, widgets)
     assert len(slack.top_level(CHANNEL)) == 1
     text = shown(parent)
     assert "Daily update report (2026-01-28) · acme/widgets" in text
-    assert "3 commits today | 🔴 high 1 | 🟡 medium 1 | 🟢 low 1" in text
+    assert "3 commits on 2026-01-28 | 🔴 high 1 | 🟡 medium 1 | 🟢 low 1" in text
     assert HIGH_TITLE in text and "breaking change" in text  # the high item and its reason
     assert LOW_TITLE not in text
     assert f"https://github.com/acme/widgets/commit/{widgets.shas['high']}" in json.dumps(parent.blocks)
@@ -187,7 +187,7 @@ async def test_bad_commands_get_one_private_line_and_usage(make_bot, slack):
     bot = await make_bot()
     for text, expected, usage in (("frobnicate", "Unknown command 'frobnicate'", "/digest"),
                                   ("subscribe", "Name the repository to subscribe to.", "/digest subscribe owner/repo"),
-                                  ("2026-13-45", "'2026-13-45' is not a real calendar date.", "/digest digest [")):
+                                  ("2026-13-45", "'2026-13-45' is not a real calendar date.", "/digest [DATE|")):
         before = len(slack.ephemerals)
         status, _ = await bot.sender.slash(text)
         assert status == 200

@@ -222,8 +222,8 @@ def test_unanalysed_commit_says_why():
 
 
 @pytest.mark.parametrize("lang,words", [
-    ("zh", ["每日更新报告（2026-01-28）", "本日共 2 个提交", "🔴 高重要度变更 (1)", "📌 今日要点"]),
-    ("en", ["Daily update report (2026-01-28)", "2 commits today", "🔴 High importance (1)", "📌 Headlines"]),
+    ("zh", ["每日更新报告（2026-01-28）", "2026-01-28 共 2 个提交", "🔴 高重要度变更 (1)", "📌 要点"]),
+    ("en", ["Daily update report (2026-01-28)", "2 commits on 2026-01-28", "🔴 High importance (1)", "📌 Headlines"]),
 ])
 def test_parent_in_both_languages(lang, words):
     entries = [DigestEntry(commit(1), analysis(Importance.HIGH)), DigestEntry(commit(2), analysis(Importance.LOW))]

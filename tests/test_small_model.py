@@ -89,7 +89,7 @@ def test_a_headline_that_copies_the_prompts_commit_rows_is_refused_and_said(run,
     assert len(asked) == 2  # asked, then corrected once
     assert "copies a commit's row" in asked[1]["messages"][-1]["content"]
     # the reader never sees a row of the prompt: the rule-based headline, said to be one
-    assert "> ⚠️ 今日要点由规则生成，而非 LLM：LLM 的回答未通过校验。" in shown
+    assert "> ⚠️ 要点由规则生成，而非 LLM：LLM 的回答未通过校验。" in shown
     assert "| why:" not in shown and "| summary:" not in shown and "[medium]" not in shown
 
 

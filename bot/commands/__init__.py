@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import takewhile
 from typing import Any
 
-from ..i18n import phrase, text
+from ..i18n import echo, phrase, text
 from ..window import is_date_token
 from . import ask, config, digest, help, listing, subscribe, unsubscribe, unwatch, watch, watches, week
 from .base import Command, Request
@@ -82,7 +82,7 @@ def parse_command(text_: str) -> Parsed:
         lead = list(takewhile(lambda w: w.lower() not in FILTER_WORDS, words))
         if (is_date_token(head) or "/" in head) and all(is_date_token(w) or "/" in w for w in lead):
             return Parsed(digest.COMMAND, digest.parse(words))
-        raise CommandError(phrase("errors.unknown_command", word=words[0]), None)
+        raise CommandError(phrase("errors.unknown_command", word=echo(words[0])), None)
     return Parsed(command, command.parse(words[1:]))
 
 

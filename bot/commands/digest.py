@@ -87,6 +87,7 @@ async def deliver(
             bots=filters.bots or (sub.bots if sub else "collapse"),
             week=week,
             fork=sub.fork if sub else None,
+            prefix=req.prefix,
         )
         await chat.deliveries.run(spec)
 

@@ -11,7 +11,7 @@ import re
 
 from settings import check_timezone
 
-from ..i18n import OneOf, Phrase, phrase
+from ..i18n import OneOf, Phrase, echo, phrase
 from ..models import UsageError
 
 
@@ -30,7 +30,7 @@ def repo_word(word: str, command: str) -> str:
         word = word.split("|", 1)[1]
     word = re.sub(r"^https?://[^/]+/", "", word).removesuffix(".git").rstrip("/") or word
     if not word or word.startswith("-"):
-        raise CommandError(phrase("errors.not_a_repo", value=word), command)
+        raise CommandError(phrase("errors.not_a_repo", value=echo(word)), command)
     return word
 
 
@@ -42,7 +42,9 @@ def options(args: list[str], allowed: dict[str, str | Phrase], command: str) -> 
     while i < len(args):
         key = args[i].lower()
         if key not in allowed:
-            raise CommandError(phrase("errors.unknown_option", option=args[i], allowed=", ".join(allowed)), command)
+            raise CommandError(
+                phrase("errors.unknown_option", option=echo(args[i]), allowed=", ".join(allowed)), command
+            )
         if i + 1 >= len(args):
             raise CommandError(phrase("errors.option_needs_value", option=key, expected=allowed[key]), command)
         if key in found:

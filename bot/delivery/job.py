@@ -61,6 +61,7 @@ class DeliverySpec:
     week: bool = False  # the weekly roll-up (bot/rollup.py) instead of the digest and its thread
     fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
     owner: str | None = None  # who named the fork: told directly of each conflicting commit
+    prefix: str = ""  # on demand: how the asker types commands (`/digest`), for what to try next
 
     def window_obj(self) -> Window:
         return window_from_dict(self.window)
@@ -106,6 +107,18 @@ def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
         fork=sub.fork,
         owner=sub.owner or None,
     )
+
+
+def _kind(spec: DeliverySpec, window: Window) -> str:
+    """The catalogue suffix naming what is being built: a day's digest (""), a range's, a roll-up."""
+    return "_week" if spec.week else "_range" if ".." in window.label else ""
+
+
+def _empty_hint(spec: DeliverySpec, window: Window) -> str:
+    """On demand, a quiet day's "no new commits" says what to try: the whole of last week."""
+    if not (spec.progress and spec.prefix) or spec.week or ".." in window.label:
+        return ""
+    return text(spec.lang, "notices.empty_hint", prefix=spec.prefix)
 
 
 class Deliveries:
@@ -202,7 +215,7 @@ class Deliveries:
                 log.exception("digest for %s %s failed", source.name, window.label)
             line = text(
                 spec.lang,
-                "notices.build_failed",
+                "notices.build_failed" + _kind(spec, window),
                 repo=source.name,
                 label=window.label,
                 reason=localize(reason, spec.lang),
@@ -225,13 +238,14 @@ class Deliveries:
                 bots=spec.bots,
                 week=week,
                 files_supported=platform.supports_files,
+                empty_hint=_empty_hint(spec, window),
             ),
             replace_ref=progress,
             thread=spec.thread,
             progress_key=spec.key,
             now=lambda: chat.clock().timestamp(),
         )
-        if parent is not None and digest.entries:
+        if parent is not None:  # an empty one too: a question in its thread is told it has no commits
             await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
         if spec.fork and spec.owner:
             await tell_conflicts(platform, self.store, spec, digest)
@@ -243,7 +257,7 @@ class Deliveries:
         saved = await self.store.get_json(key)
         if saved:
             return MessageRef(spec.channel, saved["id"], saved.get("thread"))
-        line = text(spec.lang, "progress.building", repo=name, label=window.label)
+        line = text(spec.lang, "progress.building" + _kind(spec, window), repo=name, label=window.label)
         ref = await platform.send(spec.channel, Notice(line, "progress", spec.lang), thread=spec.thread, key=key)
         await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
         return ref

@@ -63,6 +63,7 @@ class Plan:
     bots: str = "collapse"  # collapse | show (bot/noise.py)
     week: dict[str, str] | None = None  # a weekly roll-up: sha → area of its commits (bot/rollup.py)
     files_supported: bool = False  # the platform can attach the Markdown report
+    empty_hint: str = ""  # said after "no new commits" (on demand: what to try instead)
 
 
 def more_how(plan: Plan, report_url: str | None) -> str:
@@ -153,7 +154,10 @@ async def deliver_digest(
     posted = PostedMessages(store)  # what each message shows, for a level tap to redraw it
     d = plan.digest
     if not d.entries:
-        notice = Notice(t(d.lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz), lang=d.lang)
+        line = t(d.lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz)
+        if plan.empty_hint:
+            line += ("" if d.lang == "zh" else " ") + plan.empty_hint
+        notice = Notice(line, lang=d.lang)
         return await _post_or_replace(platform, channel, notice, replace_ref, thread)
 
     if state.get("parent"):

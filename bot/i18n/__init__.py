@@ -19,6 +19,13 @@ from typing import Any
 
 LANGS = ("zh", "en")
 DEFAULT_LANG = "zh"
+ECHO_LIMIT = 80  # characters of a typed word that a sentence repeats back
+
+
+def echo(word: str, limit: int = ECHO_LIMIT) -> str:
+    """A word the user typed, as an error repeats it: at most `limit` characters, ending in …
+    when clipped (a pasted page is not echoed back whole)."""
+    return word if len(word) <= limit else word[: limit - 1] + "…"
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:

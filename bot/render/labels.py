@@ -23,11 +23,21 @@ def title(digest: Digest) -> str:
     return t(digest.lang, key, label=digest.window.label)
 
 
+def built_within(digest: Digest) -> bool:
+    """Was the digest built while its window was still running (today's, this week's)? Only then
+    do its stats say "today" / "this week"; a past day's say which day."""
+    return digest.generated_at is not None and digest.window.contains(digest.generated_at)
+
+
 def stats_line(digest: Digest) -> str:
-    key = "stats_range" if ".." in digest.window.label else "stats_day"
+    if ".." in digest.window.label:
+        key = "stats_range"
+    else:
+        key = "stats_today" if built_within(digest) else "stats_day"
     return t(
         digest.lang,
         key,
+        label=digest.window.label,
         n=len(digest.entries),
         high=digest.count(Importance.HIGH),
         medium=digest.count(Importance.MEDIUM),
@@ -112,7 +122,8 @@ def week_title(digest: Digest) -> str:
 def week_stats(digest: Digest) -> str:
     return text(
         digest.lang,
-        "week.stats",
+        "week.stats" if built_within(digest) else "week.stats_past",
+        label=digest.window.label,
         n=len(digest.entries),
         high=digest.count(Importance.HIGH),
         medium=digest.count(Importance.MEDIUM),

@@ -11,7 +11,7 @@ import os
 import re
 from typing import Protocol
 
-from ..i18n import phrase
+from ..i18n import echo, phrase
 from ..models import Commit, FileChange, UsageError, Window
 
 GITHUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
@@ -66,6 +66,6 @@ def open_source(repo: str, settings) -> CommitSource:
 
         source = GitHubSource(repo, settings)
     else:
-        raise UsageError(phrase("errors.not_a_repo_or_path", value=repo))
+        raise UsageError(phrase("errors.not_a_repo_or_path", value=echo(repo)))
     source.spec = repo
     return source
