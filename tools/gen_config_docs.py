@@ -74,6 +74,8 @@ def _number(value) -> str:
 
 
 def default_text(field: FieldInfo) -> str:
+    if field.default_factory is not None:
+        return ""  # computed where the bot runs (DATA_DIR: the user data directory); the text says how
     value = field.default
     if value is None:
         return ""
