@@ -31,7 +31,7 @@ import os
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +95,7 @@ async def main(args) -> None:
             print(f"all days: {totals['commits']} commits, {totals['tokens']:,} tokens, "
                   f"{totals['tokens'] / max(totals['commits'], 1):,.0f} tokens per commit, "
                   f"{totals['requests']} LLM requests")
-            window = parse_window(args.range, "UTC", datetime.now(timezone.utc), max_days=366)
+            window = parse_window(args.range, "UTC", datetime.now(UTC), max_days=366)
             commits = await source.list_commits(window, await source.default_branch())
             per_commit = totals["tokens"] / max(totals["commits"], 1)
             print(f"range {window.label}: {len(commits)} commits → about {len(commits) + 1} LLM requests and "

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -58,7 +58,7 @@ def settings_for(gh: FakeGitHub, llm: FakeOpenAI, data_dir: str, prefix: str) ->
 
 
 async def bench_parallel(gh, llm, data_dir) -> None:
-    later = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731
+    later = lambda: datetime(2026, 2, 1, tzinfo=UTC)  # noqa: E731
     s = Services.build(settings_for(gh, llm, data_dir, "bench1:"), clock=later)
     window = day_window(DAY, "Asia/Shanghai")
     ideal = math.ceil(N / CAP) * LATENCY

@@ -69,7 +69,7 @@ class Tally:
         else:
             self.tn += 1
 
-    def merge(self, other: "Tally") -> None:
+    def merge(self, other: Tally) -> None:
         self.tp += other.tp; self.fp += other.fp; self.fn += other.fn; self.tn += other.tn  # noqa: E702
 
     @property

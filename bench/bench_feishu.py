@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +49,7 @@ MARK = "ANSWER-START"
 def make_repo(root: Path) -> GitRepo:
     repo = GitRepo(root / "widgets")
     for i in range(COMMITS):
-        when = datetime(2026, 1, 27, 17 + i % 6, i, tzinfo=timezone.utc)  # 28 Jan in Shanghai
+        when = datetime(2026, 1, 27, 17 + i % 6, i, tzinfo=UTC)  # 28 Jan in Shanghai
         repo.commit(f"feat: change number {i}", {f"src/mod_{i}.py": f"def f{i}():\n    return {i}\n" * 20}, when=when)
     return repo
 
@@ -82,7 +82,7 @@ def mentioning(fake: FakeFeishu, text: str, **kw) -> dict:
 
 def pct(values, q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def main() -> None:
@@ -169,13 +169,13 @@ def first_chunk_at(fake: FakeFeishu, since: float) -> float | None:
 async def bench_first_chunk(session, url, fake, chat) -> None:
     (parent,) = fake.top_level(GROUP)
     thread = parent.message_id
-    window = parse_window("2026-01-28", "Asia/Shanghai", datetime.now(timezone.utc))
+    window = parse_window("2026-01-28", "Asia/Shanghai", datetime.now(UTC))
     commits = await chat.services.source(chat.settings.default_repo).list_commits(window)
     samples: list[float] = []
     for i in range(QUESTIONS + 1):
         sha = commits[i % len(commits)].sha[:8]
         since = time.monotonic()
-        status, _ = await post(session, url, mentioning(fake, f"what could {sha} break?", chat_id=GROUP,
+        _status, _ = await post(session, url, mentioning(fake, f"what could {sha} break?", chat_id=GROUP,
                                                         root_id=thread, thread_id="omt_bench"), fake)
         await chat.drain()
         arrived = first_chunk_at(fake, since)

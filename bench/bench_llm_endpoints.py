@@ -41,7 +41,7 @@ import random
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -82,7 +82,7 @@ BEHAVIOURS, Behaviour, FakeOpenAI = _fake.BEHAVIOURS, _fake.Behaviour, _fake.Fak
 SH = ZoneInfo("Asia/Shanghai")
 REPO = "bench/endpoints"
 DAY = date(2026, 1, 28)
-LATER = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731
+LATER = lambda: datetime(2026, 2, 1, tzinfo=UTC)  # noqa: E731
 
 
 def source_patch(name: str, lines: int, zh: bool) -> str:

@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -55,7 +55,7 @@ def load_commits(repo: Path, days: int) -> list[tuple[Commit, list[FileChange]]]
             files.append(FileChange(path=m.group(2), status="modified", additions=adds, deletions=dels,
                                     patch=body_text, binary="Binary files" in part[:400]))
         commits.append((Commit(repo=repo.parent.name.replace("+", "/"), sha=sha, title=title, body=body.strip(),
-                               author=author, committed_at=datetime.fromtimestamp(int(when), timezone.utc)), files))
+                               author=author, committed_at=datetime.fromtimestamp(int(when), UTC)), files))
     return commits
 
 

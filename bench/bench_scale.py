@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -112,7 +112,7 @@ async def bench_channels(tmp: Path) -> None:
         try:
             await asyncio.gather(*(workers[i % 2][1].deliveries.run(s) for i, s in enumerate(specs)))
         finally:
-            for services, chat, adapter in workers:
+            for services, _chat, adapter in workers:
                 await adapter.close()
                 await services.aclose()
     print(f"channels  20 channels × the same {n}-commit day: {len(llm.requests)} LLM calls; "
@@ -120,7 +120,7 @@ async def bench_channels(tmp: Path) -> None:
 
 
 async def _deliver_subscriptions(tmp: Path, slack: FakeSlack, repo: GitRepo, channels: int, prefix: str) -> float:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     at = (now - timedelta(minutes=2)).strftime("%H:%M")
     settings = settings_for(tmp, default_repo=str(repo.path), slack_bot_token=slack.token, slack_api_url=slack.url,
                             redis_prefix=prefix, clock_interval=0.2)
@@ -152,12 +152,12 @@ async def _deliver_subscriptions(tmp: Path, slack: FakeSlack, repo: GitRepo, cha
 
 async def bench_fanout(tmp: Path) -> None:
     repo = GitRepo(tmp / "fanout")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     yesterday = (now - timedelta(days=1)).date()
     # 3 high commits (one thread message each) and 5 low ones (one grouped message): 5 messages
-    bulk_commits(repo, 3, datetime.combine(yesterday, datetime.min.time(), tzinfo=timezone.utc) + timedelta(hours=3),
+    bulk_commits(repo, 3, datetime.combine(yesterday, datetime.min.time(), tzinfo=UTC) + timedelta(hours=3),
                  step_seconds=600, title="feat!: remove the legacy API, handle edge case {i} in module {m}")
-    bulk_commits(repo, 5, datetime.combine(yesterday, datetime.min.time(), tzinfo=timezone.utc) + timedelta(hours=6),
+    bulk_commits(repo, 5, datetime.combine(yesterday, datetime.min.time(), tzinfo=UTC) + timedelta(hours=6),
                  step_seconds=600)
     with FakeSlack() as slack:
         # warm the digest cache once so both runs measure delivery, not the (shared) build
@@ -276,7 +276,7 @@ async def bench_history(tmp: Path) -> None:
     listing, digest = {}, {}
     for label, day in (("latest", new_day), ("old", old_day)):
         lists, builds = [], []
-        for attempt in range(3):
+        for _attempt in range(3):
             # a fresh key prefix each run: nothing cached, the whole digest is built (offline)
             services = Services.build(settings_for(tmp, default_repo=str(repo.path), digest_cache_ttl=0))
             source = services.source(str(repo.path))

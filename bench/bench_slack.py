@@ -140,7 +140,7 @@ async def bench_qa(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, chat:
                                      thread_ts=parent.ts)
         start = time.monotonic()
         status, _ = await sender.event(event)
-        arrived = await wait_for(lambda: len(slack.calls_to("chat.startStream")) > before, timeout=10)
+        arrived = await wait_for(lambda before=before: len(slack.calls_to("chat.startStream")) > before, timeout=10)
         await chat.drain()
         if status != 200 or not arrived:
             failed += 1

@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.sources.localgit import LocalGitSource  # noqa: E402
-from bot.taste.book import HISTORY_LIMIT, epoch, label_as_of  # noqa: E402
-from bot.taste.model import LearnedProfile  # noqa: E402
+from bot.sources.localgit import LocalGitSource
+from bot.taste.book import HISTORY_LIMIT, epoch, label_as_of
+from bot.taste.model import LearnedProfile
 
 BUDGET = 10.0  # seconds, the bound for 2,000 commits
 

@@ -41,7 +41,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def load(path: Path, split: str) -> list[dict]:
 
 
 def window_of(q: dict):
-    until = datetime.fromisoformat(q["until"]).replace(tzinfo=timezone.utc) + timedelta(days=1)
+    until = datetime.fromisoformat(q["until"]).replace(tzinfo=UTC) + timedelta(days=1)
     return period_from_flags(q["since"], q["until"], q["tz"], until, max_days=366)
 
 

@@ -58,10 +58,10 @@ class Recorder:
             def log_message(self, *args):  # quiet
                 pass
 
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 self._relay(None)
 
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 self._relay(body)
 

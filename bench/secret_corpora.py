@@ -50,10 +50,10 @@ def detect_secrets_cases(repo: Path) -> list[Case]:
     """The secret of a case is what detect-secrets' own plugin reports for it, run from the
     mirror's source (needs pyyaml, requests, responses). Vendor: the test file's first word."""
     tmp = Path(tempfile.mkdtemp(prefix="ds-eval-"))
-    tarfile.open(fileobj=io.BytesIO(git(repo, "archive", "HEAD", "detect_secrets", "tests", "testing"))).extractall(
-        tmp, filter="data")
+    with tarfile.open(fileobj=io.BytesIO(git(repo, "archive", "HEAD", "detect_secrets", "tests", "testing"))) as tar:
+        tar.extractall(tmp, filter="data")
     sys.path.insert(0, str(tmp))
-    from detect_secrets.plugins.base import BasePlugin  # noqa: E402  (the mirror's own source)
+    from detect_secrets.plugins.base import BasePlugin  # the mirror's own source
 
     cases: list[Case] = []
     for path in sorted((tmp / "tests" / "plugins").glob("*_test.py")):
@@ -158,7 +158,7 @@ def py_regex(pattern: str) -> re.Pattern[str] | None:
 
 def _sample(node_list, rng: random.Random, state) -> str:
     """A string matching an sre_parse tree (our own small generator)."""
-    import re._constants as c  # noqa: PLC0415
+    import re._constants as c
     out = []
     for op, av in node_list:
         if op is c.LITERAL:
@@ -204,7 +204,7 @@ def _category(cat, rng):
 
 
 def _pick_in(items, rng) -> str:
-    import re._constants as c  # noqa: PLC0415
+    import re._constants as c
     negate = any(op is c.NEGATE for op, _ in items)
     pool = []
     for op, av in items:
@@ -226,7 +226,7 @@ def _generate(pattern: str, group: int, rng: random.Random) -> tuple[str, str] |
     compiled = py_regex(pattern)
     if compiled is None:
         return None
-    import re._parser as p  # noqa: PLC0415
+    import re._parser as p
     tree = p.parse(compiled.pattern, compiled.flags)
     for _ in range(20):
         state: dict[int, str] = {}
@@ -359,7 +359,7 @@ def noseyparker_cases(repo: Path) -> tuple[list[Case], list[Case], int]:
     A positive is an example and the secret its rule's capture group finds in it (an example the
     converted pattern does not match is left out and counted with the unreadable). A negative is
     a negative example, unless the rule file marks it FIXME (a real secret the rule misses)."""
-    import yaml  # noqa: PLC0415  (evaluation only: pip install pyyaml)
+    import yaml  # evaluation only: pip install pyyaml
 
     default = set(yaml.safe_load(git(repo, "show", f"HEAD:{_NP_DEFAULT}"))["rulesets"][0]["include_rule_ids"])
     positives, negatives, unreadable = [], [], 0
@@ -424,7 +424,7 @@ def kingfisher_cases(repo: Path, np_repo: Path | None = None) -> tuple[list[Case
     """(positives, unreadable) of every rule's examples, for vendors that have no Nosey Parker rule
     file (those are already measured by noseyparker_cases). The secret is the last capture group
     of the rule's pattern (the whole match when it has none)."""
-    import yaml  # noqa: PLC0415  (evaluation only: pip install pyyaml)
+    import yaml  # evaluation only: pip install pyyaml
 
     np_vendors = set()
     if np_repo is not None:

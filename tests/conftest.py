@@ -20,7 +20,17 @@ for _var in list(os.environ):
         del os.environ[_var]
 
 
-from tests.fakes.github_server import fake_github  # noqa: E402,F401 — shared fixture
+# Fixtures shared by several test modules live in plugins (test modules import nothing from each
+# other); their helpers are imported from the same modules, with pytest's assert rewriting.
+pytest.register_assert_rewrite("tests.shared")
+pytest_plugins = [
+    "tests.fakes.github_server",  # fake_github
+    "tests.shared.analyze",  # make_analyzer
+    "tests.shared.console",  # console
+    "tests.shared.processes",  # scheduled
+    "tests.shared.schedule",  # clock_chat
+    "tests.shared.slack",  # widgets, slack, make_bot, platform
+]
 
 
 @pytest.fixture(scope="session")

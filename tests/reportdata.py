@@ -4,9 +4,9 @@ either language, with whatever titles the caller wants to try (hostile ones incl
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from bot.models import (Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights)
+from bot.models import Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights
 from bot.window import day_window
 
 LEVELS = (Importance.HIGH, Importance.MEDIUM, Importance.LOW, Importance.LOW, Importance.MEDIUM)
@@ -51,5 +51,5 @@ def day(n: int, *, lang: str = "en", titles: dict[int, str] | None = None, repo:
     headline = (("今天的重点：导出 API 变了。", "缓存修复。") if lang == "zh"
                 else ("The export API changed: `export()` takes **since**.", "A cache fix landed."))
     return Digest(repo=repo, branch="main", window=window, lang=lang, entries=tuple(entries), headline=headline,
-                  headline_origin="llm", repo_url=repo_url, generated_at=datetime(2026, 1, 29, 1, 0, tzinfo=timezone.utc),
+                  headline_origin="llm", repo_url=repo_url, generated_at=datetime(2026, 1, 29, 1, 0, tzinfo=UTC),
                   repo_spec=repo, notices=notices)

@@ -3,7 +3,7 @@ as nothing, a reason that is the title, a headline bullet that copies its commit
 tokens ratio bounded by kind of text. (End to end through the fake endpoint: test_small_model.py.)"""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -70,7 +70,7 @@ def test_advice_is_not_filler(text):
 
 def commit(title: str) -> Commit:
     return Commit(repo="o/r", sha="a" * 40, title=title, body="", author="x",
-                  committed_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+                  committed_at=datetime(2026, 1, 1, tzinfo=UTC))
 
 
 def test_a_reason_that_is_the_title():

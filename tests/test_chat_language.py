@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.render import slack as R
-from tests.test_slack_e2e import CHANNEL, HIGH_TITLE, make_bot, shown_eph, slack, widgets  # noqa: F401 — fixtures
+from tests.shared.slack import CHANNEL, HIGH_TITLE, shown_eph
 
 # Two English words in a row: a sentence (option names listed with commas are syntax, not prose).
 ENGLISH = re.compile(r"[A-Za-z][A-Za-z']+ +[A-Za-z][A-Za-z']+")

@@ -6,27 +6,20 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.gitrepo import GitRepo
-
-ROOT = Path(__file__).resolve().parent.parent
-SH = ZoneInfo("Asia/Shanghai")
+from tests.shared.cli import SH, cli_repo
 
 
 @pytest.fixture
 def repo(tmp_path):
-    r = GitRepo(tmp_path / "widgets")
-    r.commit("feat: add CSV export (#7)\n\nUsers asked for it.\n\nSigned-off-by: A <a@example.com>",
-             {"src/export.py": "import csv\n\ndef export(rows):\n    return csv.writer(rows)\n"},
-             when=datetime(2026, 1, 28, 9, 30, tzinfo=SH))
-    r.commit("fix: handle empty rows in export", {"src/export.py": "import csv\n\ndef export(rows):\n"
-                                                 "    if not rows:\n        return None\n    return csv.writer(rows)\n"},
-             when=datetime(2026, 1, 28, 18, 0, tzinfo=SH))
-    return r
+    return cli_repo(tmp_path)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
 
 
 def one_clear_line(proc: subprocess.CompletedProcess) -> str:

@@ -7,9 +7,8 @@ import io
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -18,48 +17,18 @@ from bot.models import Subscription
 from bot.schedule import Clock
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
-from tests.gitrepo import GitRepo
-
-SH = ZoneInfo("Asia/Shanghai")
-ROOT = Path(__file__).resolve().parent.parent
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+from tests.shared.console import NOW, console_repo
 
 
 @pytest.fixture
 def repo(tmp_path):
-    r = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
-    r.commit("[Deprecation] Remove the legacy exporter (#41)\n\nThe v1 exporter is gone.",
-             {"src/legacy_export.py": "".join(f"def f{i}():\n    return {i}\n" for i in range(200)),
-              "src/api.py": "def export_v1():\n    pass\n"}, when=datetime(2026, 1, 27, 9, tzinfo=SH))
-    r.commit("[Deprecation] Remove the legacy exporter (#41)", {"src/legacy_export.py": None, "src/api.py": "\n"},
-             when=datetime(2026, 1, 28, 10, tzinfo=SH))
-    r.commit("[Docs] Fix typo in README", {"README.md": "Widgets\n"}, when=datetime(2026, 1, 28, 11, tzinfo=SH))
-    r.commit("[Bugfix] Handle <!channel> and <https://evil|docs> in titles @all", {"src/api.py": "\n\n"},
-             when=datetime(2026, 1, 28, 12, tzinfo=SH))
-    return r
+    return console_repo(tmp_path)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-async def console(make_settings, repo):
-    services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
-    out = io.StringIO()
-    platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-    typed = ConsoleChat(chat, platform)
 
-    async def type_line(line: str) -> str:
-        start = out.tell()
-        await typed.handle(line)
-        await chat.drain()
-        out.seek(start)
-        text = out.read()
-        out.seek(0, io.SEEK_END)
-        return text
 
-    type_line.chat = chat
-    type_line.platform = platform
-    yield type_line
-    await services.aclose()
 
 
 async def test_digest_then_thread_questions(console, repo):
@@ -150,8 +119,9 @@ async def test_empty_day_posts_one_line_or_nothing(make_settings, repo):
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
     chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
-    from bot.window import day_window
     from datetime import date
+
+    from bot.window import day_window
 
     quiet = Subscription("console", "console", str(repo.path), lang="en")
     await chat.deliver_subscription(quiet, day_window(date(2026, 1, 20), "Asia/Shanghai"), "k1")
@@ -334,7 +304,7 @@ async def test_a_streamed_answer_is_shown_piece_by_piece_without_terminal_contro
 
 
 async def test_a_piped_script_ends_at_its_last_line_without_quit(session):
-    type_lines, out = session
+    type_lines, _out = session
     shown = await type_lines(["help"])  # EOF after it: the console leaves by itself (else: wait_for times out)
     assert shown.count("Commands (`/digest`") == 1
 
@@ -344,7 +314,7 @@ def _left_over_tasks() -> list:
 
 
 async def test_a_session_leaves_no_task_behind(session):
-    type_lines, out = session
+    type_lines, _out = session
     await type_lines(["help", "help", "quit"])
     await asyncio.sleep(0)  # let cancellations land
     assert _left_over_tasks() == []  # no waiter per typed line piling up for the process's life

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
@@ -29,9 +29,9 @@ from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, build_ops_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.test_slack_e2e import FAST, SECRET, Bot, build_widgets, shown, shown_eph
+from tests.shared.slack import FAST, SECRET, Bot, build_widgets, shown, shown_eph
 
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
 CHANNEL = "C0001"
 COST = re.compile(r"💰 ([\d,]+) tokens \(([\d,]+) in / ([\d,]+) out\)")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import shutil
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -14,8 +14,8 @@ import pytest
 from bot import metrics
 from bot.chat import ChatService
 from bot.delivery.job import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
-from bot.platform import Notice
 from bot.models import BotError, Importance, RetryLater, Subscription, to_dict
+from bot.platform import Notice
 from bot.schedule import Clock
 from bot.services import Services
 from bot.window import day_window
@@ -23,7 +23,7 @@ from handlers.console import ConsoleChat, ConsolePlatform
 from tests.gitrepo import GitRepo, bulk_commits
 
 SH = ZoneInfo("Asia/Shanghai")
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
 DAY = date(2026, 1, 28)
 
 
@@ -69,7 +69,7 @@ async def test_a_push_that_keeps_failing_is_retried_then_reported_once(bot, repo
 
 
 async def test_each_failed_attempt_releases_its_lock(bot, tmp_path):
-    chat, out, settings = bot
+    chat, _out, settings = bot
     sub = Subscription("console", "console", str(tmp_path / "missing"), lang="en")
     spec = scheduled_spec(chat.store, sub, DAY)
     with pytest.raises(RetryLater) as first:
@@ -106,7 +106,7 @@ async def test_one_broken_subscription_does_not_hold_up_the_others(bot, repo, tm
 
 
 async def test_a_half_delivered_thread_is_finished_without_repeats_high_first(bot, repo):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
                         window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
                         key=chat.store.k("delivery", "resume-test"))
@@ -152,7 +152,7 @@ async def test_low_commits_beyond_fifteen_are_one_line_not_more_messages(make_se
 
 
 async def test_the_report_file_is_attached_when_the_channel_asks(bot, repo, tmp_path):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
     await chat.subs.set_config("console", "console", file=True)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
@@ -170,7 +170,7 @@ async def test_the_report_file_is_attached_when_the_channel_asks(bot, repo, tmp_
     (False, "", "skipped (empty)"),
 ])
 async def test_an_empty_day_posts_one_line_or_nothing(bot, repo, post_empty, shown, outcome):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     sub = Subscription("console", "console", str(repo.path), lang="en", post_empty=post_empty)
     spec = scheduled_spec(chat.store, sub, date(2026, 1, 26))
     assert await chat.deliveries.run(spec) == outcome
@@ -194,7 +194,7 @@ class FlakyConsole(ConsolePlatform):
 
 @pytest.mark.parametrize("fail_at", [2, 3, 4])  # the first, second or third thread reply fails
 async def test_a_delivery_cut_by_an_outage_resumes_without_repeats(bot, repo, fail_at):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = FlakyConsole(out, fail_at)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     with pytest.raises(RetryLater, match="the chat platform is down"):
@@ -209,7 +209,7 @@ async def test_a_delivery_cut_by_an_outage_resumes_without_repeats(bot, repo, fa
 
 
 async def test_the_thread_of_a_delivered_digest_answers_questions(bot, repo):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     assert await chat.deliveries.run(spec) == "delivered"
     out.truncate(0), out.seek(0)
@@ -219,7 +219,7 @@ async def test_the_thread_of_a_delivered_digest_answers_questions(bot, repo):
 
 
 async def test_on_demand_the_building_line_becomes_the_digest(bot, repo):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
                         window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
                         key=chat.store.k("delivery", "on-demand"), progress=True)
@@ -231,7 +231,7 @@ async def test_on_demand_the_building_line_becomes_the_digest(bot, repo):
 
 
 async def test_deliveries_are_counted_for_metrics(bot, repo):
-    chat, out, settings = bot
+    chat, _out, _settings = bot
 
     def delivered() -> float:
         return metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
@@ -270,7 +270,7 @@ def test_log_lines_name_the_job_they_belong_to():
 
 
 def test_a_queued_delivery_reads_back_what_was_queued(bot, repo):
-    chat, out, settings = bot
+    chat, _out, _settings = bot
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en",
                                                    min_importance=Importance.HIGH),
                           DAY)
@@ -280,7 +280,7 @@ def test_a_queued_delivery_reads_back_what_was_queued(bot, repo):
 
 async def test_digest_asked_for_an_empty_day_says_so(bot, repo):
     """On demand (no ledger, no subscription), an empty day is always answered."""
-    chat, out, settings = bot
+    chat, out, _settings = bot
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
                         window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")), lang="en",
                         key=chat.store.k("delivery", "asked-empty"))
@@ -359,7 +359,7 @@ async def test_a_delivery_run_again_after_it_finished_posts_nothing_more(bot, re
                                                                         min_importance, day, shown):
     """A queued job whose worker died after the delivery but before the queue heard of it runs
     again: its progress state says everything went out, so nothing is posted twice."""
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
                         window=to_dict(day_window(day, "Asia/Shanghai")), lang="en",
@@ -373,7 +373,7 @@ async def test_a_delivery_run_again_after_it_finished_posts_nothing_more(bot, re
 
 
 async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo, caplog):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path), branch="nope",
                         window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
                         key=chat.store.k("delivery", "on-demand-fails"), progress=True)
@@ -395,7 +395,7 @@ class BrokenConsole(ConsolePlatform):
 
 
 async def test_an_unexpected_failure_is_named_by_its_kind_never_its_details(bot, repo, caplog):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = BrokenConsole(out=out)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     failed_before = metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
@@ -465,7 +465,7 @@ async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_on
     import asyncio
 
     from bot.current_job import CURRENT_JOB
-    from tests.test_redis_outage import RedisProcess, free_port
+    from tests.shared.redis_proc import RedisProcess, free_port
 
     redis_proc = RedisProcess(free_port(), tmp_path, durable=True)  # a restart loses nothing acknowledged
     redis_proc.start()
@@ -482,7 +482,7 @@ async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_on
                             key=chat.store.k("delivery", "job-1"))
     token = CURRENT_JOB.set("deliver:job-1" if kind != "scheduled" else None)
     try:
-        with pytest.raises(RetryLater, match="^storage unavailable$"):  # the job runs again, undecided
+        with pytest.raises(RetryLater, match=r"^storage unavailable$"):  # the job runs again, undecided
             await chat.deliveries.run(spec)
         redis_proc.start()
         for _ in range(200):  # the dead run's lock lapses after its lease (JOB_LEASE = 1 s)
@@ -523,7 +523,7 @@ async def test_on_demand_progress_is_edited_at_most_every_one_and_a_half_seconds
 
 
 async def test_on_demand_an_empty_day_shows_no_progress(bot, repo):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
                         window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")), lang="en",
                         key=chat.store.k("delivery", "empty-progress"), progress=True)
@@ -616,7 +616,7 @@ class UpdateFailsOnceConsole(ConsolePlatform):
 
 
 async def test_on_demand_re_run_after_an_outage_turns_the_same_building_line_into_the_digest(bot, repo):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = UpdateFailsOnceConsole(out=out)
     spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
                         window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",

@@ -2,8 +2,8 @@
 relevant hunks. Pure code: every test feeds models in and reads the text/coverage a user (or the
 LLM) would see.
 
-`make_commit_files(n_files, ...)` builds realistic commits of any size; other test modules may
-import it (`from tests.test_diffs import make_commit_files`).
+`make_commit_files(n_files, ...)` builds realistic commits of any size (a module that needs it too
+would take it to tests/shared/: test modules import nothing from each other).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import json
 import re
 import unicodedata
 from dataclasses import replace
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -15,13 +15,13 @@ from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
 from bot.window import day_window
 from tests.fakes.github_server import FakeFile
-from tests.fakes.openai_server import default_responder, FakeOpenAI, Reply, analysis_json
+from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, default_responder
 
 SH = ZoneInfo("Asia/Shanghai")
 REPO = "vllm-project/vllm"
 DAY = date(2026, 1, 28)
 WINDOW = day_window(DAY, "Asia/Shanghai")
-LATER = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731 — the window is finished
+LATER = lambda: datetime(2026, 2, 1, tzinfo=UTC)  # noqa: E731 — the window is finished
 
 
 def day_of_commits(fake):
@@ -63,8 +63,8 @@ def _heading_text(markdown_heading: str) -> str:
 
 
 def _github_slug(text: str) -> str:
-    out = "".join(ch for ch in text.lower() if ch in " -_" or unicodedata.category(ch)[0] in "LMN"
-                  and unicodedata.category(ch) != "No")
+    out = "".join(ch for ch in text.lower() if ch in " -_" or (unicodedata.category(ch)[0] in "LMN"
+                  and unicodedata.category(ch) != "No"))
     return out.replace(" ", "-")
 
 
@@ -215,8 +215,8 @@ async def test_offline_digest_on_a_local_repository(tmp_path, services_for):
 
 
 async def test_empty_day_and_range(tmp_path, services_for):
-    from tests.gitrepo import GitRepo
     from bot.window import parse_window
+    from tests.gitrepo import GitRepo
 
     r = GitRepo(tmp_path / "p")
     r.commit("a", {"a": "1\n"}, when=datetime(2026, 1, 20, 10, tzinfo=SH))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import replace
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -21,7 +21,7 @@ from tests.fakes.github_server import FakeFile
 SH = ZoneInfo("Asia/Shanghai")
 REPO = "acme/widgets"
 WINDOW = day_window(date(2026, 1, 28), "Asia/Shanghai")
-LATER = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731 — the window is finished
+LATER = lambda: datetime(2026, 2, 1, tzinfo=UTC)  # noqa: E731 — the window is finished
 
 
 def day(fake):

@@ -13,7 +13,7 @@ import pytest
 from bot.render import slack as R
 from bot.window import day_window
 from tests.downstream_repos import bare_copy, build
-from tests.test_slack_e2e import CHANNEL, make_bot, shown, shown_eph, slack  # noqa: F401 — fixtures
+from tests.shared.slack import CHANNEL, shown, shown_eph
 
 USAGE = "/digest subscribe owner/repo"
 
@@ -111,7 +111,7 @@ async def test_fork_off_drops_it(make_bot, slack, repos, remotes):
 
 async def test_feishu_subscription_with_a_fork_dms_its_owner(make_settings, repos, remotes):
     """The same on Feishu: the conflict goes to the owner's open_id (receive_id_type=open_id)."""
-    from tests.test_feishu_e2e import GROUP, feishu_env, markdowns
+    from tests.shared.feishu import GROUP, feishu_env, markdowns
 
     async with feishu_env(make_settings, repos["up"], fork_git_url=f"file://{remotes}/{{repo}}.git",
                           default_lang="en") as env:

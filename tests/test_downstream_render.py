@@ -3,20 +3,30 @@ within each platform's limits, untrusted paths inert."""
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
-from bot.models import (Analysis, ChangeType, Commit, Digest, DigestEntry, Downstream, ForkInfo, Importance,
-                        digest_from_dict, to_dict)
+from bot.models import (
+    Analysis,
+    ChangeType,
+    Commit,
+    Digest,
+    DigestEntry,
+    Downstream,
+    ForkInfo,
+    Importance,
+    digest_from_dict,
+    to_dict,
+)
 from bot.platform import CommitDetail, DigestParent
 from bot.render import feishu as F
 from bot.render import slack as S
 from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
 from bot.window import day_window
-from tests.test_feishu_render import assert_fits, assert_inert, markdown_of
-from tests.test_slack_render import check, visible
+from tests.shared.feishu_render import assert_fits, assert_inert, markdown_of
+from tests.shared.slack_render import check, visible
 
-WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)
+WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)
 URL = "https://github.com/acme/rocket"
 
 

@@ -7,13 +7,13 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.fakes.openai_server import request_lang, FakeOpenAI, good_answer, commit_facts, server_tokens
+from tests.fakes.openai_server import FakeOpenAI, commit_facts, good_answer, request_lang, server_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 SH = ZoneInfo("Asia/Shanghai")
@@ -367,13 +367,12 @@ def run_json_rules(labels: Path, mirrors: Path) -> dict:
 
 
 def test_repo_flag_reads_github_with_the_pr_text_a_digest_would_send(run, fake_github, tmp_path):
-    from datetime import timezone
 
     from tests.fakes.github_server import FakeFile
 
     fake_github.add_repo("octo/widgets")
     sha = fake_github.add_commit("octo/widgets", "feat: add a knob (#12)",
-                                 committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc),
+                                 committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=UTC),
                                  files=[FakeFile("src/knob.py", "added", additions=10)])
     fake_github.add_pull("octo/widgets", 12, body="Why the knob exists: operators asked for it.")
     labels = tmp_path / "gh.jsonl"

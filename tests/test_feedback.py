@@ -80,11 +80,11 @@ async def test_corrections_survive_a_new_connection_and_never_expire(make_settin
 
 
 async def test_only_full_shas_and_known_levels_are_recorded(corrections):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a full SHA"):
         await corrections.record(REPO, "abc1234", "high", "alice")  # the caller resolves abbreviations
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown level"):
         await corrections.record(REPO, SHA_A, "critical", "alice")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="time zone"):
         await corrections.record(REPO, SHA_A, "high", "alice", at=datetime(2026, 2, 1, 9, 0))  # naive: whose 9:00?
     assert [c async for c in corrections.export()] == []
 
@@ -98,9 +98,9 @@ def test_nudge_moves_one_step_and_says_none_at_the_end(level, direction, result)
 
 
 def test_nudge_refuses_unknown_words():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown level"):
         nudge("urgent", TOO_HIGH)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown direction"):
         nudge("high", "too_loud")
 
 

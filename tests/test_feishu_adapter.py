@@ -12,7 +12,12 @@ import pytest
 
 from settings import ConfigError
 from tests.fakes.feishu_server import message_event
-from tests.test_feishu_e2e import ENCRYPT_KEY, GROUP, TOKEN, feishu_env, repo  # noqa: F401 (fixture)
+from tests.shared.feishu import ENCRYPT_KEY, TOKEN, feishu_env, rocket_repo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 
 def adapter_for(make_settings, **values):
@@ -97,7 +102,7 @@ async def test_a_sending_only_process_opens_no_long_connection(make_settings, re
 
 async def test_a_long_connection_closed_by_feishu_is_opened_again(make_settings, repo):
     from tests.fakes.feishu_server import message_event as event
-    from tests.test_feishu_e2e import DM
+    from tests.shared.feishu import DM
 
     async with feishu_env(make_settings, repo, mode="ws") as env:
         await env.adapter.start()

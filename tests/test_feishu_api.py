@@ -166,7 +166,7 @@ async def test_a_refusal_that_retrying_cannot_fix_is_reported_at_once(make_setti
 async def test_an_http_error_is_a_failure_even_when_the_body_says_code_0(make_settings):
     from handlers.feishu import FeishuError
 
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         fake.fail(1, status=400, code=0, msg="", path="/open-apis/im/")
         with pytest.raises(FeishuError) as caught:
             await post(adapter)
@@ -176,7 +176,7 @@ async def test_an_http_error_is_a_failure_even_when_the_body_says_code_0(make_se
 async def test_a_reply_without_a_code_is_judged_by_its_http_status(make_settings):
     from handlers.feishu import FeishuError
 
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         fake.fail(1, status=200, code=None, msg="ok", path="/open-apis/application/")
         assert await adapter.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes") == {
             "code": None, "msg": "ok"}
@@ -248,7 +248,7 @@ def card_with_body_of(size: int) -> dict:
 async def test_a_body_of_exactly_30_kb_is_sent_and_one_byte_more_is_refused_before_sending(make_settings):
     from handlers.feishu import FeishuError
 
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         ref = await adapter.platform.post_cards(GROUP, [card_with_body_of(30 * 1024)], base="b" * 34)
         assert sends(fake)[-1].size == 30 * 1024 and fake.message(ref.id)
         with pytest.raises(FeishuError) as caught:
@@ -282,7 +282,7 @@ def paced(adapter) -> FakeClock:
 
 
 async def test_fifty_calls_a_second_for_the_whole_app(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         clock = paced(adapter)
         for i in range(50):  # one message to each of 50 chats: only the app's limit applies
             await post(adapter, chat=f"oc_chat{i:04d}")
@@ -292,7 +292,7 @@ async def test_fifty_calls_a_second_for_the_whole_app(make_settings):
 
 
 async def test_five_messages_a_second_to_one_chat(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         clock = paced(adapter)
         for i in range(5):
             await post(adapter, f"message {i}")
@@ -303,7 +303,7 @@ async def test_five_messages_a_second_to_one_chat(make_settings):
 
 
 async def test_five_edits_a_second_to_one_message(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         ref = await post(adapter)
         clock = paced(adapter)
         for i in range(5):
@@ -314,7 +314,7 @@ async def test_five_edits_a_second_to_one_message(make_settings):
 
 
 async def test_ten_streaming_updates_a_second_to_one_card(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         card_id = await adapter.platform.create_card(R.answer_card("", streaming=True, lang="en"))
         clock = paced(adapter)
         for i in range(1, 11):
@@ -325,7 +325,7 @@ async def test_ten_streaming_updates_a_second_to_one_card(make_settings):
 
 
 async def test_a_thousand_calls_a_minute_for_the_whole_app(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         clock = paced(adapter)
         for _ in range(1001):  # light calls, one after another, as fast as the per-second limit allows
             await adapter.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes")

@@ -5,29 +5,34 @@ card click delivered twice. Real SDK → the fake Feishu on loopback; real Redis
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime
 
-from bot.models import Analysis, ChangeType, Commit, Digest, DigestEntry, Importance, Insights, Window
+import pytest
+
 from bot.platform import CommitDetail
 from tests.fakes.feishu_server import card_action_event
-from tests.test_feishu_e2e import ALICE, GROUP, TOKEN, callback_value, feishu_env, repo  # noqa: F401 (fixture)
+from tests.shared.feishu import (
+    ALICE,
+    CODE,
+    GROUP,
+    TOKEN,
+    callback_value,
+    code_heavy_digest,
+    fails_for_now,
+    feishu_env,
+    later,
+    push_spec,
+    rocket_repo,
+)
 
-CODE = "\n".join(f'    cfg["key_{i:04d}"] = "C:\\\\path\\\\{i}" if x == "\\"q\\"" else {{"a": "b"}}' for i in range(900))
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
+
 TOPIC = "oc_topic0000000000000000000000001"
 
 
-def code_heavy_digest() -> tuple[Digest, DigestEntry]:
-    start = datetime(2026, 1, 28, tzinfo=timezone(timedelta(hours=8)))
-    commit = Commit(repo="acme/rocket", sha="a" * 40, title="refactor: config loader", body="", author="Dev",
-                    committed_at=start, url="https://github.com/acme/rocket/commit/" + "a" * 40)
-    analysis = Analysis(change_type=ChangeType.REFACTOR, importance=Importance.HIGH, importance_reason="Loader.",
-                        summary="```python\n" + CODE + "\n```", impact="All callers.",
-                        insights=Insights("", "", ""), risks=(), recommendations=())
-    entry = DigestEntry(commit, analysis)
-    d = Digest(repo="acme/rocket", branch="main", window=Window(start, start + timedelta(days=1), "Asia/Shanghai",
-                                                               "2026-01-28"), lang="en", entries=(entry,),
-               headline=(), repo_url="https://github.com/acme/rocket")
-    return d, entry
 
 
 async def test_a_code_heavy_commit_goes_out_whole_in_bodies_feishu_accepts(make_settings, repo):
@@ -139,7 +144,7 @@ async def test_a_form_submitted_without_its_button_value_is_answered_from_the_sa
                                                         token=TOKEN))
         assert status == 200 and body["card"]["type"] == "raw"  # the form is replaced at once
         await env.settle()
-        header, answer = env.fake.thread(parent.message_id)[-2:]
+        header, _answer = env.fake.thread(parent.message_id)[-2:]
         assert "what could break?" in env.fake.text_of(header)
         assert "export --since flag" in env.fake.text_of(header)  # the commit the form was about
         # a form the bot knows nothing about (expired, or not ours) gets a sentence, not silence
@@ -173,23 +178,8 @@ def thread_commits(env, parent) -> dict[str, int]:
     return {c: sum(c in text for text in texts) for c in COMMITS}
 
 
-def push_spec(env, repo):
-    from datetime import date
-
-    from bot.delivery.job import scheduled_spec
-    from bot.models import Subscription
-
-    return scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"), date(2026, 1, 28))
 
 
-async def fails_for_now(env, spec) -> None:
-    from bot.models import RetryLater
-
-    try:
-        await env.chat.deliveries.run(spec)
-        raise AssertionError("the attempt should have failed")
-    except RetryLater:
-        pass
 
 
 async def run_push_with_a_lost_reply(env, repo, *, reached: bool = True):
@@ -207,10 +197,6 @@ async def run_push_with_a_lost_reply(env, repo, *, reached: bool = True):
     return spec, parent
 
 
-def later(env, seconds: float) -> None:
-    start = env.chat.clock()
-    env.fake.advance(seconds)
-    env.chat.clock = lambda: start + timedelta(seconds=seconds)
 
 
 async def test_a_push_retried_after_the_uuid_expired_does_not_post_twice(make_settings, repo):
@@ -319,11 +305,9 @@ async def test_a_body_over_30_kb_is_never_sent(make_settings, repo):
         # 10,000 quote characters: a 20 KB card, a 40 KB request body once escaped again
         card = R.card([{"tag": "markdown", "content": '"' * 10_000}])
         assert R.card_bytes(card) < 30 * 1024 < R.body_bytes(card)
-        try:
+        with pytest.raises(FeishuError) as refused:  # an oversized body is not accepted
             await env.adapter.platform.post_cards(GROUP, [card])
-            raise AssertionError("an oversized body was accepted")
-        except FeishuError as exc:
-            assert exc.code == 230025 and "too large" in str(exc)
+        assert refused.value.code == 230025 and "too large" in str(refused.value)
         assert env.fake.api_calls("/open-apis/im/") == []  # refused here, not by Feishu
 
 
@@ -334,7 +318,7 @@ async def test_a_click_whose_value_names_another_local_repository_reads_nothing(
 
     other = GitRepo(tmp_path / "private-repo")
     sha = other.commit("feat: PRIVATE-ONLY-TITLE", {"secret.txt": "hunter2\n"},
-                       when=datetime(2026, 1, 28, 10, tzinfo=timezone.utc))
+                       when=datetime(2026, 1, 28, 10, tzinfo=UTC))
     async with feishu_env(make_settings, repo) as env:
         forged = {"action": "details", "sha": sha, "repo": str(other.path), "lang": "en"}
         status, _ = await env.post(card_action_event(forged, chat_id=GROUP, message_id="om_unknown0000000000000000001",

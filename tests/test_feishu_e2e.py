@@ -7,143 +7,38 @@ import asyncio
 import json
 import re
 import time
-import uuid
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from datetime import datetime, timezone
 
-import aiohttp
 import pytest
 
-from bot.chat import ChatService
-from bot.services import Services
-from handlers.web import bound_port, build_app, start_server
-from tests.fakes.feishu_server import (FakeFeishu, card_action_event, encrypt, mention, message_event, sign, signed,
-                                       url_verification)
+from tests.fakes.feishu_server import (
+    card_action_event,
+    encrypt,
+    mention,
+    message_event,
+    sign,
+    url_verification,
+)
 from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
-from tests.gitrepo import GitRepo
-
-ENCRYPT_KEY = "enc-key-for-tests"
-TOKEN = "verification-token-for-tests"
-GROUP = "oc_group0000000000000000000000001"
-DM = "oc_p2p00000000000000000000000000001"
-ALICE = "ou_alice000000000000000000000000001"
-HOSTILE_TITLE = 'feat: add export --since flag @all <at user_id="all"></at> [click](https://evil.example/x)'
-ANSWER_CHUNKS = ["The cache fix ", "compares expiry ", "with <= instead ", "of <, so entries ", "live one tick less."]
+from tests.shared.feishu import ALICE, DM, ENCRYPT_KEY, GROUP, TOKEN, callback_value, feishu_env, markdowns, rocket_repo
 
 
 @pytest.fixture
-def repo(tmp_path) -> GitRepo:
-    repo = GitRepo(tmp_path / "rocket")
-    day = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)  # 11:00 in Asia/Shanghai
-    repo.commit(HOSTILE_TITLE + "\n\nAlso <at id=all></at> in the body.",
-                {"src/export.py": "def export(since=None):\n    return since\n" * 30}, when=day)
-    repo.commit("fix: cache expiry off by one", {"src/cache.py": "TTL = 1\n" * 40}, when=day.replace(hour=4))
-    repo.commit("docs: fix a typo", {"README.md": "hello\n"}, when=day.replace(hour=5))
-    return repo
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
+
+ANSWER_CHUNKS = ["The cache fix ", "compares expiry ", "with <= instead ", "of <, so entries ", "live one tick less."]
 
 
-@dataclass
-class Env:
-    fake: FakeFeishu
-    chat: ChatService
-    adapter: object
-    url: str
-    session: aiohttp.ClientSession
-
-    async def post_raw(self, body: bytes, headers: dict) -> tuple[int, dict]:
-        async with self.session.post(self.url, data=body, headers=headers) as resp:
-            text = await resp.text()
-            return resp.status, (json.loads(text) if text.startswith("{") else {"raw": text})
-
-    async def post(self, payload: dict, **sign_kw) -> tuple[int, dict]:
-        body, headers = signed(payload, ENCRYPT_KEY, **sign_kw)
-        return await self.post_raw(body, headers)
-
-    async def say(self, text: str, *, mention_bot: bool = True, chat_id: str = GROUP, chat_type: str = "group",
-                  root_id: str | None = None, event_id: str | None = None) -> tuple[int, dict]:
-        mentions = [mention("@_user_1", self.fake.bot_open_id, self.fake.bot_name, "bot")] if mention_bot else []
-        message_id = f"om_user{uuid.uuid4().hex[:16]}"
-        self.fake.user_message(message_id, chat_id, text, root_id)
-        payload = message_event(("@_user_1 " if mention_bot else "") + text, chat_id=chat_id, chat_type=chat_type,
-                                mentions=mentions, root_id=root_id, thread_id="omt_x" if root_id else None,
-                                event_id=event_id, message_id=message_id, token=TOKEN)
-        return await self.post(payload)
-
-    async def click(self, value: dict, *, message_id: str, form_value: dict | None = None,
-                    chat_id: str = GROUP) -> tuple[int, dict]:
-        return await self.post(card_action_event(value, chat_id=chat_id, message_id=message_id, operator=ALICE,
-                                                 form_value=form_value, token=TOKEN))
-
-    async def settle(self) -> None:
-        for _ in range(3):
-            await asyncio.sleep(0.01)
-            await self.chat.drain()
-
-    async def digest(self) -> tuple:
-        status, _ = await self.say("digest 2026-01-28")
-        assert status == 200
-        await self.settle()
-        (parent,) = self.fake.top_level(GROUP)
-        return parent, self.fake.thread(parent.message_id)
 
 
-@asynccontextmanager
-async def feishu_env(make_settings, repo: GitRepo, *, mode: str = "http", **overrides):
-    app_id = "cli_" + uuid.uuid4().hex[:12]  # the SDK caches tokens per app id, process-wide
-    fake = FakeFeishu(app_id=app_id, app_secret="app-secret-for-tests").start()
-    values = dict(default_repo=str(repo.path), feishu_app_id=app_id, feishu_app_secret="app-secret-for-tests",
-                  feishu_domain=fake.url, feishu_mode=mode)
-    if mode == "http":
-        values.update(feishu_encrypt_key=ENCRYPT_KEY, feishu_verification_token=TOKEN)
-    values.update(overrides)
-    settings = make_settings(**values)
-    services = Services.build(settings)
-    chat = ChatService(services)
-    from handlers.feishu import build_feishu
-
-    adapter = build_feishu(settings, chat, receive=True)
-    chat.register(adapter.platform)
-    runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
-    session = aiohttp.ClientSession()
-    try:
-        if mode == "http":
-            await adapter.start()
-        yield Env(fake, chat, adapter, f"http://127.0.0.1:{bound_port(runner)}/feishu/events", session)
-    finally:
-        await chat.drain()
-        await session.close()
-        await adapter.close()
-        await runner.cleanup()
-        if services.llm is not None:
-            await services.llm.aclose()
-        await services.aclose()
-        fake.stop()
 
 
-def markdowns(fake: FakeFeishu, messages) -> str:
-    return "\n".join(fake.markdown_of(m) for m in messages)
 
 
-def buttons(card: dict) -> list[dict]:
-    found = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if node.get("tag") == "button":
-                found.append(node)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(card)
-    return found
 
 
-def callback_value(card: dict, action: str) -> dict:
-    return next(b["behaviors"][0]["value"] for b in buttons(card) if b["behaviors"][0].get("value", {}).get("action") == action)
+
+
 
 
 def assert_inert(text: str, allowed: tuple[str, ...] = ()) -> None:
@@ -178,7 +73,7 @@ async def test_digest_command_posts_a_digest_card_and_commit_cards_in_its_thread
         assert parent.patches, "the progress message was not turned into the digest"
         replies = env.fake.thread(parent.message_id)
         assert len(replies) == 2 and all(m.reply_in_thread for m in replies)
-        commit_card, low_card = (env.fake.card(m) for m in replies)
+        commit_card, _low_card = (env.fake.card(m) for m in replies)
         assert "export --since flag" in commit_card["header"]["title"]["content"]
         assert any(x.get("tag") == "collapsible_panel" for x in commit_card["body"]["elements"])
         ask = callback_value(commit_card, "ask")
@@ -359,7 +254,7 @@ async def test_url_verification_and_unhandled_events(make_settings, repo):
 async def test_a_question_in_the_thread_streams_an_answer_through_cardkit(make_settings, repo):
     with streaming_llm() as llm:
         async with feishu_env(make_settings, repo, openai_base_url=llm.url, openai_api_key="sk-test") as env:
-            parent, replies = await env.digest()
+            parent, _replies = await env.digest()
             await env.say("what does the cache fix change?", root_id=parent.message_id)
             await env.settle()
             answer = env.fake.thread(parent.message_id)[-1]
@@ -568,12 +463,5 @@ async def test_ws_mode_with_wrong_credentials_says_so_in_one_line(make_settings,
 
 # --- shared with the other Feishu test files ------------------------------------------------------
 
-async def deliver(env, payload: dict):
-    """What lark.ws.Client does with an event frame, on a thread of its own (FEISHU_MODE=ws)."""
-    return await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, json.dumps(payload).encode())
 
 
-async def settle(env) -> None:
-    for _ in range(3):
-        await asyncio.sleep(0.01)
-        await env.chat.drain()

@@ -4,14 +4,15 @@ what each card button answers. Signed callbacks into the real HTTP endpoint, or 
 connection delivers them → real lark-oapi SDK → the fake Feishu on loopback; real Redis."""
 from __future__ import annotations
 
-import asyncio
-import json
-
 import pytest
 
 from tests.fakes.feishu_server import card_action_event, mention, message_event
-from tests.test_feishu_e2e import (  # noqa: F401 (repo: a fixture)
-    ALICE, DM, GROUP, TOKEN, callback_value, deliver, feishu_env, repo, settle)
+from tests.shared.feishu import ALICE, DM, GROUP, TOKEN, callback_value, deliver, feishu_env, rocket_repo, settle
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 BOB = "ou_bob00000000000000000000000000001"
 
@@ -193,7 +194,7 @@ async def test_a_click_delivered_twice_leaves_no_work_half_started(make_settings
 
 async def test_a_mentioned_question_outside_a_thread_is_a_question_not_a_bad_command(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        parent, replies = await env.digest()
+        _parent, replies = await env.digest()
         sha = callback_value(env.fake.card(replies[0]), "ask")["sha"]
         before = len(env.fake.messages)
         await env.say(f"what does {sha[:7]} change?")

@@ -4,16 +4,17 @@ read once, the scope check cached, a streamed answer's chat-list preview. Real l
 fake Feishu on loopback; real Redis."""
 from __future__ import annotations
 
-import asyncio
-import json
-
 import pytest
 
 from bot.platform import CommitDetail
 from bot.render import feishu as R
 from tests.fakes.feishu_server import mention, message_event
-from tests.test_feishu_conformance import code_heavy_digest
-from tests.test_feishu_e2e import DM, GROUP, TOKEN, deliver, feishu_env, repo, settle  # noqa: F401 (fixture)
+from tests.shared.feishu import DM, GROUP, TOKEN, code_heavy_digest, deliver, feishu_env, rocket_repo, settle
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 
 async def test_an_edit_too_long_for_one_card_continues_in_the_messages_thread(make_settings, repo):
@@ -144,7 +145,7 @@ async def test_other_ephemeral_refusals_switch_them_off_only_in_that_chat(make_s
 async def lost_parent_with_chatter(env, repo, *, since: int, before: int = 0):
     """A push whose parent never reached Feishu, retried hours later, with `before` messages in the
     group older than the first attempt (beyond the lookup's clock skew) and `since` after it."""
-    from tests.test_feishu_conformance import fails_for_now, later, push_spec
+    from tests.shared.feishu import fails_for_now, later, push_spec
 
     env.fake.scopes["im:message.group_msg"] = 1
     for i in range(before):
@@ -182,7 +183,7 @@ async def test_more_messages_since_a_lost_send_than_a_lookup_reads_leave_it_unde
 
 async def test_a_long_keyed_message_whose_continuation_was_lost_is_completed_not_reposted(make_settings, repo):
     from handlers.feishu import FeishuError
-    from tests.test_feishu_conformance import later
+    from tests.shared.feishu import later
 
     async with feishu_env(make_settings, repo) as env:
         env.fake.scopes["im:message.group_msg"] = 1

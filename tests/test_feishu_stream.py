@@ -8,7 +8,12 @@ import json
 
 import pytest
 
-from tests.test_feishu_e2e import GROUP, feishu_env, repo  # noqa: F401 (fixture)
+from tests.shared.feishu import GROUP, feishu_env, rocket_repo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 ROOT = "om_question000000000000000000001"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -78,7 +78,7 @@ async def test_day_window_edges_use_the_committer_date_in_the_time_zone(fake_git
     assert [c.title for c in commits] == [
         "in: last second", "in: authored the day before, committed today", "in: midnight"]
     assert commits[0].committed_at == at(23, 59, 59)
-    assert commits[0].committed_at.tzinfo == timezone.utc
+    assert commits[0].committed_at.tzinfo == UTC
 
 
 async def test_every_page_is_listed_without_any_per_commit_request(fake_github, source):
@@ -110,7 +110,7 @@ async def test_merges_are_left_out_unless_asked_for(fake_github, source):
     with_merges = await src.list_commits(WINDOW, include_merges=True)
 
     assert [c.title for c in default] == ["fix: main work", "feat: side work", "feat: base"]
-    assert [c.title for c in with_merges][0] == "Merge pull request #7 from octo/feature"
+    assert next(c.title for c in with_merges) == "Merge pull request #7 from octo/feature"
     assert with_merges[0].is_merge and with_merges[0].pr_number is None
     assert len(with_merges) == 4
 

@@ -13,7 +13,12 @@ import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
 from tests.gitrepo import GitRepo, bulk_commits
-from tests.test_history_cli import one_clear_line, run, sources  # noqa: F401 — `run` is a fixture
+from tests.shared.history_cli import history_run, one_clear_line, sources
+
+
+@pytest.fixture
+def run(redis_url, tmp_path):
+    return history_run(redis_url, tmp_path)
 
 SH = ZoneInfo("Asia/Shanghai")
 WEEK = ("--since", "2026-01-19", "--until", "2026-01-25", "--tz", "Asia/Shanghai")
@@ -73,7 +78,7 @@ def _streams(fake) -> list[dict]:
 GOOD = "Packages can now opt out of the exclude-newer cut-off one by one [{sha}], which the resolver honours."
 
 
-def test_a_question_about_a_busy_week_analyses_at_most_the_bound(run, busy):  # noqa: F811
+def test_a_question_about_a_busy_week_analyses_at_most_the_bound(run, busy):
     with FakeOpenAI(_responder([GOOD])) as fake:
         proc = run("ask", "--repo", str(busy.path), *WEEK, "--lang", "en", "what happened?", extra=_llm(fake))
         assert proc.returncode == 0, proc.stderr
@@ -93,7 +98,7 @@ def test_a_question_about_a_busy_week_analyses_at_most_the_bound(run, busy):  # 
         assert "Read 1" in proc.stdout and "of the 86 commits in full" in proc.stdout
 
 
-def test_a_touched_directory_outranks_a_word_in_a_message(run, busy):  # noqa: F811
+def test_a_touched_directory_outranks_a_word_in_a_message(run, busy):
     proc = run("ask", "--repo", str(busy.path), *WEEK, "--lang", "en", "What changed in the resolver?")
     assert proc.returncode == 0, proc.stderr
     assert sources(proc.stdout)[0] == busy.shas["resolver"][:7]
@@ -106,13 +111,13 @@ def test_a_touched_directory_outranks_a_word_in_a_message(run, busy):  # noqa: F
         assert len(analysed) == 1 and "x-resolver" in analysed[0]["messages"][-1]["content"]
         prompt = _streams(fake)[0]["messages"][1]["content"]
         assert prompt.index(busy.shas["resolver"][:7]) < prompt.index(busy.shas["decoy"][:7])
-        assert f"the resolver honours." in proc.stdout and sources(proc.stdout) == [busy.shas["resolver"][:7]]
+        assert "the resolver honours." in proc.stdout and sources(proc.stdout) == [busy.shas["resolver"][:7]]
 
 
 COPY = "- {line}"
 
 
-def test_an_answer_copying_its_source_line_is_asked_again(run, busy):  # noqa: F811
+def test_an_answer_copying_its_source_line_is_asked_again(run, busy):
     with FakeOpenAI(_responder([COPY, GOOD])) as fake:
         proc = run("ask", "--repo", str(busy.path), *WEEK, "--lang", "en", "What changed in the resolver?",
                    extra=_llm(fake) | {"HISTORY_MAX_ANALYSES": "0"})
@@ -137,7 +142,7 @@ ENGLISH = "The resolver now lets each package opt out of the exclude-newer date 
 CHINESE = "解析器现在允许按包关闭 exclude-newer 截止日期 [{sha}]。"
 
 
-def test_an_answer_in_the_wrong_language_is_asked_again_then_replaced_visibly(run, busy):  # noqa: F811
+def test_an_answer_in_the_wrong_language_is_asked_again_then_replaced_visibly(run, busy):
     with FakeOpenAI(_responder([ENGLISH, CHINESE])) as fake:
         proc = run("ask", "--repo", str(busy.path), *WEEK, "--lang", "zh", "解析器有什么改动？",
                    extra=_llm(fake) | {"HISTORY_MAX_ANALYSES": "0"})
@@ -155,7 +160,7 @@ def test_an_answer_in_the_wrong_language_is_asked_again_then_replaced_visibly(ru
 
 
 @pytest.mark.parametrize("value", ["-1", "lots", "101"])
-def test_a_bad_bound_is_one_clear_sentence(run, busy, value):  # noqa: F811
+def test_a_bad_bound_is_one_clear_sentence(run, busy, value):
     proc = run("ask", "--repo", str(busy.path), *WEEK, "--lang", "en", "what happened?",
                extra={"HISTORY_MAX_ANALYSES": value})
     assert proc.returncode == 2 and proc.stdout == ""

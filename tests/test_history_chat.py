@@ -5,7 +5,7 @@ the fake LLM. The chat's clock is fixed: Wednesday 2026-01-28, 10:00 in Shanghai
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -19,10 +19,10 @@ from tests.fakes.github_server import FakeFile
 from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
 from tests.fakes.slack_server import FakeSlack, SlackSender
 from tests.gitrepo import GitRepo
-from tests.test_feishu_e2e import GROUP, feishu_env
+from tests.shared.feishu import GROUP, feishu_env
 
 SH = ZoneInfo("Asia/Shanghai")
-NOW = datetime(2026, 1, 28, 2, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 28, 2, 0, tzinfo=UTC)
 SECRET = "test-signing-secret"
 CHANNEL = "C0001"
 FAST = Pacing(per_second=500, burst=100, edit_interval=0.05, stream_interval=0.02)
@@ -155,11 +155,11 @@ async def test_a_bad_period_in_a_mention_or_a_follow_up_is_one_sentence_and_the_
 async def test_a_dm_names_its_repository_with_in_owner_repo(slack_bot, fake_github, engine):
     fake_github.add_repo("octo/widgets")
     sha = fake_github.add_commit("octo/widgets", "Speed up the tokenizer (#12)",
-                                 committed_at=datetime(2026, 1, 21, 3, 0, tzinfo=timezone.utc),
+                                 committed_at=datetime(2026, 1, 21, 3, 0, tzinfo=UTC),
                                  files=[FakeFile("widgets/tokenize.py", "modified", additions=5)])
     fake_github.add_pull("octo/widgets", 12, body="Detokenization now streams incrementally.")
     fake_github.add_commit("octo/widgets", "Bump the version",
-                           committed_at=datetime(2026, 1, 22, 3, 0, tzinfo=timezone.utc),
+                           committed_at=datetime(2026, 1, 22, 3, 0, tzinfo=UTC),
                            files=[FakeFile("pyproject.toml", "modified")])
     slack, chat, sender = await slack_bot(github_api_url=fake_github.url)
     event = sender.message_event("what changed in detokenization last week in octo/widgets?", channel="D0001",

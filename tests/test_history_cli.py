@@ -2,21 +2,21 @@
 repository, the fake LLM endpoint where an LLM answers."""
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import uuid
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
 from tests.gitrepo import GitRepo
+from tests.shared.history_cli import history_run, one_clear_line, sources
 
-ROOT = Path(__file__).resolve().parent.parent
+
+@pytest.fixture
+def run(redis_url, tmp_path):
+    return history_run(redis_url, tmp_path)
+
 SH = ZoneInfo("Asia/Shanghai")
 PERIOD = ("--since", "2026-01-19", "--until", "2026-01-25", "--tz", "Asia/Shanghai")
 
@@ -41,37 +41,16 @@ def engine(tmp_path_factory) -> GitRepo:
         "later": r.commit("Scheduler: chunked prefill budget", {"vllm/core/scheduler.py": "BUDGET = 512\n"},
                           when=at(26)),
     }
-    recent = datetime.now(timezone.utc) - timedelta(days=1)
+    recent = datetime.now(UTC) - timedelta(days=1)
     r.shas["recent"] = r.commit("Fix starvation in the scheduler's waiting queue",
                                 {"vllm/core/scheduler.py": "BUDGET = 1024\n"}, when=recent)
     return r
 
 
-@pytest.fixture
-def run(redis_url, tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"hist{uuid.uuid4().hex[:6]}:",
-                "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
-
-    def invoke(*args: str, extra: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**env, **(extra or {})}, cwd=tmp_path, timeout=120)
-
-    return invoke
 
 
-def one_clear_line(proc: subprocess.CompletedProcess) -> str:
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, proc.stderr
-    return lines[0]
 
 
-def sources(stdout: str) -> list[str]:
-    """The short SHAs of the Sources list, in order."""
-    part = re.split(r"\*\*(?:Sources|来源)\*\*", stdout)[-1]
-    return re.findall(r"^• `([0-9a-f]{7})`", part, re.M)
 
 
 def test_offline_the_answer_is_the_ranked_sources_of_the_period(run, engine):

@@ -1,7 +1,7 @@
 """The period a history question names, read from its words (pure: `now` is passed in)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -10,7 +10,7 @@ from bot.i18n import localize
 from bot.models import UsageError
 
 # Wednesday 2026-01-28, 10:00 in Shanghai.
-NOW = datetime(2026, 1, 28, 2, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 28, 2, 0, tzinfo=UTC)
 TZ = "Asia/Shanghai"
 
 

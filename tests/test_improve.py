@@ -10,15 +10,27 @@ import json
 import re
 from datetime import UTC, date, datetime, timedelta
 
+import pytest
+
 from bot.chat import ChatService
 from bot.improve.job import Improver
 from bot.render.jsonout import render_json
 from bot.services import Services
 from bot.store import StoreUnavailable, open_store
 from bot.window import day_window
-from tests.test_feishu_e2e import feishu_env, repo  # noqa: F401 — the Feishu fixtures
-from tests.test_slack_e2e import (CHANNEL, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, build_widgets, by_title,  # noqa: F401
-                                  digest_thread, make_bot, shown, slack, widgets)
+from tests.shared.feishu import feishu_env, rocket_repo
+from tests.shared.slack import (
+    CHANNEL,
+    HIGH_TITLE,
+    by_title,
+    digest_thread,
+    shown,
+)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 WINDOW = day_window(date(2026, 1, 28), "Asia/Shanghai")
 LATER = datetime.now(UTC) + timedelta(hours=1)  # past every pass's due time (DIGEST_IMPROVE_MINUTES)
@@ -140,7 +152,7 @@ async def test_many_channels_one_improvement_each_message_edited_once(make_bot, 
         assert now.edits == 1 and NOTE.search(shown(now))
 
 
-async def test_the_feishu_card_is_patched_once_with_the_note(make_settings, repo, flaky_llm):  # noqa: F811
+async def test_the_feishu_card_is_patched_once_with_the_note(make_settings, repo, flaky_llm):
     title = "feat: add export --since flag"  # the rules: medium, a card of its own
     flaky_llm.fail(title, importance="high", change_type="feature")
     async with feishu_env(make_settings, repo, **flaky_llm.settings()) as env:

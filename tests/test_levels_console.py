@@ -6,10 +6,17 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pytest
+
 from bot.chat import ChatService
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
-from tests.test_console import NOW, console, repo  # noqa: F401
+from tests.shared.console import NOW, console_repo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return console_repo(tmp_path)
 
 
 async def test_level_commands_correct_and_redraw(console, make_settings, repo):

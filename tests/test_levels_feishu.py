@@ -4,8 +4,15 @@ repository. Asserted is what people see: the toast answering the click, the ephe
 the tapper sees, the digest's cards as Feishu now holds them (patched), and later digests."""
 from __future__ import annotations
 
+import pytest
+
 from tests.fakes.feishu_server import card_action_event, shown_markdown
-from tests.test_feishu_e2e import ALICE, GROUP, TOKEN, buttons, feishu_env, markdowns, repo  # noqa: F401
+from tests.shared.feishu import ALICE, GROUP, TOKEN, buttons, feishu_env, markdowns, rocket_repo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 BOB = "ou_bob00000000000000000000000000001"
 
@@ -36,7 +43,7 @@ async def tap(env, message, value: dict, *, operator: str = ALICE, event_id: str
 async def test_too_high_on_a_medium_commit_in_a_chinese_group(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         parent, replies = await env.digest()
-        detail, low = replies
+        detail, _low = replies
         card = env.fake.card(detail)
         assert "🟡" in card["header"]["title"]["content"]
         labels = [b["text"]["content"] for b in buttons(card)]
@@ -57,7 +64,7 @@ async def test_too_high_on_a_medium_commit_in_a_chinese_group(make_settings, rep
         assert "🟡 中 0 | 🟢 低 3" in env.fake.markdown_of(parent)
 
         # the next digest of that day lists it with the low commits, corrected
-        status, _ = await env.say("digest 2026-01-28")
+        _status, _ = await env.say("digest 2026-01-28")
         await env.settle()
         parent2 = env.fake.top_level(GROUP)[-1]
         (low2,) = env.fake.thread(parent2.message_id)
@@ -72,7 +79,7 @@ async def test_too_high_on_a_medium_commit_in_a_chinese_group(make_settings, rep
 
 async def test_low_commits_have_their_own_buttons_and_the_latest_tap_wins(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        parent, (detail, low) = await env.digest()
+        parent, (_detail, low) = await env.digest()
         card = env.fake.card(low)
         fix = next(v for v in (b["behaviors"][0].get("value", {}) for b in buttons(card)) if v.get("action") == "level")
         sha = fix["sha"]

@@ -24,7 +24,7 @@ def fix(sha: str, level: str, who: str = "U0ANA") -> Correction:
 
 def test_overlay_moves_counts_and_groups_and_survives_a_round_trip():
     d = day(3)  # high, medium, low
-    high, medium, low = d.entries
+    high, medium, _low = d.entries
     corrected = overlay(d, {medium.commit.sha: fix(medium.commit.sha, "low")})
     again = digest_from_dict(to_dict(corrected))  # the shape kept in Redis and printed as JSON
     for shown in (corrected, again):

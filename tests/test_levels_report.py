@@ -13,8 +13,13 @@ import pytest
 from bot.render.labels import PAGE_READER
 from handlers.web import bound_port, build_app, report_routes, start_server
 from tests.reportdata import day
-from tests.test_cli import repo  # noqa: F401 — `run` comes from tests/conftest.py
-from tests.test_report_page import PUBLIC, Page, local
+from tests.shared.cli import cli_repo
+from tests.shared.report_page import PUBLIC, Page, local
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return cli_repo(tmp_path)
 
 
 class Forms(HTMLParser):
@@ -120,7 +125,7 @@ async def test_forged_and_resent_forms_record_nothing(page):
 
 
 async def test_a_correction_made_in_chat_shows_on_a_page_published_before_it(page):
-    services, open_, tap = page
+    services, open_, _tap = page
     d = day(3, lang="zh")
     medium = d.entries[1]
     link = await services.reports.publish(d)

@@ -9,8 +9,17 @@ import json
 
 from bot.render import slack as R
 from tests.fakes.slack_server import FakeSlack
-from tests.test_slack_e2e import (CHANNEL, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, by_title, buttons,  # noqa: F401
-                                  digest_thread, make_bot, shown, shown_eph, slack, widgets)
+from tests.shared.slack import (
+    CHANNEL,
+    HIGH_TITLE,
+    LOW_TITLE,
+    MEDIUM_TITLE,
+    buttons,
+    by_title,
+    digest_thread,
+    shown,
+    shown_eph,
+)
 
 ANA, BOB = "U0ANA", "U0BOB"
 
@@ -176,7 +185,7 @@ async def test_a_chinese_channel_taps_and_reads_in_chinese(make_bot, slack, widg
     status, _ = await bot.sender.slash("config lang zh")
     assert status == 200
     await bot.settle()
-    parent, replies = await digest_thread(bot, slack)
+    _parent, replies = await digest_thread(bot, slack)
     medium = by_title(replies, MEDIUM_TITLE)
     labels = [e["text"]["text"] for b in medium.blocks if b["type"] == "actions" for e in b["elements"]]
     assert labels[-2:] == ["⬇️ 等级偏高", "⬆️ 等级偏低"]

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from bot.analysis.llm import RATIO_SLACK, LLM, Completion, LLMError
+from bot.analysis.llm import LLM, RATIO_SLACK, Completion, LLMError
 from bot.models import BotError
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, script
 

@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -32,7 +32,7 @@ KEY = "sk-test-checks-0123456789abcdef"
 
 def make_commit(title: str = "feat: add --since to the export command", **overrides) -> Commit:
     values = dict(repo="astral-sh/uv", sha="0123456789abcdef0123456789abcdef01234567", title=title,
-                  body="", author="Ada Lovelace", committed_at=datetime(2026, 1, 12, 9, 30, tzinfo=timezone.utc))
+                  body="", author="Ada Lovelace", committed_at=datetime(2026, 1, 12, 9, 30, tzinfo=UTC))
     values.update(overrides)
     return Commit(**values)
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import uuid
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -25,7 +25,7 @@ from tests.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
 SH = ZoneInfo("Asia/Shanghai")
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)
 KEY = "sk-test-endpoints-0123456789"
 ANALYSED = [b for b in BEHAVIOURS if b not in ("echo", "hang")]  # the LLM must analyse every commit
 PROSE = "scripts reading its output may need updating"  # what every behaviour streams as an answer

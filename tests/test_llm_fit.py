@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -30,7 +30,7 @@ from tests.gitrepo import GitRepo
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS = Prompts(ROOT / "prompts")
 SH = ZoneInfo("Asia/Shanghai")
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)
 KEY = "sk-test-fit-0123456789abcdef"
 PROSE = "exports can be limited to recent records"  # what the fake streams as an answer
 WINDOW = 6144
@@ -237,7 +237,7 @@ def big_commit(n: int) -> tuple[Commit, tuple[FileChange, ...]]:
         patch="@@ -1,0 +1,40 @@\n" + "\n".join(f"+    let column_{j} = parse_column(row, {j})?;  // pass {i}"
                                                for j in range(40))) for i in range(n))
     commit = Commit(repo="astral-sh/uv", sha=f"{n:040x}", title="perf: split the resolver passes",
-                    body="", author="Ada", committed_at=datetime(2026, 1, 28, 9, 0, tzinfo=timezone.utc))
+                    body="", author="Ada", committed_at=datetime(2026, 1, 28, 9, 0, tzinfo=UTC))
     return commit, files
 
 

@@ -4,14 +4,23 @@ footers stripped, a release's changelog lines, the repository profile; the day h
 per-commit summary and bot flag; the Q&A prompt saying when the analysis is rule-based."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+
+import pytest
 
 from bot.analysis.profile import parse_profile
 from bot.analysis.summary import compact_line
 from bot.models import Analysis, ChangeType, DigestEntry, FileChange, Importance
 from bot.prompts import Prompts
-from tests.test_analyze import FILES, fake, make_analyzer, make_commit, patch, user_message  # noqa: F401
+from tests.fakes.openai_server import FakeOpenAI
+from tests.shared.analyze import FILES, make_commit, user_message
+
+
+@pytest.fixture
+def fake():
+    with FakeOpenAI() as server:
+        yield server
 
 PROMPTS = Prompts(Path(__file__).resolve().parent.parent / "prompts")
 
@@ -108,8 +117,6 @@ def test_qa_prompt_says_when_the_analysis_is_rule_based():
 
 # --- the profile over GitHub (contents API on the fake, as GitHub serves it) -------------------
 
-import pytest  # noqa: E402
-
 from bot.analysis.profile import load_profile  # noqa: E402
 from bot.sources.github import GitHubSource  # noqa: E402
 
@@ -153,7 +160,7 @@ async def test_pr_labels_and_linked_issue_titles_reach_the_prompt(fake_github, g
     fake_github.add_repo("octo/app")
     text = "Reject reserved entry points whatever their case, so that scripts cannot shadow the interpreter."
     sha = fake_github.add_commit("octo/app", f"Reject case-variant reserved entry points (#7)\n\n{text}",
-                                 committed_at=datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc))
+                                 committed_at=datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
     fake_github.add_pull("octo/app", 7, title="Reject case-variant reserved entry points", body=text,
                          merge_commit_sha=sha, labels=("security", "bug"),
                          closes=((41, "PYTHON.exe entry point shadows the interpreter"),))

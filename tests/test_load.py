@@ -82,7 +82,7 @@ async def test_twenty_channels_asking_for_the_same_day_cost_n_plus_one_llm_calls
         try:
             outcomes = await asyncio.gather(*(workers[i % 2][1].deliveries.run(spec) for i, spec in enumerate(specs)))
         finally:
-            for services, chat, adapter in workers:
+            for services, _chat, adapter in workers:
                 await adapter.close()
                 await services.aclose()
         assert outcomes == ["delivered"] * 20
@@ -186,9 +186,8 @@ async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(m
             assert len(parents) == 2 and all("Daily update report" in p.text for p in parents)
             import aiohttp
 
-            async with aiohttp.ClientSession() as http:
-                async with http.get(f"http://127.0.0.1:{bound_port(ops)}/metrics") as resp:
-                    page = await resp.text()
+            async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{bound_port(ops)}/metrics") as resp:
+                page = await resp.text()
             assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/plain")
             assert 'digestbot_jobs_total{event="succeeded",kind="request"}' in page
             assert 'digestbot_deliveries_total{outcome="delivered",platform="slack"}' in page

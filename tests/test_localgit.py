@@ -1,5 +1,5 @@
 """The local git source against real repositories built with commits at exact instants."""
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -47,7 +47,7 @@ async def test_commit_metadata_is_clean(repo):
     assert "@" not in c.body + c.author and c.author == "Ada Lovelace"
     assert c.url == f"https://github.com/acme/widgets/commit/{c.sha}"
     assert (src.name, src.web_url) == ("acme/widgets", "https://github.com/acme/widgets")
-    assert c.committed_at == datetime(2026, 1, 28, 15, 59, 59, tzinfo=timezone.utc)
+    assert c.committed_at == datetime(2026, 1, 28, 15, 59, 59, tzinfo=UTC)
     assert (c.files_changed, c.additions, c.deletions) == (2, 1, 1)
 
 

@@ -3,7 +3,7 @@ the bot line, the weekly schedule, the grammar of the new options and its errors
 the roll-up's areas. (End to end through Slack, Feishu and the clock: test_noise_e2e.py.)"""
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -15,8 +15,19 @@ from bot.commands.subscribe import SubscribeArgs
 from bot.commands.unsubscribe import UnsubscribeArgs
 from bot.commands.week import WeekArgs
 from bot.i18n import localize
-from bot.models import (Analysis, ChangeType, Commit, Digest, DigestEntry, FileChange, Importance, Subscription,
-                        digest_from_dict, subscription_from_dict, to_dict)
+from bot.models import (
+    Analysis,
+    ChangeType,
+    Commit,
+    Digest,
+    DigestEntry,
+    FileChange,
+    Importance,
+    Subscription,
+    digest_from_dict,
+    subscription_from_dict,
+    to_dict,
+)
 from bot.noise import BotGroup, collapse, collapsible, is_bot
 from bot.pathfilter import PathFilter
 from bot.render import labels as L
@@ -24,7 +35,7 @@ from bot.rollup import ROOT_AREA, area_for, rollup
 from bot.schedule import due_week
 from bot.window import day_window, week_window
 
-UTC = timezone.utc
+UTC = UTC
 
 
 # --- globs -----------------------------------------------------------------------------------------

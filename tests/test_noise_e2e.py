@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,15 +19,23 @@ from handlers.slack import Pacing, build_slack
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.noise_repo import (AUTOMATION_TITLE, CRATES, DAY_COMMITS, DOCS_LOWS, HIGH_TITLE, MEDIUM_TITLE, MONDAY_HIGH,
-                              build_monorepo)
+from tests.noise_repo import (
+    AUTOMATION_TITLE,
+    CRATES,
+    DAY_COMMITS,
+    DOCS_LOWS,
+    HIGH_TITLE,
+    MEDIUM_TITLE,
+    MONDAY_HIGH,
+    build_monorepo,
+)
 
 SECRET = "test-signing-secret"
 CHANNEL, OTHER = "C0001", "C0002"
 FAST = Pacing(per_second=500, burst=100, edit_interval=0.05, stream_interval=0.02)
 PUBLIC = "https://digest.example.com"
-THURSDAY_0930 = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 in Shanghai: Wednesday's push
-MONDAY_0930 = datetime(2026, 2, 2, 1, 30, tzinfo=timezone.utc)  # 09:30 in Shanghai: last week's roll-up
+THURSDAY_0930 = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 in Shanghai: Wednesday's push
+MONDAY_0930 = datetime(2026, 2, 2, 1, 30, tzinfo=UTC)  # 09:30 in Shanghai: last week's roll-up
 
 
 @pytest.fixture(scope="module")
@@ -284,10 +292,10 @@ async def test_bad_input_is_one_private_sentence_and_the_usage(make_bot, slack, 
 # --- Feishu: the same content as cards ----------------------------------------------------------------
 
 async def test_feishu_collapses_bots_into_a_panel_and_posts_the_week_as_one_card(make_settings, mono):
-    from tests.test_feishu_e2e import GROUP, feishu_env
+    from tests.shared.feishu import GROUP, feishu_env
 
     async with feishu_env(make_settings, mono.repo) as env:  # DEFAULT_LANG: zh
-        parent, replies = await env.digest()
+        _parent, replies = await env.digest()
         cards = [env.fake.card(m) for m in replies]
         (bots,) = [c for c in cards if "依赖更新 (15)" in c["header"]["title"]["content"]]
         body = json.dumps(bots, ensure_ascii=False).replace("\u200b", "")  # the zero-width breaks after ]
@@ -317,7 +325,7 @@ async def test_feishu_collapses_bots_into_a_panel_and_posts_the_week_as_one_card
 # `run` (a real `python -m bot` process) comes from tests/conftest.py
 
 
-def test_cli_digest_takes_the_path_filter(run, mono):  # noqa: F811
+def test_cli_digest_takes_the_path_filter(run, mono):
     proc = run("digest", "--repo", str(mono.path), "--date", "2026-01-28", "--lang", "en",
                "--paths", "backend/**", "--exclude", "backend/tests/**")
     assert proc.returncode == 0, proc.stderr
@@ -336,10 +344,10 @@ def test_cli_digest_takes_the_path_filter(run, mono):  # noqa: F811
 
 # --- the clock's shared builds --------------------------------------------------------------------------
 
-from tests.test_schedule import NOW as CLOCK_NOW, clock_chat  # noqa: E402,F401 — the real queue (arq on Redis)
+from tests.shared.schedule import NOW as CLOCK_NOW  # noqa: E402 — the real queue (arq on Redis)
 
 
-async def test_a_filtered_digest_is_its_own_build_job_and_a_weekly_one_too(clock_chat):  # noqa: F811
+async def test_a_filtered_digest_is_its_own_build_job_and_a_weekly_one_too(clock_chat):
     from bot.models import Subscription
 
     chat, settings, jobs = clock_chat

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from bot.models import DigestEntry, Importance
 from bot.noise import BotGroup
@@ -65,7 +65,7 @@ def test_feishu_bot_lines_and_the_rollup_are_inert_and_fit():
 
 
 def test_a_big_week_stays_one_message_until_slack_and_feishu_say_otherwise():
-    t0 = datetime(2026, 1, 26, 2, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 26, 2, tzinfo=UTC)
     entries = tuple(DigestEntry(replace(SR.commit(i, title=f"feat: change number {i} " + "x" * 60),
                                         committed_at=t0 + timedelta(hours=i)),
                                 SR.analysis(Importance.MEDIUM if i % 4 else Importance.HIGH))

@@ -87,8 +87,8 @@ def test_log_level_is_not_case_sensitive(run):
 # --- the processes: metrics off the public port, health answers, JSON logs -----------------------
 
 from tests.fakes.slack_server import FakeSlack  # noqa: E402
-from tests.test_processes import Bots, _one_sub, base_env, scheduled, wait_for  # noqa: E402,F401
-from tests.test_redis_outage import free_port  # noqa: E402
+from tests.shared.processes import Bots, _one_sub, base_env, wait_for  # noqa: E402
+from tests.shared.redis_proc import free_port  # noqa: E402
 
 
 def http_get(url: str, token: str | None = None) -> tuple[int, str]:

@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -84,7 +84,7 @@ def leaky_repo(tmp_path):
         files = {f"config/case_{part}_{i}.txt": line + "\n" for i, (_, line, _) in enumerate(cases)}
         files[f"src/app_{part}.py"] = "def handler(event):\n    return event['ok']\n"
         repo.commit(f"chore: settings batch {part}", files, when=when.replace(hour=9 + part))
-    label, line, secret = next(p for p in POSITIVES if p[0] == "log line Using Key=")
+    _label, line, _secret = next(p for p in POSITIVES if p[0] == "log line Using Key=")
     repo.commit(f"fix: retry login\n\nThe job printed: {line}", {"src/retry.py": "RETRIES = 3\n"},
                 when=when.replace(hour=12))
     gh = next(p for p in POSITIVES if p[0] == "github token")[2]
@@ -149,7 +149,7 @@ def test_question_and_history_send_no_secret(run_cli, leaky_repo):
 # =============================================================================================
 
 async def test_thread_questions_and_history_are_redacted_and_counted(make_settings, leaky_repo):
-    now = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)
     telegram = next(p for p in POSITIVES if p[0] == "telegram bot token")[2]
     password_line = next(p for p in POSITIVES if p[0] == "password with spaces")[1]
     before = _redactions_by_kind()

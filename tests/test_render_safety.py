@@ -2,6 +2,8 @@
 otherwise change what a reader sees."""
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 
 from bot.render import feishu as F
@@ -82,14 +84,14 @@ def test_button_values_keep_optional_parts_while_they_fit():
 
 
 def test_slack_parent_and_commit_meta():
-    from datetime import date, datetime, timezone
+    from datetime import date, datetime
 
     from bot.models import Commit, Digest, DigestEntry
     from bot.platform import CommitDetail, DigestParent
     from bot.window import day_window
 
     c = Commit(repo="acme/widgets", sha="c" * 40, title="fix: x", body="", author="Ada",
-               committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc), url=None)
+               committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=UTC), url=None)
     d = Digest(repo="acme/widgets", branch="release/2.1", window=day_window(date(2026, 1, 28), "Asia/Shanghai"),
                lang="en", entries=(DigestEntry(c, None, error="offline"),), headline=(), headline_origin="llm",
                repo_url=None)

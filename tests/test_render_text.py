@@ -2,18 +2,18 @@
 digest in its place, untrusted text inert, nothing a terminal would execute."""
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.models import (Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights)
-from bot.platform import (AnswerHeader, CommitChoice, CommitDetail, DigestParent, LowCommits, Notice)
+from bot.models import Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights
+from bot.platform import AnswerHeader, CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
 from bot.render.jsonout import render_json
 from bot.render.markdown import Slugger, esc, esc_rich, render_report
 from bot.render.text import render_text, terminal_safe
 from bot.window import day_window
 
-WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)  # 11:00 in Shanghai
+WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Shanghai
 REPO_URL = "https://github.com/acme/widgets"
 
 
@@ -165,7 +165,7 @@ def test_reverts_and_commits_without_links():
                entries=(reverting, entry(local, analysis(Importance.LOW))), headline=(), headline_origin="llm",
                repo_url=None)
     report = render_report([d])
-    assert f"↩️ Reverts [`aaaaaaa`]" not in report  # no repository link to point at
+    assert "↩️ Reverts [`aaaaaaa`]" not in report  # no repository link to point at
     assert "↩️ Reverts `aaaaaaa`" in report
     assert "**SHA**: `bbbbbbb` · Author Ada" in report and "View commit" not in report.split("chore: local")[-1]
     assert render_text(CommitDetail(d, d.entries[1])).splitlines()[1].startswith("  🎯")  # no empty link line

@@ -187,7 +187,7 @@ def _png_pixels(png: bytes) -> tuple[int, int, int, bytes]:
 
 
 def _variance(png: bytes) -> float:
-    width, height, bpp, pixels = _png_pixels(png)
+    _width, _height, bpp, pixels = _png_pixels(png)
     grey = [sum(pixels[i:i + 3]) / 3 for i in range(0, len(pixels), bpp)]
     mean = sum(grey) / len(grey)
     return sum((g - mean) ** 2 for g in grey) / len(grey)

@@ -19,8 +19,7 @@ import sys
 import threading
 import time
 import urllib.request
-from datetime import date, datetime, timedelta, timezone
-from html.parser import HTMLParser
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -35,56 +34,17 @@ from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.web import bound_port, build_app, report_routes, start_server
 from tests.gitrepo import GitRepo
 from tests.reportdata import day
+from tests.shared.report_page import PUBLIC, Page, local
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = "https://digest.example.com"
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
 LINK = re.compile(r"https://digest\.example\.com/r/[A-Za-z0-9_-]+\?exp=\d+(?:&amp;|&)sig=[A-Za-z0-9_-]+")
 
 
 # --- reading a page as a reader does --------------------------------------------------------------
 
-class Page(HTMLParser):
-    """The parsed page: its visible text, every element id, every href, every tag name."""
-
-    def __init__(self, html: str):
-        super().__init__(convert_charrefs=True)
-        self.ids: set[str] = set()
-        self.hrefs: list[str] = []
-        self.tags: list[str] = []
-        self.chunks: list[str] = []
-        self._skip = 0
-        self.feed(html)
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        a = dict(attrs)
-        if "id" in a:
-            self.ids.add(a["id"])
-        if tag == "a":
-            self.hrefs.append(a.get("href", ""))
-        if tag in ("style", "script"):
-            self._skip += 1
-
-    def handle_endtag(self, tag):
-        if tag in ("style", "script"):
-            self._skip -= 1
-
-    def handle_data(self, data):
-        if not self._skip:
-            self.chunks.append(data)
-
-    @property
-    def text(self) -> str:
-        return " ".join(" ".join(self.chunks).split())
 
 
-def local(link: str, base: str) -> str:
-    """The public link as the reverse proxy in front of the web process would forward it."""
-    link = link.replace("&amp;", "&")
-    assert link.startswith(PUBLIC + "/r/"), link
-    parts = urlsplit(link)
-    return f"{base}{parts.path}?{parts.query}"
 
 
 def tamper(url: str, **changes) -> str:
@@ -238,7 +198,7 @@ async def test_the_link_opens_the_page_with_headers_that_forbid_scripts(web):
 
 
 async def test_two_deliveries_of_one_digest_get_two_unguessable_links(web):
-    services, base, get = web
+    services, _base, _get = web
     a, b = await services.reports.publish(day(2)), await services.reports.publish(day(2))
     assert a != b and urlsplit(a).path != urlsplit(b).path
 
@@ -276,8 +236,8 @@ async def test_a_changed_link_is_refused_and_reveals_nothing(web, case):
 
 
 async def test_an_expired_link_is_refused_like_a_forged_one(web, make_services):
-    services, base, get = web
-    earlier = await make_services(lambda: datetime.now(timezone.utc) - timedelta(seconds=120),
+    _services, base, get = web
+    earlier = await make_services(lambda: datetime.now(UTC) - timedelta(seconds=120),
                                   public_base_url=PUBLIC, report_link_ttl=60)
     link = await earlier.reports.publish(day(2))  # made two minutes ago, valid for one
     status, html, _ = await get(local(link, base))
@@ -312,7 +272,7 @@ async def test_a_refusal_speaks_the_visitor_s_language(web):
 
 
 async def test_while_redis_is_down_a_link_gets_one_sentence_and_then_works_again(make_services, tmp_path):
-    from tests.test_redis_outage import RedisProcess, free_port
+    from tests.shared.redis_proc import RedisProcess, free_port
 
     redis = RedisProcess(free_port(), tmp_path, durable=True)
     redis.start()
@@ -344,17 +304,16 @@ async def test_while_redis_is_down_a_link_gets_one_sentence_and_then_works_again
 
 @pytest.fixture
 def widgets(tmp_path) -> GitRepo:
-    from tests.test_slack_e2e import build_widgets
+    from tests.shared.slack import build_widgets
 
     return build_widgets(tmp_path / "widgets", date(2026, 1, 28))
 
 
 @pytest.mark.parametrize("public", [PUBLIC, None], ids=["with PUBLIC_BASE_URL", "without"])
 async def test_slack_parent_links_the_report(make_settings, widgets, public):
-    from bot.render import slack as R
     from handlers.slack import build_slack
     from tests.fakes.slack_server import FakeSlack, SlackSender
-    from tests.test_slack_e2e import CHANNEL, FAST, HIGH_TITLE, MEDIUM_TITLE, SECRET
+    from tests.shared.slack import CHANNEL, FAST, HIGH_TITLE, MEDIUM_TITLE, SECRET
 
     with FakeSlack() as slack:
         settings = make_settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
@@ -396,9 +355,9 @@ async def test_slack_parent_links_the_report(make_settings, widgets, public):
 
 @pytest.mark.parametrize("public", [PUBLIC, None], ids=["with PUBLIC_BASE_URL", "without"])
 async def test_feishu_parent_links_the_report(make_settings, tmp_path, public):
-    from tests.test_feishu_e2e import HOSTILE_TITLE, feishu_env
+    from tests.shared.feishu import HOSTILE_TITLE, feishu_env
 
-    day0 = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)  # 11:00 in Asia/Shanghai
+    day0 = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Asia/Shanghai
     repo = GitRepo(tmp_path / "rocket")
     repo.commit(HOSTILE_TITLE, {"src/export.py": "def export(since=None):\n    return since\n" * 30}, when=day0)
     repo.commit("fix: cache expiry off by one", {"src/cache.py": "TTL = 1\n" * 40}, when=day0.replace(hour=4))
@@ -424,7 +383,7 @@ async def test_feishu_parent_links_the_report(make_settings, tmp_path, public):
 
 @pytest.mark.parametrize("public", [PUBLIC, None], ids=["with PUBLIC_BASE_URL", "without"])
 async def test_console_parent_links_the_report(make_settings, widgets, public):
-    from tests.test_slack_e2e import HIGH_TITLE
+    from tests.shared.slack import HIGH_TITLE
 
     services = Services.build(make_settings(default_repo=str(widgets.path), default_lang="en", public_base_url=public))
     out = io.StringIO()
@@ -441,9 +400,8 @@ async def test_console_parent_links_the_report(make_settings, widgets, public):
             assert links == [] and "Full report" not in shown
             return
         assert len(links) == 1 and f"📄 Full report: {links[0]}" in parent
-        async with aiohttp.ClientSession() as http:
-            async with http.get(local(links[0], f"http://127.0.0.1:{bound_port(runner)}")) as resp:
-                assert resp.status == 200 and HIGH_TITLE in Page(await resp.text()).text
+        async with aiohttp.ClientSession() as http, http.get(local(links[0], f"http://127.0.0.1:{bound_port(runner)}")) as resp:
+            assert resp.status == 200 and HIGH_TITLE in Page(await resp.text()).text
     finally:
         await runner.cleanup()
         await services.aclose()

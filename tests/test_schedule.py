@@ -1,12 +1,13 @@
 """Schedule maths across time zones and DST (pure), table-tested."""
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from bot.models import Subscription
 from bot.schedule import due_day, next_run, occurrence
+from tests.shared.schedule import NOW
 
-UTC = timezone.utc
+UTC = UTC
 
 
 @pytest.mark.parametrize("now,at,tz,expected", [
@@ -57,25 +58,9 @@ def test_due_day_late_evening_run_caught_up_after_midnight():
 
 import io  # noqa: E402
 
-from bot.chat import ChatService  # noqa: E402
 from bot.delivery.job import scheduled_spec  # noqa: E402
-from bot.jobs import Jobs  # noqa: E402
 from bot.schedule import Clock  # noqa: E402
-from bot.services import Services  # noqa: E402
 from handlers.console import ConsolePlatform  # noqa: E402
-
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
-
-
-@pytest.fixture
-async def clock_chat(make_settings, tmp_path):
-    settings = make_settings(default_repo=str(tmp_path), default_lang="en", catchup_minutes=60)
-    services = Services.build(settings, clock=lambda: NOW)
-    chat = ChatService(services, {"console": ConsolePlatform(out=io.StringIO())}, clock=lambda: NOW)
-    jobs = await Jobs.connect(settings)
-    yield chat, settings, jobs
-    await jobs.close()
-    await services.aclose()
 
 
 async def test_the_clock_queues_each_due_push_once_and_each_digest_build_once(clock_chat):

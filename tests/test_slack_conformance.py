@@ -11,17 +11,16 @@ from urllib.parse import quote
 
 import pytest
 
+from bot.chat import ChatService
 from bot.models import Analysis, ChangeType, DigestEntry, Importance
 from bot.platform import CommitChoice, CommitDetails, Conversation, Notice
 from bot.render import slack as R
 from bot.services import Services
-from bot.chat import ChatService
 from handlers.slack import Pacing, build_slack
 from tests.fakes.slack_server import CUMULATIVE_LIMIT, check_blocks
 from tests.gitrepo import GitRepo
-from tests.test_slack_e2e import (CHANNEL, HIGH_TITLE, SH, buttons, by_title, digest_thread, make_bot,  # noqa: F401
-                                  platform, shown, shown_eph, slack, widgets)
-from tests.test_slack_render import commit, digest
+from tests.shared.slack import CHANNEL, HIGH_TITLE, SH, buttons, by_title, digest_thread, shown, shown_eph
+from tests.shared.slack_render import commit, digest
 
 # --- 1. unique action_ids ------------------------------------------------------------------------------
 
@@ -281,10 +280,10 @@ async def test_control_characters_never_reach_slack(platform, slack):
 
 
 def test_control_characters_are_stripped_by_every_renderer():
+    from bot.platform import DigestParent
     from bot.render.feishu import render_cards
     from bot.render.markdown import render_report
     from bot.render.text import render_text
-    from bot.platform import DigestParent
 
     hostile = "fix: \x1b]0;owned\x07 title\x00 with \u202egnp.exe\u202c \u2066x\u2069 and \x9b2J\r"
     entry = DigestEntry(commit(1, title=hostile, body="body \x1b[2J\x1bc"),

@@ -7,10 +7,7 @@ import asyncio
 import json
 import re
 import time
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -18,125 +15,48 @@ from bot.chat import ChatService
 from bot.render import slack as R
 from bot.services import Services
 from handlers.slack import Pacing, build_slack
-from handlers.web import bound_port, build_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.gitrepo import GitRepo
+from tests.shared.slack import (
+    CHANNEL,
+    FAST,
+    HIGH_TITLE,
+    LOW_TITLE,
+    MEDIUM_TITLE,
+    answer_pieces,
+    buttons,
+    by_title,
+    digest_thread,
+    shown,
+    shown_eph,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-SH = ZoneInfo("Asia/Shanghai")
-SECRET = "test-signing-secret"
-CHANNEL = "C0001"
-FAST = Pacing(per_second=500, burst=100, edit_interval=0.05, stream_interval=0.02)
-HIGH_TITLE = "feat!: remove the legacy export API"
-MEDIUM_TITLE = "feat: add --since flag <!channel> see <https://evil.example|docs>"
-LOW_TITLE = "docs: explain the export formats"
 INJECTIONS = ("<!channel>", "<!here>", "<@U1>", "<https://evil.example|docs>")
 
 
-def build_widgets(path: Path, day: date, tz=SH) -> GitRepo:
-    """A repository whose `day` has one high (breaking), one medium (new CLI flag, hostile title)
-    and one low (docs) commit under the offline analyser."""
-    r = GitRepo(path, bare_origin="https://github.com/acme/widgets.git")
-    at = lambda h: datetime(day.year, day.month, day.day, h, 0, tzinfo=tz)  # noqa: E731
-    r.commit("init", {"src/export.py": "def export_v1(rows):\n    return rows\n\n\ndef export_v2(rows):\n    return list(rows)\n",
-                      "src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n", "README.md": "hi\n"},
-             when=at(1) - timedelta(days=1))
-    r.shas = {
-        "high": r.commit(f"{HIGH_TITLE}\n\nBREAKING CHANGE: export_v1 is gone.",
-                         {"src/export.py": "def export_v2(rows):\n    return list(rows)\n"}, when=at(10)),
-        "medium": r.commit(f"{MEDIUM_TITLE}\n\n<@U1> @here please review",
-                           {"src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n"
-                                          "parser.add_argument('--since', help='only recent rows')\n"}, when=at(11)),
-        "low": r.commit(LOW_TITLE, {"README.md": "hi\n\nExport formats: v2.\n"}, when=at(12)),
-    }
-    return r
 
 
-@pytest.fixture
-def widgets(tmp_path) -> GitRepo:
-    return build_widgets(tmp_path / "widgets", date(2026, 1, 28))
 
 
-@pytest.fixture
-def slack():
-    with FakeSlack() as fake:
-        yield fake
 
 
-@dataclass
-class Bot:
-    chat: ChatService
-    adapter: object
-    sender: SlackSender
-    runner: object
-    services: Services
-
-    async def settle(self) -> None:
-        await self.chat.drain()
-
-    async def close(self) -> None:
-        await self.sender.close()
-        await self.chat.drain()
-        await self.adapter.close()
-        await self.runner.cleanup()
-        await self.services.aclose()
 
 
-@pytest.fixture
-async def make_bot(make_settings, slack, widgets):
-    bots: list[Bot] = []
-
-    async def build(**overrides) -> Bot:
-        values = dict(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                      default_repo=str(widgets.path), default_lang="en", default_tz="Asia/Shanghai")
-        values.update(overrides)
-        settings = make_settings(**values)
-        services = Services.build(settings)
-        chat = ChatService(services)
-        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
-        chat.register(adapter.platform)
-        runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
-        sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
-        bot = Bot(chat, adapter, sender, runner, services)
-        bots.append(bot)
-        return bot
-
-    yield build
-    for bot in bots:
-        await bot.close()
 
 
 # --- helpers ----------------------------------------------------------------------------------------
 
-def shown(message) -> str:
-    """What a reader sees of a message: its block texts (or its text), entities decoded."""
-    texts = [x for b in message.blocks for x in R.plain_texts(b)] if message.blocks else [message.text]
-    return R.unescape("\n".join(texts))
 
 
-def buttons(message) -> dict[str, dict]:
-    return {e["action_id"]: e for b in message.blocks if b["type"] == "actions" for e in b["elements"]}
 
 
-def by_title(messages, title: str):
-    found = [m for m in messages if title in shown(m)]
-    assert len(found) == 1, (title, [shown(m)[:80] for m in messages])
-    return found[0]
 
 
 def chat_calls(slack: FakeSlack) -> list[str]:
     return [m for m in slack.methods() if m.startswith(("chat.", "views.", "files."))]
 
 
-async def digest_thread(bot: Bot, slack: FakeSlack, when: str = "2026-01-28"):
-    status, _ = await bot.sender.slash(when)
-    assert status == 200
-    await bot.settle()
-    parents = slack.top_level(CHANNEL)
-    assert parents, slack.methods()
-    parent = parents[-1]
-    return parent, slack.replies(CHANNEL, parent.ts)
 
 
 def assert_inert(text: str) -> None:
@@ -177,7 +97,7 @@ async def test_digest_command_posts_parent_then_thread(make_bot, slack, widgets)
 
 async def test_hostile_commit_text_is_inert_in_every_payload(make_bot, slack):
     bot = await make_bot()
-    parent, replies = await digest_thread(bot, slack)
+    _parent, replies = await digest_thread(bot, slack)
     everything = slack.all_text()
     assert_inert(everything)
     assert by_title(replies, MEDIUM_TITLE)  # still readable as text
@@ -201,8 +121,6 @@ async def test_bad_commands_get_one_private_line_and_usage(make_bot, slack):
     assert slack.top_level(CHANNEL) == []
 
 
-def shown_eph(e: dict) -> str:
-    return "\n".join(x for b in e["blocks"] for x in R.plain_texts(b))
 
 
 async def test_private_reply_falls_back_to_response_url(make_bot, slack):
@@ -453,23 +371,8 @@ async def test_429_storm_loses_nothing_and_keeps_thread_order(make_bot, slack):
 
 # --- the platform's own behaviour, against the fake Web API ------------------------------------------
 
-@pytest.fixture
-async def platform(make_settings, slack, widgets):
-    settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url.rstrip("/"),  # no slash: fine
-                             default_repo=str(widgets.path))
-    services = Services.build(settings)
-    chat = ChatService(services)
-    adapter = build_slack(settings, chat, receive=False, pacing=FAST)
-    yield adapter.platform
-    await adapter.close()
-    await services.aclose()
 
 
-async def answer_pieces(text: str, size: int = 700, delay: float = 0.0):
-    for i in range(0, len(text), size):
-        if delay:
-            await asyncio.sleep(delay)
-        yield text[i:i + size]
 
 
 async def test_long_streamed_answer_continues_in_new_messages(platform, slack):
@@ -521,7 +424,7 @@ async def test_edit_fallback_is_throttled_and_complete(make_settings, slack, wid
 async def test_update_to_a_bigger_content_continues_in_its_thread(platform, slack):
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails, Notice
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     ref = await platform.send("C9", Notice("⏳ working…", "progress"))
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(6000)))

@@ -15,11 +15,19 @@ from bot.chat import ChatService
 from bot.platform import Conversation, Notice
 from bot.render import slack as R
 from bot.services import Services
-from handlers.slack import SlackError, build_slack
-from handlers.slack import api
-from tests.test_slack_e2e import (CHANNEL, FAST, HIGH_TITLE, LOW_TITLE, answer_pieces, buttons, by_title,  # noqa: F401
-                                  digest_thread, make_bot, platform, shown, shown_eph, slack, widgets)
-
+from handlers.slack import SlackError, api, build_slack
+from tests.shared.slack import (
+    CHANNEL,
+    FAST,
+    HIGH_TITLE,
+    LOW_TITLE,
+    answer_pieces,
+    buttons,
+    by_title,
+    digest_thread,
+    shown,
+    shown_eph,
+)
 
 # --- retries: what the client waits and how often it tries, against the fake's answers ---------------
 
@@ -498,7 +506,7 @@ async def test_a_keyed_send_interrupted_mid_post_is_not_posted_twice(platform, s
 async def test_a_keyed_send_cut_after_its_first_part_posts_only_the_rest(platform, slack):
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(6000)))
     entry = DigestEntry(commit(1), huge)
@@ -527,7 +535,7 @@ async def test_a_keyed_send_cut_while_posting_its_second_part_resumes_without_th
     conversations.history unavailable, nothing is posted twice and nothing is lost."""
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(9000)))
     entry = DigestEntry(commit(1), huge)
@@ -621,9 +629,8 @@ async def test_http_mode_starts_no_socket_and_a_posting_only_adapter_has_no_endp
         assert slack.calls == []  # no apps.connections.open: HTTP mode
         assert [route[:2] for route in receiving.http_routes()] == [("POST", "/slack/events")]
         import aiohttp
-        async with aiohttp.ClientSession() as session:
-            async with session.post(f"http://127.0.0.1:{bound_port(runner)}/slack/events", data=b"{}") as resp:
-                assert resp.status == 404  # the clock only posts
+        async with aiohttp.ClientSession() as session, session.post(f"http://127.0.0.1:{bound_port(runner)}/slack/events", data=b"{}") as resp:
+            assert resp.status == 404  # the clock only posts
     finally:
         await runner.cleanup()
         await receiving.close()
@@ -689,7 +696,7 @@ async def test_an_answer_that_is_only_whitespace_says_so(platform, slack):
 async def test_an_update_to_a_longer_content_posts_every_continuation_once(platform, slack):
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     ref = await platform.send("C9", Notice("⏳ working…", "progress"))
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(3000)))
@@ -711,7 +718,7 @@ def every_word_once(messages, n: int) -> bool:
 async def test_a_long_content_is_posted_whole_in_its_thread(platform, slack):
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(9000)))
     entry = DigestEntry(commit(1), huge)

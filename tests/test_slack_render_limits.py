@@ -8,15 +8,14 @@ notification preview and the 200-character preview in a continuation marker are 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import date
 
-from bot.models import Analysis, ChangeType, Digest, DigestEntry, Importance
+from bot.models import Digest, DigestEntry, Importance
 from bot.platform import CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
 from bot.render import slack as R
 from bot.window import day_window
-from tests.test_slack_render import analysis, check, commit, digest, sha, squash, visible
-
-from dataclasses import replace
-from datetime import date
+from tests.shared.slack_render import analysis, check, commit, digest, sha, squash, visible
 
 
 def _parent(notices=(), repo="acme/widgets", headline_origin="llm", headline=("Export gained a flag.",)):

@@ -9,11 +9,10 @@ import pytest
 
 from bot.chat import ChatService
 from bot.platform import Conversation
+from bot.render import slack as R
 from bot.services import Services
 from handlers.slack import Pacing, build_slack
-from bot.render import slack as R
 from handlers.slack.stream import STREAM_MESSAGE_BYTES
-from tests.test_slack_e2e import make_bot, platform, slack, widgets  # noqa: F401
 
 HOUR = Pacing(per_second=500, burst=100, edit_interval=3600, stream_interval=3600)
 

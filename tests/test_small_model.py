@@ -21,8 +21,7 @@ import pytest
 from bot.chat import ChatService
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
-from tests.fakes.openai_server import (FakeOpenAI, Behaviour, Reply, qwen_like_tokens, good_answer,
-                                       request_lang, script)
+from tests.fakes.openai_server import Behaviour, FakeOpenAI, Reply, good_answer, qwen_like_tokens, request_lang, script
 from tests.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -40,7 +40,7 @@ async def test_a_pool_waits_for_a_connection_instead_of_failing(tiny_store):
 
 
 async def test_unreachable_redis_names_no_address(make_settings):
-    from tests.test_redis_outage import free_port
+    from tests.shared.redis_proc import free_port
 
     port = free_port()  # nothing listens there
     s = store_module.open_store(make_settings(redis_url=f"redis://:hunter2@127.0.0.1:{port}/0"))

@@ -389,7 +389,7 @@ def _fact(level, size=False, firm=False):
 LISTED_BUG_FIXES = "In this project's release notes, changes like this are listed under “Bug fixes”"
 
 
-@pytest.mark.parametrize(("level", "p", "kwargs", "expected"), [
+@pytest.mark.parametrize("level, p, kwargs, expected", [
     # A low is raised from p = 0.5 on, naming the heading — or, without one, saying "announced".
     (Importance.LOW, 0.5, {}, (Importance.MEDIUM, LISTED_BUG_FIXES)),
     (Importance.LOW, 0.49, {}, None),
@@ -440,7 +440,7 @@ def test_the_release_boundary_and_the_oldest_listing_bound_what_is_called_unlist
     assert verdict.listed_share == pytest.approx(21 / 41)
 
 
-@pytest.mark.parametrize(("listed", "kind"), [
+@pytest.mark.parametrize("listed, kind", [
     (range(1, 41, 2), "too_few"),  # 39 labelled commits (1 … 39): one short of 40
     (range(1, 41, 3), "ok"),  # 40 (1 … 40)
 ])
@@ -449,7 +449,7 @@ def test_too_few_labelled_commits_teach_nothing(listed, kind):
     assert label_history(history, _listed(listed))[1].kind == kind
 
 
-@pytest.mark.parametrize(("listed", "kind"), [
+@pytest.mark.parametrize("listed, kind", [
     (range(10, 71, 10), "too_few"),  # 61 labelled, 7 announced: too few on that side
     (range(10, 81, 10), "ok"),  # 71 labelled, 8 announced
 ])

@@ -8,7 +8,7 @@ terminal chat.
 from __future__ import annotations
 
 import io
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -25,9 +25,9 @@ from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.test_slack_e2e import FAST, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, SECRET, Bot, build_widgets, shown, shown_eph
+from tests.shared.slack import FAST, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, SECRET, Bot, build_widgets, shown, shown_eph
 
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
 DM = "D0001"  # where the person typed the command
 IM = "DU0001"  # the bot's own IM with U0001, as conversations.open answers it
 
@@ -154,7 +154,7 @@ async def test_a_run_killed_after_a_send_does_not_send_it_again(make_bot, slack,
     bot = await make_bot()
     await command(bot, "watch acme/widgets src/**")
     await tick(bot)
-    header, first, second = slack.top_level(IM)
+    _header, _first, second = slack.top_level(IM)
     # Make Redis look as a run killed right after Slack accepted the second message leaves it: the
     # send was being tried (its "trying" state), Slack's own marker not yet holding the message's ts,
     # and the run not finished (no ledger).
@@ -282,10 +282,11 @@ async def test_a_watch_in_the_terminal(make_settings, widgets, llm):
 
 async def test_a_watch_in_a_feishu_one_to_one_chat(make_settings, tmp_path):
     from tests.gitrepo import GitRepo
-    from tests.test_feishu_e2e import DM as P2P, GROUP, feishu_env
+    from tests.shared.feishu import DM as P2P
+    from tests.shared.feishu import GROUP, feishu_env
 
     repo = GitRepo(tmp_path / "rocket")
-    day = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)  # 11:00 in Asia/Shanghai
+    day = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Asia/Shanghai
     repo.commit("feat: export since", {"src/export.py": "def export(since=None):\n    return since\n"}, when=day)
     repo.commit("docs: fix a typo", {"README.md": "hello\n"}, when=day.replace(hour=5))
     async with feishu_env(make_settings, repo, default_lang="en") as env:

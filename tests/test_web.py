@@ -46,7 +46,7 @@ async def served(make_settings):
 
 
 async def test_healthz_says_redis_is_up(served):
-    http, base, jobs, ops = served
+    http, base, _jobs, _ops = served
     async with http.get(base + "/healthz") as resp:
         assert resp.status == 200 and await resp.json() == {"ok": True, "redis": "up"}
 
@@ -65,7 +65,7 @@ async def test_metrics_show_the_queue_depth_and_the_counters(served):
 
 
 async def test_metrics_are_served_when_the_queue_cannot_be_read(make_settings, tmp_path, caplog):
-    from tests.test_redis_outage import RedisProcess, free_port
+    from tests.shared.redis_proc import RedisProcess, free_port
 
     queue_redis = RedisProcess(free_port(), tmp_path)
     queue_redis.start()
@@ -93,17 +93,16 @@ async def test_the_operations_healthz_names_the_silent_part():
 
     runner = await start_server(build_ops_app(parts), "127.0.0.1", 0)
     try:
-        async with aiohttp.ClientSession() as http:
-            async with http.get(f"http://127.0.0.1:{bound_port(runner)}/healthz") as resp:
-                assert resp.status == 503
-                assert await resp.json() == {"ok": False, "redis": "up", "worker": "alive", "clock": "silent"}
+        async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{bound_port(runner)}/healthz") as resp:
+            assert resp.status == 503
+            assert await resp.json() == {"ok": False, "redis": "up", "worker": "alive", "clock": "silent"}
     finally:
         await runner.cleanup()
 
 
 @pytest.mark.parametrize("size,status", [(LIMIT, 200), (LIMIT + 1, 413)])
 async def test_a_body_over_two_mebibytes_is_refused(served, size, status):
-    http, base, jobs, ops = served
+    http, base, _jobs, _ops = served
     async with http.post(base + "/hook", data=b"x" * size) as resp:
         assert resp.status == status
         if status == 200:
@@ -111,7 +110,7 @@ async def test_a_body_over_two_mebibytes_is_refused(served, size, status):
 
 
 async def test_an_adapter_route_answers_its_own_method_only(served):
-    http, base, jobs, ops = served
+    http, base, _jobs, _ops = served
     async with http.get(base + "/hook") as resp:
         assert resp.status == 405
     async with http.post(base + "/healthz") as resp:
@@ -127,7 +126,7 @@ async def test_a_server_that_could_not_bind_has_no_port_to_report():
         runner = web.AppRunner(web.Application())
         await runner.setup()
         try:
-            with pytest.raises(OSError):  # the port is in use
+            with pytest.raises(OSError, match=r"(?i)address already in use"):  # the port is in use
                 await web.TCPSite(runner, "127.0.0.1", taken.getsockname()[1]).start()
             with pytest.raises(RuntimeError, match="server not started"):
                 bound_port(runner)

@@ -1,4 +1,4 @@
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -6,7 +6,7 @@ import pytest
 from bot.models import UsageError
 from bot.window import day_window, is_date_token, parse_window
 
-NOW = datetime(2026, 3, 10, 2, 0, tzinfo=timezone.utc)  # 10:00 in Shanghai, 22:00 (Mar 9) in New York
+NOW = datetime(2026, 3, 10, 2, 0, tzinfo=UTC)  # 10:00 in Shanghai, 22:00 (Mar 9) in New York
 
 
 @pytest.mark.parametrize("spec,tz,start,end,label", [

@@ -346,7 +346,7 @@ class Schemata(ast.NodeTransformer):
     def generic_visit(self, node: ast.AST) -> ast.AST:
         return super().generic_visit(node)
 
-    def visit(self, node: ast.AST):  # noqa: C901 — one dispatch over node kinds
+    def visit(self, node: ast.AST):  # one dispatch over node kinds
         if isinstance(node, ast.expr) and not self._skipped(node):
             if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
                 return node
@@ -583,7 +583,7 @@ def run_tests(copy_root: Path, tests: list[str], mutant: str | None, timeout: fl
             import pytest
             code = pytest.main([*tests, "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                                 "--rootdir", str(copy_root)])
-        except BaseException:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001 — whatever pytest raised, the forked child must exit with a code
             code = 3
         if "_mutants" in sys.modules:
             sys.modules["_mutants"].flush()
@@ -746,7 +746,7 @@ def main() -> int:
                 if why:
                     verdict = "equivalent"
                 elif selected:
-                    verdict, took = run_tests(root, selected, m.id, timeout)
+                    verdict, _took = run_tests(root, selected, m.id, timeout)
                 else:
                     verdict = "not reached"
                 outcome[number] = verdict

@@ -42,7 +42,7 @@ def _jwt(header: bytes) -> tuple[str, str]:
 
 def _pem() -> tuple[str, str]:
     body = "\n".join(rnd(64, _B64, i) for i in range(5))
-    return f"-----BEGIN RSA PRIV" + f"ATE KEY-----\n{body}\n-----END RSA PRIV" + "ATE KEY-----", rnd(64, _B64, 2)
+    return "-----BEGIN RSA PRIV" + f"ATE KEY-----\n{body}\n-----END RSA PRIV" + "ATE KEY-----", rnd(64, _B64, 2)
 
 
 def positives() -> list[tuple[str, str, str]]:

@@ -89,9 +89,10 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 MAX_BODY_BYTES = 30 * 1024  # "卡片及富文本消息请求体最大不能超过30KB" (error 230025)
@@ -227,7 +228,7 @@ class FakeFeishu:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "FakeFeishu":
+    def start(self) -> FakeFeishu:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _QuietServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -242,7 +243,7 @@ class FakeFeishu:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeFeishu":
+    def __enter__(self) -> FakeFeishu:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -864,7 +865,7 @@ class _WsGateway:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fake-feishu-ws", daemon=True)
 
-    def start(self) -> "_WsGateway":
+    def start(self) -> _WsGateway:
         self._thread.start()
         self._ready.wait(5)
         return self
@@ -898,7 +899,7 @@ class _WsGateway:
                     waiter = self._waiting.pop(frame["headers"].get("message_id", ""), None)
                     if waiter is not None and not waiter.done():
                         waiter.set_result(frame)
-        except Exception:
+        except Exception:  # noqa: BLE001 — the client went away however it did: the fake just stops
             pass
         finally:
             self.connected.clear()

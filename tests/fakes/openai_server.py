@@ -65,9 +65,10 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
 HANG_LIMIT = 30.0  # a hanging request is released at the latest after this long (or at stop())
@@ -148,7 +149,7 @@ def default_responder(request: dict) -> Reply:
         return Reply(content=STREAM_ZH if lang == "zh" else STREAM_EN)
     if '"bullets"' in system:
         return Reply(content=headline_json(lang=lang))
-    title, path = commit_facts(request)
+    _title, path = commit_facts(request)
     if path:  # like a real model, the summary names something in the commit it was shown
         summary = (f"为 export 命令新增 --since 参数，改动 {path}。" if lang == "zh"
                    else f"Adds a --since flag to the export command. Touches {path}.")
@@ -164,7 +165,7 @@ def commit_facts(request: dict) -> tuple[str, str]:
     return (title.group(1).strip() if title else ""), (files.group(1) if files else "")
 
 
-def script(*replies: "Reply | str | dict", then: Responder | None = None) -> Responder:
+def script(*replies: Reply | str | dict, then: Responder | None = None) -> Responder:
     """A thread-safe responder answering `replies` in order, then `then` (default: the last reply)."""
     lock = threading.Lock()
     queue = list(replies)
@@ -430,7 +431,7 @@ class FakeOpenAI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _QuietServer(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._server.serve_forever,
@@ -445,7 +446,7 @@ class FakeOpenAI:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -518,7 +519,7 @@ class FakeOpenAI:
         return Reply(**{**reply.__dict__, "content": "   ", "finish_reason": "stop"}) if blank else reply
 
 
-def _as_reply(answer: "Reply | str | dict", request: dict) -> Reply:
+def _as_reply(answer: Reply | str | dict, request: dict) -> Reply:
     if isinstance(answer, Reply):
         if answer.content is None and answer.status == 200 and not answer.hang:
             default = default_responder(request)
@@ -561,7 +562,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:  # http.server's naming
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path.split("?")[0] != CHAT_PATH:

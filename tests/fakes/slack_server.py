@@ -142,7 +142,7 @@ class FakeSlack:
     def response_url(self, name: str | None = None) -> str:
         return f"{self.origin}/response/{name or uuid.uuid4().hex[:8]}"
 
-    def start(self) -> "FakeSlack":
+    def start(self) -> FakeSlack:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _Server(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -156,7 +156,7 @@ class FakeSlack:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeSlack":
+    def __enter__(self) -> FakeSlack:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -534,7 +534,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = urlparse(self.path).path
@@ -777,7 +777,7 @@ class FakeSocketMode:
         self.connected = None
         self.disconnected = None  # set when the app closes its connection
 
-    async def start(self) -> "FakeSocketMode":
+    async def start(self) -> FakeSocketMode:
         import asyncio
 
         from aiohttp import web

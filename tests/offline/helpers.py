@@ -4,7 +4,7 @@ bot's own local git source, so patches, hunk headers and statuses are exactly wh
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from bot.analysis.offline import analyse_offline
 from bot.analysis.profile import RepoProfile
@@ -18,7 +18,7 @@ T = ChangeType
 
 def commit(title: str, body: str = "", **kw) -> Commit:
     return Commit(repo="vllm-project/vllm", sha="af9b69f977bd1166ed63c46f9ccbd3a02344ae4f", title=title,
-                  body=body, author="Robert Shaw", committed_at=datetime(2026, 1, 28, 15, 54, tzinfo=timezone.utc),
+                  body=body, author="Robert Shaw", committed_at=datetime(2026, 1, 28, 15, 54, tzinfo=UTC),
                   **kw)
 
 
@@ -44,7 +44,7 @@ SRC = [mod("src/app/core.py", 12, 3)]
 
 # --- commits in real git repositories ---------------------------------------------------------
 
-WHEN = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
 ENTRY_POINTS_V1 = '''\

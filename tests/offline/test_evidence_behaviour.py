@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from bot.analysis.offline import analyse_offline
 from bot.analysis.profile import parse_profile
-from tests.offline.helpers import LOW, MEDIUM, OPTIONS_V1, T, WHEN, analyse_last, commit, mod
+from tests.offline.helpers import LOW, MEDIUM, OPTIONS_V1, WHEN, T, analyse_last, commit, mod
 
 
 def test_revert_is_at_least_medium_and_says_what_to_check():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from bot.analysis.offline import analyse_offline, is_major_bump
-from tests.offline.helpers import LOW, MEDIUM, T, commit, mod, new
+from tests.offline.helpers import LOW, MEDIUM, T, commit, mod
 
 
 @pytest.mark.parametrize("title,patch,expected", [

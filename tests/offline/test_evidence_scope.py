@@ -5,7 +5,7 @@ import pytest
 
 from bot.analysis.offline import analyse_offline
 from bot.analysis.profile import parse_profile
-from tests.offline.helpers import ENTRY_POINTS_V1, HIGH, LOW, MEDIUM, T, WHEN, analyse_last, commit, mod
+from tests.offline.helpers import ENTRY_POINTS_V1, HIGH, LOW, MEDIUM, WHEN, T, analyse_last, commit, mod
 
 
 @pytest.mark.parametrize("lang,reason", [("en", "Docs-only change (2 files); no runtime code touched"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from bot.analysis.offline import analyse_offline
-from tests.offline.helpers import ENTRY_POINTS_V1, HASHES_V1, HIGH, LOW, MEDIUM, T, WHEN, analyse_last, commit, mod
+from tests.offline.helpers import ENTRY_POINTS_V1, HASHES_V1, HIGH, LOW, MEDIUM, WHEN, T, analyse_last, commit, mod
 
 
 def test_security_fix_is_high_and_security_paths_are_noticed():

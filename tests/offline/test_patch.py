@@ -2,8 +2,17 @@
 git and GitHub print; the commits in real repositories are exercised through the evidence tests."""
 from __future__ import annotations
 
-from bot.analysis.offline.patch import (MAX_PATCH_LINE, assignments, change_blocks, diff_lines, lockfile_updates,
-                                        manifest_blocks, new_refusals, requirements, scan_source)
+from bot.analysis.offline.patch import (
+    MAX_PATCH_LINE,
+    assignments,
+    change_blocks,
+    diff_lines,
+    lockfile_updates,
+    manifest_blocks,
+    new_refusals,
+    requirements,
+    scan_source,
+)
 from bot.analysis.offline.stats import file_stats
 from bot.analysis.profile import RepoProfile, parse_profile
 from tests.offline.helpers import commit, mod
