@@ -177,7 +177,13 @@ async def _watch(ctx: dict, spec: dict) -> str:
 class JobWorker:
     """Runs queued jobs in this process's event loop (an arq Worker), with leases renewed."""
 
-    FUNCTIONS: ClassVar[dict[str, Any]] = {"request": _request, "deliver": _deliver, "build": _build, "watch": _watch, "improve": _improve}
+    FUNCTIONS: ClassVar[dict[str, Any]] = {
+        "request": _request,
+        "deliver": _deliver,
+        "build": _build,
+        "watch": _watch,
+        "improve": _improve,
+    }
 
     def __init__(self, settings, chat):
         self.settings = settings

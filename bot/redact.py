@@ -924,7 +924,11 @@ def _is_placeholder(value: str) -> bool:
     if _TEMPLATE.fullmatch(v) or _TEMPLATE_INSIDE.search(v):
         return True
     low = v.lower()
-    return bool(re.fullmatch(r"(?:your|my|insert|enter|put|replace|add)[-_ ]?.*|.*[-_ ](?:here|goes-here)|x{3,}.*|\.{3}.*|…", low))
+    return bool(
+        re.fullmatch(
+            r"(?:your|my|insert|enter|put|replace|add)[-_ ]?.*|.*[-_ ](?:here|goes-here)|x{3,}.*|\.{3}.*|…", low
+        )
+    )
 
 
 # Prefixes of ids that APIs hand out (messages, requests, tool calls, Stripe objects…): random, public.

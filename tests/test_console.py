@@ -1,5 +1,6 @@
 """The terminal chat, driven as a user types: what it prints is what the user sees. Also the
 conversation core's flows that every platform shares (commands, threads, deliveries, clock)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,11 +25,8 @@ from tests.shared.console import NOW, console_repo
 def repo(tmp_path):
     return console_repo(tmp_path)
 
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-
-
 
 
 async def test_digest_then_thread_questions(console, repo):
@@ -87,6 +85,7 @@ async def test_local_paths_only_from_the_operators_terminal(console, repo, tmp_p
     assert "Daily update report (2026-01-28) · acme/widgets" in shown
     # …a chat platform may not (it would read the bot host's disk).
     from bot.models import UsageError
+
     with pytest.raises(UsageError, match="In chat you can name GitHub repositories"):
         chat.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path))
     assert chat.check_repo(slack_like, str(tmp_path)) == str(tmp_path)
@@ -98,7 +97,9 @@ async def test_clock_posts_once_with_two_clocks_and_a_restart(make_settings, rep
     out = io.StringIO()
     platform = ConsolePlatform(out=out)
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-    await chat.subs.upsert(Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai", lang="en"))
+    await chat.subs.upsert(
+        Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai", lang="en")
+    )
     # Two clocks tick at the same moment (two replicas), then a restarted one ticks again.
     first, second = Clock(chat, settings, now=lambda: NOW), Clock(chat, settings, now=lambda: NOW)
     results = await asyncio.gather(first.tick(), second.tick())
@@ -134,12 +135,29 @@ async def test_empty_day_posts_one_line_or_nothing(make_settings, repo):
 
 
 def test_run_opens_the_console_by_default(redis_url, repo, tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": "runconsole:", "DEFAULT_REPO": str(repo.path),
-                "DEFAULT_LANG": "en", "PYTHONPATH": str(ROOT)})
-    proc = subprocess.run([sys.executable, "-m", "bot", "run"], input="/digest 2026-01-28\nreply 1 what happened to the legacy exporter?\nquit\n",
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))
+    }
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": "runconsole:",
+            "DEFAULT_REPO": str(repo.path),
+            "DEFAULT_LANG": "en",
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "run"],
+        input="/digest 2026-01-28\nreply 1 what happened to the legacy exporter?\nquit\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Type a command: /digest" in proc.stdout
     assert "Daily update report (2026-01-28) · acme/widgets" in proc.stdout
@@ -186,8 +204,9 @@ async def session(make_settings, repo, tmp_path):
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
 
     async def type_lines(lines: list[str], tty: bool = False) -> str:
-        await asyncio.wait_for(ConsoleChat(chat, platform).run(stdin=Terminal("".join(f"{x}\n" for x in lines), tty)),
-                               120)
+        await asyncio.wait_for(
+            ConsoleChat(chat, platform).run(stdin=Terminal("".join(f"{x}\n" for x in lines), tty)), 120
+        )
         await chat.drain()
         return out.getvalue()
 
@@ -198,24 +217,32 @@ async def session(make_settings, repo, tmp_path):
 async def test_a_typed_session_goes_on_after_every_kind_of_line_until_quit(session, repo, tmp_path):
     type_lines, out = session
     sha = repo.git("log", "-1", "--format=%H").strip()  # the "[Bugfix] Handle <!channel>…" commit
-    shown = await type_lines([
-        "config file on",  # without the slash, as typed
-        "/digest 2026-01-28",
-        f"details #2 {sha[:10]}",  # message #1 is the settings line
-        "reply #2 what did #41 remove?",
-        "",
-        "reply x", "reply 1", "details x", "details 1",
-        "reply 99 why?", f"details 99 {sha[:10]}",  # no such message (yet)
-        "help",
-        "/digest 2026-01-27",  # a second report file, beside the first
-        "quit",
-        "/digest help",  # after quit: never read
-    ])
+    shown = await type_lines(
+        [
+            "config file on",  # without the slash, as typed
+            "/digest 2026-01-28",
+            f"details #2 {sha[:10]}",  # message #1 is the settings line
+            "reply #2 what did #41 remove?",
+            "",
+            "reply x",
+            "reply 1",
+            "details x",
+            "details 1",
+            "reply 99 why?",
+            f"details 99 {sha[:10]}",  # no such message (yet)
+            "help",
+            "/digest 2026-01-27",  # a second report file, beside the first
+            "quit",
+            "/digest help",  # after quit: never read
+        ]
+    )
     assert shown.startswith("Type a command: /digest")
     assert "report file on" in shown
     assert "[#2] (updated) Daily update report (2026-01-28) · acme/widgets" in shown
     assert sorted(f.name for f in (tmp_path / "data" / "reports").glob("*.md")) == [
-        "acme_widgets-2026-01-27.md", "acme_widgets-2026-01-28.md"]
+        "acme_widgets-2026-01-27.md",
+        "acme_widgets-2026-01-28.md",
+    ]
     assert shown.count("↳ 📎 ") == 2
     assert "(only you) 🟢 fb4f569 [Bugfix] Handle <!channel>" in shown  # the details of the commit named
     answer = [line for line in shown.splitlines() if "No LLM is configured" in line]
@@ -255,8 +282,10 @@ async def test_stop_ends_a_session_waiting_for_input(make_settings, repo):
     finally:
         os.close(write_end)
         await services.aclose()
-    assert out.getvalue().strip() == "Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · " \
-                                     "reply N <question> · details N <sha> · level N too-high|too-low [sha] · quit"
+    assert (
+        out.getvalue().strip() == "Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · "
+        "reply N <question> · details N <sha> · level N too-high|too-low [sha] · quit"
+    )
 
 
 class Snapshots(Terminal):
@@ -277,8 +306,9 @@ async def test_a_streamed_answer_is_shown_piece_by_piece_without_terminal_contro
     pieces = ["The legacy exporter \x1b]0;pwned\x07", "was removed in #41, ", "with its tests."]
     with FakeOpenAI() as llm:
         llm.responder = lambda req: Reply(chunks=pieces) if req.get("stream") else default_responder(req)
-        settings = make_settings(default_repo=str(repo.path), default_lang="en", openai_base_url=llm.url,
-                                 openai_api_key="sk-test-1")
+        settings = make_settings(
+            default_repo=str(repo.path), default_lang="en", openai_base_url=llm.url, openai_api_key="sk-test-1"
+        )
         services = Services.build(settings, clock=lambda: NOW)
         out = Snapshots()
         platform = ConsolePlatform(out=out)
@@ -292,13 +322,16 @@ async def test_a_streamed_answer_is_shown_piece_by_piece_without_terminal_contro
             await chat.drain()
         finally:
             await services.aclose()
-    answer = out.getvalue()[len(before):]
+    answer = out.getvalue()[len(before) :]
     assert answer.startswith("  ↳ [#") and " in #1] " in answer
     assert "The legacy exporter ]0;pwnedwas removed in #41, with its tests." in answer
     assert answer.endswith("src/legacy_export.py\n")  # the answer's line is ended: what follows starts afresh
     assert "\x1b" not in answer and "\x07" not in answer  # the LLM's text cannot retitle the terminal
-    partial = [s[len(before):] for s in out.seen if s.startswith(before) and "The legacy exporter" in s[len(before):]
-               and "with its tests." not in s]
+    partial = [
+        s[len(before) :]
+        for s in out.seen
+        if s.startswith(before) and "The legacy exporter" in s[len(before) :] and "with its tests." not in s
+    ]
     assert partial, "the start of the answer was shown before its end arrived"
     assert out.shown == out.getvalue()
 
@@ -323,12 +356,30 @@ async def test_a_session_leaves_no_task_behind(session):
 def test_sigterm_ends_the_console_while_it_waits_for_input(redis_url, repo, tmp_path):
     import signal
 
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": "sigconsole:", "DEFAULT_REPO": str(repo.path),
-                "DEFAULT_LANG": "en", "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"})
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))
+    }
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": "sigconsole:",
+            "DEFAULT_REPO": str(repo.path),
+            "DEFAULT_LANG": "en",
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     try:
         assert "Type a command" in proc.stdout.readline()  # it waits for a line that never comes
         proc.send_signal(signal.SIGTERM)
@@ -348,8 +399,11 @@ async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its
 
     sha = repo.git("rev-parse", "HEAD~2").strip()
     start = console.platform.out.tell()
-    await console.chat.on_action(Conversation("console", "console", "you"), "choose",
-                                 {"sha": sha, "repo": str(repo.path), "question": "what did #41 remove?"})
+    await console.chat.on_action(
+        Conversation("console", "console", "you"),
+        "choose",
+        {"sha": sha, "repo": str(repo.path), "question": "what did #41 remove?"},
+    )
     await console.chat.drain()
     shown = console.platform.out.getvalue()[start:]
     assert "#None" not in shown

@@ -1,5 +1,6 @@
 """The README stays true: it opens with the two commands, documents every setting, and .ci/run
 runs the second command."""
+
 from pathlib import Path
 
 from settings import Settings

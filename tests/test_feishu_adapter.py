@@ -1,6 +1,7 @@
 """The Feishu adapter's own edges (handlers/feishu/adapter.py): the configuration an operator gets
 a sentence about, the callback route's answers to what the SDK cannot read, and what `close()`
 leaves behind. Real SDK → the fake Feishu on loopback; real Redis."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,10 +28,15 @@ def adapter_for(make_settings, **values):
     return build_feishu(settings, None, receive=True)  # refused before any conversation is needed
 
 
-@pytest.mark.parametrize("given", [{"feishu_verification_token": TOKEN},
-                                   {"feishu_encrypt_key": ENCRYPT_KEY},
-                                   {"feishu_verification_token": "", "feishu_encrypt_key": ENCRYPT_KEY},
-                                   {"feishu_verification_token": TOKEN, "feishu_encrypt_key": ""}])
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"feishu_verification_token": TOKEN},
+        {"feishu_encrypt_key": ENCRYPT_KEY},
+        {"feishu_verification_token": "", "feishu_encrypt_key": ENCRYPT_KEY},
+        {"feishu_verification_token": TOKEN, "feishu_encrypt_key": ""},
+    ],
+)
 def test_http_callbacks_without_both_the_token_and_the_encrypt_key_are_a_configuration_error(make_settings, given):
     with pytest.raises(ConfigError) as caught:
         adapter_for(make_settings, feishu_mode="http", **given)

@@ -2,6 +2,7 @@
 are retried and how many times, how long the bot waits before each retry (recorded, not slept:
 the waits are the bot's side of Feishu's rate-limit contract), and the one sentence a final
 failure becomes. Real lark-oapi SDK → the fake Feishu on loopback; no Redis needed."""
+
 from __future__ import annotations
 
 import uuid
@@ -30,8 +31,11 @@ async def sender(make_settings, **settings):
 
     app_id = "cli_" + uuid.uuid4().hex[:12]  # the SDK caches tokens per app id, process-wide
     fake = FakeFeishu(app_id=app_id, app_secret=SECRET).start()
-    adapter = build_feishu(make_settings(feishu_app_id=app_id, feishu_app_secret=SECRET, feishu_domain=fake.url,
-                                         **settings), None, receive=False)
+    adapter = build_feishu(
+        make_settings(feishu_app_id=app_id, feishu_app_secret=SECRET, feishu_domain=fake.url, **settings),
+        None,
+        receive=False,
+    )
     waits = Waits()
     adapter.api.sleep = waits
     try:
@@ -66,6 +70,7 @@ def assert_backoffs(waits: list[float]) -> None:
 
 
 # --- rate limits -------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("reset, expected", [("2.5", 2.5), ("3600", 60.0), ("0", 0.05), ("-3", 0.05)])
 async def test_a_rate_limited_send_waits_for_the_reset_feishu_names_within_bounds(make_settings, reset, expected):
@@ -109,6 +114,7 @@ async def test_ten_rate_limit_waits_are_allowed_and_the_eleventh_refusal_is_one_
 
 
 # --- transient failures --------------------------------------------------------------------------------------
+
 
 async def test_a_server_error_is_retried_four_times_then_reported(make_settings):
     from handlers.feishu import FeishuError
@@ -154,7 +160,9 @@ async def test_a_refusal_that_retrying_cannot_fix_is_reported_at_once(make_setti
             await post(adapter)
         assert len(sends(fake)) == 1 and waits == []
         assert caught.value.code == 230002
-        assert str(caught.value) == "Feishu refused to post a message (code 230002: Bot/User can NOT be out of the chat.)."
+        assert (
+            str(caught.value) == "Feishu refused to post a message (code 230002: Bot/User can NOT be out of the chat.)."
+        )
     async with sender(make_settings) as (fake, adapter, waits):
         fake.fail(1, status=200, code=230001, msg="", path="/open-apis/im/")  # an error code in an HTTP 200
         with pytest.raises(FeishuError) as caught:
@@ -179,7 +187,9 @@ async def test_a_reply_without_a_code_is_judged_by_its_http_status(make_settings
     async with sender(make_settings) as (fake, adapter, _waits):
         fake.fail(1, status=200, code=None, msg="ok", path="/open-apis/application/")
         assert await adapter.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes") == {
-            "code": None, "msg": "ok"}
+            "code": None,
+            "msg": "ok",
+        }
         fake.fail(1, status=400, code=None, msg="bad request", path="/open-apis/im/")
         with pytest.raises(FeishuError) as caught:
             await post(adapter)
@@ -188,6 +198,7 @@ async def test_a_reply_without_a_code_is_judged_by_its_http_status(make_settings
 
 
 # --- the tenant token ----------------------------------------------------------------------------------------
+
 
 async def test_a_rate_limited_token_fetch_is_waited_out(make_settings):
     async with sender(make_settings) as (fake, adapter, waits):
@@ -231,13 +242,20 @@ async def test_wrong_app_credentials_are_one_sentence_without_the_secret(make_se
 
 # --- the 30 KB request body --------------------------------------------------------------------------------
 
+
 def card_with_body_of(size: int) -> dict:
     """A card whose message-create request body is exactly `size` bytes as the SDK sends it."""
     from handlers.feishu.api import CreateMessageRequestBody, body_bytes
 
     def body_size(text: str) -> int:
-        body = CreateMessageRequestBody.builder().receive_id(GROUP).msg_type("interactive") \
-            .content(R.card_json(card(text))).uuid("x" * 34 + "-0").build()
+        body = (
+            CreateMessageRequestBody.builder()
+            .receive_id(GROUP)
+            .msg_type("interactive")
+            .content(R.card_json(card(text)))
+            .uuid("x" * 34 + "-0")
+            .build()
+        )
         return body_bytes(type("Request", (), {"body": body})())
 
     text = "a" * (size - body_size(""))
@@ -257,6 +275,7 @@ async def test_a_body_of_exactly_30_kb_is_sent_and_one_byte_more_is_refused_befo
 
 
 # --- pacing: Feishu's documented limits, on a fake clock --------------------------------------------------------
+
 
 class FakeClock:
     """A clock that moves only when the pacer waits; the waits are recorded."""

@@ -1,6 +1,7 @@
 """Feishu end to end: signed, encrypted callbacks into the real HTTP endpoint (handlers/web.py on
 port 0 with the adapter's routes) → the conversation core (real Redis, a real git repository,
 offline analyses or the fake LLM) → the real lark-oapi SDK → a fake Feishu OpenAPI on loopback."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,19 +27,8 @@ from tests.shared.feishu import ALICE, DM, ENCRYPT_KEY, GROUP, TOKEN, callback_v
 def repo(tmp_path):
     return rocket_repo(tmp_path)
 
+
 ANSWER_CHUNKS = ["The cache fix ", "compares expiry ", "with <= instead ", "of <, so entries ", "live one tick less."]
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def assert_inert(text: str, allowed: tuple[str, ...] = ()) -> None:
@@ -57,6 +47,7 @@ def streaming_llm() -> FakeOpenAI:
 
 
 # --- digests ---------------------------------------------------------------------------------------
+
 
 async def test_digest_command_posts_a_digest_card_and_commit_cards_in_its_thread(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
@@ -136,14 +127,20 @@ async def test_subscriptions_from_a_group_with_admins(make_settings, repo):
         await env.say("list")
         await env.settle()
         assert "09:30" in env.fake.ephemerals[-1]["card"]["elements"][0]["text"]["content"]
-        payload = message_event("@_user_1 unsubscribe rocket", sender="ou_mallory0000000000000000000000001",
-                                token=TOKEN, mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        payload = message_event(
+            "@_user_1 unsubscribe rocket",
+            sender="ou_mallory0000000000000000000000001",
+            token=TOKEN,
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         await env.post(payload)
         await env.settle()
         refusal = env.fake.ephemerals[-1]
         assert refusal["open_id"] == "ou_mallory0000000000000000000000001"
-        assert "admin" in refusal["card"]["elements"][0]["text"]["content"].lower() or \
-               "管理员" in refusal["card"]["elements"][0]["text"]["content"]
+        assert (
+            "admin" in refusal["card"]["elements"][0]["text"]["content"].lower()
+            or "管理员" in refusal["card"]["elements"][0]["text"]["content"]
+        )
 
 
 async def test_ephemeral_refused_falls_back_to_a_reply(make_settings, repo):
@@ -157,10 +154,14 @@ async def test_ephemeral_refused_falls_back_to_a_reply(make_settings, repo):
 
 # --- reliability --------------------------------------------------------------------------------------
 
+
 async def test_a_duplicate_event_is_answered_once(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        payload = message_event("@_user_1 digest 2026-01-28", token=TOKEN,
-                                mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        payload = message_event(
+            "@_user_1 digest 2026-01-28",
+            token=TOKEN,
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         first = await env.post(payload)
         second = await env.post(payload)  # Feishu re-pushes what it thinks we missed
         assert first[0] == second[0] == 200
@@ -194,12 +195,16 @@ async def test_a_send_that_keeps_failing_is_reported_in_one_sentence(make_settin
         assert "app-secret-for-tests" not in sentence and "Bearer" not in sentence
 
 
-@pytest.mark.parametrize("case", ["forged", "wrong_key", "stale", "future", "unsigned", "garbage", "plain",
-                                  "wrong_token", "not_object"])
+@pytest.mark.parametrize(
+    "case", ["forged", "wrong_key", "stale", "future", "unsigned", "garbage", "plain", "wrong_token", "not_object"]
+)
 async def test_forged_unsigned_or_stale_callbacks_are_rejected_and_do_nothing(make_settings, repo, case):
     async with feishu_env(make_settings, repo) as env:
-        payload = message_event("@_user_1 digest 2026-01-28", token=TOKEN,
-                                mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        payload = message_event(
+            "@_user_1 digest 2026-01-28",
+            token=TOKEN,
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         body = encrypt(payload, ENCRYPT_KEY)
         headers = sign(body, ENCRYPT_KEY)
         if case == "forged":
@@ -242,14 +247,19 @@ async def test_url_verification_and_unhandled_events(make_settings, repo):
         other = message_event("hi", token=TOKEN)
         other["header"]["event_type"] = "im.message.message_read_v1"
         assert await env.post(other) == (200, {"msg": "ignored"})
-        bot_said = message_event("@_user_1 digest 2026-01-28", token=TOKEN, sender_type="app",
-                                 mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        bot_said = message_event(
+            "@_user_1 digest 2026-01-28",
+            token=TOKEN,
+            sender_type="app",
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         assert (await env.post(bot_said))[0] == 200
         await env.settle()
         assert env.fake.messages == []
 
 
 # --- questions --------------------------------------------------------------------------------------
+
 
 async def test_a_question_in_the_thread_streams_an_answer_through_cardkit(make_settings, repo):
     with streaming_llm() as llm:
@@ -307,7 +317,7 @@ async def test_pieces_arriving_together_are_coalesced_and_long_answers_continue_
 
         async def burst():
             for i in range(0, len(words), 100):
-                yield "".join(words[i:i + 100])
+                yield "".join(words[i : i + 100])
                 if i % 2000 == 0:
                     await asyncio.sleep(0.05)
 
@@ -325,8 +335,9 @@ async def test_the_ask_button_opens_a_form_whose_question_is_answered(make_setti
     async with feishu_env(make_settings, repo) as env:
         parent, replies = await env.digest()
         commit_message = replies[0]
-        status, body = await env.click(callback_value(env.fake.card(commit_message), "ask"),
-                                       message_id=commit_message.message_id)
+        status, body = await env.click(
+            callback_value(env.fake.card(commit_message), "ask"), message_id=commit_message.message_id
+        )
         assert status == 200 and body["toast"]["type"] == "info"
         await env.settle()
         form_message = env.fake.thread(parent.message_id)[-1]
@@ -335,14 +346,18 @@ async def test_the_ask_button_opens_a_form_whose_question_is_answered(make_setti
         submit = callback_value(form, "ask_submit")
         status, body = await env.click(submit, message_id=form_message.message_id, form_value={"question": ""})
         assert body["toast"]["type"] == "warning"  # nothing asked yet
-        status, body = await env.click(submit, message_id=form_message.message_id,
-                                       form_value={"question": "what could this break?"})
+        status, body = await env.click(
+            submit, message_id=form_message.message_id, form_value={"question": "what could this break?"}
+        )
         assert status == 200 and body["card"]["type"] == "raw"  # the form is replaced: no double submit
         assert body["card"]["data"]["schema"] == "2.0" and not any(
-            n.get("tag") == "form" for n in body["card"]["data"]["body"]["elements"])
+            n.get("tag") == "form" for n in body["card"]["data"]["body"]["elements"]
+        )
         await env.settle()
         header, answer = env.fake.thread(parent.message_id)[-2:]
-        assert f"<at id={ALICE}></at>" in env.fake.text_of(header) and "what could this break?" in env.fake.text_of(header)
+        assert f"<at id={ALICE}></at>" in env.fake.text_of(header) and "what could this break?" in env.fake.text_of(
+            header
+        )
         assert "LLM" in env.fake.text_of(answer)  # no LLM configured: the offline answer
 
 
@@ -363,10 +378,22 @@ async def test_a_vague_question_offers_a_choice_and_the_choice_is_answered(make_
 
 async def test_rich_text_messages_are_commands_too(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        post = {"title": "", "content": [[{"tag": "at", "user_id": "@_user_1", "user_name": "DigestBot"},
-                                          {"tag": "text", "text": " digest "}, {"tag": "text", "text": "2026-01-28"}]]}
-        payload = message_event(message_type="post", content=post, token=TOKEN,
-                                mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        post = {
+            "title": "",
+            "content": [
+                [
+                    {"tag": "at", "user_id": "@_user_1", "user_name": "DigestBot"},
+                    {"tag": "text", "text": " digest "},
+                    {"tag": "text", "text": "2026-01-28"},
+                ]
+            ],
+        }
+        payload = message_event(
+            message_type="post",
+            content=post,
+            token=TOKEN,
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         assert (await env.post(payload))[0] == 200
         await env.settle()
         (parent,) = env.fake.top_level(GROUP)
@@ -376,8 +403,9 @@ async def test_rich_text_messages_are_commands_too(make_settings, repo):
 async def test_the_details_button_posts_the_full_analysis_in_the_thread(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         parent, replies = await env.digest()
-        status, body = await env.click(callback_value(env.fake.card(replies[0]), "details"),
-                                       message_id=replies[0].message_id)
+        status, body = await env.click(
+            callback_value(env.fake.card(replies[0]), "details"), message_id=replies[0].message_id
+        )
         assert status == 200 and "toast" in body
         await env.settle()
         details = env.fake.thread(parent.message_id)[-1]
@@ -401,6 +429,7 @@ async def test_without_cardkit_answers_stream_by_editing_a_message(make_settings
 
 # --- the long connection's dispatch path ----------------------------------------------------------------
 
+
 async def test_ws_mode_hands_events_from_its_own_thread_to_the_main_loop(make_settings, repo):
     async with feishu_env(make_settings, repo, mode="ws") as env:
         assert env.adapter.http_routes() == []
@@ -415,8 +444,9 @@ async def test_ws_mode_hands_events_from_its_own_thread_to_the_main_loop(make_se
         (parent,) = env.fake.top_level(DM)
         replies = env.fake.thread(parent.message_id)
         commit_card = env.fake.card(replies[0])
-        click = card_action_event(callback_value(commit_card, "details"), chat_id=DM, message_id=replies[0].message_id,
-                                  operator=ALICE)
+        click = card_action_event(
+            callback_value(commit_card, "details"), chat_id=DM, message_id=replies[0].message_id, operator=ALICE
+        )
         response = await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, json.dumps(click).encode())
         assert response.toast.content
         await env.settle()
@@ -427,18 +457,25 @@ async def test_ws_mode_over_a_real_long_connection(make_settings, repo):
     async with feishu_env(make_settings, repo, mode="ws") as env:
         await env.adapter.start()  # lark.ws.Client on its own thread and loop, connecting to the fake gateway
         assert await asyncio.to_thread(env.fake.ws_connected.wait, 5), "the long connection never came up"
-        answer = await asyncio.to_thread(env.fake.ws_push, message_event("digest 2026-01-28", chat_id=DM,
-                                                                            chat_type="p2p"))
+        answer = await asyncio.to_thread(
+            env.fake.ws_push, message_event("digest 2026-01-28", chat_id=DM, chat_type="p2p")
+        )
         assert answer["code"] == 200
         await env.settle()
         (parent,) = env.fake.top_level(DM)
         replies = env.fake.thread(parent.message_id)
-        click = card_action_event(callback_value(env.fake.card(replies[0]), "ask"), chat_id=DM,
-                                  message_id=replies[0].message_id, operator=ALICE)
+        click = card_action_event(
+            callback_value(env.fake.card(replies[0]), "ask"),
+            chat_id=DM,
+            message_id=replies[0].message_id,
+            operator=ALICE,
+        )
         answer = await asyncio.to_thread(env.fake.ws_push, click)
         assert answer["code"] == 200 and answer["data"]["toast"]["type"] == "info"
         await env.settle()
-        assert any(n.get("tag") == "form" for n in env.fake.card(env.fake.thread(parent.message_id)[-1])["body"]["elements"])
+        assert any(
+            n.get("tag") == "form" for n in env.fake.card(env.fake.thread(parent.message_id)[-1])["body"]["elements"]
+        )
         await env.adapter.close()  # stops the long connection's thread
         assert not env.adapter._ws_thread.is_alive()
         for _ in range(40):  # the gateway sees the socket close
@@ -462,6 +499,3 @@ async def test_ws_mode_with_wrong_credentials_says_so_in_one_line(make_settings,
 
 
 # --- shared with the other Feishu test files ------------------------------------------------------
-
-
-

@@ -2,6 +2,7 @@
 posting to the fake Slack Web API: exactly-once pushes with two clocks, a worker killed mid-post,
 an on-demand `/digest` whose worker dies halfway through its thread, and a chaos run (2 clocks,
 2 workers, 1 web, 50 subscriptions, random SIGKILLs, one Redis restart)."""
+
 from __future__ import annotations
 
 import json
@@ -31,15 +32,17 @@ def thread_numbers(slack: FakeSlack, channel: str, parent_ts: str, tag: str = ""
     return sorted(found)
 
 
-
-
-
-
 def test_worker_killed_mid_post_is_resumed_by_another_exactly_once(scheduled, tmp_path):
     channel = "CKILL1"
     with FakeSlack() as slack:
-        env = base_env(slack, scheduled["url"], scheduled["prefix"], scheduled["repo"], tmp_path,
-                       SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)))
+        env = base_env(
+            slack,
+            scheduled["url"],
+            scheduled["prefix"],
+            scheduled["repo"],
+            tmp_path,
+            SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)),
+        )
         bots = Bots(tmp_path, env)
         slack.delay("chat.postMessage", 0.5)  # the parent is accepted, its answer is slow…
         try:
@@ -63,8 +66,14 @@ def test_worker_killed_mid_post_is_resumed_by_another_exactly_once(scheduled, tm
 def test_two_clocks_and_two_workers_post_once(scheduled, tmp_path):
     channel = "CTWO"
     with FakeSlack() as slack:
-        env = base_env(slack, scheduled["url"], scheduled["prefix"], scheduled["repo"], tmp_path,
-                       SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)))
+        env = base_env(
+            slack,
+            scheduled["url"],
+            scheduled["prefix"],
+            scheduled["repo"],
+            tmp_path,
+            SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)),
+        )
         bots = Bots(tmp_path, env)
         try:
             for role in ("clock", "clock", "worker", "worker"):
@@ -83,12 +92,18 @@ def test_on_demand_digest_whose_worker_dies_is_completed_exactly_once(scheduled,
     next worker finishes the same thread (the parent already says how many commits)."""
     repo = GitRepo(tmp_path / "ondemand")
     # breaking changes: each is high, so each gets a thread message of its own
-    bulk_commits(repo, 12, datetime(2026, 1, 28, 1, 0, tzinfo=ZoneInfo("Asia/Shanghai")), step_seconds=600,
-                 title="feat!: remove the legacy API, handle edge case {i} in module {m}")
+    bulk_commits(
+        repo,
+        12,
+        datetime(2026, 1, 28, 1, 0, tzinfo=ZoneInfo("Asia/Shanghai")),
+        step_seconds=600,
+        title="feat!: remove the legacy API, handle edge case {i} in module {m}",
+    )
     port = free_port()
     with FakeSlack() as slack:
-        env = base_env(slack, scheduled["url"], scheduled["prefix"], repo.path, tmp_path, PORT=str(port),
-                       HOST="127.0.0.1")
+        env = base_env(
+            slack, scheduled["url"], scheduled["prefix"], repo.path, tmp_path, PORT=str(port), HOST="127.0.0.1"
+        )
         bots = Bots(tmp_path, env)
         try:
             bots.start("serve")
@@ -151,7 +166,9 @@ def test_chaos_every_push_exactly_once(tmp_path):
     repos = []
     for r in range(2):
         repo = GitRepo(tmp_path / f"repo{r}")
-        bulk_commits(repo, 2 * 24 * 5, start, step_seconds=step, title=f"fix: r{r} handle edge case {{i}} in module {{m}}")
+        bulk_commits(
+            repo, 2 * 24 * 5, start, step_seconds=step, title=f"fix: r{r} handle edge case {{i}} in module {{m}}"
+        )
         repos.append(repo)
     subs, expected = [], {}
     for c in range(25):
@@ -168,8 +185,16 @@ def test_chaos_every_push_exactly_once(tmp_path):
     prefix = "chaos:"
     port = free_port()
     with FakeSlack() as slack:
-        env = base_env(slack, url, prefix, repos[0].path, tmp_path, PORT=str(port), HOST="127.0.0.1",
-                       SUBSCRIPTIONS_FILE=str(subs_file(tmp_path / "subs.toml", subs)))
+        env = base_env(
+            slack,
+            url,
+            prefix,
+            repos[0].path,
+            tmp_path,
+            PORT=str(port),
+            HOST="127.0.0.1",
+            SUBSCRIPTIONS_FILE=str(subs_file(tmp_path / "subs.toml", subs)),
+        )
         bots = Bots(tmp_path, env)
         client = redis.Redis.from_url(url)
         try:

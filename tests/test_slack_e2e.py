@@ -1,6 +1,7 @@
 """Slack end to end: signed requests into the real HTTP endpoint (handlers/web.py + the adapter's
 routes), the real slack_sdk/Bolt talking to a fake Slack Web API on loopback, real Redis, a real
 local git repository as the repository; the fake LLM where an LLM is needed."""
+
 from __future__ import annotations
 
 import asyncio
@@ -35,28 +36,11 @@ ROOT = Path(__file__).resolve().parent.parent
 INJECTIONS = ("<!channel>", "<!here>", "<@U1>", "<https://evil.example|docs>")
 
 
-
-
-
-
-
-
-
-
-
-
 # --- helpers ----------------------------------------------------------------------------------------
-
-
-
-
-
 
 
 def chat_calls(slack: FakeSlack) -> list[str]:
     return [m for m in slack.methods() if m.startswith(("chat.", "views.", "files."))]
-
-
 
 
 def assert_inert(text: str) -> None:
@@ -66,6 +50,7 @@ def assert_inert(text: str) -> None:
 
 
 # --- /digest ---------------------------------------------------------------------------------------
+
 
 async def test_digest_command_posts_parent_then_thread(make_bot, slack, widgets):
     bot = await make_bot()
@@ -105,9 +90,11 @@ async def test_hostile_commit_text_is_inert_in_every_payload(make_bot, slack):
 
 async def test_bad_commands_get_one_private_line_and_usage(make_bot, slack):
     bot = await make_bot()
-    for text, expected, usage in (("frobnicate", "Unknown command 'frobnicate'", "/digest"),
-                                  ("subscribe", "Name the repository to subscribe to.", "/digest subscribe owner/repo"),
-                                  ("2026-13-45", "'2026-13-45' is not a real calendar date.", "/digest digest [")):
+    for text, expected, usage in (
+        ("frobnicate", "Unknown command 'frobnicate'", "/digest"),
+        ("subscribe", "Name the repository to subscribe to.", "/digest subscribe owner/repo"),
+        ("2026-13-45", "'2026-13-45' is not a real calendar date.", "/digest digest ["),
+    ):
         before = len(slack.ephemerals)
         status, _ = await bot.sender.slash(text)
         assert status == 200
@@ -121,8 +108,6 @@ async def test_bad_commands_get_one_private_line_and_usage(make_bot, slack):
     assert slack.top_level(CHANNEL) == []
 
 
-
-
 async def test_private_reply_falls_back_to_response_url(make_bot, slack):
     bot = await make_bot()
     url = slack.response_url("cmd1")
@@ -131,7 +116,9 @@ async def test_private_reply_falls_back_to_response_url(make_bot, slack):
     await bot.settle()
     assert slack.ephemerals == []
     assert len(slack.webhook_posts) == 1 and slack.webhook_posts[0]["response_type"] == "ephemeral"
-    assert "/digest subscribe owner/repo" in R.unescape(json.dumps(slack.webhook_posts[0]["blocks"], ensure_ascii=False))
+    assert "/digest subscribe owner/repo" in R.unescape(
+        json.dumps(slack.webhook_posts[0]["blocks"], ensure_ascii=False)
+    )
 
 
 async def test_only_admins_may_change_subscriptions(make_bot, slack, widgets):
@@ -172,6 +159,7 @@ async def test_subscribe_list_unsubscribe(make_bot, slack, widgets):
 
 # --- security ---------------------------------------------------------------------------------------
 
+
 async def test_bad_signature_and_stale_timestamp_are_rejected(make_bot, slack):
     bot = await make_bot()
     body = bot.sender.slash_body("2026-01-28")
@@ -188,11 +176,13 @@ async def test_bad_signature_and_stale_timestamp_are_rejected(make_bot, slack):
 
 # --- events and Q&A ---------------------------------------------------------------------------------
 
+
 async def test_question_in_thread_is_answered_in_that_thread_offline(make_bot, slack, widgets):
     bot = await make_bot()
     parent, _ = await digest_thread(bot, slack)
-    event = bot.sender.message_event(f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention",
-                                     thread_ts=parent.ts)
+    event = bot.sender.message_event(
+        f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+    )
     status, _ = await bot.sender.event(event)
     assert status == 200
     await bot.settle()
@@ -242,8 +232,9 @@ async def test_llm_answer_streams_and_follow_up_keeps_context(make_settings, sla
         parent, replies = await digest_thread(bot, slack)
         assert len(replies) >= 1
 
-        ask = bot.sender.message_event(f"<@UBOT> what could {widgets.shas['medium'][:7]} break?",
-                                       kind="app_mention", thread_ts=parent.ts)
+        ask = bot.sender.message_event(
+            f"<@UBOT> what could {widgets.shas['medium'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+        )
         await bot.sender.event(ask)
         await bot.settle()
         answers = [m for m in slack.replies(CHANNEL, parent.ts) if m.streamed]
@@ -252,8 +243,7 @@ async def test_llm_answer_streams_and_follow_up_keeps_context(make_settings, sla
         assert_inert(answers[0].text)  # the LLM's <!channel> is inert too
         assert len(slack.calls_to("chat.startStream")) == 1 and slack.calls_to("chat.stopStream")
 
-        follow = bot.sender.message_event("<@UBOT> and how do I roll it back?", kind="app_mention",
-                                          thread_ts=parent.ts)
+        follow = bot.sender.message_event("<@UBOT> and how do I roll it back?", kind="app_mention", thread_ts=parent.ts)
         await bot.sender.event(follow)
         await bot.settle()
         streams = [r for r in llm.requests if r.get("stream")]
@@ -268,8 +258,15 @@ def _llm_responder(request: dict):
     from tests.fakes.openai_server import Reply, default_responder
 
     if request.get("stream"):
-        return Reply(chunks=["Scripts passing --since ", "on old versions will fail. ", "<!channel> ",
-                             "see [docs](https://evil.example) @here."], chunk_delay=0.01)
+        return Reply(
+            chunks=[
+                "Scripts passing --since ",
+                "on old versions will fail. ",
+                "<!channel> ",
+                "see [docs](https://evil.example) @here.",
+            ],
+            chunk_delay=0.01,
+        )
     return default_responder(request)
 
 
@@ -277,16 +274,20 @@ async def test_streaming_unavailable_falls_back_to_edits(make_bot, slack, widget
     bot = await make_bot()
     slack.fail("chat.startStream", times=None, error="method_not_found")
     parent, _ = await digest_thread(bot, slack)
-    await bot.sender.event(bot.sender.message_event(f"<@UBOT> what does {widgets.shas['high'][:7]} break?",
-                                                    kind="app_mention", thread_ts=parent.ts))
+    await bot.sender.event(
+        bot.sender.message_event(
+            f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+        )
+    )
     await bot.settle()
     replies = slack.replies(CHANNEL, parent.ts)
     answer = replies[-1]
     assert not answer.streamed and "No LLM is configured" in R.unescape(answer.text)
     assert "export_v1" in answer.text
     # later answers skip the unavailable method entirely
-    await bot.sender.event(bot.sender.message_event(f"<@UBOT> and {widgets.shas['low'][:7]}?",
-                                                    kind="app_mention", thread_ts=parent.ts))
+    await bot.sender.event(
+        bot.sender.message_event(f"<@UBOT> and {widgets.shas['low'][:7]}?", kind="app_mention", thread_ts=parent.ts)
+    )
     await bot.settle()
     assert len(slack.calls_to("chat.startStream")) == 1
 
@@ -296,8 +297,9 @@ async def test_ask_button_opens_a_form_and_answers_in_the_thread(make_bot, slack
     parent, replies = await digest_thread(bot, slack)
     high = by_title(replies, HIGH_TITLE)
     value = buttons(high)["digest_ask"]["value"]
-    status, _ = await bot.sender.block_action("digest_ask", value=value, message_ts=high.ts,
-                                              thread_ts=parent.ts, trigger_id="trig-1")
+    status, _ = await bot.sender.block_action(
+        "digest_ask", value=value, message_ts=high.ts, thread_ts=parent.ts, trigger_id="trig-1"
+    )
     assert status == 200
     await bot.settle()
     assert len(slack.views) == 1 and slack.views[0]["trigger_id"] == "trig-1"
@@ -329,20 +331,28 @@ async def test_low_menu_details_and_details_button_are_private(make_bot, slack, 
     menu = next(b for b in low.blocks if b["type"] == "actions")
     options = [o["value"] for g in menu["elements"][0]["option_groups"] for o in g["options"]]
     assert options == [f"ask:{widgets.shas['low']}", f"details:{widgets.shas['low']}"]
-    await bot.sender.block_action("digest_low", selected=options[1], block_id=menu["block_id"],
-                                  message_ts=low.ts, thread_ts=parent.ts)
+    await bot.sender.block_action(
+        "digest_low", selected=options[1], block_id=menu["block_id"], message_ts=low.ts, thread_ts=parent.ts
+    )
     await bot.settle()
     assert len(slack.ephemerals) == 2 and LOW_TITLE in R.unescape(shown_eph(slack.ephemerals[1]))
     assert len(slack.top_level(CHANNEL)) == 1 and len(slack.replies(CHANNEL, parent.ts)) == 3  # nothing public
 
-    await bot.sender.block_action("digest_low", selected=options[0], block_id=menu["block_id"],
-                                  message_ts=low.ts, thread_ts=parent.ts, trigger_id="trig-low")
+    await bot.sender.block_action(
+        "digest_low",
+        selected=options[0],
+        block_id=menu["block_id"],
+        message_ts=low.ts,
+        thread_ts=parent.ts,
+        trigger_id="trig-low",
+    )
     await bot.settle()
     assert slack.views[-1]["trigger_id"] == "trig-low"  # Ask from the menu opens the question form
     assert json.loads(slack.views[-1]["view"]["private_metadata"])["v"]["sha"] == widgets.shas["low"]
 
 
 # --- rate limits and ordering ----------------------------------------------------------------------
+
 
 async def test_429_storm_loses_nothing_and_keeps_thread_order(make_bot, slack):
     bot = await make_bot()
@@ -372,9 +382,6 @@ async def test_429_storm_loses_nothing_and_keeps_thread_order(make_bot, slack):
 # --- the platform's own behaviour, against the fake Web API ------------------------------------------
 
 
-
-
-
 async def test_long_streamed_answer_continues_in_new_messages(platform, slack):
     from bot.platform import Conversation
 
@@ -396,8 +403,9 @@ async def test_edit_fallback_is_throttled_and_complete(make_settings, slack, wid
 
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
-    adapter = build_slack(settings, ChatService(services), receive=False,
-                          pacing=Pacing(per_second=500, burst=100, edit_interval=1.0))
+    adapter = build_slack(
+        settings, ChatService(services), receive=False, pacing=Pacing(per_second=500, burst=100, edit_interval=1.0)
+    )
     platform = adapter.platform
     slack.fail("chat.startStream", times=None, error="not_allowed_token_type")
     words = [f"word{i} " for i in range(400)]
@@ -437,12 +445,16 @@ async def test_update_to_a_bigger_content_continues_in_its_thread(platform, slac
 
 
 async def test_report_file_is_uploaded_into_the_thread(platform, slack):
-    await platform.upload("C9", "1.000003", "acme_widgets-2026-01-28.md", "# Report\n\nbody\n", "acme_widgets-2026-01-28.md")
+    await platform.upload(
+        "C9", "1.000003", "acme_widgets-2026-01-28.md", "# Report\n\nbody\n", "acme_widgets-2026-01-28.md"
+    )
     (upload,) = slack.uploads.values()
     assert upload["content"] == b"# Report\n\nbody\n"
     assert upload["channel"] == "C9" and upload["thread_ts"] == "1.000003"
     assert [c.method for c in slack.calls if c.method.startswith("files.")] == [
-        "files.getUploadURLExternal", "files.completeUploadExternal"]
+        "files.getUploadURLExternal",
+        "files.completeUploadExternal",
+    ]
 
 
 async def test_failures_are_one_sentence_without_the_token(platform, slack):
@@ -452,16 +464,21 @@ async def test_failures_are_one_sentence_without_the_token(platform, slack):
     slack.fail("chat.postMessage", times=None, error="channel_not_found")
     with pytest.raises(SlackError) as caught:
         await platform.send("C404", Notice("hello"))
-    assert str(caught.value) == ("Slack chat.postMessage failed: channel_not_found "
-                                 "(the bot cannot see this conversation; invite it first).")
+    assert str(caught.value) == (
+        "Slack chat.postMessage failed: channel_not_found (the bot cannot see this conversation; invite it first)."
+    )
     assert slack.token not in str(caught.value)
 
 
 async def test_socket_mode_needs_no_http_route_and_reports_a_bad_app_token(make_settings, slack, widgets):
     from handlers.slack import SlackError
 
-    settings = make_settings(slack_bot_token=slack.token, slack_app_token="xapp-secret-value",
-                             slack_api_url=slack.url, default_repo=str(widgets.path))
+    settings = make_settings(
+        slack_bot_token=slack.token,
+        slack_app_token="xapp-secret-value",
+        slack_api_url=slack.url,
+        default_repo=str(widgets.path),
+    )
     services = Services.build(settings)
     adapter = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
     try:
@@ -486,8 +503,17 @@ def test_http_mode_without_signing_secret_is_a_clear_error(make_settings, slack)
 def test_manifest_declares_what_the_adapter_uses():
     manifest = (ROOT / "slack_manifest.yml").read_text(encoding="utf-8")
     lines = {line.split("#")[0].strip() for line in manifest.splitlines()}
-    for scope in ("chat:write", "commands", "app_mentions:read", "channels:history", "groups:history",
-                  "im:history", "mpim:history", "im:write", "files:write"):
+    for scope in (
+        "chat:write",
+        "commands",
+        "app_mentions:read",
+        "channels:history",
+        "groups:history",
+        "im:history",
+        "mpim:history",
+        "im:write",
+        "files:write",
+    ):
         assert f"- {scope}" in lines, scope
     for event in ("app_mention", "message.channels", "message.groups", "message.im", "message.mpim"):
         assert f"- {event}" in lines, event
@@ -511,8 +537,9 @@ async def test_a_stream_that_expires_midway_is_finished_by_editing_it(platform, 
 async def test_direct_message_question_is_answered_in_the_dm(make_bot, slack, widgets):
     bot = await make_bot()
     assert slack.calls == []  # building the adapter calls nothing; Bolt asks auth.test on the first request
-    event = bot.sender.message_event(f"what could {widgets.shas['high'][:7]} break?", channel="D0001",
-                                     channel_type="im")
+    event = bot.sender.message_event(
+        f"what could {widgets.shas['high'][:7]} break?", channel="D0001", channel_type="im"
+    )
     assert (await bot.sender.event(event))[0] == 200
     await bot.settle()
     (header,) = slack.top_level("D0001")
@@ -534,8 +561,13 @@ async def test_socket_mode_takes_commands_and_events(make_settings, slack, widge
 
     socket = await FakeSocketMode().start()
     slack.socket_url = socket.url
-    settings = make_settings(slack_bot_token=slack.token, slack_app_token=slack.app_token, slack_api_url=slack.url,
-                             default_repo=str(widgets.path), default_lang="en")
+    settings = make_settings(
+        slack_bot_token=slack.token,
+        slack_app_token=slack.app_token,
+        slack_api_url=slack.url,
+        default_repo=str(widgets.path),
+        default_lang="en",
+    )
     services = Services.build(settings)
     chat = ChatService(services)
     adapter = build_slack(settings, chat, receive=True, pacing=FAST)
@@ -550,8 +582,9 @@ async def test_socket_mode_takes_commands_and_events(make_settings, slack, widge
         assert "Daily update report (2026-01-28)" in shown(parent)
         assert len(slack.replies(CHANNEL, parent.ts)) == 3
 
-        mention = bodies.message_event(f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention",
-                                       thread_ts=parent.ts)
+        mention = bodies.message_event(
+            f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+        )
         body = json.loads(bodies.event_body(mention, event_id="EvSOCK1"))
         first = await socket.push("events_api", body, accepts_response_payload=False)
         again = await socket.push("events_api", body, accepts_response_payload=False, retry_attempt=1)

@@ -1,6 +1,7 @@
 """What Slack receives while an answer streams: the exact pieces the escaper releases for long
 words (chat.startStream / chat.appendStream as the fake Slack recorded them), the size each
 streamed message is filled to, and that no message cut splits an HTML entity."""
+
 from __future__ import annotations
 
 import asyncio

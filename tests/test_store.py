@@ -1,6 +1,7 @@
 """The store under load and failure, on a real Redis: a full pool is "busy" (not "unreachable",
 no address), and shared work is done once — while its producer lives — and taken over when the
 producer dies or fails."""
+
 from __future__ import annotations
 
 import asyncio
@@ -71,8 +72,9 @@ async def test_concurrent_askers_share_one_production(store):
     async def nothing():
         return None
 
-    results = await asyncio.gather(*(store.single_flight(store.k("sf", "a"), produce, cached=nothing)
-                                     for _ in range(10)))
+    results = await asyncio.gather(
+        *(store.single_flight(store.k("sf", "a"), produce, cached=nothing) for _ in range(10))
+    )
     assert calls == 1 and results == [{"n": 1}] * 10
 
 

@@ -3,6 +3,7 @@ answers, /metrics is on the operations server only and shows the counters and th
 (and is served when the queue cannot be read), the operations /healthz says which part of the
 process is silent, adapters' routes answer their method only, and a body over 2 MiB is refused.
 (tests/test_ops.py runs the same through real processes, with METRICS_PORT and METRICS_TOKEN.)"""
+
 from __future__ import annotations
 
 import logging
@@ -25,6 +26,7 @@ async def echo_size(request: web.Request) -> web.Response:
 def redis_only(store):
     async def parts():
         return {"redis": "up" if await store.ping() else "unreachable"}
+
     return parts
 
 

@@ -17,10 +17,14 @@ PROMPTS = Prompts(Path(__file__).resolve().parent.parent / "prompts")
 
 
 def make_commit(**overrides) -> Commit:
-    values = dict(repo="acme/widgets", sha="0123456789abcdef0123456789abcdef01234567",
-                  title="feat: add --since to the export command",
-                  body="Exports can now start at a given date.", author="Ada Lovelace",
-                  committed_at=datetime(2026, 1, 28, 9, 30, tzinfo=UTC))
+    values = dict(
+        repo="acme/widgets",
+        sha="0123456789abcdef0123456789abcdef01234567",
+        title="feat: add --since to the export command",
+        body="Exports can now start at a given date.",
+        author="Ada Lovelace",
+        committed_at=datetime(2026, 1, 28, 9, 30, tzinfo=UTC),
+    )
     values.update(overrides)
     return Commit(**values)
 
@@ -44,8 +48,14 @@ async def make_analyzer(make_settings, fake):
     made: list[LLM] = []
 
     def build(**overrides) -> Analyzer:
-        values = {"openai_base_url": fake.url, "openai_api_key": KEY, "llm_model": "test-model",
-                  "llm_timeout": 5.0, "llm_max_retries": 1, **overrides}
+        values = {
+            "openai_base_url": fake.url,
+            "openai_api_key": KEY,
+            "llm_model": "test-model",
+            "llm_timeout": 5.0,
+            "llm_max_retries": 1,
+            **overrides,
+        }
         settings = make_settings(**values)
         llm = LLM(settings)
         made.append(llm)

@@ -21,14 +21,25 @@ NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
 def console_repo(tmp_path):
     """Four commits on 27–28 January in Shanghai, one with a hostile title (test_console's `repo`)."""
     r = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
-    r.commit("[Deprecation] Remove the legacy exporter (#41)\n\nThe v1 exporter is gone.",
-             {"src/legacy_export.py": "".join(f"def f{i}():\n    return {i}\n" for i in range(200)),
-              "src/api.py": "def export_v1():\n    pass\n"}, when=datetime(2026, 1, 27, 9, tzinfo=SH))
-    r.commit("[Deprecation] Remove the legacy exporter (#41)", {"src/legacy_export.py": None, "src/api.py": "\n"},
-             when=datetime(2026, 1, 28, 10, tzinfo=SH))
+    r.commit(
+        "[Deprecation] Remove the legacy exporter (#41)\n\nThe v1 exporter is gone.",
+        {
+            "src/legacy_export.py": "".join(f"def f{i}():\n    return {i}\n" for i in range(200)),
+            "src/api.py": "def export_v1():\n    pass\n",
+        },
+        when=datetime(2026, 1, 27, 9, tzinfo=SH),
+    )
+    r.commit(
+        "[Deprecation] Remove the legacy exporter (#41)",
+        {"src/legacy_export.py": None, "src/api.py": "\n"},
+        when=datetime(2026, 1, 28, 10, tzinfo=SH),
+    )
     r.commit("[Docs] Fix typo in README", {"README.md": "Widgets\n"}, when=datetime(2026, 1, 28, 11, tzinfo=SH))
-    r.commit("[Bugfix] Handle <!channel> and <https://evil|docs> in titles @all", {"src/api.py": "\n\n"},
-             when=datetime(2026, 1, 28, 12, tzinfo=SH))
+    r.commit(
+        "[Bugfix] Handle <!channel> and <https://evil|docs> in titles @all",
+        {"src/api.py": "\n\n"},
+        when=datetime(2026, 1, 28, 12, tzinfo=SH),
+    )
     return r
 
 

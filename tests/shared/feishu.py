@@ -36,8 +36,11 @@ def rocket_repo(tmp_path) -> GitRepo:
     """Three commits on 2026-01-28, the first with a hostile title (the Feishu tests' `repo`)."""
     repo = GitRepo(tmp_path / "rocket")
     day = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Asia/Shanghai
-    repo.commit(HOSTILE_TITLE + "\n\nAlso <at id=all></at> in the body.",
-                {"src/export.py": "def export(since=None):\n    return since\n" * 30}, when=day)
+    repo.commit(
+        HOSTILE_TITLE + "\n\nAlso <at id=all></at> in the body.",
+        {"src/export.py": "def export(since=None):\n    return since\n" * 30},
+        when=day,
+    )
     repo.commit("fix: cache expiry off by one", {"src/cache.py": "TTL = 1\n" * 40}, when=day.replace(hour=4))
     repo.commit("docs: fix a typo", {"README.md": "hello\n"}, when=day.replace(hour=5))
     return repo
@@ -60,20 +63,40 @@ class Env:
         body, headers = signed(payload, ENCRYPT_KEY, **sign_kw)
         return await self.post_raw(body, headers)
 
-    async def say(self, text: str, *, mention_bot: bool = True, chat_id: str = GROUP, chat_type: str = "group",
-                  root_id: str | None = None, event_id: str | None = None) -> tuple[int, dict]:
+    async def say(
+        self,
+        text: str,
+        *,
+        mention_bot: bool = True,
+        chat_id: str = GROUP,
+        chat_type: str = "group",
+        root_id: str | None = None,
+        event_id: str | None = None,
+    ) -> tuple[int, dict]:
         mentions = [mention("@_user_1", self.fake.bot_open_id, self.fake.bot_name, "bot")] if mention_bot else []
         message_id = f"om_user{uuid.uuid4().hex[:16]}"
         self.fake.user_message(message_id, chat_id, text, root_id)
-        payload = message_event(("@_user_1 " if mention_bot else "") + text, chat_id=chat_id, chat_type=chat_type,
-                                mentions=mentions, root_id=root_id, thread_id="omt_x" if root_id else None,
-                                event_id=event_id, message_id=message_id, token=TOKEN)
+        payload = message_event(
+            ("@_user_1 " if mention_bot else "") + text,
+            chat_id=chat_id,
+            chat_type=chat_type,
+            mentions=mentions,
+            root_id=root_id,
+            thread_id="omt_x" if root_id else None,
+            event_id=event_id,
+            message_id=message_id,
+            token=TOKEN,
+        )
         return await self.post(payload)
 
-    async def click(self, value: dict, *, message_id: str, form_value: dict | None = None,
-                    chat_id: str = GROUP) -> tuple[int, dict]:
-        return await self.post(card_action_event(value, chat_id=chat_id, message_id=message_id, operator=ALICE,
-                                                 form_value=form_value, token=TOKEN))
+    async def click(
+        self, value: dict, *, message_id: str, form_value: dict | None = None, chat_id: str = GROUP
+    ) -> tuple[int, dict]:
+        return await self.post(
+            card_action_event(
+                value, chat_id=chat_id, message_id=message_id, operator=ALICE, form_value=form_value, token=TOKEN
+            )
+        )
 
     async def settle(self) -> None:
         for _ in range(3):
@@ -92,8 +115,13 @@ class Env:
 async def feishu_env(make_settings, repo: GitRepo, *, mode: str = "http", **overrides):
     app_id = "cli_" + uuid.uuid4().hex[:12]  # the SDK caches tokens per app id, process-wide
     fake = FakeFeishu(app_id=app_id, app_secret="app-secret-for-tests").start()
-    values = dict(default_repo=str(repo.path), feishu_app_id=app_id, feishu_app_secret="app-secret-for-tests",
-                  feishu_domain=fake.url, feishu_mode=mode)
+    values = dict(
+        default_repo=str(repo.path),
+        feishu_app_id=app_id,
+        feishu_app_secret="app-secret-for-tests",
+        feishu_domain=fake.url,
+        feishu_mode=mode,
+    )
     if mode == "http":
         values.update(feishu_encrypt_key=ENCRYPT_KEY, feishu_verification_token=TOKEN)
     values.update(overrides)
@@ -143,7 +171,9 @@ def buttons(card: dict) -> list[dict]:
 
 
 def callback_value(card: dict, action: str) -> dict:
-    return next(b["behaviors"][0]["value"] for b in buttons(card) if b["behaviors"][0].get("value", {}).get("action") == action)
+    return next(
+        b["behaviors"][0]["value"] for b in buttons(card) if b["behaviors"][0].get("value", {}).get("action") == action
+    )
 
 
 async def deliver(env, payload: dict):
@@ -157,20 +187,42 @@ async def settle(env) -> None:
         await env.chat.drain()
 
 
-CODE = "\n".join(f'    cfg["key_{i:04d}"] = "C:\\\\path\\\\{i}" if x == "\\"q\\"" else {{"a": "b"}}' for i in range(900))
+CODE = "\n".join(
+    f'    cfg["key_{i:04d}"] = "C:\\\\path\\\\{i}" if x == "\\"q\\"" else {{"a": "b"}}' for i in range(900)
+)
 
 
 def code_heavy_digest() -> tuple[Digest, DigestEntry]:
     start = datetime(2026, 1, 28, tzinfo=timezone(timedelta(hours=8)))
-    commit = Commit(repo="acme/rocket", sha="a" * 40, title="refactor: config loader", body="", author="Dev",
-                    committed_at=start, url="https://github.com/acme/rocket/commit/" + "a" * 40)
-    analysis = Analysis(change_type=ChangeType.REFACTOR, importance=Importance.HIGH, importance_reason="Loader.",
-                        summary="```python\n" + CODE + "\n```", impact="All callers.",
-                        insights=Insights("", "", ""), risks=(), recommendations=())
+    commit = Commit(
+        repo="acme/rocket",
+        sha="a" * 40,
+        title="refactor: config loader",
+        body="",
+        author="Dev",
+        committed_at=start,
+        url="https://github.com/acme/rocket/commit/" + "a" * 40,
+    )
+    analysis = Analysis(
+        change_type=ChangeType.REFACTOR,
+        importance=Importance.HIGH,
+        importance_reason="Loader.",
+        summary="```python\n" + CODE + "\n```",
+        impact="All callers.",
+        insights=Insights("", "", ""),
+        risks=(),
+        recommendations=(),
+    )
     entry = DigestEntry(commit, analysis)
-    d = Digest(repo="acme/rocket", branch="main", window=Window(start, start + timedelta(days=1), "Asia/Shanghai",
-                                                               "2026-01-28"), lang="en", entries=(entry,),
-               headline=(), repo_url="https://github.com/acme/rocket")
+    d = Digest(
+        repo="acme/rocket",
+        branch="main",
+        window=Window(start, start + timedelta(days=1), "Asia/Shanghai", "2026-01-28"),
+        lang="en",
+        entries=(entry,),
+        headline=(),
+        repo_url="https://github.com/acme/rocket",
+    )
     return d, entry
 
 

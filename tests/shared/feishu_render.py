@@ -19,9 +19,12 @@ def sent_bodies(card: dict) -> list[int]:
     """The sizes of the request bodies that carry this card, serialised as lark-oapi does
     (json.dumps, ensure_ascii=False): create, reply, patch and CardKit create."""
     content = json.dumps(card, ensure_ascii=False, separators=(",", ":"))
-    bodies = [{"receive_id": "oc_" + "g" * 32, "msg_type": "interactive", "content": content, "uuid": "u" * 50},
-              {"msg_type": "interactive", "content": content, "reply_in_thread": True, "uuid": "u" * 50},
-              {"content": content}, {"type": "card_json", "data": content}]
+    bodies = [
+        {"receive_id": "oc_" + "g" * 32, "msg_type": "interactive", "content": content, "uuid": "u" * 50},
+        {"msg_type": "interactive", "content": content, "reply_in_thread": True, "uuid": "u" * 50},
+        {"content": content},
+        {"type": "card_json", "data": content},
+    ]
     return [len(json.dumps(b, ensure_ascii=False).encode("utf-8")) for b in bodies]
 
 

@@ -29,8 +29,13 @@ class Bots:
 
     def start(self, role: str, **extra: str) -> subprocess.Popen:
         log = open(self.tmp / f"{role}-{len(self.procs)}.log", "wb")  # noqa: SIM115 — the child writes it while it lives
-        proc = subprocess.Popen([sys.executable, "-m", "bot", role], env={**self.env, **extra}, cwd=self.tmp,
-                                stdout=subprocess.DEVNULL, stderr=log)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", role],
+            env={**self.env, **extra},
+            cwd=self.tmp,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
         self.procs.append(proc)
         self.logs.append(log.name)
         return proc
@@ -69,12 +74,25 @@ def wait_for(predicate, timeout: float, what: str) -> None:
 
 
 def base_env(slack: FakeSlack, redis_url: str, prefix: str, repo: Path, tmp: Path, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "OPENAI_", "REDIS_", "DEFAULT_", "FEISHU_", "GITHUB_", "LLM_"))}
-    env.update(SLACK_BOT_TOKEN=slack.token, SLACK_API_URL=slack.url, SLACK_SIGNING_SECRET=SECRET,
-               REDIS_URL=redis_url, REDIS_PREFIX=prefix, DEFAULT_REPO=str(repo), DEFAULT_LANG="en",
-               CLOCK_INTERVAL="0.2", JOB_LEASE="2", DATA_DIR=str(tmp / "data"), LOG_LEVEL="WARNING",
-               PYTHONPATH=str(ROOT))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "OPENAI_", "REDIS_", "DEFAULT_", "FEISHU_", "GITHUB_", "LLM_"))
+    }
+    env.update(
+        SLACK_BOT_TOKEN=slack.token,
+        SLACK_API_URL=slack.url,
+        SLACK_SIGNING_SECRET=SECRET,
+        REDIS_URL=redis_url,
+        REDIS_PREFIX=prefix,
+        DEFAULT_REPO=str(repo),
+        DEFAULT_LANG="en",
+        CLOCK_INTERVAL="0.2",
+        JOB_LEASE="2",
+        DATA_DIR=str(tmp / "data"),
+        LOG_LEVEL="WARNING",
+        PYTHONPATH=str(ROOT),
+    )
     env.update(extra)
     return env
 
@@ -96,13 +114,13 @@ def scheduled(tmp_path, redis_server, redis_url):
     at = (now - timedelta(minutes=3)).strftime("%H:%M")
     day = due_day(now, Subscription("slack", "C", "x", at=at, tz="UTC"), timedelta(minutes=180))
     repo = GitRepo(tmp_path / "repo")
-    bulk_commits(repo, 3, datetime.combine(day, datetime.min.time(), tzinfo=UTC) + timedelta(hours=9),
-                 step_seconds=600)
+    bulk_commits(repo, 3, datetime.combine(day, datetime.min.time(), tzinfo=UTC) + timedelta(hours=9), step_seconds=600)
     prefix = f"proc{os.getpid()}{int(time.time() * 1000) % 100000}:"
     return dict(repo=repo.path, at=at, prefix=prefix, redis=redis_server, url=redis_url)
 
 
 def _one_sub(scheduled, tmp_path, channel: str) -> Path:
-    return subs_file(tmp_path / f"subs-{channel}.toml", [dict(platform="slack", channel=channel,
-                                                               repo=str(scheduled["repo"]), at=scheduled["at"],
-                                                               tz="UTC", lang="en")])
+    return subs_file(
+        tmp_path / f"subs-{channel}.toml",
+        [dict(platform="slack", channel=channel, repo=str(scheduled["repo"]), at=scheduled["at"], tz="UTC", lang="en")],
+    )

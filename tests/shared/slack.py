@@ -32,15 +32,29 @@ def build_widgets(path: Path, day: date, tz=SH) -> GitRepo:
     and one low (docs) commit under the offline analyser."""
     r = GitRepo(path, bare_origin="https://github.com/acme/widgets.git")
     at = lambda h: datetime(day.year, day.month, day.day, h, 0, tzinfo=tz)  # noqa: E731
-    r.commit("init", {"src/export.py": "def export_v1(rows):\n    return rows\n\n\ndef export_v2(rows):\n    return list(rows)\n",
-                      "src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n", "README.md": "hi\n"},
-             when=at(1) - timedelta(days=1))
+    r.commit(
+        "init",
+        {
+            "src/export.py": "def export_v1(rows):\n    return rows\n\n\ndef export_v2(rows):\n    return list(rows)\n",
+            "src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n",
+            "README.md": "hi\n",
+        },
+        when=at(1) - timedelta(days=1),
+    )
     r.shas = {
-        "high": r.commit(f"{HIGH_TITLE}\n\nBREAKING CHANGE: export_v1 is gone.",
-                         {"src/export.py": "def export_v2(rows):\n    return list(rows)\n"}, when=at(10)),
-        "medium": r.commit(f"{MEDIUM_TITLE}\n\n<@U1> @here please review",
-                           {"src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n"
-                                          "parser.add_argument('--since', help='only recent rows')\n"}, when=at(11)),
+        "high": r.commit(
+            f"{HIGH_TITLE}\n\nBREAKING CHANGE: export_v1 is gone.",
+            {"src/export.py": "def export_v2(rows):\n    return list(rows)\n"},
+            when=at(10),
+        ),
+        "medium": r.commit(
+            f"{MEDIUM_TITLE}\n\n<@U1> @here please review",
+            {
+                "src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument('--since', help='only recent rows')\n"
+            },
+            when=at(11),
+        ),
         "low": r.commit(LOW_TITLE, {"README.md": "hi\n\nExport formats: v2.\n"}, when=at(12)),
     }
     return r
@@ -81,8 +95,14 @@ async def make_bot(make_settings, slack, widgets):
     bots: list[Bot] = []
 
     async def build(**overrides) -> Bot:
-        values = dict(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                      default_repo=str(widgets.path), default_lang="en", default_tz="Asia/Shanghai")
+        values = dict(
+            slack_bot_token=slack.token,
+            slack_signing_secret=SECRET,
+            slack_api_url=slack.url,
+            default_repo=str(widgets.path),
+            default_lang="en",
+            default_tz="Asia/Shanghai",
+        )
         values.update(overrides)
         settings = make_settings(**values)
         services = Services.build(settings)
@@ -132,8 +152,11 @@ def shown_eph(e: dict) -> str:
 
 @pytest.fixture
 async def platform(make_settings, slack, widgets):
-    settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url.rstrip("/"),  # no slash: fine
-                             default_repo=str(widgets.path))
+    settings = make_settings(
+        slack_bot_token=slack.token,
+        slack_api_url=slack.url.rstrip("/"),  # no slash: fine
+        default_repo=str(widgets.path),
+    )
     services = Services.build(settings)
     chat = ChatService(services)
     adapter = build_slack(settings, chat, receive=False, pacing=FAST)
@@ -146,4 +169,4 @@ async def answer_pieces(text: str, size: int = 700, delay: float = 0.0):
     for i in range(0, len(text), size):
         if delay:
             await asyncio.sleep(delay)
-        yield text[i:i + size]
+        yield text[i : i + size]

@@ -19,24 +19,52 @@ def sha(n: int) -> str:
 
 
 def commit(n: int, title: str = "", body: str = "", author: str = "Ada Lovelace", **kw) -> Commit:
-    return Commit(repo="acme/widgets", sha=sha(n), title=title or f"feat: change number {n}", body=body,
-                  author=author, committed_at=WHEN - timedelta(minutes=n),
-                  url=f"https://github.com/acme/widgets/commit/{sha(n)}", **kw)
+    return Commit(
+        repo="acme/widgets",
+        sha=sha(n),
+        title=title or f"feat: change number {n}",
+        body=body,
+        author=author,
+        committed_at=WHEN - timedelta(minutes=n),
+        url=f"https://github.com/acme/widgets/commit/{sha(n)}",
+        **kw,
+    )
 
 
-def analysis(importance: Importance, *, summary: str = "Adds a flag.", reason: str = "Changes the public CLI.",
-             origin: str = "llm", **kw) -> Analysis:
-    return Analysis(change_type=ChangeType.FEATURE, importance=importance, importance_reason=reason, summary=summary,
-                    impact=kw.pop("impact", "Users of the CLI."),
-                    insights=kw.pop("insights", Insights(architecture="Keeps layers.", security="No new input.")),
-                    risks=kw.pop("risks", ("Locale parsing.",)), recommendations=kw.pop("recommendations", ("Document it.",)),
-                    origin=origin, coverage=kw.pop("coverage", Coverage(3, 3)), **kw)
+def analysis(
+    importance: Importance,
+    *,
+    summary: str = "Adds a flag.",
+    reason: str = "Changes the public CLI.",
+    origin: str = "llm",
+    **kw,
+) -> Analysis:
+    return Analysis(
+        change_type=ChangeType.FEATURE,
+        importance=importance,
+        importance_reason=reason,
+        summary=summary,
+        impact=kw.pop("impact", "Users of the CLI."),
+        insights=kw.pop("insights", Insights(architecture="Keeps layers.", security="No new input.")),
+        risks=kw.pop("risks", ("Locale parsing.",)),
+        recommendations=kw.pop("recommendations", ("Document it.",)),
+        origin=origin,
+        coverage=kw.pop("coverage", Coverage(3, 3)),
+        **kw,
+    )
 
 
 def digest(entries, lang: str = "en", headline=("Export gained a flag.",), repo: str = "acme/widgets") -> Digest:
-    return Digest(repo=repo, branch="main", window=day_window(date(2026, 1, 28), "Asia/Shanghai"), lang=lang,
-                  entries=tuple(entries), headline=tuple(headline), headline_origin="llm",
-                  repo_url="https://github.com/acme/widgets")
+    return Digest(
+        repo=repo,
+        branch="main",
+        window=day_window(date(2026, 1, 28), "Asia/Shanghai"),
+        lang=lang,
+        entries=tuple(entries),
+        headline=tuple(headline),
+        headline_origin="llm",
+        repo_url="https://github.com/acme/widgets",
+    )
 
 
 def check(payloads: list[dict]) -> None:
@@ -65,9 +93,13 @@ def check(payloads: list[dict]) -> None:
 def visible(payloads: list[dict]) -> str:
     """All block text in order, as the reader sees it, whitespace removed (splits add breaks)."""
     marker = re.compile(r"\(continued \d+/\d+\)$|（续 \d+/\d+）$")
-    texts = [x for i, p in enumerate(payloads) for j, b in enumerate(p["blocks"])
-             if not (i and j == 0 and b["type"] == "context" and marker.search(b["elements"][0]["text"]))
-             for x in R.plain_texts(b)]
+    texts = [
+        x
+        for i, p in enumerate(payloads)
+        for j, b in enumerate(p["blocks"])
+        if not (i and j == 0 and b["type"] == "context" and marker.search(b["elements"][0]["text"]))
+        for x in R.plain_texts(b)
+    ]
     return re.sub(r"\s+", "", R.unescape("".join(texts)))
 
 
