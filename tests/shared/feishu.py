@@ -1,4 +1,5 @@
-"""Feishu end to end: the rocket repository, a fake Feishu with the bot on it (`feishu_env`), and what a reader sees of its cards."""
+"""Feishu end to end: the rocket repository, a fake Feishu with the bot on it (`feishu_env`), and
+what a reader sees of its cards."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Slack end to end: the widgets repository, the fake Slack, a bot on both (`make_bot`), the Slack platform alone, and what a reader sees of a message."""
+"""Slack end to end: the widgets repository, the fake Slack, a bot on both (`make_bot`), the Slack
+platform alone, and what a reader sees of a message."""
 
 from __future__ import annotations
 
