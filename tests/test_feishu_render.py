@@ -5,68 +5,29 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from bot.models import Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights, Window
+from bot.models import DigestEntry, Importance, Insights
 from bot.platform import AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits, Notice
 from bot.render import feishu as R
 from bot.render.labels import t
 from tests.fakes.feishu_server import shown_markdown
-from tests.shared.feishu_render import LIMIT, REPO_URL, assert_fits, assert_inert, markdown_of
+from tests.shared.feishu_render import (
+    EVIL,
+    LIMIT,
+    REPO_URL,
+    analysis,
+    assert_fits,
+    assert_inert,
+    commit,
+    digest,
+    markdown_of,
+)
 
-EVIL = '@all <at user_id="all"></at> <at id=all></at> [click me](https://evil.example/x) ![img](https://evil.example/i.png) &#60;at id=all&#62; <a href="https://evil.example">a</a>'
 CODE_HEAVY = "\n".join(
     f'    cfg["key_{i:04d}"] = "C:\\\\path\\\\to\\\\{i}" if x == "\\"q\\"" else {{"a": "b"}}' for i in range(900)
 )  # quotes, backslashes, newlines: each costs double when escaped
-
-
-def window(lang_tz: str = "Asia/Shanghai") -> Window:
-    start = datetime(2026, 1, 28, tzinfo=timezone(timedelta(hours=8)))
-    return Window(start, start + timedelta(days=1), lang_tz, "2026-01-28")
-
-
-def commit(i: int, title: str | None = None, body: str = "", pr: int | None = None) -> Commit:
-    sha = f"{i:07x}" + "abcdef0123456789abcdef0123456789a"[:33]
-    return Commit(
-        repo="acme/rocket",
-        sha=sha,
-        title=title or f"feat: change number {i}",
-        body=body,
-        author=f"Dev {i}",
-        committed_at=datetime(2026, 1, 28, 3, tzinfo=UTC),
-        url=f"{REPO_URL}/commit/{sha}",
-        pr_number=pr,
-    )
-
-
-def analysis(importance: Importance, **overrides) -> Analysis:
-    base = Analysis(
-        change_type=ChangeType.FEATURE,
-        importance=importance,
-        importance_reason="Touches the public API.",
-        summary="Adds a flag.",
-        impact="CLI users.",
-        insights=Insights("New module boundary.", "Faster export.", "No new input paths."),
-        risks=("Date parsing differs by locale.",),
-        recommendations=("Document the formats.",),
-        coverage=Coverage(files_total=3, files_shown=3),
-    )
-    return replace(base, **overrides)
-
-
-def digest(entries, lang: str = "en", **kw) -> Digest:
-    return Digest(
-        repo="acme/rocket",
-        branch="main",
-        window=window(),
-        lang=lang,
-        entries=tuple(entries),
-        headline=kw.pop("headline", ("Exports gained a --since flag.",)),
-        repo_url=REPO_URL,
-        **kw,
-    )
 
 
 # --- sizes and splitting -------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from bot.render import feishu as F
 from bot.render import slack as S
 from bot.render.text import render_text
 from bot.window import week_window
-from tests import test_feishu_render as FR
-from tests import test_slack_render as SR
+from tests.shared import feishu_render as FR
+from tests.shared import slack_render as SR
 
 REPORT = "https://digest.example.com/r/abc?exp=1&sig=x"
 

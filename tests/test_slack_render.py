@@ -13,10 +13,16 @@ from bot.platform import AnswerHeader, CommitChoice, CommitDetail, CommitDetails
 from bot.render import slack as R
 from bot.window import day_window
 from tests.fakes.slack_server import check_blocks
-from tests.shared.slack_render import analysis, check, commit, digest, sha, squash, visible
-
-EVIL_TITLE = (
-    "fix: <!channel> read <https://evil.example|docs> now <@U1> @here <!subteam^S1|team> [docs](https://evil.example)"
+from tests.shared.slack_render import (
+    EVIL_TITLE,
+    analysis,
+    assert_inert,
+    check,
+    commit,
+    digest,
+    sha,
+    squash,
+    visible,
 )
 
 
@@ -259,15 +265,6 @@ def test_ask_modal_fits_slack():
 
 
 # --- escaping -----------------------------------------------------------------------------------
-
-INJECTIONS = ("<!channel>", "<!here>", "<@U1>", "<https://evil.example|docs>", "<!subteam^S1|team>")
-
-
-def assert_inert(text: str) -> None:
-    for bad in INJECTIONS:
-        assert bad not in text, bad
-    assert not re.search(r"(?<![\w])@(here|channel|everyone)\b", text), text
-    assert "](https://evil" not in text
 
 
 def test_untrusted_text_is_inert_everywhere():

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
 
+from bot.models import Analysis, ChangeType, Commit, Coverage, Digest, Importance, Insights, Window
 from bot.render import feishu as R
 
 REPO_URL = "https://github.com/acme/rocket"
@@ -52,3 +55,53 @@ def assert_inert(cards, allowed_mentions: tuple[str, ...] = ()) -> None:
     # nothing that could open a tag remains, except the bot's own <font> and <at> markup
     for tag in re.findall(r"<(/?[A-Za-z][A-Za-z_]*)", text):
         assert tag in ("font", "/font", "at", "/at"), tag
+
+
+EVIL = '@all <at user_id="all"></at> <at id=all></at> [click me](https://evil.example/x) ![img](https://evil.example/i.png) &#60;at id=all&#62; <a href="https://evil.example">a</a>'
+
+
+def window(lang_tz: str = "Asia/Shanghai") -> Window:
+    start = datetime(2026, 1, 28, tzinfo=timezone(timedelta(hours=8)))
+    return Window(start, start + timedelta(days=1), lang_tz, "2026-01-28")
+
+
+def commit(i: int, title: str | None = None, body: str = "", pr: int | None = None) -> Commit:
+    sha = f"{i:07x}" + "abcdef0123456789abcdef0123456789a"[:33]
+    return Commit(
+        repo="acme/rocket",
+        sha=sha,
+        title=title or f"feat: change number {i}",
+        body=body,
+        author=f"Dev {i}",
+        committed_at=datetime(2026, 1, 28, 3, tzinfo=UTC),
+        url=f"{REPO_URL}/commit/{sha}",
+        pr_number=pr,
+    )
+
+
+def analysis(importance: Importance, **overrides) -> Analysis:
+    base = Analysis(
+        change_type=ChangeType.FEATURE,
+        importance=importance,
+        importance_reason="Touches the public API.",
+        summary="Adds a flag.",
+        impact="CLI users.",
+        insights=Insights("New module boundary.", "Faster export.", "No new input paths."),
+        risks=("Date parsing differs by locale.",),
+        recommendations=("Document the formats.",),
+        coverage=Coverage(files_total=3, files_shown=3),
+    )
+    return replace(base, **overrides)
+
+
+def digest(entries, lang: str = "en", **kw) -> Digest:
+    return Digest(
+        repo="acme/rocket",
+        branch="main",
+        window=window(),
+        lang=lang,
+        entries=tuple(entries),
+        headline=kw.pop("headline", ("Exports gained a --since flag.",)),
+        repo_url=REPO_URL,
+        **kw,
+    )

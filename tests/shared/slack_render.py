@@ -105,3 +105,18 @@ def visible(payloads: list[dict]) -> str:
 
 def squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
+
+
+EVIL_TITLE = (
+    "fix: <!channel> read <https://evil.example|docs> now <@U1> @here <!subteam^S1|team> [docs](https://evil.example)"
+)
+
+
+INJECTIONS = ("<!channel>", "<!here>", "<@U1>", "<https://evil.example|docs>", "<!subteam^S1|team>")
+
+
+def assert_inert(text: str) -> None:
+    for bad in INJECTIONS:
+        assert bad not in text, bad
+    assert not re.search(r"(?<![\w])@(here|channel|everyone)\b", text), text
+    assert "](https://evil" not in text
