@@ -22,6 +22,7 @@ Completion tokens are the fake's (a compact answer, ~150 tokens): a real model w
 (README, "LLM endpoints"), so the "out" figures are a floor; the "in" figures are what the bot
 sends, counted like a real server counts them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,7 @@ import os
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,9 +54,18 @@ def _answer(request: dict) -> str:
 
 
 def _settings(url: str, data_dir: str, **extra) -> Settings:
-    return Settings(_env_file=None, openai_base_url=url, openai_api_key="sk-bench-cost", llm_timeout=30,
-                    llm_max_retries=1, data_dir=Path(data_dir), redis_prefix=f"bench-cost-{time.time_ns()}:",
-                    llm_price_per_mtok_in=PRICE_IN, llm_price_per_mtok_out=PRICE_OUT, **extra)
+    return Settings(
+        _env_file=None,
+        openai_base_url=url,
+        openai_api_key="sk-bench-cost",
+        llm_timeout=30,
+        llm_max_retries=1,
+        data_dir=Path(data_dir),
+        redis_prefix=f"bench-cost-{time.time_ns()}:",
+        llm_price_per_mtok_in=PRICE_IN,
+        llm_price_per_mtok_out=PRICE_OUT,
+        **extra,
+    )
 
 
 async def main(args) -> None:
@@ -81,26 +91,34 @@ async def main(args) -> None:
                 asked = len(fake.requests)
                 matched = 0
                 for e in digest.entries:  # a watch after the digest: the same cached path
-                    if PathFilter(paths=(args.glob,)).keeps(touched_paths(await services.builder.files(source, e.commit.sha))):
+                    if PathFilter(paths=(args.glob,)).keeps(
+                        touched_paths(await services.builder.files(source, e.commit.sha))
+                    ):
                         matched += 1
                         await services.builder.analysis(source, e.commit, "en", [x.commit for x in digest.entries])
-                print(f"  {day}: {n} commits, {requests} LLM requests; {cost.tokens:,} tokens per digest "
-                      f"({cost.tokens_in:,} in / {cost.tokens_out:,} out, ${cost.money:.4f}), "
-                      f"{cost.tokens / max(n, 1):,.0f} per commit; warm cache: {warm.cost.tokens} tokens "
-                      f"({warm.cost.cached}/{warm.cost.analyses} cached); watch {args.glob}: {matched} commits, "
-                      f"{len(fake.requests) - asked} LLM requests")
+                print(
+                    f"  {day}: {n} commits, {requests} LLM requests; {cost.tokens:,} tokens per digest "
+                    f"({cost.tokens_in:,} in / {cost.tokens_out:,} out, ${cost.money:.4f}), "
+                    f"{cost.tokens / max(n, 1):,.0f} per commit; warm cache: {warm.cost.tokens} tokens "
+                    f"({warm.cost.cached}/{warm.cost.analyses} cached); watch {args.glob}: {matched} commits, "
+                    f"{len(fake.requests) - asked} LLM requests"
+                )
                 totals["commits"] += n
                 totals["tokens"] += cost.tokens
                 totals["requests"] += requests
-            print(f"all days: {totals['commits']} commits, {totals['tokens']:,} tokens, "
-                  f"{totals['tokens'] / max(totals['commits'], 1):,.0f} tokens per commit, "
-                  f"{totals['requests']} LLM requests")
-            window = parse_window(args.range, "UTC", datetime.now(timezone.utc), max_days=366)
+            print(
+                f"all days: {totals['commits']} commits, {totals['tokens']:,} tokens, "
+                f"{totals['tokens'] / max(totals['commits'], 1):,.0f} tokens per commit, "
+                f"{totals['requests']} LLM requests"
+            )
+            window = parse_window(args.range, "UTC", datetime.now(UTC), max_days=366)
             commits = await source.list_commits(window, await source.default_branch())
             per_commit = totals["tokens"] / max(totals["commits"], 1)
-            print(f"range {window.label}: {len(commits)} commits → about {len(commits) + 1} LLM requests and "
-                  f"{per_commit * len(commits):,.0f} tokens uncapped; with REQUEST_MAX_COMMITS=500 "
-                  f"{'refused with one sentence, 0 requests' if len(commits) > 500 else 'allowed'}")
+            print(
+                f"range {window.label}: {len(commits)} commits → about {len(commits) + 1} LLM requests and "
+                f"{per_commit * len(commits):,.0f} tokens uncapped; with REQUEST_MAX_COMMITS=500 "
+                f"{'refused with one sentence, 0 requests' if len(commits) > 500 else 'allowed'}"
+            )
         finally:
             await services.aclose()
 

@@ -11,6 +11,7 @@
    LLM really received, against LLM_MAX_PROMPT_TOKENS.
 4. `python -m bot --help` cold start (median of 5).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -46,19 +47,33 @@ def add_day(fake: FakeGitHub, n: int) -> None:
     rng = random.Random(7)
     fake.add_repo(REPO)
     for i in range(n):
-        files = [FakeFile(f"src/mod_{i}_{j}.py", additions=rng.randint(3, 80), deletions=rng.randint(0, 20))
-                 for j in range(rng.randint(1, 6))]
-        fake.add_commit(REPO, f"[Feature] change number {i} (#{1000 + i})",
-                        committed_at=datetime(2026, 1, 28, 1 + i * 22 // n, i % 60, tzinfo=SH), files=files)
+        files = [
+            FakeFile(f"src/mod_{i}_{j}.py", additions=rng.randint(3, 80), deletions=rng.randint(0, 20))
+            for j in range(rng.randint(1, 6))
+        ]
+        fake.add_commit(
+            REPO,
+            f"[Feature] change number {i} (#{1000 + i})",
+            committed_at=datetime(2026, 1, 28, 1 + i * 22 // n, i % 60, tzinfo=SH),
+            files=files,
+        )
 
 
 def settings_for(gh: FakeGitHub, llm: FakeOpenAI, data_dir: str, prefix: str) -> Settings:
-    return Settings(_env_file=None, github_api_url=gh.url, openai_base_url=llm.url, openai_api_key="sk-bench-0000",
-                    llm_concurrency=CAP, data_dir=Path(data_dir), redis_prefix=prefix, llm_max_retries=2)
+    return Settings(
+        _env_file=None,
+        github_api_url=gh.url,
+        openai_base_url=llm.url,
+        openai_api_key="sk-bench-0000",
+        llm_concurrency=CAP,
+        data_dir=Path(data_dir),
+        redis_prefix=prefix,
+        llm_max_retries=2,
+    )
 
 
 async def bench_parallel(gh, llm, data_dir) -> None:
-    later = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731
+    later = lambda: datetime(2026, 2, 1, tzinfo=UTC)  # noqa: E731
     s = Services.build(settings_for(gh, llm, data_dir, "bench1:"), clock=later)
     window = day_window(DAY, "Asia/Shanghai")
     ideal = math.ceil(N / CAP) * LATENCY
@@ -70,18 +85,24 @@ async def bench_parallel(gh, llm, data_dir) -> None:
         digest = await s.builder.build(s.source(REPO), window, lang)
         wall = time.perf_counter() - start
         origins = {e.analysis.origin for e in digest.entries}
-        print(f"[1] {label}: {len(digest.entries)} commits analysed ({', '.join(sorted(origins))}), "
-              f"{len(llm.requests) - before} LLM calls, peak LLM concurrency {llm.peak_concurrency} (cap {CAP})")
-        print(f"    wall {wall:.2f} s; ideal ⌈{N}/{CAP}⌉×{LATENCY} = {ideal:.2f} s → ratio {wall / ideal:.2f} "
-              f"(target ≤ 1.2); counting the headline call, which needs every analysis first: ideal "
-              f"{ideal + LATENCY:.2f} s → ratio {wall / (ideal + LATENCY):.2f}")
+        print(
+            f"[1] {label}: {len(digest.entries)} commits analysed ({', '.join(sorted(origins))}), "
+            f"{len(llm.requests) - before} LLM calls, peak LLM concurrency {llm.peak_concurrency} (cap {CAP})"
+        )
+        print(
+            f"    wall {wall:.2f} s; ideal ⌈{N}/{CAP}⌉×{LATENCY} = {ideal:.2f} s → ratio {wall / ideal:.2f} "
+            f"(target ≤ 1.2); counting the headline call, which needs every analysis first: ideal "
+            f"{ideal + LATENCY:.2f} s → ratio {wall / (ideal + LATENCY):.2f}"
+        )
 
     calls, requests = len(llm.requests), len(gh.requests)
     start = time.perf_counter()
     await s.builder.build(s.source(REPO), window, "zh")
     again = time.perf_counter() - start
-    print(f"[2] re-run, same process: {len(llm.requests) - calls} LLM calls (target 0), "
-          f"{len(gh.requests) - requests} GitHub requests, {again * 1000:.1f} ms (target < 1 s)")
+    print(
+        f"[2] re-run, same process: {len(llm.requests) - calls} LLM calls (target 0), "
+        f"{len(gh.requests) - requests} GitHub requests, {again * 1000:.1f} ms (target < 1 s)"
+    )
     await s.aclose()
 
 
@@ -100,13 +121,16 @@ def bench_fresh_process(gh, llm, data_dir) -> None:
         f"    await s.builder.build(s.source({REPO!r}), day_window(date(2026, 1, 28), 'Asia/Shanghai'), 'zh')\n"
         "    print(f'{(time.perf_counter() - t) * 1000:.1f}')\n"
         "    await s.aclose()\n"
-        "asyncio.run(main())\n")
+        "asyncio.run(main())\n"
+    )
     calls, requests = len(llm.requests), len(gh.requests)
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     total = time.perf_counter() - start
-    print(f"    re-run, fresh process: {len(llm.requests) - calls} LLM calls, {len(gh.requests) - requests} GitHub "
-          f"requests, {out.stdout.strip()} ms after start-up (process total {total:.2f} s)")
+    print(
+        f"    re-run, fresh process: {len(llm.requests) - calls} LLM calls, {len(gh.requests) - requests} GitHub "
+        f"requests, {out.stdout.strip()} ms after start-up (process total {total:.2f} s)"
+    )
 
 
 async def bench_prompt_budget(data_dir) -> None:
@@ -114,22 +138,35 @@ async def bench_prompt_budget(data_dir) -> None:
     with FakeGitHub() as gh, FakeOpenAI() as llm:
         gh.add_repo(REPO)
         kinds = ["src/core/m{}.py", "tests/test_m{}.py", "docs/p{}.md", "config/c{}.yaml", "web/v{}.ts"]
-        files = [FakeFile(rng.choice(kinds).format(i), additions=rng.randint(1, 400), deletions=rng.randint(0, 100))
-                 for i in range(500)]
+        files = [
+            FakeFile(rng.choice(kinds).format(i), additions=rng.randint(1, 400), deletions=rng.randint(0, 100))
+            for i in range(500)
+        ]
         files += [FakeFile("poetry.lock", additions=4000), FakeFile("logo.png", additions=0, patch=None)]
-        gh.add_commit(REPO, "[Refactor] touch 500 files (#9)", committed_at=datetime(2026, 1, 28, 9, tzinfo=SH),
-                      files=files)
+        gh.add_commit(
+            REPO, "[Refactor] touch 500 files (#9)", committed_at=datetime(2026, 1, 28, 9, tzinfo=SH), files=files
+        )
         for budget in (12000, 6000, 3000):
-            s = Services.build(Settings(_env_file=None, github_api_url=gh.url, openai_base_url=llm.url,
-                                        openai_api_key="sk-bench-0000", data_dir=Path(data_dir),
-                                        redis_prefix=f"bench3-{budget}:", llm_max_prompt_tokens=budget))
+            s = Services.build(
+                Settings(
+                    _env_file=None,
+                    github_api_url=gh.url,
+                    openai_base_url=llm.url,
+                    openai_api_key="sk-bench-0000",
+                    data_dir=Path(data_dir),
+                    redis_prefix=f"bench3-{budget}:",
+                    llm_max_prompt_tokens=budget,
+                )
+            )
             before = len(llm.requests)
             digest = await s.builder.build(s.source(REPO), day_window(DAY, "Asia/Shanghai"), "zh")
             sent = [r for r in llm.requests[before:] if "touch 500 files" in r["messages"][-1]["content"]]
             tokens = max(estimate_tokens("\n".join(m["content"] for m in r["messages"])) for r in sent)
             cov = digest.entries[0].analysis.coverage
-            print(f"[3] 502-file commit, budget {budget}: prompt ≈ {tokens} tokens ({tokens / budget:.2f} of budget, "
-                  f"target ≤ 1.00); {cov.files_shown}/{cov.files_total} files shown, {len(cov.omitted)} named as left out")
+            print(
+                f"[3] 502-file commit, budget {budget}: prompt ≈ {tokens} tokens ({tokens / budget:.2f} of budget, "
+                f"target ≤ 1.00); {cov.files_shown}/{cov.files_total} files shown, {len(cov.omitted)} named as left out"
+            )
             await s.aclose()
 
 
@@ -144,8 +181,10 @@ def bench_help() -> None:
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], capture_output=True, check=True)
         bare.append(time.perf_counter() - start)
-    print(f"[4] python -m bot --help: median {statistics.median(times) * 1000:.0f} ms "
-          f"(bare interpreter start {statistics.median(bare) * 1000:.0f} ms)")
+    print(
+        f"[4] python -m bot --help: median {statistics.median(times) * 1000:.0f} ms "
+        f"(bare interpreter start {statistics.median(bare) * 1000:.0f} ms)"
+    )
 
 
 async def main() -> None:

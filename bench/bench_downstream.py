@@ -34,6 +34,7 @@ Time per commit: what the bot spends per upstream commit (its changed paths, and
 touches a patched file), wall clock, on this machine; per-digest fixed costs (merge base, the
 fork's patches) are printed apart.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,8 +70,11 @@ class Tally:
         else:
             self.tn += 1
 
-    def merge(self, other: "Tally") -> None:
-        self.tp += other.tp; self.fp += other.fp; self.fn += other.fn; self.tn += other.tn  # noqa: E702
+    def merge(self, other: Tally) -> None:
+        self.tp += other.tp
+        self.fp += other.fp
+        self.fn += other.fn
+        self.tn += other.tn
 
     @property
     def precision(self) -> float | None:
@@ -151,11 +155,13 @@ def blamed_commits(view: ObjectView, tree: str, files: set[str], p2: str, base: 
             if not block:
                 unattributed.add(path)
                 continue
-            start = next((i for i in range(len(lines) - len(block) + 1) if lines[i:i + len(block)] == block), None)
+            start = next((i for i in range(len(lines) - len(block) + 1) if lines[i : i + len(block)] == block), None)
             if start is None:
                 unattributed.add(path)
                 continue
-            out = view.out("blame", "--porcelain", "-L", f"{start + 1},{start + len(block)}", f"{base}..{p2}", "--", path)
+            out = view.out(
+                "blame", "--porcelain", "-L", f"{start + 1},{start + len(block)}", f"{base}..{p2}", "--", path
+            )
             for row in out.splitlines():
                 head = row.split(" ", 1)[0]
                 if len(head) == 40 and all(c in "0123456789abcdef" for c in head):
@@ -210,27 +216,39 @@ def report(label: str, results: list[MergeResult]) -> None:
         touches_lines.merge(r.touches_lines)
         ms += r.ms
     conflicting = sum(1 for r in results if r.conflicted_files)
-    print(f"\n{label}: {len(results)} merges ({conflicting} with conflicts), {len(ms)} upstream commits "
-          f"({sum(r.commits for r in results)} brought in)")
-    for truth, b, t in (("file-level truth (C touches a file that conflicted in M)", bot, touches),
-                        ("line-level truth (C last wrote a line of a conflict region's upstream side)", bot_lines,
-                         touches_lines)):
+    print(
+        f"\n{label}: {len(results)} merges ({conflicting} with conflicts), {len(ms)} upstream commits "
+        f"({sum(r.commits for r in results)} brought in)"
+    )
+    for truth, b, t in (
+        ("file-level truth (C touches a file that conflicted in M)", bot, touches),
+        ("line-level truth (C last wrote a line of a conflict region's upstream side)", bot_lines, touches_lines),
+    ):
         print(f"  {truth}:")
-        print(f"    bot (touches a patched file AND cherry-pick onto P1 conflicts): precision {fmt(b.precision)}  "
-              f"recall {fmt(b.recall)}  (tp {b.tp} fp {b.fp} fn {b.fn} tn {b.tn})")
-        print(f"    baseline (touches a patched file):                            precision {fmt(t.precision)}  "
-              f"recall {fmt(t.recall)}  (tp {t.tp} fp {t.fp} fn {t.fn} tn {t.tn})")
+        print(
+            f"    bot (touches a patched file AND cherry-pick onto P1 conflicts): precision {fmt(b.precision)}  "
+            f"recall {fmt(b.recall)}  (tp {b.tp} fp {b.fp} fn {b.fn} tn {b.tn})"
+        )
+        print(
+            f"    baseline (touches a patched file):                            precision {fmt(t.precision)}  "
+            f"recall {fmt(t.recall)}  (tp {t.tp} fp {t.fp} fn {t.fn} tn {t.tn})"
+        )
     if ms:
         ordered = sorted(ms)
-        print(f"  time per commit: mean {statistics.mean(ms):.1f} ms, median {statistics.median(ms):.1f} ms, "
-              f"p95 {ordered[int(0.95 * (len(ordered) - 1))]:.1f} ms; per digest (merge base + fork patches): "
-              f"mean {statistics.mean(r.fixed_ms for r in results):.0f} ms")
+        print(
+            f"  time per commit: mean {statistics.mean(ms):.1f} ms, median {statistics.median(ms):.1f} ms, "
+            f"p95 {ordered[int(0.95 * (len(ordered) - 1))]:.1f} ms; per digest (merge base + fork patches): "
+            f"mean {statistics.mean(r.fixed_ms for r in results):.0f} ms"
+        )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--fork-git", default=os.environ.get("BENCH_DOWNSTREAM_FORK"),
-                    help="git directory of the fork (or $BENCH_DOWNSTREAM_FORK)")
+    ap.add_argument(
+        "--fork-git",
+        default=os.environ.get("BENCH_DOWNSTREAM_FORK"),
+        help="git directory of the fork (or $BENCH_DOWNSTREAM_FORK)",
+    )
     ap.add_argument("--branch", default="habana_main")
     ap.add_argument("--merge-subject", default="Merge remote-tracking branch 'upstream/main'")
     ap.add_argument("--per-merge", type=int, default=150, help="upstream commits sampled per merge (0: all)")
@@ -240,28 +258,35 @@ def main() -> int:
     ap.add_argument("--verbose", action="store_true", help="one line per merge")
     args = ap.parse_args()
     if not args.fork_git or not os.path.isdir(args.fork_git):
-        print("No fork repository: pass --fork-git GIT_DIR or set BENCH_DOWNSTREAM_FORK (e.g. a mirror of "
-              "HabanaAI/vllm-fork). Nothing measured.")
+        print(
+            "No fork repository: pass --fork-git GIT_DIR or set BENCH_DOWNSTREAM_FORK (e.g. a mirror of "
+            "HabanaAI/vllm-fork). Nothing measured."
+        )
         return 0
     mode = args.mode or default_mode()
     with ObjectView(args.fork_git, timeout=600) as view:
         merges = upstream_merges(view, args.branch, args.merge_subject)
         if args.max_merges:
-            merges = merges[-args.max_merges:]
+            merges = merges[-args.max_merges :]
         if not merges:
             print(f"No merge on {args.branch} has a subject starting with {args.merge_subject!r}.")
             return 1
-        print(f"git {'.'.join(map(str, git_version()))}, mode {mode}; {len(merges)} upstream merges on {args.branch} "
-              f"({merges[0][3]} … {merges[-1][3]}), up to {args.per_merge or 'all'} commits each")
+        print(
+            f"git {'.'.join(map(str, git_version()))}, mode {mode}; {len(merges)} upstream merges on {args.branch} "
+            f"({merges[0][3]} … {merges[-1][3]}), up to {args.per_merge or 'all'} commits each"
+        )
         cut = round(len(merges) * args.held_out)  # merges[:cut], the oldest, are held out
         results = []
         for i, (merge, p1, p2, date) in enumerate(merges):
             r = run_merge(view, merge, p1, p2, date, args.per_merge, mode)
             results.append(r)
             if args.verbose:
-                print(f"  {'held-out' if i < cut else 'dev     '} {date} {merge[:9]}: {r.commits} commits "
-                      f"({r.sampled} sampled), {r.conflicted_files} files conflicted, fork patches {r.patched_files}; "
-                      f"bot tp {r.bot.tp} fp {r.bot.fp} fn {r.bot.fn}", flush=True)
+                print(
+                    f"  {'held-out' if i < cut else 'dev     '} {date} {merge[:9]}: {r.commits} commits "
+                    f"({r.sampled} sampled), {r.conflicted_files} files conflicted, fork patches {r.patched_files}; "
+                    f"bot tp {r.bot.tp} fp {r.bot.fp} fn {r.bot.fn}",
+                    flush=True,
+                )
     report(f"HELD-OUT part (oldest {cut} merges; not looked at before this run)", results[:cut])
     report(f"development part (newest {len(results) - cut} merges; looked at while building)", results[cut:])
     report("all merges", results)

@@ -13,6 +13,7 @@ aiohttp endpoint (FEISHU_MODE=http), lark-oapi, Redis (embedded), a local git re
    call carrying answer text (CardKit card / element content), minus the fake LLM's own
    first-token delay; warm cache (one question asked before measuring). Target < 500 ms.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +50,7 @@ MARK = "ANSWER-START"
 def make_repo(root: Path) -> GitRepo:
     repo = GitRepo(root / "widgets")
     for i in range(COMMITS):
-        when = datetime(2026, 1, 27, 17 + i % 6, i, tzinfo=timezone.utc)  # 28 Jan in Shanghai
+        when = datetime(2026, 1, 27, 17 + i % 6, i, tzinfo=UTC)  # 28 Jan in Shanghai
         repo.commit(f"feat: change number {i}", {f"src/mod_{i}.py": f"def f{i}():\n    return {i}\n" * 20}, when=when)
     return repo
 
@@ -76,30 +77,46 @@ async def post(session, url, payload, fake: FakeFeishu | None = None) -> tuple[i
 
 
 def mentioning(fake: FakeFeishu, text: str, **kw) -> dict:
-    return message_event("@_user_1 " + text, token=TOKEN,
-                         mentions=[mention("@_user_1", fake.bot_open_id, fake.bot_name, "bot")], **kw)
+    return message_event(
+        "@_user_1 " + text, token=TOKEN, mentions=[mention("@_user_1", fake.bot_open_id, fake.bot_name, "bot")], **kw
+    )
 
 
 def pct(values, q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-feishu-"))
     repo = make_repo(tmp)
     app_id = "cli_bench" + uuid.uuid4().hex[:8]
-    with FakeFeishu(app_id=app_id, app_secret=SECRET) as fake, \
-            FakeOpenAI(llm_responder, first_token_delay=FIRST_TOKEN_DELAY) as llm:
-        settings = Settings(_env_file=None, default_repo=str(repo.path), data_dir=tmp / "data", redis_url=None,
-                            redis_prefix="benchfs:", openai_base_url=llm.url, openai_api_key="sk-bench-0000",
-                            llm_concurrency=4, feishu_app_id=app_id, feishu_app_secret=SECRET,
-                            feishu_domain=fake.url, feishu_mode="http", feishu_encrypt_key=KEY,
-                            feishu_verification_token=TOKEN, default_lang="en")
+    with (
+        FakeFeishu(app_id=app_id, app_secret=SECRET) as fake,
+        FakeOpenAI(llm_responder, first_token_delay=FIRST_TOKEN_DELAY) as llm,
+    ):
+        settings = Settings(
+            _env_file=None,
+            default_repo=str(repo.path),
+            data_dir=tmp / "data",
+            redis_url=None,
+            redis_prefix="benchfs:",
+            openai_base_url=llm.url,
+            openai_api_key="sk-bench-0000",
+            llm_concurrency=4,
+            feishu_app_id=app_id,
+            feishu_app_secret=SECRET,
+            feishu_domain=fake.url,
+            feishu_mode="http",
+            feishu_encrypt_key=KEY,
+            feishu_verification_token=TOKEN,
+            default_lang="en",
+        )
         services = Services.build(settings)
         chat = ChatService(services)
         import_start = time.perf_counter()
         from handlers.feishu import build_feishu
+
         imported = time.perf_counter() - import_start
         adapter = build_feishu(settings, chat, receive=True)
         chat.register(adapter.platform)
@@ -149,11 +166,15 @@ async def bench_acks(session, url, fake, chat) -> None:
     wall = time.perf_counter() - started
     still_building = any(not t.done() for t in building)
     p50, p99 = pct(latencies, 0.50), pct(latencies, 0.99)
-    print(f"[1] {len(latencies)} callbacks ({ACK_CONCURRENCY} at a time, {wall:.2f} s) while a {COMMITS}-commit "
-          f"digest was {'still ' if still_building else ''}being built: "
-          f"{sum(1 for s in statuses if s == 200)} × HTTP 200")
-    print(f"    ack latency p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms "
-          f"→ p99 / target {ACK_TARGET * 1000:.0f} ms = {p99 / ACK_TARGET:.2f} (≤ 1 is good)")
+    print(
+        f"[1] {len(latencies)} callbacks ({ACK_CONCURRENCY} at a time, {wall:.2f} s) while a {COMMITS}-commit "
+        f"digest was {'still ' if still_building else ''}being built: "
+        f"{sum(1 for s in statuses if s == 200)} × HTTP 200"
+    )
+    print(
+        f"    ack latency p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms "
+        f"→ p99 / target {ACK_TARGET * 1000:.0f} ms = {p99 / ACK_TARGET:.2f} (≤ 1 is good)"
+    )
     await chat.drain()
 
 
@@ -169,14 +190,18 @@ def first_chunk_at(fake: FakeFeishu, since: float) -> float | None:
 async def bench_first_chunk(session, url, fake, chat) -> None:
     (parent,) = fake.top_level(GROUP)
     thread = parent.message_id
-    window = parse_window("2026-01-28", "Asia/Shanghai", datetime.now(timezone.utc))
+    window = parse_window("2026-01-28", "Asia/Shanghai", datetime.now(UTC))
     commits = await chat.services.source(chat.settings.default_repo).list_commits(window)
     samples: list[float] = []
     for i in range(QUESTIONS + 1):
         sha = commits[i % len(commits)].sha[:8]
         since = time.monotonic()
-        status, _ = await post(session, url, mentioning(fake, f"what could {sha} break?", chat_id=GROUP,
-                                                        root_id=thread, thread_id="omt_bench"), fake)
+        _status, _ = await post(
+            session,
+            url,
+            mentioning(fake, f"what could {sha} break?", chat_id=GROUP, root_id=thread, thread_id="omt_bench"),
+            fake,
+        )
         await chat.drain()
         arrived = first_chunk_at(fake, since)
         if i == 0 or arrived is None:
@@ -186,10 +211,14 @@ async def bench_first_chunk(session, url, fake, chat) -> None:
         print("[2] no streamed answer reached the fake Feishu — nothing to measure")
         return
     median = statistics.median(samples)
-    print(f"[2] first streamed chunk after a thread question, minus the LLM's own {FIRST_TOKEN_DELAY * 1000:.0f} ms "
-          f"first-token delay, warm cache, {len(samples)} questions:")
-    print(f"    median {median * 1000:.1f} ms, max {max(samples) * 1000:.1f} ms → median / target "
-          f"{FIRST_CHUNK_TARGET * 1000:.0f} ms = {median / FIRST_CHUNK_TARGET:.2f} (≤ 1 is good)")
+    print(
+        f"[2] first streamed chunk after a thread question, minus the LLM's own {FIRST_TOKEN_DELAY * 1000:.0f} ms "
+        f"first-token delay, warm cache, {len(samples)} questions:"
+    )
+    print(
+        f"    median {median * 1000:.1f} ms, max {max(samples) * 1000:.1f} ms → median / target "
+        f"{FIRST_CHUNK_TARGET * 1000:.0f} ms = {median / FIRST_CHUNK_TARGET:.2f} (≤ 1 is good)"
+    )
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ DIGEST_BENCH_UV_MIRROR; the bare repository) through the real services and the f
 `--code DIR` imports `bot` from another checkout (e.g. the main branch) to print its figures
 with the same fake and data: the "before" column. The fake always comes from this checkout.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,7 @@ import random
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -82,7 +83,7 @@ BEHAVIOURS, Behaviour, FakeOpenAI = _fake.BEHAVIOURS, _fake.Behaviour, _fake.Fak
 SH = ZoneInfo("Asia/Shanghai")
 REPO = "bench/endpoints"
 DAY = date(2026, 1, 28)
-LATER = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731
+LATER = lambda: datetime(2026, 2, 1, tzinfo=UTC)  # noqa: E731
 
 
 def source_patch(name: str, lines: int, zh: bool) -> str:
@@ -104,24 +105,40 @@ def add_day(fake: FakeGitHub, n: int) -> None:
             title = f"test: cover option {i}"
         elif kind == 2:  # the day's big ones: over a 6,144-token window with Chinese comments
             lines = rng.randint(500, 900)
-            files = [FakeFile(f"crates/resolver/src/pass_{i}.rs", additions=lines, deletions=0,
-                              patch=source_patch(f"pass{i}", lines, zh=True))]
+            files = [
+                FakeFile(
+                    f"crates/resolver/src/pass_{i}.rs",
+                    additions=lines,
+                    deletions=0,
+                    patch=source_patch(f"pass{i}", lines, zh=True),
+                )
+            ]
             title = f"perf: rewrite resolver pass {i}"
         else:
-            files = [FakeFile(f"crates/cli/src/cmd_{i}_{j}.rs", additions=rng.randint(5, 80),
-                              deletions=rng.randint(0, 20)) for j in range(rng.randint(1, 4))]
+            files = [
+                FakeFile(f"crates/cli/src/cmd_{i}_{j}.rs", additions=rng.randint(5, 80), deletions=rng.randint(0, 20))
+                for j in range(rng.randint(1, 4))
+            ]
             title = f"feat: add --flag-{i} to the cli"
-        fake.add_commit(REPO, title, committed_at=datetime(2026, 1, 28, 1 + i * 22 // n, i % 60, tzinfo=SH),
-                        files=files)
+        fake.add_commit(
+            REPO, title, committed_at=datetime(2026, 1, 28, 1 + i * 22 // n, i % 60, tzinfo=SH), files=files
+        )
 
 
 async def one_day(gh: FakeGitHub, behaviour: str, args, data_dir: str) -> dict:
     played = Behaviour(behaviour)
     with FakeOpenAI(played) as llm:
-        settings = Settings(_env_file=None, github_api_url=gh.url, openai_base_url=llm.url,
-                            openai_api_key="sk-bench-endpoints", llm_concurrency=args.concurrency,
-                            llm_timeout=args.timeout, llm_max_retries=2, data_dir=Path(data_dir),
-                            redis_prefix=f"bench-ep-{behaviour}-{time.time_ns()}:")
+        settings = Settings(
+            _env_file=None,
+            github_api_url=gh.url,
+            openai_base_url=llm.url,
+            openai_api_key="sk-bench-endpoints",
+            llm_concurrency=args.concurrency,
+            llm_timeout=args.timeout,
+            llm_max_retries=2,
+            data_dir=Path(data_dir),
+            redis_prefix=f"bench-ep-{behaviour}-{time.time_ns()}:",
+        )
         services = Services.build(settings, clock=LATER)
         try:
             started = time.monotonic()
@@ -130,9 +147,14 @@ async def one_day(gh: FakeGitHub, behaviour: str, args, data_dir: str) -> dict:
         finally:
             await services.aclose()
         calls = len({json.dumps(r["messages"]) for r in llm.requests})
-        return {"llm": sum(1 for e in digest.entries if e.analysis and e.analysis.origin == "llm"),
-                "n": len(digest.entries), "requests": len(llm.requests), "calls": calls, "wall": wall,
-                "notices": digest.notices}
+        return {
+            "llm": sum(1 for e in digest.entries if e.analysis and e.analysis.origin == "llm"),
+            "n": len(digest.entries),
+            "requests": len(llm.requests),
+            "calls": calls,
+            "wall": wall,
+            "notices": digest.notices,
+        }
 
 
 async def main(args) -> None:
@@ -144,15 +166,21 @@ async def main(args) -> None:
         for behaviour in BEHAVIOURS:
             r = await one_day(gh, behaviour, args, data_dir)
             target = "(target 0: refused)" if behaviour == "echo" else "" if behaviour == "hang" else "(target 1.0)"
-            print(f"{behaviour:<14} {r['llm']:>3}/{r['n']:<3} = {r['llm'] / r['n']:>5.2f} {target:<20}"
-                  f"{r['requests']:>6} {r['wall']:>6.1f}s")
+            print(
+                f"{behaviour:<14} {r['llm']:>3}/{r['n']:<3} = {r['llm'] / r['n']:>5.2f} {target:<20}"
+                f"{r['requests']:>6} {r['wall']:>6.1f}s"
+            )
             if behaviour == "hang":
                 hang = r
         ideal = args.timeout * 2 * math.ceil(args.commits / args.concurrency)
-        print(f"hang: {hang['requests']} requests for {hang['calls']} calls = "
-              f"{hang['requests'] / max(hang['calls'], 1):.2f} per call (target ≤ 2); the rest skipped by the breaker")
-        print(f"hang: all-hang day {hang['wall']:.1f} s ÷ (timeout × 2 × ⌈N/C⌉ = {ideal:g} s) = "
-              f"{hang['wall'] / ideal:.2f} (target ≤ 1.2)")
+        print(
+            f"hang: {hang['requests']} requests for {hang['calls']} calls = "
+            f"{hang['requests'] / max(hang['calls'], 1):.2f} per call (target ≤ 2); the rest skipped by the breaker"
+        )
+        print(
+            f"hang: all-hang day {hang['wall']:.1f} s ÷ (timeout × 2 × ⌈N/C⌉ = {ideal:g} s) = "
+            f"{hang['wall'] / ideal:.2f} (target ≤ 1.2)"
+        )
         print(f"hang: notice: {hang['notices'][0] if hang['notices'] else '(none)'}")
 
 
@@ -166,9 +194,16 @@ BLANK_SEEDS = (1, 2, 3, 4, 5)
 
 
 def _settings(url: str, data_dir: str, tag: str, **extra) -> Settings:
-    return Settings(_env_file=None, openai_base_url=url, openai_api_key="sk-bench-endpoints",
-                    llm_timeout=30, llm_max_retries=1, data_dir=Path(data_dir),
-                    redis_prefix=f"bench-real-{tag}-{time.time_ns()}:", **extra)
+    return Settings(
+        _env_file=None,
+        openai_base_url=url,
+        openai_api_key="sk-bench-endpoints",
+        llm_timeout=30,
+        llm_max_retries=1,
+        data_dir=Path(data_dir),
+        redis_prefix=f"bench-real-{tag}-{time.time_ns()}:",
+        **extra,
+    )
 
 
 async def _digest_days(services, mirror: str, days: list[date]):
@@ -188,13 +223,16 @@ async def window_figures(args, days, data_dir) -> dict:
     from bot.diffs import estimate_tokens, select_diff
 
     with FakeOpenAI(_fake.good_answer, window=8192, tokens=_fake.measured_tokens) as fake:
-        services = Services.build(_settings(fake.url, data_dir, "window", llm_context_tokens=8192,
-                                            llm_concurrency=1, analysis_concurrency=1))
+        services = Services.build(
+            _settings(fake.url, data_dir, "window", llm_context_tokens=8192, llm_concurrency=1, analysis_concurrency=1)
+        )
         try:
             entries = await _digest_days(services, args.mirror, days)
             source = services.source(args.mirror)
-            showable = {e.commit.short_sha: select_diff(await services.builder.files(source, e.commit.sha),
-                                                        10 ** 7).tokens for e in entries}
+            showable = {
+                e.commit.short_sha: select_diff(await services.builder.files(source, e.commit.sha), 10**7).tokens
+                for e in entries
+            }
         finally:
             await services.aclose()
     sent: dict[str, int] = {}
@@ -205,25 +243,38 @@ async def window_figures(args, days, data_dir) -> dict:
         sent[sha] = max(sent.get(sha, 0), estimate_tokens(diff))
     analyses = [e.analysis for e in entries if e.analysis and e.analysis.origin == "llm" and e.analysis.coverage]
     over = sum(1 for a in analyses for _, reason in a.coverage.omitted if reason == "over budget")
-    cut = [e for e in entries if e.analysis and e.analysis.coverage and (e.analysis.coverage.partial or any(
-        reason == "over budget" for _, reason in e.analysis.coverage.omitted))]
+    cut = [
+        e
+        for e in entries
+        if e.analysis
+        and e.analysis.coverage
+        and (e.analysis.coverage.partial or any(reason == "over budget" for _, reason in e.analysis.coverage.omitted))
+    ]
     cut_sent = sum(sent.get(e.commit.short_sha, 0) for e in cut)
     cut_showable = sum(showable[e.commit.short_sha] for e in cut)
     requests = _analysis_requests(fake)
-    return {"commits": len(entries), "llm": len(analyses), "over": over, "cut": len(cut),
-            "cut_sent": cut_sent, "cut_showable": cut_showable,
-            "sent": sum(sent.values()), "showable": sum(showable.values()),
-            "biggest": max((fake.tokens(r) for r in requests), default=0),
-            "max_tokens": min((r.get("max_tokens") or 0 for r in requests), default=0),
-            "refusals": fake.window_refusals}
+    return {
+        "commits": len(entries),
+        "llm": len(analyses),
+        "over": over,
+        "cut": len(cut),
+        "cut_sent": cut_sent,
+        "cut_showable": cut_showable,
+        "sent": sum(sent.values()),
+        "showable": sum(showable.values()),
+        "biggest": max((fake.tokens(r) for r in requests), default=0),
+        "max_tokens": min((r.get("max_tokens") or 0 for r in requests), default=0),
+        "refusals": fake.window_refusals,
+    }
 
 
 async def blank_figures(args, days, data_dir) -> list[tuple[int, int, int]]:
     out = []
     for seed in BLANK_SEEDS:
         with FakeOpenAI(_fake.good_answer, blank_rate=1 / 3, seed=seed) as fake:
-            services = Services.build(_settings(fake.url, data_dir, f"blank{seed}", llm_concurrency=1,
-                                                analysis_concurrency=1))
+            services = Services.build(
+                _settings(fake.url, data_dir, f"blank{seed}", llm_concurrency=1, analysis_concurrency=1)
+            )
             try:
                 entries = await _digest_days(services, args.mirror, days)
             finally:
@@ -247,11 +298,15 @@ async def qa_figures(args, data_dir, sha: str) -> dict:
             await services.aclose()
     streamed = [r for r in fake.requests if r.get("stream")]
     sent = streamed[-1]["messages"][-1]["content"] if streamed else ""
-    return {"answered": "could not answer" not in answer and "did not fit" not in answer,
-            "requests": len(streamed), "refusals": fake.window_refusals,
-            "first": fake.tokens(streamed[0]) if streamed else 0,
-            "last": fake.tokens(streamed[-1]) if streamed else 0, "hunks": sent.count("@@ -"),
-            "note": next((line for line in answer.splitlines() if line.startswith("📄")), "(no coverage line)")}
+    return {
+        "answered": "could not answer" not in answer and "did not fit" not in answer,
+        "requests": len(streamed),
+        "refusals": fake.window_refusals,
+        "first": fake.tokens(streamed[0]) if streamed else 0,
+        "last": fake.tokens(streamed[-1]) if streamed else 0,
+        "hunks": sent.count("@@ -"),
+        "note": next((line for line in answer.splitlines() if line.startswith("📄")), "(no coverage line)"),
+    }
 
 
 async def real(args) -> None:
@@ -265,22 +320,28 @@ async def real(args) -> None:
     print(f"bot from {_code_root()}; uv days {', '.join(map(str, days))} (UTC)")
     with tempfile.TemporaryDirectory() as data_dir:
         w = await window_figures(args, days, data_dir)
-        print(f"8,192-token window, server counting 0.73–0.81 of the estimate: {w['llm']}/{w['commits']} LLM "
-              f"analyses; diff sent {w['sent']:,} tokens in all; {w['cut']} commits' diff cut to fit, "
-              f"{w['cut_sent']:,} tokens of theirs sent, {w['over']} files left out over budget; "
-              f"biggest prompt {w['biggest']:,} server tokens; smallest max_tokens {w['max_tokens']:,}; "
-              f"context errors {w['refusals']}")
+        print(
+            f"8,192-token window, server counting 0.73–0.81 of the estimate: {w['llm']}/{w['commits']} LLM "
+            f"analyses; diff sent {w['sent']:,} tokens in all; {w['cut']} commits' diff cut to fit, "
+            f"{w['cut_sent']:,} tokens of theirs sent, {w['over']} files left out over budget; "
+            f"biggest prompt {w['biggest']:,} server tokens; smallest max_tokens {w['max_tokens']:,}; "
+            f"context errors {w['refusals']}"
+        )
         b = await blank_figures(args, days, data_dir)
         fell, total = sum(f for f, _, _ in b), sum(n for _, n, _ in b)
-        print(f"blank answers one time in three (seeds {BLANK_SEEDS}): fallbacks {fell}/{total} = {fell / total:.3f} "
-              f"(per seed {[f for f, _, _ in b]}; {sum(x for _, _, x in b)} blank answers)")
+        print(
+            f"blank answers one time in three (seeds {BLANK_SEEDS}): fallbacks {fell}/{total} = {fell / total:.3f} "
+            f"(per seed {[f for f, _, _ in b]}; {sum(x for _, _, x in b)} blank answers)"
+        )
         for label, shas in (("tuned on", (QA_TUNED,)), ("held out", QA_HELD_OUT)):
             results = [(sha, await qa_figures(args, data_dir, sha)) for sha in shas]
             answered = sum(1 for _, q in results if q["answered"])
             print(f"ask against a 6,144-token window, analysis cached ({label}): answered {answered}/{len(results)}")
             for sha, q in results:
-                print(f"  {sha}: answered={q['answered']}; {q['requests']} streamed requests ({q['refusals']} refused), "
-                      f"prompt {q['first']:,} → {q['last']:,} server tokens, {q['hunks']} hunks sent; {q['note']}")
+                print(
+                    f"  {sha}: answered={q['answered']}; {q['requests']} streamed requests ({q['refusals']} refused), "
+                    f"prompt {q['first']:,} → {q['last']:,} server tokens, {q['hunks']} hunks sent; {q['note']}"
+                )
 
 
 if __name__ == "__main__":
@@ -290,8 +351,11 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--real", action="store_true", help="issue 17's figures on real uv days (needs --mirror)")
     parser.add_argument("--mirror", help="a bare clone of astral-sh/uv (else DIGEST_BENCH_UV_MIRROR)")
-    parser.add_argument("--days", default="2026-01-13,2026-01-14,2026-01-16,2026-01-20",
-                        help="UTC days of uv to digest (default: days not looked at while tuning)")
+    parser.add_argument(
+        "--days",
+        default="2026-01-13,2026-01-14,2026-01-16,2026-01-20",
+        help="UTC days of uv to digest (default: days not looked at while tuning)",
+    )
     parser.add_argument("--code", help="import bot from this checkout instead (the 'before' figures)")
     parsed = parser.parse_args()
     asyncio.run(real(parsed) if parsed.real else main(parsed))

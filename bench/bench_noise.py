@@ -21,6 +21,7 @@ how many commits were analysed out of how many listed.
 
 Asserts nothing; prints the figures for the README.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,7 @@ def plan_before(digest) -> list:
     replies: list = [CommitDetail(digest, e) for e in notable]
     low = tuple(e for e in wanted if e.importance is Importance.LOW)
     for i in range(0, len(low), LOW_PER_MESSAGE):
-        replies.append(LowCommits(digest, low[i:i + LOW_PER_MESSAGE]))
+        replies.append(LowCommits(digest, low[i : i + LOW_PER_MESSAGE]))
     return [DigestParent(digest, "low", REPORT)] + replies
 
 
@@ -87,24 +88,45 @@ def commit_lines(contents) -> int:
 
 
 def default_week(repo: str) -> date:
-    last = subprocess.run(["git", "--git-dir" if repo.endswith(".git") or Path(repo, "HEAD").exists() else "-C",
-                           repo, "log", "-1", "--format=%cs"], capture_output=True, text=True, check=True).stdout
+    last = subprocess.run(
+        [
+            "git",
+            "--git-dir" if repo.endswith(".git") or Path(repo, "HEAD").exists() else "-C",
+            repo,
+            "log",
+            "-1",
+            "--format=%cs",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return date.fromisoformat(last.strip()) - timedelta(days=7)
 
 
 async def main(args) -> None:
     with tempfile.TemporaryDirectory() as data:
-        settings = Settings(_env_file=None, default_repo=args.repo, data_dir=Path(data), default_lang=args.lang,
-                            default_tz=args.tz, digest_cache_ttl=0)
+        settings = Settings(
+            _env_file=None,
+            default_repo=args.repo,
+            data_dir=Path(data),
+            default_lang=args.lang,
+            default_tz=args.tz,
+            digest_cache_ttl=0,
+        )
         services = Services.build(settings)
         try:
             source = services.source(args.repo)
             branch = await source.default_branch()
             monday = args.week - timedelta(days=args.week.weekday())
-            print(f"{source.name} ({branch}), ISO week {monday}..{monday + timedelta(days=6)}, {args.tz}, "
-                  f"offline analyser, Slack payloads per digest")
-            print(f"{'day':<11} {'commits':>7} {'H/M/L':>9} {'bots':>5} {'messages before':>16} {'after':>6} "
-                  f"{'lines before':>13} {'after':>6}")
+            print(
+                f"{source.name} ({branch}), ISO week {monday}..{monday + timedelta(days=6)}, {args.tz}, "
+                f"offline analyser, Slack payloads per digest"
+            )
+            print(
+                f"{'day':<11} {'commits':>7} {'H/M/L':>9} {'bots':>5} {'messages before':>16} {'after':>6} "
+                f"{'lines before':>13} {'after':>6}"
+            )
             totals = [0, 0, 0, 0, 0]
             started = time.perf_counter()
             for i in range(7):
@@ -119,31 +141,44 @@ async def main(args) -> None:
                 old, new = plan_before(d), plan_after(d)
                 row = [slack_messages(old), slack_messages(new), commit_lines(old), commit_lines(new)]
                 counts = "/".join(str(d.count(imp)) for imp in Importance)
-                print(f"{day.isoformat():<11} {len(d.entries):>7} {counts:>9} {sum(len(g.entries) for g in bots):>5} "
-                      f"{row[0]:>16} {row[1]:>6} {row[2]:>13} {row[3]:>6}")
+                print(
+                    f"{day.isoformat():<11} {len(d.entries):>7} {counts:>9} {sum(len(g.entries) for g in bots):>5} "
+                    f"{row[0]:>16} {row[1]:>6} {row[2]:>13} {row[3]:>6}"
+                )
                 for k in range(4):
                     totals[k] += row[k]
                 totals[4] += len(d.entries)
-            print(f"{'week':<11} {totals[4]:>7} {'':>9} {'':>5} {totals[0]:>16} {totals[1]:>6} {totals[2]:>13} "
-                  f"{totals[3]:>6}   (the seven daily pushes)")
+            print(
+                f"{'week':<11} {totals[4]:>7} {'':>9} {'':>5} {totals[0]:>16} {totals[1]:>6} {totals[2]:>13} "
+                f"{totals[3]:>6}   (the seven daily pushes)"
+            )
 
             window = week_window(monday, args.tz)
             w = await services.builder.build(source, window, args.lang, branch)
-            plan = Plan(w, "low", False, bots="collapse", week=await areas_of(services.builder, source,
-                                                                              shown_entries(w)),
-                        files_supported=True)
+            plan = Plan(
+                w,
+                "low",
+                False,
+                bots="collapse",
+                week=await areas_of(services.builder, source, shown_entries(w)),
+                files_supported=True,
+            )
             rollup = parent_content(plan, REPORT)
-            print(f"weekly roll-up: {len(w.entries)} commits → {len(rollup.areas)} areas, "
-                  f"{sum(len(es) for _, es in rollup.areas)} high/medium lines, {len(rollup.bots)} bot lines, "
-                  f"{rollup.low} lows counted in one line; Slack messages {len(slack.render(rollup))}, "
-                  f"Feishu cards {len(feishu.render_cards(rollup))}; "
-                  f"the same week as one range digest (`/digest last-week`): {slack_messages(plan_before(w))} "
-                  f"messages before, {slack_messages(plan_after(w))} after")
+            print(
+                f"weekly roll-up: {len(w.entries)} commits → {len(rollup.areas)} areas, "
+                f"{sum(len(es) for _, es in rollup.areas)} high/medium lines, {len(rollup.bots)} bot lines, "
+                f"{rollup.low} lows counted in one line; Slack messages {len(slack.render(rollup))}, "
+                f"Feishu cards {len(feishu.render_cards(rollup))}; "
+                f"the same week as one range digest (`/digest last-week`): {slack_messages(plan_before(w))} "
+                f"messages before, {slack_messages(plan_after(w))} after"
+            )
             if args.paths:
                 filt = PathFilter.of(args.paths)
                 f = await services.builder.build(source, window, args.lang, branch, paths=filt)
-                print(f"paths {' '.join(filt.paths)}: {len(f.entries)} of {len(f.entries) + f.filtered_out} "
-                      f"commits kept (and analysed); digest of the week {slack_messages(plan_after(f))} messages")
+                print(
+                    f"paths {' '.join(filt.paths)}: {len(f.entries)} of {len(f.entries) + f.filtered_out} "
+                    f"commits kept (and analysed); digest of the week {slack_messages(plan_after(f))} messages"
+                )
             print(f"(built and planned in {time.perf_counter() - started:.0f} s)")
         finally:
             await services.aclose()
@@ -151,10 +186,12 @@ async def main(args) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repo", default=os.environ.get("BENCH_NOISE_REPO"),
-                        help="a clone or bare mirror (or $BENCH_NOISE_REPO)")
-    parser.add_argument("--week", type=date.fromisoformat, help="any day of the week (default: the week before "
-                                                                 "the last commit)")
+    parser.add_argument(
+        "--repo", default=os.environ.get("BENCH_NOISE_REPO"), help="a clone or bare mirror (or $BENCH_NOISE_REPO)"
+    )
+    parser.add_argument(
+        "--week", type=date.fromisoformat, help="any day of the week (default: the week before the last commit)"
+    )
     parser.add_argument("--tz", default="UTC")
     parser.add_argument("--lang", default="en", choices=("en", "zh"))
     parser.add_argument("--paths", nargs="+", metavar="GLOB")

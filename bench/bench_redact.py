@@ -11,6 +11,7 @@ newest commit, split into files as the bot receives them. It measures
     time spent in redaction.
 Nothing is sent anywhere. Without the repository it says so and exits 0.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,7 @@ import re
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -34,11 +35,25 @@ from bot.prompts import Prompts  # noqa: E402
 
 def load_commits(repo: Path, days: int) -> list[tuple[Commit, list[FileChange]]]:
     git = ["git", "--git-dir", str(repo)]
-    newest = int(subprocess.run([*git, "log", "-1", "--format=%ct", "HEAD"], capture_output=True, text=True,
-                                check=True).stdout)
-    log = subprocess.run([*git, "log", "--no-merges", "-p", "--no-color", "--no-ext-diff",
-                          "--format=%x00%H%x1f%an%x1f%ct%x1f%B%x01", f"--since={newest - days * 86400}",
-                          f"--until={newest}", "HEAD"], capture_output=True, check=True).stdout
+    newest = int(
+        subprocess.run([*git, "log", "-1", "--format=%ct", "HEAD"], capture_output=True, text=True, check=True).stdout
+    )
+    log = subprocess.run(
+        [
+            *git,
+            "log",
+            "--no-merges",
+            "-p",
+            "--no-color",
+            "--no-ext-diff",
+            "--format=%x00%H%x1f%an%x1f%ct%x1f%B%x01",
+            f"--since={newest - days * 86400}",
+            f"--until={newest}",
+            "HEAD",
+        ],
+        capture_output=True,
+        check=True,
+    ).stdout
     commits = []
     for chunk in log.decode("utf-8", "replace").split("\x00")[1:]:
         head, _, patch = chunk.partition("\x01")
@@ -49,20 +64,42 @@ def load_commits(repo: Path, days: int) -> list[tuple[Commit, list[FileChange]]]
             m = re.match(r"a/(\S+) b/(\S+)", part)
             if not m:
                 continue
-            body_text = part[part.find("\n@@") + 1:] if "\n@@" in part else None
+            body_text = part[part.find("\n@@") + 1 :] if "\n@@" in part else None
             adds = sum(1 for line in (body_text or "").split("\n") if line.startswith("+"))
             dels = sum(1 for line in (body_text or "").split("\n") if line.startswith("-"))
-            files.append(FileChange(path=m.group(2), status="modified", additions=adds, deletions=dels,
-                                    patch=body_text, binary="Binary files" in part[:400]))
-        commits.append((Commit(repo=repo.parent.name.replace("+", "/"), sha=sha, title=title, body=body.strip(),
-                               author=author, committed_at=datetime.fromtimestamp(int(when), timezone.utc)), files))
+            files.append(
+                FileChange(
+                    path=m.group(2),
+                    status="modified",
+                    additions=adds,
+                    deletions=dels,
+                    patch=body_text,
+                    binary="Binary files" in part[:400],
+                )
+            )
+        commits.append(
+            (
+                Commit(
+                    repo=repo.parent.name.replace("+", "/"),
+                    sha=sha,
+                    title=title,
+                    body=body.strip(),
+                    author=author,
+                    committed_at=datetime.fromtimestamp(int(when), UTC),
+                ),
+                files,
+            )
+        )
     return commits
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repo", default=os.environ.get("BENCH_REDACT_REPO"),
-                        help="a git directory of a busy project (or $BENCH_REDACT_REPO)")
+    parser.add_argument(
+        "--repo",
+        default=os.environ.get("BENCH_REDACT_REPO"),
+        help="a git directory of a busy project (or $BENCH_REDACT_REPO)",
+    )
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
@@ -76,16 +113,20 @@ def main() -> int:
     commits = load_commits(repo, args.days)
     patches = [f.patch for _, files in commits for f in files if f.patch]
     size = sum(len(p.encode()) for p in patches)
-    print(f"corpus: {repo.parent.name.replace('+', '/')}, {len(commits)} commits of {args.days} days, "
-          f"{len(patches)} patches, {size / 1e6:.1f} MB")
+    print(
+        f"corpus: {repo.parent.name.replace('+', '/')}, {len(commits)} commits of {args.days} days, "
+        f"{len(patches)} patches, {size / 1e6:.1f} MB"
+    )
 
     best = float("inf")
     for _ in range(args.repeat):
         start = time.process_time()
         found = sum(redact_module.redact(p).count for p in patches)
         best = min(best, time.process_time() - start)
-    print(f"redact() alone: {size / 1e6 / best:.1f} MB/s ({best:.2f} s, {found} redactions); floor ~6 MB/s "
-          f"-> {size / 1e6 / best / 6:.2f}x the floor")
+    print(
+        f"redact() alone: {size / 1e6 / best:.1f} MB/s ({best:.2f} s, {found} redactions); floor ~6 MB/s "
+        f"-> {size / 1e6 / best / 6:.2f}x the floor"
+    )
 
     # building every commit's prompt, timing the redaction inside it
     # _prompt asks the LLM client only for its prompt budget: a stand-in that never sends anything
@@ -103,6 +144,7 @@ def main() -> int:
 
     import bot.analysis.analyze as analyze_module
     import bot.diffs as diffs_module
+
     patched = [(redact_module, "redact"), (diffs_module, "redact"), (analyze_module, "redact")]
     saved = [(mod, name, getattr(mod, name)) for mod, name in patched if hasattr(mod, name)]
     text_redact = analyze_module.redact_text
@@ -121,8 +163,10 @@ def main() -> int:
         analyze_module.redact_text = text_redact
         diffs_module.redact_text = redact_module.redact_text
     share = spent["redact"] / total if total else 0.0
-    print(f"building {len(commits)} prompts: {total:.2f} s ({1000 * total / max(len(commits), 1):.1f} ms each); "
-          f"redaction {spent['redact']:.2f} s = {100 * share:.0f}% of it")
+    print(
+        f"building {len(commits)} prompts: {total:.2f} s ({1000 * total / max(len(commits), 1):.1f} ms each); "
+        f"redaction {spent['redact']:.2f} s = {100 * share:.0f}% of it"
+    )
     return 0
 
 

@@ -20,6 +20,7 @@ medium and low, in English and in Chinese. Prints, per language:
 
 Asserts nothing; there is no target in the issue beyond "report the figures".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,13 +67,25 @@ def bench_render(n: int, runs: int, lang: str) -> dict:
         cpu.append(time.process_time() - start_cpu)
     raw = html.encode()
     stored = len(zlib.compress(json.dumps(to_dict(digest), ensure_ascii=False).encode(), 6))  # as Store.set_blob
-    return {"stored": stored, "bytes": len(raw), "gzip": len(gzip.compress(raw, 6)), "first": first,
-            "median": statistics.median(times), "max": max(times), "cpu": statistics.median(cpu)}
+    return {
+        "stored": stored,
+        "bytes": len(raw),
+        "gzip": len(gzip.compress(raw, 6)),
+        "first": first,
+        "median": statistics.median(times),
+        "max": max(times),
+        "cpu": statistics.median(cpu),
+    }
 
 
 async def bench_served(n: int, runs: int, lang: str, data_dir: Path) -> dict:
-    settings = Settings(_env_file=None, data_dir=data_dir, redis_prefix=f"benchreport{lang}:",
-                        public_base_url="https://digest.example.com", log_level="WARNING")
+    settings = Settings(
+        _env_file=None,
+        data_dir=data_dir,
+        redis_prefix=f"benchreport{lang}:",
+        public_base_url="https://digest.example.com",
+        log_level="WARNING",
+    )
     services = Services.build(settings)
     runner = await start_server(build_app(services.store, report_routes(services.reports)), "127.0.0.1", 0)
     try:
@@ -104,12 +117,18 @@ def main() -> None:
         for lang in ("en", "zh"):
             r = bench_render(args.commits, args.runs, lang)
             s = asyncio.run(bench_served(args.commits, args.runs, lang, Path(tmp) / "data"))
-            print(f"  {lang}: page {r['bytes']:,} bytes ({r['bytes'] / args.commits:,.0f} per commit), "
-                  f"gzip {r['gzip']:,} bytes (on the wire {s['wire']:,}); kept in Redis: {r['stored']:,} bytes")
-            print(f"      render_page: first {ms(r['first'])}, then median {ms(r['median'])} "
-                  f"(CPU {ms(r['cpu'])}), max {ms(r['max'])}")
-            print(f"      served (GET of the signed link, Redis + verify + render + gzip): "
-                  f"median {ms(s['median'])}, max {ms(s['max'])}")
+            print(
+                f"  {lang}: page {r['bytes']:,} bytes ({r['bytes'] / args.commits:,.0f} per commit), "
+                f"gzip {r['gzip']:,} bytes (on the wire {s['wire']:,}); kept in Redis: {r['stored']:,} bytes"
+            )
+            print(
+                f"      render_page: first {ms(r['first'])}, then median {ms(r['median'])} "
+                f"(CPU {ms(r['cpu'])}), max {ms(r['max'])}"
+            )
+            print(
+                f"      served (GET of the signed link, Redis + verify + render + gzip): "
+                f"median {ms(s['median'])}, max {ms(s['max'])}"
+            )
 
 
 if __name__ == "__main__":

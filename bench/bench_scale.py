@@ -19,6 +19,7 @@ acks      300 signed `/digest` commands at once into a `serve` process, with a s
 history   a local repository with ten months of history (20 commits a day): the digest of a day ten
           months back ÷ the digest of the latest day. Target ≈ 1.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -56,8 +57,12 @@ LLM_LATENCY, LLM_CONCURRENCY = 0.2, 16
 
 
 def settings_for(tmp: Path, **values) -> Settings:
-    base = dict(data_dir=tmp / "data", redis_prefix=f"bench{os.getpid()}{time.time_ns() % 10**6}:",
-                default_lang="en", log_level="WARNING")
+    base = dict(
+        data_dir=tmp / "data",
+        redis_prefix=f"bench{os.getpid()}{time.time_ns() % 10**6}:",
+        default_lang="en",
+        log_level="WARNING",
+    )
     base.update(values)
     return Settings(_env_file=None, **base)
 
@@ -77,28 +82,42 @@ async def bench_big(tmp: Path) -> None:
     n = 1000
     repo = day_repo(tmp / "big", n)
     with FakeOpenAI(latency=LLM_LATENCY) as llm:
-        settings = settings_for(tmp, default_repo=str(repo.path), openai_base_url=llm.url,
-                                openai_api_key="sk-bench-00000000000", llm_concurrency=LLM_CONCURRENCY)
+        settings = settings_for(
+            tmp,
+            default_repo=str(repo.path),
+            openai_base_url=llm.url,
+            openai_api_key="sk-bench-00000000000",
+            llm_concurrency=LLM_CONCURRENCY,
+        )
         services = Services.build(settings)
         try:
             started = time.perf_counter()
-            digest = await services.builder.build(services.source(str(repo.path)), day_window(DAY, "Asia/Shanghai"), "en")
+            digest = await services.builder.build(
+                services.source(str(repo.path)), day_window(DAY, "Asia/Shanghai"), "en"
+            )
             wall = time.perf_counter() - started
         finally:
             await services.aclose()
     ideal = (math.ceil(n / LLM_CONCURRENCY) + 1) * LLM_LATENCY
     fallbacks = sum(1 for e in digest.entries if e.analysis.origin != "llm")
-    print(f"big       {n} commits, L={LLM_LATENCY}s, C={LLM_CONCURRENCY}: {wall:.1f} s; ideal {ideal:.1f} s; "
-          f"ratio {wall / ideal:.2f} (target ≤ 1.2); LLM calls {len(llm.requests)}; fallbacks {fallbacks}")
+    print(
+        f"big       {n} commits, L={LLM_LATENCY}s, C={LLM_CONCURRENCY}: {wall:.1f} s; ideal {ideal:.1f} s; "
+        f"ratio {wall / ideal:.2f} (target ≤ 1.2); LLM calls {len(llm.requests)}; fallbacks {fallbacks}"
+    )
 
 
 async def bench_channels(tmp: Path) -> None:
     n = 28
     repo = day_repo(tmp / "day", n)
     with FakeOpenAI(latency=LLM_LATENCY) as llm, FakeSlack() as slack:
-        settings = settings_for(tmp, default_repo=str(repo.path), openai_base_url=llm.url,
-                                openai_api_key="sk-bench-00000000000", slack_bot_token=slack.token,
-                                slack_api_url=slack.url)
+        settings = settings_for(
+            tmp,
+            default_repo=str(repo.path),
+            openai_base_url=llm.url,
+            openai_api_key="sk-bench-00000000000",
+            slack_bot_token=slack.token,
+            slack_api_url=slack.url,
+        )
         workers = []
         for _ in range(2):
             services = Services.build(settings)
@@ -107,23 +126,41 @@ async def bench_channels(tmp: Path) -> None:
             chat.register(adapter.platform)
             workers.append((services, chat, adapter))
         window = to_dict(day_window(DAY, "Asia/Shanghai"))
-        specs = [DeliverySpec(platform="slack", channel=f"C{i:04d}", repo=str(repo.path), window=window, lang="en",
-                              key=f"{settings.redis_prefix}bench:{i}", progress=True) for i in range(20)]
+        specs = [
+            DeliverySpec(
+                platform="slack",
+                channel=f"C{i:04d}",
+                repo=str(repo.path),
+                window=window,
+                lang="en",
+                key=f"{settings.redis_prefix}bench:{i}",
+                progress=True,
+            )
+            for i in range(20)
+        ]
         try:
             await asyncio.gather(*(workers[i % 2][1].deliveries.run(s) for i, s in enumerate(specs)))
         finally:
-            for services, chat, adapter in workers:
+            for services, _chat, adapter in workers:
                 await adapter.close()
                 await services.aclose()
-    print(f"channels  20 channels × the same {n}-commit day: {len(llm.requests)} LLM calls; "
-          f"ratio {len(llm.requests) / (n + 1):.2f} (target 1.0)")
+    print(
+        f"channels  20 channels × the same {n}-commit day: {len(llm.requests)} LLM calls; "
+        f"ratio {len(llm.requests) / (n + 1):.2f} (target 1.0)"
+    )
 
 
 async def _deliver_subscriptions(tmp: Path, slack: FakeSlack, repo: GitRepo, channels: int, prefix: str) -> float:
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     at = (now - timedelta(minutes=2)).strftime("%H:%M")
-    settings = settings_for(tmp, default_repo=str(repo.path), slack_bot_token=slack.token, slack_api_url=slack.url,
-                            redis_prefix=prefix, clock_interval=0.2)
+    settings = settings_for(
+        tmp,
+        default_repo=str(repo.path),
+        slack_bot_token=slack.token,
+        slack_api_url=slack.url,
+        redis_prefix=prefix,
+        clock_interval=0.2,
+    )
     services = Services.build(settings)
     chat = ChatService(services)
     adapter = build_slack(settings, chat, receive=False)
@@ -133,8 +170,9 @@ async def _deliver_subscriptions(tmp: Path, slack: FakeSlack, repo: GitRepo, cha
     await worker.start()
     chat.worker = worker
     for i in range(channels):
-        await chat.subs.upsert(Subscription("slack", f"CF{prefix[-4:]}{i:03d}", str(repo.path), at=at, tz="UTC",
-                                            lang="en"))
+        await chat.subs.upsert(
+            Subscription("slack", f"CF{prefix[-4:]}{i:03d}", str(repo.path), at=at, tz="UTC", lang="en")
+        )
     started = time.perf_counter()
     await Clock(chat, settings, jobs=chat.jobs).tick()
     while True:
@@ -152,25 +190,38 @@ async def _deliver_subscriptions(tmp: Path, slack: FakeSlack, repo: GitRepo, cha
 
 async def bench_fanout(tmp: Path) -> None:
     repo = GitRepo(tmp / "fanout")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     yesterday = (now - timedelta(days=1)).date()
     # 3 high commits (one thread message each) and 5 low ones (one grouped message): 5 messages
-    bulk_commits(repo, 3, datetime.combine(yesterday, datetime.min.time(), tzinfo=timezone.utc) + timedelta(hours=3),
-                 step_seconds=600, title="feat!: remove the legacy API, handle edge case {i} in module {m}")
-    bulk_commits(repo, 5, datetime.combine(yesterday, datetime.min.time(), tzinfo=timezone.utc) + timedelta(hours=6),
-                 step_seconds=600)
+    bulk_commits(
+        repo,
+        3,
+        datetime.combine(yesterday, datetime.min.time(), tzinfo=UTC) + timedelta(hours=3),
+        step_seconds=600,
+        title="feat!: remove the legacy API, handle edge case {i} in module {m}",
+    )
+    bulk_commits(
+        repo, 5, datetime.combine(yesterday, datetime.min.time(), tzinfo=UTC) + timedelta(hours=6), step_seconds=600
+    )
     with FakeSlack() as slack:
         # warm the digest cache once so both runs measure delivery, not the (shared) build
         await _deliver_subscriptions(tmp, slack, repo, 1, "fanwarm:")
         one = await _deliver_subscriptions(tmp, slack, repo, 1, "fanone:")
         fifty = await _deliver_subscriptions(tmp, slack, repo, 50, "fanall:")
-    print(f"fanout    one subscription {one:.2f} s; 50 subscriptions at once {fifty:.2f} s; "
-          f"ratio {fifty / one:.2f} (target ≤ 1.5)")
+    print(
+        f"fanout    one subscription {one:.2f} s; 50 subscriptions at once {fifty:.2f} s; "
+        f"ratio {fifty / one:.2f} (target ≤ 1.5)"
+    )
 
 
 def _start(role: str, env: dict, log: Path, nice: int = 0) -> subprocess.Popen:
-    return subprocess.Popen(["nice", "-n", str(nice), sys.executable, "-m", "bot", role], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
+    return subprocess.Popen(
+        ["nice", "-n", str(nice), sys.executable, "-m", "bot", role],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=open(log, "wb"),
+    )
 
 
 async def bench_acks(tmp: Path) -> None:
@@ -190,10 +241,20 @@ async def _acks(tmp: Path, nice: int) -> None:
     secret = "bench-signing-secret"
     with FakeSlack() as slack:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "REDIS_", "DEFAULT_"))}
-        env.update(SLACK_BOT_TOKEN=slack.token, SLACK_API_URL=slack.url, SLACK_SIGNING_SECRET=secret,
-                   REDIS_URL=f"unix://{server.socket_file}", REDIS_PREFIX="acks:", DEFAULT_REPO=str(repo.path),
-                   DEFAULT_LANG="en", PORT=str(port), HOST="127.0.0.1", LOG_LEVEL="WARNING",
-                   DATA_DIR=str(tmp / "data"), PYTHONPATH=str(ROOT))
+        env.update(
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_API_URL=slack.url,
+            SLACK_SIGNING_SECRET=secret,
+            REDIS_URL=f"unix://{server.socket_file}",
+            REDIS_PREFIX="acks:",
+            DEFAULT_REPO=str(repo.path),
+            DEFAULT_LANG="en",
+            PORT=str(port),
+            HOST="127.0.0.1",
+            LOG_LEVEL="WARNING",
+            DATA_DIR=str(tmp / "data"),
+            PYTHONPATH=str(ROOT),
+        )
         procs = [_start("serve", env, tmp / "serve.log"), _start("worker", env, tmp / "worker.log", nice)]
         try:
             await _until_healthy(port)
@@ -205,8 +266,9 @@ async def _acks(tmp: Path, nice: int) -> None:
             # Signed ahead, sent at once on 300 connections (aiohttp's client would otherwise queue
             # past 100 connections and the client's own queue would be measured).
             bodies = [sender.slash_body("2026-01-20", channel=f"CA{i:04d}", user=f"U{i:04d}") for i in range(300)]
-            requests = [(body, {"Content-Type": "application/x-www-form-urlencoded", **sender.sign(body)})
-                        for body in bodies]
+            requests = [
+                (body, {"Content-Type": "application/x-www-form-urlencoded", **sender.sign(body)}) for body in bodies
+            ]
             http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
 
             async def one(body: str, headers: dict) -> float:
@@ -232,11 +294,13 @@ async def _acks(tmp: Path, nice: int) -> None:
                 p.wait(30)
             server.shutdown()
     told_unreachable = "unreachable" in slack.all_text()
-    print(f"acks      300 signed /digest at once into `serve` (+ a `worker` process, nice {nice}): p50 "
-          f"{statistics.median(latencies) * 1000:.0f} ms, p99 {pct(latencies, 99) * 1000:.0f} ms "
-          f"(ratio {pct(latencies, 99) / 0.3:.2f} of 300 ms); channels answered {answered - 1}/300; "
-          f"anyone told 'unreachable': {told_unreachable}; the web process's CPU for the burst "
-          f"{cpu_web:.2f} s ({cpu_web / 300 * 1000:.1f} ms a command)")
+    print(
+        f"acks      300 signed /digest at once into `serve` (+ a `worker` process, nice {nice}): p50 "
+        f"{statistics.median(latencies) * 1000:.0f} ms, p99 {pct(latencies, 99) * 1000:.0f} ms "
+        f"(ratio {pct(latencies, 99) / 0.3:.2f} of 300 ms); channels answered {answered - 1}/300; "
+        f"anyone told 'unreachable': {told_unreachable}; the web process's CPU for the burst "
+        f"{cpu_web:.2f} s ({cpu_web / 300 * 1000:.1f} ms a command)"
+    )
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -276,7 +340,7 @@ async def bench_history(tmp: Path) -> None:
     listing, digest = {}, {}
     for label, day in (("latest", new_day), ("old", old_day)):
         lists, builds = [], []
-        for attempt in range(3):
+        for _attempt in range(3):
             # a fresh key prefix each run: nothing cached, the whole digest is built (offline)
             services = Services.build(settings_for(tmp, default_repo=str(repo.path), digest_cache_ttl=0))
             source = services.source(str(repo.path))
@@ -293,15 +357,22 @@ async def bench_history(tmp: Path) -> None:
                 await services.aclose()
         listing[label], digest[label] = min(lists), min(builds)
     back = (new_day - old_day).days
-    print(f"history   {days}-day local history, 20 commits a day: digest of the latest day "
-          f"{digest['latest'] * 1000:.0f} ms, of a day {back} days back {digest['old'] * 1000:.0f} ms; "
-          f"ratio {digest['old'] / digest['latest']:.2f} (target ≈ 1). The listing alone: "
-          f"{listing['latest'] * 1000:.0f} ms vs {listing['old'] * 1000:.0f} ms (git still walks the newer commits' "
-          f"headers; it no longer diffs them)")
+    print(
+        f"history   {days}-day local history, 20 commits a day: digest of the latest day "
+        f"{digest['latest'] * 1000:.0f} ms, of a day {back} days back {digest['old'] * 1000:.0f} ms; "
+        f"ratio {digest['old'] / digest['latest']:.2f} (target ≈ 1). The listing alone: "
+        f"{listing['latest'] * 1000:.0f} ms vs {listing['old'] * 1000:.0f} ms (git still walks the newer commits' "
+        f"headers; it no longer diffs them)"
+    )
 
 
-BENCHES = {"big": bench_big, "channels": bench_channels, "fanout": bench_fanout, "acks": bench_acks,
-           "history": bench_history}
+BENCHES = {
+    "big": bench_big,
+    "channels": bench_channels,
+    "fanout": bench_fanout,
+    "acks": bench_acks,
+    "history": bench_history,
+}
 
 
 async def main(names: list[str]) -> None:

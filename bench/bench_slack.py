@@ -13,6 +13,7 @@ a local git repository with 30 commits on the benchmarked day.
     fake Slack (chat.startStream carries it), minus the fake LLM's first-token delay, with a warm
     cache (the commit's analysis and diff already stored). Target < 500 ms.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,8 +51,11 @@ def build_repo(path: Path) -> GitRepo:
     repo = GitRepo(path, bare_origin="https://github.com/bench/widgets.git")
     repo.commit("init", {"src/base.py": "x = 0\n"}, when=datetime(2026, 1, 27, 9, 0, tzinfo=SH))
     for i in range(N_COMMITS):
-        repo.commit(f"feat: change number {i}", {f"src/mod_{i}.py": "".join(f"v{j} = {j}\n" for j in range(20 + i))},
-                    when=datetime(2026, 1, 28, 1, 0, tzinfo=SH) + timedelta(minutes=40 * i))
+        repo.commit(
+            f"feat: change number {i}",
+            {f"src/mod_{i}.py": "".join(f"v{j} = {j}\n" for j in range(20 + i))},
+            when=datetime(2026, 1, 28, 1, 0, tzinfo=SH) + timedelta(minutes=40 * i),
+        )
     return repo
 
 
@@ -71,13 +75,26 @@ async def wait_for(predicate, timeout: float = 30.0) -> bool:
 
 async def main() -> None:
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp, FakeSlack() as slack, \
-            FakeOpenAI(latency=LLM_LATENCY, first_token_delay=FIRST_TOKEN_DELAY) as llm:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeSlack() as slack,
+        FakeOpenAI(latency=LLM_LATENCY, first_token_delay=FIRST_TOKEN_DELAY) as llm,
+    ):
         repo = build_repo(Path(tmp) / "widgets")
-        settings = Settings(_env_file=None, slack_bot_token=slack.token, slack_signing_secret=SECRET,
-                            slack_api_url=slack.url, default_repo=str(repo.path), default_lang="en",
-                            openai_base_url=llm.url, openai_api_key="sk-bench-0000", llm_concurrency=LLM_CONCURRENCY,
-                            data_dir=Path(tmp) / "data", redis_prefix="benchslack:", log_level="WARNING")
+        settings = Settings(
+            _env_file=None,
+            slack_bot_token=slack.token,
+            slack_signing_secret=SECRET,
+            slack_api_url=slack.url,
+            default_repo=str(repo.path),
+            default_lang="en",
+            openai_base_url=llm.url,
+            openai_api_key="sk-bench-0000",
+            llm_concurrency=LLM_CONCURRENCY,
+            data_dir=Path(tmp) / "data",
+            redis_prefix="benchslack:",
+            log_level="WARNING",
+        )
         services = Services.build(settings)
         chat = ChatService(services)
         adapter = build_slack(settings, chat, receive=True, pacing=Pacing(per_second=50, burst=20))
@@ -118,11 +135,15 @@ async def bench_acks(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, cha
         building_throughout &= digest_unposted(slack)
     analyses = sum(1 for r in llm.requests if not r.get("stream"))
     p50, p99 = statistics.median(latencies), pct(latencies, 99)
-    print(f"(a) /digest acknowledgement over {N_ACKS} signed requests while a {N_COMMITS}-commit digest builds "
-          f"(fake LLM {LLM_LATENCY} s/request, {LLM_CONCURRENCY} at a time; {analyses} LLM calls made meanwhile; "
-          f"digest still unposted throughout: {'yes' if building_throughout else 'no'})")
-    print(f"    p50 {p50 * 1000:.1f} ms · p99 {p99 * 1000:.1f} ms · max {max(latencies) * 1000:.1f} ms → "
-          f"p99 / target({ACK_TARGET * 1000:.0f} ms) = {p99 / ACK_TARGET:.3f}")
+    print(
+        f"(a) /digest acknowledgement over {N_ACKS} signed requests while a {N_COMMITS}-commit digest builds "
+        f"(fake LLM {LLM_LATENCY} s/request, {LLM_CONCURRENCY} at a time; {analyses} LLM calls made meanwhile; "
+        f"digest still unposted throughout: {'yes' if building_throughout else 'no'})"
+    )
+    print(
+        f"    p50 {p50 * 1000:.1f} ms · p99 {p99 * 1000:.1f} ms · max {max(latencies) * 1000:.1f} ms → "
+        f"p99 / target({ACK_TARGET * 1000:.0f} ms) = {p99 / ACK_TARGET:.3f}"
+    )
     await chat.drain()  # the digest finishes and is posted with its thread
 
 
@@ -136,11 +157,12 @@ async def bench_qa(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, chat:
     failed = 0
     for i in range(N_QUESTIONS + 1):  # the first one warms the cache (diff + analysis) and is not counted
         before = len(slack.calls_to("chat.startStream"))
-        event = sender.message_event(f"<@UBOT> what could {sha} break? ({i})", kind="app_mention", channel=CHANNEL,
-                                     thread_ts=parent.ts)
+        event = sender.message_event(
+            f"<@UBOT> what could {sha} break? ({i})", kind="app_mention", channel=CHANNEL, thread_ts=parent.ts
+        )
         start = time.monotonic()
         status, _ = await sender.event(event)
-        arrived = await wait_for(lambda: len(slack.calls_to("chat.startStream")) > before, timeout=10)
+        arrived = await wait_for(lambda before=before: len(slack.calls_to("chat.startStream")) > before, timeout=10)
         await chat.drain()
         if status != 200 or not arrived:
             failed += 1
@@ -152,11 +174,15 @@ async def bench_qa(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, chat:
         print(f"(b) Q&A: no streamed answer arrived ({failed} failures) — nothing to measure")
         return
     p50, p99 = statistics.median(net), pct(net, 99)
-    print(f"(b) Q&A, warm cache, {len(net)} questions in the digest thread: question → first streamed chunk at Slack, "
-          f"minus the fake LLM's {FIRST_TOKEN_DELAY * 1000:.0f} ms first-token delay"
-          + (f" ({failed} failed)" if failed else ""))
-    print(f"    p50 {p50 * 1000:.1f} ms · p99 {p99 * 1000:.1f} ms · max {max(net) * 1000:.1f} ms → "
-          f"p50 / target({QA_TARGET * 1000:.0f} ms) = {p50 / QA_TARGET:.3f}, p99 / target = {p99 / QA_TARGET:.3f}")
+    print(
+        f"(b) Q&A, warm cache, {len(net)} questions in the digest thread: question → first streamed chunk at Slack, "
+        f"minus the fake LLM's {FIRST_TOKEN_DELAY * 1000:.0f} ms first-token delay"
+        + (f" ({failed} failed)" if failed else "")
+    )
+    print(
+        f"    p50 {p50 * 1000:.1f} ms · p99 {p99 * 1000:.1f} ms · max {max(net) * 1000:.1f} ms → "
+        f"p50 / target({QA_TARGET * 1000:.0f} ms) = {p50 / QA_TARGET:.3f}, p99 / target = {p99 / QA_TARGET:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.sources.localgit import LocalGitSource  # noqa: E402
-from bot.taste.book import HISTORY_LIMIT, epoch, label_as_of  # noqa: E402
-from bot.taste.model import LearnedProfile  # noqa: E402
+from bot.sources.localgit import LocalGitSource
+from bot.taste.book import HISTORY_LIMIT, epoch, label_as_of
+from bot.taste.model import LearnedProfile
 
 BUDGET = 10.0  # seconds, the bound for 2,000 commits
 
@@ -45,10 +45,14 @@ async def run(repo: str, day: datetime, runs: int) -> int:
             profile.judge(c.title, c.paths, c.added)
         judge.append((time.perf_counter() - t3) / len(history))
     total = [a + b for a, b in zip(label_wall, fit_wall)]
-    print(f"repository {source.name}, profile as of {as_of.date()}: {verdict.kind}, {len(examples)} labelled "
-          f"of {HISTORY_LIMIT} read")
-    print(f"read + label: {statistics.median(label_wall):.2f} s   fit: {statistics.median(fit_wall):.2f} s   "
-          f"total wall {statistics.median(total):.2f} s (CPU {statistics.median(cpu):.2f} s)")
+    print(
+        f"repository {source.name}, profile as of {as_of.date()}: {verdict.kind}, {len(examples)} labelled "
+        f"of {HISTORY_LIMIT} read"
+    )
+    print(
+        f"read + label: {statistics.median(label_wall):.2f} s   fit: {statistics.median(fit_wall):.2f} s   "
+        f"total wall {statistics.median(total):.2f} s (CPU {statistics.median(cpu):.2f} s)"
+    )
     print(f"ratio to the {BUDGET:.0f} s budget: {statistics.median(total) / BUDGET:.2f}")
     print(f"judging one commit: {statistics.median(judge) * 1000:.2f} ms")
     return 0

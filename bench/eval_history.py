@@ -28,6 +28,7 @@ no analysis cached, none made (the offline rules give only type and importance):
   HISTORY_MAX_ANALYSES + 2: the analyses, the answer and one corrective retry).
 `--tune` searches the weights and cutoff on the tuning half and prints the best.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,7 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,13 +66,18 @@ def load(path: Path, split: str) -> list[dict]:
 
 
 def window_of(q: dict):
-    until = datetime.fromisoformat(q["until"]).replace(tzinfo=timezone.utc) + timedelta(days=1)
+    until = datetime.fromisoformat(q["until"]).replace(tzinfo=UTC) + timedelta(days=1)
     return period_from_flags(q["since"], q["until"], q["tz"], until, max_days=366)
 
 
 def settings_for(data_dir: str, tag: str, **extra) -> Settings:
-    return Settings(_env_file=None, data_dir=Path(data_dir), redis_prefix=f"eval-history-{tag}-{time.time_ns()}:",
-                    analysis_concurrency=8, **extra)
+    return Settings(
+        _env_file=None,
+        data_dir=Path(data_dir),
+        redis_prefix=f"eval-history-{tag}-{time.time_ns()}:",
+        analysis_concurrency=8,
+        **extra,
+    )
 
 
 def matches(labels: list[str], sha: str) -> bool:
@@ -90,8 +96,15 @@ async def retrieval_rows(services, mirror: str, questions: list[dict], weights, 
         query = build_query(q["question"])
         top = await _search(retriever, source, commits, window, q["lang"], query, weights, 0.0)
         listed = top if query.empty or not top else [s for s in top if s.score >= cutoff * top[0].score]
-        out.append({"q": q, "commits": len(commits), "top": [s.sha for s in top], "listed": [s.sha for s in listed],
-                    "titles": {s.sha: s.title for s in top}})
+        out.append(
+            {
+                "q": q,
+                "commits": len(commits),
+                "top": [s.sha for s in top],
+                "listed": [s.sha for s in listed],
+                "titles": {s.sha: s.title for s in top},
+            }
+        )
     return out
 
 
@@ -99,8 +112,9 @@ async def _search(retriever, source, commits, window, lang, query, weights, cuto
     if query.empty:
         return await retriever.search(source, commits, window, lang, query, K, cutoff)
     between = (window.start_utc.timestamp(), window.end_utc.timestamp())
-    hits = await retriever.index.search(source.cache_id, lang, query.fts(), [c.sha for c in commits], K,
-                                        between, weights)
+    hits = await retriever.index.search(
+        source.cache_id, lang, query.fts(), [c.sha for c in commits], K, between, weights
+    )
     return [retrieve_module._source(h) for h in hits]
 
 
@@ -132,7 +146,7 @@ async def evaluate(args, mirror: str) -> None:
         return await timing(args, mirror, questions)
     if args.llm and args.only_llm:
         chosen = [q for q in questions if args.split == "all" or q["split"] == args.split]
-        return await real_llm(args, mirror, chosen[:args.limit or None])
+        return await real_llm(args, mirror, chosen[: args.limit or None])
     with tempfile.TemporaryDirectory() as data_dir:
         services = Services.build(settings_for(data_dir, "offline"))
         try:
@@ -140,30 +154,35 @@ async def evaluate(args, mirror: str) -> None:
                 await tune(services, mirror, [q for q in questions if q["split"] == "tune"])
                 return
             started = time.monotonic()
-            rows = await retrieval_rows(services, mirror, questions, index_module.WEIGHTS,
-                                        retrieve_module.LIST_CUTOFF)
-            print(f"{len(questions)} questions of {Path(args.labels).name}; no analysis (commit text and paths); "
-                  f"{time.monotonic() - started:.0f} s to index and retrieve")
+            rows = await retrieval_rows(services, mirror, questions, index_module.WEIGHTS, retrieve_module.LIST_CUTOFF)
+            print(
+                f"{len(questions)} questions of {Path(args.labels).name}; no analysis (commit text and paths); "
+                f"{time.monotonic() - started:.0f} s to index and retrieve"
+            )
             for split in ("tune", "heldout"):
                 part = [r for r in rows if r["q"]["split"] == split]
                 recall, precision, listed, empty = recall_precision(part)
                 found = sum(sum(1 for s in r["listed"] if matches(r["q"]["cite"], s)) for r in part)
                 list_recall = found / sum(len(r["q"]["cite"]) for r in part)
                 name = "odd ids (the tuning half where tuned on)" if split == "tune" else "even ids (held out)"
-                print(f"  {name}: {len(part)} questions — recall@{K} {recall:.3f}; precision of the Sources "
-                      f"list {precision:.3f} ({listed} listed, {listed / len(part):.1f} per answer; it holds "
-                      f"{list_recall:.3f} of the labelled commits); {empty} answered 'nothing matches'")
+                print(
+                    f"  {name}: {len(part)} questions — recall@{K} {recall:.3f}; precision of the Sources "
+                    f"list {precision:.3f} ({listed} listed, {listed / len(part):.1f} per answer; it holds "
+                    f"{list_recall:.3f} of the labelled commits); {empty} answered 'nothing matches'"
+                )
             for lang in ("zh",):
                 part = [r for r in rows if r["q"]["lang"] == lang]
                 recall, precision, listed, _ = recall_precision(part)
-                print(f"  Chinese questions (both halves): {len(part)} — recall@{K} {recall:.3f}; precision {precision:.3f}")
+                print(
+                    f"  Chinese questions (both halves): {len(part)} — recall@{K} {recall:.3f}; precision {precision:.3f}"
+                )
             if args.show:
                 show(rows, args.split)
         finally:
             await services.aclose()
     if args.llm:
         chosen = [q for q in questions if args.split == "all" or q["split"] == args.split]
-        await real_llm(args, mirror, chosen[:args.limit or None])
+        await real_llm(args, mirror, chosen[: args.limit or None])
     if not args.no_timing:
         await timing(args, mirror, questions)
 
@@ -177,7 +196,9 @@ def show(rows: list[dict], split: str) -> None:
         missed = [label for label in labels if not any(s.startswith(label) for s in row["top"])]
         wrong = [s[:10] for s in row["listed"] if not matches(labels, s)]
         print(f"#{q['id']} {q['since']}..{q['until']} {q['question']} ({row['commits']} commits)")
-        print(f"    missed {missed}  listed-but-not-labelled {[(s, row['titles'][next(t for t in row['titles'] if t.startswith(s))][:50]) for s in wrong]}")
+        print(
+            f"    missed {missed}  listed-but-not-labelled {[(s, row['titles'][next(t for t in row['titles'] if t.startswith(s))][:50]) for s in wrong]}"
+        )
 
 
 async def tune(services, mirror: str, questions: list[dict]) -> None:
@@ -191,8 +212,15 @@ async def tune(services, mirror: str, questions: list[dict]) -> None:
         await retriever.prepare(source, commits, q["lang"])
         prepared.append((q, window, commits, build_query(q["question"])))
     # No analyses on this path: the summary column is empty and its weight does not matter.
-    grid = {"title": (4.0, 8.0, 12.0), "symbols": (1.0, 2.0), "paths": (0.5, 1.5, 3.0), "parts": (1.0, 2.0, 4.0, 8.0),
-            "summary": (2.0,), "body": (0.25, 0.5, 1.0), "cjk": (1.0,)}
+    grid = {
+        "title": (4.0, 8.0, 12.0),
+        "symbols": (1.0, 2.0),
+        "paths": (0.5, 1.5, 3.0),
+        "parts": (1.0, 2.0, 4.0, 8.0),
+        "summary": (2.0,),
+        "body": (0.25, 0.5, 1.0),
+        "cjk": (1.0,),
+    }
     results = []
     for weights in itertools.product(*grid.values()):
         rows = []
@@ -201,7 +229,9 @@ async def tune(services, mirror: str, questions: list[dict]) -> None:
             rows.append({"q": q, "top": [s.sha for s in top], "listed": [], "scores": {s.sha: s.score for s in top}})
         results.append((recall_precision(rows, 0.0)[0], ndcg(rows), weights, rows))
     results.sort(key=lambda r: (-r[0], -r[1]))
-    print("column weights (title, symbols, paths, parts, summary, body, cjk), best on the tuning half by recall@10, then nDCG@10:")
+    print(
+        "column weights (title, symbols, paths, parts, summary, body, cjk), best on the tuning half by recall@10, then nDCG@10:"
+    )
     for recall, gain, weights, _ in results[:5]:
         print(f"  {weights}: recall@10 {recall:.3f} nDCG@10 {gain:.3f}")
     rows = results[0][3]
@@ -233,9 +263,16 @@ async def real_llm(args, mirror: str, questions: list[dict]) -> None:
 
     with tempfile.TemporaryDirectory() as data_dir:
         services = Services.build(settings_for(data_dir, "llm"))
-        llm_settings = settings_for(data_dir, "llm", openai_base_url=args.llm, openai_api_key="sk-eval",
-                                    llm_model=args.model, llm_timeout=900, llm_max_retries=0,
-                                    llm_context_tokens=args.context)
+        llm_settings = settings_for(
+            data_dir,
+            "llm",
+            openai_base_url=args.llm,
+            openai_api_key="sk-eval",
+            llm_model=args.model,
+            llm_timeout=900,
+            llm_max_retries=0,
+            llm_context_tokens=args.context,
+        )
         # The analyses stay the offline analyser's (a small model's are no better and take minutes a
         # commit on two cores): only the answers are the model's.
         llm = LLM(llm_settings)
@@ -246,22 +283,28 @@ async def real_llm(args, mirror: str, questions: list[dict]) -> None:
             for q in questions:
                 trace = Trace()
                 started = time.monotonic()
-                text = "".join([p async for p in history.answer(source, window_of(q), q["question"], q["lang"],
-                                                                 trace=trace)])
+                text = "".join(
+                    [p async for p in history.answer(source, window_of(q), q["question"], q["lang"], trace=trace)]
+                )
                 answered += 1
                 right += sum(1 for sha in trace.cited if matches(q["cite"], sha))
                 cited += len(trace.cited)
                 refused += len(trace.refused)
-                print(f"  #{q['id']}: cited {len(trace.cited)} ({sum(1 for s in trace.cited if matches(q['cite'], s))} "
-                      f"labelled), refused {len(trace.refused)}, {time.monotonic() - started:.0f} s", flush=True)
+                print(
+                    f"  #{q['id']}: cited {len(trace.cited)} ({sum(1 for s in trace.cited if matches(q['cite'], s))} "
+                    f"labelled), refused {len(trace.refused)}, {time.monotonic() - started:.0f} s",
+                    flush=True,
+                )
                 if args.show:
                     print("    " + text.replace("\n", "\n    ")[:1500])
         finally:
             await llm.aclose()
             await services.aclose()
-    print(f"real LLM {args.model} ({args.split}): {answered} answers; precision of cited sources "
-          f"{right}/{cited} = {right / cited if cited else float('nan'):.3f}; {refused} SHA-like words "
-          "that named no source replaced")
+    print(
+        f"real LLM {args.model} ({args.split}): {answered} answers; precision of cited sources "
+        f"{right}/{cited} = {right / cited if cited else float('nan'):.3f}; {refused} SHA-like words "
+        "that named no source replaced"
+    )
 
 
 def _citing_responder(request: dict):
@@ -273,15 +316,16 @@ def _citing_responder(request: dict):
     user = request["messages"][-1]["content"]
     shas = re.findall(r"^\[([0-9a-f]{7})\]", user, re.M)[:2]
     body = " ".join(f"A change [{sha}]." for sha in shas) + " Also [abc1234f]."
-    return Reply(content=body, chunks=[body[i:i + 12] for i in range(0, len(body), 12)])
+    return Reply(content=body, chunks=[body[i : i + 12] for i in range(0, len(body), 12)])
 
 
 async def timing(args, mirror: str, questions: list[dict]) -> None:
     from tests.fakes.openai_server import FakeOpenAI
 
     with FakeOpenAI(_citing_responder) as fake, tempfile.TemporaryDirectory() as data_dir:
-        services = Services.build(settings_for(data_dir, "timing", openai_base_url=fake.url,
-                                               openai_api_key="sk-eval", llm_concurrency=8))
+        services = Services.build(
+            settings_for(data_dir, "timing", openai_base_url=fake.url, openai_api_key="sk-eval", llm_concurrency=8)
+        )
         figures = {}
         analysed = {}
         calls: list[int] = []
@@ -307,22 +351,33 @@ async def timing(args, mirror: str, questions: list[dict]) -> None:
             await services.aclose()
     for label, seconds in figures.items():
         cuts = statistics.quantiles(seconds, n=20)
-        print(f"time to the first streamed chunk, fake LLM, {label}: p50 {statistics.median(seconds):.2f} s, "
-              f"p95 {cuts[18]:.2f} s, max {max(seconds):.2f} s ({len(seconds)} questions; "
-              f"{analysed[label]} commits analysed and indexed first)")
+        print(
+            f"time to the first streamed chunk, fake LLM, {label}: p50 {statistics.median(seconds):.2f} s, "
+            f"p95 {cuts[18]:.2f} s, max {max(seconds):.2f} s ({len(seconds)} questions; "
+            f"{analysed[label]} commits analysed and indexed first)"
+        )
     print(f"invented citations replaced: {refused} of {2 * len(questions)} planted")
     bound = Settings(_env_file=None).history_max_analyses
-    print(f"LLM calls per question (cold, the fake endpoint): max {max(calls)}, mean {statistics.mean(calls):.1f} "
-          f"(bound HISTORY_MAX_ANALYSES + 2 = {bound + 2}; {len(calls)} questions)")
+    print(
+        f"LLM calls per question (cold, the fake endpoint): max {max(calls)}, mean {statistics.mean(calls):.1f} "
+        f"(bound HISTORY_MAX_ANALYSES + 2 = {bound + 2}; {len(calls)} questions)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirror", default=os.environ.get("DIGEST_EVAL_UV_MIRROR"),
-                        help="a bare clone of astral-sh/uv (or $DIGEST_EVAL_UV_MIRROR)")
+    parser.add_argument(
+        "--mirror",
+        default=os.environ.get("DIGEST_EVAL_UV_MIRROR"),
+        help="a bare clone of astral-sh/uv (or $DIGEST_EVAL_UV_MIRROR)",
+    )
     parser.add_argument("--labels", default=str(DEFAULT_LABELS))
-    parser.add_argument("--split", choices=("heldout", "tune", "all"), default="heldout",
-                        help="questions for --show and --llm (default: the held-out half)")
+    parser.add_argument(
+        "--split",
+        choices=("heldout", "tune", "all"),
+        default="heldout",
+        help="questions for --show and --llm (default: the held-out half)",
+    )
     parser.add_argument("--tune", action="store_true", help="grid search on the tuning half")
     parser.add_argument("--llm", help="a real OpenAI-compatible endpoint for the answers' citations")
     parser.add_argument("--model", default="local", help="model name for --llm")
@@ -334,8 +389,10 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="per question: missed and extra sources")
     args = parser.parse_args()
     if not args.mirror or not Path(args.mirror).exists():
-        print("no mirror: pass --mirror DIR (a bare clone of the labels' repository) or set DIGEST_EVAL_UV_MIRROR; "
-              "nothing measured")
+        print(
+            "no mirror: pass --mirror DIR (a bare clone of the labels' repository) or set DIGEST_EVAL_UV_MIRROR; "
+            "nothing measured"
+        )
         return
     logging.disable(logging.WARNING)
     asyncio.run(evaluate(args, args.mirror))

@@ -17,6 +17,7 @@ above-low agreement, agreement on the commits either side rates above low, the m
 ending with "…", in both languages) and the share of the three most common risk templates among
 all risk lines.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,9 +66,17 @@ async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh"), learned: bo
         else:
             sources[repo] = str(path)
     cases = await read_cases(labels, sources, None, learn=learned)
-    return [(case.label, case.commit, {lang: analyse_offline(case.commit, case.files, lang, profile=case.profile,
-                                                             judgement=case.judgement)
-                                       for lang in lang_list}) for case in cases]
+    return [
+        (
+            case.label,
+            case.commit,
+            {
+                lang: analyse_offline(case.commit, case.files, lang, profile=case.profile, judgement=case.judgement)
+                for lang in lang_list
+            },
+        )
+        for case in cases
+    ]
 
 
 def report(results, show: bool) -> None:
@@ -85,13 +94,17 @@ def report(results, show: bool) -> None:
     print(f"Cohen's kappa: {cohen_kappa(pairs):.2f}")
     print(f"low vs above-low agreement: {scores.above_low}/{n} ({scores.above_low / n:.0%})")
     agree, above = scores.either_above_agree, scores.either_above
-    print(f"agreement where either side rates above low: {agree}/{above}"
-          f" ({agree / above:.0%})" if above else "agreement where either side rates above low: n/a")
+    print(
+        f"agreement where either side rates above low: {agree}/{above} ({agree / above:.0%})"
+        if above
+        else "agreement where either side rates above low: n/a"
+    )
     types = sum(label.type == a["en"].change_type.value for label, _, a in results)
     print(f"change type agreement: {types}/{n} ({types / n:.0%})")
 
-    missed = [(label, c, a) for label, c, a in results
-              if label.level == "high" and a["en"].importance is not Importance.HIGH]
+    missed = [
+        (label, c, a) for label, c, a in results if label.level == "high" and a["en"].importance is not Importance.HIGH
+    ]
     print(f"\nmissed highs: {len(missed)}")
     for label, c, a in missed:
         print(f"  {label.repo} {c.short_sha} {c.title[:70]!r} → {a['en'].importance.value}: {label.reason}")
@@ -129,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirrors", help=f"directory holding <owner>+<name>/repo git mirrors (default ${MIRRORS_ENV})")
     parser.add_argument("--labels", default=str(DEFAULT_LABELS))
     parser.add_argument("--show", action="store_true", help="list every disagreement")
-    parser.add_argument("--learned", action="store_true",
-                        help="as digests judge: rules + each repository's learned profile (bot/taste)")
+    parser.add_argument(
+        "--learned", action="store_true", help="as digests judge: rules + each repository's learned profile (bot/taste)"
+    )
     args = parser.parse_args(argv)
     mirrors = mirrors_dir(args.mirrors)
     if mirrors is None or not mirrors.is_dir():

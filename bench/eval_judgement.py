@@ -153,8 +153,10 @@ async def main() -> int:
         kind, rows, times = await evaluate_repo(repo, path, start, end, args.limit, rules_cache, args.model)
         CACHE.write_text(json.dumps(rules_cache))
         learned_kinds = {k for *_, k in rows}
-        print(f"\n{repo}: final notes {kind}; profiles {sorted(learned_kinds)}; learning "
-              f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s per profile ({len(times)} days)")
+        print(
+            f"\n{repo}: final notes {kind}; profiles {sorted(learned_kinds)}; learning "
+            f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s per profile ({len(times)} days)"
+        )
         rules = [(t, r) for t, r, _, _ in rows]
         learned = [(t, lv) for t, _, lv, _ in rows]
         print("  " + line("rules alone", scores(rules)))

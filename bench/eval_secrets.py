@@ -33,26 +33,27 @@ import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bot.diffs import skip_reason  # noqa: E402
-from bot.models import FileChange  # noqa: E402
-from bot.redact import MARK_PREFIX, redact, redactor, vendor_names  # noqa: E402
 from secret_corpora import (
     Case,
     detect_secrets_cases,
     git,
     gitleaks_cases,
-    noseyparker_cases,  # noqa: E402
     kf_split,
     kingfisher_cases,
+    noseyparker_cases,
     np_split,
     secretlint_cases,
 )
+
+from bot.diffs import skip_reason
+from bot.models import FileChange
+from bot.redact import MARK_PREFIX, redact, redactor, vendor_names
 
 NEGATIVE_REPOS = ("astral-sh+uv", "astral-sh+ruff", "pydantic+pydantic-ai")
 VENDORS = vendor_names()

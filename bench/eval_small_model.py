@@ -22,6 +22,7 @@ Printed:
   period question         LLM requests it cost (≤ HISTORY_MAX_ANALYSES + 2), recall of --cite
                           among the SHAs the answer lists
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,17 +59,21 @@ class Recorder:
             def log_message(self, *args):  # quiet
                 pass
 
-            def do_GET(self):  # noqa: N802
+            def do_GET(self):
                 self._relay(None)
 
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 self._relay(body)
 
             def _relay(self, body):
                 url = recorder.upstream + self.path.removeprefix("/v1")
-                request = urllib.request.Request(url, data=body, method="POST" if body is not None else "GET",
-                                                 headers={"Content-Type": "application/json"})
+                request = urllib.request.Request(
+                    url,
+                    data=body,
+                    method="POST" if body is not None else "GET",
+                    headers={"Content-Type": "application/json"},
+                )
                 sent = json.loads(body) if body else {}
                 started = time.monotonic()
                 try:
@@ -81,7 +86,8 @@ class Recorder:
                     call["content"] = "".join(
                         (json.loads(line[6:])["choices"] or [{}])[0].get("delta", {}).get("content") or ""
                         for line in raw.decode().splitlines()
-                        if line.startswith("data: {"))
+                        if line.startswith("data: {")
+                    )
                 elif status == 200:
                     data = json.loads(raw)
                     call["usage"] = data.get("usage") or {}
@@ -106,8 +112,9 @@ class Recorder:
 
 
 def bot(args: list[str], env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=6 * 3600)
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=6 * 3600
+    )
 
 
 def kind(call: dict) -> str:
@@ -119,9 +126,14 @@ def kind(call: dict) -> str:
 
 def texts_of(analysis: dict) -> list[str]:
     insights = analysis.get("insights") or {}
-    return [analysis.get("summary", ""), analysis.get("importance_reason", ""), analysis.get("impact", ""),
-            *(insights.get(k, "") for k in ("architecture", "performance", "security")),
-            *analysis.get("risks", []), *analysis.get("recommendations", [])]
+    return [
+        analysis.get("summary", ""),
+        analysis.get("importance_reason", ""),
+        analysis.get("impact", ""),
+        *(insights.get(k, "") for k in ("architecture", "performance", "security")),
+        *analysis.get("risks", []),
+        *analysis.get("recommendations", []),
+    ]
 
 
 def main() -> int:
@@ -146,12 +158,24 @@ def main() -> int:
     recorder = Recorder(args.upstream)
     data = tempfile.mkdtemp(prefix="small-model-")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_", "REDIS_", "SLACK_", "FEISHU_"))}
-    env.update({"OPENAI_BASE_URL": recorder.url, "OPENAI_API_KEY": "", "LLM_MODEL": args.model,
-                "LLM_TIMEOUT": args.timeout, "LLM_MAX_RETRIES": "1", "ANALYSIS_CONCURRENCY": "1",
-                "LLM_CONCURRENCY": "1", "DATA_DIR": data, "PYTHONPATH": str(ROOT)})
+    env.update(
+        {
+            "OPENAI_BASE_URL": recorder.url,
+            "OPENAI_API_KEY": "",
+            "LLM_MODEL": args.model,
+            "LLM_TIMEOUT": args.timeout,
+            "LLM_MAX_RETRIES": "1",
+            "ANALYSIS_CONCURRENCY": "1",
+            "LLM_CONCURRENCY": "1",
+            "DATA_DIR": data,
+            "PYTHONPATH": str(ROOT),
+        }
+    )
     started = time.monotonic()
-    proc = bot(["digest", "--repo", args.repo, "--date", args.date, "--tz", args.tz, "--lang", args.lang,
-                "--format", "json"], env)
+    proc = bot(
+        ["digest", "--repo", args.repo, "--date", args.date, "--tz", args.tz, "--lang", args.lang, "--format", "json"],
+        env,
+    )
     if proc.returncode not in (0, 3):
         print(proc.stderr[-2000:])
         return 1
@@ -163,8 +187,10 @@ def main() -> int:
     print(f"analyses accepted: {len(llm)}/{len(entries)}")
     for e in entries:
         a = e["analysis"]
-        print(f"  {e['commit']['sha'][:9]} {a['origin']:8} {a['importance']:6} {a['change_type']:10} "
-              f"{a['summary'][:70]!r}" + (f"  note: {a['note'][:110]}" if a.get("note") else ""))
+        print(
+            f"  {e['commit']['sha'][:9]} {a['origin']:8} {a['importance']:6} {a['change_type']:10} "
+            f"{a['summary'][:70]!r}" + (f"  note: {a['note'][:110]}" if a.get("note") else "")
+        )
     published = [t for e in llm for t in texts_of(e["analysis"]) if t]
     in_lang = sum(1 for t in published if not wrong_language(t, args.lang))
     print(f"published LLM texts in the digest's language: {in_lang}/{len(published)}")
@@ -190,27 +216,35 @@ def main() -> int:
         raw_copies += any(isinstance(b, str) and copies_row(b, rows) for b in bullets)
     shown = digest["headline"] if digest.get("headline_origin") == "llm" else []
     copied = sum(1 for b in shown if copies_row(b, rows))
-    print(f"headline: {digest.get('headline_origin')}; published bullets copying a row: {copied}/{len(shown)}; "
-          f"raw headline answers with a copied row: {raw_copies}/{len(headline_calls)}")
+    print(
+        f"headline: {digest.get('headline_origin')}; published bullets copying a row: {copied}/{len(shown)}; "
+        f"raw headline answers with a copied row: {raw_copies}/{len(headline_calls)}"
+    )
 
     answered = [c for c in recorder.calls if c.get("usage")]
     rooms = [args.window - c["usage"]["prompt_tokens"] for c in answered]
     refused = sum(1 for c in recorder.calls if c["status"] == 400)
     if rooms:
-        print(f"answer room: smallest {min(rooms)} tokens ÷ reserve {OUTPUT_RESERVE} = {min(rooms) / OUTPUT_RESERVE:.2f}; "
-              f"biggest prompt {max(c['usage']['prompt_tokens'] for c in answered)}; {len(answered)} completions; "
-              f"{refused} refused as over the window; cut off: {sum(1 for c in answered if c.get('finish') == 'length')}")
-    print(f"requests: {len(recorder.calls)}; time per completion: "
-          f"{sum(c['seconds'] for c in answered) / max(len(answered), 1):.0f} s")
+        print(
+            f"answer room: smallest {min(rooms)} tokens ÷ reserve {OUTPUT_RESERVE} = {min(rooms) / OUTPUT_RESERVE:.2f}; "
+            f"biggest prompt {max(c['usage']['prompt_tokens'] for c in answered)}; {len(answered)} completions; "
+            f"{refused} refused as over the window; cut off: {sum(1 for c in answered if c.get('finish') == 'length')}"
+        )
+    print(
+        f"requests: {len(recorder.calls)}; time per completion: "
+        f"{sum(c['seconds'] for c in answered) / max(len(answered), 1):.0f} s"
+    )
 
     if args.question and args.commit:
         before = len(recorder.calls)
         asked = bot(["ask", "--repo", args.repo, "--commit", args.commit, "--lang", args.lang, args.question], env)
         streams = [c for c in recorder.calls[before:] if kind(c) == "stream"]
         answer = asked.stdout.strip()
-        print(f"thread answer: exit {asked.returncode}; {len(streams)} streamed requests; in the digest's language: "
-              f"{not wrong_language(answer, args.lang)}; raw streams in the wrong language: "
-              f"{sum(wrong_language(c.get('content', ''), args.lang) for c in streams)}/{len(streams)}")
+        print(
+            f"thread answer: exit {asked.returncode}; {len(streams)} streamed requests; in the digest's language: "
+            f"{not wrong_language(answer, args.lang)}; raw streams in the wrong language: "
+            f"{sum(wrong_language(c.get('content', ''), args.lang) for c in streams)}/{len(streams)}"
+        )
         print("  " + answer[:400].replace("\n", "\n  "))
 
     if args.period_question:
@@ -218,15 +252,19 @@ def main() -> int:
         flags = ["--since", args.since] if args.since else []
         flags += ["--until", args.until] if args.until else []
         started = time.monotonic()
-        asked = bot(["ask", "--repo", args.repo, "--tz", args.tz, "--lang", args.lang, *flags, args.period_question], env)
+        asked = bot(
+            ["ask", "--repo", args.repo, "--tz", args.tz, "--lang", args.lang, *flags, args.period_question], env
+        )
         calls = recorder.calls[before:]
         cite = [c for c in args.cite.split(",") if c]
         found = [c for c in cite if c[:7] in asked.stdout]
-        print(f"period question: exit {asked.returncode}; {len(calls)} LLM requests "
-              f"({sum(1 for c in calls if kind(c) == 'analysis')} analyses, "
-              f"{sum(1 for c in calls if kind(c) == 'stream')} streamed) in {time.monotonic() - started:.0f} s; "
-              f"cited commits named in the answer: {len(found)}/{len(cite)}; in the language: "
-              f"{not wrong_language(asked.stdout, args.lang)}")
+        print(
+            f"period question: exit {asked.returncode}; {len(calls)} LLM requests "
+            f"({sum(1 for c in calls if kind(c) == 'analysis')} analyses, "
+            f"{sum(1 for c in calls if kind(c) == 'stream')} streamed) in {time.monotonic() - started:.0f} s; "
+            f"cited commits named in the answer: {len(found)}/{len(cite)}; in the language: "
+            f"{not wrong_language(asked.stdout, args.lang)}"
+        )
         print("  " + asked.stdout.strip()[:600].replace("\n", "\n  "))
     recorder.server.shutdown()
     if args.dump:

@@ -6,6 +6,7 @@ that must not reach the LLM, `vendor` the service the case is for as a normalise
 case letters and digits, as bot/redact.vendor_names() spells the services its rules were written
 for), or a generic name for formats and context (`private`, `jwt`, `generic`, `keyword`, …).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,10 +51,10 @@ def detect_secrets_cases(repo: Path) -> list[Case]:
     """The secret of a case is what detect-secrets' own plugin reports for it, run from the
     mirror's source (needs pyyaml, requests, responses). Vendor: the test file's first word."""
     tmp = Path(tempfile.mkdtemp(prefix="ds-eval-"))
-    tarfile.open(fileobj=io.BytesIO(git(repo, "archive", "HEAD", "detect_secrets", "tests", "testing"))).extractall(
-        tmp, filter="data")
+    with tarfile.open(fileobj=io.BytesIO(git(repo, "archive", "HEAD", "detect_secrets", "tests", "testing"))) as tar:
+        tar.extractall(tmp, filter="data")
     sys.path.insert(0, str(tmp))
-    from detect_secrets.plugins.base import BasePlugin  # noqa: E402  (the mirror's own source)
+    from detect_secrets.plugins.base import BasePlugin  # the mirror's own source
 
     cases: list[Case] = []
     for path in sorted((tmp / "tests" / "plugins").glob("*_test.py")):
@@ -62,14 +63,19 @@ def detect_secrets_cases(repo: Path) -> list[Case]:
         spec = importlib.util.spec_from_file_location(f"ds_eval_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        plugins = [v for v in vars(module).values()
-                   if isinstance(v, type) and issubclass(v, BasePlugin) and v is not BasePlugin]
+        plugins = [
+            v
+            for v in vars(module).values()
+            if isinstance(v, type) and issubclass(v, BasePlugin) and v is not BasePlugin
+        ]
         vendor = normalise(path.stem.split("_")[0])
         for func in _parametrized(module):
             for mark in getattr(func, "pytestmark", []):
                 if mark.name != "parametrize":
                     continue
-                names = [n.strip() for n in (mark.args[0].split(",") if isinstance(mark.args[0], str) else mark.args[0])]
+                names = [
+                    n.strip() for n in (mark.args[0].split(",") if isinstance(mark.args[0], str) else mark.args[0])
+                ]
                 for values in mark.args[1]:
                     values = getattr(values, "values", values)
                     if not isinstance(values, (tuple, list)):
@@ -119,9 +125,16 @@ def _positive(case: dict, plugins) -> list[tuple[str, str]]:
 # =============================================================================================
 
 # Our own assignment forms for GenerateSampleSecret(s)(identifier, secret).
-_NAMED_FORMS = ('{i}_token = "{s}"', "{I}_TOKEN={s}", "{i}Token: '{s}'", '"{i}_token": "{s}",',
-                '{i}Token := "{s}"', 'export {I}_TOKEN="{s}"', "<{i}Token>{s}</{i}Token>",
-                'System.setProperty("{I}_TOKEN", "{s}")')
+_NAMED_FORMS = (
+    '{i}_token = "{s}"',
+    "{I}_TOKEN={s}",
+    "{i}Token: '{s}'",
+    '"{i}_token": "{s}",',
+    '{i}Token := "{s}"',
+    'export {I}_TOKEN="{s}"',
+    "<{i}Token>{s}</{i}Token>",
+    'System.setProperty("{I}_TOKEN", "{s}")',
+)
 _SINGLE_FORM = '{i}_api_token = "{s}"'
 _GO_STRING = r'"(?:[^"\\\n]|\\.)*"|`[^`]*`'
 
@@ -129,7 +142,9 @@ _GO_STRING = r'"(?:[^"\\\n]|\\.)*"|`[^`]*`'
 def _go_unquote(literal: str) -> str:
     if literal.startswith("`"):
         return literal[1:-1]
-    return bytes(literal[1:-1], "utf-8").decode("unicode_escape").encode("latin-1", "replace").decode("utf-8", "replace")
+    return (
+        bytes(literal[1:-1], "utf-8").decode("unicode_escape").encode("latin-1", "replace").decode("utf-8", "replace")
+    )
 
 
 def py_regex(pattern: str) -> re.Pattern[str] | None:
@@ -139,13 +154,20 @@ def py_regex(pattern: str) -> re.Pattern[str] | None:
     if lead:
         for letter in "".join(re.findall(r"\(\?([imsx]+)\)", lead.group(0))):
             flags |= {"i": re.I, "m": re.M, "s": re.S, "x": re.X}[letter]
-        pattern = pattern[lead.end():]
+        pattern = pattern[lead.end() :]
     if "(?i)" in pattern:  # Go allows flags mid-pattern; Python only at the start
         pattern, flags = pattern.replace("(?i)", ""), flags | re.I
     pattern = re.sub(r"\(\?:\s*\(\?([ims]+)\)", r"(?\1:", pattern)  # (?: (?s) .{0,40} ) -> (?s: .{0,40} )
-    for posix, cls in (("[:alnum:]", "a-zA-Z0-9"), ("[:alpha:]", "a-zA-Z"), ("[:digit:]", "0-9"),
-                       ("[:upper:]", "A-Z"), ("[:lower:]", "a-z"), ("[:xdigit:]", "0-9a-fA-F"),
-                       ("[:space:]", r"\s"), ("[:punct:]", r"!-/:-@\[-`{-~")):
+    for posix, cls in (
+        ("[:alnum:]", "a-zA-Z0-9"),
+        ("[:alpha:]", "a-zA-Z"),
+        ("[:digit:]", "0-9"),
+        ("[:upper:]", "A-Z"),
+        ("[:lower:]", "a-z"),
+        ("[:xdigit:]", "0-9a-fA-F"),
+        ("[:space:]", r"\s"),
+        ("[:punct:]", r"!-/:-@\[-`{-~"),
+    ):
         pattern = pattern.replace(posix, cls)
     pattern = pattern.replace(r"\z", r"\Z").replace("(?-i:", "(?:")
     if flags & re.X:
@@ -158,7 +180,8 @@ def py_regex(pattern: str) -> re.Pattern[str] | None:
 
 def _sample(node_list, rng: random.Random, state) -> str:
     """A string matching an sre_parse tree (our own small generator)."""
-    import re._constants as c  # noqa: PLC0415
+    import re._constants as c
+
     out = []
     for op, av in node_list:
         if op is c.LITERAL:
@@ -204,7 +227,8 @@ def _category(cat, rng):
 
 
 def _pick_in(items, rng) -> str:
-    import re._constants as c  # noqa: PLC0415
+    import re._constants as c
+
     negate = any(op is c.NEGATE for op, _ in items)
     pool = []
     for op, av in items:
@@ -226,7 +250,8 @@ def _generate(pattern: str, group: int, rng: random.Random) -> tuple[str, str] |
     compiled = py_regex(pattern)
     if compiled is None:
         return None
-    import re._parser as p  # noqa: PLC0415
+    import re._parser as p
+
     tree = p.parse(compiled.pattern, compiled.flags)
     for _ in range(20):
         state: dict[int, str] = {}
@@ -260,8 +285,11 @@ def gitleaks_cases(repo: Path, rng: random.Random) -> tuple[list[Case], list[Cas
     Vendor: the rule id's first word (`github-pat` -> github)."""
     config = tomllib.loads(git(repo, "show", "HEAD:config/gitleaks.toml").decode())
     rules = {r["id"]: r for r in config["rules"] if "regex" in r}
-    sources = [p for p in git(repo, "ls-tree", "-r", "--name-only", "HEAD", "cmd/generate/config/rules").decode().split()
-               if p.endswith(".go") and not p.endswith("_test.go")]
+    sources = [
+        p
+        for p in git(repo, "ls-tree", "-r", "--name-only", "HEAD", "cmd/generate/config/rules").decode().split()
+        if p.endswith(".go") and not p.endswith("_test.go")
+    ]
     cases, bare = [], []
     for path in sources:
         go = git(repo, "show", f"HEAD:{path}").decode()
@@ -283,7 +311,9 @@ def gitleaks_cases(repo: Path, rng: random.Random) -> tuple[list[Case], list[Cas
 
 def _rule_cases(rule: dict, body: str, group: int, rng: random.Random) -> list[tuple[str, str]]:
     tps_at = body.find("tps")
-    end = min([i for i in (body.find("fps", tps_at), body.find("return utils.Validate", tps_at)) if i > 0] or [len(body)])
+    end = min(
+        [i for i in (body.find("fps", tps_at), body.find("return utils.Validate", tps_at)) if i > 0] or [len(body)]
+    )
     region = body[tps_at:end] if tps_at >= 0 else ""
     out: list[tuple[str, str]] = []
     for call in re.finditer(r"GenerateSampleSecrets?\(\s*(" + _GO_STRING + r")\s*,\s*", region):
@@ -303,8 +333,8 @@ def _rule_cases(rule: dict, body: str, group: int, rng: random.Random) -> list[t
     # literal lines: string elements of the tps lists, outside those calls
     stripped = re.sub(r"GenerateSampleSecrets?\([^\n]*", "", region)
     for lit in re.finditer(r"(?<=[{,(\n])\s*(" + _GO_STRING + r")\s*(?=[,})])", stripped):
-        before = stripped[:lit.start(1)].rstrip()[-1:]
-        after = stripped[lit.end(1):].lstrip()[:1]
+        before = stripped[: lit.start(1)].rstrip()[-1:]
+        after = stripped[lit.end(1) :].lstrip()[:1]
         if before == "+" or after == "+":
             continue
         line = _go_unquote(lit.group(1))
@@ -323,7 +353,7 @@ def _balanced(text: str, start: int) -> str:
     depth, i = 0, start
     while i < len(text):
         ch = text[i]
-        if ch in "\"`":
+        if ch in '"`':
             j = text.find(ch, i + 1) if ch == "`" else re.compile(r'"(?:[^"\\\n]|\\.)*"').match(text, i).end() - 1
             i = j + 1
             continue
@@ -359,7 +389,7 @@ def noseyparker_cases(repo: Path) -> tuple[list[Case], list[Case], int]:
     A positive is an example and the secret its rule's capture group finds in it (an example the
     converted pattern does not match is left out and counted with the unreadable). A negative is
     a negative example, unless the rule file marks it FIXME (a real secret the rule misses)."""
-    import yaml  # noqa: PLC0415  (evaluation only: pip install pyyaml)
+    import yaml  # evaluation only: pip install pyyaml
 
     default = set(yaml.safe_load(git(repo, "show", f"HEAD:{_NP_DEFAULT}"))["rulesets"][0]["include_rule_ids"])
     positives, negatives, unreadable = [], [], 0
@@ -401,8 +431,11 @@ def _np_group(rule_id: str, m: re.Match[str]) -> int:
     if rule_id in _NP_SECRET_GROUP:
         return _NP_SECRET_GROUP[rule_id]
     if rule_id == "np.gradle.1":  # username and password in either order
-        return next(g for g in range(1, 3) if "password" in m.string[m.start(0):m.start(g)].lower().rsplit("\n", 1)[-1]
-                    or g == 2)
+        return next(
+            g
+            for g in range(1, 3)
+            if "password" in m.string[m.start(0) : m.start(g)].lower().rsplit("\n", 1)[-1] or g == 2
+        )
     return m.re.groups or 0
 
 
@@ -424,7 +457,7 @@ def kingfisher_cases(repo: Path, np_repo: Path | None = None) -> tuple[list[Case
     """(positives, unreadable) of every rule's examples, for vendors that have no Nosey Parker rule
     file (those are already measured by noseyparker_cases). The secret is the last capture group
     of the rule's pattern (the whole match when it has none)."""
-    import yaml  # noqa: PLC0415  (evaluation only: pip install pyyaml)
+    import yaml  # evaluation only: pip install pyyaml
 
     np_vendors = set()
     if np_repo is not None:
@@ -460,8 +493,18 @@ def kingfisher_cases(repo: Path, np_repo: Path | None = None) -> tuple[list[Case
 _SL_PACKAGES = "packages/@secretlint"
 # Rules that are policies rather than secrets (a file's name, a home directory, a Kubernetes
 # `kind: Secret`, comment directives, user patterns, the example rule).
-_SL_SKIP = {"pattern", "filter-comments", "example", "no-homedir", "no-dotenv", "no-k8s-kind-secret",
-            "internal-test-cjs", "internal-test-esm", "preset-recommend", "preset-canary"}
+_SL_SKIP = {
+    "pattern",
+    "filter-comments",
+    "example",
+    "no-homedir",
+    "no-dotenv",
+    "no-k8s-kind-secret",
+    "internal-test-cjs",
+    "internal-test-esm",
+    "preset-recommend",
+    "preset-canary",
+}
 _URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.\-]*://[^:/@\s]*:([^@\s]+)@", re.I)
 
 
@@ -497,4 +540,4 @@ def secretlint_cases(repo: Path) -> tuple[list[Case], list[Case]]:
 def _utf16_slice(text: str, start: int, end: int) -> str:
     """JavaScript's ranges count UTF-16 code units."""
     raw = text.encode("utf-16-le")
-    return raw[2 * start:2 * end].decode("utf-16-le", "replace")
+    return raw[2 * start : 2 * end].decode("utf-16-le", "replace")

@@ -92,7 +92,7 @@ class ChatService:
             if position > 0:
                 lang = (await self.subs.config(conv.platform, conv.channel)).lang
                 await platform.reply_private(conv, Notice(text(lang, "progress.queued", n=position), "progress", lang))
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:  # noqa: BLE001 — report() re-raises cancellation, says one sentence for the rest
             await self.report(platform, conv, lang, exc)
 
     async def run_request(self, kind: str, conv: dict, args: dict, job_id: str | None = None) -> None:
@@ -214,7 +214,7 @@ class ChatService:
             if not (mentioned or conv.is_dm or cfg.questions == "all"):
                 return
             await self.questions.in_thread(conv, platform, info, text_, prefix=prefix)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:  # noqa: BLE001 — report() re-raises cancellation, says one sentence for the rest
             await self.report(platform, conv, lang, exc)
 
     async def on_action(self, conv: Conversation, action: str, value: dict, question: str | None = None) -> None:
@@ -232,7 +232,7 @@ class ChatService:
             elif value.get("repo") is not None:  # only the click's value names it: as typed, re-checked
                 value = {**value, "repo": self.check_repo(conv, str(value["repo"]))}
             await self.questions.button(conv, platform, action, value, info, root, question, lang)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:  # noqa: BLE001 — report() re-raises cancellation, says one sentence for the rest
             await self.report(platform, conv, lang, exc)
 
     # --- policy --------------------------------------------------------------------------------------

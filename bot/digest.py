@@ -389,7 +389,7 @@ class DigestBuilder:
             files = ()
         try:
             return update_lines(commit, files)
-        except Exception:  # noqa: BLE001 — a line of decoration must never sink the digest
+        except Exception:  # a line of decoration must never sink the digest
             log.exception("reading the updates of %s failed", commit.short_sha)
             return ()
 

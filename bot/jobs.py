@@ -27,7 +27,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
@@ -177,7 +177,13 @@ async def _watch(ctx: dict, spec: dict) -> str:
 class JobWorker:
     """Runs queued jobs in this process's event loop (an arq Worker), with leases renewed."""
 
-    FUNCTIONS = {"request": _request, "deliver": _deliver, "build": _build, "watch": _watch, "improve": _improve}
+    FUNCTIONS: ClassVar[dict[str, Any]] = {
+        "request": _request,
+        "deliver": _deliver,
+        "build": _build,
+        "watch": _watch,
+        "improve": _improve,
+    }
 
     def __init__(self, settings, chat):
         self.settings = settings
@@ -242,7 +248,7 @@ class JobWorker:
                 log.error(
                     "job worker: Redis (%s) failed (%s); polling again in 1 s", jobs.description, type(exc).__name__
                 )
-            except Exception:  # noqa: BLE001 — the worker must outlive any one failure
+            except Exception:  # the worker must outlive any one failure
                 log.exception("job worker: poll loop failed; polling again in 1 s")
             await asyncio.sleep(1)
 

@@ -119,9 +119,7 @@ class PathFilter:
         """Whether a commit touching these paths belongs in the digest."""
         if self.paths and not any(matches(p, g) for p in touched for g in self.paths):
             return False
-        if self.exclude and touched and all(any(matches(p, g) for g in self.exclude) for p in touched):
-            return False
-        return True
+        return not (self.exclude and touched and all(any(matches(p, g) for g in self.exclude) for p in touched))
 
     def key(self) -> str:
         """For cache keys and job ids: equal filters, equal keys."""

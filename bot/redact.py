@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import itertools
 import math
 import re
 from collections import Counter, defaultdict
@@ -923,11 +924,11 @@ def _is_placeholder(value: str) -> bool:
     if _TEMPLATE.fullmatch(v) or _TEMPLATE_INSIDE.search(v):
         return True
     low = v.lower()
-    if re.fullmatch(
-        r"(?:your|my|insert|enter|put|replace|add)[-_ ]?.*|.*[-_ ](?:here|goes-here)|x{3,}.*|\.{3}.*|…", low
-    ):
-        return True
-    return False
+    return bool(
+        re.fullmatch(
+            r"(?:your|my|insert|enter|put|replace|add)[-_ ]?.*|.*[-_ ](?:here|goes-here)|x{3,}.*|\.{3}.*|…", low
+        )
+    )
 
 
 # Prefixes of ids that APIs hand out (messages, requests, tool calls, Stripe objects…): random, public.
@@ -998,7 +999,7 @@ def _placeholder_words(value: str) -> bool:
 
 def _alternates(value: str) -> bool:
     """Random text changes character class often; identifiers and words do not."""
-    changes = sum(1 for a, b in zip(value, value[1:]) if (a.isdigit(), a.isupper()) != (b.isdigit(), b.isupper()))
+    changes = sum(1 for a, b in itertools.pairwise(value) if (a.isdigit(), a.isupper()) != (b.isdigit(), b.isupper()))
     return changes / len(value) >= 0.3
 
 
@@ -1106,9 +1107,7 @@ def _value_is_secret(value: str, strength: int, quoted: bool, op: str, name: str
         if _IDENTIFIER.fullmatch(v) and op not in (":", "=", ":="):
             return False
     last = re.split(r"[.\-]|->|::", name)[-1].lower()
-    if v.lower() in (name.lower(), last) or v.lower().replace("_", "") == last.replace("_", ""):
-        return False
-    return True
+    return not (v.lower() in (name.lower(), last) or v.lower().replace("_", "") == last.replace("_", ""))
 
 
 def name_kind_is_password(name: str) -> bool:

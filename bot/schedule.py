@@ -201,7 +201,7 @@ class Clock:
                 await health.clock_beat(self.store, self.settings, self.id)  # only after a whole tick
             except BotError as exc:  # Redis down: say so once per tick, keep ticking until it is back
                 log.error("clock tick failed: %s", exc)
-            except Exception:  # noqa: BLE001
+            except Exception:  # a bug in one tick must not stop the clock
                 log.exception("clock tick failed")
             try:
                 await asyncio.wait_for(stop.wait(), timeout=self.settings.clock_interval)

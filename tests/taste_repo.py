@@ -134,7 +134,5 @@ def release_everything_as_breaking(repo: GitRepo, when: datetime) -> None:
     profile that peeked at it would judge earlier weeks differently."""
     log = repo.git("log", "--format=%s", "main")
     playground = [line for line in log.splitlines() if line.startswith("[panels]")]
-    body = "# Changelog\n\n## 9.0.0\n\n### Breaking changes\n\n" + "".join(
-        f"- {title}\n" for title in playground
-    )
+    body = "# Changelog\n\n## 9.0.0\n\n### Breaking changes\n\n" + "".join(f"- {title}\n" for title in playground)
     repo.commit("Release 9.0.0", {"CHANGELOG.md": body}, when=when)

@@ -1,9 +1,10 @@
 """The small-model checks of issue 25, one function at a time: the answer's language, filler read
 as nothing, a reason that is the title, a headline bullet that copies its commit row, and the
 tokens ratio bounded by kind of text. (End to end through the fake endpoint: test_small_model.py.)"""
+
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,27 +16,33 @@ from bot.models import Commit
 
 # --- language ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, lang, wrong", [
-    ("修复了 resolver 在 exclude-newer 时的回归", "zh", False),  # Chinese prose keeps English terms
-    ("修复 uv pip install 在 Windows 上的 bug", "zh", False),
-    ("允许按包禁用 exclude-newer 设置，影响 resolver 配置的用户需要检查 pyproject.toml", "zh", False),
-    ("Re-enable pyx integration tests so that CI covers the upload path", "zh", True),
-    ("Allow disabling exclude-newer per package in the resolver configuration", "zh", True),
-    ("Adds `uv audit` (#17414)", "zh", False),  # too little prose to judge
-    ("This commit changes the export path; scripts reading its output may need updating.", "en", False),
-    ("本次提交重新启用了 pyx 集成测试，确保 CI 覆盖上传路径。", "en", True),
-    ("Fixes the bug reported in “修复构建”", "en", False),  # a quoted Chinese title is fine
-    ("Fixes “修复构建失败的问题” in CI", "en", False),
-    ("修改了 src/widgets/cli.py，对应“feat: add a --since flag to the export command”。", "zh", False),
-    ("提交“Allow disabling exclude-newer per package in the resolver”修改了解析器", "zh", False),
-    ("Bonjour tout le monde, ceci est un test", "fr", False),  # a language the bot does not speak: never judged
-])
+
+@pytest.mark.parametrize(
+    "text, lang, wrong",
+    [
+        ("修复了 resolver 在 exclude-newer 时的回归", "zh", False),  # Chinese prose keeps English terms
+        ("修复 uv pip install 在 Windows 上的 bug", "zh", False),
+        ("允许按包禁用 exclude-newer 设置，影响 resolver 配置的用户需要检查 pyproject.toml", "zh", False),
+        ("Re-enable pyx integration tests so that CI covers the upload path", "zh", True),
+        ("Allow disabling exclude-newer per package in the resolver configuration", "zh", True),
+        ("Adds `uv audit` (#17414)", "zh", False),  # too little prose to judge
+        ("This commit changes the export path; scripts reading its output may need updating.", "en", False),
+        ("本次提交重新启用了 pyx 集成测试，确保 CI 覆盖上传路径。", "en", True),
+        ("Fixes the bug reported in “修复构建”", "en", False),  # a quoted Chinese title is fine
+        ("Fixes “修复构建失败的问题” in CI", "en", False),
+        ("修改了 src/widgets/cli.py，对应“feat: add a --since flag to the export command”。", "zh", False),
+        ("提交“Allow disabling exclude-newer per package in the resolver”修改了解析器", "zh", False),
+        ("Bonjour tout le monde, ceci est un test", "fr", False),  # a language the bot does not speak: never judged
+    ],
+)
 def test_wrong_language(text, lang, wrong):
     assert wrong_language(text, lang) is wrong
 
 
 def test_code_is_not_prose():
-    cjk, latin = prose_counts("改动 `parse_column_value()` 与 crates/uv-resolver/src/lib.rs、snake_case_name、camelCase v1.2.3 #42 abcdef1")
+    cjk, latin = prose_counts(
+        "改动 `parse_column_value()` 与 crates/uv-resolver/src/lib.rs、snake_case_name、camelCase v1.2.3 #42 abcdef1"
+    )
     assert (cjk, latin) == (3, 0)
 
 
@@ -55,22 +62,44 @@ def test_the_thresholds_at_their_edges():
 
 # --- filler, titles, copied rows ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["<无>", "‹none›", "No further recommendations needed.", "No additional risks identified",
-                                  "Nothing to add.", "无需进一步建议", "暂无其他风险", "No action required",
-                                  "No risks are expected", "None", "N/A"])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<无>",
+        "‹none›",
+        "No further recommendations needed.",
+        "No additional risks identified",
+        "Nothing to add.",
+        "无需进一步建议",
+        "暂无其他风险",
+        "No action required",
+        "No risks are expected",
+        "None",
+        "N/A",
+    ],
+)
 def test_filler_is_nothing(text):
     assert is_none_like(text)
 
 
-@pytest.mark.parametrize("text", ["Add a test for export()", "Not needed for now but document the flag",
-                                  "无需修改调用方，但要更新文档", "<b>bold</b> claim"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add a test for export()",
+        "Not needed for now but document the flag",
+        "无需修改调用方，但要更新文档",
+        "<b>bold</b> claim",
+    ],
+)
 def test_advice_is_not_filler(text):
     assert not is_none_like(text)
 
 
 def commit(title: str) -> Commit:
-    return Commit(repo="o/r", sha="a" * 40, title=title, body="", author="x",
-                  committed_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    return Commit(
+        repo="o/r", sha="a" * 40, title=title, body="", author="x", committed_at=datetime(2026, 1, 1, tzinfo=UTC)
+    )
 
 
 def test_a_reason_that_is_the_title():
@@ -81,24 +110,33 @@ def test_a_reason_that_is_the_title():
     assert not repeats_title("", commit(""))
 
 
-ROWS = ("- [medium] feature | Re-enable pyx integration tests (#17414) | summary: 重新启用 pyx 集成测试，覆盖上传路径的全部分支和错误处理 "
-        "| why: 测试覆盖增加，发布流程更可靠 | risks: CI 时间变长\n"
-        "- [low] docs | docs: explain exclude-newer for every package in the settings reference page | summary: 文档")
+ROWS = (
+    "- [medium] feature | Re-enable pyx integration tests (#17414) | summary: 重新启用 pyx 集成测试，覆盖上传路径的全部分支和错误处理 "
+    "| why: 测试覆盖增加，发布流程更可靠 | risks: CI 时间变长\n"
+    "- [low] docs | docs: explain exclude-newer for every package in the settings reference page | summary: 文档"
+)
 
 
-@pytest.mark.parametrize("bullet, copied", [
-    ("[medium] feature | Re-enable pyx integration tests (#17414) | summary: 重新启用 pyx 集成测试", True),
-    ("Re-enable pyx integration tests | why: 测试覆盖增加", True),
-    ("重新启用 pyx 集成测试，覆盖上传路径的全部分支和错误处理", True),  # a row's summary whole (20+ Chinese characters)
-    ("docs: explain exclude-newer for every package in the settings reference page", False),  # a title named
-    ("重新启用了 pyx 集成测试，CI 会更慢。", False),  # the model's own sentence
-    ("pyx integration tests", False),
-])
+@pytest.mark.parametrize(
+    "bullet, copied",
+    [
+        ("[medium] feature | Re-enable pyx integration tests (#17414) | summary: 重新启用 pyx 集成测试", True),
+        ("Re-enable pyx integration tests | why: 测试覆盖增加", True),
+        (
+            "重新启用 pyx 集成测试，覆盖上传路径的全部分支和错误处理",
+            True,
+        ),  # a row's summary whole (20+ Chinese characters)
+        ("docs: explain exclude-newer for every package in the settings reference page", False),  # a title named
+        ("重新启用了 pyx 集成测试，CI 会更慢。", False),  # the model's own sentence
+        ("pyx integration tests", False),
+    ],
+)
 def test_a_bullet_that_copies_its_row(bullet, copied):
     assert copies_row(bullet, ROWS) is copied
 
 
 # --- the tokens ratio, by kind of text --------------------------------------------------------------------
+
 
 def test_one_kind_of_text_bounds_its_own_ratio():
     ratio = TokensRatio()
@@ -180,12 +218,15 @@ def test_a_fit_that_makes_no_sense_falls_back_to_the_worst_case():
     assert ratio.bound == pytest.approx(second)  # not the negative fit, not the first count's 0.25
 
 
-@pytest.mark.parametrize("share, factor", [
-    (0.04, 1.0),  # one kind: its own ratio
-    (0.96, 1.0),
-    (0.1, CJK_HIGH / (0.1 * CJK_HIGH + 0.9)),  # little Chinese: as dear as it may be bounds it
-    (0.7, 1 / (0.7 * CJK_LOW + 0.3)),  # much Chinese: as cheap as it may be bounds the rest
-])
+@pytest.mark.parametrize(
+    "share, factor",
+    [
+        (0.04, 1.0),  # one kind: its own ratio
+        (0.96, 1.0),
+        (0.1, CJK_HIGH / (0.1 * CJK_HIGH + 0.9)),  # little Chinese: as dear as it may be bounds it
+        (0.7, 1 / (0.7 * CJK_LOW + 0.3)),  # much Chinese: as cheap as it may be bounds the rest
+    ],
+)
 def test_the_worst_case_of_one_count(share, factor):
     ratio = TokensRatio()
     ratio.observe(share * 1000, (1 - share) * 1000, 700.0)

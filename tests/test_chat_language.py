@@ -3,6 +3,7 @@ answered in Chinese — no English sentence outside the usage syntax and the use
 and the same input in an English channel in English. Through Slack end to end: signed slash
 commands into the real endpoint, the real SDK posting to the fake Slack. Chinese date words
 (`/digest 昨天`, `2026年1月28日` …) are digests, not unknown commands."""
+
 from __future__ import annotations
 
 import re
@@ -12,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.render import slack as R
-from tests.test_slack_e2e import CHANNEL, HIGH_TITLE, make_bot, shown_eph, slack, widgets  # noqa: F401 — fixtures
+from tests.shared.slack import CHANNEL, HIGH_TITLE, shown_eph
 
 # Two English words in a row: a sentence (option names listed with commas are syntax, not prose).
 ENGLISH = re.compile(r"[A-Za-z][A-Za-z']+ +[A-Za-z][A-Za-z']+")
@@ -29,10 +30,16 @@ BAD = [
     ("frobnicate", "Unknown command 'frobnicate'.", "未知命令“frobnicate”。"),
     ("subscribe acme/widgets tz Mars/Base", "Unknown time zone 'Mars/Base'", "未知时区“Mars/Base”"),
     ("subscribe acme/widgets at 25:00", "'at' must be a time like 09:30, not '25:00'.", "at 需要 09:30 这样的时间"),
-    ("subscribe acme/widgets min urgent", "min must be high or medium or low, not 'urgent'.",
-     "min 只能是 high 或 medium 或 low，不能是“urgent”。"),
-    ("2025-01-01..2026-01-01", "The range 2025-01-01..2026-01-01 spans 366 days; the limit is 31.",
-     "范围 2025-01-01..2026-01-01 共 366 天，超过上限 31 天。"),
+    (
+        "subscribe acme/widgets min urgent",
+        "min must be high or medium or low, not 'urgent'.",
+        "min 只能是 high 或 medium 或 low，不能是“urgent”。",
+    ),
+    (
+        "2025-01-01..2026-01-01",
+        "The range 2025-01-01..2026-01-01 spans 366 days; the limit is 31.",
+        "范围 2025-01-01..2026-01-01 共 366 天，超过上限 31 天。",
+    ),
     ("2999-01-01", "2999-01-01 is in the future", "2999-01-01 还没到"),
     ("subscribe acme/widgets colour blue", "Unknown option 'colour'", "未知选项“colour”"),
     ("ask af9b69f", "Ask a question: about a period", "请提一个问题：关于一段时间"),
@@ -42,8 +49,7 @@ BAD = [
 
 def without_syntax_and_words(reply: str, typed: str) -> str:
     """The reply minus what may stay as it is: usage lines (command syntax), the user's words."""
-    kept = [line for line in reply.splitlines()
-            if not line.startswith(("用法：", "Usage:", "• `"))]
+    kept = [line for line in reply.splitlines() if not line.startswith(("用法：", "Usage:", "• `"))]
     rest = "\n".join(kept)
     for word in sorted(typed.split(), key=len, reverse=True):
         rest = rest.replace(word, "")

@@ -11,57 +11,82 @@ from bot.commands.unsubscribe import UnsubscribeArgs
 from bot.i18n import localize
 
 DigestCmd, SubscribeCmd, UnsubscribeCmd, ListCmd, AskCmd, ConfigCmd, HelpCmd = (
-    DigestArgs, SubscribeArgs, UnsubscribeArgs, ListArgs, AskArgs, ConfigArgs, HelpArgs)
-NAMES = {DigestArgs: "digest", SubscribeArgs: "subscribe", UnsubscribeArgs: "unsubscribe", ListArgs: "list",
-         AskArgs: "ask", ConfigArgs: "config", HelpArgs: "help"}
+    DigestArgs,
+    SubscribeArgs,
+    UnsubscribeArgs,
+    ListArgs,
+    AskArgs,
+    ConfigArgs,
+    HelpArgs,
+)
+NAMES = {
+    DigestArgs: "digest",
+    SubscribeArgs: "subscribe",
+    UnsubscribeArgs: "unsubscribe",
+    ListArgs: "list",
+    AskArgs: "ask",
+    ConfigArgs: "config",
+    HelpArgs: "help",
+}
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("", DigestCmd(None, ())),
-    ("2026-01-28", DigestCmd("2026-01-28", ())),
-    ("2026-01-28 vllm-project/vllm", DigestCmd("2026-01-28", ("vllm-project/vllm",))),
-    ("digest today sgl-project/sglang vllm-project/vllm", DigestCmd("today", ("sgl-project/sglang", "vllm-project/vllm"))),
-    ("2026-01-20..2026-01-22 a/b", DigestCmd("2026-01-20..2026-01-22", ("a/b",))),
-    ("digest https://github.com/a/b.git", DigestCmd(None, ("a/b",))),
-    ("日报 yesterday a/b", DigestCmd("yesterday", ("a/b",))),
-    ("subscribe a/b at 9:05 tz America/New_York lang en min high branch release/1.0 empty skip",
-     SubscribeCmd("a/b", "09:05", "America/New_York", "en", "high", "release/1.0", False)),
-    ("订阅 a/b", SubscribeCmd("a/b")),
-    ("unsubscribe a/b", UnsubscribeCmd("a/b")),
-    ("LIST", ListCmd()),
-    ("ask af9b69f what could break?", AskCmd("af9b69f", "what could break?")),
-    ("ask #32688 影响？", AskCmd("#32688", "影响？")),
-    # No commit named: a question about a period (bot/history/); a–f words are not SHAs.
-    ("ask what changed in the scheduler this week?", AskCmd(None, "what changed in the scheduler this week?")),
-    ("ask added caching since Monday?", AskCmd(None, "added caching since Monday?")),
-    ("问 上周 FP8 在 ROCm 上有什么改动？", AskCmd(None, "上周 FP8 在 ROCm 上有什么改动？")),
-    ("config lang en questions all file on", ConfigCmd("en", None, "all", True)),
-    ("help", HelpCmd()),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("", DigestCmd(None, ())),
+        ("2026-01-28", DigestCmd("2026-01-28", ())),
+        ("2026-01-28 vllm-project/vllm", DigestCmd("2026-01-28", ("vllm-project/vllm",))),
+        (
+            "digest today sgl-project/sglang vllm-project/vllm",
+            DigestCmd("today", ("sgl-project/sglang", "vllm-project/vllm")),
+        ),
+        ("2026-01-20..2026-01-22 a/b", DigestCmd("2026-01-20..2026-01-22", ("a/b",))),
+        ("digest https://github.com/a/b.git", DigestCmd(None, ("a/b",))),
+        ("日报 yesterday a/b", DigestCmd("yesterday", ("a/b",))),
+        (
+            "subscribe a/b at 9:05 tz America/New_York lang en min high branch release/1.0 empty skip",
+            SubscribeCmd("a/b", "09:05", "America/New_York", "en", "high", "release/1.0", False),
+        ),
+        ("订阅 a/b", SubscribeCmd("a/b")),
+        ("unsubscribe a/b", UnsubscribeCmd("a/b")),
+        ("LIST", ListCmd()),
+        ("ask af9b69f what could break?", AskCmd("af9b69f", "what could break?")),
+        ("ask #32688 影响？", AskCmd("#32688", "影响？")),
+        # No commit named: a question about a period (bot/history/); a–f words are not SHAs.
+        ("ask what changed in the scheduler this week?", AskCmd(None, "what changed in the scheduler this week?")),
+        ("ask added caching since Monday?", AskCmd(None, "added caching since Monday?")),
+        ("问 上周 FP8 在 ROCm 上有什么改动？", AskCmd(None, "上周 FP8 在 ROCm 上有什么改动？")),
+        ("config lang en questions all file on", ConfigCmd("en", None, "all", True)),
+        ("help", HelpCmd()),
+    ],
+)
 def test_grammar(text, expected):
     parsed = parse_command(text)
     assert (parsed.command.name, parsed.args) == (NAMES[type(expected)], expected)
 
 
-@pytest.mark.parametrize("text,message,command", [
-    ("frobnicate", "Unknown command 'frobnicate'", None),
-    ("2026-01-28 2026-01-29", "Two dates given", "digest"),
-    ("subscribe", "Name the repository", "subscribe"),
-    ("subscribe a/b at 25:00", "'at' must be a time like 09:30", "subscribe"),
-    ("subscribe a/b tz Mars/Base", "Unknown time zone 'Mars/Base'", "subscribe"),
-    ("subscribe a/b lang fr", "lang must be zh or en", "subscribe"),
-    ("subscribe a/b min urgent", "min must be high or medium or low", "subscribe"),
-    ("subscribe a/b at", "needs a value", "subscribe"),
-    ("subscribe a/b colour blue", "Unknown option 'colour'", "subscribe"),
-    ("subscribe a/b at 09:00 at 10:00", "given twice", "subscribe"),
-    ("unsubscribe", "exactly one repository", "unsubscribe"),
-    ("ask", "Ask a question", "ask"),
-    ("ask af9b69f", "Ask a question", "ask"),
-    # Without a verb, a date starts a digest only when every word is a date or a repository.
-    ("上周 FP8 在 ROCm 上有什么改动？", "Unknown command '上周'", None),
-    ("list extra", "takes no arguments", "list"),
-    ("config questions sometimes", "questions must be mention or all", "config"),
-])
+@pytest.mark.parametrize(
+    "text,message,command",
+    [
+        ("frobnicate", "Unknown command 'frobnicate'", None),
+        ("2026-01-28 2026-01-29", "Two dates given", "digest"),
+        ("subscribe", "Name the repository", "subscribe"),
+        ("subscribe a/b at 25:00", "'at' must be a time like 09:30", "subscribe"),
+        ("subscribe a/b tz Mars/Base", "Unknown time zone 'Mars/Base'", "subscribe"),
+        ("subscribe a/b lang fr", "lang must be zh or en", "subscribe"),
+        ("subscribe a/b min urgent", "min must be high or medium or low", "subscribe"),
+        ("subscribe a/b at", "needs a value", "subscribe"),
+        ("subscribe a/b colour blue", "Unknown option 'colour'", "subscribe"),
+        ("subscribe a/b at 09:00 at 10:00", "given twice", "subscribe"),
+        ("unsubscribe", "exactly one repository", "unsubscribe"),
+        ("ask", "Ask a question", "ask"),
+        ("ask af9b69f", "Ask a question", "ask"),
+        # Without a verb, a date starts a digest only when every word is a date or a repository.
+        ("上周 FP8 在 ROCm 上有什么改动？", "Unknown command '上周'", None),
+        ("list extra", "takes no arguments", "list"),
+        ("config questions sometimes", "questions must be mention or all", "config"),
+    ],
+)
 def test_errors_name_the_problem_and_the_command(text, message, command):
     with pytest.raises(CommandError) as err:
         parse_command(text)
@@ -98,8 +123,9 @@ def test_a_digest_without_its_verb_takes_noise_options_and_a_question_stays_a_qu
 
     # what REQUEST_MAX_COMMITS suggests (bot/commands/limits.py) is itself a command that parses
     parsed = parse_command("2026-01-28 astral-sh/uv paths crates/uv-resolver/** exclude **/*.md")
-    assert parsed.args == DigestCmd("2026-01-28", ("astral-sh/uv",),
-                                    FilterArgs(paths=("crates/uv-resolver/**",), exclude=("**/*.md",)))
+    assert parsed.args == DigestCmd(
+        "2026-01-28", ("astral-sh/uv",), FilterArgs(paths=("crates/uv-resolver/**",), exclude=("**/*.md",))
+    )
     assert parse_command("2026-01-27..2026-01-28 paths src/**").args.filters.paths == ("src/**",)
     with pytest.raises(CommandError):
         parse_command("上周 FP8 paths 在 ROCm 上有什么改动？")  # words before the option that are neither

@@ -1,5 +1,6 @@
 """The terminal chat, driven as a user types: what it prints is what the user sees. Also the
 conversation core's flows that every platform shares (commands, threads, deliveries, clock)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -7,9 +8,8 @@ import io
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -18,67 +18,15 @@ from bot.models import Subscription
 from bot.schedule import Clock
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
-from tests.gitrepo import GitRepo
-
-SH = ZoneInfo("Asia/Shanghai")
-ROOT = Path(__file__).resolve().parent.parent
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+from tests.shared.console import NOW, SH, console_repo
 
 
 @pytest.fixture
 def repo(tmp_path):
-    r = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
-    r.commit("[Deprecation] Remove the legacy exporter (#41)\n\nThe v1 exporter is gone.",
-             {"src/legacy_export.py": "".join(f"def f{i}():\n    return {i}\n" for i in range(200)),
-              "src/api.py": "def export_v1():\n    pass\n"}, when=datetime(2026, 1, 27, 9, tzinfo=SH))
-    r.commit("[Deprecation] Remove the legacy exporter (#41)", {"src/legacy_export.py": None, "src/api.py": "\n"},
-             when=datetime(2026, 1, 28, 10, tzinfo=SH))
-    r.commit("[Docs] Fix typo in README", {"README.md": "Widgets\n"}, when=datetime(2026, 1, 28, 11, tzinfo=SH))
-    r.commit("[Bugfix] Handle <!channel> and <https://evil|docs> in titles @all", {"src/api.py": "\n\n"},
-             when=datetime(2026, 1, 28, 12, tzinfo=SH))
-    return r
+    return console_repo(tmp_path)
 
 
-@pytest.fixture
-async def console(console_in):
-    return await console_in("en")
-
-
-@pytest.fixture
-async def console_in(make_settings, repo):
-    """`await console_in(lang)`: a typing function (see `console`) for a console whose
-    DEFAULT_LANG is `lang`."""
-    made = []
-
-    async def build(lang: str, **overrides):
-        typed = _typing(Services.build(make_settings(default_repo=str(repo.path), default_lang=lang, **overrides),
-                                       clock=lambda: NOW))
-        made.append(typed)
-        return typed
-
-    yield build
-    for typed in made:
-        await typed.chat.services.aclose()
-
-
-def _typing(services):
-    out = io.StringIO()
-    platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-    typed = ConsoleChat(chat, platform)
-
-    async def type_line(line: str) -> str:
-        start = out.tell()
-        await typed.handle(line)
-        await chat.drain()
-        out.seek(start)
-        text = out.read()
-        out.seek(0, io.SEEK_END)
-        return text
-
-    type_line.chat = chat
-    type_line.platform = platform
-    return type_line
+ROOT = Path(__file__).resolve().parent.parent
 
 
 async def test_digest_then_thread_questions(console, repo):
@@ -137,6 +85,7 @@ async def test_local_paths_only_from_the_operators_terminal(console, repo, tmp_p
     assert "Daily update report (2026-01-28) · acme/widgets" in shown
     # …a chat platform may not (it would read the bot host's disk).
     from bot.models import UsageError
+
     with pytest.raises(UsageError, match="In chat you can name GitHub repositories"):
         chat.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path))
     assert chat.check_repo(slack_like, str(tmp_path)) == str(tmp_path)
@@ -148,7 +97,9 @@ async def test_clock_posts_once_with_two_clocks_and_a_restart(make_settings, rep
     out = io.StringIO()
     platform = ConsolePlatform(out=out)
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-    await chat.subs.upsert(Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai", lang="en"))
+    await chat.subs.upsert(
+        Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai", lang="en")
+    )
     # Two clocks tick at the same moment (two replicas), then a restarted one ticks again.
     first, second = Clock(chat, settings, now=lambda: NOW), Clock(chat, settings, now=lambda: NOW)
     results = await asyncio.gather(first.tick(), second.tick())
@@ -169,8 +120,9 @@ async def test_empty_day_posts_one_line_or_nothing(make_settings, repo):
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
     chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
-    from bot.window import day_window
     from datetime import date
+
+    from bot.window import day_window
 
     quiet = Subscription("console", "console", str(repo.path), lang="en")
     await chat.deliver_subscription(quiet, day_window(date(2026, 1, 20), "Asia/Shanghai"), "k1")
@@ -183,12 +135,29 @@ async def test_empty_day_posts_one_line_or_nothing(make_settings, repo):
 
 
 def test_run_opens_the_console_by_default(redis_url, repo, tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": "runconsole:", "DEFAULT_REPO": str(repo.path),
-                "DEFAULT_LANG": "en", "PYTHONPATH": str(ROOT)})
-    proc = subprocess.run([sys.executable, "-m", "bot", "run"], input="/digest 2026-01-28\nreply 1 what happened to the legacy exporter?\nquit\n",
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))
+    }
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": "runconsole:",
+            "DEFAULT_REPO": str(repo.path),
+            "DEFAULT_LANG": "en",
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "run"],
+        input="/digest 2026-01-28\nreply 1 what happened to the legacy exporter?\nquit\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Type a command: /digest" in proc.stdout
     assert "Daily update report (2026-01-28) · acme/widgets" in proc.stdout
@@ -235,8 +204,9 @@ async def session(make_settings, repo, tmp_path):
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
 
     async def type_lines(lines: list[str], tty: bool = False) -> str:
-        await asyncio.wait_for(ConsoleChat(chat, platform).run(stdin=Terminal("".join(f"{x}\n" for x in lines), tty)),
-                               120)
+        await asyncio.wait_for(
+            ConsoleChat(chat, platform).run(stdin=Terminal("".join(f"{x}\n" for x in lines), tty)), 120
+        )
         await chat.drain()
         return out.getvalue()
 
@@ -247,24 +217,32 @@ async def session(make_settings, repo, tmp_path):
 async def test_a_typed_session_goes_on_after_every_kind_of_line_until_quit(session, repo, tmp_path):
     type_lines, out = session
     sha = repo.git("log", "-1", "--format=%H").strip()  # the "[Bugfix] Handle <!channel>…" commit
-    shown = await type_lines([
-        "config file on",  # without the slash, as typed
-        "/digest 2026-01-28",
-        f"details #2 {sha[:10]}",  # message #1 is the settings line
-        "reply #2 what did #41 remove?",
-        "",
-        "reply x", "reply 1", "details x", "details 1",
-        "reply 99 why?", f"details 99 {sha[:10]}",  # no such message (yet)
-        "help",
-        "/digest 2026-01-27",  # a second report file, beside the first
-        "quit",
-        "/digest help",  # after quit: never read
-    ])
+    shown = await type_lines(
+        [
+            "config file on",  # without the slash, as typed
+            "/digest 2026-01-28",
+            f"details #2 {sha[:10]}",  # message #1 is the settings line
+            "reply #2 what did #41 remove?",
+            "",
+            "reply x",
+            "reply 1",
+            "details x",
+            "details 1",
+            "reply 99 why?",
+            f"details 99 {sha[:10]}",  # no such message (yet)
+            "help",
+            "/digest 2026-01-27",  # a second report file, beside the first
+            "quit",
+            "/digest help",  # after quit: never read
+        ]
+    )
     assert shown.startswith("Type a command: /digest")
     assert "report file on" in shown
     assert "[#2] (updated) Daily update report (2026-01-28) · acme/widgets" in shown
     assert sorted(f.name for f in (tmp_path / "data" / "reports").glob("*.md")) == [
-        "acme_widgets-2026-01-27.md", "acme_widgets-2026-01-28.md"]
+        "acme_widgets-2026-01-27.md",
+        "acme_widgets-2026-01-28.md",
+    ]
     assert shown.count("↳ 📎 ") == 2
     assert "(only you) 🟢 fb4f569 [Bugfix] Handle <!channel>" in shown  # the details of the commit named
     answer = [line for line in shown.splitlines() if "No LLM is configured" in line]
@@ -304,8 +282,10 @@ async def test_stop_ends_a_session_waiting_for_input(make_settings, repo):
     finally:
         os.close(write_end)
         await services.aclose()
-    assert out.getvalue().strip() == "Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · " \
-                                     "reply N <question> · details N <sha> · level N too-high|too-low [sha] · quit"
+    assert (
+        out.getvalue().strip() == "Type a command: /digest [DATE|A..B|today] [owner/repo or path] · /digest help · "
+        "reply N <question> · details N <sha> · level N too-high|too-low [sha] · quit"
+    )
 
 
 class Snapshots(Terminal):
@@ -326,8 +306,9 @@ async def test_a_streamed_answer_is_shown_piece_by_piece_without_terminal_contro
     pieces = ["The legacy exporter \x1b]0;pwned\x07", "was removed in #41, ", "with its tests."]
     with FakeOpenAI() as llm:
         llm.responder = lambda req: Reply(chunks=pieces) if req.get("stream") else default_responder(req)
-        settings = make_settings(default_repo=str(repo.path), default_lang="en", openai_base_url=llm.url,
-                                 openai_api_key="sk-test-1")
+        settings = make_settings(
+            default_repo=str(repo.path), default_lang="en", openai_base_url=llm.url, openai_api_key="sk-test-1"
+        )
         services = Services.build(settings, clock=lambda: NOW)
         out = Snapshots()
         platform = ConsolePlatform(out=out)
@@ -341,19 +322,22 @@ async def test_a_streamed_answer_is_shown_piece_by_piece_without_terminal_contro
             await chat.drain()
         finally:
             await services.aclose()
-    answer = out.getvalue()[len(before):]
+    answer = out.getvalue()[len(before) :]
     assert answer.startswith("  ↳ [#") and " in #1] " in answer
     assert "The legacy exporter ]0;pwnedwas removed in #41, with its tests." in answer
     assert answer.endswith("src/legacy_export.py\n")  # the answer's line is ended: what follows starts afresh
     assert "\x1b" not in answer and "\x07" not in answer  # the LLM's text cannot retitle the terminal
-    partial = [s[len(before):] for s in out.seen if s.startswith(before) and "The legacy exporter" in s[len(before):]
-               and "with its tests." not in s]
+    partial = [
+        s[len(before) :]
+        for s in out.seen
+        if s.startswith(before) and "The legacy exporter" in s[len(before) :] and "with its tests." not in s
+    ]
     assert partial, "the start of the answer was shown before its end arrived"
     assert out.shown == out.getvalue()
 
 
 async def test_a_piped_script_ends_at_its_last_line_without_quit(session):
-    type_lines, out = session
+    type_lines, _out = session
     shown = await type_lines(["help"])  # EOF after it: the console leaves by itself (else: wait_for times out)
     assert shown.count("Commands (`/digest`") == 1
 
@@ -363,7 +347,7 @@ def _left_over_tasks() -> list:
 
 
 async def test_a_session_leaves_no_task_behind(session):
-    type_lines, out = session
+    type_lines, _out = session
     await type_lines(["help", "help", "quit"])
     await asyncio.sleep(0)  # let cancellations land
     assert _left_over_tasks() == []  # no waiter per typed line piling up for the process's life
@@ -372,12 +356,30 @@ async def test_a_session_leaves_no_task_behind(session):
 def test_sigterm_ends_the_console_while_it_waits_for_input(redis_url, repo, tmp_path):
     import signal
 
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": "sigconsole:", "DEFAULT_REPO": str(repo.path),
-                "DEFAULT_LANG": "en", "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"})
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_"))
+    }
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": "sigconsole:",
+            "DEFAULT_REPO": str(repo.path),
+            "DEFAULT_LANG": "en",
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     try:
         assert "Type a command" in proc.stdout.readline()  # it waits for a line that never comes
         proc.send_signal(signal.SIGTERM)
@@ -397,8 +399,11 @@ async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its
 
     sha = repo.git("rev-parse", "HEAD~2").strip()
     start = console.platform.out.tell()
-    await console.chat.on_action(Conversation("console", "console", "you"), "choose",
-                                 {"sha": sha, "repo": str(repo.path), "question": "what did #41 remove?"})
+    await console.chat.on_action(
+        Conversation("console", "console", "you"),
+        "choose",
+        {"sha": sha, "repo": str(repo.path), "question": "what did #41 remove?"},
+    )
     await console.chat.drain()
     shown = console.platform.out.getvalue()[start:]
     assert "#None" not in shown
@@ -410,18 +415,32 @@ async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its
 
 # --- issue 26: what a newcomer meets ---------------------------------------------------------------
 
-@pytest.mark.parametrize("lang,lines", [
-    ("en", ["In this terminal (N is a message's number, the [#N] before it):",
-            "• reply N <question> — ask about the commits of message #N, as a question in its thread",
-            "• details N <sha> — everything about one commit of message #N, shown to you only",
-            "• level N too-high|too-low [sha] — say that a commit of message #N is rated too high or too low",
-            "• quit — leave"]),
-    ("zh", ["在这个终端里（N 是消息编号，即消息前面的 [#N]）：",
-            "• reply N <问题> — 就第 N 条消息里的提交提问",
-            "• details N <sha> — 第 N 条消息里某个提交的完整分析，仅你可见",
-            "• level N too-high|too-low [sha] — 指出第 N 条消息里某个提交的重要度评得太高或太低",
-            "• quit — 退出"]),
-])
+
+@pytest.mark.parametrize(
+    "lang,lines",
+    [
+        (
+            "en",
+            [
+                "In this terminal (N is a message's number, the [#N] before it):",
+                "• reply N <question> — ask about the commits of message #N, as a question in its thread",
+                "• details N <sha> — everything about one commit of message #N, shown to you only",
+                "• level N too-high|too-low [sha] — say that a commit of message #N is rated too high or too low",
+                "• quit — leave",
+            ],
+        ),
+        (
+            "zh",
+            [
+                "在这个终端里（N 是消息编号，即消息前面的 [#N]）：",
+                "• reply N <问题> — 就第 N 条消息里的提交提问",
+                "• details N <sha> — 第 N 条消息里某个提交的完整分析，仅你可见",
+                "• level N too-high|too-low [sha] — 指出第 N 条消息里某个提交的重要度评得太高或太低",
+                "• quit — 退出",
+            ],
+        ),
+    ],
+)
 async def test_help_explains_the_terminals_own_commands_one_line_each(console_in, lang, lines):
     console = await console_in(lang)
     shown = await console("help")
@@ -443,8 +462,13 @@ async def test_the_consoles_own_words_are_in_a_chinese_chats_language(console_in
         assert english not in digest + bad + asked
 
 
-@pytest.mark.parametrize("lang,usage", [("en", "`/digest [DATE|A..B|today|yesterday|last-week|this-week] [owner/repo …]"),
-                                        ("zh", "`/digest [日期|A..B|今天|昨天|前天|上周|本周] [owner/repo …]")])
+@pytest.mark.parametrize(
+    "lang,usage",
+    [
+        ("en", "`/digest [DATE|A..B|today|yesterday|last-week|this-week] [owner/repo …]"),
+        ("zh", "`/digest [日期|A..B|今天|昨天|前天|上周|本周] [owner/repo …]"),
+    ],
+)
 async def test_the_digest_usage_names_the_command_once(console_in, lang, usage):
     console = await console_in(lang)
     bad_date = await console("/digest 2026-02-30")
@@ -463,18 +487,28 @@ async def test_a_pasted_page_is_not_echoed_back_whole(console_in, lang, said):
     assert "a/" * 39 + "a…" in repo and "a/" * 41 not in repo
 
 
-@pytest.mark.parametrize("lang,quiet,reply,details", [
-    ("en", "[#1] (updated) No new commits in acme/widgets on 2026-01-29 (Asia/Shanghai). "
-           "Try `/digest last-week` for the whole of last week.",
-     "↳ [#2 in #1] That digest (2026-01-29, acme/widgets) has no commits to ask about. "
-     "To ask about any commit: `/digest ask <sha> <question>`.",
-     "(only you) That digest (2026-01-29, acme/widgets) lists no commits, so there are no details to show."),
-    ("zh", "[#1] （已更新） acme/widgets 在 2026-01-29（Asia/Shanghai）没有新的提交。可以试试 `/digest 上周`，看上周全部的提交。",
-     "↳ [#2 in #1] 这份报告（2026-01-29，acme/widgets）里没有提交，无从提问。要问任意一个提交：`/digest ask <sha> <问题>`。",
-     "（仅你可见） 这份报告（2026-01-29，acme/widgets）里没有提交，没有可显示的详情。"),
-])
-async def test_the_readmes_first_session_on_a_quiet_day_is_answered_truthfully(console_in, repo, lang, quiet, reply,
-                                                                              details):
+@pytest.mark.parametrize(
+    "lang,quiet,reply,details",
+    [
+        (
+            "en",
+            "[#1] (updated) No new commits in acme/widgets on 2026-01-29 (Asia/Shanghai). "
+            "Try `/digest last-week` for the whole of last week.",
+            "↳ [#2 in #1] That digest (2026-01-29, acme/widgets) has no commits to ask about. "
+            "To ask about any commit: `/digest ask <sha> <question>`.",
+            "(only you) That digest (2026-01-29, acme/widgets) lists no commits, so there are no details to show.",
+        ),
+        (
+            "zh",
+            "[#1] （已更新） acme/widgets 在 2026-01-29（Asia/Shanghai）没有新的提交。可以试试 `/digest 上周`，看上周全部的提交。",
+            "↳ [#2 in #1] 这份报告（2026-01-29，acme/widgets）里没有提交，无从提问。要问任意一个提交：`/digest ask <sha> <问题>`。",
+            "（仅你可见） 这份报告（2026-01-29，acme/widgets）里没有提交，没有可显示的详情。",
+        ),
+    ],
+)
+async def test_the_readmes_first_session_on_a_quiet_day_is_answered_truthfully(
+    console_in, repo, lang, quiet, reply, details
+):
     # The README's first session, on a day without commits: `/digest today`, then `reply 1 …`.
     console = await console_in(lang)
     assert quiet in await console("/digest today")
@@ -495,24 +529,48 @@ async def test_a_scheduled_quiet_day_suggests_nothing(make_settings, repo):
 
     from bot.window import day_window
 
-    await chat.deliver_subscription(Subscription("console", "console", str(repo.path), lang="en"),
-                                    day_window(date(2026, 1, 20), "Asia/Shanghai"), "k1")
+    await chat.deliver_subscription(
+        Subscription("console", "console", str(repo.path), lang="en"),
+        day_window(date(2026, 1, 20), "Asia/Shanghai"),
+        "k1",
+    )
     assert out.getvalue().strip().endswith("No new commits in acme/widgets on 2026-01-20 (Asia/Shanghai).")
     await services.aclose()
 
 
-@pytest.mark.parametrize("lang,said", [
-    ("en", {"past": "3 commits on 2026-01-28 | ", "today": "1 commits today | ", "range": "4 commits | ",
-            "this_week": "5 commits this week | ", "past_week": "1 commits in 2026-01-19..2026-01-25 | "}),
-    ("zh", {"past": "2026-01-28 共 3 个提交 | ", "today": "今日共 1 个提交 | ", "range": "共 4 个提交 | ",
-            "this_week": "本周共 5 个提交 | ", "past_week": "2026-01-19..2026-01-25 共 1 个提交 | "}),
-])
+@pytest.mark.parametrize(
+    "lang,said",
+    [
+        (
+            "en",
+            {
+                "past": "3 commits on 2026-01-28 | ",
+                "today": "1 commits today | ",
+                "range": "4 commits | ",
+                "this_week": "5 commits this week | ",
+                "past_week": "1 commits in 2026-01-19..2026-01-25 | ",
+            },
+        ),
+        (
+            "zh",
+            {
+                "past": "2026-01-28 共 3 个提交 | ",
+                "today": "今日共 1 个提交 | ",
+                "range": "共 4 个提交 | ",
+                "this_week": "本周共 5 个提交 | ",
+                "past_week": "2026-01-19..2026-01-25 共 1 个提交 | ",
+            },
+        ),
+    ],
+)
 async def test_the_stats_line_says_which_day_or_week_it_counts(console_in, repo, lang, said):
     repo.commit("[Docs] A word from last week", {"docs/a.md": "a\n"}, when=datetime(2026, 1, 21, 9, tzinfo=SH))
     repo.commit("[Docs] A word this morning", {"docs/b.md": "b\n"}, when=datetime(2026, 1, 29, 8, tzinfo=SH))
     console = await console_in(lang)
     yesterday = await console("/digest 2026-01-28")
-    assert said["past"] in yesterday and "today" not in yesterday and "今日" not in yesterday and "本日" not in yesterday
+    assert (
+        said["past"] in yesterday and "today" not in yesterday and "今日" not in yesterday and "本日" not in yesterday
+    )
     assert said["today"] in await console("/digest 2026-01-29")  # NOW is 09:30 on the 29th
     assert said["range"] in await console("/digest 2026-01-28..2026-01-29")
     week = await console("/digest week 2026-01-28")
@@ -521,13 +579,23 @@ async def test_the_stats_line_says_which_day_or_week_it_counts(console_in, repo,
     assert said["past_week"] in last_week and "this week" not in last_week and "本周" not in last_week
 
 
-@pytest.mark.parametrize("lang,day,span,week", [
-    ("en", "⏳ Building the 2026-01-28 digest for acme/widgets…",
-     "⏳ Building the 2026-01-27..2026-01-28 digest for acme/widgets…",
-     "⏳ Building the 2026-01-26..2026-01-29 weekly roll-up for acme/widgets…"),
-    ("zh", "⏳ 正在生成 acme/widgets 2026-01-28 的日报…", "⏳ 正在生成 acme/widgets 2026-01-27..2026-01-28 的更新报告…",
-     "⏳ 正在生成 acme/widgets 2026-01-26..2026-01-29 的周报…"),
-])
+@pytest.mark.parametrize(
+    "lang,day,span,week",
+    [
+        (
+            "en",
+            "⏳ Building the 2026-01-28 digest for acme/widgets…",
+            "⏳ Building the 2026-01-27..2026-01-28 digest for acme/widgets…",
+            "⏳ Building the 2026-01-26..2026-01-29 weekly roll-up for acme/widgets…",
+        ),
+        (
+            "zh",
+            "⏳ 正在生成 acme/widgets 2026-01-28 的日报…",
+            "⏳ 正在生成 acme/widgets 2026-01-27..2026-01-28 的更新报告…",
+            "⏳ 正在生成 acme/widgets 2026-01-26..2026-01-29 的周报…",
+        ),
+    ],
+)
 async def test_the_building_line_names_a_roll_up_and_a_range_for_what_they_are(console_in, lang, day, span, week):
     console = await console_in(lang)
     assert f"[#1] {day}" in await console("/digest 2026-01-28")

@@ -9,11 +9,12 @@ real Redis, a real git repository; the terminal chat too.
 - REQUEST_MAX_COMMITS refuses a larger on-demand range with one sentence before any LLM call;
 - /metrics shows the tokens: in/out counters, per digest, the month's total.
 """
+
 from __future__ import annotations
 
 import io
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
@@ -29,9 +30,9 @@ from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, build_ops_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.test_slack_e2e import FAST, SECRET, Bot, build_widgets, shown, shown_eph
+from tests.shared.slack import FAST, SECRET, Bot, build_widgets, shown, shown_eph
 
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
 CHANNEL = "C0001"
 COST = re.compile(r"💰 ([\d,]+) tokens \(([\d,]+) in / ([\d,]+) out\)")
 
@@ -39,6 +40,7 @@ COST = re.compile(r"💰 ([\d,]+) tokens \(([\d,]+) in / ([\d,]+) out\)")
 @pytest.fixture
 def widgets(tmp_path):
     from datetime import date
+
     return build_widgets(tmp_path / "widgets", date(2026, 1, 28))
 
 
@@ -59,9 +61,16 @@ async def make_bot(make_settings, slack, widgets, llm):
     bots: list[Bot] = []
 
     async def build(**overrides) -> Bot:
-        values = dict(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                      default_repo=str(widgets.path), default_lang="en", default_tz="Asia/Shanghai",
-                      openai_base_url=llm.url, openai_api_key="sk-test-cost")
+        values = dict(
+            slack_bot_token=slack.token,
+            slack_signing_secret=SECRET,
+            slack_api_url=slack.url,
+            default_repo=str(widgets.path),
+            default_lang="en",
+            default_tz="Asia/Shanghai",
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-cost",
+        )
         values.update(overrides)
         settings = make_settings(**values)
         services = Services.build(settings, clock=lambda: NOW)
@@ -97,6 +106,7 @@ def analyses_asked(fake: FakeOpenAI, since: int = 0) -> int:
 
 
 # --- the parent says what it cost --------------------------------------------------------------------
+
 
 async def test_the_parent_says_what_the_digest_cost_and_a_cached_run_costs_nothing(make_bot, slack, llm):
     bot = await make_bot(llm_price_per_mtok_in=0.15, llm_price_per_mtok_out=0.60)
@@ -134,8 +144,9 @@ async def test_the_markdown_report_and_the_report_page_carry_the_cost_line(make_
     from bot.window import day_window
 
     bot = await make_bot()
-    built = await bot.services.builder.build(bot.services.source(str(widgets.path)),
-                                             day_window(datetime(2026, 1, 28).date(), "Asia/Shanghai"), "en")
+    built = await bot.services.builder.build(
+        bot.services.source(str(widgets.path)), day_window(datetime(2026, 1, 28).date(), "Asia/Shanghai"), "en"
+    )
     tokens_in, tokens_out = spent(llm)
     line = f"💰 {tokens_in + tokens_out:,} tokens ({tokens_in:,} in / {tokens_out:,} out)"
     assert f"> {line}" in render_report([built])
@@ -150,9 +161,16 @@ async def test_a_digest_without_an_llm_shows_no_cost(make_bot, slack, llm):
 
 
 async def test_the_cost_in_chinese_and_in_the_terminal(make_settings, widgets, llm):
-    services = Services.build(make_settings(default_repo=str(widgets.path), default_lang="zh",
-                                            openai_base_url=llm.url, openai_api_key="sk-test-cost",
-                                            llm_price_per_mtok_in=2.0), clock=lambda: NOW)
+    services = Services.build(
+        make_settings(
+            default_repo=str(widgets.path),
+            default_lang="zh",
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-cost",
+            llm_price_per_mtok_in=2.0,
+        ),
+        clock=lambda: NOW,
+    )
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
@@ -160,8 +178,10 @@ async def test_the_cost_in_chinese_and_in_the_terminal(make_settings, widgets, l
         await ConsoleChat(chat, platform).handle("/digest 2026-01-28")
         await chat.drain()
         tokens_in, tokens_out = spent(llm)
-        assert f"💰 {tokens_in + tokens_out:,} 个 token（输入 {tokens_in:,} / 输出 {tokens_out:,}） · " \
-               f"${tokens_in * 2.0 / 1e6:.2f}" in out.getvalue()  # a cent or more: two decimals
+        assert (
+            f"💰 {tokens_in + tokens_out:,} 个 token（输入 {tokens_in:,} / 输出 {tokens_out:,}） · "
+            f"${tokens_in * 2.0 / 1e6:.2f}" in out.getvalue()
+        )  # a cent or more: two decimals
         await ConsoleChat(chat, platform).handle("/digest 2026-01-28")
         await chat.drain()
         assert "💰 0 个 token（输入 0 / 输出 0） · $0.00 · 3 条分析中 3 条来自缓存（0 token）" in out.getvalue()
@@ -171,6 +191,7 @@ async def test_the_cost_in_chinese_and_in_the_terminal(make_settings, widgets, l
 
 # --- the month's budget -----------------------------------------------------------------------------
 
+
 async def test_past_the_monthly_budget_digests_go_offline_and_say_so_once(make_bot, slack, llm):
     bot = await make_bot(llm_monthly_token_budget=50_000)
     budget = Budget(bot.services.store, 50_000, lambda: NOW)
@@ -178,8 +199,10 @@ async def test_past_the_monthly_budget_digests_go_offline_and_say_so_once(make_b
     parent = await digest(bot, slack)
     assert llm.requests == []  # not one request: not even the headline
     everything = [shown(parent)] + [shown(m) for m in slack.replies(CHANNEL, parent.ts)]
-    notice = ("⚠️ This month's LLM token budget (50,000 tokens) is spent: the commits not analysed before show "
-              "the offline analysis, and the headline is rule-based. The budget resets on 2026-02-01 (UTC).")
+    notice = (
+        "⚠️ This month's LLM token budget (50,000 tokens) is spent: the commits not analysed before show "
+        "the offline analysis, and the headline is rule-based. The budget resets on 2026-02-01 (UTC)."
+    )
     assert sum(text.count(notice) for text in everything) == 1  # said once, in the parent
     assert notice in everything[0]
     assert all("Rule-based analysis" in text for text in everything[1:3])  # the high and the medium commit
@@ -222,14 +245,16 @@ async def test_the_budget_stops_the_llm_midway_through_a_digest(make_bot, slack,
 
 # --- one request's size -----------------------------------------------------------------------------
 
+
 async def test_a_request_over_request_max_commits_gets_one_sentence_and_no_llm_call(make_bot, slack, llm, widgets):
     bot = await make_bot(request_max_commits=2)
     status, _ = await bot.sender.slash("2026-01-28")
     assert status == 200
     await bot.settle()
     (line,) = [R.unescape(shown_eph(e)) for e in slack.ephemerals]
-    assert line.startswith("⚠️ 2026-01-28 has 3 commits in acme/widgets, more than one request may analyse (2) "
-                           "even in its last day alone;")
+    assert line.startswith(
+        "⚠️ 2026-01-28 has 3 commits in acme/widgets, more than one request may analyse (2) even in its last day alone;"
+    )
     assert "Usage: `/digest [DATE|" in line
     assert llm.requests == [] and slack.top_level(CHANNEL) == []  # nothing analysed, nothing posted
 
@@ -238,8 +263,10 @@ async def test_a_request_over_request_max_commits_gets_one_sentence_and_no_llm_c
     await bot2.sender.slash("2026-01-27..2026-01-28")
     await bot2.settle()
     line = R.unescape(shown_eph(slack.ephemerals[-1]))
-    assert ("⚠️ 2026-01-27..2026-01-28 has 4 commits in acme/widgets, more than one request may analyse (3); "
-            "try a shorter range: `/digest 2026-01-28` (3 commits).") in line
+    assert (
+        "⚠️ 2026-01-27..2026-01-28 has 4 commits in acme/widgets, more than one request may analyse (3); "
+        "try a shorter range: `/digest 2026-01-28` (3 commits)."
+    ) in line
     assert llm.requests == [] and slack.top_level(CHANNEL) == []
     await bot2.sender.slash("2026-01-28")  # …which works
     await bot2.settle()
@@ -251,8 +278,10 @@ async def test_request_max_commits_counts_after_the_path_filter_and_bounds_the_w
     await bot.sender.slash("2026-01-27..2026-01-28 paths src/**")  # 4 listed, 3 touch src/
     await bot.settle()
     line = R.unescape(shown_eph(slack.ephemerals[-1]))
-    assert ("⚠️ 2026-01-27..2026-01-28 has 3 commits in acme/widgets, more than one request may analyse (2); "
-            "try a shorter range: `/digest 2026-01-28 paths src/**` (2 commits).") in line
+    assert (
+        "⚠️ 2026-01-27..2026-01-28 has 3 commits in acme/widgets, more than one request may analyse (2); "
+        "try a shorter range: `/digest 2026-01-28 paths src/**` (2 commits)."
+    ) in line
     await bot.sender.slash("week 2026-01-28")  # the roll-up of that week: 4 commits
     await bot.settle()
     line = R.unescape(shown_eph(slack.ephemerals[-1]))
@@ -268,12 +297,15 @@ async def test_request_max_commits_in_chinese_names_the_repository_it_was_given(
     await bot.sender.slash(f"2026-01-27..2026-01-28 {widgets.path}")
     await bot.settle()
     line = R.unescape(shown_eph(slack.ephemerals[-1]))
-    assert (f"⚠️ acme/widgets 在 2026-01-27..2026-01-28 有 4 个提交，超过单次请求可分析的上限（3）；请缩小范围："
-            f"`/digest 2026-01-28 {widgets.path}`（3 个提交）。") in line
+    assert (
+        f"⚠️ acme/widgets 在 2026-01-27..2026-01-28 有 4 个提交，超过单次请求可分析的上限（3）；请缩小范围："
+        f"`/digest 2026-01-28 {widgets.path}`（3 个提交）。"
+    ) in line
     assert "用法：" in line and llm.requests == []
 
 
 # --- /metrics ---------------------------------------------------------------------------------------
+
 
 def sample(page: str, name: str) -> float:
     match = re.search(rf"^{re.escape(name)} ([0-9.e+]+)$", page, re.M)
@@ -287,6 +319,7 @@ async def test_metrics_show_tokens_per_direction_per_digest_and_per_month(make_b
     url = f"http://127.0.0.1:{bound_port(ops)}/metrics"
     try:
         async with aiohttp.ClientSession() as http:
+
             async def page() -> str:
                 async with http.get(url) as resp:
                     assert resp.status == 200

@@ -2,11 +2,12 @@
 the channel would see): retries then one failure notice and a "failed" ledger, the lock released
 after every attempt, one broken subscription not holding up the others, a half-delivered thread
 resumed without repeats, high before medium before low."""
+
 from __future__ import annotations
 
 import io
 import shutil
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -14,8 +15,8 @@ import pytest
 from bot import metrics
 from bot.chat import ChatService
 from bot.delivery.job import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
-from bot.platform import Notice
 from bot.models import BotError, Importance, RetryLater, Subscription, to_dict
+from bot.platform import Notice
 from bot.schedule import Clock
 from bot.services import Services
 from bot.window import day_window
@@ -23,7 +24,7 @@ from handlers.console import ConsoleChat, ConsolePlatform
 from tests.gitrepo import GitRepo, bulk_commits
 
 SH = ZoneInfo("Asia/Shanghai")
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
 DAY = date(2026, 1, 28)
 
 
@@ -33,9 +34,11 @@ def repo(tmp_path):
     r.commit("init", {"src/api.py": "def export_v1():\n    pass\n"}, when=datetime(2026, 1, 27, 9, tzinfo=SH))
     r.commit("[Docs] Fix typo in README", {"README.md": "Widgets\n"}, when=datetime(2026, 1, 28, 9, tzinfo=SH))
     r.commit("feat!: remove export_v1", {"src/api.py": "\n"}, when=datetime(2026, 1, 28, 10, tzinfo=SH))
-    r.commit("feat: add a --since flag to the exporter",
-             {"src/cli.py": "".join(f"def option_{i}():\n    return {i}\n" for i in range(40))},
-             when=datetime(2026, 1, 28, 11, tzinfo=SH))
+    r.commit(
+        "feat: add a --since flag to the exporter",
+        {"src/cli.py": "".join(f"def option_{i}():\n    return {i}\n" for i in range(40))},
+        when=datetime(2026, 1, 28, 11, tzinfo=SH),
+    )
     return r
 
 
@@ -58,7 +61,7 @@ async def test_a_push_that_keeps_failing_is_retried_then_reported_once(bot, repo
     shutil.rmtree(broken)  # the repository disappears after subscribing
     clock = Clock(chat, settings, now=lambda: NOW)
     outcomes = [r[0][2] for r in [await clock.tick() for _ in range(MAX_ATTEMPTS + 1)]]
-    assert all(o.endswith("will retry") for o in outcomes[:MAX_ATTEMPTS - 1]), outcomes
+    assert all(o.endswith("will retry") for o in outcomes[: MAX_ATTEMPTS - 1]), outcomes
     assert outcomes[MAX_ATTEMPTS - 1].startswith("gave up")
     assert outcomes[MAX_ATTEMPTS] == "already delivered"  # the ledger says so: no more attempts
     spec = scheduled_spec(chat.store, sub, DAY)
@@ -69,7 +72,7 @@ async def test_a_push_that_keeps_failing_is_retried_then_reported_once(bot, repo
 
 
 async def test_each_failed_attempt_releases_its_lock(bot, tmp_path):
-    chat, out, settings = bot
+    chat, _out, settings = bot
     sub = Subscription("console", "console", str(tmp_path / "missing"), lang="en")
     spec = scheduled_spec(chat.store, sub, DAY)
     with pytest.raises(RetryLater) as first:
@@ -95,10 +98,12 @@ async def test_while_one_runner_delivers_another_is_told_to_retry(bot, repo):
 
 async def test_one_broken_subscription_does_not_hold_up_the_others(bot, repo, tmp_path):
     chat, out, settings = bot
-    await chat.subs.upsert(Subscription("console", "console", str(tmp_path / "missing"), at="09:20",
-                                        tz="Asia/Shanghai", lang="en"))
-    await chat.subs.upsert(Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai",
-                                        lang="en"))
+    await chat.subs.upsert(
+        Subscription("console", "console", str(tmp_path / "missing"), at="09:20", tz="Asia/Shanghai", lang="en")
+    )
+    await chat.subs.upsert(
+        Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai", lang="en")
+    )
     outcomes = {sub.repo: outcome for sub, _, outcome in await Clock(chat, settings, now=lambda: NOW).tick()}
     assert outcomes[str(repo.path)] == "delivered"
     assert outcomes[str(tmp_path / "missing")].endswith("will retry")
@@ -106,18 +111,26 @@ async def test_one_broken_subscription_does_not_hold_up_the_others(bot, repo, tm
 
 
 async def test_a_half_delivered_thread_is_finished_without_repeats_high_first(bot, repo):
-    chat, out, settings = bot
-    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
-                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "resume-test"))
+    chat, out, _settings = bot
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(repo.path),
+        window=to_dict(day_window(DAY, "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "resume-test"),
+    )
     full = await chat.deliveries.run(spec)
     assert full == "delivered"
     whole = out.getvalue()
     assert whole.startswith("[#1] Daily update report (2026-01-28)")  # no "building…" line for a push
     replies = whole.split("\n  ↳ ")[1:]
     titles = ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")
-    assert [[t in r for t in titles] for r in replies] == [[True, False, False], [False, True, False],
-                                                          [False, False, True]]  # high, medium, low grouped
+    assert [[t in r for t in titles] for r in replies] == [
+        [True, False, False],
+        [False, True, False],
+        [False, False, True],
+    ]  # high, medium, low grouped
     # the same delivery cut short after the parent and its first reply: the rest, once
     out.truncate(0), out.seek(0)
     state = await chat.store.get_json(spec.key)
@@ -135,12 +148,18 @@ async def test_low_commits_beyond_fifteen_are_one_line_not_more_messages(make_se
     settings = make_settings(default_repo=str(r.path), default_lang="en")
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
-    chat = ChatService(services, {"console": ConsolePlatform(out=out, report_dir=tmp_path / "reports")},
-                       clock=lambda: NOW)
+    chat = ChatService(
+        services, {"console": ConsolePlatform(out=out, report_dir=tmp_path / "reports")}, clock=lambda: NOW
+    )
     try:
-        spec = DeliverySpec(platform="console", channel="console", repo=str(r.path),
-                            window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
-                            key=chat.store.k("delivery", "low"))
+        spec = DeliverySpec(
+            platform="console",
+            channel="console",
+            repo=str(r.path),
+            window=to_dict(day_window(DAY, "Asia/Shanghai")),
+            lang="en",
+            key=chat.store.k("delivery", "low"),
+        )
         assert await chat.deliveries.run(spec) == "delivered"
     finally:
         await services.aclose()
@@ -152,7 +171,7 @@ async def test_low_commits_beyond_fifteen_are_one_line_not_more_messages(make_se
 
 
 async def test_the_report_file_is_attached_when_the_channel_asks(bot, repo, tmp_path):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
     await chat.subs.set_config("console", "console", file=True)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
@@ -165,12 +184,15 @@ async def test_the_report_file_is_attached_when_the_channel_asks(bot, repo, tmp_
     assert 6 * 86400 < await chat.store.r.ttl(spec.key) <= 7 * 86400
 
 
-@pytest.mark.parametrize("post_empty,shown,outcome", [
-    (True, "No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).", "delivered"),
-    (False, "", "skipped (empty)"),
-])
+@pytest.mark.parametrize(
+    "post_empty,shown,outcome",
+    [
+        (True, "No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).", "delivered"),
+        (False, "", "skipped (empty)"),
+    ],
+)
 async def test_an_empty_day_posts_one_line_or_nothing(bot, repo, post_empty, shown, outcome):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     sub = Subscription("console", "console", str(repo.path), lang="en", post_empty=post_empty)
     spec = scheduled_spec(chat.store, sub, date(2026, 1, 26))
     assert await chat.deliveries.run(spec) == outcome
@@ -194,7 +216,7 @@ class FlakyConsole(ConsolePlatform):
 
 @pytest.mark.parametrize("fail_at", [2, 3, 4])  # the first, second or third thread reply fails
 async def test_a_delivery_cut_by_an_outage_resumes_without_repeats(bot, repo, fail_at):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = FlakyConsole(out, fail_at)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     with pytest.raises(RetryLater, match="the chat platform is down"):
@@ -204,12 +226,14 @@ async def test_a_delivery_cut_by_an_outage_resumes_without_repeats(bot, repo, fa
     parents = [m for m in shown.splitlines() if m.startswith("[#")]
     assert len(parents) == 1 and "Daily update report (2026-01-28)" in parents[0]
     replies = shown.split("\n  ↳ ")[1:]
-    assert [sum(title in r for r in replies) for title in
-            ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")] == [1, 1, 1]
+    assert [
+        sum(title in r for r in replies)
+        for title in ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")
+    ] == [1, 1, 1]
 
 
 async def test_the_thread_of_a_delivered_digest_answers_questions(bot, repo):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     assert await chat.deliveries.run(spec) == "delivered"
     out.truncate(0), out.seek(0)
@@ -219,10 +243,16 @@ async def test_the_thread_of_a_delivered_digest_answers_questions(bot, repo):
 
 
 async def test_on_demand_the_building_line_becomes_the_digest(bot, repo):
-    chat, out, settings = bot
-    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
-                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "on-demand"), progress=True)
+    chat, out, _settings = bot
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(repo.path),
+        window=to_dict(day_window(DAY, "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "on-demand"),
+        progress=True,
+    )
     assert await chat.deliveries.run(spec) == "delivered"
     edits = [line for line in out.getvalue().splitlines() if line.startswith("[#")]
     assert edits[0] == "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…"
@@ -231,11 +261,15 @@ async def test_on_demand_the_building_line_becomes_the_digest(bot, repo):
 
 
 async def test_deliveries_are_counted_for_metrics(bot, repo):
-    chat, out, settings = bot
+    chat, _out, _settings = bot
 
     def delivered() -> float:
-        return metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
-                                                 {"platform": "console", "outcome": "delivered"}) or 0.0
+        return (
+            metrics.REGISTRY.get_sample_value(
+                "digestbot_deliveries_total", {"platform": "console", "outcome": "delivered"}
+            )
+            or 0.0
+        )
 
     before = delivered()
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
@@ -270,20 +304,25 @@ def test_log_lines_name_the_job_they_belong_to():
 
 
 def test_a_queued_delivery_reads_back_what_was_queued(bot, repo):
-    chat, out, settings = bot
-    spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en",
-                                                   min_importance=Importance.HIGH),
-                          DAY)
+    chat, _out, _settings = bot
+    spec = scheduled_spec(
+        chat.store, Subscription("console", "console", str(repo.path), lang="en", min_importance=Importance.HIGH), DAY
+    )
     # a payload from a newer version may carry fields this one does not know: they are ignored
     assert DeliverySpec.from_dict({**to_dict(spec), "added_later": 1}) == spec
 
 
 async def test_digest_asked_for_an_empty_day_says_so(bot, repo):
     """On demand (no ledger, no subscription), an empty day is always answered."""
-    chat, out, settings = bot
-    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
-                        window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "asked-empty"))
+    chat, out, _settings = bot
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(repo.path),
+        window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "asked-empty"),
+    )
     assert await chat.deliveries.run(spec) == "delivered"
     assert out.getvalue() == "[#1] No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).\n"
 
@@ -306,10 +345,13 @@ async def timed_bot(make_settings, repo):
     await services.aclose()
 
 
-@pytest.mark.parametrize("later,outcome,parents", [
-    (timedelta(minutes=10), "delivered", 1),  # inside the platform's dedupe window: sent again with its key
-    (timedelta(hours=2), "uncertain", 0),  # past it: never twice, so not again
-])
+@pytest.mark.parametrize(
+    "later,outcome,parents",
+    [
+        (timedelta(minutes=10), "delivered", 1),  # inside the platform's dedupe window: sent again with its key
+        (timedelta(hours=2), "uncertain", 0),  # past it: never twice, so not again
+    ],
+)
 async def test_a_parent_whose_send_had_no_answer(timed_bot, repo, later, outcome, parents):
     chat, out, now = timed_bot
     chat.platforms["console"] = DedupingConsole(out, fail_at=1)
@@ -326,13 +368,17 @@ async def test_a_parent_whose_send_had_no_answer(timed_bot, repo, later, outcome
     assert await chat.deliveries.run(spec) == "already delivered"
 
 
-@pytest.mark.parametrize("later,resent", [
-    (timedelta(minutes=55), False),  # inside the hour, but not with a 10-minute margin
-    (timedelta(minutes=50), False),  # exactly the hour less the margin: no longer
-    (timedelta(minutes=50) - timedelta(seconds=1), True),  # one second before: still re-sent with its key
-])
+@pytest.mark.parametrize(
+    "later,resent",
+    [
+        (timedelta(minutes=55), False),  # inside the hour, but not with a 10-minute margin
+        (timedelta(minutes=50), False),  # exactly the hour less the margin: no longer
+        (timedelta(minutes=50) - timedelta(seconds=1), True),  # one second before: still re-sent with its key
+    ],
+)
 async def test_a_reply_whose_send_had_no_answer_is_re_sent_only_well_inside_the_dedupe_window(
-        timed_bot, repo, caplog, later, resent):
+    timed_bot, repo, caplog, later, resent
+):
     chat, out, now = timed_bot
     chat.platforms["console"] = DedupingConsole(out, fail_at=2)  # the first thread reply (it never arrived)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
@@ -350,20 +396,31 @@ async def test_a_reply_whose_send_had_no_answer_is_re_sent_only_well_inside_the_
     assert resent or missing[0].startswith("thread message 1 of acme/widgets 2026-01-28")
 
 
-@pytest.mark.parametrize("attach,min_importance,day,shown", [
-    (True, "low", DAY, 5),  # parent, three replies, the report file
-    (False, "low", DAY, 4),  # parent, three replies
-    (False, "high", date(2026, 1, 27), 1),  # nothing high that day: the parent alone
-])
-async def test_a_delivery_run_again_after_it_finished_posts_nothing_more(bot, repo, tmp_path, attach,
-                                                                        min_importance, day, shown):
+@pytest.mark.parametrize(
+    "attach,min_importance,day,shown",
+    [
+        (True, "low", DAY, 5),  # parent, three replies, the report file
+        (False, "low", DAY, 4),  # parent, three replies
+        (False, "high", date(2026, 1, 27), 1),  # nothing high that day: the parent alone
+    ],
+)
+async def test_a_delivery_run_again_after_it_finished_posts_nothing_more(
+    bot, repo, tmp_path, attach, min_importance, day, shown
+):
     """A queued job whose worker died after the delivery but before the queue heard of it runs
     again: its progress state says everything went out, so nothing is posted twice."""
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
-    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
-                        window=to_dict(day_window(day, "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "rerun"), min_importance=min_importance, attach=attach)
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(repo.path),
+        window=to_dict(day_window(day, "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "rerun"),
+        min_importance=min_importance,
+        attach=attach,
+    )
     assert await chat.deliveries.run(spec) == "delivered"
     first = out.getvalue()
     assert first.count("[#1] Daily update report") == 1
@@ -373,15 +430,22 @@ async def test_a_delivery_run_again_after_it_finished_posts_nothing_more(bot, re
 
 
 async def test_on_demand_a_failed_build_turns_the_building_line_into_why(bot, repo, caplog):
-    chat, out, settings = bot
-    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path), branch="nope",
-                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "on-demand-fails"), progress=True)
+    chat, out, _settings = bot
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(repo.path),
+        branch="nope",
+        window=to_dict(day_window(DAY, "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "on-demand-fails"),
+        progress=True,
+    )
     assert await chat.deliveries.run(spec) == "failed"
     assert out.getvalue().splitlines() == [
         "[#1] ⏳ Building the 2026-01-28 digest for acme/widgets…",
-        "[#1] (updated) ⚠️ Could not build the 2026-01-28 digest for acme/widgets: "
-        "No branch 'nope' in acme/widgets."]
+        "[#1] (updated) ⚠️ Could not build the 2026-01-28 digest for acme/widgets: No branch 'nope' in acme/widgets.",
+    ]
     assert not any(r.exc_info for r in caplog.records)  # a failure we explain is not a bug: no traceback
 
 
@@ -395,19 +459,23 @@ class BrokenConsole(ConsolePlatform):
 
 
 async def test_an_unexpected_failure_is_named_by_its_kind_never_its_details(bot, repo, caplog):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = BrokenConsole(out=out)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
-    failed_before = metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
-                                                      {"platform": "console", "outcome": "failed"}) or 0.0
+    failed_before = (
+        metrics.REGISTRY.get_sample_value("digestbot_deliveries_total", {"platform": "console", "outcome": "failed"})
+        or 0.0
+    )
     for _ in range(2):
         with pytest.raises(RetryLater, match=r"^failed \(RuntimeError\); will retry$"):
             await chat.deliveries.run(spec)
     assert await chat.deliveries.run(spec) == "gave up (RuntimeError)"
     assert "/srv/secret/path" not in out.getvalue() and "RuntimeError" in out.getvalue()
     assert any(r.exc_info for r in caplog.records)  # the operator's log keeps the traceback
-    assert metrics.REGISTRY.get_sample_value("digestbot_deliveries_total",
-                                             {"platform": "console", "outcome": "failed"}) == failed_before + 3
+    assert (
+        metrics.REGISTRY.get_sample_value("digestbot_deliveries_total", {"platform": "console", "outcome": "failed"})
+        == failed_before + 3
+    )
 
 
 @pytest.mark.parametrize("rebuild", ["succeeds", "fails"])
@@ -419,9 +487,15 @@ async def test_on_demand_run_again_after_it_finished_leaves_the_digest_in_place(
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
     chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
-    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
-                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "on-demand-rerun"), progress=True)
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(repo.path),
+        window=to_dict(day_window(DAY, "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "on-demand-rerun"),
+        progress=True,
+    )
     try:
         assert await chat.deliveries.run(spec) == "delivered"
         first = out.getvalue()
@@ -460,29 +534,36 @@ class UuidConsole(ConsolePlatform):
 
 @pytest.mark.parametrize("at", [1, 3])  # Redis dies right after the parent, or after the second reply
 @pytest.mark.parametrize("kind", ["scheduled", "on demand in a job"])
-async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_once(make_settings, repo, tmp_path,
-                                                                                  at, kind):
+async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_once(
+    make_settings, repo, tmp_path, at, kind
+):
     import asyncio
 
     from bot.current_job import CURRENT_JOB
-    from tests.test_redis_outage import RedisProcess, free_port
+    from tests.shared.redis_proc import RedisProcess, free_port
 
     redis_proc = RedisProcess(free_port(), tmp_path, durable=True)  # a restart loses nothing acknowledged
     redis_proc.start()
-    settings = make_settings(default_repo=str(repo.path), default_lang="en", job_lease=1,
-                             redis_url=f"redis://127.0.0.1:{redis_proc.port}/0")
+    settings = make_settings(
+        default_repo=str(repo.path), default_lang="en", job_lease=1, redis_url=f"redis://127.0.0.1:{redis_proc.port}/0"
+    )
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
     chat = ChatService(services, {"console": UuidConsole(out, redis_proc, at)}, clock=lambda: NOW)
     if kind == "scheduled":
         spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     else:
-        spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
-                            window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
-                            key=chat.store.k("delivery", "job-1"))
+        spec = DeliverySpec(
+            platform="console",
+            channel="console",
+            repo=str(repo.path),
+            window=to_dict(day_window(DAY, "Asia/Shanghai")),
+            lang="en",
+            key=chat.store.k("delivery", "job-1"),
+        )
     token = CURRENT_JOB.set("deliver:job-1" if kind != "scheduled" else None)
     try:
-        with pytest.raises(RetryLater, match="^storage unavailable$"):  # the job runs again, undecided
+        with pytest.raises(RetryLater, match=r"^storage unavailable$"):  # the job runs again, undecided
             await chat.deliveries.run(spec)
         redis_proc.start()
         for _ in range(200):  # the dead run's lock lapses after its lease (JOB_LEASE = 1 s)
@@ -497,8 +578,10 @@ async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_on
     shown = out.getvalue()
     assert shown.count("Daily update report (2026-01-28)") == 1
     replies = shown.split("\n  ↳ ")[1:]
-    assert [sum(title in r for r in replies) for title in
-            ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")] == [1, 1, 1]
+    assert [
+        sum(title in r for r in replies)
+        for title in ("feat!: remove export_v1", "feat: add a --since flag", "[Docs] Fix typo")
+    ] == [1, 1, 1]
 
 
 async def test_on_demand_progress_is_edited_at_most_every_one_and_a_half_seconds(make_settings, tmp_path):
@@ -510,9 +593,15 @@ async def test_on_demand_progress_is_edited_at_most_every_one_and_a_half_seconds
     chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
     ticks = iter(range(1, 100))
     chat.deliveries.monotonic = lambda: 0.5 * next(ticks)  # each progress report half a second after the last
-    spec = DeliverySpec(platform="console", channel="console", repo=str(r.path),
-                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "paced"), progress=True)
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(r.path),
+        window=to_dict(day_window(DAY, "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "paced"),
+        progress=True,
+    )
     try:
         assert await chat.deliveries.run(spec) == "delivered"
     finally:
@@ -523,14 +612,21 @@ async def test_on_demand_progress_is_edited_at_most_every_one_and_a_half_seconds
 
 
 async def test_on_demand_an_empty_day_shows_no_progress(bot, repo):
-    chat, out, settings = bot
-    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
-                        window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "empty-progress"), progress=True)
+    chat, out, _settings = bot
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(repo.path),
+        window=to_dict(day_window(date(2026, 1, 26), "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "empty-progress"),
+        progress=True,
+    )
     assert await chat.deliveries.run(spec) == "delivered"
     assert out.getvalue().splitlines() == [
         "[#1] ⏳ Building the 2026-01-26 digest for acme/widgets…",
-        "[#1] (updated) No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai)."]
+        "[#1] (updated) No new commits in acme/widgets on 2026-01-26 (Asia/Shanghai).",
+    ]
 
 
 class HeldConsole(ConsolePlatform):
@@ -616,11 +712,17 @@ class UpdateFailsOnceConsole(ConsolePlatform):
 
 
 async def test_on_demand_re_run_after_an_outage_turns_the_same_building_line_into_the_digest(bot, repo):
-    chat, out, settings = bot
+    chat, out, _settings = bot
     chat.platforms["console"] = UpdateFailsOnceConsole(out=out)
-    spec = DeliverySpec(platform="console", channel="console", repo=str(repo.path),
-                        window=to_dict(day_window(DAY, "Asia/Shanghai")), lang="en",
-                        key=chat.store.k("delivery", "on-demand-outage"), progress=True)
+    spec = DeliverySpec(
+        platform="console",
+        channel="console",
+        repo=str(repo.path),
+        window=to_dict(day_window(DAY, "Asia/Shanghai")),
+        lang="en",
+        key=chat.store.k("delivery", "on-demand-outage"),
+        progress=True,
+    )
     with pytest.raises(BotError, match="the chat platform is down"):
         await chat.deliveries.run(spec)  # on demand: the request that asked says so, and runs again
     assert await chat.deliveries.run(spec) == "delivered"

@@ -2,9 +2,10 @@
 relevant hunks. Pure code: every test feeds models in and reads the text/coverage a user (or the
 LLM) would see.
 
-`make_commit_files(n_files, ...)` builds realistic commits of any size; other test modules may
-import it (`from tests.test_diffs import make_commit_files`).
+`make_commit_files(n_files, ...)` builds realistic commits of any size (a module that needs it too
+would take it to tests/shared/: test modules import nothing from each other).
 """
+
 from __future__ import annotations
 
 import base64
@@ -30,12 +31,30 @@ from bot.models import Coverage, FileChange
 # A commit generator other tests can import
 # =============================================================================================
 
-_WORDS = ("user", "digest", "commit", "window", "render", "token", "cache", "store", "thread",
-          "message", "schedule", "branch", "author", "summary", "channel", "retry", "limit")
+_WORDS = (
+    "user",
+    "digest",
+    "commit",
+    "window",
+    "render",
+    "token",
+    "cache",
+    "store",
+    "thread",
+    "message",
+    "schedule",
+    "branch",
+    "author",
+    "summary",
+    "channel",
+    "retry",
+    "limit",
+)
 
 
-def make_patch(rng: random.Random, n_lines: int, *, deletion_only_hunk: bool = False,
-               start: int = 1) -> tuple[str, int, int]:
+def make_patch(
+    rng: random.Random, n_lines: int, *, deletion_only_hunk: bool = False, start: int = 1
+) -> tuple[str, int, int]:
     """(patch, additions, deletions): unified-diff hunks of Python-looking lines."""
     hunks, additions, deletions, line_no = [], 0, 0, start
     remaining = max(1, n_lines)
@@ -61,8 +80,15 @@ def make_patch(rng: random.Random, n_lines: int, *, deletion_only_hunk: bool = F
     return "\n".join(hunks), additions, deletions
 
 
-def make_commit_files(n_files: int, *, seed: int = 0, max_lines: int = 30, special: bool = True,
-                      deletion_only_share: float = 0.3, big_patch_bytes: int = 0) -> list[FileChange]:
+def make_commit_files(
+    n_files: int,
+    *,
+    seed: int = 0,
+    max_lines: int = 30,
+    special: bool = True,
+    deletion_only_share: float = 0.3,
+    big_patch_bytes: int = 0,
+) -> list[FileChange]:
     """A commit's files: source, config, tests and docs with real-looking patches (some with
     deletion-only hunks); with `special`, also one of each never-shown kind (lockfile, binary,
     generated, vendored, no patch) plus a deleted file and a bare rename, cycling through the
@@ -75,8 +101,9 @@ def make_commit_files(n_files: int, *, seed: int = 0, max_lines: int = 30, speci
             files.append(specials[(i // 7) % len(specials)]._replace_path(i))
             continue
         path = _ordinary_path(rng, i)
-        patch, adds, dels = make_patch(rng, rng.randint(1, max_lines),
-                                       deletion_only_hunk=rng.random() < deletion_only_share)
+        patch, adds, dels = make_patch(
+            rng, rng.randint(1, max_lines), deletion_only_hunk=rng.random() < deletion_only_share
+        )
         files.append(FileChange(path, rng.choice(["modified", "modified", "added"]), adds, dels, patch))
     if big_patch_bytes and files:
         files[0] = _big_file(rng, big_patch_bytes)
@@ -85,8 +112,16 @@ def make_commit_files(n_files: int, *, seed: int = 0, max_lines: int = 30, speci
 
 def _ordinary_path(rng: random.Random, i: int) -> str:
     word = rng.choice(_WORDS)
-    return rng.choice([f"src/{word}/mod_{i}.py", f"lib/{word}_{i}.go", f"web/{word}{i}.ts",
-                       f"config/{word}_{i}.yaml", f"tests/test_{word}_{i}.py", f"docs/{word}_{i}.md"])
+    return rng.choice(
+        [
+            f"src/{word}/mod_{i}.py",
+            f"lib/{word}_{i}.go",
+            f"web/{word}{i}.ts",
+            f"config/{word}_{i}.yaml",
+            f"tests/test_{word}_{i}.py",
+            f"docs/{word}_{i}.md",
+        ]
+    )
 
 
 def _big_file(rng: random.Random, size: int) -> FileChange:
@@ -112,15 +147,26 @@ class _Special:
 
 def _special_files() -> list[_Special]:
     return [
-        _Special("poetry.lock", status="modified", additions=400, deletions=380,
-                 patch="@@ -1,3 +1,3 @@\n-name = \"a\"\n+name = \"b\""),
+        _Special(
+            "poetry.lock",
+            status="modified",
+            additions=400,
+            deletions=380,
+            patch='@@ -1,3 +1,3 @@\n-name = "a"\n+name = "b"',
+        ),
         _Special("assets/logo.png", status="added", patch=None),
-        _Special("gen/api_pb2.py", status="modified", additions=2, deletions=1,
-                 patch="@@ -1,2 +1,3 @@\n x\n-y\n+z\n+w"),
+        _Special(
+            "gen/api_pb2.py", status="modified", additions=2, deletions=1, patch="@@ -1,2 +1,3 @@\n x\n-y\n+z\n+w"
+        ),
         _Special("vendor/lib/util.go", status="modified", additions=1, deletions=0, patch="@@ -1 +1,2 @@\n a\n+b"),
         _Special("data/huge_dump.sql", status="modified", additions=90000, deletions=0, patch=None),
-        _Special("src/old_module.py", status="removed", additions=0, deletions=57,
-                 patch="@@ -1,2 +0,0 @@\n-old = 1\n-older = 2"),
+        _Special(
+            "src/old_module.py",
+            status="removed",
+            additions=0,
+            deletions=57,
+            patch="@@ -1,2 +0,0 @@\n-old = 1\n-older = 2",
+        ),
         _Special("src/renamed.py", status="renamed", previous_path="src/before.py", patch=None),
     ]
 
@@ -154,12 +200,12 @@ WHITESPACE_DIFF = (
     "@@ -10,12 +10,14 @@ class Renderer:\n"
     "                         if entry.analysis is None:\n"
     "-                            return self._fallback(entry)\n"
-    "+                            return self._fallback(entry, reason=\"no analysis\")\n"
-    "+\t\t\t\t\tlog.debug(\"fallback for %s\", entry.commit.sha)\n"
+    '+                            return self._fallback(entry, reason="no analysis")\n'
+    '+\t\t\t\t\tlog.debug("fallback for %s", entry.commit.sha)\n'
     " \n"
     "+    WIDTH          = 80\n"
     "+    MARGIN         = 4\n"
-    "+    INDENT         = \"    \"\n"
+    '+    INDENT         = "    "\n'
     "-    x = 1        \n"
     "+    x = 2                                              \n"
     "+\n"
@@ -179,7 +225,7 @@ CHINESE_COMMIT = (
     "影响范围：所有设置了 America/New_York 等时区的订阅。"
 )
 
-JSON_CONFIG = '''\
+JSON_CONFIG = """\
 {
   "name": "digest-bot",
   "version": "0.1.0",
@@ -187,7 +233,7 @@ JSON_CONFIG = '''\
   "engines": {"node": ">=18.17.0"},
   "dependencies": {"@slack/bolt": "^3.17.1", "lodash": "4.17.21"}
 }
-'''
+"""
 
 NUMBERS = "\n".join(", ".join(str((i * 7919 + j * 104729) % 1000000007) for j in range(8)) for i in range(6))
 BASE64_BLOB = base64.b64encode(b"".join(hashlib.sha256(str(i).encode()).digest() for i in range(24))).decode()
@@ -215,8 +261,7 @@ MEASURED_MAX_TOKENS = [  # (name, text, measured, how far above it the estimate 
 ]
 
 
-@pytest.mark.parametrize("name,text,measured,slack", MEASURED_MAX_TOKENS,
-                         ids=[m[0] for m in MEASURED_MAX_TOKENS])
+@pytest.mark.parametrize("name,text,measured,slack", MEASURED_MAX_TOKENS, ids=[m[0] for m in MEASURED_MAX_TOKENS])
 def test_estimate_never_under_counts_and_stays_close(name, text, measured, slack):
     estimate = estimate_tokens(text)
     assert estimate >= measured, f"{name}: estimated {estimate}, a real tokenizer needs {measured}"
@@ -228,12 +273,19 @@ def test_estimate_gives_cjk_at_least_one_token_per_character():
         assert estimate_tokens(text) >= len(text.replace(" ", ""))
 
 
-@pytest.mark.parametrize("char,cost", [
-    ("ж", 0.6), ("é", 0.6), ("λ", 0.6),  # 2-byte UTF-8: Cyrillic, accents, Greek
-    ("→", 1.5), ("═", 1.5),  # 3-byte symbols and box drawing
-    ("😀", 3.0),  # astral: emoji
-    ("中", 1.25), ("カ", 1.25),  # CJK
-])
+@pytest.mark.parametrize(
+    "char,cost",
+    [
+        ("ж", 0.6),
+        ("é", 0.6),
+        ("λ", 0.6),  # 2-byte UTF-8: Cyrillic, accents, Greek
+        ("→", 1.5),
+        ("═", 1.5),  # 3-byte symbols and box drawing
+        ("😀", 3.0),  # astral: emoji
+        ("中", 1.25),
+        ("カ", 1.25),  # CJK
+    ],
+)
 def test_estimate_charges_each_kind_of_non_ascii_character_its_documented_rate(char, cost):
     """The rates of the comment above estimate_tokens, on a hundred characters of one kind, and
     beside ASCII text (the two costs add up)."""
@@ -282,37 +334,58 @@ GH = "gh"
 SECRETS = [  # (name, text, kind, the secret that must disappear)
     ("pem block in a diff", _pem() + "\n+x = 1", "private-key", fake(64, 3)),
     ("openssh key", _pem("OPENSSH "), "private-key", fake(64, 0)),
-    ("aws access key id", "aws_access_key_id = " + "AK" + "IA" + "Q3EGRIUMSNO5TX2B", "aws-access-key-id",
-     "Q3EGRIUMSNO5TX2B"),
+    (
+        "aws access key id",
+        "aws_access_key_id = " + "AK" + "IA" + "Q3EGRIUMSNO5TX2B",
+        "aws-access-key-id",
+        "Q3EGRIUMSNO5TX2B",
+    ),
     ("aws session key id", "id: AS" + "IA" + "Y34FZKBOKMUTVV7A", "aws-access-key-id", "Y34FZKBOKMUTVV7A"),
     ("aws secret in assignment", "aws_secret_access_key = " + fake(40), "aws-secret-key", fake(40)),
     ("aws secret in yaml", "AWS_SECRET_ACCESS_KEY: '" + fake(40, 5) + "'", "aws-secret-key", fake(40, 5)),
     ("github classic token", "token = '" + GH + "p_" + fake(36) + "'", "github-token", fake(36)),
-    ("github oauth token", "curl -H 'Authorization: token " + GH + "o_" + fake(36, 2) + "'", "github-token",
-     fake(36, 2)),
+    (
+        "github oauth token",
+        "curl -H 'Authorization: token " + GH + "o_" + fake(36, 2) + "'",
+        "github-token",
+        fake(36, 2),
+    ),
     ("github app tokens", "x = '" + GH + "s_" + fake(36, 4) + "'", "github-token", fake(36, 4)),
     ("github user-to-server", "x = " + GH + "u_" + fake(36, 6), "github-token", fake(36, 6)),
     ("github refresh", "x = " + GH + "r_" + fake(40, 8), "github-token", fake(40, 8)),
-    ("github fine-grained pat", "GITHUB_TOKEN=" + "github" + "_pat_" + "11ABCDEFG0" + fake(60, 1),
-     "github-token", fake(60, 1)),
-    ("slack bot token", "slack = '" + "xo" + "xb-" + "1234567890-1234567890123-" + fake(24) + "'", "slack-token",
-     fake(24)),
+    (
+        "github fine-grained pat",
+        "GITHUB_TOKEN=" + "github" + "_pat_" + "11ABCDEFG0" + fake(60, 1),
+        "github-token",
+        fake(60, 1),
+    ),
+    (
+        "slack bot token",
+        "slack = '" + "xo" + "xb-" + "1234567890-1234567890123-" + fake(24) + "'",
+        "slack-token",
+        fake(24),
+    ),
     ("slack user token", "SLACK=" + "xo" + "xp-" + "1234567890-" + fake(30, 3), "slack-token", fake(30, 3)),
     ("slack app token", "app_token: " + "xa" + "pp-1-A0" + fake(30), "slack-token", fake(30)),
-    ("slack webhook", "url = 'https://hooks.slack.com/services/" + "T0000/B0000/" + fake(24) + "'",
-     "slack-webhook", fake(24)),
+    (
+        "slack webhook",
+        "url = 'https://hooks.slack.com/services/" + "T0000/B0000/" + fake(24) + "'",
+        "slack-webhook",
+        fake(24),
+    ),
     ("openai key", "OPENAI_API_KEY=" + "s" + "k-" + fake(48), "openai-key", fake(48)),
-    ("openai project key", 'client = OpenAI(api_key="' + "s" + "k-proj-" + fake(60) + '")', "openai-key",
-     fake(60)),
+    ("openai project key", 'client = OpenAI(api_key="' + "s" + "k-proj-" + fake(60) + '")', "openai-key", fake(60)),
     ("google api key", "maps_key = '" + "AI" + "za" + fake(35) + "'", "google-api-key", fake(35)),
     ("stripe secret key", "stripe.api_key = '" + "sk" + "_live_" + fake(24) + "'", "stripe-key", fake(24)),
     ("stripe restricted key", "k = " + "rk" + "_test_" + fake(24, 9), "stripe-key", fake(24, 9)),
-    ("jwt", "jwt = eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + fake(43), "jwt",
-     fake(43)),
-    ("password in a url", "DATABASE_URL=postgres://admin:s3cretPass@db.example.com:5432/app",
-     "url-password", "s3cretPass"),
-    ("token in a git remote", "remote = 'https://user:ghpass123@github.com/org/repo.git'", "url-password",
-     "ghpass123"),
+    ("jwt", "jwt = eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + fake(43), "jwt", fake(43)),
+    (
+        "password in a url",
+        "DATABASE_URL=postgres://admin:s3cretPass@db.example.com:5432/app",
+        "url-password",
+        "s3cretPass",
+    ),
+    ("token in a git remote", "remote = 'https://user:ghpass123@github.com/org/repo.git'", "url-password", "ghpass123"),
     ("password assignment", 'password = "correct-horse-9"', "password", "correct-horse-9"),
     ("yaml password", "DB_PASSWORD: hunter22", "password", "hunter22"),
     ("yaml api key", "API_KEY: abcdef123456", "api-key", "abcdef123456"),
@@ -403,6 +476,7 @@ def test_several_secrets_are_all_counted():
 # select_diff: what is never sent
 # =============================================================================================
 
+
 def _code(path: str, lines: int = 3, marker: str = "") -> FileChange:
     body = "\n".join(f"+value_{i} = compute({i})  {marker}" for i in range(lines))
     return FileChange(path, "modified", lines, 0, f"@@ -1,0 +1,{lines} @@\n{body}")
@@ -416,8 +490,10 @@ def _check_invariants(selection: DiffSelection, files, budget: int) -> None:
     assert cov.files_shown + len(cov.omitted) == cov.files_total
     omitted = {path for path, _ in cov.omitted}
     assert set(cov.partial) <= {f.path for f in files} - omitted
-    assert all(reason in {"lockfile", "binary", "generated", "vendored", "no patch", "over budget"}
-               for _, reason in cov.omitted)
+    assert all(
+        reason in {"lockfile", "binary", "generated", "vendored", "no patch", "over budget"}
+        for _, reason in cov.omitted
+    )
 
 
 NEVER_SENT = [
@@ -432,13 +508,26 @@ NEVER_SENT = [
     (FileChange("api/service.pb.go", "modified", 1, 0, "@@ -1 +1,2 @@\n a\n+SENTINEL"), "generated"),
     (FileChange("src/client.generated.ts", "modified", 1, 0, "@@ -1 +1,2 @@\n a\n+SENTINEL"), "generated"),
     (FileChange("dist/bundle.js", "modified", 1, 0, "@@ -1 +1,2 @@\n a\n+SENTINEL"), "generated"),
-    (FileChange("internal/models.go", "modified", 2, 0,
-                "@@ -1,3 +1,5 @@\n // Code generated by sqlc. DO NOT EDIT.\n package db\n+SENTINEL\n"),
-     "generated"),
-    (FileChange("src/schema.py", "added", 3, 0,
-                "@@ -0,0 +1,3 @@\n+# This file was automatically generated by datamodel-codegen.\n"
-                "+SENTINEL\n+x = 1"),
-     "generated"),
+    (
+        FileChange(
+            "internal/models.go",
+            "modified",
+            2,
+            0,
+            "@@ -1,3 +1,5 @@\n // Code generated by sqlc. DO NOT EDIT.\n package db\n+SENTINEL\n",
+        ),
+        "generated",
+    ),
+    (
+        FileChange(
+            "src/schema.py",
+            "added",
+            3,
+            0,
+            "@@ -0,0 +1,3 @@\n+# This file was automatically generated by datamodel-codegen.\n+SENTINEL\n+x = 1",
+        ),
+        "generated",
+    ),
     (FileChange("vendor/github.com/x/y.go", "modified", 1, 0, "@@ -1 +1,2 @@\n a\n+SENTINEL"), "vendored"),
     (FileChange("third_party/zlib/inflate.c", "modified", 1, 0, "@@ -1 +1,2 @@\n a\n+SENTINEL"), "vendored"),
     (FileChange("web/node_modules/left-pad/index.js", "added", 1, 0, "@@ -0,0 +1 @@\n+SENTINEL"), "vendored"),
@@ -459,8 +548,13 @@ def test_never_sent_files_are_named_with_their_reason(skipped, reason):
 
 
 def test_do_not_edit_in_the_middle_of_a_hand_written_file_is_still_shown():
-    f = FileChange("src/config.py", "modified", 1, 0,
-                   "@@ -200,3 +200,4 @@\n # DO NOT EDIT this list without telling ops\n x = 1\n+y = 2")
+    f = FileChange(
+        "src/config.py",
+        "modified",
+        1,
+        0,
+        "@@ -200,3 +200,4 @@\n # DO NOT EDIT this list without telling ops\n x = 1\n+y = 2",
+    )
     selection = select_diff([f], 5000)
     assert selection.coverage.omitted == ()
     assert "+y = 2" in selection.text
@@ -488,8 +582,13 @@ def test_empty_commit():
 
 def test_redactions_happen_before_anything_is_sent_and_are_counted():
     secret = GH + "p_" + fake(36)
-    f = FileChange("src/settings.py", "modified", 2, 0,
-                   f"@@ -1 +1,3 @@\n import os\n+GITHUB = '{secret}'\n+password = \"hunter2-x\"")
+    f = FileChange(
+        "src/settings.py",
+        "modified",
+        2,
+        0,
+        f"@@ -1 +1,3 @@\n import os\n+GITHUB = '{secret}'\n+password = \"hunter2-x\"",
+    )
     for budget in (5000, 60):
         selection = select_diff([f], budget)
         assert secret not in selection.text and "hunter2-x" not in selection.text
@@ -501,41 +600,76 @@ def test_redactions_happen_before_anything_is_sent_and_are_counted():
 # select_diff: order, deletion-only hunks, clipping, the closing list
 # =============================================================================================
 
+
 def _header_positions(text: str) -> list[str]:
     return re.findall(r"^### (\S+)", text, flags=re.M)
 
 
 def test_order_is_code_then_config_then_tests_then_docs_larger_first():
     files = [
-        _code("docs/guide.md", 2), _code("tests/test_app.py", 40), _code("pyproject.toml", 30),
-        _code("src/small.py", 2), _code("README.md", 50), _code("src/big.py", 20),
-        _code("Dockerfile", 1), _code("src/app.test.ts", 5),
+        _code("docs/guide.md", 2),
+        _code("tests/test_app.py", 40),
+        _code("pyproject.toml", 30),
+        _code("src/small.py", 2),
+        _code("README.md", 50),
+        _code("src/big.py", 20),
+        _code("Dockerfile", 1),
+        _code("src/app.test.ts", 5),
     ]
     selection = select_diff(files, 100_000)
     assert _header_positions(selection.text) == [
-        "src/big.py", "src/small.py", "pyproject.toml", "Dockerfile", "tests/test_app.py",
-        "src/app.test.ts", "README.md", "docs/guide.md"]
+        "src/big.py",
+        "src/small.py",
+        "pyproject.toml",
+        "Dockerfile",
+        "tests/test_app.py",
+        "src/app.test.ts",
+        "README.md",
+        "docs/guide.md",
+    ]
 
 
 def test_order_follows_the_analysers_path_classifier():
     # One classifier (bot/analysis/offline/paths.py) sorts files for the prompt and for the offline
     # rules: a build script is build, scripts are tooling that does not ship, examples and notebooks
     # are docs — all after the shipped source, however large they are.
-    files = [_code("examples/demo.py", 50), _code("notebooks/tour.ipynb", 60), _code("scripts/release.py", 40),
-             _code("build.rs", 5), _code("src/lib.rs", 1), _code("tests/test_lib.py", 10),
-             _code("crates/app/src/tests.rs", 30)]
+    files = [
+        _code("examples/demo.py", 50),
+        _code("notebooks/tour.ipynb", 60),
+        _code("scripts/release.py", 40),
+        _code("build.rs", 5),
+        _code("src/lib.rs", 1),
+        _code("tests/test_lib.py", 10),
+        _code("crates/app/src/tests.rs", 30),
+    ]
     assert _header_positions(select_diff(files, 100_000).text) == [
-        "src/lib.rs", "build.rs", "scripts/release.py", "crates/app/src/tests.rs", "tests/test_lib.py",
-        "notebooks/tour.ipynb", "examples/demo.py"]
+        "src/lib.rs",
+        "build.rs",
+        "scripts/release.py",
+        "crates/app/src/tests.rs",
+        "tests/test_lib.py",
+        "notebooks/tour.ipynb",
+        "examples/demo.py",
+    ]
 
 
-@pytest.mark.parametrize("path,reason", [
-    ("uv.lock", "lockfile"), ("go.work.sum", "lockfile"), ("frontend/yarn.lock", "lockfile"),
-    ("vendor/github.com/x/y.go", "vendored"), ("mypy/typeshed/stdlib/os.pyi", "vendored"),
-    ("web/bower_components/x.js", "vendored"), ("api/v1/service.pb.go", "generated"),
-    ("dist/app.min.js", "generated"), ("lib/model.g.dart", "generated"),
-    ("crates/app/tests/snapshots/x.snap", None), ("src/app.py", None), ("docs/guide.md", None),
-])
+@pytest.mark.parametrize(
+    "path,reason",
+    [
+        ("uv.lock", "lockfile"),
+        ("go.work.sum", "lockfile"),
+        ("frontend/yarn.lock", "lockfile"),
+        ("vendor/github.com/x/y.go", "vendored"),
+        ("mypy/typeshed/stdlib/os.pyi", "vendored"),
+        ("web/bower_components/x.js", "vendored"),
+        ("api/v1/service.pb.go", "generated"),
+        ("dist/app.min.js", "generated"),
+        ("lib/model.g.dart", "generated"),
+        ("crates/app/tests/snapshots/x.snap", None),
+        ("src/app.py", None),
+        ("docs/guide.md", None),
+    ],
+)
 def test_skipped_files_by_path(path, reason):
     f = FileChange(path, "modified", 1, 0, "@@ -1,0 +1 @@\n+unique_marker = 1")
     assert skip_reason(f) == reason
@@ -556,8 +690,7 @@ def test_everything_fits_so_everything_is_sent_including_deletions():
 def test_deletion_only_hunks_are_dropped_first_with_a_marker():
     added = "\n".join(f"+new_{i} = build({i})" for i in range(10))
     removed = "\n".join(f"-legacy_{i} = old_call({i}, {i + 1}, {i + 2})" for i in range(60))
-    f = FileChange("src/app.py", "modified", 10, 60,
-                   f"@@ -1,0 +1,10 @@\n{added}\n@@ -100,60 +110,0 @@\n{removed}")
+    f = FileChange("src/app.py", "modified", 10, 60, f"@@ -1,0 +1,10 @@\n{added}\n@@ -100,60 +110,0 @@\n{removed}")
     full = estimate_tokens(f.patch)
     selection = select_diff([f], full // 2)
     assert "new_9 = build(9)" in selection.text
@@ -603,8 +736,11 @@ def test_the_closing_list_of_a_500_file_commit_stays_within_budget():
     _check_invariants(selection, files, 3000)
     omitted = len(selection.coverage.omitted)
     assert omitted > 400
-    listed = len(re.findall(r"^- .+ \((?:lockfile|binary|generated|vendored|no patch|over budget)\)$",
-                            selection.text, flags=re.M))
+    listed = len(
+        re.findall(
+            r"^- .+ \((?:lockfile|binary|generated|vendored|no patch|over budget)\)$", selection.text, flags=re.M
+        )
+    )
     assert 1 <= listed < omitted
     assert selection.text.endswith(f"… and {omitted - listed} more files")
     assert f"Not shown ({omitted} files):" in selection.text
@@ -624,15 +760,23 @@ SHAPES = {
     "only never-sent files": lambda: [f._replace_path(i) for i, f in enumerate(_special_files() * 3)],
     "no patches at all": lambda: [FileChange(f"src/f{i}.py", "modified", 5, 5, None) for i in range(50)],
     "500 files": lambda: make_commit_files(500, seed=1),
-    "10,000 tiny files": lambda: [FileChange(f"src/m{i}.py", "modified", 1, 1, f"@@ -1 +1 @@\n-a={i}\n+a={i + 1}")
-                                  for i in range(10_000)],
+    "10,000 tiny files": lambda: [
+        FileChange(f"src/m{i}.py", "modified", 1, 1, f"@@ -1 +1 @@\n-a={i}\n+a={i + 1}") for i in range(10_000)
+    ],
     "2 MB patch": lambda: make_commit_files(2, seed=2, big_patch_bytes=2_000_000),
-    "single enormous line": lambda: [FileChange("data/blob.json", "modified", 1, 0,
-                                                "@@ -1 +1 @@\n+" + '{"k": "' + "v" * 300_000 + '"}')],
+    "single enormous line": lambda: [
+        FileChange("data/blob.json", "modified", 1, 0, "@@ -1 +1 @@\n+" + '{"k": "' + "v" * 300_000 + '"}')
+    ],
     "deletion heavy": lambda: make_commit_files(40, seed=4, deletion_only_share=1.0),
-    "chinese and emoji": lambda: [FileChange(
-        "docs/说明.md", "modified", 200, 0,
-        "@@ -0,0 +1,200 @@\n" + "\n".join(f"+第{i}行：修复时区错误 🔴" for i in range(200)))],
+    "chinese and emoji": lambda: [
+        FileChange(
+            "docs/说明.md",
+            "modified",
+            200,
+            0,
+            "@@ -0,0 +1,200 @@\n" + "\n".join(f"+第{i}行：修复时区错误 🔴" for i in range(200)),
+        )
+    ],
 }
 BUDGETS = [0, 1, 7, 40, 150, 1500, 12_000]
 FEWER_BUDGETS = {"10,000 tiny files": [0, 40, 1500, 12_000], "2 MB patch": [0, 150, 12_000]}  # slow shapes
@@ -651,8 +795,9 @@ def test_budget_invariant_holds_for_every_shape_and_budget(shape):
 @pytest.mark.parametrize("seed", range(12))
 def test_budget_invariant_over_random_commits(seed):
     rng = random.Random(seed)
-    files = make_commit_files(rng.randint(0, 120), seed=seed, max_lines=rng.choice([5, 40, 300]),
-                              deletion_only_share=rng.random())
+    files = make_commit_files(
+        rng.randint(0, 120), seed=seed, max_lines=rng.choice([5, 40, 300]), deletion_only_share=rng.random()
+    )
     for budget in (rng.randint(0, 60), rng.randint(60, 800), rng.randint(800, 20_000)):
         selection = select_diff(files, budget)
         _check_invariants(selection, files, budget)
@@ -669,18 +814,23 @@ def test_negative_budget_is_treated_as_zero():
 # coverage_line
 # =============================================================================================
 
-EXAMPLE = Coverage(files_total=17, files_shown=14, omitted=(
-    ("poetry.lock", "lockfile"), ("logo.png", "binary"), ("big.py", "over budget")))
+EXAMPLE = Coverage(
+    files_total=17,
+    files_shown=14,
+    omitted=(("poetry.lock", "lockfile"), ("logo.png", "binary"), ("big.py", "over budget")),
+)
 
 
 def test_coverage_line_en_example():
     assert coverage_line(EXAMPLE, "en") == (
-        "14/17 files analysed; not shown: poetry.lock (lockfile), logo.png (binary), big.py (over budget)")
+        "14/17 files analysed; not shown: poetry.lock (lockfile), logo.png (binary), big.py (over budget)"
+    )
 
 
 def test_coverage_line_zh_example():
     assert coverage_line(EXAMPLE, "zh") == (
-        "已分析 14/17 个文件；未展示：poetry.lock（锁文件）、logo.png（二进制文件）、big.py（超出长度限制）")
+        "已分析 14/17 个文件；未展示：poetry.lock（锁文件）、logo.png（二进制文件）、big.py（超出长度限制）"
+    )
 
 
 def test_coverage_line_names_clipped_files():
@@ -715,32 +865,48 @@ def test_coverage_line_shortens_very_long_paths():
 
 
 def test_coverage_line_of_a_real_selection():
-    files = [_code("src/app.py"), FileChange("poetry.lock", "modified", 1, 1, "@@ -1 +1 @@\n-a\n+b"),
-             FileChange("logo.png", "added", 0, 0, None)]
+    files = [
+        _code("src/app.py"),
+        FileChange("poetry.lock", "modified", 1, 1, "@@ -1 +1 @@\n-a\n+b"),
+        FileChange("logo.png", "added", 0, 0, None),
+    ]
     assert coverage_line(select_diff(files, 5000).coverage, "en") == (
-        "1/3 files analysed; not shown: poetry.lock (lockfile), logo.png (binary)")
+        "1/3 files analysed; not shown: poetry.lock (lockfile), logo.png (binary)"
+    )
 
 
 # =============================================================================================
 # relevant_hunks
 # =============================================================================================
 
+
 def _hunks(*bodies: str) -> str:
-    return "\n".join(f"@@ -{10 * i + 1},3 +{10 * i + 1},4 @@ def block_{i}():\n{body}"
-                     for i, body in enumerate(bodies))
+    return "\n".join(f"@@ -{10 * i + 1},3 +{10 * i + 1},4 @@ def block_{i}():\n{body}" for i, body in enumerate(bodies))
 
 
 QA_FILES = [
-    FileChange("src/window.py", "modified", 6, 3, _hunks(
-        " import datetime\n-import time\n+import zoneinfo",
-        " def parse_date(text):\n-    return datetime.date.fromisoformat(text)\n"
-        "+    day = datetime.date.fromisoformat(text.strip())\n+    return day",
-        " def render_header(title):\n-    return title.upper()\n+    return f'*{title}*'\n+    # bold in Slack",
-    )),
-    FileChange("src/store.py", "modified", 3, 0, _hunks(
-        " class Store:\n+    def cache_digest(self, key, value):\n+        self.redis.set(key, value)\n"
-        "+        return True",
-    )),
+    FileChange(
+        "src/window.py",
+        "modified",
+        6,
+        3,
+        _hunks(
+            " import datetime\n-import time\n+import zoneinfo",
+            " def parse_date(text):\n-    return datetime.date.fromisoformat(text)\n"
+            "+    day = datetime.date.fromisoformat(text.strip())\n+    return day",
+            " def render_header(title):\n-    return title.upper()\n+    return f'*{title}*'\n+    # bold in Slack",
+        ),
+    ),
+    FileChange(
+        "src/store.py",
+        "modified",
+        3,
+        0,
+        _hunks(
+            " class Store:\n+    def cache_digest(self, key, value):\n+        self.redis.set(key, value)\n"
+            "+        return True",
+        ),
+    ),
     FileChange("docs/usage.md", "modified", 2, 0, _hunks(" # Usage\n+Run the bot daily.\n+It posts digests.")),
     FileChange("poetry.lock", "modified", 1, 1, "@@ -1 +1 @@\n-a\n+parse_date"),
 ]
@@ -799,12 +965,16 @@ def test_relevant_hunks_redacts():
 
 # --- what the mutation run found untested ----------------------------------------------------
 
-@pytest.mark.parametrize("identifier,tokens", [
-    ("getUserNameFromDatabase", 6),  # get|User|Name|From|Datab|ase
-    ("parseHttpRequestHeaderV2", 7),  # parse|Http|Reque|st|Heade|r|V… : a word piece per class run
-    ("toJSONString_forHTTP2", 7),
-    ("v1a2b3c4d5e6f7g8x9", 18),  # one case only: no key, however often letters and digits alternate
-])
+
+@pytest.mark.parametrize(
+    "identifier,tokens",
+    [
+        ("getUserNameFromDatabase", 6),  # get|User|Name|From|Datab|ase
+        ("parseHttpRequestHeaderV2", 7),  # parse|Http|Reque|st|Heade|r|V… : a word piece per class run
+        ("toJSONString_forHTTP2", 7),
+        ("v1a2b3c4d5e6f7g8x9", 18),  # one case only: no key, however often letters and digits alternate
+    ],
+)
 def test_long_identifiers_are_costed_as_words_not_as_random_keys(identifier, tokens):
     assert estimate_tokens(identifier) == tokens
 
@@ -841,7 +1011,9 @@ def test_an_enormous_chinese_line_is_cut_within_the_budget_and_uses_it():
 
 
 def test_as_the_budget_grows_the_closing_list_goes_from_a_count_to_one_name_to_several():
-    files = [_code("src/app.py")] + [FileChange(f"pkg{i}/package-lock.json", "modified", 3, 1, "@@ x") for i in range(30)]
+    files = [_code("src/app.py")] + [
+        FileChange(f"pkg{i}/package-lock.json", "modified", 3, 1, "@@ x") for i in range(30)
+    ]
     listed = set()
     for budget in range(1, 400):
         selection = select_diff(files, budget)
@@ -862,8 +1034,11 @@ def test_the_closing_count_of_a_single_file_is_singular():
 
 def test_a_file_with_one_of_its_two_hunks_shown_is_partial():
     f = FileChange("src/when.py", "modified", 2, 0, _hunks("+    parse_date(text)", "+    unrelated = 2"))
-    one = [s for s in (relevant_hunks([f], "parse_date", b) for b in range(1, 200))
-           if "parse_date" in s.text and "unrelated" not in s.text]
+    one = [
+        s
+        for s in (relevant_hunks([f], "parse_date", b) for b in range(1, 200))
+        if "parse_date" in s.text and "unrelated" not in s.text
+    ]
     assert one and all(s.coverage.partial == ("src/when.py",) for s in one)
 
 
@@ -871,20 +1046,27 @@ def _first_file(selection: DiffSelection) -> str:
     return re.search(r"^### (\S+)", selection.text, flags=re.M).group(1)
 
 
-@pytest.mark.parametrize("question", [
-    "did utils.py change, or setup.cfg?",  # a base name (and another that is not in the commit)
-    "what happened in src/utils.py?",  # the whole path
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "did utils.py change, or setup.cfg?",  # a base name (and another that is not in the commit)
+        "what happened in src/utils.py?",  # the whole path
+    ],
+)
 def test_offline_answers_start_with_the_file_the_question_names(question):
-    files = [FileChange("lib/helpers.py", "modified", 1, 0, _hunks("+    setup()")),
-             FileChange("src/utils.py", "modified", 1, 0, _hunks("+    x = 1"))]
+    files = [
+        FileChange("lib/helpers.py", "modified", 1, 0, _hunks("+    setup()")),
+        FileChange("src/utils.py", "modified", 1, 0, _hunks("+    x = 1")),
+    ]
     first = _first_file(relevant_hunks(files, question, 2000))
     assert first == "src/utils.py"  # though the other hunk has a word of the question on a changed line
 
 
 def test_offline_answers_weigh_a_three_letter_part_of_an_identifier():
-    files = [FileChange("src/a.py", "modified", 1, 0, _hunks("+    total = 1")),
-             FileChange("src/b.py", "modified", 1, 0, _hunks("+    base_url = 'https://example.com'"))]
+    files = [
+        FileChange("src/a.py", "modified", 1, 0, _hunks("+    total = 1")),
+        FileChange("src/b.py", "modified", 1, 0, _hunks("+    base_url = 'https://example.com'")),
+    ]
     assert _first_file(relevant_hunks(files, "why did fetchUrl break?", 2000)) == "src/b.py"  # "url"
 
 
@@ -909,13 +1091,16 @@ def test_offline_answers_clip_a_hunk_too_big_for_the_room():
     assert selection.coverage.partial == ("src/rows.py",)
 
 
-@pytest.mark.parametrize("path,shown", [
-    ("a" * 45 + ".py", "a" * 45 + ".py"),  # 48 characters: shown whole
-    ("b" * 46 + ".py", "…/" + "b" * 46 + ".py"),  # 49: shortened (its one component is the tail)
-    ("root/" + "c" * 20 + "/" + "d" * 22 + ".py", "…/" + "c" * 20 + "/" + "d" * 22 + ".py"),  # tail of 46
-    ("root/" + "c" * 21 + "/" + "d" * 22 + ".py", "…/" + "d" * 22 + ".py"),  # tail of 47: the base name
-    ("root/" + "c" * 24 + "/" + "d" * 22 + ".py", "…/" + "d" * 22 + ".py"),  # tail of 50
-])
+@pytest.mark.parametrize(
+    "path,shown",
+    [
+        ("a" * 45 + ".py", "a" * 45 + ".py"),  # 48 characters: shown whole
+        ("b" * 46 + ".py", "…/" + "b" * 46 + ".py"),  # 49: shortened (its one component is the tail)
+        ("root/" + "c" * 20 + "/" + "d" * 22 + ".py", "…/" + "c" * 20 + "/" + "d" * 22 + ".py"),  # tail of 46
+        ("root/" + "c" * 21 + "/" + "d" * 22 + ".py", "…/" + "d" * 22 + ".py"),  # tail of 47: the base name
+        ("root/" + "c" * 24 + "/" + "d" * 22 + ".py", "…/" + "d" * 22 + ".py"),  # tail of 50
+    ],
+)
 def test_coverage_line_path_length_edges(path, shown):
     line = coverage_line(Coverage(2, 1, omitted=((path, "over budget"),)), "en")
     assert line == f"1/2 files analysed; not shown: {shown} (over budget)"
@@ -930,8 +1115,9 @@ def test_offline_answers_do_not_call_a_file_named_only_partial():
 
 def test_offline_answers_rank_the_hunk_that_changes_the_asked_name_most_first():
     once = FileChange("src/a.py", "modified", 1, 0, _hunks("+    retry_budget = 1"))
-    thrice = FileChange("src/b.py", "modified", 3, 0, _hunks(
-        "+    retry_budget = 2\n+    retry_budget += 1\n+    log(retry_budget)"))
+    thrice = FileChange(
+        "src/b.py", "modified", 3, 0, _hunks("+    retry_budget = 2\n+    retry_budget += 1\n+    log(retry_budget)")
+    )
     assert _first_file(relevant_hunks([once, thrice], "what is retry_budget for?", 2000)) == "src/b.py"
 
 
@@ -945,6 +1131,11 @@ def test_offline_answers_weigh_a_rare_word_above_many_hits_of_a_common_one():
     """A word of the question found in one hunk beats nine hits of one found in every hunk: rarity
     is log(1 + hunks / (1 + hunks holding the word)), hits add 1 + log(hits)."""
     rare = FileChange("src/p.py", "modified", 1, 0, _hunks(" # quokka\n+    zebra = 1"))
-    common = FileChange("src/q.py", "modified", 4, 0, _hunks(
-        " # quokka\n+    quokka = 1\n+    quokka += 1\n+    quokka += 2\n+    quokka += 3"))
+    common = FileChange(
+        "src/q.py",
+        "modified",
+        4,
+        0,
+        _hunks(" # quokka\n+    quokka = 1\n+    quokka += 1\n+    quokka += 2\n+    quokka += 3"),
+    )
     assert _first_file(relevant_hunks([common, rare], "zebra quokka?", 2000)) == "src/p.py"

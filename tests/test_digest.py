@@ -1,12 +1,13 @@
 """The digest engine end to end: a fake GitHub and a fake LLM over HTTP, real Redis, the real
 SDKs. Assertions are on the report a reader gets and on what the fakes were asked."""
+
 from __future__ import annotations
 
 import json
 import re
 import unicodedata
 from dataclasses import replace
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -15,13 +16,13 @@ from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
 from bot.window import day_window
 from tests.fakes.github_server import FakeFile
-from tests.fakes.openai_server import default_responder, FakeOpenAI, Reply, analysis_json
+from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, default_responder
 
 SH = ZoneInfo("Asia/Shanghai")
 REPO = "vllm-project/vllm"
 DAY = date(2026, 1, 28)
 WINDOW = day_window(DAY, "Asia/Shanghai")
-LATER = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731 — the window is finished
+LATER = lambda: datetime(2026, 2, 1, tzinfo=UTC)  # noqa: E731 — the window is finished
 
 
 def day_of_commits(fake):
@@ -29,22 +30,32 @@ def day_of_commits(fake):
     fake.add_commit(REPO, "init", committed_at=datetime(2026, 1, 27, 12, tzinfo=SH), files=[FakeFile("README.md")])
     shas = {
         "marlin": fake.add_commit(
-            REPO, "[Quantization][Deprecation] Remove Marlin 24 (#32688)\n\nRemoves the sparse kernels.\n\n"
-                  "Signed-off-by: Robert Shaw <robert@example.com>",
-            committed_at=datetime(2026, 1, 28, 23, 54, 59, tzinfo=SH), author="Robert Shaw",
-            files=[FakeFile("csrc/quantization/marlin/sparse/kernel.cu", "removed", 0, 900),
-                   FakeFile("vllm/_custom_ops.py", "modified", 2, 60)]),
+            REPO,
+            "[Quantization][Deprecation] Remove Marlin 24 (#32688)\n\nRemoves the sparse kernels.\n\n"
+            "Signed-off-by: Robert Shaw <robert@example.com>",
+            committed_at=datetime(2026, 1, 28, 23, 54, 59, tzinfo=SH),
+            author="Robert Shaw",
+            files=[
+                FakeFile("csrc/quantization/marlin/sparse/kernel.cu", "removed", 0, 900),
+                FakeFile("vllm/_custom_ops.py", "modified", 2, 60),
+            ],
+        ),
         "pipe": fake.add_commit(
-            REPO, "[Docs] Explain a | b and `x` in the table (#33071)",
-            committed_at=datetime(2026, 1, 28, 14, 37, 9, tzinfo=SH), author="Maryam | Tahhan",
-            files=[FakeFile("docs/cpu.md", "modified", 5, 2)]),
+            REPO,
+            "[Docs] Explain a | b and `x` in the table (#33071)",
+            committed_at=datetime(2026, 1, 28, 14, 37, 9, tzinfo=SH),
+            author="Maryam | Tahhan",
+            files=[FakeFile("docs/cpu.md", "modified", 5, 2)],
+        ),
         "midnight": fake.add_commit(
-            REPO, "[BugFix] Fix P/D with non-MoE DP (#33037)",
-            committed_at=datetime(2026, 1, 28, 0, 0, 0, tzinfo=SH), author="Nick Hill",
-            files=[FakeFile("vllm/v1/engine/core.py", "modified", 20, 4)]),
+            REPO,
+            "[BugFix] Fix P/D with non-MoE DP (#33037)",
+            committed_at=datetime(2026, 1, 28, 0, 0, 0, tzinfo=SH),
+            author="Nick Hill",
+            files=[FakeFile("vllm/v1/engine/core.py", "modified", 20, 4)],
+        ),
     }
-    fake.add_commit(REPO, "next day", committed_at=datetime(2026, 1, 29, 0, 0, 0, tzinfo=SH),
-                    files=[FakeFile("x.py")])
+    fake.add_commit(REPO, "next day", committed_at=datetime(2026, 1, 29, 0, 0, 0, tzinfo=SH), files=[FakeFile("x.py")])
     fake.add_pull(REPO, 32688, body="## Purpose\nRemove Marlin 24.")
     return shas
 
@@ -57,14 +68,18 @@ def services_for(make_services):
 
 # --- an independent check that every Markdown link resolves -------------------------------------
 
+
 def _heading_text(markdown_heading: str) -> str:
     text = re.sub(r"\\(.)", r"\1", markdown_heading)  # backslash escapes render as the character
     return text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
 
 
 def _github_slug(text: str) -> str:
-    out = "".join(ch for ch in text.lower() if ch in " -_" or unicodedata.category(ch)[0] in "LMN"
-                  and unicodedata.category(ch) != "No")
+    out = "".join(
+        ch
+        for ch in text.lower()
+        if ch in " -_" or (unicodedata.category(ch)[0] in "LMN" and unicodedata.category(ch) != "No")
+    )
     return out.replace(" ", "-")
 
 
@@ -85,6 +100,7 @@ def assert_links_resolve(markdown: str) -> int:
 
 # --- tests ----------------------------------------------------------------------------------------
 
+
 async def test_llm_digest_is_complete_grouped_and_linked(fake_github, services_for):
     shas = day_of_commits(fake_github)
     importance = {shas["marlin"]: "high", shas["pipe"]: "low", shas["midnight"]: "medium"}
@@ -94,12 +110,20 @@ async def test_llm_digest_is_complete_grouped_and_linked(fake_github, services_f
         sha = next((s for s in importance if f"提交 {s[:7]}" in text), None)
         if sha is None:
             return None  # the headline call: default bullets
-        return analysis_json("zh", importance=importance[sha], summary=f"{sha[:7]} 的摘要",
-                             risks=["Loads of <b>risk</b> [click](https://evil.example)"])
+        return analysis_json(
+            "zh",
+            importance=importance[sha],
+            summary=f"{sha[:7]} 的摘要",
+            risks=["Loads of <b>risk</b> [click](https://evil.example)"],
+        )
 
     with FakeOpenAI(responder=lambda r: responder(r) or Reply()) as llm:
-        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
-                               openai_api_key="sk-test-digest-0000", default_lang="zh")
+        s = await services_for(
+            github_api_url=fake_github.url,
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-digest-0000",
+            default_lang="zh",
+        )
         digest = await s.builder.build(s.source(REPO), WINDOW, "zh")
 
     assert [e.commit.sha for e in digest.entries] == [shas["marlin"], shas["pipe"], shas["midnight"]]
@@ -110,10 +134,14 @@ async def test_llm_digest_is_complete_grouped_and_linked(fake_github, services_f
     assert "> 2026-01-28 共 3 个提交 | 🔴 高 1 | 🟡 中 1 | 🟢 低 1" in md
     assert assert_links_resolve(md) >= 8  # table + TOC links
     # high before medium before low, each commit exactly once as a heading
-    positions = [md.index(f"#### {t}") for t in (
-        "\\[Quantization\\]\\[Deprecation\\] Remove Marlin 24 (\\#32688)",
-        "\\[BugFix\\] Fix P/D with non-MoE DP (\\#33037)",
-        "\\[Docs\\] Explain a \\| b and \\`x\\` in the table (\\#33071)")]
+    positions = [
+        md.index(f"#### {t}")
+        for t in (
+            "\\[Quantization\\]\\[Deprecation\\] Remove Marlin 24 (\\#32688)",
+            "\\[BugFix\\] Fix P/D with non-MoE DP (\\#33037)",
+            "\\[Docs\\] Explain a \\| b and \\`x\\` in the table (\\#33071)",
+        )
+    ]
     assert positions == sorted(positions)
     # the table cell's pipe is escaped, so the row still has exactly 3 columns
     row = next(line for line in md.splitlines() if "Explain a" in line and line.startswith("| "))
@@ -129,7 +157,9 @@ async def test_llm_digest_is_complete_grouped_and_linked(fake_github, services_f
 async def test_rerun_makes_no_llm_call_and_no_fetch(fake_github, services_for):
     day_of_commits(fake_github)
     with FakeOpenAI() as llm:
-        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url, openai_api_key="sk-test-1234567890")
+        s = await services_for(
+            github_api_url=fake_github.url, openai_base_url=llm.url, openai_api_key="sk-test-1234567890"
+        )
         first = await s.builder.build(s.source(REPO), WINDOW, "en")
         calls, requests = len(llm.requests), len(fake_github.requests)
         assert calls == 4  # three commits + the headline
@@ -139,9 +169,13 @@ async def test_rerun_makes_no_llm_call_and_no_fetch(fake_github, services_for):
         assert (again.cost.tokens, again.cost.cached, again.cost.earlier_tokens) == (0, 3, first.cost.tokens)
 
         # Even with the digest cache off, analyses are cached: no LLM call, no per-commit fetch.
-        s2 = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
-                                openai_api_key="sk-test-1234567890", digest_cache_ttl=0,
-                                redis_prefix=s.settings.redis_prefix)
+        s2 = await services_for(
+            github_api_url=fake_github.url,
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-1234567890",
+            digest_cache_ttl=0,
+            redis_prefix=s.settings.redis_prefix,
+        )
         before = len(fake_github.requests)
         await s2.builder.build(s2.source(REPO), WINDOW, "en")
         per_commit = [r for r in fake_github.requests[before:] if re.search(r"/commits/[0-9a-f]{40}$", r.path)]
@@ -151,8 +185,12 @@ async def test_rerun_makes_no_llm_call_and_no_fetch(fake_github, services_for):
 async def test_llm_outage_still_delivers_every_commit_marked(fake_github, services_for):
     shas = day_of_commits(fake_github)
     with FakeOpenAI(responder=lambda r: Reply(status=500)) as llm:
-        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
-                               openai_api_key="sk-test-1234567890", llm_max_retries=0)
+        s = await services_for(
+            github_api_url=fake_github.url,
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-1234567890",
+            llm_max_retries=0,
+        )
         digest = await s.builder.build(s.source(REPO), WINDOW, "en")
         assert [e.commit.sha for e in digest.entries] == [shas["marlin"], shas["pipe"], shas["midnight"]]
         assert {e.analysis.origin for e in digest.entries} == {"fallback"}
@@ -166,16 +204,25 @@ async def test_llm_outage_still_delivers_every_commit_marked(fake_github, servic
 
         asked = len(llm.requests)
         llm.responder = default_responder
-        s2 = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
-                                openai_api_key="sk-test-1234567890", redis_prefix=s.settings.redis_prefix)
+        s2 = await services_for(
+            github_api_url=fake_github.url,
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-1234567890",
+            redis_prefix=s.settings.redis_prefix,
+        )
         digest2 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
         assert replace(digest2, cost=None) == replace(digest, cost=None) and len(llm.requests) == asked
         assert await Improver(s2, {}).run(digest.kept_as, LATER()) == "3 of 3 improved, headline improved"
         digest3 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
     assert {e.analysis.origin for e in digest3.entries} == {"llm"} and digest3.notices == ()
     assert {e.analysis.improved_from for e in digest3.entries} == {"http_error"}
-    assert render_report([digest3]).count("✏️ Re-analysed by the LLM at 02-01 08:00 (it was the offline fallback: "
-                                          "the LLM endpoint answered with errors)") == 3
+    assert (
+        render_report([digest3]).count(
+            "✏️ Re-analysed by the LLM at 02-01 08:00 (it was the offline fallback: "
+            "the LLM endpoint answered with errors)"
+        )
+        == 3
+    )
 
 
 async def test_one_commit_failing_never_loses_the_rest(fake_github, services_for):
@@ -196,8 +243,11 @@ async def test_offline_digest_on_a_local_repository(tmp_path, services_for):
     from tests.gitrepo import GitRepo
 
     r = GitRepo(tmp_path / "proj")
-    r.commit("feat: add exporter\n\nAdds CSV export.", {"src/export.py": "def export():\n    return 1\n"},
-             when=datetime(2026, 1, 28, 10, tzinfo=SH))
+    r.commit(
+        "feat: add exporter\n\nAdds CSV export.",
+        {"src/export.py": "def export():\n    return 1\n"},
+        when=datetime(2026, 1, 28, 10, tzinfo=SH),
+    )
     r.commit("docs: typo", {"README.md": "hello\n"}, when=datetime(2026, 1, 28, 11, tzinfo=SH))
     s = await services_for()
     digest = await s.builder.build(s.source(str(r.path)), WINDOW, "en")
@@ -215,8 +265,8 @@ async def test_offline_digest_on_a_local_repository(tmp_path, services_for):
 
 
 async def test_empty_day_and_range(tmp_path, services_for):
-    from tests.gitrepo import GitRepo
     from bot.window import parse_window
+    from tests.gitrepo import GitRepo
 
     r = GitRepo(tmp_path / "p")
     r.commit("a", {"a": "1\n"}, when=datetime(2026, 1, 20, 10, tzinfo=SH))
@@ -250,13 +300,17 @@ def test_markdown_escapes_layout_breakers():
 
 # --- GitHub requests per day: one per commit plus a few -------------------------------------------
 
+
 def _busy_day(fake, n: int = 27) -> None:
     fake.add_repo(REPO)
     fake.add_commit(REPO, "init", committed_at=datetime(2026, 1, 27, 12, tzinfo=SH), files=[FakeFile("README.md")])
     for i in range(n):
-        fake.add_commit(REPO, f"[Core] Tidy module {i} (#{40000 + i})",
-                        committed_at=datetime(2026, 1, 28, 1 + i % 20, i, tzinfo=SH),
-                        files=[FakeFile(f"vllm/mod_{i}.py", "modified", 3, 1)])
+        fake.add_commit(
+            REPO,
+            f"[Core] Tidy module {i} (#{40000 + i})",
+            committed_at=datetime(2026, 1, 28, 1 + i % 20, i, tzinfo=SH),
+            files=[FakeFile(f"vllm/mod_{i}.py", "modified", 3, 1)],
+        )
         fake.add_pull(REPO, 40000 + i, body=f"## Purpose\nTidy module {i} so callers stop copying buffers.")
 
 
@@ -279,8 +333,12 @@ async def test_a_day_costs_one_github_request_per_commit_plus_a_few(fake_github,
     _busy_day(fake_github)
     fake_github.graphql = graphql
     with FakeOpenAI() as llm:
-        s = await services_for(github_api_url=fake_github.url, github_token="ghp_" + "x" * 36,
-                               openai_base_url=llm.url, openai_api_key="sk-test-1234567890")
+        s = await services_for(
+            github_api_url=fake_github.url,
+            github_token="ghp_" + "x" * 36,
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-1234567890",
+        )
         digest = await s.builder.build(s.source(REPO), WINDOW, "en")
         prompts = [json.dumps(r["messages"]) for r in llm.requests]
     assert len(digest.entries) == 27

@@ -1,12 +1,13 @@
 """A digest says what went wrong while it was built — GitHub's rate limit, an LLM that failed —
 at the top, in its language, on every surface, escaped; such a digest is kept as published (every
 reader gets the same one) and improved in place by the improve pass, its notices counted again."""
+
 from __future__ import annotations
 
 import json
 import logging
 from dataclasses import replace
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -21,13 +22,20 @@ from tests.fakes.github_server import FakeFile
 SH = ZoneInfo("Asia/Shanghai")
 REPO = "acme/widgets"
 WINDOW = day_window(date(2026, 1, 28), "Asia/Shanghai")
-LATER = lambda: datetime(2026, 2, 1, tzinfo=timezone.utc)  # noqa: E731 — the window is finished
+LATER = lambda: datetime(2026, 2, 1, tzinfo=UTC)  # noqa: E731 — the window is finished
 
 
 def day(fake):
     fake.add_repo(REPO)
-    return [fake.add_commit(REPO, f"feat: add option {i}", committed_at=datetime(2026, 1, 28, 9 + i, tzinfo=SH),
-                            files=[FakeFile(f"src/option_{i}.py", "modified", 30, 2)]) for i in range(3)]
+    return [
+        fake.add_commit(
+            REPO,
+            f"feat: add option {i}",
+            committed_at=datetime(2026, 1, 28, 9 + i, tzinfo=SH),
+            files=[FakeFile(f"src/option_{i}.py", "modified", 30, 2)],
+        )
+        for i in range(3)
+    ]
 
 
 @pytest.fixture
@@ -36,12 +44,16 @@ def services_for(make_services):
     return lambda **overrides: make_services(LATER, **overrides)
 
 
-@pytest.mark.parametrize("lang,expected", [
-    ("en", "⚠️ GitHub's API rate limit ran out: the changes of 3 of 3 commits could not be read"),
-    ("zh", "⚠️ GitHub API 调用额度已用完：3 个提交中有 3 个未能读取改动内容"),
-])
+@pytest.mark.parametrize(
+    "lang,expected",
+    [
+        ("en", "⚠️ GitHub's API rate limit ran out: the changes of 3 of 3 commits could not be read"),
+        ("zh", "⚠️ GitHub API 调用额度已用完：3 个提交中有 3 个未能读取改动内容"),
+    ],
+)
 async def test_github_rate_limit_is_said_in_the_digest_logged_and_read_again_by_the_improve_pass(
-        fake_github, services_for, caplog, lang, expected):
+    fake_github, services_for, caplog, lang, expected
+):
     day(fake_github)
     # the listing works; then GitHub's primary limit (429 + remaining 0) with the reset an hour away
     fake_github.rate_limit_next(100, reset_in=3600, path_contains="/commits/", status=429)
@@ -82,7 +94,7 @@ async def test_a_digest_without_trouble_has_no_notice_and_is_cached(fake_github,
     assert len(fake_github.requests) == asked  # served from the cache
 
 
-HOSTILE = "⚠️ LLM failed <!channel> @all <at user_id=\"all\"></at> [x](https://evil.example) *bold*"
+HOSTILE = '⚠️ LLM failed <!channel> @all <at user_id="all"></at> [x](https://evil.example) *bold*'
 
 
 async def test_every_renderer_shows_notices_first_and_escaped(fake_github, services_for):
@@ -107,8 +119,13 @@ async def test_llm_failures_are_said_in_the_channels_language_then_improved_in_p
 
     day(fake_github)
     with FakeOpenAI(Behaviour("hang")) as llm:
-        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
-                               openai_api_key="sk-test-notices-000", llm_timeout=0.5, llm_max_retries=1)
+        s = await services_for(
+            github_api_url=fake_github.url,
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-notices-000",
+            llm_timeout=0.5,
+            llm_max_retries=1,
+        )
         digest = await s.builder.build(s.source(REPO), WINDOW, "zh")
         assert digest.notices == ("⚠️ LLM 未能分析 3 个提交中的 3 个（LLM 请求超时），这些提交显示的是离线分析。",)
         card = json.dumps(feishu.digest_cards(digest), ensure_ascii=False)
@@ -121,15 +138,22 @@ async def test_llm_failures_are_said_in_the_channels_language_then_improved_in_p
         from tests.fakes.openai_server import default_responder
 
         llm.responder = default_responder
-        s = await services_for(github_api_url=fake_github.url, openai_base_url=llm.url,
-                               openai_api_key="sk-test-notices-000", redis_prefix=s.settings.redis_prefix)
+        s = await services_for(
+            github_api_url=fake_github.url,
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-notices-000",
+            redis_prefix=s.settings.redis_prefix,
+        )
         same = await s.builder.build(s.source(REPO), WINDOW, "zh")
         assert same.notices == digest.notices and len(llm.requests) == asked
         await Improver(s, {}).run(digest.kept_as, LATER())
         again = await s.builder.build(s.source(REPO), WINDOW, "zh")
     assert asked <= 2 * 3 and again.notices == ()
     assert [e.analysis.origin for e in again.entries] == ["llm"] * 3
-    assert markdown.render_report([again]).count("✏️ 已于 02-01 08:00 由 LLM 重新分析（原为离线兜底分析：LLM 请求超时）") == 3
+    assert (
+        markdown.render_report([again]).count("✏️ 已于 02-01 08:00 由 LLM 重新分析（原为离线兜底分析：LLM 请求超时）")
+        == 3
+    )
 
 
 def test_cli_says_the_rate_limit_on_stderr_and_at_the_top_of_the_report(fake_github, redis_url, tmp_path):
@@ -143,11 +167,24 @@ def test_cli_says_the_rate_limit_on_stderr_and_at_the_top_of_the_report(fake_git
     fake_github.rate_limit_next(100, reset_in=3600, path_contains="/commits/")
     root = Path(__file__).resolve().parent.parent
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GITHUB_", "LLM_", "REDIS_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"rl{uuid.uuid4().hex[:6]}:", "PYTHONPATH": str(root),
-                "DATA_DIR": str(tmp_path / "data"), "GITHUB_API_URL": fake_github.url,
-                "GITHUB_MAX_RATE_LIMIT_WAIT": "60"})
-    proc = subprocess.run([sys.executable, "-m", "bot", "digest", "--repo", REPO, "--date", "2026-01-28",
-                           "--lang", "en"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": f"rl{uuid.uuid4().hex[:6]}:",
+            "PYTHONPATH": str(root),
+            "DATA_DIR": str(tmp_path / "data"),
+            "GITHUB_API_URL": fake_github.url,
+            "GITHUB_MAX_RATE_LIMIT_WAIT": "60",
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "digest", "--repo", REPO, "--date", "2026-01-28", "--lang", "en"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr
     assert "Some commits could not be read: GitHub's API rate limit is exhausted until" in proc.stderr
     top = proc.stdout.split("feat: add option", 1)[0]

@@ -61,7 +61,7 @@ def test_every_setting_is_documented_as_settings_py_describes_it():
 
 def test_the_configuration_page_and_env_example_are_generated_from_settings_py():
     gen = _generator()
-    assert CONFIG_PAGE == gen.page(CONFIG_PAGE), "run tools/gen_config_docs.py"
+    assert gen.page(CONFIG_PAGE) == CONFIG_PAGE, "run tools/gen_config_docs.py"
     assert (ROOT / ".env.example").read_text(encoding="utf-8") == gen.env_example(), "run tools/gen_config_docs.py"
 
 

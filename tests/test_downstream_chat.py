@@ -2,6 +2,7 @@
 the real endpoint (fake Slack Web API, real Redis), the fork fetched into its mirror from a local
 bare repository, the scheduled digest with its Downstream section, and a direct message to the
 person who named the fork for each conflicting commit — once."""
+
 from __future__ import annotations
 
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 from bot.render import slack as R
 from bot.window import day_window
 from tests.downstream_repos import bare_copy, build
-from tests.test_slack_e2e import CHANNEL, make_bot, shown, shown_eph, slack  # noqa: F401 — fixtures
+from tests.shared.slack import CHANNEL, shown, shown_eph
 
 USAGE = "/digest subscribe owner/repo"
 
@@ -53,8 +54,11 @@ async def test_subscribe_with_a_fork_then_the_digest_and_one_dm_per_conflict(mak
     assert "⚠️ touches a.py, which org/our-fork@ours patches in 2 hunks — conflicts" in text
     dms = [shown(m) for m in slack.messages if m.channel == "UADMIN"]
     assert len(dms) == 2, dms  # C1 (a.py) and C4 (fork_only.py)
-    assert any("“perf: rewrite line two of a” conflicts with org/our-fork@ours: it touches a.py, "
-               "which the fork patches in 2 hunks." in d for d in dms)
+    assert any(
+        "“perf: rewrite line two of a” conflicts with org/our-fork@ours: it touches a.py, "
+        "which the fork patches in 2 hunks." in d
+        for d in dms
+    )
     assert any("fork_only.py" in d for d in dms)
 
     await bot.chat.deliver_subscription(sub, day_window(date(2026, 1, 28), "Asia/Shanghai"), f"push-{uuid.uuid4().hex}")
@@ -71,22 +75,29 @@ async def test_a_fork_that_cannot_be_read_costs_a_notice_not_the_digest(make_bot
     [sub] = await bot.chat.subs.for_channel("slack", CHANNEL)
     subprocess.run(["rm", "-rf", str(remotes / "org")], check=True)  # the fork went away since
     gone = replace(sub, fork="org/gone@ours")
-    outcome = await bot.chat.deliver_subscription(gone, day_window(date(2026, 1, 28), "Asia/Shanghai"), f"push-{uuid.uuid4().hex}")
+    outcome = await bot.chat.deliver_subscription(
+        gone, day_window(date(2026, 1, 28), "Asia/Shanghai"), f"push-{uuid.uuid4().hex}"
+    )
     await bot.settle()
     parents = [m for m in slack.top_level(CHANNEL) if "Daily update report" in shown(m)]
     assert len(parents) == 1, (outcome, [shown(m)[:200] for m in slack.messages])
     parent = parents[0]
-    assert "Could not read the fork org/gone@ours, so this digest says nothing about it: " \
-           "The fork org/gone does not exist" in shown(parent)
+    assert (
+        "Could not read the fork org/gone@ours, so this digest says nothing about it: "
+        "The fork org/gone does not exist" in shown(parent)
+    )
     assert "perf: rewrite line two of a" in R.unescape(str(slack.all_text()))
 
 
-@pytest.mark.parametrize("fork,sentence", [
-    ("org/our-fork@nope", "Branch 'nope' does not exist in org/our-fork."),
-    ("org/missing@main", "The fork org/missing does not exist (or the bot cannot see it)."),
-    ("org/our-fork@", "'org/our-fork@' ends with @ but names no branch after it."),
-    ("{path}@ours", "In chat, name a fork on GitHub as owner/name@branch"),
-])
+@pytest.mark.parametrize(
+    "fork,sentence",
+    [
+        ("org/our-fork@nope", "Branch 'nope' does not exist in org/our-fork."),
+        ("org/missing@main", "The fork org/missing does not exist (or the bot cannot see it)."),
+        ("org/our-fork@", "'org/our-fork@' ends with @ but names no branch after it."),
+        ("{path}@ours", "In chat, name a fork on GitHub as owner/name@branch"),
+    ],
+)
 async def test_bad_fork_is_one_private_sentence_and_the_usage(make_bot, slack, repos, remotes, fork, sentence):
     bot = await make_bot(fork_git_url=f"file://{remotes}/{{repo}}.git")
     value = fork.format(path=repos["fork"].path)
@@ -111,16 +122,19 @@ async def test_fork_off_drops_it(make_bot, slack, repos, remotes):
 
 async def test_feishu_subscription_with_a_fork_dms_its_owner(make_settings, repos, remotes):
     """The same on Feishu: the conflict goes to the owner's open_id (receive_id_type=open_id)."""
-    from tests.test_feishu_e2e import GROUP, feishu_env, markdowns
+    from tests.shared.feishu import GROUP, feishu_env, markdowns
 
-    async with feishu_env(make_settings, repos["up"], fork_git_url=f"file://{remotes}/{{repo}}.git",
-                          default_lang="en") as env:
+    async with feishu_env(
+        make_settings, repos["up"], fork_git_url=f"file://{remotes}/{{repo}}.git", default_lang="en"
+    ) as env:
         status, _ = await env.say(f"subscribe {repos['up'].path} lang en fork org/our-fork@ours")
         assert status == 200
         await env.settle()
         [sub] = await env.chat.subs.for_channel("feishu", GROUP)
         assert sub.fork == "org/our-fork@ours" and sub.owner.startswith("ou_")
-        await env.chat.deliver_subscription(sub, day_window(date(2026, 1, 28), "Asia/Shanghai"), f"push-{uuid.uuid4().hex}")
+        await env.chat.deliver_subscription(
+            sub, day_window(date(2026, 1, 28), "Asia/Shanghai"), f"push-{uuid.uuid4().hex}"
+        )
         await env.settle()
         digest = markdowns(env.fake, env.fake.top_level(GROUP)).replace("\u200b", "")
         assert "⬇️ Downstream: org/our-fork@ours" in digest

@@ -1,6 +1,7 @@
 """`python -m bot digest … --fork`: a real process, real Redis, real git repositories; GitHub forks
 through mirrors fetched from local bare repositories (FORK_GIT_URL=file://…), and a GitHub upstream
 through the fake GitHub API."""
+
 from __future__ import annotations
 
 import json
@@ -35,15 +36,30 @@ def remotes(tmp_path):
 
 @pytest.fixture
 def run(redis_url, tmp_path, remotes):
-    base_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "FORK_"))}
-    base_env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"ds{uuid.uuid4().hex[:6]}:",
-                     "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT),
-                     "FORK_GIT_URL": f"file://{remotes}/{{repo}}.git"})
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "FORK_"))
+    }
+    base_env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": f"ds{uuid.uuid4().hex[:6]}:",
+            "DATA_DIR": str(tmp_path / "data"),
+            "PYTHONPATH": str(ROOT),
+            "FORK_GIT_URL": f"file://{remotes}/{{repo}}.git",
+        }
+    )
 
     def invoke(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**base_env, **(env or {})}, cwd=tmp_path, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            env={**base_env, **(env or {})},
+            cwd=tmp_path,
+            timeout=120,
+        )
 
     return invoke
 
@@ -62,22 +78,32 @@ def entries_by_title(proc) -> dict[str, dict]:
 
 
 def assert_downstream_json(entries: dict[str, dict]) -> None:
-    assert entries["perf: rewrite line two of a"]["downstream"] == {"patched_files": ["a.py"], "conflict": True, "hunks": 2}
+    assert entries["perf: rewrite line two of a"]["downstream"] == {
+        "patched_files": ["a.py"],
+        "conflict": True,
+        "hunks": 2,
+    }
     assert entries["fix: line two of b"]["downstream"] == {"patched_files": ["b.py"], "conflict": False, "hunks": 1}
     assert "downstream" not in entries["docs: c only"]
     assert entries["feat: add fork_only upstream too"]["downstream"] == {
-        "patched_files": ["fork_only.py"], "conflict": True, "hunks": 1}
+        "patched_files": ["fork_only.py"],
+        "conflict": True,
+        "hunks": 1,
+    }
 
 
 def test_local_upstream_and_local_fork(run, repos):
     before = {k: snapshot(repos[k]) for k in ("up", "fork")}
-    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "en",
-               "--fork", f"{repos['fork'].path}@ours")
+    proc = run(
+        "digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "en", "--fork", f"{repos['fork'].path}@ours"
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "### ⬇️ Downstream: fork@ours" in out
-    assert ("fork@ours patches 3 files since its merge base "
-            f"{repos['shas']['base'][:7]} with upstream; 3 of these commits touch them, 2 conflict.") in out
+    assert (
+        "fork@ours patches 3 files since its merge base "
+        f"{repos['shas']['base'][:7]} with upstream; 3 of these commits touch them, 2 conflict."
+    ) in out
     assert "⚠️ touches a.py, which fork@ours patches in 2 hunks — conflicts" in out
     assert "ℹ️ touches b.py, which fork@ours patches in 1 hunk — applies cleanly" in out
     assert "docs: c only](#docs-c-only) `" not in out.split("### ⬇️ Downstream")[1].split("###")[0]
@@ -87,16 +113,26 @@ def test_local_upstream_and_local_fork(run, repos):
     assert "Downstream" not in out.split("#### docs: c only", 1)[1].split("---", 1)[0]
     assert {k: snapshot(repos[k]) for k in ("up", "fork")} == before  # nothing checked out or written
 
-    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--format", "json",
-               "--fork", f"{repos['fork'].path}@ours")
+    proc = run(
+        "digest",
+        "--repo",
+        str(repos["up"].path),
+        "--date",
+        DAY,
+        "--format",
+        "json",
+        "--fork",
+        f"{repos['fork'].path}@ours",
+    )
     assert proc.returncode == 0, proc.stderr
     assert_downstream_json(entries_by_title(proc))
     assert json.loads(proc.stdout)["digests"][0]["fork"]["merge_base"] == repos["shas"]["base"]
 
 
 def test_chinese_digest_with_a_fork(run, repos):
-    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "zh",
-               "--fork", f"{repos['fork'].path}@ours")
+    proc = run(
+        "digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "zh", "--fork", f"{repos['fork'].path}@ours"
+    )
     assert proc.returncode == 0, proc.stderr
     assert "### ⬇️ 下游：fork@ours" in proc.stdout
     assert "⚠️ 涉及 a.py，fork@ours 在其中有 2 处修改 — 冲突" in proc.stdout
@@ -113,8 +149,17 @@ def test_without_a_fork_nothing_changes(run, repos):
 def test_a_commit_the_fork_already_has_is_not_flagged(run, repos):
     repos["fork"].git("fetch", "-q", str(repos["up"].path), repos["shas"]["C2"])
     repos["fork"].git("merge", "-q", "--no-edit", "-X", "ours", "FETCH_HEAD")  # C1 and C2, the fork's side kept
-    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--format", "json",
-               "--fork", f"{repos['fork'].path}@ours")
+    proc = run(
+        "digest",
+        "--repo",
+        str(repos["up"].path),
+        "--date",
+        DAY,
+        "--format",
+        "json",
+        "--fork",
+        f"{repos['fork'].path}@ours",
+    )
     assert proc.returncode == 0, proc.stderr
     entries = entries_by_title(proc)
     assert "downstream" not in entries["fix: line two of b"]  # merged already
@@ -124,14 +169,16 @@ def test_a_commit_the_fork_already_has_is_not_flagged(run, repos):
 
 def test_a_github_fork_through_its_mirror(run, repos, remotes, tmp_path):
     bare_copy(repos["fork"], remotes / "org" / "our-fork.git")
-    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--format", "json",
-               "--fork", "org/our-fork@ours")
+    proc = run(
+        "digest", "--repo", str(repos["up"].path), "--date", DAY, "--format", "json", "--fork", "org/our-fork@ours"
+    )
     assert proc.returncode == 0, proc.stderr
     assert_downstream_json(entries_by_title(proc))
     mirror = tmp_path / "data" / "forks" / "org+our-fork.git"
     assert (mirror / "HEAD").exists()
-    refs = subprocess.run(["git", "--git-dir", str(mirror), "for-each-ref", "--format=%(refname)"],
-                          capture_output=True, text=True).stdout.split()
+    refs = subprocess.run(
+        ["git", "--git-dir", str(mirror), "for-each-ref", "--format=%(refname)"], capture_output=True, text=True
+    ).stdout.split()
     assert refs == ["refs/digest-bot/fork/ours"]
 
 
@@ -143,40 +190,77 @@ def test_a_github_upstream_and_a_github_fork(run, repos, remotes, fake_github):
     fake_github.add_repo("octo/widgets")
     log = up.git("log", "--reverse", "--format=%H%x00%P%x00%cI%x00%s").strip().splitlines()
     from datetime import datetime
+
     for row in log:
         sha, parents, when, title = row.split("\0")
         files = [FakeFile(p) for p in up.git("diff-tree", "--root", "-r", "--name-only", "--no-commit-id", sha).split()]
-        fake_github.add_commit("octo/widgets", title, sha=sha, parents=parents.split(),
-                               committed_at=datetime.fromisoformat(when), files=files)
-    proc = run("digest", "--repo", "octo/widgets", "--date", DAY, "--format", "json", "--fork", "org/our-fork@ours",
-               env={"GITHUB_API_URL": fake_github.url})
+        fake_github.add_commit(
+            "octo/widgets",
+            title,
+            sha=sha,
+            parents=parents.split(),
+            committed_at=datetime.fromisoformat(when),
+            files=files,
+        )
+    proc = run(
+        "digest",
+        "--repo",
+        "octo/widgets",
+        "--date",
+        DAY,
+        "--format",
+        "json",
+        "--fork",
+        "org/our-fork@ours",
+        env={"GITHUB_API_URL": fake_github.url},
+    )
     assert proc.returncode == 0, proc.stderr
     assert_downstream_json(entries_by_title(proc))
 
 
 def test_a_mirror_past_its_size_bound_is_refused_and_removed(run, repos, remotes, tmp_path):
-    repos["fork"].commit("fork: a big blob", {"big.bin": os.urandom(3 * 1024 * 1024)},
-                         when=__import__("datetime").datetime(2026, 1, 27, 14, 0))
+    repos["fork"].commit(
+        "fork: a big blob",
+        {"big.bin": os.urandom(3 * 1024 * 1024)},
+        when=__import__("datetime").datetime(2026, 1, 27, 14, 0),
+    )
     bare_copy(repos["fork"], remotes / "org" / "our-fork.git")
-    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "en",
-               "--fork", "org/our-fork@ours", env={"FORK_MIRROR_MAX_MB": "1"})
+    proc = run(
+        "digest",
+        "--repo",
+        str(repos["up"].path),
+        "--date",
+        DAY,
+        "--lang",
+        "en",
+        "--fork",
+        "org/our-fork@ours",
+        env={"FORK_MIRROR_MAX_MB": "1"},
+    )
     assert proc.returncode == 1
-    assert "The mirror of org/our-fork would grow past 1 MB (FORK_MIRROR_MAX_MB), so it was not kept." in one_clear_line(proc)
+    assert (
+        "The mirror of org/our-fork would grow past 1 MB (FORK_MIRROR_MAX_MB), so it was not kept."
+        in one_clear_line(proc)
+    )
     assert not (tmp_path / "data" / "forks" / "org+our-fork.git").exists()
 
 
-@pytest.mark.parametrize("fork,sentence", [
-    ("{fork}@nope", "Branch 'nope' does not exist in fork."),
-    ("./nowhere/fork@main", "There is no folder ./nowhere/fork."),
-    ("{plain}@main", "is not a git repository."),
-    ("{unrelated}@main", "shares no history with upstream, so it cannot be a fork of it."),
-    ("org/missing@main", "The fork org/missing does not exist (or the bot cannot see it)."),
-    ("org/our-fork@nope", "Branch 'nope' does not exist in org/our-fork."),
-    ("org/our-fork@", "'org/our-fork@' ends with @ but names no branch after it."),
-    ("not a fork!", "'not a fork!' is neither a local git repository nor owner/name on GitHub."),
-])
+@pytest.mark.parametrize(
+    "fork,sentence",
+    [
+        ("{fork}@nope", "Branch 'nope' does not exist in fork."),
+        ("./nowhere/fork@main", "There is no folder ./nowhere/fork."),
+        ("{plain}@main", "is not a git repository."),
+        ("{unrelated}@main", "shares no history with upstream, so it cannot be a fork of it."),
+        ("org/missing@main", "The fork org/missing does not exist (or the bot cannot see it)."),
+        ("org/our-fork@nope", "Branch 'nope' does not exist in org/our-fork."),
+        ("org/our-fork@", "'org/our-fork@' ends with @ but names no branch after it."),
+        ("not a fork!", "'not a fork!' is neither a local git repository nor owner/name on GitHub."),
+    ],
+)
 def test_bad_fork_input_is_one_sentence_and_the_usage(run, repos, remotes, tmp_path, fork, sentence):
     from datetime import datetime
+
     bare_copy(repos["fork"], remotes / "org" / "our-fork.git")
     (tmp_path / "plain").mkdir()
     other = GitRepo(tmp_path / "unrelated")
@@ -191,16 +275,26 @@ def test_bad_fork_input_is_one_sentence_and_the_usage(run, repos, remotes, tmp_p
 
 def test_a_fetch_past_its_time_bound_is_stopped(run, repos):
     """A remote that never answers (git's ext:: transport running `sleep`): killed at FORK_FETCH_TIMEOUT."""
-    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "en", "--fork", "org/slow@main",
-               env={"FORK_GIT_URL": "ext::sh -c sleep% 60 {repo}", "GIT_ALLOW_PROTOCOL": "ext",
-                    "FORK_FETCH_TIMEOUT": "1"})
+    proc = run(
+        "digest",
+        "--repo",
+        str(repos["up"].path),
+        "--date",
+        DAY,
+        "--lang",
+        "en",
+        "--fork",
+        "org/slow@main",
+        env={"FORK_GIT_URL": "ext::sh -c sleep% 60 {repo}", "GIT_ALLOW_PROTOCOL": "ext", "FORK_FETCH_TIMEOUT": "1"},
+    )
     assert proc.returncode == 1
     assert "Fetching org/slow took longer than 1 s (FORK_FETCH_TIMEOUT)" in one_clear_line(proc)
 
 
 def test_bad_fork_input_in_chinese(run, repos):
-    proc = run("digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "zh",
-               "--fork", f"{repos['fork'].path}@nope")
+    proc = run(
+        "digest", "--repo", str(repos["up"].path), "--date", DAY, "--lang", "zh", "--fork", f"{repos['fork'].path}@nope"
+    )
     assert proc.returncode == 2
     line = one_clear_line(proc) if proc.stderr.startswith("error: ") else proc.stderr.strip()
     assert "fork 中没有分支 'nope'。 用法：--fork 路径@分支 或 --fork OWNER/NAME@分支" in line, proc.stderr

@@ -1,38 +1,64 @@
 """The Downstream section and the card flag on every surface (pure renderers): what the reader sees,
 within each platform's limits, untrusted paths inert."""
+
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
-from bot.models import (Analysis, ChangeType, Commit, Digest, DigestEntry, Downstream, ForkInfo, Importance,
-                        digest_from_dict, to_dict)
+from bot.models import (
+    Analysis,
+    ChangeType,
+    Commit,
+    Digest,
+    DigestEntry,
+    Downstream,
+    ForkInfo,
+    Importance,
+    digest_from_dict,
+    to_dict,
+)
 from bot.platform import CommitDetail, DigestParent
 from bot.render import feishu as F
 from bot.render import slack as S
 from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
 from bot.window import day_window
-from tests.test_feishu_render import assert_fits, assert_inert, markdown_of
-from tests.test_slack_render import check, visible
+from tests.shared.feishu_render import assert_fits, assert_inert, markdown_of
+from tests.shared.slack_render import check, visible
 
-WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)
+WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)
 URL = "https://github.com/acme/rocket"
 
 
 def entry(n: int, importance=Importance.HIGH, downstream: Downstream | None = None, title: str = "") -> DigestEntry:
     sha = f"{n:040x}"
-    c = Commit(repo="acme/rocket", sha=sha, title=title or f"feat: change {n}", body="", author="Ada",
-               committed_at=WHEN - timedelta(minutes=n), url=f"{URL}/commit/{sha}")
-    a = Analysis(change_type=ChangeType.FEATURE, importance=importance, importance_reason="Public API.",
-                 summary="Adds a flag.")
+    c = Commit(
+        repo="acme/rocket",
+        sha=sha,
+        title=title or f"feat: change {n}",
+        body="",
+        author="Ada",
+        committed_at=WHEN - timedelta(minutes=n),
+        url=f"{URL}/commit/{sha}",
+    )
+    a = Analysis(
+        change_type=ChangeType.FEATURE, importance=importance, importance_reason="Public API.", summary="Adds a flag."
+    )
     return DigestEntry(c, a, downstream=downstream)
 
 
 def make(entries, lang="en", fork=True) -> Digest:
     info = ForkInfo(name="org/our-fork", branch="main", merge_base="b" * 40, files=12) if fork else None
-    return Digest(repo="acme/rocket", branch="main", window=day_window(date(2026, 1, 28), "Asia/Shanghai"),
-                  lang=lang, entries=tuple(entries), repo_url=URL, fork=info)
+    return Digest(
+        repo="acme/rocket",
+        branch="main",
+        window=day_window(date(2026, 1, 28), "Asia/Shanghai"),
+        lang=lang,
+        entries=tuple(entries),
+        repo_url=URL,
+        fork=info,
+    )
 
 
 CONFLICT = Downstream(("vllm/engine/arg_utils.py",), True, 3)
@@ -46,12 +72,16 @@ def sample(lang="en") -> Digest:
 def test_markdown_section_and_flags():
     out = render_report([sample()])
     section = out.split("### ⬇️ Downstream: org/our-fork@main", 1)[1].split("\n### ", 1)[0]
-    assert "org/our-fork@main patches 12 files since its merge base bbbbbbb with upstream; " \
-           "2 of these commits touch them, 1 conflict." in section
+    assert (
+        "org/our-fork@main patches 12 files since its merge base bbbbbbb with upstream; "
+        "2 of these commits touch them, 1 conflict." in section
+    )
     lines = [line for line in section.splitlines() if line.startswith("- ")]
     assert len(lines) == 2 and "feat: change 2" in lines[0]  # the conflict first
     assert "⚠️ touches vllm/engine/arg\\_utils.py, which org/our-fork@main patches in 3 hunks — conflicts" in lines[0]
-    assert "ℹ️ touches vllm/config.py, setup.py, which org/our-fork@main patches in 2 hunks — applies cleanly" in lines[1]
+    assert (
+        "ℹ️ touches vllm/config.py, setup.py, which org/our-fork@main patches in 2 hunks — applies cleanly" in lines[1]
+    )
     assert "](#feat-change-2)" in lines[0]  # the link reaches the commit's own heading
     card = out.split("#### feat: change 2", 1)[1].split("---", 1)[0]
     assert "⚠️ Downstream conflict: cherry-picking onto org/our-fork@main conflicts (vllm/engine/arg\\_utils.py)" in card
@@ -101,8 +131,12 @@ def test_untrusted_paths_stay_inert():
 
 
 def test_many_flagged_commits_fit_every_platform():
-    d = make([entry(i, downstream=Downstream(tuple(f"pkg/module_{i}_{j}.py" for j in range(20)), i % 2 == 0, 40))
-              for i in range(80)])
+    d = make(
+        [
+            entry(i, downstream=Downstream(tuple(f"pkg/module_{i}_{j}.py" for j in range(20)), i % 2 == 0, 40))
+            for i in range(80)
+        ]
+    )
     check(S.render(DigestParent(d)))
     assert_fits(F.render_cards(DigestParent(d)))
 
@@ -111,8 +145,11 @@ def test_json_entries_carry_downstream_and_survive_the_cache():
     d = sample()
     data = json.loads(render_json([d]))["digests"][0]
     by_title = {e["commit"]["title"]: e for e in data["entries"]}
-    assert by_title["feat: change 2"]["downstream"] == {"patched_files": ["vllm/engine/arg_utils.py"],
-                                                        "conflict": True, "hunks": 3}
+    assert by_title["feat: change 2"]["downstream"] == {
+        "patched_files": ["vllm/engine/arg_utils.py"],
+        "conflict": True,
+        "hunks": 3,
+    }
     assert "downstream" not in by_title["feat: change 3"]
     assert data["fork"] == {"name": "org/our-fork", "branch": "main", "merge_base": "b" * 40, "files": 12}
     assert digest_from_dict(to_dict(d)) == d

@@ -1,5 +1,6 @@
 """Readers' level corrections (issue 24, item 3): the store over a real Redis, and
 `python -m bot feedback import|export` as an operator runs it — a real process, a real git repository."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,6 +29,7 @@ SHA_B = "b" * 40
 
 
 # --- the store ---------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def corrections(store):
@@ -70,8 +72,9 @@ async def test_corrections_survive_a_new_connection_and_never_expire(make_settin
     await corrections.record(REPO, SHA_A, "high", "alice", "security fix", at=T0)
     again = open_store(make_settings())  # the same Redis and prefix: a restarted bot
     try:
-        assert await Corrections(again).for_commit(REPO, SHA_A) == Correction(REPO, SHA_A, "high", "alice",
-                                                                             "security fix", T0)
+        assert await Corrections(again).for_commit(REPO, SHA_A) == Correction(
+            REPO, SHA_A, "high", "alice", "security fix", T0
+        )
         assert await Corrections(again).repos() == [REPO]
     finally:
         await again.close()
@@ -80,42 +83,54 @@ async def test_corrections_survive_a_new_connection_and_never_expire(make_settin
 
 
 async def test_only_full_shas_and_known_levels_are_recorded(corrections):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a full SHA"):
         await corrections.record(REPO, "abc1234", "high", "alice")  # the caller resolves abbreviations
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown level"):
         await corrections.record(REPO, SHA_A, "critical", "alice")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="time zone"):
         await corrections.record(REPO, SHA_A, "high", "alice", at=datetime(2026, 2, 1, 9, 0))  # naive: whose 9:00?
     assert [c async for c in corrections.export()] == []
 
 
-@pytest.mark.parametrize("level,direction,result", [
-    ("high", TOO_HIGH, "medium"), ("medium", TOO_HIGH, "low"), ("low", TOO_HIGH, None),
-    ("low", TOO_LOW, "medium"), ("medium", TOO_LOW, "high"), ("high", TOO_LOW, None),
-])
+@pytest.mark.parametrize(
+    "level,direction,result",
+    [
+        ("high", TOO_HIGH, "medium"),
+        ("medium", TOO_HIGH, "low"),
+        ("low", TOO_HIGH, None),
+        ("low", TOO_LOW, "medium"),
+        ("medium", TOO_LOW, "high"),
+        ("high", TOO_LOW, None),
+    ],
+)
 def test_nudge_moves_one_step_and_says_none_at_the_end(level, direction, result):
     assert nudge(level, direction) == result
 
 
 def test_nudge_refuses_unknown_words():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown level"):
         nudge("urgent", TOO_HIGH)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown direction"):
         nudge("high", "too_loud")
 
 
 # --- the command ---------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def widgets(tmp_path):
     """A local clone of acme/widgets (its origin says so) with three commits."""
     repo = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
-    shas = [repo.commit(title, {path: body}, when=datetime(2026, 1, 28, 9 + i, 0, tzinfo=SH))
-            for i, (title, path, body) in enumerate([
+    shas = [
+        repo.commit(title, {path: body}, when=datetime(2026, 1, 28, 9 + i, 0, tzinfo=SH))
+        for i, (title, path, body) in enumerate(
+            [
                 ("feat: CSV export", "src/export.py", "def export(rows):\n    return rows\n"),
                 ("docs: typo", "README.md", "# Widgets\n"),
                 ("fix: token check", "src/auth.py", "def check(token):\n    return bool(token)\n"),
-            ])]
+            ]
+        )
+    ]
     return repo, shas
 
 
@@ -126,14 +141,24 @@ def prefix() -> str:
 
 @pytest.fixture
 def run(redis_url, tmp_path, prefix):
-    base_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
-    base_env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": prefix, "DATA_DIR": str(tmp_path / "data"),
-                     "PYTHONPATH": str(ROOT)})
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))
+    }
+    base_env.update(
+        {"REDIS_URL": redis_url, "REDIS_PREFIX": prefix, "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+    )
 
     def invoke(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "bot", "feedback", *args], capture_output=True, text=True,
-                              env={**base_env, **(env or {})}, cwd=tmp_path, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "bot", "feedback", *args],
+            capture_output=True,
+            text=True,
+            env={**base_env, **(env or {})},
+            cwd=tmp_path,
+            timeout=120,
+        )
         assert "Traceback" not in proc.stderr, proc.stderr
         return proc
 
@@ -143,14 +168,14 @@ def run(redis_url, tmp_path, prefix):
 @pytest.fixture
 def stored(make_settings, prefix):
     """Every correction under the command's prefix, read with a Store of this process."""
+
     def read(repo: str | None = None) -> list[Correction]:
         async def go():
             store = open_store(make_settings(redis_prefix=prefix))
             try:
                 corrections = Corrections(store)
                 repos = [repo] if repo else await corrections.repos()
-                return [c for r in repos for c in
-                        sorted(await corrections.all_of(r), key=lambda c: (c.sha, c.who))]
+                return [c for r in repos for c in sorted(await corrections.all_of(r), key=lambda c: (c.sha, c.who))]
             finally:
                 await store.close()
 
@@ -160,8 +185,9 @@ def stored(make_settings, prefix):
 
 
 def write_lines(path: Path, lines: list) -> Path:
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines), encoding="utf-8"
+    )
     return path
 
 
@@ -172,19 +198,22 @@ def stderr_lines(proc: subprocess.CompletedProcess) -> list[str]:
 def test_import_keeps_the_good_lines_and_names_each_bad_one(run, widgets, tmp_path, stored):
     repo, (export_sha, docs_sha, auth_sha) = widgets
     unknown = "0123456789" * 4
-    path = write_lines(tmp_path / "fb.jsonl", [
-        {"repo": REPO, "sha": export_sha[:8], "level": "high", "reason": "new public API", "who": "alice"},
-        "",
-        "{not json",
-        {"repo": REPO, "level": "low"},
-        {"repo": REPO, "sha": docs_sha, "level": "critical"},
-        {"repo": REPO, "sha": unknown, "level": "low"},
-        {"repo": "no/such/place", "sha": docs_sha, "level": "low"},
-        {"repo": REPO, "sha": docs_sha, "level": "low"},
-        {"repo": REPO, "sha": auth_sha, "level": "high", "at": "yesterday"},
-        {"repo": str(repo.path), "sha": auth_sha, "level": "high", "who": "bob", "at": "2026-01-29T10:00:00+08:00"},
-        {"repo": REPO, "sha": "xyz", "level": "low"},
-    ])
+    path = write_lines(
+        tmp_path / "fb.jsonl",
+        [
+            {"repo": REPO, "sha": export_sha[:8], "level": "high", "reason": "new public API", "who": "alice"},
+            "",
+            "{not json",
+            {"repo": REPO, "level": "low"},
+            {"repo": REPO, "sha": docs_sha, "level": "critical"},
+            {"repo": REPO, "sha": unknown, "level": "low"},
+            {"repo": "no/such/place", "sha": docs_sha, "level": "low"},
+            {"repo": REPO, "sha": docs_sha, "level": "low"},
+            {"repo": REPO, "sha": auth_sha, "level": "high", "at": "yesterday"},
+            {"repo": str(repo.path), "sha": auth_sha, "level": "high", "who": "bob", "at": "2026-01-29T10:00:00+08:00"},
+            {"repo": REPO, "sha": "xyz", "level": "low"},
+        ],
+    )
     proc = run("import", str(path), "--repo", f"{REPO}={repo.path}")
     assert proc.returncode == 2
     assert stderr_lines(proc) == [
@@ -201,11 +230,14 @@ def test_import_keeps_the_good_lines_and_names_each_bad_one(run, widgets, tmp_pa
         f"Imported 3 corrections from {path}; refused 7 lines.",
     ]
     kept = stored()
-    assert [(c.repo, c.sha, c.level, c.who, c.reason) for c in kept] == sorted([
-        (REPO, export_sha, "high", "alice", "new public API"),  # the abbreviated SHA, resolved
-        (REPO, docs_sha, "low", "import", ""),  # no `who`: "import"
-        (REPO, auth_sha, "high", "bob", ""),  # a local path: stored under its origin's owner/name
-    ], key=lambda row: (row[1], row[3]))
+    assert [(c.repo, c.sha, c.level, c.who, c.reason) for c in kept] == sorted(
+        [
+            (REPO, export_sha, "high", "alice", "new public API"),  # the abbreviated SHA, resolved
+            (REPO, docs_sha, "low", "import", ""),  # no `who`: "import"
+            (REPO, auth_sha, "high", "bob", ""),  # a local path: stored under its origin's owner/name
+        ],
+        key=lambda row: (row[1], row[3]),
+    )
     assert next(c for c in kept if c.who == "bob").at == datetime(2026, 1, 29, 2, 0, tzinfo=UTC)
 
 
@@ -223,18 +255,25 @@ def test_bad_lines_are_named_in_chinese_too(run, widgets, tmp_path, stored):
     path = write_lines(tmp_path / "fb.jsonl", [{"repo": str(repo.path), "sha": export_sha, "level": "urgent"}, "[1]"])
     proc = run("import", str(path), "--lang", "zh")
     assert proc.returncode == 2
-    assert stderr_lines(proc) == [f"{path} 第 1 行未导入：级别“urgent”不是 high、medium 或 low。",
-                                  f"{path} 第 2 行未导入：它不是 JSON 对象。",
-                                  f"已从 {path} 导入 0 条更正；拒绝 2 行。"]
+    assert stderr_lines(proc) == [
+        f"{path} 第 1 行未导入：级别“urgent”不是 high、medium 或 low。",
+        f"{path} 第 2 行未导入：它不是 JSON 对象。",
+        f"已从 {path} 导入 0 条更正；拒绝 2 行。",
+    ]
     assert stored() == []
 
 
-@pytest.mark.parametrize("make,message", [
-    (lambda tmp: tmp / "missing.jsonl", "error: The corrections file {path} does not exist."),
-    (lambda tmp: tmp, "error: The corrections file {path} cannot be read (Is a directory)."),
-    (lambda tmp: (tmp / "latin1.jsonl", (tmp / "latin1.jsonl").write_bytes(b'{"repo": "caf\xe9"}\n'))[0],
-     "error: The corrections file {path} cannot be read (UnicodeDecodeError)."),
-])
+@pytest.mark.parametrize(
+    "make,message",
+    [
+        (lambda tmp: tmp / "missing.jsonl", "error: The corrections file {path} does not exist."),
+        (lambda tmp: tmp, "error: The corrections file {path} cannot be read (Is a directory)."),
+        (
+            lambda tmp: (tmp / "latin1.jsonl", (tmp / "latin1.jsonl").write_bytes(b'{"repo": "caf\xe9"}\n'))[0],
+            "error: The corrections file {path} cannot be read (UnicodeDecodeError).",
+        ),
+    ],
+)
 def test_an_unreadable_file_is_one_sentence_and_exit_2(run, tmp_path, make, message, stored):
     path = make(tmp_path)
     proc = run("import", str(path))
@@ -248,21 +287,38 @@ def test_a_repo_flag_the_file_does_not_name_is_bad_input(run, widgets, tmp_path,
     path = write_lines(tmp_path / "fb.jsonl", [{"repo": REPO, "sha": export_sha, "level": "low"}])
     proc = run("import", str(path), "--repo", f"acme/other={repo.path}")
     assert proc.returncode == 2
-    assert stderr_lines(proc) == [f"error: --repo names acme/other, which the labels file does not label "
-                                  f"(it labels {REPO})."]
+    assert stderr_lines(proc) == [
+        f"error: --repo names acme/other, which the labels file does not label (it labels {REPO})."
+    ]
     assert stored() == []
 
 
 def test_export_is_the_effective_correction_per_commit_and_round_trips(run, widgets, tmp_path, stored):
     repo, (export_sha, docs_sha, _) = widgets
-    path = write_lines(tmp_path / "fb.jsonl", [
-        {"repo": REPO, "sha": export_sha, "level": "high", "who": "alice", "at": "2026-02-01T09:00:00Z"},
-        {"repo": REPO, "sha": export_sha, "level": "low", "who": "bob", "reason": "tests only",
-         "at": "2026-02-01T10:00:00Z"},
-        {"repo": REPO, "sha": docs_sha, "level": "medium", "who": "alice", "reason": "说明文档", "at": "2026-02-01T08:00:00Z"},
-        # alice changes her mind, but this line is older than her correction above: it does not win
-        {"repo": REPO, "sha": docs_sha, "level": "high", "who": "alice", "at": "2026-01-31T08:00:00Z"},
-    ])
+    path = write_lines(
+        tmp_path / "fb.jsonl",
+        [
+            {"repo": REPO, "sha": export_sha, "level": "high", "who": "alice", "at": "2026-02-01T09:00:00Z"},
+            {
+                "repo": REPO,
+                "sha": export_sha,
+                "level": "low",
+                "who": "bob",
+                "reason": "tests only",
+                "at": "2026-02-01T10:00:00Z",
+            },
+            {
+                "repo": REPO,
+                "sha": docs_sha,
+                "level": "medium",
+                "who": "alice",
+                "reason": "说明文档",
+                "at": "2026-02-01T08:00:00Z",
+            },
+            # alice changes her mind, but this line is older than her correction above: it does not win
+            {"repo": REPO, "sha": docs_sha, "level": "high", "who": "alice", "at": "2026-01-31T08:00:00Z"},
+        ],
+    )
     assert run("import", str(path), "--repo", f"{REPO}={repo.path}").returncode == 0
     assert len(stored()) == 3  # alice's two lines of one commit are one correction
 
@@ -270,10 +326,22 @@ def test_export_is_the_effective_correction_per_commit_and_round_trips(run, widg
     assert proc.returncode == 0 and stderr_lines(proc) == ["Exported 2 corrections."]
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
     assert rows == [
-        {"repo": REPO, "sha": docs_sha, "level": "medium", "reason": "说明文档", "who": "alice",
-         "at": "2026-02-01T08:00:00+00:00"},
-        {"repo": REPO, "sha": export_sha, "level": "low", "reason": "tests only", "who": "bob",
-         "at": "2026-02-01T10:00:00+00:00"},  # bob's is the latest of the two people's
+        {
+            "repo": REPO,
+            "sha": docs_sha,
+            "level": "medium",
+            "reason": "说明文档",
+            "who": "alice",
+            "at": "2026-02-01T08:00:00+00:00",
+        },
+        {
+            "repo": REPO,
+            "sha": export_sha,
+            "level": "low",
+            "reason": "tests only",
+            "who": "bob",
+            "at": "2026-02-01T10:00:00+00:00",
+        },  # bob's is the latest of the two people's
     ]
 
     out = tmp_path / "out.jsonl"
@@ -284,7 +352,9 @@ def test_export_is_the_effective_correction_per_commit_and_round_trips(run, widg
     # …usable as eval labels,
     labels = load_labels(out)
     assert [(lb.repo, lb.sha, lb.level, lb.reason, lb.line) for lb in labels] == [
-        (REPO, docs_sha, "medium", "说明文档", 1), (REPO, export_sha, "low", "tests only", 2)]
+        (REPO, docs_sha, "medium", "说明文档", 1),
+        (REPO, export_sha, "low", "tests only", 2),
+    ]
     # …and imported into another bot's Redis unchanged (who and at kept).
     elsewhere = {"REDIS_PREFIX": f"fb{uuid.uuid4().hex[:6]}:"}
     proc = run("import", str(out), "--repo", f"{REPO}={repo.path}", env=elsewhere)
@@ -294,15 +364,19 @@ def test_export_is_the_effective_correction_per_commit_and_round_trips(run, widg
 
 def test_eval_labels_import_as_corrections(run, widgets, tmp_path, stored):
     repo, (export_sha, docs_sha, _) = widgets
-    labels = write_lines(tmp_path / "labels.jsonl", [
-        {"repo": REPO, "sha": export_sha, "level": "high", "type": "feature", "reason": "new API"},
-        {"repo": REPO, "sha": docs_sha[:10], "level": "low", "type": "docs"},
-    ])
+    labels = write_lines(
+        tmp_path / "labels.jsonl",
+        [
+            {"repo": REPO, "sha": export_sha, "level": "high", "type": "feature", "reason": "new API"},
+            {"repo": REPO, "sha": docs_sha[:10], "level": "low", "type": "docs"},
+        ],
+    )
     assert [lb.level for lb in load_labels(labels)] == ["high", "low"]
     proc = run("import", str(labels), "--repo", f"{REPO}={repo.path}")
     assert proc.returncode == 0, proc.stderr
     assert [(c.sha, c.level, c.who, c.reason) for c in stored()] == sorted(
-        [(export_sha, "high", "import", "new API"), (docs_sha, "low", "import", "")])
+        [(export_sha, "high", "import", "new API"), (docs_sha, "low", "import", "")]
+    )
 
 
 def test_export_says_what_it_did_not_find(run, tmp_path):
@@ -314,13 +388,22 @@ def test_export_says_what_it_did_not_find(run, tmp_path):
     assert stderr_lines(proc) == ["没有保存 acme/nothing 的更正。", "已导出 0 条更正。"]
     proc = run("export", "--out", str(tmp_path / "no" / "such" / "dir.jsonl"))
     assert proc.returncode == 2
-    assert stderr_lines(proc) == [f"error: Cannot write {tmp_path / 'no' / 'such' / 'dir.jsonl'}: "
-                                  f"the folder {tmp_path / 'no' / 'such'} does not exist."]
+    assert stderr_lines(proc) == [
+        f"error: Cannot write {tmp_path / 'no' / 'such' / 'dir.jsonl'}: "
+        f"the folder {tmp_path / 'no' / 'such'} does not exist."
+    ]
 
 
 def test_feedback_without_an_action_is_one_line():
-    proc = subprocess.run([sys.executable, "-m", "bot", "feedback"], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "feedback"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "error: the following arguments are required: ACTION (see python -m bot feedback --help)"]
+        "error: the following arguments are required: ACTION (see python -m bot feedback --help)"
+    ]

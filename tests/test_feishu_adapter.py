@@ -1,6 +1,7 @@
 """The Feishu adapter's own edges (handlers/feishu/adapter.py): the configuration an operator gets
 a sentence about, the callback route's answers to what the SDK cannot read, and what `close()`
 leaves behind. Real SDK → the fake Feishu on loopback; real Redis."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +13,12 @@ import pytest
 
 from settings import ConfigError
 from tests.fakes.feishu_server import message_event
-from tests.test_feishu_e2e import ENCRYPT_KEY, GROUP, TOKEN, feishu_env, repo  # noqa: F401 (fixture)
+from tests.shared.feishu import ENCRYPT_KEY, TOKEN, feishu_env, rocket_repo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 
 def adapter_for(make_settings, **values):
@@ -22,10 +28,15 @@ def adapter_for(make_settings, **values):
     return build_feishu(settings, None, receive=True)  # refused before any conversation is needed
 
 
-@pytest.mark.parametrize("given", [{"feishu_verification_token": TOKEN},
-                                   {"feishu_encrypt_key": ENCRYPT_KEY},
-                                   {"feishu_verification_token": "", "feishu_encrypt_key": ENCRYPT_KEY},
-                                   {"feishu_verification_token": TOKEN, "feishu_encrypt_key": ""}])
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"feishu_verification_token": TOKEN},
+        {"feishu_encrypt_key": ENCRYPT_KEY},
+        {"feishu_verification_token": "", "feishu_encrypt_key": ENCRYPT_KEY},
+        {"feishu_verification_token": TOKEN, "feishu_encrypt_key": ""},
+    ],
+)
 def test_http_callbacks_without_both_the_token_and_the_encrypt_key_are_a_configuration_error(make_settings, given):
     with pytest.raises(ConfigError) as caught:
         adapter_for(make_settings, feishu_mode="http", **given)
@@ -97,7 +108,7 @@ async def test_a_sending_only_process_opens_no_long_connection(make_settings, re
 
 async def test_a_long_connection_closed_by_feishu_is_opened_again(make_settings, repo):
     from tests.fakes.feishu_server import message_event as event
-    from tests.test_feishu_e2e import DM
+    from tests.shared.feishu import DM
 
     async with feishu_env(make_settings, repo, mode="ws") as env:
         await env.adapter.start()

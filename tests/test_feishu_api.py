@@ -2,6 +2,7 @@
 are retried and how many times, how long the bot waits before each retry (recorded, not slept:
 the waits are the bot's side of Feishu's rate-limit contract), and the one sentence a final
 failure becomes. Real lark-oapi SDK → the fake Feishu on loopback; no Redis needed."""
+
 from __future__ import annotations
 
 import uuid
@@ -30,8 +31,11 @@ async def sender(make_settings, **settings):
 
     app_id = "cli_" + uuid.uuid4().hex[:12]  # the SDK caches tokens per app id, process-wide
     fake = FakeFeishu(app_id=app_id, app_secret=SECRET).start()
-    adapter = build_feishu(make_settings(feishu_app_id=app_id, feishu_app_secret=SECRET, feishu_domain=fake.url,
-                                         **settings), None, receive=False)
+    adapter = build_feishu(
+        make_settings(feishu_app_id=app_id, feishu_app_secret=SECRET, feishu_domain=fake.url, **settings),
+        None,
+        receive=False,
+    )
     waits = Waits()
     adapter.api.sleep = waits
     try:
@@ -66,6 +70,7 @@ def assert_backoffs(waits: list[float]) -> None:
 
 
 # --- rate limits -------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("reset, expected", [("2.5", 2.5), ("3600", 60.0), ("0", 0.05), ("-3", 0.05)])
 async def test_a_rate_limited_send_waits_for_the_reset_feishu_names_within_bounds(make_settings, reset, expected):
@@ -109,6 +114,7 @@ async def test_ten_rate_limit_waits_are_allowed_and_the_eleventh_refusal_is_one_
 
 
 # --- transient failures --------------------------------------------------------------------------------------
+
 
 async def test_a_server_error_is_retried_four_times_then_reported(make_settings):
     from handlers.feishu import FeishuError
@@ -154,7 +160,9 @@ async def test_a_refusal_that_retrying_cannot_fix_is_reported_at_once(make_setti
             await post(adapter)
         assert len(sends(fake)) == 1 and waits == []
         assert caught.value.code == 230002
-        assert str(caught.value) == "Feishu refused to post a message (code 230002: Bot/User can NOT be out of the chat.)."
+        assert (
+            str(caught.value) == "Feishu refused to post a message (code 230002: Bot/User can NOT be out of the chat.)."
+        )
     async with sender(make_settings) as (fake, adapter, waits):
         fake.fail(1, status=200, code=230001, msg="", path="/open-apis/im/")  # an error code in an HTTP 200
         with pytest.raises(FeishuError) as caught:
@@ -166,7 +174,7 @@ async def test_a_refusal_that_retrying_cannot_fix_is_reported_at_once(make_setti
 async def test_an_http_error_is_a_failure_even_when_the_body_says_code_0(make_settings):
     from handlers.feishu import FeishuError
 
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         fake.fail(1, status=400, code=0, msg="", path="/open-apis/im/")
         with pytest.raises(FeishuError) as caught:
             await post(adapter)
@@ -176,10 +184,12 @@ async def test_an_http_error_is_a_failure_even_when_the_body_says_code_0(make_se
 async def test_a_reply_without_a_code_is_judged_by_its_http_status(make_settings):
     from handlers.feishu import FeishuError
 
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         fake.fail(1, status=200, code=None, msg="ok", path="/open-apis/application/")
         assert await adapter.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes") == {
-            "code": None, "msg": "ok"}
+            "code": None,
+            "msg": "ok",
+        }
         fake.fail(1, status=400, code=None, msg="bad request", path="/open-apis/im/")
         with pytest.raises(FeishuError) as caught:
             await post(adapter)
@@ -188,6 +198,7 @@ async def test_a_reply_without_a_code_is_judged_by_its_http_status(make_settings
 
 
 # --- the tenant token ----------------------------------------------------------------------------------------
+
 
 async def test_a_rate_limited_token_fetch_is_waited_out(make_settings):
     async with sender(make_settings) as (fake, adapter, waits):
@@ -231,13 +242,20 @@ async def test_wrong_app_credentials_are_one_sentence_without_the_secret(make_se
 
 # --- the 30 KB request body --------------------------------------------------------------------------------
 
+
 def card_with_body_of(size: int) -> dict:
     """A card whose message-create request body is exactly `size` bytes as the SDK sends it."""
     from handlers.feishu.api import CreateMessageRequestBody, body_bytes
 
     def body_size(text: str) -> int:
-        body = CreateMessageRequestBody.builder().receive_id(GROUP).msg_type("interactive") \
-            .content(R.card_json(card(text))).uuid("x" * 34 + "-0").build()
+        body = (
+            CreateMessageRequestBody.builder()
+            .receive_id(GROUP)
+            .msg_type("interactive")
+            .content(R.card_json(card(text)))
+            .uuid("x" * 34 + "-0")
+            .build()
+        )
         return body_bytes(type("Request", (), {"body": body})())
 
     text = "a" * (size - body_size(""))
@@ -248,7 +266,7 @@ def card_with_body_of(size: int) -> dict:
 async def test_a_body_of_exactly_30_kb_is_sent_and_one_byte_more_is_refused_before_sending(make_settings):
     from handlers.feishu import FeishuError
 
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         ref = await adapter.platform.post_cards(GROUP, [card_with_body_of(30 * 1024)], base="b" * 34)
         assert sends(fake)[-1].size == 30 * 1024 and fake.message(ref.id)
         with pytest.raises(FeishuError) as caught:
@@ -257,6 +275,7 @@ async def test_a_body_of_exactly_30_kb_is_sent_and_one_byte_more_is_refused_befo
 
 
 # --- pacing: Feishu's documented limits, on a fake clock --------------------------------------------------------
+
 
 class FakeClock:
     """A clock that moves only when the pacer waits; the waits are recorded."""
@@ -282,7 +301,7 @@ def paced(adapter) -> FakeClock:
 
 
 async def test_fifty_calls_a_second_for_the_whole_app(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         clock = paced(adapter)
         for i in range(50):  # one message to each of 50 chats: only the app's limit applies
             await post(adapter, chat=f"oc_chat{i:04d}")
@@ -292,7 +311,7 @@ async def test_fifty_calls_a_second_for_the_whole_app(make_settings):
 
 
 async def test_five_messages_a_second_to_one_chat(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         clock = paced(adapter)
         for i in range(5):
             await post(adapter, f"message {i}")
@@ -303,7 +322,7 @@ async def test_five_messages_a_second_to_one_chat(make_settings):
 
 
 async def test_five_edits_a_second_to_one_message(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         ref = await post(adapter)
         clock = paced(adapter)
         for i in range(5):
@@ -314,7 +333,7 @@ async def test_five_edits_a_second_to_one_message(make_settings):
 
 
 async def test_ten_streaming_updates_a_second_to_one_card(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         card_id = await adapter.platform.create_card(R.answer_card("", streaming=True, lang="en"))
         clock = paced(adapter)
         for i in range(1, 11):
@@ -325,7 +344,7 @@ async def test_ten_streaming_updates_a_second_to_one_card(make_settings):
 
 
 async def test_a_thousand_calls_a_minute_for_the_whole_app(make_settings):
-    async with sender(make_settings) as (fake, adapter, waits):
+    async with sender(make_settings) as (fake, adapter, _waits):
         clock = paced(adapter)
         for _ in range(1001):  # light calls, one after another, as fast as the per-second limit allows
             await adapter.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes")

@@ -2,32 +2,37 @@
 card Markdown decoding only numeric escapes, the sensitive scope behind `questions all`,
 ephemeral cards refused in topic groups, form submissions without their button's value, and a
 card click delivered twice. Real SDK → the fake Feishu on loopback; real Redis."""
+
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime
 
-from bot.models import Analysis, ChangeType, Commit, Digest, DigestEntry, Importance, Insights, Window
+import pytest
+
 from bot.platform import CommitDetail
 from tests.fakes.feishu_server import card_action_event
-from tests.test_feishu_e2e import ALICE, GROUP, TOKEN, callback_value, feishu_env, repo  # noqa: F401 (fixture)
+from tests.shared.feishu import (
+    ALICE,
+    CODE,
+    GROUP,
+    TOKEN,
+    callback_value,
+    code_heavy_digest,
+    fails_for_now,
+    feishu_env,
+    later,
+    push_spec,
+    rocket_repo,
+)
 
-CODE = "\n".join(f'    cfg["key_{i:04d}"] = "C:\\\\path\\\\{i}" if x == "\\"q\\"" else {{"a": "b"}}' for i in range(900))
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
+
+
 TOPIC = "oc_topic0000000000000000000000001"
-
-
-def code_heavy_digest() -> tuple[Digest, DigestEntry]:
-    start = datetime(2026, 1, 28, tzinfo=timezone(timedelta(hours=8)))
-    commit = Commit(repo="acme/rocket", sha="a" * 40, title="refactor: config loader", body="", author="Dev",
-                    committed_at=start, url="https://github.com/acme/rocket/commit/" + "a" * 40)
-    analysis = Analysis(change_type=ChangeType.REFACTOR, importance=Importance.HIGH, importance_reason="Loader.",
-                        summary="```python\n" + CODE + "\n```", impact="All callers.",
-                        insights=Insights("", "", ""), risks=(), recommendations=())
-    entry = DigestEntry(commit, analysis)
-    d = Digest(repo="acme/rocket", branch="main", window=Window(start, start + timedelta(days=1), "Asia/Shanghai",
-                                                               "2026-01-28"), lang="en", entries=(entry,),
-               headline=(), repo_url="https://github.com/acme/rocket")
-    return d, entry
 
 
 async def test_a_code_heavy_commit_goes_out_whole_in_bodies_feishu_accepts(make_settings, repo):
@@ -55,8 +60,9 @@ async def test_a_code_heavy_answer_streams_through_cardkit_in_bodies_feishu_acce
         await env.adapter.platform.stream(GROUP, parent.message_id, pieces())
         calls = env.fake.api_calls("/open-apis/cardkit/") + env.fake.api_calls("/open-apis/im/")
         assert all(c.status == 200 for c in calls), [(c.path, c.code) for c in calls if c.status != 200]
-        entities = [env.fake.cards[json.loads(m.content)["data"]["card_id"]]
-                    for m in env.fake.thread(parent.message_id)[2:]]
+        entities = [
+            env.fake.cards[json.loads(m.content)["data"]["card_id"]] for m in env.fake.thread(parent.message_id)[2:]
+        ]
         assert len(entities) >= 2
         shown = "".join(e.history[-1][1] if e.history else e.card["body"]["elements"][0]["content"] for e in entities)
         assert all(f'cfg["key_{i:04d}"]' in shown for i in range(900))
@@ -134,17 +140,32 @@ async def test_a_form_submitted_without_its_button_value_is_answered_from_the_sa
         await env.click(ask, message_id=replies[0].message_id)
         await env.settle()
         form_message = env.fake.thread(parent.message_id)[-1]
-        status, body = await env.post(card_action_event(None, chat_id=GROUP, message_id=form_message.message_id,
-                                                        operator=ALICE, form_value={"question": "what could break?"},
-                                                        token=TOKEN))
+        status, body = await env.post(
+            card_action_event(
+                None,
+                chat_id=GROUP,
+                message_id=form_message.message_id,
+                operator=ALICE,
+                form_value={"question": "what could break?"},
+                token=TOKEN,
+            )
+        )
         assert status == 200 and body["card"]["type"] == "raw"  # the form is replaced at once
         await env.settle()
-        header, answer = env.fake.thread(parent.message_id)[-2:]
+        header, _answer = env.fake.thread(parent.message_id)[-2:]
         assert "what could break?" in env.fake.text_of(header)
         assert "export --since flag" in env.fake.text_of(header)  # the commit the form was about
         # a form the bot knows nothing about (expired, or not ours) gets a sentence, not silence
-        await env.post(card_action_event(None, chat_id=GROUP, message_id=replies[1].message_id, operator=ALICE,
-                                         form_value={"question": "and this?"}, token=TOKEN))
+        await env.post(
+            card_action_event(
+                None,
+                chat_id=GROUP,
+                message_id=replies[1].message_id,
+                operator=ALICE,
+                form_value={"question": "and this?"},
+                token=TOKEN,
+            )
+        )
         await env.settle()
         (told,) = env.fake.ephemerals  # only the person who pressed it
         assert "提问" in told["card"]["elements"][0]["text"]["content"] and told["open_id"] == ALICE
@@ -153,8 +174,13 @@ async def test_a_form_submitted_without_its_button_value_is_answered_from_the_sa
 async def test_a_card_click_delivered_twice_is_acted_on_once(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         parent, replies = await env.digest()
-        click = card_action_event(callback_value(env.fake.card(replies[0]), "details"), chat_id=GROUP,
-                                  message_id=replies[0].message_id, operator=ALICE, token=TOKEN)
+        click = card_action_event(
+            callback_value(env.fake.card(replies[0]), "details"),
+            chat_id=GROUP,
+            message_id=replies[0].message_id,
+            operator=ALICE,
+            token=TOKEN,
+        )
         first = await env.post(click)
         second = await env.post(click)  # Feishu re-delivers a callback it thinks was missed
         assert first[0] == second[0] == 200 and "toast" in second[1]
@@ -173,25 +199,6 @@ def thread_commits(env, parent) -> dict[str, int]:
     return {c: sum(c in text for text in texts) for c in COMMITS}
 
 
-def push_spec(env, repo):
-    from datetime import date
-
-    from bot.delivery.job import scheduled_spec
-    from bot.models import Subscription
-
-    return scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"), date(2026, 1, 28))
-
-
-async def fails_for_now(env, spec) -> None:
-    from bot.models import RetryLater
-
-    try:
-        await env.chat.deliveries.run(spec)
-        raise AssertionError("the attempt should have failed")
-    except RetryLater:
-        pass
-
-
 async def run_push_with_a_lost_reply(env, repo, *, reached: bool = True):
     """A scheduled push whose first thread message gets no answer, every time it is tried: it
     reached Feishu (the answer was lost on the way back) or it did not (Feishu failed first)."""
@@ -205,12 +212,6 @@ async def run_push_with_a_lost_reply(env, repo, *, reached: bool = True):
     (parent,) = env.fake.top_level(GROUP)
     assert len(env.fake.thread(parent.message_id)) == (1 if reached else 0)
     return spec, parent
-
-
-def later(env, seconds: float) -> None:
-    start = env.chat.clock()
-    env.fake.advance(seconds)
-    env.chat.clock = lambda: start + timedelta(seconds=seconds)
 
 
 async def test_a_push_retried_after_the_uuid_expired_does_not_post_twice(make_settings, repo):
@@ -234,8 +235,7 @@ async def test_a_push_retried_after_the_uuid_expired_posts_what_never_reached_fe
         assert len(env.fake.top_level(GROUP)) == 1
 
 
-async def test_without_the_scope_to_read_the_thread_an_unanswered_reply_is_not_sent_again(make_settings, repo,
-                                                                                         caplog):
+async def test_without_the_scope_to_read_the_thread_an_unanswered_reply_is_not_sent_again(make_settings, repo, caplog):
     async with feishu_env(make_settings, repo) as env:  # im:message.group_msg not granted
         spec, parent = await run_push_with_a_lost_reply(env, repo)
         later(env, 3 * 3600)
@@ -302,7 +302,8 @@ async def test_a_lookup_that_fails_for_now_is_retried_not_decided(make_settings,
 
 
 async def test_without_the_scope_to_read_the_group_an_unanswered_parent_is_not_posted_again(
-        make_settings, repo, caplog):
+    make_settings, repo, caplog
+):
     async with feishu_env(make_settings, repo) as env:  # im:message.group_msg not granted
         spec = await run_push_with_a_lost_parent(env, repo, reached=True)
         assert await env.chat.deliveries.run(spec) == "uncertain"
@@ -319,11 +320,9 @@ async def test_a_body_over_30_kb_is_never_sent(make_settings, repo):
         # 10,000 quote characters: a 20 KB card, a 40 KB request body once escaped again
         card = R.card([{"tag": "markdown", "content": '"' * 10_000}])
         assert R.card_bytes(card) < 30 * 1024 < R.body_bytes(card)
-        try:
+        with pytest.raises(FeishuError) as refused:  # an oversized body is not accepted
             await env.adapter.platform.post_cards(GROUP, [card])
-            raise AssertionError("an oversized body was accepted")
-        except FeishuError as exc:
-            assert exc.code == 230025 and "too large" in str(exc)
+        assert refused.value.code == 230025 and "too large" in str(refused.value)
         assert env.fake.api_calls("/open-apis/im/") == []  # refused here, not by Feishu
 
 
@@ -333,12 +332,16 @@ async def test_a_click_whose_value_names_another_local_repository_reads_nothing(
     from tests.gitrepo import GitRepo
 
     other = GitRepo(tmp_path / "private-repo")
-    sha = other.commit("feat: PRIVATE-ONLY-TITLE", {"secret.txt": "hunter2\n"},
-                       when=datetime(2026, 1, 28, 10, tzinfo=timezone.utc))
+    sha = other.commit(
+        "feat: PRIVATE-ONLY-TITLE", {"secret.txt": "hunter2\n"}, when=datetime(2026, 1, 28, 10, tzinfo=UTC)
+    )
     async with feishu_env(make_settings, repo) as env:
         forged = {"action": "details", "sha": sha, "repo": str(other.path), "lang": "en"}
-        status, _ = await env.post(card_action_event(forged, chat_id=GROUP, message_id="om_unknown0000000000000000001",
-                                                     operator=ALICE, token=TOKEN))
+        status, _ = await env.post(
+            card_action_event(
+                forged, chat_id=GROUP, message_id="om_unknown0000000000000000001", operator=ALICE, token=TOKEN
+            )
+        )
         assert status == 200
         await env.settle()
         shown = json.dumps([env.fake.ephemerals, [m.__dict__ for m in env.fake.top_level(GROUP)]], default=str)

@@ -1,149 +1,34 @@
 """Feishu end to end: signed, encrypted callbacks into the real HTTP endpoint (handlers/web.py on
 port 0 with the adapter's routes) → the conversation core (real Redis, a real git repository,
 offline analyses or the fake LLM) → the real lark-oapi SDK → a fake Feishu OpenAPI on loopback."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 import re
 import time
-import uuid
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from datetime import datetime, timezone
 
-import aiohttp
 import pytest
 
-from bot.chat import ChatService
-from bot.services import Services
-from handlers.web import bound_port, build_app, start_server
-from tests.fakes.feishu_server import (FakeFeishu, card_action_event, encrypt, mention, message_event, sign, signed,
-                                       url_verification)
+from tests.fakes.feishu_server import (
+    card_action_event,
+    encrypt,
+    mention,
+    message_event,
+    sign,
+    url_verification,
+)
 from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
-from tests.gitrepo import GitRepo
-
-ENCRYPT_KEY = "enc-key-for-tests"
-TOKEN = "verification-token-for-tests"
-GROUP = "oc_group0000000000000000000000001"
-DM = "oc_p2p00000000000000000000000000001"
-ALICE = "ou_alice000000000000000000000000001"
-HOSTILE_TITLE = 'feat: add export --since flag @all <at user_id="all"></at> [click](https://evil.example/x)'
-ANSWER_CHUNKS = ["The cache fix ", "compares expiry ", "with <= instead ", "of <, so entries ", "live one tick less."]
+from tests.shared.feishu import ALICE, DM, ENCRYPT_KEY, GROUP, TOKEN, callback_value, feishu_env, markdowns, rocket_repo
 
 
 @pytest.fixture
-def repo(tmp_path) -> GitRepo:
-    repo = GitRepo(tmp_path / "rocket")
-    day = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)  # 11:00 in Asia/Shanghai
-    repo.commit(HOSTILE_TITLE + "\n\nAlso <at id=all></at> in the body.",
-                {"src/export.py": "def export(since=None):\n    return since\n" * 30}, when=day)
-    repo.commit("fix: cache expiry off by one", {"src/cache.py": "TTL = 1\n" * 40}, when=day.replace(hour=4))
-    repo.commit("docs: fix a typo", {"README.md": "hello\n"}, when=day.replace(hour=5))
-    return repo
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 
-@dataclass
-class Env:
-    fake: FakeFeishu
-    chat: ChatService
-    adapter: object
-    url: str
-    session: aiohttp.ClientSession
-
-    async def post_raw(self, body: bytes, headers: dict) -> tuple[int, dict]:
-        async with self.session.post(self.url, data=body, headers=headers) as resp:
-            text = await resp.text()
-            return resp.status, (json.loads(text) if text.startswith("{") else {"raw": text})
-
-    async def post(self, payload: dict, **sign_kw) -> tuple[int, dict]:
-        body, headers = signed(payload, ENCRYPT_KEY, **sign_kw)
-        return await self.post_raw(body, headers)
-
-    async def say(self, text: str, *, mention_bot: bool = True, chat_id: str = GROUP, chat_type: str = "group",
-                  root_id: str | None = None, event_id: str | None = None) -> tuple[int, dict]:
-        mentions = [mention("@_user_1", self.fake.bot_open_id, self.fake.bot_name, "bot")] if mention_bot else []
-        message_id = f"om_user{uuid.uuid4().hex[:16]}"
-        self.fake.user_message(message_id, chat_id, text, root_id)
-        payload = message_event(("@_user_1 " if mention_bot else "") + text, chat_id=chat_id, chat_type=chat_type,
-                                mentions=mentions, root_id=root_id, thread_id="omt_x" if root_id else None,
-                                event_id=event_id, message_id=message_id, token=TOKEN)
-        return await self.post(payload)
-
-    async def click(self, value: dict, *, message_id: str, form_value: dict | None = None,
-                    chat_id: str = GROUP) -> tuple[int, dict]:
-        return await self.post(card_action_event(value, chat_id=chat_id, message_id=message_id, operator=ALICE,
-                                                 form_value=form_value, token=TOKEN))
-
-    async def settle(self) -> None:
-        for _ in range(3):
-            await asyncio.sleep(0.01)
-            await self.chat.drain()
-
-    async def digest(self) -> tuple:
-        status, _ = await self.say("digest 2026-01-28")
-        assert status == 200
-        await self.settle()
-        (parent,) = self.fake.top_level(GROUP)
-        return parent, self.fake.thread(parent.message_id)
-
-
-@asynccontextmanager
-async def feishu_env(make_settings, repo: GitRepo, *, mode: str = "http", **overrides):
-    app_id = "cli_" + uuid.uuid4().hex[:12]  # the SDK caches tokens per app id, process-wide
-    fake = FakeFeishu(app_id=app_id, app_secret="app-secret-for-tests").start()
-    values = dict(default_repo=str(repo.path), feishu_app_id=app_id, feishu_app_secret="app-secret-for-tests",
-                  feishu_domain=fake.url, feishu_mode=mode)
-    if mode == "http":
-        values.update(feishu_encrypt_key=ENCRYPT_KEY, feishu_verification_token=TOKEN)
-    values.update(overrides)
-    settings = make_settings(**values)
-    services = Services.build(settings)
-    chat = ChatService(services)
-    from handlers.feishu import build_feishu
-
-    adapter = build_feishu(settings, chat, receive=True)
-    chat.register(adapter.platform)
-    runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
-    session = aiohttp.ClientSession()
-    try:
-        if mode == "http":
-            await adapter.start()
-        yield Env(fake, chat, adapter, f"http://127.0.0.1:{bound_port(runner)}/feishu/events", session)
-    finally:
-        await chat.drain()
-        await session.close()
-        await adapter.close()
-        await runner.cleanup()
-        if services.llm is not None:
-            await services.llm.aclose()
-        await services.aclose()
-        fake.stop()
-
-
-def markdowns(fake: FakeFeishu, messages) -> str:
-    return "\n".join(fake.markdown_of(m) for m in messages)
-
-
-def buttons(card: dict) -> list[dict]:
-    found = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if node.get("tag") == "button":
-                found.append(node)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(card)
-    return found
-
-
-def callback_value(card: dict, action: str) -> dict:
-    return next(b["behaviors"][0]["value"] for b in buttons(card) if b["behaviors"][0].get("value", {}).get("action") == action)
+ANSWER_CHUNKS = ["The cache fix ", "compares expiry ", "with <= instead ", "of <, so entries ", "live one tick less."]
 
 
 def assert_inert(text: str, allowed: tuple[str, ...] = ()) -> None:
@@ -163,6 +48,7 @@ def streaming_llm() -> FakeOpenAI:
 
 # --- digests ---------------------------------------------------------------------------------------
 
+
 async def test_digest_command_posts_a_digest_card_and_commit_cards_in_its_thread(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         env.fake.pause("/open-apis/im/")  # no message can be posted until the callback is answered
@@ -178,7 +64,7 @@ async def test_digest_command_posts_a_digest_card_and_commit_cards_in_its_thread
         assert parent.patches, "the progress message was not turned into the digest"
         replies = env.fake.thread(parent.message_id)
         assert len(replies) == 2 and all(m.reply_in_thread for m in replies)
-        commit_card, low_card = (env.fake.card(m) for m in replies)
+        commit_card, _low_card = (env.fake.card(m) for m in replies)
         assert "export --since flag" in commit_card["header"]["title"]["content"]
         assert any(x.get("tag") == "collapsible_panel" for x in commit_card["body"]["elements"])
         ask = callback_value(commit_card, "ask")
@@ -241,14 +127,20 @@ async def test_subscriptions_from_a_group_with_admins(make_settings, repo):
         await env.say("list")
         await env.settle()
         assert "09:30" in env.fake.ephemerals[-1]["card"]["elements"][0]["text"]["content"]
-        payload = message_event("@_user_1 unsubscribe rocket", sender="ou_mallory0000000000000000000000001",
-                                token=TOKEN, mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        payload = message_event(
+            "@_user_1 unsubscribe rocket",
+            sender="ou_mallory0000000000000000000000001",
+            token=TOKEN,
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         await env.post(payload)
         await env.settle()
         refusal = env.fake.ephemerals[-1]
         assert refusal["open_id"] == "ou_mallory0000000000000000000000001"
-        assert "admin" in refusal["card"]["elements"][0]["text"]["content"].lower() or \
-               "管理员" in refusal["card"]["elements"][0]["text"]["content"]
+        assert (
+            "admin" in refusal["card"]["elements"][0]["text"]["content"].lower()
+            or "管理员" in refusal["card"]["elements"][0]["text"]["content"]
+        )
 
 
 async def test_ephemeral_refused_falls_back_to_a_reply(make_settings, repo):
@@ -262,10 +154,14 @@ async def test_ephemeral_refused_falls_back_to_a_reply(make_settings, repo):
 
 # --- reliability --------------------------------------------------------------------------------------
 
+
 async def test_a_duplicate_event_is_answered_once(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        payload = message_event("@_user_1 digest 2026-01-28", token=TOKEN,
-                                mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        payload = message_event(
+            "@_user_1 digest 2026-01-28",
+            token=TOKEN,
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         first = await env.post(payload)
         second = await env.post(payload)  # Feishu re-pushes what it thinks we missed
         assert first[0] == second[0] == 200
@@ -299,12 +195,16 @@ async def test_a_send_that_keeps_failing_is_reported_in_one_sentence(make_settin
         assert "app-secret-for-tests" not in sentence and "Bearer" not in sentence
 
 
-@pytest.mark.parametrize("case", ["forged", "wrong_key", "stale", "future", "unsigned", "garbage", "plain",
-                                  "wrong_token", "not_object"])
+@pytest.mark.parametrize(
+    "case", ["forged", "wrong_key", "stale", "future", "unsigned", "garbage", "plain", "wrong_token", "not_object"]
+)
 async def test_forged_unsigned_or_stale_callbacks_are_rejected_and_do_nothing(make_settings, repo, case):
     async with feishu_env(make_settings, repo) as env:
-        payload = message_event("@_user_1 digest 2026-01-28", token=TOKEN,
-                                mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        payload = message_event(
+            "@_user_1 digest 2026-01-28",
+            token=TOKEN,
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         body = encrypt(payload, ENCRYPT_KEY)
         headers = sign(body, ENCRYPT_KEY)
         if case == "forged":
@@ -347,8 +247,12 @@ async def test_url_verification_and_unhandled_events(make_settings, repo):
         other = message_event("hi", token=TOKEN)
         other["header"]["event_type"] = "im.message.message_read_v1"
         assert await env.post(other) == (200, {"msg": "ignored"})
-        bot_said = message_event("@_user_1 digest 2026-01-28", token=TOKEN, sender_type="app",
-                                 mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        bot_said = message_event(
+            "@_user_1 digest 2026-01-28",
+            token=TOKEN,
+            sender_type="app",
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         assert (await env.post(bot_said))[0] == 200
         await env.settle()
         assert env.fake.messages == []
@@ -356,10 +260,11 @@ async def test_url_verification_and_unhandled_events(make_settings, repo):
 
 # --- questions --------------------------------------------------------------------------------------
 
+
 async def test_a_question_in_the_thread_streams_an_answer_through_cardkit(make_settings, repo):
     with streaming_llm() as llm:
         async with feishu_env(make_settings, repo, openai_base_url=llm.url, openai_api_key="sk-test") as env:
-            parent, replies = await env.digest()
+            parent, _replies = await env.digest()
             await env.say("what does the cache fix change?", root_id=parent.message_id)
             await env.settle()
             answer = env.fake.thread(parent.message_id)[-1]
@@ -412,7 +317,7 @@ async def test_pieces_arriving_together_are_coalesced_and_long_answers_continue_
 
         async def burst():
             for i in range(0, len(words), 100):
-                yield "".join(words[i:i + 100])
+                yield "".join(words[i : i + 100])
                 if i % 2000 == 0:
                     await asyncio.sleep(0.05)
 
@@ -430,8 +335,9 @@ async def test_the_ask_button_opens_a_form_whose_question_is_answered(make_setti
     async with feishu_env(make_settings, repo) as env:
         parent, replies = await env.digest()
         commit_message = replies[0]
-        status, body = await env.click(callback_value(env.fake.card(commit_message), "ask"),
-                                       message_id=commit_message.message_id)
+        status, body = await env.click(
+            callback_value(env.fake.card(commit_message), "ask"), message_id=commit_message.message_id
+        )
         assert status == 200 and body["toast"]["type"] == "info"
         await env.settle()
         form_message = env.fake.thread(parent.message_id)[-1]
@@ -440,14 +346,18 @@ async def test_the_ask_button_opens_a_form_whose_question_is_answered(make_setti
         submit = callback_value(form, "ask_submit")
         status, body = await env.click(submit, message_id=form_message.message_id, form_value={"question": ""})
         assert body["toast"]["type"] == "warning"  # nothing asked yet
-        status, body = await env.click(submit, message_id=form_message.message_id,
-                                       form_value={"question": "what could this break?"})
+        status, body = await env.click(
+            submit, message_id=form_message.message_id, form_value={"question": "what could this break?"}
+        )
         assert status == 200 and body["card"]["type"] == "raw"  # the form is replaced: no double submit
         assert body["card"]["data"]["schema"] == "2.0" and not any(
-            n.get("tag") == "form" for n in body["card"]["data"]["body"]["elements"])
+            n.get("tag") == "form" for n in body["card"]["data"]["body"]["elements"]
+        )
         await env.settle()
         header, answer = env.fake.thread(parent.message_id)[-2:]
-        assert f"<at id={ALICE}></at>" in env.fake.text_of(header) and "what could this break?" in env.fake.text_of(header)
+        assert f"<at id={ALICE}></at>" in env.fake.text_of(header) and "what could this break?" in env.fake.text_of(
+            header
+        )
         assert "LLM" in env.fake.text_of(answer)  # no LLM configured: the offline answer
 
 
@@ -468,10 +378,22 @@ async def test_a_vague_question_offers_a_choice_and_the_choice_is_answered(make_
 
 async def test_rich_text_messages_are_commands_too(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        post = {"title": "", "content": [[{"tag": "at", "user_id": "@_user_1", "user_name": "DigestBot"},
-                                          {"tag": "text", "text": " digest "}, {"tag": "text", "text": "2026-01-28"}]]}
-        payload = message_event(message_type="post", content=post, token=TOKEN,
-                                mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")])
+        post = {
+            "title": "",
+            "content": [
+                [
+                    {"tag": "at", "user_id": "@_user_1", "user_name": "DigestBot"},
+                    {"tag": "text", "text": " digest "},
+                    {"tag": "text", "text": "2026-01-28"},
+                ]
+            ],
+        }
+        payload = message_event(
+            message_type="post",
+            content=post,
+            token=TOKEN,
+            mentions=[mention("@_user_1", env.fake.bot_open_id, "DigestBot", "bot")],
+        )
         assert (await env.post(payload))[0] == 200
         await env.settle()
         (parent,) = env.fake.top_level(GROUP)
@@ -481,8 +403,9 @@ async def test_rich_text_messages_are_commands_too(make_settings, repo):
 async def test_the_details_button_posts_the_full_analysis_in_the_thread(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         parent, replies = await env.digest()
-        status, body = await env.click(callback_value(env.fake.card(replies[0]), "details"),
-                                       message_id=replies[0].message_id)
+        status, body = await env.click(
+            callback_value(env.fake.card(replies[0]), "details"), message_id=replies[0].message_id
+        )
         assert status == 200 and "toast" in body
         await env.settle()
         details = env.fake.thread(parent.message_id)[-1]
@@ -506,6 +429,7 @@ async def test_without_cardkit_answers_stream_by_editing_a_message(make_settings
 
 # --- the long connection's dispatch path ----------------------------------------------------------------
 
+
 async def test_ws_mode_hands_events_from_its_own_thread_to_the_main_loop(make_settings, repo):
     async with feishu_env(make_settings, repo, mode="ws") as env:
         assert env.adapter.http_routes() == []
@@ -520,8 +444,9 @@ async def test_ws_mode_hands_events_from_its_own_thread_to_the_main_loop(make_se
         (parent,) = env.fake.top_level(DM)
         replies = env.fake.thread(parent.message_id)
         commit_card = env.fake.card(replies[0])
-        click = card_action_event(callback_value(commit_card, "details"), chat_id=DM, message_id=replies[0].message_id,
-                                  operator=ALICE)
+        click = card_action_event(
+            callback_value(commit_card, "details"), chat_id=DM, message_id=replies[0].message_id, operator=ALICE
+        )
         response = await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, json.dumps(click).encode())
         assert response.toast.content
         await env.settle()
@@ -532,18 +457,25 @@ async def test_ws_mode_over_a_real_long_connection(make_settings, repo):
     async with feishu_env(make_settings, repo, mode="ws") as env:
         await env.adapter.start()  # lark.ws.Client on its own thread and loop, connecting to the fake gateway
         assert await asyncio.to_thread(env.fake.ws_connected.wait, 5), "the long connection never came up"
-        answer = await asyncio.to_thread(env.fake.ws_push, message_event("digest 2026-01-28", chat_id=DM,
-                                                                            chat_type="p2p"))
+        answer = await asyncio.to_thread(
+            env.fake.ws_push, message_event("digest 2026-01-28", chat_id=DM, chat_type="p2p")
+        )
         assert answer["code"] == 200
         await env.settle()
         (parent,) = env.fake.top_level(DM)
         replies = env.fake.thread(parent.message_id)
-        click = card_action_event(callback_value(env.fake.card(replies[0]), "ask"), chat_id=DM,
-                                  message_id=replies[0].message_id, operator=ALICE)
+        click = card_action_event(
+            callback_value(env.fake.card(replies[0]), "ask"),
+            chat_id=DM,
+            message_id=replies[0].message_id,
+            operator=ALICE,
+        )
         answer = await asyncio.to_thread(env.fake.ws_push, click)
         assert answer["code"] == 200 and answer["data"]["toast"]["type"] == "info"
         await env.settle()
-        assert any(n.get("tag") == "form" for n in env.fake.card(env.fake.thread(parent.message_id)[-1])["body"]["elements"])
+        assert any(
+            n.get("tag") == "form" for n in env.fake.card(env.fake.thread(parent.message_id)[-1])["body"]["elements"]
+        )
         await env.adapter.close()  # stops the long connection's thread
         assert not env.adapter._ws_thread.is_alive()
         for _ in range(40):  # the gateway sees the socket close
@@ -567,13 +499,3 @@ async def test_ws_mode_with_wrong_credentials_says_so_in_one_line(make_settings,
 
 
 # --- shared with the other Feishu test files ------------------------------------------------------
-
-async def deliver(env, payload: dict):
-    """What lark.ws.Client does with an event frame, on a thread of its own (FEISHU_MODE=ws)."""
-    return await asyncio.to_thread(env.adapter.dispatcher._do_without_validation, json.dumps(payload).encode())
-
-
-async def settle(env) -> None:
-    for _ in range(3):
-        await asyncio.sleep(0.01)
-        await env.chat.drain()

@@ -2,16 +2,19 @@
 messages the bot takes as addressed to it, how their text reads back (mentions, rich text), and
 what each card button answers. Signed callbacks into the real HTTP endpoint, or frames as the long
 connection delivers them → real lark-oapi SDK → the fake Feishu on loopback; real Redis."""
-from __future__ import annotations
 
-import asyncio
-import json
+from __future__ import annotations
 
 import pytest
 
 from tests.fakes.feishu_server import card_action_event, mention, message_event
-from tests.test_feishu_e2e import (  # noqa: F401 (repo: a fixture)
-    ALICE, DM, GROUP, TOKEN, callback_value, deliver, feishu_env, repo, settle)
+from tests.shared.feishu import ALICE, DM, GROUP, TOKEN, callback_value, deliver, feishu_env, rocket_repo, settle
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
+
 
 BOB = "ou_bob00000000000000000000000000001"
 
@@ -22,13 +25,21 @@ def at_bot(env, key: str = "@_user_1") -> dict:
 
 # --- messages -------------------------------------------------------------------------------------------
 
+
 async def test_other_peoples_mentions_read_as_their_names_and_the_bots_disappears(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         parent, _ = await env.digest()
         env.fake.user_message("om_q1", GROUP, "", parent.message_id)
-        await env.post(message_event("@_user_1 what did   @_user_2 change\n here?", token=TOKEN,
-                                     root_id=parent.message_id, message_id="om_q1", thread_id="omt_x",
-                                     mentions=[at_bot(env), mention("@_user_2", BOB, "Bob")]))
+        await env.post(
+            message_event(
+                "@_user_1 what did   @_user_2 change\n here?",
+                token=TOKEN,
+                root_id=parent.message_id,
+                message_id="om_q1",
+                thread_id="omt_x",
+                mentions=[at_bot(env), mention("@_user_2", BOB, "Bob")],
+            )
+        )
         await env.settle()
         choice = env.fake.card(env.fake.thread(parent.message_id)[-1])  # "which commit do you mean?"
         # the question as the bot read it: spaces and newlines folded, the bot's own @ gone, Bob by name
@@ -37,16 +48,20 @@ async def test_other_peoples_mentions_read_as_their_names_and_the_bots_disappear
 
 async def test_a_message_from_the_bot_itself_is_not_answered(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        await env.post(message_event("@_user_1 digest 2026-01-28", token=TOKEN, sender=env.fake.bot_open_id,
-                                     mentions=[at_bot(env)]))
+        await env.post(
+            message_event(
+                "@_user_1 digest 2026-01-28", token=TOKEN, sender=env.fake.bot_open_id, mentions=[at_bot(env)]
+            )
+        )
         await env.settle()
         assert env.fake.messages == [] and env.fake.ephemerals == []
 
 
 async def test_an_image_mentioning_the_bot_is_not_answered(make_settings, repo, caplog):
     async with feishu_env(make_settings, repo) as env:
-        await env.post(message_event(message_type="image", content={"image_key": "img_v2_x"}, token=TOKEN,
-                                     mentions=[at_bot(env)]))
+        await env.post(
+            message_event(message_type="image", content={"image_key": "img_v2_x"}, token=TOKEN, mentions=[at_bot(env)])
+        )
         await env.post(message_event(message_type="text", content="not json{", token=TOKEN, mentions=[at_bot(env)]))
         await env.settle()
         assert env.fake.messages == [] and env.fake.ephemerals == []
@@ -55,19 +70,45 @@ async def test_an_image_mentioning_the_bot_is_not_answered(make_settings, repo, 
 
 async def test_rich_text_keyed_by_language_with_a_title_links_and_code_is_read_in_order(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        post = {"zh_cn": {"title": "digest", "content": [
-            [{"tag": "at", "user_id": "@_user_1", "user_name": "DigestBot"}],
-            [{"tag": "a", "text": "2026-01-28", "href": "https://example.com"}, {"tag": "img", "image_key": "x"}],
-            None]}}
+        post = {
+            "zh_cn": {
+                "title": "digest",
+                "content": [
+                    [{"tag": "at", "user_id": "@_user_1", "user_name": "DigestBot"}],
+                    [
+                        {"tag": "a", "text": "2026-01-28", "href": "https://example.com"},
+                        {"tag": "img", "image_key": "x"},
+                    ],
+                    None,
+                ],
+            }
+        }
         await env.post(message_event(message_type="post", content=post, token=TOKEN, mentions=[at_bot(env)]))
         await env.settle()
         (parent,) = env.fake.top_level(GROUP)
         assert "2026-01-28" in env.fake.card(parent)["header"]["title"]["content"]
         env.fake.user_message("om_q2", GROUP, "", parent.message_id)
-        question = {"title": "what", "content": [[{"tag": "text", "text": "did "}, {"tag": "code_block", "text": "this"},
-                                                  {"tag": "md", "text": " change?"}]]}
-        await env.post(message_event(message_type="post", content=question, token=TOKEN, root_id=parent.message_id,
-                                     message_id="om_q2", thread_id="omt_x", mentions=[at_bot(env)]))
+        question = {
+            "title": "what",
+            "content": [
+                [
+                    {"tag": "text", "text": "did "},
+                    {"tag": "code_block", "text": "this"},
+                    {"tag": "md", "text": " change?"},
+                ]
+            ],
+        }
+        await env.post(
+            message_event(
+                message_type="post",
+                content=question,
+                token=TOKEN,
+                root_id=parent.message_id,
+                message_id="om_q2",
+                thread_id="omt_x",
+                mentions=[at_bot(env)],
+            )
+        )
         await env.settle()
         choice = env.fake.card(env.fake.thread(parent.message_id)[-1])  # "which commit do you mean?"
         assert callback_value(choice, "choose")["question"] == "what did this change?"
@@ -103,27 +144,46 @@ async def test_a_command_names_the_bot_as_chat_members_see_it(make_settings, rep
 
 # --- card buttons ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("value, toast", [
-    ({"action": "frobnicate", "lang": "en"}, "This button is no longer valid"),
-    ({"action": "details", "lang": "en", "sha": "a" * 40}, "Preparing the details…"),
-    ({"action": "choose", "lang": "en", "sha": "a" * 40}, "Answering…"),
-    ({"action": "ask", "lang": "fr"}, "请在话题里填写问题"),  # an unknown language: the bot's default (zh)
-    ({"action": "ask_submit", "lang": "en"}, "Please type a question first"),
-])
+
+@pytest.mark.parametrize(
+    "value, toast",
+    [
+        ({"action": "frobnicate", "lang": "en"}, "This button is no longer valid"),
+        ({"action": "details", "lang": "en", "sha": "a" * 40}, "Preparing the details…"),
+        ({"action": "choose", "lang": "en", "sha": "a" * 40}, "Answering…"),
+        ({"action": "ask", "lang": "fr"}, "请在话题里填写问题"),  # an unknown language: the bot's default (zh)
+        ({"action": "ask_submit", "lang": "en"}, "Please type a question first"),
+    ],
+)
 async def test_each_button_answers_at_once_with_a_toast_in_the_cards_language(make_settings, repo, value, toast):
     async with feishu_env(make_settings, repo) as env:
-        status, body = await env.post(card_action_event(value, chat_id=GROUP, message_id="om_card0000000000000000001",
-                                                        operator=ALICE, form_value={"question": "  "}, token=TOKEN))
+        status, body = await env.post(
+            card_action_event(
+                value,
+                chat_id=GROUP,
+                message_id="om_card0000000000000000001",
+                operator=ALICE,
+                form_value={"question": "  "},
+                token=TOKEN,
+            )
+        )
         assert status == 200 and body["toast"]["content"] == toast
-        assert body["toast"]["type"] == ("warning" if "valid" in toast or "question" in toast or "失效" in toast
-                                         else "info")
+        assert body["toast"]["type"] == (
+            "warning" if "valid" in toast or "question" in toast or "失效" in toast else "info"
+        )
 
 
 async def test_a_button_without_its_chat_is_refused(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        status, body = await env.post(card_action_event({"action": "details", "lang": "en", "sha": "a" * 40}, chat_id="",
-                                                        message_id="om_card0000000000000000001", operator=ALICE,
-                                                        token=TOKEN))
+        status, body = await env.post(
+            card_action_event(
+                {"action": "details", "lang": "en", "sha": "a" * 40},
+                chat_id="",
+                message_id="om_card0000000000000000001",
+                operator=ALICE,
+                token=TOKEN,
+            )
+        )
         assert status == 200 and body["toast"] == {"type": "warning", "content": "This button is no longer valid"}
         await env.settle()
         assert env.fake.messages == [] and env.fake.ephemerals == []
@@ -131,8 +191,16 @@ async def test_a_button_without_its_chat_is_refused(make_settings, repo):
 
 async def test_a_form_submitted_without_its_value_and_an_empty_question_is_told_to_type_one(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        status, body = await env.post(card_action_event(None, chat_id=GROUP, message_id="om_form0000000000000000001",
-                                                        operator=ALICE, form_value={"question": " "}, token=TOKEN))
+        status, body = await env.post(
+            card_action_event(
+                None,
+                chat_id=GROUP,
+                message_id="om_form0000000000000000001",
+                operator=ALICE,
+                form_value={"question": " "},
+                token=TOKEN,
+            )
+        )
         assert status == 200 and body == {"toast": {"type": "warning", "content": "请先写下问题"}}
 
 
@@ -143,8 +211,11 @@ async def test_a_refusal_after_a_click_in_a_one_to_one_chat_is_a_message_there(m
         await env.settle()
         before = len(env.fake.messages)
         forged = {"action": "details", "sha": "a" * 40, "repo": str(tmp_path), "lang": "en"}
-        status, _ = await env.post(card_action_event(forged, chat_id=DM, message_id=env.fake.messages[-1].message_id,
-                                                     operator=ALICE, token=TOKEN))
+        status, _ = await env.post(
+            card_action_event(
+                forged, chat_id=DM, message_id=env.fake.messages[-1].message_id, operator=ALICE, token=TOKEN
+            )
+        )
         assert status == 200
         await env.settle()
         assert env.fake.api_calls("/open-apis/ephemeral/") == []  # no "only you can see this" in a DM
@@ -153,8 +224,13 @@ async def test_a_refusal_after_a_click_in_a_one_to_one_chat_is_a_message_there(m
 
 async def test_rich_text_with_nodes_feishu_never_sends_is_read_as_far_as_it_goes(make_settings, repo, caplog):
     async with feishu_env(make_settings, repo) as env:
-        post = {"title": "", "content": [["stray", 5, {"tag": "at", "user_id": "@_user_1"}, {"tag": "text", "text": " help"}],
-                                         {"not": "a paragraph"}]}
+        post = {
+            "title": "",
+            "content": [
+                ["stray", 5, {"tag": "at", "user_id": "@_user_1"}, {"tag": "text", "text": " help"}],
+                {"not": "a paragraph"},
+            ],
+        }
         await env.post(message_event(message_type="post", content=post, token=TOKEN, mentions=[at_bot(env)]))
         await env.settle()
         (told,) = env.fake.ephemerals
@@ -181,8 +257,13 @@ async def test_a_click_delivered_twice_leaves_no_work_half_started(make_settings
 
     async with feishu_env(make_settings, repo) as env:
         parent, replies = await env.digest()
-        click = card_action_event(callback_value(env.fake.card(replies[0]), "details"), chat_id=GROUP,
-                                  message_id=replies[0].message_id, operator=ALICE, token=TOKEN)
+        click = card_action_event(
+            callback_value(env.fake.card(replies[0]), "details"),
+            chat_id=GROUP,
+            message_id=replies[0].message_id,
+            operator=ALICE,
+            token=TOKEN,
+        )
         await env.post(click)
         await env.post(click)
         await env.settle()
@@ -193,7 +274,7 @@ async def test_a_click_delivered_twice_leaves_no_work_half_started(make_settings
 
 async def test_a_mentioned_question_outside_a_thread_is_a_question_not_a_bad_command(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        parent, replies = await env.digest()
+        _parent, replies = await env.digest()
         sha = callback_value(env.fake.card(replies[0]), "ask")["sha"]
         before = len(env.fake.messages)
         await env.say(f"what does {sha[:7]} change?")
@@ -204,8 +285,9 @@ async def test_a_mentioned_question_outside_a_thread_is_a_question_not_a_bad_com
 
 async def test_a_callback_without_its_action_is_an_invalid_button(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        payload = card_action_event({"action": "details"}, chat_id=GROUP, message_id="om_card0000000000000000001",
-                                    operator=ALICE, token=TOKEN)
+        payload = card_action_event(
+            {"action": "details"}, chat_id=GROUP, message_id="om_card0000000000000000001", operator=ALICE, token=TOKEN
+        )
         del payload["event"]["action"]
         status, body = await env.post(payload)
         assert status == 200 and body["toast"] == {"type": "warning", "content": "这个按钮已失效"}

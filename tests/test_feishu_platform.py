@@ -2,18 +2,20 @@
 card edited into place, private notices where no ephemeral card is possible, the bot's identity
 read once, the scope check cached, a streamed answer's chat-list preview. Real lark-oapi SDK → the
 fake Feishu on loopback; real Redis."""
-from __future__ import annotations
 
-import asyncio
-import json
+from __future__ import annotations
 
 import pytest
 
 from bot.platform import CommitDetail
 from bot.render import feishu as R
 from tests.fakes.feishu_server import mention, message_event
-from tests.test_feishu_conformance import code_heavy_digest
-from tests.test_feishu_e2e import DM, GROUP, TOKEN, deliver, feishu_env, repo, settle  # noqa: F401 (fixture)
+from tests.shared.feishu import DM, GROUP, TOKEN, code_heavy_digest, deliver, feishu_env, rocket_repo, settle
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
 
 
 async def test_an_edit_too_long_for_one_card_continues_in_the_messages_thread(make_settings, repo):
@@ -43,8 +45,11 @@ async def test_a_notice_to_a_recalled_message_in_a_one_to_one_chat_is_posted_pla
     async with feishu_env(make_settings, repo) as env:
         env.fake.p2p_chat(DM)
         # the user's message is gone (recalled) by the time the bot answers it: no quote possible
-        await env.post(message_event("frobnicate", chat_id=DM, chat_type="p2p", token=TOKEN,
-                                     message_id="om_recalled0000000000000001"))
+        await env.post(
+            message_event(
+                "frobnicate", chat_id=DM, chat_type="p2p", token=TOKEN, message_id="om_recalled0000000000000001"
+            )
+        )
         await env.settle()
         (reply,) = env.fake.messages
         assert reply.chat_id == DM and not reply.parent_id and "digest" in env.fake.text_of(reply)
@@ -57,11 +62,16 @@ async def test_a_rate_limited_quote_is_not_posted_twice(make_settings, repo):
         env.adapter.api.max_throttled = 0
         env.fake.user_message("om_user_dm0000000000000001", DM, "frobnicate")
         env.fake.throttle(1, path="/open-apis/im/v1/messages/om_user_dm")
-        await env.post(message_event("frobnicate", chat_id=DM, chat_type="p2p", token=TOKEN,
-                                     message_id="om_user_dm0000000000000001"))
+        await env.post(
+            message_event(
+                "frobnicate", chat_id=DM, chat_type="p2p", token=TOKEN, message_id="om_user_dm0000000000000001"
+            )
+        )
         await env.settle()
         (reply,) = env.fake.messages  # the failure reported (quoting, once the limit passed)…
-        assert reply.parent_id == "om_user_dm0000000000000001" and "飞书持续限流" in env.fake.text_of(reply)  # in the chat's language (zh)
+        assert reply.parent_id == "om_user_dm0000000000000001" and "飞书持续限流" in env.fake.text_of(
+            reply
+        )  # in the chat's language (zh)
         # …not turned into an unquoted send of the same reply
 
 
@@ -77,8 +87,13 @@ async def test_an_unreadable_identity_is_read_once_a_minute_not_on_every_event(m
 
 async def test_another_bots_mention_is_not_the_bots_own(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        await env.post(message_event("@_user_1 help", token=TOKEN,
-                                     mentions=[mention("@_user_1", "ou_otherbot00000000000000000000001", "Other", "bot")]))
+        await env.post(
+            message_event(
+                "@_user_1 help",
+                token=TOKEN,
+                mentions=[mention("@_user_1", "ou_otherbot00000000000000000000001", "Other", "bot")],
+            )
+        )
         await env.settle()
         assert env.fake.messages == [] and env.fake.ephemerals == []
 
@@ -141,10 +156,11 @@ async def test_other_ephemeral_refusals_switch_them_off_only_in_that_chat(make_s
 
 # --- reading the chat back after the send's uuid expired (issue 9, item 16): the lookup's reach ---------
 
+
 async def lost_parent_with_chatter(env, repo, *, since: int, before: int = 0):
     """A push whose parent never reached Feishu, retried hours later, with `before` messages in the
     group older than the first attempt (beyond the lookup's clock skew) and `since` after it."""
-    from tests.test_feishu_conformance import fails_for_now, later, push_spec
+    from tests.shared.feishu import fails_for_now, later, push_spec
 
     env.fake.scopes["im:message.group_msg"] = 1
     for i in range(before):
@@ -180,9 +196,10 @@ async def test_more_messages_since_a_lost_send_than_a_lookup_reads_leave_it_unde
 
 # --- a keyed message of several cards, checked after its uuid expired ------------------------------------
 
+
 async def test_a_long_keyed_message_whose_continuation_was_lost_is_completed_not_reposted(make_settings, repo):
     from handlers.feishu import FeishuError
-    from tests.test_feishu_conformance import later
+    from tests.shared.feishu import later
 
     async with feishu_env(make_settings, repo) as env:
         env.fake.scopes["im:message.group_msg"] = 1

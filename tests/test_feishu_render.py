@@ -1,97 +1,43 @@
 """Feishu cards (bot/render/feishu.py): sizes, splitting without loss, panels, escaping, zh/en."""
+
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from bot.models import (Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights, Window)
-from bot.platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits, Notice)
+from bot.models import DigestEntry, Importance, Insights
+from bot.platform import AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits, Notice
 from bot.render import feishu as R
 from bot.render.labels import t
 from tests.fakes.feishu_server import shown_markdown
+from tests.shared.feishu_render import (
+    EVIL,
+    LIMIT,
+    REPO_URL,
+    analysis,
+    assert_fits,
+    assert_inert,
+    commit,
+    digest,
+    markdown_of,
+)
 
-REPO_URL = "https://github.com/acme/rocket"
-EVIL = '@all <at user_id="all"></at> <at id=all></at> [click me](https://evil.example/x) ![img](https://evil.example/i.png) &#60;at id=all&#62; <a href="https://evil.example">a</a>'
-LIMIT = 30 * 1024  # Feishu's limit on a card message's request body (error 230025)
-CODE_HEAVY = "\n".join(f'    cfg["key_{i:04d}"] = "C:\\\\path\\\\to\\\\{i}" if x == "\\"q\\"" else {{"a": "b"}}'
-                       for i in range(900))  # quotes, backslashes, newlines: each costs double when escaped
-
-
-def window(lang_tz: str = "Asia/Shanghai") -> Window:
-    start = datetime(2026, 1, 28, tzinfo=timezone(timedelta(hours=8)))
-    return Window(start, start + timedelta(days=1), lang_tz, "2026-01-28")
-
-
-def commit(i: int, title: str | None = None, body: str = "", pr: int | None = None) -> Commit:
-    sha = f"{i:07x}" + "abcdef0123456789abcdef0123456789a"[: 33]
-    return Commit(repo="acme/rocket", sha=sha, title=title or f"feat: change number {i}", body=body,
-                  author=f"Dev {i}", committed_at=datetime(2026, 1, 28, 3, tzinfo=timezone.utc),
-                  url=f"{REPO_URL}/commit/{sha}", pr_number=pr)
-
-
-def analysis(importance: Importance, **overrides) -> Analysis:
-    base = Analysis(change_type=ChangeType.FEATURE, importance=importance,
-                    importance_reason="Touches the public API.", summary="Adds a flag.", impact="CLI users.",
-                    insights=Insights("New module boundary.", "Faster export.", "No new input paths."),
-                    risks=("Date parsing differs by locale.",), recommendations=("Document the formats.",),
-                    coverage=Coverage(files_total=3, files_shown=3))
-    return replace(base, **overrides)
-
-
-def digest(entries, lang: str = "en", **kw) -> Digest:
-    return Digest(repo="acme/rocket", branch="main", window=window(), lang=lang, entries=tuple(entries),
-                  headline=kw.pop("headline", ("Exports gained a --since flag.",)), repo_url=REPO_URL, **kw)
-
-
-def markdown_of(cards) -> str:
-    return "\n".join(R.all_markdown(cards))
-
-
-def sent_bodies(card: dict) -> list[int]:
-    """The sizes of the request bodies that carry this card, serialised as lark-oapi does
-    (json.dumps, ensure_ascii=False): create, reply, patch and CardKit create."""
-    content = json.dumps(card, ensure_ascii=False, separators=(",", ":"))
-    bodies = [{"receive_id": "oc_" + "g" * 32, "msg_type": "interactive", "content": content, "uuid": "u" * 50},
-              {"msg_type": "interactive", "content": content, "reply_in_thread": True, "uuid": "u" * 50},
-              {"content": content}, {"type": "card_json", "data": content}]
-    return [len(json.dumps(b, ensure_ascii=False).encode("utf-8")) for b in bodies]
-
-
-def assert_fits(cards) -> None:
-    assert cards, "nothing rendered"
-    for card in cards:
-        size = max(sent_bodies(card))
-        assert size <= LIMIT, f"a request body of {size} bytes"
-        assert card["schema"] == "2.0" and card["config"]["update_multi"] is True
-
-
-def built_links(cards) -> set[str]:
-    return set(re.findall(r"\]\((https?://[^)\s]+)\)", markdown_of(cards)))
-
-
-def assert_inert(cards, allowed_mentions: tuple[str, ...] = ()) -> None:
-    """No mention, no link except the bot's own commit/PR links, no tag from untrusted text."""
-    text = markdown_of(cards)
-    for bad in ("@all", "<at user_id", "<at id=all", "<a href", "](https://evil", "://evil", "![img]("):
-        assert bad not in text, f"{bad!r} survived escaping"
-    ats = re.findall(r"<at id=([^>]*)>", text)
-    assert set(ats) <= set(allowed_mentions)
-    for url in built_links(cards):
-        assert url.startswith(REPO_URL + "/"), url
-    # nothing that could open a tag remains, except the bot's own <font> and <at> markup
-    for tag in re.findall(r"<(/?[A-Za-z][A-Za-z_]*)", text):
-        assert tag in ("font", "/font", "at", "/at"), tag
+CODE_HEAVY = "\n".join(
+    f'    cfg["key_{i:04d}"] = "C:\\\\path\\\\to\\\\{i}" if x == "\\"q\\"" else {{"a": "b"}}' for i in range(900)
+)  # quotes, backslashes, newlines: each costs double when escaped
 
 
 # --- sizes and splitting -------------------------------------------------------------------------
 
+
 def test_a_60_commit_digest_fits_and_keeps_every_commit():
-    entries = [DigestEntry(commit(i, pr=100 + i), analysis(Importance.HIGH, importance_reason=f"reason-{i:03d} " * 20))
-               for i in range(60)]
+    entries = [
+        DigestEntry(commit(i, pr=100 + i), analysis(Importance.HIGH, importance_reason=f"reason-{i:03d} " * 20))
+        for i in range(60)
+    ]
     d = digest(entries)
     parent = R.render_cards(DigestParent(d))
     assert_fits(parent)
@@ -111,7 +57,7 @@ def test_a_60_commit_digest_fits_and_keeps_every_commit():
 def test_a_50000_character_analysis_is_split_across_cards_without_loss():
     words = [f"w{i:05d}" for i in range(7000)]  # ~49,000 characters
     long = " ".join(words)
-    a = analysis(Importance.HIGH, summary=long, risks=tuple(" ".join(words[i:i + 700]) for i in range(0, 7000, 700)))
+    a = analysis(Importance.HIGH, summary=long, risks=tuple(" ".join(words[i : i + 700]) for i in range(0, 7000, 700)))
     e = DigestEntry(commit(1), a)
     cards = R.render_cards(CommitDetail(digest([e]), e), thread="om_root")
     assert len(cards) >= 2
@@ -168,6 +114,7 @@ def test_a_code_heavy_answer_streams_in_cards_whose_bodies_fit():
 
 # --- native structure ---------------------------------------------------------------------------
 
+
 def test_commit_card_has_panels_links_and_buttons():
     c = replace(commit(3, pr=42), reverts="f" * 40)
     e = DigestEntry(c, analysis(Importance.HIGH, origin="fallback", note="the LLM timed out"))
@@ -185,7 +132,12 @@ def test_commit_card_has_panels_links_and_buttons():
     buttons = [b for b in _walk(card) if b.get("tag") == "button"]
     ask, details = (b["behaviors"][0]["value"] for b in buttons[:2])
     assert ask["action"] == "ask" and details["action"] == "details"
-    assert ask["sha"] == c.sha and ask["thread"] == "om_thread_root" and ask["lang"] == "en" and ask["tz"] == "Asia/Shanghai"
+    assert (
+        ask["sha"] == c.sha
+        and ask["thread"] == "om_thread_root"
+        and ask["lang"] == "en"
+        and ask["tz"] == "Asia/Shanghai"
+    )
     assert buttons[2]["behaviors"][0] == {"type": "open_url", "default_url": c.url}
 
 
@@ -206,12 +158,18 @@ def test_offline_analysis_is_labelled():
 
 def test_choice_and_answer_header_and_notice():
     c1, c2 = commit(6, "fix: cache expiry"), commit(7, "fix: cache warmup")
-    cards = R.render_cards(CommitChoice("which cache fix broke the build?", (c1, c2), ("acme/rocket", "acme/rocket")),
-                           thread="om_t")
+    cards = R.render_cards(
+        CommitChoice("which cache fix broke the build?", (c1, c2), ("acme/rocket", "acme/rocket")), thread="om_t"
+    )
     values = [b["behaviors"][0]["value"] for b in _walk(cards[0]) if b.get("tag") == "button"]
     assert [v["sha"] for v in values] == [c1.sha, c2.sha]
-    assert all(v["action"] == "choose" and v["question"] == "which cache fix broke the build?"
-               and v["thread"] == "om_t" and v["repo"] == "acme/rocket" for v in values)
+    assert all(
+        v["action"] == "choose"
+        and v["question"] == "which cache fix broke the build?"
+        and v["thread"] == "om_t"
+        and v["repo"] == "acme/rocket"
+        for v in values
+    )
     header = R.render_cards(AnswerHeader("ou_asker123", "what could break?", c1))
     assert "<at id=ou_asker123></at>" in markdown_of(header)
     forged = R.render_cards(AnswerHeader("all", "q", c1))
@@ -222,18 +180,34 @@ def test_choice_and_answer_header_and_notice():
 
 # --- escaping -----------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_hostile_commit_text_and_llm_output_are_inert(lang):
     c = commit(8, title=f"feat: {EVIL}", body=EVIL)
-    a = analysis(Importance.HIGH, importance_reason=EVIL, summary=EVIL + "\n```\n" + EVIL + "\n```", impact=EVIL,
-                 insights=Insights(EVIL, EVIL, EVIL), risks=(EVIL,), recommendations=(EVIL + " `" + EVIL + "`",),
-                 note=EVIL, origin="fallback")
+    a = analysis(
+        Importance.HIGH,
+        importance_reason=EVIL,
+        summary=EVIL + "\n```\n" + EVIL + "\n```",
+        impact=EVIL,
+        insights=Insights(EVIL, EVIL, EVIL),
+        risks=(EVIL,),
+        recommendations=(EVIL + " `" + EVIL + "`",),
+        note=EVIL,
+        origin="fallback",
+    )
     e = DigestEntry(c, a, error=EVIL)
     low = DigestEntry(commit(9, title=EVIL), analysis(Importance.LOW, summary=EVIL))
     d = digest([e, low], lang=lang, headline=(EVIL,))
     rendered = []
-    for content in (DigestParent(d), CommitDetail(d, e), CommitDetails(d, e), LowCommits(d, (low,)),
-                    CommitChoice(EVIL, (c,), ("acme/rocket",)), AnswerHeader("ou_x1", EVIL, c), Notice(EVIL)):
+    for content in (
+        DigestParent(d),
+        CommitDetail(d, e),
+        CommitDetails(d, e),
+        LowCommits(d, (low,)),
+        CommitChoice(EVIL, (c,), ("acme/rocket",)),
+        AnswerHeader("ou_x1", EVIL, c),
+        Notice(EVIL),
+    ):
         cards = R.render_cards(content, thread="om_t", lang=lang)
         assert_fits(cards)
         rendered += cards
@@ -241,7 +215,7 @@ def test_hostile_commit_text_and_llm_output_are_inert(lang):
     assert_inert([R.answer_card(EVIL + "\n```\n" + EVIL, streaming=True)])
     assert_inert([R.ephemeral_card(EVIL)])
     # …and still readable: the words are there
-    assert "click me" in markdown_of(rendered) and "user_id=\"all\"" in markdown_of(rendered)
+    assert "click me" in markdown_of(rendered) and 'user_id="all"' in markdown_of(rendered)
 
 
 def test_card_markdown_uses_the_numeric_escapes_feishu_documents():
@@ -263,15 +237,20 @@ def test_escaping_keeps_code_blocks_and_closes_unterminated_ones():
     assert "<at" not in out.replace("<\u200bat", "")
 
 
-@pytest.mark.parametrize("lang,words", [("zh", ["每日更新报告", "2026-01-28 共", "查看提交"]),
-                                        ("en", ["Daily update report", "commits on 2026-01-28", "View commit"])])
+@pytest.mark.parametrize(
+    "lang,words",
+    [
+        ("zh", ["每日更新报告", "2026-01-28 共", "查看提交"]),
+        ("en", ["Daily update report", "commits on 2026-01-28", "View commit"]),
+    ],
+)
 def test_labels_follow_the_digest_language(lang, words):
     e = DigestEntry(commit(10), analysis(Importance.HIGH))
     d = digest([e], lang=lang)
     cards = R.render_cards(DigestParent(d)) + R.render_cards(CommitDetail(d, e))
     everything = json.dumps(cards, ensure_ascii=False)
     assert all(w in everything for w in words)
-    ask = [b for b in _walk(cards[-1]) if b.get("tag") == "button"][0]
+    ask = next(b for b in _walk(cards[-1]) if b.get("tag") == "button")
     assert ask["text"]["content"] == R.ft(lang, "ask")
 
 
@@ -279,8 +258,17 @@ def test_streaming_card_and_form():
     card = R.answer_card("partial answer", streaming=True)
     assert card["config"]["streaming_mode"] is True
     assert card["body"]["elements"][0]["element_id"] == R.ANSWER_ELEMENT
-    form = R.ask_form_card({"action": "ask", "sha": "abc1234def", "repo": "acme/rocket", "thread": "om_t",
-                            "lang": "en", "title": "feat: x"}, "en")
+    form = R.ask_form_card(
+        {
+            "action": "ask",
+            "sha": "abc1234def",
+            "repo": "acme/rocket",
+            "thread": "om_t",
+            "lang": "en",
+            "title": "feat: x",
+        },
+        "en",
+    )
     inner = [x for x in _walk(form) if x.get("tag") in ("input", "button")]
     assert inner[0]["name"] == "question"
     submit = inner[1]

@@ -1,6 +1,7 @@
 """Answers streamed into a Feishu thread (handlers/feishu/stream.py) as the thread shows them:
 the card's first words, CardKit refused or failing midway, a producer that fails, the chat's
 language. Real lark-oapi SDK → the fake Feishu on loopback; real Redis."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,7 +9,13 @@ import json
 
 import pytest
 
-from tests.test_feishu_e2e import GROUP, feishu_env, repo  # noqa: F401 (fixture)
+from tests.shared.feishu import GROUP, feishu_env, rocket_repo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
+
 
 ROOT = "om_question000000000000000000001"
 
@@ -42,6 +49,7 @@ async def stream(env, pieces, **kw):
 
 async def test_an_answer_ready_at_once_opens_its_card_with_the_first_words(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
+
         async def pieces():
             yield "The cache fix "
             yield "is small."
@@ -54,6 +62,7 @@ async def test_an_answer_ready_at_once_opens_its_card_with_the_first_words(make_
 @pytest.mark.parametrize("lang, thinking", [("", "正在思考"), ("en", "Thinking")])
 async def test_an_answer_slow_to_start_shows_thinking_in_the_answers_language(make_settings, repo, lang, thinking):
     async with feishu_env(make_settings, repo) as env:  # DEFAULT_LANG is zh
+
         async def pieces():
             await until(lambda: env.fake.cards, "the card opened before the first piece")
             yield "Done."
@@ -85,12 +94,18 @@ async def test_cardkit_refused_once_is_not_asked_again_and_answers_are_edited_me
 
 async def test_a_cardkit_update_refused_midway_continues_in_an_edited_message(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
+
         async def pieces():
             yield "one "
             await until(lambda: answers(env), "the card posted")
             (card_id,) = env.fake.cards
-            env.fake.fail(1, status=400, code=300309, msg="streaming mode is closed",
-                          path=f"/open-apis/cardkit/v1/cards/{card_id}/elements/")
+            env.fake.fail(
+                1,
+                status=400,
+                code=300309,
+                msg="streaming mode is closed",
+                path=f"/open-apis/cardkit/v1/cards/{card_id}/elements/",
+            )
             yield "two "
             await until(lambda: len(answers(env)) == 2, "the replacement message")
             yield "three"
@@ -149,6 +164,7 @@ async def test_a_rate_limited_cardkit_create_fails_the_answer_and_keeps_cardkit(
 
 async def test_a_producer_failing_midway_leaves_what_it_said_shown_and_closed(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
+
         async def pieces():
             yield "The first half"
             raise RuntimeError("the model went away")

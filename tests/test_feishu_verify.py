@@ -1,5 +1,6 @@
 """The Feishu callback verifier on its own (handlers/feishu/verify.py), with an injected clock:
 the SDK behind it checks signatures again, which would hide a broken check in end-to-end tests."""
+
 from __future__ import annotations
 
 import pytest

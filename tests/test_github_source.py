@@ -1,10 +1,11 @@
 """GitHubSource against a fake GitHub REST API on loopback, reached by the real PyGithub."""
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import socket
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -44,11 +45,11 @@ def source(fake_github, make_settings):
 
 def add_day_of_commits(gh: FakeGitHub, n: int, repo: str = REPO) -> list[str]:
     """n commits on DAY, one per minute from 08:00 Shanghai, oldest first."""
-    return [gh.add_commit(repo, f"chore: step {i}", committed_at=at(8) + timedelta(minutes=i))
-            for i in range(n)]
+    return [gh.add_commit(repo, f"chore: step {i}", committed_at=at(8) + timedelta(minutes=i)) for i in range(n)]
 
 
 # --- identity ----------------------------------------------------------------------------------
+
 
 async def test_identity_follows_githubs_spelling(fake_github, source):
     fake_github.add_repo("Octo/Widgets", default_branch="trunk")
@@ -61,24 +62,36 @@ async def test_identity_follows_githubs_spelling(fake_github, source):
 
 # --- listing -----------------------------------------------------------------------------------
 
+
 async def test_day_window_edges_use_the_committer_date_in_the_time_zone(fake_github, source):
     fake_github.add_repo(REPO)
     gh = fake_github
     gh.add_commit(REPO, "before: previous day 23:59:59", committed_at=at(23, 59, 59, DAY - timedelta(days=1)))
     gh.add_commit(REPO, "in: midnight", committed_at=at(0))
-    gh.add_commit(REPO, "in: authored the day before, committed today",
-                  authored_at=at(12, day=DAY - timedelta(days=3)), committed_at=at(9))
+    gh.add_commit(
+        REPO,
+        "in: authored the day before, committed today",
+        authored_at=at(12, day=DAY - timedelta(days=3)),
+        committed_at=at(9),
+    )
     gh.add_commit(REPO, "in: last second", committed_at=at(23, 59, 59))
     gh.add_commit(REPO, "out: next midnight", committed_at=at(0, day=DAY + timedelta(days=1)))
-    gh.add_commit(REPO, "out: authored today, committed tomorrow",
-                  authored_at=at(10), committed_at=at(1, day=DAY + timedelta(days=1)))
+    gh.add_commit(
+        REPO,
+        "out: authored today, committed tomorrow",
+        authored_at=at(10),
+        committed_at=at(1, day=DAY + timedelta(days=1)),
+    )
 
     commits = await source().list_commits(WINDOW)
 
     assert [c.title for c in commits] == [
-        "in: last second", "in: authored the day before, committed today", "in: midnight"]
+        "in: last second",
+        "in: authored the day before, committed today",
+        "in: midnight",
+    ]
     assert commits[0].committed_at == at(23, 59, 59)
-    assert commits[0].committed_at.tzinfo == timezone.utc
+    assert commits[0].committed_at.tzinfo == UTC
 
 
 async def test_every_page_is_listed_without_any_per_commit_request(fake_github, source):
@@ -110,7 +123,7 @@ async def test_merges_are_left_out_unless_asked_for(fake_github, source):
     with_merges = await src.list_commits(WINDOW, include_merges=True)
 
     assert [c.title for c in default] == ["fix: main work", "feat: side work", "feat: base"]
-    assert [c.title for c in with_merges][0] == "Merge pull request #7 from octo/feature"
+    assert next(c.title for c in with_merges) == "Merge pull request #7 from octo/feature"
     assert with_merges[0].is_merge and with_merges[0].pr_number is None
     assert len(with_merges) == 4
 
@@ -134,11 +147,13 @@ async def test_a_named_branch_is_listed_and_an_unknown_one_is_a_clear_error(fake
 
 async def test_titles_bodies_and_authors_carry_no_trailers_or_email_addresses(fake_github, source):
     fake_github.add_repo(REPO)
-    message = ("fix(cache): drop stale entries (#4521)\n\n"
-               "Entries outlived their TTL; ask carol@example.com for the dashboard.\n\n"
-               "This reverts commit 0123456789abcdef0123456789abcdef01234567.\n\n"
-               "Signed-off-by: Ada Lovelace <ada@example.com>\n"
-               "Co-authored-by: Bob <bob@example.com>")
+    message = (
+        "fix(cache): drop stale entries (#4521)\n\n"
+        "Entries outlived their TTL; ask carol@example.com for the dashboard.\n\n"
+        "This reverts commit 0123456789abcdef0123456789abcdef01234567.\n\n"
+        "Signed-off-by: Ada Lovelace <ada@example.com>\n"
+        "Co-authored-by: Bob <bob@example.com>"
+    )
     fake_github.add_commit(REPO, message, committed_at=at(12), author="Ada Lovelace", email="ada@example.com")
     fake_github.add_commit(REPO, "docs: typo", committed_at=at(13), author="bot@ci.example.com")
 
@@ -156,6 +171,7 @@ async def test_titles_bodies_and_authors_carry_no_trailers_or_email_addresses(fa
 
 # --- files -------------------------------------------------------------------------------------
 
+
 async def test_all_files_of_a_commit_with_more_than_300_files_in_one_commit_request(fake_github, source):
     fake_github.add_repo(REPO)
     files = [FakeFile(f"src/mod_{i:04}.py", additions=i % 7 + 1, deletions=i % 3) for i in range(650)]
@@ -171,15 +187,20 @@ async def test_all_files_of_a_commit_with_more_than_300_files_in_one_commit_requ
 
 async def test_binary_renamed_and_oversized_files(fake_github, source):
     fake_github.add_repo(REPO)
-    sha = fake_github.add_commit(REPO, "feat: assets", committed_at=at(12), files=[
-        FakeFile("assets/logo.png", "added", additions=0, deletions=0, patch=None),
-        FakeFile("model/weights", "modified", additions=0, deletions=0, patch=None),
-        FakeFile("data/dump.sql", "modified", additions=40000, deletions=2, patch=None),
-        FakeFile("src/new_name.py", "renamed", additions=2, deletions=1, previous_filename="src/old_name.py"),
-        FakeFile("src/moved.py", "renamed", additions=0, deletions=0, patch=None, previous_filename="moved.py"),
-        FakeFile("setup.sh", "changed", additions=0, deletions=0, patch=None),
-        FakeFile("legacy.py", "removed", additions=0, deletions=12),
-    ])
+    sha = fake_github.add_commit(
+        REPO,
+        "feat: assets",
+        committed_at=at(12),
+        files=[
+            FakeFile("assets/logo.png", "added", additions=0, deletions=0, patch=None),
+            FakeFile("model/weights", "modified", additions=0, deletions=0, patch=None),
+            FakeFile("data/dump.sql", "modified", additions=40000, deletions=2, patch=None),
+            FakeFile("src/new_name.py", "renamed", additions=2, deletions=1, previous_filename="src/old_name.py"),
+            FakeFile("src/moved.py", "renamed", additions=0, deletions=0, patch=None, previous_filename="moved.py"),
+            FakeFile("setup.sh", "changed", additions=0, deletions=0, patch=None),
+            FakeFile("legacy.py", "removed", additions=0, deletions=12),
+        ],
+    )
 
     files = {f.path: f for f in await source().get_files(sha)}
 
@@ -199,8 +220,12 @@ async def test_binary_renamed_and_oversized_files(fake_github, source):
 
 async def test_get_commit_resolves_an_abbreviated_sha_with_totals(fake_github, source):
     fake_github.add_repo(REPO)
-    sha = fake_github.add_commit(REPO, "perf: faster (#9)\n\nDetails.", committed_at=at(12), files=[
-        FakeFile("a.py", additions=3, deletions=1), FakeFile("b.py", additions=2)])
+    sha = fake_github.add_commit(
+        REPO,
+        "perf: faster (#9)\n\nDetails.",
+        committed_at=at(12),
+        files=[FakeFile("a.py", additions=3, deletions=1), FakeFile("b.py", additions=2)],
+    )
 
     commit = await source().get_commit(sha[:7])
 
@@ -213,8 +238,12 @@ async def test_get_commit_resolves_an_abbreviated_sha_with_totals(fake_github, s
 async def test_get_files_for_20_commits_concurrently_each_gets_its_own_files(fake_github, source):
     fake_github.add_repo(REPO)
     fake_github.latency = 0.05  # long enough for requests to overlap
-    shas = [fake_github.add_commit(REPO, f"feat: {i}", committed_at=at(8, i),
-                                   files=[FakeFile(f"only_in_{i}.py", additions=i + 1)]) for i in range(20)]
+    shas = [
+        fake_github.add_commit(
+            REPO, f"feat: {i}", committed_at=at(8, i), files=[FakeFile(f"only_in_{i}.py", additions=i + 1)]
+        )
+        for i in range(20)
+    ]
     src = source(github_fetch_concurrency=4)
 
     results = await asyncio.gather(*(src.get_files(sha) for sha in shas))
@@ -227,6 +256,7 @@ async def test_get_files_for_20_commits_concurrently_each_gets_its_own_files(fak
 
 
 # --- pull requests -----------------------------------------------------------------------------
+
 
 async def test_pr_description(fake_github, source):
     fake_github.add_repo(REPO)
@@ -253,6 +283,7 @@ async def test_pr_commit_is_the_merge_commit(fake_github, source):
 
 
 # --- not found and refused ---------------------------------------------------------------------
+
 
 async def test_unknown_repository(fake_github, source):
     fake_github.add_repo("octo/secret", private=True)
@@ -303,6 +334,7 @@ async def test_rejected_token(fake_github, source):
 
 
 # --- rate limits and failures ------------------------------------------------------------------
+
 
 async def test_rate_limit_is_waited_out_and_the_listing_is_complete(fake_github, source):
     fake_github.add_repo(REPO)
@@ -418,8 +450,9 @@ async def test_github_enterprise_path_prefix(make_settings):
     with FakeGitHub(prefix="/api/v3") as ghe:
         ghe.add_repo("Platform/Core")
         shas = add_day_of_commits(ghe, 120, repo="Platform/Core")
-        ghe.add_commit("Platform/Core", "feat: last", committed_at=at(20),
-                       files=[FakeFile(f"f{i}.py") for i in range(301)])
+        ghe.add_commit(
+            "Platform/Core", "feat: last", committed_at=at(20), files=[FakeFile(f"f{i}.py") for i in range(301)]
+        )
         src = GitHubSource("platform/core", make_settings(github_api_url=ghe.url, github_token=TOKEN))
 
         commits = await src.list_commits(WINDOW)

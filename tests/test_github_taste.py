@@ -42,8 +42,13 @@ class Project:
         self.released: list[tuple[str, list[tuple[str, str]]]] = []
         self.panels: list[str] = []  # every panel rewrite's title
         fake.add_repo(REPO)
-        fake.add_commit(REPO, "Initial commit", committed_at=START - timedelta(days=1),
-                        files=[FakeFile("README.md", "added")], contents={"README.md": "resolver\n"})
+        fake.add_commit(
+            REPO,
+            "Initial commit",
+            committed_at=START - timedelta(days=1),
+            files=[FakeFile("README.md", "added")],
+            contents={"README.md": "resolver\n"},
+        )
 
     def pr(self, labels: tuple[str, ...] = (), pull: bool = True) -> int:
         self.number += 1
@@ -52,8 +57,9 @@ class Project:
         return self.number
 
     def commit(self, title: str, when: datetime, path: str, lines: int, contents: dict | None = None) -> str:
-        return self.fake.add_commit(REPO, title, committed_at=when, files=[FakeFile(path, "added", additions=lines)],
-                                    contents=contents)
+        return self.fake.add_commit(
+            REPO, title, committed_at=when, files=[FakeFile(path, "added", additions=lines)], contents=contents
+        )
 
     def week(self, w: int) -> None:
         """Twenty commits Tuesday to Thursday, released the next Monday."""
@@ -76,8 +82,13 @@ class Project:
             listed.append(("Features", f"Add `--{option}-only` option (#{n})"))
             t += timedelta(hours=2)
             n = self.pr(pull=False)  # the title names an issue: GraphQL finds no PR by that number
-            self.commit(f"Update docs for {THINGS[i]} (#{n})", t, f"docs/{THINGS[i]}.md", 2,
-                        contents={f"docs/{THINGS[i]}.md": f"week {w}\n"})
+            self.commit(
+                f"Update docs for {THINGS[i]} (#{n})",
+                t,
+                f"docs/{THINGS[i]}.md",
+                2,
+                contents={f"docs/{THINGS[i]}.md": f"week {w}\n"},
+            )
             listed.append(("Documentation", f"Update docs for {THINGS[i]} (#{n})"))
             t += timedelta(hours=2)
             n = self.pr(labels=("internal",))
@@ -92,8 +103,9 @@ class Project:
         release_at = monday + timedelta(weeks=1, hours=9)
         notes_file = {"changelog": "CHANGELOG.md", "docs": "docs/source/changelog.md"}.get(self.notes)
         if notes_file:
-            self.commit(f"Release {version}", release_at, notes_file, 10,
-                        contents={notes_file: render_changelog(self.released)})
+            self.commit(
+                f"Release {version}", release_at, notes_file, 10, contents={notes_file: render_changelog(self.released)}
+            )
             body = "See CHANGELOG.md for what changed."
         else:
             self.commit(f"Release {version}", release_at, "pyproject.toml", 1)
@@ -104,13 +116,16 @@ class Project:
         """Commits on `day`, titled like the listed fixes, the unlisted panel rewrites and the
         labelled cache guards; returns title → what it is."""
         kinds = {}
-        for hour, (title, path, lines, kind) in enumerate([
-            ("Handle wheels in the resolver", "src/resolver/wheels_new.py", 4, "fix"),
-            ("[panels] Rework the hashes panel", "src/panels/hashes_new.py", 300, "panel"),
-            ("Handle pins in the resolver", "src/resolver/pins_new.py", 4, "fix"),
-            ("[panels] Rework the urls panel", "src/panels/urls_new.py", 300, "panel"),
-            ("Guard the locks cache against stale entries", "src/cache/locks_new.py", 5, "guard"),
-        ], start=2):
+        for hour, (title, path, lines, kind) in enumerate(
+            [
+                ("Handle wheels in the resolver", "src/resolver/wheels_new.py", 4, "fix"),
+                ("[panels] Rework the hashes panel", "src/panels/hashes_new.py", 300, "panel"),
+                ("Handle pins in the resolver", "src/resolver/pins_new.py", 4, "fix"),
+                ("[panels] Rework the urls panel", "src/panels/urls_new.py", 300, "panel"),
+                ("Guard the locks cache against stale entries", "src/cache/locks_new.py", 5, "guard"),
+            ],
+            start=2,
+        ):
             n = self.pr()
             full = f"{title} (#{n})"
             self.commit(full, at(day, hour), path, lines)
@@ -159,8 +174,11 @@ def profile_requests(fake: FakeGitHub, since: int = 0) -> list:
     out = []
     for r in fake.requests[since:]:
         history = r.path == f"/repos/{REPO}/commits" and "since" not in r.query
-        notes = (r.path.startswith(f"/repos/{REPO}/contents") and not r.path.endswith(".digest.toml")) \
-            or r.path.startswith(f"/repos/{REPO}/git/trees/") or r.path == f"/repos/{REPO}/releases"
+        notes = (
+            (r.path.startswith(f"/repos/{REPO}/contents") and not r.path.endswith(".digest.toml"))
+            or r.path.startswith(f"/repos/{REPO}/git/trees/")
+            or r.path == f"/repos/{REPO}/releases"
+        )
         labels = r.path == "/graphql" and "pullRequest(" in r.body
         if history or notes or labels:
             out.append(r)
@@ -215,19 +233,23 @@ async def test_no_peeking_releases_published_after_the_day_began_are_not_read(ma
     # panel rewrite so far a breaking change.
     breaking = "### Breaking changes\n\n" + "".join(f"- {title}\n" for title in project.panels)
     fake_github.add_release(REPO, "v1.0.0", body=breaking, published_at=at(DAY + timedelta(days=2), 9))
-    fake_github.add_release(REPO, "v0.9.0", body=breaking, published_at=None, draft=True,
-                            created_at=at(DAY - timedelta(days=20), 9))
+    fake_github.add_release(
+        REPO, "v0.9.0", body=breaking, published_at=None, draft=True, created_at=at(DAY - timedelta(days=20), 9)
+    )
     got = judged(await digest_of(make_services, fake_github))
     assert by_kind(got, kinds, "fix") == [(Importance.MEDIUM, LISTED)] * 2
     assert by_kind(got, kinds, "panel") == [(Importance.LOW, NOT_LISTED)] * 2
     # …while a later day, whose profile is as of a moment after that release, is judged by it.
     later = DAY + timedelta(weeks=2)
     title = "[panels] Rework the wheels panel (#9100)"
-    fake_github.add_commit(REPO, title, committed_at=at(later, 5),
-                           files=[FakeFile("src/panels/wheels_late.py", "added", additions=300)])
+    fake_github.add_commit(
+        REPO, title, committed_at=at(later, 5), files=[FakeFile("src/panels/wheels_late.py", "added", additions=300)]
+    )
     late = judged(await digest_of(make_services, fake_github, day=later))[title]
-    assert late == (Importance.HIGH,
-                    "In this project's release notes, changes like this are listed under “Breaking changes”")
+    assert late == (
+        Importance.HIGH,
+        "In this project's release notes, changes like this are listed under “Breaking changes”",
+    )
 
 
 # --- what a profile costs --------------------------------------------------------------------------
@@ -302,7 +324,10 @@ async def test_the_history_readers_answer_like_github(fake_github, source):
     # 114 names an issue, 999 nothing: left out (GraphQL's NOT_FOUND), the others still read.
     assert await src.pr_labels([101, 102, 113, 114, 999, 101]) == {101: ["bug"], 102: [], 113: []}
     bodies = await src.release_bodies(START + timedelta(weeks=2, hours=9, minutes=6))
-    assert bodies == ["## v0.2.0\n\nSee CHANGELOG.md for what changed.", "## v0.1.0\n\nSee CHANGELOG.md for what changed."]
+    assert bodies == [
+        "## v0.2.0\n\nSee CHANGELOG.md for what changed.",
+        "## v0.1.0\n\nSee CHANGELOG.md for what changed.",
+    ]
 
 
 async def test_pr_labels_need_graphql_and_a_token(fake_github, source, caplog):
@@ -321,12 +346,17 @@ async def test_pr_labels_need_graphql_and_a_token(fake_github, source, caplog):
 async def test_history_leaves_merges_out_and_reads_no_more_pages_than_it_needs(fake_github, source):
     fake_github.add_repo(REPO)
     base = fake_github.add_commit(REPO, "Initial commit", committed_at=START)
-    side = fake_github.add_commit(REPO, "Work on a branch", committed_at=START + timedelta(hours=1),
-                                  parents=[base], branch="feature")
+    side = fake_github.add_commit(
+        REPO, "Work on a branch", committed_at=START + timedelta(hours=1), parents=[base], branch="feature"
+    )
     for i in range(250):
         fake_github.add_commit(REPO, f"Step {i} (#{i + 1})", committed_at=START + timedelta(hours=2, minutes=i))
-    merge = fake_github.add_commit(REPO, "Merge branch 'feature'", committed_at=START + timedelta(days=1),
-                                   parents=[fake_github._repo(REPO).branches["main"], side])
+    merge = fake_github.add_commit(
+        REPO,
+        "Merge branch 'feature'",
+        committed_at=START + timedelta(days=1),
+        parents=[fake_github._repo(REPO).branches["main"], side],
+    )
     src = source()
     history = await src.history(merge, 150)
     assert len(history) == 150 and "Merge branch 'feature'" not in [c.title for c in history]

@@ -1,22 +1,24 @@
 """`python -m bot ask` without --commit, as a user runs it: a real process, real Redis, a real git
 repository, the fake LLM endpoint where an LLM answers."""
+
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import uuid
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
 from tests.gitrepo import GitRepo
+from tests.shared.history_cli import history_run, one_clear_line, sources
 
-ROOT = Path(__file__).resolve().parent.parent
+
+@pytest.fixture
+def run(redis_url, tmp_path):
+    return history_run(redis_url, tmp_path)
+
+
 SH = ZoneInfo("Asia/Shanghai")
 PERIOD = ("--since", "2026-01-19", "--until", "2026-01-25", "--tz", "Asia/Shanghai")
 
@@ -25,53 +27,38 @@ PERIOD = ("--since", "2026-01-19", "--until", "2026-01-25", "--tz", "Asia/Shangh
 def engine(tmp_path_factory) -> GitRepo:
     r = GitRepo(tmp_path_factory.mktemp("engine") / "engine")
     at = lambda d, h=10: datetime(2026, 1, d, h, 0, tzinfo=SH)  # noqa: E731
-    r.commit("init", {"vllm/core/scheduler.py": "def schedule():\n    return []\n", "README.md": "engine\n"},
-             when=at(10))
+    r.commit(
+        "init", {"vllm/core/scheduler.py": "def schedule():\n    return []\n", "README.md": "engine\n"}, when=at(10)
+    )
     r.shas = {
-        "sched": r.commit("Preempt lower-priority requests earlier (#101)\n\nThe running queue is checked first.",
-                          {"vllm/core/scheduler.py": "def schedule():\n    return []\n\n\n"
-                                                     "def _schedule_running(queue):\n    return sorted(queue)\n"},
-                          when=at(19)),
-        "rocm": r.commit("[ROCm] Add FP8 GEMM kernels for MI300 (#102)",
-                         {"vllm/platforms/rocm.py": "FP8 = True\n", "csrc/rocm/fp8_gemm.cu": "// kernel\n"}, when=at(20)),
+        "sched": r.commit(
+            "Preempt lower-priority requests earlier (#101)\n\nThe running queue is checked first.",
+            {
+                "vllm/core/scheduler.py": "def schedule():\n    return []\n\n\n"
+                "def _schedule_running(queue):\n    return sorted(queue)\n"
+            },
+            when=at(19),
+        ),
+        "rocm": r.commit(
+            "[ROCm] Add FP8 GEMM kernels for MI300 (#102)",
+            {"vllm/platforms/rocm.py": "FP8 = True\n", "csrc/rocm/fp8_gemm.cu": "// kernel\n"},
+            when=at(20),
+        ),
         "docs": r.commit("docs: fix typos in the quickstart", {"README.md": "engine, fast\n"}, when=at(21)),
-        "attn": r.commit("Refactor FlashAttentionBackend metadata builder",
-                         {"vllm/attention/backends/flash_attn.py": "class FlashAttentionBackend:\n    pass\n"},
-                         when=at(22)),
-        "later": r.commit("Scheduler: chunked prefill budget", {"vllm/core/scheduler.py": "BUDGET = 512\n"},
-                          when=at(26)),
+        "attn": r.commit(
+            "Refactor FlashAttentionBackend metadata builder",
+            {"vllm/attention/backends/flash_attn.py": "class FlashAttentionBackend:\n    pass\n"},
+            when=at(22),
+        ),
+        "later": r.commit(
+            "Scheduler: chunked prefill budget", {"vllm/core/scheduler.py": "BUDGET = 512\n"}, when=at(26)
+        ),
     }
-    recent = datetime.now(timezone.utc) - timedelta(days=1)
-    r.shas["recent"] = r.commit("Fix starvation in the scheduler's waiting queue",
-                                {"vllm/core/scheduler.py": "BUDGET = 1024\n"}, when=recent)
+    recent = datetime.now(UTC) - timedelta(days=1)
+    r.shas["recent"] = r.commit(
+        "Fix starvation in the scheduler's waiting queue", {"vllm/core/scheduler.py": "BUDGET = 1024\n"}, when=recent
+    )
     return r
-
-
-@pytest.fixture
-def run(redis_url, tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"hist{uuid.uuid4().hex[:6]}:",
-                "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
-
-    def invoke(*args: str, extra: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**env, **(extra or {})}, cwd=tmp_path, timeout=120)
-
-    return invoke
-
-
-def one_clear_line(proc: subprocess.CompletedProcess) -> str:
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, proc.stderr
-    return lines[0]
-
-
-def sources(stdout: str) -> list[str]:
-    """The short SHAs of the Sources list, in order."""
-    part = re.split(r"\*\*(?:Sources|来源)\*\*", stdout)[-1]
-    return re.findall(r"^• `([0-9a-f]{7})`", part, re.M)
 
 
 def test_offline_the_answer_is_the_ranked_sources_of_the_period(run, engine):
@@ -102,21 +89,45 @@ def test_symbols_chinese_questions_and_the_words_of_the_question(run, engine):
 def test_nothing_matching_and_no_commits_are_said_in_one_sentence(run, engine):
     proc = run("ask", "--repo", str(engine.path), *PERIOD, "--lang", "en", "what changed in the tokenizer?")
     assert proc.returncode == 0
-    assert proc.stdout.strip() == ("Nothing in that period matches: none of the 4 commits of engine in "
-                                   "2026-01-19..2026-01-25 (Asia/Shanghai) is about that.")
-    proc = run("ask", "--repo", str(engine.path), "--since", "2026-01-01", "--until", "2026-01-05", "--lang", "en",
-               "what changed?")
+    assert proc.stdout.strip() == (
+        "Nothing in that period matches: none of the 4 commits of engine in "
+        "2026-01-19..2026-01-25 (Asia/Shanghai) is about that."
+    )
+    proc = run(
+        "ask",
+        "--repo",
+        str(engine.path),
+        "--since",
+        "2026-01-01",
+        "--until",
+        "2026-01-05",
+        "--lang",
+        "en",
+        "what changed?",
+    )
     assert proc.stdout.strip() == "No commits in engine in 2026-01-01..2026-01-05 (Asia/Shanghai)."
 
 
-@pytest.mark.parametrize("args,message", [
-    (("--since", "2026-01-25", "--until", "2026-01-19"), "The period ends (2026-01-19) before it starts (2026-01-25)."),
-    (("--since", "2025-11-01", "--until", "2026-01-19"), "spans 80 days; the limit is 31 (MAX_RANGE_DAYS)."),
-    (("--commit", "abc1234", "--since", "2026-01-19"), "--commit asks about one commit and --since/--until"),
-    (("--since", "2026-02-30",), "'2026-02-30' is not a real calendar date."),
-    (("--tz", "Mars/Base"), "Unknown time zone 'Mars/Base'"),
-    ((), "spans 40 days; the limit is 31 (MAX_RANGE_DAYS)."),  # from the question's words
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ("--since", "2026-01-25", "--until", "2026-01-19"),
+            "The period ends (2026-01-19) before it starts (2026-01-25).",
+        ),
+        (("--since", "2025-11-01", "--until", "2026-01-19"), "spans 80 days; the limit is 31 (MAX_RANGE_DAYS)."),
+        (("--commit", "abc1234", "--since", "2026-01-19"), "--commit asks about one commit and --since/--until"),
+        (
+            (
+                "--since",
+                "2026-02-30",
+            ),
+            "'2026-02-30' is not a real calendar date.",
+        ),
+        (("--tz", "Mars/Base"), "Unknown time zone 'Mars/Base'"),
+        ((), "spans 40 days; the limit is 31 (MAX_RANGE_DAYS)."),  # from the question's words
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(run, engine, args, message):
     proc = run("ask", "--repo", str(engine.path), *args, "--lang", "en", "what changed in the last 40 days?")
     assert proc.returncode == 2
@@ -132,20 +143,24 @@ def _citing(request: dict):
     user = request["messages"][-1]["content"]
     given = re.findall(r"^\[([0-9a-f]{7})\]", user, re.M)
     text = f"The scheduler now preempts earlier [{given[0]}]; also see [f00dbabe]."
-    return Reply(chunks=[text[i:i + 9] for i in range(0, len(text), 9)])
+    return Reply(chunks=[text[i : i + 9] for i in range(0, len(text), 9)])
 
 
 def test_with_an_llm_the_answer_streams_cites_and_sources_come_from_the_retrieval(run, engine):
     with FakeOpenAI(_citing) as llm:
         extra = {"OPENAI_BASE_URL": llm.url, "OPENAI_API_KEY": "sk-test"}
-        digest = run("digest", "--repo", str(engine.path), "--date", "2026-01-19..2026-01-25", "--lang", "en",
-                     extra=extra)
+        digest = run(
+            "digest", "--repo", str(engine.path), "--date", "2026-01-19..2026-01-25", "--lang", "en", extra=extra
+        )
         assert digest.returncode == 0, digest.stderr
-        analysed = len([r for r in llm.requests if not r.get("stream") and '"bullets"' not in r["messages"][0]["content"]])
+        analysed = len(
+            [r for r in llm.requests if not r.get("stream") and '"bullets"' not in r["messages"][0]["content"]]
+        )
         assert analysed == 4
 
-        proc = run("ask", "--repo", str(engine.path), *PERIOD, "--lang", "en", "what changed in the scheduler?",
-                   extra=extra)
+        proc = run(
+            "ask", "--repo", str(engine.path), *PERIOD, "--lang", "en", "what changed in the scheduler?", extra=extra
+        )
         assert proc.returncode == 0, proc.stderr
         short = engine.shas["sched"][:7]
         assert f"The scheduler now preempts earlier [{short}]; also see [not a source]." in proc.stdout

@@ -1,4 +1,5 @@
 """The message catalogue: both languages hold the same keys with the same fields."""
+
 from string import Formatter
 
 from bot.i18n import LANGS, catalogue, text
@@ -54,8 +55,19 @@ CHINESE = re.compile(r"[\u3400-\u9fff][\u3400-\u9fff，。：；、？！“”�
 LOGGERS = {"log", "logger", "logging", "warnings"}
 # Raised for a programmer or for the machinery, never shown: bugs, the queue's "run me again"
 # (RetryLater), a send the ledger closes (UncertainSend), a read-back that gave up (logged).
-UNSHOWN_ERRORS = {"ValueError", "TypeError", "KeyError", "RuntimeError", "AssertionError", "NotImplementedError",
-                  "FileNotFoundError", "AttributeError", "RetryLater", "UncertainSend", "_OutOfReach"}
+UNSHOWN_ERRORS = {
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "RuntimeError",
+    "AssertionError",
+    "NotImplementedError",
+    "FileNotFoundError",
+    "AttributeError",
+    "RetryLater",
+    "UncertainSend",
+    "_OutOfReach",
+}
 
 # Whole files or folders not scanned, and why.
 NOT_SCANNED = {
@@ -68,70 +80,122 @@ NOT_SCANNED = {
 # Literals a person never reads as the bot's sentence, by file: (start of the literal, why).
 ALLOWED: dict[str, list[tuple[str, str]]] = {
     "bot/__main__.py": [("examples:", "the CLI's --help, English like argparse's own words (usage:, options:)")],
-    "bot/store.py": [("No connection available", "matches redis-py's message"),
-                     ("if redis.call", "a Lua script"), ("local v = redis.call", "a Lua script")],
-    "bot/prompts.py": [("the shipped templates", "operator error: an install without its templates"),
-                       ("or the shipped templates", "operator error: an install without its templates")],
+    "bot/store.py": [
+        ("No connection available", "matches redis-py's message"),
+        ("if redis.call", "a Lua script"),
+        ("local v = redis.call", "a Lua script"),
+    ],
+    "bot/prompts.py": [
+        ("the shipped templates", "operator error: an install without its templates"),
+        ("or the shipped templates", "operator error: an install without its templates"),
+    ],
     "bot/threads.py": [("the and for with", "stop words for matching titles")],
-    "bot/downstream/conflict.py": [("^(changed in both", "git merge-tree's own report, parsed"),
-                                   ("added in both", "git merge-tree's own report, parsed"),
-                                   ("removed in local", "git merge-tree's own report, parsed"),
-                                   ("removed in remote", "git merge-tree's own report, parsed")],
-    "bot/downstream/mirror.py": [("repository .* not found", "git fetch's own messages, parsed"),
-                                 ("couldn't find remote ref", "git fetch's own message, parsed")],
-    "bot/history/period.py": [("([0-9]{1,3}|", "a regular expression for Chinese numbers"),
-                              ("(?:自从|自|从)?", "a regular expression for Chinese weekdays")],
-    "bot/sources/github.py": [("GitHub's GraphQL API needs a token", "logged only: why PR labels are not read"),
-                              ("GraphQL cannot see the repository", "logged only: why PR labels are not read"),
-                              ('") { ... on Commit', "a GraphQL query")],
-    "bot/sources/message.py": [("(no commit message)", "stored as an empty commit's title: data, cached"),
-                               ("^(signed-off-by", "a regular expression"),
-                               ("This reverts commit (", "a regular expression for git's revert message")],
-    "bot/analysis/analyze.py": [("(no diff available)", "what the model reads in an empty <diff> block (the prompt's "
-                                                       "data, the same in both languages: not in a template, whose "
-                                                       "hash keys the cached analyses)"),
-                                ("(no file list available)", "what the model reads in an empty <files> block")],
-    "bot/analysis/answer.py": [("^(?:(?:none|nothing", "a regular expression for the ways a model says 'nothing'"),
-                               ("a an the and or", "a word list for matching a summary to the commit")],
+    "bot/downstream/conflict.py": [
+        ("^(changed in both", "git merge-tree's own report, parsed"),
+        ("added in both", "git merge-tree's own report, parsed"),
+        ("removed in local", "git merge-tree's own report, parsed"),
+        ("removed in remote", "git merge-tree's own report, parsed"),
+    ],
+    "bot/downstream/mirror.py": [
+        ("repository .* not found", "git fetch's own messages, parsed"),
+        ("couldn't find remote ref", "git fetch's own message, parsed"),
+    ],
+    "bot/history/period.py": [
+        ("([0-9]{1,3}|", "a regular expression for Chinese numbers"),
+        ("(?:自从|自|从)?", "a regular expression for Chinese weekdays"),
+    ],
+    "bot/sources/github.py": [
+        ("GitHub's GraphQL API needs a token", "logged only: why PR labels are not read"),
+        ("GraphQL cannot see the repository", "logged only: why PR labels are not read"),
+        ('") { ... on Commit', "a GraphQL query"),
+    ],
+    "bot/sources/message.py": [
+        ("(no commit message)", "stored as an empty commit's title: data, cached"),
+        ("^(signed-off-by", "a regular expression"),
+        ("This reverts commit (", "a regular expression for git's revert message"),
+    ],
+    "bot/analysis/analyze.py": [
+        (
+            "(no diff available)",
+            "what the model reads in an empty <diff> block (the prompt's "
+            "data, the same in both languages: not in a template, whose "
+            "hash keys the cached analyses)",
+        ),
+        ("(no file list available)", "what the model reads in an empty <files> block"),
+    ],
+    "bot/analysis/answer.py": [
+        ("^(?:(?:none|nothing", "a regular expression for the ways a model says 'nothing'"),
+        ("a an the and or", "a word list for matching a summary to the commit"),
+    ],
     "bot/taste/features.py": [("the an of to", "stop words the model ignores, not a sentence")],
-    "bot/taste/notes.py": [("unreleased|next release", "a regular expression for changelog headings"),
-                           ("breaking removal removed", "towncrier's fragment type names, not a sentence")],
-    "bot/analysis/hints.py": [("announced in this project", "the LLM prompt's data lines, English like the offline hint"),
-                              ("(as a breaking or security", "the LLM prompt's data lines"),
-                              ("; usually listed under", "the LLM prompt's data lines"),
-                              ("similar commits of this", "the LLM prompt's data lines"),
-                              ("<details>", "a regular expression for Dependabot's own boilerplate"),
-                              ("^\\s*Dependabot will resolve", "a regular expression for Dependabot's own boilerplate")],
-    "bot/analysis/llm.py": [("context (?:length", "a regular expression for the servers' own context-window errors"),
-                            ("maximum context length", "the same"), ("exceed context window", "the same"),
-                            ("messages resulted in", "the same"), ("\\((\\d+) in the messages", "the same"),
-                            ("(\\d+) of text input", "the same")],
+    "bot/taste/notes.py": [
+        ("unreleased|next release", "a regular expression for changelog headings"),
+        ("breaking removal removed", "towncrier's fragment type names, not a sentence"),
+    ],
+    "bot/analysis/hints.py": [
+        ("announced in this project", "the LLM prompt's data lines, English like the offline hint"),
+        ("(as a breaking or security", "the LLM prompt's data lines"),
+        ("; usually listed under", "the LLM prompt's data lines"),
+        ("similar commits of this", "the LLM prompt's data lines"),
+        ("<details>", "a regular expression for Dependabot's own boilerplate"),
+        ("^\\s*Dependabot will resolve", "a regular expression for Dependabot's own boilerplate"),
+    ],
+    "bot/analysis/llm.py": [
+        ("context (?:length", "a regular expression for the servers' own context-window errors"),
+        ("maximum context length", "the same"),
+        ("exceed context window", "the same"),
+        ("messages resulted in", "the same"),
+        ("\\((\\d+) in the messages", "the same"),
+        ("(\\d+) of text input", "the same"),
+    ],
     "bot/analysis/offline/evidence/behaviour.py": [("\\b(pure(ly)? refactor", "a regular expression for titles")],
     "bot/analysis/offline/patch.py": [("py pyi pyx pxd rb", "file extensions")],
-    "bot/analysis/offline/paths.py": [("py pyi", "file extensions"), ("yaml yml toml", "file extensions"),
-                                      ("md markdown", "file extensions"), ("pipfile package.json", "file names"),
-                                      ("cmakelists.txt", "file names"), ("png jpg", "file extensions")],
-    "bot/analysis/offline/title.py": [("add adds", "verbs of titles"), ("fix fixes", "verbs of titles"),
-                                      ("remove removes", "verbs of titles"), ("refactor refactors", "verbs of titles"),
-                                      ("optimize optimise", "verbs of titles"), ("bump bumps", "verbs of titles")],
-    "bot/analysis/summary.py": [('"bullets" must be', "a headline answer's rejection: read by the model in the "
-                                                      "corrective message (prompts/headline_retry) and logged; the "
-                                                      "reader's notice names the reason by its code"),
-                                ("a bullet copies", "the same"), ("the answer was cut off", "the same"),
-                                ("the answer was blank", "the same")],
-    "bot/diffs.py": [("@generated", "a regular expression for generated files"),
-                     ("(?i)do not edit", "a regular expression for generated files"),
-                     ("(no content changes)", "part of the diff text given to the model, a diff format"),
-                     ("a an the and or", "stop words for matching a question to hunks"),
-                     ("GIT binary patch", "git's own marker, parsed")],
-    "handlers/slack/api.py": [("body is not", "HTTP answer to Slack's servers"),
-                              ("field `actions` has", "HTTP answer to Slack's servers"),
-                              ("` has the wrong type", "HTTP answer to Slack's servers"),
-                              ("As you gave `client`", "matches Bolt's own log line")],
-    "handlers/feishu/verify.py": [("body is not", "HTTP answer to Feishu's servers"),
-                                  ("body cannot be", "HTTP answer to Feishu's servers"),
-                                  ("payload is not", "HTTP answer to Feishu's servers"),
-                                  ("wrong verification token", "HTTP answer to Feishu's servers")],
+    "bot/analysis/offline/paths.py": [
+        ("py pyi", "file extensions"),
+        ("yaml yml toml", "file extensions"),
+        ("md markdown", "file extensions"),
+        ("pipfile package.json", "file names"),
+        ("cmakelists.txt", "file names"),
+        ("png jpg", "file extensions"),
+    ],
+    "bot/analysis/offline/title.py": [
+        ("add adds", "verbs of titles"),
+        ("fix fixes", "verbs of titles"),
+        ("remove removes", "verbs of titles"),
+        ("refactor refactors", "verbs of titles"),
+        ("optimize optimise", "verbs of titles"),
+        ("bump bumps", "verbs of titles"),
+    ],
+    "bot/analysis/summary.py": [
+        (
+            '"bullets" must be',
+            "a headline answer's rejection: read by the model in the "
+            "corrective message (prompts/headline_retry) and logged; the "
+            "reader's notice names the reason by its code",
+        ),
+        ("a bullet copies", "the same"),
+        ("the answer was cut off", "the same"),
+        ("the answer was blank", "the same"),
+    ],
+    "bot/diffs.py": [
+        ("@generated", "a regular expression for generated files"),
+        ("(?i)do not edit", "a regular expression for generated files"),
+        ("(no content changes)", "part of the diff text given to the model, a diff format"),
+        ("a an the and or", "stop words for matching a question to hunks"),
+        ("GIT binary patch", "git's own marker, parsed"),
+    ],
+    "handlers/slack/api.py": [
+        ("body is not", "HTTP answer to Slack's servers"),
+        ("field `actions` has", "HTTP answer to Slack's servers"),
+        ("` has the wrong type", "HTTP answer to Slack's servers"),
+        ("As you gave `client`", "matches Bolt's own log line"),
+    ],
+    "handlers/feishu/verify.py": [
+        ("body is not", "HTTP answer to Feishu's servers"),
+        ("body cannot be", "HTTP answer to Feishu's servers"),
+        ("payload is not", "HTTP answer to Feishu's servers"),
+        ("wrong verification token", "HTTP answer to Feishu's servers"),
+    ],
     "handlers/feishu/platform.py": [("the app lacks the scope", "logged only: why a read-back is impossible")],
 }
 
@@ -156,9 +220,14 @@ def _skipped_by_context(node: ast.AST, parents: dict) -> bool:
 def inline_sentences(path: Path) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     parents = {c: n for n in ast.walk(tree) for c in ast.iter_child_nodes(n)}
-    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
-                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    docstrings = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
     found = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or id(node) in docstrings:
@@ -183,17 +252,21 @@ def test_no_sentence_a_user_reads_is_written_outside_the_catalogue():
                 used.add((rel, allowed[0]))
             else:
                 stray.append(f"{rel}:{line}: {literal[:80]!r}")
-    assert stray == [], "sentences outside bot/i18n/*.toml (use text()/phrase(), or say here why not):\n" + \
-        "\n".join(stray)
+    assert stray == [], "sentences outside bot/i18n/*.toml (use text()/phrase(), or say here why not):\n" + "\n".join(
+        stray
+    )
     stale = [(rel, start) for rel, entries in ALLOWED.items() for start, _ in entries if (rel, start) not in used]
     assert stale == [], f"allowed literals no longer found (remove them): {stale}"
 
 
 def test_the_scan_finds_a_sentence_written_inline(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text('def f(platform):\n    """Docs are fine."""\n    log.info("a log line is fine too")\n'
-                      '    platform.send(Notice("Something went wrong here."))\n'
-                      '    return "请稍后再试一次"\n', encoding="utf-8")
+    sample.write_text(
+        'def f(platform):\n    """Docs are fine."""\n    log.info("a log line is fine too")\n'
+        '    platform.send(Notice("Something went wrong here."))\n'
+        '    return "请稍后再试一次"\n',
+        encoding="utf-8",
+    )
     assert sorted(line for line, _ in inline_sentences(sample)) == [4, 5]
 
 

@@ -4,11 +4,14 @@ the same levels and types, fallbacks included. The improve pass (the clock's, of
 path) retries the fallbacks; a success improves the kept digest in place, with a note, and edits
 each posted message once. Real processes, real Redis, the real SDKs against the fake Slack,
 Feishu and LLM servers; what is asserted is what readers see."""
+
 from __future__ import annotations
 
 import json
 import re
 from datetime import UTC, date, datetime, timedelta
+
+import pytest
 
 from bot.chat import ChatService
 from bot.improve.job import Improver
@@ -16,14 +19,27 @@ from bot.render.jsonout import render_json
 from bot.services import Services
 from bot.store import StoreUnavailable, open_store
 from bot.window import day_window
-from tests.test_feishu_e2e import feishu_env, repo  # noqa: F401 — the Feishu fixtures
-from tests.test_slack_e2e import (CHANNEL, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, build_widgets, by_title,  # noqa: F401
-                                  digest_thread, make_bot, shown, slack, widgets)
+from tests.shared.feishu import feishu_env, rocket_repo
+from tests.shared.slack import (
+    CHANNEL,
+    HIGH_TITLE,
+    by_title,
+    digest_thread,
+    shown,
+)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
+
 
 WINDOW = day_window(date(2026, 1, 28), "Asia/Shanghai")
 LATER = datetime.now(UTC) + timedelta(hours=1)  # past every pass's due time (DIGEST_IMPROVE_MINUTES)
-NOTE = re.compile(r"✏️ Re-analysed by the LLM at \d\d-\d\d \d\d:\d\d \(it was the offline fallback: "
-                  r"the LLM endpoint answered with errors\)")
+NOTE = re.compile(
+    r"✏️ Re-analysed by the LLM at \d\d-\d\d \d\d:\d\d \(it was the offline fallback: "
+    r"the LLM endpoint answered with errors\)"
+)
 
 
 def entries(digest_json: str) -> dict[str, dict]:
@@ -31,7 +47,8 @@ def entries(digest_json: str) -> dict[str, dict]:
 
 
 def test_one_day_through_the_cli_is_one_digest_in_json_and_markdown_until_improved(
-        run, widgets, flaky_llm, make_settings):
+    run, widgets, flaky_llm, make_settings
+):
     # the LLM fails this commit now; once healed it says medium / removal (the rules: high / feature)
     flaky_llm.fail(HIGH_TITLE, importance="medium", change_type="removal/deprecation")
     env = {"OPENAI_BASE_URL": flaky_llm.url, "OPENAI_API_KEY": "sk-test-flaky-000", "LLM_MAX_RETRIES": "0"}
@@ -60,16 +77,18 @@ def test_one_day_through_the_cli_is_one_digest_in_json_and_markdown_until_improv
 
     import asyncio
 
-    (_, outcome), = asyncio.run(improve())
+    ((_, outcome),) = asyncio.run(improve())
     assert outcome == "1 of 1 improved"
     third = run(*args, "--format", "json", env=env)
     improved = entries(third.stdout)[HIGH_TITLE]
     assert (improved["importance"], improved["analysis"]["change_type"]) == ("medium", "removal/deprecation")
     assert improved["analysis"]["origin"] == "llm" and improved["analysis"]["improved_from"] == "http_error"
-    assert json.loads(third.stdout)["digests"][0]["notices"] == [] and json.loads(third.stdout)["digests"][0]["revision"] == 1
+    assert (
+        json.loads(third.stdout)["digests"][0]["notices"] == []
+        and json.loads(third.stdout)["digests"][0]["revision"] == 1
+    )
     md = run(*args, "--format", "markdown", env=env).stdout
     assert NOTE.search(md) and "🟡 Medium" in md.split("feat\\!: remove the legacy export API", 2)[2][:1500]
-
 
 
 async def test_posted_slack_digests_are_edited_once_with_the_note(make_bot, slack, widgets, flaky_llm):
@@ -90,7 +109,7 @@ async def test_posted_slack_digests_are_edited_once_with_the_note(make_bot, slac
     before = {m.ts: slack.message(CHANNEL, m.ts).edits for p, rs in threads for m in (p, *rs)}
 
     # the clock's improve pass: one retry, then each posted message that shows it edited once
-    (_, outcome), = await bot.chat.improver.tick(LATER)
+    ((_, outcome),) = await bot.chat.improver.tick(LATER)
     assert outcome == "1 of 1 improved" and flaky_llm.analyses_of(HIGH_TITLE) == asked + 1
     for p, rs in threads:
         now_parent = slack.message(CHANNEL, p.ts)
@@ -131,16 +150,18 @@ async def test_many_channels_one_improvement_each_message_edited_once(make_bot, 
     import asyncio
 
     outcomes = await asyncio.gather(bot.chat.improver.tick(LATER), other.chat.improver.tick(LATER))
-    assert sorted(o for done in outcomes for _, o in done) in (["1 of 1 improved", "busy"],
-                                                                ["1 of 1 improved", "no retries"],
-                                                                ["1 of 1 improved"])
+    assert sorted(o for done in outcomes for _, o in done) in (
+        ["1 of 1 improved", "busy"],
+        ["1 of 1 improved", "no retries"],
+        ["1 of 1 improved"],
+    )
     assert flaky_llm.analyses_of(HIGH_TITLE) == asked + 1  # one retry for every channel
     for channel, detail in details:
         now = slack.message(channel, detail.ts)
         assert now.edits == 1 and NOTE.search(shown(now))
 
 
-async def test_the_feishu_card_is_patched_once_with_the_note(make_settings, repo, flaky_llm):  # noqa: F811
+async def test_the_feishu_card_is_patched_once_with_the_note(make_settings, repo, flaky_llm):
     title = "feat: add export --since flag"  # the rules: medium, a card of its own
     flaky_llm.fail(title, importance="high", change_type="feature")
     async with feishu_env(make_settings, repo, **flaky_llm.settings()) as env:
@@ -149,7 +170,7 @@ async def test_the_feishu_card_is_patched_once_with_the_note(make_settings, repo
         assert "add export" in env.fake.card(card)["header"]["title"]["content"]
         assert not card.patches
         flaky_llm.heal()
-        (_, outcome), = await env.chat.improver.tick(LATER)
+        ((_, outcome),) = await env.chat.improver.tick(LATER)
         assert outcome == "1 of 1 improved"
         assert len(card.patches) == 1
         shown_now = env.fake.markdown_of(card)
@@ -180,7 +201,8 @@ class StoreFailingOnce:
 
 
 async def test_a_pass_killed_after_the_analysis_leaves_the_digest_consistent_and_loses_nothing(
-        make_settings, widgets, flaky_llm):
+    make_settings, widgets, flaky_llm
+):
     flaky_llm.fail(HIGH_TITLE, importance="medium", change_type="removal/deprecation")
     settings = make_settings(**flaky_llm.settings())
     services = Services.build(settings, store=StoreFailingOnce.build(settings))
@@ -201,7 +223,7 @@ async def test_a_pass_killed_after_the_analysis_leaves_the_digest_consistent_and
         assert entries(render_json([still]))[HIGH_TITLE]["analysis"]["origin"] == "fallback"
         # the next pass (due again after the interval) finishes it without asking the LLM again
         assert await improver.tick(LATER) == []  # not yet due
-        (_, outcome), = await improver.tick(LATER + timedelta(minutes=settings.digest_improve_minutes))
+        ((_, outcome),) = await improver.tick(LATER + timedelta(minutes=settings.digest_improve_minutes))
         assert outcome == "1 of 1 improved" and flaky_llm.analyses_of(HIGH_TITLE) == asked + 1
         better = await services.builder.build(source, WINDOW, "en")
         assert better.revision == 1 and better.notices == ()

@@ -1,6 +1,7 @@
 """A normal install, not the editable one CI uses: build the wheel, install it into a fresh venv,
 and run an LLM digest from a directory that holds none of the source. An editable install reads
 the prompt templates from the checkout and hides a wheel that lacks them."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,20 @@ from tests.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
 SH = ZoneInfo("Asia/Shanghai")
-NOT_SHIPPED = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".data",
-                                     ".mutation", ".pytest_cache", "tests", "bench", "tools")
+NOT_SHIPPED = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".data",
+    ".mutation",
+    ".pytest_cache",
+    "tests",
+    "bench",
+    "tools",
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,25 +46,40 @@ def installed(tmp_path_factory) -> Path:
     source = tmp / "source"
     shutil.copytree(ROOT, source, ignore=NOT_SHIPPED)
     wheels = tmp / "wheels"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
-                           capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = wheels.glob("digest_bot-*.whl")
     env_dir = tmp / "venv"
     venv.create(env_dir, with_pip=False)
     python = env_dir / "bin" / "python"
-    site = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                        text=True).strip())
+    site = Path(
+        subprocess.check_output(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
+        ).strip()
+    )
     (site / "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    install = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                              "--target", str(site), str(wheel)], capture_output=True, text=True, timeout=300)
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert install.returncode == 0, install.stderr[-2000:]
     return python
 
 
 def clean_env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"
-           and not k.startswith(("SLACK_", "OPENAI_", "REDIS_", "DEFAULT_", "FEISHU_", "GITHUB_", "LLM_", "PROMPTS_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k != "PYTHONPATH"
+        and not k.startswith(("SLACK_", "OPENAI_", "REDIS_", "DEFAULT_", "FEISHU_", "GITHUB_", "LLM_", "PROMPTS_"))
+    }
     env.update(extra)
     return env
 
@@ -66,16 +94,28 @@ def test_the_wheel_is_what_runs(installed, tmp_path):
 
 def test_an_installed_bot_analyses_with_the_llm_from_any_directory(installed, tmp_path, redis_url):
     repo = GitRepo(tmp_path / "widgets")
-    repo.commit("feat: add CSV export (#7)", {"src/export.py": "import csv\n\ndef export(rows):\n    return csv.writer(rows)\n"},
-                when=datetime(2026, 1, 28, 9, 30, tzinfo=SH))
+    repo.commit(
+        "feat: add CSV export (#7)",
+        {"src/export.py": "import csv\n\ndef export(rows):\n    return csv.writer(rows)\n"},
+        when=datetime(2026, 1, 28, 9, 30, tzinfo=SH),
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     with FakeOpenAI() as llm:
         proc = subprocess.run(
             [str(installed), "-m", "bot", "digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en"],
-            capture_output=True, text=True, cwd=elsewhere, timeout=300,
-            env=clean_env(OPENAI_BASE_URL=llm.url, OPENAI_API_KEY="sk-test-install-1234", REDIS_URL=redis_url,
-                          REDIS_PREFIX="install:", DATA_DIR=str(tmp_path / "data")))
+            capture_output=True,
+            text=True,
+            cwd=elsewhere,
+            timeout=300,
+            env=clean_env(
+                OPENAI_BASE_URL=llm.url,
+                OPENAI_API_KEY="sk-test-install-1234",
+                REDIS_URL=redis_url,
+                REDIS_PREFIX="install:",
+                DATA_DIR=str(tmp_path / "data"),
+            ),
+        )
         asked = [r for r in llm.requests if "feat: add CSV export" in r["messages"][-1]["content"]]
     assert proc.returncode == 0, proc.stderr  # 3 would mean: no commit got an LLM analysis
     assert proc.stderr == ""

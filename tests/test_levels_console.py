@@ -1,15 +1,23 @@
 """Level corrections in the terminal chat, typed as a user types them: `level N too-high|too-low
 [sha]` on a posted digest message, and what the terminal shows afterwards (also after a restart:
 a new bot on the same Redis)."""
+
 from __future__ import annotations
 
 import io
 from pathlib import Path
 
+import pytest
+
 from bot.chat import ChatService
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
-from tests.test_console import NOW, console, console_in, repo  # noqa: F401
+from tests.shared.console import NOW, console_repo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return console_repo(tmp_path)
 
 
 async def test_level_commands_correct_and_redraw(console, make_settings, repo):
@@ -30,14 +38,19 @@ async def test_level_commands_correct_and_redraw(console, make_settings, repo):
     assert "already at the lowest level (🟢 Low): nothing recorded." in await console(f"level 3 too-high {typo}")
     raised = await console(f"level 3 too-low {typo}")
     assert "will be shown as 🟡 Medium from now on." in raised
-    assert f"🟡 {typo} [Docs] Fix typo in README" in raised and "Level corrected to 🟡 Medium by you (was 🟢 Low)" in raised
+    assert (
+        f"🟡 {typo} [Docs] Fix typo in README" in raised
+        and "Level corrected to 🟡 Medium by you (was 🟢 Low)" in raised
+    )
 
     assert "usage: level N too-high|too-low [sha]" in await console("level 2 sideways")
     assert "There is no message #9 yet." in await console("level 9 too-high")
     week = await console("/digest week 2026-01-28")  # a roll-up: corrected, but no level taps of its own
     number = week.split("]", 1)[0].lstrip("[#")
     assert "Level corrected to 🟡 Medium by you (was 🔴 High)" in week
-    assert f"Message #{number} shows no commit whose level can be corrected." in await console(f"level {number} too-low")
+    assert f"Message #{number} shows no commit whose level can be corrected." in await console(
+        f"level {number} too-low"
+    )
     again = await console("/digest 2026-01-28")  # the next listing of that day
     assert "🔴 high 0 | 🟡 medium 2 | 🟢 low 1" in again
     assert "Level corrected to 🟡 Medium by you (was 🔴 High)" in again

@@ -2,18 +2,31 @@
 endpoint, the real lark-oapi SDK against the fake Feishu OpenAPI, real Redis, a real git
 repository. Asserted is what people see: the toast answering the click, the ephemeral card only
 the tapper sees, the digest's cards as Feishu now holds them (patched), and later digests."""
+
 from __future__ import annotations
 
+import pytest
+
 from tests.fakes.feishu_server import card_action_event, shown_markdown
-from tests.test_feishu_e2e import ALICE, GROUP, TOKEN, buttons, feishu_env, markdowns, repo  # noqa: F401
+from tests.shared.feishu import ALICE, GROUP, TOKEN, buttons, feishu_env, markdowns, rocket_repo
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return rocket_repo(tmp_path)
+
 
 BOB = "ou_bob00000000000000000000000000001"
 
 
 def level_value(card: dict, sha_start: str, direction: str) -> dict:
-    found = [b["behaviors"][0]["value"] for b in buttons(card)
-             if b["behaviors"][0].get("value", {}).get("action") == "level"
-             and b["behaviors"][0]["value"]["dir"] == direction and b["behaviors"][0]["value"]["sha"].startswith(sha_start)]
+    found = [
+        b["behaviors"][0]["value"]
+        for b in buttons(card)
+        if b["behaviors"][0].get("value", {}).get("action") == "level"
+        and b["behaviors"][0]["value"]["dir"] == direction
+        and b["behaviors"][0]["value"]["sha"].startswith(sha_start)
+    ]
     assert len(found) == 1, found
     return found[0]
 
@@ -26,8 +39,11 @@ def said(env, before: int) -> str:
 
 
 async def tap(env, message, value: dict, *, operator: str = ALICE, event_id: str | None = None) -> dict:
-    status, body = await env.post(card_action_event(value, chat_id=GROUP, message_id=message.message_id,
-                                                    operator=operator, token=TOKEN, event_id=event_id))
+    status, body = await env.post(
+        card_action_event(
+            value, chat_id=GROUP, message_id=message.message_id, operator=operator, token=TOKEN, event_id=event_id
+        )
+    )
     assert status == 200
     await env.settle()
     return body
@@ -36,7 +52,7 @@ async def tap(env, message, value: dict, *, operator: str = ALICE, event_id: str
 async def test_too_high_on_a_medium_commit_in_a_chinese_group(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
         parent, replies = await env.digest()
-        detail, low = replies
+        detail, _low = replies
         card = env.fake.card(detail)
         assert "🟡" in card["header"]["title"]["content"]
         labels = [b["text"]["content"] for b in buttons(card)]
@@ -57,7 +73,7 @@ async def test_too_high_on_a_medium_commit_in_a_chinese_group(make_settings, rep
         assert "🟡 中 0 | 🟢 低 3" in env.fake.markdown_of(parent)
 
         # the next digest of that day lists it with the low commits, corrected
-        status, _ = await env.say("digest 2026-01-28")
+        _status, _ = await env.say("digest 2026-01-28")
         await env.settle()
         parent2 = env.fake.top_level(GROUP)[-1]
         (low2,) = env.fake.thread(parent2.message_id)
@@ -72,7 +88,7 @@ async def test_too_high_on_a_medium_commit_in_a_chinese_group(make_settings, rep
 
 async def test_low_commits_have_their_own_buttons_and_the_latest_tap_wins(make_settings, repo):
     async with feishu_env(make_settings, repo) as env:
-        parent, (detail, low) = await env.digest()
+        parent, (_detail, low) = await env.digest()
         card = env.fake.card(low)
         fix = next(v for v in (b["behaviors"][0].get("value", {}) for b in buttons(card)) if v.get("action") == "level")
         sha = fix["sha"]
@@ -83,6 +99,7 @@ async def test_low_commits_have_their_own_buttons_and_the_latest_tap_wins(make_s
         assert "🟡 中 2 | 🟢 低 1" in env.fake.markdown_of(parent)
 
         import asyncio
+
         await asyncio.sleep(1.05)  # corrections are timed to the second: Bob's is the later one
         before = len(env.fake.ephemerals)
         await tap(env, low, level_value(env.fake.card(low), sha, "too_low"), operator=BOB)  # medium → high
@@ -95,8 +112,9 @@ async def test_end_of_scale_forged_and_repeated_clicks_record_nothing_more(make_
     async with feishu_env(make_settings, repo) as env:
         parent, (detail, low) = await env.digest()
         low_card = env.fake.card(low)
-        low_sha = next(v for v in (b["behaviors"][0].get("value", {}) for b in buttons(low_card))
-                       if v.get("action") == "level")["sha"]
+        low_sha = next(
+            v for v in (b["behaviors"][0].get("value", {}) for b in buttons(low_card)) if v.get("action") == "level"
+        )["sha"]
 
         before = len(env.fake.ephemerals)
         await tap(env, low, level_value(low_card, low_sha, "too_high"))

@@ -1,6 +1,7 @@
 """The one place corrections change what a digest shows: laid over the digest after the cache
 (`DigestBuilder.build`), idempotent and reversible, carried through to_dict / from_dict, and what
 the weekly roll-up and the renderers then show."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -24,18 +25,26 @@ def fix(sha: str, level: str, who: str = "U0ANA") -> Correction:
 
 def test_overlay_moves_counts_and_groups_and_survives_a_round_trip():
     d = day(3)  # high, medium, low
-    high, medium, low = d.entries
+    high, medium, _low = d.entries
     corrected = overlay(d, {medium.commit.sha: fix(medium.commit.sha, "low")})
     again = digest_from_dict(to_dict(corrected))  # the shape kept in Redis and printed as JSON
     for shown in (corrected, again):
         entry = shown.entries[1]
-        assert (entry.importance, entry.corrected_by, entry.corrected_from) == (Importance.LOW, "U0ANA", Importance.MEDIUM)
+        assert (entry.importance, entry.corrected_by, entry.corrected_from) == (
+            Importance.LOW,
+            "U0ANA",
+            Importance.MEDIUM,
+        )
         assert [shown.count(i) for i in Importance] == [1, 0, 2]
         assert [len(e) for _, e in shown.grouped()] == [1, 0, 2]
     # idempotent, and a later correction replaces the earlier one (from the analysis's level)
     assert overlay(corrected, {medium.commit.sha: fix(medium.commit.sha, "low")}) == corrected
     raised = overlay(corrected, {medium.commit.sha: fix(medium.commit.sha, "high", "U0BOB")}).entries[1]
-    assert (raised.importance, raised.corrected_by, raised.corrected_from) == (Importance.HIGH, "U0BOB", Importance.MEDIUM)
+    assert (raised.importance, raised.corrected_by, raised.corrected_from) == (
+        Importance.HIGH,
+        "U0BOB",
+        Importance.MEDIUM,
+    )
     # back at the analysis's own level (or no correction at all): nothing is said
     for effective in ({medium.commit.sha: fix(medium.commit.sha, "medium")}, {}):
         back = overlay(corrected, effective).entries[1]
@@ -62,7 +71,8 @@ def test_every_renderer_says_who_corrected_it_and_from_what():
     assert line in render_text(week) and "<@U0ANA>" in S.unescape(str(S.render(week)))
     zh = overlay(day(3, lang="zh"), {medium.commit.sha: fix(medium.commit.sha, "low", "ou_ana")})
     assert "✏️ 等级已由 <at id=ou_ana></at> 纠正为 🟢 低（原为 🟡 中）" in "\n".join(
-        F.all_markdown(F.render_cards(CommitDetail(zh, zh.entries[1]))))
+        F.all_markdown(F.render_cards(CommitDetail(zh, zh.entries[1])))
+    )
     assert overlay_content(week, {}) == WeekRollup(d, ((("src", (d.entries[1],)),)))
 
 

@@ -1,6 +1,7 @@
 """Level corrections on the report page (a signed form per commit, posted back to the page's own
 signed URL) and in the CLI's Markdown and JSON: real web app, real Redis, a real `python -m bot`
 process. Asserted is what a reader sees: the page's text after each tap, the CLI's output."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,13 @@ import pytest
 from bot.render.labels import PAGE_READER
 from handlers.web import bound_port, build_app, report_routes, start_server
 from tests.reportdata import day
-from tests.test_cli import repo  # noqa: F401 — `run` comes from tests/conftest.py
-from tests.test_report_page import PUBLIC, Page, local
+from tests.shared.cli import cli_repo
+from tests.shared.report_page import PUBLIC, Page, local
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return cli_repo(tmp_path)
 
 
 class Forms(HTMLParser):
@@ -46,12 +52,14 @@ async def page(make_services):
     runner = await start_server(build_app(services.store, report_routes(services.reports)), "127.0.0.1", 0)
     base = f"http://127.0.0.1:{bound_port(runner)}"
     async with aiohttp.ClientSession() as http:
+
         async def open_(link: str) -> tuple[int, str]:
             async with http.get(local(link, base)) as resp:
                 return resp.status, await resp.text()
 
-        async def tap(link: str, sha: str, direction: str, form: dict | None = None,
-                      changes: dict | None = None) -> tuple[int, str]:
+        async def tap(
+            link: str, sha: str, direction: str, form: dict | None = None, changes: dict | None = None
+        ) -> tuple[int, str]:
             if form is None:
                 _, html = await open_(link)
                 form = Forms(html).forms[sha]
@@ -99,8 +107,9 @@ async def test_forged_and_resent_forms_record_nothing(page):
     forms = Forms(html).forms
 
     # a form whose commit was changed (its MAC no longer matches), or a made-up direction
-    status, html = await tap(link, medium.commit.sha, "too_high", form=forms[medium.commit.sha],
-                               changes={"sha": low.commit.sha})
+    status, html = await tap(
+        link, medium.commit.sha, "too_high", form=forms[medium.commit.sha], changes={"sha": low.commit.sha}
+    )
     assert status == 400
     assert "That correction form is not valid (altered, or its link has expired): nothing recorded." in Page(html).text
     status, html = await tap(link, medium.commit.sha, "sideways", form=forms[medium.commit.sha])
@@ -120,7 +129,7 @@ async def test_forged_and_resent_forms_record_nothing(page):
 
 
 async def test_a_correction_made_in_chat_shows_on_a_page_published_before_it(page):
-    services, open_, tap = page
+    services, open_, _tap = page
     d = day(3, lang="zh")
     medium = d.entries[1]
     link = await services.reports.publish(d)

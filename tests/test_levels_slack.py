@@ -2,6 +2,7 @@
 slack_sdk/Bolt against the fake Slack Web API, real Redis, a real git repository. What is asserted
 is what people see: the tapper's ephemeral sentence, the digest messages as Slack now holds them
 (chat.update), and the digests posted afterwards — also by a restarted bot on the same Redis."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,20 +10,42 @@ import json
 
 from bot.render import slack as R
 from tests.fakes.slack_server import FakeSlack
-from tests.test_slack_e2e import (CHANNEL, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, by_title, buttons,  # noqa: F401
-                                  digest_thread, make_bot, shown, shown_eph, slack, widgets)
+from tests.shared.slack import (
+    CHANNEL,
+    HIGH_TITLE,
+    LOW_TITLE,
+    MEDIUM_TITLE,
+    buttons,
+    by_title,
+    digest_thread,
+    shown,
+    shown_eph,
+)
 
 ANA, BOB = "U0ANA", "U0BOB"
 
 
-async def tap(bot, slack: FakeSlack, message, direction: str, *, user: str = ANA, root: str | None = None,
-              value: str | None = None) -> str:
+async def tap(
+    bot,
+    slack: FakeSlack,
+    message,
+    direction: str,
+    *,
+    user: str = ANA,
+    root: str | None = None,
+    value: str | None = None,
+) -> str:
     """Press a commit's "level too high/low" button in `message`; returns the sentence the tapper
     alone was shown."""
     before = len(slack.ephemerals)
     button = buttons(message)[f"digest_level_{direction}"]
-    status, _ = await bot.sender.block_action(f"digest_level_{direction}", value=value or button["value"], user=user,
-                                              message_ts=message.ts, thread_ts=root or message.thread_ts)
+    status, _ = await bot.sender.block_action(
+        f"digest_level_{direction}",
+        value=value or button["value"],
+        user=user,
+        message_ts=message.ts,
+        thread_ts=root or message.thread_ts,
+    )
     assert status == 200
     await bot.settle()
     said = slack.ephemerals[before:]
@@ -95,12 +118,21 @@ async def test_a_tap_at_the_end_of_the_scale_records_nothing(make_bot, slack, wi
     # "too high" on a low commit (from a message drawn before someone else lowered it, say)
     low = by_title(replies, LOW_TITLE)
     before = len(slack.ephemerals)
-    block = next(b for b in low.blocks if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu")
-    await bot.sender.block_action("digest_level_menu", selected=f"too_high:{widgets.shas['low']}",
-                                  block_id=block["block_id"], message_ts=low.ts, thread_ts=parent.ts, user=ANA)
+    block = next(
+        b for b in low.blocks if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu"
+    )
+    await bot.sender.block_action(
+        "digest_level_menu",
+        selected=f"too_high:{widgets.shas['low']}",
+        block_id=block["block_id"],
+        message_ts=low.ts,
+        thread_ts=parent.ts,
+        user=ANA,
+    )
     await bot.settle()
     assert shown_eph(slack.ephemerals[before]) == (
-        f"{widgets.shas['low'][:7]} is already at the lowest level (🟢 Low): nothing recorded.")
+        f"{widgets.shas['low'][:7]} is already at the lowest level (🟢 Low): nothing recorded."
+    )
     parent2, _ = await digest_thread(bot, slack)
     assert "🔴 high 1 | 🟡 medium 1 | 🟢 low 1" in shown(parent2)
 
@@ -109,13 +141,21 @@ async def test_the_low_commits_menu_raises_a_low_commit(make_bot, slack, widgets
     bot = await make_bot()
     parent, replies = await digest_thread(bot, slack)
     low = by_title(replies, LOW_TITLE)
-    block = next(b for b in low.blocks if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu")
+    block = next(
+        b for b in low.blocks if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu"
+    )
     groups = block["elements"][0]["option_groups"]
     assert [g["label"]["text"] for g in groups] == ["Level too low"]  # a low commit can only go up
     option = groups[0]["options"][0]
     assert option["value"] == f"too_low:{widgets.shas['low'][:12]}" and LOW_TITLE[:20] in option["text"]["text"]
-    await bot.sender.block_action("digest_level_menu", selected=option["value"],
-                                  block_id=block["block_id"], message_ts=low.ts, thread_ts=parent.ts, user=ANA)
+    await bot.sender.block_action(
+        "digest_level_menu",
+        selected=option["value"],
+        block_id=block["block_id"],
+        message_ts=low.ts,
+        thread_ts=parent.ts,
+        user=ANA,
+    )
     await bot.settle()
     assert "will be shown as 🟡 Medium from now on." in shown_eph(slack.ephemerals[-1])
     line = [x for x in shown(now(slack, low)).splitlines() if LOW_TITLE in x]
@@ -123,8 +163,11 @@ async def test_the_low_commits_menu_raises_a_low_commit(make_bot, slack, widgets
     assert f"Level corrected to 🟡 Medium by <@{ANA}> (was 🟢 Low)" in shown(now(slack, low))
     assert "🟡 medium 2 | 🟢 low 0" in shown(now(slack, parent))
     # redrawn, the menu offers it both ways now
-    block = next(b for b in now(slack, low).blocks
-                 if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu")
+    block = next(
+        b
+        for b in now(slack, low).blocks
+        if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu"
+    )
     assert [g["label"]["text"] for g in block["elements"][0]["option_groups"]] == ["Level too high", "Level too low"]
 
 
@@ -138,20 +181,34 @@ async def test_forged_or_repeated_taps_record_nothing_more(make_bot, slack, widg
     value = json.loads(buttons(medium)["digest_level_too_high"]["value"])
     forged = json.dumps({**value, "sha": widgets.shas["high"]})
     said = await tap(bot, slack, medium, "too_high", value=forged)
-    assert said == (f"⚠️ Commit {widgets.shas['high'][:12]} is not in that message, so its level cannot be "
-                    "corrected there: nothing recorded.")
+    assert said == (
+        f"⚠️ Commit {widgets.shas['high'][:12]} is not in that message, so its level cannot be "
+        "corrected there: nothing recorded."
+    )
     # a direction that does not exist (a menu option no menu of ours holds)
     before = len(slack.ephemerals)
     low = by_title(replies, LOW_TITLE)
-    block = next(b for b in low.blocks if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu")
-    await bot.sender.block_action("digest_level_menu", selected=f"sideways:{widgets.shas['low']}",
-                                  block_id=block["block_id"], message_ts=low.ts, thread_ts=parent.ts)
+    block = next(
+        b for b in low.blocks if b["type"] == "actions" and b["elements"][0]["action_id"] == "digest_level_menu"
+    )
+    await bot.sender.block_action(
+        "digest_level_menu",
+        selected=f"sideways:{widgets.shas['low']}",
+        block_id=block["block_id"],
+        message_ts=low.ts,
+        thread_ts=parent.ts,
+    )
     await bot.settle()
     assert shown_eph(slack.ephemerals[before]).startswith("⚠️ That level button is not one of mine")
     # a tap naming a message that is no digest message of ours
     before = len(slack.ephemerals)
-    await bot.sender.block_action("digest_level_too_high", value=buttons(medium)["digest_level_too_high"]["value"],
-                                  message_ts="1.000099", thread_ts=parent.ts, user=ANA)
+    await bot.sender.block_action(
+        "digest_level_too_high",
+        value=buttons(medium)["digest_level_too_high"]["value"],
+        message_ts="1.000099",
+        thread_ts=parent.ts,
+        user=ANA,
+    )
     await bot.settle()
     assert shown_eph(slack.ephemerals[before]).startswith("⚠️ That message is too old to correct from")
     assert now(slack, medium).edits == 0 and now(slack, parent).edits == parent_edits  # nothing redrawn
@@ -159,8 +216,13 @@ async def test_forged_or_repeated_taps_record_nothing_more(make_bot, slack, widg
     assert "will be shown as 🟡 Medium" in await tap(bot, slack, high, "too_high")  # a genuine one
 
     # Slack delivering the same click twice: it counts once
-    body = bot.sender.block_action_body("digest_level_too_high", value=buttons(medium)["digest_level_too_high"]["value"],
-                                        message_ts=medium.ts, thread_ts=parent.ts, user=ANA)
+    body = bot.sender.block_action_body(
+        "digest_level_too_high",
+        value=buttons(medium)["digest_level_too_high"]["value"],
+        message_ts=medium.ts,
+        thread_ts=parent.ts,
+        user=ANA,
+    )
     before = len(slack.ephemerals)
     for _ in range(2):
         status, _ = await bot.sender.post(body, "application/x-www-form-urlencoded")
@@ -176,7 +238,7 @@ async def test_a_chinese_channel_taps_and_reads_in_chinese(make_bot, slack, widg
     status, _ = await bot.sender.slash("config lang zh")
     assert status == 200
     await bot.settle()
-    parent, replies = await digest_thread(bot, slack)
+    _parent, replies = await digest_thread(bot, slack)
     medium = by_title(replies, MEDIUM_TITLE)
     labels = [e["text"]["text"] for b in medium.blocks if b["type"] == "actions" for e in b["elements"]]
     assert labels[-2:] == ["⬇️ 等级偏高", "⬆️ 等级偏低"]

@@ -1,4 +1,5 @@
 """bot.analysis.llm against a real HTTP fake of the OpenAI API, through the real openai SDK."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,7 +9,7 @@ import socket
 
 import pytest
 
-from bot.analysis.llm import RATIO_SLACK, LLM, Completion, LLMError
+from bot.analysis.llm import LLM, RATIO_SLACK, Completion, LLMError
 from bot.models import BotError
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, script
 
@@ -27,8 +28,14 @@ async def make_llm(make_settings, fake):
     made: list[LLM] = []
 
     def build(**overrides) -> LLM:
-        values = {"openai_base_url": fake.url, "openai_api_key": KEY, "llm_model": "test-model",
-                  "llm_timeout": 5.0, "llm_max_retries": 2, **overrides}
+        values = {
+            "openai_base_url": fake.url,
+            "openai_api_key": KEY,
+            "llm_model": "test-model",
+            "llm_timeout": 5.0,
+            "llm_max_retries": 2,
+            **overrides,
+        }
         llm = LLM(make_settings(**values))
         made.append(llm)
         return llm
@@ -66,8 +73,14 @@ async def test_finish_reason_length_is_reported(make_llm, fake):
 async def test_endpoint_rejecting_json_mode_is_asked_again_without_it_and_remembered(make_llm, fake):
     def responder(req):
         if "response_format" in req:
-            return Reply(status=400, error={"message": "response_format is not supported by this model",
-                                            "type": "invalid_request_error", "param": "response_format"})
+            return Reply(
+                status=400,
+                error={
+                    "message": "response_format is not supported by this model",
+                    "type": "invalid_request_error",
+                    "param": "response_format",
+                },
+            )
         return Reply(content='{"ok": true}')
 
     fake.responder = responder
@@ -89,17 +102,19 @@ async def test_a_400_unrelated_to_json_mode_is_an_error(make_llm, fake):
 
 
 async def test_429_with_retry_after_is_retried_then_succeeds(make_llm, fake):
-    fake.responder = script(Reply(status=429, headers={"Retry-After": "0.05"},
-                                  error={"message": "Rate limit reached", "type": "requests"}),
-                            Reply(content='{"ok": 1}'))
+    fake.responder = script(
+        Reply(status=429, headers={"Retry-After": "0.05"}, error={"message": "Rate limit reached", "type": "requests"}),
+        Reply(content='{"ok": 1}'),
+    )
     result = await make_llm(llm_max_retries=2).complete(MESSAGES, max_tokens=50)
     assert result.text == '{"ok": 1}'
     assert len(fake.requests) == 2
 
 
 async def test_500_storm_becomes_one_sentence_after_the_retries(make_llm, fake):
-    fake.responder = lambda req: Reply(status=500, headers={"retry-after-ms": "10"},
-                                       error={"message": "The server had an error"})
+    fake.responder = lambda req: Reply(
+        status=500, headers={"retry-after-ms": "10"}, error={"message": "The server had an error"}
+    )
     with pytest.raises(LLMError) as caught:
         await make_llm(llm_max_retries=2).complete(MESSAGES, max_tokens=50)
     assert str(caught.value) == "The LLM endpoint answered HTTP 500 after 2 retries (The server had an error)."
@@ -117,8 +132,14 @@ async def test_unreachable_endpoint_names_host_but_no_credentials(make_settings)
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    llm = LLM(make_settings(openai_base_url=f"http://alice:hunter2@127.0.0.1:{port}/v1",
-                            openai_api_key=KEY, llm_max_retries=0, llm_timeout=2))
+    llm = LLM(
+        make_settings(
+            openai_base_url=f"http://alice:hunter2@127.0.0.1:{port}/v1",
+            openai_api_key=KEY,
+            llm_max_retries=0,
+            llm_timeout=2,
+        )
+    )
     with pytest.raises(LLMError) as caught:
         await llm.complete(MESSAGES, max_tokens=10)
     message = str(caught.value)
@@ -130,8 +151,14 @@ async def test_api_key_never_appears_in_errors_or_logs(make_llm, fake, caplog):
     caplog.set_level(logging.DEBUG)
     # An endpoint that echoes the whole key back in its error message (OpenAI masks it; others may not).
     fake.responder = script(
-        Reply(status=401, error={"message": f"Incorrect API key provided: {KEY}.", "type": "invalid_request_error",
-                                 "code": "invalid_api_key"}),
+        Reply(
+            status=401,
+            error={
+                "message": f"Incorrect API key provided: {KEY}.",
+                "type": "invalid_request_error",
+                "code": "invalid_api_key",
+            },
+        ),
         Reply(status=503, headers={"retry-after-ms": "10"}, error={"message": f"overloaded (key {KEY})"}),
     )
     llm = make_llm(llm_max_retries=1)
@@ -167,8 +194,7 @@ async def test_server_side_cap_answers_429_and_the_sdk_retries(make_llm):
     try:
         llm = make_llm(openai_base_url=capped.url, llm_concurrency=4, llm_max_retries=10)
         # (plain text: the first JSON-mode request at an untried format would go alone)
-        results = await asyncio.gather(*(llm.complete(MESSAGES, max_tokens=10, json_mode=False)
-                                         for _ in range(4)))
+        results = await asyncio.gather(*(llm.complete(MESSAGES, max_tokens=10, json_mode=False) for _ in range(4)))
     finally:
         capped.stop()
     assert all(r.finish_reason == "stop" for r in results)
@@ -177,15 +203,17 @@ async def test_server_side_cap_answers_429_and_the_sdk_retries(make_llm):
 
 
 async def test_streams_and_completions_share_the_bound(make_llm, fake):
-    fake.responder = lambda req: Reply(chunks=["a", "b", "c"], chunk_delay=0.02) if req.get("stream") \
-        else Reply(content="{}", delay=0.02)
+    fake.responder = lambda req: (
+        Reply(chunks=["a", "b", "c"], chunk_delay=0.02) if req.get("stream") else Reply(content="{}", delay=0.02)
+    )
     llm = make_llm(llm_concurrency=1)
 
     async def read_stream() -> str:
         return "".join([piece async for piece in llm.stream(MESSAGES, max_tokens=10)])
 
-    outcome = await asyncio.gather(read_stream(), llm.complete(MESSAGES, max_tokens=10), read_stream(),
-                                   llm.complete(MESSAGES, max_tokens=10))
+    outcome = await asyncio.gather(
+        read_stream(), llm.complete(MESSAGES, max_tokens=10), read_stream(), llm.complete(MESSAGES, max_tokens=10)
+    )
     assert outcome[0] == outcome[2] == "abc"
     assert fake.peak_concurrency == 1
 
@@ -201,8 +229,7 @@ async def test_stream_yields_deltas_in_order(make_llm, fake):
 
 
 async def test_stream_failure_is_an_llm_error(make_llm, fake):
-    fake.responder = lambda req: Reply(status=502, headers={"retry-after-ms": "10"},
-                                       error={"message": "Bad gateway"})
+    fake.responder = lambda req: Reply(status=502, headers={"retry-after-ms": "10"}, error={"message": "Bad gateway"})
     with pytest.raises(LLMError) as caught:
         async for _ in make_llm(llm_max_retries=1).stream(MESSAGES, max_tokens=10):
             pass
@@ -225,12 +252,11 @@ from bot.analysis.llm import ContextLengthError  # noqa: E402
 from bot.analysis.reasoning import ReasoningFilter  # noqa: E402
 from tests.fakes.openai_server import CONTEXT_WORDINGS, Behaviour  # noqa: E402
 
-SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
-          "additionalProperties": False}
+SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": False}
 
 
 def test_reasoning_never_reaches_the_reader_wherever_the_stream_splits():
-    streamed = "<think>plan {a} </thin k> {\"x\": 1}</think>The answer <b>is</b> 42.<thinking>more</thinking>!"
+    streamed = '<think>plan {a} </thin k> {"x": 1}</think>The answer <b>is</b> 42.<thinking>more</thinking>!'
     for cut in range(len(streamed) + 1):
         for second in range(cut, len(streamed) + 1):
             f = ReasoningFilter()
@@ -297,12 +323,15 @@ async def test_after_consecutive_failures_the_endpoint_is_not_asked_again(make_l
     assert "HTTP 503" in str(caught.value) and "not asked again after 3 failures in a row" in str(caught.value)
 
 
-@pytest.mark.parametrize("behaviour,sent", [
-    ("refuse_400", ["json_schema", "json_object+schema", "json_object", "json_object"]),
-    ("refuse_422", ["json_schema", "json_object+schema", "json_object", None, None]),
-    ("llamacpp_500", ["json_schema", "json_object+schema", "json_object+schema"]),
-    ("schema_only", ["json_schema", "json_schema"]),
-])
+@pytest.mark.parametrize(
+    "behaviour,sent",
+    [
+        ("refuse_400", ["json_schema", "json_object+schema", "json_object", "json_object"]),
+        ("refuse_422", ["json_schema", "json_object+schema", "json_object", None, None]),
+        ("llamacpp_500", ["json_schema", "json_object+schema", "json_object+schema"]),
+        ("schema_only", ["json_schema", "json_schema"]),
+    ],
+)
 async def test_structured_output_steps_down_once_per_refused_format(make_llm, fake, behaviour, sent):
     fake.responder = Behaviour(behaviour)
     llm = make_llm(llm_max_retries=3)
@@ -311,8 +340,13 @@ async def test_structured_output_steps_down_once_per_refused_format(make_llm, fa
 
     def form(r):
         fmt = r.get("response_format")
-        return None if not fmt else "json_object+schema" if "schema" in fmt and fmt["type"] == "json_object" \
+        return (
+            None
+            if not fmt
+            else "json_object+schema"
+            if "schema" in fmt and fmt["type"] == "json_object"
             else fmt["type"]
+        )
 
     assert [form(r) for r in fake.requests] == sent  # a 500 naming the format is no outage: not retried
     if behaviour != "schema_only":
@@ -337,8 +371,10 @@ def test_a_stream_that_starts_inside_a_template_opened_block_is_held_until_it_cl
 
 
 async def test_an_endpoint_whose_template_opens_the_block_is_learnt_from_an_answer(make_llm, fake):
-    fake.responder = script(Reply(content='Let me think {draft}.</think>{"ok": 1}'),
-                            Reply(chunks=["Reasoning about ", "{x}.</thi", "nk>Visible ", "answer."]))
+    fake.responder = script(
+        Reply(content='Let me think {draft}.</think>{"ok": 1}'),
+        Reply(chunks=["Reasoning about ", "{x}.</thi", "nk>Visible ", "answer."]),
+    )
     llm = make_llm()
     await llm.complete(MESSAGES, max_tokens=50)
     shown = [piece async for piece in llm.stream(MESSAGES, max_tokens=50)]

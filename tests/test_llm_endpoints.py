@@ -2,6 +2,7 @@
 (tests/fakes/openai_server.py `Behaviour`): each behaviour once through the CLI (a real
 `python -m bot` process) and once through a chat thread (the terminal chat), asserting what the
 reader gets — LLM analyses or a visible, counted fallback — and what the endpoint was sent."""
+
 from __future__ import annotations
 
 import io
@@ -11,7 +12,7 @@ import subprocess
 import sys
 import uuid
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -25,7 +26,7 @@ from tests.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
 SH = ZoneInfo("Asia/Shanghai")
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)
 KEY = "sk-test-endpoints-0123456789"
 ANALYSED = [b for b in BEHAVIOURS if b not in ("echo", "hang")]  # the LLM must analyse every commit
 PROSE = "scripts reading its output may need updating"  # what every behaviour streams as an answer
@@ -34,17 +35,34 @@ PROSE = "scripts reading its output may need updating"  # what every behaviour s
 @pytest.fixture
 def repo(tmp_path):
     r = GitRepo(tmp_path / "widgets")
-    r.commit("feat: add CSV export (#7)", {"src/export.py": "import csv\n\ndef export(rows):\n    return csv.writer(rows)\n"},
-             when=datetime(2026, 1, 28, 9, 30, tzinfo=SH))
-    r.commit("fix: handle empty rows in export", {"src/export.py": "import csv\n\ndef export(rows):\n    if not rows:\n"
-                                                  "        return None\n    return csv.writer(rows)\n"},
-             when=datetime(2026, 1, 28, 18, 0, tzinfo=SH))
-    r.commit("docs: explain the export", {"docs/export.md": "# Export\n\nRun `export`.\n"},
-             when=datetime(2026, 1, 28, 19, 0, tzinfo=SH))
+    r.commit(
+        "feat: add CSV export (#7)",
+        {"src/export.py": "import csv\n\ndef export(rows):\n    return csv.writer(rows)\n"},
+        when=datetime(2026, 1, 28, 9, 30, tzinfo=SH),
+    )
+    r.commit(
+        "fix: handle empty rows in export",
+        {
+            "src/export.py": "import csv\n\ndef export(rows):\n    if not rows:\n"
+            "        return None\n    return csv.writer(rows)\n"
+        },
+        when=datetime(2026, 1, 28, 18, 0, tzinfo=SH),
+    )
+    r.commit(
+        "docs: explain the export",
+        {"docs/export.md": "# Export\n\nRun `export`.\n"},
+        when=datetime(2026, 1, 28, 19, 0, tzinfo=SH),
+    )
     # the day's biggest commit: over a 6,144-token window with the default 4,096 output tokens
-    r.commit("perf: rewrite the column parser", {"src/parser.py": "".join(
-        f"def parse_{i}(text):\n    return text.split(',')[{i}]  # 第 {i} 列\n" for i in range(700))},
-        when=datetime(2026, 1, 28, 20, 0, tzinfo=SH))
+    r.commit(
+        "perf: rewrite the column parser",
+        {
+            "src/parser.py": "".join(
+                f"def parse_{i}(text):\n    return text.split(',')[{i}]  # 第 {i} 列\n" for i in range(700)
+            )
+        },
+        when=datetime(2026, 1, 28, 20, 0, tzinfo=SH),
+    )
     return r
 
 
@@ -60,9 +78,11 @@ def format_of(request: dict) -> str | None:
 
 
 # Each refused format is sent once (the probe that learns the refusal), never again.
-REFUSED = {"refuse_400": ("json_schema", "json_object+schema"),
-           "refuse_422": ("json_schema", "json_object+schema", "json_object"),
-           "llamacpp_500": ("json_schema",)}
+REFUSED = {
+    "refuse_400": ("json_schema", "json_object+schema"),
+    "refuse_422": ("json_schema", "json_object+schema", "json_object"),
+    "llamacpp_500": ("json_schema",),
+}
 
 
 def assert_endpoint_saw(behaviour: str, fake: FakeOpenAI, played: Behaviour) -> None:
@@ -82,17 +102,35 @@ def assert_endpoint_saw(behaviour: str, fake: FakeOpenAI, played: Behaviour) -> 
 
 # --- the CLI --------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def run(redis_url, tmp_path):
-    base_env = {k: v for k, v in os.environ.items()
-                if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
-    base_env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"ep{uuid.uuid4().hex[:6]}:",
-                     "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT),
-                     "OPENAI_API_KEY": KEY, "LLM_TIMEOUT": "1", "LLM_MAX_RETRIES": "2"})
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))
+    }
+    base_env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": f"ep{uuid.uuid4().hex[:6]}:",
+            "DATA_DIR": str(tmp_path / "data"),
+            "PYTHONPATH": str(ROOT),
+            "OPENAI_API_KEY": KEY,
+            "LLM_TIMEOUT": "1",
+            "LLM_MAX_RETRIES": "2",
+        }
+    )
 
     def invoke(*args: str, url: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**base_env, "OPENAI_BASE_URL": url}, cwd=tmp_path, timeout=180)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            env={**base_env, "OPENAI_BASE_URL": url},
+            cwd=tmp_path,
+            timeout=180,
+        )
 
     return invoke
 
@@ -101,8 +139,9 @@ def run(redis_url, tmp_path):
 def test_cli_digest_and_ask(behaviour, run, repo):
     played = Behaviour(behaviour)
     with FakeOpenAI(played) as fake:
-        proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", "--format", "json",
-                   url=fake.url)
+        proc = run(
+            "digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", "--format", "json", url=fake.url
+        )
         assert "Traceback" not in proc.stderr, proc.stderr
         digest = json.loads(proc.stdout)["digests"][0]
         origins = [e["analysis"]["origin"] for e in digest["entries"]]
@@ -126,8 +165,17 @@ def test_cli_digest_and_ask(behaviour, run, repo):
         if behaviour in ("think", "context", "hang"):  # `ask` on the day's biggest commit
             fake.requests.clear()
             big = repo.git("rev-parse", "HEAD").strip()
-            asked = run("ask", "--repo", str(repo.path), "--commit", big[:8], "--lang", "en",
-                        "what could this break?", url=fake.url)
+            asked = run(
+                "ask",
+                "--repo",
+                str(repo.path),
+                "--commit",
+                big[:8],
+                "--lang",
+                "en",
+                "what could this break?",
+                url=fake.url,
+            )
             assert asked.returncode == 0, asked.stderr
             if behaviour == "hang":
                 assert "timed out" in asked.stdout and "The LLM could not answer" in asked.stdout
@@ -146,13 +194,20 @@ def test_cli_exit_status_3_is_documented():
 
 # --- a chat thread -----------------------------------------------------------------------------------
 
+
 @pytest.fixture
 async def chat_with(make_settings, repo):
     made = []
 
     async def build(url: str):
-        settings = make_settings(default_repo=str(repo.path), default_lang="en", openai_base_url=url,
-                                 openai_api_key=KEY, llm_timeout=1.0, llm_max_retries=2)
+        settings = make_settings(
+            default_repo=str(repo.path),
+            default_lang="en",
+            openai_base_url=url,
+            openai_api_key=KEY,
+            llm_timeout=1.0,
+            llm_max_retries=2,
+        )
         services = Services.build(settings, clock=lambda: NOW)
         made.append(services)
         out = io.StringIO()
@@ -203,9 +258,16 @@ async def test_chat_digest_and_thread_question(behaviour, chat_with, repo):
 async def test_files_consulted_names_only_what_the_model_was_given(chat_with, repo):
     """A small window: the question's prompt holds part of a many-file commit; the answer's
     "Files consulted" line names exactly the files whose changes were in that prompt."""
-    sha = repo.commit("feat: split the exporters", {f"src/exporter_{i}.py": "".join(
-        f"def export_{i}_{j}(rows):\n    return [r for r in rows if r]  # {j}\n" for j in range(120))
-        for i in range(6)}, when=datetime(2026, 1, 28, 21, 0, tzinfo=SH))
+    sha = repo.commit(
+        "feat: split the exporters",
+        {
+            f"src/exporter_{i}.py": "".join(
+                f"def export_{i}_{j}(rows):\n    return [r for r in rows if r]  # {j}\n" for j in range(120)
+            )
+            for i in range(6)
+        },
+        when=datetime(2026, 1, 28, 21, 0, tzinfo=SH),
+    )
     with FakeOpenAI(Behaviour("context", window=4096)) as fake:
         console = await chat_with(fake.url)
         await console("/digest 2026-01-28")

@@ -3,6 +3,7 @@ the client estimates (issue 17, items 2, 3 and the budget of 4), through the CLI
 `python -m bot` process) and a chat thread (the terminal chat), asserting what the reader gets:
 the answer streamed, the line saying what of the diff the model was given, no fallback.
 """
+
 from __future__ import annotations
 
 import io
@@ -11,7 +12,7 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -30,7 +31,7 @@ from tests.gitrepo import GitRepo
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS = Prompts(ROOT / "prompts")
 SH = ZoneInfo("Asia/Shanghai")
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)
 KEY = "sk-test-fit-0123456789abcdef"
 PROSE = "exports can be limited to recent records"  # what the fake streams as an answer
 WINDOW = 6144
@@ -38,13 +39,28 @@ HUNKS = 60
 
 # A Renovate pull request's squash message: the update table, then ~34 KB of release notes.
 RENOVATE_BODY = "\n".join(
-    ["This PR contains the following updates:", "", "| Package | Type | Update | Change |", "|---|---|---|---|",
-     "| [resvg](https://redirect.github.com/linebender/resvg) | dependencies | minor | `0.29.0` → `0.46.0` |",
-     "", "---", "", "### Release Notes", "", "<details>", "<summary>linebender/resvg (resvg)</summary>", ""]
-    + [f"- Support nested embedded images in case {i} ([#{900 + i}](https://redirect.github.com/linebender/"
-       f"resvg/issues/{900 + i}) by [@contributor{i}](https://redirect.github.com/contributor{i}))"
-       for i in range(240)]
-    + ["", "</details>"])
+    [
+        "This PR contains the following updates:",
+        "",
+        "| Package | Type | Update | Change |",
+        "|---|---|---|---|",
+        "| [resvg](https://redirect.github.com/linebender/resvg) | dependencies | minor | `0.29.0` → `0.46.0` |",
+        "",
+        "---",
+        "",
+        "### Release Notes",
+        "",
+        "<details>",
+        "<summary>linebender/resvg (resvg)</summary>",
+        "",
+    ]
+    + [
+        f"- Support nested embedded images in case {i} ([#{900 + i}](https://redirect.github.com/linebender/"
+        f"resvg/issues/{900 + i}) by [@contributor{i}](https://redirect.github.com/contributor{i}))"
+        for i in range(240)
+    ]
+    + ["", "</details>"]
+)
 
 
 def render_source(changed: bool) -> str:
@@ -60,16 +76,24 @@ def render_source(changed: bool) -> str:
 @pytest.fixture
 def repo(tmp_path):
     r = GitRepo(tmp_path / "uv")
-    r.commit("Add the render benchmarks", {
-        "crates/uv-dev/Cargo.toml": '[dependencies]\nresvg = "0.29.0"\n',
-        "crates/uv-dev/src/render_benchmarks.rs": render_source(False),
-        "Cargo.lock": "".join(f'[[package]]\nname = "dep{i}"\nversion = "1.0.{i}"\n\n' for i in range(300))},
-        when=datetime(2026, 1, 27, 9, 0, tzinfo=SH))
-    r.commit("Update Rust crate resvg to 0.46.0 (#17595)\n\n" + RENOVATE_BODY, {
-        "crates/uv-dev/Cargo.toml": '[dependencies]\nresvg = "0.46.0"\n',
-        "crates/uv-dev/src/render_benchmarks.rs": render_source(True),
-        "Cargo.lock": "".join(f'[[package]]\nname = "dep{i}"\nversion = "1.1.{i}"\n\n' for i in range(300))},
-        when=datetime(2026, 1, 28, 9, 0, tzinfo=SH))
+    r.commit(
+        "Add the render benchmarks",
+        {
+            "crates/uv-dev/Cargo.toml": '[dependencies]\nresvg = "0.29.0"\n',
+            "crates/uv-dev/src/render_benchmarks.rs": render_source(False),
+            "Cargo.lock": "".join(f'[[package]]\nname = "dep{i}"\nversion = "1.0.{i}"\n\n' for i in range(300)),
+        },
+        when=datetime(2026, 1, 27, 9, 0, tzinfo=SH),
+    )
+    r.commit(
+        "Update Rust crate resvg to 0.46.0 (#17595)\n\n" + RENOVATE_BODY,
+        {
+            "crates/uv-dev/Cargo.toml": '[dependencies]\nresvg = "0.46.0"\n',
+            "crates/uv-dev/src/render_benchmarks.rs": render_source(True),
+            "Cargo.lock": "".join(f'[[package]]\nname = "dep{i}"\nversion = "1.1.{i}"\n\n' for i in range(300)),
+        },
+        when=datetime(2026, 1, 28, 9, 0, tzinfo=SH),
+    )
     return r
 
 
@@ -92,17 +116,35 @@ def assert_fewer_hunks_said(answer: str, request: dict) -> None:
 
 # --- the CLI --------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def run(redis_url, tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"fit{uuid.uuid4().hex[:6]}:",
-                "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT),
-                "OPENAI_API_KEY": KEY, "LLM_TIMEOUT": "5", "LLM_MAX_RETRIES": "1"})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))
+    }
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": f"fit{uuid.uuid4().hex[:6]}:",
+            "DATA_DIR": str(tmp_path / "data"),
+            "PYTHONPATH": str(ROOT),
+            "OPENAI_API_KEY": KEY,
+            "LLM_TIMEOUT": "5",
+            "LLM_MAX_RETRIES": "1",
+        }
+    )
 
     def invoke(*args: str, url: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**env, "OPENAI_BASE_URL": url}, cwd=tmp_path, timeout=180)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            env={**env, "OPENAI_BASE_URL": url},
+            cwd=tmp_path,
+            timeout=180,
+        )
 
     return invoke
 
@@ -117,8 +159,7 @@ def test_cli_ask_on_a_big_commit_against_a_small_window_answers(run, repo):
         assert built.returncode == 0, built.stderr
         fake.window = WINDOW
         fake.requests.clear()
-        asked = run("ask", "--repo", str(repo.path), "--commit", sha, "--lang", "en", "What could break?",
-                    url=fake.url)
+        asked = run("ask", "--repo", str(repo.path), "--commit", sha, "--lang", "en", "What could break?", url=fake.url)
         assert asked.returncode == 0, asked.stderr
         assert PROSE in asked.stdout
         assert "did not fit" not in asked.stdout and "The LLM could not answer" not in asked.stdout
@@ -132,23 +173,27 @@ def test_cli_ask_on_a_big_commit_against_a_small_window_answers(run, repo):
         # The next run knows the window (remembered per endpoint): no refused request at all.
         fake.requests.clear()
         refused = fake.window_refusals
-        again = run("ask", "--repo", str(repo.path), "--commit", sha, "--lang", "en", "What could break?",
-                    url=fake.url)
+        again = run("ask", "--repo", str(repo.path), "--commit", sha, "--lang", "en", "What could break?", url=fake.url)
         assert again.returncode == 0 and PROSE in again.stdout
         assert fake.window_refusals == refused and len(streamed(fake)) == 1
 
 
 def test_cli_remembers_a_refused_format_per_endpoint(run, repo):
     """llama-cpp-python refuses json_schema with a 500: learnt once, not probed again next run."""
-    repo.commit("fix: handle empty rows", {"src/export.py": "def export(rows):\n    return rows or None\n"},
-                when=datetime(2026, 1, 26, 9, 0, tzinfo=SH))
+    repo.commit(
+        "fix: handle empty rows",
+        {"src/export.py": "def export(rows):\n    return rows or None\n"},
+        when=datetime(2026, 1, 26, 9, 0, tzinfo=SH),
+    )
     with FakeOpenAI(refuse_json_schema=True) as fake:
-        first = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", "--format", "json",
-                    url=fake.url)
+        first = run(
+            "digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", "--format", "json", url=fake.url
+        )
         assert first.returncode == 0, first.stderr
         assert fake.refused_schema == 1
-        second = run("digest", "--repo", str(repo.path), "--date", "2026-01-26", "--lang", "en", "--format", "json",
-                     url=fake.url)
+        second = run(
+            "digest", "--repo", str(repo.path), "--date", "2026-01-26", "--lang", "en", "--format", "json", url=fake.url
+        )
         assert second.returncode == 0, second.stderr
         assert fake.refused_schema == 1  # the second process started at json_object + schema
         origins = [e["analysis"]["origin"] for e in json.loads(second.stdout)["digests"][0]["entries"]]
@@ -163,8 +208,9 @@ def test_cli_blank_answers_are_asked_again_twice_before_falling_back(run, repo, 
     twice still gets its analysis (and the headline its bullets); blank three times, the fallback
     says the answers were rejected."""
     with FakeOpenAI(blank_first=blank_first) as fake:
-        proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", "--format", "json",
-                   url=fake.url)
+        proc = run(
+            "digest", "--repo", str(repo.path), "--date", "2026-01-28", "--lang", "en", "--format", "json", url=fake.url
+        )
         digest = json.loads(proc.stdout)["digests"][0]
         assert [e["analysis"]["origin"] for e in digest["entries"]] == [origin]
         sent = [json.dumps(r["messages"]) for r in fake.requests if not r.get("stream")]
@@ -180,13 +226,20 @@ def test_cli_blank_answers_are_asked_again_twice_before_falling_back(run, repo, 
 
 # --- a chat thread ----------------------------------------------------------------------------------
 
+
 @pytest.fixture
 async def console(make_settings, repo):
     made = []
 
     async def build(url: str):
-        settings = make_settings(default_repo=str(repo.path), default_lang="en", openai_base_url=url,
-                                 openai_api_key=KEY, llm_timeout=5.0, llm_max_retries=1)
+        settings = make_settings(
+            default_repo=str(repo.path),
+            default_lang="en",
+            openai_base_url=url,
+            openai_api_key=KEY,
+            llm_timeout=5.0,
+            llm_max_retries=1,
+        )
         services = Services.build(settings, clock=lambda: NOW)
         made.append(services)
         out = io.StringIO()
@@ -231,13 +284,27 @@ async def test_thread_question_on_a_big_commit_against_a_small_window_answers(co
 
 # --- the prompt budget: output reserved by need, the estimate calibrated from the first answer ------
 
+
 def big_commit(n: int) -> tuple[Commit, tuple[FileChange, ...]]:
-    files = tuple(FileChange(
-        path=f"crates/uv-resolver/src/pass_{i}.rs", status="modified", additions=40, deletions=0,
-        patch="@@ -1,0 +1,40 @@\n" + "\n".join(f"+    let column_{j} = parse_column(row, {j})?;  // pass {i}"
-                                               for j in range(40))) for i in range(n))
-    commit = Commit(repo="astral-sh/uv", sha=f"{n:040x}", title="perf: split the resolver passes",
-                    body="", author="Ada", committed_at=datetime(2026, 1, 28, 9, 0, tzinfo=timezone.utc))
+    files = tuple(
+        FileChange(
+            path=f"crates/uv-resolver/src/pass_{i}.rs",
+            status="modified",
+            additions=40,
+            deletions=0,
+            patch="@@ -1,0 +1,40 @@\n"
+            + "\n".join(f"+    let column_{j} = parse_column(row, {j})?;  // pass {i}" for j in range(40)),
+        )
+        for i in range(n)
+    )
+    commit = Commit(
+        repo="astral-sh/uv",
+        sha=f"{n:040x}",
+        title="perf: split the resolver passes",
+        body="",
+        author="Ada",
+        committed_at=datetime(2026, 1, 28, 9, 0, tzinfo=UTC),
+    )
     return commit, files
 
 

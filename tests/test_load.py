@@ -3,6 +3,7 @@ once (in two "workers" that share only Redis), and 300 signed `/digest` commands
 the real HTTP endpoint and the job queue. What is asserted is what users would see: every commit
 analysed by the LLM (no fallback), N + 1 LLM calls for everyone, every command answered, nobody
 told the storage is unreachable."""
+
 from __future__ import annotations
 
 import asyncio
@@ -38,8 +39,13 @@ def day_repo(path, commits: int) -> GitRepo:
 
 
 def llm_settings(make_settings, llm: FakeOpenAI, repo: GitRepo, **extra):
-    return make_settings(default_repo=str(repo.path), openai_base_url=llm.url, openai_api_key="sk-load-test-000000",
-                         default_lang="en", **extra)
+    return make_settings(
+        default_repo=str(repo.path),
+        openai_base_url=llm.url,
+        openai_api_key="sk-load-test-000000",
+        default_lang="en",
+        **extra,
+    )
 
 
 async def test_a_thousand_commit_day_gets_a_thousand_llm_analyses(make_settings, tmp_path):
@@ -48,7 +54,9 @@ async def test_a_thousand_commit_day_gets_a_thousand_llm_analyses(make_settings,
         settings = llm_settings(make_settings, llm, repo, llm_concurrency=16)
         services = Services.build(settings)
         try:
-            digest = await services.builder.build(services.source(str(repo.path)), day_window(DAY, "Asia/Shanghai"), "en")
+            digest = await services.builder.build(
+                services.source(str(repo.path)), day_window(DAY, "Asia/Shanghai"), "en"
+            )
         finally:
             await services.aclose()
     assert len(digest.entries) == 1000
@@ -77,12 +85,22 @@ async def test_twenty_channels_asking_for_the_same_day_cost_n_plus_one_llm_calls
             chat.register(adapter.platform)
             workers.append((services, chat, adapter))
         window = to_dict(day_window(DAY, "Asia/Shanghai"))
-        specs = [DeliverySpec(platform="slack", channel=f"C{i:04d}", repo=str(repo.path), window=window, lang="en",
-                              key=f"{settings.redis_prefix}load:{i}", progress=True) for i in range(20)]
+        specs = [
+            DeliverySpec(
+                platform="slack",
+                channel=f"C{i:04d}",
+                repo=str(repo.path),
+                window=window,
+                lang="en",
+                key=f"{settings.redis_prefix}load:{i}",
+                progress=True,
+            )
+            for i in range(20)
+        ]
         try:
             outcomes = await asyncio.gather(*(workers[i % 2][1].deliveries.run(spec) for i, spec in enumerate(specs)))
         finally:
-            for services, chat, adapter in workers:
+            for services, _chat, adapter in workers:
                 await adapter.close()
                 await services.aclose()
         assert outcomes == ["delivered"] * 20
@@ -102,8 +120,14 @@ async def web_and_worker(make_settings, tmp_path):
     repo = GitRepo(tmp_path / "widgets")
     bulk_commits(repo, 3, datetime(2026, 1, 28, 9, 0, tzinfo=SH), step_seconds=600)
     slack = FakeSlack().start()
-    settings = make_settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                             default_repo=str(repo.path), default_lang="en", worker_max_jobs=32)
+    settings = make_settings(
+        slack_bot_token=slack.token,
+        slack_signing_secret=SECRET,
+        slack_api_url=slack.url,
+        default_repo=str(repo.path),
+        default_lang="en",
+        worker_max_jobs=32,
+    )
     web_services = Services.build(settings)
     web_chat = ChatService(web_services)
     web_adapter = build_slack(settings, web_chat, receive=True, pacing=FAST)
@@ -124,7 +148,10 @@ async def web_and_worker(make_settings, tmp_path):
     await sender.close()
     await worker.close()
     await runner.cleanup()
-    for chat, adapter, services in ((web_chat, web_adapter, web_services), (worker_chat, worker_adapter, worker_services)):
+    for chat, adapter, services in (
+        (web_chat, web_adapter, web_services),
+        (worker_chat, worker_adapter, worker_services),
+    ):
         await chat.drain_local()
         await adapter.close()
         await chat.jobs.close()
@@ -135,8 +162,9 @@ async def web_and_worker(make_settings, tmp_path):
 async def test_three_hundred_commands_at_once_are_all_answered(web_and_worker):
     slack, sender, web_chat, worker_chat = web_and_worker
     channels = [f"C{i:05d}" for i in range(300)]
-    statuses = await asyncio.gather(*(sender.slash("2026-01-28", channel=c, user=f"U{i:05d}")
-                                      for i, c in enumerate(channels)))
+    statuses = await asyncio.gather(
+        *(sender.slash("2026-01-28", channel=c, user=f"U{i:05d}") for i, c in enumerate(channels))
+    )
     assert [s for s, _ in statuses] == [200] * 300
     await web_chat.drain_local()
     await worker_chat.drain()
@@ -159,8 +187,13 @@ async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(m
     repo = GitRepo(tmp_path / "widgets")
     bulk_commits(repo, 3, datetime(2026, 1, 28, 9, 0, tzinfo=SH), step_seconds=600)
     with FakeSlack() as slack:
-        settings = make_settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                                 default_repo=str(repo.path), default_lang="en")
+        settings = make_settings(
+            slack_bot_token=slack.token,
+            slack_signing_secret=SECRET,
+            slack_api_url=slack.url,
+            default_repo=str(repo.path),
+            default_lang="en",
+        )
         services = Services.build(settings)
         chat = ChatService(services)
         adapter = build_slack(settings, chat, receive=True, pacing=FAST)
@@ -176,8 +209,10 @@ async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(m
                 assert status == 200
             await chat.drain_local()
             told = [e["text"] for e in slack.ephemerals]
-            assert told == ["⏳ Queued (position 1): the bot is busy; your request runs as soon as a worker is free.",
-                            "⏳ Queued (position 2): the bot is busy; your request runs as soon as a worker is free."]
+            assert told == [
+                "⏳ Queued (position 1): the bot is busy; your request runs as soon as a worker is free.",
+                "⏳ Queued (position 2): the bot is busy; your request runs as soon as a worker is free.",
+            ]
             assert slack.top_level("CQ") == []
             await worker.start()
             chat.worker = worker
@@ -186,9 +221,8 @@ async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(m
             assert len(parents) == 2 and all("Daily update report" in p.text for p in parents)
             import aiohttp
 
-            async with aiohttp.ClientSession() as http:
-                async with http.get(f"http://127.0.0.1:{bound_port(ops)}/metrics") as resp:
-                    page = await resp.text()
+            async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{bound_port(ops)}/metrics") as resp:
+                page = await resp.text()
             assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/plain")
             assert 'digestbot_jobs_total{event="succeeded",kind="request"}' in page
             assert 'digestbot_deliveries_total{outcome="delivered",platform="slack"}' in page

@@ -1,5 +1,6 @@
 """The local git source against real repositories built with commits at exact instants."""
-from datetime import date, datetime, timezone
+
+from datetime import UTC, date, datetime
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -19,14 +20,18 @@ def repo(tmp_path):
     r = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
     r.commit("init", {"src/a.py": "x = 1\n"}, when=datetime(2026, 1, 27, 12, 0, tzinfo=SH))
     r.shas = {
-        "edge_in": r.commit("feat: last second of the day (#12)\n\nExplains why.\n\n"
-                            "Signed-off-by: Ada <ada@example.com>\nCo-authored-by: Bob <bob@example.com>",
-                            {"src/a.py": "x = 2\n", "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00"},
-                            when=datetime(2026, 1, 28, 23, 59, 59, tzinfo=SH)),
-        "first": r.commit("first second of the day", {"src/b.py": "y = 1\n"},
-                          when=datetime(2026, 1, 28, 0, 0, 0, tzinfo=SH)),
-        "next_day": r.commit("next day", {"src/a.py": None, "docs/x y.md": "hi\n"},
-                             when=datetime(2026, 1, 29, 0, 0, 0, tzinfo=SH)),
+        "edge_in": r.commit(
+            "feat: last second of the day (#12)\n\nExplains why.\n\n"
+            "Signed-off-by: Ada <ada@example.com>\nCo-authored-by: Bob <bob@example.com>",
+            {"src/a.py": "x = 2\n", "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00"},
+            when=datetime(2026, 1, 28, 23, 59, 59, tzinfo=SH),
+        ),
+        "first": r.commit(
+            "first second of the day", {"src/b.py": "y = 1\n"}, when=datetime(2026, 1, 28, 0, 0, 0, tzinfo=SH)
+        ),
+        "next_day": r.commit(
+            "next day", {"src/a.py": None, "docs/x y.md": "hi\n"}, when=datetime(2026, 1, 29, 0, 0, 0, tzinfo=SH)
+        ),
     }
     return r
 
@@ -57,7 +62,7 @@ async def test_commit_metadata_is_clean(repo):
     assert "@" not in c.body + c.author and c.author == "Ada Lovelace"
     assert c.url == f"https://github.com/acme/widgets/commit/{c.sha}"
     assert (src.name, src.web_url) == ("acme/widgets", "https://github.com/acme/widgets")
-    assert c.committed_at == datetime(2026, 1, 28, 15, 59, 59, tzinfo=timezone.utc)
+    assert c.committed_at == datetime(2026, 1, 28, 15, 59, 59, tzinfo=UTC)
     assert (c.files_changed, c.additions, c.deletions) == (2, 1, 1)
 
 
@@ -103,8 +108,15 @@ async def test_merges_excluded_unless_asked(tmp_path):
     r.commit("topic work", {"b": "1\n"}, when=datetime(2026, 1, 28, 9, tzinfo=SH))
     r.git("checkout", "-q", "main")
     r.commit("main work", {"c": "1\n"}, when=datetime(2026, 1, 28, 10, tzinfo=SH))
-    r.git("merge", "-q", "--no-ff", "topic", "-m", "Merge topic",
-          env={"GIT_COMMITTER_DATE": "2026-01-28T11:00:00+08:00", "GIT_AUTHOR_DATE": "2026-01-28T11:00:00+08:00"})
+    r.git(
+        "merge",
+        "-q",
+        "--no-ff",
+        "topic",
+        "-m",
+        "Merge topic",
+        env={"GIT_COMMITTER_DATE": "2026-01-28T11:00:00+08:00", "GIT_AUTHOR_DATE": "2026-01-28T11:00:00+08:00"},
+    )
     src = LocalGitSource(str(r.path))
     window = day_window(date(2026, 1, 28), "Asia/Shanghai")
     assert "Merge topic" not in [c.title for c in await src.list_commits(window)]
@@ -151,6 +163,7 @@ def test_open_source_rejects_nonsense():
 
 
 # --- naming a local repository (issue 17: a mirror folder named `repo` showed as "repo", no links) --
+
 
 def test_a_bare_repo_folder_is_named_by_the_folder_above(tmp_path, repo):
     for folder in ("repo", "repo.git"):

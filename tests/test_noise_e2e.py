@@ -2,12 +2,13 @@
 endpoint, the real slack_sdk talking to the fake Slack Web API, real Redis, a real git monorepo
 with bot authors (tests/noise_repo.py); the clock firing subscriptions; the Feishu fake through
 lark-oapi; the fake LLM counting what it was asked."""
+
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,15 +20,23 @@ from handlers.slack import Pacing, build_slack
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.noise_repo import (AUTOMATION_TITLE, CRATES, DAY_COMMITS, DOCS_LOWS, HIGH_TITLE, MEDIUM_TITLE, MONDAY_HIGH,
-                              build_monorepo)
+from tests.noise_repo import (
+    AUTOMATION_TITLE,
+    CRATES,
+    DAY_COMMITS,
+    DOCS_LOWS,
+    HIGH_TITLE,
+    MEDIUM_TITLE,
+    MONDAY_HIGH,
+    build_monorepo,
+)
 
 SECRET = "test-signing-secret"
 CHANNEL, OTHER = "C0001", "C0002"
 FAST = Pacing(per_second=500, burst=100, edit_interval=0.05, stream_interval=0.02)
 PUBLIC = "https://digest.example.com"
-THURSDAY_0930 = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 in Shanghai: Wednesday's push
-MONDAY_0930 = datetime(2026, 2, 2, 1, 30, tzinfo=timezone.utc)  # 09:30 in Shanghai: last week's roll-up
+THURSDAY_0930 = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 in Shanghai: Wednesday's push
+MONDAY_0930 = datetime(2026, 2, 2, 1, 30, tzinfo=UTC)  # 09:30 in Shanghai: last week's roll-up
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +67,15 @@ async def make_bot(make_settings, slack, mono):
     closers = []
 
     async def build(**overrides) -> Bot:
-        values = dict(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                      default_repo=str(mono.path), default_lang="en", default_tz="Asia/Shanghai",
-                      catchup_minutes=60)
+        values = dict(
+            slack_bot_token=slack.token,
+            slack_signing_secret=SECRET,
+            slack_api_url=slack.url,
+            default_repo=str(mono.path),
+            default_lang="en",
+            default_tz="Asia/Shanghai",
+            catchup_minutes=60,
+        )
         values.update(overrides)
         settings = make_settings(**values)
         services = Services.build(settings)
@@ -98,8 +113,15 @@ def sections_text(message) -> str:
 
 
 def menu_shas(message) -> list[str]:
-    return [o["value"].split(":", 1)[1] for b in message.blocks if b["type"] == "actions" for e in b["elements"]
-            if e.get("action_id") == "digest_low" for g in e["option_groups"][:1] for o in g["options"]]
+    return [
+        o["value"].split(":", 1)[1]
+        for b in message.blocks
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e.get("action_id") == "digest_low"
+        for g in e["option_groups"][:1]
+        for o in g["options"]
+    ]
 
 
 def ephemeral_text(e: dict) -> str:
@@ -107,6 +129,7 @@ def ephemeral_text(e: dict) -> str:
 
 
 # --- the day's digest: bots collapsed, lows beyond fifteen as one line ---------------------------------
+
 
 async def test_a_noisy_day_collapses_its_bots_and_lists_fifteen_lows(make_bot, slack, mono):
     bot = await make_bot(public_base_url=PUBLIC)
@@ -120,8 +143,9 @@ async def test_a_noisy_day_collapses_its_bots_and_lists_fifteen_lows(make_bot, s
     bots = [m for m in replies if "🤖 Dependency updates (15)" in sections_text(m)]
     assert len(bots) == 1  # fourteen Renovate updates and one Dependabot bump: one message
     shown_bots = sections_text(bots[0])
-    assert ("🤖 renovate[bot]: 14 updates — clap 4.5.53 → 4.5.54, tokio 1.1.0 → 1.1.1, serde 1.2.0 → 1.2.1, …"
-            in shown_bots)
+    assert (
+        "🤖 renovate[bot]: 14 updates — clap 4.5.53 → 4.5.54, tokio 1.1.0 → 1.1.1, serde 1.2.0 → 1.2.1, …" in shown_bots
+    )
     assert "🤖 dependabot[bot]: 1 update — actions/checkout 4 → 5" in shown_bots
     bot_shas = {sha for name, sha in mono.shas.items() if name.startswith(("renovate_", "dependabot"))}
     assert set(menu_shas(bots[0])) == bot_shas  # every collapsed commit is one menu pick away
@@ -141,8 +165,13 @@ async def test_a_noisy_day_collapses_its_bots_and_lists_fifteen_lows(make_bot, s
     assert bot_shas <= {c.sha for c in thread.commits}
     # …and so does the bots' menu: Details of one collapsed update, shown to the one who asked
     menu = next(b for b in bots[0].blocks if b["type"] == "actions")
-    await bot.sender.block_action("digest_low", selected=f"details:{mono.shas['renovate_clap']}",
-                                  block_id=menu["block_id"], message_ts=bots[0].ts, thread_ts=parent.ts)
+    await bot.sender.block_action(
+        "digest_low",
+        selected=f"details:{mono.shas['renovate_clap']}",
+        block_id=menu["block_id"],
+        message_ts=bots[0].ts,
+        thread_ts=parent.ts,
+    )
     await bot.chat.drain()
     (details,) = slack.ephemerals
     assert "Update Rust crate clap to v4.5.54" in ephemeral_text(details) and details["thread_ts"] == parent.ts
@@ -161,6 +190,7 @@ async def test_bots_show_lists_each_bot_commit(make_bot, slack):
 
 
 # --- path filters ---------------------------------------------------------------------------------
+
 
 async def test_paths_filter_before_the_llm_and_the_header_says_so(make_bot, slack):
     with FakeOpenAI() as llm:
@@ -200,8 +230,14 @@ async def test_subscriptions_route_a_monorepo_and_list_says_how(make_bot, slack,
     from bot.window import day_window
     from tests.noise_repo import DAY
 
-    build = {"repo": repo, "branch": None, "window": to_dict(day_window(DAY, "Asia/Shanghai")), "lang": "en",
-             "paths": ["frontend/**"], "exclude": []}
+    build = {
+        "repo": repo,
+        "branch": None,
+        "window": to_dict(day_window(DAY, "Asia/Shanghai")),
+        "lang": "en",
+        "paths": ["frontend/**"],
+        "exclude": [],
+    }
     assert await bot.chat.run_build(build) == "1 commits"
     await bot.command(f"subscribe {repo} paths none", channel=CHANNEL)  # a filter can be cleared
     (sub,) = await bot.chat.subs.for_channel("slack", CHANNEL)
@@ -209,6 +245,7 @@ async def test_subscriptions_route_a_monorepo_and_list_says_how(make_bot, slack,
 
 
 # --- the weekly roll-up -----------------------------------------------------------------------------
+
 
 async def test_a_weekly_subscription_is_fired_by_the_clock_once(make_bot, slack, mono):
     bot = await make_bot(public_base_url=PUBLIC)
@@ -226,9 +263,12 @@ async def test_a_weekly_subscription_is_fired_by_the_clock_once(make_bot, slack,
     shown = sections_text(msg)
     assert "Weekly roll-up (2026-01-26..2026-02-01) · acme/mono" in shown
     # high and medium by area, each with its day; the bots as lines; the lows counted, never listed
-    assert re.search(r"\*backend \(2\)\*\n🔴 Mon 01-26 `[0-9a-f]{7}` feat\(backend\)!: remove the v1 export endpoint "
-                     r"— The commit declares a breaking change.*\n🟡 Wed 01-28 `[0-9a-f]{7}` feat: add a --since flag "
-                     r"to the backend CLI\n\*frontend \(1\)\*\n🔴 Wed 01-28 `[0-9a-f]{7}` feat\(frontend\)!", shown)
+    assert re.search(
+        r"\*backend \(2\)\*\n🔴 Mon 01-26 `[0-9a-f]{7}` feat\(backend\)!: remove the v1 export endpoint "
+        r"— The commit declares a breaking change.*\n🟡 Wed 01-28 `[0-9a-f]{7}` feat: add a --since flag "
+        r"to the backend CLI\n\*frontend \(1\)\*\n🔴 Wed 01-28 `[0-9a-f]{7}` feat\(frontend\)!",
+        shown,
+    )
     assert "🤖 renovate[bot]: 14 updates — clap 4.5.53 → 4.5.54" in shown
     lows = DOCS_LOWS + 2  # docs fixes, the automation fix, the router test
     assert f"🟢 Low importance, not listed: {lows} — full report: 📄 Full report" in shown
@@ -258,19 +298,35 @@ async def test_week_on_demand_in_english_and_chinese(make_bot, slack, mono):
     assert "🤖 renovate[bot]：14 个更新 — clap 4.5.53 → 4.5.54，" in zh
 
 
-@pytest.mark.parametrize("lang,text,sentence,usage", [
-    ("en", "week 2026-01-19..2026-01-25", "⚠️ 'week' takes one day (the ISO week holding it), not the range",
-     "Usage: `/digest week [DATE]"),
-    ("zh", "week 2026-01-19..2026-01-25", "⚠️ week 只接受一个日期（取它所在的 ISO 周），不能是范围", "用法：`/digest week [日期]"),
-    ("en", "2026-01-28 paths /backend/**", "⚠️ '/backend/**' starts with /", "Usage: `/digest [DATE|"),
-    ("zh", "2026-01-28 paths /backend/**", "⚠️ “/backend/**”以 / 开头", "用法：`/digest [日期|"),
-    ("en", "subscribe acme/mono weekly funday", "⚠️ 'funday' is not a day of the week", "Usage: `/digest subscribe"),
-    ("zh", "subscribe acme/mono weekly funday", "⚠️ “funday”不是星期几", "用法：`/digest subscribe"),
-    ("en", "subscribe acme/mono bots sometimes", "⚠️ bots must be collapse or show, not 'sometimes'.",
-     "Usage: `/digest subscribe"),
-    ("zh", "week 2026-13-45", "⚠️ “2026-13-45”不是真实存在的日期。", "用法：`/digest week"),
-    ("en", "week 2099-01-05", "⚠️ 2099-01-05 is in the future", "Usage: `/digest week"),
-])
+@pytest.mark.parametrize(
+    "lang,text,sentence,usage",
+    [
+        (
+            "en",
+            "week 2026-01-19..2026-01-25",
+            "⚠️ 'week' takes one day (the ISO week holding it), not the range",
+            "Usage: `/digest week [DATE]",
+        ),
+        (
+            "zh",
+            "week 2026-01-19..2026-01-25",
+            "⚠️ week 只接受一个日期（取它所在的 ISO 周），不能是范围",
+            "用法：`/digest week [日期]",
+        ),
+        ("en", "2026-01-28 paths /backend/**", "⚠️ '/backend/**' starts with /", "Usage: `/digest [DATE|"),
+        ("zh", "2026-01-28 paths /backend/**", "⚠️ “/backend/**”以 / 开头", "用法：`/digest [日期|"),
+        ("en", "subscribe acme/mono weekly funday", "⚠️ 'funday' is not a day of the week", "Usage: `/digest subscribe"),
+        ("zh", "subscribe acme/mono weekly funday", "⚠️ “funday”不是星期几", "用法：`/digest subscribe"),
+        (
+            "en",
+            "subscribe acme/mono bots sometimes",
+            "⚠️ bots must be collapse or show, not 'sometimes'.",
+            "Usage: `/digest subscribe",
+        ),
+        ("zh", "week 2026-13-45", "⚠️ “2026-13-45”不是真实存在的日期。", "用法：`/digest week"),
+        ("en", "week 2099-01-05", "⚠️ 2099-01-05 is in the future", "Usage: `/digest week"),
+    ],
+)
 async def test_bad_input_is_one_private_sentence_and_the_usage(make_bot, slack, lang, text, sentence, usage):
     bot = await make_bot(default_lang=lang)
     await bot.command(text)
@@ -283,11 +339,12 @@ async def test_bad_input_is_one_private_sentence_and_the_usage(make_bot, slack, 
 
 # --- Feishu: the same content as cards ----------------------------------------------------------------
 
+
 async def test_feishu_collapses_bots_into_a_panel_and_posts_the_week_as_one_card(make_settings, mono):
-    from tests.test_feishu_e2e import GROUP, feishu_env
+    from tests.shared.feishu import GROUP, feishu_env
 
     async with feishu_env(make_settings, mono.repo) as env:  # DEFAULT_LANG: zh
-        parent, replies = await env.digest()
+        _parent, replies = await env.digest()
         cards = [env.fake.card(m) for m in replies]
         (bots,) = [c for c in cards if "依赖更新 (15)" in c["header"]["title"]["content"]]
         body = json.dumps(bots, ensure_ascii=False).replace("\u200b", "")  # the zero-width breaks after ]
@@ -317,18 +374,38 @@ async def test_feishu_collapses_bots_into_a_panel_and_posts_the_week_as_one_card
 # `run` (a real `python -m bot` process) comes from tests/conftest.py
 
 
-def test_cli_digest_takes_the_path_filter(run, mono):  # noqa: F811
-    proc = run("digest", "--repo", str(mono.path), "--date", "2026-01-28", "--lang", "en",
-               "--paths", "backend/**", "--exclude", "backend/tests/**")
+def test_cli_digest_takes_the_path_filter(run, mono):
+    proc = run(
+        "digest",
+        "--repo",
+        str(mono.path),
+        "--date",
+        "2026-01-28",
+        "--lang",
+        "en",
+        "--paths",
+        "backend/**",
+        "--exclude",
+        "backend/tests/**",
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"> 🔎 paths backend/\\*\\* · exclude backend/tests/\\*\\* — 2 of {DAY_COMMITS} commits" in proc.stdout
     assert MEDIUM_TITLE in proc.stdout and HIGH_TITLE not in proc.stdout
-    data = json.loads(run("digest", "--repo", str(mono.path), "--date", "2026-01-28", "--format", "json",
-                          "--paths", "frontend/**").stdout)["digests"][0]
-    assert (data["paths"], data["exclude"], data["filtered_out"], len(data["entries"])) == \
-        (["frontend/**"], [], DAY_COMMITS - 1, 1)
-    for lang, sentence in (("en", "error: '/backend/**' starts with /, but globs are relative"),
-                           ("zh", "错误：“/backend/**”以 / 开头")):
+    data = json.loads(
+        run(
+            "digest", "--repo", str(mono.path), "--date", "2026-01-28", "--format", "json", "--paths", "frontend/**"
+        ).stdout
+    )["digests"][0]
+    assert (data["paths"], data["exclude"], data["filtered_out"], len(data["entries"])) == (
+        ["frontend/**"],
+        [],
+        DAY_COMMITS - 1,
+        1,
+    )
+    for lang, sentence in (
+        ("en", "error: '/backend/**' starts with /, but globs are relative"),
+        ("zh", "错误：“/backend/**”以 / 开头"),
+    ):
         bad = run("digest", "--repo", str(mono.path), "--lang", lang, "--paths", "/backend/**")
         assert bad.returncode == 2 and "Traceback" not in bad.stderr
         assert bad.stderr.strip().startswith(sentence) and "\n" not in bad.stderr.strip()
@@ -336,21 +413,22 @@ def test_cli_digest_takes_the_path_filter(run, mono):  # noqa: F811
 
 # --- the clock's shared builds --------------------------------------------------------------------------
 
-from tests.test_schedule import NOW as CLOCK_NOW, clock_chat  # noqa: E402,F401 — the real queue (arq on Redis)
+from tests.shared.schedule import NOW as CLOCK_NOW  # noqa: E402 — the real queue (arq on Redis)
 
 
-async def test_a_filtered_digest_is_its_own_build_job_and_a_weekly_one_too(clock_chat):  # noqa: F811
+async def test_a_filtered_digest_is_its_own_build_job_and_a_weekly_one_too(clock_chat):
     from bot.models import Subscription
 
     chat, settings, jobs = clock_chat
     for channel, paths in (("a", ("frontend/**",)), ("b", ("backend/**",)), ("c", ("frontend/**",)), ("d", ())):
-        await chat.subs.upsert(Subscription("console", channel, "acme/widgets", at="09:00", tz="Asia/Shanghai",
-                                            paths=paths))
+        await chat.subs.upsert(
+            Subscription("console", channel, "acme/widgets", at="09:00", tz="Asia/Shanghai", paths=paths)
+        )
     # 2026-01-29 is a Thursday: a weekly roll-up due at 09:00 on Thursdays posts the week of the 19th
-    await chat.subs.upsert(Subscription("console", "e", "acme/widgets", at="09:00", tz="Asia/Shanghai",
-                                        weekday="thu"))
-    done = {(s.channel, str(day), o) for s, day, o in await Clock(chat, settings, now=lambda: CLOCK_NOW,
-                                                                   jobs=jobs).tick()}
+    await chat.subs.upsert(Subscription("console", "e", "acme/widgets", at="09:00", tz="Asia/Shanghai", weekday="thu"))
+    done = {
+        (s.channel, str(day), o) for s, day, o in await Clock(chat, settings, now=lambda: CLOCK_NOW, jobs=jobs).tick()
+    }
     assert ("e", "2026-01-19", "queued") in done and len(done) == 5
     queued = [j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1)]
     builds = [j for j in queued if ":build:" in j]

@@ -1,11 +1,12 @@
 """The new contents (bot lines, the roll-up, the low overflow line) as Slack and Feishu render them:
 hostile commit text and bot names stay inert, the only links are the bot's own, and a big week
 stays inside each platform's limits (the fakes' checks)."""
+
 from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from bot.models import DigestEntry, Importance
 from bot.noise import BotGroup
@@ -14,24 +15,29 @@ from bot.render import feishu as F
 from bot.render import slack as S
 from bot.render.text import render_text
 from bot.window import week_window
-from tests import test_feishu_render as FR
-from tests import test_slack_render as SR
+from tests.shared import feishu_render as FR
+from tests.shared import slack_render as SR
 
 REPORT = "https://digest.example.com/r/abc?exp=1&sig=x"
 
 
 def test_slack_bot_lines_and_the_rollup_are_inert_and_fit():
     evil_bot = "<!channel>[bot]"
-    bot = DigestEntry(SR.commit(3, title=SR.EVIL_TITLE, author=evil_bot), SR.analysis(Importance.LOW),
-                      updates=("<!here> 1 → 2", "[x](https://evil.example) 3 → 4"))
+    bot = DigestEntry(
+        SR.commit(3, title=SR.EVIL_TITLE, author=evil_bot),
+        SR.analysis(Importance.LOW),
+        updates=("<!here> 1 → 2", "[x](https://evil.example) 3 → 4"),
+    )
     high = DigestEntry(SR.commit(1, title=SR.EVIL_TITLE), SR.analysis(Importance.HIGH, reason="<!everyone> why"))
     low = DigestEntry(SR.commit(2, title=SR.EVIL_TITLE), SR.analysis(Importance.LOW))
     d = SR.digest([high, low, bot])
     group = BotGroup(evil_bot, (bot,))
-    contents = [BotUpdates(d, (group,)),
-                LowCommits(d, (low,), total=9, more=8, more_how="link", report_url=REPORT),
-                LowCommits(d, (low,), total=9, more=8, more_how="page"),
-                WeekRollup(d, (("<!here>/x", (high,)),), (group,), 5, "link", REPORT)]
+    contents = [
+        BotUpdates(d, (group,)),
+        LowCommits(d, (low,), total=9, more=8, more_how="link", report_url=REPORT),
+        LowCommits(d, (low,), total=9, more=8, more_how="page"),
+        WeekRollup(d, (("<!here>/x", (high,)),), (group,), 5, "link", REPORT),
+    ]
     for content in contents:
         payloads = S.render(content, thread="1.1")
         SR.check(payloads)
@@ -47,14 +53,18 @@ def test_slack_bot_lines_and_the_rollup_are_inert_and_fit():
 
 def test_feishu_bot_lines_and_the_rollup_are_inert_and_fit():
     evil_bot = FR.EVIL + "[bot]"
-    bot = DigestEntry(replace(FR.commit(3, title=FR.EVIL), author=evil_bot), FR.analysis(Importance.LOW),
-                      updates=(FR.EVIL,))
+    bot = DigestEntry(
+        replace(FR.commit(3, title=FR.EVIL), author=evil_bot), FR.analysis(Importance.LOW), updates=(FR.EVIL,)
+    )
     high = DigestEntry(FR.commit(1, title=FR.EVIL), FR.analysis(Importance.HIGH, importance_reason=FR.EVIL))
     d = FR.digest([high, bot], lang="zh")
     group = BotGroup(evil_bot, (bot,))
     cards = []
-    for content in (BotUpdates(d, (group,)), WeekRollup(d, ((FR.EVIL, (high,)),), (group,), 5, "page"),
-                    LowCommits(d, (bot,), total=2, more=1, more_how="page")):
+    for content in (
+        BotUpdates(d, (group,)),
+        WeekRollup(d, ((FR.EVIL, (high,)),), (group,), 5, "page"),
+        LowCommits(d, (bot,), total=2, more=1, more_how="page"),
+    ):
         rendered = F.render_cards(content, thread="om_t", lang="zh")
         FR.assert_fits(rendered)
         cards += rendered
@@ -65,11 +75,14 @@ def test_feishu_bot_lines_and_the_rollup_are_inert_and_fit():
 
 
 def test_a_big_week_stays_one_message_until_slack_and_feishu_say_otherwise():
-    t0 = datetime(2026, 1, 26, 2, tzinfo=timezone.utc)
-    entries = tuple(DigestEntry(replace(SR.commit(i, title=f"feat: change number {i} " + "x" * 60),
-                                        committed_at=t0 + timedelta(hours=i)),
-                                SR.analysis(Importance.MEDIUM if i % 4 else Importance.HIGH))
-                    for i in range(60))
+    t0 = datetime(2026, 1, 26, 2, tzinfo=UTC)
+    entries = tuple(
+        DigestEntry(
+            replace(SR.commit(i, title=f"feat: change number {i} " + "x" * 60), committed_at=t0 + timedelta(hours=i)),
+            SR.analysis(Importance.MEDIUM if i % 4 else Importance.HIGH),
+        )
+        for i in range(60)
+    )
     d = replace(SR.digest(entries), window=week_window(date(2026, 1, 26), "UTC"))
     areas = tuple((f"crates/area-{a}", entries[a::6]) for a in range(6))
     week = WeekRollup(d, areas, (), 200, "link", REPORT)
@@ -87,7 +100,10 @@ def test_the_report_page_and_markdown_report_say_the_filter():
     from bot.render.markdown import render_report
     from bot.report.page import render_page
 
-    d = replace(SR.digest([DigestEntry(SR.commit(1), SR.analysis(Importance.MEDIUM))]), paths=("crates/uv-resolver/**",),
-                filtered_out=79)
+    d = replace(
+        SR.digest([DigestEntry(SR.commit(1), SR.analysis(Importance.MEDIUM))]),
+        paths=("crates/uv-resolver/**",),
+        filtered_out=79,
+    )
     assert "🔎 paths crates/uv-resolver/** — 1 of 80 commits" in render_page(d, 2_000_000_000)
     assert "> 🔎 paths crates/uv-resolver/\\*\\* — 1 of 80 commits" in render_report([d])

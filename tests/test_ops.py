@@ -1,6 +1,7 @@
 """What an operator runs and reads: `--version`, `settings` (secrets masked), LOG_LEVEL and
 LOG_FORMAT checked and honoured, /metrics kept off the public port, and a health answer from
 `worker` and `clock` — all through real `python -m bot` processes on a real Redis."""
+
 from __future__ import annotations
 
 import json
@@ -14,22 +15,43 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SECRETS = {"SLACK_BOT_TOKEN": "xoxb-ops-test-0123456789", "SLACK_SIGNING_SECRET": "sig-ops-test-abcdef",
-           "OPENAI_API_KEY": "sk-ops-test-abcdefabcdef", "GITHUB_TOKEN": "ghp_opstestopstestopstest1234",
-           "FEISHU_APP_SECRET": "feishu-ops-test-secret", "METRICS_TOKEN": "metrics-ops-test-token"}
+SECRETS = {
+    "SLACK_BOT_TOKEN": "xoxb-ops-test-0123456789",
+    "SLACK_SIGNING_SECRET": "sig-ops-test-abcdef",
+    "OPENAI_API_KEY": "sk-ops-test-abcdefabcdef",
+    "GITHUB_TOKEN": "ghp_opstestopstestopstest1234",
+    "FEISHU_APP_SECRET": "feishu-ops-test-secret",
+    "METRICS_TOKEN": "metrics-ops-test-token",
+}
 
 
 @pytest.fixture
 def run(redis_url, tmp_path):
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "LOG_",
-                                 "METRICS_"))}
-    base.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"ops{uuid.uuid4().hex[:6]}:",
-                 "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(
+            ("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_", "LOG_", "METRICS_")
+        )
+    }
+    base.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": f"ops{uuid.uuid4().hex[:6]}:",
+            "DATA_DIR": str(tmp_path / "data"),
+            "PYTHONPATH": str(ROOT),
+        }
+    )
 
     def invoke(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**base, **(env or {})}, cwd=tmp_path, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            env={**base, **(env or {})},
+            cwd=tmp_path,
+            timeout=120,
+        )
 
     return invoke
 
@@ -49,11 +71,13 @@ def test_version_is_the_packaged_one(run):
 def test_settings_shows_every_value_and_its_source_but_no_secret(run, tmp_path):
     (tmp_path / ".env").write_text("LLM_MODEL=qwen-from-dotenv\nFEISHU_APP_SECRET=feishu-ops-test-secret\n")
     in_env = {k: v for k, v in SECRETS.items() if k != "FEISHU_APP_SECRET"}
-    proc = run("settings", env={**in_env, "REDIS_URL": "redis://bot:hunter2-ops@db.internal:6379/0",
-                                "LLM_CONCURRENCY": "3"})
+    proc = run(
+        "settings", env={**in_env, "REDIS_URL": "redis://bot:hunter2-ops@db.internal:6379/0", "LLM_CONCURRENCY": "3"}
+    )
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     lines = dict(line.split("=", 1) for line in proc.stdout.splitlines())
     from settings import Settings
+
     assert list(lines) == [name.upper() for name in Settings.model_fields]  # every setting, once
     assert len(proc.stdout.splitlines()) == len(lines)
     assert lines["LLM_CONCURRENCY"].split() == ["3", "#", "environment"]
@@ -66,12 +90,25 @@ def test_settings_shows_every_value_and_its_source_but_no_secret(run, tmp_path):
         assert secret not in proc.stdout
 
 
-@pytest.mark.parametrize("command", [["run"], ["serve"], ["worker"], ["clock"], ["digest", "--repo", "."],
-                                     ["ask", "--repo", ".", "--commit", "HEAD", "why?"], ["settings"]])
-@pytest.mark.parametrize("variable,value,message", [
-    ("LOG_LEVEL", "verbose", "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not 'verbose'."),
-    ("LOG_FORMAT", "xml", "LOG_FORMAT must be text or json, not 'xml'."),
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run"],
+        ["serve"],
+        ["worker"],
+        ["clock"],
+        ["digest", "--repo", "."],
+        ["ask", "--repo", ".", "--commit", "HEAD", "why?"],
+        ["settings"],
+    ],
+)
+@pytest.mark.parametrize(
+    "variable,value,message",
+    [
+        ("LOG_LEVEL", "verbose", "LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not 'verbose'."),
+        ("LOG_FORMAT", "xml", "LOG_FORMAT must be text or json, not 'xml'."),
+    ],
+)
 def test_a_mistyped_log_setting_stops_every_command(run, command, variable, value, message):
     proc = run(*command, env={variable: value})
     assert proc.returncode == 2
@@ -87,8 +124,8 @@ def test_log_level_is_not_case_sensitive(run):
 # --- the processes: metrics off the public port, health answers, JSON logs -----------------------
 
 from tests.fakes.slack_server import FakeSlack  # noqa: E402
-from tests.test_processes import Bots, _one_sub, base_env, scheduled, wait_for  # noqa: E402,F401
-from tests.test_redis_outage import free_port  # noqa: E402
+from tests.shared.processes import Bots, _one_sub, base_env, wait_for  # noqa: E402
+from tests.shared.redis_proc import free_port  # noqa: E402
 
 
 def http_get(url: str, token: str | None = None) -> tuple[int, str]:
@@ -106,15 +143,25 @@ def http_get(url: str, token: str | None = None) -> tuple[int, str]:
 
 
 def health(kind: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bot", "health", kind], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "health", kind], capture_output=True, text=True, env=env, cwd=cwd, timeout=60
+    )
 
 
 def test_metrics_are_served_on_the_metrics_port_only(scheduled, tmp_path):
     public, private = free_port(), free_port()
     with FakeSlack() as slack:
-        env = base_env(slack, scheduled["url"], scheduled["prefix"], scheduled["repo"], tmp_path, PORT=str(public),
-                       HOST="127.0.0.1", METRICS_PORT=str(private), METRICS_TOKEN=SECRETS["METRICS_TOKEN"])
+        env = base_env(
+            slack,
+            scheduled["url"],
+            scheduled["prefix"],
+            scheduled["repo"],
+            tmp_path,
+            PORT=str(public),
+            HOST="127.0.0.1",
+            METRICS_PORT=str(private),
+            METRICS_TOKEN=SECRETS["METRICS_TOKEN"],
+        )
         bots = Bots(tmp_path, env)
         try:
             bots.start("serve")
@@ -133,11 +180,11 @@ def test_metrics_are_served_on_the_metrics_port_only(scheduled, tmp_path):
 
 
 def test_the_metrics_port_cannot_be_the_public_port(run):
-    proc = run("serve", env={"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "PORT": "3999",
-                             "METRICS_PORT": "3999"})
+    proc = run(
+        "serve", env={"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s", "PORT": "3999", "METRICS_PORT": "3999"}
+    )
     assert proc.returncode == 2
-    assert one_line(proc) == ("error: METRICS_PORT must not be PORT (3999): metrics stay off the public "
-                              "callback port.")
+    assert one_line(proc) == ("error: METRICS_PORT must not be PORT (3999): metrics stay off the public callback port.")
 
 
 def test_worker_and_clock_answer_health_checks(scheduled, tmp_path):
@@ -149,8 +196,9 @@ def test_worker_and_clock_answer_health_checks(scheduled, tmp_path):
             for kind in ("worker", "clock"):  # nothing runs yet: both say so, exit 1
                 proc = health(kind, env, tmp_path)
                 assert proc.returncode == 1 and proc.stdout == ""
-                assert one_line(proc).startswith(f"No {kind} has reported on this Redis (key prefix "
-                                                 f"{scheduled['prefix']}) in the last ")
+                assert one_line(proc).startswith(
+                    f"No {kind} has reported on this Redis (key prefix {scheduled['prefix']}) in the last "
+                )
             worker = bots.start("worker", METRICS_PORT=str(worker_port))
             bots.start("clock", METRICS_PORT=str(clock_port))
             wait_for(lambda: health("worker", env, tmp_path).returncode == 0, 30, "a live worker")
@@ -173,9 +221,16 @@ def test_worker_and_clock_answer_health_checks(scheduled, tmp_path):
 def test_json_logs_are_one_object_a_line_naming_the_job(scheduled, tmp_path):
     channel = "CJSON"
     with FakeSlack() as slack:
-        env = base_env(slack, scheduled["url"], scheduled["prefix"], scheduled["repo"], tmp_path,
-                       SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)),
-                       LOG_FORMAT="json", LOG_LEVEL="DEBUG")
+        env = base_env(
+            slack,
+            scheduled["url"],
+            scheduled["prefix"],
+            scheduled["repo"],
+            tmp_path,
+            SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)),
+            LOG_FORMAT="json",
+            LOG_LEVEL="DEBUG",
+        )
         bots = Bots(tmp_path, env)
         try:
             bots.start("clock")
@@ -189,8 +244,9 @@ def test_json_logs_are_one_object_a_line_naming_the_job(scheduled, tmp_path):
             entry = json.loads(line)  # every line is one JSON object
             assert set(entry) - {"exception"} == {"time", "level", "logger", "job", "message"}, line
             entries.append(entry)
-    assert any(e["logger"] == "bot.schedule" and e["message"].startswith("clock started") and e["job"] is None
-               for e in entries)
+    assert any(
+        e["logger"] == "bot.schedule" and e["message"].startswith("clock started") and e["job"] is None for e in entries
+    )
     in_jobs = {e["job"] for e in entries if e["job"]}
     assert any(job.startswith(f"{scheduled['prefix']}deliver:") for job in in_jobs), in_jobs
     assert all(e["level"] in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL") for e in entries)

@@ -2,6 +2,7 @@
 pacer takes its clock and sleep as arguments; here time moves only when the pacer sleeps (or
 the test moves it), so "waits exactly until the window's end" is an exact assertion, not a
 timing one."""
+
 from __future__ import annotations
 
 import asyncio

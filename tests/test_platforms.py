@@ -1,5 +1,6 @@
 """Every chat platform implements every member of ChatPlatform — the core calls them without
 probing (no getattr), so a missing one would only show up as an AttributeError in production."""
+
 import inspect
 
 import pytest
@@ -13,8 +14,18 @@ MEMBERS = {name for name in dir(ChatPlatform) if not name.startswith("_")} | set
 
 
 def test_the_protocol_declares_what_the_core_uses():
-    assert {"send", "send_unless_posted", "update", "reply_private", "stream", "upload", "config_caveat",
-            "name", "supports_files", "send_dedupe_window"} <= MEMBERS
+    assert {
+        "send",
+        "send_unless_posted",
+        "update",
+        "reply_private",
+        "stream",
+        "upload",
+        "config_caveat",
+        "name",
+        "supports_files",
+        "send_dedupe_window",
+    } <= MEMBERS
 
 
 @pytest.mark.parametrize("platform", [ConsolePlatform, SlackPlatform, FeishuPlatform])

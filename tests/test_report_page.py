@@ -5,6 +5,7 @@ link that was changed in any way, or has expired, and every listing URL are refu
 page that names nothing; hostile commit text stays text. Real Redis, real aiohttp server,
 the real Slack/Feishu SDKs against their loopback fakes. (The browser checks are in
 test_report_browser.py.)"""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,8 +20,7 @@ import sys
 import threading
 import time
 import urllib.request
-from datetime import date, datetime, timedelta, timezone
-from html.parser import HTMLParser
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -35,56 +35,14 @@ from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.web import bound_port, build_app, report_routes, start_server
 from tests.gitrepo import GitRepo
 from tests.reportdata import day
+from tests.shared.report_page import PUBLIC, Page, local
 
 ROOT = Path(__file__).resolve().parent.parent
-PUBLIC = "https://digest.example.com"
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
 LINK = re.compile(r"https://digest\.example\.com/r/[A-Za-z0-9_-]+\?exp=\d+(?:&amp;|&)sig=[A-Za-z0-9_-]+")
 
 
 # --- reading a page as a reader does --------------------------------------------------------------
-
-class Page(HTMLParser):
-    """The parsed page: its visible text, every element id, every href, every tag name."""
-
-    def __init__(self, html: str):
-        super().__init__(convert_charrefs=True)
-        self.ids: set[str] = set()
-        self.hrefs: list[str] = []
-        self.tags: list[str] = []
-        self.chunks: list[str] = []
-        self._skip = 0
-        self.feed(html)
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        a = dict(attrs)
-        if "id" in a:
-            self.ids.add(a["id"])
-        if tag == "a":
-            self.hrefs.append(a.get("href", ""))
-        if tag in ("style", "script"):
-            self._skip += 1
-
-    def handle_endtag(self, tag):
-        if tag in ("style", "script"):
-            self._skip -= 1
-
-    def handle_data(self, data):
-        if not self._skip:
-            self.chunks.append(data)
-
-    @property
-    def text(self) -> str:
-        return " ".join(" ".join(self.chunks).split())
-
-
-def local(link: str, base: str) -> str:
-    """The public link as the reverse proxy in front of the web process would forward it."""
-    link = link.replace("&amp;", "&")
-    assert link.startswith(PUBLIC + "/r/"), link
-    parts = urlsplit(link)
-    return f"{base}{parts.path}?{parts.query}"
 
 
 def tamper(url: str, **changes) -> str:
@@ -105,6 +63,7 @@ async def web(make_services):
     runner = await start_server(build_app(services.store, report_routes(services.reports)), "127.0.0.1", 0)
     base = f"http://127.0.0.1:{bound_port(runner)}"
     async with aiohttp.ClientSession() as http:
+
         async def get(url: str, **headers) -> tuple[int, str, dict]:
             headers = {"Accept-Language": "en", **headers}  # a refusal speaks the visitor's language
             async with http.get(url, headers=headers, allow_redirects=False) as resp:
@@ -116,16 +75,37 @@ async def web(make_services):
 
 # --- the page: the Markdown report's content, in HTML ---------------------------------------------
 
+
 def test_the_page_holds_the_whole_report_and_every_toc_link_lands():
     d = day(12, notices=("⚠️ The LLM could not analyse 2 commits; they show the rule-based analysis.",))
     page = Page(render_page(d, expires=int(time.time()) + 3600))
     text = page.text
-    for words in ("Daily update report (2026-01-28)", "acme/widgets", "📌 Headlines", "The export API changed",
-                  "🗂 Commits", "Committed", "Author", "📊 Stats", "12 commits on 2026-01-28 | 🔴 high 3 | 🟡 medium 5 | 🟢 low 4",
-                  "📋 Contents", "🔴 High importance (3)", "🟡 Medium importance (5)", "🟢 Low importance (4)",
-                  "🎯 Change type", "⚡ Importance", "📋 Summary", "🧭 Impact", "🔍 Technical insight", "⚠️ Risks",
-                  "💡 Recommendations", "📁 Coverage: 3/4 files analysed", "vendor/lib.min.js",
-                  "⚠️ The LLM could not analyse 2 commits", "This link works until"):
+    for words in (
+        "Daily update report (2026-01-28)",
+        "acme/widgets",
+        "📌 Headlines",
+        "The export API changed",
+        "🗂 Commits",
+        "Committed",
+        "Author",
+        "📊 Stats",
+        "12 commits on 2026-01-28 | 🔴 high 3 | 🟡 medium 5 | 🟢 low 4",
+        "📋 Contents",
+        "🔴 High importance (3)",
+        "🟡 Medium importance (5)",
+        "🟢 Low importance (4)",
+        "🎯 Change type",
+        "⚡ Importance",
+        "📋 Summary",
+        "🧭 Impact",
+        "🔍 Technical insight",
+        "⚠️ Risks",
+        "💡 Recommendations",
+        "📁 Coverage: 3/4 files analysed",
+        "vendor/lib.min.js",
+        "⚠️ The LLM could not analyse 2 commits",
+        "This link works until",
+    ):
         assert words in text, words
     for e in d.entries:
         assert text.count(e.commit.title + " ") == 3, e.commit.title  # in the table, the contents, its section
@@ -148,8 +128,17 @@ def test_a_low_commit_shows_its_summary_and_coverage_but_not_the_long_parts():
 def test_the_page_speaks_the_digest_s_language():
     page = Page(render_page(day(3, lang="zh"), expires=int(time.time()) + 3600))
     assert 'lang="zh"' in render_page(day(3, lang="zh"))
-    for words in ("每日更新报告（2026-01-28）", "📋 目录", "🗂 提交列表", "📌 要点", "📋 变更摘要", "⚠️ 潜在风险",
-                  "跳到目录", "↑ 目录", "此链接有效期至"):
+    for words in (
+        "每日更新报告（2026-01-28）",
+        "📋 目录",
+        "🗂 提交列表",
+        "📌 要点",
+        "📋 变更摘要",
+        "⚠️ 潜在风险",
+        "跳到目录",
+        "↑ 目录",
+        "此链接有效期至",
+    ):
         assert words in page.text, words
     assert "Contents" not in page.text and "Summary" not in page.text
 
@@ -162,13 +151,45 @@ def test_hostile_text_is_printed_as_text_everywhere_on_the_page():
 
     analysis = replace(e0.analysis, summary=hostile_llm, risks=(hostile_llm,))
     commit = replace(e0.commit, author="<b>Mallory</b>", url="javascript:alert(1)")
-    d = replace(d, entries=(replace(e0, commit=commit, analysis=analysis), *d.entries[1:]),
-                headline=(hostile_llm,), notices=("<marquee>notice</marquee>",))
+    d = replace(
+        d,
+        entries=(replace(e0, commit=commit, analysis=analysis), *d.entries[1:]),
+        headline=(hostile_llm,),
+        notices=("<marquee>notice</marquee>",),
+    )
     html = render_page(d)
     page = Page(html)
-    assert set(page.tags) <= {"html", "head", "meta", "title", "style", "body", "main", "header", "h1", "h2", "h3",
-                              "p", "a", "section", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "nav",
-                              "article", "code", "strong", "span", "br", "footer"}
+    assert set(page.tags) <= {
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "main",
+        "header",
+        "h1",
+        "h2",
+        "h3",
+        "p",
+        "a",
+        "section",
+        "ul",
+        "li",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "nav",
+        "article",
+        "code",
+        "strong",
+        "span",
+        "br",
+        "footer",
+    }
     assert "script" not in page.tags and "img" not in page.tags and "marquee" not in page.tags
     assert HOSTILE in page.text and "<b>Mallory</b>" in page.text and "<script>alert(1)</script>" in page.text
     assert "javascript:" not in "".join(page.hrefs)
@@ -176,19 +197,23 @@ def test_hostile_text_is_printed_as_text_everywhere_on_the_page():
     assert "<strong>bold</strong>" in html and "<code>&lt;b&gt;code&lt;/b&gt;</code>" in html
 
 
-@pytest.mark.parametrize("raw,html", [
-    ("plain", "plain"),
-    ("a `x<y` b", "a <code>x&lt;y</code> b"),
-    ("**strong** & weak", "<strong>strong</strong> &amp; weak"),
-    ("line one\n\n  line two  ", "line one<br>line two"),
-    ("**`<i>`**", "<strong><code>&lt;i&gt;</code></strong>"),
-    ('"quoted" \'single\'', "&#34;quoted&#34; &#39;single&#39;"),
-])
+@pytest.mark.parametrize(
+    "raw,html",
+    [
+        ("plain", "plain"),
+        ("a `x<y` b", "a <code>x&lt;y</code> b"),
+        ("**strong** & weak", "<strong>strong</strong> &amp; weak"),
+        ("line one\n\n  line two  ", "line one<br>line two"),
+        ("**`<i>`**", "<strong><code>&lt;i&gt;</code></strong>"),
+        ("\"quoted\" 'single'", "&#34;quoted&#34; &#39;single&#39;"),
+    ],
+)
 def test_prose_keeps_code_and_bold_and_escapes_everything_else(raw, html):
     assert str(prose(raw)) == html
 
 
 # --- signed links -------------------------------------------------------------------------------------
+
 
 def test_a_signature_covers_the_id_and_the_expiry():
     key, rid = b"k" * 32, signing.new_report_id()
@@ -238,7 +263,7 @@ async def test_the_link_opens_the_page_with_headers_that_forbid_scripts(web):
 
 
 async def test_two_deliveries_of_one_digest_get_two_unguessable_links(web):
-    services, base, get = web
+    services, _base, _get = web
     a, b = await services.reports.publish(day(2)), await services.reports.publish(day(2))
     assert a != b and urlsplit(a).path != urlsplit(b).path
 
@@ -269,16 +294,18 @@ async def test_a_changed_link_is_refused_and_reveals_nothing(web, case):
     status, html, headers = await get(REFUSALS[case](local(link, base)), **{"Accept-Language": "en-GB,en;q=0.8"})
     assert status == 403
     assert "project-nightingale" not in html and "secret-repo" not in html and "2026-01-28" not in html
-    assert Page(html).text.endswith("This link is not valid, or it has expired. "
-                                    "Ask for the digest again to get a fresh link.")
+    assert Page(html).text.endswith(
+        "This link is not valid, or it has expired. Ask for the digest again to get a fresh link."
+    )
     assert headers["Content-Security-Policy"].startswith("default-src 'none'")
     assert (await get(local(link, base)))[0] == 200  # the untouched link still works
 
 
 async def test_an_expired_link_is_refused_like_a_forged_one(web, make_services):
-    services, base, get = web
-    earlier = await make_services(lambda: datetime.now(timezone.utc) - timedelta(seconds=120),
-                                  public_base_url=PUBLIC, report_link_ttl=60)
+    _services, base, get = web
+    earlier = await make_services(
+        lambda: datetime.now(UTC) - timedelta(seconds=120), public_base_url=PUBLIC, report_link_ttl=60
+    )
     link = await earlier.reports.publish(day(2))  # made two minutes ago, valid for one
     status, html, _ = await get(local(link, base))
     forged = await get(tamper(local(link, base), sig="A" * 43))
@@ -294,8 +321,9 @@ async def test_a_good_link_whose_report_is_gone_is_not_found(web):
     assert status == 404 and "acme/widgets" not in html and "no longer kept" in html
 
 
-@pytest.mark.parametrize("path", ["/reports/", "/reports", "/r/", "/r", "/r/?exp=1&sig=x", "/reports/index.html",
-                                  "/r/.", "/static/", "/"])
+@pytest.mark.parametrize(
+    "path", ["/reports/", "/reports", "/r/", "/r", "/r/?exp=1&sig=x", "/reports/index.html", "/r/.", "/static/", "/"]
+)
 async def test_no_url_lists_reports(web, path):
     services, base, get = web
     await services.reports.publish(day(3, repo="acme/secret-repo"))
@@ -312,7 +340,7 @@ async def test_a_refusal_speaks_the_visitor_s_language(web):
 
 
 async def test_while_redis_is_down_a_link_gets_one_sentence_and_then_works_again(make_services, tmp_path):
-    from tests.test_redis_outage import RedisProcess, free_port
+    from tests.shared.redis_proc import RedisProcess, free_port
 
     redis = RedisProcess(free_port(), tmp_path, durable=True)
     redis.start()
@@ -324,8 +352,9 @@ async def test_while_redis_is_down_a_link_gets_one_sentence_and_then_works_again
             redis.stop()
             async with http.get(link, headers={"Accept-Language": "en"}) as resp:
                 assert resp.status == 503
-                assert Page(await resp.text()).text.endswith("Reports cannot be shown right now. "
-                                                             "Please try again in a minute.")
+                assert Page(await resp.text()).text.endswith(
+                    "Reports cannot be shown right now. Please try again in a minute."
+                )
             redis.start()  # the same data back (append-only file): the link works again
             for _ in range(100):  # once Redis has loaded its file
                 async with http.get(link) as resp:
@@ -342,23 +371,29 @@ async def test_while_redis_is_down_a_link_gets_one_sentence_and_then_works_again
 
 # --- end to end: the link in every platform's parent message ----------------------------------------
 
+
 @pytest.fixture
 def widgets(tmp_path) -> GitRepo:
-    from tests.test_slack_e2e import build_widgets
+    from tests.shared.slack import build_widgets
 
     return build_widgets(tmp_path / "widgets", date(2026, 1, 28))
 
 
 @pytest.mark.parametrize("public", [PUBLIC, None], ids=["with PUBLIC_BASE_URL", "without"])
 async def test_slack_parent_links_the_report(make_settings, widgets, public):
-    from bot.render import slack as R
     from handlers.slack import build_slack
     from tests.fakes.slack_server import FakeSlack, SlackSender
-    from tests.test_slack_e2e import CHANNEL, FAST, HIGH_TITLE, MEDIUM_TITLE, SECRET
+    from tests.shared.slack import CHANNEL, FAST, HIGH_TITLE, MEDIUM_TITLE, SECRET
 
     with FakeSlack() as slack:
-        settings = make_settings(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                                 default_repo=str(widgets.path), default_lang="en", public_base_url=public)
+        settings = make_settings(
+            slack_bot_token=slack.token,
+            slack_signing_secret=SECRET,
+            slack_api_url=slack.url,
+            default_repo=str(widgets.path),
+            default_lang="en",
+            public_base_url=public,
+        )
         services = Services.build(settings)
         chat = ChatService(services)
         adapter = build_slack(settings, chat, receive=True, pacing=FAST)
@@ -396,9 +431,9 @@ async def test_slack_parent_links_the_report(make_settings, widgets, public):
 
 @pytest.mark.parametrize("public", [PUBLIC, None], ids=["with PUBLIC_BASE_URL", "without"])
 async def test_feishu_parent_links_the_report(make_settings, tmp_path, public):
-    from tests.test_feishu_e2e import HOSTILE_TITLE, feishu_env
+    from tests.shared.feishu import HOSTILE_TITLE, feishu_env
 
-    day0 = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)  # 11:00 in Asia/Shanghai
+    day0 = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Asia/Shanghai
     repo = GitRepo(tmp_path / "rocket")
     repo.commit(HOSTILE_TITLE, {"src/export.py": "def export(since=None):\n    return since\n" * 30}, when=day0)
     repo.commit("fix: cache expiry off by one", {"src/cache.py": "TTL = 1\n" * 40}, when=day0.replace(hour=4))
@@ -424,7 +459,7 @@ async def test_feishu_parent_links_the_report(make_settings, tmp_path, public):
 
 @pytest.mark.parametrize("public", [PUBLIC, None], ids=["with PUBLIC_BASE_URL", "without"])
 async def test_console_parent_links_the_report(make_settings, widgets, public):
-    from tests.test_slack_e2e import HIGH_TITLE
+    from tests.shared.slack import HIGH_TITLE
 
     services = Services.build(make_settings(default_repo=str(widgets.path), default_lang="en", public_base_url=public))
     out = io.StringIO()
@@ -441,9 +476,11 @@ async def test_console_parent_links_the_report(make_settings, widgets, public):
             assert links == [] and "Full report" not in shown
             return
         assert len(links) == 1 and f"📄 Full report: {links[0]}" in parent
-        async with aiohttp.ClientSession() as http:
-            async with http.get(local(links[0], f"http://127.0.0.1:{bound_port(runner)}")) as resp:
-                assert resp.status == 200 and HIGH_TITLE in Page(await resp.text()).text
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(local(links[0], f"http://127.0.0.1:{bound_port(runner)}")) as resp,
+        ):
+            assert resp.status == 200 and HIGH_TITLE in Page(await resp.text()).text
     finally:
         await runner.cleanup()
         await services.aclose()
@@ -459,16 +496,37 @@ def test_run_serves_the_pages_its_terminal_digests_link(redis_url, widgets, tmp_
     """`python -m bot run` with no chat platform: the terminal chat, and with PUBLIC_BASE_URL set
     the web server on PORT that serves the linked pages."""
     port = _free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_", "PUBLIC_", "REPORT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"runreport{port}:", "DEFAULT_REPO": str(widgets.path),
-                "DEFAULT_LANG": "zh", "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "PUBLIC_BASE_URL": PUBLIC,
-                "HOST": "127.0.0.1", "PORT": str(port)})
-    proc = subprocess.Popen([sys.executable, "-m", "bot", "run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "REDIS_", "DEFAULT_", "PUBLIC_", "REPORT_"))
+    }
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": f"runreport{port}:",
+            "DEFAULT_REPO": str(widgets.path),
+            "DEFAULT_LANG": "zh",
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+            "PUBLIC_BASE_URL": PUBLIC,
+            "HOST": "127.0.0.1",
+            "PORT": str(port),
+        }
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "run"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in iter(proc.stdout.readline, "")] + [lines.put("")],
-                     daemon=True).start()  # a blocked read must not hang the test: lines arrive here
+    threading.Thread(
+        target=lambda: [lines.put(x) for x in iter(proc.stdout.readline, "")] + [lines.put("")], daemon=True
+    ).start()  # a blocked read must not hang the test: lines arrive here
     try:
         proc.stdin.write("/digest 2026-01-28\n")
         proc.stdin.flush()

@@ -1,27 +1,37 @@
 """Schedule maths across time zones and DST (pure), table-tested."""
-from datetime import date, datetime, timedelta, timezone
+
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from bot.models import Subscription
 from bot.schedule import due_day, next_run, occurrence
+from tests.shared.schedule import NOW
 
-UTC = timezone.utc
+UTC = UTC
 
 
-@pytest.mark.parametrize("now,at,tz,expected", [
-    # Shanghai has no DST: 09:30 local is 01:30 UTC.
-    (datetime(2026, 1, 28, 1, 0, tzinfo=UTC), "09:30", "Asia/Shanghai", datetime(2026, 1, 28, 1, 30, tzinfo=UTC)),
-    (datetime(2026, 1, 28, 1, 30, tzinfo=UTC), "09:30", "Asia/Shanghai", datetime(2026, 1, 29, 1, 30, tzinfo=UTC)),
-    # New York spring forward (2026-03-08): 09:00 EDT is 13:00 UTC, the day before 14:00 UTC.
-    (datetime(2026, 3, 7, 15, 0, tzinfo=UTC), "09:00", "America/New_York", datetime(2026, 3, 8, 13, 0, tzinfo=UTC)),
-    # 02:30 does not exist on that day in New York: it runs at 03:30 EDT (07:30 UTC).
-    (datetime(2026, 3, 8, 5, 0, tzinfo=UTC), "02:30", "America/New_York", datetime(2026, 3, 8, 7, 30, tzinfo=UTC)),
-    # Fall back (2026-11-01): 01:30 happens twice; the first (EDT, 05:30 UTC) is used.
-    (datetime(2026, 11, 1, 4, 0, tzinfo=UTC), "01:30", "America/New_York", datetime(2026, 11, 1, 5, 30, tzinfo=UTC)),
-    # Local midnight crossing: 00:05 in Tokyo is 15:05 UTC the previous day.
-    (datetime(2026, 1, 28, 16, 0, tzinfo=UTC), "00:05", "Asia/Tokyo", datetime(2026, 1, 29, 15, 5, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    "now,at,tz,expected",
+    [
+        # Shanghai has no DST: 09:30 local is 01:30 UTC.
+        (datetime(2026, 1, 28, 1, 0, tzinfo=UTC), "09:30", "Asia/Shanghai", datetime(2026, 1, 28, 1, 30, tzinfo=UTC)),
+        (datetime(2026, 1, 28, 1, 30, tzinfo=UTC), "09:30", "Asia/Shanghai", datetime(2026, 1, 29, 1, 30, tzinfo=UTC)),
+        # New York spring forward (2026-03-08): 09:00 EDT is 13:00 UTC, the day before 14:00 UTC.
+        (datetime(2026, 3, 7, 15, 0, tzinfo=UTC), "09:00", "America/New_York", datetime(2026, 3, 8, 13, 0, tzinfo=UTC)),
+        # 02:30 does not exist on that day in New York: it runs at 03:30 EDT (07:30 UTC).
+        (datetime(2026, 3, 8, 5, 0, tzinfo=UTC), "02:30", "America/New_York", datetime(2026, 3, 8, 7, 30, tzinfo=UTC)),
+        # Fall back (2026-11-01): 01:30 happens twice; the first (EDT, 05:30 UTC) is used.
+        (
+            datetime(2026, 11, 1, 4, 0, tzinfo=UTC),
+            "01:30",
+            "America/New_York",
+            datetime(2026, 11, 1, 5, 30, tzinfo=UTC),
+        ),
+        # Local midnight crossing: 00:05 in Tokyo is 15:05 UTC the previous day.
+        (datetime(2026, 1, 28, 16, 0, tzinfo=UTC), "00:05", "Asia/Tokyo", datetime(2026, 1, 29, 15, 5, tzinfo=UTC)),
+    ],
+)
 def test_next_run(now, at, tz, expected):
     assert next_run(now, at, tz) == expected
 
@@ -34,13 +44,16 @@ def sub(at="09:00", tz="Asia/Shanghai"):
     return Subscription("slack", "C1", "acme/widgets", at=at, tz=tz)
 
 
-@pytest.mark.parametrize("now,expected", [
-    (datetime(2026, 1, 28, 0, 59, tzinfo=UTC), None),  # 08:59 local: not yet
-    (datetime(2026, 1, 28, 1, 0, tzinfo=UTC), date(2026, 1, 27)),  # 09:00: yesterday's digest
-    (datetime(2026, 1, 28, 1, 20, tzinfo=UTC), date(2026, 1, 27)),  # was down at 09:00, up at 09:20
-    (datetime(2026, 1, 28, 4, 0, tzinfo=UTC), date(2026, 1, 27)),  # exactly at the end of catch-up
-    (datetime(2026, 1, 28, 4, 1, tzinfo=UTC), None),  # too late: missed, not posted at noon
-])
+@pytest.mark.parametrize(
+    "now,expected",
+    [
+        (datetime(2026, 1, 28, 0, 59, tzinfo=UTC), None),  # 08:59 local: not yet
+        (datetime(2026, 1, 28, 1, 0, tzinfo=UTC), date(2026, 1, 27)),  # 09:00: yesterday's digest
+        (datetime(2026, 1, 28, 1, 20, tzinfo=UTC), date(2026, 1, 27)),  # was down at 09:00, up at 09:20
+        (datetime(2026, 1, 28, 4, 0, tzinfo=UTC), date(2026, 1, 27)),  # exactly at the end of catch-up
+        (datetime(2026, 1, 28, 4, 1, tzinfo=UTC), None),  # too late: missed, not posted at noon
+    ],
+)
 def test_due_day_with_catchup(now, expected):
     assert due_day(now, sub(), timedelta(minutes=180)) == expected
 
@@ -57,25 +70,9 @@ def test_due_day_late_evening_run_caught_up_after_midnight():
 
 import io  # noqa: E402
 
-from bot.chat import ChatService  # noqa: E402
 from bot.delivery.job import scheduled_spec  # noqa: E402
-from bot.jobs import Jobs  # noqa: E402
 from bot.schedule import Clock  # noqa: E402
-from bot.services import Services  # noqa: E402
 from handlers.console import ConsolePlatform  # noqa: E402
-
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
-
-
-@pytest.fixture
-async def clock_chat(make_settings, tmp_path):
-    settings = make_settings(default_repo=str(tmp_path), default_lang="en", catchup_minutes=60)
-    services = Services.build(settings, clock=lambda: NOW)
-    chat = ChatService(services, {"console": ConsolePlatform(out=io.StringIO())}, clock=lambda: NOW)
-    jobs = await Jobs.connect(settings)
-    yield chat, settings, jobs
-    await jobs.close()
-    await services.aclose()
 
 
 async def test_the_clock_queues_each_due_push_once_and_each_digest_build_once(clock_chat):
@@ -88,9 +85,11 @@ async def test_the_clock_queues_each_due_push_once_and_each_digest_build_once(cl
     chat.platforms["slack"] = ConsolePlatform(out=io.StringIO())  # this process serves Slack, not Feishu
     clock = Clock(chat, settings, now=lambda: NOW, jobs=jobs)
     first = {(s.platform, s.channel, day, outcome) for s, day, outcome in await clock.tick()}
-    assert first == {("console", "console", date(2026, 1, 28), "queued"),
-                     ("console", "other", date(2026, 1, 28), "queued"),
-                     ("slack", "C1", date(2026, 1, 28), "queued")}  # not yet 10:00; Feishu served elsewhere
+    assert first == {
+        ("console", "console", date(2026, 1, 28), "queued"),
+        ("console", "other", date(2026, 1, 28), "queued"),
+        ("slack", "C1", date(2026, 1, 28), "queued"),
+    }  # not yet 10:00; Feishu served elsewhere
     queued = sorted(j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1))
     assert len(queued) == 4 and sum(":build:" in j for j in queued) == 1  # one build for all three
     second = [outcome for _, _, outcome in await clock.tick()]
@@ -126,8 +125,9 @@ async def test_the_clock_loop_runs_until_stopped(clock_chat, caplog):
 async def test_one_build_per_branch(clock_chat):
     chat, settings, jobs = clock_chat
     await chat.subs.upsert(Subscription("console", "a", "acme/widgets", at="09:00", tz="Asia/Shanghai", branch="dev"))
-    await chat.subs.upsert(Subscription("console", "b", "acme/widgets", at="09:00", tz="Asia/Shanghai",
-                                        branch="release"))
+    await chat.subs.upsert(
+        Subscription("console", "b", "acme/widgets", at="09:00", tz="Asia/Shanghai", branch="release")
+    )
     await Clock(chat, settings, now=lambda: NOW, jobs=jobs).tick()
     queued = [j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1)]
     assert sum(":build:" in j for j in queued) == 2

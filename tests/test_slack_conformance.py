@@ -1,6 +1,7 @@
 """Slack as the real service behaves (issue 9): what Slack refuses, what an attacker sends, and the
 limits Slack does not document precisely. Same setup as test_slack_e2e.py: signed requests into
 the real endpoint, the real slack_sdk/Bolt against the fake Web API, real Redis, real git."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,25 +12,27 @@ from urllib.parse import quote
 
 import pytest
 
+from bot.chat import ChatService
 from bot.models import Analysis, ChangeType, DigestEntry, Importance
 from bot.platform import CommitChoice, CommitDetails, Conversation, Notice
 from bot.render import slack as R
 from bot.services import Services
-from bot.chat import ChatService
 from handlers.slack import Pacing, build_slack
 from tests.fakes.slack_server import CUMULATIVE_LIMIT, check_blocks
 from tests.gitrepo import GitRepo
-from tests.test_slack_e2e import (CHANNEL, HIGH_TITLE, SH, buttons, by_title, digest_thread, make_bot,  # noqa: F401
-                                  platform, shown, shown_eph, slack, widgets)
-from tests.test_slack_render import commit, digest
+from tests.shared.slack import CHANNEL, HIGH_TITLE, SH, buttons, by_title, digest_thread, shown, shown_eph
+from tests.shared.slack_render import commit, digest
 
 # --- 1. unique action_ids ------------------------------------------------------------------------------
+
 
 def test_the_fake_refuses_duplicate_action_ids_in_a_message_or_view():
     button = {"type": "button", "text": {"type": "plain_text", "text": "x"}, "value": "v"}
     twice = [{"type": "actions", "elements": [dict(button, action_id="same"), dict(button, action_id="same")]}]
-    apart = [{"type": "actions", "elements": [dict(button, action_id="same")]},
-             {"type": "section", "text": {"type": "mrkdwn", "text": "x"}, "accessory": dict(button, action_id="same")}]
+    apart = [
+        {"type": "actions", "elements": [dict(button, action_id="same")]},
+        {"type": "section", "text": {"type": "mrkdwn", "text": "x"}, "accessory": dict(button, action_id="same")},
+    ]
     assert "duplicate action_id same" in " ".join(check_blocks(twice))
     assert "duplicate action_id same" in " ".join(check_blocks(apart))
 
@@ -45,16 +48,18 @@ def test_commit_choice_gives_every_button_its_own_action_id():
 async def test_ambiguous_question_gets_a_choice_and_each_button_answers(make_bot, slack, widgets):
     bot = await make_bot()
     parent, _ = await digest_thread(bot, slack)
-    await bot.sender.event(bot.sender.message_event("<@UBOT> what could this break?", kind="app_mention",
-                                                    thread_ts=parent.ts))
+    await bot.sender.event(
+        bot.sender.message_event("<@UBOT> what could this break?", kind="app_mention", thread_ts=parent.ts)
+    )
     await bot.settle()
     assert slack.block_errors == []  # Slack would have refused the whole message
     choice = next(m for m in slack.replies(CHANNEL, parent.ts) if "Which commit do you mean?" in shown(m))
     choices = buttons(choice)
     assert len(choices) == 3
     high = next(b for b in choices.values() if json.loads(b["value"])["sha"] == widgets.shas["high"])
-    status, _ = await bot.sender.block_action(high["action_id"], value=high["value"], message_ts=choice.ts,
-                                              thread_ts=parent.ts)
+    status, _ = await bot.sender.block_action(
+        high["action_id"], value=high["value"], message_ts=choice.ts, thread_ts=parent.ts
+    )
     assert status == 200
     await bot.settle()
     answer = [m for m in slack.replies(CHANNEL, parent.ts) if m.streamed][-1]
@@ -62,6 +67,7 @@ async def test_ambiguous_question_gets_a_choice_and_each_button_answers(make_bot
 
 
 # --- 2. the slack-sdk floor ----------------------------------------------------------------------------
+
 
 def test_the_slack_sdk_floor_has_chat_stream():
     """AsyncWebClient.chat_stream arrived in slack-sdk 3.37.0, but its stream's `ts` (which the bot
@@ -79,13 +85,15 @@ def test_the_slack_sdk_floor_has_chat_stream():
 
 # --- 3. chat.appendStream is Tier 4 ----------------------------------------------------------------------
 
+
 @pytest.fixture
 async def paced_platform(make_settings, slack, widgets):
     """The platform with the production stream pace (posting itself fast)."""
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
-    adapter = build_slack(settings, ChatService(services), receive=False,
-                          pacing=Pacing(per_second=500, burst=100, edit_interval=1.0))
+    adapter = build_slack(
+        settings, ChatService(services), receive=False, pacing=Pacing(per_second=500, burst=100, edit_interval=1.0)
+    )
     yield adapter.platform
     await adapter.close()
     await services.aclose()
@@ -115,6 +123,7 @@ async def test_stream_appends_are_about_a_second_apart_or_big(paced_platform, sl
 
 # --- 4. any streaming failure before the first chunk falls back ---------------------------------------------
 
+
 async def test_any_error_starting_a_stream_falls_back_to_a_message(platform, slack):
     async def answer():
         yield "The answer "
@@ -131,10 +140,13 @@ async def test_any_error_starting_a_stream_falls_back_to_a_message(platform, sla
 
 # --- 5. sizes counted in UTF-8 bytes ----------------------------------------------------------------------
 
+
 async def test_chinese_content_fits_slacks_limit_in_bytes(platform, slack):
     body = "这个改动重写了导出模块的分页逻辑，" * 330  # ~5,600 characters, ~16,800 bytes
-    entry = DigestEntry(commit(1, title="重构：导出分页"),
-                        Analysis(ChangeType.REFACTOR, Importance.HIGH, "影响导出", body, impact=body[:2000]))
+    entry = DigestEntry(
+        commit(1, title="重构：导出分页"),
+        Analysis(ChangeType.REFACTOR, Importance.HIGH, "影响导出", body, impact=body[:2000]),
+    )
     await platform.send("C9", CommitDetails(digest([entry], lang="zh"), entry))
     assert slack.block_errors == []  # the fake counts bytes, as Slack may
     (top,) = slack.top_level("C9")
@@ -149,7 +161,7 @@ async def test_a_chinese_stream_splits_by_bytes(platform, slack):
 
     async def pieces():
         for i in range(0, len(answer), 500):
-            yield answer[i:i + 500]
+            yield answer[i : i + 500]
 
     conv = Conversation("slack", "C9", "U0001", thread="1.000012", extra={"team_id": "T0001"})
     await platform.stream("C9", "1.000012", pieces(), conv=conv)
@@ -159,6 +171,7 @@ async def test_a_chinese_stream_splits_by_bytes(platform, slack):
 
 
 # --- 6. crash recovery reads every page ----------------------------------------------------------------
+
 
 async def test_keyed_send_after_a_crash_finds_its_message_beyond_the_first_page(platform, slack):
     slack.page_size = 2  # Slack pages conversations.history; make the first page small
@@ -174,24 +187,45 @@ async def test_keyed_send_after_a_crash_finds_its_message_beyond_the_first_page(
 
 # --- 7. malformed requests ----------------------------------------------------------------------------
 
+
 async def test_malformed_requests_get_a_4xx_and_one_log_line(make_bot, slack, caplog):
     bot = await make_bot()
     caplog.set_level(logging.INFO)
     form = "application/x-www-form-urlencoded"
     cases = [
-        ("not a timestamp", dict(body=bot.sender.slash_body("help"), content_type=form, signed=False,
-                                 headers={"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": "v0=00"}), 401),
+        (
+            "not a timestamp",
+            dict(
+                body=bot.sender.slash_body("help"),
+                content_type=form,
+                signed=False,
+                headers={"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": "v0=00"},
+            ),
+            401,
+        ),
         ("bad JSON", dict(body='{"type": "event_callback", ', content_type="application/json"), 400),
         ("a JSON array", dict(body='[{"type": "event_callback"}]', content_type="application/json"), 400),
         ("garbage payload", dict(body="payload=" + quote("{garbage"), content_type=form), 400),
         ("payload not an object", dict(body="payload=" + quote("[1, 2]"), content_type=form), 400),
         # well-formed JSON objects whose fields have the wrong shape for Bolt
-        ("event not an object", dict(body=json.dumps({"type": "event_callback", "event": "x", "event_id": "Ev1"}),
-                                     content_type="application/json"), 400),
-        ("actions not a list", dict(body="payload=" + quote(json.dumps({"type": "block_actions", "actions": "x"})),
-                                    content_type=form), 400),
-        ("view not an object", dict(body="payload=" + quote(json.dumps({"type": "view_submission", "view": "x"})),
-                                    content_type=form), 400),
+        (
+            "event not an object",
+            dict(
+                body=json.dumps({"type": "event_callback", "event": "x", "event_id": "Ev1"}),
+                content_type="application/json",
+            ),
+            400,
+        ),
+        (
+            "actions not a list",
+            dict(body="payload=" + quote(json.dumps({"type": "block_actions", "actions": "x"})), content_type=form),
+            400,
+        ),
+        (
+            "view not an object",
+            dict(body="payload=" + quote(json.dumps({"type": "view_submission", "view": "x"})), content_type=form),
+            400,
+        ),
     ]
     for name, request, expected in cases:
         caplog.clear()
@@ -204,6 +238,7 @@ async def test_malformed_requests_get_a_4xx_and_one_log_line(make_bot, slack, ca
 
 
 # --- 8. replays run once ---------------------------------------------------------------------------------
+
 
 async def test_a_replayed_slash_command_runs_once(make_bot, slack):
     bot = await make_bot()
@@ -234,20 +269,25 @@ async def test_a_replayed_click_runs_once(make_bot, slack, widgets):
 
 # --- 9. the repository policy on every click -----------------------------------------------------------
 
+
 @pytest.fixture
 def private_repo(tmp_path) -> GitRepo:
     """A local repository on the bot's machine that chat users must not reach."""
     r = GitRepo(tmp_path / "private")
-    r.shas = {"secret": r.commit("chore: rotate the PRIVATE-SIGNING-KEY", {"key.txt": "k\n"},
-                                 when=datetime(2026, 1, 28, 10, tzinfo=SH))}
+    r.shas = {
+        "secret": r.commit(
+            "chore: rotate the PRIVATE-SIGNING-KEY", {"key.txt": "k\n"}, when=datetime(2026, 1, 28, 10, tzinfo=SH)
+        )
+    }
     return r
 
 
 @pytest.mark.parametrize("action", ["digest_details", "digest_choose_0"])
 async def test_a_click_naming_a_local_path_does_not_read_it(make_bot, slack, private_repo, action):
     bot = await make_bot()
-    forged = json.dumps({"repo": str(private_repo.path), "sha": private_repo.shas["secret"], "lang": "en",
-                         "question": "what is in it?"})
+    forged = json.dumps(
+        {"repo": str(private_repo.path), "sha": private_repo.shas["secret"], "lang": "en", "question": "what is in it?"}
+    )
     status, _ = await bot.sender.block_action(action, value=forged, message_ts="1.000099")
     assert status == 200
     await bot.settle()
@@ -258,9 +298,10 @@ async def test_a_click_naming_a_local_path_does_not_read_it(make_bot, slack, pri
 
 async def test_a_question_form_naming_a_local_path_does_not_read_it(make_bot, slack, private_repo):
     bot = await make_bot()
-    view = R.ask_modal({"sha": private_repo.shas["secret"], "lang": "en"},
-                       json.dumps({"v": {"repo": str(private_repo.path), "sha": private_repo.shas["secret"]},
-                                   "c": CHANNEL}))
+    view = R.ask_modal(
+        {"sha": private_repo.shas["secret"], "lang": "en"},
+        json.dumps({"v": {"repo": str(private_repo.path), "sha": private_repo.shas["secret"]}, "c": CHANNEL}),
+    )
     status, _ = await bot.sender.view_submission(view, {"question": {"question": "what is in it?"}})
     assert status == 200
     await bot.settle()
@@ -269,6 +310,7 @@ async def test_a_question_form_naming_a_local_path_does_not_read_it(make_bot, sl
 
 
 # --- 10. control characters ------------------------------------------------------------------------------
+
 
 async def test_control_characters_never_reach_slack(platform, slack):
     hostile = "fix: \x1b]0;owned\x07 title\x00 with \u202egnp.exe\u202c and \x9b2J"
@@ -281,14 +323,16 @@ async def test_control_characters_never_reach_slack(platform, slack):
 
 
 def test_control_characters_are_stripped_by_every_renderer():
+    from bot.platform import DigestParent
     from bot.render.feishu import render_cards
     from bot.render.markdown import render_report
     from bot.render.text import render_text
-    from bot.platform import DigestParent
 
     hostile = "fix: \x1b]0;owned\x07 title\x00 with \u202egnp.exe\u202c \u2066x\u2069 and \x9b2J\r"
-    entry = DigestEntry(commit(1, title=hostile, body="body \x1b[2J\x1bc"),
-                        Analysis(ChangeType.FEATURE, Importance.HIGH, "why \x07", "sum \x1b[31mred", impact="\u202e"))
+    entry = DigestEntry(
+        commit(1, title=hostile, body="body \x1b[2J\x1bc"),
+        Analysis(ChangeType.FEATURE, Importance.HIGH, "why \x07", "sum \x1b[31mred", impact="\u202e"),
+    )
     d = digest([entry], headline=("head \x1b]2;x\x07",))
     outputs = {
         "markdown": render_report([d]),
@@ -303,6 +347,7 @@ def test_control_characters_are_stripped_by_every_renderer():
 
 
 # --- the bot is not in the channel -----------------------------------------------------------------------
+
 
 async def test_a_digest_where_the_bot_is_not_a_member_says_to_invite_it(make_bot, slack):
     bot = await make_bot()

@@ -1,16 +1,14 @@
 """Slack end to end: signed requests into the real HTTP endpoint (handlers/web.py + the adapter's
 routes), the real slack_sdk/Bolt talking to a fake Slack Web API on loopback, real Redis, a real
 local git repository as the repository; the fake LLM where an LLM is needed."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 import re
 import time
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -18,125 +16,31 @@ from bot.chat import ChatService
 from bot.render import slack as R
 from bot.services import Services
 from handlers.slack import Pacing, build_slack
-from handlers.web import bound_port, build_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.gitrepo import GitRepo
+from tests.shared.slack import (
+    CHANNEL,
+    FAST,
+    HIGH_TITLE,
+    LOW_TITLE,
+    MEDIUM_TITLE,
+    answer_pieces,
+    buttons,
+    by_title,
+    digest_thread,
+    shown,
+    shown_eph,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-SH = ZoneInfo("Asia/Shanghai")
-SECRET = "test-signing-secret"
-CHANNEL = "C0001"
-FAST = Pacing(per_second=500, burst=100, edit_interval=0.05, stream_interval=0.02)
-HIGH_TITLE = "feat!: remove the legacy export API"
-MEDIUM_TITLE = "feat: add --since flag <!channel> see <https://evil.example|docs>"
-LOW_TITLE = "docs: explain the export formats"
 INJECTIONS = ("<!channel>", "<!here>", "<@U1>", "<https://evil.example|docs>")
-
-
-def build_widgets(path: Path, day: date, tz=SH) -> GitRepo:
-    """A repository whose `day` has one high (breaking), one medium (new CLI flag, hostile title)
-    and one low (docs) commit under the offline analyser."""
-    r = GitRepo(path, bare_origin="https://github.com/acme/widgets.git")
-    at = lambda h: datetime(day.year, day.month, day.day, h, 0, tzinfo=tz)  # noqa: E731
-    r.commit("init", {"src/export.py": "def export_v1(rows):\n    return rows\n\n\ndef export_v2(rows):\n    return list(rows)\n",
-                      "src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n", "README.md": "hi\n"},
-             when=at(1) - timedelta(days=1))
-    r.shas = {
-        "high": r.commit(f"{HIGH_TITLE}\n\nBREAKING CHANGE: export_v1 is gone.",
-                         {"src/export.py": "def export_v2(rows):\n    return list(rows)\n"}, when=at(10)),
-        "medium": r.commit(f"{MEDIUM_TITLE}\n\n<@U1> @here please review",
-                           {"src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n"
-                                          "parser.add_argument('--since', help='only recent rows')\n"}, when=at(11)),
-        "low": r.commit(LOW_TITLE, {"README.md": "hi\n\nExport formats: v2.\n"}, when=at(12)),
-    }
-    return r
-
-
-@pytest.fixture
-def widgets(tmp_path) -> GitRepo:
-    return build_widgets(tmp_path / "widgets", date(2026, 1, 28))
-
-
-@pytest.fixture
-def slack():
-    with FakeSlack() as fake:
-        yield fake
-
-
-@dataclass
-class Bot:
-    chat: ChatService
-    adapter: object
-    sender: SlackSender
-    runner: object
-    services: Services
-
-    async def settle(self) -> None:
-        await self.chat.drain()
-
-    async def close(self) -> None:
-        await self.sender.close()
-        await self.chat.drain()
-        await self.adapter.close()
-        await self.runner.cleanup()
-        await self.services.aclose()
-
-
-@pytest.fixture
-async def make_bot(make_settings, slack, widgets):
-    bots: list[Bot] = []
-
-    async def build(**overrides) -> Bot:
-        values = dict(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                      default_repo=str(widgets.path), default_lang="en", default_tz="Asia/Shanghai")
-        values.update(overrides)
-        settings = make_settings(**values)
-        services = Services.build(settings)
-        chat = ChatService(services)
-        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
-        chat.register(adapter.platform)
-        runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
-        sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
-        bot = Bot(chat, adapter, sender, runner, services)
-        bots.append(bot)
-        return bot
-
-    yield build
-    for bot in bots:
-        await bot.close()
 
 
 # --- helpers ----------------------------------------------------------------------------------------
 
-def shown(message) -> str:
-    """What a reader sees of a message: its block texts (or its text), entities decoded."""
-    texts = [x for b in message.blocks for x in R.plain_texts(b)] if message.blocks else [message.text]
-    return R.unescape("\n".join(texts))
-
-
-def buttons(message) -> dict[str, dict]:
-    return {e["action_id"]: e for b in message.blocks if b["type"] == "actions" for e in b["elements"]}
-
-
-def by_title(messages, title: str):
-    found = [m for m in messages if title in shown(m)]
-    assert len(found) == 1, (title, [shown(m)[:80] for m in messages])
-    return found[0]
-
 
 def chat_calls(slack: FakeSlack) -> list[str]:
     return [m for m in slack.methods() if m.startswith(("chat.", "views.", "files."))]
-
-
-async def digest_thread(bot: Bot, slack: FakeSlack, when: str = "2026-01-28"):
-    status, _ = await bot.sender.slash(when)
-    assert status == 200
-    await bot.settle()
-    parents = slack.top_level(CHANNEL)
-    assert parents, slack.methods()
-    parent = parents[-1]
-    return parent, slack.replies(CHANNEL, parent.ts)
 
 
 def assert_inert(text: str) -> None:
@@ -146,6 +50,7 @@ def assert_inert(text: str) -> None:
 
 
 # --- /digest ---------------------------------------------------------------------------------------
+
 
 async def test_digest_command_posts_parent_then_thread(make_bot, slack, widgets):
     bot = await make_bot()
@@ -177,7 +82,7 @@ async def test_digest_command_posts_parent_then_thread(make_bot, slack, widgets)
 
 async def test_hostile_commit_text_is_inert_in_every_payload(make_bot, slack):
     bot = await make_bot()
-    parent, replies = await digest_thread(bot, slack)
+    _parent, replies = await digest_thread(bot, slack)
     everything = slack.all_text()
     assert_inert(everything)
     assert by_title(replies, MEDIUM_TITLE)  # still readable as text
@@ -185,9 +90,11 @@ async def test_hostile_commit_text_is_inert_in_every_payload(make_bot, slack):
 
 async def test_bad_commands_get_one_private_line_and_usage(make_bot, slack):
     bot = await make_bot()
-    for text, expected, usage in (("frobnicate", "Unknown command 'frobnicate'", "/digest"),
-                                  ("subscribe", "Name the repository to subscribe to.", "/digest subscribe owner/repo"),
-                                  ("2026-13-45", "'2026-13-45' is not a real calendar date.", "/digest [DATE|")):
+    for text, expected, usage in (
+        ("frobnicate", "Unknown command 'frobnicate'", "/digest"),
+        ("subscribe", "Name the repository to subscribe to.", "/digest subscribe owner/repo"),
+        ("2026-13-45", "'2026-13-45' is not a real calendar date.", "/digest [DATE|"),
+    ):
         before = len(slack.ephemerals)
         status, _ = await bot.sender.slash(text)
         assert status == 200
@@ -201,10 +108,6 @@ async def test_bad_commands_get_one_private_line_and_usage(make_bot, slack):
     assert slack.top_level(CHANNEL) == []
 
 
-def shown_eph(e: dict) -> str:
-    return "\n".join(x for b in e["blocks"] for x in R.plain_texts(b))
-
-
 async def test_private_reply_falls_back_to_response_url(make_bot, slack):
     bot = await make_bot()
     url = slack.response_url("cmd1")
@@ -213,7 +116,9 @@ async def test_private_reply_falls_back_to_response_url(make_bot, slack):
     await bot.settle()
     assert slack.ephemerals == []
     assert len(slack.webhook_posts) == 1 and slack.webhook_posts[0]["response_type"] == "ephemeral"
-    assert "/digest subscribe owner/repo" in R.unescape(json.dumps(slack.webhook_posts[0]["blocks"], ensure_ascii=False))
+    assert "/digest subscribe owner/repo" in R.unescape(
+        json.dumps(slack.webhook_posts[0]["blocks"], ensure_ascii=False)
+    )
 
 
 async def test_only_admins_may_change_subscriptions(make_bot, slack, widgets):
@@ -254,6 +159,7 @@ async def test_subscribe_list_unsubscribe(make_bot, slack, widgets):
 
 # --- security ---------------------------------------------------------------------------------------
 
+
 async def test_bad_signature_and_stale_timestamp_are_rejected(make_bot, slack):
     bot = await make_bot()
     body = bot.sender.slash_body("2026-01-28")
@@ -270,11 +176,13 @@ async def test_bad_signature_and_stale_timestamp_are_rejected(make_bot, slack):
 
 # --- events and Q&A ---------------------------------------------------------------------------------
 
+
 async def test_question_in_thread_is_answered_in_that_thread_offline(make_bot, slack, widgets):
     bot = await make_bot()
     parent, _ = await digest_thread(bot, slack)
-    event = bot.sender.message_event(f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention",
-                                     thread_ts=parent.ts)
+    event = bot.sender.message_event(
+        f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+    )
     status, _ = await bot.sender.event(event)
     assert status == 200
     await bot.settle()
@@ -324,8 +232,9 @@ async def test_llm_answer_streams_and_follow_up_keeps_context(make_settings, sla
         parent, replies = await digest_thread(bot, slack)
         assert len(replies) >= 1
 
-        ask = bot.sender.message_event(f"<@UBOT> what could {widgets.shas['medium'][:7]} break?",
-                                       kind="app_mention", thread_ts=parent.ts)
+        ask = bot.sender.message_event(
+            f"<@UBOT> what could {widgets.shas['medium'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+        )
         await bot.sender.event(ask)
         await bot.settle()
         answers = [m for m in slack.replies(CHANNEL, parent.ts) if m.streamed]
@@ -334,8 +243,7 @@ async def test_llm_answer_streams_and_follow_up_keeps_context(make_settings, sla
         assert_inert(answers[0].text)  # the LLM's <!channel> is inert too
         assert len(slack.calls_to("chat.startStream")) == 1 and slack.calls_to("chat.stopStream")
 
-        follow = bot.sender.message_event("<@UBOT> and how do I roll it back?", kind="app_mention",
-                                          thread_ts=parent.ts)
+        follow = bot.sender.message_event("<@UBOT> and how do I roll it back?", kind="app_mention", thread_ts=parent.ts)
         await bot.sender.event(follow)
         await bot.settle()
         streams = [r for r in llm.requests if r.get("stream")]
@@ -350,8 +258,15 @@ def _llm_responder(request: dict):
     from tests.fakes.openai_server import Reply, default_responder
 
     if request.get("stream"):
-        return Reply(chunks=["Scripts passing --since ", "on old versions will fail. ", "<!channel> ",
-                             "see [docs](https://evil.example) @here."], chunk_delay=0.01)
+        return Reply(
+            chunks=[
+                "Scripts passing --since ",
+                "on old versions will fail. ",
+                "<!channel> ",
+                "see [docs](https://evil.example) @here.",
+            ],
+            chunk_delay=0.01,
+        )
     return default_responder(request)
 
 
@@ -359,16 +274,20 @@ async def test_streaming_unavailable_falls_back_to_edits(make_bot, slack, widget
     bot = await make_bot()
     slack.fail("chat.startStream", times=None, error="method_not_found")
     parent, _ = await digest_thread(bot, slack)
-    await bot.sender.event(bot.sender.message_event(f"<@UBOT> what does {widgets.shas['high'][:7]} break?",
-                                                    kind="app_mention", thread_ts=parent.ts))
+    await bot.sender.event(
+        bot.sender.message_event(
+            f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+        )
+    )
     await bot.settle()
     replies = slack.replies(CHANNEL, parent.ts)
     answer = replies[-1]
     assert not answer.streamed and "No LLM is configured" in R.unescape(answer.text)
     assert "export_v1" in answer.text
     # later answers skip the unavailable method entirely
-    await bot.sender.event(bot.sender.message_event(f"<@UBOT> and {widgets.shas['low'][:7]}?",
-                                                    kind="app_mention", thread_ts=parent.ts))
+    await bot.sender.event(
+        bot.sender.message_event(f"<@UBOT> and {widgets.shas['low'][:7]}?", kind="app_mention", thread_ts=parent.ts)
+    )
     await bot.settle()
     assert len(slack.calls_to("chat.startStream")) == 1
 
@@ -378,8 +297,9 @@ async def test_ask_button_opens_a_form_and_answers_in_the_thread(make_bot, slack
     parent, replies = await digest_thread(bot, slack)
     high = by_title(replies, HIGH_TITLE)
     value = buttons(high)["digest_ask"]["value"]
-    status, _ = await bot.sender.block_action("digest_ask", value=value, message_ts=high.ts,
-                                              thread_ts=parent.ts, trigger_id="trig-1")
+    status, _ = await bot.sender.block_action(
+        "digest_ask", value=value, message_ts=high.ts, thread_ts=parent.ts, trigger_id="trig-1"
+    )
     assert status == 200
     await bot.settle()
     assert len(slack.views) == 1 and slack.views[0]["trigger_id"] == "trig-1"
@@ -411,20 +331,28 @@ async def test_low_menu_details_and_details_button_are_private(make_bot, slack, 
     menu = next(b for b in low.blocks if b["type"] == "actions")
     options = [o["value"] for g in menu["elements"][0]["option_groups"] for o in g["options"]]
     assert options == [f"ask:{widgets.shas['low']}", f"details:{widgets.shas['low']}"]
-    await bot.sender.block_action("digest_low", selected=options[1], block_id=menu["block_id"],
-                                  message_ts=low.ts, thread_ts=parent.ts)
+    await bot.sender.block_action(
+        "digest_low", selected=options[1], block_id=menu["block_id"], message_ts=low.ts, thread_ts=parent.ts
+    )
     await bot.settle()
     assert len(slack.ephemerals) == 2 and LOW_TITLE in R.unescape(shown_eph(slack.ephemerals[1]))
     assert len(slack.top_level(CHANNEL)) == 1 and len(slack.replies(CHANNEL, parent.ts)) == 3  # nothing public
 
-    await bot.sender.block_action("digest_low", selected=options[0], block_id=menu["block_id"],
-                                  message_ts=low.ts, thread_ts=parent.ts, trigger_id="trig-low")
+    await bot.sender.block_action(
+        "digest_low",
+        selected=options[0],
+        block_id=menu["block_id"],
+        message_ts=low.ts,
+        thread_ts=parent.ts,
+        trigger_id="trig-low",
+    )
     await bot.settle()
     assert slack.views[-1]["trigger_id"] == "trig-low"  # Ask from the menu opens the question form
     assert json.loads(slack.views[-1]["view"]["private_metadata"])["v"]["sha"] == widgets.shas["low"]
 
 
 # --- rate limits and ordering ----------------------------------------------------------------------
+
 
 async def test_429_storm_loses_nothing_and_keeps_thread_order(make_bot, slack):
     bot = await make_bot()
@@ -453,24 +381,6 @@ async def test_429_storm_loses_nothing_and_keeps_thread_order(make_bot, slack):
 
 # --- the platform's own behaviour, against the fake Web API ------------------------------------------
 
-@pytest.fixture
-async def platform(make_settings, slack, widgets):
-    settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url.rstrip("/"),  # no slash: fine
-                             default_repo=str(widgets.path))
-    services = Services.build(settings)
-    chat = ChatService(services)
-    adapter = build_slack(settings, chat, receive=False, pacing=FAST)
-    yield adapter.platform
-    await adapter.close()
-    await services.aclose()
-
-
-async def answer_pieces(text: str, size: int = 700, delay: float = 0.0):
-    for i in range(0, len(text), size):
-        if delay:
-            await asyncio.sleep(delay)
-        yield text[i:i + size]
-
 
 async def test_long_streamed_answer_continues_in_new_messages(platform, slack):
     from bot.platform import Conversation
@@ -493,8 +403,9 @@ async def test_edit_fallback_is_throttled_and_complete(make_settings, slack, wid
 
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
-    adapter = build_slack(settings, ChatService(services), receive=False,
-                          pacing=Pacing(per_second=500, burst=100, edit_interval=1.0))
+    adapter = build_slack(
+        settings, ChatService(services), receive=False, pacing=Pacing(per_second=500, burst=100, edit_interval=1.0)
+    )
     platform = adapter.platform
     slack.fail("chat.startStream", times=None, error="not_allowed_token_type")
     words = [f"word{i} " for i in range(400)]
@@ -521,7 +432,7 @@ async def test_edit_fallback_is_throttled_and_complete(make_settings, slack, wid
 async def test_update_to_a_bigger_content_continues_in_its_thread(platform, slack):
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails, Notice
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     ref = await platform.send("C9", Notice("⏳ working…", "progress"))
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(6000)))
@@ -534,12 +445,16 @@ async def test_update_to_a_bigger_content_continues_in_its_thread(platform, slac
 
 
 async def test_report_file_is_uploaded_into_the_thread(platform, slack):
-    await platform.upload("C9", "1.000003", "acme_widgets-2026-01-28.md", "# Report\n\nbody\n", "acme_widgets-2026-01-28.md")
+    await platform.upload(
+        "C9", "1.000003", "acme_widgets-2026-01-28.md", "# Report\n\nbody\n", "acme_widgets-2026-01-28.md"
+    )
     (upload,) = slack.uploads.values()
     assert upload["content"] == b"# Report\n\nbody\n"
     assert upload["channel"] == "C9" and upload["thread_ts"] == "1.000003"
     assert [c.method for c in slack.calls if c.method.startswith("files.")] == [
-        "files.getUploadURLExternal", "files.completeUploadExternal"]
+        "files.getUploadURLExternal",
+        "files.completeUploadExternal",
+    ]
 
 
 async def test_failures_are_one_sentence_without_the_token(platform, slack):
@@ -549,16 +464,21 @@ async def test_failures_are_one_sentence_without_the_token(platform, slack):
     slack.fail("chat.postMessage", times=None, error="channel_not_found")
     with pytest.raises(SlackError) as caught:
         await platform.send("C404", Notice("hello"))
-    assert str(caught.value) == ("Slack chat.postMessage failed: channel_not_found "
-                                 "(the bot cannot see this conversation; invite it first).")
+    assert str(caught.value) == (
+        "Slack chat.postMessage failed: channel_not_found (the bot cannot see this conversation; invite it first)."
+    )
     assert slack.token not in str(caught.value)
 
 
 async def test_socket_mode_needs_no_http_route_and_reports_a_bad_app_token(make_settings, slack, widgets):
     from handlers.slack import SlackError
 
-    settings = make_settings(slack_bot_token=slack.token, slack_app_token="xapp-secret-value",
-                             slack_api_url=slack.url, default_repo=str(widgets.path))
+    settings = make_settings(
+        slack_bot_token=slack.token,
+        slack_app_token="xapp-secret-value",
+        slack_api_url=slack.url,
+        default_repo=str(widgets.path),
+    )
     services = Services.build(settings)
     adapter = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
     try:
@@ -583,8 +503,17 @@ def test_http_mode_without_signing_secret_is_a_clear_error(make_settings, slack)
 def test_manifest_declares_what_the_adapter_uses():
     manifest = (ROOT / "slack_manifest.yml").read_text(encoding="utf-8")
     lines = {line.split("#")[0].strip() for line in manifest.splitlines()}
-    for scope in ("chat:write", "commands", "app_mentions:read", "channels:history", "groups:history",
-                  "im:history", "mpim:history", "im:write", "files:write"):
+    for scope in (
+        "chat:write",
+        "commands",
+        "app_mentions:read",
+        "channels:history",
+        "groups:history",
+        "im:history",
+        "mpim:history",
+        "im:write",
+        "files:write",
+    ):
         assert f"- {scope}" in lines, scope
     for event in ("app_mention", "message.channels", "message.groups", "message.im", "message.mpim"):
         assert f"- {event}" in lines, event
@@ -608,8 +537,9 @@ async def test_a_stream_that_expires_midway_is_finished_by_editing_it(platform, 
 async def test_direct_message_question_is_answered_in_the_dm(make_bot, slack, widgets):
     bot = await make_bot()
     assert slack.calls == []  # building the adapter calls nothing; Bolt asks auth.test on the first request
-    event = bot.sender.message_event(f"what could {widgets.shas['high'][:7]} break?", channel="D0001",
-                                     channel_type="im")
+    event = bot.sender.message_event(
+        f"what could {widgets.shas['high'][:7]} break?", channel="D0001", channel_type="im"
+    )
     assert (await bot.sender.event(event))[0] == 200
     await bot.settle()
     (header,) = slack.top_level("D0001")
@@ -631,8 +561,13 @@ async def test_socket_mode_takes_commands_and_events(make_settings, slack, widge
 
     socket = await FakeSocketMode().start()
     slack.socket_url = socket.url
-    settings = make_settings(slack_bot_token=slack.token, slack_app_token=slack.app_token, slack_api_url=slack.url,
-                             default_repo=str(widgets.path), default_lang="en")
+    settings = make_settings(
+        slack_bot_token=slack.token,
+        slack_app_token=slack.app_token,
+        slack_api_url=slack.url,
+        default_repo=str(widgets.path),
+        default_lang="en",
+    )
     services = Services.build(settings)
     chat = ChatService(services)
     adapter = build_slack(settings, chat, receive=True, pacing=FAST)
@@ -647,8 +582,9 @@ async def test_socket_mode_takes_commands_and_events(make_settings, slack, widge
         assert "Daily update report (2026-01-28)" in shown(parent)
         assert len(slack.replies(CHANNEL, parent.ts)) == 3
 
-        mention = bodies.message_event(f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention",
-                                       thread_ts=parent.ts)
+        mention = bodies.message_event(
+            f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+        )
         body = json.loads(bodies.event_body(mention, event_id="EvSOCK1"))
         first = await socket.push("events_api", body, accepts_response_payload=False)
         again = await socket.push("events_api", body, accepts_response_payload=False, retry_attempt=1)

@@ -2,6 +2,7 @@
 untested: retry waits and counts against what the fake Slack answers, the request checks before
 Bolt, the crash-safe send's bounds, the default posting pace, listeners' routing and dedupe.
 Same setup as test_slack_e2e.py: the real slack_sdk/Bolt against the fake Web API, real Redis."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,13 +16,22 @@ from bot.chat import ChatService
 from bot.platform import Conversation, Notice
 from bot.render import slack as R
 from bot.services import Services
-from handlers.slack import SlackError, build_slack
-from handlers.slack import api
-from tests.test_slack_e2e import (CHANNEL, FAST, HIGH_TITLE, LOW_TITLE, answer_pieces, buttons, by_title,  # noqa: F401
-                                  digest_thread, make_bot, platform, shown, shown_eph, slack, widgets)
-
+from handlers.slack import SlackError, api, build_slack
+from tests.shared.slack import (
+    CHANNEL,
+    FAST,
+    HIGH_TITLE,
+    LOW_TITLE,
+    answer_pieces,
+    buttons,
+    by_title,
+    digest_thread,
+    shown,
+    shown_eph,
+)
 
 # --- retries: what the client waits and how often it tries, against the fake's answers ---------------
+
 
 class Waits:
     """An injected sleep: records each wait the retry handlers ask for, without spending it."""
@@ -83,8 +93,8 @@ async def test_server_errors_back_off_doubling_then_fail(slack, status):
         assert "Slack chat.postMessage failed" in str(caught.value) and slack.token not in str(caught.value)
     assert len(slack.calls_to("chat.postMessage")) == 5 * 5  # each: the first try and 4 retries
     for call in range(5):  # 0.2 s, 0.4 s, 0.8 s, 1.6 s, each ±20 %
-        for attempt, wait in enumerate(waits.waits[call * 4:call * 4 + 4]):
-            assert 0.8 * 0.2 * 2 ** attempt <= wait <= 1.2 * 0.2 * 2 ** attempt, waits.waits
+        for attempt, wait in enumerate(waits.waits[call * 4 : call * 4 + 4]):
+            assert 0.8 * 0.2 * 2**attempt <= wait <= 1.2 * 0.2 * 2**attempt, waits.waits
 
 
 async def test_an_unreachable_slack_is_retried_then_named_without_the_token(slack):
@@ -115,6 +125,7 @@ async def test_other_http_errors_are_not_retried(slack):
 
 # --- the request checks before Bolt -------------------------------------------------------------------
 
+
 async def test_signature_headers_are_each_required_and_the_timestamp_is_digits_only(make_bot, slack, caplog):
     bot = await make_bot()
     caplog.set_level(logging.INFO)
@@ -125,8 +136,11 @@ async def test_signature_headers_are_each_required_and_the_timestamp_is_digits_o
     cases = [
         ("no signature", {"X-Slack-Request-Timestamp": now}, "unsigned request"),
         ("no timestamp", {"X-Slack-Signature": signed["X-Slack-Signature"]}, "unsigned request"),
-        ("trailing garbage", {"X-Slack-Request-Timestamp": now + "x", "X-Slack-Signature": signed["X-Slack-Signature"]},
-         "malformed timestamp"),
+        (
+            "trailing garbage",
+            {"X-Slack-Request-Timestamp": now + "x", "X-Slack-Signature": signed["X-Slack-Signature"]},
+            "malformed timestamp",
+        ),
         ("another secret", bot.sender.sign(body, int(now), secret="not-the-secret"), "bad signature"),
     ]
     for name, headers, reason in cases:
@@ -141,8 +155,9 @@ async def test_signature_headers_are_each_required_and_the_timestamp_is_digits_o
 async def test_a_request_older_than_300_seconds_is_refused_before_bolt(make_bot, slack):
     bot = await make_bot()
     body = bot.sender.slash_body("help")
-    status, text = await bot.sender.post(body, "application/x-www-form-urlencoded",
-                                         timestamp=int(time.time()) - 300)  # 300.x s old by the time it arrives
+    status, text = await bot.sender.post(
+        body, "application/x-www-form-urlencoded", timestamp=int(time.time()) - 300
+    )  # 300.x s old by the time it arrives
     assert (status, json.loads(text)) == (401, {"ok": False, "error": "stale timestamp"})
     status, _ = await bot.sender.post(body, "application/x-www-form-urlencoded", timestamp=int(time.time()) - 290)
     assert status == 200
@@ -153,8 +168,9 @@ async def test_a_request_older_than_300_seconds_is_refused_before_bolt(make_bot,
 async def test_a_json_body_is_read_as_json_whatever_its_content_type(make_bot, slack, widgets):
     """Bolt reads a body starting with `{` as JSON even when labelled as a form; so do the checks."""
     bot = await make_bot()
-    event = bot.sender.message_event(f"what could {widgets.shas['high'][:7]} break?", channel="D0001",
-                                     channel_type="im")
+    event = bot.sender.message_event(
+        f"what could {widgets.shas['high'][:7]} break?", channel="D0001", channel_type="im"
+    )
     for content_type in ("application/json; charset=utf-8", "text/plain"):
         status, _ = await bot.sender.post(bot.sender.event_body(event), content_type)
         assert status == 200, content_type
@@ -188,20 +204,64 @@ async def test_malformed_bodies_are_refused_with_the_reason(make_bot, slack):
         ("payload=", form, "body is not valid JSON"),
         # signed JSON objects whose fields have another type than Slack documents: each would
         # crash Bolt or one of our listeners (HTTP 500 and a traceback)
-        ("payload=" + quote(json.dumps({"type": "block_actions", "user": 5, "actions": []})), form,
-         "field `user` has the wrong type"),
-        ("payload=" + quote(json.dumps({"type": "block_actions", "user": {"id": "U1"}, "channel": "C1",
-                                        "actions": [{"action_id": "digest_details", "value": "{}"}]})), form,
-         "field `channel` has the wrong type"),
-        ("payload=" + quote(json.dumps({"type": "block_actions", "user": {"id": "U1"},
-                                        "actions": ["digest_details"]})), form,
-         "field `actions` has the wrong type"),
-        ("payload=" + quote(json.dumps({"type": "block_actions", "user": {"id": "U1"},
-                                        "actions": [{"action_id": "digest_details", "value": {"sha": "x"}}]})),
-         form, "field `actions[].value` has the wrong type"),
-        (json.dumps({"type": "event_callback", "event_id": "Ev9", "team_id": "T1",
-                     "event": {"type": "app_mention", "user": "U1", "channel": "C1", "ts": "1.0",
-                               "text": ["<@UBOT> hi"]}}), "application/json", "field `event.text` has the wrong type"),
+        (
+            "payload=" + quote(json.dumps({"type": "block_actions", "user": 5, "actions": []})),
+            form,
+            "field `user` has the wrong type",
+        ),
+        (
+            "payload="
+            + quote(
+                json.dumps(
+                    {
+                        "type": "block_actions",
+                        "user": {"id": "U1"},
+                        "channel": "C1",
+                        "actions": [{"action_id": "digest_details", "value": "{}"}],
+                    }
+                )
+            ),
+            form,
+            "field `channel` has the wrong type",
+        ),
+        (
+            "payload="
+            + quote(json.dumps({"type": "block_actions", "user": {"id": "U1"}, "actions": ["digest_details"]})),
+            form,
+            "field `actions` has the wrong type",
+        ),
+        (
+            "payload="
+            + quote(
+                json.dumps(
+                    {
+                        "type": "block_actions",
+                        "user": {"id": "U1"},
+                        "actions": [{"action_id": "digest_details", "value": {"sha": "x"}}],
+                    }
+                )
+            ),
+            form,
+            "field `actions[].value` has the wrong type",
+        ),
+        (
+            json.dumps(
+                {
+                    "type": "event_callback",
+                    "event_id": "Ev9",
+                    "team_id": "T1",
+                    "event": {
+                        "type": "app_mention",
+                        "user": "U1",
+                        "channel": "C1",
+                        "ts": "1.0",
+                        "text": ["<@UBOT> hi"],
+                    },
+                }
+            ),
+            "application/json",
+            "field `event.text` has the wrong type",
+        ),
     ):
         status, text = await bot.sender.post(body, content_type)
         assert (status, json.loads(text)) == (400, {"ok": False, "error": reason}), body
@@ -210,6 +270,7 @@ async def test_malformed_bodies_are_refused_with_the_reason(make_bot, slack):
 
 
 # --- sending: pace, link previews, the crash-safe send's bounds -------------------------------------
+
 
 @pytest.fixture
 async def default_platform(make_settings, slack, widgets):
@@ -223,14 +284,18 @@ async def default_platform(make_settings, slack, widgets):
 
 
 async def test_the_default_pace_is_a_burst_of_three_then_one_post_a_second(default_platform, slack):
-    await asyncio.gather(*(default_platform.send("C9", Notice(f"post {i}")) for i in range(4)),
-                         default_platform.send("C8", Notice("elsewhere")))
+    await asyncio.gather(
+        *(default_platform.send("C9", Notice(f"post {i}")) for i in range(4)),
+        default_platform.send("C8", Notice("elsewhere")),
+    )
     posts = [c for c in slack.calls_to("chat.postMessage") if c.params["channel"] == "C9"]
     assert [p.params["text"] for p in posts] == [f"post {i}" for i in range(4)]  # in the order asked
     # three at once, the fourth once the first has left the 3-second window (a lower bound only)
     assert posts[3].at - posts[0].at >= 3.0 - 0.01
-    assert all(c.params["unfurl_links"] is False and c.params["unfurl_media"] is False
-               for c in slack.calls_to("chat.postMessage"))
+    assert all(
+        c.params["unfurl_links"] is False and c.params["unfurl_media"] is False
+        for c in slack.calls_to("chat.postMessage")
+    )
 
 
 async def test_a_report_upload_takes_its_turn_in_the_channels_pace(default_platform, slack):
@@ -286,6 +351,7 @@ async def test_a_channel_that_asked_for_the_report_file_gets_it_in_the_digest_th
 
 # --- receiving: which messages are for the bot -----------------------------------------------------------
 
+
 async def test_a_slash_command_under_another_name_is_answered_with_that_name(make_bot, slack):
     bot = await make_bot()
     await bot.sender.slash("help", command="/commits")
@@ -314,9 +380,11 @@ async def test_messages_by_the_bot_itself_or_without_a_sender_are_not_answered(m
     parent, _ = await digest_thread(bot, slack)
     before = len(slack.calls)
     question = f"<@UBOT> what does {widgets.shas['high'][:7]} break?"
-    for event in (bot.sender.message_event(question, thread_ts=parent.ts, user="UBOT"),  # ours, without bot_id
-                  bot.sender.message_event(question, thread_ts=parent.ts, user=""),
-                  bot.sender.message_event(question, thread_ts=parent.ts, channel="")):
+    for event in (
+        bot.sender.message_event(question, thread_ts=parent.ts, user="UBOT"),  # ours, without bot_id
+        bot.sender.message_event(question, thread_ts=parent.ts, user=""),
+        bot.sender.message_event(question, thread_ts=parent.ts, channel=""),
+    ):
         assert (await bot.sender.event(event))[0] == 200
     await bot.settle()
     assert [c.method for c in slack.calls[before:]] == [] and slack.ephemerals == []
@@ -325,8 +393,9 @@ async def test_messages_by_the_bot_itself_or_without_a_sender_are_not_answered(m
 async def test_a_top_level_mention_is_answered_without_the_mention_in_the_question(make_bot, slack, widgets):
     bot = await make_bot()
     sha = widgets.shas["high"][:7]
-    await bot.sender.event(bot.sender.message_event(f"<@UBOT|digestbot>   what could {sha}\nbreak?",
-                                                    kind="app_mention"))
+    await bot.sender.event(
+        bot.sender.message_event(f"<@UBOT|digestbot>   what could {sha}\nbreak?", kind="app_mention")
+    )
     await bot.settle()
     (header,) = slack.top_level(CHANNEL)
     assert f"❓ <@U0001> asked: what could {sha} break?" in header.blocks[0]["text"]["text"]
@@ -334,8 +403,9 @@ async def test_a_top_level_mention_is_answered_without_the_mention_in_the_questi
 
 async def test_events_are_remembered_for_an_hour(make_bot, slack, widgets):
     bot = await make_bot()
-    event = bot.sender.message_event(f"what could {widgets.shas['high'][:7]} break?", channel="D0001",
-                                     channel_type="im")
+    event = bot.sender.message_event(
+        f"what could {widgets.shas['high'][:7]} break?", channel="D0001", channel_type="im"
+    )
     await bot.sender.event(event, event_id="EvHOUR1")
     await bot.settle()
     store = bot.services.store
@@ -345,8 +415,9 @@ async def test_events_are_remembered_for_an_hour(make_bot, slack, widgets):
 async def test_an_event_without_its_own_team_streams_to_the_envelopes_team(make_bot, slack, widgets):
     bot = await make_bot()
     parent, _ = await digest_thread(bot, slack)
-    event = bot.sender.message_event(f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention",
-                                     thread_ts=parent.ts)
+    event = bot.sender.message_event(
+        f"<@UBOT> what does {widgets.shas['high'][:7]} break?", kind="app_mention", thread_ts=parent.ts
+    )
     del event["team"]
     await bot.sender.event(event)
     await bot.settle()
@@ -355,6 +426,7 @@ async def test_an_event_without_its_own_team_streams_to_the_envelopes_team(make_
 
 
 # --- receiving: clicks in the shapes Slack sends them --------------------------------------------------
+
 
 def reshaped(body: str, change) -> str:
     """An interactive form body (`payload=`) with its payload changed by `change(payload)`."""
@@ -371,25 +443,30 @@ def _drop(*path):
         for key in path[:-1]:
             node = node[key]
         node.pop(path[-1])
+
     return change
 
 
-@pytest.mark.parametrize("shape", ["ephemeral", "no channel", "container without channel",
-                                   "container without thread"])
+@pytest.mark.parametrize("shape", ["ephemeral", "no channel", "container without channel", "container without thread"])
 async def test_details_clicks_answer_in_the_thread_whatever_the_payloads_shape(make_bot, slack, shape):
     bot = await make_bot()
     parent, replies = await digest_thread(bot, slack)
     high = by_title(replies, HIGH_TITLE)
     value = json.loads(buttons(high)["digest_details"]["value"])
-    change = {"ephemeral": _drop("message"),  # a click in an ephemeral message: no `message`
-              "no channel": _drop("channel"),
-              "container without channel": _drop("container", "channel_id"),
-              "container without thread": _drop("container", "thread_ts")}[shape]
+    change = {
+        "ephemeral": _drop("message"),  # a click in an ephemeral message: no `message`
+        "no channel": _drop("channel"),
+        "container without channel": _drop("container", "channel_id"),
+        "container without thread": _drop("container", "thread_ts"),
+    }[shape]
     if shape == "container without thread":
         value.pop("thread")  # only the message says which thread
-    body = bot.sender.block_action_body("digest_details", value=json.dumps(value),
-                                        message_ts=high.ts if shape != "ephemeral" else "9.000001",
-                                        thread_ts=parent.ts if shape != "ephemeral" else None)
+    body = bot.sender.block_action_body(
+        "digest_details",
+        value=json.dumps(value),
+        message_ts=high.ts if shape != "ephemeral" else "9.000001",
+        thread_ts=parent.ts if shape != "ephemeral" else None,
+    )
     status, _ = await bot.sender.post(reshaped(body, change), "application/x-www-form-urlencoded")
     assert status == 200
     await bot.settle()
@@ -402,8 +479,15 @@ async def test_details_clicks_answer_in_the_thread_whatever_the_payloads_shape(m
 async def test_a_chosen_commit_is_streamed_when_the_payload_names_the_team_once(make_bot, slack, widgets, missing):
     bot = await make_bot()
     parent, _ = await digest_thread(bot, slack)
-    value = json.dumps({"repo": str(widgets.path), "sha": widgets.shas["high"], "thread": parent.ts,
-                        "question": "what could this break?", "lang": "en"})
+    value = json.dumps(
+        {
+            "repo": str(widgets.path),
+            "sha": widgets.shas["high"],
+            "thread": parent.ts,
+            "question": "what could this break?",
+            "lang": "en",
+        }
+    )
     body = bot.sender.block_action_body("digest_choose_0", value=value, message_ts="9.000002", thread_ts=parent.ts)
     change = _drop("user", "team_id") if missing == "user" else _drop("team")
     assert (await bot.sender.post(reshaped(body, change), "application/x-www-form-urlencoded"))[0] == 200
@@ -417,8 +501,9 @@ async def test_a_click_resent_with_its_fields_in_another_order_runs_once(make_bo
     bot = await make_bot()
     parent, replies = await digest_thread(bot, slack)
     high = by_title(replies, HIGH_TITLE)
-    body = bot.sender.block_action_body("digest_details", value=buttons(high)["digest_details"]["value"],
-                                        message_ts=high.ts, thread_ts=parent.ts)
+    body = bot.sender.block_action_body(
+        "digest_details", value=buttons(high)["digest_details"]["value"], message_ts=high.ts, thread_ts=parent.ts
+    )
 
     def reverse(payload):
         items = list(payload.items())
@@ -436,12 +521,13 @@ async def test_an_expired_form_trigger_tells_the_user_how_to_ask_in_their_langua
     parent, _ = await digest_thread(bot, slack)
     sha = widgets.shas["high"]
     slack.fail("views.open", times=2, error="expired_trigger_id")
-    for lang, hint in (("zh", f"请在这个线程里 @我，提出关于 `{sha[:7]}` 的问题。"),
-                       (None, f"Mention me in this thread with your question about `{sha[:7]}`.")):
+    for lang, hint in (
+        ("zh", f"请在这个线程里 @我，提出关于 `{sha[:7]}` 的问题。"),
+        (None, f"Mention me in this thread with your question about `{sha[:7]}`."),
+    ):
         value = {"repo": str(widgets.path), "sha": sha, "thread": parent.ts, **({"lang": lang} if lang else {})}
         before = len(slack.ephemerals)
-        await bot.sender.block_action("digest_ask", value=json.dumps(value), message_ts="9.000003",
-                                      thread_ts=parent.ts)
+        await bot.sender.block_action("digest_ask", value=json.dumps(value), message_ts="9.000003", thread_ts=parent.ts)
         await bot.settle()
         (told,) = slack.ephemerals[before:]
         assert R.unescape(shown_eph(told)) == hint and told["thread_ts"] == parent.ts
@@ -450,8 +536,7 @@ async def test_an_expired_form_trigger_tells_the_user_how_to_ask_in_their_langua
 
 async def test_a_refused_click_is_told_in_the_clicks_language(make_bot, slack, tmp_path):
     bot = await make_bot()
-    for lang, refusal in (("zh", "在聊天里只能查询 GitHub 仓库"),
-                          ("fr", "In chat you can name GitHub repositories")):
+    for lang, refusal in (("zh", "在聊天里只能查询 GitHub 仓库"), ("fr", "In chat you can name GitHub repositories")):
         before = len(slack.ephemerals)
         forged = json.dumps({"repo": str(tmp_path), "sha": "a" * 40, "lang": lang})
         await bot.sender.block_action("digest_details", value=forged, message_ts="9.000004")
@@ -464,8 +549,13 @@ async def test_a_question_form_from_a_user_without_a_team_id_is_streamed(make_bo
     bot = await make_bot()
     parent, replies = await digest_thread(bot, slack)
     high = by_title(replies, HIGH_TITLE)
-    await bot.sender.block_action("digest_ask", value=buttons(high)["digest_ask"]["value"], message_ts=high.ts,
-                                  thread_ts=parent.ts, trigger_id="trig-9")
+    await bot.sender.block_action(
+        "digest_ask",
+        value=buttons(high)["digest_ask"]["value"],
+        message_ts=high.ts,
+        thread_ts=parent.ts,
+        trigger_id="trig-9",
+    )
     await bot.settle()
     view = slack.views[0]["view"]
     # view_submission as Slack sends it, but its user without a team_id (the team is at the top)
@@ -498,7 +588,7 @@ async def test_a_keyed_send_interrupted_mid_post_is_not_posted_twice(platform, s
 async def test_a_keyed_send_cut_after_its_first_part_posts_only_the_rest(platform, slack):
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(6000)))
     entry = DigestEntry(commit(1), huge)
@@ -510,8 +600,9 @@ async def test_a_keyed_send_cut_after_its_first_part_posts_only_the_rest(platfor
     assert again.id == first.id and len(slack.replies("C9", first.id)) == parts
     # The state a crash right after the first part leaves: it is posted and recorded, the rest is not.
     slack.messages[:] = [m for m in slack.messages if m.thread_ts != first.id]
-    await platform.store.set_json(platform.store.k("slack", "sent", "push:parts"), {"pending": True, "ts": first.id},
-                                  ttl=600)
+    await platform.store.set_json(
+        platform.store.k("slack", "sent", "push:parts"), {"pending": True, "ts": first.id}, ttl=600
+    )
     await platform.send("C9", content, key="push:parts")
     assert len(slack.top_level("C9")) == 1 and len(slack.replies("C9", first.id)) == parts
     assert every_word_once([slack.top_level("C9")[0]] + slack.replies("C9", first.id), 6000)
@@ -527,7 +618,7 @@ async def test_a_keyed_send_cut_while_posting_its_second_part_resumes_without_th
     conversations.history unavailable, nothing is posted twice and nothing is lost."""
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(9000)))
     entry = DigestEntry(commit(1), huge)
@@ -549,6 +640,7 @@ async def test_a_keyed_send_cut_while_posting_its_second_part_resumes_without_th
 
 
 # --- response_url, Socket Mode, the HTTP endpoint's presence ----------------------------------------------
+
 
 async def test_a_response_url_answer_is_ephemeral_and_never_replaces_the_original(make_bot, slack):
     bot = await make_bot()
@@ -583,8 +675,12 @@ async def test_an_expired_response_url_is_a_failure_not_a_success(make_bot, slac
 async def test_socket_mode_names_slacks_refusal_and_closes_its_connection(make_settings, slack, widgets):
     from tests.fakes.slack_server import FakeSocketMode
 
-    settings = make_settings(slack_bot_token=slack.token, slack_app_token="xapp-wrong", slack_api_url=slack.url,
-                             default_repo=str(widgets.path))
+    settings = make_settings(
+        slack_bot_token=slack.token,
+        slack_app_token="xapp-wrong",
+        slack_api_url=slack.url,
+        default_repo=str(widgets.path),
+    )
     services = Services.build(settings)
     adapter = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
     with pytest.raises(SlackError) as caught:
@@ -594,8 +690,12 @@ async def test_socket_mode_names_slacks_refusal_and_closes_its_connection(make_s
 
     socket = await FakeSocketMode().start()
     slack.socket_url = socket.url
-    settings = make_settings(slack_bot_token=slack.token, slack_app_token=slack.app_token, slack_api_url=slack.url,
-                             default_repo=str(widgets.path))
+    settings = make_settings(
+        slack_bot_token=slack.token,
+        slack_app_token=slack.app_token,
+        slack_api_url=slack.url,
+        default_repo=str(widgets.path),
+    )
     adapter = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
     try:
         await adapter.start()
@@ -610,8 +710,9 @@ async def test_socket_mode_names_slacks_refusal_and_closes_its_connection(make_s
 async def test_http_mode_starts_no_socket_and_a_posting_only_adapter_has_no_endpoint(make_settings, slack, widgets):
     from handlers.web import bound_port, build_app, start_server
 
-    settings = make_settings(slack_bot_token=slack.token, slack_signing_secret="s", slack_api_url=slack.url,
-                             default_repo=str(widgets.path))
+    settings = make_settings(
+        slack_bot_token=slack.token, slack_signing_secret="s", slack_api_url=slack.url, default_repo=str(widgets.path)
+    )
     services = Services.build(settings)
     receiving = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
     posting = build_slack(settings, ChatService(services), receive=False, pacing=FAST)
@@ -621,9 +722,12 @@ async def test_http_mode_starts_no_socket_and_a_posting_only_adapter_has_no_endp
         assert slack.calls == []  # no apps.connections.open: HTTP mode
         assert [route[:2] for route in receiving.http_routes()] == [("POST", "/slack/events")]
         import aiohttp
-        async with aiohttp.ClientSession() as session:
-            async with session.post(f"http://127.0.0.1:{bound_port(runner)}/slack/events", data=b"{}") as resp:
-                assert resp.status == 404  # the clock only posts
+
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(f"http://127.0.0.1:{bound_port(runner)}/slack/events", data=b"{}") as resp,
+        ):
+            assert resp.status == 404  # the clock only posts
     finally:
         await runner.cleanup()
         await receiving.close()
@@ -635,8 +739,9 @@ async def test_bolt_does_not_warn_about_the_client_we_give_it(make_settings, sla
     """Bolt reads SLACK_BOT_TOKEN by itself and warns that our client wins: noise for operators."""
     monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
     caplog.set_level(logging.INFO)
-    settings = make_settings(slack_bot_token=slack.token, slack_signing_secret="s", slack_api_url=slack.url,
-                             default_repo=str(widgets.path))
+    settings = make_settings(
+        slack_bot_token=slack.token, slack_signing_secret="s", slack_api_url=slack.url, default_repo=str(widgets.path)
+    )
     services = Services.build(settings)
     try:
         for _ in range(2):
@@ -666,7 +771,7 @@ async def test_a_long_word_streamed_in_pieces_is_escaped_as_if_whole(platform, s
     async def pieces():
         yield word  # the whole long word at once: the escaper must cut inside it
         for i in range(len(word), len(answer), 7):
-            yield answer[i:i + 7]
+            yield answer[i : i + 7]
 
     conv = Conversation("slack", "C9", "U0001", thread="1.000020", extra={"team_id": "T0001"})
     await platform.stream("C9", "1.000020", pieces(), conv=conv)
@@ -689,7 +794,7 @@ async def test_an_answer_that_is_only_whitespace_says_so(platform, slack):
 async def test_an_update_to_a_longer_content_posts_every_continuation_once(platform, slack):
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     ref = await platform.send("C9", Notice("⏳ working…", "progress"))
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(3000)))
@@ -711,7 +816,7 @@ def every_word_once(messages, n: int) -> bool:
 async def test_a_long_content_is_posted_whole_in_its_thread(platform, slack):
     from bot.models import Analysis, ChangeType, DigestEntry, Importance
     from bot.platform import CommitDetails
-    from tests.test_slack_render import commit, digest
+    from tests.shared.slack_render import commit, digest
 
     huge = Analysis(ChangeType.FEATURE, Importance.HIGH, "why", " ".join(f"w{i}" for i in range(9000)))
     entry = DigestEntry(commit(1), huge)
@@ -833,9 +938,14 @@ async def test_the_question_form_remembers_the_clicked_thread_when_the_value_doe
     menu = next(b for b in low.blocks if b["type"] == "actions")
     block = json.loads(menu["block_id"])
     block.pop("thread", None)  # a block_id that had to drop the thread to fit
-    status, _ = await bot.sender.block_action("digest_low", selected=f"ask:{widgets.shas['low']}",
-                                              block_id=json.dumps(block), message_ts=low.ts, thread_ts=parent.ts,
-                                              trigger_id="trig-low2")
+    status, _ = await bot.sender.block_action(
+        "digest_low",
+        selected=f"ask:{widgets.shas['low']}",
+        block_id=json.dumps(block),
+        message_ts=low.ts,
+        thread_ts=parent.ts,
+        trigger_id="trig-low2",
+    )
     assert status == 200
     await bot.settle()
     view = slack.views[-1]["view"]
@@ -858,9 +968,10 @@ async def test_a_click_in_a_digest_thread_naming_another_repository_is_refused(m
 
 async def test_an_empty_question_from_a_dm_form_is_answered_in_the_dm(make_bot, slack, widgets):
     bot = await make_bot()
-    view = R.ask_modal({"sha": widgets.shas["high"], "lang": "en"},
-                       json.dumps({"v": {"repo": str(widgets.path), "sha": widgets.shas["high"], "lang": "en"},
-                                   "c": "D0001"}))
+    view = R.ask_modal(
+        {"sha": widgets.shas["high"], "lang": "en"},
+        json.dumps({"v": {"repo": str(widgets.path), "sha": widgets.shas["high"], "lang": "en"}, "c": "D0001"}),
+    )
     assert (await bot.sender.view_submission(view, {"question": {"question": "   "}}))[0] == 200
     await bot.settle()
     assert slack.ephemerals == []  # a DM is private already: a message, not an ephemeral

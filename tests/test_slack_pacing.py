@@ -1,6 +1,7 @@
 """handlers/pacing.py, the pacing both platforms share: a conversation's sends keep their order,
 and no window lets more than n calls through per `per` seconds. (Lower bounds only: a slow
 machine can make the waits longer, never shorter.)"""
+
 from __future__ import annotations
 
 import asyncio

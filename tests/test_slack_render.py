@@ -1,82 +1,29 @@
 """Block Kit rendering (pure): every payload within every limit, nothing dropped, untrusted text inert."""
+
 from __future__ import annotations
 
 import json
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import date
 
 import pytest
 
-from bot.models import (Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights)
-from bot.platform import (AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits,
-                          Notice)
+from bot.models import Analysis, ChangeType, Coverage, Digest, DigestEntry, Importance, Insights
+from bot.platform import AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits, Notice
 from bot.render import slack as R
 from bot.window import day_window
-from tests.fakes.slack_server import CUMULATIVE_LIMIT, check_blocks
-
-WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)
-EVIL_TITLE = "fix: <!channel> read <https://evil.example|docs> now <@U1> @here <!subteam^S1|team> [docs](https://evil.example)"
-
-
-def sha(n: int) -> str:
-    return f"{n:040x}"
-
-
-def commit(n: int, title: str = "", body: str = "", author: str = "Ada Lovelace", **kw) -> Commit:
-    return Commit(repo="acme/widgets", sha=sha(n), title=title or f"feat: change number {n}", body=body,
-                  author=author, committed_at=WHEN - timedelta(minutes=n),
-                  url=f"https://github.com/acme/widgets/commit/{sha(n)}", **kw)
-
-
-def analysis(importance: Importance, *, summary: str = "Adds a flag.", reason: str = "Changes the public CLI.",
-             origin: str = "llm", **kw) -> Analysis:
-    return Analysis(change_type=ChangeType.FEATURE, importance=importance, importance_reason=reason, summary=summary,
-                    impact=kw.pop("impact", "Users of the CLI."),
-                    insights=kw.pop("insights", Insights(architecture="Keeps layers.", security="No new input.")),
-                    risks=kw.pop("risks", ("Locale parsing.",)), recommendations=kw.pop("recommendations", ("Document it.",)),
-                    origin=origin, coverage=kw.pop("coverage", Coverage(3, 3)), **kw)
-
-
-def digest(entries, lang: str = "en", headline=("Export gained a flag.",), repo: str = "acme/widgets") -> Digest:
-    return Digest(repo=repo, branch="main", window=day_window(date(2026, 1, 28), "Asia/Shanghai"), lang=lang,
-                  entries=tuple(entries), headline=tuple(headline), headline_origin="llm",
-                  repo_url="https://github.com/acme/widgets")
-
-
-def check(payloads: list[dict]) -> None:
-    """The limits Slack enforces (the fake's own validator) plus ours, for every payload."""
-    assert payloads, "nothing rendered"
-    for p in payloads:
-        assert set(p) == {"text", "blocks"}
-        assert p["text"].strip() and len(p["text"]) <= 4000
-        assert check_blocks(p["blocks"]) == [], check_blocks(p["blocks"])
-        assert len(p["blocks"]) <= 50
-        assert sum(len(json.dumps(b, ensure_ascii=False).encode()) for b in p["blocks"]) <= CUMULATIVE_LIMIT
-        for b in p["blocks"]:
-            if b["type"] == "section":
-                assert len(b["text"]["text"]) <= 3000
-            if b["type"] == "header":
-                assert len(b["text"]["text"]) <= 150
-            if b["type"] == "context":
-                assert len(b["elements"]) <= 10
-            if b["type"] == "actions":
-                assert len(b["elements"]) <= 25
-                for e in b["elements"]:
-                    if e["type"] == "button":
-                        assert len(e["text"]["text"]) <= 75 and len(e["value"]) <= 2000
-
-
-def visible(payloads: list[dict]) -> str:
-    """All block text in order, as the reader sees it, whitespace removed (splits add breaks)."""
-    marker = re.compile(r"\(continued \d+/\d+\)$|（续 \d+/\d+）$")
-    texts = [x for i, p in enumerate(payloads) for j, b in enumerate(p["blocks"])
-             if not (i and j == 0 and b["type"] == "context" and marker.search(b["elements"][0]["text"]))
-             for x in R.plain_texts(b)]
-    return re.sub(r"\s+", "", R.unescape("".join(texts)))
-
-
-def squash(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+from tests.fakes.slack_server import check_blocks
+from tests.shared.slack_render import (
+    EVIL_TITLE,
+    analysis,
+    assert_inert,
+    check,
+    commit,
+    digest,
+    sha,
+    squash,
+    visible,
+)
 
 
 def raw(payloads: list[dict]) -> str:
@@ -85,9 +32,11 @@ def raw(payloads: list[dict]) -> str:
 
 # --- limits -------------------------------------------------------------------------------------
 
+
 def test_sixty_high_commits_digest_parent_splits_and_keeps_every_item():
-    entries = [DigestEntry(commit(n), analysis(Importance.HIGH, reason=f"Reason {n} " + "because " * 20))
-               for n in range(60)]
+    entries = [
+        DigestEntry(commit(n), analysis(Importance.HIGH, reason=f"Reason {n} " + "because " * 20)) for n in range(60)
+    ]
     payloads = R.render(DigestParent(digest(entries)))
     check(payloads)
     assert len(payloads) > 1
@@ -116,8 +65,12 @@ def test_sixty_low_commits_get_a_menu_per_payload():
 
 def test_twenty_thousand_character_analysis_is_split_not_cut():
     words = " ".join(f"word{i}" for i in range(3000))  # ~23k characters
-    a = analysis(Importance.HIGH, summary=words, impact="Impact & <more> " * 300,
-                 risks=tuple(f"risk {i} " + "x" * 200 for i in range(40)))
+    a = analysis(
+        Importance.HIGH,
+        summary=words,
+        impact="Impact & <more> " * 300,
+        risks=tuple(f"risk {i} " + "x" * 200 for i in range(40)),
+    )
     entry = DigestEntry(commit(1), a)
     for content in (CommitDetail(digest([entry]), entry), CommitDetails(digest([entry]), entry)):
         payloads = R.render(content, thread="1.2")
@@ -139,8 +92,12 @@ def test_one_enormous_word_is_cut_hard_but_completely():
     payloads = R.render(Notice(blob))
     check(payloads)
     assert visible(payloads) == blob
-    assert all(not re.search(r"&[a-z]{0,3}$", b["text"]["text"]) for p in payloads for b in p["blocks"]
-               if b["type"] == "section")
+    assert all(
+        not re.search(r"&[a-z]{0,3}$", b["text"]["text"])
+        for p in payloads
+        for b in p["blocks"]
+        if b["type"] == "section"
+    )
 
 
 def test_long_title_header_and_buttons():
@@ -167,15 +124,24 @@ def test_button_values_are_compact_json_within_limits():
     assert set(buttons) == {"digest_ask", "digest_details", "digest_level_too_high", "digest_level_too_low"}
     assert buttons["digest_level_too_low"]["value"] == buttons["digest_ask"]["value"]  # the direction: its action_id
     assert json.loads(buttons["digest_ask"]["value"]) == {
-        "repo": "acme/widgets", "sha": sha(3), "lang": "en", "tz": "Asia/Shanghai", "thread": "1700000000.000200"}
+        "repo": "acme/widgets",
+        "sha": sha(3),
+        "lang": "en",
+        "tz": "Asia/Shanghai",
+        "thread": "1700000000.000200",
+    }
 
     def choice_value(question: str) -> str:
         payloads = R.render(CommitChoice(question, (commit(3),), ("acme/widgets",)), thread="1.1")
         check(payloads)
         return payloads[-1]["blocks"][-1]["elements"][0]["value"]
 
-    assert json.loads(choice_value("what breaks?")) == {"repo": "acme/widgets", "sha": sha(3), "thread": "1.1",
-                                                         "question": "what breaks?"}
+    assert json.loads(choice_value("what breaks?")) == {
+        "repo": "acme/widgets",
+        "sha": sha(3),
+        "thread": "1.1",
+        "question": "what breaks?",
+    }
     # a question too long for a button value is left out (the user is then asked to mention the
     # bot with it), never cut
     value = choice_value("why " * 600)
@@ -184,19 +150,47 @@ def test_button_values_are_compact_json_within_limits():
 
 # --- content ------------------------------------------------------------------------------------
 
+
 def test_commit_detail_shows_the_whole_analysis():
     c = commit(5, pr_number=42, reverts=sha(9))
-    a = analysis(Importance.HIGH, origin="fallback", note="LLM timed out",
-                 coverage=Coverage(4, 2, omitted=(("big.lock", "lockfile"),)))
+    a = analysis(
+        Importance.HIGH,
+        origin="fallback",
+        note="LLM timed out",
+        coverage=Coverage(4, 2, omitted=(("big.lock", "lockfile"),)),
+    )
     entry = DigestEntry(c, a)
     payloads = R.render(CommitDetail(digest([entry]), entry))
     check(payloads)
     seen = visible(payloads)
-    for piece in ("🔴", "feat: change number 5", "🎯 Change type", "Feature", "⚡ Importance", "🔴 High",
-                  "Changes the public CLI.", "📋 Summary", "Adds a flag.", "🧭 Impact", "Users of the CLI.",
-                  "🔍 Technical insight", "Architecture", "Keeps layers.", "Security", "⚠️ Risks", "Locale parsing.",
-                  "💡 Recommendations", "Document it.", "📁 Coverage", "⚠️ The LLM analysis failed", "LLM timed out",
-                  "↩️ Reverts", "PR", "#42", "Ada Lovelace"):
+    for piece in (
+        "🔴",
+        "feat: change number 5",
+        "🎯 Change type",
+        "Feature",
+        "⚡ Importance",
+        "🔴 High",
+        "Changes the public CLI.",
+        "📋 Summary",
+        "Adds a flag.",
+        "🧭 Impact",
+        "Users of the CLI.",
+        "🔍 Technical insight",
+        "Architecture",
+        "Keeps layers.",
+        "Security",
+        "⚠️ Risks",
+        "Locale parsing.",
+        "💡 Recommendations",
+        "Document it.",
+        "📁 Coverage",
+        "⚠️ The LLM analysis failed",
+        "LLM timed out",
+        "↩️ Reverts",
+        "PR",
+        "#42",
+        "Ada Lovelace",
+    ):
         assert squash(piece) in seen, piece
     text = raw(payloads)
     assert "<https://github.com/acme/widgets/pull/42|#42>" in text
@@ -221,10 +215,16 @@ def test_unanalysed_commit_says_why():
     assert squash("This commit could not be analysed: the diff could not be read") in visible(payloads)
 
 
-@pytest.mark.parametrize("lang,words", [
-    ("zh", ["每日更新报告（2026-01-28）", "2026-01-28 共 2 个提交", "🔴 高重要度变更 (1)", "📌 要点"]),
-    ("en", ["Daily update report (2026-01-28)", "2 commits on 2026-01-28", "🔴 High importance (1)", "📌 Headlines"]),
-])
+@pytest.mark.parametrize(
+    "lang,words",
+    [
+        ("zh", ["每日更新报告（2026-01-28）", "2026-01-28 共 2 个提交", "🔴 高重要度变更 (1)", "📌 要点"]),
+        (
+            "en",
+            ["Daily update report (2026-01-28)", "2 commits on 2026-01-28", "🔴 High importance (1)", "📌 Headlines"],
+        ),
+    ],
+)
 def test_parent_in_both_languages(lang, words):
     entries = [DigestEntry(commit(1), analysis(Importance.HIGH)), DigestEntry(commit(2), analysis(Importance.LOW))]
     payloads = R.render(DigestParent(digest(entries, lang=lang)))
@@ -235,9 +235,13 @@ def test_parent_in_both_languages(lang, words):
     assert "feat: change number 2" not in R.unescape(raw(payloads))  # low items live in the thread
 
 
-@pytest.mark.parametrize("lang,ask,details,levels", [
-    ("zh", "就此提交提问", "详情 / 风险", ["⬇️ 等级偏高", "⬆️ 等级偏低"]),
-    ("en", "Ask about this commit", "Details / risks", ["⬇️ Level too high", "⬆️ Level too low"])])
+@pytest.mark.parametrize(
+    "lang,ask,details,levels",
+    [
+        ("zh", "就此提交提问", "详情 / 风险", ["⬇️ 等级偏高", "⬆️ 等级偏低"]),
+        ("en", "Ask about this commit", "Details / risks", ["⬇️ Level too high", "⬆️ Level too low"]),
+    ],
+)
 def test_buttons_in_both_languages(lang, ask, details, levels):
     entry = DigestEntry(commit(1), analysis(Importance.MEDIUM))
     payloads = R.render(CommitDetail(digest([entry], lang=lang), entry))
@@ -265,29 +269,39 @@ def test_ask_modal_fits_slack():
 
 # --- escaping -----------------------------------------------------------------------------------
 
-INJECTIONS = ("<!channel>", "<!here>", "<@U1>", "<https://evil.example|docs>", "<!subteam^S1|team>")
-
-
-def assert_inert(text: str) -> None:
-    for bad in INJECTIONS:
-        assert bad not in text, bad
-    assert not re.search(r"(?<![\w])@(here|channel|everyone)\b", text), text
-    assert "](https://evil" not in text
-
 
 def test_untrusted_text_is_inert_everywhere():
-    evil_analysis = Analysis(change_type=ChangeType.SECURITY, importance=Importance.HIGH,
-                             importance_reason="see <!here> and @channel", summary="<@U1> said [docs](https://evil.example)",
-                             impact="<!everyone> @everyone", insights=Insights(security="<https://evil.example|docs>"),
-                             risks=("<!channel>",), recommendations=("@here",))
+    evil_analysis = Analysis(
+        change_type=ChangeType.SECURITY,
+        importance=Importance.HIGH,
+        importance_reason="see <!here> and @channel",
+        summary="<@U1> said [docs](https://evil.example)",
+        impact="<!everyone> @everyone",
+        insights=Insights(security="<https://evil.example|docs>"),
+        risks=("<!channel>",),
+        recommendations=("@here",),
+    )
     c = commit(1, title=EVIL_TITLE, body="<!channel>", author="<@U1> @here")
     entry = DigestEntry(c, evil_analysis)
-    d = Digest(repo="acme/widgets", branch="main", window=day_window(date(2026, 1, 28), "UTC"), lang="en",
-               entries=(entry, DigestEntry(commit(2, title=EVIL_TITLE), analysis(Importance.LOW))),
-               headline=("<!channel> headline @here",), headline_origin="llm", repo_url="https://github.com/acme/widgets")
-    contents = [DigestParent(d), CommitDetail(d, entry), CommitDetails(d, entry), LowCommits(d, d.entries[1:]),
-                CommitChoice(EVIL_TITLE, (c,), ("acme/widgets",)), AnswerHeader("<!channel>", EVIL_TITLE, c),
-                Notice(EVIL_TITLE)]
+    d = Digest(
+        repo="acme/widgets",
+        branch="main",
+        window=day_window(date(2026, 1, 28), "UTC"),
+        lang="en",
+        entries=(entry, DigestEntry(commit(2, title=EVIL_TITLE), analysis(Importance.LOW))),
+        headline=("<!channel> headline @here",),
+        headline_origin="llm",
+        repo_url="https://github.com/acme/widgets",
+    )
+    contents = [
+        DigestParent(d),
+        CommitDetail(d, entry),
+        CommitDetails(d, entry),
+        LowCommits(d, d.entries[1:]),
+        CommitChoice(EVIL_TITLE, (c,), ("acme/widgets",)),
+        AnswerHeader("<!channel>", EVIL_TITLE, c),
+        Notice(EVIL_TITLE),
+    ]
     for content in contents:
         payloads = R.render(content, thread="1.1")
         check(payloads)
@@ -299,7 +313,8 @@ def test_untrusted_text_is_inert_everywhere():
 
 def test_escape_function():
     assert R.esc("a & b <c> @here @Channel @everyone <!channel>") == (
-        "a &amp; b &lt;c&gt; @\u200dhere @\u200dChannel @\u200deveryone &lt;!channel&gt;")
+        "a &amp; b &lt;c&gt; @\u200dhere @\u200dChannel @\u200deveryone &lt;!channel&gt;"
+    )
     assert R.esc("[docs](https://evil)") == "[docs]\u200b(https://evil)"
     assert R.esc("&lt;!channel&gt;") == "&amp;lt;!channel&amp;gt;"  # pre-escaped text cannot sneak through
     assert R.unescape(R.esc("x <@U1> & @here")) == "x <@U1> & @here"
@@ -318,7 +333,7 @@ def test_streamed_text_is_escaped_exactly_like_whole_text():
         escaper, out, i = StreamEscaper(), [], 0
         while i < len(text):
             step = rng.randint(1, 40)
-            out.append(escaper.feed(text[i:i + step]))
+            out.append(escaper.feed(text[i : i + step]))
             i += step
         out.append(escaper.flush())
         assert "".join(out) == R.esc(text)

@@ -5,24 +5,32 @@ Slack's documented limits: 50 blocks per message, header text 150, button text 7
 button value 2,000 characters. The 11,000-byte page budget, the two blocks of headroom, the 300-character
 notification preview and the 200-character preview in a continuation marker are this bot's own margins.
 """
+
 from __future__ import annotations
 
 import json
-
-from bot.models import Analysis, ChangeType, Digest, DigestEntry, Importance
-from bot.platform import CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
-from bot.render import slack as R
-from bot.window import day_window
-from tests.test_slack_render import analysis, check, commit, digest, sha, squash, visible
-
 from dataclasses import replace
 from datetime import date
 
+from bot.models import Digest, DigestEntry, Importance
+from bot.platform import CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
+from bot.render import slack as R
+from bot.window import day_window
+from tests.shared.slack_render import analysis, check, commit, digest, sha, squash, visible
+
 
 def _parent(notices=(), repo="acme/widgets", headline_origin="llm", headline=("Export gained a flag.",)):
-    d = Digest(repo=repo, branch="main", window=day_window(date(2026, 1, 28), "Asia/Shanghai"), lang="en",
-               entries=(), headline=tuple(headline), headline_origin=headline_origin,
-               repo_url="https://github.com/acme/widgets", notices=tuple(notices))
+    d = Digest(
+        repo=repo,
+        branch="main",
+        window=day_window(date(2026, 1, 28), "Asia/Shanghai"),
+        lang="en",
+        entries=(),
+        headline=tuple(headline),
+        headline_origin=headline_origin,
+        repo_url="https://github.com/acme/widgets",
+        notices=tuple(notices),
+    )
     return DigestParent(d)
 
 
@@ -32,6 +40,7 @@ def _content_blocks(payloads):
 
 
 # --- 50 blocks, two of headroom ------------------------------------------------------------------------
+
 
 def test_many_small_blocks_never_exceed_fifty_per_message():
     payloads = R.render(_parent(notices=[f"notice {n}" for n in range(120)]))
@@ -47,10 +56,13 @@ def test_a_page_holds_forty_eight_blocks_leaving_room_for_the_marker():
     over = R.render(_parent(notices=[f"n{n}" for n in range(49 - base)]))
     check(over)
     assert len(over) == 2 and len(over[0]["blocks"]) == 48
-    assert over[1]["blocks"][0]["type"] == "context" and "(continued 2/2)" in over[1]["blocks"][0]["elements"][0]["text"]
+    assert (
+        over[1]["blocks"][0]["type"] == "context" and "(continued 2/2)" in over[1]["blocks"][0]["elements"][0]["text"]
+    )
 
 
 # --- the 11,000-byte budget ----------------------------------------------------------------------------
+
 
 def _parent_of_bytes(total: int):
     """A one-page digest parent whose blocks weigh exactly `total` UTF-8 bytes (the last notice is padded)."""
@@ -70,6 +82,7 @@ def test_blocks_of_exactly_the_byte_budget_stay_in_one_message_one_more_byte_spl
 
 # --- header: 150 characters ----------------------------------------------------------------------------
 
+
 def _title_of(repo: str) -> str:
     return f"Daily update report (2026-01-28) · {repo}"
 
@@ -85,6 +98,7 @@ def test_header_of_exactly_150_characters_is_a_header_151_is_a_bold_section():
 
 
 # --- button and option labels: 75 characters -----------------------------------------------------------
+
 
 def _choice_button(title: str) -> dict:
     c = commit(1, title=title)
@@ -112,13 +126,14 @@ def test_menu_options_are_at_most_75_characters():
 
 # --- button value: 2,000 characters --------------------------------------------------------------------
 
+
 def test_button_value_of_exactly_2000_characters_keeps_everything_2001_drops_the_thread_first():
     def value(question: str) -> str:
         payloads = R.render(CommitChoice(question, (commit(3),), ("acme/widgets",)), thread="1.1")
         check(payloads)
         return payloads[-1]["blocks"][-1]["elements"][0]["value"]
 
-    overhead = len(R.compact_json({"repo": "acme/widgets", "sha": sha(3), "thread": "1.1", "question": "q"}, 10 ** 6)) - 1
+    overhead = len(R.compact_json({"repo": "acme/widgets", "sha": sha(3), "thread": "1.1", "question": "q"}, 10**6)) - 1
     exact = "q" * (2000 - overhead)
     assert len(value(exact)) == 2000
     assert json.loads(value(exact)) == {"repo": "acme/widgets", "sha": sha(3), "thread": "1.1", "question": exact}
@@ -127,6 +142,7 @@ def test_button_value_of_exactly_2000_characters_keeps_everything_2001_drops_the
 
 
 # --- the notification text and the continuation marker -------------------------------------------------
+
 
 def test_notification_text_of_exactly_300_characters_is_whole_301_is_shortened():
     assert R.render(Notice("n" * 300))[0]["text"] == "n" * 300
@@ -145,6 +161,7 @@ def test_continuation_marker_previews_200_characters_of_the_first_line():
 
 
 # --- what a reader sees --------------------------------------------------------------------------------
+
 
 def test_rule_based_headline_says_so_an_llm_headline_does_not():
     offline = visible(R.render(_parent(headline_origin="offline")))
@@ -201,8 +218,13 @@ def test_a_clicked_value_reads_back_as_rendered_and_a_foreign_one_as_empty():
     entry = DigestEntry(commit(3), analysis(Importance.MEDIUM))
     payloads = R.render(CommitDetail(digest([entry]), entry), thread="1.1")
     value = payloads[-1]["blocks"][-1]["elements"][0]["value"]
-    assert R.parse_value(value) == {"repo": "acme/widgets", "sha": sha(3), "lang": "en", "tz": "Asia/Shanghai",
-                                    "thread": "1.1"}
+    assert R.parse_value(value) == {
+        "repo": "acme/widgets",
+        "sha": sha(3),
+        "lang": "en",
+        "tz": "Asia/Shanghai",
+        "thread": "1.1",
+    }
     for foreign in (None, "", "not json", "[1, 2]", '"text"', "42"):  # the handler then uses its defaults
         assert R.parse_value(foreign) == {}
 
@@ -238,8 +260,14 @@ def test_twenty_six_commits_to_choose_from_need_two_rows_of_buttons():
 def test_commit_text_is_verbatim_so_slack_does_not_link_channel_names_or_urls():
     entry = DigestEntry(commit(1, title="fix #general handling, see https://example.com"), analysis(Importance.HIGH))
     for content in (DigestParent(digest([entry])), CommitDetail(digest([entry]), entry)):
-        texts = [x for p in R.render(content) for b in p["blocks"] for x in
-                 ([b["text"]] if b["type"] == "section" else b.get("elements", []) if b["type"] == "context" else [])]
+        texts = [
+            x
+            for p in R.render(content)
+            for b in p["blocks"]
+            for x in (
+                [b["text"]] if b["type"] == "section" else b.get("elements", []) if b["type"] == "context" else []
+            )
+        ]
         assert texts and all(x["verbatim"] is True for x in texts if x["type"] == "mrkdwn")
 
 

@@ -1,6 +1,7 @@
 """What Slack receives while an answer streams: the exact pieces the escaper releases for long
 words (chat.startStream / chat.appendStream as the fake Slack recorded them), the size each
 streamed message is filled to, and that no message cut splits an HTML entity."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,11 +10,10 @@ import pytest
 
 from bot.chat import ChatService
 from bot.platform import Conversation
+from bot.render import slack as R
 from bot.services import Services
 from handlers.slack import Pacing, build_slack
-from bot.render import slack as R
 from handlers.slack.stream import STREAM_MESSAGE_BYTES
-from tests.test_slack_e2e import make_bot, platform, slack, widgets  # noqa: F401
 
 HOUR = Pacing(per_second=500, burst=100, edit_interval=3600, stream_interval=3600)
 

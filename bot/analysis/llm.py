@@ -266,7 +266,7 @@ class LLM:
                 return
             try:
                 data = await self._memory.get_json(self._memory_key)
-            except Exception as exc:  # the store is a convenience here: never fail a request on it
+            except Exception as exc:  # noqa: BLE001 — the store is a convenience here: never fail a request on it
                 log.info("LLM endpoint memory unavailable (%s)", exc)
                 data = None
             self._recalled = True
@@ -293,7 +293,7 @@ class LLM:
             await self._memory.set_json(
                 self._memory_key, {"floor": floor, "window": window, "ratio": ratio}, ttl=MEMORY_TTL
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 — as above: the memory is a convenience, never a failure
             log.info("LLM endpoint memory unavailable (%s)", exc)
 
     def _lock(self, name: str) -> asyncio.Lock:

@@ -222,7 +222,7 @@ async def load_profile(source, override: str | None = None) -> tuple[RepoProfile
         return parse_profile(text, where), ""
     except ProfileError as exc:
         problem = exc.args[0]  # the phrase itself, so the digest can tell it in its language
-    except Exception as exc:  # the source failed: the digest goes on with the defaults
+    except Exception as exc:  # noqa: BLE001 — the source failed: the digest goes on with the defaults
         problem = phrase("llm_path.profile_unreadable", source=where, kind=type(exc).__name__)
     log.warning("%s: %s", getattr(source, "name", "repository"), problem)
     return RepoProfile.inferred(), problem

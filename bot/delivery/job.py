@@ -167,7 +167,7 @@ class Deliveries:
                 await store.set_json(spec.ledger, {"uncertain": str(exc)}, ttl=LEDGER_TTL)
             metrics.count("deliveries", platform=spec.platform, outcome="uncertain")
             return "uncertain"
-        except Exception as exc:  # noqa: BLE001 — the log has the details, the channel one line
+        except Exception as exc:  # the log has the details, the channel one line
             if isinstance(exc, StoreUnavailable) and (spec.ledger or CURRENT_JOB.get()):
                 # Redis went away mid-delivery: nothing can be recorded, so run the job again
                 # once it is back; the progress state makes that a resumption.
@@ -207,7 +207,7 @@ class Deliveries:
                 if spec.week
                 else None
             )
-        except Exception as exc:  # noqa: BLE001 — on demand, the person who asked reads why
+        except Exception as exc:  # on demand, the person who asked reads why
             if progress is None:
                 raise
             reason = exc if isinstance(exc, BotError) else type(exc).__name__
@@ -289,7 +289,7 @@ class Deliveries:
         try:
             sub = Subscription(spec.platform, spec.channel, spec.repo, lang=spec.lang)
             await self.chat.report_push_failure(sub, attempts, reason)
-        except Exception:  # noqa: BLE001
+        except Exception:  # the push has failed already; its report must not fail the job too
             log.exception("could not report the failed delivery")
         return f"gave up ({reason})"
 

@@ -163,7 +163,7 @@ class TasteBook:
         return found
 
     async def judge(self, source, commit, files) -> Judgement | None:
-        found, verdict, examples = await self.day(source, commit.committed_at)
+        found, _verdict, examples = await self.day(source, commit.committed_at)
         if not found:
             return None
         profile = await self._profiles.fitted(found, examples)

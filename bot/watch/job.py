@@ -101,7 +101,7 @@ class WatchRunner:
             raise
         except StoreUnavailable:
             raise RetryLater("storage unavailable", STORE_RETRY) from None
-        except Exception as exc:  # noqa: BLE001 — retried a few times, then logged and closed
+        except Exception as exc:  # retried a few times, then logged and closed
             attempts = await store.incr(run.key + ":attempts", LEDGER_TTL)
             if not isinstance(exc, BotError):
                 log.exception("watch %s %s for %s:%s failed", run.repo, run.glob, run.platform, run.user)

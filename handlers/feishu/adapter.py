@@ -125,12 +125,12 @@ class FeishuAdapter:
             client.start()  # runs until close() cancels its tasks
         except (asyncio.CancelledError, RuntimeError):
             pass
-        except Exception as exc:  # e.g. wrong credentials: one line, never the secret
+        except Exception as exc:  # noqa: BLE001 — e.g. wrong credentials: one line, never the secret
             log.error("The Feishu long connection stopped: %s", exc)
         finally:
             try:  # 1.7.5 has no public stop(): close the socket with the client's own coroutine
                 loop.run_until_complete(asyncio.wait_for(client._disconnect(), 2))
-            except BaseException:
+            except BaseException:  # noqa: BLE001 — best effort on a loop being torn down
                 pass
             cancel_all(loop)
             pending = asyncio.all_tasks(loop)

@@ -112,7 +112,7 @@ class FeishuApi:
                 raise FeishuError(
                     phrase("errors.feishu_bad_credentials", code=exc.code, msg=exc.msg), exc.code
                 ) from None
-            except Exception as exc:  # connection refused/reset, timeout, a non-JSON gateway page
+            except Exception as exc:  # noqa: BLE001 — connection refused/reset, timeout, a non-JSON gateway page
                 transient += 1
                 if transient >= self.max_transient:
                     raise FeishuError(phrase("errors.feishu_unreachable", what=what, kind=type(exc).__name__)) from None

@@ -45,7 +45,7 @@ class CallbackVerifier:
             return Verdict(False, 400, "body is not encrypted")
         try:
             payload = json.loads(AESCipher(self.encrypt_key).decrypt_str(outer["encrypt"]))
-        except Exception:  # wrong key, bad padding, not base64, not JSON
+        except Exception:  # noqa: BLE001 — wrong key, bad padding, not base64, not JSON
             return Verdict(False, 400, "body cannot be decrypted")
         if not isinstance(payload, dict):
             return Verdict(False, 400, "payload is not a JSON object")

@@ -159,7 +159,7 @@ class AnswerStream:
         if self.native:
             try:
                 return await self._emit_native(part)
-            except Exception as exc:  # noqa: BLE001 — whatever failed, the answer is still delivered
+            except Exception as exc:  # whatever failed, the answer is still delivered
                 if self.ts is None and not isinstance(exc, SlackError):
                     # before any streamed message exists nothing is lost by editing instead
                     # (an old slack_sdk, an unexpected answer…); once one exists, only Slack's

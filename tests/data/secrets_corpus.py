@@ -5,6 +5,7 @@ hard negatives that must pass untouched.
 Secrets are assembled at run time from a seeded generator and split prefixes, so this file holds
 no string a secret scanner (or a push-protection rule) would flag.
 """
+
 from __future__ import annotations
 
 import base64
@@ -35,14 +36,15 @@ def _b64url(raw: bytes) -> str:
 
 
 def _jwt(header: bytes) -> tuple[str, str]:
-    token = ".".join([_b64url(header), _b64url(b'{"sub":"1234567890","name":"Ada","iat":1516239022}'),
-                      rnd(43, _URLSAFE, 7)])
+    token = ".".join(
+        [_b64url(header), _b64url(b'{"sub":"1234567890","name":"Ada","iat":1516239022}'), rnd(43, _URLSAFE, 7)]
+    )
     return token, token
 
 
 def _pem() -> tuple[str, str]:
     body = "\n".join(rnd(64, _B64, i) for i in range(5))
-    return f"-----BEGIN RSA PRIV" + f"ATE KEY-----\n{body}\n-----END RSA PRIV" + "ATE KEY-----", rnd(64, _B64, 2)
+    return "-----BEGIN RSA PRIV" + f"ATE KEY-----\n{body}\n-----END RSA PRIV" + "ATE KEY-----", rnd(64, _B64, 2)
 
 
 def positives() -> list[tuple[str, str, str]]:
@@ -60,8 +62,11 @@ def positives() -> list[tuple[str, str, str]]:
     aws_secret = s(40, _B64, 2)
     add("aws secret key", f"AWS_SECRET_ACCESS_KEY: '{aws_secret}'", aws_secret)
     azure = s(86, _B64, 3) + "=="
-    add("azure storage AccountKey", "DefaultEndpointsProtocol=https;AccountName=acme;Account" +
-        f"Key={azure};EndpointSuffix=core.windows.net", azure)
+    add(
+        "azure storage AccountKey",
+        "DefaultEndpointsProtocol=https;AccountName=acme;Account" + f"Key={azure};EndpointSuffix=core.windows.net",
+        azure,
+    )
     artifactory = "AKC" + s(70, _ALNUM, 4)
     add("artifactory api key", f"X-JFrog-Art-Api: {artifactory}", artifactory)
     art_ap = "AP" + "6" + s(12, _ALNUM, 5)
@@ -76,12 +81,14 @@ def positives() -> list[tuple[str, str, str]]:
     add("gitlab agent token", f"  token: {glagent}", glagent)
     slack = "xo" + "xb-" + s(12, _DIGITS, 11) + "-" + s(13, _DIGITS, 11) + "-" + s(24, _ALNUM, 11)
     add("slack bot token", f'app = App(token="{slack}")', slack)
-    hook = "https://hooks.slack.com/services/" + "T" + s(8, _UPPER, 12) + "/B" + s(8, _UPPER, 12) + "/" + s(24, _ALNUM, 12)
+    hook = (
+        "https://hooks.slack.com/services/" + "T" + s(8, _UPPER, 12) + "/B" + s(8, _UPPER, 12) + "/" + s(24, _ALNUM, 12)
+    )
     add("slack webhook", f"curl -X POST {hook} -d @payload.json", hook)
     stripe = "sk" + "_live_" + s(24, _ALNUM, 13)
     add("stripe key", f"stripe.api_key = '{stripe}'", stripe)
     openai = "s" + "k-proj-" + s(48, _URLSAFE, 14)
-    add("openai key", f"client = OpenAI(api_key=\"{openai}\")", openai)
+    add("openai key", f'client = OpenAI(api_key="{openai}")', openai)
     google = "AI" + "za" + s(35, _URLSAFE, 15)
     add("google api key", f"<meta name=maps content={google}>", google)
     pypi = "py" + "pi-AgEIcHlwaS5vcmc" + s(60, _URLSAFE, 16)
@@ -130,8 +137,11 @@ def positives() -> list[tuple[str, str, str]]:
     add("reversed comparison", 'if ("' + s(20, _ALNUM, 38) + '" === my_password) {', s(20, _ALNUM, 38))
     add("go short assignment", 'stripeToken := "' + s(30, _ALNUM, 39) + '"', s(30, _ALNUM, 39))
     add("go var with type", 'var datadogToken string = "' + s(32, _HEXL, 40) + '"', s(32, _HEXL, 40))
-    add("java setProperty", 'System.setProperty("ALGOLIA_TOKEN", "' + s(32, _LOWER + _DIGITS, 41) + '")',
-        s(32, _LOWER + _DIGITS, 41))
+    add(
+        "java setProperty",
+        'System.setProperty("ALGOLIA_TOKEN", "' + s(32, _LOWER + _DIGITS, 41) + '")',
+        s(32, _LOWER + _DIGITS, 41),
+    )
     add("c array", 'char secrete[25] = "' + s(22, _ALNUM + "!@#", 42) + '";', s(22, _ALNUM + "!@#", 42))
     add("objective-c", 'NSString *clientSecret = @"' + s(40, _ALNUM, 43) + '";', s(40, _ALNUM, 43))
     add("dotnet appSettings", '<add key="PaymentApiKey" value="' + s(32, _ALNUM, 44) + '" />', s(32, _ALNUM, 44))
@@ -163,8 +173,11 @@ def positives() -> list[tuple[str, str, str]]:
     v = base64.b64encode(s(14, _ALNUM, 77).encode()).decode() + ":" + s(20, _HEXL, 77)
     add("parts joined by a colon after base64 padding", f"secret={v}", v)
     v = base64.b64encode(s(10, _ALNUM, 78).encode()).decode() + ":" + s(24, _HEXL, 78)
-    add("a block of token, secret, server lines",
-        f"[quokka]\ntoken={s(24, _ALNUM, 79)}\nsecret={v}\nserver=api.quokka.example", v)
+    add(
+        "a block of token, secret, server lines",
+        f"[quokka]\ntoken={s(24, _ALNUM, 79)}\nsecret={v}\nserver=api.quokka.example",
+        v,
+    )
     v = s(30, _ALNUM, 80)
     add("the same value again on the line", f"quokkapay token = '{v}' | '{v}'", v)
     v = s(32, _ALNUM, 81)
@@ -241,17 +254,17 @@ def negatives() -> list[str]:
         'headers["Authorization"] = "Bearer " + token',
         "session: Session = Depends(get_session)",
         "let status_token = match rule.status() {",
-        "sha256 = \"" + rnd(64, _HEXL, 60) + "\"",
+        'sha256 = "' + rnd(64, _HEXL, 60) + '"',
         "rev: " + rnd(40, _HEXL, 61),
         "integrity: sha512-" + rnd(86, _B64, 62) + "==",
-        "uuid = \"123e4567-e89b-12d3-a456-426614174000\"",
-        "client_id = \"123e4567-e89b-12d3-a456-426614174000\"  # test fixture",
-        "version = \"1.2.3-rc.1\"",
-        "path = \"/etc/ssl/certs/ca-certificates.crt\"",
-        "secret_file = \"./secrets/dev.env\"",
-        "url = \"https://example.com/api/v1/users?page=2\"",
-        "data = \"" + base64.b64encode(b"hello world, this is ordinary text").decode() + "\"",
-        "icon: \"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk\"",
+        'uuid = "123e4567-e89b-12d3-a456-426614174000"',
+        'client_id = "123e4567-e89b-12d3-a456-426614174000"  # test fixture',
+        'version = "1.2.3-rc.1"',
+        'path = "/etc/ssl/certs/ca-certificates.crt"',
+        'secret_file = "./secrets/dev.env"',
+        'url = "https://example.com/api/v1/users?page=2"',
+        'data = "' + base64.b64encode(b"hello world, this is ordinary text").decode() + '"',
+        'icon: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"',
         "id: msg_01" + rnd(22, _ALNUM, 63),
         "tool_use_id='toolu_01" + rnd(22, _ALNUM, 64) + "'",
         "Pass `--preview-features sbom-export` to disable this warning.",
@@ -321,7 +334,7 @@ def negatives() -> list[str]:
         '# warnings.filterwarnings("error", category=pytest.PytestRemovedIn10Warning)',
         # from mypy's and vllm-fork's history (never tuned on): C names made of words, a glob
         "    r3 = CPyList_GetItemInt64(ls, r0)\n[case testVecI64ForLoop_64bit]",
-        'static tuple_T2VvVi tuple_undefined_T2VvVi = { { -1, NULL } , { -1, 0 } };',
+        "static tuple_T2VvVi tuple_undefined_T2VvVi = { { -1, NULL } , { -1, 0 } };",
         '    if [[ "$HF_TOKEN" != hf_* ]]; then',
         'license = "MIT"\nlicense = { text = "Apache-2.0" }\nlicense-files = ["LICENSE*"]',
         "KEY FEATURES of the release\nthe SECRET INGREDIENT_LIST_FOR_TODAY\nSECRET KEY_ROTATION_PERIOD_DAYS",

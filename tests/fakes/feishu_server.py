@@ -78,6 +78,7 @@ Callbacks into the bot::
     body, headers = signed(message_event("@_user_1 digest", mentions=[mention("@_user_1", fake.bot_open_id,
                            "DigestBot", "bot")]), ENCRYPT_KEY)
 """
+
 from __future__ import annotations
 
 import base64
@@ -89,9 +90,10 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 MAX_BODY_BYTES = 30 * 1024  # "卡片及富文本消息请求体最大不能超过30KB" (error 230025)
@@ -102,8 +104,13 @@ CARD_PROJECTION = "请升级至最新版本客户端，以查看内容"
 GATEWAY_PAGE = "<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>"
 PAGE = "__page__"  # a scripted answer that is an HTML page, not JSON
 TOO_LONG = {"code": 230025, "msg": "The length of the message content reaches its limit."}
-DEFAULT_SCOPES = {"im:message": 1, "im:message:send_as_bot": 1, "im:message.group_at_msg:readonly": 1,
-                  "im:message.p2p_msg:readonly": 1, "cardkit:card:write": 1}
+DEFAULT_SCOPES = {
+    "im:message": 1,
+    "im:message:send_as_bot": 1,
+    "im:message.group_at_msg:readonly": 1,
+    "im:message.p2p_msg:readonly": 1,
+    "cardkit:card:write": 1,
+}
 
 
 @dataclass
@@ -141,14 +148,26 @@ class Message:
 
     def as_data(self, app_id: str, *, as_sent: bool = True) -> dict:
         content = self.current if as_sent or self.msg_type != "interactive" else _projection(self.current)
-        return {"message_id": self.message_id, "root_id": self.root_id, "parent_id": self.parent_id,
-                "thread_id": self.thread_id, "msg_type": self.msg_type,
-                "create_time": str(int(self.created * 1000)), "update_time": str(int(time.time() * 1000)),
-                "deleted": False, "updated": bool(self.patches), "chat_id": self.chat_id,
-                "sender": ({"id": self.user, "id_type": "open_id", "sender_type": "user", "tenant_key": "tenant-fake"}
-                           if self.user else
-                           {"id": app_id, "id_type": "app_id", "sender_type": "app", "tenant_key": "tenant-fake"}),
-                "body": {"content": content}, "mentions": [], "upper_message_id": ""}
+        return {
+            "message_id": self.message_id,
+            "root_id": self.root_id,
+            "parent_id": self.parent_id,
+            "thread_id": self.thread_id,
+            "msg_type": self.msg_type,
+            "create_time": str(int(self.created * 1000)),
+            "update_time": str(int(time.time() * 1000)),
+            "deleted": False,
+            "updated": bool(self.patches),
+            "chat_id": self.chat_id,
+            "sender": (
+                {"id": self.user, "id_type": "open_id", "sender_type": "user", "tenant_key": "tenant-fake"}
+                if self.user
+                else {"id": app_id, "id_type": "app_id", "sender_type": "app", "tenant_key": "tenant-fake"}
+            ),
+            "body": {"content": content},
+            "mentions": [],
+            "upper_message_id": "",
+        }
 
 
 @dataclass
@@ -176,9 +195,15 @@ class _Script:
 
 
 class FakeFeishu:
-    def __init__(self, *, app_id: str | None = None, app_secret: str | None = None,
-                 bot_open_id: str = "ou_bot0000000000000000000000000001", bot_name: str = "DigestBot",
-                 latency: float = 0.0):
+    def __init__(
+        self,
+        *,
+        app_id: str | None = None,
+        app_secret: str | None = None,
+        bot_open_id: str = "ou_bot0000000000000000000000000001",
+        bot_name: str = "DigestBot",
+        latency: float = 0.0,
+    ):
         self.app_id = app_id
         self.app_secret = app_secret
         self.bot_open_id = bot_open_id
@@ -227,7 +252,7 @@ class FakeFeishu:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "FakeFeishu":
+    def start(self) -> FakeFeishu:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _QuietServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -242,7 +267,7 @@ class FakeFeishu:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeFeishu":
+    def __enter__(self) -> FakeFeishu:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -252,11 +277,20 @@ class FakeFeishu:
     def throttle(self, n: int, *, reset: str = "0.05", path: str = "/open-apis/") -> None:
         """The next n calls under `path`: HTTP 429, code 99991400, x-ogw-ratelimit-reset."""
         with self._lock:
-            self._scripts.append(_Script(n, path, 429, 99991400, "request trigger frequency limit",
-                                         {"x-ogw-ratelimit-limit": "5", "x-ogw-ratelimit-reset": reset}))
+            self._scripts.append(
+                _Script(
+                    n,
+                    path,
+                    429,
+                    99991400,
+                    "request trigger frequency limit",
+                    {"x-ogw-ratelimit-limit": "5", "x-ogw-ratelimit-reset": reset},
+                )
+            )
 
-    def fail(self, n: int, *, status: int = 500, code: int = 1000004, msg: str = "internal error",
-             path: str = "/open-apis/") -> None:
+    def fail(
+        self, n: int, *, status: int = 500, code: int = 1000004, msg: str = "internal error", path: str = "/open-apis/"
+    ) -> None:
         with self._lock:
             self._scripts.append(_Script(n, path, status, code, msg, {}))
 
@@ -269,9 +303,16 @@ class FakeFeishu:
     def user_message(self, message_id: str, chat_id: str, text: str = "", root_id: str | None = None) -> None:
         """A message a user sent (so the bot can reply to it, as in real Feishu)."""
         with self._lock:
-            message = Message(message_id=message_id, chat_id=chat_id, msg_type="text",
-                              content=json.dumps({"text": text}, ensure_ascii=False), root_id=root_id or "",
-                              parent_id=root_id or "", created=time.time() + self._offset, user="ou_user_fake")
+            message = Message(
+                message_id=message_id,
+                chat_id=chat_id,
+                msg_type="text",
+                content=json.dumps({"text": text}, ensure_ascii=False),
+                root_id=root_id or "",
+                parent_id=root_id or "",
+                created=time.time() + self._offset,
+                user="ou_user_fake",
+            )
             self._by_id[message_id] = message  # not in `messages`: those are what the bot posted
 
     def deny_cardkit(self) -> None:
@@ -324,8 +365,13 @@ class FakeFeishu:
     # --- inspecting ------------------------------------------------------------------------------------
     def api_calls(self, path_part: str = "", method: str | None = None) -> list[Call]:
         with self._lock:
-            return [c for c in self.calls if path_part in c.path and (method is None or c.method == method)
-                    and not c.path.startswith("/open-apis/auth/")]
+            return [
+                c
+                for c in self.calls
+                if path_part in c.path
+                and (method is None or c.method == method)
+                and not c.path.startswith("/open-apis/auth/")
+            ]
 
     def top_level(self, chat_id: str | None = None) -> list[Message]:
         with self._lock:
@@ -380,11 +426,16 @@ class FakeFeishu:
             call.status, call.code = status, payload.get("code", 0)
         return status, payload, extra
 
-    def _route(self, call: Call, method: str, path: str, query: dict, body: Any, headers: dict) -> tuple[int, dict, dict]:
+    def _route(
+        self, call: Call, method: str, path: str, query: dict, body: Any, headers: dict
+    ) -> tuple[int, dict, dict]:
         for script in self._scripts:
             # the token endpoint only when a script names it (path="/open-apis/auth/")
-            if script.remaining > 0 and path.startswith(script.path) and (
-                    script.path.startswith("/open-apis/auth/") or not path.startswith("/open-apis/auth/")):
+            if (
+                script.remaining > 0
+                and path.startswith(script.path)
+                and (script.path.startswith("/open-apis/auth/") or not path.startswith("/open-apis/auth/"))
+            ):
                 script.remaining -= 1
                 if script.page is not None:
                     return script.status, {"code": script.code, PAGE: script.page}, dict(script.headers)
@@ -395,14 +446,35 @@ class FakeFeishu:
         if path == "/callback/ws/endpoint" and method == "POST":
             return self._ws_endpoint(body or {})
         if not self._authorised(headers):
-            return 400, {"code": 99991663, "msg": "Invalid access token for authorization. Please make a request "
-                                                   "with token attached."}, {}
+            return (
+                400,
+                {
+                    "code": 99991663,
+                    "msg": "Invalid access token for authorization. Please make a request with token attached.",
+                },
+                {},
+            )
         if path == "/open-apis/bot/v3/info" and method == "GET":
-            return 200, {"code": 0, "msg": "ok", "bot": {"activate_status": 2, "app_name": self.bot_name,
-                                                         "avatar_url": "", "ip_white_list": [],
-                                                         "open_id": self.bot_open_id}}, {}
-        if call.size > MAX_BODY_BYTES and method in ("POST", "PATCH", "PUT") and (
-                path.startswith("/open-apis/im/v1/messages") or path.startswith("/open-apis/cardkit/")):
+            return (
+                200,
+                {
+                    "code": 0,
+                    "msg": "ok",
+                    "bot": {
+                        "activate_status": 2,
+                        "app_name": self.bot_name,
+                        "avatar_url": "",
+                        "ip_white_list": [],
+                        "open_id": self.bot_open_id,
+                    },
+                },
+                {},
+            )
+        if (
+            call.size > MAX_BODY_BYTES
+            and method in ("POST", "PATCH", "PUT")
+            and (path.startswith("/open-apis/im/v1/messages") or path.startswith("/open-apis/cardkit/"))
+        ):
             return 400, dict(TOO_LONG), {}
         if path == "/open-apis/application/v6/scopes" and method == "GET":
             scopes = [{"scope_name": name, "grant_status": status} for name, status in self.scopes.items()]
@@ -412,7 +484,7 @@ class FakeFeishu:
         if path == "/open-apis/im/v1/messages" and method == "GET":
             return self._list(query)
         if path.startswith("/open-apis/im/v1/messages/"):
-            rest = path[len("/open-apis/im/v1/messages/"):].split("/")
+            rest = path[len("/open-apis/im/v1/messages/") :].split("/")
             if len(rest) == 1 and method == "GET":
                 return self._get(rest[0], query)
             if len(rest) == 2 and rest[1] == "reply" and method == "POST":
@@ -422,7 +494,7 @@ class FakeFeishu:
         if path == "/open-apis/cardkit/v1/cards" and method == "POST":
             return self._card_create(body or {})
         if path.startswith("/open-apis/cardkit/v1/cards/"):
-            rest = path[len("/open-apis/cardkit/v1/cards/"):].split("/")
+            rest = path[len("/open-apis/cardkit/v1/cards/") :].split("/")
             if len(rest) == 2 and rest[1] == "settings" and method == "PATCH":
                 return self._card_settings(rest[0], body or {})
             if len(rest) == 4 and rest[1] == "elements" and rest[3] == "content" and method == "PUT":
@@ -433,11 +505,12 @@ class FakeFeishu:
 
     def _authorised(self, headers: dict) -> bool:
         value = headers.get("authorization", "")
-        return value.startswith("Bearer ") and value[len("Bearer "):] in self.tokens
+        return value.startswith("Bearer ") and value[len("Bearer ") :] in self.tokens
 
     def _token(self, body: dict) -> tuple[int, dict, dict]:
         if (self.app_id and body.get("app_id") != self.app_id) or (
-                self.app_secret and body.get("app_secret") != self.app_secret):
+            self.app_secret and body.get("app_secret") != self.app_secret
+        ):
             return 400, {"code": 10014, "msg": "app secret invalid"}, {}
         token = "t-" + uuid.uuid4().hex
         self.tokens.add(token)
@@ -475,9 +548,15 @@ class FakeFeishu:
         return None
 
     def _new_message(self, chat_id: str, body: dict, **links) -> Message:
-        message = Message(message_id=f"om_{next(self._ids):06d}{uuid.uuid4().hex[:10]}", chat_id=chat_id,
-                          msg_type=body["msg_type"], content=body["content"], uuid=body.get("uuid") or "",
-                          created=time.time() + self._offset, **links)
+        message = Message(
+            message_id=f"om_{next(self._ids):06d}{uuid.uuid4().hex[:10]}",
+            chat_id=chat_id,
+            msg_type=body["msg_type"],
+            content=body["content"],
+            uuid=body.get("uuid") or "",
+            created=time.time() + self._offset,
+            **links,
+        )
         self.messages.append(message)
         self._by_id[message.message_id] = message
         if message.uuid:
@@ -518,16 +597,28 @@ class FakeFeishu:
         thread_id = ("omt_" + hashlib.sha1(root.encode()).hexdigest()[:12]) if in_thread else ""
         if thread_id and root in self._by_id:
             self._by_id[root].thread_id = thread_id  # the root belongs to the thread it opened
-        message = self._new_message(parent.chat_id, body, root_id=root, parent_id=parent.message_id,
-                                    thread_id=thread_id, reply_in_thread=bool(body.get("reply_in_thread")))
+        message = self._new_message(
+            parent.chat_id,
+            body,
+            root_id=root,
+            parent_id=parent.message_id,
+            thread_id=thread_id,
+            reply_in_thread=bool(body.get("reply_in_thread")),
+        )
         return 200, {"code": 0, "msg": "success", "data": message.as_data(self.app_id or "cli_fake")}, {}
 
     def _read_refused(self, chat_id: str, *, listing: bool = True) -> tuple[int, dict, dict] | None:
         """Reading needs a read scope; listing a group's messages also im:message.group_msg (the
         list API's own note: without it, only one-to-one chats)."""
         if not any(self.scopes.get(s) == 1 for s in READ_SCOPES):
-            return 400, {"code": 99991672, "msg": "Access denied. One of the following scopes is required: "
-                                                  f"[{', '.join(READ_SCOPES)}]."}, {}
+            return (
+                400,
+                {
+                    "code": 99991672,
+                    "msg": f"Access denied. One of the following scopes is required: [{', '.join(READ_SCOPES)}].",
+                },
+                {},
+            )
         if listing and chat_id not in self._p2p_chats and self.scopes.get("im:message.group_msg") != 1:
             return 400, {"code": 230027, "msg": "Lack of necessary permissions."}, {}
         return None
@@ -553,8 +644,11 @@ class FakeFeishu:
             return bad("page_size")
         if kind == "chat":
             chat_id = container
-            items = [m for m in self._by_id.values() if m.chat_id == chat_id and not (m.root_id and m.thread_id)
-                     and start <= m.created <= end]
+            items = [
+                m
+                for m in self._by_id.values()
+                if m.chat_id == chat_id and not (m.root_id and m.thread_id) and start <= m.created <= end
+            ]
         else:
             items = [m for m in self._by_id.values() if m.thread_id == container]
             chat_id = items[0].chat_id if items else ""
@@ -564,7 +658,7 @@ class FakeFeishu:
         if refused:
             return refused
         items.sort(key=lambda m: m.created, reverse=sort == "ByCreateTimeDesc")
-        page = items[offset:offset + size]
+        page = items[offset : offset + size]
         more = offset + size < len(items)
         as_sent = query.get("card_msg_content_type") == "user_card_content"
         data = {"has_more": more, "items": [m.as_data(self.app_id or "cli_fake", as_sent=as_sent) for m in page]}
@@ -580,8 +674,15 @@ class FakeFeishu:
         if refused:
             return refused
         as_sent = query.get("card_msg_content_type") == "user_card_content"
-        return 200, {"code": 0, "msg": "success",
-                     "data": {"items": [message.as_data(self.app_id or "cli_fake", as_sent=as_sent)]}}, {}
+        return (
+            200,
+            {
+                "code": 0,
+                "msg": "success",
+                "data": {"items": [message.as_data(self.app_id or "cli_fake", as_sent=as_sent)]},
+            },
+            {},
+        )
 
     def _patch(self, message_id: str, body: dict) -> tuple[int, dict, dict]:
         message = self._by_id.get(message_id)
@@ -601,8 +702,14 @@ class FakeFeishu:
     # --- CardKit -----------------------------------------------------------------------------------------
     def _card_create(self, body: dict) -> tuple[int, dict, dict]:
         if self._cardkit_denied:
-            return 400, {"code": 99991672, "msg": "Access denied. One of the following scopes is required: "
-                                                  "[cardkit:card:write]."}, {}
+            return (
+                400,
+                {
+                    "code": 99991672,
+                    "msg": "Access denied. One of the following scopes is required: [cardkit:card:write].",
+                },
+                {},
+            )
         if body.get("type") != "card_json" or not isinstance(body.get("data"), str):
             return 400, {"code": 300001, "msg": "invalid card type or data"}, {}
         try:
@@ -655,13 +762,29 @@ class FakeFeishu:
 
     def _ws_endpoint(self, body: dict) -> tuple[int, dict, dict]:
         if (self.app_id and body.get("AppID") != self.app_id) or (
-                self.app_secret and body.get("AppSecret") != self.app_secret):
+            self.app_secret and body.get("AppSecret") != self.app_secret
+        ):
             return 200, {"code": 1000040345, "msg": "app id or secret invalid"}, {}
         if self._gateway is None:
             self._gateway = _WsGateway(self.ws_connected).start()
         url = f"ws://127.0.0.1:{self._gateway.port}/ws?device_id=fake-device-1&service_id=7"
-        return 200, {"code": 0, "msg": "ok", "data": {"URL": url, "ClientConfig": {
-            "ReconnectCount": -1, "ReconnectInterval": 1, "ReconnectNonce": 1, "PingInterval": 120}}}, {}
+        return (
+            200,
+            {
+                "code": 0,
+                "msg": "ok",
+                "data": {
+                    "URL": url,
+                    "ClientConfig": {
+                        "ReconnectCount": -1,
+                        "ReconnectInterval": 1,
+                        "ReconnectNonce": 1,
+                        "PingInterval": 120,
+                    },
+                },
+            },
+            {},
+        )
 
     def _ephemeral(self, body: dict) -> tuple[int, dict, dict]:
         if self._ephemeral_denied:
@@ -695,15 +818,17 @@ def _projection(content: str) -> str:
     except ValueError:
         card = {}
     title = (((card.get("header") or {}).get("title") or {}).get("content")) if isinstance(card, dict) else None
-    return json.dumps({"title": title or "", "elements": [[{"tag": "text", "text": CARD_PROJECTION}]]},
-                      ensure_ascii=False)
+    return json.dumps(
+        {"title": title or "", "elements": [[{"tag": "text", "text": CARD_PROJECTION}]]}, ensure_ascii=False
+    )
 
 
 def shown_markdown(markdown: str) -> str:
     """Card Markdown as Feishu displays it: numeric character references decoded, named entities
     (&lt;, &amp;) left as typed."""
-    return re.sub(r"&#(\d{1,7});", lambda m: chr(int(m.group(1))) if int(m.group(1)) < 0x110000 else m.group(0),
-                  markdown)
+    return re.sub(
+        r"&#(\d{1,7});", lambda m: chr(int(m.group(1))) if int(m.group(1)) < 0x110000 else m.group(0), markdown
+    )
 
 
 def _find_element(node: Any, element_id: str) -> dict | None:
@@ -740,6 +865,7 @@ class _QuietServer(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address) -> None:
         import sys
+
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 
@@ -775,6 +901,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 # --- the long connection: a websocket gateway speaking Feishu's frames (pbbp2.Frame, protobuf) ----------
 
+
 def _varint(n: int) -> bytes:
     out = bytearray()
     while True:
@@ -792,8 +919,9 @@ def _int_field(number: int, value: int) -> bytes:
     return _varint(number << 3) + _varint(value)
 
 
-def encode_frame(method: int, headers: dict[str, str], payload: bytes = b"", *, service: int = 7,
-                 seq: int = 0, log_id: int = 0) -> bytes:
+def encode_frame(
+    method: int, headers: dict[str, str], payload: bytes = b"", *, service: int = 7, seq: int = 0, log_id: int = 0
+) -> bytes:
     """Frame{SeqID=1, LogID=2, service=3, method=4 (0 control, 1 data), headers=5 {key=1, value=2},
     payload=8} — the fields lark.ws.Client reads."""
     out = _int_field(1, seq) + _int_field(2, log_id) + _int_field(3, service) + _int_field(4, method)
@@ -806,6 +934,7 @@ def encode_frame(method: int, headers: dict[str, str], payload: bytes = b"", *, 
 
 def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
     """(field number, value) pairs of a protobuf message: varints as ints, the rest as bytes."""
+
     def varint(pos: int) -> tuple[int, int]:
         shift = value = 0
         while True:
@@ -826,7 +955,7 @@ def _fields(data: bytes) -> list[tuple[int, int | bytes]]:
             out.append((number, value))
         elif wire == 2:
             length, pos = varint(pos)
-            out.append((number, data[pos:pos + length]))
+            out.append((number, data[pos : pos + length]))
             pos += length
         else:
             raise ValueError(f"unexpected protobuf wire type {wire}")
@@ -864,7 +993,7 @@ class _WsGateway:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fake-feishu-ws", daemon=True)
 
-    def start(self) -> "_WsGateway":
+    def start(self) -> _WsGateway:
         self._thread.start()
         self._ready.wait(5)
         return self
@@ -898,15 +1027,18 @@ class _WsGateway:
                     waiter = self._waiting.pop(frame["headers"].get("message_id", ""), None)
                     if waiter is not None and not waiter.done():
                         waiter.set_result(frame)
-        except Exception:
+        except Exception:  # noqa: BLE001 — the client went away however it did: the fake just stops
             pass
         finally:
             self.connected.clear()
 
     def push(self, payload: dict, timeout: float) -> dict:
         message_id = uuid.uuid4().hex
-        frame = encode_frame(1, {"type": "event", "message_id": message_id, "trace_id": uuid.uuid4().hex,
-                                 "sum": "1", "seq": "0"}, json.dumps(payload, ensure_ascii=False).encode())
+        frame = encode_frame(
+            1,
+            {"type": "event", "message_id": message_id, "trace_id": uuid.uuid4().hex, "sum": "1", "seq": "0"},
+            json.dumps(payload, ensure_ascii=False).encode(),
+        )
 
         async def send_and_wait():
             waiter = self.loop.create_future()
@@ -943,40 +1075,83 @@ _event_ids = itertools.count(1)
 
 def mention(key: str, open_id: str, name: str, kind: str = "user") -> dict:
     """One `mentions[]` entry of a message event (`key` is the placeholder in the text, e.g. @_user_1)."""
-    return {"key": key, "id": {"open_id": open_id, "union_id": "on_" + open_id[3:], "user_id": None},
-            "name": name, "tenant_key": "tenant-fake", "mentioned_type": kind}
+    return {
+        "key": key,
+        "id": {"open_id": open_id, "union_id": "on_" + open_id[3:], "user_id": None},
+        "name": name,
+        "tenant_key": "tenant-fake",
+        "mentioned_type": kind,
+    }
 
 
-def message_event(text: str | None = None, *, chat_id: str = "oc_group0000000000000000000000001",
-                  chat_type: str = "group", sender: str = "ou_alice000000000000000000000000001",
-                  sender_type: str = "user", mentions: Iterable[dict] = (), root_id: str | None = None,
-                  parent_id: str | None = None, thread_id: str | None = None, message_type: str = "text",
-                  content: dict | None = None, event_id: str | None = None, message_id: str | None = None,
-                  token: str = "", app_id: str = "cli_fake") -> dict:
+def message_event(
+    text: str | None = None,
+    *,
+    chat_id: str = "oc_group0000000000000000000000001",
+    chat_type: str = "group",
+    sender: str = "ou_alice000000000000000000000000001",
+    sender_type: str = "user",
+    mentions: Iterable[dict] = (),
+    root_id: str | None = None,
+    parent_id: str | None = None,
+    thread_id: str | None = None,
+    message_type: str = "text",
+    content: dict | None = None,
+    event_id: str | None = None,
+    message_id: str | None = None,
+    token: str = "",
+    app_id: str = "cli_fake",
+) -> dict:
     """An `im.message.receive_v1` event (schema 2.0) as Feishu sends it."""
     now = str(int(time.time() * 1000))
     body = content if content is not None else {"text": text or ""}
     return {
         "schema": "2.0",
-        "header": {"event_id": event_id or f"ev_{next(_event_ids):08d}_{uuid.uuid4().hex[:8]}", "token": token,
-                   "create_time": now, "event_type": "im.message.receive_v1", "tenant_key": "tenant-fake",
-                   "app_id": app_id},
+        "header": {
+            "event_id": event_id or f"ev_{next(_event_ids):08d}_{uuid.uuid4().hex[:8]}",
+            "token": token,
+            "create_time": now,
+            "event_type": "im.message.receive_v1",
+            "tenant_key": "tenant-fake",
+            "app_id": app_id,
+        },
         "event": {
-            "sender": {"sender_id": {"union_id": "on_" + sender[3:], "user_id": "u_" + sender[-6:], "open_id": sender},
-                       "sender_type": sender_type, "tenant_key": "tenant-fake"},
-            "message": {"message_id": message_id or f"om_user{uuid.uuid4().hex[:16]}", "root_id": root_id or "",
-                        "parent_id": parent_id or root_id or "", "create_time": now, "update_time": now,
-                        "chat_id": chat_id, "thread_id": thread_id or "", "chat_type": chat_type,
-                        "message_type": message_type, "content": json.dumps(body, ensure_ascii=False),
-                        "mentions": list(mentions), "user_agent": "Mozilla/5.0 Lark/7.30"},
+            "sender": {
+                "sender_id": {"union_id": "on_" + sender[3:], "user_id": "u_" + sender[-6:], "open_id": sender},
+                "sender_type": sender_type,
+                "tenant_key": "tenant-fake",
+            },
+            "message": {
+                "message_id": message_id or f"om_user{uuid.uuid4().hex[:16]}",
+                "root_id": root_id or "",
+                "parent_id": parent_id or root_id or "",
+                "create_time": now,
+                "update_time": now,
+                "chat_id": chat_id,
+                "thread_id": thread_id or "",
+                "chat_type": chat_type,
+                "message_type": message_type,
+                "content": json.dumps(body, ensure_ascii=False),
+                "mentions": list(mentions),
+                "user_agent": "Mozilla/5.0 Lark/7.30",
+            },
         },
     }
 
 
-def card_action_event(value: dict | None, *, chat_id: str = "oc_group0000000000000000000000001",
-                      message_id: str = "", operator: str = "ou_alice000000000000000000000000001",
-                      form_value: dict | None = None, name: str | None = None, tag: str = "button",
-                      event_id: str | None = None, token: str = "", app_id: str = "cli_fake") -> dict:
+def card_action_event(
+    value: dict | None,
+    *,
+    chat_id: str = "oc_group0000000000000000000000001",
+    message_id: str = "",
+    operator: str = "ou_alice000000000000000000000000001",
+    form_value: dict | None = None,
+    name: str | None = None,
+    tag: str = "button",
+    event_id: str | None = None,
+    token: str = "",
+    app_id: str = "cli_fake",
+) -> dict:
     """A `card.action.trigger` callback (a button click or a form submission). `value=None`: a
     form submission that arrives without its submit button's value, as Feishu sometimes sends."""
     action: dict = {"tag": tag} if value is None else {"value": value, "tag": tag}
@@ -986,13 +1161,27 @@ def card_action_event(value: dict | None, *, chat_id: str = "oc_group00000000000
         action["name"] = name
     return {
         "schema": "2.0",
-        "header": {"event_id": event_id or f"ev_{next(_event_ids):08d}_{uuid.uuid4().hex[:8]}", "token": token,
-                   "create_time": str(int(time.time() * 1_000_000)), "event_type": "card.action.trigger",
-                   "tenant_key": "tenant-fake", "app_id": app_id},
-        "event": {"operator": {"tenant_key": "tenant-fake", "user_id": "u_" + operator[-6:], "open_id": operator,
-                               "union_id": "on_" + operator[3:]},
-                  "token": "c-" + uuid.uuid4().hex, "action": action, "host": "im_message", "delivery_type": "",
-                  "context": {"open_message_id": message_id, "open_chat_id": chat_id}},
+        "header": {
+            "event_id": event_id or f"ev_{next(_event_ids):08d}_{uuid.uuid4().hex[:8]}",
+            "token": token,
+            "create_time": str(int(time.time() * 1_000_000)),
+            "event_type": "card.action.trigger",
+            "tenant_key": "tenant-fake",
+            "app_id": app_id,
+        },
+        "event": {
+            "operator": {
+                "tenant_key": "tenant-fake",
+                "user_id": "u_" + operator[-6:],
+                "open_id": operator,
+                "union_id": "on_" + operator[3:],
+            },
+            "token": "c-" + uuid.uuid4().hex,
+            "action": action,
+            "host": "im_message",
+            "delivery_type": "",
+            "context": {"open_message_id": message_id, "open_chat_id": chat_id},
+        },
     }
 
 
@@ -1020,8 +1209,13 @@ def sign(body: bytes, encrypt_key: str, *, timestamp: int | str | None = None, n
     ts = str(int(time.time()) if timestamp is None else timestamp)
     nonce = nonce or uuid.uuid4().hex[:16]
     signature = hashlib.sha256((ts + nonce + encrypt_key).encode("utf-8") + body).hexdigest()
-    return {"X-Lark-Request-Timestamp": ts, "X-Lark-Request-Nonce": nonce, "X-Lark-Signature": signature,
-            "X-Request-Id": uuid.uuid4().hex, "Content-Type": "application/json; charset=utf-8"}
+    return {
+        "X-Lark-Request-Timestamp": ts,
+        "X-Lark-Request-Nonce": nonce,
+        "X-Lark-Signature": signature,
+        "X-Request-Id": uuid.uuid4().hex,
+        "Content-Type": "application/json; charset=utf-8",
+    }
 
 
 def signed(payload: dict, encrypt_key: str, **kwargs) -> tuple[bytes, dict]:

@@ -34,6 +34,7 @@ request's query text in `body`).
 
 The `fake_github` pytest fixture yields a started FakeGitHub (import it into the test module).
 """
+
 from __future__ import annotations
 
 import base64
@@ -45,7 +46,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -73,8 +74,11 @@ class FakeFile:
     def to_json(self, api: str, html: str, repo: str, sha: str) -> dict[str, Any]:
         blob = hashlib.sha1(f"{sha}:{self.filename}".encode()).hexdigest()
         data: dict[str, Any] = {
-            "sha": blob, "filename": self.filename, "status": self.status,
-            "additions": self.additions, "deletions": self.deletions,
+            "sha": blob,
+            "filename": self.filename,
+            "status": self.status,
+            "additions": self.additions,
+            "deletions": self.deletions,
             "changes": self.additions + self.deletions,
             "blob_url": f"{html}/{repo}/blob/{sha}/{self.filename}",
             "raw_url": f"{html}/{repo}/raw/{sha}/{self.filename}",
@@ -163,8 +167,9 @@ class FakeGitHub:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-github", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-github", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -212,13 +217,24 @@ class FakeGitHub:
     def add_branch(self, repo: str, name: str, at: str) -> None:
         self._repo(repo).branches[name] = at
 
-    def add_commit(self, repo: str, message: str, *, committed_at: datetime,
-                   authored_at: datetime | None = None, author: str = "Ada Lovelace",
-                   email: str = "ada@example.com", committer: str | None = None,
-                   committer_email: str | None = None, login: str | None = None,
-                   parents: list[str] | None = None, branch: str | None = None,
-                   files: list[FakeFile] | tuple[FakeFile, ...] = (), sha: str | None = None,
-                   contents: dict[str, str | None] | None = None) -> str:
+    def add_commit(
+        self,
+        repo: str,
+        message: str,
+        *,
+        committed_at: datetime,
+        authored_at: datetime | None = None,
+        author: str = "Ada Lovelace",
+        email: str = "ada@example.com",
+        committer: str | None = None,
+        committer_email: str | None = None,
+        login: str | None = None,
+        parents: list[str] | None = None,
+        branch: str | None = None,
+        files: list[FakeFile] | tuple[FakeFile, ...] = (),
+        sha: str | None = None,
+        contents: dict[str, str | None] | None = None,
+    ) -> str:
         """Add a commit on `branch` (default: the default branch) and move the branch to it.
         Parents default to the branch's current head. `contents` changes the tree the commit
         carries (its first parent's, with these paths set; None removes one). Returns the SHA."""
@@ -236,57 +252,114 @@ class FakeGitHub:
                 tree[path.strip("/")] = text
         with self._lock:
             r.commits[sha] = FakeCommit(
-                sha=sha, message=message, author=author, email=email,
-                authored_at=authored_at or committed_at, committer=committer or author,
-                committer_email=committer_email or email, committed_at=committed_at,
-                parents=list(parents), files=list(files), login=login, order=order, tree=tree)
+                sha=sha,
+                message=message,
+                author=author,
+                email=email,
+                authored_at=authored_at or committed_at,
+                committer=committer or author,
+                committer_email=committer_email or email,
+                committed_at=committed_at,
+                parents=list(parents),
+                files=list(files),
+                login=login,
+                order=order,
+                tree=tree,
+            )
             r.branches[branch] = sha
         return sha
 
-    def add_pull(self, repo: str, number: int, *, title: str = "A pull request", body: str | None = None,
-                 state: str = "closed", merged: bool = True, user: str = "octocat",
-                 merge_commit_sha: str | None = None, labels: tuple[str, ...] = (),
-                 closes: tuple[tuple[int, str], ...] = ()) -> None:
+    def add_pull(
+        self,
+        repo: str,
+        number: int,
+        *,
+        title: str = "A pull request",
+        body: str | None = None,
+        state: str = "closed",
+        merged: bool = True,
+        user: str = "octocat",
+        merge_commit_sha: str | None = None,
+        labels: tuple[str, ...] = (),
+        closes: tuple[tuple[int, str], ...] = (),
+    ) -> None:
         """A pull request; `closes` are the (number, title) of the issues it closes."""
         r = self._repo(repo)
-        r.pulls[number] = {"title": title, "body": body, "state": state, "merged": merged, "user": user,
-                           "merge_commit_sha": merge_commit_sha, "labels": list(labels), "closes": list(closes)}
+        r.pulls[number] = {
+            "title": title,
+            "body": body,
+            "state": state,
+            "merged": merged,
+            "user": user,
+            "merge_commit_sha": merge_commit_sha,
+            "labels": list(labels),
+            "closes": list(closes),
+        }
 
-    def add_release(self, repo: str, tag_name: str, *, body: str | None, published_at: datetime | None,
-                    created_at: datetime | None = None, draft: bool = False, prerelease: bool = False,
-                    name: str | None = None, target: str | None = None) -> None:
+    def add_release(
+        self,
+        repo: str,
+        tag_name: str,
+        *,
+        body: str | None,
+        published_at: datetime | None,
+        created_at: datetime | None = None,
+        draft: bool = False,
+        prerelease: bool = False,
+        name: str | None = None,
+        target: str | None = None,
+    ) -> None:
         """A GitHub Release. A draft has no `published_at` (GitHub sends null) whatever is passed."""
         r = self._repo(repo)
         created = created_at or published_at
         assert created is not None, "a release needs created_at or published_at"
         with self._lock:
-            r.releases.append({"id": next(self._ids), "tag_name": tag_name, "name": name if name is not None
-                               else tag_name, "body": body, "draft": draft, "prerelease": prerelease,
-                               "created_at": created, "published_at": None if draft else published_at,
-                               "target_commitish": target or r.default_branch})
+            r.releases.append(
+                {
+                    "id": next(self._ids),
+                    "tag_name": tag_name,
+                    "name": name if name is not None else tag_name,
+                    "body": body,
+                    "draft": draft,
+                    "prerelease": prerelease,
+                    "created_at": created,
+                    "published_at": None if draft else published_at,
+                    "target_commitish": target or r.default_branch,
+                }
+            )
 
     # --- behaviour ---------------------------------------------------------------------------
     def accept_tokens(self, *tokens: str) -> None:
         """Only these tokens are valid; any other Authorization gets 401 Bad credentials."""
         self._tokens = set(tokens)
 
-    def fail_next(self, status: int, n: int = 1, *, headers: dict[str, str] | None = None,
-                  message: str | None = None, path_contains: str | None = None, skip: int = 0) -> None:
+    def fail_next(
+        self,
+        status: int,
+        n: int = 1,
+        *,
+        headers: dict[str, str] | None = None,
+        message: str | None = None,
+        path_contains: str | None = None,
+        skip: int = 0,
+    ) -> None:
         """Answer the next `n` requests whose path contains `path_contains` (any, if None) — after
         letting `skip` of them through — with `status` and a GitHub-style error body."""
-        body = {"message": message or _REASONS.get(status, "Error"), "documentation_url": DOCS,
-                "status": str(status)}
+        body = {"message": message or _REASONS.get(status, "Error"), "documentation_url": DOCS, "status": str(status)}
         with self._lock:
             self._faults.append(_Fault(status, dict(headers or {}), body, n, path_contains, skip=skip))
 
-    def rate_limit_next(self, n: int = 1, *, reset_in: float = 1.0, path_contains: str | None = None,
-                        skip: int = 0, status: int = 403) -> None:
+    def rate_limit_next(
+        self, n: int = 1, *, reset_in: float = 1.0, path_contains: str | None = None, skip: int = 0, status: int = 403
+    ) -> None:
         """GitHub's primary rate limit: 403 (or 429 — GitHub documents both), X-RateLimit-Remaining:
         0, X-RateLimit-Reset (epoch seconds, between reset_in and reset_in + 1 s ahead when sent)."""
-        body = {"message": "API rate limit exceeded for 127.0.0.1. (But here's the good news: "
-                           "Authenticated requests get a higher rate limit. Check out the "
-                           "documentation for more details.)",
-                "documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}
+        body = {
+            "message": "API rate limit exceeded for 127.0.0.1. (But here's the good news: "
+            "Authenticated requests get a higher rate limit. Check out the "
+            "documentation for more details.)",
+            "documentation_url": "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting",
+        }
         with self._lock:
             self._faults.append(_Fault(status, {}, body, n, path_contains, reset_in=reset_in, skip=skip))
 
@@ -295,22 +368,27 @@ class FakeGitHub:
         with self._lock:
             self._faults.clear()
 
-    def secondary_limit_next(self, n: int = 1, *, retry_after: int = 1, status: int = 429,
-                             path_contains: str | None = None, skip: int = 0) -> None:
+    def secondary_limit_next(
+        self, n: int = 1, *, retry_after: int = 1, status: int = 429, path_contains: str | None = None, skip: int = 0
+    ) -> None:
         """GitHub's secondary rate limit: 429 (or 403) with Retry-After."""
-        body = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes "
-                           "before you try again.",
-                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}
+        body = {
+            "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+        }
         with self._lock:
-            self._faults.append(_Fault(status, {"Retry-After": str(retry_after)}, body, n, path_contains,
-                                       skip=skip))
+            self._faults.append(_Fault(status, {"Retry-After": str(retry_after)}, body, n, path_contains, skip=skip))
 
     # --- inspection --------------------------------------------------------------------------
     def count(self, method: str = "GET", path: str | None = None, *, startswith: str | None = None) -> int:
         """How many requests had exactly `path`, or a path starting with `startswith`."""
-        return sum(1 for r in list(self.requests) if r.method == method
-                   and (path is None or r.path == path)
-                   and (startswith is None or r.path.startswith(startswith)))
+        return sum(
+            1
+            for r in list(self.requests)
+            if r.method == method
+            and (path is None or r.path == path)
+            and (startswith is None or r.path.startswith(startswith))
+        )
 
     # --- internals ---------------------------------------------------------------------------
     def _repo(self, name: str) -> FakeRepo:
@@ -337,8 +415,16 @@ class FakeGitHub:
             self._in_flight -= 1
 
 
-_REASONS = {401: "Bad credentials", 403: "Forbidden", 404: "Not Found", 422: "Unprocessable Entity",
-            500: "Server Error", 502: "Server Error", 503: "Service Unavailable", 504: "Gateway Timeout"}
+_REASONS = {
+    401: "Bad credentials",
+    403: "Forbidden",
+    404: "Not Found",
+    422: "Unprocessable Entity",
+    500: "Server Error",
+    502: "Server Error",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
 
 
 def _auto_patch(additions: int, deletions: int) -> str:
@@ -349,11 +435,11 @@ def _auto_patch(additions: int, deletions: int) -> str:
 
 
 def _iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _parse_iso(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def _blob_sha(text: str) -> str:
@@ -388,7 +474,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.prefix:
             if not (path == fake.prefix or path.startswith(fake.prefix + "/")):
                 return self._send(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"})
-            path = path[len(fake.prefix):] or "/"
+            path = path[len(fake.prefix) :] or "/"
         headers = {k.lower(): v for k, v in self.headers.items()}
         with fake._lock:
             fake.requests.append(RecordedRequest(self.command, path, query, headers))
@@ -401,16 +487,21 @@ class _Handler(BaseHTTPRequestHandler):
             fake._leave()
         self._send(status, body, extra)
 
-    def _answer(self, path: str, query: dict[str, str], headers: dict[str, str]
-                ) -> tuple[int, Any, dict[str, str]]:
+    def _answer(self, path: str, query: dict[str, str], headers: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
         fake = self.fake
         fault = fake._take_fault(path)
         if fault:
             extra = dict(fault.headers)
             if fault.reset_in is not None:
-                extra.update({"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0", "X-RateLimit-Used": "60",
-                              "X-RateLimit-Resource": "core",
-                              "X-RateLimit-Reset": str(math.ceil(time.time() + fault.reset_in))})
+                extra.update(
+                    {
+                        "X-RateLimit-Limit": "60",
+                        "X-RateLimit-Remaining": "0",
+                        "X-RateLimit-Used": "60",
+                        "X-RateLimit-Resource": "core",
+                        "X-RateLimit-Reset": str(math.ceil(time.time() + fault.reset_in)),
+                    }
+                )
             return fault.status, fault.body, extra
         token = _token(headers.get("authorization", ""))
         if token is not None and fake._tokens and token not in fake._tokens:
@@ -452,8 +543,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = path.strip("/")
         tree = self._tree_at(repo, ref)
         if tree is None:
-            return 404, {"message": f"No commit found for the ref {ref}", "documentation_url": doc,
-                         "status": "404"}, {}
+            return 404, {"message": f"No commit found for the ref {ref}", "documentation_url": doc, "status": "404"}, {}
         text = tree.get(path)
         if text is None:
             if path and not any(p.startswith(path + "/") for p in tree):
@@ -463,15 +553,24 @@ class _Handler(BaseHTTPRequestHandler):
         encoded = base64.b64encode(raw).decode()
         sha = _blob_sha(text)
         api = f"{self.fake.url}/repos/{repo.full_name}/contents/{path}?ref={ref}"
-        return 200, {
-            "type": "file", "encoding": "base64", "size": len(raw), "name": path.rsplit("/", 1)[-1],
-            "path": path, "sha": sha, "url": api,
-            "content": "\n".join(encoded[i:i + 60] for i in range(0, len(encoded), 60)) + "\n",
-            "html_url": f"{self.fake.html_base}/{repo.full_name}/blob/{ref}/{path}",
-            "git_url": f"{self.fake.url}/repos/{repo.full_name}/git/blobs/{sha}",
-            "download_url": f"{self.fake.html_base}/{repo.full_name}/raw/{ref}/{path}",
-            "_links": {"self": api},
-        }, {}
+        return (
+            200,
+            {
+                "type": "file",
+                "encoding": "base64",
+                "size": len(raw),
+                "name": path.rsplit("/", 1)[-1],
+                "path": path,
+                "sha": sha,
+                "url": api,
+                "content": "\n".join(encoded[i : i + 60] for i in range(0, len(encoded), 60)) + "\n",
+                "html_url": f"{self.fake.html_base}/{repo.full_name}/blob/{ref}/{path}",
+                "git_url": f"{self.fake.url}/repos/{repo.full_name}/git/blobs/{sha}",
+                "download_url": f"{self.fake.html_base}/{repo.full_name}/raw/{ref}/{path}",
+                "_links": {"self": api},
+            },
+            {},
+        )
 
     def _tree_at(self, repo: FakeRepo, ref: str) -> dict[str, str] | None:
         """The files at `ref` (a branch, tag-less SHA or SHA prefix): the commit's tree, plus the
@@ -485,7 +584,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _subtree(self, repo: FakeRepo, tree: dict[str, str], path: str) -> str:
         """The SHA of the directory `path` in `tree`, registered so that git/trees/{sha} serves it."""
         prefix = path + "/" if path else ""
-        sub = {p[len(prefix):]: t for p, t in tree.items() if p.startswith(prefix)}
+        sub = {p[len(prefix) :]: t for p, t in tree.items() if p.startswith(prefix)}
         sha = hashlib.sha1(json.dumps(sorted(sub.items())).encode()).hexdigest()
         repo.trees.setdefault(sha, sub)
         return sha
@@ -496,7 +595,7 @@ class _Handler(BaseHTTPRequestHandler):
         kinds: dict[str, str] = {}
         for p in tree:
             if p.startswith(prefix):
-                name, sep, _ = p[len(prefix):].partition("/")
+                name, sep, _ = p[len(prefix) :].partition("/")
                 kinds[name] = "dir" if sep else "file"
         out = []
         for name in sorted(kinds):
@@ -506,12 +605,20 @@ class _Handler(BaseHTTPRequestHandler):
             url = f"{api}/repos/{full}/contents/{full_path}?ref={ref}"
             git = f"{api}/repos/{full}/git/{'trees' if is_dir else 'blobs'}/{sha}"
             page = f"{html}/{full}/{'tree' if is_dir else 'blob'}/{ref}/{full_path}"
-            out.append({
-                "type": kinds[name], "size": 0 if is_dir else len(tree[full_path].encode()), "name": name,
-                "path": full_path, "sha": sha, "url": url, "git_url": git, "html_url": page,
-                "download_url": None if is_dir else f"{html}/{full}/raw/{ref}/{full_path}",
-                "_links": {"self": url, "git": git, "html": page},
-            })
+            out.append(
+                {
+                    "type": kinds[name],
+                    "size": 0 if is_dir else len(tree[full_path].encode()),
+                    "name": name,
+                    "path": full_path,
+                    "sha": sha,
+                    "url": url,
+                    "git_url": git,
+                    "html_url": page,
+                    "download_url": None if is_dir else f"{html}/{full}/raw/{ref}/{full_path}",
+                    "_links": {"self": url, "git": git, "html": page},
+                }
+            )
         return out
 
     def _git_tree(self, repo: FakeRepo, sha: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
@@ -533,19 +640,38 @@ class _Handler(BaseHTTPRequestHandler):
                 sub = "/".join(parts[:depth])
                 if sub not in entries:
                     tree_sha = self._subtree(repo, files, sub)
-                    entries[sub] = {"path": sub, "mode": "040000", "type": "tree", "sha": tree_sha,
-                                    "url": f"{api}/repos/{full}/git/trees/{tree_sha}"}
+                    entries[sub] = {
+                        "path": sub,
+                        "mode": "040000",
+                        "type": "tree",
+                        "sha": tree_sha,
+                        "url": f"{api}/repos/{full}/git/trees/{tree_sha}",
+                    }
             if recursive or len(parts) == 1:
                 blob = _blob_sha(files[path])
-                entries[path] = {"path": path, "mode": "100644", "type": "blob", "sha": blob,
-                                 "size": len(files[path].encode()),
-                                 "url": f"{api}/repos/{full}/git/blobs/{blob}"}
+                entries[path] = {
+                    "path": path,
+                    "mode": "100644",
+                    "type": "blob",
+                    "sha": blob,
+                    "size": len(files[path].encode()),
+                    "url": f"{api}/repos/{full}/git/blobs/{blob}",
+                }
         own = self._subtree(repo, files, "")
-        return 200, {"sha": own, "url": f"{api}/repos/{full}/git/trees/{own}",
-                     "tree": [entries[k] for k in sorted(entries)], "truncated": False}, {}
+        return (
+            200,
+            {
+                "sha": own,
+                "url": f"{api}/repos/{full}/git/trees/{own}",
+                "tree": [entries[k] for k in sorted(entries)],
+                "truncated": False,
+            },
+            {},
+        )
 
-    def _list_releases(self, repo: FakeRepo, path: str, query: dict[str, str], authenticated: bool
-                       ) -> tuple[int, Any, dict[str, str]]:
+    def _list_releases(
+        self, repo: FakeRepo, path: str, query: dict[str, str], authenticated: bool
+    ) -> tuple[int, Any, dict[str, str]]:
         """Newest created first; drafts only for callers who could push (here: any token)."""
         shown = [r for r in repo.releases if authenticated or not r["draft"]]
         shown.sort(key=lambda r: (r["created_at"], r["id"]), reverse=True)
@@ -556,15 +682,24 @@ class _Handler(BaseHTTPRequestHandler):
         api, html, full = self.fake.url, self.fake.html_base, repo.full_name
         url = f"{api}/repos/{full}/releases/{r['id']}"
         return {
-            "url": url, "html_url": f"{html}/{full}/releases/tag/{r['tag_name']}",
-            "assets_url": f"{url}/assets", "upload_url": f"{api}/repos/{full}/releases/{r['id']}/assets{{?name,label}}",
+            "url": url,
+            "html_url": f"{html}/{full}/releases/tag/{r['tag_name']}",
+            "assets_url": f"{url}/assets",
+            "upload_url": f"{api}/repos/{full}/releases/{r['id']}/assets{{?name,label}}",
             "tarball_url": f"{api}/repos/{full}/tarball/{r['tag_name']}",
             "zipball_url": f"{api}/repos/{full}/zipball/{r['tag_name']}",
-            "id": r["id"], "node_id": f"RE_{r['id']}", "tag_name": r["tag_name"],
-            "target_commitish": r["target_commitish"], "name": r["name"], "body": r["body"],
-            "draft": r["draft"], "prerelease": r["prerelease"], "created_at": _iso(r["created_at"]),
+            "id": r["id"],
+            "node_id": f"RE_{r['id']}",
+            "tag_name": r["tag_name"],
+            "target_commitish": r["target_commitish"],
+            "name": r["name"],
+            "body": r["body"],
+            "draft": r["draft"],
+            "prerelease": r["prerelease"],
+            "created_at": _iso(r["created_at"]),
             "published_at": _iso(r["published_at"]) if r["published_at"] else None,
-            "author": self._user_json("octocat"), "assets": [],
+            "author": self._user_json("octocat"),
+            "assets": [],
         }
 
     @staticmethod
@@ -572,7 +707,7 @@ class _Handler(BaseHTTPRequestHandler):
         """A PullRequest node with the fields the query selects (GraphQL returns only those)."""
         node: dict[str, Any] = {"number": number, "body": pull["body"] or ""}
         if match := re.search(r"labels\(first: (\d+)\)", query):
-            node["labels"] = {"nodes": [{"name": name} for name in pull.get("labels", [])][:int(match.group(1))]}
+            node["labels"] = {"nodes": [{"name": name} for name in pull.get("labels", [])][: int(match.group(1))]}
         if "closingIssuesReferences(" in query:
             node["closingIssuesReferences"] = {"nodes": [{"number": n, "title": t} for n, t in pull.get("closes", [])]}
         return node
@@ -594,9 +729,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not fake.graphql:  # e.g. GitHub Enterprise without the GraphQL API
             return self._send(404, {"message": "Not Found", "documentation_url": DOCS, "status": "404"}, {})
         if _token(headers.get("authorization", "")) is None:  # GraphQL always needs a token
-            return self._send(401, {"message": "This endpoint requires you to be authenticated.",
-                                    "documentation_url": "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql",
-                                    "status": "401"}, {})
+            return self._send(
+                401,
+                {
+                    "message": "This endpoint requires you to be authenticated.",
+                    "documentation_url": "https://docs.github.com/graphql/guides/forming-calls-with-graphql#authenticating-with-graphql",
+                    "status": "401",
+                },
+                {},
+            )
         try:
             body = json.loads(raw or b"{}")
             query, variables = body["query"], body.get("variables") or {}
@@ -604,24 +745,50 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(400, {"message": "Problems parsing JSON", "status": "400"}, {})
         repo = fake._repos.get(f"{variables.get('owner')}/{variables.get('name')}".lower())
         if repo is None:
-            return self._send(200, {"data": {"repository": None}, "errors": [{
-                "type": "NOT_FOUND", "path": ["repository"],
-                "message": f"Could not resolve to a Repository with the name '{variables.get('owner')}/{variables.get('name')}'."}]}, {})
+            return self._send(
+                200,
+                {
+                    "data": {"repository": None},
+                    "errors": [
+                        {
+                            "type": "NOT_FOUND",
+                            "path": ["repository"],
+                            "message": f"Could not resolve to a Repository with the name '{variables.get('owner')}/{variables.get('name')}'.",
+                        }
+                    ],
+                },
+                {},
+            )
         for connection, first in self._FIRST.findall(query):
             if int(first) > 100:  # GitHub refuses the whole query
-                return self._send(200, {"errors": [{
-                    "type": "EXCESSIVE_PAGINATION", "path": ["repository"],
-                    "message": f"Requesting {first} records on the `{connection}` connection exceeds the "
-                               "`first` limit of 100 records."}]}, {})
+                return self._send(
+                    200,
+                    {
+                        "errors": [
+                            {
+                                "type": "EXCESSIVE_PAGINATION",
+                                "path": ["repository"],
+                                "message": f"Requesting {first} records on the `{connection}` connection exceeds the "
+                                "`first` limit of 100 records.",
+                            }
+                        ]
+                    },
+                    {},
+                )
         out: dict[str, Any] = {}
         errors: list[dict[str, Any]] = []
         for alias, number in self._PULL.findall(query):
             pull = repo.pulls.get(int(number))
             if pull is None:  # an issue's number, or none at all
                 out[alias] = None
-                errors.append({"type": "NOT_FOUND", "path": ["repository", alias],
-                               "locations": [{"line": 1, "column": query.index(f"{alias}:") + 1}],
-                               "message": f"Could not resolve to a PullRequest with the number of {number}."})
+                errors.append(
+                    {
+                        "type": "NOT_FOUND",
+                        "path": ["repository", alias],
+                        "locations": [{"line": 1, "column": query.index(f"{alias}:") + 1}],
+                        "message": f"Could not resolve to a PullRequest with the number of {number}.",
+                    }
+                )
                 continue
             node = self._pull_node(query, int(number), pull)
             if not re.search(r"[{\s]number[\s}]", query):
@@ -635,8 +802,11 @@ class _Handler(BaseHTTPRequestHandler):
                 out[alias] = None
                 continue
             message = repo.commits[sha].message
-            nodes = [self._pull_node(query, n, p) for n, p in sorted(repo.pulls.items())
-                     if p.get("merge_commit_sha") == sha or f"(#{n})" in message]
+            nodes = [
+                self._pull_node(query, n, p)
+                for n, p in sorted(repo.pulls.items())
+                if p.get("merge_commit_sha") == sha or f"(#{n})" in message
+            ]
             out[alias] = {"associatedPullRequests": {"nodes": nodes}}
         answer: dict[str, Any] = {"data": {"repository": out}}
         if errors:
@@ -648,9 +818,15 @@ class _Handler(BaseHTTPRequestHandler):
         ref = query.get("sha") or repo.default_branch
         head = self._resolve(repo, ref)
         if head is None:
-            return 404, {"message": f"No commit found for SHA: {ref}",
-                         "documentation_url": "https://docs.github.com/rest/commits/commits#list-commits",
-                         "status": "404"}, {}
+            return (
+                404,
+                {
+                    "message": f"No commit found for SHA: {ref}",
+                    "documentation_url": "https://docs.github.com/rest/commits/commits#list-commits",
+                    "status": "404",
+                },
+                {},
+            )
         commits = self._ancestors(repo, head)
         if "since" in query:
             since = _parse_iso(query["since"])
@@ -662,13 +838,20 @@ class _Handler(BaseHTTPRequestHandler):
         page, links = self._paginate(commits, path, query, COMMITS_PER_PAGE, COMMITS_MAX_PER_PAGE)
         return 200, [self._commit_json(repo, c) for c in page], links
 
-    def _get_commit(self, repo: FakeRepo, ref: str, path: str, query: dict[str, str]
-                    ) -> tuple[int, Any, dict[str, str]]:
+    def _get_commit(
+        self, repo: FakeRepo, ref: str, path: str, query: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
         sha = self._resolve(repo, ref)
         if sha is None:
-            return 422, {"message": f"No commit found for SHA: {ref}",
-                         "documentation_url": "https://docs.github.com/rest/commits/commits#get-a-commit",
-                         "status": "422"}, {}
+            return (
+                422,
+                {
+                    "message": f"No commit found for SHA: {ref}",
+                    "documentation_url": "https://docs.github.com/rest/commits/commits#get-a-commit",
+                    "status": "422",
+                },
+                {},
+            )
         c = repo.commits[sha]
         files = c.files[:FILES_MAX]
         page, links = self._paginate(files, path, query, FILES_PER_PAGE, FILES_PER_PAGE)
@@ -702,12 +885,13 @@ class _Handler(BaseHTTPRequestHandler):
             todo.extend(repo.commits[sha].parents)
         return out
 
-    def _paginate(self, items: list, path: str, query: dict[str, str], default: int, maximum: int
-                  ) -> tuple[list, dict[str, str]]:
+    def _paginate(
+        self, items: list, path: str, query: dict[str, str], default: int, maximum: int
+    ) -> tuple[list, dict[str, str]]:
         per_page = max(1, min(int(query.get("per_page") or default), maximum))
         page = max(1, int(query.get("page") or 1))
         last = max(1, math.ceil(len(items) / per_page))
-        chunk = items[(page - 1) * per_page: page * per_page]
+        chunk = items[(page - 1) * per_page : page * per_page]
 
         def link(n: int) -> str:
             return f"{self.fake.url}{path}?{urlencode({**query, 'per_page': per_page, 'page': n})}"
@@ -725,15 +909,28 @@ class _Handler(BaseHTTPRequestHandler):
         api, html = self.fake.url, self.fake.html_base
         owner, name = repo.full_name.split("/")
         return {
-            "id": repo.id, "node_id": f"R_{repo.id}", "name": name, "full_name": repo.full_name,
-            "private": repo.private, "fork": False, "description": None,
-            "owner": {"login": owner, "id": repo.id, "type": "Organization",
-                      "url": f"{api}/users/{owner}", "html_url": f"{html}/{owner}"},
-            "html_url": f"{html}/{repo.full_name}", "url": f"{api}/repos/{repo.full_name}",
+            "id": repo.id,
+            "node_id": f"R_{repo.id}",
+            "name": name,
+            "full_name": repo.full_name,
+            "private": repo.private,
+            "fork": False,
+            "description": None,
+            "owner": {
+                "login": owner,
+                "id": repo.id,
+                "type": "Organization",
+                "url": f"{api}/users/{owner}",
+                "html_url": f"{html}/{owner}",
+            },
+            "html_url": f"{html}/{repo.full_name}",
+            "url": f"{api}/repos/{repo.full_name}",
             "commits_url": f"{api}/repos/{repo.full_name}/commits{{/sha}}",
             "pulls_url": f"{api}/repos/{repo.full_name}/pulls{{/number}}",
-            "default_branch": repo.default_branch, "visibility": "private" if repo.private else "public",
-            "created_at": "2020-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+            "default_branch": repo.default_branch,
+            "visibility": "private" if repo.private else "public",
+            "created_at": "2020-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
             "pushed_at": "2026-01-01T00:00:00Z",
         }
 
@@ -741,14 +938,20 @@ class _Handler(BaseHTTPRequestHandler):
         if not login:
             return None  # GitHub sends null when the e-mail belongs to no account
         api, html = self.fake.url, self.fake.html_base
-        return {"login": login, "id": abs(hash(login)) % 10**8, "type": "User",
-                "url": f"{api}/users/{login}", "html_url": f"{html}/{login}"}
+        return {
+            "login": login,
+            "id": abs(hash(login)) % 10**8,
+            "type": "User",
+            "url": f"{api}/users/{login}",
+            "html_url": f"{html}/{login}",
+        }
 
     def _commit_json(self, repo: FakeRepo, c: FakeCommit) -> dict[str, Any]:
         api, html, full = self.fake.url, self.fake.html_base, repo.full_name
         tree = hashlib.sha1(f"tree:{c.sha}".encode()).hexdigest()
         return {
-            "sha": c.sha, "node_id": f"C_{c.sha[:12]}",
+            "sha": c.sha,
+            "node_id": f"C_{c.sha[:12]}",
             "commit": {
                 "author": {"name": c.author, "email": c.email, "date": _iso(c.authored_at)},
                 "committer": {"name": c.committer, "email": c.committer_email, "date": _iso(c.committed_at)},
@@ -763,29 +966,47 @@ class _Handler(BaseHTTPRequestHandler):
             "comments_url": f"{api}/repos/{full}/commits/{c.sha}/comments",
             "author": self._user_json(c.login),
             "committer": self._user_json(c.login),
-            "parents": [{"sha": p, "url": f"{api}/repos/{full}/commits/{p}",
-                         "html_url": f"{html}/{full}/commit/{p}"} for p in c.parents],
+            "parents": [
+                {"sha": p, "url": f"{api}/repos/{full}/commits/{p}", "html_url": f"{html}/{full}/commit/{p}"}
+                for p in c.parents
+            ],
         }
 
     def _pull_json(self, repo: FakeRepo, number: int, pull: dict[str, Any]) -> dict[str, Any]:
         api, html, full = self.fake.url, self.fake.html_base, repo.full_name
         return {
-            "url": f"{api}/repos/{full}/pulls/{number}", "id": 1000 + number, "number": number,
-            "state": pull["state"], "title": pull["title"], "body": pull["body"],
-            "html_url": f"{html}/{full}/pull/{number}", "user": self._user_json(pull["user"]),
-            "merged": pull["merged"], "created_at": "2026-01-01T00:00:00Z",
+            "url": f"{api}/repos/{full}/pulls/{number}",
+            "id": 1000 + number,
+            "number": number,
+            "state": pull["state"],
+            "title": pull["title"],
+            "body": pull["body"],
+            "html_url": f"{html}/{full}/pull/{number}",
+            "user": self._user_json(pull["user"]),
+            "merged": pull["merged"],
+            "created_at": "2026-01-01T00:00:00Z",
             "merged_at": "2026-01-02T00:00:00Z" if pull["merged"] else None,
             "merge_commit_sha": pull.get("merge_commit_sha"),
             "labels": [self._label_json(repo, name) for name in pull.get("labels", [])],
             "head": {"label": f"{full.split('/')[0]}:feature", "ref": "feature", "sha": "0" * 40},
-            "base": {"label": f"{full.split('/')[0]}:{repo.default_branch}", "ref": repo.default_branch,
-                     "sha": "1" * 40},
+            "base": {
+                "label": f"{full.split('/')[0]}:{repo.default_branch}",
+                "ref": repo.default_branch,
+                "sha": "1" * 40,
+            },
         }
 
     def _label_json(self, repo: FakeRepo, name: str) -> dict[str, Any]:
         ident = int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
-        return {"id": ident, "node_id": f"LA_{ident}", "url": f"{self.fake.url}/repos/{repo.full_name}/labels/{name}",
-                "name": name, "color": "ededed", "default": False, "description": None}
+        return {
+            "id": ident,
+            "node_id": f"LA_{ident}",
+            "url": f"{self.fake.url}/repos/{repo.full_name}/labels/{name}",
+            "name": name,
+            "color": "ededed",
+            "default": False,
+            "description": None,
+        }
 
     def _send(self, status: int, body: Any, extra: dict[str, str] | None = None) -> None:
         payload = json.dumps(body).encode()
@@ -795,9 +1016,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("X-GitHub-Media-Type", "github.v3; format=json")
         extra = extra or {}
         if "X-RateLimit-Remaining" not in extra:
-            for key, value in {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4999",
-                               "X-RateLimit-Used": "1", "X-RateLimit-Resource": "core",
-                               "X-RateLimit-Reset": str(int(time.time()) + 3600)}.items():
+            for key, value in {
+                "X-RateLimit-Limit": "5000",
+                "X-RateLimit-Remaining": "4999",
+                "X-RateLimit-Used": "1",
+                "X-RateLimit-Resource": "core",
+                "X-RateLimit-Reset": str(int(time.time()) + 3600),
+            }.items():
                 self.send_header(key, value)
         for key, value in extra.items():
             self.send_header(key, value)

@@ -54,6 +54,7 @@ object when the system prompt asks for bullets (the day's headline), and plain p
 Benchmarks: `FakeOpenAI(latency=0.5, max_concurrent=8)` models a slow endpoint that queues beyond
 8 concurrent requests; `over_cap="reject"` makes it a rate-limited one (429 + Retry-After).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -65,9 +66,10 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 
 CHAT_PATH = "/v1/chat/completions"
 HANG_LIMIT = 30.0  # a hanging request is released at the latest after this long (or at stop())
@@ -112,8 +114,11 @@ ANSWER_ZH: dict[str, Any] = {  # what a model that follows the Chinese prompt an
     "risks": ["日期解析因地区设置而异。"],
     "recommendations": ["在文档中写明接受的日期格式。"],
 }
-BULLETS_EN = ("The export command gained a --since flag.", "A bug in the cache expiry was fixed.",
-              "Watch out: the config file format changed.")
+BULLETS_EN = (
+    "The export command gained a --since flag.",
+    "A bug in the cache expiry was fixed.",
+    "Watch out: the config file format changed.",
+)
 BULLETS_ZH = ("export 命令新增了 --since 参数。", "修复了缓存过期的一个问题。", "注意：配置文件格式有变化。")
 STREAM_EN = "This commit adds a --since flag so exports can be limited to recent records."
 STREAM_ZH = "这个提交新增了 --since 参数，导出时可以只保留最近的记录。"
@@ -128,30 +133,32 @@ def analysis_json(lang: str = "en", **overrides: Any) -> str:
 
 
 def headline_json(bullets: Iterable[str] | None = None, lang: str = "en") -> str:
-    return json.dumps({"bullets": list(bullets or (BULLETS_ZH if lang == "zh" else BULLETS_EN))},
-                      ensure_ascii=False)
+    return json.dumps({"bullets": list(bullets or (BULLETS_ZH if lang == "zh" else BULLETS_EN))}, ensure_ascii=False)
 
 
 def request_lang(request: dict) -> str:
     """The language the prompt asks for: "zh" when its system part (or first message) is Chinese."""
     messages = request.get("messages") or [{}]
-    first = next((m.get("content") or "" for m in messages if m.get("role") == "system"),
-                 messages[0].get("content") or "")
+    first = next(
+        (m.get("content") or "" for m in messages if m.get("role") == "system"), messages[0].get("content") or ""
+    )
     return "zh" if re.search(r"[\u4e00-\u9fff]", str(first)) else "en"
 
 
 def default_responder(request: dict) -> Reply:
-    system = next((m.get("content") or "" for m in request.get("messages", [])
-                   if m.get("role") == "system"), "")
+    system = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "system"), "")
     lang = request_lang(request)
     if request.get("stream"):
         return Reply(content=STREAM_ZH if lang == "zh" else STREAM_EN)
     if '"bullets"' in system:
         return Reply(content=headline_json(lang=lang))
-    title, path = commit_facts(request)
+    _title, path = commit_facts(request)
     if path:  # like a real model, the summary names something in the commit it was shown
-        summary = (f"为 export 命令新增 --since 参数，改动 {path}。" if lang == "zh"
-                   else f"Adds a --since flag to the export command. Touches {path}.")
+        summary = (
+            f"为 export 命令新增 --since 参数，改动 {path}。"
+            if lang == "zh"
+            else f"Adds a --since flag to the export command. Touches {path}."
+        )
         return Reply(content=analysis_json(lang, summary=summary))
     return Reply(content=analysis_json(lang))
 
@@ -164,7 +171,7 @@ def commit_facts(request: dict) -> tuple[str, str]:
     return (title.group(1).strip() if title else ""), (files.group(1) if files else "")
 
 
-def script(*replies: "Reply | str | dict", then: Responder | None = None) -> Responder:
+def script(*replies: Reply | str | dict, then: Responder | None = None) -> Responder:
     """A thread-safe responder answering `replies` in order, then `then` (default: the last reply)."""
     lock = threading.Lock()
     queue = list(replies)
@@ -182,25 +189,44 @@ def script(*replies: "Reply | str | dict", then: Responder | None = None) -> Res
 
 # --- endpoints as they behave in the wild (the README's "LLM endpoints" table) ---------------------
 
-BEHAVIOURS = ("think", "fenced", "sloppy", "list", "schema_only", "refuse_400", "refuse_422",
-              "llamacpp_500", "context", "echo", "hang")
+BEHAVIOURS = (
+    "think",
+    "fenced",
+    "sloppy",
+    "list",
+    "schema_only",
+    "refuse_400",
+    "refuse_422",
+    "llamacpp_500",
+    "context",
+    "echo",
+    "hang",
+)
 SMALL_MODEL = (  # what a real 1.5B model did on real days (issue 25)
     "copy_rows",  # the headline's bullets are the prompt's own commit rows, verbatim
     "wrong_language",  # English answers (analyses, headline, streams) to a Chinese prompt
     "filler",  # `<无>` impact, "No further recommendations needed.", reason = the title
 )
 CONTEXT_WORDINGS = {  # HTTP 400 messages, as worded by OpenAI, vLLM (older, newer) and OpenRouter
-    "openai": ("This model's maximum context length is {window} tokens. However, your messages resulted in "
-               "{total} tokens. Please reduce the length of the messages."),
-    "vllm_old": ("This model's maximum context length is {window} tokens. However, you requested {total} tokens "
-                 "({prompt} in the messages, {output} in the completion). Please reduce the length of the "
-                 "messages or completion."),
-    "vllm_new": ("'max_tokens' or 'max_completion_tokens' is too large: {output}. This model's maximum context "
-                 "length is {window} tokens and your request has {prompt} input tokens ({output} > {window} - "
-                 "{prompt})."),
-    "openrouter": ("This endpoint's maximum context length is {window} tokens. However, you requested about "
-                   "{total} tokens ({prompt} of text input, {output} in the output). Please reduce the length "
-                   "of either one."),
+    "openai": (
+        "This model's maximum context length is {window} tokens. However, your messages resulted in "
+        "{total} tokens. Please reduce the length of the messages."
+    ),
+    "vllm_old": (
+        "This model's maximum context length is {window} tokens. However, you requested {total} tokens "
+        "({prompt} in the messages, {output} in the completion). Please reduce the length of the "
+        "messages or completion."
+    ),
+    "vllm_new": (
+        "'max_tokens' or 'max_completion_tokens' is too large: {output}. This model's maximum context "
+        "length is {window} tokens and your request has {prompt} input tokens ({output} > {window} - "
+        "{prompt})."
+    ),
+    "openrouter": (
+        "This endpoint's maximum context length is {window} tokens. However, you requested about "
+        "{total} tokens ({prompt} of text input, {output} in the output). Please reduce the length "
+        "of either one."
+    ),
 }
 
 
@@ -209,8 +235,11 @@ def good_answer(request: dict, **overrides: Any) -> str:
     first file)."""
     title, path = commit_facts(request)
     lang = request_lang(request)
-    said = (f"修改了 {path or '代码'}，对应“{title or '这个提交'}”。" if lang == "zh"
-            else f"Changes {path or 'the code'} for “{title or 'this commit'}”.")
+    said = (
+        f"修改了 {path or '代码'}，对应“{title or '这个提交'}”。"
+        if lang == "zh"
+        else f"Changes {path or 'the code'} for “{title or 'this commit'}”."
+    )
     overrides.setdefault("summary", said)
     return analysis_json(lang, **overrides)
 
@@ -258,8 +287,10 @@ class Behaviour:
     """A responder that plays one endpoint behaviour for analyses, headlines and streams.
     `calls` counts the requests by kind; `window` and `wordings` are for "context"."""
 
-    THINK = ('<think>The user wants JSON like {"summary": "draft"} — wait, check the diff first '
-             '{not json}. Draft: {"change_type": "other", "importance": "high"}</think>\n')
+    THINK = (
+        '<think>The user wants JSON like {"summary": "draft"} — wait, check the diff first '
+        '{not json}. Draft: {"change_type": "other", "importance": "high"}</think>\n'
+    )
 
     def __init__(self, name: str, *, window: int = 6144, wordings: Iterable[str] = tuple(CONTEXT_WORDINGS)):
         if name not in BEHAVIOURS + SMALL_MODEL:
@@ -279,14 +310,30 @@ class Behaviour:
         if name == "context" and (refused := self._over_window(request)) is not None:
             return refused
         if name == "refuse_422" and fmt:  # a FastAPI server that knows no response_format
-            return Reply(status=422, body={"detail": [{
-                "type": "extra_forbidden", "loc": ["body", "response_format"],
-                "msg": "Extra inputs are not permitted", "input": fmt}]})
+            return Reply(
+                status=422,
+                body={
+                    "detail": [
+                        {
+                            "type": "extra_forbidden",
+                            "loc": ["body", "response_format"],
+                            "msg": "Extra inputs are not permitted",
+                            "input": fmt,
+                        }
+                    ]
+                },
+            )
         if name == "refuse_400" and (kind == "json_schema" or "schema" in fmt):
-            return Reply(status=400, error={
-                "message": f"Invalid parameter: 'response_format' of type '{kind}' with a schema is not "
-                           "supported with this model.", "type": "invalid_request_error",
-                "param": "response_format", "code": None})
+            return Reply(
+                status=400,
+                error={
+                    "message": f"Invalid parameter: 'response_format' of type '{kind}' with a schema is not "
+                    "supported with this model.",
+                    "type": "invalid_request_error",
+                    "param": "response_format",
+                    "code": None,
+                },
+            )
         if name == "llamacpp_500" and kind == "json_schema":
             # llama-cpp-python validates response_format inside the route: a 500 naming the format
             return Reply(status=500, error=dict(LLAMACPP_SCHEMA_ERROR))
@@ -315,25 +362,33 @@ class Behaviour:
         if name == "filler":
             title, _ = commit_facts(request)
             zh = request_lang(request) == "zh"
-            return good_answer(request, impact="<无>" if zh else "<none>", importance_reason=title,
-                               recommendations=["No further recommendations needed."], risks=["None"])
+            return good_answer(
+                request,
+                impact="<无>" if zh else "<none>",
+                importance_reason=title,
+                recommendations=["No further recommendations needed."],
+                risks=["None"],
+            )
         if name == "think":
             return self.THINK + answer
         if name == "fenced":
-            return (f"Here is my analysis of the commit:\n\n```json\n{answer}\n```\n\n"
-                    "Note: the {braces} in the title are literal; see {docs}.")
+            return (
+                f"Here is my analysis of the commit:\n\n```json\n{answer}\n```\n\n"
+                "Note: the {braces} in the title are literal; see {docs}."
+            )
         if name == "sloppy":  # a trailing comma and a raw newline inside a string
             data = json.loads(answer)
             data["impact"] = "Users of the export command.\nScripts that parse its output."
             text = json.dumps(data, ensure_ascii=False, indent=2)
-            return text.replace('\\n', '\n').rstrip("}").rstrip() + ",\n}"
+            return text.replace("\\n", "\n").rstrip("}").rstrip() + ",\n}"
         if name == "list":
             return f"[{answer}]"
         if name == "schema_only" and kind != "json_schema":
             return json.dumps({"change_type": "feat", "summary": "y"})  # a small model left alone
         if name == "echo":
-            return analysis_json(summary="<what changed and why>",
-                                 importance_reason="<one sentence: why this importance>")
+            return analysis_json(
+                summary="<what changed and why>", importance_reason="<one sentence: why this importance>"
+            )
         if name == "refuse_422":  # no JSON mode: the model wraps the object in prose
             return f"Sure! {answer} Hope this helps."
         return answer
@@ -343,8 +398,9 @@ class Behaviour:
         if request_lang(request) == "zh" and self.name != "wrong_language":
             prose = "这个提交改动了导出路径，读取其输出的脚本可能需要更新。"
         if self.name == "think":  # the tags split across chunks, braces inside
-            return Reply(chunks=["<thi", "nk>The user asks {about this}", " and {\"x\": 1}</th", "ink>\n",
-                                 prose[:20], prose[20:]])
+            return Reply(
+                chunks=["<thi", "nk>The user asks {about this}", ' and {"x": 1}</th', "ink>\n", prose[:20], prose[20:]]
+            )
         return Reply(content=prose)
 
     def _over_window(self, request: dict) -> Reply | None:
@@ -362,25 +418,48 @@ def over_window(request: dict, window: int, wording: str, tokens: Callable[[dict
     if prompt + output <= window:
         return None
     total = prompt if wording == "openai" else prompt + output
-    return Reply(status=400, error={
-        "message": CONTEXT_WORDINGS[wording].format(window=window, prompt=prompt, output=output, total=total),
-        "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"})
+    return Reply(
+        status=400,
+        error={
+            "message": CONTEXT_WORDINGS[wording].format(window=window, prompt=prompt, output=output, total=total),
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        },
+    )
 
 
 LLAMACPP_SCHEMA_ERROR = {
     "message": "1 validation error for ChatCompletionRequestResponseFormat\ntype\n  Input should "
-               "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', "
-               "input_type=str]", "type": "internal_server_error", "param": None, "code": None}
+    "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', "
+    "input_type=str]",
+    "type": "internal_server_error",
+    "param": None,
+    "code": None,
+}
 
 
 class FakeOpenAI:
-    def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
-                 max_concurrent: int | None = None, over_cap: str = "queue",
-                 retry_after: float = 0.05, first_token_delay: float = 0.0,
-                 model: str = "fake-model", window: int | None = None,
-                 wordings: Iterable[str] = tuple(CONTEXT_WORDINGS), blank_every: int = 0,
-                 blank_rate: float = 0.0, blank_first: int = 0, seed: int = 7, tokens: Callable[[dict], int] | None = None,
-                 refuse_json_schema: bool = False, clamps_output: bool = False):
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency: float = 0.0,
+        max_concurrent: int | None = None,
+        over_cap: str = "queue",
+        retry_after: float = 0.05,
+        first_token_delay: float = 0.0,
+        model: str = "fake-model",
+        window: int | None = None,
+        wordings: Iterable[str] = tuple(CONTEXT_WORDINGS),
+        blank_every: int = 0,
+        blank_rate: float = 0.0,
+        blank_first: int = 0,
+        seed: int = 7,
+        tokens: Callable[[dict], int] | None = None,
+        refuse_json_schema: bool = False,
+        clamps_output: bool = False,
+    ):
         if over_cap not in ("queue", "reject"):
             raise ValueError("over_cap must be 'queue' or 'reject'")
         self.responder: Responder = responder or default_responder
@@ -430,11 +509,10 @@ class FakeOpenAI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def start(self) -> "FakeOpenAI":
+    def start(self) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _QuietServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -445,7 +523,7 @@ class FakeOpenAI:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -488,10 +566,17 @@ class FakeOpenAI:
                         self.rooms.append(self.window - prompt)
                     return None
                 # llama-cpp-python's server words a prompt over the window as vLLM (older) does
-                refused = Reply(status=400, error={
-                    "message": CONTEXT_WORDINGS["vllm_old"].format(
-                        window=self.window, prompt=prompt, output=request_output, total=prompt + request_output),
-                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"})
+                refused = Reply(
+                    status=400,
+                    error={
+                        "message": CONTEXT_WORDINGS["vllm_old"].format(
+                            window=self.window, prompt=prompt, output=request_output, total=prompt + request_output
+                        ),
+                        "type": "invalid_request_error",
+                        "param": "messages",
+                        "code": "context_length_exceeded",
+                    },
+                )
             else:
                 refused = over_window(request, self.window, wording, self.tokens)
             if refused is not None:
@@ -503,22 +588,28 @@ class FakeOpenAI:
     def _blank(self, request: dict, reply: Reply) -> Reply:
         """Every blank_every-th completion, one at blank_rate, or a prompt's first blank_first
         answers come back blank."""
-        if request.get("stream") or reply.status != 200 or reply.hang or not (
-                self.blank_every or self.blank_rate or self.blank_first):
+        if (
+            request.get("stream")
+            or reply.status != 200
+            or reply.hang
+            or not (self.blank_every or self.blank_rate or self.blank_first)
+        ):
             return reply
         prompt = json.dumps(request.get("messages"), sort_keys=True)
         with self._lock:
             self._answered += 1
             self._asked[prompt] = self._asked.get(prompt, 0) + 1
-            blank = bool((self.blank_every and self._answered % self.blank_every == 0)
-                         or (self.blank_rate and self._random.random() < self.blank_rate)
-                         or self._asked[prompt] <= self.blank_first)
+            blank = bool(
+                (self.blank_every and self._answered % self.blank_every == 0)
+                or (self.blank_rate and self._random.random() < self.blank_rate)
+                or self._asked[prompt] <= self.blank_first
+            )
             if blank:
                 self.blanks += 1
         return Reply(**{**reply.__dict__, "content": "   ", "finish_reason": "stop"}) if blank else reply
 
 
-def _as_reply(answer: "Reply | str | dict", request: dict) -> Reply:
+def _as_reply(answer: Reply | str | dict, request: dict) -> Reply:
     if isinstance(answer, Reply):
         if answer.content is None and answer.status == 200 and not answer.hang:
             default = default_responder(request)
@@ -539,7 +630,7 @@ def _split(content: str) -> list[str]:
     if not content:
         return []
     size = max(1, -(-len(content) // 3))
-    return [content[i:i + size] for i in range(0, len(content), size)]
+    return [content[i : i + size] for i in range(0, len(content), size)]
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -561,7 +652,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:  # http.server's naming
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if self.path.split("?")[0] != CHAT_PATH:
@@ -570,8 +661,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
-            self._send_error(400, {"message": "The request body is not valid JSON.",
-                                   "type": "invalid_request_error"})
+            self._send_error(400, {"message": "The request body is not valid JSON.", "type": "invalid_request_error"})
             return
         fake = self.fake
         fake._enter(body, {k.lower(): v for k, v in self.headers.items()})
@@ -582,9 +672,15 @@ class _Handler(BaseHTTPRequestHandler):
                 if not acquired:
                     with fake._lock:
                         fake.rejected += 1
-                    self._send_error(429, {"message": "Rate limit reached: too many concurrent requests.",
-                                           "type": "rate_limit_exceeded", "code": "rate_limit_exceeded"},
-                                     {"Retry-After": f"{fake.retry_after:g}"})
+                    self._send_error(
+                        429,
+                        {
+                            "message": "Rate limit reached: too many concurrent requests.",
+                            "type": "rate_limit_exceeded",
+                            "code": "rate_limit_exceeded",
+                        },
+                        {"Retry-After": f"{fake.retry_after:g}"},
+                    )
                     return
             self._answer(body)
         except (BrokenPipeError, ConnectionResetError):
@@ -627,12 +723,14 @@ class _Handler(BaseHTTPRequestHandler):
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.get("model") or self.fake.model,
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": content, "refusal": None},
-                "logprobs": None,
-                "finish_reason": reply.finish_reason,
-            }],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
             "usage": _usage(request, content, self.fake.tokens),
             "system_fingerprint": "fp_fake",
         }
@@ -645,13 +743,20 @@ class _Handler(BaseHTTPRequestHandler):
         chunk_id, created = fake._next_id(), int(time.time())
         model = request.get("model") or fake.model
 
-        def chunk(delta: dict, finish_reason: str | None = None, usage: dict | None = None,
-                  choices: bool = True) -> dict:
-            return {"id": chunk_id, "object": "chat.completion.chunk", "created": created, "model": model,
-                    "system_fingerprint": "fp_fake",
-                    "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                                 "finish_reason": finish_reason}] if choices else [],
-                    "usage": usage}
+        def chunk(
+            delta: dict, finish_reason: str | None = None, usage: dict | None = None, choices: bool = True
+        ) -> dict:
+            return {
+                "id": chunk_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "system_fingerprint": "fp_fake",
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
+                if choices
+                else [],
+                "usage": usage,
+            }
 
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")

@@ -32,6 +32,7 @@ Inbound helpers (`SlackSender`): signed slash commands, events, block actions an
 submissions, with `SignatureVerifier.generate_signature`, sent with aiohttp (async, so the bot's
 server in the same event loop keeps serving).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -96,8 +97,16 @@ class Message:
 
 
 class FakeSlack:
-    def __init__(self, *, token: str = "xoxb-fake-token", bot_user_id: str = "UBOT", bot_id: str = "BBOT",
-                 team_id: str = "T0001", latency: float = 0.0, app_token: str = "xapp-fake-app-token"):
+    def __init__(
+        self,
+        *,
+        token: str = "xoxb-fake-token",
+        bot_user_id: str = "UBOT",
+        bot_id: str = "BBOT",
+        team_id: str = "T0001",
+        latency: float = 0.0,
+        app_token: str = "xapp-fake-app-token",
+    ):
         self.token = token
         self.app_token = app_token
         self.socket_url: str | None = None  # what apps.connections.open hands out (a FakeSocketMode URL)
@@ -142,11 +151,10 @@ class FakeSlack:
     def response_url(self, name: str | None = None) -> str:
         return f"{self.origin}/response/{name or uuid.uuid4().hex[:8]}"
 
-    def start(self) -> "FakeSlack":
+    def start(self) -> FakeSlack:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = _Server(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -156,15 +164,22 @@ class FakeSlack:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeSlack":
+    def __enter__(self) -> FakeSlack:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
     # --- scripting -------------------------------------------------------------------------------
-    def fail(self, method: str, *, times: int | None = 1, status: int = 200, error: str | None = None,
-             retry_after: str | None = None) -> None:
+    def fail(
+        self,
+        method: str,
+        *,
+        times: int | None = 1,
+        status: int = 200,
+        error: str | None = None,
+        retry_after: str | None = None,
+    ) -> None:
         """The next `times` calls of `method` (None: all) fail: HTTP 429 with Retry-After when
         status=429 (error `ratelimited`), else `ok: false` with `error`."""
         if status == 429 and error is None:
@@ -238,9 +253,16 @@ class FakeSlack:
 
     # Each _m_* runs under the lock and returns Slack's JSON.
     def _m_auth_test(self, p: dict) -> dict:
-        return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake", "user": "digestbot",
-                "team_id": self.team_id, "user_id": self.bot_user_id, "bot_id": self.bot_id,
-                "is_enterprise_install": False}
+        return {
+            "ok": True,
+            "url": "https://fake.slack.com/",
+            "team": "Fake",
+            "user": "digestbot",
+            "team_id": self.team_id,
+            "user_id": self.bot_user_id,
+            "bot_id": self.bot_id,
+            "is_enterprise_install": False,
+        }
 
     def _m_apps_connections_open(self, p: dict) -> dict:
         if not self.socket_url:
@@ -259,9 +281,17 @@ class FakeSlack:
         problem = self._check_message(p)
         if problem:
             return problem
-        msg = Message(channel=channel, ts=self._next_ts(), text=p.get("text") or "", blocks=p.get("blocks") or [],
-                      thread_ts=p.get("thread_ts") or None, metadata=p.get("metadata"), user=self.bot_user_id,
-                      bot_id=self.bot_id, unfurl_links=p.get("unfurl_links"))
+        msg = Message(
+            channel=channel,
+            ts=self._next_ts(),
+            text=p.get("text") or "",
+            blocks=p.get("blocks") or [],
+            thread_ts=p.get("thread_ts") or None,
+            metadata=p.get("metadata"),
+            user=self.bot_user_id,
+            bot_id=self.bot_id,
+            unfurl_links=p.get("unfurl_links"),
+        )
         self.messages.append(msg)
         return {"ok": True, "channel": channel, "ts": msg.ts, "message": msg.as_api()}
 
@@ -287,8 +317,16 @@ class FakeSlack:
         if problem:
             return problem
         ts = self._next_ts()
-        self.ephemerals.append({"channel": p.get("channel"), "user": p.get("user"), "text": p.get("text") or "",
-                                "blocks": p.get("blocks") or [], "thread_ts": p.get("thread_ts"), "ts": ts})
+        self.ephemerals.append(
+            {
+                "channel": p.get("channel"),
+                "user": p.get("user"),
+                "text": p.get("text") or "",
+                "blocks": p.get("blocks") or [],
+                "thread_ts": p.get("thread_ts"),
+                "ts": ts,
+            }
+        )
         return {"ok": True, "message_ts": ts}
 
     def _m_chat_startStream(self, p: dict) -> dict:
@@ -303,8 +341,16 @@ class FakeSlack:
             return {"ok": False, "error": "invalid_arguments"}
         if len(_chunk_text(p)) > STREAM_TEXT_LIMIT:
             return {"ok": False, "error": "msg_too_long"}
-        msg = Message(channel=channel, ts=self._next_ts(), text=_chunk_text(p), thread_ts=thread,
-                      user=self.bot_user_id, bot_id=self.bot_id, streaming=True, streamed=True)
+        msg = Message(
+            channel=channel,
+            ts=self._next_ts(),
+            text=_chunk_text(p),
+            thread_ts=thread,
+            user=self.bot_user_id,
+            bot_id=self.bot_id,
+            streaming=True,
+            streamed=True,
+        )
         self.messages.append(msg)
         return {"ok": True, "channel": channel, "ts": msg.ts}
 
@@ -386,10 +432,14 @@ class FakeSlack:
         except (TypeError, ValueError):
             return {"ok": False, "error": "invalid_cursor"}
         size = max(1, min(limit, self.page_size))
-        page = found[start:start + size]
+        page = found[start : start + size]
         more = start + size < len(found)
-        return {"ok": True, "messages": page, "has_more": more,
-                "response_metadata": {"next_cursor": f"off:{start + size}" if more else ""}}
+        return {
+            "ok": True,
+            "messages": page,
+            "has_more": more,
+            "response_metadata": {"next_cursor": f"off:{start + size}" if more else ""},
+        }
 
     def _check_message(self, p: dict) -> dict | None:
         blocks = p.get("blocks") or []
@@ -418,6 +468,7 @@ def _chunk_text(p: dict) -> str:
 
 
 # --- Block Kit validation (the limits Slack enforces) ---------------------------------------------
+
 
 def _text_len(obj: Any) -> int:
     return len(obj.get("text", "")) if isinstance(obj, dict) else 0
@@ -518,11 +569,13 @@ def _check_element(e: dict) -> list[str]:
 
 # --- the HTTP side ------------------------------------------------------------------------------------
 
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request, client_address) -> None:
         import sys
+
         if not isinstance(sys.exc_info()[1], ConnectionError):
             super().handle_error(request, client_address)
 
@@ -534,7 +587,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = urlparse(self.path).path
@@ -544,7 +597,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._upload(path, raw)
         if not path.startswith("/api/"):
             return self._send(404, b"not found", "text/plain")
-        method = path[len("/api/"):]
+        method = path[len("/api/") :]
         params = _parse_params(self.headers.get("Content-Type") or "", raw, urlparse(self.path).query)
         headers = {k.lower(): v for k, v in self.headers.items()}
         fake = self.fake
@@ -552,8 +605,15 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.latency:
             time.sleep(fake.latency)
         if not self._authorised(headers, params, method):
-            return self._json(200, {"ok": False, "error": "not_authed" if "authorization" not in headers
-                                    and "token" not in params else "invalid_auth"})
+            return self._json(
+                200,
+                {
+                    "ok": False,
+                    "error": "not_authed"
+                    if "authorization" not in headers and "token" not in params
+                    else "invalid_auth",
+                },
+            )
         failure = fake._take_failure(method)
         if failure is not None:
             extra = {"Retry-After": failure.retry_after} if failure.retry_after else {}
@@ -568,7 +628,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _authorised(self, headers: dict, params: dict, method: str) -> bool:
         given = headers.get("authorization", "")
-        token = given[len("Bearer "):] if given.startswith("Bearer ") else params.get("token", "")
+        token = given[len("Bearer ") :] if given.startswith("Bearer ") else params.get("token", "")
         # apps.connections.open takes the app-level token (xapp-), everything else the bot token
         return token == (self.fake.app_token if method == "apps.connections.open" else self.fake.token)
 
@@ -598,8 +658,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, f"OK - {len(raw)}".encode(), "text/plain")
 
     def _json(self, status: int, payload: dict, headers: dict | None = None) -> None:
-        self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json; charset=utf-8",
-                   headers)
+        self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json; charset=utf-8", headers)
 
     def _send(self, status: int, body: bytes, content_type: str, headers: dict | None = None) -> None:
         self.send_response(status)
@@ -634,6 +693,7 @@ def _parse_params(content_type: str, raw: bytes, query: str) -> dict:
 
 # --- signed requests into the bot's endpoint -----------------------------------------------------------
 
+
 class SlackSender:
     """Sends what Slack sends to `/slack/events`, signed with the app's signing secret."""
 
@@ -657,25 +717,56 @@ class SlackSender:
         signature = SignatureVerifier(secret or self.signing_secret).generate_signature(timestamp=ts, body=body)
         return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": signature}
 
-    async def post(self, body: str, content_type: str, *, timestamp: int | None = None, secret: str | None = None,
-                   signed: bool = True, headers: dict | None = None) -> tuple[int, str]:
+    async def post(
+        self,
+        body: str,
+        content_type: str,
+        *,
+        timestamp: int | None = None,
+        secret: str | None = None,
+        signed: bool = True,
+        headers: dict | None = None,
+    ) -> tuple[int, str]:
         import aiohttp
 
         if self._session is None:
             self._session = aiohttp.ClientSession()
-        all_headers = {"Content-Type": content_type, **(self.sign(body, timestamp, secret) if signed else {}),
-                       **(headers or {})}
+        all_headers = {
+            "Content-Type": content_type,
+            **(self.sign(body, timestamp, secret) if signed else {}),
+            **(headers or {}),
+        }
         async with self._session.post(self.endpoint, data=body.encode("utf-8"), headers=all_headers) as resp:
             return resp.status, await resp.text()
 
     # --- what Slack sends ------------------------------------------------------------------------
-    def slash_body(self, text: str, *, channel: str = "C0001", user: str = "U0001", command: str = "/digest",
-                   response_url: str = "https://hooks.invalid/commands/1", trigger_id: str | None = None) -> str:
-        return urlencode({"token": "legacy-verification-token", "team_id": self.team_id, "team_domain": "fake",
-                          "channel_id": channel, "channel_name": "general", "user_id": user, "user_name": "ada",
-                          "command": command, "text": text, "api_app_id": self.api_app_id,
-                          "is_enterprise_install": "false", "response_url": response_url,
-                          "trigger_id": trigger_id or f"trigger-{next(self._ids)}"})
+    def slash_body(
+        self,
+        text: str,
+        *,
+        channel: str = "C0001",
+        user: str = "U0001",
+        command: str = "/digest",
+        response_url: str = "https://hooks.invalid/commands/1",
+        trigger_id: str | None = None,
+    ) -> str:
+        return urlencode(
+            {
+                "token": "legacy-verification-token",
+                "team_id": self.team_id,
+                "team_domain": "fake",
+                "channel_id": channel,
+                "channel_name": "general",
+                "user_id": user,
+                "user_name": "ada",
+                "command": command,
+                "text": text,
+                "api_app_id": self.api_app_id,
+                "is_enterprise_install": "false",
+                "response_url": response_url,
+                "trigger_id": trigger_id or f"trigger-{next(self._ids)}",
+            }
+        )
 
     async def slash(self, text: str, **kwargs) -> tuple[int, str]:
         signing = {k: kwargs.pop(k) for k in ("timestamp", "secret", "signed") if k in kwargs}
@@ -683,25 +774,63 @@ class SlackSender:
 
     def event_body(self, event: dict, *, event_id: str | None = None, bot_user_id: str = "UBOT") -> str:
         event = {"event_ts": event.get("ts", f"{time.time():.6f}"), **event}
-        return json.dumps({
-            "token": "legacy-verification-token", "team_id": self.team_id, "api_app_id": self.api_app_id,
-            "event": event, "type": "event_callback", "event_id": event_id or f"Ev{next(self._ids):08d}",
-            "event_time": int(time.time()), "authorizations": [
-                {"enterprise_id": None, "team_id": self.team_id, "user_id": bot_user_id, "is_bot": True,
-                 "is_enterprise_install": False}],
-            "is_ext_shared_channel": False, "event_context": "4-fake"})
+        return json.dumps(
+            {
+                "token": "legacy-verification-token",
+                "team_id": self.team_id,
+                "api_app_id": self.api_app_id,
+                "event": event,
+                "type": "event_callback",
+                "event_id": event_id or f"Ev{next(self._ids):08d}",
+                "event_time": int(time.time()),
+                "authorizations": [
+                    {
+                        "enterprise_id": None,
+                        "team_id": self.team_id,
+                        "user_id": bot_user_id,
+                        "is_bot": True,
+                        "is_enterprise_install": False,
+                    }
+                ],
+                "is_ext_shared_channel": False,
+                "event_context": "4-fake",
+            }
+        )
 
-    async def event(self, event: dict, *, event_id: str | None = None, retry_num: int | None = None,
-                    retry_reason: str = "http_timeout", **signing) -> tuple[int, str]:
+    async def event(
+        self,
+        event: dict,
+        *,
+        event_id: str | None = None,
+        retry_num: int | None = None,
+        retry_reason: str = "http_timeout",
+        **signing,
+    ) -> tuple[int, str]:
         headers = {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": retry_reason} if retry_num else {}
-        return await self.post(self.event_body(event, event_id=event_id), "application/json", headers=headers,
-                               **signing)
+        return await self.post(
+            self.event_body(event, event_id=event_id), "application/json", headers=headers, **signing
+        )
 
-    def message_event(self, text: str, *, channel: str = "C0001", user: str = "U0001", ts: str | None = None,
-                      thread_ts: str | None = None, kind: str = "message", channel_type: str = "channel",
-                      **extra) -> dict:
-        event = {"type": kind, "user": user, "text": text, "ts": ts or f"{time.time():.6f}", "channel": channel,
-                 "team": self.team_id}
+    def message_event(
+        self,
+        text: str,
+        *,
+        channel: str = "C0001",
+        user: str = "U0001",
+        ts: str | None = None,
+        thread_ts: str | None = None,
+        kind: str = "message",
+        channel_type: str = "channel",
+        **extra,
+    ) -> dict:
+        event = {
+            "type": kind,
+            "user": user,
+            "text": text,
+            "ts": ts or f"{time.time():.6f}",
+            "channel": channel,
+            "team": self.team_id,
+        }
         if kind == "message":
             event["channel_type"] = channel_type
         if thread_ts:
@@ -712,15 +841,25 @@ class SlackSender:
     def _interactive_body(self, payload: dict) -> str:
         return urlencode({"payload": json.dumps(payload)})
 
-    def block_action_body(self, action_id: str, *, value: str | None = None, selected: str | None = None,
-                          block_id: str = "b1", channel: str = "C0001", user: str = "U0001",
-                          message_ts: str = "1.000001", thread_ts: str | None = None,
-                          response_url: str = "https://hooks.invalid/actions/1",
-                          trigger_id: str | None = None) -> str:
+    def block_action_body(
+        self,
+        action_id: str,
+        *,
+        value: str | None = None,
+        selected: str | None = None,
+        block_id: str = "b1",
+        channel: str = "C0001",
+        user: str = "U0001",
+        message_ts: str = "1.000001",
+        thread_ts: str | None = None,
+        response_url: str = "https://hooks.invalid/actions/1",
+        trigger_id: str | None = None,
+    ) -> str:
         action: dict = {"action_id": action_id, "block_id": block_id, "action_ts": f"{time.time():.6f}"}
         if selected is not None:
-            action.update(type="static_select", selected_option={"text": {"type": "plain_text", "text": "x"},
-                                                                   "value": selected})
+            action.update(
+                type="static_select", selected_option={"text": {"type": "plain_text", "text": "x"}, "value": selected}
+            )
         else:
             action.update(type="button", value=value or "", text={"type": "plain_text", "text": "x"})
         container = {"type": "message", "message_ts": message_ts, "channel_id": channel, "is_ephemeral": False}
@@ -728,40 +867,70 @@ class SlackSender:
         if thread_ts:
             container["thread_ts"] = thread_ts
             message["thread_ts"] = thread_ts
-        payload = {"type": "block_actions", "user": {"id": user, "username": "ada", "team_id": self.team_id},
-                   "api_app_id": self.api_app_id, "token": "legacy-verification-token", "container": container,
-                   "trigger_id": trigger_id or f"trigger-{next(self._ids)}", "team": {"id": self.team_id},
-                   "enterprise": None, "is_enterprise_install": False, "channel": {"id": channel, "name": "general"},
-                   "message": message, "response_url": response_url, "actions": [action]}
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user, "username": "ada", "team_id": self.team_id},
+            "api_app_id": self.api_app_id,
+            "token": "legacy-verification-token",
+            "container": container,
+            "trigger_id": trigger_id or f"trigger-{next(self._ids)}",
+            "team": {"id": self.team_id},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "channel": {"id": channel, "name": "general"},
+            "message": message,
+            "response_url": response_url,
+            "actions": [action],
+        }
         return self._interactive_body(payload)
 
     async def block_action(self, action_id: str, **kwargs) -> tuple[int, str]:
         signing = {k: kwargs.pop(k) for k in ("timestamp", "secret", "signed") if k in kwargs}
-        return await self.post(self.block_action_body(action_id, **kwargs), "application/x-www-form-urlencoded",
-                               **signing)
+        return await self.post(
+            self.block_action_body(action_id, **kwargs), "application/x-www-form-urlencoded", **signing
+        )
 
     async def view_submission(self, view: dict, values: dict, *, user: str = "U0001", **signing) -> tuple[int, str]:
         """Submit a modal the bot opened (`view` as sent to views.open) with `values`:
         {block_id: {action_id: text}}."""
-        return await self.post(self.view_submission_body(view, values, user=user), "application/x-www-form-urlencoded",
-                               **signing)
+        return await self.post(
+            self.view_submission_body(view, values, user=user), "application/x-www-form-urlencoded", **signing
+        )
 
     def view_submission_body(self, view: dict, values: dict, *, user: str = "U0001") -> str:
-        state = {"values": {b: {a: {"type": "plain_text_input", "value": v} for a, v in acts.items()}
-                            for b, acts in values.items()}}
-        payload = {"type": "view_submission", "team": {"id": self.team_id, "domain": "fake"},
-                   "user": {"id": user, "username": "ada", "team_id": self.team_id},
-                   "api_app_id": self.api_app_id, "token": "legacy-verification-token",
-                   "trigger_id": f"trigger-{next(self._ids)}",
-                   "view": {"id": "V00000001", "team_id": self.team_id, "type": "modal",
-                            "callback_id": view.get("callback_id"), "private_metadata": view.get("private_metadata", ""),
-                            "blocks": view.get("blocks", []), "state": state, "hash": "h1",
-                            "title": view.get("title"), "app_id": self.api_app_id},
-                   "response_urls": [], "is_enterprise_install": False, "enterprise": None}
+        state = {
+            "values": {
+                b: {a: {"type": "plain_text_input", "value": v} for a, v in acts.items()} for b, acts in values.items()
+            }
+        }
+        payload = {
+            "type": "view_submission",
+            "team": {"id": self.team_id, "domain": "fake"},
+            "user": {"id": user, "username": "ada", "team_id": self.team_id},
+            "api_app_id": self.api_app_id,
+            "token": "legacy-verification-token",
+            "trigger_id": f"trigger-{next(self._ids)}",
+            "view": {
+                "id": "V00000001",
+                "team_id": self.team_id,
+                "type": "modal",
+                "callback_id": view.get("callback_id"),
+                "private_metadata": view.get("private_metadata", ""),
+                "blocks": view.get("blocks", []),
+                "state": state,
+                "hash": "h1",
+                "title": view.get("title"),
+                "app_id": self.api_app_id,
+            },
+            "response_urls": [],
+            "is_enterprise_install": False,
+            "enterprise": None,
+        }
         return self._interactive_body(payload)
 
 
 # --- Socket Mode ------------------------------------------------------------------------------------
+
 
 class FakeSocketMode:
     """Slack's Socket Mode side: a WebSocket endpoint (aiohttp, in the test's event loop) that
@@ -777,7 +946,7 @@ class FakeSocketMode:
         self.connected = None
         self.disconnected = None  # set when the app closes its connection
 
-    async def start(self) -> "FakeSocketMode":
+    async def start(self) -> FakeSocketMode:
         import asyncio
 
         from aiohttp import web
@@ -806,9 +975,14 @@ class FakeSocketMode:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self._ws = ws
-        await ws.send_json({"type": "hello", "num_connections": 1,
-                            "debug_info": {"host": "fake", "approximate_connection_time": 3600},
-                            "connection_info": {"app_id": "A0001"}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": 1,
+                "debug_info": {"host": "fake", "approximate_connection_time": 3600},
+                "connection_info": {"app_id": "A0001"},
+            }
+        )
         self.connected.set()
         async for message in ws:
             if message.type == WSMsgType.TEXT:
@@ -816,16 +990,24 @@ class FakeSocketMode:
         self.disconnected.set()
         return ws
 
-    async def push(self, kind: str, payload: dict, *, accepts_response_payload: bool = True,
-                   retry_attempt: int = 0) -> str:
+    async def push(
+        self, kind: str, payload: dict, *, accepts_response_payload: bool = True, retry_attempt: int = 0
+    ) -> str:
         """Send one envelope; returns its envelope_id (the app must ack it)."""
         import asyncio
 
         await asyncio.wait_for(self.connected.wait(), 10)
         envelope_id = f"env-{next(self._ids)}"
-        await self._ws.send_json({"envelope_id": envelope_id, "type": kind, "payload": payload,
-                                  "accepts_response_payload": accepts_response_payload,
-                                  "retry_attempt": retry_attempt, "retry_reason": ""})
+        await self._ws.send_json(
+            {
+                "envelope_id": envelope_id,
+                "type": kind,
+                "payload": payload,
+                "accepts_response_payload": accepts_response_payload,
+                "retry_attempt": retry_attempt,
+                "retry_reason": "",
+            }
+        )
         return envelope_id
 
     async def ack_for(self, envelope_id: str, timeout: float = 10.0) -> dict:

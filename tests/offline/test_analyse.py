@@ -1,4 +1,5 @@
 """The entry point: any input gives an analysis, and provenance passes through."""
+
 from __future__ import annotations
 
 from bot.analysis.offline import RULES_VERSION, analyse_offline
@@ -7,7 +8,10 @@ from tests.offline.helpers import SRC, commit, mod
 
 
 def test_awkward_input_still_gives_an_analysis():
-    files = [FileChange("assets/logo.png", "modified", binary=True), mod("src/app/min.js", 1, 1, "@@ -1 +1 @@\n-" + "a" * 50_000 + "\n+b")]
+    files = [
+        FileChange("assets/logo.png", "modified", binary=True),
+        mod("src/app/min.js", 1, 1, "@@ -1 +1 @@\n-" + "a" * 50_000 + "\n+b"),
+    ]
     for title in ("", "   ", "[", "((((", "Revert", "feat:"):
         a = analyse_offline(commit(title, body="\n\n<!-- -->"), files, "zh")
         assert a.importance_reason and a.summary

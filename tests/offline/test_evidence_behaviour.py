@@ -1,9 +1,10 @@
 """Behaviour changes: reverts, defaults, new flags (hidden ones excepted)."""
+
 from __future__ import annotations
 
 from bot.analysis.offline import analyse_offline
 from bot.analysis.profile import parse_profile
-from tests.offline.helpers import LOW, MEDIUM, OPTIONS_V1, T, WHEN, analyse_last, commit, mod
+from tests.offline.helpers import LOW, MEDIUM, OPTIONS_V1, WHEN, T, analyse_last, commit, mod
 
 
 def test_revert_is_at_least_medium_and_says_what_to_check():
@@ -29,14 +30,23 @@ def test_config_default_change_is_medium_with_a_specific_risk():
 
 
 def test_json_schema_description_is_not_a_config_default(repo):
-    repo.commit("Clarify the cache-dir description",
-                {"app.schema.json": OPTIONS_V1.replace("Path to the cache directory.",
-                                                       "Directory where downloaded wheels are cached.")}, when=WHEN)
+    repo.commit(
+        "Clarify the cache-dir description",
+        {
+            "app.schema.json": OPTIONS_V1.replace(
+                "Path to the cache directory.", "Directory where downloaded wheels are cached."
+            )
+        },
+        when=WHEN,
+    )
     a = analyse_last(repo)
     assert a.importance is LOW, a.importance_reason
     assert "default" not in a.importance_reason.lower()
-    repo.commit("Move the default cache",
-                {"app.schema.json": OPTIONS_V1.replace('"~/.cache/app"', '"~/.local/cache/app"')}, when=WHEN)
+    repo.commit(
+        "Move the default cache",
+        {"app.schema.json": OPTIONS_V1.replace('"~/.cache/app"', '"~/.local/cache/app"')},
+        when=WHEN,
+    )
     changed = analyse_last(repo)
     assert changed.importance is MEDIUM
     assert '"~/.cache/app" → "~/.local/cache/app"' in changed.importance_reason
@@ -49,13 +59,33 @@ def test_added_cli_flags():
 
 
 def test_hidden_flags_are_not_user_facing():
-    hidden = analyse_offline(commit("Add a secret --check-unreachable"), [mod("src/app/main.py", 3, 0,
-        '@@ -10,0 +10,3 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
-        '+                   help=argparse.SUPPRESS)\n+    return p')], "en")
+    hidden = analyse_offline(
+        commit("Add a secret --check-unreachable"),
+        [
+            mod(
+                "src/app/main.py",
+                3,
+                0,
+                '@@ -10,0 +10,3 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
+                "+                   help=argparse.SUPPRESS)\n+    return p",
+            )
+        ],
+        "en",
+    )
     assert "--check-unreachable" not in hidden.importance_reason and hidden.importance is LOW
-    shown = analyse_offline(commit("Add --check-unreachable"), [mod("src/app/main.py", 2, 0,
-        '@@ -10,0 +10,2 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
-        '+                   help="Warn about unreachable code")')], "en")
+    shown = analyse_offline(
+        commit("Add --check-unreachable"),
+        [
+            mod(
+                "src/app/main.py",
+                2,
+                0,
+                '@@ -10,0 +10,2 @@ def parser():\n+    p.add_argument("--check-unreachable", action="store_true",\n'
+                '+                   help="Warn about unreachable code")',
+            )
+        ],
+        "en",
+    )
     assert shown.importance is MEDIUM and "--check-unreachable" in shown.importance_reason
 
 
@@ -63,9 +93,11 @@ def test_hidden_flags_are_not_user_facing():
 
 
 def test_several_changed_defaults_are_counted_the_way_each_language_counts():
-    patch = ("@@ -20,4 +20,4 @@ class SchedulerConfig:\n-    max_num_seqs: int = 256\n-    max_model_len: int = 4096\n"
-             "-    enable_chunked_prefill: bool = False\n+    max_num_seqs: int = 128\n+    max_model_len: int = 8192\n"
-             "+    enable_chunked_prefill: bool = True\n")
+    patch = (
+        "@@ -20,4 +20,4 @@ class SchedulerConfig:\n-    max_num_seqs: int = 256\n-    max_model_len: int = 4096\n"
+        "-    enable_chunked_prefill: bool = False\n+    max_num_seqs: int = 128\n+    max_model_len: int = 8192\n"
+        "+    enable_chunked_prefill: bool = True\n"
+    )
     files = [mod("vllm/config/scheduler.py", 3, 3, patch)]
     zh = analyse_offline(commit("[Core] Retune the scheduler"), files, "zh")
     en = analyse_offline(commit("[Core] Retune the scheduler"), files, "en")
@@ -96,22 +128,36 @@ def test_revert_names_the_title_and_the_sha_in_each_languages_quotes():
 
 
 def test_gpu_kernel_insight_counts_the_files():
-    kernels = [mod("csrc/attention/paged.cu", 40, 10), mod("csrc/attention/flash.cu", 30, 5),
-               mod("csrc/quant/fp8.cu", 20, 5)]
+    kernels = [
+        mod("csrc/attention/paged.cu", 40, 10),
+        mod("csrc/attention/flash.cu", 30, 5),
+        mod("csrc/quant/fp8.cu", 20, 5),
+    ]
     en = analyse_offline(commit("[Kernel] Faster paged attention"), kernels, "en")
     zh = analyse_offline(commit("[Kernel] Faster paged attention"), kernels, "zh")
     one = analyse_offline(commit("[Kernel] Faster paged attention"), kernels[:1], "en")
-    assert ("Changes 3 GPU kernel files (csrc/attention/paged.cu, csrc/attention/flash.cu and 1 more), which"
-            in en.insights.performance)
-    assert "改动了 3 个 GPU 内核文件（csrc/attention/paged.cu、csrc/attention/flash.cu 等 3 个）" in zh.insights.performance
+    assert (
+        "Changes 3 GPU kernel files (csrc/attention/paged.cu, csrc/attention/flash.cu and 1 more), which"
+        in en.insights.performance
+    )
+    assert (
+        "改动了 3 个 GPU 内核文件（csrc/attention/paged.cu、csrc/attention/flash.cu 等 3 个）"
+        in zh.insights.performance
+    )
     assert "Changes 1 GPU kernel file (csrc/attention/paged.cu), which" in one.insights.performance
 
 
 def test_the_public_surface_a_profile_declares_is_named_in_full():
-    profile = parse_profile('[surface]\ncli = ["src/app/cli.py"]\nsettings = ["src/app/options.py"]\n'
-                            'env = ["src/app/env.py"]\nformats = ["src/app/lock.py"]\n')
-    files = [mod("src/app/cli.py", 5, 2), mod("src/app/options.py", 4, 1), mod("src/app/env.py", 3, 1),
-             mod("src/app/lock.py", 2, 2)]
+    profile = parse_profile(
+        '[surface]\ncli = ["src/app/cli.py"]\nsettings = ["src/app/options.py"]\n'
+        'env = ["src/app/env.py"]\nformats = ["src/app/lock.py"]\n'
+    )
+    files = [
+        mod("src/app/cli.py", 5, 2),
+        mod("src/app/options.py", 4, 1),
+        mod("src/app/env.py", 3, 1),
+        mod("src/app/lock.py", 2, 2),
+    ]
     en = analyse_offline(commit("Rework how the app reads its inputs"), files, "en", profile=profile)
     zh = analyse_offline(commit("Rework how the app reads its inputs"), files, "zh", profile=profile)
     assert "Changes the public surface (cli, settings, env, formats)" in en.importance_reason  # no "and 1 more"
@@ -122,10 +168,15 @@ def test_a_rule_named_quadratic_is_not_a_blow_up_removed():
     """A code span naming a lint rule (`quadratic-list-summation`) says nothing about this change's
     complexity; the words of the message do."""
     title = "[`refurb`] Parenthesize `yield` arguments in the `FURB192` fixer (#27192)"
-    body = "The fix now uses the argument's own range, which is what `quadratic-list-summation` and a few other rules do."
+    body = (
+        "The fix now uses the argument's own range, which is what `quadratic-list-summation` and a few other rules do."
+    )
     files = [mod("crates/app/src/rules/yield_fix.rs", 12, 4)]
     en, zh = analyse_offline(commit(title, body), files, "en"), analyse_offline(commit(title, body), files, "zh")
     assert (en.importance, en.importance_reason) == (LOW, "Change with a small source change (1 file, +12/−4)")
     assert (zh.importance, zh.importance_reason) == (LOW, "其他改动，源码改动小（1 个文件，+12/−4）")
     said = analyse_offline(commit("Avoid quadratic rescans of the rule list", body), files, "en")
-    assert (said.importance, said.importance_reason) == (MEDIUM, "Removes an exponential blow-up or hang that real inputs hit")
+    assert (said.importance, said.importance_reason) == (
+        MEDIUM,
+        "Removes an exponential blow-up or hang that real inputs hit",
+    )

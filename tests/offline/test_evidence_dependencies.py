@@ -1,21 +1,25 @@
 """Dependencies: major bumps from titles and manifests."""
+
 from __future__ import annotations
 
 import pytest
 
 from bot.analysis.offline import analyse_offline, is_major_bump
-from tests.offline.helpers import LOW, MEDIUM, T, commit, mod, new
+from tests.offline.helpers import LOW, MEDIUM, T, commit, mod
 
 
-@pytest.mark.parametrize("title,patch,expected", [
-    ("Bump numpy from 1.26.4 to 2.0.0", None, MEDIUM),
-    ("Bump numpy from 1.26.4 to 1.26.5", None, LOW),
-    ("Update dependency eslint to v9", None, MEDIUM),     # Renovate's name for a major update
-    ("Update dependency eslint to v8.57.1", None, LOW),
-    ("Update requirements", "@@ -1,2 +1,2 @@\n-pydantic>=1.10,<2\n+pydantic>=2.7,<3\n torch==2.9.0\n", MEDIUM),
-    ("Update requirements", "@@ -1,1 +1,1 @@\n-httpx==0.27.0\n+httpx==0.28.1\n", MEDIUM),  # 0.x minors break
-    ("Update requirements", "@@ -1,1 +1,1 @@\n-torch==2.8.0\n+torch==2.9.0\n", LOW),
-])
+@pytest.mark.parametrize(
+    "title,patch,expected",
+    [
+        ("Bump numpy from 1.26.4 to 2.0.0", None, MEDIUM),
+        ("Bump numpy from 1.26.4 to 1.26.5", None, LOW),
+        ("Update dependency eslint to v9", None, MEDIUM),  # Renovate's name for a major update
+        ("Update dependency eslint to v8.57.1", None, LOW),
+        ("Update requirements", "@@ -1,2 +1,2 @@\n-pydantic>=1.10,<2\n+pydantic>=2.7,<3\n torch==2.9.0\n", MEDIUM),
+        ("Update requirements", "@@ -1,1 +1,1 @@\n-httpx==0.27.0\n+httpx==0.28.1\n", MEDIUM),  # 0.x minors break
+        ("Update requirements", "@@ -1,1 +1,1 @@\n-torch==2.8.0\n+torch==2.9.0\n", LOW),
+    ],
+)
 def test_dependency_major_bumps(title, patch, expected):
     a = analyse_offline(commit(title), [mod("requirements.txt", 1, 1, patch)], "en")
     assert (a.change_type, a.importance) == (T.DEPENDENCIES, expected), a.importance_reason
@@ -24,7 +28,15 @@ def test_dependency_major_bumps(title, patch, expected):
         assert any("changelog" in r for r in a.recommendations)
 
 
-@pytest.mark.parametrize("old,new,major", [("1.26.4", "2.0.0", True), ("1.2", "1.3", False),
-                                            ("0.3.1", "0.4.0", True), ("0.3.1", "0.3.2", False), ("", "9", True)])
+@pytest.mark.parametrize(
+    "old,new,major",
+    [
+        ("1.26.4", "2.0.0", True),
+        ("1.2", "1.3", False),
+        ("0.3.1", "0.4.0", True),
+        ("0.3.1", "0.3.2", False),
+        ("", "9", True),
+    ],
+)
 def test_is_major_bump(old, new, major):
     assert is_major_bump(old, new) is major

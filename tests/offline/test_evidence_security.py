@@ -1,10 +1,11 @@
 """Security: claimed fixes, mentions, trust boundaries, refused input, sensitive paths."""
+
 from __future__ import annotations
 
 import pytest
 
 from bot.analysis.offline import analyse_offline
-from tests.offline.helpers import ENTRY_POINTS_V1, HASHES_V1, HIGH, LOW, MEDIUM, T, WHEN, analyse_last, commit, mod
+from tests.offline.helpers import ENTRY_POINTS_V1, HASHES_V1, HIGH, LOW, MEDIUM, WHEN, T, analyse_last, commit, mod
 
 
 def test_security_fix_is_high_and_security_paths_are_noticed():
@@ -42,9 +43,11 @@ def test_revert_of_a_security_fix_is_high_and_not_called_a_fix():
 
 
 def test_one_line_reserved_entry_point_fix_is_high(repo):
-    repo.commit("Reject case-variant reserved entry points (#2001)",
-                {"src/app/entry_points.py": ENTRY_POINTS_V1.replace("if name in RESERVED", "if name.lower() in RESERVED")},
-                when=WHEN)
+    repo.commit(
+        "Reject case-variant reserved entry points (#2001)",
+        {"src/app/entry_points.py": ENTRY_POINTS_V1.replace("if name in RESERVED", "if name.lower() in RESERVED")},
+        when=WHEN,
+    )
     a = analyse_last(repo)
     assert a.importance is HIGH, a.importance_reason
     assert "reserved" in a.importance_reason
@@ -52,39 +55,55 @@ def test_one_line_reserved_entry_point_fix_is_high(repo):
 
 
 def test_md5_only_hashes_rejected_under_require_hashes_is_high(repo):
-    repo.commit("Reject MD5-only hashes under --require-hashes",
-                {"src/app/hashes.py": HASHES_V1.replace(
-                    "    return True\n",
-                    "    if require_hashes and set(hashes) == {'md5'}:\n        return False\n    return True\n")},
-                when=WHEN)
+    repo.commit(
+        "Reject MD5-only hashes under --require-hashes",
+        {
+            "src/app/hashes.py": HASHES_V1.replace(
+                "    return True\n",
+                "    if require_hashes and set(hashes) == {'md5'}:\n        return False\n    return True\n",
+            )
+        },
+        when=WHEN,
+    )
     a = analyse_last(repo, "zh")
     assert a.importance is HIGH, a.importance_reason
     assert "md5" in a.importance_reason.lower()
 
 
 def test_hardening_the_release_pipeline_is_a_floor_not_a_ceiling():
-    hardening = analyse_offline(commit("Harden the release workflow permissions"),
-                                [mod(".github/workflows/release.yml", 6, 3)], "en")
+    hardening = analyse_offline(
+        commit("Harden the release workflow permissions"), [mod(".github/workflows/release.yml", 6, 3)], "en"
+    )
     assert hardening.importance is MEDIUM
     assert hardening.importance_reason.startswith("Hardens the release pipeline")
-    other_ci = analyse_offline(commit("Harden the lint workflow permissions"), [mod(".github/workflows/lint.yml", 6, 3)], "en")
+    other_ci = analyse_offline(
+        commit("Harden the lint workflow permissions"), [mod(".github/workflows/lint.yml", 6, 3)], "en"
+    )
     assert other_ci.importance is LOW
 
 
-BUDGET_V1 = '''\
+BUDGET_V1 = """\
 def fit(prompt_tokens: int, window: int, max_output: int) -> int:
     return window - max_output
-'''
-BUDGET_CHECKED = BUDGET_V1.replace("    return", "    if prompt_tokens + max_output > window:\n"
-                                   "        raise ValueError(\"the prompt leaves no room for the output\")\n    return")
-REFUSES = ("Newly refuses input that was accepted before (“reject”); callers relying on the old leniency fail",
-           "开始拒绝以前接受的输入（reject），依赖旧行为的调用会失败")
+"""
+BUDGET_CHECKED = BUDGET_V1.replace(
+    "    return",
+    "    if prompt_tokens + max_output > window:\n"
+    '        raise ValueError("the prompt leaves no room for the output")\n    return',
+)
+REFUSES = (
+    "Newly refuses input that was accepted before (“reject”); callers relying on the old leniency fail",
+    "开始拒绝以前接受的输入（reject），依赖旧行为的调用会失败",
+)
 
 
-@pytest.mark.parametrize("message", [
-    "Reject prompts that leave no room for the output reserved per request",
-    "Reject prompts longer than the window\n\nThe output reserved per request is subtracted from the window first.",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Reject prompts that leave no room for the output reserved per request",
+        "Reject prompts longer than the window\n\nThe output reserved per request is subtracted from the window first.",
+    ],
+)
 def test_output_reserved_per_request_is_not_a_trust_boundary(repo, message):
     """Issue 24: "output reserved per request" became "refuses input in a security check". The
     check is real (a raise under a new condition), so the input refused is news; "reserved" here
@@ -100,29 +119,40 @@ def test_output_reserved_per_request_is_not_a_trust_boundary(repo, message):
 def test_a_trust_boundary_refusal_is_high_only_when_the_diff_adds_the_check(repo):
     """The message says where the check is (MD5, --require-hashes); only the code says input is now
     refused. A comment and an error message that say "reject" add no check: medium, not high."""
-    reworded = HASHES_V1.replace("    if require_hashes", "    # MD5-only hashes are rejected under --require-hashes\n"
-                                 "    if require_hashes").replace("    return True", "    return True  # reject md5")
+    reworded = HASHES_V1.replace(
+        "    if require_hashes", "    # MD5-only hashes are rejected under --require-hashes\n    if require_hashes"
+    ).replace("    return True", "    return True  # reject md5")
     repo.commit("Reject MD5-only hashes under --require-hashes", {"src/app/hashes.py": reworded}, when=WHEN)
     en, zh = analyse_last(repo, "en"), analyse_last(repo, "zh")
     assert (en.importance, en.importance_reason) == (
-        MEDIUM, "The title touches a trust boundary (MD5) and shipped code changes; newly refuses input that was "
-                "accepted before (“reject”); callers relying on the old leniency fail")
+        MEDIUM,
+        "The title touches a trust boundary (MD5) and shipped code changes; newly refuses input that was "
+        "accepted before (“reject”); callers relying on the old leniency fail",
+    )
     assert (zh.importance, zh.importance_reason) == (
-        MEDIUM, "标题涉及安全相关的处理（MD5），且改动了发布的代码；开始拒绝以前接受的输入（reject），依赖旧行为的调用会失败")
+        MEDIUM,
+        "标题涉及安全相关的处理（MD5），且改动了发布的代码；开始拒绝以前接受的输入（reject），依赖旧行为的调用会失败",
+    )
 
 
 def test_entry_points_escaping_their_directory_are_a_trust_boundary(repo):
     checked = ENTRY_POINTS_V1 + (
         "\n\ndef check_script_name(name: str) -> None:\n"
-        "    if \"/\" in name or \"..\" in name:\n        raise ValueError(f\"script name escapes the directory: {name}\")\n")
-    repo.commit("Reject entry point names that escape scripts dir (#14000)", {"src/app/entry_points.py": checked},
-                when=WHEN)
+        '    if "/" in name or ".." in name:\n        raise ValueError(f"script name escapes the directory: {name}")\n'
+    )
+    repo.commit(
+        "Reject entry point names that escape scripts dir (#14000)", {"src/app/entry_points.py": checked}, when=WHEN
+    )
     en, zh = analyse_last(repo, "en"), analyse_last(repo, "zh")
     assert (en.importance, en.importance_reason) == (
-        HIGH, "Newly refuses input on a trust boundary (escape scripts dir); small as the diff is, input that used "
-              "to pass now fails")
+        HIGH,
+        "Newly refuses input on a trust boundary (escape scripts dir); small as the diff is, input that used "
+        "to pass now fails",
+    )
     assert (zh.importance, zh.importance_reason) == (
-        HIGH, "在安全相关的检查上（escape scripts dir）拒绝以前接受的输入，即使改动很小也会影响用户")
+        HIGH,
+        "在安全相关的检查上（escape scripts dir）拒绝以前接受的输入，即使改动很小也会影响用户",
+    )
 
 
 def test_escaping_quotes_is_not_a_trust_boundary():
@@ -136,51 +166,98 @@ def test_escaping_quotes_is_not_a_trust_boundary():
 def test_an_issue_template_is_not_a_workflow_a_security_fix_could_change():
     """Rewording how to report vulnerabilities (docs and an issue template under .github/) keeps the
     docs ceiling; a security fix to a workflow does not."""
-    files = [mod(".github/ISSUE_TEMPLATE/3_security_vulnerability.md", 8, 0), mod("README.rst", 1, 3),
-             mod("SECURITY.md", 3, 0), mod("doc/en/index.rst", 1, 3)]
+    files = [
+        mod(".github/ISSUE_TEMPLATE/3_security_vulnerability.md", 8, 0),
+        mod("README.rst", 1, 3),
+        mod("SECURITY.md", 3, 0),
+        mod("doc/en/index.rst", 1, 3),
+    ]
     title = "Report security vulnerabilities using GitHub (#14549)"
     en, zh = analyse_offline(commit(title), files, "en"), analyse_offline(commit(title), files, "zh")
-    assert (en.importance, en.importance_reason) == (LOW, "Only docs and CI files change (4 files); no runtime code touched")
+    assert (en.importance, en.importance_reason) == (
+        LOW,
+        "Only docs and CI files change (4 files); no runtime code touched",
+    )
     assert (zh.importance, zh.importance_reason) == (LOW, "仅改动文档、CI 配置（4 个文件），不影响运行时代码")
-    workflow = analyse_offline(commit("Fix command injection in the release workflow"),
-                               [mod(".github/workflows/release.yml", 3, 3)], "en")
-    assert (workflow.importance, workflow.importance_reason) == (HIGH, "Security fix; affected versions should upgrade soon")
+    workflow = analyse_offline(
+        commit("Fix command injection in the release workflow"), [mod(".github/workflows/release.yml", 3, 3)], "en"
+    )
+    assert (workflow.importance, workflow.importance_reason) == (
+        HIGH,
+        "Security fix; affected versions should upgrade soon",
+    )
 
 
-@pytest.mark.parametrize("title,files,en,zh", [
-    # a GitHub action named …/rust-cache is not a change to caching in the release pipeline
-    ("Update Swatinem/rust-cache action to v2.9.2 (#27568)", [mod(".github/workflows/release.yml", 2, 2)],
-     "CI-only change (1 file); no runtime code touched", "仅改动 CI 配置（1 个文件），不影响运行时代码"),
-    # a file named security.py is not a mention of security
-    ("Tidy the helpers in security.py", [mod("src/app/checks.py", 6, 6)],
-     "Refactor with a small source change (1 file, +6/−6)", "重构，源码改动小（1 个文件，+6/−6）"),
-    # an option named prohibit_… is not input newly prohibited
-    ("Remove prohibit_none_typevar_overlap (#20864)", [mod("src/app/subtypes.py", 2, 12)],
-     "Removal/deprecation with a small source change (1 file, +2/−12)", "移除/弃用，源码改动小（1 个文件，+2/−12）"),
-])
+@pytest.mark.parametrize(
+    "title,files,en,zh",
+    [
+        # a GitHub action named …/rust-cache is not a change to caching in the release pipeline
+        (
+            "Update Swatinem/rust-cache action to v2.9.2 (#27568)",
+            [mod(".github/workflows/release.yml", 2, 2)],
+            "CI-only change (1 file); no runtime code touched",
+            "仅改动 CI 配置（1 个文件），不影响运行时代码",
+        ),
+        # a file named security.py is not a mention of security
+        (
+            "Tidy the helpers in security.py",
+            [mod("src/app/checks.py", 6, 6)],
+            "Refactor with a small source change (1 file, +6/−6)",
+            "重构，源码改动小（1 个文件，+6/−6）",
+        ),
+        # an option named prohibit_… is not input newly prohibited
+        (
+            "Remove prohibit_none_typevar_overlap (#20864)",
+            [mod("src/app/subtypes.py", 2, 12)],
+            "Removal/deprecation with a small source change (1 file, +2/−12)",
+            "移除/弃用，源码改动小（1 个文件，+2/−12）",
+        ),
+    ],
+)
 def test_security_words_inside_names_are_not_evidence(title, files, en, zh):
     for lang, reason in (("en", en), ("zh", zh)):
         a = analyse_offline(commit(title), files, lang)
         assert (a.importance, a.importance_reason) == (LOW, reason)
 
 
-@pytest.mark.parametrize("title,level,en,zh", [
-    # the program now errors: input refused
-    ("Error on top-level options in pytest.toml (#14646)", MEDIUM,
-     "Newly refuses input that was accepted before (“error on”); callers relying on the old leniency fail",
-     "开始拒绝以前接受的输入（error on），依赖旧行为的调用会失败"),
-    ("Emit an error for \"raise NotImplemented\" (#17890)", MEDIUM,
-     "Newly refuses input that was accepted before (“error for”); callers relying on the old leniency fail",
-     "开始拒绝以前接受的输入（error for），依赖旧行为的调用会失败"),
-    # a clearer message for input refused already
-    ("Raise a better error when a generic alias is used inside `type[]` (#11088)", LOW,
-     "Change with a small source change (1 file, +9/−3)", "其他改动，源码改动小（1 个文件，+9/−3）"),
-    # the error is the bug fixed (and a newline escape is no trust boundary)
-    ("[`pyupgrade`] Fix syntax error on string with newline escape and comment (`UP037`)", LOW,
-     "Bug fix with a small source change (1 file, +9/−3)", "缺陷修复，源码改动小（1 个文件，+9/−3）"),
-    ("Fix an INTERNAL ERROR when creating cobertura output for namespace package (#20112)", LOW,
-     "Bug fix with a small source change (1 file, +9/−3)", "缺陷修复，源码改动小（1 个文件，+9/−3）"),
-])
+@pytest.mark.parametrize(
+    "title,level,en,zh",
+    [
+        # the program now errors: input refused
+        (
+            "Error on top-level options in pytest.toml (#14646)",
+            MEDIUM,
+            "Newly refuses input that was accepted before (“error on”); callers relying on the old leniency fail",
+            "开始拒绝以前接受的输入（error on），依赖旧行为的调用会失败",
+        ),
+        (
+            'Emit an error for "raise NotImplemented" (#17890)',
+            MEDIUM,
+            "Newly refuses input that was accepted before (“error for”); callers relying on the old leniency fail",
+            "开始拒绝以前接受的输入（error for），依赖旧行为的调用会失败",
+        ),
+        # a clearer message for input refused already
+        (
+            "Raise a better error when a generic alias is used inside `type[]` (#11088)",
+            LOW,
+            "Change with a small source change (1 file, +9/−3)",
+            "其他改动，源码改动小（1 个文件，+9/−3）",
+        ),
+        # the error is the bug fixed (and a newline escape is no trust boundary)
+        (
+            "[`pyupgrade`] Fix syntax error on string with newline escape and comment (`UP037`)",
+            LOW,
+            "Bug fix with a small source change (1 file, +9/−3)",
+            "缺陷修复，源码改动小（1 个文件，+9/−3）",
+        ),
+        (
+            "Fix an INTERNAL ERROR when creating cobertura output for namespace package (#20112)",
+            LOW,
+            "Bug fix with a small source change (1 file, +9/−3)",
+            "缺陷修复，源码改动小（1 个文件，+9/−3）",
+        ),
+    ],
+)
 def test_an_error_fixed_is_not_input_refused(title, level, en, zh):
     for lang, reason in (("en", en), ("zh", zh)):
         a = analyse_offline(commit(title), [mod("src/app/report.py", 9, 3)], lang)

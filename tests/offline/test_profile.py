@@ -1,4 +1,5 @@
 """The repository profile (.digest.toml): bad ones are one clear sentence; read through the source."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,12 +12,15 @@ from tests.gitrepo import GitRepo
 from tests.offline.helpers import WHEN
 
 
-@pytest.mark.parametrize("text,message", [
-    ("[surface\ncli = 1", "is not valid TOML"),
-    ("[publc]\npaths = []", "unknown section [publc]"),
-    ("[surface]\ncli = 3", "surface.cli must be a list of paths"),
-    ("[internal]\ndirs = ['x/']", "unknown key 'dirs'"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("[surface\ncli = 1", "is not valid TOML"),
+        ("[publc]\npaths = []", "unknown section [publc]"),
+        ("[surface]\ncli = 3", "surface.cli must be a list of paths"),
+        ("[internal]\ndirs = ['x/']", "unknown key 'dirs'"),
+    ],
+)
 def test_a_bad_profile_is_one_clear_sentence(text, message):
     with pytest.raises(ProfileError) as err:
         parse_profile(text)
@@ -29,8 +33,14 @@ def test_profile_is_read_from_the_default_branch_through_the_source(tmp_path, ca
     from bot.analysis.profile import load_profile
 
     r = GitRepo(tmp_path / "with-profile")
-    r.commit("Add a profile", {".digest.toml": '[surface]\ncli = ["src/cli.py"]\n[internal]\npaths = ["scripts/"]\n',
-                               "src/cli.py": "x = 1\n"}, when=WHEN)
+    r.commit(
+        "Add a profile",
+        {
+            ".digest.toml": '[surface]\ncli = ["src/cli.py"]\n[internal]\npaths = ["scripts/"]\n',
+            "src/cli.py": "x = 1\n",
+        },
+        when=WHEN,
+    )
     profile, problem = asyncio.run(load_profile(LocalGitSource(str(r.path))))
     assert problem == "" and profile.declared
     assert profile.surface_kind("src/cli.py") == "cli" and profile.is_internal("scripts/x.py")

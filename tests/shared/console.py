@@ -1,0 +1,88 @@
+"""The console chat on a local repository, at a fixed clock."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.chat import ChatService
+from bot.services import Services
+from handlers.console import ConsoleChat, ConsolePlatform
+from tests.gitrepo import GitRepo
+
+SH = ZoneInfo("Asia/Shanghai")
+NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
+
+
+def console_repo(tmp_path):
+    """Four commits on 27–28 January in Shanghai, one with a hostile title (test_console's `repo`)."""
+    r = GitRepo(tmp_path / "widgets", bare_origin="https://github.com/acme/widgets.git")
+    r.commit(
+        "[Deprecation] Remove the legacy exporter (#41)\n\nThe v1 exporter is gone.",
+        {
+            "src/legacy_export.py": "".join(f"def f{i}():\n    return {i}\n" for i in range(200)),
+            "src/api.py": "def export_v1():\n    pass\n",
+        },
+        when=datetime(2026, 1, 27, 9, tzinfo=SH),
+    )
+    r.commit(
+        "[Deprecation] Remove the legacy exporter (#41)",
+        {"src/legacy_export.py": None, "src/api.py": "\n"},
+        when=datetime(2026, 1, 28, 10, tzinfo=SH),
+    )
+    r.commit("[Docs] Fix typo in README", {"README.md": "Widgets\n"}, when=datetime(2026, 1, 28, 11, tzinfo=SH))
+    r.commit(
+        "[Bugfix] Handle <!channel> and <https://evil|docs> in titles @all",
+        {"src/api.py": "\n\n"},
+        when=datetime(2026, 1, 28, 12, tzinfo=SH),
+    )
+    return r
+
+
+@pytest.fixture
+async def console(console_in):
+    return await console_in("en")
+
+
+@pytest.fixture
+async def console_in(make_settings, repo):
+    """`await console_in(lang)`: a typing function (see `console`) for a console whose
+    DEFAULT_LANG is `lang`."""
+    made = []
+
+    async def build(lang: str, **overrides):
+        typed = _typing(
+            Services.build(
+                make_settings(default_repo=str(repo.path), default_lang=lang, **overrides), clock=lambda: NOW
+            )
+        )
+        made.append(typed)
+        return typed
+
+    yield build
+    for typed in made:
+        await typed.chat.services.aclose()
+
+
+def _typing(services):
+    out = io.StringIO()
+    platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
+    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    typed = ConsoleChat(chat, platform)
+
+    async def type_line(line: str) -> str:
+        start = out.tell()
+        await typed.handle(line)
+        await chat.drain()
+        out.seek(start)
+        text = out.read()
+        out.seek(0, io.SEEK_END)
+        return text
+
+    type_line.chat = chat
+    type_line.platform = platform
+    return type_line
