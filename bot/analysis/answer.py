@@ -465,21 +465,23 @@ def check_meaning(
         raise InvalidAnswer(phrase("llm_path.copies_prompt", key=key), "placeholder")
     if summary_too_short(analysis.summary):
         raise InvalidAnswer(phrase("llm_path.summary_too_short"), "summary_too_short")
+    if repeats_title(analysis.importance_reason, commit):  # before the language: the title is English
+        raise InvalidAnswer(phrase("llm_path.reason_is_title"), "reason_is_title")
     if lang and (key := foreign_field(analysis, lang)) is not None:
         raise InvalidAnswer(language_problem(key, lang), "wrong_language")
     if not names_the_commit(analysis.summary, commit, files):
         raise InvalidAnswer(phrase("llm_path.summary_unrelated"), "summary_unrelated")
-    if repeats_title(analysis.importance_reason, commit):
-        raise InvalidAnswer(phrase("llm_path.reason_is_title"), "reason_is_title")
     if (why := importance_contradiction(analysis, files)) is not None:
         raise InvalidAnswer(why, "importance_contradiction")
 
 
 def foreign_field(analysis: Analysis, lang: str) -> str | None:
-    """The first text of the answer not written in `lang` — the summary alone, or all its prose
-    together (a small model asked for Chinese writes English from the English commit it read)."""
-    if wrong_language(analysis.summary, lang):
-        return "summary"
+    """The first text of the answer not written in `lang` — any field on its own, or all its prose
+    together (a small model asked for Chinese writes English from the English commit it read,
+    sometimes in one risk only: the reader would still read English)."""
+    for key, value in _text_fields(analysis):
+        if wrong_language(value, lang):
+            return key
     if wrong_language("\n".join(value for _, value in _text_fields(analysis)), lang):
         return "answer"
     return None
