@@ -111,7 +111,8 @@ async def test_yesterday_in_chinese_is_the_channels_yesterday(make_bot, slack, w
     await bot.settle()
     day = (datetime.now(ZoneInfo("Asia/Shanghai")) - timedelta(days=days)).date().isoformat()
     (line,) = slack.top_level(CHANNEL)  # the widgets have no commits then: one line says so
-    assert R.unescape(line.text) == f"acme/widgets 在 {day}（Asia/Shanghai）没有新的提交。"
+    suggestion = "可以试试 `/digest 上周`，看上周全部的提交。"  # asked for, so a hint follows
+    assert R.unescape(line.text) == f"acme/widgets 在 {day}（Asia/Shanghai）没有新的提交。{suggestion}"
     assert slack.ephemerals == []
 
 

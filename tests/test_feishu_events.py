@@ -132,7 +132,7 @@ async def test_without_its_identity_the_bot_knows_its_mention_by_type(make_setti
         await settle(env)
         (told,) = env.fake.ephemerals
         assert "subscribe" in told["card"]["elements"][0]["text"]["content"]
-        assert "• `@\u200bbot digest" in told["card"]["elements"][0]["text"]["content"]  # its name unknown too
+        assert "• `@\u200bbot [日期|" in told["card"]["elements"][0]["text"]["content"]  # its name unknown too
 
 
 async def test_a_command_names_the_bot_as_chat_members_see_it(make_settings, repo):

@@ -52,7 +52,7 @@ async def test_a_notice_to_a_recalled_message_in_a_one_to_one_chat_is_posted_pla
         )
         await env.settle()
         (reply,) = env.fake.messages
-        assert reply.chat_id == DM and not reply.parent_id and "digest" in env.fake.text_of(reply)
+        assert reply.chat_id == DM and not reply.parent_id and "help" in env.fake.text_of(reply)
         assert env.fake.api_calls("/open-apis/ephemeral/") == []
 
 
