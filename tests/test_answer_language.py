@@ -237,8 +237,12 @@ def test_one_english_risk_in_a_chinese_answer_is_named():
     from bot.analysis.answer import foreign_field
     from bot.models import Analysis, ChangeType, Importance
 
-    analysis = Analysis(change_type=ChangeType.FEATURE, importance=Importance.MEDIUM,
-                        importance_reason="为公开的命令行新增了一个选项。", summary="为 export 命令新增 --since 参数。",
-                        risks=("日期解析因地区设置而异。", "Scripts that parse the export output may break"))
+    analysis = Analysis(
+        change_type=ChangeType.FEATURE,
+        importance=Importance.MEDIUM,
+        importance_reason="为公开的命令行新增了一个选项。",
+        summary="为 export 命令新增 --since 参数。",
+        risks=("日期解析因地区设置而异。", "Scripts that parse the export output may break"),
+    )
     assert foreign_field(analysis, "zh") == "risks"
     assert foreign_field(analysis, "en") == "importance_reason"
