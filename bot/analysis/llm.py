@@ -39,11 +39,8 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import openai
-from openai import AsyncOpenAI
 
 from .. import cost, metrics
 from ..diffs import estimate_tokens
@@ -52,6 +49,9 @@ from ..models import BotError
 from ..store import ANALYSIS_TTL
 from .reasoning import ReasoningFilter, opened_by_template
 from .tokens_ratio import TokensRatio
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,8 @@ class LLM:
         self._api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         # base_url and api_key are always passed explicitly so the SDK never reads the environment;
         # max_retries=0: the SDK would retry a timeout as often as a 429 (see the module doc).
-        self._client = AsyncOpenAI(
+        _import_sdk()
+        self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=self._api_key or KEYLESS_PLACEHOLDER, max_retries=0, timeout=self.timeout
         )
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
@@ -581,6 +582,13 @@ class LLM:
         if len(message) > SERVER_MESSAGE_CHARS:
             message = message[: SERVER_MESSAGE_CHARS - 1] + "…"
         return message
+
+
+def _import_sdk() -> None:
+    """The openai SDK, imported when the first endpoint is built (every other use of it here runs
+    after that): a digest without an LLM does not pay its ~0.4 s of start-up."""
+    global openai
+    import openai
 
 
 def _error_text(exc: openai.APIStatusError) -> str:
