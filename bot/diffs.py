@@ -9,6 +9,7 @@ order, an oversized patch is clipped, and the text always ends by naming what wa
 
 from __future__ import annotations
 
+import functools
 import math
 import posixpath
 import re
@@ -109,6 +110,25 @@ def estimate_tokens(text: str) -> int:
     """A conservative local token estimate (nothing downloaded); see the comment above."""
     if not text:
         return 0
+    if len(text) < _MEMO_MIN_CHARS:
+        return _estimate(text)
+    return _estimate_memo(text)
+
+
+# A prompt's texts are estimated again at each fitting step, and the meaning checks and the
+# window's calibration estimate them once more (~20 estimates of the same texts a commit): the
+# longer ones are remembered (a bounded cache: at most _MEMO_SIZE texts, each under the prompt
+# budget's few tens of KB), the short ones cost less to estimate than to look up.
+_MEMO_MIN_CHARS = 256
+_MEMO_SIZE = 512
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _estimate_memo(text: str) -> int:
+    return _estimate(text)
+
+
+def _estimate(text: str) -> int:
     random_cost, text = _take_random_blobs(text)
     total = random_cost + len(_ONE_TOKEN_PIECE.findall(text)) + len(_LONE_SPACE_PIECE.findall(text))
     if not text.isascii():

@@ -57,3 +57,49 @@ def test_a_digest_without_an_llm_never_imports_the_llm_sdk(tmp_path):
 def test_with_an_llm_configured_the_sdk_is_imported_when_the_endpoint_is_built(tmp_path):
     modules = imported_by_an_empty_day_digest(tmp_path, OPENAI_BASE_URL="http://127.0.0.1:9/v1", OPENAI_API_KEY="sk-x")
     assert "openai" in modules
+
+
+async def test_each_long_text_of_a_commits_analysis_is_estimated_once(make_settings, monkeypatch):
+    """Work counted, not timed: the prompt's texts are re-estimated at every fitting step and by
+    the checks; the estimator must run once per distinct long text (it was ~20 times a commit)."""
+    from bot import diffs
+    from bot.analysis.analyze import Analyzer
+    from bot.analysis.llm import LLM
+    from bot.models import Commit, FileChange
+    from bot.prompts import Prompts
+    from tests.fakes.openai_server import FakeOpenAI, good_answer
+
+    diffs._estimate_memo.cache_clear()
+    seen: list[str] = []
+    real = diffs._estimate
+
+    def counted(text: str) -> int:
+        if len(text) >= diffs._MEMO_MIN_CHARS:
+            seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(diffs, "_estimate", counted)
+    patch = "@@ -1,0 +1,300 @@\n" + "".join(f"+    value_{i} = compute({i})  # step {i}\n" for i in range(300))
+    files = tuple(
+        FileChange(
+            path=f"src/mod_{n}.py", status="modified", additions=300, deletions=0, patch=patch.replace("step", f"s{n}")
+        )
+        for n in range(6)
+    )
+    commit = Commit(
+        repo="o/r",
+        sha="c" * 40,
+        title="perf: split the passes",
+        body="Why: faster.\n" * 40,
+        author="a",
+        committed_at=datetime.fromisoformat("2026-01-20T09:00:00+00:00"),
+    )
+    with FakeOpenAI(good_answer) as fake:
+        settings = make_settings(openai_base_url=fake.url, openai_api_key="sk-x", llm_max_prompt_tokens=3000)
+        llm = LLM(settings)
+        try:
+            result = await Analyzer(llm, Prompts(ROOT / "prompts"), settings).analyse(commit, files, "en")
+        finally:
+            await llm.aclose()
+    assert result.origin == "llm"
+    assert seen and len(seen) == len(set(seen))  # no long text estimated twice
