@@ -7,7 +7,6 @@ timeout nobody was told about."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -19,9 +18,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.chat import ChatService
-from bot.services import Services
-from handlers.console import ConsoleChat, ConsolePlatform
 from tests.fakes.openai_server import Behaviour, FakeOpenAI, Reply, good_answer, qwen_like_tokens, request_lang, script
 from tests.gitrepo import GitRepo
 
@@ -180,39 +176,13 @@ def test_an_english_digest_refuses_a_chinese_answer_as_well(run, repo):
 
 
 @pytest.fixture
-async def console(make_settings, repo):
-    made = []
+def console(console_in):
+    """`await console(url)`: the shared console chat (tests/shared/console.py) in Chinese, on `url`."""
 
     async def open_chat(url: str, lang: str = "zh"):
-        settings = make_settings(
-            default_repo=str(repo.path),
-            default_lang=lang,
-            openai_base_url=url,
-            openai_api_key=KEY,
-            llm_timeout=5.0,
-            llm_max_retries=1,
-        )
-        services = Services.build(settings, clock=lambda: NOW)
-        made.append(services)
-        out = io.StringIO()
-        platform = ConsolePlatform(out=out)
-        chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-        typed = ConsoleChat(chat, platform)
+        return await console_in(lang, openai_base_url=url, openai_api_key=KEY, llm_timeout=5.0, llm_max_retries=1)
 
-        async def type_line(line: str) -> str:
-            start = out.tell()
-            await typed.handle(line)
-            await chat.drain()
-            out.seek(start)
-            shown = out.read()
-            out.seek(0, io.SEEK_END)
-            return shown
-
-        return type_line
-
-    yield open_chat
-    for services in made:
-        await services.aclose()
+    return open_chat
 
 
 async def test_a_thread_answer_in_english_to_a_chinese_question_is_asked_again_then_falls_back(console, repo):
