@@ -30,9 +30,9 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.core.window import day_window  # noqa: E402
 from bot.diffs import estimate_tokens  # noqa: E402
-from bot.services import Services  # noqa: E402
-from bot.window import day_window  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
 from tests.fakes.github_server import FakeFile, FakeGitHub  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402

@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from bot.chat import ChatService  # noqa: E402
-from bot.services import Services  # noqa: E402
-from bot.window import parse_window  # noqa: E402
+from bot.conversation.router import ChatService  # noqa: E402
+from bot.core.window import parse_window  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from handlers.web import bound_port, build_app, start_server  # noqa: E402
 from settings import Settings  # noqa: E402
 from tests.fakes.feishu_server import FakeFeishu, mention, message_event, signed  # noqa: E402

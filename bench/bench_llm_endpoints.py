@@ -72,8 +72,8 @@ def _load_fake():
     return module
 
 
-from bot.services import Services  # noqa: E402
-from bot.window import day_window  # noqa: E402
+from bot.core.window import day_window  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
 from tests.fakes.github_server import FakeFile, FakeGitHub  # noqa: E402
 

@@ -37,15 +37,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.build.noise import collapse  # noqa: E402
+from bot.build.pathfilter import PathFilter  # noqa: E402
+from bot.build.rollup import areas_of, shown_entries  # noqa: E402
+from bot.conversation.chat_platform import CommitDetail, DigestParent, LowCommits, entries_at_least  # noqa: E402
+from bot.core.models import Importance  # noqa: E402
+from bot.core.window import day_window, week_window  # noqa: E402
 from bot.delivery.post import LOW_PER_MESSAGE, Plan, parent_content, thread_contents  # noqa: E402
-from bot.models import Importance  # noqa: E402
-from bot.noise import collapse  # noqa: E402
-from bot.pathfilter import PathFilter  # noqa: E402
-from bot.platform import CommitDetail, DigestParent, LowCommits, entries_at_least  # noqa: E402
 from bot.render import feishu, slack  # noqa: E402
-from bot.rollup import areas_of, shown_entries  # noqa: E402
-from bot.services import Services  # noqa: E402
-from bot.window import day_window, week_window  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
 
 REPORT = "https://digest.example.com/r/abcdefghijklmnopqrstuv?exp=2000000000&sig=" + "x" * 43
@@ -74,7 +74,7 @@ def slack_messages(contents) -> int:
 def commit_lines(contents) -> int:
     """Lines in the thread that each stand for commits: a commit message or low line, a bot line,
     the "… and N more" line."""
-    from bot.platform import BotUpdates
+    from bot.conversation.chat_platform import BotUpdates
 
     n = 0
     for c in contents:

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from bot import redact as redact_module  # noqa: E402
 from bot.analysis.analyze import Analyzer  # noqa: E402
-from bot.models import Commit, FileChange  # noqa: E402
-from bot.prompts import Prompts  # noqa: E402
+from bot.core.models import Commit, FileChange  # noqa: E402
+from bot.core.prompts import Prompts  # noqa: E402
 
 
 def load_commits(repo: Path, days: int) -> list[tuple[Commit, list[FileChange]]]:

@@ -40,9 +40,9 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from bot.models import to_dict  # noqa: E402
+from bot.core.models import to_dict  # noqa: E402
 from bot.report.page import render_page  # noqa: E402
-from bot.services import Services  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from handlers.web import bound_port, build_app, report_routes, start_server  # noqa: E402
 from settings import Settings  # noqa: E402
 from tests.reportdata import day  # noqa: E402

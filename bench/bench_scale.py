@@ -38,13 +38,13 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.chat import ChatService  # noqa: E402
-from bot.delivery.job import DeliverySpec  # noqa: E402
-from bot.jobs import Jobs, JobWorker  # noqa: E402
-from bot.models import Subscription, to_dict  # noqa: E402
-from bot.schedule import Clock  # noqa: E402
-from bot.services import Services  # noqa: E402
-from bot.window import day_window  # noqa: E402
+from bot.conversation.router import ChatService  # noqa: E402
+from bot.core.models import Subscription, to_dict  # noqa: E402
+from bot.core.window import day_window  # noqa: E402
+from bot.delivery.deliveries import DeliverySpec  # noqa: E402
+from bot.runtime.queue import Jobs, JobWorker  # noqa: E402
+from bot.runtime.schedule import Clock  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from handlers.slack import build_slack  # noqa: E402
 from settings import Settings  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402

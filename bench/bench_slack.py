@@ -29,8 +29,8 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.chat import ChatService  # noqa: E402
-from bot.services import Services  # noqa: E402
+from bot.conversation.router import ChatService  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from handlers.slack import Pacing, build_slack  # noqa: E402
 from handlers.web import bound_port, build_app, start_server  # noqa: E402
 from settings import Settings  # noqa: E402

@@ -55,8 +55,8 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.services import Services  # noqa: E402
-from bot.window import day_window  # noqa: E402
+from bot.core.window import day_window  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
 from tests.gitrepo import GitRepo, bulk_commits  # noqa: E402
 

@@ -53,7 +53,7 @@ from bot.history import index as index_module  # noqa: E402
 from bot.history import retrieve as retrieve_module  # noqa: E402
 from bot.history.period import period_from_flags  # noqa: E402
 from bot.history.terms import build_query  # noqa: E402
-from bot.services import Services  # noqa: E402
+from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
 
 DEFAULT_LABELS = ROOT / "tests" / "data" / "history_questions.jsonl"

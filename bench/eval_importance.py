@@ -7,7 +7,7 @@ type a maintainer gave it from its diff (before the bot's label was looked at), 
 reason. Only these labels live in the repository: the commits themselves are read at run time from
 fetched mirrors of the public repositories (`DIR/<owner>+<name>/repo`, from `--mirrors DIR` or
 $DIGEST_EVAL_MIRRORS; there is no default), through the bot's own local git source — the same
-loading code as `python -m bot eval` (bot/evaluate.py) — and analysed by the offline analyser
+loading code as `python -m bot eval` (bot/evaluation/card.py) — and analysed by the offline analyser
 exactly as a digest would. Without mirrors it says so in one line; when one repository's mirror is
 absent, its commits are skipped with a line saying so (exit 0 both: CI has no mirrors). The card of
 `python -m bot eval` is the operator's version: both analysers, and a missing mirror is an error.
@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.analysis.offline import analyse_offline  # noqa: E402
-from bot.evaluate import MIRRORS_ENV, load_labels, mirror_path, mirrors_dir, read_cases  # noqa: E402
-from bot.models import BotError, Importance  # noqa: E402
-from bot.scores import LEVELS, cohen_kappa, score  # noqa: E402
+from bot.core.models import BotError, Importance  # noqa: E402
+from bot.evaluation.card import MIRRORS_ENV, load_labels, mirror_path, mirrors_dir, read_cases  # noqa: E402
+from bot.evaluation.scores import LEVELS, cohen_kappa, score  # noqa: E402
 
 DEFAULT_LABELS = ROOT / "tests" / "data" / "importance_labels.jsonl"
 

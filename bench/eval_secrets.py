@@ -51,8 +51,8 @@ from secret_corpora import (
     secretlint_cases,
 )
 
+from bot.core.models import FileChange
 from bot.diffs import skip_reason
-from bot.models import FileChange
 from bot.redact import MARK_PREFIX, redact, redactor, vendor_names
 
 NEGATIVE_REPOS = ("astral-sh+uv", "astral-sh+ruff", "pydantic+pydantic-ai")

@@ -225,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         build_parser().print_help()
         return 2
+    from bot.core.models import BotError
     from bot.i18n import localize, text
-    from bot.models import BotError
     from settings import ConfigError, load_settings
 
     say = vars(args).get("lang") or "en"  # the CLI's own lines: in --lang when given
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
 def _configure_logging(settings, command: str) -> None:
     """Services log at LOG_LEVEL; the one-shot CLI commands keep stderr for their own one-line
     messages unless LOG_LEVEL is set explicitly."""
-    from bot.logs import configure
+    from bot.core.logs import configure
 
     level = settings.log_level
     if (
@@ -267,35 +267,35 @@ def _configure_logging(settings, command: str) -> None:
 
 async def _dispatch(args, settings) -> int:
     if args.command == "health":
-        from bot.health import health_command
+        from bot.runtime.health import health_command
 
         return await health_command(args, settings)
     if args.command == "settings":
-        from bot.settings_report import report
+        from bot.cli.settings_report import report
 
         sys.stdout.write(report(settings))
         return 0
     if args.command == "digest":
-        from bot.cli import digest_command
+        from bot.cli.commands import digest_command
 
         return await digest_command(args, settings)
     if args.command == "ask":
-        from bot.cli import ask_command
+        from bot.cli.commands import ask_command
 
         return await ask_command(args, settings)
     if args.command == "eval":
-        from bot.cli import eval_command
+        from bot.cli.commands import eval_command
 
         return await eval_command(args, settings)
     if args.command == "profile":
-        from bot.taste.profile_cli import profile_command
+        from bot.cli.profile import profile_command
 
         return await profile_command(args, settings)
     if args.command == "feedback":
-        from bot.taste.feedback_cli import feedback_command
+        from bot.cli.feedback import feedback_command
 
         return await feedback_command(args, settings)
-    from bot.runner import run_command
+    from bot.runtime.processes import run_command
 
     return await run_command(args.command, settings)
 

@@ -20,8 +20,8 @@ from functools import lru_cache
 
 # is_binary_path is also what the sources import from here.
 from .analysis.offline.paths import FileKind, classify_path, generated_origin, is_binary_path, is_lockfile
+from .core.models import Coverage, FileChange
 from .i18n import catalogue, text
-from .models import Coverage, FileChange
 from .redact import Redacted, redact, redact_secrets, redact_text  # noqa: F401  (re-exported)
 
 

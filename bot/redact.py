@@ -93,7 +93,7 @@ def redact_text(text: str | None) -> str:
 
 def record(kinds: Counter | dict[str, int] | Iterable[tuple[str, int]]) -> None:
     """Count secrets withheld from one prompt that is being sent, by kind."""
-    from . import metrics
+    from .core import metrics
 
     items = kinds.items() if isinstance(kinds, dict) else kinds
     for kind, n in items:

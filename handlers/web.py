@@ -59,7 +59,7 @@ def build_ops_app(
         return web.json_response({"ok": ok, **parts}, status=200 if ok else 503)
 
     async def metrics_page(request: web.Request) -> web.Response:
-        from bot import metrics
+        from bot.core import metrics
 
         if token is not None and not _bearer_matches(request.headers.get("Authorization", ""), token):
             return web.json_response({"error": "unauthorized"}, status=401, headers={"WWW-Authenticate": "Bearer"})

@@ -100,7 +100,7 @@ def run(redis_url, tmp_path):
 
 @pytest.fixture
 async def store(make_settings):
-    from bot.store import open_store
+    from bot.core.store import open_store
 
     s = open_store(make_settings())
     yield s
@@ -111,7 +111,7 @@ async def store(make_settings):
 async def make_services(make_settings):
     """`await make_services(clock, **setting_overrides)`: Services on the test's Redis and settings,
     all closed when the test ends."""
-    from bot.services import Services
+    from bot.runtime.services import Services
 
     made = []
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime, timedelta
 
-from bot.models import Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights
-from bot.window import day_window
+from bot.core.models import Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights
+from bot.core.window import day_window
 
 LEVELS = (Importance.HIGH, Importance.MEDIUM, Importance.LOW, Importance.LOW, Importance.MEDIUM)
 

@@ -14,11 +14,11 @@ import re
 import pytest
 
 from bot.analysis.analyze import Analyzer, offline_version
-from bot.analysis.answer import answer_schema
+from bot.analysis.answer_schema import answer_schema
 from bot.analysis.llm import LLM
 from bot.analysis.summary import headline, headline_schema, offline_headline
+from bot.core.models import Analysis, ChangeType, DigestEntry, FileChange, Importance
 from bot.diffs import estimate_tokens
-from bot.models import Analysis, ChangeType, DigestEntry, FileChange, Importance
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, headline_json, script
 from tests.shared.analyze import FILES, KEY, PROMPTS, make_commit, patch, user_message
 
@@ -501,14 +501,14 @@ ANSWER = json.loads(analysis_json())
     ids=["think", "fence-with-prose", "list", "trailing-comma", "raw-newline", "closing-tag-only", "prose"],
 )
 def test_parse_takes_the_first_complete_answer(wrapped):
-    from bot.analysis.answer import parse_answer
+    from bot.analysis.answer_schema import parse_answer
 
     data = parse_answer(wrapped, expect=("change_type", "summary"))
     assert data["summary"] == ANSWER["summary"] and data["change_type"] == "feature"
 
 
 def test_parse_rejects_an_answer_that_is_only_reasoning():
-    from bot.analysis.answer import InvalidAnswer, parse_answer
+    from bot.analysis.answer_schema import InvalidAnswer, parse_answer
 
     with pytest.raises(InvalidAnswer) as caught:
         parse_answer('<think>{"summary": "draft"} never finished')
@@ -516,7 +516,7 @@ def test_parse_rejects_an_answer_that_is_only_reasoning():
 
 
 def rejections(reason: str) -> float:
-    from bot import metrics
+    from bot.core import metrics
 
     value = metrics.REGISTRY.get_sample_value("digestbot_llm_rejections_total", {"reason": reason})
     return value or 0.0

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.analysis.answer import is_none_like, repeats_title
+from bot.analysis.answer_schema import is_none_like, repeats_title
 from bot.analysis.language import MIN_WORDS, prose_counts, wrong_language
 from bot.analysis.summary import copies_row
 from bot.analysis.tokens_ratio import CJK_HIGH, CJK_LOW, TokensRatio
-from bot.models import Commit
+from bot.core.models import Commit
 
 # --- language ----------------------------------------------------------------------------------------------
 
@@ -234,8 +234,8 @@ def test_the_worst_case_of_one_count(share, factor):
 
 
 def test_one_english_risk_in_a_chinese_answer_is_named():
-    from bot.analysis.answer import foreign_field
-    from bot.models import Analysis, ChangeType, Importance
+    from bot.analysis.answer_schema import foreign_field
+    from bot.core.models import Analysis, ChangeType, Importance
 
     analysis = Analysis(
         change_type=ChangeType.FEATURE,

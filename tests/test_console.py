@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.chat import ChatService
-from bot.models import Subscription
-from bot.schedule import Clock
-from bot.services import Services
+from bot.conversation.router import ChatService
+from bot.core.models import Subscription
+from bot.runtime.schedule import Clock
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.shared.console import NOW, SH, console_repo
 
@@ -77,14 +77,14 @@ async def test_commands_and_bad_input(console, repo):
 
 async def test_local_paths_only_from_the_operators_terminal(console, repo, tmp_path):
     chat = console.chat
-    from bot.platform import Conversation
+    from bot.conversation.chat_platform import Conversation
 
     slack_like = Conversation(platform="console", channel="c", user="u")
     # The console may name any local repository path…
     shown = await console(f"/digest 2026-01-28 {repo.path}")
     assert "Daily update report (2026-01-28) · acme/widgets" in shown
     # …a chat platform may not (it would read the bot host's disk).
-    from bot.models import UsageError
+    from bot.core.models import UsageError
 
     with pytest.raises(UsageError, match="In chat you can name GitHub repositories"):
         chat.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path))
@@ -122,7 +122,7 @@ async def test_empty_day_posts_one_line_or_nothing(make_settings, repo):
     chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
     from datetime import date
 
-    from bot.window import day_window
+    from bot.core.window import day_window
 
     quiet = Subscription("console", "console", str(repo.path), lang="en")
     await chat.deliver_subscription(quiet, day_window(date(2026, 1, 20), "Asia/Shanghai"), "k1")
@@ -395,7 +395,7 @@ def test_sigterm_ends_the_console_while_it_waits_for_input(redis_url, repo, tmp_
 async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its_own(console, repo):
     # A click whose message names no thread (a Feishu card posted outside one): the answer needs a
     # thread to go into, so the header opens one — and a follow-up there is answered too.
-    from bot.platform import Conversation
+    from bot.conversation.chat_platform import Conversation
 
     sha = repo.git("rev-parse", "HEAD~2").strip()
     start = console.platform.out.tell()
@@ -527,7 +527,7 @@ async def test_a_scheduled_quiet_day_suggests_nothing(make_settings, repo):
     chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
     from datetime import date
 
-    from bot.window import day_window
+    from bot.core.window import day_window
 
     await chat.deliver_subscription(
         Subscription("console", "console", str(repo.path), lang="en"),

@@ -20,11 +20,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot import metrics
-from bot.chat import ChatService
-from bot.cost import Budget
+from bot.analysis.cost import Budget
+from bot.conversation.router import ChatService
+from bot.core import metrics
 from bot.render import slack as R
-from bot.services import Services
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, build_ops_app, start_server
@@ -139,9 +139,9 @@ async def test_the_parent_says_what_the_digest_cost_and_a_cached_run_costs_nothi
 
 
 async def test_the_markdown_report_and_the_report_page_carry_the_cost_line(make_bot, slack, llm, widgets):
+    from bot.core.window import day_window
     from bot.render.markdown import render_report
     from bot.report.page import render_page
-    from bot.window import day_window
 
     bot = await make_bot()
     built = await bot.services.builder.build(

@@ -12,14 +12,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot import metrics
-from bot.chat import ChatService
-from bot.delivery.job import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
-from bot.models import BotError, Importance, RetryLater, Subscription, to_dict
-from bot.platform import Notice
-from bot.schedule import Clock
-from bot.services import Services
-from bot.window import day_window
+from bot.conversation.chat_platform import Notice
+from bot.conversation.router import ChatService
+from bot.core import metrics
+from bot.core.models import BotError, Importance, RetryLater, Subscription, to_dict
+from bot.core.window import day_window
+from bot.delivery.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
+from bot.runtime.schedule import Clock
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.gitrepo import GitRepo, bulk_commits
 
@@ -284,7 +284,7 @@ async def test_deliveries_are_counted_for_metrics(bot, repo):
 def test_log_lines_name_the_job_they_belong_to():
     import logging
 
-    from bot.current_job import CURRENT_JOB, JobIdFilter
+    from bot.core.current_job import CURRENT_JOB, JobIdFilter
 
     out = io.StringIO()
     handler = logging.StreamHandler(out)
@@ -539,7 +539,7 @@ async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_on
 ):
     import asyncio
 
-    from bot.current_job import CURRENT_JOB
+    from bot.core.current_job import CURRENT_JOB
     from tests.shared.redis_proc import RedisProcess, free_port
 
     redis_proc = RedisProcess(free_port(), tmp_path, durable=True)  # a restart loses nothing acknowledged

@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from bot.core.models import Coverage, FileChange
 from bot.diffs import (
     CLIP_MIN_TOKENS,
     DiffSelection,
@@ -25,7 +26,6 @@ from bot.diffs import (
     select_diff,
     skip_reason,
 )
-from bot.models import Coverage, FileChange
 
 # =============================================================================================
 # A commit generator other tests can import

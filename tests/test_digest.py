@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.core.window import day_window
 from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
-from bot.window import day_window
 from tests.fakes.github_server import FakeFile
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, default_responder
 
@@ -200,7 +200,7 @@ async def test_llm_outage_still_delivers_every_commit_marked(fake_github, servic
 
         # The day's digest is kept as published: with the endpoint back, a reader still gets the
         # same one; the improve pass (run by the clock, off the readers' path) analyses it again in place.
-        from bot.improve.job import Improver
+        from bot.improve.improver import Improver
 
         asked = len(llm.requests)
         llm.responder = default_responder
@@ -265,7 +265,7 @@ async def test_offline_digest_on_a_local_repository(tmp_path, services_for):
 
 
 async def test_empty_day_and_range(tmp_path, services_for):
-    from bot.window import parse_window
+    from bot.core.window import parse_window
     from tests.gitrepo import GitRepo
 
     r = GitRepo(tmp_path / "p")

@@ -11,8 +11,8 @@ from datetime import date
 
 import pytest
 
+from bot.core.window import day_window
 from bot.render import slack as R
-from bot.window import day_window
 from tests.downstream_repos import bare_copy, build
 from tests.shared.slack import CHANNEL, shown, shown_eph
 

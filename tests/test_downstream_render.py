@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime, timedelta
 
-from bot.models import (
+from bot.conversation.chat_platform import CommitDetail, DigestParent
+from bot.core.models import (
     Analysis,
     ChangeType,
     Commit,
@@ -18,12 +19,11 @@ from bot.models import (
     digest_from_dict,
     to_dict,
 )
-from bot.platform import CommitDetail, DigestParent
+from bot.core.window import day_window
 from bot.render import feishu as F
 from bot.render import slack as S
 from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
-from bot.window import day_window
 from tests.shared.feishu_render import assert_fits, assert_inert, markdown_of
 from tests.shared.slack_render import check, visible
 

@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.evaluate import load_labels
-from bot.store import open_store
+from bot.core.store import open_store
+from bot.evaluation.card import load_labels
 from bot.taste.corrections import TOO_HIGH, TOO_LOW, Correction, Corrections, nudge
 from tests.gitrepo import GitRepo
 

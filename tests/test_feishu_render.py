@@ -8,8 +8,16 @@ from dataclasses import replace
 
 import pytest
 
-from bot.models import DigestEntry, Importance, Insights
-from bot.platform import AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits, Notice
+from bot.conversation.chat_platform import (
+    AnswerHeader,
+    CommitChoice,
+    CommitDetail,
+    CommitDetails,
+    DigestParent,
+    LowCommits,
+    Notice,
+)
+from bot.core.models import DigestEntry, Importance, Insights
 from bot.render import feishu as R
 from bot.render.labels import t
 from tests.fakes.feishu_server import shown_markdown

@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.models import NotFoundError, SourceError, UsageError
+from bot.core.models import NotFoundError, SourceError, UsageError
+from bot.core.window import day_window
 from bot.sources.github import GitHubSource
-from bot.window import day_window
 from tests.fakes.github_server import FakeFile, FakeGitHub
 
 REPO = "octo/widgets"

@@ -16,9 +16,9 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.models import Importance, NotFoundError
+from bot.core.models import Importance, NotFoundError
+from bot.core.window import day_window
 from bot.sources.github import GitHubSource
-from bot.window import day_window
 from tests.fakes.github_server import FakeFile, FakeGitHub
 from tests.taste_repo import THINGS, render_changelog
 

@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.chat import ChatService
+from bot.conversation.router import ChatService
 from bot.render import slack as R
-from bot.services import Services
+from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.github_server import FakeFile

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.core.models import UsageError
 from bot.history.period import find_period, period_from_flags
 from bot.i18n import localize
-from bot.models import UsageError
 
 # Wednesday 2026-01-28, 10:00 in Shanghai.
 NOW = datetime(2026, 1, 28, 2, 0, tzinfo=UTC)
@@ -105,7 +105,7 @@ def test_flags_give_the_period_and_default_to_seven_days_ending_at_until():
     ],
 )
 def test_a_repository_named_with_in(text, repo, rest):
-    from bot.history.chat import split_repo
+    from bot.conversation.period_questions import split_repo
 
     assert split_repo(text) == (repo, rest)
 
@@ -123,6 +123,6 @@ def test_a_repository_named_with_in(text, repo, rest):
     ],
 )
 def test_a_mention_without_a_commit_is_a_question_when_it_reads_like_one(text, asks):
-    from bot.history.chat import is_period_question
+    from bot.conversation.period_questions import is_period_question
 
     assert is_period_question(text, TZ, NOW, 31) is asks

@@ -72,7 +72,7 @@ UNSHOWN_ERRORS = {
 # Whole files or folders not scanned, and why.
 NOT_SCANNED = {
     "bot/i18n/": "the catalogue's own package",
-    "bot/metrics.py": "Prometheus HELP texts, for operators' dashboards (English by convention)",
+    "bot/core/metrics.py": "Prometheus HELP texts, for operators' dashboards (English by convention)",
     "bot/redact.py": "word lists of the secret detector (data, not sentences)",
     "bot/history/terms.py": "word lists for the history search: question words, the Chinese→English glossary",
     "bot/history/index.py": "SQL statements of the history index",
@@ -80,16 +80,16 @@ NOT_SCANNED = {
 # Literals a person never reads as the bot's sentence, by file: (start of the literal, why).
 ALLOWED: dict[str, list[tuple[str, str]]] = {
     "bot/__main__.py": [("examples:", "the CLI's --help, English like argparse's own words (usage:, options:)")],
-    "bot/store.py": [
+    "bot/core/store.py": [
         ("No connection available", "matches redis-py's message"),
         ("if redis.call", "a Lua script"),
         ("local v = redis.call", "a Lua script"),
     ],
-    "bot/prompts.py": [
+    "bot/core/prompts.py": [
         ("the shipped templates", "operator error: an install without its templates"),
         ("or the shipped templates", "operator error: an install without its templates"),
     ],
-    "bot/threads.py": [("the and for with", "stop words for matching titles")],
+    "bot/conversation/threads.py": [("the and for with", "stop words for matching titles")],
     "bot/downstream/conflict.py": [
         ("^(changed in both", "git merge-tree's own report, parsed"),
         ("added in both", "git merge-tree's own report, parsed"),
@@ -123,7 +123,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ),
         ("(no file list available)", "what the model reads in an empty <files> block"),
     ],
-    "bot/analysis/answer.py": [
+    "bot/analysis/answer_schema.py": [
         ("^(?:(?:none|nothing", "a regular expression for the ways a model says 'nothing'"),
         ("a an the and or", "a word list for matching a summary to the commit"),
     ],
@@ -274,8 +274,8 @@ def test_a_phrase_is_english_where_a_string_is_expected_and_said_again_in_any_la
     import copy
     import pickle
 
+    from bot.core.models import UsageError
     from bot.i18n import OneOf, localize, phrase
-    from bot.models import UsageError
 
     said = phrase("errors.bad_choice", option="lang", choices=OneOf(("zh", "en")), value="fr")
     assert said == "lang must be zh or en, not 'fr'." and f"{said}" == said

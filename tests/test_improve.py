@@ -13,12 +13,12 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.chat import ChatService
-from bot.improve.job import Improver
+from bot.conversation.router import ChatService
+from bot.core.store import StoreUnavailable, open_store
+from bot.core.window import day_window
+from bot.improve.improver import Improver
 from bot.render.jsonout import render_json
-from bot.services import Services
-from bot.store import StoreUnavailable, open_store
-from bot.window import day_window
+from bot.runtime.services import Services
 from tests.shared.feishu import feishu_env, rocket_repo
 from tests.shared.slack import (
     CHANNEL,

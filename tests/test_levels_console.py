@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.chat import ChatService
-from bot.services import Services
+from bot.conversation.router import ChatService
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.shared.console import NOW, console_repo
 

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from bot.analysis.llm import LLM, RATIO_SLACK, Completion, LLMError
-from bot.models import BotError
+from bot.core.models import BotError
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, script
 
 KEY = "sk-test-3f9a1c7e5b2d4a6f8e0c"

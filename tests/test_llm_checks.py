@@ -20,8 +20,8 @@ import pytest
 from bot.analysis.analyze import Analyzer
 from bot.analysis.llm import LLM
 from bot.analysis.summary import headline, offline_headline
-from bot.models import Analysis, ChangeType, Commit, DigestEntry, FileChange, Importance
-from bot.prompts import Prompts
+from bot.core.models import Analysis, ChangeType, Commit, DigestEntry, FileChange, Importance
+from bot.core.prompts import Prompts
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, good_answer, headline_json, script
 from tests.gitrepo import GitRepo
 

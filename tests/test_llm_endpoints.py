@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.chat import ChatService
-from bot.services import Services
+from bot.conversation.router import ChatService
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.fakes.openai_server import BEHAVIOURS, Behaviour, FakeOpenAI
 from tests.gitrepo import GitRepo

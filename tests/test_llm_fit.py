@@ -20,10 +20,10 @@ import pytest
 
 from bot.analysis.analyze import Analyzer
 from bot.analysis.llm import LLM
-from bot.chat import ChatService
-from bot.models import Commit, FileChange
-from bot.prompts import Prompts
-from bot.services import Services
+from bot.conversation.router import ChatService
+from bot.core.models import Commit, FileChange
+from bot.core.prompts import Prompts
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.fakes.openai_server import FakeOpenAI, good_answer, measured_tokens
 from tests.gitrepo import GitRepo

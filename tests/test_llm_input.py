@@ -12,8 +12,8 @@ import pytest
 
 from bot.analysis.profile import parse_profile
 from bot.analysis.summary import compact_line
-from bot.models import Analysis, ChangeType, DigestEntry, FileChange, Importance
-from bot.prompts import Prompts
+from bot.core.models import Analysis, ChangeType, DigestEntry, FileChange, Importance
+from bot.core.prompts import Prompts
 from tests.fakes.openai_server import FakeOpenAI
 from tests.shared.analyze import FILES, make_commit, user_message
 

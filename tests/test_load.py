@@ -14,12 +14,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.chat import ChatService
-from bot.delivery.job import DeliverySpec
-from bot.jobs import Jobs, JobWorker
-from bot.models import to_dict
-from bot.services import Services
-from bot.window import day_window
+from bot.conversation.router import ChatService
+from bot.core.models import to_dict
+from bot.core.window import day_window
+from bot.delivery.deliveries import DeliverySpec
+from bot.runtime.queue import Jobs, JobWorker
+from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from handlers.web import bound_port, build_app, build_ops_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
@@ -64,7 +64,7 @@ async def test_a_thousand_commit_day_gets_a_thousand_llm_analyses(make_settings,
     assert fallbacks == []
     assert len(llm.requests) == 1001  # every commit once, plus the day's headline
     assert digest.notices == () and digest.headline_origin == "llm"  # nothing went wrong
-    from bot import metrics
+    from bot.core import metrics
 
     page = metrics.exposition()[0].decode()
     assert 'digestbot_llm_calls_total{outcome="ok",purpose="complete"}' in page

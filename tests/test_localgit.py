@@ -5,10 +5,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.models import NotFoundError, UsageError
+from bot.core.models import NotFoundError, UsageError
+from bot.core.window import day_window
 from bot.sources import open_source
 from bot.sources.localgit import LocalGitSource
-from bot.window import day_window
 from tests.gitrepo import GitRepo
 
 SH = ZoneInfo("Asia/Shanghai")

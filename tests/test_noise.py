@@ -9,14 +9,16 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from bot.analysis.profile import parse_profile
+from bot.build.noise import BotGroup, collapse, collapsible, is_bot
+from bot.build.pathfilter import PathFilter
+from bot.build.rollup import ROOT_AREA, area_for, rollup
 from bot.commands import CommandError, parse_command
 from bot.commands.digest import DigestArgs
 from bot.commands.filters import FilterArgs
 from bot.commands.subscribe import SubscribeArgs
 from bot.commands.unsubscribe import UnsubscribeArgs
 from bot.commands.week import WeekArgs
-from bot.i18n import localize
-from bot.models import (
+from bot.core.models import (
     Analysis,
     ChangeType,
     Commit,
@@ -29,12 +31,10 @@ from bot.models import (
     subscription_from_dict,
     to_dict,
 )
-from bot.noise import BotGroup, collapse, collapsible, is_bot
-from bot.pathfilter import PathFilter
+from bot.core.window import day_window, week_window
+from bot.i18n import localize
 from bot.render import labels as L
-from bot.rollup import ROOT_AREA, area_for, rollup
-from bot.schedule import due_week
-from bot.window import day_window, week_window
+from bot.runtime.schedule import due_week
 
 UTC = UTC
 
@@ -86,7 +86,7 @@ def test_paths_keep_a_commit_touching_any_match_and_exclude_drops_only_all_exclu
 
 
 def test_a_rename_counts_its_old_path_too():
-    from bot.pathfilter import touched_paths
+    from bot.build.pathfilter import touched_paths
 
     moved = [FileChange("backend/x.py", "renamed", previous_path="frontend/x.py")]
     assert PathFilter.of(paths=["frontend/**"]).keeps(touched_paths(moved))
@@ -203,8 +203,8 @@ def test_subscriptions_keep_their_new_fields_and_old_ones_still_read():
 
 
 def test_the_subscriptions_file_takes_the_new_keys(tmp_path, make_settings):
-    from bot.models import UsageError
-    from bot.subscriptions import load_subscription_file
+    from bot.conversation.subscriptions import load_subscription_file
+    from bot.core.models import UsageError
 
     good = tmp_path / "subs.toml"
     good.write_text(

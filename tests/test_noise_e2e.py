@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.chat import ChatService
+from bot.conversation.router import ChatService
 from bot.render import slack as R
-from bot.schedule import Clock
-from bot.services import Services
+from bot.runtime.schedule import Clock
+from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.openai_server import FakeOpenAI
@@ -226,8 +226,8 @@ async def test_subscriptions_route_a_monorepo_and_list_says_how(make_bot, slack,
     assert MEDIUM_TITLE in back_all and AUTOMATION_TITLE in back_all and HIGH_TITLE not in back_all
     assert f"1 of {DAY_COMMITS} commits" in front_all and f"2 of {DAY_COMMITS} commits" in back_all
     # the clock's build job (run ahead of the deliveries, in a worker) builds the filtered digest
-    from bot.models import to_dict
-    from bot.window import day_window
+    from bot.core.models import to_dict
+    from bot.core.window import day_window
     from tests.noise_repo import DAY
 
     build = {
@@ -417,7 +417,7 @@ from tests.shared.schedule import NOW as CLOCK_NOW  # noqa: E402 — the real qu
 
 
 async def test_a_filtered_digest_is_its_own_build_job_and_a_weekly_one_too(clock_chat):
-    from bot.models import Subscription
+    from bot.core.models import Subscription
 
     chat, settings, jobs = clock_chat
     for channel, paths in (("a", ("frontend/**",)), ("b", ("backend/**",)), ("c", ("frontend/**",)), ("d", ())):

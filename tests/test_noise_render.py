@@ -8,13 +8,13 @@ import json
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
-from bot.models import DigestEntry, Importance
-from bot.noise import BotGroup
-from bot.platform import BotUpdates, LowCommits, WeekRollup
+from bot.build.noise import BotGroup
+from bot.conversation.chat_platform import BotUpdates, LowCommits, WeekRollup
+from bot.core.models import DigestEntry, Importance
+from bot.core.window import week_window
 from bot.render import feishu as F
 from bot.render import slack as S
 from bot.render.text import render_text
-from bot.window import week_window
 from tests.shared import feishu_render as FR
 from tests.shared import slack_render as SR
 

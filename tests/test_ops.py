@@ -245,7 +245,8 @@ def test_json_logs_are_one_object_a_line_naming_the_job(scheduled, tmp_path):
             assert set(entry) - {"exception"} == {"time", "level", "logger", "job", "message"}, line
             entries.append(entry)
     assert any(
-        e["logger"] == "bot.schedule" and e["message"].startswith("clock started") and e["job"] is None for e in entries
+        e["logger"] == "bot.runtime.schedule" and e["message"].startswith("clock started") and e["job"] is None
+        for e in entries
     )
     in_jobs = {e["job"] for e in entries if e["job"]}
     assert any(job.startswith(f"{scheduled['prefix']}deliver:") for job in in_jobs), in_jobs

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 
 import redis
 
-from bot.models import Subscription
-from bot.schedule import due_day
+from bot.core.models import Subscription
+from bot.runtime.schedule import due_day
 from tests.fakes.slack_server import FakeSlack, SlackSender
 from tests.gitrepo import GitRepo, bulk_commits
 from tests.shared.processes import SECRET, Bots, _one_sub, base_env, subs_file, wait_for

@@ -17,10 +17,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot import metrics
-from bot.chat import ChatService
+from bot.conversation.router import ChatService
+from bot.core import metrics
 from bot.redact import redact, redactor, vendor_names
-from bot.services import Services
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.data.secrets_corpus import negatives, positives, rnd
 from tests.fakes.openai_server import FakeOpenAI

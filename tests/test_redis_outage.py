@@ -10,9 +10,9 @@ import logging
 import aiohttp
 import pytest
 
-from bot.chat import ChatService
-from bot.schedule import Clock
-from bot.services import Services
+from bot.conversation.router import ChatService
+from bot.runtime.schedule import Clock
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.web import bound_port, build_app, start_server
 from tests.shared.redis_proc import RedisProcess, free_port

@@ -98,9 +98,9 @@ def test_button_values_keep_optional_parts_while_they_fit():
 def test_slack_parent_and_commit_meta():
     from datetime import date, datetime
 
-    from bot.models import Commit, Digest, DigestEntry
-    from bot.platform import CommitDetail, DigestParent
-    from bot.window import day_window
+    from bot.conversation.chat_platform import CommitDetail, DigestParent
+    from bot.core.models import Commit, Digest, DigestEntry
+    from bot.core.window import day_window
 
     c = Commit(
         repo="acme/widgets",

@@ -7,12 +7,12 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.models import Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights
-from bot.platform import AnswerHeader, CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
+from bot.conversation.chat_platform import AnswerHeader, CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
+from bot.core.models import Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights
+from bot.core.window import day_window
 from bot.render.jsonout import render_json
 from bot.render.markdown import Slugger, esc, esc_rich, render_report
 from bot.render.text import render_text, terminal_safe
-from bot.window import day_window
 
 WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Shanghai
 REPO_URL = "https://github.com/acme/widgets"

@@ -27,10 +27,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import aiohttp
 import pytest
 
-from bot.chat import ChatService
+from bot.conversation.router import ChatService
 from bot.report import signing
 from bot.report.page import prose, render_page
-from bot.services import Services
+from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.web import bound_port, build_app, report_routes, start_server
 from tests.gitrepo import GitRepo

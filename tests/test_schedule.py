@@ -4,8 +4,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.models import Subscription
-from bot.schedule import due_day, next_run, occurrence
+from bot.core.models import Subscription
+from bot.runtime.schedule import due_day, next_run, occurrence
 from tests.shared.schedule import NOW
 
 UTC = UTC
@@ -70,8 +70,8 @@ def test_due_day_late_evening_run_caught_up_after_midnight():
 
 import io  # noqa: E402
 
-from bot.delivery.job import scheduled_spec  # noqa: E402
-from bot.schedule import Clock  # noqa: E402
+from bot.delivery.deliveries import scheduled_spec  # noqa: E402
+from bot.runtime.schedule import Clock  # noqa: E402
 from handlers.console import ConsolePlatform  # noqa: E402
 
 
@@ -109,7 +109,7 @@ async def test_the_clock_loop_runs_until_stopped(clock_chat, caplog):
     await chat.subs.upsert(Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
     stop = asyncio.Event()
     clock = Clock(chat, settings.model_copy(update={"clock_interval": 0.05}), now=lambda: NOW, jobs=jobs)
-    with caplog.at_level(logging.INFO, logger="bot.schedule"):
+    with caplog.at_level(logging.INFO, logger="bot.runtime.schedule"):
         task = asyncio.create_task(clock.run_forever(stop))
         for _ in range(600):  # two ticks: the first queues, the second finds it queued
             if any("already queued" in r.getMessage() for r in caplog.records) or task.done():
@@ -141,7 +141,7 @@ async def test_the_clock_waits_its_interval_and_stop_ends_the_wait(clock_chat, c
     await chat.subs.upsert(Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
     stop = asyncio.Event()
     clock = Clock(chat, settings.model_copy(update={"clock_interval": 3600}), now=lambda: NOW, jobs=jobs)
-    with caplog.at_level(logging.INFO, logger="bot.schedule"):
+    with caplog.at_level(logging.INFO, logger="bot.runtime.schedule"):
         task = asyncio.create_task(clock.run_forever(stop))
         for _ in range(600):
             if any(": queued" in r.getMessage() for r in caplog.records) or task.done():

@@ -8,10 +8,18 @@ from datetime import date
 
 import pytest
 
-from bot.models import Analysis, ChangeType, Coverage, Digest, DigestEntry, Importance, Insights
-from bot.platform import AnswerHeader, CommitChoice, CommitDetail, CommitDetails, DigestParent, LowCommits, Notice
+from bot.conversation.chat_platform import (
+    AnswerHeader,
+    CommitChoice,
+    CommitDetail,
+    CommitDetails,
+    DigestParent,
+    LowCommits,
+    Notice,
+)
+from bot.core.models import Analysis, ChangeType, Coverage, Digest, DigestEntry, Importance, Insights
+from bot.core.window import day_window
 from bot.render import slack as R
-from bot.window import day_window
 from tests.fakes.slack_server import check_blocks
 from tests.shared.slack_render import (
     EVIL_TITLE,

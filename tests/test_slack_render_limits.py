@@ -12,10 +12,10 @@ import json
 from dataclasses import replace
 from datetime import date
 
-from bot.models import Digest, DigestEntry, Importance
-from bot.platform import CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
+from bot.conversation.chat_platform import CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
+from bot.core.models import Digest, DigestEntry, Importance
+from bot.core.window import day_window
 from bot.render import slack as R
-from bot.window import day_window
 from tests.shared.slack_render import analysis, check, commit, digest, sha, squash, visible
 
 

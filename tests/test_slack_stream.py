@@ -8,10 +8,10 @@ import asyncio
 
 import pytest
 
-from bot.chat import ChatService
-from bot.platform import Conversation
+from bot.conversation.chat_platform import Conversation
+from bot.conversation.router import ChatService
 from bot.render import slack as R
-from bot.services import Services
+from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from handlers.slack.stream import STREAM_MESSAGE_BYTES
 

@@ -65,8 +65,8 @@ async def test_each_long_text_of_a_commits_analysis_is_estimated_once(make_setti
     from bot import diffs
     from bot.analysis.analyze import Analyzer
     from bot.analysis.llm import LLM
-    from bot.models import Commit, FileChange
-    from bot.prompts import Prompts
+    from bot.core.models import Commit, FileChange
+    from bot.core.prompts import Prompts
     from tests.fakes.openai_server import FakeOpenAI, good_answer
 
     diffs._estimate_memo.cache_clear()

@@ -9,8 +9,8 @@ import asyncio
 import pytest
 import redis.asyncio as aioredis
 
-from bot import store as store_module
-from bot.store import Store, StoreBusy, StoreUnavailable
+from bot.core import store as store_module
+from bot.core.store import Store, StoreBusy, StoreUnavailable
 
 
 @pytest.fixture

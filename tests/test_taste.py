@@ -11,11 +11,11 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.models import Importance, PastCommit
+from bot.core.models import Importance, PastCommit
+from bot.core.window import day_window
 from bot.sources.localgit import LocalGitSource
 from bot.taste.examples import label_history
 from bot.taste.notes import Category, fragment_category, parse_notes
-from bot.window import day_window
 from tests import taste_repo
 
 DAY = date(2026, 3, 18)  # a Wednesday in the seventh week: six releases published before it
@@ -397,7 +397,7 @@ def _weigh(level, p, *, high=0.0, heading="Bug fixes", facts=(), cap=None):
     from types import SimpleNamespace
 
     from bot.analysis.offline.learned import weigh
-    from bot.models import Judgement
+    from bot.core.models import Judgement
 
     c = SimpleNamespace(judgement=Judgement(above_low=p, high=high, heading=heading, heading_share=0.9))
     got = weigh(c, list(facts), cap, level)

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.chat import ChatService
-from bot.jobs import Jobs, JobWorker
+from bot.conversation.router import ChatService
 from bot.render import slack as R
-from bot.schedule import Clock
-from bot.services import Services
+from bot.runtime.queue import Jobs, JobWorker
+from bot.runtime.schedule import Clock
+from bot.runtime.services import Services
 from bot.watch import Watches
-from bot.watch.job import WatchRunner, watch_run
+from bot.watch.runs import WatchRunner, watch_run
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, start_server

@@ -12,8 +12,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from bot.jobs import Jobs
-from bot.services import Services
+from bot.runtime.queue import Jobs
+from bot.runtime.services import Services
 from handlers.web import bound_port, build_app, build_ops_app, start_server
 
 LIMIT = 2 * 1024 * 1024  # the largest request body the server reads (documented in handlers/web.py)

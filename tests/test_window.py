@@ -3,8 +3,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.models import UsageError
-from bot.window import day_window, is_date_token, parse_window
+from bot.core.models import UsageError
+from bot.core.window import day_window, is_date_token, parse_window
 
 NOW = datetime(2026, 3, 10, 2, 0, tzinfo=UTC)  # 10:00 in Shanghai, 22:00 (Mar 9) in New York
 

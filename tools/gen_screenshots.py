@@ -30,20 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bot.core.models import Analysis, ChangeType, Commit, Cost, Coverage, Digest, DigestEntry, Importance, Insights  # noqa: E402
+from bot.core.window import day_window  # noqa: E402
 from bot.delivery.post import Plan, parent_content, thread_contents  # noqa: E402
-from bot.models import (  # noqa: E402
-    Analysis,
-    ChangeType,
-    Commit,
-    Cost,
-    Coverage,
-    Digest,
-    DigestEntry,
-    Importance,
-    Insights,
-)
 from bot.render import feishu, slack  # noqa: E402
-from bot.window import day_window  # noqa: E402
 
 REPO, URL = "acme/engine", "https://github.com/acme/engine"
 REPORT = "https://digest.example.com/r/3f9c2a"

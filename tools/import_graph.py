@@ -146,12 +146,7 @@ def floors(graph: Graph) -> dict[str, int]:
     @cache
     def floor(v: str) -> int:
         group = [m for m in graph.edges if component_of.get(m, m) == component_of.get(v, v)]
-        below = [
-            floor(w)
-            for m in group
-            for w in graph.edges[m]
-            if component_of.get(w, w) != component_of.get(v, v)
-        ]
+        below = [floor(w) for m in group for w in graph.edges[m] if component_of.get(w, w) != component_of.get(v, v)]
         return 1 + max(below, default=0)
 
     return {v: floor(v) for v in graph.edges}

@@ -1,9 +1,9 @@
 """Mutation testing for this project: how many small wrong versions of the code do the tests catch?
 
-    .venv/bin/python tools/mutate.py bot/window.py bot/schedule.py      # chosen modules
+    .venv/bin/python tools/mutate.py bot/core/window.py bot/runtime/schedule.py      # chosen modules
     .venv/bin/python tools/mutate.py --all                              # every module in MODULES
     .venv/bin/python tools/mutate.py --all --survivors                  # re-run only last run's survivors
-    .venv/bin/python tools/mutate.py bot/window.py --list               # the mutants, nothing run
+    .venv/bin/python tools/mutate.py bot/core/window.py --list               # the mutants, nothing run
 
 Why our own runner rather than mutmut: many tests start `python -m bot` (and the web/worker
 processes) as subprocesses, and those must run the mutated code too. Here every module is
@@ -52,10 +52,10 @@ RESULTS = ROOT / ".mutation" / "results.json"
 
 # module → the test files that exercise it (fastest first: `-x` stops at the first failure)
 MODULES: dict[str, list[str]] = {
-    "bot/window.py": ["tests/test_window.py", "tests/test_schedule.py", "tests/test_deliveries.py"],
-    "bot/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
+    "bot/core/window.py": ["tests/test_window.py", "tests/test_schedule.py", "tests/test_deliveries.py"],
+    "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/delivery/post.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
-    "bot/delivery/job.py": ["tests/test_deliveries.py"],
+    "bot/delivery/deliveries.py": ["tests/test_deliveries.py"],
     "bot/render/labels.py": ["tests/test_feishu_render.py", "tests/test_slack_render.py", "tests/test_render_text.py"],
     "bot/render/safe.py": ["tests/test_render_text.py"],
     "bot/render/text.py": ["tests/test_render_text.py"],
@@ -134,13 +134,13 @@ MODULES: dict[str, list[str]] = {
 # change) → why. They are counted as equivalent and left out of the score.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     (
-        "bot/window.py",
+        "bot/core/window.py",
         "_DATE = re.compile",
         "drop ^ at 0",
     ): "_DATE is only used with .match(), which anchors at the start",
-    ("bot/delivery/job.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
+    ("bot/delivery/deliveries.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
     (
-        "bot/delivery/job.py",
+        "bot/delivery/deliveries.py",
         "max(1, round(self.settings.job_lease))",
         "1 → 2",
     ): "JOB_LEASE is validated ≥ 1 s, so the floor never applies",
@@ -255,7 +255,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): "the floor only applies if a card held under two characters past a reopened fence; a card holds "
     "about 28 KB and a fence opener is at most about 25 characters",
     (
-        "bot/delivery/job.py",
+        "bot/delivery/deliveries.py",
         "keeper.cancel()",
         "→ pass",
     ): "the renewal task would run on, but renewing a released (deleted) lock does nothing",

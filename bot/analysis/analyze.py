@@ -22,16 +22,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from .. import metrics
+from ..core import metrics
+from ..core.models import Analysis, Commit, FileChange, Judgement
+from ..core.prompts import Prompts, RenderedPrompt
 from ..diffs import DiffSelection, estimate_tokens, select_diff
 from ..i18n import localize, phrase
 from ..i18n import text as catalogue_text
-from ..models import Analysis, Commit, FileChange, Judgement
-from ..prompts import Prompts, RenderedPrompt
 from ..redact import record as record_redactions
 from ..redact import redact, redact_text
 from . import hints
-from .answer import SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer, validate_answer
+from .answer_schema import SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer, validate_answer
 from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
 from .offline import RULES_VERSION, analyse_offline
 from .profile import RepoProfile
@@ -108,7 +108,7 @@ def withheld(commit: Commit, pr_body: str | None, selection: DiffSelection | Non
     return kinds
 
 
-# --- answer validation: bot/analysis/answer.py (one definition → schema and checks) -----------
+# --- answer validation: bot/analysis/answer_schema.py (one definition → schema and checks) -----------
 
 ANSWER_KEYS = ("change_type", "summary")  # an object with one of these is the answer, not a draft
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..models import Commit, FileChange, Judgement
+from ..core.models import Commit, FileChange, Judgement
 from .offline import analyse_offline, parse_title
 from .profile import RepoProfile
 

@@ -42,11 +42,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from .. import cost, metrics
+from ..core import metrics
+from ..core.models import BotError
+from ..core.store import ANALYSIS_TTL
 from ..diffs import estimate_tokens
 from ..i18n import Count, localize, phrase
-from ..models import BotError
-from ..store import ANALYSIS_TTL
+from . import cost
 from .reasoning import ReasoningFilter, opened_by_template
 from .tokens_ratio import TokensRatio
 
@@ -114,7 +115,7 @@ Message = dict[str, str]
 class LLMError(BotError):
     """The LLM endpoint failed after our retries; the message is one sentence, no secrets.
     `kind`: timeout | unreachable | http_error | context — what the digest's notice says — or
-    budget: the month's token budget is spent (bot/cost.py), nothing was sent."""
+    budget: the month's token budget is spent (bot/analysis/cost.py), nothing was sent."""
 
     def __init__(self, message: str, kind: str = "http_error"):
         super().__init__(message)

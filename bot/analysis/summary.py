@@ -17,13 +17,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.models import DigestEntry, Importance
+from ..core.prompts import Prompts, RenderedPrompt
 from ..diffs import estimate_tokens
 from ..i18n import text
-from ..models import DigestEntry, Importance
-from ..prompts import Prompts, RenderedPrompt
 from ..redact import redact_text
 from .analyze import InvalidAnswer, clip, defang, parse_answer
-from .answer import copies_prompt, is_none_like, language_problem, normalise
+from .answer_schema import copies_prompt, is_none_like, language_problem, normalise
 from .language import wrong_language
 from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
 
@@ -79,7 +79,7 @@ async def headline(
                 # The endpoint said how big its window is (the estimate is corrected): list fewer commits.
                 log.info("day headline: %s Asking again with fewer commits.", exc)
     except LLMError as exc:
-        if exc.kind == "budget":  # the month's tokens are spent: the digest says so once (bot/cost.py)
+        if exc.kind == "budget":  # the month's tokens are spent: the digest says so once (bot/analysis/cost.py)
             return offline_headline(entries, lang), "offline", ""
         reason, why = exc.kind if exc.kind in FALLBACK_REASONS else "http_error", str(exc)
     except InvalidAnswer as exc:

@@ -1,10 +1,10 @@
 """`ask <sha|#PR> <question>` — a question about one commit of the conversation's repositories;
-the answer streams into a new thread under the question (the questions family, bot/questions.py,
+the answer streams into a new thread under the question (the questions family, bot/conversation/questions.py,
 finds the commit and answers).
 
 `ask <question>` — a question that names no commit is about a period (this week, 上周, since
 Monday, A..B; the last 7 days when it names none) of the conversation's repositories, or of the
-one it names with `in owner/repo` (bot/history/chat.py)."""
+one it names with `in owner/repo` (bot/conversation/period_questions.py)."""
 
 from __future__ import annotations
 

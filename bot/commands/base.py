@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..conversation.chat_platform import ChatPlatform, Content, Conversation, Notice
 from ..i18n import text
-from ..platform import ChatPlatform, Content, Conversation, Notice
 
 if TYPE_CHECKING:  # the router imports the commands; handlers only call it
-    from ..chat import ChatService
-    from ..subscriptions import ChannelConfig
+    from ..conversation.router import ChatService
+    from ..conversation.subscriptions import ChannelConfig
 
 
 @dataclass(frozen=True)

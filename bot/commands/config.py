@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..conversation.chat_platform import Notice
 from ..i18n import phrase, text
-from ..platform import Notice
 from .base import Command, Request
 from .grammar import choice, options, timezone
 

@@ -1,5 +1,5 @@
 """`week [DATE] [owner/repo …] [paths GLOB…] [exclude GLOB…] [bots show|collapse]` — the weekly
-roll-up (bot/rollup.py) of the ISO week holding DATE (default: last week, Monday to Sunday), posted
+roll-up (bot/build/rollup.py) of the ISO week holding DATE (default: last week, Monday to Sunday), posted
 like a digest: one message, high and medium commits by area with their day, the low ones counted.
 DATE is any one day the chat understands (`2026-01-19`, `1月19日`, `today`, `上周`); a week still
 running ends today. `/digest 上周` stays the ordinary digest of that range; `week` is the roll-up.
@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
+from ..core.window import is_date_token, parse_window, week_window, zone
 from ..i18n import phrase
-from ..window import is_date_token, parse_window, week_window, zone
 from .base import Command, Request
 from .digest import deliver
 from .filters import FilterArgs, split_filters

@@ -1,7 +1,7 @@
 """Post a digest into a channel: one parent message (title, stats, headline, high items), then in
-its thread one reply per high/medium commit, the dependency bots' lines (bot/noise.py), the first
+its thread one reply per high/medium commit, the dependency bots' lines (bot/build/noise.py), the first
 LOW_PER_MESSAGE low commits with one line saying how many more there are and where (the report
-link), optionally the Markdown report as a file. A weekly roll-up (bot/rollup.py) is the parent
+link), optionally the Markdown report as a file. A weekly roll-up (bot/build/rollup.py) is the parent
 alone.
 
 Delivery is resumable: with a `progress_key`, the parent's id and how many thread messages went
@@ -25,10 +25,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from ..levels.posted import PostedMessages
-from ..models import BotError, Digest, Importance
-from ..noise import collapse
-from ..platform import (
+from ..build.noise import collapse
+from ..build.rollup import rollup
+from ..conversation.chat_platform import (
     BotUpdates,
     ChatPlatform,
     CommitDetail,
@@ -38,8 +37,9 @@ from ..platform import (
     Notice,
     entries_at_least,
 )
+from ..core.models import BotError, Digest, Importance
+from ..levels.posted import PostedMessages
 from ..render.labels import t
-from ..rollup import rollup
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +60,8 @@ class Plan:
     # Publishes the report page and returns its link (None: no page); called once, just before
     # the parent is posted, so a resumed delivery does not publish again.
     report: Callable[[Digest], Awaitable[str | None]] | None = None
-    bots: str = "collapse"  # collapse | show (bot/noise.py)
-    week: dict[str, str] | None = None  # a weekly roll-up: sha → area of its commits (bot/rollup.py)
+    bots: str = "collapse"  # collapse | show (bot/build/noise.py)
+    week: dict[str, str] | None = None  # a weekly roll-up: sha → area of its commits (bot/build/rollup.py)
     files_supported: bool = False  # the platform can attach the Markdown report
     empty_hint: str = ""  # said after "no new commits" (on demand: what to try instead)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from contextlib import contextmanager
 
+from ..core.models import Digest, NotFoundError, UsageError
 from ..i18n import phrase
-from ..models import Digest, NotFoundError, UsageError
 from .spec import ForkError, ForkNotFound, ForkSpec, parse_fork
 
 __all__ = ["ForkError", "ForkNotFound", "ForkSpec", "check_fork", "cli_usage", "parse_fork", "read_downstream"]

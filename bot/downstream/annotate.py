@@ -20,8 +20,8 @@ import os
 import subprocess
 from dataclasses import replace
 
+from ..core.models import Digest, Downstream, ForkInfo, SourceError
 from ..i18n import phrase
-from ..models import Digest, Downstream, ForkInfo, SourceError
 from .conflict import cherry_pick_conflicts
 from .git import GitFailed, ObjectView, base_env, objects_dir
 from .mirror import Mirror

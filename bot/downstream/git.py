@@ -19,8 +19,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from ..core.models import SourceError
 from ..i18n import phrase
-from ..models import SourceError
 
 # A fixed identity and date for synthetic commits: the same inputs give the same objects.
 SYNTHETIC_IDENTITY = {

@@ -29,8 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..core.models import SourceError
 from ..i18n import phrase
-from ..models import SourceError
 from .git import base_env
 from .spec import ForkNotFound
 

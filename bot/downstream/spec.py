@@ -9,8 +9,8 @@ import os
 import subprocess
 from dataclasses import dataclass
 
+from ..core.models import NotFoundError, UsageError
 from ..i18n import phrase
-from ..models import NotFoundError, UsageError
 from ..sources import GITHUB_NAME
 
 

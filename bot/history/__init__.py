@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .answer import HistoryQA, Trace, sources_list
 from .index import HistoryIndex
 from .period import Period, find_period, period_from_flags
+from .period_answer import HistoryQA, Trace, sources_list
 from .retrieve import Retriever, Source
 
 INDEX_FILE = "history.sqlite3"

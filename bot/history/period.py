@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from ..core.models import UsageError, Window
+from ..core.window import day_start, parse_window, zone
 from ..i18n import phrase
-from ..models import UsageError, Window
-from ..window import day_start, parse_window, zone
 
 DEFAULT_DAYS = 7
 

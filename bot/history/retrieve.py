@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..analysis.hints import strip_bot_footers
 from ..analysis.offline import analyse_offline
-from ..models import Analysis, BotError, Commit, FileChange, Window
+from ..core.models import Analysis, BotError, Commit, FileChange, Window
 from .index import BARE, RETRY, RETRY_AFTER, Document, HistoryIndex, Hit
 from .terms import Query, cjk_pairs, expand, path_parts, symbols
 

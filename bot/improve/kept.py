@@ -1,4 +1,4 @@
-"""A kept digest's bookkeeping besides the digest itself (bot/digest.py keeps that):
+"""A kept digest's bookkeeping besides the digest itself (bot/build/builder.py keeps that):
 
 {digest key}:shown   hash: place → {"rev": revision drawn there, "fails": redraws that failed};
                      a place is ["posted", platform, channel, first message id] (the record
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..models import Digest
+from ..core.models import Digest
 
 SHOWN_TTL = 14 * 86400  # as long as a posted message can be redrawn (Feishu: 14 days)
 REVISION = "revision"

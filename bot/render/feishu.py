@@ -25,11 +25,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..cost import cost_line
-from ..diffs import coverage_line
-from ..i18n import text
-from ..models import Analysis, Commit, Digest, DigestEntry, Importance
-from ..platform import (
+from ..analysis.cost import cost_line
+from ..conversation.chat_platform import (
     AnswerHeader,
     BotUpdates,
     CommitChoice,
@@ -43,7 +40,10 @@ from ..platform import (
     chunk_text,
     entries_at_least,
 )
-from . import downstream as DS
+from ..core.models import Analysis, Commit, Digest, DigestEntry, Importance
+from ..diffs import coverage_line
+from ..i18n import text
+from . import fork_section as DS
 from . import labels as L
 from .labels import t
 from .safe import strip_controls

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from ..core.models import Digest, Importance, to_dict
 from ..diffs import coverage_line
-from ..models import Digest, Importance, to_dict
 
 SCHEMA = "digest-bot/digest@1"
 

@@ -11,10 +11,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from ..cost import cost_line
+from ..analysis.cost import cost_line
+from ..core.models import Analysis, Digest, DigestEntry, Importance
 from ..diffs import coverage_line
-from ..models import Analysis, Digest, DigestEntry, Importance
-from . import downstream as DS
+from . import fork_section as DS
 from . import labels as L
 from .labels import t
 from .safe import strip_controls

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from .. import i18n
-from ..cost import cost_line
-from ..diffs import coverage_line
-from ..models import Analysis, Importance
-from ..platform import (
+from ..analysis.cost import cost_line
+from ..conversation.chat_platform import (
     AnswerHeader,
     BotUpdates,
     CommitChoice,
@@ -19,6 +17,8 @@ from ..platform import (
     WeekRollup,
     entries_at_least,
 )
+from ..core.models import Analysis, Importance
+from ..diffs import coverage_line
 from . import labels as L
 from .labels import t
 from .safe import strip_controls

@@ -6,7 +6,7 @@ stored form is the digest's own JSON shape (`models.to_dict`), which the rest of
 
 from __future__ import annotations
 
-from ..models import Digest, digest_from_dict, to_dict
+from ..core.models import Digest, digest_from_dict, to_dict
 
 
 def _key(store, report_id: str) -> str:

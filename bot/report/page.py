@@ -20,10 +20,10 @@ from zoneinfo import ZoneInfo
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from ..cost import cost_line
+from ..analysis.cost import cost_line
+from ..core.models import Digest, DigestEntry, Importance
 from ..diffs import coverage_line
 from ..i18n import text
-from ..models import Digest, DigestEntry, Importance
 from ..render import labels as L
 from ..render.labels import t
 from ..render.safe import strip_controls

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ..core.models import BotError, Digest, Importance
 from ..i18n import text
 from ..improve.kept import Kept, report_place
 from ..levels.overlay import correct, overlay
-from ..models import BotError, Digest, Importance
 from ..render import labels as L
 from ..taste.corrections import DIRECTIONS, TOO_HIGH, nudge
 from . import archive

@@ -11,8 +11,8 @@ import os
 import re
 from typing import Protocol
 
+from ..core.models import Commit, FileChange, UsageError, Window
 from ..i18n import echo, phrase
-from ..models import Commit, FileChange, UsageError, Window
 
 GITHUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 

@@ -35,10 +35,8 @@ from github.Requester import Requester
 from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
-from .. import metrics
-from ..diffs import is_binary_path
-from ..i18n import Phrase, phrase
-from ..models import (
+from ..core import metrics
+from ..core.models import (
     BotError,
     Commit,
     FileChange,
@@ -49,6 +47,8 @@ from ..models import (
     UsageError,
     Window,
 )
+from ..diffs import is_binary_path
+from ..i18n import Phrase, phrase
 from .message import split_message, strip_emails
 
 log = logging.getLogger(__name__)

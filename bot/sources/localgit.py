@@ -13,9 +13,9 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from ..core.models import Commit, FileChange, NotFoundError, PastCommit, SourceError, UsageError, Window
 from ..diffs import is_binary_path
 from ..i18n import phrase
-from ..models import Commit, FileChange, NotFoundError, PastCommit, SourceError, UsageError, Window
 from .message import split_message
 
 _RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from ..models import Importance, Judgement, PastCommit
+from ..core.models import Importance, Judgement, PastCommit
 from .examples import Example, Verdict, label_history
 from .model import LearnedProfile
 from .notes import Category, ReleaseNotes, is_notes_file, label_category, parse_all

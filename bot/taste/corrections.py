@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..scores import LEVELS
-from ..store import Store
+from ..core.store import Store
+from ..evaluation.scores import LEVELS
 
 TOO_HIGH = "too_high"
 TOO_LOW = "too_low"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..models import Importance, PastCommit
+from ..core.models import Importance, PastCommit
 from .notes import Category, ReleaseNotes, fragment_category, fragment_heading
 
 MIN_EXAMPLES = 40  # fewer labelled commits than this teach nothing reliable

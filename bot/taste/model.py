@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ..models import Importance, Judgement
+from ..core.models import Importance, Judgement
 from .examples import Example
 
 SIMILAR = 4  # examples of the project's own judgement shown to the LLM

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from ..models import Importance
+from ..core.models import Importance
 
 
 class Category(str, Enum):

@@ -1,6 +1,6 @@
-"""Feishu/Lark adapter: SDK payloads in → `bot.chat` calls → Feishu API calls out.
+"""Feishu/Lark adapter: SDK payloads in → `bot.conversation.router` calls → Feishu API calls out.
 
-api       the only module importing lark_oapi (it takes seconds to import, so `bot.runner`
+api       the only module importing lark_oapi (it takes seconds to import, so `bot.runtime.processes`
           imports this package only when Feishu is configured): calls, retries, FeishuError
 platform  FeishuPlatform: sending cards, edits, private notices (paced by handlers/pacing.py)
 stream    AnswerStream: answers streamed into a CardKit card or an edited card

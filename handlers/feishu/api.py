@@ -1,5 +1,5 @@
 """Everything that touches lark_oapi: the one module of the package importing it (the SDK takes
-seconds to import, so `bot.runner` imports this package only when Feishu is configured).
+seconds to import, so `bot.runtime.processes` imports this package only when Feishu is configured).
 
 `FeishuApi` runs SDK calls (blocking `requests` underneath, including the token fetch) in a small
 thread pool, paced (handlers/pacing.py), with our retry policy: HTTP 429 / code 99991400 waits
@@ -42,8 +42,8 @@ from lark_oapi.core.exception import ObtainAccessTokenException
 from lark_oapi.core.utils import AESCipher
 from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger, P2CardActionTriggerResponse
 
+from bot.core.models import BotError
 from bot.i18n import phrase
-from bot.models import BotError
 from handlers.pacing import Pacer
 
 log = logging.getLogger(__name__)

@@ -16,9 +16,9 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 
+from bot.conversation.chat_platform import Content, Conversation, MessageRef, Notice
+from bot.core.models import BotError
 from bot.i18n import phrase
-from bot.models import BotError
-from bot.platform import Content, Conversation, MessageRef, Notice
 from bot.render import feishu as R
 from handlers.feishu.api import (
     PERMISSION_CODES,

@@ -1,4 +1,4 @@
-"""Slack, as a thin adapter: Bolt payloads in → bot.chat calls; bot contents out → Web API calls.
+"""Slack, as a thin adapter: Bolt payloads in → bot.conversation.router calls; bot contents out → Web API calls.
 
   api       the only module importing slack_sdk / slack_bolt: the Web API client and its retries
             (429 waits Retry-After, transient failures back off), SlackError, the Bolt app

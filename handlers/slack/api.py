@@ -27,8 +27,8 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.core.models import BotError
 from bot.i18n import phrase
-from bot.models import BotError
 
 if TYPE_CHECKING:  # for annotations: a slack_sdk without chat_stream lacks the module (open_chat_stream)
     from slack_sdk.web.async_chat_stream import AsyncChatStream

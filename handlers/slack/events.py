@@ -16,9 +16,9 @@ import traceback
 
 from aiohttp import web
 
+from bot.conversation.chat_platform import Conversation, Notice
+from bot.core.models import BotError, UsageError
 from bot.i18n import localize, phrase, text
-from bot.models import BotError, UsageError
-from bot.platform import Conversation, Notice
 from bot.render import slack as R
 from handlers.slack import api
 from handlers.slack.api import SlackError

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from bot.analysis.offline import analyse_offline
 from bot.analysis.profile import RepoProfile
-from bot.models import ChangeType, Commit, FileChange, Importance
+from bot.core.models import ChangeType, Commit, FileChange, Importance
 from bot.sources.localgit import LocalGitSource
 from tests.gitrepo import GitRepo
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.analysis.offline import RULES_VERSION, analyse_offline
-from bot.models import Coverage, FileChange
+from bot.core.models import Coverage, FileChange
 from tests.offline.helpers import SRC, commit, mod
 
 

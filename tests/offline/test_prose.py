@@ -7,7 +7,7 @@ import re
 import pytest
 
 from bot.analysis.offline import analyse_offline
-from bot.models import Commit
+from bot.core.models import Commit
 from tests.offline.helpers import ENTRY_POINTS_V1, HASHES_V1, MEDIUM, WHEN, T, analyse_last, commit, mod
 from tests.offline.vllm_day import VLLM_DAY
 

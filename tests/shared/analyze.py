@@ -9,8 +9,8 @@ import pytest
 
 from bot.analysis.analyze import Analyzer
 from bot.analysis.llm import LLM
-from bot.models import Commit, FileChange
-from bot.prompts import Prompts
+from bot.core.models import Commit, FileChange
+from bot.core.prompts import Prompts
 
 KEY = "sk-test-8c1d2e3f4a5b6c7d8e9f"
 PROMPTS = Prompts(Path(__file__).resolve().parent.parent / "prompts")

@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import aiohttp
 
-from bot.chat import ChatService
-from bot.models import Analysis, ChangeType, Commit, Digest, DigestEntry, Importance, Insights, Window
-from bot.services import Services
+from bot.conversation.router import ChatService
+from bot.core.models import Analysis, ChangeType, Commit, Digest, DigestEntry, Importance, Insights, Window
+from bot.runtime.services import Services
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.feishu_server import (
     FakeFeishu,
@@ -230,14 +230,14 @@ def code_heavy_digest() -> tuple[Digest, DigestEntry]:
 def push_spec(env, repo):
     from datetime import date
 
-    from bot.delivery.job import scheduled_spec
-    from bot.models import Subscription
+    from bot.core.models import Subscription
+    from bot.delivery.deliveries import scheduled_spec
 
     return scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"), date(2026, 1, 28))
 
 
 async def fails_for_now(env, spec) -> None:
-    from bot.models import RetryLater
+    from bot.core.models import RetryLater
 
     try:
         await env.chat.deliveries.run(spec)

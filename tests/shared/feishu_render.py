@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
-from bot.models import Analysis, ChangeType, Commit, Coverage, Digest, Importance, Insights, Window
+from bot.core.models import Analysis, ChangeType, Commit, Coverage, Digest, Importance, Insights, Window
 from bot.render import feishu as R
 
 REPO_URL = "https://github.com/acme/rocket"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.models import Subscription
-from bot.schedule import due_day
+from bot.core.models import Subscription
+from bot.runtime.schedule import due_day
 from tests.fakes.slack_server import FakeSlack
 from tests.gitrepo import GitRepo, bulk_commits
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.chat import ChatService
-from bot.jobs import Jobs
-from bot.services import Services
+from bot.conversation.router import ChatService
+from bot.runtime.queue import Jobs
+from bot.runtime.services import Services
 from handlers.console import ConsolePlatform
 
 UTC = UTC

@@ -6,9 +6,9 @@ import json
 import re
 from datetime import UTC, date, datetime, timedelta
 
-from bot.models import Analysis, ChangeType, Commit, Coverage, Digest, Importance, Insights
+from bot.core.models import Analysis, ChangeType, Commit, Coverage, Digest, Importance, Insights
+from bot.core.window import day_window
 from bot.render import slack as R
-from bot.window import day_window
 from tests.fakes.slack_server import CUMULATIVE_LIMIT, check_blocks
 
 WHEN = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...models import Analysis, Commit, Coverage, FileChange, Importance, Insights, Judgement
+from ...core.models import Analysis, Commit, Coverage, FileChange, Importance, Insights, Judgement
 from ..profile import RepoProfile
 from .change_type import decide_change_type
 from .context import Context, DiffFacts, Fact

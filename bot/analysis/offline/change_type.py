@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ...models import ChangeType, Commit
+from ...core.models import ChangeType, Commit
 from .evidence import security
 from .message import first_paragraphs
 from .paths import NESTED_TOOLING_DIRS, FileKind

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...core.models import ChangeType, Commit, Importance, Judgement
 from ...i18n import Phrase
-from ...models import ChangeType, Commit, Importance, Judgement
 from ..profile import RepoProfile
 
 if TYPE_CHECKING:  # the modules that build these import this one

@@ -4,8 +4,8 @@ condition is in an evidence module; this only orders, picks and joins."""
 
 from __future__ import annotations
 
+from ...core.models import Importance, Insights
 from ...i18n import text
-from ...models import Importance, Insights
 from .context import Context, Fact
 from .evidence import KINDS, scope
 from .lang import lower_first

@@ -11,8 +11,8 @@ lists as breaking; the reason says so in the maintainers' terms ("listed under â
 
 from __future__ import annotations
 
+from ...core.models import Importance
 from ...i18n import phrase
-from ...models import Importance
 from .context import Context, Fact
 
 RAISE_AT = 0.5  # above this probability of being announced, a low commit is medium

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...models import FileChange
+from ...core.models import FileChange
 from .paths import FileKind, extension
 
 if TYPE_CHECKING:

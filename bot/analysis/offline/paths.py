@@ -2,7 +2,7 @@
 
 Everything that sorts files by kind reads `classify_path`: the offline rules (size counts source
 only; a commit of tests and docs alone is low), the LLM prompt's diff order (bot/diffs.py) and the
-answer checks (bot/analysis/answer.py). Paths only: no content is read here.
+answer checks (bot/analysis/answer_schema.py). Paths only: no content is read here.
 """
 
 from __future__ import annotations

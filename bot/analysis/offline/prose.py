@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from ...core.models import ChangeType, Importance
 from ...i18n import phrase, text
-from ...models import ChangeType, Importance
 from .context import Context
 from .evidence.behaviour import SERVER_TOKENS
 from .evidence.dependencies import dependency_updates

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...core.models import Commit, FileChange
 from ...i18n import Phrase, text
-from ...models import Commit, FileChange
 from .lang import is_zh
 from .paths import FileKind, classify_path
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...models import ChangeType
+from ...core.models import ChangeType
 from .evidence import behaviour, breaking, dependencies, release, scope, security
 from .message import first_paragraphs
 

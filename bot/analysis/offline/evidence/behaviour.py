@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ....core.models import ChangeType, FileChange, Importance
 from ....i18n import Count, Phrase, phrase, text
-from ....models import ChangeType, FileChange, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, clip, num
 from ..message import first_paragraphs, prose

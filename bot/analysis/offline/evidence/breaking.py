@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ....core.models import Importance
 from ....i18n import phrase
-from ....models import Importance
 from ..context import Context, Fact, Insight, Risk
 from ..message import prose
 

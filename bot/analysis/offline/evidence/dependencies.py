@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ....core.models import ChangeType, Commit, Importance
 from ....i18n import phrase
-from ....models import ChangeType, Commit, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
 from ..patch import change_blocks, lockfile_updates, manifest_blocks, requirements

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ....core.models import FileChange, Importance
 from ....i18n import phrase
-from ....models import FileChange, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
 from ..patch import diff_lines, manifest_blocks

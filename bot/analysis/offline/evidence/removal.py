@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ....core.models import ChangeType, Importance
 from ....i18n import Count, phrase
-from ....models import ChangeType, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, num
 from ..paths import FileKind, extension

@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ....core.models import ChangeType, Importance
 from ....i18n import Count, phrase, text
-from ....models import ChangeType, Importance
 from ..context import Context, Fact
 from ..lang import Names, is_zh, lines
 from ..paths import NON_RUNTIME, FileKind

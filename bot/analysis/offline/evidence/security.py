@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ....core.models import ChangeType, Importance
 from ....i18n import Phrase, phrase
-from ....models import ChangeType, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, clip
 from ..message import prose

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
+from ....core.models import ChangeType, Importance
 from ....i18n import Count, Phrase, phrase
-from ....models import ChangeType, Importance
 from ..context import Context, Fact, Insight, Risk
 from ..lang import lines, num
 from ..paths import FileKind

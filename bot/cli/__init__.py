@@ -1,0 +1,1 @@
+"""The command line's subcommands (argparse is in bot/__main__.py)."""

@@ -1,0 +1,203 @@
+"""The CLI's `digest`, `ask` and `eval` commands (argparse is in __main__.py): thin wrappers over the core
+that print to a terminal. Their own lines on stderr are in `--lang` when it is given, else English
+(`stderr_lang`); the digest itself is in `--lang`, else DEFAULT_LANG."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import UTC, datetime
+
+from ..core.models import UsageError
+from ..core.window import parse_window, zone
+from ..i18n import phrase, text
+from ..runtime.services import Services
+
+EXIT_NO_LLM = 3  # an LLM is configured but no commit got an LLM analysis (the digest is still written)
+
+
+class ProgressBar:
+    """`analysing 12/31 [######....]` on stderr — only on a terminal, so pipes and CI stay clean."""
+
+    def __init__(self, stream=sys.stderr, lang: str = "en"):
+        self.stream = stream
+        self.lang = lang
+        self.enabled = stream.isatty()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        width = 30
+        filled = int(width * done / total)
+        self.stream.write(
+            f"\r{text(self.lang, 'cli.analysing', done=done, total=total)} [{'#' * filled}{'.' * (width - filled)}]"
+        )
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _check_out_path(path: str | None) -> None:
+    """Fail before the (possibly long) analysis, not after it."""
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(phrase("cli.out_no_folder", path=path, folder=folder))
+    if os.path.isdir(path):
+        raise UsageError(phrase("cli.out_is_folder", path=path))
+    if not os.access(folder, os.W_OK):
+        raise UsageError(phrase("cli.out_no_permission", path=path, folder=folder))
+
+
+def write_out(path: str, body: str) -> None:
+    """Write the command's output to `path`; a failure is one sentence (exit 2), never a traceback."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(body)
+    except OSError as exc:
+        raise UsageError(phrase("cli.out_failed", path=path, reason=exc.strerror)) from None
+
+
+def stderr_lang(args) -> str:
+    """The language of the CLI's own lines: `--lang` when given, else English."""
+    return vars(args).get("lang") or "en"
+
+
+async def digest_command(args, settings) -> int:
+    from ..render.jsonout import render_json
+    from ..render.markdown import render_report
+
+    tz = args.tz or settings.default_tz
+    zone(tz)
+    lang = args.lang or settings.default_lang
+    window = parse_window(args.date, tz, datetime.now(UTC), settings.max_range_days)
+    filt = _path_filter(args)
+    _check_out_path(args.out)
+    fork = None
+    if getattr(args, "fork", None):  # named before the (possibly long) analysis: fail fast
+        from ..downstream import check_fork, cli_usage, parse_fork, read_downstream
+
+        with cli_usage(lang):
+            fork = parse_fork(args.fork, lang)
+            await check_fork(fork, settings, lang)
+    services = Services.build(settings)
+    say = stderr_lang(args)
+    bar = ProgressBar(lang=say)
+    try:
+        source = services.source(args.repo)
+        digest = await services.builder.build(
+            source, window, lang, args.branch, args.include_merges or None, progress=bar, paths=filt
+        )
+        if fork is not None:
+            with cli_usage(lang):
+                digest = await read_downstream(digest, source, fork, settings, lang)
+    finally:
+        bar.close()
+        await services.aclose()
+    output = render_json([digest]) if args.format == "json" else render_report([digest])
+    if not digest.entries:
+        print(
+            text(say, "cli.no_commits", repo=digest.repo, branch=digest.branch, label=window.label, tz=tz),
+            file=sys.stderr,
+        )
+    if args.out:
+        write_out(args.out, output)
+        print(text(say, "cli.wrote", path=args.out, n=len(digest.entries)), file=sys.stderr)
+    else:
+        sys.stdout.write(output)
+    return _say_what_fell_back(digest, settings, say)
+
+
+def _path_filter(args):
+    """`--paths` / `--exclude` as a PathFilter; a glob that cannot name a path is bad input."""
+    from ..build.pathfilter import GlobError, PathFilter
+
+    try:
+        return PathFilter.of(getattr(args, "paths", ()) or (), getattr(args, "exclude", ()) or ())
+    except GlobError as exc:
+        raise UsageError(phrase(f"noise.{exc.reason}", value=exc.glob)) from None
+
+
+def _say_what_fell_back(digest, settings, lang: str) -> int:
+    """One stderr line per kind of trouble; EXIT_NO_LLM when an LLM was configured and not one
+    commit got its analysis (a cron job should notice)."""
+    from ..build.notices import cli_summary
+
+    unread = next((e.error for e in digest.entries if e.error), "")
+    if unread:
+        print(text(lang, "cli.unread", reason=unread), file=sys.stderr)
+    if not settings.llm_enabled:
+        return 0
+    if summary := cli_summary(digest.entries, settings.llm_timeout, lang):
+        print(summary, file=sys.stderr)
+    if digest.headline_fallback:
+        from ..analysis.summary import headline_cli_line
+
+        print(headline_cli_line(digest.headline_fallback), file=sys.stderr)
+    if digest.entries and not any(e.analysis and e.analysis.origin == "llm" for e in digest.entries):
+        return EXIT_NO_LLM
+    return 0
+
+
+async def ask_command(args, settings) -> int:
+    from ..conversation.commit_qa import check_question
+
+    lang = args.lang or settings.default_lang
+    question = check_question(" ".join(args.question), lang)
+    if not args.commit:
+        from .period import ask_history
+
+        return await ask_history(args, settings, question, lang)
+    if args.since or args.until:
+        from ..i18n import phrase
+
+        raise UsageError(phrase("history.commit_and_period"))
+    services = Services.build(settings)
+    try:
+        source = services.source(args.repo)
+        commit = await source.get_commit(args.commit)
+        async for piece in services.qa.answer(source, commit, question, lang):
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+        sys.stdout.write("\n")
+    finally:
+        await services.aclose()
+    return 0
+
+
+async def eval_command(args, settings) -> int:
+    """The model report card (bot/evaluation/card.py), in `--lang` else DEFAULT_LANG like a digest; bad
+    input is one sentence and exit 2 before any analysis; EXIT_NO_LLM when an LLM is configured and
+    none of its answers passed the checks."""
+    from ..evaluation.card import build_card, labels_path, load_labels, mirrors_dir, plan_sources, read_cases
+    from ..evaluation.card_text import render_card_json, render_card_text
+
+    lang = args.lang or settings.default_lang
+    say = stderr_lang(args)
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(phrase("eval.bad_limit", value=args.limit))
+    path = labels_path(args.labels)
+    labels = load_labels(path)
+    sources, left_out = plan_sources(labels, args.repo, mirrors_dir(args.mirrors))
+    for repo, commits in left_out.items():
+        print(text(say, "eval.left_out", repo=repo, commits=commits), file=sys.stderr)
+    selected = [label for label in labels if label.repo in sources][: args.limit]
+    cases = await read_cases(selected, sources, settings)
+    if not settings.llm_enabled:
+        print(text(say, "eval.no_llm"), file=sys.stderr)
+    bar = ProgressBar(lang=say)
+    try:
+        card = await build_card(cases, settings, lang, str(path), left_out, progress=bar)
+    finally:
+        bar.close()
+    sys.stdout.write(render_card_json(card) if args.format == "json" else render_card_text(card))
+    if card.llm is not None and card.commits and not card.llm.accepted:
+        print(text(say, "eval.none_accepted", commits=card.commits), file=sys.stderr)
+        return EXIT_NO_LLM
+    return 0

@@ -1,0 +1,1 @@
+"""The conversation, platform-neutral: the router, commands' shared pieces, questions, threads, subscriptions."""

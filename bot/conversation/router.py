@@ -1,0 +1,327 @@
+"""The conversation's router, platform-neutral: adapters in handlers/ acknowledge the platform at
+once, then hand each request here. It routes commands to their modules (bot/commands/, one per
+command, one table), thread messages and buttons to the questions family (bot/conversation/questions.py),
+and keeps what crosses them: the job queue, event dedupe, the policy (who may change a channel,
+which repositories chat may name), and errors.
+
+Every user-facing failure ends as one short line in the channel's language (plus the usage of
+the command concerned) shown to the person who caused it; nothing already posted is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from ..commands import CommandError, Request, help_text, looks_like_command, parse_command, usage
+from ..core.current_job import CURRENT_JOB
+from ..core.models import BotError, RetryLater, Subscription, UsageError, Window, to_dict
+from ..core.store import StoreBusy, StoreUnavailable
+from ..delivery.deliveries import Deliveries, DeliverySpec
+from ..i18n import localize, phrase, text
+from ..improve.improver import Improver
+from ..sources import looks_like_github
+from .chat_platform import ChatPlatform, Conversation, Notice
+from .level_taps import LevelTaps
+from .questions import Questions
+from .subscriptions import Subscriptions
+from .threads import Threads
+
+if TYPE_CHECKING:
+    from ..runtime.queue import Jobs, JobWorker
+
+log = logging.getLogger(__name__)
+
+
+class ChatService:
+    def __init__(
+        self, services, platforms: dict[str, ChatPlatform] | None = None, clock: Callable[[], datetime] | None = None
+    ):
+        self.services = services
+        self.settings = services.settings
+        self.store = services.store
+        self.subs = Subscriptions(services.store, services.settings)
+        self.threads = Threads(services.store)
+        self.platforms: dict[str, ChatPlatform] = dict(platforms or {})
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self._tasks: set[asyncio.Task] = set()
+        self.jobs: Jobs | None = None  # the job queue, when this process hands requests to workers
+        self.worker: JobWorker | None = None  # the job worker running in this process, if any
+        self.deliveries = Deliveries(self)
+        self.questions = Questions(self)
+        self.levels = LevelTaps(self)
+        # kept digests' fallbacks retried, posted messages redrawn (bot/improve/); the clock runs it
+        self.improver = Improver(services, self.platforms)
+
+    def register(self, platform: ChatPlatform) -> None:
+        self.platforms[platform.name] = platform
+
+    # --- background work (adapters ack first, then hand the work here) -------------------------------
+    def spawn(self, coro) -> asyncio.Task:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def submit(self, kind: str, conv: Conversation, **args) -> None:
+        """Adapters hand every user request here once they have acknowledged the platform:
+        kind "command" (text, prefix), "message" (text, mentioned, prefix) or "action"
+        (action, value, question). The arguments are JSON values: with a job queue the request
+        runs in a worker (any process); without one (tests, a single process without a queue)
+        it runs here in the background. An overloaded bot says "queued, position n"."""
+        if self.jobs is None:
+            self.spawn(self.run_request(kind, to_dict(conv), args))
+            return
+        platform = self.platforms[conv.platform]
+        try:
+            job = await self.jobs.enqueue("request", kind, to_dict(conv), args)
+        except BaseException as exc:  # noqa: BLE001 — one sentence, never silence
+            await self.report(platform, conv, self.settings.default_lang, exc)
+            return
+        # Where it stands is told in the background: the platform's acknowledgement (which may
+        # wait for this call) never waits for a message to be posted.
+        self.spawn(self._tell_position(self.jobs, platform, conv, job.job_id))
+
+    async def _tell_position(self, jobs: Jobs, platform, conv: Conversation, job_id: str) -> None:
+        lang = self.settings.default_lang
+        try:
+            position = await jobs.position(job_id)
+            if position > 0:
+                lang = (await self.subs.config(conv.platform, conv.channel)).lang
+                await platform.reply_private(conv, Notice(text(lang, "progress.queued", n=position), "progress", lang))
+        except BaseException as exc:  # noqa: BLE001 — report() re-raises cancellation, says one sentence for the rest
+            await self.report(platform, conv, lang, exc)
+
+    async def run_request(self, kind: str, conv: dict, args: dict, job_id: str | None = None) -> None:
+        """Run a request handed over by `submit` (in a worker, or here)."""
+        token = CURRENT_JOB.set(job_id)
+        try:
+            c = Conversation(**conv)
+            if kind == "command":
+                await self.on_command(c, args["text"], prefix=args.get("prefix") or "/digest")
+            elif kind == "message":
+                await self.on_message(
+                    c, args["text"], mentioned=bool(args.get("mentioned")), prefix=args.get("prefix") or "/digest"
+                )
+            elif kind == "action":
+                await self.on_action(c, args["action"], args.get("value") or {}, question=args.get("question"))
+            else:
+                log.error("unknown request kind %r dropped", kind)
+        finally:
+            CURRENT_JOB.reset(token)
+
+    async def run_delivery(self, spec: dict, job_id: str | None = None) -> str:
+        return await self.deliveries.run(DeliverySpec.from_dict(spec))
+
+    async def run_build(self, spec: dict) -> str:
+        """Build (and cache) a digest ahead of its deliveries, which share the result."""
+        from ..build.pathfilter import PathFilter
+        from ..core.models import window_from_dict
+
+        source = self.services.source(spec["repo"])
+        digest = await self.services.builder.build(
+            source,
+            window_from_dict(spec["window"]),
+            spec["lang"],
+            spec.get("branch"),
+            paths=PathFilter(tuple(spec.get("paths") or ()), tuple(spec.get("exclude") or ())),
+        )
+        return f"{len(digest.entries)} commits"
+
+    async def drain_local(self) -> None:
+        """Wait for the requests running in this process's background (shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def drain(self) -> None:
+        """Wait for every handed-off request, and for this process's worker to run out of due
+        jobs (tests, shutdown)."""
+        while True:
+            while self._tasks:
+                await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            if self.worker is None or await self.worker.idle():
+                if not self._tasks:
+                    return
+            else:
+                await asyncio.sleep(0.05)
+
+    async def first_time(self, platform: str, event_id: str, ttl: int) -> bool:
+        """Event dedupe: platforms re-send events they think we missed. With Redis down the
+        event is let through, so the user is told the storage is unreachable instead of nothing."""
+        if not event_id:
+            return True
+        try:
+            return await self.store.claim(self.store.k("event", platform, event_id), ttl)
+        except StoreUnavailable as exc:
+            log.error("event dedupe skipped: %s", exc)
+            return True
+
+    # --- entry points --------------------------------------------------------------------------------
+    async def on_command(self, conv: Conversation, text_: str, *, prefix: str = "/digest") -> None:
+        platform = self.platforms[conv.platform]
+        lang = self.settings.default_lang
+        verb = None
+        try:
+            cfg = await self.subs.config(conv.platform, conv.channel)
+            lang = cfg.lang
+            parsed = parse_command(text_)
+            verb = parsed.command.name
+            await parsed.command.run(Request(self, conv, platform, cfg, prefix), parsed.args)
+        except CommandError as exc:  # malformed: the sentence, then how to type it
+            line = f"⚠️ {localize(exc, lang)}\n" + (
+                text(lang, "usage.line", usage=usage(lang, exc.command, prefix))
+                if exc.command
+                else help_text(lang, prefix)
+            )
+            await platform.reply_private(conv, Notice(line, "usage", lang))
+        except UsageError as exc:  # well-formed but unusable (a future date, an unknown repo…)
+            line = f"⚠️ {localize(exc, lang)}" + (
+                f"\n{text(lang, 'usage.line', usage=usage(lang, verb, prefix))}" if verb else ""
+            )
+            await platform.reply_private(conv, Notice(line, "usage", lang))
+        except BaseException as exc:  # noqa: BLE001 — every failure gets one sentence, never silence
+            await self.report(platform, conv, lang, exc)
+
+    async def on_message(self, conv: Conversation, text_: str, *, mentioned: bool, prefix: str = "/digest") -> None:
+        """A message the bot can see: in a bot-started thread, a DM, or a mention. Decides whether
+        it is a command, a question, or none of the bot's business."""
+        platform = self.platforms[conv.platform]
+        lang = self.settings.default_lang
+        try:
+            cfg = await self.subs.config(conv.platform, conv.channel)
+            lang = cfg.lang
+            if (mentioned or conv.is_dm) and not conv.thread and looks_like_command(text_):
+                return await self.on_command(conv, text_, prefix=prefix)
+            if not conv.thread and not (mentioned or conv.is_dm):
+                return  # ordinary channel chatter
+            info = await self.threads.get(conv.platform, conv.channel, conv.thread) if conv.thread else None
+            if info is None:
+                if conv.thread and not (mentioned or conv.is_dm):
+                    return  # someone else's thread: not for us
+                if looks_like_command(text_):
+                    return await self.on_command(conv, text_, prefix=prefix)
+                if conv.thread:
+                    await platform.send(
+                        conv.channel,
+                        Notice(text(lang, "notices.unknown_thread", prefix=prefix), lang=lang),
+                        thread=conv.thread,
+                    )
+                    return
+                return await self.questions.outside_thread(conv, platform, text_, lang, prefix)
+            if not (mentioned or conv.is_dm or cfg.questions == "all"):
+                return
+            await self.questions.in_thread(conv, platform, info, text_, prefix=prefix)
+        except BaseException as exc:  # noqa: BLE001 — report() re-raises cancellation, says one sentence for the rest
+            await self.report(platform, conv, lang, exc)
+
+    async def on_action(self, conv: Conversation, action: str, value: dict, question: str | None = None) -> None:
+        """Buttons: ask (with the question when the platform collected one), details, choose,
+        and a level correction (whose repository is the tapped message's, not the value's)."""
+        platform = self.platforms[conv.platform]
+        lang = value.get("lang") or self.settings.default_lang
+        try:
+            if action == "level":
+                return await self.levels.tap(conv, platform, value)
+            root = value.get("thread") or conv.thread
+            info = await self.threads.get(conv.platform, conv.channel, root) if root else None
+            if info is not None:  # the thread knows how commands name its repository
+                value = {**value, "repo": info.repo}
+            elif value.get("repo") is not None:  # only the click's value names it: as typed, re-checked
+                value = {**value, "repo": self.check_repo(conv, str(value["repo"]))}
+            await self.questions.button(conv, platform, action, value, info, root, question, lang)
+        except BaseException as exc:  # noqa: BLE001 — report() re-raises cancellation, says one sentence for the rest
+            await self.report(platform, conv, lang, exc)
+
+    # --- policy --------------------------------------------------------------------------------------
+    def require_admin(self, conv: Conversation) -> None:
+        """Changing a channel's subscriptions or settings: the configured admins only (anyone when none are)."""
+        raw = {"slack": self.settings.slack_admin_users, "feishu": self.settings.feishu_admin_users}.get(
+            conv.platform, ""
+        )
+        admins = self.settings.admin_list(raw)
+        if admins and conv.user not in admins:
+            raise UsageError(phrase("errors.admins_only"))
+
+    def check_repo(self, conv: Conversation, repo: str) -> str:
+        """Chat users may name GitHub repositories or the configured default; only the operator's
+        own terminal may point at arbitrary local paths on the bot's machine."""
+        if repo in (self.settings.default_repo, "."):
+            return self.settings.default_repo
+        default_name = self._default_name()
+        if default_name and repo.lower() == default_name.lower():
+            return self.settings.default_repo  # a local clone named by its owner/name: stay local
+        if conv.platform == "console" or looks_like_github(repo):
+            return repo
+        raise UsageError(phrase("errors.repo_policy", default=default_name or self.settings.default_repo))
+
+    def _default_name(self) -> str | None:
+        try:
+            return self.services.source(self.settings.default_repo).name
+        except BotError:
+            return None
+
+    async def channel_repos(self, conv: Conversation, named: tuple[str, ...]) -> list[tuple[str, Subscription | None]]:
+        """The repositories a command is about: those it names (checked against the policy), else
+        the channel's subscriptions, else the default repository."""
+        if named:
+            return [(self.check_repo(conv, r), None) for r in named]
+        subs = await self.subs.for_channel(conv.platform, conv.channel)
+        if subs:
+            return [(s.repo, s) for s in subs]
+        try:
+            self.services.source(self.settings.default_repo)
+        except UsageError:  # no usable default (e.g. DEFAULT_REPO unset and not run from a clone)
+            raise CommandError(phrase("errors.no_repo"), "digest") from None
+        return [(self.settings.default_repo, None)]
+
+    # --- scheduled delivery (the clock calls this) ----------------------------------------------------
+    async def deliver_subscription(self, sub: Subscription, window: Window, progress_key: str) -> str:
+        """One push without a ledger (the ledger is the clock's): for tools and tests."""
+        spec = DeliverySpec(
+            platform=sub.platform,
+            channel=sub.channel,
+            repo=sub.repo,
+            window=to_dict(window),
+            lang=sub.lang,
+            key=progress_key,
+            branch=sub.branch,
+            min_importance=sub.min_importance.value,
+            post_empty=sub.post_empty,
+            paths=sub.paths,
+            exclude=sub.exclude,
+            bots=sub.bots,
+            week=sub.weekly,
+            fork=sub.fork,
+            owner=sub.owner or None,
+        )
+        return await self.deliveries.run(spec)
+
+    async def report_push_failure(self, sub: Subscription, attempts: int, reason: object) -> None:
+        platform = self.platforms[sub.platform]
+        line = text(sub.lang, "notices.push_failed", repo=sub.repo, n=attempts, reason=localize(reason, sub.lang))
+        await platform.send(sub.channel, Notice(line, "error", sub.lang))
+
+    # --- failures ------------------------------------------------------------------------------------
+    async def report(self, platform: ChatPlatform, conv: Conversation, lang: str, exc: BaseException) -> None:
+        """One sentence to the person whose request failed, in their channel's language."""
+        if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
+            raise exc
+        if isinstance(exc, RetryLater) and CURRENT_JOB.get():
+            raise exc  # the queue runs this request again (and it resumes): nothing to tell yet
+        if isinstance(exc, StoreBusy):
+            line = text(lang, "errors.busy")
+        elif isinstance(exc, StoreUnavailable):
+            log.error("storage unavailable: %s", exc)
+            line = text(lang, "errors.storage_down")
+        elif isinstance(exc, BotError):
+            line = f"⚠️ {localize(exc, lang)}"
+        else:
+            log.exception("unexpected failure handling a %s request", conv.platform)
+            line = text(lang, "errors.internal", kind=type(exc).__name__)
+        try:
+            await platform.reply_private(conv, Notice(line, "error", lang))
+        except Exception:  # the platform itself is down: the log is all we have
+            log.exception("could not tell the user about a failure")

@@ -1,0 +1,310 @@
+"""A digest into one conversation, as a resumable job: the same machinery for a scheduled push
+and for a `/digest` asked in a channel.
+
+A delivery is described by a `DeliverySpec` (JSON, so it can be queued) and identified by its
+`key`. Running it twice never posts twice: a lease makes one runner at a time, the progress
+state under `key` (parent message, thread messages sent) lets a run killed at any moment resume
+where it stopped, and keyed sends let the platform adapter find a message that was posted just
+before the kill. Scheduled pushes also have a ledger per (conversation, repository, day) that
+says "done" (or "failed" after MAX_ATTEMPTS) for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import date
+
+from ..build.pathfilter import PathFilter
+from ..build.rollup import areas_of, shown_entries
+from ..conversation.chat_platform import MessageRef, Notice
+from ..core import metrics
+from ..core.current_job import CURRENT_JOB
+from ..core.models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
+from ..core.store import StoreUnavailable
+from ..core.window import day_window, week_window
+from ..i18n import localize, text
+from .fork import downstream_of, tell_conflicts
+from .post import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
+
+log = logging.getLogger(__name__)
+
+LEDGER_TTL = 40 * 86400
+MAX_ATTEMPTS = 3
+STORE_RETRY = 2.0  # seconds before a job interrupted by a Redis outage runs again
+PROGRESS_EVERY = 1.5  # seconds between progress-message edits (platform edit limits, and calm)
+
+
+@dataclass(frozen=True)
+class DeliverySpec:
+    platform: str
+    channel: str
+    repo: str  # as commands name it (owner/name or the default path)
+    window: dict  # a Window as JSON
+    lang: str
+    key: str  # progress state and idempotency keys derive from it
+    branch: str | None = None
+    min_importance: str = "low"
+    attach: bool = False
+    post_empty: bool = True
+    thread: str | None = None  # the parent goes into this thread (a command typed in a thread)
+    progress: bool = False  # on demand: "building…" first, replaced by the digest
+    ledger: str | None = None  # scheduled: the (conversation, repository, day) ledger key
+    attempts: str | None = None  # scheduled: failed attempts so far
+    paths: tuple[str, ...] = ()  # the path filter (bot/build/pathfilter.py)
+    exclude: tuple[str, ...] = ()
+    bots: str = "collapse"  # collapse | show (bot/build/noise.py)
+    week: bool = False  # the weekly roll-up (bot/build/rollup.py) instead of the digest and its thread
+    fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
+    owner: str | None = None  # who named the fork: told directly of each conflicting commit
+    prefix: str = ""  # on demand: how the asker types commands (`/digest`), for what to try next
+
+    def window_obj(self) -> Window:
+        return window_from_dict(self.window)
+
+    def path_filter(self) -> PathFilter:
+        return PathFilter(tuple(self.paths), tuple(self.exclude))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DeliverySpec:
+        values = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        for name in ("paths", "exclude"):  # JSON lists back to the tuples they were
+            if name in values:
+                values[name] = tuple(values[name] or ())
+        return cls(**values)
+
+
+def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
+    """The push of `day` (a weekly subscription: of the ISO week whose Monday is `day`), keyed by
+    (conversation, repository, day or week) — one ledger entry each, so it is made once."""
+    if sub.weekly:
+        year, week, _ = day.isocalendar()
+        parts = (sub.platform, sub.channel, sub.repo.lower(), f"week-{year}-W{week:02d}")
+        window = week_window(day, sub.tz)
+    else:
+        parts = (sub.platform, sub.channel, sub.repo.lower(), day.isoformat())
+        window = day_window(day, sub.tz)
+    return DeliverySpec(
+        platform=sub.platform,
+        channel=sub.channel,
+        repo=sub.repo,
+        window=to_dict(window),
+        lang=sub.lang,
+        key=store.k("delivery", *parts),
+        branch=sub.branch,
+        min_importance=sub.min_importance.value,
+        post_empty=sub.post_empty,
+        ledger=store.k("ledger", *parts),
+        attempts=store.k("attempts", *parts),
+        paths=sub.paths,
+        exclude=sub.exclude,
+        bots=sub.bots,
+        week=sub.weekly,
+        fork=sub.fork,
+        owner=sub.owner or None,
+    )
+
+
+def _kind(spec: DeliverySpec, window: Window) -> str:
+    """The catalogue suffix naming what is being built: a day's digest (""), a range's, a roll-up."""
+    return "_week" if spec.week else "_range" if ".." in window.label else ""
+
+
+def _empty_hint(spec: DeliverySpec, window: Window) -> str:
+    """On demand, a quiet day's "no new commits" says what to try: the whole of last week."""
+    if not (spec.progress and spec.prefix) or spec.week or ".." in window.label:
+        return ""
+    return text(spec.lang, "notices.empty_hint", prefix=spec.prefix)
+
+
+class Deliveries:
+    def __init__(self, chat):
+        self.chat = chat
+        self.store = chat.store
+        self.settings = chat.settings
+        self.monotonic = time.monotonic  # paces the progress edits (a test steps its own clock)
+
+    async def run(self, spec: DeliverySpec) -> str:
+        """Deliver (or finish delivering) `spec`. Returns what happened, for logs and tests;
+        raises RetryLater when another runner holds it or a scheduled push should be retried."""
+        store = self.store
+        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        lock = spec.key + ":lock"
+        # One runner at a time, held as long as the job's own lease (JOB_LEASE, renewed): a dead
+        # runner's lock lapses when its job becomes runnable again, not a minute later.
+        lease = max(1, round(self.settings.job_lease))
+        if not await store.lease(lock, owner, lease):
+            raise RetryLater("another worker is delivering", lease / 2)
+        work: list[asyncio.Task] = []  # the sending, which the keeper stops if the lock is lost
+        lost = asyncio.Event()
+        keeper = asyncio.create_task(self._keep(lock, owner, lease, work, lost))
+        try:
+            # read under the lock: a runner that held it before us may have just finished
+            if spec.ledger and await store.get_json(spec.ledger):
+                return "already delivered"
+            work.append(asyncio.create_task(self._deliver(spec)))
+            try:
+                outcome = await work[0]
+            except asyncio.CancelledError:
+                if not lost.is_set():
+                    raise
+                # our lease lapsed (a stalled process) and another runner took the delivery over:
+                # stop sending at once; it resumes from the saved progress
+                raise RetryLater("another worker took the delivery over", lease / 2) from None
+            if spec.ledger:
+                await store.set_json(spec.ledger, {"at": self.chat.clock().isoformat(), "by": owner}, ttl=LEDGER_TTL)
+            metrics.count("deliveries", platform=spec.platform, outcome=outcome)
+            return outcome
+        except (asyncio.CancelledError, RetryLater):
+            raise
+        except UncertainSend as exc:  # retrying could post twice: the ledger closes it, once
+            log.warning("delivery of %s to %s:%s stopped: %s", spec.repo, spec.platform, spec.channel, exc)
+            if spec.ledger:
+                await store.set_json(spec.ledger, {"uncertain": str(exc)}, ttl=LEDGER_TTL)
+            metrics.count("deliveries", platform=spec.platform, outcome="uncertain")
+            return "uncertain"
+        except Exception as exc:  # the log has the details, the channel one line
+            if isinstance(exc, StoreUnavailable) and (spec.ledger or CURRENT_JOB.get()):
+                # Redis went away mid-delivery: nothing can be recorded, so run the job again
+                # once it is back; the progress state makes that a resumption.
+                raise RetryLater("storage unavailable", STORE_RETRY) from None
+            metrics.count("deliveries", platform=spec.platform, outcome="failed")
+            if not spec.ledger:
+                raise  # on demand: the request that asked reports it to its asker
+            if not isinstance(exc, BotError):
+                log.exception("delivery of %s to %s:%s failed", spec.repo, spec.platform, spec.channel)
+            return await self._failed(spec, exc if isinstance(exc, BotError) else type(exc).__name__)
+        finally:
+            keeper.cancel()
+            try:
+                await store.release(lock, owner)
+            except BotError:
+                pass  # it lapses by itself
+
+    async def _deliver(self, spec: DeliverySpec) -> str:
+        chat = self.chat
+        platform = chat.platforms[spec.platform]
+        window = spec.window_obj()
+        source = chat.services.source(spec.repo)
+        progress = await self._progress_message(platform, spec, source.name, window) if spec.progress else None
+        cfg = await chat.subs.config(spec.platform, spec.channel)
+        # A re-run (its worker died, or Redis went away mid-thread) after the building line became
+        # the digest: that line is the digest now, and no progress or failure edit may replace it.
+        if progress is not None and (await self.store.get_json(spec.key) or {}).get("parent"):
+            progress = None
+        on_progress = self._progress_editor(platform, progress, spec, source.name, window) if progress else None
+        try:
+            digest = await chat.services.builder.build(
+                source, window, spec.lang, spec.branch, progress=on_progress, paths=spec.path_filter()
+            )
+            # a roll-up groups its commits by area: read from their files (cached by the build)
+            week = (
+                await areas_of(chat.services.builder, source, shown_entries(digest, spec.min_importance))
+                if spec.week
+                else None
+            )
+        except Exception as exc:  # on demand, the person who asked reads why
+            if progress is None:
+                raise
+            reason = exc if isinstance(exc, BotError) else type(exc).__name__
+            if not isinstance(exc, BotError):
+                log.exception("digest for %s %s failed", source.name, window.label)
+            line = text(
+                spec.lang,
+                "notices.build_failed" + _kind(spec, window),
+                repo=source.name,
+                label=window.label,
+                reason=localize(reason, spec.lang),
+            )
+            await platform.update(progress, Notice(line, "error", spec.lang))
+            return "failed"
+        if spec.fork:
+            digest = await downstream_of(chat, spec, digest, source)
+        if not digest.entries and not spec.post_empty:
+            return "skipped (empty)"
+        parent = await deliver_digest(
+            platform,
+            self.store,
+            spec.channel,
+            Plan(
+                digest,
+                spec.min_importance,
+                spec.attach or cfg.file,
+                report=getattr(chat.services.reports, "publish", None),
+                bots=spec.bots,
+                week=week,
+                files_supported=platform.supports_files,
+                empty_hint=_empty_hint(spec, window),
+            ),
+            replace_ref=progress,
+            thread=spec.thread,
+            progress_key=spec.key,
+            now=lambda: chat.clock().timestamp(),
+        )
+        if parent is not None:  # an empty one too: a question in its thread is told it has no commits
+            await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
+        if spec.fork and spec.owner:
+            await tell_conflicts(platform, self.store, spec, digest)
+        return "delivered"
+
+    async def _progress_message(self, platform, spec: DeliverySpec, name: str, window: Window) -> MessageRef:
+        """The "building…" line, posted once per delivery even across a crash and a re-run."""
+        key = spec.key + ":progress"
+        saved = await self.store.get_json(key)
+        if saved:
+            return MessageRef(spec.channel, saved["id"], saved.get("thread"))
+        line = text(spec.lang, "progress.building" + _kind(spec, window), repo=name, label=window.label)
+        ref = await platform.send(spec.channel, Notice(line, "progress", spec.lang), thread=spec.thread, key=key)
+        await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
+        return ref
+
+    def _progress_editor(self, platform, progress: MessageRef, spec: DeliverySpec, name: str, window: Window):
+        last_at, last_line = float("-inf"), ""  # the first progress is always shown
+
+        async def on_progress(done: int, total: int) -> None:
+            nonlocal last_at, last_line
+            line = text(spec.lang, "progress.analysing", repo=name, label=window.label, done=done, total=total)
+            now = self.monotonic()
+            if total and line != last_line and (now - last_at >= PROGRESS_EVERY):
+                last_at, last_line = now, line
+                try:
+                    await platform.update(progress, Notice(line, "progress", spec.lang))
+                except BotError:
+                    pass  # a missed progress edit is cosmetic
+
+        return on_progress
+
+    async def _failed(self, spec: DeliverySpec, reason: BotError | str) -> str:
+        """A scheduled push that failed: retry later; after MAX_ATTEMPTS say so in the channel
+        once and stop."""
+        log.warning("delivery of %s to %s:%s failed: %s", spec.repo, spec.platform, spec.channel, reason)
+        attempts = await self.store.incr(spec.attempts, LEDGER_TTL)
+        if attempts < MAX_ATTEMPTS:
+            raise RetryLater(f"failed ({reason}); will retry", self.settings.clock_interval * 2**attempts)
+        await self.store.set_json(spec.ledger, {"failed": str(reason)}, ttl=LEDGER_TTL)
+        try:
+            sub = Subscription(spec.platform, spec.channel, spec.repo, lang=spec.lang)
+            await self.chat.report_push_failure(sub, attempts, reason)
+        except Exception:  # the push has failed already; its report must not fail the job too
+            log.exception("could not report the failed delivery")
+        return f"gave up ({reason})"
+
+    async def _keep(self, lock: str, owner: str, lease: int, work: list, lost: asyncio.Event) -> None:
+        """Renew the delivery's lock while it runs; if another runner holds it (ours lapsed while
+        this process stalled), stop this run before it sends anything more."""
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                ours = await self.store.renew(lock, owner, lease)
+            except BotError:
+                continue
+            if not ours:
+                log.warning("delivery lock %s was taken over by another runner; stopping this run", lock)
+                lost.set()
+                for task in work:
+                    task.cancel()
+                return

@@ -1,0 +1,1 @@
+"""The model report card: an analyser's levels against a maintainer's labels."""

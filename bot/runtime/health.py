@@ -1,0 +1,84 @@
+"""Whether workers and clocks are alive, kept in Redis so it can be asked from anywhere.
+
+A worker's arq poll loop writes arq's health-check key, one per worker
+(`{prefix}jobs:health:{worker id}`), every `report_every` seconds with a time-to-live one second
+longer: the key exists exactly while that worker polls the queue. A clock writes
+`{prefix}clock:health:{clock id}` after every tick it completed, living three intervals (and ten
+seconds for a slow tick). `python -m bot health worker|clock` reads them (exit 0 when at least one
+is alive, 1 when none is), and each process's `/healthz` on METRICS_PORT checks its own key.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+KINDS = ("worker", "clock")
+
+
+def report_every(settings) -> float:
+    """Seconds between a worker's health reports: within its job lease, at most 10."""
+    return min(10.0, settings.job_lease)
+
+
+def key(prefix: str, kind: str, ident: str) -> str:
+    return f"{prefix}jobs:health:{ident}" if kind == "worker" else f"{prefix}clock:health:{ident}"
+
+
+def clock_ttl(settings) -> int:
+    return math.ceil(3 * settings.clock_interval) + 10
+
+
+def horizon(settings, kind: str) -> int:
+    """How old (seconds) the newest report may be for its process to count as alive."""
+    return math.ceil(report_every(settings)) + 1 if kind == "worker" else clock_ttl(settings)
+
+
+async def clock_beat(store, settings, ident: str) -> None:
+    await store.set_json(key(store.prefix, "clock", ident), {"ticked": time.time()}, ttl=clock_ttl(settings))
+
+
+async def is_alive(store, kind: str, ident: str) -> bool:
+    return bool((await store.exists_each([key(store.prefix, kind, ident)]))[0])
+
+
+async def alive(store, kind: str) -> dict[str, str]:
+    """Every live process of `kind` on this Redis and key prefix → what it last reported."""
+    pattern = key(store.prefix, kind, "*")
+    found: dict[str, str] = {}
+    async for raw in store.r.scan_iter(match=pattern, count=500):
+        name = raw.decode() if isinstance(raw, bytes) else raw
+        value = await store.r.get(name)
+        if value is not None:
+            found[name[len(pattern) - 1 :]] = value.decode(errors="replace")
+    return found
+
+
+async def health_command(args, settings) -> int:
+    """`python -m bot health worker|clock`: one line; exit 0 when one is alive, 1 when none is."""
+    import json
+    import sys
+
+    from ..core.store import open_store
+    from ..i18n import text
+
+    store = open_store(settings)
+    try:
+        found = await store._call(alive, store, args.kind)
+    finally:
+        await store.close()
+    if not found:
+        print(
+            text("en", "ops.health_none", kind=args.kind, prefix=store.prefix, seconds=horizon(settings, args.kind)),
+            file=sys.stderr,
+        )
+        return 1
+    if args.kind == "clock":
+        now = time.time()
+        found = {
+            ident: text("en", "ops.clock_ticked", seconds=round(now - json.loads(info)["ticked"]))
+            for ident, info in found.items()
+        }
+    details = "; ".join(f"{ident}: {info}" for ident, info in sorted(found.items()))
+    print(text("en", "ops.health_alive", kind=args.kind, count=len(found), details=details))
+    return 0

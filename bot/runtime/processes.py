@@ -1,0 +1,182 @@
+"""`run`, `serve`, `worker` and `clock`: which parts run in this process.
+
+  run     everything: configured platforms (Socket Mode / Feishu long connection, or HTTP
+          callbacks), the HTTP server with /healthz, the scheduler and a job worker, all in one
+          event loop. With no platform configured it opens the terminal chat instead (the
+          embedded default), still with the scheduler and the worker.
+  serve   the HTTP server only: Slack and Feishu callbacks, /healthz. It verifies, acknowledges
+          and enqueues; nothing slow runs here.
+  worker  runs queued jobs (commands, questions, deliveries, builds); also holds Socket Mode /
+          the Feishu long connection when configured. Run any number, on any number of machines.
+  clock   enqueues due pushes. Safe to run more than once.
+
+Any of them, with METRICS_PORT set, also serves /metrics and its own /healthz on that port
+(METRICS_HOST, this machine only by default): never on the public PORT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from typing import TYPE_CHECKING
+
+from ..conversation.router import ChatService
+from ..core.models import BotError, UsageError
+from ..i18n import phrase, text
+from . import health
+from .queue import Jobs, JobWorker
+from .schedule import Clock
+from .services import Services
+
+if TYPE_CHECKING:  # the adapters import their SDKs: only build_adapters imports them, when configured
+    from handlers.feishu import FeishuAdapter
+    from handlers.slack import SlackAdapter
+
+log = logging.getLogger(__name__)
+
+
+def build_adapters(settings, chat: ChatService, *, receive: bool) -> list:
+    """Platform adapters for what is configured. Their SDKs are imported only here, lazily."""
+    adapters: list[SlackAdapter | FeishuAdapter] = []
+    if settings.slack_enabled:
+        from handlers.slack import build_slack
+
+        adapters.append(build_slack(settings, chat, receive=receive))
+    if settings.feishu_enabled:
+        from handlers.feishu import build_feishu
+
+        adapters.append(build_feishu(settings, chat, receive=receive))
+    for adapter in adapters:
+        chat.register(adapter.platform)
+    return adapters
+
+
+async def run_command(command: str, settings) -> int:
+    services = Services.build(settings)
+    chat = ChatService(services)
+    stop = asyncio.Event()
+    _install_signal_handlers(stop)
+    runners: list = []
+    adapters: list = []
+    tasks: list[asyncio.Task] = []
+    worker: JobWorker | None = None
+    try:
+        if settings.metrics_port and settings.metrics_port == settings.port and command in ("run", "serve"):
+            raise UsageError(text("en", "ops.metrics_port_is_public", port=settings.port))
+        if settings.subscriptions_file:
+            n = await chat.subs.seed(settings.subscriptions_file)
+            log.info("seeded %d subscriptions from %s", n, settings.subscriptions_file)
+        receive = command in ("run", "serve") or (command == "worker" and _has_outbound(settings))
+        adapters = build_adapters(settings, chat, receive=receive)
+        if not adapters and command in ("serve", "worker", "clock"):
+            raise UsageError(phrase("ops.needs_platform", command=command))
+        chat.jobs = await Jobs.connect(settings)
+        if command in ("run", "worker"):
+            worker = JobWorker(settings, chat)
+            await worker.start()
+            chat.worker = worker
+        clock = Clock(chat, settings, jobs=chat.jobs) if command in ("run", "clock") else None
+        if settings.metrics_port:
+            runners.append(await _ops_server(settings, services.store, chat.jobs, worker, clock))
+        if command == "run" and not adapters:
+            assert clock is not None  # "run" always has its clock
+            return await _console(chat, settings, stop, clock, runners)
+        if command in ("run", "serve"):
+            from handlers.web import build_app, report_routes, start_server
+
+            routes = [r for a in adapters for r in a.http_routes()] + report_routes(services.reports)
+            runners.append(await start_server(build_app(services.store, routes), settings.host, settings.port))
+        if command in ("run", "worker") and receive:
+            for adapter in adapters:
+                await adapter.start()
+        if clock is not None:
+            tasks.append(asyncio.create_task(clock.run_forever(stop)))
+        await stop.wait()
+        return 0
+    finally:
+        stop.set()
+        for task in tasks:
+            await asyncio.gather(task, return_exceptions=True)
+        if worker is not None:
+            await worker.close()  # running jobs go back to the queue for the next worker
+        await chat.drain_local()
+        for adapter in adapters:
+            await adapter.close()
+        for runner in runners:
+            await runner.cleanup()
+        if chat.jobs is not None:
+            await chat.jobs.close()
+        await services.aclose()
+
+
+async def _console(chat: ChatService, settings, stop: asyncio.Event, clock: Clock, runners: list) -> int:
+    from pathlib import Path
+
+    from handlers.console import ConsoleChat, ConsolePlatform
+
+    if settings.public_base_url:  # the terminal's digests link their report pages: serve them
+        from handlers.web import build_app, report_routes, start_server
+
+        runners.append(
+            await start_server(
+                build_app(chat.store, report_routes(chat.services.reports)), settings.host, settings.port
+            )
+        )
+    platform = ConsolePlatform(report_dir=Path(settings.data_dir) / "reports", lang=settings.default_lang)
+    chat.register(platform)
+    ticking = asyncio.create_task(clock.run_forever(stop))
+    try:
+        await ConsoleChat(chat, platform).run(stop=stop)
+    finally:
+        stop.set()
+        await asyncio.gather(ticking, return_exceptions=True)
+    return 0
+
+
+async def _ops_server(settings, store, jobs, worker: JobWorker | None, clock: Clock | None):
+    """/metrics and this process's /healthz on METRICS_PORT: Redis answers, and this process's
+    worker polls the queue and its clock ticks (their health keys are fresh)."""
+    from handlers.web import build_ops_app, start_server
+
+    async def parts() -> dict[str, str]:
+        state = {"redis": "up" if await store.ping() else "unreachable"}
+        for kind, part in (("worker", worker), ("clock", clock)):
+            if part is not None:
+                try:
+                    state[kind] = "alive" if await health.is_alive(store, kind, part.id) else "silent"
+                except BotError:
+                    state[kind] = "unknown"
+        return state
+
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token is not None else None
+    if token is None and settings.metrics_host not in ("127.0.0.1", "::1", "localhost"):
+        log.warning(
+            "metrics: /metrics on %s:%d without METRICS_TOKEN: whoever reaches that port reads "
+            "queue and repository names",
+            settings.metrics_host,
+            settings.metrics_port,
+        )
+    from ..analysis.cost import Budget
+    from ..build.builder import utcnow
+
+    month = Budget(store, settings.llm_monthly_token_budget, utcnow)
+    return await start_server(
+        build_ops_app(parts, jobs, token, refresh=month.refresh_gauge), settings.metrics_host, settings.metrics_port
+    )
+
+
+def _has_outbound(settings) -> bool:
+    return bool(
+        (settings.slack_enabled and settings.slack_app_token)
+        or (settings.feishu_enabled and settings.feishu_mode == "ws")
+    )
+
+
+def _install_signal_handlers(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass

@@ -1,0 +1,102 @@
+"""Build the core's objects once, from settings, and hand them around (constructor injection)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..core.prompts import Prompts
+from ..sources import CommitSource, open_source
+
+if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the LLM module imports openai)
+    from settings import Settings
+
+    from ..analysis.analyze import Analyzer
+    from ..analysis.llm import LLM
+    from ..build.builder import DigestBuilder
+    from ..conversation.commit_qa import QA
+    from ..core.store import Store
+    from ..history import HistoryQA
+    from ..report import Reports
+    from ..taste.corrections import Corrections
+
+
+@dataclass
+class Services:
+    settings: Settings
+    store: Store
+    prompts: Prompts
+    llm: LLM | None
+    analyzer: Analyzer
+    builder: DigestBuilder
+    qa: QA
+    reports: Reports | None = None  # the digests' report pages and their signed links
+    history: HistoryQA | None = None  # questions about a period
+    corrections: Corrections | None = None  # readers' level corrections (bot/levels/)
+    _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
+    max_sources: int = 256  # chat users can name any repository: keep the most recent ones
+
+    @classmethod
+    def build(
+        cls, settings: Settings, store: Store | None = None, clock: Callable[[], datetime] | None = None
+    ) -> Services:
+        from ..analysis.analyze import Analyzer
+        from ..build.builder import DigestBuilder, utcnow
+        from ..conversation.commit_qa import QA
+        from ..core.store import open_store
+        from ..report import Reports
+        from ..taste.corrections import Corrections
+
+        store = store or open_store(settings)
+        # Readers' level corrections: laid over every digest shown, and labelled examples for
+        # the learned profiles of the weeks after them.
+        corrections = Corrections(store)
+        prompts = Prompts(settings.prompts_dir)
+        llm = None
+        if settings.llm_enabled:
+            from ..analysis.cost import Budget
+            from ..analysis.llm import LLM
+
+            # what it learns about the endpoint outlives the process; its tokens count for the month
+            llm = LLM(settings, memory=store, budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
+        analyzer = Analyzer(llm, prompts, settings)
+        taste = None
+        if settings.learn_from_release_notes:
+            from ..taste.book import TasteBook
+
+            taste = TasteBook(store, corrections=corrections, history_limit=settings.learn_history_commits)
+        builder = DigestBuilder(
+            store, analyzer, llm, prompts, settings, clock=clock or utcnow, taste=taste, corrections=corrections
+        )
+        from ..history import build_history
+
+        return cls(
+            settings,
+            store,
+            prompts,
+            llm,
+            analyzer,
+            builder,
+            QA(builder, llm, prompts, settings),
+            Reports(store, settings, clock=clock or utcnow, corrections=corrections),
+            build_history(builder, llm, prompts, settings),
+            corrections,
+        )
+
+    def source(self, repo: str) -> CommitSource:
+        """One source object per repository for the process's lifetime (they hold HTTP pools)."""
+        key = repo.strip()
+        if key not in self._sources:
+            self._sources[key] = open_source(key, self.settings)
+            while len(self._sources) > self.max_sources:
+                self._sources.popitem(last=False)
+        self._sources.move_to_end(key)
+        return self._sources[key]
+
+    async def aclose(self) -> None:
+        if self.llm is not None:
+            await self.llm.aclose()
+        await self.store.close()

@@ -1,0 +1,211 @@
+"""One watch's run for one day, exactly once per person and commit.
+
+The clock (bot/runtime/schedule.py) makes a `WatchRun` when a watch is due: the day before the run, in
+the person's time zone. The run lists that day's commits, keeps those whose files match the
+pattern (the files come from the cache the digests fill), analyses them through the digests'
+own cached path (`DigestBuilder.analysis`: a commit a digest already analysed costs no LLM call,
+and one being analysed for a digest right now is shared), and sends the person a header line
+then one message per commit, whose thread takes questions like a digest's.
+
+At most one message per commit per person, even across a crash: every send is keyed, as a
+delivery's are (bot/delivery/post.py). Before a send, a state under (person, repository, commit)
+records that it is being tried and when; after it, that it is done. A run killed in between is
+run again (the queue's lease, or the clock's next tick) and re-sends with the same key, which the
+platform recognises (Slack: the key in the message's metadata; Feishu: the `uuid`, for an hour;
+after that the conversation is read back, and a message that cannot be found out is not sent
+again). Runs of one person's watches never overlap (a lease per person), so a state found
+"trying" is always a dead run's. Two watches of one person that match the same commit send it once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import date
+
+from ..build.pathfilter import PathFilter, touched_paths
+from ..conversation.chat_platform import CommitDetail, MessageRef, Notice
+from ..core.models import BotError, Commit, Digest, DigestEntry, RetryLater
+from ..core.store import StoreUnavailable
+from ..core.window import day_window
+from ..delivery.deliveries import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
+from ..delivery.post import DEDUPE_MARGIN
+from ..i18n import localize, text
+from ..levels.posted import PostedMessages
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGES = 50  # commit messages per watch and day: a pattern like `**` must not flood a person
+
+
+@dataclass(frozen=True)
+class WatchRun:
+    platform: str
+    user: str
+    channel: str
+    repo: str
+    glob: str
+    tz: str
+    lang: str
+    day: str  # ISO date: the day whose commits are sent
+    key: str  # this run's state, ledger and idempotency keys derive from it
+
+    @classmethod
+    def from_dict(cls, d: dict) -> WatchRun:
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+def watch_run(store, watch, day: date) -> WatchRun:
+    return WatchRun(
+        platform=watch.platform,
+        user=watch.user,
+        channel=watch.channel,
+        repo=watch.repo,
+        glob=watch.glob,
+        tz=watch.tz,
+        lang=watch.lang,
+        day=day.isoformat(),
+        key=store.k("watchrun", watch.platform, watch.user, watch.repo.lower(), watch.glob, day.isoformat()),
+    )
+
+
+class WatchRunner:
+    def __init__(self, chat):
+        self.chat = chat
+        self.store = chat.store
+        self.settings = chat.settings
+
+    def ledger(self, run: WatchRun) -> str:
+        return run.key + ":done"
+
+    async def run(self, run: WatchRun) -> str:
+        """Run (or finish) one watch's day; what happened, for logs and tests. RetryLater when
+        another run of this person's watches holds the lease, or after a failure worth retrying."""
+        store = self.store
+        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        lock = store.k("watchlock", run.platform, run.user)
+        lease = max(1, round(self.settings.job_lease))
+        if not await store.lease(lock, owner, lease):
+            raise RetryLater("another run of this person's watches is in progress", lease / 2)
+        keeper = asyncio.create_task(self._keep(lock, owner, lease))
+        try:
+            if await store.get_json(self.ledger(run)):
+                return "already done"
+            outcome = await self._run(run)
+            await store.set_json(self.ledger(run), {"at": self.chat.clock().isoformat()}, ttl=LEDGER_TTL)
+            return outcome
+        except (asyncio.CancelledError, RetryLater):
+            raise
+        except StoreUnavailable:
+            raise RetryLater("storage unavailable", STORE_RETRY) from None
+        except Exception as exc:  # retried a few times, then logged and closed
+            attempts = await store.incr(run.key + ":attempts", LEDGER_TTL)
+            if not isinstance(exc, BotError):
+                log.exception("watch %s %s for %s:%s failed", run.repo, run.glob, run.platform, run.user)
+            if attempts < MAX_ATTEMPTS:
+                raise RetryLater(f"failed ({exc}); will retry", self.settings.clock_interval * 2**attempts) from None
+            await store.set_json(self.ledger(run), {"failed": str(exc)}, ttl=LEDGER_TTL)
+            return f"gave up ({exc})"
+        finally:
+            keeper.cancel()
+            try:
+                await store.release(lock, owner)
+            except BotError:
+                pass  # it lapses by itself
+
+    async def _run(self, run: WatchRun) -> str:
+        chat, store = self.chat, self.store
+        platform = chat.platforms[run.platform]
+        builder = chat.services.builder
+        source = chat.services.source(run.repo)
+        window = day_window(date.fromisoformat(run.day), run.tz)
+        branch = await source.default_branch()
+        commits = await source.list_commits(window, branch, self.settings.include_merges)
+        files = await asyncio.gather(*(builder.files(source, c.sha) for c in commits))
+        pattern = PathFilter(paths=(run.glob,))  # the digests' `paths` matcher
+        matched = [c for c, f in zip(commits, files) if pattern.keeps(touched_paths(f))]
+        matched.reverse()  # oldest first: the messages read in the order the commits landed
+        states = await asyncio.gather(*(store.get_json(self._sent_key(run, c)) for c in matched))
+        todo = [c for c, state in zip(matched, states) if not (state or {}).get("done")]
+        if not todo:
+            return "nothing new"
+        shown = todo[-MAX_MESSAGES:]  # the most recent ones
+        entries = await asyncio.gather(*(self._entry(source, c, run.lang, commits) for c in shown))
+        header = text(
+            run.lang,
+            "watch.dm_header" if len(todo) > 1 else "watch.dm_header_one",
+            n=len(todo),
+            glob=run.glob,
+            repo=source.name,
+            label=window.label,
+        )
+        if len(shown) < len(todo):
+            header += " " + text(run.lang, "watch.dm_cut", shown=len(shown))
+        await self._send_once(platform, run.channel, Notice(header, "info", run.lang), run.key + ":header")
+        for entry in entries:
+            digest = Digest(  # with the readers' level corrections, as every digest shows them
+                repo=source.name,
+                branch=branch,
+                window=window,
+                lang=run.lang,
+                entries=(entry,),
+                repo_url=source.web_url,
+                generated_at=chat.clock(),
+                repo_spec=run.repo,
+            )
+            digest = await builder.corrected(digest)
+            entry = digest.entries[0]
+            await self._send_once(
+                platform, run.channel, CommitDetail(digest, entry), self._sent_key(run, entry.commit), digest=digest
+            )
+        return f"sent {len(shown)}"
+
+    async def _entry(self, source, commit: Commit, lang: str, siblings) -> DigestEntry:
+        """The commit's analysis through the digests' cache (one LLM call at most, shared)."""
+        try:
+            return DigestEntry(commit, await self.chat.services.builder.analysis(source, commit, lang, siblings))
+        except BotError as exc:
+            return DigestEntry(commit, None, error=localize(exc, lang))
+
+    def _sent_key(self, run: WatchRun, commit: Commit) -> str:
+        return self.store.k("watchsent", run.platform, run.user, run.repo.lower(), commit.sha)
+
+    async def _send_once(
+        self, platform, channel: str, content, key: str, digest: Digest | None = None
+    ) -> MessageRef | None:
+        """Send `content` once under `key` (see the module doc); None when it was sent before or
+        cannot be known to be missing. A commit message's thread is remembered for questions."""
+        store = self.store
+        state = await store.get_json(key) or {}
+        if state.get("done"):
+            return None
+        now = self.chat.clock().timestamp()
+        window = platform.send_dedupe_window
+        if state.get("at") is not None and window is not None and now - float(state["at"]) >= window - DEDUPE_MARGIN:
+            ref = await platform.send_unless_posted(channel, content, key=key, since=float(state["at"]))
+            if ref is None:
+                log.warning(
+                    "watch message %s may be missing: its send had no answer, the platform no longer "
+                    "deduplicates it and the conversation could not be read back; not sent again",
+                    key,
+                )
+        else:
+            if state.get("at") is None:
+                await store.set_json(key, {"at": now}, ttl=LEDGER_TTL)  # trying, before the send
+            ref = await platform.send(channel, content, key=key)
+        if ref is not None and digest is not None:
+            await self.chat.threads.remember_digest(platform.name, channel, ref.thread_root, digest.repo_id, digest)
+            await PostedMessages(store).remember(platform.name, ref, content, None)  # its level buttons redraw it
+        await store.set_json(key, {"done": True, "id": ref.id if ref else None, "at": now}, ttl=LEDGER_TTL)
+        return ref
+
+    async def _keep(self, lock: str, owner: str, lease: int) -> None:
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                await self.store.renew(lock, owner, lease)
+            except BotError:
+                continue
