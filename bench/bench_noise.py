@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from bot.build.noise import collapse  # noqa: E402
 from bot.build.pathfilter import PathFilter  # noqa: E402
 from bot.build.rollup import areas_of, shown_entries  # noqa: E402
-from bot.conversation.chat_platform import CommitDetail, DigestParent, LowCommits, entries_at_least  # noqa: E402
+from bot.core.chat_platform import CommitDetail, DigestParent, LowCommits, entries_at_least  # noqa: E402
 from bot.core.models import Importance  # noqa: E402
 from bot.core.window import day_window, week_window  # noqa: E402
 from bot.delivery.post import LOW_PER_MESSAGE, Plan, parent_content, thread_contents  # noqa: E402
@@ -74,7 +74,7 @@ def slack_messages(contents) -> int:
 def commit_lines(contents) -> int:
     """Lines in the thread that each stand for commits: a commit message or low line, a bot line,
     the "… and N more" line."""
-    from bot.conversation.chat_platform import BotUpdates
+    from bot.core.chat_platform import BotUpdates
 
     n = 0
     for c in contents:

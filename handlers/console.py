@@ -19,11 +19,11 @@ import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from bot.conversation.chat_platform import AnswerHeader, Content, Conversation, MessageRef
+from bot.core.chat_platform import AnswerHeader, Content, Conversation, MessageRef
 from bot.core.models import BotError
+from bot.delivery.posted import content_data
 from bot.i18n import text
 from bot.levels.overlay import entries_of
-from bot.levels.posted import content_data
 from bot.render.text import render_text, terminal_safe
 from settings import default_data_dir
 

@@ -77,7 +77,7 @@ async def test_commands_and_bad_input(console, repo):
 
 async def test_local_paths_only_from_the_operators_terminal(console, repo, tmp_path):
     chat = console.chat
-    from bot.conversation.chat_platform import Conversation
+    from bot.core.chat_platform import Conversation
 
     slack_like = Conversation(platform="console", channel="c", user="u")
     # The console may name any local repository path…
@@ -395,7 +395,7 @@ def test_sigterm_ends_the_console_while_it_waits_for_input(redis_url, repo, tmp_
 async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its_own(console, repo):
     # A click whose message names no thread (a Feishu card posted outside one): the answer needs a
     # thread to go into, so the header opens one — and a follow-up there is answered too.
-    from bot.conversation.chat_platform import Conversation
+    from bot.core.chat_platform import Conversation
 
     sha = repo.git("rev-parse", "HEAD~2").strip()
     start = console.platform.out.tell()

@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.chat_platform import Notice
 from bot.conversation.router import ChatService
 from bot.core import metrics
+from bot.core.chat_platform import Notice
 from bot.core.models import BotError, Importance, RetryLater, Subscription, to_dict
 from bot.core.window import day_window
 from bot.delivery.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec

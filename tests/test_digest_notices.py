@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.chat_platform import DigestParent
+from bot.core.chat_platform import DigestParent
 from bot.core.models import Digest
 from bot.core.window import day_window
 from bot.render import feishu, markdown, slack, text

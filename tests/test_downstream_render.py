@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime, timedelta
 
-from bot.conversation.chat_platform import CommitDetail, DigestParent
+from bot.core.chat_platform import CommitDetail, DigestParent
 from bot.core.models import (
     Analysis,
     ChangeType,

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.conversation.chat_platform import CommitDetail
+from bot.core.chat_platform import CommitDetail
 from tests.fakes.feishu_server import card_action_event
 from tests.shared.feishu import (
     ALICE,

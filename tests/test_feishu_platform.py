@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.conversation.chat_platform import CommitDetail
+from bot.core.chat_platform import CommitDetail
 from bot.render import feishu as R
 from tests.fakes.feishu_server import mention, message_event
 from tests.shared.feishu import DM, GROUP, TOKEN, code_heavy_digest, deliver, feishu_env, rocket_repo, settle
@@ -33,7 +33,7 @@ async def test_an_edit_too_long_for_one_card_continues_in_the_messages_thread(ma
 
 
 async def test_an_edit_that_fits_one_card_posts_nothing_more(make_settings, repo):
-    from bot.conversation.chat_platform import Notice
+    from bot.core.chat_platform import Notice
 
     async with feishu_env(make_settings, repo) as env:
         ref = await env.adapter.platform.post_cards(GROUP, [R.card([{"tag": "markdown", "content": "⏳ working…"}])])

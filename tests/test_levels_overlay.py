@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from bot.conversation.chat_platform import WeekRollup
+from bot.core.chat_platform import WeekRollup
 from bot.core.models import Importance, digest_from_dict, to_dict
 from bot.core.window import day_window
 from bot.levels.overlay import correct, overlay, overlay_content
@@ -58,7 +58,7 @@ def test_every_renderer_says_who_corrected_it_and_from_what():
     corrected = overlay(d, {medium.commit.sha: fix(medium.commit.sha, "high")})
     line = "✏️ Level corrected to 🔴 High by U0ANA (was 🟡 Medium)"
     assert f"> {line}" in render_report([corrected])
-    from bot.conversation.chat_platform import CommitDetail, DigestParent
+    from bot.core.chat_platform import CommitDetail, DigestParent
 
     entry = corrected.entries[1]
     assert line in render_text(CommitDetail(corrected, entry))

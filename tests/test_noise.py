@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from bot.analysis.profile import parse_profile
-from bot.build.noise import BotGroup, collapse, collapsible, is_bot
+from bot.build.noise import collapse, collapsible, is_bot
 from bot.build.pathfilter import PathFilter
 from bot.build.rollup import ROOT_AREA, area_for, rollup
 from bot.commands import CommandError, parse_command
@@ -18,6 +18,7 @@ from bot.commands.filters import FilterArgs
 from bot.commands.subscribe import SubscribeArgs
 from bot.commands.unsubscribe import UnsubscribeArgs
 from bot.commands.week import WeekArgs
+from bot.core.chat_platform import BotGroup
 from bot.core.models import (
     Analysis,
     ChangeType,

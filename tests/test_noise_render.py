@@ -8,8 +8,7 @@ import json
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
-from bot.build.noise import BotGroup
-from bot.conversation.chat_platform import BotUpdates, LowCommits, WeekRollup
+from bot.core.chat_platform import BotGroup, BotUpdates, LowCommits, WeekRollup
 from bot.core.models import DigestEntry, Importance
 from bot.core.window import week_window
 from bot.render import feishu as F

@@ -5,7 +5,7 @@ import inspect
 
 import pytest
 
-from bot.conversation.chat_platform import ChatPlatform
+from bot.core.chat_platform import ChatPlatform
 from handlers.console import ConsolePlatform
 from handlers.feishu.platform import FeishuPlatform
 from handlers.slack.platform import SlackPlatform

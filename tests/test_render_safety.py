@@ -98,7 +98,7 @@ def test_button_values_keep_optional_parts_while_they_fit():
 def test_slack_parent_and_commit_meta():
     from datetime import date, datetime
 
-    from bot.conversation.chat_platform import CommitDetail, DigestParent
+    from bot.core.chat_platform import CommitDetail, DigestParent
     from bot.core.models import Commit, Digest, DigestEntry
     from bot.core.window import day_window
 

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.conversation.chat_platform import AnswerHeader, CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
+from bot.core.chat_platform import AnswerHeader, CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
 from bot.core.models import Analysis, ChangeType, Commit, Coverage, Digest, DigestEntry, Importance, Insights
 from bot.core.window import day_window
 from bot.render.jsonout import render_json

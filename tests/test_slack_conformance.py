@@ -12,8 +12,8 @@ from urllib.parse import quote
 
 import pytest
 
-from bot.conversation.chat_platform import CommitChoice, CommitDetails, Conversation, Notice
 from bot.conversation.router import ChatService
+from bot.core.chat_platform import CommitChoice, CommitDetails, Conversation, Notice
 from bot.core.models import Analysis, ChangeType, DigestEntry, Importance
 from bot.render import slack as R
 from bot.runtime.services import Services
@@ -323,7 +323,7 @@ async def test_control_characters_never_reach_slack(platform, slack):
 
 
 def test_control_characters_are_stripped_by_every_renderer():
-    from bot.conversation.chat_platform import DigestParent
+    from bot.core.chat_platform import DigestParent
     from bot.render.feishu import render_cards
     from bot.render.markdown import render_report
     from bot.render.text import render_text

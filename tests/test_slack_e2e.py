@@ -383,7 +383,7 @@ async def test_429_storm_loses_nothing_and_keeps_thread_order(make_bot, slack):
 
 
 async def test_long_streamed_answer_continues_in_new_messages(platform, slack):
-    from bot.conversation.chat_platform import Conversation
+    from bot.core.chat_platform import Conversation
 
     code = "".join(f"+ line {i} & <tag{i}> @here\n" for i in range(900))
     answer = "Here is the diff:\n\n```diff\n" + code + "```\nThat is all."
@@ -399,7 +399,7 @@ async def test_long_streamed_answer_continues_in_new_messages(platform, slack):
 
 
 async def test_edit_fallback_is_throttled_and_complete(make_settings, slack, widgets):
-    from bot.conversation.chat_platform import Conversation
+    from bot.core.chat_platform import Conversation
 
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
@@ -430,7 +430,7 @@ async def test_edit_fallback_is_throttled_and_complete(make_settings, slack, wid
 
 
 async def test_update_to_a_bigger_content_continues_in_its_thread(platform, slack):
-    from bot.conversation.chat_platform import CommitDetails, Notice
+    from bot.core.chat_platform import CommitDetails, Notice
     from bot.core.models import Analysis, ChangeType, DigestEntry, Importance
     from tests.shared.slack_render import commit, digest
 
@@ -458,7 +458,7 @@ async def test_report_file_is_uploaded_into_the_thread(platform, slack):
 
 
 async def test_failures_are_one_sentence_without_the_token(platform, slack):
-    from bot.conversation.chat_platform import Notice
+    from bot.core.chat_platform import Notice
     from handlers.slack import SlackError
 
     slack.fail("chat.postMessage", times=None, error="channel_not_found")
@@ -522,7 +522,7 @@ def test_manifest_declares_what_the_adapter_uses():
 
 
 async def test_a_stream_that_expires_midway_is_finished_by_editing_it(platform, slack):
-    from bot.conversation.chat_platform import Conversation
+    from bot.core.chat_platform import Conversation
 
     slack.fail("chat.appendStream", times=None, error="message_not_in_streaming_state")
     answer = " ".join(f"word{i}" for i in range(300))

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from bot.conversation.chat_platform import Conversation, Notice
 from bot.conversation.router import ChatService
+from bot.core.chat_platform import Conversation, Notice
 from bot.render import slack as R
 from bot.runtime.services import Services
 from handlers.slack import SlackError, api, build_slack
@@ -586,7 +586,7 @@ async def test_a_keyed_send_interrupted_mid_post_is_not_posted_twice(platform, s
 
 
 async def test_a_keyed_send_cut_after_its_first_part_posts_only_the_rest(platform, slack):
-    from bot.conversation.chat_platform import CommitDetails
+    from bot.core.chat_platform import CommitDetails
     from bot.core.models import Analysis, ChangeType, DigestEntry, Importance
     from tests.shared.slack_render import commit, digest
 
@@ -616,7 +616,7 @@ async def test_a_keyed_send_cut_after_its_first_part_posts_only_the_rest(platfor
 async def test_a_keyed_send_cut_while_posting_its_second_part_resumes_without_the_history(platform, slack):
     """Once the first part's ts is recorded, resuming needs only that thread: even with
     conversations.history unavailable, nothing is posted twice and nothing is lost."""
-    from bot.conversation.chat_platform import CommitDetails
+    from bot.core.chat_platform import CommitDetails
     from bot.core.models import Analysis, ChangeType, DigestEntry, Importance
     from tests.shared.slack_render import commit, digest
 
@@ -792,7 +792,7 @@ async def test_an_answer_that_is_only_whitespace_says_so(platform, slack):
 
 
 async def test_an_update_to_a_longer_content_posts_every_continuation_once(platform, slack):
-    from bot.conversation.chat_platform import CommitDetails
+    from bot.core.chat_platform import CommitDetails
     from bot.core.models import Analysis, ChangeType, DigestEntry, Importance
     from tests.shared.slack_render import commit, digest
 
@@ -814,7 +814,7 @@ def every_word_once(messages, n: int) -> bool:
 
 
 async def test_a_long_content_is_posted_whole_in_its_thread(platform, slack):
-    from bot.conversation.chat_platform import CommitDetails
+    from bot.core.chat_platform import CommitDetails
     from bot.core.models import Analysis, ChangeType, DigestEntry, Importance
     from tests.shared.slack_render import commit, digest
 

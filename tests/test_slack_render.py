@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from bot.conversation.chat_platform import (
+from bot.core.chat_platform import (
     AnswerHeader,
     CommitChoice,
     CommitDetail,

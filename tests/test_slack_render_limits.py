@@ -12,7 +12,7 @@ import json
 from dataclasses import replace
 from datetime import date
 
-from bot.conversation.chat_platform import CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
+from bot.core.chat_platform import CommitChoice, CommitDetail, DigestParent, LowCommits, Notice
 from bot.core.models import Digest, DigestEntry, Importance
 from bot.core.window import day_window
 from bot.render import slack as R

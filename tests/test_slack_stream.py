@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from bot.conversation.chat_platform import Conversation
 from bot.conversation.router import ChatService
+from bot.core.chat_platform import Conversation
 from bot.render import slack as R
 from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack

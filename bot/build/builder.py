@@ -24,8 +24,8 @@ from ..analysis.profile import load_profile
 from ..analysis.summary import headline as build_headline
 from ..analysis.summary import headline_notice
 from ..i18n import localize, text
-from ..improve.kept import Kept
-from ..improve.refresh import retryable
+from .kept import Kept
+from .refresh import retryable
 from ..levels.overlay import overlay
 from ..core.models import Analysis, BotError, Commit, Cost, Digest, DigestEntry, FileChange, RateLimited, Window, analysis_from_dict, digest_from_dict, file_from_dict, to_dict
 from .noise import is_bot, update_lines

@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..core.chat_platform import BotGroup
 from ..core.models import ChangeType, Commit, DigestEntry, FileChange, Importance
 
 DEPENDENCY_BOTS = ("renovate", "dependabot", "pre-commit-ci")
@@ -56,28 +57,6 @@ def update_lines(commit: Commit, files: Sequence[FileChange]) -> tuple[str, ...]
 
     found = dependency_updates(commit, file_stats(commit, files), parse_title(commit.title, commit.body))
     return tuple(f"{name} {old} → {new}" if old else f"{name} → {new}" for name, old, new in found)
-
-
-@dataclass(frozen=True)
-class BotGroup:
-    """One bot's collapsed commits in a digest, newest first."""
-
-    author: str
-    entries: tuple[DigestEntry, ...]
-
-    @property
-    def updates(self) -> list[str]:
-        """Each update once: the medium ones (a major bump) first, then oldest commit first (the
-        day's updates in order); a commit whose versions were not found is named by its title."""
-        seen: dict[str, None] = {}
-        for e in sorted(self.entries, key=lambda e: (e.importance.rank, e.commit.committed_at)):
-            for line in e.updates or (e.commit.title,):
-                seen.setdefault(line, None)
-        return list(seen)
-
-    @property
-    def mediums(self) -> int:
-        return sum(1 for e in self.entries if e.importance is Importance.MEDIUM)
 
 
 def collapse(entries: Sequence[DigestEntry], mode: str = "collapse") -> tuple[list[DigestEntry], list[BotGroup]]:

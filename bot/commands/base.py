@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..conversation.chat_platform import ChatPlatform, Content, Conversation, Notice
+from ..core.chat_platform import ChatPlatform, Content, Conversation, Notice
 from ..i18n import text
 
 if TYPE_CHECKING:  # the router imports the commands; handlers only call it

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..conversation.chat_platform import Notice
+from ..core.chat_platform import Notice
 from ..i18n import phrase, text
 from .base import Command, Request
 from .grammar import choice, options, timezone

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..conversation.chat_platform import Notice
+from ..core.chat_platform import Notice
 from ..core.models import Importance, Subscription
 from ..core.window import parse_window
 from ..downstream import ForkError, ForkNotFound, check_fork, parse_fork

@@ -1,7 +1,7 @@
 """A reader's "level too high / too low" tap, from any chat platform.
 
 The tap names a commit, a direction and the message it was made in. The commit must be one the
-message shows (bot/levels/posted.py keeps what each digest message showed): anything else is a
+message shows (bot/delivery/posted.py keeps what each digest message showed): anything else is a
 stale or forged tap, refused in one sentence with nothing recorded. The new level is one step
 from the level shown now (the analysis's, or the correction in force), recorded as the tapper's
 correction of that commit in the digest's repository (bot/taste/corrections.py: one per person
@@ -16,13 +16,13 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from ..core.chat_platform import ChatPlatform, Conversation, MessageRef, Notice
 from ..core.models import BotError, Importance
+from ..delivery.posted import Posted, PostedMessages
 from ..i18n import text
 from ..levels.overlay import correct, entries_of, overlay_content
-from ..levels.posted import Posted, PostedMessages
 from ..render import labels as L
 from ..taste.corrections import DIRECTIONS, TOO_HIGH, nudge
-from .chat_platform import ChatPlatform, Conversation, MessageRef, Notice
 
 if TYPE_CHECKING:
     from .router import ChatService

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from ..commands import usage as usage_line
 from ..commands.grammar import repo_word
+from ..core.chat_platform import AnswerHeader, ChatPlatform, Conversation, Notice
 from ..core.models import NotFoundError, UsageError, to_dict, window_from_dict
 from ..history.period import find_period
 from ..history.period_answer import Trace
 from ..i18n import localize, text
-from .chat_platform import AnswerHeader, ChatPlatform, Conversation, Notice
 from .commit_qa import Turn, check_question
 from .threads import ThreadCommit, ThreadInfo
 

@@ -11,10 +11,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..commands import help_text
+from ..core.chat_platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
 from ..core.models import BotError, Commit, Digest, DigestEntry, NotFoundError, UsageError
 from ..core.window import parse_window
 from ..i18n import phrase, text
-from .chat_platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
 from .commit_qa import Turn
 from .period_questions import PeriodQuestions, is_period_question
 from .threads import Resolution, ThreadCommit, ThreadInfo, commit_ref, resolve_commit

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..commands import CommandError, Request, help_text, looks_like_command, parse_command, usage
+from ..core.chat_platform import ChatPlatform, Conversation, Notice
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, Subscription, UsageError, Window, to_dict
 from ..core.store import StoreBusy, StoreUnavailable
@@ -24,7 +25,6 @@ from ..delivery.deliveries import Deliveries, DeliverySpec
 from ..i18n import localize, phrase, text
 from ..improve.improver import Improver
 from ..sources import looks_like_github
-from .chat_platform import ChatPlatform, Conversation, Notice
 from .level_taps import LevelTaps
 from .questions import Questions
 from .subscriptions import Subscriptions

@@ -21,8 +21,8 @@ from datetime import date
 
 from ..build.pathfilter import PathFilter
 from ..build.rollup import areas_of, shown_entries
-from ..conversation.chat_platform import MessageRef, Notice
 from ..core import metrics
+from ..core.chat_platform import MessageRef, Notice
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
 from ..core.store import StoreUnavailable

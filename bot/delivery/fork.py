@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from ..conversation.chat_platform import Notice
+from ..core.chat_platform import Notice
 from ..core.models import BotError, Digest, replace
 from ..downstream import parse_fork, read_downstream
 from ..i18n import localize, text

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..build.noise import collapse
 from ..build.rollup import rollup
-from ..conversation.chat_platform import (
+from ..core.chat_platform import (
     BotUpdates,
     ChatPlatform,
     CommitDetail,
@@ -38,8 +38,8 @@ from ..conversation.chat_platform import (
     entries_at_least,
 )
 from ..core.models import BotError, Digest, Importance
-from ..levels.posted import PostedMessages
 from ..render.labels import t
+from .posted import PostedMessages
 
 log = logging.getLogger(__name__)
 

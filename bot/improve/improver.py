@@ -29,14 +29,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from ..conversation.chat_platform import ChatPlatform, MessageRef
+from ..build.kept import Kept
+from ..build.refresh import changed, compose, improved, refresh, refresh_content, retryable, succeeded
+from ..core.chat_platform import ChatPlatform, MessageRef
 from ..core.models import BotError, Digest, digest_from_dict, to_dict
 from ..core.window import zone
+from ..delivery.posted import PostedMessages
 from ..levels.overlay import overlay_content
-from ..levels.posted import PostedMessages
 from ..report import archive
-from .kept import Kept
-from .refresh import changed, compose, improved, refresh, refresh_content, retryable, succeeded
 
 log = logging.getLogger(__name__)
 

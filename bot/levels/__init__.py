@@ -2,6 +2,7 @@
 bot/taste/corrections.py).
 
   overlay.py   a digest (or a chat content) with the corrections in force laid over it
-  posted.py    what each posted digest message showed, so a tap can redraw it in place
-  taps.py      a "level too high / too low" tap from any chat platform
+
+What each posted digest message showed is bot/delivery/posted.py; a reader's tap is
+bot/conversation/level_taps.py.
 """

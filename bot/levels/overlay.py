@@ -15,15 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from ..conversation.chat_platform import (
-    BotUpdates,
-    CommitDetail,
-    CommitDetails,
-    Content,
-    DigestParent,
-    LowCommits,
-    WeekRollup,
-)
+from ..core.chat_platform import BotUpdates, CommitDetail, CommitDetails, Content, DigestParent, LowCommits, WeekRollup
 from ..core.models import Digest, DigestEntry, Importance
 
 Effective = Mapping[str, object]  # sha → a Correction (anything with .level and .who)

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..analysis.cost import cost_line
-from ..conversation.chat_platform import (
+from ..core.chat_platform import (
     AnswerHeader,
     BotUpdates,
     CommitChoice,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..analysis.cost import cost_line
-from ..conversation.chat_platform import (
+from ..core.chat_platform import (
     AnswerHeader,
     BotUpdates,
     CommitChoice,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import i18n
 from ..analysis.cost import cost_line
-from ..conversation.chat_platform import (
+from ..core.chat_platform import (
     AnswerHeader,
     BotUpdates,
     CommitChoice,

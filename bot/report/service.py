@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from ..build.kept import Kept, report_place
 from ..core.models import BotError, Digest, Importance
 from ..i18n import text
-from ..improve.kept import Kept, report_place
 from ..levels.overlay import correct, overlay
 from ..render import labels as L
 from ..taste.corrections import DIRECTIONS, TOO_HIGH, nudge

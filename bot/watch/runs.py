@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..build.pathfilter import PathFilter, touched_paths
-from ..conversation.chat_platform import CommitDetail, MessageRef, Notice
+from ..core.chat_platform import CommitDetail, MessageRef, Notice
 from ..core.models import BotError, Commit, Digest, DigestEntry, RetryLater
 from ..core.store import StoreUnavailable
 from ..core.window import day_window
 from ..delivery.deliveries import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
 from ..delivery.post import DEDUPE_MARGIN
+from ..delivery.posted import PostedMessages
 from ..i18n import localize, text
-from ..levels.posted import PostedMessages
 
 log = logging.getLogger(__name__)
 

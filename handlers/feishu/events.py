@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.commands import looks_like_command
-from bot.conversation.chat_platform import Conversation, Notice
+from bot.core.chat_platform import Conversation, Notice
 from bot.i18n import text
 from bot.render import feishu as R
 from handlers.feishu.api import P2CardActionTrigger, P2CardActionTriggerResponse, P2ImMessageReceiveV1

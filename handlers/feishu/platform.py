@@ -16,7 +16,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 
-from bot.conversation.chat_platform import Content, Conversation, MessageRef, Notice
+from bot.core.chat_platform import Content, Conversation, MessageRef, Notice
 from bot.core.models import BotError
 from bot.i18n import phrase
 from bot.render import feishu as R

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from bot.conversation.chat_platform import MessageRef
+from bot.core.chat_platform import MessageRef
 from bot.render import feishu as R
 from handlers.feishu.api import RATE_CODES, FeishuError
 from handlers.feishu.platform import FeishuPlatform, send_uuid

@@ -16,7 +16,7 @@ import traceback
 
 from aiohttp import web
 
-from bot.conversation.chat_platform import Conversation, Notice
+from bot.core.chat_platform import Conversation, Notice
 from bot.core.models import BotError, UsageError
 from bot.i18n import localize, phrase, text
 from bot.render import slack as R

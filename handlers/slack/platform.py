@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from bot.conversation.chat_platform import Content, Conversation, MessageRef
+from bot.core.chat_platform import Content, Conversation, MessageRef
 from bot.render import slack as R
 from handlers.pacing import ConversationPacer
 from handlers.slack import api

@@ -10,7 +10,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
-from bot.conversation.chat_platform import Conversation, MessageRef, chunk_text
+from bot.core.chat_platform import Conversation, MessageRef, chunk_text
 from bot.render import slack as R
 from handlers.slack import api
 from handlers.slack.api import SlackError

@@ -12,10 +12,31 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..build.noise import BotGroup
-from ..core.models import Commit, Digest, DigestEntry
+from .models import Commit, Digest, DigestEntry, Importance
 
 # --- what the core sends -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BotGroup:
+    """One bot's collapsed commits in a digest, newest first."""
+
+    author: str
+    entries: tuple[DigestEntry, ...]
+
+    @property
+    def updates(self) -> list[str]:
+        """Each update once: the medium ones (a major bump) first, then oldest commit first (the
+        day's updates in order); a commit whose versions were not found is named by its title."""
+        seen: dict[str, None] = {}
+        for e in sorted(self.entries, key=lambda e: (e.importance.rank, e.commit.committed_at)):
+            for line in e.updates or (e.commit.title,):
+                seen.setdefault(line, None)
+        return list(seen)
+
+    @property
+    def mediums(self) -> int:
+        return sum(1 for e in self.entries if e.importance is Importance.MEDIUM)
 
 
 @dataclass(frozen=True)

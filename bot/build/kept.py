@@ -2,7 +2,7 @@
 
 {digest key}:shown   hash: place → {"rev": revision drawn there, "fails": redraws that failed};
                      a place is ["posted", platform, channel, first message id] (the record
-                     bot/levels/posted.py keeps) or ["report", report id] (bot/report/archive.py).
+                     bot/delivery/posted.py keeps) or ["report", report id] (bot/report/archive.py).
                      Its "revision" field is the kept digest's revision, set by every pass
                      before it redraws, so a place registered late sees it is behind.
 improve:due          sorted set: digest key → epoch second its next improve pass may start.

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from ..build.notices import LLM_REASONS, SOURCE_REASONS
-from ..conversation.chat_platform import BotUpdates, CommitDetail, Content, DigestParent, LowCommits
+from .notices import LLM_REASONS, SOURCE_REASONS
+from ..core.chat_platform import BotUpdates, CommitDetail, Content, DigestParent, LowCommits
 from ..core.models import Digest, DigestEntry
 
 RETRIED = LLM_REASONS + SOURCE_REASONS
@@ -114,4 +114,4 @@ def refresh_content(content: Content, kept: Digest, renamed: Mapping[str, str]) 
         if groups == content.groups:
             return None
         return replace(content, digest=refresh(content.digest, kept, renamed), groups=groups)
-    return None  # kinds bot/levels/posted.py does not keep
+    return None  # kinds bot/delivery/posted.py does not keep
