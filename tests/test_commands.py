@@ -1,13 +1,13 @@
 import pytest
 
-from bot.commands import COMMANDS, CommandError, help_text, parse_command, usage
-from bot.commands.ask import AskArgs
-from bot.commands.config import ConfigArgs
-from bot.commands.digest import DigestArgs
-from bot.commands.help import HelpArgs
-from bot.commands.listing import ListArgs
-from bot.commands.subscribe import SubscribeArgs
-from bot.commands.unsubscribe import UnsubscribeArgs
+from bot.conversation.commands import COMMANDS, CommandError, help_text, parse_command, usage
+from bot.conversation.commands.ask import AskArgs
+from bot.conversation.commands.config import ConfigArgs
+from bot.conversation.commands.digest import DigestArgs
+from bot.conversation.commands.help import HelpArgs
+from bot.conversation.commands.listing import ListArgs
+from bot.conversation.commands.subscribe import SubscribeArgs
+from bot.conversation.commands.unsubscribe import UnsubscribeArgs
 from bot.i18n import localize
 
 DigestCmd, SubscribeCmd, UnsubscribeCmd, ListCmd, AskCmd, ConfigCmd, HelpCmd = (
@@ -119,9 +119,9 @@ def test_errors_are_said_in_the_channels_language():
 
 
 def test_a_digest_without_its_verb_takes_noise_options_and_a_question_stays_a_question():
-    from bot.commands.filters import FilterArgs
+    from bot.conversation.commands.filters import FilterArgs
 
-    # what REQUEST_MAX_COMMITS suggests (bot/commands/limits.py) is itself a command that parses
+    # what REQUEST_MAX_COMMITS suggests (bot/conversation/commands/limits.py) is itself a command that parses
     parsed = parse_command("2026-01-28 astral-sh/uv paths crates/uv-resolver/** exclude **/*.md")
     assert parsed.args == DigestCmd(
         "2026-01-28", ("astral-sh/uv",), FilterArgs(paths=("crates/uv-resolver/**",), exclude=("**/*.md",))

@@ -139,7 +139,7 @@ def test_bad_fork_names_are_said_in_the_readers_language():
 
 
 def test_a_subscriptions_file_may_name_a_fork_and_its_owner(tmp_path, make_settings):
-    from bot.conversation.subscriptions import load_subscription_file
+    from bot.channels.subscriptions import load_subscription_file
 
     path = tmp_path / "subscriptions.toml"
     path.write_text(

@@ -89,7 +89,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("the shipped templates", "operator error: an install without its templates"),
         ("or the shipped templates", "operator error: an install without its templates"),
     ],
-    "bot/conversation/threads.py": [("the and for with", "stop words for matching titles")],
+    "bot/channels/threads.py": [("the and for with", "stop words for matching titles")],
     "bot/downstream/conflict.py": [
         ("^(changed in both", "git merge-tree's own report, parsed"),
         ("added in both", "git merge-tree's own report, parsed"),

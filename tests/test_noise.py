@@ -12,12 +12,12 @@ from bot.analysis.profile import parse_profile
 from bot.build.noise import collapse, collapsible, is_bot
 from bot.build.pathfilter import PathFilter
 from bot.build.rollup import ROOT_AREA, area_for, rollup
-from bot.commands import CommandError, parse_command
-from bot.commands.digest import DigestArgs
-from bot.commands.filters import FilterArgs
-from bot.commands.subscribe import SubscribeArgs
-from bot.commands.unsubscribe import UnsubscribeArgs
-from bot.commands.week import WeekArgs
+from bot.conversation.commands import CommandError, parse_command
+from bot.conversation.commands.digest import DigestArgs
+from bot.conversation.commands.filters import FilterArgs
+from bot.conversation.commands.subscribe import SubscribeArgs
+from bot.conversation.commands.unsubscribe import UnsubscribeArgs
+from bot.conversation.commands.week import WeekArgs
 from bot.core.chat_platform import BotGroup
 from bot.core.models import (
     Analysis,
@@ -204,7 +204,7 @@ def test_subscriptions_keep_their_new_fields_and_old_ones_still_read():
 
 
 def test_the_subscriptions_file_takes_the_new_keys(tmp_path, make_settings):
-    from bot.conversation.subscriptions import load_subscription_file
+    from bot.channels.subscriptions import load_subscription_file
     from bot.core.models import UsageError
 
     good = tmp_path / "subs.toml"

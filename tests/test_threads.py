@@ -1,6 +1,6 @@
 """Which commit a thread question is about (pure)."""
 
-from bot.conversation.threads import ThreadCommit, ThreadInfo, resolve_commit
+from bot.channels.threads import ThreadCommit, ThreadInfo, resolve_commit
 
 COMMITS = (
     ThreadCommit(

@@ -16,21 +16,21 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..commands import usage as usage_line
-from ..commands.grammar import repo_word
+from ..channels.threads import ThreadCommit, ThreadInfo
 from ..core.chat_platform import AnswerHeader, ChatPlatform, Conversation, Notice
 from ..core.models import NotFoundError, UsageError, to_dict, window_from_dict
 from ..history.period import find_period
 from ..history.period_answer import Trace
 from ..i18n import localize, text
+from .commands import usage as usage_line
+from .commands.grammar import repo_word
 from .commit_qa import Turn, check_question
-from .threads import ThreadCommit, ThreadInfo
 
 if TYPE_CHECKING:
     from .router import ChatService
 
 _SHA = re.compile(r"\b[0-9a-fA-F]{7,40}\b")
-TURN = "period"  # the `sha` field of a period thread's turns (bot/conversation/threads.py keeps turns by commit)
+TURN = "period"  # the `sha` field of a period thread's turns (bot/channels/threads.py keeps turns by commit)
 _IN_REPO = re.compile(
     r"(?:^|(?<=\s))(?:in|在)\s*(<?(?:https?://[^\s/]+/)?[A-Za-z0-9][A-Za-z0-9-]{0,38}/"
     r"[A-Za-z0-9._-]{1,100}?(?:\|[^>\s]+)?>?)(?=$|[\s?？,，。!！:：]|\.(?:\s|$))",

@@ -1,5 +1,5 @@
 """The conversation's router, platform-neutral: adapters in handlers/ acknowledge the platform at
-once, then hand each request here. It routes commands to their modules (bot/commands/, one per
+once, then hand each request here. It routes commands to their modules (bot/conversation/commands/, one per
 command, one table), thread messages and buttons to the questions family (bot/conversation/questions.py),
 and keeps what crosses them: the job queue, event dedupe, the policy (who may change a channel,
 which repositories chat may name), and errors.
@@ -16,7 +16,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ..commands import CommandError, Request, help_text, looks_like_command, parse_command, usage
+from ..channels.subscriptions import Subscriptions
+from ..channels.threads import Threads
 from ..core.chat_platform import ChatPlatform, Conversation, Notice
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, Subscription, UsageError, Window, to_dict
@@ -25,10 +26,9 @@ from ..delivery.deliveries import Deliveries, DeliverySpec
 from ..i18n import localize, phrase, text
 from ..improve.improver import Improver
 from ..sources import looks_like_github
+from .commands import CommandError, Request, help_text, looks_like_command, parse_command, usage
 from .level_taps import LevelTaps
 from .questions import Questions
-from .subscriptions import Subscriptions
-from .threads import Threads
 
 if TYPE_CHECKING:
     from ..runtime.queue import Jobs, JobWorker

@@ -21,6 +21,7 @@ from settings import check_timezone
 from ..i18n import echo, phrase
 from .models import UsageError, Window
 
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # how a weekly subscription names its day
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _CJK_DATE = re.compile(r"^(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]?$")  # 2026年1月20日, 1月20日
 _RANGE = re.compile(r"\.\.|至|到")

@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..core.models import BotError, RetryLater, Subscription, to_dict
-from ..core.window import zone
+from ..core.window import WEEKDAYS, zone
 from ..delivery.deliveries import DeliverySpec, scheduled_spec
 from ..watch import Watch, Watches
 from ..watch.runs import WatchRunner, watch_run
@@ -57,9 +57,6 @@ def next_run(now: datetime, at: str, tz: str) -> datetime:
         if run > now:
             return run
     raise AssertionError("unreachable: tomorrow's run is always in the future")  # pragma: no mutate
-
-
-WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
 def due_week(now: datetime, sub: Subscription, catchup: timedelta) -> date | None:

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.commands import looks_like_command
+from bot.conversation.commands import looks_like_command
 from bot.core.chat_platform import Conversation, Notice
 from bot.i18n import text
 from bot.render import feishu as R

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..core.chat_platform import Notice
-from ..core.models import Importance, Subscription
-from ..core.window import parse_window
-from ..downstream import ForkError, ForkNotFound, check_fork, parse_fork
-from ..i18n import phrase, text
-from ..runtime.schedule import WEEKDAYS
+from ...core.chat_platform import Notice
+from ...core.models import Importance, Subscription
+from ...core.window import WEEKDAYS, parse_window
+from ...downstream import ForkError, ForkNotFound, check_fork, parse_fork
+from ...i18n import phrase, text
 from .base import Command, Request
 from .filters import split_filters
 from .grammar import CommandError, choice, options, repo_word, timezone

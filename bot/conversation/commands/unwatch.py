@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..i18n import phrase
-from ..watch import Watches
+from ...i18n import phrase
+from ...watch import Watches
 from .base import Command, Request
 from .grammar import CommandError, repo_word
 from .watch import glob_word, repo_name

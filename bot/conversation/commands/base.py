@@ -1,9 +1,9 @@
 """The shape of a command, and what its handler is given.
 
-A command is one module under bot/commands/ exporting `COMMAND = Command(...)`: its words (the
+A command is one module under bot/conversation/commands/ exporting `COMMAND = Command(...)`: its words (the
 name and aliases in both languages), its grammar (`parse`: the words after the verb → its
 arguments, or a CommandError), its handler (`run`), and its usage line `usage.<name>` in the
-message catalogue. The table in bot/commands/__init__.py lists them; nothing else needs an edit
+message catalogue. The table in bot/conversation/commands/__init__.py lists them; nothing else needs an edit
 to add one.
 """
 
@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.chat_platform import ChatPlatform, Content, Conversation, Notice
-from ..i18n import text
+from ...core.chat_platform import ChatPlatform, Content, Conversation, Notice
+from ...i18n import text
 
 if TYPE_CHECKING:  # the router imports the commands; handlers only call it
-    from ..conversation.router import ChatService
-    from ..conversation.subscriptions import ChannelConfig
+    from ...channels.subscriptions import ChannelConfig
+    from ..router import ChatService
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..build.noise import BOT_MODES
-from ..build.pathfilter import MAX_GLOBS, GlobError, normalise
-from ..i18n import phrase
+from ...build.noise import BOT_MODES
+from ...build.pathfilter import MAX_GLOBS, GlobError, normalise
+from ...i18n import phrase
 from .grammar import CommandError, choice
 
 GLOB_OPTIONS = ("paths", "exclude")

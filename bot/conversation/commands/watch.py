@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..build.pathfilter import GlobError, normalise
-from ..core.models import BotError, UsageError
-from ..i18n import phrase
-from ..watch import MAX_WATCHES, Watch, Watches
+from ...build.pathfilter import GlobError, normalise
+from ...core.models import BotError, UsageError
+from ...i18n import phrase
+from ...watch import MAX_WATCHES, Watch, Watches
 from .base import Command, Request
 from .grammar import CommandError, options, repo_word, timezone
 

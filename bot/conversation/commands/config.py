@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.chat_platform import Notice
-from ..i18n import phrase, text
+from ...core.chat_platform import Notice
+from ...i18n import phrase, text
 from .base import Command, Request
 from .grammar import choice, options, timezone
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..i18n import phrase
+from ...i18n import phrase
 from .base import Command, Request
 from .grammar import CommandError
 

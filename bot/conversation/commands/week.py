@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 
-from ..core.window import is_date_token, parse_window, week_window, zone
-from ..i18n import phrase
+from ...core.window import is_date_token, parse_window, week_window, zone
+from ...i18n import phrase
 from .base import Command, Request
 from .digest import deliver
 from .filters import FilterArgs, split_filters

@@ -11,11 +11,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core.current_job import CURRENT_JOB
-from ..core.models import Subscription, Window, to_dict
-from ..core.window import is_date_token, parse_window
-from ..delivery.deliveries import DeliverySpec
-from ..i18n import phrase
+from ...core.current_job import CURRENT_JOB
+from ...core.models import Subscription, Window, to_dict
+from ...core.window import is_date_token, parse_window
+from ...delivery.deliveries import DeliverySpec
+from ...i18n import phrase
 from .base import Command, Request
 from .filters import FilterArgs, split_filters
 from .grammar import CommandError, repo_word

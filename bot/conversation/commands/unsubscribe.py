@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..i18n import phrase
+from ...i18n import phrase
 from .base import Command, Request
 from .grammar import CommandError, choice, repo_word
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..i18n import phrase
+from ...i18n import phrase
 from .base import Command, Request
 from .config import settings_line
 from .grammar import CommandError

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from itertools import takewhile
 from typing import Any
 
-from ..core.window import is_date_token
-from ..i18n import echo, phrase, text
+from ...core.window import is_date_token
+from ...i18n import echo, phrase, text
 from . import ask, config, digest, help, listing, subscribe, unsubscribe, unwatch, watch, watches, week
 from .base import Command, Request
 from .filters import FILTER_WORDS

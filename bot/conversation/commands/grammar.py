@@ -11,8 +11,8 @@ import re
 
 from settings import check_timezone
 
-from ..core.models import UsageError
-from ..i18n import OneOf, Phrase, echo, phrase
+from ...core.models import UsageError
+from ...i18n import OneOf, Phrase, echo, phrase
 
 
 class CommandError(UsageError):

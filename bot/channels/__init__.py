@@ -1,0 +1,1 @@
+"""What the bot keeps about each conversation: its subscriptions and settings, and its threads."""
