@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from bot.conversation.router import ChatService  # noqa: E402
 from bot.core.window import parse_window  # noqa: E402
+from bot.runtime.app import App  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
 from handlers.web import bound_port, build_app, start_server  # noqa: E402
 from settings import Settings  # noqa: E402
@@ -113,12 +113,12 @@ async def main() -> None:
             default_lang="en",
         )
         services = Services.build(settings)
-        chat = ChatService(services)
+        chat = App.build(services)
         import_start = time.perf_counter()
         from handlers.feishu import build_feishu
 
         imported = time.perf_counter() - import_start
-        adapter = build_feishu(settings, chat, receive=True)
+        adapter = build_feishu(settings, chat.router, receive=True)
         chat.register(adapter.platform)
         runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
         url = f"http://127.0.0.1:{bound_port(runner)}/feishu/events"

@@ -38,12 +38,11 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.conversation.router import ChatService  # noqa: E402
 from bot.core.models import Subscription, to_dict  # noqa: E402
 from bot.core.window import day_window  # noqa: E402
 from bot.delivery.deliveries import DeliverySpec  # noqa: E402
+from bot.runtime.app import App  # noqa: E402
 from bot.runtime.queue import Jobs, JobWorker  # noqa: E402
-from bot.runtime.schedule import Clock  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
 from handlers.slack import build_slack  # noqa: E402
 from settings import Settings  # noqa: E402
@@ -121,8 +120,8 @@ async def bench_channels(tmp: Path) -> None:
         workers = []
         for _ in range(2):
             services = Services.build(settings)
-            chat = ChatService(services)
-            adapter = build_slack(settings, chat, receive=False)
+            chat = App.build(services)
+            adapter = build_slack(settings, chat.router, receive=False)
             chat.register(adapter.platform)
             workers.append((services, chat, adapter))
         window = to_dict(day_window(DAY, "Asia/Shanghai"))
@@ -162,8 +161,8 @@ async def _deliver_subscriptions(tmp: Path, slack: FakeSlack, repo: GitRepo, cha
         clock_interval=0.2,
     )
     services = Services.build(settings)
-    chat = ChatService(services)
-    adapter = build_slack(settings, chat, receive=False)
+    chat = App.build(services)
+    adapter = build_slack(settings, chat.router, receive=False)
     chat.register(adapter.platform)
     chat.jobs = await Jobs.connect(settings)
     worker = JobWorker(settings, chat)
@@ -174,7 +173,7 @@ async def _deliver_subscriptions(tmp: Path, slack: FakeSlack, repo: GitRepo, cha
             Subscription("slack", f"CF{prefix[-4:]}{i:03d}", str(repo.path), at=at, tz="UTC", lang="en")
         )
     started = time.perf_counter()
-    await Clock(chat, settings, jobs=chat.jobs).tick()
+    await chat.make_clock(settings=settings, jobs=chat.jobs).tick()
     while True:
         ledgers = [k async for k in services.store.r.scan_iter(f"{prefix}ledger:*")]
         if len(ledgers) == channels:

@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.conversation.router import ChatService  # noqa: E402
+from bot.runtime.app import App  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
 from handlers.slack import Pacing, build_slack  # noqa: E402
 from handlers.web import bound_port, build_app, start_server  # noqa: E402
@@ -96,8 +96,8 @@ async def main() -> None:
             log_level="WARNING",
         )
         services = Services.build(settings)
-        chat = ChatService(services)
-        adapter = build_slack(settings, chat, receive=True, pacing=Pacing(per_second=50, burst=20))
+        chat = App.build(services)
+        adapter = build_slack(settings, chat.router, receive=True, pacing=Pacing(per_second=50, burst=20))
         chat.register(adapter.platform)
         runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
         sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
@@ -119,7 +119,7 @@ def digest_unposted(slack: FakeSlack) -> bool:
     return not top or not slack.replies(CHANNEL, top[0].ts)
 
 
-async def bench_acks(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, chat: ChatService) -> None:
+async def bench_acks(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, chat: App) -> None:
     await sender.slash("help", channel="CWARM")  # Bolt's one-time auth.test, first connections
     await chat.drain()
     status, _ = await sender.slash(DAY.isoformat(), channel=CHANNEL)  # the digest that keeps building
@@ -147,7 +147,7 @@ async def bench_acks(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, cha
     await chat.drain()  # the digest finishes and is posted with its thread
 
 
-async def bench_qa(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, chat: ChatService) -> None:
+async def bench_qa(sender: SlackSender, slack: FakeSlack, llm: FakeOpenAI, chat: App) -> None:
     llm.latency = 0.0  # from here on the LLM's only delay is its first-token delay, subtracted below
     parent = slack.top_level(CHANNEL)[0]
     replies = slack.replies(CHANNEL, parent.ts)

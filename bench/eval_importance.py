@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bot.analysis.offline import analyse_offline  # noqa: E402
 from bot.core.models import BotError, Importance  # noqa: E402
 from bot.evaluation.card import MIRRORS_ENV, load_labels, mirror_path, mirrors_dir, read_cases  # noqa: E402
-from bot.evaluation.scores import LEVELS, cohen_kappa, score  # noqa: E402
+from bot.taste.scores import LEVELS, cohen_kappa, score  # noqa: E402
 
 DEFAULT_LABELS = ROOT / "tests" / "data" / "importance_labels.jsonl"
 

@@ -34,11 +34,11 @@ sys.path.insert(0, str(ROOT))
 from bot.analysis.offline import RULES_VERSION, analyse_offline  # noqa: E402
 from bot.core.models import SourceError  # noqa: E402
 from bot.evaluation.card import mirror_path  # noqa: E402
-from bot.evaluation.scores import cohen_kappa  # noqa: E402
 from bot.sources.localgit import LocalGitSource  # noqa: E402
 from bot.taste.book import epoch, label_as_of, read_notes  # noqa: E402
 from bot.taste.examples import label_history  # noqa: E402
 from bot.taste.model import LearnedProfile  # noqa: E402
+from bot.taste.scores import cohen_kappa  # noqa: E402
 
 PERIODS = {
     "tune": (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC)),

@@ -108,7 +108,7 @@ class ConsolePlatform:
             self.out.flush()
         self.out.write("\n")
         self.out.flush()
-        return ref  # the answer's message (the protocol's; ChatService does not use it)
+        return ref  # the answer's message (the protocol's; the Router does not use it)
 
     async def send_unless_posted(
         self, channel: str, content, *, thread: str | None = None, key: str, since: float

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.core.models import Subscription
-from bot.runtime.schedule import Clock
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.shared.console import NOW, SH, console_repo
@@ -87,8 +86,8 @@ async def test_local_paths_only_from_the_operators_terminal(console, repo, tmp_p
     from bot.core.models import UsageError
 
     with pytest.raises(UsageError, match="In chat you can name GitHub repositories"):
-        chat.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path))
-    assert chat.check_repo(slack_like, str(tmp_path)) == str(tmp_path)
+        chat.router.check_repo(Conversation(platform="slack", channel="c", user="u"), str(tmp_path))
+    assert chat.router.check_repo(slack_like, str(tmp_path)) == str(tmp_path)
 
 
 async def test_clock_posts_once_with_two_clocks_and_a_restart(make_settings, repo):
@@ -96,21 +95,24 @@ async def test_clock_posts_once_with_two_clocks_and_a_restart(make_settings, rep
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
     platform = ConsolePlatform(out=out)
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    chat = App.build(services, {"console": platform}, clock=lambda: NOW)
     await chat.subs.upsert(
         Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai", lang="en")
     )
     # Two clocks tick at the same moment (two replicas), then a restarted one ticks again.
-    first, second = Clock(chat, settings, now=lambda: NOW), Clock(chat, settings, now=lambda: NOW)
+    first, second = (
+        chat.make_clock(settings=settings, now=lambda: NOW),
+        chat.make_clock(settings=settings, now=lambda: NOW),
+    )
     results = await asyncio.gather(first.tick(), second.tick())
     outcomes = sorted(r[0][2] for r in results)
     assert outcomes == ["another worker is delivering", "delivered"]
-    restarted = Clock(chat, settings, now=lambda: NOW + timedelta(minutes=5))
+    restarted = chat.make_clock(settings=settings, now=lambda: NOW + timedelta(minutes=5))
     assert [r[2] for r in await restarted.tick()] == ["already delivered"]
     text = out.getvalue()
     assert text.count("Daily update report (2026-01-28)") == 1
     # Too late for catch-up the next day at noon: nothing is posted for the 28th again, nor the 29th.
-    late = Clock(chat, settings, now=lambda: NOW + timedelta(days=1, hours=3))
+    late = chat.make_clock(settings=settings, now=lambda: NOW + timedelta(days=1, hours=3))
     assert await late.tick() == []
     await services.aclose()
 
@@ -119,7 +121,7 @@ async def test_empty_day_posts_one_line_or_nothing(make_settings, repo):
     settings = make_settings(default_repo=str(repo.path), default_lang="en")
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
-    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    chat = App.build(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
     from datetime import date
 
     from bot.core.window import day_window
@@ -171,8 +173,8 @@ async def test_no_subscription_and_no_usable_default_repo(make_settings, tmp_pat
     services = Services.build(settings)
     out = io.StringIO()
     platform = ConsolePlatform(out=out)
-    chat = ChatService(services, {"console": platform})
-    await ConsoleChat(chat, platform).handle("/digest")
+    chat = App.build(services, {"console": platform})
+    await ConsoleChat(chat.router, platform).handle("/digest")
     text = out.getvalue()
     assert "This channel has no subscriptions yet; name a repository" in text
     assert "Usage: `/digest [DATE" in text and "[#" not in text  # nothing posted
@@ -201,11 +203,11 @@ async def session(make_settings, repo, tmp_path):
     services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
     out = Terminal()
     platform = ConsolePlatform(out=out, report_dir=tmp_path / "data" / "reports")  # not there yet
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    chat = App.build(services, {"console": platform}, clock=lambda: NOW)
 
     async def type_lines(lines: list[str], tty: bool = False) -> str:
         await asyncio.wait_for(
-            ConsoleChat(chat, platform).run(stdin=Terminal("".join(f"{x}\n" for x in lines), tty)), 120
+            ConsoleChat(chat.router, platform).run(stdin=Terminal("".join(f"{x}\n" for x in lines), tty)), 120
         )
         await chat.drain()
         return out.getvalue()
@@ -267,12 +269,12 @@ async def test_stop_ends_a_session_waiting_for_input(make_settings, repo):
     services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
     out = Terminal()
     platform = ConsolePlatform(out=out)
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    chat = App.build(services, {"console": platform}, clock=lambda: NOW)
     read_end, write_end = os.pipe()  # nobody types: a read would wait for ever
     stdin = os.fdopen(read_end)
     stop = asyncio.Event()
     try:
-        running = asyncio.create_task(ConsoleChat(chat, platform).run(stdin=stdin, stop=stop))
+        running = asyncio.create_task(ConsoleChat(chat.router, platform).run(stdin=stdin, stop=stop))
         while "Type a command" not in out.shown:
             await asyncio.sleep(0.01)
         stop.set()  # Ctrl-C / SIGTERM
@@ -312,8 +314,8 @@ async def test_a_streamed_answer_is_shown_piece_by_piece_without_terminal_contro
         services = Services.build(settings, clock=lambda: NOW)
         out = Snapshots()
         platform = ConsolePlatform(out=out)
-        chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-        typed = ConsoleChat(chat, platform)
+        chat = App.build(services, {"console": platform}, clock=lambda: NOW)
+        typed = ConsoleChat(chat.router, platform)
         try:
             await typed.handle("/digest 2026-01-28")
             await chat.drain()
@@ -399,7 +401,7 @@ async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its
 
     sha = repo.git("rev-parse", "HEAD~2").strip()
     start = console.platform.out.tell()
-    await console.chat.on_action(
+    await console.chat.router.on_action(
         Conversation("console", "console", "you"),
         "choose",
         {"sha": sha, "repo": str(repo.path), "question": "what did #41 remove?"},
@@ -524,7 +526,7 @@ async def test_a_scheduled_quiet_day_suggests_nothing(make_settings, repo):
     settings = make_settings(default_repo=str(repo.path), default_lang="en")
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
-    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    chat = App.build(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
     from datetime import date
 
     from bot.core.window import day_window

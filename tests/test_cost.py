@@ -21,9 +21,9 @@ import aiohttp
 import pytest
 
 from bot.analysis.cost import Budget
-from bot.conversation.router import ChatService
 from bot.core import metrics
 from bot.render import slack as R
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.slack import build_slack
@@ -74,8 +74,8 @@ async def make_bot(make_settings, slack, widgets, llm):
         values.update(overrides)
         settings = make_settings(**values)
         services = Services.build(settings, clock=lambda: NOW)
-        chat = ChatService(services, clock=lambda: NOW)
-        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+        chat = App.build(services, clock=lambda: NOW)
+        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
         chat.register(adapter.platform)
         runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
         sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
@@ -173,16 +173,16 @@ async def test_the_cost_in_chinese_and_in_the_terminal(make_settings, widgets, l
     )
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    chat = App.build(services, {"console": platform}, clock=lambda: NOW)
     try:
-        await ConsoleChat(chat, platform).handle("/digest 2026-01-28")
+        await ConsoleChat(chat.router, platform).handle("/digest 2026-01-28")
         await chat.drain()
         tokens_in, tokens_out = spent(llm)
         assert (
             f"💰 {tokens_in + tokens_out:,} 个 token（输入 {tokens_in:,} / 输出 {tokens_out:,}） · "
             f"${tokens_in * 2.0 / 1e6:.2f}" in out.getvalue()
         )  # a cent or more: two decimals
-        await ConsoleChat(chat, platform).handle("/digest 2026-01-28")
+        await ConsoleChat(chat.router, platform).handle("/digest 2026-01-28")
         await chat.drain()
         assert "💰 0 个 token（输入 0 / 输出 0） · $0.00 · 3 条分析中 3 条来自缓存（0 token）" in out.getvalue()
     finally:

@@ -12,13 +12,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.core import metrics
 from bot.core.chat_platform import Notice
 from bot.core.models import BotError, Importance, RetryLater, Subscription, to_dict
 from bot.core.window import day_window
 from bot.delivery.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
-from bot.runtime.schedule import Clock
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.gitrepo import GitRepo, bulk_commits
@@ -47,7 +46,7 @@ async def bot(make_settings, repo):
     settings = make_settings(default_repo=str(repo.path), default_lang="en", catchup_minutes=60, clock_interval=0.01)
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
-    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    chat = App.build(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
     yield chat, out, settings
     await services.aclose()
 
@@ -59,7 +58,7 @@ async def test_a_push_that_keeps_failing_is_retried_then_reported_once(bot, repo
     sub = Subscription("console", "console", str(broken), at="09:20", tz="Asia/Shanghai", lang="en")
     await chat.subs.upsert(sub)
     shutil.rmtree(broken)  # the repository disappears after subscribing
-    clock = Clock(chat, settings, now=lambda: NOW)
+    clock = chat.make_clock(settings=settings, now=lambda: NOW)
     outcomes = [r[0][2] for r in [await clock.tick() for _ in range(MAX_ATTEMPTS + 1)]]
     assert all(o.endswith("will retry") for o in outcomes[: MAX_ATTEMPTS - 1]), outcomes
     assert outcomes[MAX_ATTEMPTS - 1].startswith("gave up")
@@ -104,7 +103,9 @@ async def test_one_broken_subscription_does_not_hold_up_the_others(bot, repo, tm
     await chat.subs.upsert(
         Subscription("console", "console", str(repo.path), at="09:20", tz="Asia/Shanghai", lang="en")
     )
-    outcomes = {sub.repo: outcome for sub, _, outcome in await Clock(chat, settings, now=lambda: NOW).tick()}
+    outcomes = {
+        sub.repo: outcome for sub, _, outcome in await chat.make_clock(settings=settings, now=lambda: NOW).tick()
+    }
     assert outcomes[str(repo.path)] == "delivered"
     assert outcomes[str(tmp_path / "missing")].endswith("will retry")
     assert out.getvalue().count("Daily update report (2026-01-28)") == 1
@@ -148,7 +149,7 @@ async def test_low_commits_beyond_fifteen_are_one_line_not_more_messages(make_se
     settings = make_settings(default_repo=str(r.path), default_lang="en")
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
-    chat = ChatService(
+    chat = App.build(
         services, {"console": ConsolePlatform(out=out, report_dir=tmp_path / "reports")}, clock=lambda: NOW
     )
     try:
@@ -237,7 +238,7 @@ async def test_the_thread_of_a_delivered_digest_answers_questions(bot, repo):
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     assert await chat.deliveries.run(spec) == "delivered"
     out.truncate(0), out.seek(0)
-    await ConsoleChat(chat, chat.platforms["console"]).handle("reply 1 what does remove export_v1 break?")
+    await ConsoleChat(chat.router, chat.platforms["console"]).handle("reply 1 what does remove export_v1 break?")
     answer = out.getvalue()
     assert "the hunks of" in answer and "-def export_v1():" in answer  # that commit's diff, re-read
 
@@ -340,7 +341,7 @@ async def timed_bot(make_settings, repo):
     settings = make_settings(default_repo=str(repo.path), default_lang="en", catchup_minutes=60)
     services = Services.build(settings, clock=lambda: now[0])
     out = io.StringIO()
-    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: now[0])
+    chat = App.build(services, {"console": ConsolePlatform(out=out)}, clock=lambda: now[0])
     yield chat, out, now
     await services.aclose()
 
@@ -486,7 +487,7 @@ async def test_on_demand_run_again_after_it_finished_leaves_the_digest_in_place(
     settings = make_settings(default_repo=str(repo.path), default_lang="en", digest_cache_ttl=0)
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
-    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    chat = App.build(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
     spec = DeliverySpec(
         platform="console",
         channel="console",
@@ -549,7 +550,7 @@ async def test_redis_dying_mid_delivery_makes_the_job_run_again_and_finish_it_on
     )
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
-    chat = ChatService(services, {"console": UuidConsole(out, redis_proc, at)}, clock=lambda: NOW)
+    chat = App.build(services, {"console": UuidConsole(out, redis_proc, at)}, clock=lambda: NOW)
     if kind == "scheduled":
         spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     else:
@@ -590,7 +591,7 @@ async def test_on_demand_progress_is_edited_at_most_every_one_and_a_half_seconds
     settings = make_settings(default_repo=str(r.path), default_lang="en")
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
-    chat = ChatService(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
+    chat = App.build(services, {"console": ConsolePlatform(out=out)}, clock=lambda: NOW)
     ticks = iter(range(1, 100))
     chat.deliveries.monotonic = lambda: 0.5 * next(ticks)  # each progress report half a second after the last
     spec = DeliverySpec(
@@ -652,7 +653,7 @@ def held_delivery(make_settings, repo):
     services = Services.build(settings, clock=lambda: NOW)
     out = io.StringIO()
     platform = HeldConsole(out)
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    chat = App.build(services, {"console": platform}, clock=lambda: NOW)
     spec = scheduled_spec(chat.store, Subscription("console", "console", str(repo.path), lang="en"), DAY)
     return settings, services, chat, platform, out, spec
 

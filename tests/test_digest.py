@@ -212,7 +212,12 @@ async def test_llm_outage_still_delivers_every_commit_marked(fake_github, servic
         )
         digest2 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
         assert replace(digest2, cost=None) == replace(digest, cost=None) and len(llm.requests) == asked
-        assert await Improver(s2, {}).run(digest.kept_as, LATER()) == "3 of 3 improved, headline improved"
+        assert (
+            await Improver(s2.store, s2.settings, s2.sources, s2.builder, s2.corrections, {}).run(
+                digest.kept_as, LATER()
+            )
+            == "3 of 3 improved, headline improved"
+        )
         digest3 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
     assert {e.analysis.origin for e in digest3.entries} == {"llm"} and digest3.notices == ()
     assert {e.analysis.improved_from for e in digest3.entries} == {"http_error"}

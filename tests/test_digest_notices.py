@@ -78,7 +78,10 @@ async def test_github_rate_limit_is_said_in_the_digest_logged_and_read_again_by_
     from bot.improve.improver import Improver
 
     fake_github.heal()
-    assert await Improver(s, {}).run(digest.kept_as, LATER()) == "3 of 3 improved"
+    assert (
+        await Improver(s.store, s.settings, s.sources, s.builder, s.corrections, {}).run(digest.kept_as, LATER())
+        == "3 of 3 improved"
+    )
     better = await s.builder.build(s.source(REPO), WINDOW, lang)
     assert better.notices == () and better.revision == 1
     assert all(e.analysis.origin == "offline" and e.analysis.improved_from == "rate_limited" for e in better.entries)
@@ -146,7 +149,7 @@ async def test_llm_failures_are_said_in_the_channels_language_then_improved_in_p
         )
         same = await s.builder.build(s.source(REPO), WINDOW, "zh")
         assert same.notices == digest.notices and len(llm.requests) == asked
-        await Improver(s, {}).run(digest.kept_as, LATER())
+        await Improver(s.store, s.settings, s.sources, s.builder, s.corrections, {}).run(digest.kept_as, LATER())
         again = await s.builder.build(s.source(REPO), WINDOW, "zh")
     assert asked <= 2 * 3 and again.notices == ()
     assert [e.analysis.origin for e in again.entries] == ["llm"] * 3

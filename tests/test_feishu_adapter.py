@@ -98,7 +98,7 @@ async def test_a_sending_only_process_opens_no_long_connection(make_settings, re
     from handlers.feishu import build_feishu
 
     async with feishu_env(make_settings, repo, mode="ws") as env:
-        sending = build_feishu(env.adapter.settings, env.chat, receive=False)
+        sending = build_feishu(env.adapter.settings, env.chat.router, receive=False)
         try:
             await sending.start()
             assert long_connections() == []
@@ -142,7 +142,7 @@ async def test_reconnecting_the_long_connection_leaks_no_event_loop(make_setting
     from handlers.feishu import build_feishu
 
     async def connect_and_close() -> None:
-        adapter = build_feishu(env.adapter.settings, env.chat, receive=True)
+        adapter = build_feishu(env.adapter.settings, env.chat.router, receive=True)
         await adapter.start()
         assert await asyncio.to_thread(env.fake.ws_connected.wait, 5), "the long connection never came up"
         await adapter.close()

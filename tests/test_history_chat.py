@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.render import slack as R
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from handlers.web import bound_port, build_app, start_server
@@ -69,8 +69,8 @@ async def slack_bot(make_settings, engine):
                 **overrides,
             )
             services = Services.build(settings)
-            chat = ChatService(services, clock=lambda: NOW)
-            adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+            chat = App.build(services, clock=lambda: NOW)
+            adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
             chat.register(adapter.platform)
             runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
             sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)

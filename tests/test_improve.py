@@ -13,11 +13,11 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.core.store import StoreUnavailable, open_store
 from bot.core.window import day_window
 from bot.improve.improver import Improver
 from bot.render.jsonout import render_json
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from tests.shared.feishu import feishu_env, rocket_repo
 from tests.shared.slack import (
@@ -71,7 +71,7 @@ def test_one_day_through_the_cli_is_one_digest_in_json_and_markdown_until_improv
     async def improve():
         services = Services.build(make_settings(redis_prefix=run.prefix, **flaky_llm.settings()))
         try:
-            return await ChatService(services).improver.tick(LATER)
+            return await App.build(services).improver.tick(LATER)
         finally:
             await services.aclose()
 
@@ -211,7 +211,9 @@ async def test_a_pass_killed_after_the_analysis_leaves_the_digest_consistent_and
         published = await services.builder.build(source, WINDOW, "en")
         flaky_llm.heal()
         asked = flaky_llm.analyses_of(HIGH_TITLE)
-        improver = Improver(services, {})
+        improver = Improver(
+            services.store, services.settings, services.sources, services.builder, services.corrections, {}
+        )
         try:
             await improver.run(published.kept_as, LATER)
             raise AssertionError("the pass should have died at its compare-and-set")

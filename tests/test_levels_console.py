@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.conversation.router import ChatService
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.shared.console import NOW, console_repo
@@ -64,9 +64,9 @@ async def test_level_commands_correct_and_redraw(console, make_settings, repo):
     services = Services.build(make_settings(default_repo=str(repo.path), default_lang="en"), clock=lambda: NOW)
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    chat = App.build(services, {"console": platform}, clock=lambda: NOW)
     try:
-        await ConsoleChat(chat, platform).handle("/digest 2026-01-28")
+        await ConsoleChat(chat.router, platform).handle("/digest 2026-01-28")
         await chat.drain()
         assert "🔴 high 0 | 🟡 medium 1 | 🟢 low 2" in out.getvalue()
         assert "Level corrected to 🟢 Low by you (was 🔴 High)" in out.getvalue()

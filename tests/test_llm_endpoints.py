@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.router import ChatService
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.fakes.openai_server import BEHAVIOURS, Behaviour, FakeOpenAI
@@ -212,8 +212,8 @@ async def chat_with(make_settings, repo):
         made.append(services)
         out = io.StringIO()
         platform = ConsolePlatform(out=out, report_dir=Path(settings.data_dir) / "reports")
-        chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-        typed = ConsoleChat(chat, platform)
+        chat = App.build(services, {"console": platform}, clock=lambda: NOW)
+        typed = ConsoleChat(chat.router, platform)
 
         async def type_line(line: str) -> str:
             start = out.tell()

@@ -20,9 +20,9 @@ import pytest
 
 from bot.analysis.analyze import Analyzer
 from bot.analysis.llm import LLM
-from bot.conversation.router import ChatService
 from bot.core.models import Commit, FileChange
 from bot.core.prompts import Prompts
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.fakes.openai_server import FakeOpenAI, good_answer, measured_tokens
@@ -244,8 +244,8 @@ async def console(make_settings, repo):
         made.append(services)
         out = io.StringIO()
         platform = ConsolePlatform(out=out, report_dir=Path(settings.data_dir) / "reports")
-        chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-        typed = ConsoleChat(chat, platform)
+        chat = App.build(services, {"console": platform}, clock=lambda: NOW)
+        typed = ConsoleChat(chat.router, platform)
 
         async def type_line(line: str) -> str:
             start = out.tell()

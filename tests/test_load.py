@@ -14,10 +14,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.core.models import to_dict
 from bot.core.window import day_window
 from bot.delivery.deliveries import DeliverySpec
+from bot.runtime.app import App
 from bot.runtime.queue import Jobs, JobWorker
 from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
@@ -80,8 +80,8 @@ async def test_twenty_channels_asking_for_the_same_day_cost_n_plus_one_llm_calls
         workers = []
         for _ in range(2):
             services = Services.build(settings)
-            chat = ChatService(services)
-            adapter = build_slack(settings, chat, receive=False, pacing=FAST)
+            chat = App.build(services)
+            adapter = build_slack(settings, chat.router, receive=False, pacing=FAST)
             chat.register(adapter.platform)
             workers.append((services, chat, adapter))
         window = to_dict(day_window(DAY, "Asia/Shanghai"))
@@ -129,15 +129,15 @@ async def web_and_worker(make_settings, tmp_path):
         worker_max_jobs=32,
     )
     web_services = Services.build(settings)
-    web_chat = ChatService(web_services)
-    web_adapter = build_slack(settings, web_chat, receive=True, pacing=FAST)
+    web_chat = App.build(web_services)
+    web_adapter = build_slack(settings, web_chat.router, receive=True, pacing=FAST)
     web_chat.register(web_adapter.platform)
     web_chat.jobs = await Jobs.connect(settings)
     runner = await start_server(build_app(web_services.store, web_adapter.http_routes()), "127.0.0.1", 0)
 
     worker_services = Services.build(settings)
-    worker_chat = ChatService(worker_services)
-    worker_adapter = build_slack(settings, worker_chat, receive=False, pacing=FAST)
+    worker_chat = App.build(worker_services)
+    worker_adapter = build_slack(settings, worker_chat.router, receive=False, pacing=FAST)
     worker_chat.register(worker_adapter.platform)
     worker_chat.jobs = await Jobs.connect(settings)
     worker = JobWorker(settings, worker_chat)
@@ -195,8 +195,8 @@ async def test_with_no_free_worker_the_asker_hears_queued_then_gets_the_digest(m
             default_lang="en",
         )
         services = Services.build(settings)
-        chat = ChatService(services)
-        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+        chat = App.build(services)
+        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
         chat.register(adapter.platform)
         chat.jobs = await Jobs.connect(settings)
         runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)

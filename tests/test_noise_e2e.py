@@ -12,9 +12,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.render import slack as R
-from bot.runtime.schedule import Clock
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from handlers.web import bound_port, build_app, start_server
@@ -52,7 +51,7 @@ def slack():
 
 @dataclass
 class Bot:
-    chat: ChatService
+    chat: App
     sender: SlackSender
     settings: object
 
@@ -79,8 +78,8 @@ async def make_bot(make_settings, slack, mono):
         values.update(overrides)
         settings = make_settings(**values)
         services = Services.build(settings)
-        chat = ChatService(services)
-        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+        chat = App.build(services)
+        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
         chat.register(adapter.platform)
         runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
         sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
@@ -217,7 +216,9 @@ async def test_subscriptions_route_a_monorepo_and_list_says_how(make_bot, slack,
     await bot.command("list", channel=OTHER)
     listing = ephemeral_text(slack.ephemerals[-1])
     assert "daily at 09:30 (Asia/Shanghai)" in listing and "paths backend/** · exclude **/*.md · bots shown" in listing
-    outcomes = {s.channel: o for s, _, o in await Clock(bot.chat, bot.settings, now=lambda: THURSDAY_0930).tick()}
+    outcomes = {
+        s.channel: o for s, _, o in await bot.chat.make_clock(settings=bot.settings, now=lambda: THURSDAY_0930).tick()
+    }
     assert outcomes == {CHANNEL: "delivered", OTHER: "delivered"}
     front, back = (slack.top_level(c)[-1] for c in (CHANNEL, OTHER))
     front_all = sections_text(front) + "".join(sections_text(m) for m in slack.replies(CHANNEL, front.ts))
@@ -255,7 +256,7 @@ async def test_a_weekly_subscription_is_fired_by_the_clock_once(make_bot, slack,
     await bot.command(f"subscribe {mono.path}")  # a daily push of the same repository, beside it
     assert len(await bot.chat.subs.for_channel("slack", CHANNEL)) == 2
     before = len(slack.top_level(CHANNEL))
-    ticks = await Clock(bot.chat, bot.settings, now=lambda: MONDAY_0930).tick()
+    ticks = await bot.chat.make_clock(settings=bot.settings, now=lambda: MONDAY_0930).tick()
     assert [(s.weekly, str(day), o) for s, day, o in ticks if s.weekly] == [(True, "2026-01-26", "delivered")]
     rollups = [m for m in slack.top_level(CHANNEL)[before:] if "Weekly roll-up" in sections_text(m)]
     assert len(rollups) == 1
@@ -274,7 +275,7 @@ async def test_a_weekly_subscription_is_fired_by_the_clock_once(make_bot, slack,
     assert f"🟢 Low importance, not listed: {lows} — full report: 📄 Full report" in shown
     assert "docs: fix typo" not in shown and "cover the router" not in shown
     assert slack.replies(CHANNEL, msg.ts) == []  # one message, no thread of commits
-    again = await Clock(bot.chat, bot.settings, now=lambda: MONDAY_0930).tick()
+    again = await bot.chat.make_clock(settings=bot.settings, now=lambda: MONDAY_0930).tick()
     assert [o for s, _, o in again if s.weekly] == ["already delivered"]
     assert sum("Weekly roll-up" in sections_text(m) for m in slack.top_level(CHANNEL)) == 1
     # its thread answers questions about any commit of the week
@@ -427,7 +428,8 @@ async def test_a_filtered_digest_is_its_own_build_job_and_a_weekly_one_too(clock
     # 2026-01-29 is a Thursday: a weekly roll-up due at 09:00 on Thursdays posts the week of the 19th
     await chat.subs.upsert(Subscription("console", "e", "acme/widgets", at="09:00", tz="Asia/Shanghai", weekday="thu"))
     done = {
-        (s.channel, str(day), o) for s, day, o in await Clock(chat, settings, now=lambda: CLOCK_NOW, jobs=jobs).tick()
+        (s.channel, str(day), o)
+        for s, day, o in await chat.make_clock(settings=settings, now=lambda: CLOCK_NOW, jobs=jobs).tick()
     }
     assert ("e", "2026-01-19", "queued") in done and len(done) == 5
     queued = [j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1)]

@@ -17,9 +17,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.core import metrics
 from bot.redact import redact, redactor, vendor_names
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.data.secrets_corpus import negatives, positives, rnd
@@ -202,8 +202,8 @@ async def test_thread_questions_and_history_are_redacted_and_counted(make_settin
         )
         out = io.StringIO()
         platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
-        chat = ChatService(services, {"console": platform}, clock=lambda: now)
-        typed = ConsoleChat(chat, platform)
+        chat = App.build(services, {"console": platform}, clock=lambda: now)
+        typed = ConsoleChat(chat.router, platform)
         try:
             for line in (
                 "/digest 2026-01-28",

@@ -10,8 +10,7 @@ import logging
 import aiohttp
 import pytest
 
-from bot.conversation.router import ChatService
-from bot.runtime.schedule import Clock
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.web import bound_port, build_app, start_server
@@ -59,16 +58,18 @@ async def test_users_get_one_line_and_the_clock_survives(redis_proc, make_settin
     services = Services.build(settings)
     out = io.StringIO()
     platform = ConsolePlatform(out=out)
-    chat = ChatService(services, {"console": platform})
+    chat = App.build(services, {"console": platform})
     redis_proc.stop()
-    await ConsoleChat(chat, platform).handle("/digest list")
+    await ConsoleChat(chat.router, platform).handle("/digest list")
     assert (
         out.getvalue().strip()
         == "(only you) ⚠️ The bot's storage (Redis) is unreachable right now; please try again shortly."
     )
     with caplog.at_level(logging.ERROR):
         stop = asyncio.Event()
-        task = asyncio.create_task(Clock(chat, settings.model_copy(update={"clock_interval": 0.05})).run_forever(stop))
+        task = asyncio.create_task(
+            chat.make_clock(settings=settings.model_copy(update={"clock_interval": 0.05})).run_forever(stop)
+        )
 
         def failed_ticks() -> int:
             return sum("clock tick failed" in r.getMessage() for r in caplog.records)
@@ -87,7 +88,7 @@ async def test_users_get_one_line_and_the_clock_survives(redis_proc, make_settin
     assert "127.0.0.1" not in out.getvalue()
     redis_proc.start()
     out.truncate(0), out.seek(0)
-    await ConsoleChat(chat, platform).handle("/digest list")
+    await ConsoleChat(chat.router, platform).handle("/digest list")
     assert "No subscriptions here yet" in out.getvalue()
     await services.aclose()
 
@@ -97,15 +98,15 @@ async def test_event_dedupe_lets_events_through_while_redis_is_down(redis_proc, 
     told the storage is unreachable) rather than silently dropped."""
     settings = make_settings(redis_url=f"redis://127.0.0.1:{redis_proc.port}/0", default_repo=str(tmp_path))
     services = Services.build(settings)
-    chat = ChatService(services, {"console": ConsolePlatform(out=io.StringIO())})
+    chat = App.build(services, {"console": ConsolePlatform(out=io.StringIO())})
     try:
-        assert await chat.first_time("slack", "Ev1", 60) is True
-        assert await chat.first_time("slack", "Ev1", 60) is False  # Slack's retry of the same event
-        assert await chat.first_time("feishu", "Ev1", 60) is True  # ids are per platform
+        assert await chat.router.first_time("slack", "Ev1", 60) is True
+        assert await chat.router.first_time("slack", "Ev1", 60) is False  # Slack's retry of the same event
+        assert await chat.router.first_time("feishu", "Ev1", 60) is True  # ids are per platform
         redis_proc.stop()
         with caplog.at_level(logging.ERROR):
-            assert await chat.first_time("slack", "Ev2", 60) is True
-            assert await chat.first_time("slack", "Ev2", 60) is True
+            assert await chat.router.first_time("slack", "Ev2", 60) is True
+            assert await chat.router.first_time("slack", "Ev2", 60) is True
         assert any("event dedupe skipped" in r.getMessage() for r in caplog.records)
     finally:
         await services.aclose()

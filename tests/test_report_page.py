@@ -27,9 +27,9 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import aiohttp
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.report import signing
 from bot.report.page import prose, render_page
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.web import bound_port, build_app, report_routes, start_server
@@ -395,8 +395,8 @@ async def test_slack_parent_links_the_report(make_settings, widgets, public):
             public_base_url=public,
         )
         services = Services.build(settings)
-        chat = ChatService(services)
-        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+        chat = App.build(services)
+        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
         chat.register(adapter.platform)
         routes = adapter.http_routes() + report_routes(services.reports)  # as `serve` and `run` build it
         runner = await start_server(build_app(services.store, routes), "127.0.0.1", 0)
@@ -464,10 +464,10 @@ async def test_console_parent_links_the_report(make_settings, widgets, public):
     services = Services.build(make_settings(default_repo=str(widgets.path), default_lang="en", public_base_url=public))
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
-    chat = ChatService(services, {"console": platform})
+    chat = App.build(services, {"console": platform})
     runner = await start_server(build_app(services.store, report_routes(services.reports)), "127.0.0.1", 0)
     try:
-        await ConsoleChat(chat, platform).handle("/digest 2026-01-28")
+        await ConsoleChat(chat.router, platform).handle("/digest 2026-01-28")
         await chat.drain()
         shown = out.getvalue()
         parent = shown.split("[#1] (updated) ", 1)[1].split("\n  ↳", 1)[0]

@@ -71,7 +71,6 @@ def test_due_day_late_evening_run_caught_up_after_midnight():
 import io  # noqa: E402
 
 from bot.delivery.deliveries import scheduled_spec  # noqa: E402
-from bot.runtime.schedule import Clock  # noqa: E402
 from handlers.console import ConsolePlatform  # noqa: E402
 
 
@@ -83,7 +82,7 @@ async def test_the_clock_queues_each_due_push_once_and_each_digest_build_once(cl
     await chat.subs.upsert(Subscription("feishu", "oc_1", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
     await chat.subs.upsert(Subscription("slack", "C1", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
     chat.platforms["slack"] = ConsolePlatform(out=io.StringIO())  # this process serves Slack, not Feishu
-    clock = Clock(chat, settings, now=lambda: NOW, jobs=jobs)
+    clock = chat.make_clock(settings=settings, now=lambda: NOW, jobs=jobs)
     first = {(s.platform, s.channel, day, outcome) for s, day, outcome in await clock.tick()}
     assert first == {
         ("console", "console", date(2026, 1, 28), "queued"),
@@ -97,7 +96,10 @@ async def test_the_clock_queues_each_due_push_once_and_each_digest_build_once(cl
     assert await jobs.pending() == 4
     done = Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai")
     await chat.store.set_json(scheduled_spec(chat.store, done, date(2026, 1, 28)).ledger, {"at": "…"})
-    third = {s.channel: outcome for s, _, outcome in await Clock(chat, settings, now=lambda: NOW, jobs=jobs).tick()}
+    third = {
+        s.channel: outcome
+        for s, _, outcome in await chat.make_clock(settings=settings, now=lambda: NOW, jobs=jobs).tick()
+    }
     assert third == {"console": "already delivered", "other": "already queued", "C1": "already queued"}
 
 
@@ -108,7 +110,7 @@ async def test_the_clock_loop_runs_until_stopped(clock_chat, caplog):
     chat, settings, jobs = clock_chat
     await chat.subs.upsert(Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
     stop = asyncio.Event()
-    clock = Clock(chat, settings.model_copy(update={"clock_interval": 0.05}), now=lambda: NOW, jobs=jobs)
+    clock = chat.make_clock(settings=settings.model_copy(update={"clock_interval": 0.05}), now=lambda: NOW, jobs=jobs)
     with caplog.at_level(logging.INFO, logger="bot.runtime.schedule"):
         task = asyncio.create_task(clock.run_forever(stop))
         for _ in range(600):  # two ticks: the first queues, the second finds it queued
@@ -128,7 +130,7 @@ async def test_one_build_per_branch(clock_chat):
     await chat.subs.upsert(
         Subscription("console", "b", "acme/widgets", at="09:00", tz="Asia/Shanghai", branch="release")
     )
-    await Clock(chat, settings, now=lambda: NOW, jobs=jobs).tick()
+    await chat.make_clock(settings=settings, now=lambda: NOW, jobs=jobs).tick()
     queued = [j.decode() for j in await jobs.pool.zrange(jobs.queue, 0, -1)]
     assert sum(":build:" in j for j in queued) == 2
 
@@ -140,7 +142,7 @@ async def test_the_clock_waits_its_interval_and_stop_ends_the_wait(clock_chat, c
     chat, settings, jobs = clock_chat
     await chat.subs.upsert(Subscription("console", "console", "acme/widgets", at="09:00", tz="Asia/Shanghai"))
     stop = asyncio.Event()
-    clock = Clock(chat, settings.model_copy(update={"clock_interval": 3600}), now=lambda: NOW, jobs=jobs)
+    clock = chat.make_clock(settings=settings.model_copy(update={"clock_interval": 3600}), now=lambda: NOW, jobs=jobs)
     with caplog.at_level(logging.INFO, logger="bot.runtime.schedule"):
         task = asyncio.create_task(clock.run_forever(stop))
         for _ in range(600):

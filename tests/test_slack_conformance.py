@@ -12,10 +12,10 @@ from urllib.parse import quote
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.core.chat_platform import CommitChoice, CommitDetails, Conversation, Notice
 from bot.core.models import Analysis, ChangeType, DigestEntry, Importance
 from bot.render import slack as R
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from tests.fakes.slack_server import CUMULATIVE_LIMIT, check_blocks
@@ -92,7 +92,7 @@ async def paced_platform(make_settings, slack, widgets):
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
     adapter = build_slack(
-        settings, ChatService(services), receive=False, pacing=Pacing(per_second=500, burst=100, edit_interval=1.0)
+        settings, App.build(services).router, receive=False, pacing=Pacing(per_second=500, burst=100, edit_interval=1.0)
     )
     yield adapter.platform
     await adapter.close()

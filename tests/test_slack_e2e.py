@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.render import slack as R
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from tests.fakes.openai_server import FakeOpenAI
@@ -404,7 +404,7 @@ async def test_edit_fallback_is_throttled_and_complete(make_settings, slack, wid
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
     adapter = build_slack(
-        settings, ChatService(services), receive=False, pacing=Pacing(per_second=500, burst=100, edit_interval=1.0)
+        settings, App.build(services).router, receive=False, pacing=Pacing(per_second=500, burst=100, edit_interval=1.0)
     )
     platform = adapter.platform
     slack.fail("chat.startStream", times=None, error="not_allowed_token_type")
@@ -480,7 +480,7 @@ async def test_socket_mode_needs_no_http_route_and_reports_a_bad_app_token(make_
         default_repo=str(widgets.path),
     )
     services = Services.build(settings)
-    adapter = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
+    adapter = build_slack(settings, App.build(services).router, receive=True, pacing=FAST)
     try:
         assert adapter.http_routes() == []
         with pytest.raises(SlackError) as caught:
@@ -569,8 +569,8 @@ async def test_socket_mode_takes_commands_and_events(make_settings, slack, widge
         default_lang="en",
     )
     services = Services.build(settings)
-    chat = ChatService(services)
-    adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+    chat = App.build(services)
+    adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
     chat.register(adapter.platform)
     bodies = SlackSender("http://unused.invalid/", "unused")  # only builds Slack-shaped payloads here
     try:

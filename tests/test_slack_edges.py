@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.core.chat_platform import Conversation, Notice
 from bot.render import slack as R
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.slack import SlackError, api, build_slack
 from tests.shared.slack import (
@@ -277,7 +277,7 @@ async def default_platform(make_settings, slack, widgets):
     """The platform as production builds it: the default pace."""
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
-    adapter = build_slack(settings, ChatService(services), receive=False)
+    adapter = build_slack(settings, App.build(services).router, receive=False)
     yield adapter.platform
     await adapter.close()
     await services.aclose()
@@ -682,7 +682,7 @@ async def test_socket_mode_names_slacks_refusal_and_closes_its_connection(make_s
         default_repo=str(widgets.path),
     )
     services = Services.build(settings)
-    adapter = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
+    adapter = build_slack(settings, App.build(services).router, receive=True, pacing=FAST)
     with pytest.raises(SlackError) as caught:
         await adapter.start()
     assert str(caught.value) == "Slack Socket Mode could not connect: invalid_auth (check SLACK_APP_TOKEN)."
@@ -696,7 +696,7 @@ async def test_socket_mode_names_slacks_refusal_and_closes_its_connection(make_s
         slack_api_url=slack.url,
         default_repo=str(widgets.path),
     )
-    adapter = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
+    adapter = build_slack(settings, App.build(services).router, receive=True, pacing=FAST)
     try:
         await adapter.start()
         await asyncio.wait_for(socket.connected.wait(), 10)
@@ -714,8 +714,8 @@ async def test_http_mode_starts_no_socket_and_a_posting_only_adapter_has_no_endp
         slack_bot_token=slack.token, slack_signing_secret="s", slack_api_url=slack.url, default_repo=str(widgets.path)
     )
     services = Services.build(settings)
-    receiving = build_slack(settings, ChatService(services), receive=True, pacing=FAST)
-    posting = build_slack(settings, ChatService(services), receive=False, pacing=FAST)
+    receiving = build_slack(settings, App.build(services).router, receive=True, pacing=FAST)
+    posting = build_slack(settings, App.build(services).router, receive=False, pacing=FAST)
     runner = await start_server(build_app(services.store, posting.http_routes()), "127.0.0.1", 0)
     try:
         await receiving.start()
@@ -745,7 +745,7 @@ async def test_bolt_does_not_warn_about_the_client_we_give_it(make_settings, sla
     services = Services.build(settings)
     try:
         for _ in range(2):
-            build_slack(settings, ChatService(services), receive=True, pacing=FAST)
+            build_slack(settings, App.build(services).router, receive=True, pacing=FAST)
         assert "As you gave `client`" not in caplog.text
     finally:
         await services.aclose()
@@ -831,7 +831,7 @@ async def test_a_slower_pace_spaces_posts_out(make_settings, slack, widgets):
 
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
-    adapter = build_slack(settings, ChatService(services), receive=False, pacing=Pacing(per_second=0.5, burst=1))
+    adapter = build_slack(settings, App.build(services).router, receive=False, pacing=Pacing(per_second=0.5, burst=1))
     try:
         for i in range(2):
             await adapter.platform.send("C9", Notice(f"post {i}"))

@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.core.chat_platform import Conversation
 from bot.render import slack as R
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from handlers.slack.stream import STREAM_MESSAGE_BYTES
@@ -104,7 +104,7 @@ async def hourly(make_settings, slack, widgets):
     """A platform that pushes streamed text at most once an hour."""
     settings = make_settings(slack_bot_token=slack.token, slack_api_url=slack.url, default_repo=str(widgets.path))
     services = Services.build(settings)
-    adapter = build_slack(settings, ChatService(services), receive=False, pacing=HOUR)
+    adapter = build_slack(settings, App.build(services).router, receive=False, pacing=HOUR)
     yield adapter.platform
     await adapter.close()
     await services.aclose()

@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.render import slack as R
+from bot.runtime.app import App
 from bot.runtime.queue import Jobs, JobWorker
-from bot.runtime.schedule import Clock
 from bot.runtime.services import Services
 from bot.watch import Watches
-from bot.watch.runs import WatchRunner, watch_run
+from bot.watch.runs import watch_run
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, start_server
@@ -69,8 +68,8 @@ async def make_bot(make_settings, slack, widgets, llm):
         values.update(overrides)
         settings = make_settings(**values)
         services = Services.build(settings, clock=lambda: NOW)
-        chat = ChatService(services, clock=lambda: NOW)
-        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+        chat = App.build(services, clock=lambda: NOW)
+        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
         chat.register(adapter.platform)
         runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
         sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
@@ -90,7 +89,9 @@ async def command(bot: Bot, text: str, channel: str = DM, user: str = "U0001") -
 
 
 async def tick(bot: Bot, now: datetime = NOW):
-    return await Clock(bot.chat, bot.chat.settings, now=lambda: now).tick_watches(now, timedelta(minutes=180))
+    return await bot.chat.make_clock(settings=bot.chat.settings, now=lambda: now).tick_watches(
+        now, timedelta(minutes=180)
+    )
 
 
 def analyses_asked(fake: FakeOpenAI, since: int = 0) -> int:
@@ -173,7 +174,7 @@ async def test_a_run_killed_after_a_send_does_not_send_it_again(make_bot, slack,
     store = bot.services.store
     (watch,) = await Watches(store).all()
     run = watch_run(store, watch, date(2026, 1, 28))
-    runner = WatchRunner(bot.chat)
+    runner = bot.chat.watch_runner
     sent_keys = sorted(k.decode() for k in await store.r.keys(store.k("watchsent", "*")))
     states = {k: await store.get_json(k) for k in sent_keys}
     (second_key,) = [k for k, state in states.items() if state["id"] == second.ts]
@@ -196,7 +197,7 @@ async def test_the_clock_queues_a_watch_job_that_a_worker_runs(make_bot, slack, 
     bot.chat.jobs = jobs
     worker = JobWorker(settings, bot.chat)
     try:
-        clock = Clock(bot.chat, settings, now=lambda: NOW, jobs=jobs)
+        clock = bot.chat.make_clock(settings=settings, now=lambda: NOW, jobs=jobs)
         assert [o for _, _, o in await clock.tick_watches(NOW, timedelta(minutes=180))] == ["queued"]
         assert [o for _, _, o in await clock.tick_watches(NOW, timedelta(minutes=180))] == ["already queued"]
         assert slack.top_level(IM) == []
@@ -323,17 +324,17 @@ async def test_a_watch_in_the_terminal(make_settings, widgets, llm):
     )
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
+    chat = App.build(services, {"console": platform}, clock=lambda: NOW)
     try:
-        await ConsoleChat(chat, platform).handle(f"/digest watch {widgets.path} src/cli.py at 09:15")
+        await ConsoleChat(chat.router, platform).handle(f"/digest watch {widgets.path} src/cli.py at 09:15")
         await chat.drain()
         assert "👀 Watching `src/cli.py` in acme/widgets: every day at 09:15 (Asia/Shanghai)" in out.getvalue()
         start = out.tell()
-        await Clock(chat, services.settings, now=lambda: NOW).tick()
+        await chat.make_clock(settings=services.settings, now=lambda: NOW).tick()
         shown_now = out.getvalue()[start:]
         assert "👀 acme/widgets, 2026-01-28: a new commit touching `src/cli.py`." in shown_now
         assert "--since" in shown_now and HIGH_TITLE not in shown_now
-        await Clock(chat, services.settings, now=lambda: NOW).tick()
+        await chat.make_clock(settings=services.settings, now=lambda: NOW).tick()
         assert out.getvalue()[start:] == shown_now  # sent once
     finally:
         await services.aclose()
@@ -360,7 +361,7 @@ async def test_a_watch_in_a_feishu_one_to_one_chat(make_settings, tmp_path):
         await env.say(f"watch {repo.path} src/**", mention_bot=False, chat_id=P2P, chat_type="p2p")
         await env.settle()
         assert "👀 Watching `src/**` in rocket" in env.fake.text_of(env.fake.messages[-1])
-        await Clock(env.chat, env.chat.settings, now=lambda: NOW).tick_watches(NOW, timedelta(minutes=180))
+        await env.chat.make_clock(settings=env.chat.settings, now=lambda: NOW).tick_watches(NOW, timedelta(minutes=180))
         texts = [env.fake.text_of(m) for m in env.fake.top_level(P2P)]
         assert "👀 rocket, 2026-01-28: a new commit touching `src/**`." in texts[-2]
         assert "feat: export since" in texts[-1] and not any("typo" in t for t in texts)

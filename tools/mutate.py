@@ -401,7 +401,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "handlers/console.py",
         "return ref  # the answer's message",
         "→ return None",
-    ): "ConsolePlatform.stream's ref: its one caller (ChatService, answering in a thread) ignores it",
+    ): "ConsolePlatform.stream's ref: its one caller (the Router, answering in a thread) ignores it",
 }
 
 # Lines left out of a module's run, with why.

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.models import BotError, NotFoundError, UsageError
-from ..evaluation.scores import LEVELS
 from ..i18n import Count, localize, phrase
 from ..taste.corrections import Corrections
+from ..taste.scores import LEVELS
 from .commands import _check_out_path, stderr_lang, write_out
 
 DEFAULT_WHO = "import"

@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from datetime import datetime
 
 from ..core.chat_platform import ChatPlatform, Conversation, MessageRef, Notice
 from ..core.models import BotError, Importance
+from ..core.store import Store
 from ..delivery.posted import Posted, PostedMessages
 from ..i18n import text
 from ..levels.overlay import correct, entries_of, overlay_content
 from ..render import labels as L
-from ..taste.corrections import DIRECTIONS, TOO_HIGH, nudge
-
-if TYPE_CHECKING:
-    from .router import ChatService
+from ..taste.corrections import DIRECTIONS, TOO_HIGH, Corrections, nudge
 
 log = logging.getLogger(__name__)
 
@@ -33,17 +32,15 @@ _HEX = re.compile(r"[0-9a-f]{7,40}")
 
 
 class LevelTaps:
-    def __init__(self, chat: ChatService):
-        self.chat = chat
-        self.posted = PostedMessages(chat.store)
-
-    @property
-    def corrections(self):
-        return self.chat.services.corrections
+    def __init__(self, store: Store, corrections: Corrections, default_lang: str, clock: Callable[[], datetime]):
+        self.posted = PostedMessages(store)
+        self.corrections = corrections
+        self.default_lang = default_lang
+        self.clock = clock
 
     async def tap(self, conv: Conversation, platform: ChatPlatform, value: dict) -> None:
         """`value`: {sha, dir (too_high | too_low), message (the tapped message's id), lang}."""
-        lang = str(value.get("lang")) if value.get("lang") in ("zh", "en") else self.chat.settings.default_lang
+        lang = str(value.get("lang")) if value.get("lang") in ("zh", "en") else self.default_lang
         sha = str(value.get("sha") or "").strip().lower()
         direction = value.get("dir")
         if direction not in DIRECTIONS:
@@ -68,7 +65,7 @@ class LevelTaps:
             return await self._say(
                 platform, conv, lang, key, sha=entry.commit.short_sha, level=L.importance_label(lang, now)
             )
-        kept = await self.corrections.record(digest.repo, sha, level, conv.user, at=self.chat.clock())
+        kept = await self.corrections.record(digest.repo, sha, level, conv.user, at=self.clock())
         effective[sha] = kept
         await self._say(
             platform,

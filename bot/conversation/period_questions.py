@@ -12,22 +12,21 @@ in the channel's time zone (bot/history/period.py), the last 7 days when it name
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from datetime import datetime
 
-from ..channels.threads import ThreadCommit, ThreadInfo
+from ..channels.subscriptions import Subscriptions
+from ..channels.threads import ThreadCommit, ThreadInfo, Threads
 from ..core.chat_platform import AnswerHeader, ChatPlatform, Conversation, Notice
 from ..core.models import NotFoundError, UsageError, to_dict, window_from_dict
 from ..history.period import find_period
-from ..history.period_answer import Trace
+from ..history.period_answer import HistoryQA, Trace
 from ..i18n import localize, text
-from .commands import usage as usage_line
-from .commands.grammar import repo_word
+from ..sources.opened import Sources
 from .commit_qa import Turn, check_question
-
-if TYPE_CHECKING:
-    from .router import ChatService
+from .grammar import repo_word, usage_line
+from .policy import ChannelPolicy
 
 _SHA = re.compile(r"\b[0-9a-fA-F]{7,40}\b")
 TURN = "period"  # the `sha` field of a period thread's turns (bot/channels/threads.py keeps turns by commit)
@@ -64,10 +63,23 @@ def is_period_question(text: str, tz: str, now, max_days: int) -> bool:
 
 
 class PeriodQuestions:
-    def __init__(self, chat: ChatService):
-        self.chat = chat
-        self.services = chat.services
-        self.threads = chat.threads
+    def __init__(
+        self,
+        settings,
+        sources: Sources,
+        period_qa: HistoryQA,
+        threads: Threads,
+        subs: Subscriptions,
+        policy: ChannelPolicy,
+        clock: Callable[[], datetime],
+    ):
+        self.settings = settings
+        self.sources = sources
+        self.period_qa = period_qa
+        self.threads = threads
+        self.subs = subs
+        self.policy = policy
+        self.clock = clock
 
     async def ask(
         self,
@@ -87,7 +99,7 @@ class PeriodQuestions:
             targets = await self._targets(conv, named)
             if named and not any(r.lower() == named.lower() for r, _ in targets):
                 rest = question  # `in src/foo` named no repository: those were words of the question
-            period = find_period(rest, cfg.tz, self.chat.clock(), self.chat.settings.max_range_days)
+            period = find_period(rest, cfg.tz, self.clock(), self.settings.max_range_days)
         except UsageError as exc:
             if not usage:
                 raise
@@ -109,7 +121,7 @@ class PeriodQuestions:
         another period (then the thread moves to that one)."""
         try:
             question = check_question(question, info.lang)
-            period = find_period(question, info.tz, self.chat.clock(), self.chat.settings.max_range_days)
+            period = find_period(question, info.tz, self.clock(), self.settings.max_range_days)
         except UsageError as exc:
             return await self._bad_input(conv, platform, info.lang, exc, prefix)
         search = period.question
@@ -133,12 +145,12 @@ class PeriodQuestions:
         root = conv.thread
         # ask() passes the thread its header opened; follow_up() is called from inside the thread
         assert root is not None and info.period is not None
-        targets = [(self.services.source(repo), branch) for repo, branch in info.repos]
+        targets = [(self.sources.get(repo), branch) for repo, branch in info.repos]
         past = await self.threads.history(conv.platform, conv.channel, root)
         history = [Turn(t["role"], t["text"]) for t in past if t.get("sha") == TURN]
         trace = Trace()
         collected: list[str] = []
-        pieces = self.services.history.answer(
+        pieces = self.period_qa.answer(
             targets, window_from_dict(info.period), question, info.lang, history, search=search, trace=trace
         )
         first = await _first_piece(pieces)  # bad input fails here, before anything is posted
@@ -168,20 +180,20 @@ class PeriodQuestions:
 
     async def _targets(self, conv: Conversation, named: str | None) -> list[tuple[str, str | None]]:
         """(repository, branch) pairs: the named one when it exists, else the conversation's."""
-        subs = await self.chat.subs.for_channel(conv.platform, conv.channel)
+        subs = await self.subs.for_channel(conv.platform, conv.channel)
         if named:
             by_name = {s.repo.lower(): s for s in subs}
             if named.lower() in by_name:
                 sub = by_name[named.lower()]
                 return [(sub.repo, sub.branch)]
             try:
-                repo = self.chat.check_repo(conv, named)
-                await self.services.source(repo).default_branch()  # does it exist?
+                repo = self.policy.check_repo(conv, named)
+                await self.sources.get(repo).default_branch()  # does it exist?
                 return [(repo, None)]
             except (NotFoundError, UsageError):
                 if not subs:
                     raise
-        return [(repo, sub.branch if sub else None) for repo, sub in await self.chat.channel_repos(conv, ())]
+        return [(repo, sub.branch if sub else None) for repo, sub in await self.policy.channel_repos(conv, ())]
 
 
 async def _first_piece(pieces: AsyncIterator[str]) -> str:

@@ -6,34 +6,52 @@ bot/conversation/commit_qa.py's; which commit a thread's question means is bot/c
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from datetime import datetime
 
-from ..channels.threads import Resolution, ThreadCommit, ThreadInfo, commit_ref, resolve_commit
+from ..build.builder import DigestBuilder
+from ..channels.subscriptions import Subscriptions
+from ..channels.threads import Resolution, ThreadCommit, ThreadInfo, Threads, commit_ref, resolve_commit
 from ..core.chat_platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
 from ..core.models import BotError, Commit, Digest, DigestEntry, NotFoundError, UsageError
 from ..core.window import parse_window
 from ..i18n import phrase, text
-from .commands import help_text
-from .commit_qa import Turn
+from ..sources.opened import Sources
+from .commit_qa import QA, Turn
 from .period_questions import PeriodQuestions, is_period_question
-
-if TYPE_CHECKING:
-    from .router import ChatService
+from .policy import ChannelPolicy
 
 
 class Questions:
-    def __init__(self, chat: ChatService):
-        self.chat = chat
-        self.services = chat.services
-        self.threads = chat.threads
-        self.period = PeriodQuestions(chat)  # questions that name no commit: about a period
+    def __init__(
+        self,
+        settings,
+        sources: Sources,
+        builder: DigestBuilder,
+        qa: QA,
+        threads: Threads,
+        subs: Subscriptions,
+        policy: ChannelPolicy,
+        period: PeriodQuestions,
+        help_text: Callable[[str, str], str],
+        clock: Callable[[], datetime],
+    ):
+        self.settings = settings
+        self.sources = sources
+        self.builder = builder
+        self.qa = qa
+        self.threads = threads
+        self.subs = subs
+        self.policy = policy
+        self.period = period  # questions that name no commit: about a period
+        self.help_text = help_text  # the commands' help, for a mention that is no question
+        self.clock = clock
 
     # --- where questions come from -------------------------------------------------------------------
     async def ask(self, conv: Conversation, platform: ChatPlatform, ref: str, question: str, cfg) -> None:
         """`ask <sha|#PR> <question>`: the answer goes into a new thread under the question."""
-        repos = [r for r, _ in await self.chat.channel_repos(conv, ())]
+        repos = [r for r, _ in await self.policy.channel_repos(conv, ())]
         repo, commit = await self.find_commit(repos, ref)
         info = ThreadInfo(
             repo, cfg.lang, cfg.tz, "", (ThreadCommit(commit.sha, commit.title, commit.pr_number),), commit.sha
@@ -52,11 +70,11 @@ class Questions:
         repositories; without one, a question about a period when it reads like a question, else
         the help."""
         ref = commit_ref(question)
-        cfg = await self.chat.subs.config(conv.platform, conv.channel)
+        cfg = await self.subs.config(conv.platform, conv.channel)
         if ref is None:
-            if is_period_question(question, cfg.tz, self.chat.clock(), self.chat.settings.max_range_days):
+            if is_period_question(question, cfg.tz, self.clock(), self.settings.max_range_days):
                 return await self.period.ask(conv, platform, question, cfg, prefix)
-            return await platform.reply_private(conv, Notice(help_text(lang, prefix), lang=lang))
+            return await platform.reply_private(conv, Notice(self.help_text(lang, prefix), lang=lang))
         await self.ask(conv, platform, ref, question, cfg)
 
     async def in_thread(
@@ -68,9 +86,9 @@ class Questions:
         if info.period is not None and not self.period.names_a_source(info, question):
             return await self.period.follow_up(conv, platform, info, question, prefix)
         root = conv.thread
-        assert root is not None  # ChatService.on_message found `info` by this thread
+        assert root is not None  # Router.on_message found `info` by this thread
         resolution: Resolution = resolve_commit(question, info)
-        source = self.services.source(info.repo)
+        source = self.sources.get(info.repo)
         if resolution.sha is None and resolution.outside_ref:
             try:
                 commit = await source.get_commit(resolution.outside_ref)
@@ -115,7 +133,7 @@ class Questions:
             info = ThreadInfo(
                 value["repo"],
                 lang,
-                value.get("tz") or self.chat.settings.default_tz,
+                value.get("tz") or self.settings.default_tz,
                 "",
                 (ThreadCommit(sha, value.get("title", "")),),
             )
@@ -126,7 +144,7 @@ class Questions:
             return await platform.reply_private(
                 conv, Notice(text(info.lang, "notices.ask_hint", sha=sha[:7]), lang=info.lang)
             )
-        source = self.services.source(info.repo)
+        source = self.sources.get(info.repo)
         commit = await source.get_commit(sha)
         if question or root is None:  # collected by a form, or no thread yet: the header shows it / opens one
             header = await platform.send(conv.channel, AnswerHeader(conv.user, q, commit, info.lang), thread=root)
@@ -139,25 +157,25 @@ class Questions:
     async def find_commit(self, repos: list[str], ref: str) -> tuple[str, Commit]:
         """The first of `repos` that has the commit (a SHA prefix, or the commit of PR #N)."""
         for repo in repos:
-            source = self.services.source(repo)
+            source = self.sources.get(repo)
             try:
                 commit = await source.pr_commit(int(ref[1:])) if ref.startswith("#") else await source.get_commit(ref)
             except NotFoundError:
                 continue
             if commit is not None:
                 return repo, commit
-        names = ", ".join(self.services.source(r).name for r in repos)
+        names = ", ".join(self.sources.get(r).name for r in repos)
         raise UsageError(phrase("errors.not_found_ref", ref=ref, repos=names))
 
     async def answer(
         self, conv: Conversation, platform: ChatPlatform, info: ThreadInfo, root: str, commit: Commit, question: str
     ) -> None:
         """Stream the answer into the thread and remember both turns."""
-        source = self.services.source(info.repo)
+        source = self.sources.get(info.repo)
         past = await self.threads.history(conv.platform, conv.channel, root)
         history = [Turn(t["role"], t["text"]) for t in past if t.get("sha") == commit.sha]
         collected: list[str] = []
-        pieces = self.services.qa.answer(source, commit, question, info.lang, history)
+        pieces = self.qa.answer(source, commit, question, info.lang, history)
         first = await _first_piece(pieces)  # bad questions fail here, before anything is posted
 
         async def tee() -> AsyncIterator[str]:
@@ -174,17 +192,17 @@ class Questions:
 
     async def details(self, conv: Conversation, platform: ChatPlatform, value: dict, info: ThreadInfo | None) -> None:
         """Everything about one commit (the Details button), to the asker only."""
-        settings = self.chat.settings
+        settings = self.settings
         repo = value.get("repo") or (info.repo if info else settings.default_repo)
         lang = value.get("lang") or (info.lang if info else settings.default_lang)
         tz = value.get("tz") or (info.tz if info else settings.default_tz)
-        source = self.services.source(repo)
+        source = self.sources.get(repo)
         if info is not None and _no_commits(info):  # a quiet day's digest has no Details to show
             line = text(lang, "notices.empty_details", label=info.label, repo=source.name)
             return await platform.reply_private(conv, Notice(line, lang=lang))
         commit = await source.get_commit(value["sha"])
-        analysis = await self.services.builder.analysis(source, commit, lang)
-        window = parse_window("today", tz, self.chat.clock())
+        analysis = await self.builder.analysis(source, commit, lang)
+        window = parse_window("today", tz, self.clock())
         digest = Digest(
             repo=source.name,
             branch="",

@@ -13,51 +13,65 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
 
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
-from ..core.chat_platform import ChatPlatform, Conversation, Notice
+from ..core.chat_platform import ChatPlatform, Conversation, Notice, Platforms
 from ..core.current_job import CURRENT_JOB
-from ..core.models import BotError, RetryLater, Subscription, UsageError, Window, to_dict
-from ..core.store import StoreBusy, StoreUnavailable
-from ..delivery.deliveries import Deliveries, DeliverySpec
-from ..i18n import localize, phrase, text
-from ..improve.improver import Improver
-from ..sources import looks_like_github
-from .commands import CommandError, Request, help_text, looks_like_command, parse_command, usage
+from ..core.models import BotError, RetryLater, UsageError, to_dict
+from ..core.store import Store, StoreBusy, StoreUnavailable
+from ..i18n import localize, text
+from .commands import CommandError, CommandTools, Request, help_text, looks_like_command, parse_command, usage
 from .level_taps import LevelTaps
+from .policy import ChannelPolicy
 from .questions import Questions
-
-if TYPE_CHECKING:
-    from ..runtime.queue import Jobs, JobWorker
 
 log = logging.getLogger(__name__)
 
 
-class ChatService:
-    def __init__(
-        self, services, platforms: dict[str, ChatPlatform] | None = None, clock: Callable[[], datetime] | None = None
-    ):
-        self.services = services
-        self.settings = services.settings
-        self.store = services.store
-        self.subs = Subscriptions(services.store, services.settings)
-        self.threads = Threads(services.store)
-        self.platforms: dict[str, ChatPlatform] = dict(platforms or {})
-        self.clock = clock or (lambda: datetime.now(UTC))
-        self._tasks: set[asyncio.Task] = set()
-        self.jobs: Jobs | None = None  # the job queue, when this process hands requests to workers
-        self.worker: JobWorker | None = None  # the job worker running in this process, if any
-        self.deliveries = Deliveries(self)
-        self.questions = Questions(self)
-        self.levels = LevelTaps(self)
-        # kept digests' fallbacks retried, posted messages redrawn (bot/improve/); the clock runs it
-        self.improver = Improver(services, self.platforms)
+class RequestQueue(Protocol):
+    """The job queue as the router uses it (bot/runtime/queue.py's Jobs): hand a request to the
+    workers, and tell where it stands."""
 
-    def register(self, platform: ChatPlatform) -> None:
-        self.platforms[platform.name] = platform
+    async def enqueue(self, function: str, *args: Any, job_id: str | None = None) -> Any: ...
+
+    async def position(self, job_id: str) -> int: ...
+
+
+class Worker(Protocol):
+    """This process's job worker, as `drain` waits for it (bot/runtime/queue.py's JobWorker)."""
+
+    async def idle(self) -> bool: ...
+
+
+@dataclass
+class Router:
+    """Routes each request to its command, the questions family or a level tap, and answers every
+    failure with one sentence. It holds only what routing needs; the commands get theirs
+    (`tools`) through their Request."""
+
+    settings: Any
+    store: Store
+    subs: Subscriptions
+    threads: Threads
+    platforms: Platforms
+    policy: ChannelPolicy
+    questions: Questions
+    levels: LevelTaps
+    tools: CommandTools
+    clock: Callable[[], datetime]
+    jobs: RequestQueue | None = None  # the job queue, when this process hands requests to workers
+    worker: Worker | None = None  # the job worker running in this process, if any
+
+    def __post_init__(self) -> None:
+        self._tasks: set[asyncio.Task] = set()
+
+    def check_repo(self, conv: Conversation, repo: str) -> str:
+        """The adapters check a button's repository before queueing it (the policy's rule)."""
+        return self.policy.check_repo(conv, repo)
 
     # --- background work (adapters ack first, then hand the work here) -------------------------------
     def spawn(self, coro) -> asyncio.Task:
@@ -85,7 +99,7 @@ class ChatService:
         # wait for this call) never waits for a message to be posted.
         self.spawn(self._tell_position(self.jobs, platform, conv, job.job_id))
 
-    async def _tell_position(self, jobs: Jobs, platform, conv: Conversation, job_id: str) -> None:
+    async def _tell_position(self, jobs: RequestQueue, platform, conv: Conversation, job_id: str) -> None:
         lang = self.settings.default_lang
         try:
             position = await jobs.position(job_id)
@@ -112,24 +126,6 @@ class ChatService:
                 log.error("unknown request kind %r dropped", kind)
         finally:
             CURRENT_JOB.reset(token)
-
-    async def run_delivery(self, spec: dict, job_id: str | None = None) -> str:
-        return await self.deliveries.run(DeliverySpec.from_dict(spec))
-
-    async def run_build(self, spec: dict) -> str:
-        """Build (and cache) a digest ahead of its deliveries, which share the result."""
-        from ..build.pathfilter import PathFilter
-        from ..core.models import window_from_dict
-
-        source = self.services.source(spec["repo"])
-        digest = await self.services.builder.build(
-            source,
-            window_from_dict(spec["window"]),
-            spec["lang"],
-            spec.get("branch"),
-            paths=PathFilter(tuple(spec.get("paths") or ()), tuple(spec.get("exclude") or ())),
-        )
-        return f"{len(digest.entries)} commits"
 
     async def drain_local(self) -> None:
         """Wait for the requests running in this process's background (shutdown)."""
@@ -169,7 +165,7 @@ class ChatService:
             lang = cfg.lang
             parsed = parse_command(text_)
             verb = parsed.command.name
-            await parsed.command.run(Request(self, conv, platform, cfg, prefix), parsed.args)
+            await parsed.command.run(Request(self.tools, conv, platform, cfg, prefix), parsed.args)
         except CommandError as exc:  # malformed: the sentence, then how to type it
             line = f"⚠️ {localize(exc, lang)}\n" + (
                 text(lang, "usage.line", usage=usage(lang, exc.command, prefix))
@@ -230,79 +226,10 @@ class ChatService:
             if info is not None:  # the thread knows how commands name its repository
                 value = {**value, "repo": info.repo}
             elif value.get("repo") is not None:  # only the click's value names it: as typed, re-checked
-                value = {**value, "repo": self.check_repo(conv, str(value["repo"]))}
+                value = {**value, "repo": self.policy.check_repo(conv, str(value["repo"]))}
             await self.questions.button(conv, platform, action, value, info, root, question, lang)
         except BaseException as exc:  # noqa: BLE001 — report() re-raises cancellation, says one sentence for the rest
             await self.report(platform, conv, lang, exc)
-
-    # --- policy --------------------------------------------------------------------------------------
-    def require_admin(self, conv: Conversation) -> None:
-        """Changing a channel's subscriptions or settings: the configured admins only (anyone when none are)."""
-        raw = {"slack": self.settings.slack_admin_users, "feishu": self.settings.feishu_admin_users}.get(
-            conv.platform, ""
-        )
-        admins = self.settings.admin_list(raw)
-        if admins and conv.user not in admins:
-            raise UsageError(phrase("errors.admins_only"))
-
-    def check_repo(self, conv: Conversation, repo: str) -> str:
-        """Chat users may name GitHub repositories or the configured default; only the operator's
-        own terminal may point at arbitrary local paths on the bot's machine."""
-        if repo in (self.settings.default_repo, "."):
-            return self.settings.default_repo
-        default_name = self._default_name()
-        if default_name and repo.lower() == default_name.lower():
-            return self.settings.default_repo  # a local clone named by its owner/name: stay local
-        if conv.platform == "console" or looks_like_github(repo):
-            return repo
-        raise UsageError(phrase("errors.repo_policy", default=default_name or self.settings.default_repo))
-
-    def _default_name(self) -> str | None:
-        try:
-            return self.services.source(self.settings.default_repo).name
-        except BotError:
-            return None
-
-    async def channel_repos(self, conv: Conversation, named: tuple[str, ...]) -> list[tuple[str, Subscription | None]]:
-        """The repositories a command is about: those it names (checked against the policy), else
-        the channel's subscriptions, else the default repository."""
-        if named:
-            return [(self.check_repo(conv, r), None) for r in named]
-        subs = await self.subs.for_channel(conv.platform, conv.channel)
-        if subs:
-            return [(s.repo, s) for s in subs]
-        try:
-            self.services.source(self.settings.default_repo)
-        except UsageError:  # no usable default (e.g. DEFAULT_REPO unset and not run from a clone)
-            raise CommandError(phrase("errors.no_repo"), "digest") from None
-        return [(self.settings.default_repo, None)]
-
-    # --- scheduled delivery (the clock calls this) ----------------------------------------------------
-    async def deliver_subscription(self, sub: Subscription, window: Window, progress_key: str) -> str:
-        """One push without a ledger (the ledger is the clock's): for tools and tests."""
-        spec = DeliverySpec(
-            platform=sub.platform,
-            channel=sub.channel,
-            repo=sub.repo,
-            window=to_dict(window),
-            lang=sub.lang,
-            key=progress_key,
-            branch=sub.branch,
-            min_importance=sub.min_importance.value,
-            post_empty=sub.post_empty,
-            paths=sub.paths,
-            exclude=sub.exclude,
-            bots=sub.bots,
-            week=sub.weekly,
-            fork=sub.fork,
-            owner=sub.owner or None,
-        )
-        return await self.deliveries.run(spec)
-
-    async def report_push_failure(self, sub: Subscription, attempts: int, reason: object) -> None:
-        platform = self.platforms[sub.platform]
-        line = text(sub.lang, "notices.push_failed", repo=sub.repo, n=attempts, reason=localize(reason, sub.lang))
-        await platform.send(sub.channel, Notice(line, "error", sub.lang))
 
     # --- failures ------------------------------------------------------------------------------------
     async def report(self, platform: ChatPlatform, conv: Conversation, lang: str, exc: BaseException) -> None:

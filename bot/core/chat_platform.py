@@ -249,3 +249,11 @@ def chunk_text(text: str, limit: int) -> list[str]:
 def entries_at_least(entries: Sequence[DigestEntry], minimum: str) -> list[DigestEntry]:
     rank = {"high": 0, "medium": 1, "low": 2}[minimum]
     return [e for e in entries if e.importance.rank <= rank]
+
+
+class Platforms(dict[str, ChatPlatform]):
+    """The platforms this process serves, by name: filled in as adapters register, shared by
+    everything that posts (deliveries, watches, the improve pass, the clock's "is it mine")."""
+
+    def register(self, platform: ChatPlatform) -> None:
+        self[platform.name] = platform

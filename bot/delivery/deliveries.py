@@ -16,18 +16,24 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
+from ..build.builder import DigestBuilder
 from ..build.pathfilter import PathFilter
 from ..build.rollup import areas_of, shown_entries
+from ..channels.subscriptions import Subscriptions
+from ..channels.threads import Threads
 from ..core import metrics
-from ..core.chat_platform import MessageRef, Notice
+from ..core.chat_platform import MessageRef, Notice, Platforms
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
-from ..core.store import StoreUnavailable
+from ..core.store import Store, StoreUnavailable
 from ..core.window import day_window, week_window
 from ..i18n import localize, text
+from ..report.service import Reports
+from ..sources.opened import Sources
 from .fork import downstream_of, tell_conflicts
 from .post import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
 
@@ -78,6 +84,58 @@ class DeliverySpec:
         return cls(**values)
 
 
+def path_filter_of(
+    sub: Subscription | None, paths: tuple[str, ...] | None = None, exclude: tuple[str, ...] | None = None
+) -> PathFilter:
+    """The path filter a delivery applies: what was typed with the command, else the subscription's."""
+    return PathFilter(
+        paths if paths is not None else (sub.paths if sub else ()),
+        exclude if exclude is not None else (sub.exclude if sub else ()),
+    )
+
+
+def delivery_spec(
+    sub: Subscription | None,
+    *,
+    platform: str,
+    channel: str,
+    repo: str,
+    window: Window,
+    key: str,
+    lang: str,
+    paths: tuple[str, ...] | None = None,
+    exclude: tuple[str, ...] | None = None,
+    bots: str | None = None,
+    **more,
+) -> DeliverySpec:
+    """The one mapping from a subscription (or none: the channel's settings) to what its delivery
+    needs. Filters typed with a command (`paths`, `exclude`, `bots`) win over the subscription's;
+    `more` sets what only some deliveries have (a ledger, progress, the asker's prefix…)."""
+    filt = path_filter_of(sub, paths, exclude)
+    values: dict = dict(
+        platform=platform,
+        channel=channel,
+        repo=repo,
+        window=to_dict(window),
+        lang=sub.lang if sub else lang,
+        key=key,
+        paths=filt.paths,
+        exclude=filt.exclude,
+        bots=bots or (sub.bots if sub else "collapse"),
+    )
+    if sub is not None:
+        values.update(
+            branch=sub.branch,
+            min_importance=sub.min_importance.value,
+            post_empty=sub.post_empty,
+            week=sub.weekly,
+            fork=sub.fork,
+            owner=sub.owner or None,
+        )
+    values.update(more)
+    return DeliverySpec(**values)
+
+
 def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
     """The push of `day` (a weekly subscription: of the ISO week whose Monday is `day`), keyed by
     (conversation, repository, day or week) — one ledger entry each, so it is made once."""
@@ -88,24 +146,16 @@ def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
     else:
         parts = (sub.platform, sub.channel, sub.repo.lower(), day.isoformat())
         window = day_window(day, sub.tz)
-    return DeliverySpec(
+    return delivery_spec(
+        sub,
         platform=sub.platform,
         channel=sub.channel,
         repo=sub.repo,
-        window=to_dict(window),
-        lang=sub.lang,
+        window=window,
         key=store.k("delivery", *parts),
-        branch=sub.branch,
-        min_importance=sub.min_importance.value,
-        post_empty=sub.post_empty,
+        lang=sub.lang,
         ledger=store.k("ledger", *parts),
         attempts=store.k("attempts", *parts),
-        paths=sub.paths,
-        exclude=sub.exclude,
-        bots=sub.bots,
-        week=sub.weekly,
-        fork=sub.fork,
-        owner=sub.owner or None,
     )
 
 
@@ -122,10 +172,27 @@ def _empty_hint(spec: DeliverySpec, window: Window) -> str:
 
 
 class Deliveries:
-    def __init__(self, chat):
-        self.chat = chat
-        self.store = chat.store
-        self.settings = chat.settings
+    def __init__(
+        self,
+        store: Store,
+        settings,
+        platforms: Platforms,
+        subs: Subscriptions,
+        threads: Threads,
+        sources: Sources,
+        builder: DigestBuilder,
+        reports: Reports | None,
+        clock: Callable[[], datetime],
+    ):
+        self.store = store
+        self.settings = settings
+        self.platforms = platforms
+        self.subs = subs
+        self.threads = threads
+        self.sources = sources
+        self.builder = builder
+        self.reports = reports
+        self.clock = clock
         self.monotonic = time.monotonic  # paces the progress edits (a test steps its own clock)
 
     async def run(self, spec: DeliverySpec) -> str:
@@ -156,7 +223,7 @@ class Deliveries:
                 # stop sending at once; it resumes from the saved progress
                 raise RetryLater("another worker took the delivery over", lease / 2) from None
             if spec.ledger:
-                await store.set_json(spec.ledger, {"at": self.chat.clock().isoformat(), "by": owner}, ttl=LEDGER_TTL)
+                await store.set_json(spec.ledger, {"at": self.clock().isoformat(), "by": owner}, ttl=LEDGER_TTL)
             metrics.count("deliveries", platform=spec.platform, outcome=outcome)
             return outcome
         except (asyncio.CancelledError, RetryLater):
@@ -186,26 +253,23 @@ class Deliveries:
                 pass  # it lapses by itself
 
     async def _deliver(self, spec: DeliverySpec) -> str:
-        chat = self.chat
-        platform = chat.platforms[spec.platform]
+        platform = self.platforms[spec.platform]
         window = spec.window_obj()
-        source = chat.services.source(spec.repo)
+        source = self.sources.get(spec.repo)
         progress = await self._progress_message(platform, spec, source.name, window) if spec.progress else None
-        cfg = await chat.subs.config(spec.platform, spec.channel)
+        cfg = await self.subs.config(spec.platform, spec.channel)
         # A re-run (its worker died, or Redis went away mid-thread) after the building line became
         # the digest: that line is the digest now, and no progress or failure edit may replace it.
         if progress is not None and (await self.store.get_json(spec.key) or {}).get("parent"):
             progress = None
         on_progress = self._progress_editor(platform, progress, spec, source.name, window) if progress else None
         try:
-            digest = await chat.services.builder.build(
+            digest = await self.builder.build(
                 source, window, spec.lang, spec.branch, progress=on_progress, paths=spec.path_filter()
             )
             # a roll-up groups its commits by area: read from their files (cached by the build)
             week = (
-                await areas_of(chat.services.builder, source, shown_entries(digest, spec.min_importance))
-                if spec.week
-                else None
+                await areas_of(self.builder, source, shown_entries(digest, spec.min_importance)) if spec.week else None
             )
         except Exception as exc:  # on demand, the person who asked reads why
             if progress is None:
@@ -223,7 +287,7 @@ class Deliveries:
             await platform.update(progress, Notice(line, "error", spec.lang))
             return "failed"
         if spec.fork:
-            digest = await downstream_of(chat, spec, digest, source)
+            digest = await downstream_of(self.settings, spec, digest, source)
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
         parent = await deliver_digest(
@@ -234,7 +298,7 @@ class Deliveries:
                 digest,
                 spec.min_importance,
                 spec.attach or cfg.file,
-                report=getattr(chat.services.reports, "publish", None),
+                report=getattr(self.reports, "publish", None),
                 bots=spec.bots,
                 week=week,
                 files_supported=platform.supports_files,
@@ -243,10 +307,10 @@ class Deliveries:
             replace_ref=progress,
             thread=spec.thread,
             progress_key=spec.key,
-            now=lambda: chat.clock().timestamp(),
+            now=lambda: self.clock().timestamp(),
         )
         if parent is not None:  # an empty one too: a question in its thread is told it has no commits
-            await chat.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
+            await self.threads.remember_digest(spec.platform, spec.channel, parent.thread_root, spec.repo, digest)
         if spec.fork and spec.owner:
             await tell_conflicts(platform, self.store, spec, digest)
         return "delivered"
@@ -282,13 +346,16 @@ class Deliveries:
         """A scheduled push that failed: retry later; after MAX_ATTEMPTS say so in the channel
         once and stop."""
         log.warning("delivery of %s to %s:%s failed: %s", spec.repo, spec.platform, spec.channel, reason)
+        assert spec.attempts is not None and spec.ledger is not None  # scheduled_spec sets both
         attempts = await self.store.incr(spec.attempts, LEDGER_TTL)
         if attempts < MAX_ATTEMPTS:
             raise RetryLater(f"failed ({reason}); will retry", self.settings.clock_interval * 2**attempts)
         await self.store.set_json(spec.ledger, {"failed": str(reason)}, ttl=LEDGER_TTL)
         try:
-            sub = Subscription(spec.platform, spec.channel, spec.repo, lang=spec.lang)
-            await self.chat.report_push_failure(sub, attempts, reason)
+            line = text(
+                spec.lang, "notices.push_failed", repo=spec.repo, n=attempts, reason=localize(reason, spec.lang)
+            )
+            await self.platforms[spec.platform].send(spec.channel, Notice(line, "error", spec.lang))
         except Exception:  # the push has failed already; its report must not fail the job too
             log.exception("could not report the failed delivery")
         return f"gave up ({reason})"

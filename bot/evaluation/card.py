@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 from ..core import metrics
 from ..core.models import Analysis, BotError, Commit, FileChange, Judgement, NotFoundError, UsageError
 from ..i18n import phrase
-from .scores import LEVELS, Scores, score
+from ..taste.scores import LEVELS, Scores, score
 
 if TYPE_CHECKING:
     from ..analysis.profile import RepoProfile

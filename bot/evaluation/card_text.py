@@ -6,8 +6,8 @@ import json
 import unicodedata
 
 from ..i18n import text
+from ..taste.scores import LEVELS, Scores
 from .card import Card, LLMColumn
-from .scores import LEVELS, Scores
 
 
 def render_card_json(card: Card) -> str:

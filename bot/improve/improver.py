@@ -29,14 +29,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from ..build.builder import DigestBuilder
 from ..build.kept import Kept
 from ..build.refresh import changed, compose, improved, refresh, refresh_content, retryable, succeeded
 from ..core.chat_platform import ChatPlatform, MessageRef
 from ..core.models import BotError, Digest, digest_from_dict, to_dict
+from ..core.store import Store
 from ..core.window import zone
 from ..delivery.posted import PostedMessages
 from ..levels.overlay import overlay_content
 from ..report import archive
+from ..sources.opened import Sources
+from ..taste.corrections import Corrections
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +50,23 @@ REDRAW_FAILS = 3  # a place whose redraw failed this often is left as it is (log
 
 
 class Improver:
-    def __init__(self, services, platforms: Mapping[str, ChatPlatform]):
-        self.services = services
-        self.store = services.store
-        self.builder = services.builder
-        self.settings = services.settings
+    def __init__(
+        self,
+        store: Store,
+        settings,
+        sources: Sources,
+        builder: DigestBuilder,
+        corrections: Corrections | None,
+        platforms: Mapping[str, ChatPlatform],
+    ):
+        self.store = store
+        self.settings = settings
+        self.sources = sources
+        self.builder = builder
+        self.corrections = corrections
         self.platforms = platforms  # the chat's registry: filled in as adapters register
-        self.kept = Kept(services.store)
-        self.posted = PostedMessages(services.store)
+        self.kept = Kept(store)
+        self.posted = PostedMessages(store)
 
     @property
     def every(self) -> int:
@@ -127,7 +140,7 @@ class Improver:
 
     async def _retry(self, key: str, digest: Digest, meta: dict, now: datetime) -> tuple[Digest, dict, str] | None:
         todo = [e for e in digest.entries if retryable(e)]
-        source = self.services.source(digest.repo_spec or digest.repo)
+        source = self.sources.get(digest.repo_spec or digest.repo)
         problems: list = []
         siblings = [e.commit for e in digest.entries]
         again = await self.builder.retry(source, [e.commit for e in todo], digest.lang, siblings, problems)
@@ -175,8 +188,8 @@ class Improver:
                 if kind == "report":
                     await self._redraw_report(where[0], digest, renamed)
                 else:
-                    if effective is None and self.services.corrections is not None:
-                        effective = await self.services.corrections.effective(digest.repo)
+                    if effective is None and self.corrections is not None:
+                        effective = await self.corrections.effective(digest.repo)
                     platform, channel, message_id = where
                     if not await self._redraw_posted(platform, channel, message_id, digest, renamed, effective or {}):
                         behind += 1  # its platform is served by another process

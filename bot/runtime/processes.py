@@ -21,10 +21,10 @@ import logging
 import signal
 from typing import TYPE_CHECKING
 
-from ..conversation.router import ChatService
 from ..core.models import BotError, UsageError
 from ..i18n import phrase, text
 from . import health
+from .app import App
 from .queue import Jobs, JobWorker
 from .schedule import Clock
 from .services import Services
@@ -36,52 +36,54 @@ if TYPE_CHECKING:  # the adapters import their SDKs: only build_adapters imports
 log = logging.getLogger(__name__)
 
 
-def build_adapters(settings, chat: ChatService, *, receive: bool) -> list:
+def build_adapters(settings, app: App, *, receive: bool) -> list:
     """Platform adapters for what is configured. Their SDKs are imported only here, lazily."""
     adapters: list[SlackAdapter | FeishuAdapter] = []
     if settings.slack_enabled:
         from handlers.slack import build_slack
 
-        adapters.append(build_slack(settings, chat, receive=receive))
+        adapters.append(build_slack(settings, app.router, receive=receive))
     if settings.feishu_enabled:
         from handlers.feishu import build_feishu
 
-        adapters.append(build_feishu(settings, chat, receive=receive))
+        adapters.append(build_feishu(settings, app.router, receive=receive))
     for adapter in adapters:
-        chat.register(adapter.platform)
+        app.register(adapter.platform)
     return adapters
 
 
 async def run_command(command: str, settings) -> int:
     services = Services.build(settings)
-    chat = ChatService(services)
+    app = App.build(services)
     stop = asyncio.Event()
     _install_signal_handlers(stop)
     runners: list = []
     adapters: list = []
     tasks: list[asyncio.Task] = []
     worker: JobWorker | None = None
+    jobs: Jobs | None = None
     try:
         if settings.metrics_port and settings.metrics_port == settings.port and command in ("run", "serve"):
             raise UsageError(text("en", "ops.metrics_port_is_public", port=settings.port))
         if settings.subscriptions_file:
-            n = await chat.subs.seed(settings.subscriptions_file)
+            n = await app.subs.seed(settings.subscriptions_file)
             log.info("seeded %d subscriptions from %s", n, settings.subscriptions_file)
         receive = command in ("run", "serve") or (command == "worker" and _has_outbound(settings))
-        adapters = build_adapters(settings, chat, receive=receive)
+        adapters = build_adapters(settings, app, receive=receive)
         if not adapters and command in ("serve", "worker", "clock"):
             raise UsageError(phrase("ops.needs_platform", command=command))
-        chat.jobs = await Jobs.connect(settings)
+        jobs = await Jobs.connect(settings)
+        app.jobs = jobs
         if command in ("run", "worker"):
-            worker = JobWorker(settings, chat)
+            worker = JobWorker(settings, app)
             await worker.start()
-            chat.worker = worker
-        clock = Clock(chat, settings, jobs=chat.jobs) if command in ("run", "clock") else None
+            app.worker = worker
+        clock = app.make_clock(jobs=jobs) if command in ("run", "clock") else None
         if settings.metrics_port:
-            runners.append(await _ops_server(settings, services.store, chat.jobs, worker, clock))
+            runners.append(await _ops_server(settings, services.store, jobs, worker, clock))
         if command == "run" and not adapters:
             assert clock is not None  # "run" always has its clock
-            return await _console(chat, settings, stop, clock, runners)
+            return await _console(app, settings, stop, clock, runners)
         if command in ("run", "serve"):
             from handlers.web import build_app, report_routes, start_server
 
@@ -100,17 +102,17 @@ async def run_command(command: str, settings) -> int:
             await asyncio.gather(task, return_exceptions=True)
         if worker is not None:
             await worker.close()  # running jobs go back to the queue for the next worker
-        await chat.drain_local()
+        await app.drain_local()
         for adapter in adapters:
             await adapter.close()
         for runner in runners:
             await runner.cleanup()
-        if chat.jobs is not None:
-            await chat.jobs.close()
+        if jobs is not None:
+            await jobs.close()
         await services.aclose()
 
 
-async def _console(chat: ChatService, settings, stop: asyncio.Event, clock: Clock, runners: list) -> int:
+async def _console(app: App, settings, stop: asyncio.Event, clock: Clock, runners: list) -> int:
     from pathlib import Path
 
     from handlers.console import ConsoleChat, ConsolePlatform
@@ -119,15 +121,13 @@ async def _console(chat: ChatService, settings, stop: asyncio.Event, clock: Cloc
         from handlers.web import build_app, report_routes, start_server
 
         runners.append(
-            await start_server(
-                build_app(chat.store, report_routes(chat.services.reports)), settings.host, settings.port
-            )
+            await start_server(build_app(app.store, report_routes(app.services.reports)), settings.host, settings.port)
         )
     platform = ConsolePlatform(report_dir=Path(settings.data_dir) / "reports", lang=settings.default_lang)
-    chat.register(platform)
+    app.register(platform)
     ticking = asyncio.create_task(clock.run_forever(stop))
     try:
-        await ConsoleChat(chat, platform).run(stop=stop)
+        await ConsoleChat(app.router, platform).run(stop=stop)
     finally:
         stop.set()
         await asyncio.gather(ticking, return_exceptions=True)

@@ -27,7 +27,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
@@ -134,12 +134,26 @@ class Jobs:
         await self.pool.aclose(close_connection_pool=True)
 
 
+class JobRunner(Protocol):
+    """What the queued jobs run: the composition root's entry points (bot/runtime/app.py)."""
+
+    async def run_request(self, kind: str, conv: dict, args: dict, job_id: str | None = None) -> None: ...
+
+    async def run_delivery(self, spec: dict, job_id: str | None = None) -> str: ...
+
+    async def run_build(self, spec: dict) -> str: ...
+
+    async def run_improve(self, key: str) -> str: ...
+
+    async def run_watch(self, spec: dict) -> str: ...
+
+
 # --- the worker side ------------------------------------------------------------------------------
 
 
 async def _request(ctx: dict, kind: str, conv: dict, args: dict) -> None:
     try:
-        await ctx["chat"].run_request(kind, conv, args, job_id=ctx["job_id"])
+        await ctx["app"].run_request(kind, conv, args, job_id=ctx["job_id"])
     except RetryLater as exc:  # e.g. Redis went away mid-digest: resume when it is back
         log.info("request %s: %s; again in %.0f s", ctx["job_id"], exc, exc.delay)
         raise Retry(defer=exc.delay) from None
@@ -147,7 +161,7 @@ async def _request(ctx: dict, kind: str, conv: dict, args: dict) -> None:
 
 async def _deliver(ctx: dict, spec: dict) -> str:
     try:
-        return await ctx["chat"].run_delivery(spec, job_id=ctx["job_id"])
+        return await ctx["app"].run_delivery(spec, job_id=ctx["job_id"])
     except RetryLater as exc:  # another runner holds it, or a push to try again later
         log.info("delivery %s: %s; again in %.0f s", ctx["job_id"], exc, exc.delay)
         raise Retry(defer=exc.delay) from None
@@ -157,18 +171,16 @@ async def _deliver(ctx: dict, spec: dict) -> str:
 
 
 async def _build(ctx: dict, spec: dict) -> str:
-    return await ctx["chat"].run_build(spec)
+    return await ctx["app"].run_build(spec)
 
 
 async def _improve(ctx: dict, key: str) -> str:
-    return await ctx["chat"].improver.run(key)
+    return await ctx["app"].run_improve(key)
 
 
 async def _watch(ctx: dict, spec: dict) -> str:
-    from ..watch.runs import WatchRun, WatchRunner
-
     try:
-        return await WatchRunner(ctx["chat"]).run(WatchRun.from_dict(spec))
+        return await ctx["app"].run_watch(spec)
     except RetryLater as exc:  # another run of this person's watches, or a failure to retry
         log.info("watch %s: %s; again in %.0f s", ctx["job_id"], exc, exc.delay)
         raise Retry(defer=exc.delay) from None
@@ -185,9 +197,9 @@ class JobWorker:
         "improve": _improve,
     }
 
-    def __init__(self, settings, chat):
+    def __init__(self, settings, app: JobRunner):
         self.settings = settings
-        self.chat = chat
+        self.app = app
         self.worker: Worker | None = None
         self.task: asyncio.Task | None = None
         self.jobs: Jobs | None = None
@@ -218,7 +230,7 @@ class JobWorker:
             keep_result=RESULT_TTL,
             poll_delay=0.1,
             max_tries=MAX_TRIES,
-            ctx={"chat": self.chat},
+            ctx={"app": self.app},
             job_serializer=_dumps,
             job_deserializer=_loads,
             log_results=False,
@@ -331,7 +343,7 @@ class JobWorker:
         """Nothing queued that is due, and nothing running here (tests and shutdown)."""
         if self.active:
             return False
-        assert self.jobs is not None  # asked of a started worker (ChatService.drain)
+        assert self.jobs is not None  # asked of a started worker (Router.drain)
         due = await self.jobs.pool.zcount(self.jobs.queue, "-inf", int(time.time() * 1000))
         return due == 0
 

@@ -15,12 +15,17 @@ import asyncio
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
+from ..channels.subscriptions import Subscriptions
+from ..core.chat_platform import Platforms
 from ..core.models import BotError, RetryLater, Subscription, to_dict
+from ..core.store import Store
 from ..core.window import WEEKDAYS, zone
-from ..delivery.deliveries import DeliverySpec, scheduled_spec
+from ..delivery.deliveries import Deliveries, DeliverySpec, scheduled_spec
+from ..improve.improver import Improver
 from ..watch import Watch, Watches
 from ..watch.runs import WatchRunner, watch_run
 
@@ -89,12 +94,27 @@ class Clock:
     again), plus one build job per distinct digest so it starts once for all its subscribers.
     Without a job queue (the console, tests) the deliveries run here, concurrently."""
 
-    def __init__(self, chat, settings, now=None, jobs=None):
-        self.chat = chat
-        self.store = chat.store
+    def __init__(
+        self,
+        store: Store,
+        settings,
+        subs: Subscriptions,
+        platforms: Platforms,
+        deliveries: Deliveries,
+        improver: Improver,
+        watch_runner: WatchRunner,
+        now: Callable[[], datetime] | None = None,
+        jobs: Jobs | None = None,
+    ):
+        self.store = store
         self.settings = settings
+        self.subs = subs
+        self.platforms = platforms
+        self.deliveries = deliveries
+        self.improver = improver
+        self.watch_runner = watch_runner
         self.now = now or (lambda: datetime.now(UTC))
-        self.jobs = jobs if jobs is not None else getattr(chat, "jobs", None)
+        self.jobs = jobs
         self.id = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"  # names its health key (bot/runtime/health.py)
 
     async def tick(self) -> list[tuple[Subscription, date, str]]:
@@ -102,8 +122,8 @@ class Clock:
         now = self.now()
         catchup = timedelta(minutes=self.settings.catchup_minutes)
         due = []
-        for sub in await self.chat.subs.all():
-            if sub.platform not in self.chat.platforms:
+        for sub in await self.subs.all():
+            if sub.platform not in self.platforms:
                 continue  # another process serves that platform
             day = due_week(now, sub, catchup) if sub.weekly else due_day(now, sub, catchup)
             if day is not None:
@@ -115,11 +135,12 @@ class Clock:
             outcomes = [await self._enqueue(jobs, spec) for _, _, spec in due]
             await self._enqueue_builds(jobs, [(sub, spec) for sub, _, spec in due])
         await self.tick_watches(now, catchup)
-        for key, outcome in await self.chat.improver.tick(now, self.jobs):  # kept digests' fallbacks, retried
+        for key, outcome in await self.improver.tick(now, self.jobs):  # kept digests' fallbacks, retried
             log.info("improve %s: %s", key, outcome)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
     async def _enqueue(self, jobs: Jobs, spec: DeliverySpec) -> str:
+        assert spec.ledger is not None  # scheduled_spec sets it
         if await self.store.get_json(spec.ledger):
             return "already delivered"
         job = await jobs.enqueue("deliver", to_dict(spec), job_id=jobs.job_id("deliver", spec.key))
@@ -155,11 +176,11 @@ class Clock:
     async def tick_watches(self, now: datetime, catchup: timedelta) -> list[tuple[Watch, date, str]]:
         """Each due watch's previous day, run once: a keyed job (the runner's ledger says when it
         is done); without a job queue, run here one after the other."""
-        runner = WatchRunner(self.chat)
+        runner = self.watch_runner
         jobs = self.jobs
         outcomes: list[tuple[Watch, date, str]] = []
         for watch in await Watches(self.store).all():
-            if watch.platform not in self.chat.platforms:
+            if watch.platform not in self.platforms:
                 continue  # another process serves that platform
             day = due_day(now, watch, catchup)
             if day is None:
@@ -181,7 +202,7 @@ class Clock:
 
     async def _inline(self, spec: DeliverySpec) -> str:
         try:
-            return await self.chat.deliveries.run(spec)
+            return await self.deliveries.run(spec)
         except RetryLater as exc:
             return str(exc)
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..core.prompts import Prompts
-from ..sources import CommitSource, open_source
+from ..sources import CommitSource
+from ..sources.opened import Sources
 
 if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the LLM module imports openai)
     from settings import Settings
@@ -36,8 +36,10 @@ class Services:
     reports: Reports | None = None  # the digests' report pages and their signed links
     history: HistoryQA | None = None  # questions about a period
     corrections: Corrections | None = None  # readers' level corrections (bot/levels/)
-    _sources: OrderedDict[str, CommitSource] = field(default_factory=OrderedDict)
-    max_sources: int = 256  # chat users can name any repository: keep the most recent ones
+    sources: Sources = field(init=False)  # one source per repository for the process's lifetime
+
+    def __post_init__(self) -> None:
+        self.sources = Sources(self.settings)
 
     @classmethod
     def build(
@@ -88,13 +90,7 @@ class Services:
 
     def source(self, repo: str) -> CommitSource:
         """One source object per repository for the process's lifetime (they hold HTTP pools)."""
-        key = repo.strip()
-        if key not in self._sources:
-            self._sources[key] = open_source(key, self.settings)
-            while len(self._sources) > self.max_sources:
-                self._sources.popitem(last=False)
-        self._sources.move_to_end(key)
-        return self._sources[key]
+        return self.sources.get(repo)
 
     async def aclose(self) -> None:
         if self.llm is not None:

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..core.store import Store
-from ..evaluation.scores import LEVELS
+from .scores import LEVELS
 
 TOO_HIGH = "too_high"
 TOO_LOW = "too_low"

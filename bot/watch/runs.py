@@ -23,18 +23,22 @@ import asyncio
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
+from ..build.builder import DigestBuilder
 from ..build.pathfilter import PathFilter, touched_paths
-from ..core.chat_platform import CommitDetail, MessageRef, Notice
+from ..channels.threads import Threads
+from ..core.chat_platform import CommitDetail, MessageRef, Notice, Platforms
 from ..core.models import BotError, Commit, Digest, DigestEntry, RetryLater
-from ..core.store import StoreUnavailable
+from ..core.store import Store, StoreUnavailable
 from ..core.window import day_window
 from ..delivery.deliveries import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
 from ..delivery.post import DEDUPE_MARGIN
 from ..delivery.posted import PostedMessages
 from ..i18n import localize, text
+from ..sources.opened import Sources
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +77,23 @@ def watch_run(store, watch, day: date) -> WatchRun:
 
 
 class WatchRunner:
-    def __init__(self, chat):
-        self.chat = chat
-        self.store = chat.store
-        self.settings = chat.settings
+    def __init__(
+        self,
+        store: Store,
+        settings,
+        platforms: Platforms,
+        sources: Sources,
+        builder: DigestBuilder,
+        threads: Threads,
+        clock: Callable[[], datetime],
+    ):
+        self.store = store
+        self.settings = settings
+        self.platforms = platforms
+        self.sources = sources
+        self.builder = builder
+        self.threads = threads
+        self.clock = clock
 
     def ledger(self, run: WatchRun) -> str:
         return run.key + ":done"
@@ -95,7 +112,7 @@ class WatchRunner:
             if await store.get_json(self.ledger(run)):
                 return "already done"
             outcome = await self._run(run)
-            await store.set_json(self.ledger(run), {"at": self.chat.clock().isoformat()}, ttl=LEDGER_TTL)
+            await store.set_json(self.ledger(run), {"at": self.clock().isoformat()}, ttl=LEDGER_TTL)
             return outcome
         except (asyncio.CancelledError, RetryLater):
             raise
@@ -117,10 +134,10 @@ class WatchRunner:
                 pass  # it lapses by itself
 
     async def _run(self, run: WatchRun) -> str:
-        chat, store = self.chat, self.store
-        platform = chat.platforms[run.platform]
-        builder = chat.services.builder
-        source = chat.services.source(run.repo)
+        store = self.store
+        platform = self.platforms[run.platform]
+        builder = self.builder
+        source = self.sources.get(run.repo)
         window = day_window(date.fromisoformat(run.day), run.tz)
         branch = await source.default_branch()
         commits = await source.list_commits(window, branch, self.settings.include_merges)
@@ -153,7 +170,7 @@ class WatchRunner:
                 lang=run.lang,
                 entries=(entry,),
                 repo_url=source.web_url,
-                generated_at=chat.clock(),
+                generated_at=self.clock(),
                 repo_spec=run.repo,
             )
             digest = await builder.corrected(digest)
@@ -166,7 +183,7 @@ class WatchRunner:
     async def _entry(self, source, commit: Commit, lang: str, siblings) -> DigestEntry:
         """The commit's analysis through the digests' cache (one LLM call at most, shared)."""
         try:
-            return DigestEntry(commit, await self.chat.services.builder.analysis(source, commit, lang, siblings))
+            return DigestEntry(commit, await self.builder.analysis(source, commit, lang, siblings))
         except BotError as exc:
             return DigestEntry(commit, None, error=localize(exc, lang))
 
@@ -182,7 +199,7 @@ class WatchRunner:
         state = await store.get_json(key) or {}
         if state.get("done"):
             return None
-        now = self.chat.clock().timestamp()
+        now = self.clock().timestamp()
         window = platform.send_dedupe_window
         if state.get("at") is not None and window is not None and now - float(state["at"]) >= window - DEDUPE_MARGIN:
             ref = await platform.send_unless_posted(channel, content, key=key, since=float(state["at"]))
@@ -197,7 +214,7 @@ class WatchRunner:
                 await store.set_json(key, {"at": now}, ttl=LEDGER_TTL)  # trying, before the send
             ref = await platform.send(channel, content, key=key)
         if ref is not None and digest is not None:
-            await self.chat.threads.remember_digest(platform.name, channel, ref.thread_root, digest.repo_id, digest)
+            await self.threads.remember_digest(platform.name, channel, ref.thread_root, digest.repo_id, digest)
             await PostedMessages(store).remember(platform.name, ref, content, None)  # its level buttons redraw it
         await store.set_json(key, {"done": True, "id": ref.id if ref else None, "at": now}, ttl=LEDGER_TTL)
         return ref

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.router import ChatService
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from tests.gitrepo import GitRepo
@@ -71,8 +71,8 @@ async def console_in(make_settings, repo):
 def _typing(services):
     out = io.StringIO()
     platform = ConsolePlatform(out=out, report_dir=Path(services.settings.data_dir) / "reports")
-    chat = ChatService(services, {"console": platform}, clock=lambda: NOW)
-    typed = ConsoleChat(chat, platform)
+    chat = App.build(services, {"console": platform}, clock=lambda: NOW)
+    typed = ConsoleChat(chat.router, platform)
 
     async def type_line(line: str) -> str:
         start = out.tell()

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import aiohttp
 
-from bot.conversation.router import ChatService
 from bot.core.models import Analysis, ChangeType, Commit, Digest, DigestEntry, Importance, Insights, Window
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.feishu_server import (
@@ -50,7 +50,7 @@ def rocket_repo(tmp_path) -> GitRepo:
 @dataclass
 class Env:
     fake: FakeFeishu
-    chat: ChatService
+    chat: App
     adapter: object
     url: str
     session: aiohttp.ClientSession
@@ -128,10 +128,10 @@ async def feishu_env(make_settings, repo: GitRepo, *, mode: str = "http", **over
     values.update(overrides)
     settings = make_settings(**values)
     services = Services.build(settings)
-    chat = ChatService(services)
+    chat = App.build(services)
     from handlers.feishu import build_feishu
 
-    adapter = build_feishu(settings, chat, receive=True)
+    adapter = build_feishu(settings, chat.router, receive=True)
     chat.register(adapter.platform)
     runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
     session = aiohttp.ClientSession()

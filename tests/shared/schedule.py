@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.conversation.router import ChatService
+from bot.runtime.app import App
 from bot.runtime.queue import Jobs
 from bot.runtime.services import Services
 from handlers.console import ConsolePlatform
@@ -20,7 +20,7 @@ NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai
 async def clock_chat(make_settings, tmp_path):
     settings = make_settings(default_repo=str(tmp_path), default_lang="en", catchup_minutes=60)
     services = Services.build(settings, clock=lambda: NOW)
-    chat = ChatService(services, {"console": ConsolePlatform(out=io.StringIO())}, clock=lambda: NOW)
+    chat = App.build(services, {"console": ConsolePlatform(out=io.StringIO())}, clock=lambda: NOW)
     jobs = await Jobs.connect(settings)
     yield chat, settings, jobs
     await jobs.close()

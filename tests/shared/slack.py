@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.router import ChatService
 from bot.render import slack as R
+from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.slack import Pacing, build_slack
 from handlers.web import bound_port, build_app, start_server
@@ -74,7 +74,7 @@ def slack():
 
 @dataclass
 class Bot:
-    chat: ChatService
+    chat: App
     adapter: object
     sender: SlackSender
     runner: object
@@ -107,8 +107,8 @@ async def make_bot(make_settings, slack, widgets):
         values.update(overrides)
         settings = make_settings(**values)
         services = Services.build(settings)
-        chat = ChatService(services)
-        adapter = build_slack(settings, chat, receive=True, pacing=FAST)
+        chat = App.build(services)
+        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
         chat.register(adapter.platform)
         runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
         sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
@@ -159,8 +159,8 @@ async def platform(make_settings, slack, widgets):
         default_repo=str(widgets.path),
     )
     services = Services.build(settings)
-    chat = ChatService(services)
-    adapter = build_slack(settings, chat, receive=False, pacing=FAST)
+    chat = App.build(services)
+    adapter = build_slack(settings, chat.router, receive=False, pacing=FAST)
     yield adapter.platform
     await adapter.close()
     await services.aclose()

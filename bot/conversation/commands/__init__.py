@@ -27,10 +27,10 @@ from typing import Any
 
 from ...core.window import is_date_token
 from ...i18n import echo, phrase, text
+from ..grammar import CommandError, usage_line
 from . import ask, config, digest, help, listing, subscribe, unsubscribe, unwatch, watch, watches, week
-from .base import Command, Request
+from .base import Command, CommandTools, Request
 from .filters import FILTER_WORDS
-from .grammar import CommandError
 
 COMMANDS: tuple[Command, ...] = (
     digest.COMMAND,
@@ -54,6 +54,7 @@ __all__ = [
     "Command",
     "CommandError",
     "Parsed",
+    "CommandTools",
     "Request",
     "help_text",
     "looks_like_command",
@@ -89,7 +90,7 @@ def parse_command(text_: str) -> Parsed:
 def usage(lang: str, command: str | None = None, prefix: str = "/digest") -> str:
     """One command's usage line, or every command's as a bulleted list."""
     if command:
-        return f"{prefix} {text(lang, f'usage.{command}')}"
+        return usage_line(lang, command, prefix)
     return "\n".join(f"• `{prefix} {text(lang, c.usage_key)}`" for c in COMMANDS)
 
 

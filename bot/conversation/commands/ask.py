@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 
 from ...i18n import phrase
+from ..grammar import CommandError
 from .base import Command, Request
-from .grammar import CommandError
 
 REF = re.compile(r"^(#\d{1,9}|[0-9a-fA-F]{4,40})$")
 
@@ -40,9 +40,9 @@ def parse(args: list[str]) -> AskArgs:
 
 async def run(req: Request, args: AskArgs) -> None:
     if args.ref is None:
-        await req.chat.questions.period.ask(req.conv, req.platform, args.question, req.cfg, usage=False)
+        await req.tools.questions.period.ask(req.conv, req.platform, args.question, req.cfg, usage=False)
         return
-    await req.chat.questions.ask(req.conv, req.platform, args.ref, args.question, req.cfg)
+    await req.tools.questions.ask(req.conv, req.platform, args.ref, args.question, req.cfg)
 
 
 COMMAND = Command("ask", ("问", "提问"), parse, run)

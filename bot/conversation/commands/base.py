@@ -11,22 +11,44 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
+from ...build.builder import DigestBuilder
+from ...channels.subscriptions import ChannelConfig, Subscriptions
 from ...core.chat_platform import ChatPlatform, Content, Conversation, Notice
+from ...core.store import Store
+from ...delivery.deliveries import Deliveries
 from ...i18n import text
+from ...sources.opened import Sources
+from ..policy import ChannelPolicy
+from ..questions import Questions
 
-if TYPE_CHECKING:  # the router imports the commands; handlers only call it
-    from ...channels.subscriptions import ChannelConfig
-    from ..router import ChatService
+
+@dataclass(frozen=True)
+class CommandTools:
+    """What the commands may use, and nothing else: the policy, the channel's subscriptions, the
+    questions family, deliveries, and the sources and builder (for counting a request's
+    commits). Built once by the composition root (bot/runtime/app.py)."""
+
+    settings: Any
+    store: Store
+    subs: Subscriptions
+    policy: ChannelPolicy
+    questions: Questions
+    deliveries: Deliveries
+    sources: Sources
+    builder: DigestBuilder
+    clock: Callable[[], datetime]
+    help_text: Callable[[str, str], str]  # (lang, prefix) → the help: every command's usage
 
 
 @dataclass(frozen=True)
 class Request:
-    """One command being run: who asked where, the channel's settings, and the router (for the
-    policy and the services every command shares)."""
+    """One command being run: who asked where, the channel's settings, and the tools every
+    command shares."""
 
-    chat: ChatService
+    tools: CommandTools
     conv: Conversation
     platform: ChatPlatform
     cfg: ChannelConfig

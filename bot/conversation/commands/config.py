@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from ...core.chat_platform import Notice
 from ...i18n import phrase, text
+from ..grammar import choice, options, timezone
 from .base import Command, Request
-from .grammar import choice, options, timezone
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,8 @@ def settings_line(cfg) -> str:
 
 async def run(req: Request, args: ConfigArgs) -> None:
     conv = req.conv
-    req.chat.require_admin(conv)
-    updated = await req.chat.subs.set_config(
+    req.tools.policy.require_admin(conv)
+    updated = await req.tools.subs.set_config(
         conv.platform, conv.channel, lang=args.lang, tz=args.tz, questions=args.questions, file=args.file
     )
     body = settings_line(updated)

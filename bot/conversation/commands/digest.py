@@ -12,13 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...core.current_job import CURRENT_JOB
-from ...core.models import Subscription, Window, to_dict
+from ...core.models import Subscription, Window
 from ...core.window import is_date_token, parse_window
-from ...delivery.deliveries import DeliverySpec
+from ...delivery.deliveries import delivery_spec
 from ...i18n import phrase
+from ..grammar import CommandError, repo_word
 from .base import Command, Request
 from .filters import FilterArgs, split_filters
-from .grammar import CommandError, repo_word
 from .limits import check_request_size
 
 
@@ -44,13 +44,13 @@ def parse(args: list[str]) -> DigestArgs:
 
 
 async def run(req: Request, args: DigestArgs) -> None:
-    chat = req.chat
+    tools = req.tools
     await deliver(
         req,
         args.repos,
         args.filters,
         week=False,
-        window=lambda tz: parse_window(args.when or "yesterday", tz, chat.clock(), chat.settings.max_range_days),
+        window=lambda tz: parse_window(args.when or "yesterday", tz, tools.clock(), tools.settings.max_range_days),
     )
 
 
@@ -61,35 +61,38 @@ async def deliver(
     named ones, else the channel's subscriptions — one per repository, the weekly one's settings
     for a roll-up and the daily one's for a digest — else the default repository. Options typed
     here win over the subscription's."""
-    chat, conv, cfg = req.chat, req.conv, req.cfg
-    targets = _one_per_repo(await chat.channel_repos(conv, repos), week)
+    tools, conv, cfg = req.tools, req.conv, req.cfg
+    targets = _one_per_repo(await tools.policy.channel_repos(conv, repos), week)
     # REQUEST_MAX_COMMITS, counted before anything is analysed or posted
     await check_request_size(req, targets, window, filters, named=bool(repos))
     request = CURRENT_JOB.get() or uuid.uuid4().hex
     for repo, sub in targets:
         tz = sub.tz if sub else cfg.tz
         span = window(tz)
-        source = chat.services.source(repo)
+        source = tools.sources.get(repo)
         branch = (sub.branch if sub else None) or await source.default_branch()  # validates the repo first
-        spec = DeliverySpec(
+        spec = delivery_spec(
+            sub,
             platform=conv.platform,
             channel=conv.channel,
             repo=repo,
-            window=to_dict(span),
-            lang=sub.lang if sub else cfg.lang,
-            key=chat.store.k("ondemand", request, repo.lower()),
+            window=span,
+            key=tools.store.k("ondemand", request, repo.lower()),
+            lang=cfg.lang,
+            paths=filters.paths,
+            exclude=filters.exclude,
+            bots=filters.bots,
+            # on demand: the branch checked above, the asked kind, always a post, and no one
+            # told directly of a fork's conflicts (the scheduled push does that once)
             branch=branch,
-            min_importance=sub.min_importance.value if sub else "low",
+            week=week,
+            post_empty=True,
+            owner=None,
             attach=cfg.file,
             progress=True,
-            paths=filters.paths if filters.paths is not None else (sub.paths if sub else ()),
-            exclude=filters.exclude if filters.exclude is not None else (sub.exclude if sub else ()),
-            bots=filters.bots or (sub.bots if sub else "collapse"),
-            week=week,
-            fork=sub.fork if sub else None,
             prefix=req.prefix,
         )
-        await chat.deliveries.run(spec)
+        await tools.deliveries.run(spec)
 
 
 def _one_per_repo(targets: list[tuple[str, Subscription | None]], week: bool) -> list[tuple[str, Subscription | None]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ...build.noise import BOT_MODES
 from ...build.pathfilter import MAX_GLOBS, GlobError, normalise
 from ...i18n import phrase
-from .grammar import CommandError, choice
+from ..grammar import CommandError, choice
 
 GLOB_OPTIONS = ("paths", "exclude")
 FILTER_WORDS = (*GLOB_OPTIONS, "bots")

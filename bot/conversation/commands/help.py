@@ -17,9 +17,9 @@ def parse(args: list[str]) -> HelpArgs:
 
 
 async def run(req: Request, args: HelpArgs) -> None:
-    from . import help_text  # the table lists this module: imported when it runs, not before
-
-    await req.private(req.notice(help_text(req.lang, req.prefix)))
+    # the help lists every command, this one included: the table (commands/__init__.py) is
+    # handed over with the tools rather than imported, which would make a circle
+    await req.private(req.notice(req.tools.help_text(req.lang, req.prefix)))
 
 
 COMMAND = Command("help", ("帮助", "?", "？"), parse, run)

@@ -18,6 +18,7 @@ from datetime import timedelta
 from ...build.pathfilter import PathFilter, touched_paths
 from ...core.models import BotError, Subscription, UsageError, Window
 from ...core.window import zone
+from ...delivery.deliveries import path_filter_of
 from ...i18n import phrase
 from .base import Request
 from .filters import FilterArgs
@@ -34,20 +35,17 @@ async def check_request_size(
     """Raise the one sentence when a target's window holds more than REQUEST_MAX_COMMITS commits
     (after its path filter). `named`: the request named its repositories, so the suggestion
     names them too (else the channel's subscriptions, or the default repository, apply again)."""
-    chat = req.chat
-    limit = chat.settings.request_max_commits
+    tools = req.tools
+    limit = tools.settings.request_max_commits
     for repo, sub in targets:
         tz = sub.tz if sub else req.cfg.tz
         span = window(tz)
-        source = chat.services.source(repo)
+        source = tools.sources.get(repo)
         branch = (sub.branch if sub else None) or await source.default_branch()
-        commits = await source.list_commits(span, branch, chat.settings.include_merges)
-        filt = PathFilter(
-            filters.paths if filters.paths is not None else (sub.paths if sub else ()),
-            filters.exclude if filters.exclude is not None else (sub.exclude if sub else ()),
-        )
+        commits = await source.list_commits(span, branch, tools.settings.include_merges)
+        filt = path_filter_of(sub, filters.paths, filters.exclude)
         if len(commits) > limit and filt:
-            commits = await _kept(chat.services.builder, source, commits, filt)
+            commits = await _kept(tools.builder, source, commits, filt)
         if len(commits) <= limit:
             continue
         per_day = Counter(c.local_time(tz).date() for c in commits)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...i18n import phrase
+from ..grammar import CommandError
 from .base import Command, Request
 from .config import settings_line
-from .grammar import CommandError
 from .subscribe import describe, line_key
 
 
@@ -23,7 +23,7 @@ def parse(args: list[str]) -> ListArgs:
 
 
 async def run(req: Request, args: ListArgs) -> None:
-    subs = await req.chat.subs.for_channel(req.conv.platform, req.conv.channel)
+    subs = await req.tools.subs.for_channel(req.conv.platform, req.conv.channel)
     lines = [req.say("notices.list_head")] if subs else [req.say("notices.list_none", prefix=req.prefix)]
     lines += [req.say(line_key(s, "list_item"), **describe(s, req.lang)) for s in subs]
     await req.private(req.notice("\n".join(lines + [settings_line(req.cfg)])))

@@ -16,9 +16,9 @@ from ...core.models import Importance, Subscription
 from ...core.window import WEEKDAYS, parse_window
 from ...downstream import ForkError, ForkNotFound, check_fork, parse_fork
 from ...i18n import phrase, text
+from ..grammar import CommandError, choice, options, repo_word, timezone
 from .base import Command, Request
 from .filters import split_filters
-from .grammar import CommandError, choice, options, repo_word, timezone
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _BRANCH = re.compile(r"^(?!-)[A-Za-z0-9._/\-]{1,200}$")
@@ -183,18 +183,18 @@ def line_key(sub: Subscription, kind: str) -> str:
 
 
 async def run(req: Request, args: SubscribeArgs) -> None:
-    chat, conv, cfg = req.chat, req.conv, req.cfg
-    chat.require_admin(conv)
-    repo = chat.check_repo(conv, args.repo)
-    source = chat.services.source(repo)
+    tools, conv, cfg = req.tools, req.conv, req.cfg
+    tools.policy.require_admin(conv)
+    repo = tools.policy.check_repo(conv, args.repo)
+    source = tools.sources.get(repo)
     if args.branch:
-        await source.list_commits(parse_window("today", "UTC", chat.clock()), args.branch)  # validates it
+        await source.list_commits(parse_window("today", "UTC", tools.clock()), args.branch)  # validates it
     else:
         await source.default_branch()  # validates the repository
     if args.fork:
         await _check_fork(req, args.fork)
     weekday = args.weekday or ("mon" if args.weekly else None)
-    existing = {s.key: s for s in await chat.subs.for_channel(conv.platform, conv.channel)}
+    existing = {s.key: s for s in await tools.subs.for_channel(conv.platform, conv.channel)}
     old = existing.get(Subscription(conv.platform, conv.channel, repo, weekday=weekday).key)
     base = old or Subscription(conv.platform, conv.channel, repo, tz=cfg.tz, lang=cfg.lang, weekday=weekday)
     sub = replace(
@@ -213,7 +213,7 @@ async def run(req: Request, args: SubscribeArgs) -> None:
         fork=base.fork if args.fork is None else (args.fork or None),
         owner=conv.user if args.fork else base.owner,
     )
-    await chat.subs.upsert(sub)
+    await tools.subs.upsert(sub)
     key = line_key(sub, "resubscribed" if old else "subscribed")
     await req.reply(Notice(req.say(key, **describe(sub, req.lang)), lang=req.lang))
 
@@ -226,7 +226,7 @@ async def _check_fork(req: Request, value: str) -> None:
     if spec.kind == "path" and req.conv.platform != "console":
         raise CommandError(phrase("downstream.fork_policy"), "subscribe")
     try:
-        await check_fork(spec, req.chat.settings, req.lang)
+        await check_fork(spec, req.tools.settings, req.lang)
     except (ForkError, ForkNotFound) as exc:
         raise CommandError(exc.args[0], "subscribe") from None
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...i18n import phrase
+from ..grammar import CommandError, choice, repo_word
 from .base import Command, Request
-from .grammar import CommandError, choice, repo_word
 
 
 @dataclass(frozen=True)
@@ -24,10 +24,10 @@ def parse(args: list[str]) -> UnsubscribeArgs:
 
 
 async def run(req: Request, args: UnsubscribeArgs) -> None:
-    req.chat.require_admin(req.conv)
+    req.tools.policy.require_admin(req.conv)
     removed = False
     for weekly in {None: (False, True), "daily": (False,), "weekly": (True,)}[args.cadence]:
-        removed |= await req.chat.subs.remove(req.conv.platform, req.conv.channel, args.repo, weekly=weekly)
+        removed |= await req.tools.subs.remove(req.conv.platform, req.conv.channel, args.repo, weekly=weekly)
     section = "week" if args.cadence == "weekly" else "notices"
     if removed:  # everyone sees the channel's pushes stop
         await req.reply(req.notice(req.say(f"{section}.unsubscribed", repo=args.repo)))

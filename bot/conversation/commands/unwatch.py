@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from ...i18n import phrase
 from ...watch import Watches
+from ..grammar import CommandError, repo_word
 from .base import Command, Request
-from .grammar import CommandError, repo_word
 from .watch import glob_word, repo_name
 
 
@@ -25,15 +25,15 @@ def parse(args: list[str]) -> UnwatchArgs:
 
 async def run(req: Request, args: UnwatchArgs) -> None:
     conv = req.conv
-    repo = req.chat.check_repo(conv, args.repo)
-    gone = await Watches(req.chat.store).remove(conv.platform, conv.user, repo, args.glob)
+    repo = req.tools.policy.check_repo(conv, args.repo)
+    gone = await Watches(req.tools.store).remove(conv.platform, conv.user, repo, args.glob)
     if gone:
         globs = ", ".join(f"`{w.glob}`" for w in gone)
-        await req.private(req.notice(req.say("watch.removed", repo=repo_name(req.chat, repo), globs=globs)))
+        await req.private(req.notice(req.say("watch.removed", repo=repo_name(req.tools, repo), globs=globs)))
     else:
         what = f"`{args.glob}`" if args.glob else req.say("watch.anything")
         await req.private(
-            req.notice(req.say("watch.not_watching", repo=repo_name(req.chat, repo), what=what, prefix=req.prefix))
+            req.notice(req.say("watch.not_watching", repo=repo_name(req.tools, repo), what=what, prefix=req.prefix))
         )
 
 

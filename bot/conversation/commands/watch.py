@@ -12,8 +12,8 @@ from ...build.pathfilter import GlobError, normalise
 from ...core.models import BotError, UsageError
 from ...i18n import phrase
 from ...watch import MAX_WATCHES, Watch, Watches
-from .base import Command, Request
-from .grammar import CommandError, options, repo_word, timezone
+from ..grammar import CommandError, options, repo_word, timezone
+from .base import Command, CommandTools, Request
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
@@ -33,10 +33,10 @@ def glob_word(word: str, command: str) -> str:
         raise CommandError(phrase(f"noise.{exc.reason}", value=word), command) from None
 
 
-def repo_name(chat, repo: str) -> str:
+def repo_name(tools: CommandTools, repo: str) -> str:
     """How a watched repository is shown: owner/name (a local clone's too), else as it was named."""
     try:
-        return chat.services.source(repo).name
+        return tools.sources.get(repo).name
     except BotError:
         return repo
 
@@ -59,14 +59,14 @@ def parse(args: list[str]) -> WatchArgs:
 
 
 async def run(req: Request, args: WatchArgs) -> None:
-    chat, conv, cfg = req.chat, req.conv, req.cfg
+    tools, conv, cfg = req.tools, req.conv, req.cfg
     channel = await req.platform.direct_channel(conv)
     if channel is None:  # its messages are personal: they need the person's own conversation
         raise UsageError(phrase("watch.dm_only", prefix=req.prefix))
-    repo = chat.check_repo(conv, args.repo)
-    source = chat.services.source(repo)
+    repo = tools.policy.check_repo(conv, args.repo)
+    source = tools.sources.get(repo)
     await source.default_branch()  # validates the repository
-    watches = Watches(chat.store)
+    watches = Watches(tools.store)
     mine = await watches.of(conv.platform, conv.user)
     old = next((w for w in mine if w.repo.lower() == repo.lower() and w.glob == args.glob), None)
     if old is None and len(mine) >= MAX_WATCHES:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from ...i18n import phrase
 from ...watch import Watches
+from ..grammar import CommandError
 from .base import Command, Request
-from .grammar import CommandError
 from .watch import repo_name
 
 
@@ -23,12 +23,14 @@ def parse(args: list[str]) -> WatchesArgs:
 
 
 async def run(req: Request, args: WatchesArgs) -> None:
-    mine = await Watches(req.chat.store).of(req.conv.platform, req.conv.user)
+    mine = await Watches(req.tools.store).of(req.conv.platform, req.conv.user)
     if not mine:
         await req.private(req.notice(req.say("watch.list_none", prefix=req.prefix)))
         return
     lines = [req.say("watch.list_head")]
-    lines += [req.say("watch.list_item", repo=repo_name(req.chat, w.repo), glob=w.glob, at=w.at, tz=w.tz) for w in mine]
+    lines += [
+        req.say("watch.list_item", repo=repo_name(req.tools, w.repo), glob=w.glob, at=w.at, tz=w.tz) for w in mine
+    ]
     await req.private(req.notice("\n".join(lines)))
 
 

@@ -13,10 +13,10 @@ from datetime import timedelta
 
 from ...core.window import is_date_token, parse_window, week_window, zone
 from ...i18n import phrase
+from ..grammar import CommandError, repo_word
 from .base import Command, Request
 from .digest import deliver
 from .filters import FilterArgs, split_filters
-from .grammar import CommandError, repo_word
 
 _RANGE = re.compile(r"\.\.|至|到")
 
@@ -45,15 +45,15 @@ def parse(args: list[str]) -> WeekArgs:
 
 
 async def run(req: Request, args: WeekArgs) -> None:
-    chat = req.chat
+    tools = req.tools
 
     def window(tz: str):
-        now = chat.clock()
+        now = tools.clock()
         today = now.astimezone(zone(tz)).date()
         if args.when is None:
             day = today - timedelta(days=7)
         else:  # the day's own checks (a real date, not in the future); its week is the roll-up's
-            day = parse_window(args.when, tz, now, chat.settings.max_range_days).start.date()
+            day = parse_window(args.when, tz, now, tools.settings.max_range_days).start.date()
         return week_window(day, tz, today)
 
     await deliver(req, args.repos, args.filters, week=True, window=window)

@@ -11,8 +11,8 @@ import re
 
 from settings import check_timezone
 
-from ...core.models import UsageError
-from ...i18n import OneOf, Phrase, echo, phrase
+from ..core.models import UsageError
+from ..i18n import OneOf, Phrase, echo, phrase, text
 
 
 class CommandError(UsageError):
@@ -67,3 +67,8 @@ def timezone(value: str, command: str) -> str:
     except ValueError:
         raise CommandError(phrase("errors.bad_tz", value=value), command) from None
     return value
+
+
+def usage_line(lang: str, command: str, prefix: str = "/digest") -> str:
+    """One command's usage line, as typed here (`/digest …` on Slack and the console, `@bot …` on Feishu)."""
+    return f"{prefix} {text(lang, f'usage.{command}')}"

@@ -1,0 +1,63 @@
+"""Who may do what in a conversation, and which repositories a request is about: changing a
+channel's subscriptions or settings is for the configured admins; chat users may name GitHub
+repositories or the configured default (only the operator's own terminal may point at local
+paths on the bot's machine); a command naming no repository is about the channel's
+subscriptions, else the default repository."""
+
+from __future__ import annotations
+
+from ..channels.subscriptions import Subscriptions
+from ..core.chat_platform import Conversation
+from ..core.models import BotError, Subscription, UsageError
+from ..i18n import phrase
+from ..sources import looks_like_github
+from ..sources.opened import Sources
+from .grammar import CommandError
+
+
+class ChannelPolicy:
+    def __init__(self, settings, sources: Sources, subs: Subscriptions):
+        self.settings = settings
+        self.sources = sources
+        self.subs = subs
+
+    def require_admin(self, conv: Conversation) -> None:
+        """Changing a channel's subscriptions or settings: the configured admins only (anyone when none are)."""
+        raw = {"slack": self.settings.slack_admin_users, "feishu": self.settings.feishu_admin_users}.get(
+            conv.platform, ""
+        )
+        admins = self.settings.admin_list(raw)
+        if admins and conv.user not in admins:
+            raise UsageError(phrase("errors.admins_only"))
+
+    def check_repo(self, conv: Conversation, repo: str) -> str:
+        """Chat users may name GitHub repositories or the configured default; only the operator's
+        own terminal may point at arbitrary local paths on the bot's machine."""
+        if repo in (self.settings.default_repo, "."):
+            return self.settings.default_repo
+        default_name = self._default_name()
+        if default_name and repo.lower() == default_name.lower():
+            return self.settings.default_repo  # a local clone named by its owner/name: stay local
+        if conv.platform == "console" or looks_like_github(repo):
+            return repo
+        raise UsageError(phrase("errors.repo_policy", default=default_name or self.settings.default_repo))
+
+    def _default_name(self) -> str | None:
+        try:
+            return self.sources.get(self.settings.default_repo).name
+        except BotError:
+            return None
+
+    async def channel_repos(self, conv: Conversation, named: tuple[str, ...]) -> list[tuple[str, Subscription | None]]:
+        """The repositories a command is about: those it names (checked against the policy), else
+        the channel's subscriptions, else the default repository."""
+        if named:
+            return [(self.check_repo(conv, r), None) for r in named]
+        subs = await self.subs.for_channel(conv.platform, conv.channel)
+        if subs:
+            return [(s.repo, s) for s in subs]
+        try:
+            self.sources.get(self.settings.default_repo)
+        except UsageError:  # no usable default (e.g. DEFAULT_REPO unset and not run from a clone)
+            raise CommandError(phrase("errors.no_repo"), "digest") from None
+        return [(self.settings.default_repo, None)]

@@ -1,0 +1,170 @@
+"""The composition root: every collaborator built once, here, and handed only the typed pieces it
+uses. Nothing below this module receives the whole; the router routes, the deliveries deliver,
+the clock ticks, and each gets its store, settings, platforms, subscriptions or threads by name.
+
+The process entry points (bot/runtime/processes.py, the job worker, the console) and the tests
+hold the App; the pieces hold each other only as this module wires them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ..channels.subscriptions import Subscriptions
+from ..channels.threads import Threads
+from ..conversation.commands import CommandTools, help_text
+from ..conversation.level_taps import LevelTaps
+from ..conversation.period_questions import PeriodQuestions
+from ..conversation.policy import ChannelPolicy
+from ..conversation.questions import Questions
+from ..conversation.router import Router, Worker
+from ..core.chat_platform import ChatPlatform, Platforms
+from ..core.models import Subscription, Window, window_from_dict
+from ..core.store import Store
+from ..delivery.deliveries import Deliveries, delivery_spec, path_filter_of
+from ..delivery.deliveries import DeliverySpec as DeliverySpec
+from ..improve.improver import Improver
+from ..watch.runs import WatchRun, WatchRunner
+from .queue import Jobs
+from .schedule import Clock
+from .services import Services
+
+
+@dataclass
+class App:
+    services: Services
+    settings: object
+    store: Store
+    platforms: Platforms
+    subs: Subscriptions
+    threads: Threads
+    policy: ChannelPolicy
+    deliveries: Deliveries
+    questions: Questions
+    levels: LevelTaps
+    improver: Improver
+    watch_runner: WatchRunner
+    router: Router
+    clock: Callable[[], datetime]
+    _jobs: Jobs | None = None
+
+    @classmethod
+    def build(
+        cls,
+        services: Services,
+        platforms: dict[str, ChatPlatform] | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> App:
+        settings, store, sources, builder = services.settings, services.store, services.sources, services.builder
+        now = clock or (lambda: datetime.now(UTC))
+        registry = Platforms(platforms or {})
+        subs = Subscriptions(store, settings)
+        threads = Threads(store)
+        policy = ChannelPolicy(settings, sources, subs)
+        deliveries = Deliveries(store, settings, registry, subs, threads, sources, builder, services.reports, now)
+        assert services.history is not None  # Services.build always makes it
+        period = PeriodQuestions(settings, sources, services.history, threads, subs, policy, now)
+        questions = Questions(settings, sources, builder, services.qa, threads, subs, policy, period, help_text, now)
+        assert services.corrections is not None  # Services.build always makes it
+        levels = LevelTaps(store, services.corrections, settings.default_lang, now)
+        tools = CommandTools(settings, store, subs, policy, questions, deliveries, sources, builder, now, help_text)
+        router = Router(settings, store, subs, threads, registry, policy, questions, levels, tools, now)
+        return cls(
+            services=services,
+            settings=settings,
+            store=store,
+            platforms=registry,
+            subs=subs,
+            threads=threads,
+            policy=policy,
+            deliveries=deliveries,
+            questions=questions,
+            levels=levels,
+            # kept digests' fallbacks retried, posted messages redrawn (bot/improve/); the clock runs it
+            improver=Improver(store, settings, sources, builder, services.corrections, registry),
+            watch_runner=WatchRunner(store, settings, registry, sources, builder, threads, now),
+            router=router,
+            clock=now,
+        )
+
+    # --- wiring that changes while the process starts ---------------------------------------------
+    def register(self, platform: ChatPlatform) -> None:
+        self.platforms.register(platform)
+
+    @property
+    def jobs(self) -> Jobs | None:
+        return self._jobs
+
+    @jobs.setter
+    def jobs(self, jobs: Jobs | None) -> None:
+        """The job queue, once connected: requests go to the workers, the clock enqueues."""
+        self._jobs = jobs
+        self.router.jobs = jobs
+
+    @property
+    def worker(self) -> Worker | None:
+        return self.router.worker
+
+    @worker.setter
+    def worker(self, worker: Worker | None) -> None:
+        self.router.worker = worker
+
+    def make_clock(self, settings=None, now: Callable[[], datetime] | None = None, jobs: Jobs | None = None) -> Clock:
+        """The scheduler over this App's pieces (one per `run`/`clock` process; tests step `now`,
+        and may tune its settings: the interval, the catch-up)."""
+        return Clock(
+            self.store,
+            settings if settings is not None else self.settings,
+            self.subs,
+            self.platforms,
+            self.deliveries,
+            self.improver,
+            self.watch_runner,
+            now=now,
+            jobs=jobs if jobs is not None else self._jobs,
+        )
+
+    # --- the job worker's entry points (bot/runtime/queue.py) -----------------------------------
+    async def run_request(self, kind: str, conv: dict, args: dict, job_id: str | None = None) -> None:
+        await self.router.run_request(kind, conv, args, job_id=job_id)
+
+    async def run_delivery(self, spec: dict, job_id: str | None = None) -> str:
+        return await self.deliveries.run(DeliverySpec.from_dict(spec))
+
+    async def run_build(self, spec: dict) -> str:
+        """Build (and cache) a digest ahead of its deliveries, which share the result."""
+        digest = await self.services.builder.build(
+            self.services.source(spec["repo"]),
+            window_from_dict(spec["window"]),
+            spec["lang"],
+            spec.get("branch"),
+            paths=path_filter_of(None, tuple(spec.get("paths") or ()), tuple(spec.get("exclude") or ())),
+        )
+        return f"{len(digest.entries)} commits"
+
+    async def run_improve(self, key: str) -> str:
+        return await self.improver.run(key)
+
+    async def run_watch(self, spec: dict) -> str:
+        return await self.watch_runner.run(WatchRun.from_dict(spec))
+
+    async def deliver_subscription(self, sub: Subscription, window: Window, progress_key: str) -> str:
+        """One push without a ledger (the ledger is the clock's): for tools and tests."""
+        spec = delivery_spec(
+            sub,
+            platform=sub.platform,
+            channel=sub.channel,
+            repo=sub.repo,
+            window=window,
+            key=progress_key,
+            lang=sub.lang,
+        )
+        return await self.deliveries.run(spec)
+
+    async def drain(self) -> None:
+        await self.router.drain()
+
+    async def drain_local(self) -> None:
+        await self.router.drain_local()
