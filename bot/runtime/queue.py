@@ -33,12 +33,11 @@ from arq import Retry
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import in_progress_key_prefix
 from arq.worker import Worker, func
-from redis.exceptions import RedisError
 
 from ..core import metrics
 from ..core.current_job import CURRENT_JOB
 from ..core.models import RetryLater
-from ..core.store import StoreUnavailable, pool_size, redis_address
+from ..core.store import RedisError, StoreUnavailable, pool_size, redis_address
 from ..delivery.deliveries import STORE_RETRY
 from ..i18n import phrase
 

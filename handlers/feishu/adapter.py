@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from aiohttp import web
 
 from bot.i18n import phrase
-from handlers.feishu.api import FeishuApi, lark
+from handlers.feishu.api import FeishuApi, lark, long_connection
 from handlers.feishu.events import FeishuEvents, cancel_all
 from handlers.feishu.platform import FeishuPlatform
 from handlers.feishu.verify import NONCE_HEADER, SIG_HEADER, TS_HEADER, CallbackVerifier
@@ -105,21 +105,12 @@ class FeishuAdapter:
 
     # --- long connection -------------------------------------------------------------------------------------
     def _run_ws(self, loop: asyncio.AbstractEventLoop) -> None:
-        import lark_oapi.ws.client as ws_client
-
-        # The client's constructor takes the thread's event loop for a cache of its own (and makes,
-        # and leaks, a new one if the thread has none): give it this one.
-        asyncio.set_event_loop(loop)
-        # lark-oapi 1.7.5 keeps its event loop in a module global bound when it was first imported
-        # (typically the bot's running main loop, where `start()` fails): give it this thread's.
-        ws_client.loop = loop
-        client = lark.ws.Client(
+        client = long_connection(
+            loop,
             self.settings.feishu_app_id,
             self.settings.feishu_app_secret.get_secret_value(),
-            event_handler=self.dispatcher,
-            domain=self.settings.feishu_domain.rstrip("/"),
-            log_level=lark.LogLevel.WARNING,
-            auto_reconnect=True,
+            self.dispatcher,
+            self.settings.feishu_domain,
         )
         try:
             client.start()  # runs until close() cancels its tasks

