@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.core.models import Subscription, to_dict  # noqa: E402
 from bot.core.window import day_window  # noqa: E402
-from bot.delivery.deliveries import DeliverySpec  # noqa: E402
+from bot.delivery.spec import DeliverySpec  # noqa: E402
 from bot.runtime.app import App  # noqa: E402
 from bot.runtime.queue import Jobs, JobWorker  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402

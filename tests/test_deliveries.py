@@ -16,7 +16,7 @@ from bot.core import metrics
 from bot.core.chat_platform import Notice
 from bot.core.models import BotError, Importance, RetryLater, Subscription, to_dict
 from bot.core.window import day_window
-from bot.delivery.deliveries import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
+from bot.delivery.spec import MAX_ATTEMPTS, DeliverySpec, scheduled_spec
 from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform

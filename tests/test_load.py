@@ -16,7 +16,7 @@ import pytest
 
 from bot.core.models import to_dict
 from bot.core.window import day_window
-from bot.delivery.deliveries import DeliverySpec
+from bot.delivery.spec import DeliverySpec
 from bot.runtime.app import App
 from bot.runtime.queue import Jobs, JobWorker
 from bot.runtime.services import Services

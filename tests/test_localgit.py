@@ -7,8 +7,8 @@ import pytest
 
 from bot.core.models import NotFoundError, UsageError
 from bot.core.window import day_window
-from bot.sources import open_source
 from bot.sources.localgit import LocalGitSource
+from bot.sources.opened import open_source
 from tests.gitrepo import GitRepo
 
 SH = ZoneInfo("Asia/Shanghai")

@@ -70,7 +70,7 @@ def test_due_day_late_evening_run_caught_up_after_midnight():
 
 import io  # noqa: E402
 
-from bot.delivery.deliveries import scheduled_spec  # noqa: E402
+from bot.delivery.spec import scheduled_spec  # noqa: E402
 from handlers.console import ConsolePlatform  # noqa: E402
 
 

@@ -56,6 +56,7 @@ MODULES: dict[str, list[str]] = {
     "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/delivery/post.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
     "bot/delivery/deliveries.py": ["tests/test_deliveries.py"],
+    "bot/delivery/spec.py": ["tests/test_deliveries.py", "tests/test_schedule.py"],
     "bot/render/labels.py": ["tests/test_feishu_render.py", "tests/test_slack_render.py", "tests/test_render_text.py"],
     "bot/render/safe.py": ["tests/test_render_text.py"],
     "bot/render/text.py": ["tests/test_render_text.py"],

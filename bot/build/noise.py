@@ -24,7 +24,6 @@ from ..core.chat_platform import BotGroup
 from ..core.models import ChangeType, Commit, DigestEntry, FileChange, Importance
 
 DEPENDENCY_BOTS = ("renovate", "dependabot", "pre-commit-ci")
-BOT_MODES = ("collapse", "show")
 UPDATES_SHOWN = 3  # versions named on a bot line before "…"
 _BOT_SUFFIX = re.compile(r"\[bot\]$", re.I)
 

@@ -13,9 +13,8 @@ from pathlib import Path
 
 from settings import check_timezone
 
-from ..build.noise import BOT_MODES
 from ..build.pathfilter import GlobError, PathFilter
-from ..core.models import Importance, Subscription, UsageError, subscription_from_dict, to_dict
+from ..core.models import BOT_MODES, Importance, Subscription, UsageError, subscription_from_dict, to_dict
 from ..core.window import WEEKDAYS
 from ..i18n import phrase
 

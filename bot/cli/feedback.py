@@ -137,7 +137,7 @@ class _Resolver:
         self.sources: dict[str, Any] = {}  # location → CommitSource, or the BotError opening it raised
 
     def _open(self, location: str):
-        from ..sources import open_source
+        from ..sources.opened import open_source
 
         if location not in self.sources:
             try:

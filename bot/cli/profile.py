@@ -21,7 +21,7 @@ WORDS = 8
 
 
 async def profile_command(args, settings) -> int:
-    from ..sources import open_source
+    from ..sources.opened import open_source
 
     lang = args.lang or settings.default_lang
     tz = settings.default_tz

@@ -88,6 +88,9 @@ class ChangeType(str, enum.Enum):
         return text(lang, f"cards.change_type.{self.value}")
 
 
+BOT_MODES = ("collapse", "show")  # how a digest shows dependency bots' commits (bot/build/noise.py)
+
+
 @dataclass(frozen=True)
 class FileChange:
     path: str

@@ -201,7 +201,7 @@ async def read_cases(
     """Every selected labelled commit with its files, PR text and reverted commit, as a digest reads them,
     and the learned profile's judgement when `learn` (default: the settings' LEARN_FROM_RELEASE_NOTES)."""
     from ..analysis.profile import load_profile
-    from ..sources import open_source
+    from ..sources.opened import open_source
 
     opened: dict[str, tuple[CommitSource, RepoProfile | None]] = {}
     cases = []

@@ -23,13 +23,23 @@ from ..conversation.router import Router, Worker
 from ..core.chat_platform import ChatPlatform, Platforms
 from ..core.models import Subscription, Window, window_from_dict
 from ..core.store import Store
-from ..delivery.deliveries import Deliveries, delivery_spec, path_filter_of
-from ..delivery.deliveries import DeliverySpec as DeliverySpec
+from ..delivery.deliveries import Deliveries
+from ..delivery.spec import DeliverySpec, delivery_spec, path_filter_of
 from ..improve.improver import Improver
 from ..watch.runs import WatchRun, WatchRunner
 from .queue import Jobs
 from .schedule import Clock
 from .services import Services
+
+
+class Now:
+    """The time every piece reads, through one indirection the composition root can repoint."""
+
+    def __init__(self, read: Callable[[], datetime]):
+        self.read = read
+
+    def __call__(self) -> datetime:
+        return self.read()
 
 
 @dataclass
@@ -47,7 +57,7 @@ class App:
     improver: Improver
     watch_runner: WatchRunner
     router: Router
-    clock: Callable[[], datetime]
+    now: Now  # every piece's clock: one, so a test (or a replay) can set it for all
     _jobs: Jobs | None = None
 
     @classmethod
@@ -58,7 +68,7 @@ class App:
         clock: Callable[[], datetime] | None = None,
     ) -> App:
         settings, store, sources, builder = services.settings, services.store, services.sources, services.builder
-        now = clock or (lambda: datetime.now(UTC))
+        now = Now(clock or (lambda: datetime.now(UTC)))
         registry = Platforms(platforms or {})
         subs = Subscriptions(store, settings)
         threads = Threads(store)
@@ -86,8 +96,16 @@ class App:
             improver=Improver(store, settings, sources, builder, services.corrections, registry),
             watch_runner=WatchRunner(store, settings, registry, sources, builder, threads, now),
             router=router,
-            clock=now,
+            now=now,
         )
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        return self.now
+
+    @clock.setter
+    def clock(self, clock: Callable[[], datetime]) -> None:
+        self.now.read = clock
 
     # --- wiring that changes while the process starts ---------------------------------------------
     def register(self, platform: ChatPlatform) -> None:

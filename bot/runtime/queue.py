@@ -38,7 +38,7 @@ from ..core import metrics
 from ..core.current_job import CURRENT_JOB
 from ..core.models import RetryLater
 from ..core.store import RedisError, StoreUnavailable, pool_size, redis_address
-from ..delivery.deliveries import STORE_RETRY
+from ..delivery.spec import STORE_RETRY
 from ..i18n import phrase
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ from ..core.chat_platform import Platforms
 from ..core.models import BotError, RetryLater, Subscription, to_dict
 from ..core.store import Store
 from ..core.window import WEEKDAYS, zone
-from ..delivery.deliveries import Deliveries, DeliverySpec, scheduled_spec
+from ..delivery.deliveries import Deliveries
+from ..delivery.spec import DeliverySpec, scheduled_spec
 from ..improve.improver import Improver
 from ..watch import Watch, Watches
 from ..watch.runs import WatchRunner, watch_run

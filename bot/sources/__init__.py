@@ -1,6 +1,6 @@
 """Commit sources: where a repository's commits and diffs come from.
 
-`open_source` picks GitHub (through PyGithub, `owner/name`) or a local git repository (a path).
+`open_source` (opened.py) picks GitHub (through PyGithub, `owner/name`) or a local git repository (a path).
 Both return the same models with the same window semantics: membership by committer date,
 half-open [start, end), merges excluded unless asked for, newest first.
 """
@@ -11,8 +11,7 @@ import os
 import re
 from typing import Protocol
 
-from ..core.models import Commit, FileChange, UsageError, Window
-from ..i18n import echo, phrase
+from ..core.models import Commit, FileChange, Window
 
 GITHUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 
@@ -49,23 +48,3 @@ class CommitSource(Protocol):
 
 def looks_like_github(repo: str) -> bool:
     return bool(GITHUB_NAME.match(repo)) and not os.path.exists(repo)
-
-
-def open_source(repo: str, settings) -> CommitSource:
-    """A source for `repo`: an existing path is a local git repository, `owner/name` is GitHub."""
-    repo = (repo or "").strip()
-    if not repo:
-        raise UsageError(phrase("errors.no_repo_given"))
-    source: CommitSource
-    if os.path.exists(os.path.expanduser(repo)):
-        from .localgit import LocalGitSource
-
-        source = LocalGitSource(os.path.expanduser(repo))
-    elif looks_like_github(repo):
-        from .github import GitHubSource
-
-        source = GitHubSource(repo, settings)
-    else:
-        raise UsageError(phrase("errors.not_a_repo_or_path", value=echo(repo)))
-    source.spec = repo
-    return source

@@ -34,9 +34,9 @@ from ..core.chat_platform import CommitDetail, MessageRef, Notice, Platforms
 from ..core.models import BotError, Commit, Digest, DigestEntry, RetryLater
 from ..core.store import Store, StoreUnavailable
 from ..core.window import day_window
-from ..delivery.deliveries import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
 from ..delivery.post import DEDUPE_MARGIN
 from ..delivery.posted import PostedMessages
+from ..delivery.spec import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
 from ..i18n import localize, text
 from ..sources.opened import Sources
 

@@ -231,7 +231,7 @@ def push_spec(env, repo):
     from datetime import date
 
     from bot.core.models import Subscription
-    from bot.delivery.deliveries import scheduled_spec
+    from bot.delivery.spec import scheduled_spec
 
     return scheduled_spec(env.chat.store, Subscription("feishu", GROUP, str(repo.path), lang="en"), date(2026, 1, 28))
 

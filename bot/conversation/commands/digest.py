@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ...core.current_job import CURRENT_JOB
 from ...core.models import Subscription, Window
 from ...core.window import is_date_token, parse_window
-from ...delivery.deliveries import delivery_spec
+from ...delivery.spec import delivery_spec
 from ...i18n import phrase
 from ..grammar import CommandError, repo_word
 from .base import Command, Request

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...build.noise import BOT_MODES
 from ...build.pathfilter import MAX_GLOBS, GlobError, normalise
+from ...core.models import BOT_MODES
 from ...i18n import phrase
 from ..grammar import CommandError, choice
 

@@ -18,7 +18,7 @@ from datetime import timedelta
 from ...build.pathfilter import PathFilter, touched_paths
 from ...core.models import BotError, Subscription, UsageError, Window
 from ...core.window import zone
-from ...delivery.deliveries import path_filter_of
+from ...delivery.spec import path_filter_of
 from ...i18n import phrase
 from .base import Request
 from .filters import FilterArgs
