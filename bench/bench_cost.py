@@ -38,8 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.build.pathfilter import PathFilter, touched_paths  # noqa: E402
 from bot.core.window import day_window, parse_window  # noqa: E402
+from bot.digest.pathfilter import PathFilter, touched_paths  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, good_answer, headline_json, measured_tokens  # noqa: E402

@@ -37,13 +37,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.build.noise import collapse  # noqa: E402
-from bot.build.pathfilter import PathFilter  # noqa: E402
-from bot.build.rollup import areas_of, shown_entries  # noqa: E402
 from bot.core.chat_platform import CommitDetail, DigestParent, LowCommits, entries_at_least  # noqa: E402
 from bot.core.models import Importance  # noqa: E402
 from bot.core.window import day_window, week_window  # noqa: E402
 from bot.delivery.post import LOW_PER_MESSAGE, Plan, parent_content, thread_contents  # noqa: E402
+from bot.digest.noise import collapse  # noqa: E402
+from bot.digest.pathfilter import PathFilter  # noqa: E402
+from bot.digest.rollup import areas_of, shown_entries  # noqa: E402
 from bot.render import feishu, slack  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402

@@ -9,9 +9,6 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from bot.analysis.profile import parse_profile
-from bot.build.noise import collapse, collapsible, is_bot
-from bot.build.pathfilter import PathFilter
-from bot.build.rollup import ROOT_AREA, area_for, rollup
 from bot.conversation.commands import CommandError, parse_command
 from bot.conversation.commands.digest import DigestArgs
 from bot.conversation.commands.filters import FilterArgs
@@ -33,6 +30,9 @@ from bot.core.models import (
     to_dict,
 )
 from bot.core.window import day_window, week_window
+from bot.digest.noise import collapse, collapsible, is_bot
+from bot.digest.pathfilter import PathFilter
+from bot.digest.rollup import ROOT_AREA, area_for, rollup
 from bot.i18n import localize
 from bot.render import labels as L
 from bot.runtime.schedule import due_week
@@ -87,7 +87,7 @@ def test_paths_keep_a_commit_touching_any_match_and_exclude_drops_only_all_exclu
 
 
 def test_a_rename_counts_its_old_path_too():
-    from bot.build.pathfilter import touched_paths
+    from bot.digest.pathfilter import touched_paths
 
     moved = [FileChange("backend/x.py", "renamed", previous_path="frontend/x.py")]
     assert PathFilter.of(paths=["frontend/**"]).keeps(touched_paths(moved))

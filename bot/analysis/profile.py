@@ -22,7 +22,7 @@ The format (every key optional):
     paths = ["crates/app/src/preview/"]   # preview-only code
     tags = ["ty"]                          # title tags ("[ty] …") of preview-only products
 
-    [areas]                       # how the weekly roll-up groups commits (bot/build/rollup.py); names are free
+    [areas]                       # how the weekly roll-up groups commits (bot/digest/rollup.py); names are free
     resolver = ["crates/app-resolver/", "crates/app-pubgrub/"]
 
 A bad profile raises `ProfileError` with one sentence for the digest and the log.

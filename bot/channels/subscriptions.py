@@ -13,9 +13,9 @@ from pathlib import Path
 
 from settings import check_timezone
 
-from ..build.pathfilter import GlobError, PathFilter
 from ..core.models import BOT_MODES, Importance, Subscription, UsageError, subscription_from_dict, to_dict
 from ..core.window import WEEKDAYS
+from ..digest.pathfilter import GlobError, PathFilter
 from ..i18n import phrase
 
 

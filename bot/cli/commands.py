@@ -116,7 +116,7 @@ async def digest_command(args, settings) -> int:
 
 def _path_filter(args):
     """`--paths` / `--exclude` as a PathFilter; a glob that cannot name a path is bad input."""
-    from ..build.pathfilter import GlobError, PathFilter
+    from ..digest.pathfilter import GlobError, PathFilter
 
     try:
         return PathFilter.of(getattr(args, "paths", ()) or (), getattr(args, "exclude", ()) or ())
@@ -127,7 +127,7 @@ def _path_filter(args):
 def _say_what_fell_back(digest, settings, lang: str) -> int:
     """One stderr line per kind of trouble; EXIT_NO_LLM when an LLM was configured and not one
     commit got its analysis (a cron job should notice)."""
-    from ..build.notices import cli_summary
+    from ..digest.notices import cli_summary
 
     unread = next((e.error for e in digest.entries if e.error), "")
     if unread:

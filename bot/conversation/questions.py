@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import datetime
 
-from ..build.builder import DigestBuilder
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Resolution, ThreadCommit, ThreadInfo, Threads, commit_ref, resolve_commit
 from ..core.chat_platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
 from ..core.models import BotError, Commit, Digest, DigestEntry, NotFoundError, UsageError
 from ..core.window import parse_window
+from ..digest.builder import DigestBuilder
 from ..i18n import phrase, text
 from ..sources.opened import Sources
 from .commit_qa import QA, Turn

@@ -70,7 +70,7 @@ class LowCommits:
 
 @dataclass(frozen=True)
 class BotUpdates:
-    """Dependency bots' routine commits, one line per bot (bot/build/noise.py), each commit reachable."""
+    """Dependency bots' routine commits, one line per bot (bot/digest/noise.py), each commit reachable."""
 
     digest: Digest
     groups: tuple[BotGroup, ...]
@@ -79,7 +79,7 @@ class BotUpdates:
 @dataclass(frozen=True)
 class WeekRollup:
     """A week in one message: high and medium commits by area, each with its day; the bots' lines;
-    one line counting the low commits, with the report link (bot/build/rollup.py)."""
+    one line counting the low commits, with the report link (bot/digest/rollup.py)."""
 
     digest: Digest
     areas: tuple[tuple[str, tuple[DigestEntry, ...]], ...]

@@ -88,7 +88,7 @@ class ChangeType(str, enum.Enum):
         return text(lang, f"cards.change_type.{self.value}")
 
 
-BOT_MODES = ("collapse", "show")  # how a digest shows dependency bots' commits (bot/build/noise.py)
+BOT_MODES = ("collapse", "show")  # how a digest shows dependency bots' commits (bot/digest/noise.py)
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ class DigestEntry:
     analysis: Analysis | None  # None only when even the offline analysis failed
     error: str = ""  # why there is no analysis
     # A dependency bot's commit: what it updates ("clap 4.5.53 → 4.5.54"), for the collapsed bot
-    # line (bot/build/noise.py); empty for everyone else.
+    # line (bot/digest/noise.py); empty for everyone else.
     updates: tuple[str, ...] = ()
     downstream: Downstream | None = None  # None: no fork named, or the commit touches nothing it patches
     # A reader's level correction in force (bot/levels/overlay.py): the analysis then carries the
@@ -310,7 +310,7 @@ class Digest:
     # retry improves the kept digest (bot/improve/).
     notices: tuple[str, ...] = ()
     headline_fallback: str = ""  # why the LLM's headline failed (timeout … rejected), for the CLI
-    # The path filter it was built with (bot/build/pathfilter.py), said in its header, and how many of
+    # The path filter it was built with (bot/digest/pathfilter.py), said in its header, and how many of
     # the window's commits the filter left out.
     paths: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -345,7 +345,7 @@ class Subscription:
     min_importance: Importance = Importance.LOW
     branch: str | None = None
     post_empty: bool = True
-    paths: tuple[str, ...] = ()  # only commits touching these globs (bot/build/pathfilter.py)
+    paths: tuple[str, ...] = ()  # only commits touching these globs (bot/digest/pathfilter.py)
     exclude: tuple[str, ...] = ()  # … and not only these
     bots: str = "collapse"  # collapse | show: dependency bots' commits as one line per bot
     weekday: str | None = None  # None: a daily push; "mon" … "sun": the weekly roll-up on that day

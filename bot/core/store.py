@@ -4,7 +4,7 @@ Keys (all under REDIS_PREFIX):
   analysis:{repo}:{sha}:{tag}:{lang}     one commit's analysis (tag = model + prompt hash)
   files:{repo}:{sha}                     the commit's files + patches, zlib-compressed, TTL 14 d
   digest:{repo}:{branch}:{start}:{end}:{tz}:{lang}:{tag}   a finished window's digest, as published
-                                         (and where it was shown, what is due: bot/build/kept.py)
+                                         (and where it was shown, what is due: bot/digest/kept.py)
   corrections:repo:{repo} / corrections:repos   readers' level corrections (bot/taste/corrections.py), no TTL
   …plus the chat layer's keys (subscriptions, ledger, threads, dedupe), added by their modules
   through the generic helpers below.

@@ -19,8 +19,6 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 
-from ..build.builder import DigestBuilder
-from ..build.rollup import areas_of, shown_entries
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
 from ..core import metrics
@@ -28,6 +26,8 @@ from ..core.chat_platform import MessageRef, Notice, Platforms
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, Window
 from ..core.store import Store, StoreUnavailable
+from ..digest.builder import DigestBuilder
+from ..digest.rollup import areas_of, shown_entries
 from ..i18n import localize, text
 from ..report.service import Reports
 from ..sources.opened import Sources

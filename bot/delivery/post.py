@@ -1,7 +1,7 @@
 """Post a digest into a channel: one parent message (title, stats, headline, high items), then in
-its thread one reply per high/medium commit, the dependency bots' lines (bot/build/noise.py), the first
+its thread one reply per high/medium commit, the dependency bots' lines (bot/digest/noise.py), the first
 LOW_PER_MESSAGE low commits with one line saying how many more there are and where (the report
-link), optionally the Markdown report as a file. A weekly roll-up (bot/build/rollup.py) is the parent
+link), optionally the Markdown report as a file. A weekly roll-up (bot/digest/rollup.py) is the parent
 alone.
 
 Delivery is resumable: with a `progress_key`, the parent's id and how many thread messages went
@@ -25,8 +25,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from ..build.noise import collapse
-from ..build.rollup import rollup
 from ..core.chat_platform import (
     BotUpdates,
     ChatPlatform,
@@ -38,6 +36,8 @@ from ..core.chat_platform import (
     entries_at_least,
 )
 from ..core.models import BotError, Digest, Importance
+from ..digest.noise import collapse
+from ..digest.rollup import rollup
 from ..render.labels import t
 from .posted import PostedMessages
 
@@ -60,8 +60,8 @@ class Plan:
     # Publishes the report page and returns its link (None: no page); called once, just before
     # the parent is posted, so a resumed delivery does not publish again.
     report: Callable[[Digest], Awaitable[str | None]] | None = None
-    bots: str = "collapse"  # collapse | show (bot/build/noise.py)
-    week: dict[str, str] | None = None  # a weekly roll-up: sha → area of its commits (bot/build/rollup.py)
+    bots: str = "collapse"  # collapse | show (bot/digest/noise.py)
+    week: dict[str, str] | None = None  # a weekly roll-up: sha → area of its commits (bot/digest/rollup.py)
     files_supported: bool = False  # the platform can attach the Markdown report
     empty_hint: str = ""  # said after "no new commits" (on demand: what to try instead)
 

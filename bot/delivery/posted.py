@@ -21,9 +21,9 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..build.kept import Kept, posted_place
 from ..core.chat_platform import BotGroup, BotUpdates, CommitDetail, Content, DigestParent, LowCommits, MessageRef
 from ..core.models import BotError, Digest, Importance, digest_from_dict, entry_from_dict, to_dict
+from ..digest.kept import Kept, posted_place
 
 log = logging.getLogger(__name__)
 

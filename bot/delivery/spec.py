@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from ..build.pathfilter import PathFilter
 from ..core.models import Subscription, Window, to_dict, window_from_dict
 from ..core.window import day_window, week_window
+from ..digest.pathfilter import PathFilter
 
 # How long a delivery's ledger and progress are kept, how often a scheduled push is tried, and how
 # soon a job interrupted by a Redis outage runs again (watches share them: bot/watch/runs.py).
@@ -36,10 +36,10 @@ class DeliverySpec:
     progress: bool = False  # on demand: "building…" first, replaced by the digest
     ledger: str | None = None  # scheduled: the (conversation, repository, day) ledger key
     attempts: str | None = None  # scheduled: failed attempts so far
-    paths: tuple[str, ...] = ()  # the path filter (bot/build/pathfilter.py)
+    paths: tuple[str, ...] = ()  # the path filter (bot/digest/pathfilter.py)
     exclude: tuple[str, ...] = ()
-    bots: str = "collapse"  # collapse | show (bot/build/noise.py)
-    week: bool = False  # the weekly roll-up (bot/build/rollup.py) instead of the digest and its thread
+    bots: str = "collapse"  # collapse | show (bot/digest/noise.py)
+    week: bool = False  # the weekly roll-up (bot/digest/rollup.py) instead of the digest and its thread
     fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
     owner: str | None = None  # who named the fork: told directly of each conflicting commit
     prefix: str = ""  # on demand: how the asker types commands (`/digest`), for what to try next

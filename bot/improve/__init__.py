@@ -3,6 +3,6 @@ published, and its fallbacks are retried later, off the readers' path, and impro
 
   improver.py  the improve pass: retry, compare-and-set the kept digest, redraw where it was shown
 
-Where a kept digest was shown is bot/build/kept.py; what a pass retries, and a shown digest
-brought up to the kept one, bot/build/refresh.py (the builder uses both).
+Where a kept digest was shown is bot/digest/kept.py; what a pass retries, and a shown digest
+brought up to the kept one, bot/digest/refresh.py (the builder uses both).
 """

@@ -29,14 +29,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from ..build.builder import DigestBuilder
-from ..build.kept import Kept
-from ..build.refresh import changed, compose, improved, refresh, refresh_content, retryable, succeeded
 from ..core.chat_platform import ChatPlatform, MessageRef
 from ..core.models import BotError, Digest, digest_from_dict, to_dict
 from ..core.store import Store
 from ..core.window import zone
 from ..delivery.posted import PostedMessages
+from ..digest.builder import DigestBuilder
+from ..digest.kept import Kept
+from ..digest.refresh import changed, compose, improved, refresh, refresh_content, retryable, succeeded
 from ..levels.overlay import overlay_content
 from ..report import archive
 from ..sources.opened import Sources

@@ -66,7 +66,7 @@ def origin_note(lang: str, analysis: Analysis) -> str:
     return ""
 
 
-# --- noise controls and the weekly roll-up (bot/build/noise.py, bot/build/rollup.py) ----------------------------
+# --- noise controls and the weekly roll-up (bot/digest/noise.py, bot/digest/rollup.py) ----------------------------
 
 LINK = "\x00"  # where a renderer puts its own link in a sentence (`before, _, after = s.partition(LINK)`)
 
@@ -132,7 +132,7 @@ def week_stats(digest: Digest) -> str:
 
 
 def area_label(lang: str, area: str, n: int) -> str:
-    from ..build.rollup import ROOT_AREA, UNKNOWN_AREA
+    from ..digest.rollup import ROOT_AREA, UNKNOWN_AREA
 
     name = {ROOT_AREA: text(lang, "week.root"), UNKNOWN_AREA: text(lang, "week.unknown")}.get(area, area)
     return text(lang, "week.area", area=name, n=n)

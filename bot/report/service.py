@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ..build.kept import Kept, report_place
 from ..core.models import BotError, Digest, Importance
+from ..digest.kept import Kept, report_place
 from ..i18n import text
 from ..levels.overlay import correct, overlay
 from ..render import labels as L

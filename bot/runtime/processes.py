@@ -158,7 +158,7 @@ async def _ops_server(settings, store, jobs, worker: JobWorker | None, clock: Cl
             settings.metrics_port,
         )
     from ..analysis.cost import Budget
-    from ..build.builder import utcnow
+    from ..digest.builder import utcnow
 
     month = Budget(store, settings.llm_monthly_token_budget, utcnow)
     return await start_server(

@@ -16,9 +16,9 @@ if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the 
 
     from ..analysis.analyze import Analyzer
     from ..analysis.llm import LLM
-    from ..build.builder import DigestBuilder
     from ..conversation.commit_qa import QA
     from ..core.store import Store
+    from ..digest.builder import DigestBuilder
     from ..history import HistoryQA
     from ..report import Reports
     from ..taste.corrections import Corrections
@@ -46,9 +46,9 @@ class Services:
         cls, settings: Settings, store: Store | None = None, clock: Callable[[], datetime] | None = None
     ) -> Services:
         from ..analysis.analyze import Analyzer
-        from ..build.builder import DigestBuilder, utcnow
         from ..conversation.commit_qa import QA
         from ..core.store import open_store
+        from ..digest.builder import DigestBuilder, utcnow
         from ..report import Reports
         from ..taste.corrections import Corrections
 

@@ -27,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from ..build.builder import DigestBuilder
-from ..build.pathfilter import PathFilter, touched_paths
 from ..channels.threads import Threads
 from ..core.chat_platform import CommitDetail, MessageRef, Notice, Platforms
 from ..core.models import BotError, Commit, Digest, DigestEntry, RetryLater
@@ -37,6 +35,8 @@ from ..core.window import day_window
 from ..delivery.post import DEDUPE_MARGIN
 from ..delivery.posted import PostedMessages
 from ..delivery.spec import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
+from ..digest.builder import DigestBuilder
+from ..digest.pathfilter import PathFilter, touched_paths
 from ..i18n import localize, text
 from ..sources.opened import Sources
 

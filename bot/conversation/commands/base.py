@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ...build.builder import DigestBuilder
 from ...channels.subscriptions import ChannelConfig, Subscriptions
 from ...core.chat_platform import ChatPlatform, Content, Conversation, Notice
 from ...core.store import Store
 from ...delivery.deliveries import Deliveries
+from ...digest.builder import DigestBuilder
 from ...i18n import text
 from ...sources.opened import Sources
 from ..policy import ChannelPolicy

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...build.pathfilter import MAX_GLOBS, GlobError, normalise
 from ...core.models import BOT_MODES
+from ...digest.pathfilter import MAX_GLOBS, GlobError, normalise
 from ...i18n import phrase
 from ..grammar import CommandError, choice
 

@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
 
-from ...build.pathfilter import PathFilter, touched_paths
 from ...core.models import BotError, Subscription, UsageError, Window
 from ...core.window import zone
 from ...delivery.spec import path_filter_of
+from ...digest.pathfilter import PathFilter, touched_paths
 from ...i18n import phrase
 from .base import Request
 from .filters import FilterArgs

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...build.pathfilter import GlobError, normalise
 from ...core.models import BotError, UsageError
+from ...digest.pathfilter import GlobError, normalise
 from ...i18n import phrase
 from ...watch import MAX_WATCHES, Watch, Watches
 from ..grammar import CommandError, options, repo_word, timezone
@@ -29,7 +29,7 @@ class WatchArgs:
 def glob_word(word: str, command: str) -> str:
     try:
         return normalise(word.strip("`"))  # chat clients like to put paths in backticks
-    except GlobError as exc:  # the same patterns, and the same sentences, as `paths` (bot/build/pathfilter.py)
+    except GlobError as exc:  # the same patterns, and the same sentences, as `paths` (bot/digest/pathfilter.py)
         raise CommandError(phrase(f"noise.{exc.reason}", value=word), command) from None
 
 

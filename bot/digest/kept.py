@@ -1,4 +1,4 @@
-"""A kept digest's bookkeeping besides the digest itself (bot/build/builder.py keeps that):
+"""A kept digest's bookkeeping besides the digest itself (bot/digest/builder.py keeps that):
 
 {digest key}:shown   hash: place → {"rev": revision drawn there, "fails": redraws that failed};
                      a place is ["posted", platform, channel, first message id] (the record

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..core.chat_platform import BotGroup
 from ..core.models import ChangeType, Commit, DigestEntry, FileChange, Importance

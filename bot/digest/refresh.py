@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .notices import LLM_REASONS, SOURCE_REASONS
 from ..core.chat_platform import BotUpdates, CommitDetail, Content, DigestParent, LowCommits
 from ..core.models import Digest, DigestEntry
+from .notices import LLM_REASONS, SOURCE_REASONS
 
 RETRIED = LLM_REASONS + SOURCE_REASONS
 

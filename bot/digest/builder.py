@@ -18,21 +18,35 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from ..analysis import cost
-from ..core import metrics
 from ..analysis.offline import analyse_offline
 from ..analysis.profile import load_profile
 from ..analysis.summary import headline as build_headline
 from ..analysis.summary import headline_notice
+from ..core import metrics
+from ..core.models import (
+    Analysis,
+    BotError,
+    Commit,
+    Cost,
+    Digest,
+    DigestEntry,
+    FileChange,
+    RateLimited,
+    Window,
+    analysis_from_dict,
+    digest_from_dict,
+    file_from_dict,
+    to_dict,
+)
+from ..core.store import ANALYSIS_TTL, FILES_TTL, Store
 from ..i18n import localize, text
-from .kept import Kept
-from .refresh import retryable
 from ..levels.overlay import overlay
-from ..core.models import Analysis, BotError, Commit, Cost, Digest, DigestEntry, FileChange, RateLimited, Window, analysis_from_dict, digest_from_dict, file_from_dict, to_dict
+from ..sources import CommitSource
+from .kept import Kept
 from .noise import is_bot, update_lines
 from .notices import llm_notice, profile_notice, source_notice
 from .pathfilter import PathFilter, touched_paths
-from ..sources import CommitSource
-from ..core.store import ANALYSIS_TTL, FILES_TTL, Store
+from .refresh import retryable
 
 log = logging.getLogger(__name__)
 
@@ -369,7 +383,7 @@ class DigestBuilder:
         return [c for c, k in zip(commits, kept) if k]
 
     async def _updates(self, source, commit: Commit) -> tuple[str, ...]:
-        """A bot commit's `name old → new` lines, for its collapsed bot line (bot/build/noise.py)."""
+        """A bot commit's `name old → new` lines, for its collapsed bot line (bot/digest/noise.py)."""
         try:
             files = await self.files(source, commit.sha)  # cached: the analysis just read them
         except BotError:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from ..i18n import localize, text
 from ..core.models import DigestEntry
+from ..i18n import localize, text
 
 LLM_REASONS = ("timeout", "unreachable", "http_error", "context", "rejected")
 SOURCE_REASONS = ("rate_limited", "source")
