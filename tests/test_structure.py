@@ -5,6 +5,7 @@ module per service SDK, and a composition root that nothing below it reaches aro
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -56,6 +57,17 @@ def test_no_product_module_is_over_600_lines(graph):
 def test_bot_has_no_flat_modules_besides_its_entry_point():
     flat = sorted(p.name for p in (ROOT / "bot").glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
     assert flat == []
+
+
+def test_every_package_is_tracked_with_its_init():
+    """A package directory whose __init__.py git ignores (a `build/` rule, say) imports from a
+    checkout as a namespace package but is missing from a fresh clone's wheel."""
+    tracked = set(
+        subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    )
+    product = [p for p in tracked if p.endswith(".py") and p.startswith(("bot/", "handlers/"))]
+    missing = sorted({str(Path(p).parent / "__init__.py") for p in product} - tracked)
+    assert missing == []
 
 
 def test_each_service_sdk_is_imported_by_one_module(graph):
