@@ -121,7 +121,7 @@ def test_errors_are_said_in_the_channels_language():
 def test_a_digest_without_its_verb_takes_noise_options_and_a_question_stays_a_question():
     from bot.conversation.commands.filters import FilterArgs
 
-    # what REQUEST_MAX_COMMITS suggests (bot/conversation/commands/limits.py) is itself a command that parses
+    # what REQUEST_MAX_COMMITS suggests (bot/conversation/commands/delivering.py) is itself a command that parses
     parsed = parse_command("2026-01-28 astral-sh/uv paths crates/uv-resolver/** exclude **/*.md")
     assert parsed.args == DigestCmd(
         "2026-01-28", ("astral-sh/uv",), FilterArgs(paths=("crates/uv-resolver/**",), exclude=("**/*.md",))

@@ -20,13 +20,13 @@ from ..channels.subscriptions import Subscriptions
 from ..channels.threads import ThreadCommit, ThreadInfo, Threads
 from ..core.chat_platform import AnswerHeader, ChatPlatform, Conversation, Notice
 from ..core.models import NotFoundError, UsageError, to_dict, window_from_dict
+from ..history.answer_trace import Trace
 from ..history.period import find_period
-from ..history.period_answer import HistoryQA, Trace
 from ..i18n import localize, text
-from ..sources.opened import Sources
 from .commit_qa import Turn, check_question
 from .grammar import repo_word, usage_line
 from .policy import ChannelPolicy
+from .ports import PeriodAnswers, SourceRegistry
 
 _SHA = re.compile(r"\b[0-9a-fA-F]{7,40}\b")
 TURN = "period"  # the `sha` field of a period thread's turns (bot/channels/threads.py keeps turns by commit)
@@ -66,8 +66,8 @@ class PeriodQuestions:
     def __init__(
         self,
         settings,
-        sources: Sources,
-        period_qa: HistoryQA,
+        sources: SourceRegistry,
+        period_qa: PeriodAnswers,
         threads: Threads,
         subs: Subscriptions,
         policy: ChannelPolicy,

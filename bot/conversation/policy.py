@@ -11,12 +11,12 @@ from ..core.chat_platform import Conversation
 from ..core.models import BotError, Subscription, UsageError
 from ..i18n import phrase
 from ..sources import looks_like_github
-from ..sources.opened import Sources
 from .grammar import CommandError
+from .ports import SourceRegistry
 
 
 class ChannelPolicy:
-    def __init__(self, settings, sources: Sources, subs: Subscriptions):
+    def __init__(self, settings, sources: SourceRegistry, subs: Subscriptions):
         self.settings = settings
         self.sources = sources
         self.subs = subs

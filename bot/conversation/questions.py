@@ -15,21 +15,20 @@ from ..channels.threads import Resolution, ThreadCommit, ThreadInfo, Threads, co
 from ..core.chat_platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
 from ..core.models import BotError, Commit, Digest, DigestEntry, NotFoundError, UsageError
 from ..core.window import parse_window
-from ..digest.builder import DigestBuilder
 from ..i18n import phrase, text
-from ..sources.opened import Sources
-from .commit_qa import QA, Turn
+from .commit_qa import Turn
 from .period_questions import PeriodQuestions, is_period_question
 from .policy import ChannelPolicy
+from .ports import Analyses, CommitAnswers, SourceRegistry
 
 
 class Questions:
     def __init__(
         self,
         settings,
-        sources: Sources,
-        builder: DigestBuilder,
-        qa: QA,
+        sources: SourceRegistry,
+        builder: Analyses,
+        qa: CommitAnswers,
         threads: Threads,
         subs: Subscriptions,
         policy: ChannelPolicy,

@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import cast
 from zoneinfo import ZoneInfo
@@ -31,9 +31,10 @@ from ..core.models import BotError, Commit, Window
 from ..diffs import estimate_tokens
 from ..i18n import localize, text
 from ..redact import redact_text
+from .answer_trace import Source, Trace
 from .check import JUDGE_CHARS, problem
 from .cite import CitationGuard
-from .retrieve import CONTEXT_CUTOFF, LIST_CUTOFF, TOP_K, Retriever, Source, best_of, by_importance
+from .retrieve import CONTEXT_CUTOFF, LIST_CUTOFF, TOP_K, Retriever, best_of, by_importance
 from .terms import build_query
 
 log = logging.getLogger(__name__)
@@ -47,21 +48,6 @@ SUMMARY_LINE_CHARS = 160  # the offline list's one-line summaries
 JOB = "history"
 RETRY_JOB = "history_retry"  # the corrective message after a refused answer
 REFUSED = {"copy": "history.answer_copied", "language": "history.answer_wrong_language"}
-
-
-@dataclass
-class Trace:
-    """What an answer was built from, for the caller that wants more than the text (the eval)."""
-
-    commits: int = 0  # in the period
-    analysed: int = 0  # indexed for this question
-    deepened: int = 0  # analysed for this question (at most HISTORY_MAX_ANALYSES)
-    read: int = 0  # of the period's commits, those whose analysis the answer could use
-    refusals: list[str] = field(default_factory=list)  # answers refused: "copy" or "language"
-    sources: list[Source] = field(default_factory=list)
-    cited: list[str] = field(default_factory=list)  # full SHAs the answer cites (checked)
-    refused: list[str] = field(default_factory=list)  # SHA-like words that named no source
-    first_piece_at: float | None = None  # time.monotonic() of the first piece yielded
 
 
 class HistoryQA:

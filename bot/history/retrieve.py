@@ -18,11 +18,11 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..analysis.hints import strip_bot_footers
 from ..analysis.offline import analyse_offline
 from ..core.models import Analysis, BotError, Commit, FileChange, Window
+from .answer_trace import Source
 from .index import BARE, RETRY, RETRY_AFTER, Document, HistoryIndex, Hit
 from .terms import Query, cjk_pairs, expand, path_parts, symbols
 
@@ -38,26 +38,6 @@ CONTEXT_CUTOFF = 0.35
 LIST_CUTOFF = 0.7
 BODY_CHARS = 20000  # message + PR text indexed per commit (release notes run long)
 _CODE = re.compile(r"`([^`\n]{2,80})`")
-
-
-@dataclass(frozen=True)
-class Source:
-    """One retrieved commit: what the answer may cite and the Sources list shows."""
-
-    sha: str
-    title: str
-    url: str | None
-    summary: str
-    importance: str
-    change_type: str
-    committed_at: float
-    score: float
-    repo: str = ""  # the repository's display name (the answer names it when it draws on several)
-    read: bool = False  # its analysis (the diff read in full) is in its row, not only the commit's text
-
-    @property
-    def short_sha(self) -> str:
-        return self.sha[:7]
 
 
 class Retriever:

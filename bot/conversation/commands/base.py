@@ -17,11 +17,9 @@ from typing import Any
 from ...channels.subscriptions import ChannelConfig, Subscriptions
 from ...core.chat_platform import ChatPlatform, Content, Conversation, Notice
 from ...core.store import Store
-from ...delivery.deliveries import Deliveries
-from ...digest.builder import DigestBuilder
 from ...i18n import text
-from ...sources.opened import Sources
 from ..policy import ChannelPolicy
+from ..ports import Analyses, DeliveryRunner, SourceRegistry
 from ..questions import Questions
 
 
@@ -36,9 +34,9 @@ class CommandTools:
     subs: Subscriptions
     policy: ChannelPolicy
     questions: Questions
-    deliveries: Deliveries
-    sources: Sources
-    builder: DigestBuilder
+    deliveries: DeliveryRunner
+    sources: SourceRegistry
+    builder: Analyses
     clock: Callable[[], datetime]
     help_text: Callable[[str, str], str]  # (lang, prefix) → the help: every command's usage
 

@@ -15,7 +15,7 @@ from ...core.window import is_date_token, parse_window, week_window, zone
 from ...i18n import phrase
 from ..grammar import CommandError, repo_word
 from .base import Command, Request
-from .digest import deliver
+from .delivering import deliver
 from .filters import FilterArgs, split_filters
 
 _RANGE = re.compile(r"\.\.|至|到")

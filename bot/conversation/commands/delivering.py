@@ -1,4 +1,7 @@
-"""REQUEST_MAX_COMMITS: the most commits one on-demand `digest` (or `week`) in a chat may analyse.
+"""A digest (or a weekly roll-up) on demand into the conversation, for `digest` and `week`: the
+targets (named repositories, else the channel's subscriptions, else the default), one delivery
+each through the one subscription → delivery mapping (bot/delivery/spec.py), and before any of it
+REQUEST_MAX_COMMITS: the most commits one on-demand `digest` (or `week`) in a chat may analyse.
 
 Counted before anything is analysed or posted (listing a window's commits is cheap: git, or one
 GitHub request per hundred commits; with `paths`/`exclude`, the files of the listed commits are
@@ -11,13 +14,15 @@ watches and the CLI are not bounded (the month's LLM budget caps those).
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
 
+from ...core.current_job import CURRENT_JOB
 from ...core.models import BotError, Subscription, UsageError, Window
 from ...core.window import zone
-from ...delivery.spec import path_filter_of
+from ...delivery.spec import delivery_spec, path_filter_of
 from ...digest.pathfilter import PathFilter, touched_paths
 from ...i18n import phrase
 from .base import Request
@@ -109,3 +114,53 @@ def _filter_words(filters: FilterArgs) -> list[str]:
     if filters.bots:
         words += ["bots", filters.bots]
     return words
+
+
+async def deliver(
+    req: Request, repos: tuple[str, ...], filters: FilterArgs, *, week: bool, window: Callable[[str], Window]
+) -> None:
+    """Deliver the digest (or the weekly roll-up) of each repository into this conversation: the
+    named ones, else the channel's subscriptions — one per repository, the weekly one's settings
+    for a roll-up and the daily one's for a digest — else the default repository. Options typed
+    here win over the subscription's."""
+    tools, conv, cfg = req.tools, req.conv, req.cfg
+    targets = _one_per_repo(await tools.policy.channel_repos(conv, repos), week)
+    # REQUEST_MAX_COMMITS, counted before anything is analysed or posted
+    await check_request_size(req, targets, window, filters, named=bool(repos))
+    request = CURRENT_JOB.get() or uuid.uuid4().hex
+    for repo, sub in targets:
+        tz = sub.tz if sub else cfg.tz
+        span = window(tz)
+        source = tools.sources.get(repo)
+        branch = (sub.branch if sub else None) or await source.default_branch()  # validates the repo first
+        spec = delivery_spec(
+            sub,
+            platform=conv.platform,
+            channel=conv.channel,
+            repo=repo,
+            window=span,
+            key=tools.store.k("ondemand", request, repo.lower()),
+            lang=cfg.lang,
+            paths=filters.paths,
+            exclude=filters.exclude,
+            bots=filters.bots,
+            # on demand: the branch checked above, the asked kind, always a post, and no one
+            # told directly of a fork's conflicts (the scheduled push does that once)
+            branch=branch,
+            week=week,
+            post_empty=True,
+            owner=None,
+            attach=cfg.file,
+            progress=True,
+            prefix=req.prefix,
+        )
+        await tools.deliveries.run(spec)
+
+
+def _one_per_repo(targets: list[tuple[str, Subscription | None]], week: bool) -> list[tuple[str, Subscription | None]]:
+    chosen: dict[str, tuple[str, Subscription | None]] = {}
+    for repo, sub in targets:
+        held = chosen.get(repo.lower())
+        if held is None or (held[1] is not None and sub is not None and held[1].weekly != week and sub.weekly == week):
+            chosen[repo.lower()] = (repo, sub)
+    return list(chosen.values())

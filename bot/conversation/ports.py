@@ -1,0 +1,61 @@
+"""What the conversation calls on the layers below, as the shapes it calls (Protocols): the digest
+builder's analyses, a commit's and a period's answers, the sources, the deliveries. The
+conversation names these, not the modules that implement them, so it sits beside the digest
+build instead of on top of it; the composition root (bot/runtime/app.py) hands it the real ones,
+and mypy checks that they fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Protocol
+
+from ..core.models import Analysis, Commit, Digest, FileChange, Window
+from ..delivery.spec import DeliverySpec
+from ..sources import CommitSource
+
+
+class SourceRegistry(Protocol):
+    def get(self, repo: str) -> CommitSource: ...
+
+
+class Analyses(Protocol):
+    """The digest builder, as questions, watches and request limits use it."""
+
+    settings: Any
+
+    async def analysis(
+        self, source: CommitSource, commit: Commit, lang: str, siblings: Sequence[Commit] = ()
+    ) -> Analysis: ...
+
+    async def files(self, source: CommitSource, sha: str) -> tuple[FileChange, ...]: ...
+
+    async def corrected(self, digest: Digest) -> Digest: ...
+
+
+class CommitAnswers(Protocol):
+    """Answers about one commit, streamed (bot/conversation/commit_qa.py)."""
+
+    def answer(
+        self, source: CommitSource, commit: Commit, question: str, lang: str, history: Sequence[Any] = ()
+    ) -> AsyncIterator[str]: ...
+
+
+class PeriodAnswers(Protocol):
+    """Answers about a period, streamed (bot/history/)."""
+
+    def answer(
+        self,
+        targets: Sequence[tuple[CommitSource, str | None]],
+        window: Window,
+        question: str,
+        lang: str,
+        history: Sequence[Any] = (),
+        *,
+        search: str | None = None,
+        trace: Any = None,
+    ) -> AsyncIterator[str]: ...
+
+
+class DeliveryRunner(Protocol):
+    async def run(self, spec: DeliverySpec) -> str: ...
