@@ -1,4 +1,4 @@
-"""How well bot/redact.py withholds secrets: recall on public secret-scanner suites (all its rules,
+"""How well bot/redact/ withholds secrets: recall on public secret-scanner suites (all its rules,
 then each vendor's own rules left out), false redactions on ordinary code. Everything is read from
 fetched mirrors at run time (bench/secret_corpora.py); nothing taken from them is stored here.
 

@@ -1,4 +1,4 @@
-"""The public secret-scanner suites bench/eval_secrets.py measures bot/redact.py on, read at run
+"""The public secret-scanner suites bench/eval_secrets.py measures bot/redact/ on, read at run
 time from fetched mirrors (bare git directories); nothing taken from them is stored here.
 
 Each loader returns Case(vendor, text, secret): `text` is what would be sent, `secret` the part

@@ -1,4 +1,4 @@
-"""Secrets never reach the LLM (issue 12): bot/redact.py on our own labelled corpus, and end to
+"""Secrets never reach the LLM (issue 12): bot/redact/ on our own labelled corpus, and end to
 end — a repository whose commits add every positive case, digested through the real CLI against
 the fake LLM endpoint that records every request; a thread question and its history, asked in
 the terminal chat. Nothing of a positive may appear in anything the endpoint received."""

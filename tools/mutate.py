@@ -407,7 +407,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
 
 # Lines left out of a module's run, with why.
 EXCLUDED_LINES: dict[str, list[tuple[int, int]]] = {
-    "bot/diffs.py": [(160, 361)],  # secret redaction: rewritten as bot/redact.py, with its own corpus and eval
+    "bot/diffs.py": [(160, 361)],  # secret redaction: rewritten as bot/redact/, with its own corpus and eval
 }
 
 # Imported once in the parent so that forked mutants do not pay for them (never project code:

@@ -1,4 +1,4 @@
-"""Our own labelled corpus for bot/redact.py: hand-written lines in the forms credentials take
+"""Our own labelled corpus for bot/redact/: hand-written lines in the forms credentials take
 in code, configs, logs and command lines (every shape and the context forms of issue 12), and
 hard negatives that must pass untouched.
 
