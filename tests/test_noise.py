@@ -15,7 +15,7 @@ from bot.conversation.commands.filters import FilterArgs
 from bot.conversation.commands.subscribe import SubscribeArgs
 from bot.conversation.commands.unsubscribe import UnsubscribeArgs
 from bot.conversation.commands.week import WeekArgs
-from bot.core.chat_platform import BotGroup
+from bot.core.chat_platform import ROOT_AREA, BotGroup
 from bot.core.models import (
     Analysis,
     ChangeType,
@@ -32,7 +32,7 @@ from bot.core.models import (
 from bot.core.window import day_window, week_window
 from bot.digest.noise import collapse, collapsible, is_bot
 from bot.digest.pathfilter import PathFilter
-from bot.digest.rollup import ROOT_AREA, area_for, rollup
+from bot.digest.rollup import area_for, rollup
 from bot.i18n import localize
 from bot.render import labels as L
 from bot.runtime.schedule import due_week

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
+from ..core.chat_platform import ChatPlatform, Conversation
 from ..core.models import Analysis, Commit, Digest, FileChange, Window
 from ..delivery.spec import DeliverySpec
 from ..sources import CommitSource
@@ -59,3 +60,18 @@ class PeriodAnswers(Protocol):
 
 class DeliveryRunner(Protocol):
     async def run(self, spec: DeliverySpec) -> str: ...
+
+
+class PeriodAsker(Protocol):
+    async def ask(
+        self, conv: Conversation, platform: ChatPlatform, question: str, cfg: Any, prefix: str = ..., usage: bool = ...
+    ) -> None: ...
+
+
+class QuestionAsker(Protocol):
+    """The questions family, as the `ask` command hands it a question (bot/conversation/questions.py)."""
+
+    @property
+    def period(self) -> PeriodAsker: ...
+
+    async def ask(self, conv: Conversation, platform: ChatPlatform, ref: str, question: str, cfg: Any) -> None: ...

@@ -69,6 +69,11 @@ class Router:
     def __post_init__(self) -> None:
         self._tasks: set[asyncio.Task] = set()
 
+    @staticmethod
+    def looks_like_command(text_: str) -> bool:
+        """The adapters ask before queueing a top-level message (the commands' grammar decides)."""
+        return looks_like_command(text_)
+
     def check_repo(self, conv: Conversation, repo: str) -> str:
         """The adapters check a button's repository before queueing it (the policy's rule)."""
         return self.policy.check_repo(conv, repo)

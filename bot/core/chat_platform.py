@@ -76,6 +76,12 @@ class BotUpdates:
     groups: tuple[BotGroup, ...]
 
 
+# A roll-up's area names that are not directories (bot/digest/rollup.py groups by area; the
+# renderers name these two in the digest's language).
+ROOT_AREA = "/"  # the repository root
+UNKNOWN_AREA = ""  # the commit's files could not be read
+
+
 @dataclass(frozen=True)
 class WeekRollup:
     """A week in one message: high and medium commits by area, each with its day; the bots' lines;

@@ -43,10 +43,11 @@ from ..i18n import localize, text
 from ..levels.overlay import overlay
 from ..sources import CommitSource
 from .kept import Kept
-from .noise import is_bot, update_lines
+from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
 from .pathfilter import PathFilter, touched_paths
 from .refresh import retryable
+from .updates import update_lines
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ security update) stays visible as a commit of its own — the collapse hides rou
 The collapsed commits are still reachable: each bot line's menu (Slack) or panel (Feishu) lists
 them, the report page and the attached Markdown report hold every one, and questions in the
 thread find them like any other commit. `bots show` (per subscription, or on `/digest`) turns it off.
-Pure, apart from `update_lines`, which reads a commit's files through the offline analyser's rules.
+Pure: what a bot's commit updates is bot/digest/updates.py's (it reads the commit's files).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 
 from ..core.chat_platform import BotGroup
-from ..core.models import ChangeType, Commit, DigestEntry, FileChange, Importance
+from ..core.models import ChangeType, DigestEntry, Importance
 
 DEPENDENCY_BOTS = ("renovate", "dependabot", "pre-commit-ci")
 UPDATES_SHOWN = 3  # versions named on a bot line before "…"
@@ -44,17 +44,6 @@ def collapsible(entry: DigestEntry) -> bool:
     if is_dependency_bot(author):
         return True
     return entry.analysis is not None and entry.analysis.change_type is ChangeType.DEPENDENCIES
-
-
-def update_lines(commit: Commit, files: Sequence[FileChange]) -> tuple[str, ...]:
-    """What a bot's commit updates, as `name old → new` (the offline analyser's dependency facts:
-    Renovate's table, Dependabot's line, the title, lockfile and version-pin diffs)."""
-    from ..analysis.offline.evidence.dependencies import dependency_updates
-    from ..analysis.offline.stats import file_stats
-    from ..analysis.offline.title import parse_title
-
-    found = dependency_updates(commit, file_stats(commit, files), parse_title(commit.title, commit.body))
-    return tuple(f"{name} {old} → {new}" if old else f"{name} → {new}" for name, old, new in found)
 
 
 def collapse(entries: Sequence[DigestEntry], mode: str = "collapse") -> tuple[list[DigestEntry], list[BotGroup]]:

@@ -15,12 +15,9 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 
-from ..core.chat_platform import WeekRollup, entries_at_least
+from ..core.chat_platform import ROOT_AREA, UNKNOWN_AREA, WeekRollup, entries_at_least
 from ..core.models import BotError, Digest, DigestEntry, FileChange, Importance
 from .noise import collapse
-
-ROOT_AREA = "/"  # the repository root: renderers name it in the digest's language
-UNKNOWN_AREA = ""  # the commit's files could not be read
 
 
 def area_for(files: Sequence[FileChange], profile=None) -> str:

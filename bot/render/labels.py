@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from ..core.chat_platform import ROOT_AREA, UNKNOWN_AREA
 from ..core.models import Analysis, Digest, Importance
 from ..i18n import text
 
@@ -132,7 +133,6 @@ def week_stats(digest: Digest) -> str:
 
 
 def area_label(lang: str, area: str, n: int) -> str:
-    from ..digest.rollup import ROOT_AREA, UNKNOWN_AREA
 
     name = {ROOT_AREA: text(lang, "week.root"), UNKNOWN_AREA: text(lang, "week.unknown")}.get(area, area)
     return text(lang, "week.area", area=name, n=n)

@@ -34,7 +34,6 @@ limits    ours: at most 5 messages/s per chat (shared with every other bot in a 
 
 from __future__ import annotations
 
-from bot.conversation.commands import looks_like_command
 from handlers.feishu.adapter import FeishuAdapter
 from handlers.feishu.api import FeishuApi, FeishuError
 from handlers.feishu.events import FeishuEvents, incoming_message, message_text
@@ -60,5 +59,4 @@ __all__ = [
     "Pacer",
     "incoming_message",
     "message_text",
-    "looks_like_command",
 ]

@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.conversation.commands import looks_like_command
 from bot.core.chat_platform import Conversation, Notice
 from bot.i18n import text
 from bot.render import feishu as R
@@ -196,7 +195,7 @@ class FeishuEvents:
         if msg.root_id is None:
             if not (mentioned or is_dm):
                 return  # group chatter not addressed to the bot
-            if looks_like_command(text):
+            if self.chat.looks_like_command(text):
                 return await self.chat.submit("command", conv, text=text, prefix=prefix)
         await self.chat.submit("message", conv, text=text, mentioned=mentioned, prefix=prefix)
 

@@ -19,8 +19,7 @@ from ...core.chat_platform import ChatPlatform, Content, Conversation, Notice
 from ...core.store import Store
 from ...i18n import text
 from ..policy import ChannelPolicy
-from ..ports import Analyses, DeliveryRunner, SourceRegistry
-from ..questions import Questions
+from ..ports import Analyses, DeliveryRunner, QuestionAsker, SourceRegistry
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class CommandTools:
     store: Store
     subs: Subscriptions
     policy: ChannelPolicy
-    questions: Questions
+    questions: QuestionAsker
     deliveries: DeliveryRunner
     sources: SourceRegistry
     builder: Analyses

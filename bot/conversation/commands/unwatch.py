@@ -8,7 +8,7 @@ from ...i18n import phrase
 from ...watch import Watches
 from ..grammar import CommandError, repo_word
 from .base import Command, Request
-from .watch import glob_word, repo_name
+from .watch_words import glob_word, repo_name
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,13 @@ async def run(req: Request, args: UnwatchArgs) -> None:
     gone = await Watches(req.tools.store).remove(conv.platform, conv.user, repo, args.glob)
     if gone:
         globs = ", ".join(f"`{w.glob}`" for w in gone)
-        await req.private(req.notice(req.say("watch.removed", repo=repo_name(req.tools, repo), globs=globs)))
+        await req.private(req.notice(req.say("watch.removed", repo=repo_name(req.tools.sources, repo), globs=globs)))
     else:
         what = f"`{args.glob}`" if args.glob else req.say("watch.anything")
         await req.private(
-            req.notice(req.say("watch.not_watching", repo=repo_name(req.tools, repo), what=what, prefix=req.prefix))
+            req.notice(
+                req.say("watch.not_watching", repo=repo_name(req.tools.sources, repo), what=what, prefix=req.prefix)
+            )
         )
 
 

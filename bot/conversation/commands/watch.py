@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...core.models import BotError, UsageError
-from ...digest.pathfilter import GlobError, normalise
+from ...core.models import UsageError
 from ...i18n import phrase
 from ...watch import MAX_WATCHES, Watch, Watches
 from ..grammar import CommandError, options, repo_word, timezone
-from .base import Command, CommandTools, Request
+from .base import Command, Request
+from .watch_words import glob_word
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
@@ -24,21 +24,6 @@ class WatchArgs:
     glob: str
     at: str | None = None
     tz: str | None = None
-
-
-def glob_word(word: str, command: str) -> str:
-    try:
-        return normalise(word.strip("`"))  # chat clients like to put paths in backticks
-    except GlobError as exc:  # the same patterns, and the same sentences, as `paths` (bot/digest/pathfilter.py)
-        raise CommandError(phrase(f"noise.{exc.reason}", value=word), command) from None
-
-
-def repo_name(tools: CommandTools, repo: str) -> str:
-    """How a watched repository is shown: owner/name (a local clone's too), else as it was named."""
-    try:
-        return tools.sources.get(repo).name
-    except BotError:
-        return repo
 
 
 def parse(args: list[str]) -> WatchArgs:

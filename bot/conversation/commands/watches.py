@@ -8,7 +8,7 @@ from ...i18n import phrase
 from ...watch import Watches
 from ..grammar import CommandError
 from .base import Command, Request
-from .watch import repo_name
+from .watch_words import repo_name
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ async def run(req: Request, args: WatchesArgs) -> None:
         return
     lines = [req.say("watch.list_head")]
     lines += [
-        req.say("watch.list_item", repo=repo_name(req.tools, w.repo), glob=w.glob, at=w.at, tz=w.tz) for w in mine
+        req.say("watch.list_item", repo=repo_name(req.tools.sources, w.repo), glob=w.glob, at=w.at, tz=w.tz)
+        for w in mine
     ]
     await req.private(req.notice("\n".join(lines)))
 
