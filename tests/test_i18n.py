@@ -150,7 +150,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
     ],
     "bot/analysis/offline/evidence/behaviour.py": [("\\b(pure(ly)? refactor", "a regular expression for titles")],
     "bot/analysis/offline/patch.py": [("py pyi pyx pxd rb", "file extensions")],
-    "bot/analysis/offline/paths.py": [
+    "bot/core/file_kinds.py": [
         ("py pyi", "file extensions"),
         ("yaml yml toml", "file extensions"),
         ("md markdown", "file extensions"),
@@ -177,13 +177,13 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("the answer was cut off", "the same"),
         ("the answer was blank", "the same"),
     ],
-    "bot/diffs.py": [
+    "bot/diffs/packing.py": [
         ("@generated", "a regular expression for generated files"),
         ("(?i)do not edit", "a regular expression for generated files"),
-        ("(no content changes)", "part of the diff text given to the model, a diff format"),
-        ("a an the and or", "stop words for matching a question to hunks"),
         ("GIT binary patch", "git's own marker, parsed"),
     ],
+    "bot/diffs/hunks.py": [("(no content changes)", "part of the diff text given to the model, a diff format")],
+    "bot/diffs/relevant.py": [("a an the and or", "stop words for matching a question to hunks")],
     "handlers/slack/api.py": [
         ("body is not", "HTTP answer to Slack's servers"),
         ("field `actions` has", "HTTP answer to Slack's servers"),

@@ -45,7 +45,7 @@ from urllib.parse import urlsplit
 from ..core import metrics
 from ..core.models import BotError
 from ..core.store import ANALYSIS_TTL
-from ..diffs import estimate_tokens
+from ..diffs.tokens import estimate_tokens
 from ..i18n import Count, localize, phrase
 from . import cost
 from .reasoning import ReasoningFilter, opened_by_template

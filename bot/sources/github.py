@@ -36,6 +36,7 @@ from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
 from ..core import metrics
+from ..core.file_kinds import is_binary_path
 from ..core.models import (
     BotError,
     Commit,
@@ -47,7 +48,6 @@ from ..core.models import (
     UsageError,
     Window,
 )
-from ..diffs import is_binary_path
 from ..i18n import Phrase, phrase
 from .message import split_message, strip_emails
 
