@@ -104,7 +104,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("([0-9]{1,3}|", "a regular expression for Chinese numbers"),
         ("(?:自从|自|从)?", "a regular expression for Chinese weekdays"),
     ],
-    "bot/sources/github.py": [
+    "bot/sources/github/source.py": [
         ("GitHub's GraphQL API needs a token", "logged only: why PR labels are not read"),
         ("GraphQL cannot see the repository", "logged only: why PR labels are not read"),
         ('") { ... on Commit', "a GraphQL query"),
