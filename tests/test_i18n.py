@@ -140,7 +140,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("<details>", "a regular expression for Dependabot's own boilerplate"),
         ("^\\s*Dependabot will resolve", "a regular expression for Dependabot's own boilerplate"),
     ],
-    "bot/analysis/llm.py": [
+    "bot/analysis/llm/responses.py": [
         ("context (?:length", "a regular expression for the servers' own context-window errors"),
         ("maximum context length", "the same"),
         ("exceed context window", "the same"),
