@@ -56,7 +56,7 @@ from .responses import (
 if TYPE_CHECKING:
     import openai
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the logger's name as before the split into a package
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Keyless local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDK insists on one.

@@ -27,7 +27,7 @@ from ...core.store import ANALYSIS_TTL
 from ...diffs.tokens import estimate_tokens
 from ..tokens_ratio import TokensRatio
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the logger's name as before the split into a package
 
 MESSAGE_OVERHEAD_TOKENS = 4  # role and separators per chat message
 CONTEXT_MARGIN_TOKENS = 256  # what the calibrated estimate may still be off by

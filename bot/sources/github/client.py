@@ -44,7 +44,7 @@ from ...i18n import Phrase, phrase
 
 __all__ = ["GitHubClient", "Github", "GithubException", "RepoInfo", "rate_limit_reset"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the logger's name as before the split into a package
 
 T = TypeVar("T")
 

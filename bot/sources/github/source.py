@@ -17,7 +17,7 @@ from ...i18n import phrase
 from .client import PER_PAGE, Github, GitHubClient, GithubException
 from .convert import graphql_labels, pr_context, release_text, require_ref, to_commit, to_file
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the logger's name as before the split into a package
 
 FILES_PER_PAGE = 300  # a commit's files: GitHub's maximum page (3000 files at most)
 PR_BATCH = 50  # commits per GraphQL request for their PRs (well inside GitHub's node limits)
