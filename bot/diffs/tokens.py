@@ -2,7 +2,7 @@
 
 Its own module because everything that sizes a prompt reads it — the diff selection here, the LLM
 client's window (bot/analysis/llm), the summaries and the tokens ratio — and it needs nothing but
-the standard library, so none of them has to import the rest of the diff selection for it.
+the standard library: what only counts tokens depends on this module, not on the selection.
 """
 
 from __future__ import annotations
