@@ -143,7 +143,7 @@ def main() -> int:
             spent["redact"] += time.process_time() - t
 
     import bot.analysis.analyze as analyze_module
-    import bot.diffs as diffs_module
+    import bot.diffs.packing as diffs_module
 
     patched = [(redact_module, "redact"), (diffs_module, "redact"), (analyze_module, "redact")]
     saved = [(mod, name, getattr(mod, name)) for mod, name in patched if hasattr(mod, name)]

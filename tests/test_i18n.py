@@ -104,7 +104,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("([0-9]{1,3}|", "a regular expression for Chinese numbers"),
         ("(?:自从|自|从)?", "a regular expression for Chinese weekdays"),
     ],
-    "bot/sources/github.py": [
+    "bot/sources/github/source.py": [
         ("GitHub's GraphQL API needs a token", "logged only: why PR labels are not read"),
         ("GraphQL cannot see the repository", "logged only: why PR labels are not read"),
         ('") { ... on Commit', "a GraphQL query"),
@@ -140,7 +140,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("<details>", "a regular expression for Dependabot's own boilerplate"),
         ("^\\s*Dependabot will resolve", "a regular expression for Dependabot's own boilerplate"),
     ],
-    "bot/analysis/llm.py": [
+    "bot/analysis/llm/responses.py": [
         ("context (?:length", "a regular expression for the servers' own context-window errors"),
         ("maximum context length", "the same"),
         ("exceed context window", "the same"),
@@ -150,7 +150,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
     ],
     "bot/analysis/offline/evidence/behaviour.py": [("\\b(pure(ly)? refactor", "a regular expression for titles")],
     "bot/analysis/offline/patch.py": [("py pyi pyx pxd rb", "file extensions")],
-    "bot/analysis/offline/paths.py": [
+    "bot/core/file_kinds.py": [
         ("py pyi", "file extensions"),
         ("yaml yml toml", "file extensions"),
         ("md markdown", "file extensions"),
@@ -177,13 +177,13 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("the answer was cut off", "the same"),
         ("the answer was blank", "the same"),
     ],
-    "bot/diffs.py": [
+    "bot/diffs/packing.py": [
         ("@generated", "a regular expression for generated files"),
         ("(?i)do not edit", "a regular expression for generated files"),
-        ("(no content changes)", "part of the diff text given to the model, a diff format"),
-        ("a an the and or", "stop words for matching a question to hunks"),
         ("GIT binary patch", "git's own marker, parsed"),
     ],
+    "bot/diffs/hunks.py": [("(no content changes)", "part of the diff text given to the model, a diff format")],
+    "bot/diffs/relevant.py": [("a an the and or", "stop words for matching a question to hunks")],
     "handlers/slack/api.py": [
         ("body is not", "HTTP answer to Slack's servers"),
         ("field `actions` has", "HTTP answer to Slack's servers"),

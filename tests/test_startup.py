@@ -62,11 +62,11 @@ def test_with_an_llm_configured_the_sdk_is_imported_when_the_endpoint_is_built(t
 async def test_each_long_text_of_a_commits_analysis_is_estimated_once(make_settings, monkeypatch):
     """Work counted, not timed: the prompt's texts are re-estimated at every fitting step and by
     the checks; the estimator must run once per distinct long text (it was ~20 times a commit)."""
-    from bot import diffs
     from bot.analysis.analyze import Analyzer
     from bot.analysis.llm import LLM
     from bot.core.models import Commit, FileChange
     from bot.core.prompts import Prompts
+    from bot.diffs import tokens as diffs
     from tests.fakes.openai_server import FakeOpenAI, good_answer
 
     diffs._estimate_memo.cache_clear()

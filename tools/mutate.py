@@ -68,7 +68,11 @@ MODULES: dict[str, list[str]] = {
         "tests/test_slack_render_limits.py",
     ],
     "bot/render/feishu.py": ["tests/test_render_safety.py", "tests/test_feishu_render.py"],
-    "bot/diffs.py": ["tests/test_diffs.py"],
+    "bot/diffs/tokens.py": ["tests/test_diffs.py"],
+    "bot/diffs/hunks.py": ["tests/test_diffs.py"],
+    "bot/diffs/packing.py": ["tests/test_diffs.py"],
+    "bot/diffs/relevant.py": ["tests/test_diffs.py"],
+    "bot/diffs/reader.py": ["tests/test_diffs.py"],
     "handlers/pacing.py": ["tests/test_pacing.py", "tests/test_slack_pacing.py"],
     "handlers/feishu/verify.py": ["tests/test_feishu_verify.py"],
     "handlers/slack/api.py": [
@@ -326,65 +330,80 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "drop ^ at 0",
     ): "Slack command names always start with /: matching a / anywhere matches the same commands",
     (
-        "bot/diffs.py",
+        "bot/diffs/tokens.py",
         "_ASTRAL_RUN = re.compile",
         "+ → *",
     ): "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
     (
-        "bot/diffs.py",
+        "bot/diffs/tokens.py",
         "_TWO_BYTE_RUN = re.compile",
         "+ → *",
     ): "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
     (
-        "bot/diffs.py",
+        "bot/diffs/tokens.py",
         "_NON_ASCII_RUN = re.compile",
         "+ → *",
     ): "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
     (
-        "bot/diffs.py",
+        "bot/diffs/tokens.py",
         "_DIGIT_RUN = re.compile",
         "+ → *",
     ): "only read by _count_chars, a sum of match lengths: the empty matches `*` adds are 0 long",
     (
-        "bot/diffs.py",
+        "bot/diffs/tokens.py",
         "return len(text) > 66 * (max(allowance, 0) + 1)",
         "66 → 67",
     ): "a shortcut that only skips estimating text surely over: a higher bound skips less, never wrongly",
     (
-        "bot/diffs.py",
+        "bot/diffs/tokens.py",
         "return len(text) > 66 * (max(allowance, 0) + 1)",
         "→ len(text) >=",
     ): "66(a+1) characters cost at least 66(a+1)/65 > a tokens (65 characters per token at best), "
     "so text of exactly that length is surely over too",
     (
-        "bot/diffs.py",
+        "bot/diffs/tokens.py",
         "return False",
         "→ return None",
-    ): "_looks_random and the packer's add/add_text/add_clipped: every caller only tests the truth of the result",
+    ): "_looks_random: every caller only tests the truth of the result",
     (
-        "bot/diffs.py",
+        "bot/diffs/packing.py",
+        "return False",
+        "→ return None",
+    ): "the packer's add/add_text/add_clipped: every caller only tests the truth of the result",
+    (
+        "bot/diffs/hunks.py",
         'return ""',
         "→ return None",
-    ): '_cut_to_tokens and _tail_text: callers test its truth, or estimate it (estimate_tokens(None) is 0 as for "")',
+    ): "_cut_to_tokens: its one caller tests its truth",
     (
-        "bot/diffs.py",
-        "if self.room <= 0 or _surely_over(text, self.room):",
+        "bot/diffs/packing.py",
+        'return ""',
+        "→ return None",
+    ): '_tail_text: callers test its truth, or estimate it (estimate_tokens(None) is 0 as for "")',
+    (
+        "bot/diffs/packing.py",
+        "if self.room <= 0 or surely_over(text, self.room):",
         "0 → 1",
     ): "every part starts with a header or an entry of several tokens (### path …, deleted: path …): none fits a room of 1",
     (
-        "bot/diffs.py",
+        "bot/diffs/relevant.py",
         "_CAMEL_PART = re.compile",
         "+ → * at 27",
     ): "`[a-z]*` only adds empty matches (at digits and the like; findall then takes the non-empty "
     "alternative at the same place), and _subwords drops parts under 3 characters",
     (
-        "bot/diffs.py",
+        "bot/diffs/packing.py",
         "def add_text(self, file_index: int, text: str, hunks: int = 0)",
         "0 → 1",
     ): "the default is taken only for whole patches (select_diff: no hunk totals) and name-only entries "
     "(files without hunks); relevant_hunks passes hunks=1 for each hunk",
     (
-        "bot/diffs.py",
+        "bot/diffs/packing.py",
+        "budget = max(0, int(budget_tokens))",
+        "0 → 1",
+    ): "a budget of 1 selects nothing, as 0 does: every part and the shortest closing list cost more than 1 token",
+    (
+        "bot/diffs/relevant.py",
         "budget = max(0, int(budget_tokens))",
         "0 → 1",
     ): "a budget of 1 selects nothing, as 0 does: every part and the shortest closing list cost more than 1 token",
@@ -406,9 +425,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
 }
 
 # Lines left out of a module's run, with why.
-EXCLUDED_LINES: dict[str, list[tuple[int, int]]] = {
-    "bot/diffs.py": [(160, 361)],  # secret redaction: rewritten as bot/redact/, with its own corpus and eval
-}
+EXCLUDED_LINES: dict[str, list[tuple[int, int]]] = {}
 
 # Imported once in the parent so that forked mutants do not pay for them (never project code:
 # that must be imported in the child, where DIGEST_MUTANT is set, for module-level mutants).

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.models import DigestEntry, Importance
 from ..core.prompts import Prompts, RenderedPrompt
-from ..diffs import estimate_tokens
+from ..diffs.tokens import estimate_tokens
 from ..i18n import text
 from ..redact import redact_text
 from .analyze import InvalidAnswer, clip, defang, parse_answer

@@ -11,7 +11,7 @@ So each answer's count (Chinese estimate c, the rest o, the server's s) is kept,
   (least squares) and the larger bounds every prompt, whatever its mix;
 - until then each count bounds the ratio of any mix, assuming only that Chinese costs between
   CJK_LOW and CJK_HIGH times what the rest does relative to the estimate (the tokenizers measured
-  for bot/diffs.py fall within it).
+  for bot/diffs/tokens.py fall within it).
 
 Pure: no I/O; `LLM` owns one per endpoint.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..diffs import estimate_tokens_split
+from ..diffs.tokens import estimate_tokens_split
 
 MEMORY = 16  # counts kept
 LOW, HIGH = 0.5, 4.0  # a ratio outside these is a misreport, clamped

@@ -13,8 +13,8 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from ..core.file_kinds import is_binary_path
 from ..core.models import Commit, FileChange, NotFoundError, PastCommit, SourceError, UsageError, Window
-from ..diffs import is_binary_path
 from ..i18n import phrase
 from .message import split_message
 

@@ -11,7 +11,7 @@ no I/O. It improves on the reference tool's score (see notes/anchors.md) in four
 - every level comes with `importance_reason`, one sentence naming those facts.
 
 The package reads a commit in stages: paths.py (what kind of file each path is — the one path
-classifier, also used by the LLM prompt's diff order), title.py and message.py (the message),
+classifier, bot/core/file_kinds.py, also used by the LLM prompt's diff order), title.py and message.py (the message),
 patch.py (diff scanners), observe.py (what the patches show), change_type.py; then evidence/
 (one module per kind of evidence: facts, risks, insights), decide.py (combines them into a level,
 holding no rules of its own) and prose.py (summary and impact sentences).

@@ -14,144 +14,71 @@ accept and how they fail (see the README's "LLM endpoints"). This module hides t
   0.5 s doubling to 8 s; a timed-out request is retried at most once.
 - **A breaker.** After BREAKER_FAILURES consecutive endpoint failures, calls fail at once for
   BREAKER_SECONDS with the reason, so a dead endpoint costs a digest seconds, not N timeouts.
-- **The window.** A context-length error is parsed (the servers' wordings differ) into the window
-  and the server's prompt count; both correct this endpoint's local estimate. `usage.prompt_tokens`
-  calibrates it from the first answer on (the estimate follows the highest of the last answers'
-  ratios: undercounting overflows the window, overcounting only wastes room). A prompt is budgeted
-  leaving the output its request needs (`prompt_budget(need)`), and `max_tokens` asks for at
-  most what the prompt leaves.
+- **The window.** A context-length error is parsed (the servers' wordings differ: responses.py)
+  into the window and the server's prompt count; both correct this endpoint's local estimate,
+  which `usage.prompt_tokens` calibrates from the first answer on (endpoint.py, which also keeps
+  what is learnt per endpoint).
 - **Blank answers** (DeepSeek blanks an answer its JSON mode could not produce) cost no output:
   asked again up to BLANK_RETRIES times before the caller sees them.
-- **Remembered per endpoint.** With a `memory` (the Redis store), the format step, the window and
-  the token ratio learnt are kept per (base URL, model) for ANALYSIS_TTL, so the next process
-  neither probes a refused format nor overflows a known window again.
 - **Reasoning** (`<think>…</think>`) never reaches a streamed reader; `reasoning_content` is ignored.
+
+The SDK is imported when the first client is built (`_import_sdk`), not with this module.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import hashlib
 import logging
 import random
-import re
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-from ..core import metrics
-from ..core.models import BotError
-from ..core.store import ANALYSIS_TTL
-from ..diffs import estimate_tokens
-from ..i18n import Count, localize, phrase
-from . import cost
-from .reasoning import ReasoningFilter, opened_by_template
-from .tokens_ratio import TokensRatio
+from ...core import metrics
+from ...i18n import Count, phrase
+from .. import cost
+from ..reasoning import ReasoningFilter, opened_by_template
+from .endpoint import JSON_OBJECT, JSON_OBJECT_SCHEMA, JSON_SCHEMA, LEVEL_NAMES, PLAIN, Endpoint, Message
+from .responses import (
+    Clause,
+    Completion,
+    ContextLengthError,
+    LLMError,
+    context_overflow,
+    display_host,
+    error_text,
+    refuses_format,
+    retry_after,
+    server_message,
+)
 
 if TYPE_CHECKING:
     import openai
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # the logger's name as before the split into a package
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Keyless local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDK insists on one.
 KEYLESS_PLACEHOLDER = "no-key"
 RETRIED_STATUSES = frozenset({408, 409, 429})  # plus every 5xx
-SERVER_MESSAGE_CHARS = 160
-# Anything shaped like an API key in a server's error message (OpenAI echoes a masked one).
-KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key)-[A-Za-z0-9_\-*.]{6,}", re.IGNORECASE)
 TIMEOUT_RETRIES = 1
-MAX_RETRY_AFTER = 120.0
 BACKOFF_START, BACKOFF_MAX = 0.5, 8.0
 BREAKER_FAILURES = 3
 BREAKER_SECONDS = 120.0
-MESSAGE_OVERHEAD_TOKENS = 4  # role and separators per chat message
-CONTEXT_MARGIN_TOKENS = 256  # what the calibrated estimate may still be off by
-MIN_OUTPUT_TOKENS = 256
-# The output an analysis answer needs. Measured (README, "LLM endpoints"): a 1.5B model's
-# analyses used at most 215 tokens, its headline 363; a high-importance answer (4 risks, 4
-# recommendations) in Chinese stays under ~800. The prompt is budgeted leaving this much;
-# `max_tokens` may still ask for more when the prompt leaves more.
-ANALYSIS_OUTPUT_TOKENS = 1024
-# Every request keeps at least this much of a known window for its answer (the analysis's need:
-# a headline or a thread answer is not rushed either).
-OUTPUT_RESERVE = ANALYSIS_OUTPUT_TOKENS
-# The learnt ratio bounds each kind of text (Chinese, the rest) as the counts so far showed it;
-# within a kind texts still differ (Qwen2.5: code 0.76 of the estimate, English prose 0.83). A
-# prompt sized to the window's last token would eat the answer's room: budgets assume this much
-# more than the bound says.
-RATIO_SLACK = 0.1
 BLANK_RETRIES = 2  # a blank answer is asked again this many times (it cost no output)
-# A prompt refused for its length costs no output either: callers rebuild it with the corrected
-# estimate and send it again this many times (the second time covers a prompt whose text the
-# server counts higher than the refused one's: a diff-heavy prompt teaches a low ratio).
-CONTEXT_RETRIES = 2
-MEMORY_TTL = ANALYSIS_TTL  # what is learnt about an endpoint is kept as long as its analyses
-
-# Structured-output levels, strongest first.
-JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, PLAIN = range(4)
-LEVEL_NAMES = ("json_schema", "json_object+schema", "json_object", "none")
-_NAMES_FORMAT = re.compile(
-    r"response[_ ]?format|json[_ ]schema|json_object|structured output|guided_json|"
-    r"'text' or 'json_object'",
-    re.IGNORECASE,
-)
-_CONTEXT = re.compile(r"context (?:length|window|size)|too many tokens|prompt is too long", re.IGNORECASE)
-_WINDOW = (re.compile(r"maximum context length is (\d+)", re.I), re.compile(r"exceed context window of (\d+)", re.I))
-_PROMPT = (
-    re.compile(r"messages resulted in (\d+) tokens", re.I),  # OpenAI
-    re.compile(r"\((\d+) in the messages", re.I),  # vLLM (older), llama-cpp-python
-    re.compile(r"has (\d+) input tokens", re.I),  # vLLM (newer)
-    re.compile(r"(\d+) of text input", re.I),  # OpenRouter
-    re.compile(r"Requested tokens \((\d+)\)", re.I),
-)  # llama-cpp-python (completion)
-
-Message = dict[str, str]
 
 
-class LLMError(BotError):
-    """The LLM endpoint failed after our retries; the message is one sentence, no secrets.
-    `kind`: timeout | unreachable | http_error | context — what the digest's notice says — or
-    budget: the month's token budget is spent (bot/analysis/cost.py), nothing was sent."""
-
-    def __init__(self, message: str, kind: str = "http_error"):
-        super().__init__(message)
-        self.kind = kind
-
-
-class ContextLengthError(LLMError):
-    """The request did not fit the model's window; the endpoint's estimate is corrected already,
-    so asking again with `prompt_limit()` fits."""
-
-    def __init__(self, message: str, window: int | None, prompt_tokens: int | None):
-        super().__init__(message, kind="context")
-        self.window = window
-        self.prompt_tokens = prompt_tokens
-
-
-@dataclass(frozen=True)
-class Completion:
-    text: str
-    finish_reason: str  # "stop", "length", "content_filter", … ("" when the endpoint gave none)
-    prompt_tokens: int = 0  # as the endpoint counted them (0: not reported)
-
-
-class LLM:
+class LLM(Endpoint):
     """An OpenAI-compatible endpoint with one concurrency bound for every request."""
 
     def __init__(self, settings, memory=None, budget=None):
-        self.model: str = settings.llm_model
+        base_url = settings.openai_base_url or DEFAULT_BASE_URL
+        super().__init__(settings, memory, base_url)  # the window, the ratio, the format floor
         self.budget = budget  # bot.cost.Budget: the month's tokens, counted and capped (None: neither)
-        self._max_prompt_tokens: int = settings.llm_max_prompt_tokens
-        self._max_output_tokens: int = settings.llm_max_output_tokens
-        self.context_tokens: int | None = getattr(settings, "llm_context_tokens", None)
         self.timeout: float = settings.llm_timeout
         self._max_retries: int = settings.llm_max_retries
-        base_url = settings.openai_base_url or DEFAULT_BASE_URL
-        self._host = _display_host(base_url)
+        self._host = display_host(base_url)
         # Names this endpoint in cache keys (the base URL hashed: it may carry credentials).
         self.endpoint_id = hashlib.sha256(base_url.rstrip("/").encode()).hexdigest()[:10]
         self._api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
@@ -162,148 +89,12 @@ class LLM:
             base_url=base_url, api_key=self._api_key or KEYLESS_PLACEHOLDER, max_retries=0, timeout=self.timeout
         )
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
-        self._floor = JSON_SCHEMA  # the strongest format this endpoint has not refused
         self._proven: set[int] = set()  # levels the endpoint has answered (not refused)
-        self._ratio = TokensRatio()  # the endpoint's tokens per locally estimated token, at most
         self.blank_retries = BLANK_RETRIES
-        self._memory = memory  # a Store (get_json, set_json, k) or None
-        self._memory_key = (
-            memory.k("llm", "endpoint", hashlib.sha256(f"{base_url}\n{self.model}".encode()).hexdigest()[:16])
-            if memory is not None
-            else ""
-        )
-        self._recalled = memory is None
-        self._saved: tuple | None = None  # the state last written to (or read from) memory
-        self._locks: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
         self._failures = 0  # consecutive endpoint failures
         self._open_until = 0.0
         self._last_failure: LLMError | None = None
         self._template_opens_reasoning = False  # learnt from an answer that closes an unopened block
-
-    # --- the window -------------------------------------------------------------------------------
-    @property
-    def max_output_tokens(self) -> int:
-        """The most output a request asks for (the setting); each request is clamped to what its
-        prompt leaves of a known window."""
-        return self._max_output_tokens
-
-    def output_reserve(self, need: int) -> int:
-        """The output kept free in the window for a request that needs `need` tokens (at least
-        OUTPUT_RESERVE, unless the setting caps every answer lower or the window is tiny)."""
-        reserve = min(max(need, OUTPUT_RESERVE), self._max_output_tokens)
-        if self.context_tokens:
-            reserve = min(reserve, self.context_tokens // 2)
-        return max(MIN_OUTPUT_TOKENS, reserve)
-
-    def prompt_budget(self, need: int) -> int:
-        """The prompt budget (locally estimated tokens) of a request whose answer needs `need`."""
-        return self.prompt_limit(self.output_reserve(need))
-
-    @property
-    def max_prompt_tokens(self) -> int:
-        """The prompt budget of a commit analysis."""
-        return self.prompt_budget(ANALYSIS_OUTPUT_TOKENS)
-
-    def prompt_limit(self, output_tokens: int) -> int:
-        """The prompt budget in locally estimated tokens when `output_tokens` are kept free."""
-        limit = self._max_prompt_tokens
-        if self.context_tokens:
-            room = self.context_tokens - output_tokens - CONTEXT_MARGIN_TOKENS
-            limit = min(limit, int(room / (self.token_ratio * (1 + RATIO_SLACK))))
-        return max(limit, 0)
-
-    def estimate(self, messages: Sequence[Message]) -> int:
-        """The endpoint's token count for `messages`, as this client now believes it."""
-        return int(self._local(messages) * self.token_ratio) + 1
-
-    def _local(self, messages: Sequence[Message]) -> int:
-        return sum(estimate_tokens(m.get("content") or "") + MESSAGE_OVERHEAD_TOKENS for m in messages)
-
-    @property
-    def token_ratio(self) -> float:
-        """The endpoint's tokens per locally estimated token, at most (bot/analysis/tokens_ratio.py)."""
-        return self._ratio.bound
-
-    def _calibrate(self, messages: Sequence[Message], server_tokens: int) -> None:
-        # Undercounting overflows the window, overcounting only wastes room: the bound follows the
-        # counts from the first answer on, so a server that counts fewer tokens than the local
-        # estimate (Qwen: 0.58-0.83 of it by text) gets fuller prompts.
-        texts = [m.get("content") or "" for m in messages]
-        self._ratio.observe_texts(texts, MESSAGE_OVERHEAD_TOKENS * len(messages), server_tokens)
-
-    def _check_room(self, prompt_tokens: int) -> None:
-        """Counted and logged when a prompt left its answer less than the reserve (the calibration
-        just made has raised the estimate, so the next prompt of its kind is smaller)."""
-        if self.context_tokens and prompt_tokens:
-            room = self.context_tokens - prompt_tokens
-            if room < self.output_reserve(OUTPUT_RESERVE):
-                metrics.count("llm_room_short")
-                log.info(
-                    "An LLM prompt of %d tokens left %d of the %d-token window to answer (reserve %d).",
-                    prompt_tokens,
-                    room,
-                    self.context_tokens,
-                    self.output_reserve(OUTPUT_RESERVE),
-                )
-
-    def _fit_output(self, messages: Sequence[Message], max_tokens: int) -> int:
-        if not self.context_tokens:
-            return max_tokens
-        # The prompt may count up to RATIO_SLACK more than estimated: asking for all the rest would
-        # have the server refuse prompt + max_tokens as over the window.
-        room = self.context_tokens - int(self.estimate(messages) * (1 + RATIO_SLACK)) - CONTEXT_MARGIN_TOKENS
-        return max(MIN_OUTPUT_TOKENS, min(max_tokens, room))
-
-    # --- memory (per endpoint, in Redis) --------------------------------------------------------
-    def _state(self) -> tuple:
-        return (self._floor, self.context_tokens, round(self.token_ratio, 3) if self._ratio.learnt else None)
-
-    async def recall(self) -> None:
-        """Once per client: what an earlier process learnt about this endpoint. Callers that size
-        a prompt by the window await it first; every request does."""
-        if self._recalled:
-            return
-        async with self._lock("recall"):
-            if self._recalled:
-                return
-            try:
-                data = await self._memory.get_json(self._memory_key)
-            except Exception as exc:  # noqa: BLE001 — the store is a convenience here: never fail a request on it
-                log.info("LLM endpoint memory unavailable (%s)", exc)
-                data = None
-            self._recalled = True
-            if not isinstance(data, dict):
-                return
-            if isinstance(data.get("floor"), int) and JSON_SCHEMA <= data["floor"] <= PLAIN:
-                self._floor = max(self._floor, data["floor"])
-            if isinstance(data.get("window"), int) and data["window"] > 0:
-                self.context_tokens = min(data["window"], self.context_tokens or data["window"])
-            if isinstance(data.get("ratio"), (int, float)) and data["ratio"] > 0:
-                self._ratio.remembered(float(data["ratio"]))
-            self._saved = self._state()
-
-    async def _remember(self) -> None:
-        """Write what was learnt, when it changed (a refused format, a window, a new ratio)."""
-        if self._memory is None or not self._recalled:
-            return
-        state = self._state()
-        if state == self._saved:
-            return
-        self._saved = state
-        floor, window, ratio = state
-        try:
-            await self._memory.set_json(
-                self._memory_key, {"floor": floor, "window": window, "ratio": ratio}, ttl=MEMORY_TTL
-            )
-        except Exception as exc:  # noqa: BLE001 — as above: the memory is a convenience, never a failure
-            log.info("LLM endpoint memory unavailable (%s)", exc)
-
-    def _lock(self, name: str) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()  # asyncio primitives belong to one loop (tests, CLI runs)
-        held = self._locks.get(name)
-        if held is None or held[0] is not loop:
-            held = self._locks[name] = (loop, asyncio.Lock())
-        return held[1]
 
     # --- requests ---------------------------------------------------------------------------------
     async def complete(
@@ -477,7 +268,7 @@ class LLM:
                 status = exc.status_code
                 if not (status in RETRIED_STATUSES or status >= 500) or _refuses_format(exc):
                     raise
-                failure, delay = exc, _retry_after(exc.response.headers)
+                failure, delay = exc, retry_after(exc.response.headers)
             retries += 1
             if retries > self._max_retries:
                 raise failure
@@ -497,9 +288,7 @@ class LLM:
         if self._open_until and time.monotonic() < self._open_until and self._last_failure is not None:
             metrics.count("llm_calls", purpose="skipped", outcome="breaker")
             last = self._last_failure
-            raise LLMError(
-                phrase("llm_path.not_asked_again", failure=_Clause(last), n=BREAKER_FAILURES), kind=last.kind
-            )
+            raise LLMError(phrase("llm_path.not_asked_again", failure=Clause(last), n=BREAKER_FAILURES), kind=last.kind)
 
     def _succeeded(self) -> None:
         self._failures, self._open_until = 0, 0.0
@@ -535,11 +324,10 @@ class LLM:
         return error
 
     def _context_error(self, exc: openai.APIStatusError, messages: Sequence[Message]) -> ContextLengthError | None:
-        text = _error_text(exc)
-        if not (400 <= exc.status_code < 500 and _CONTEXT.search(text)):
+        found = context_overflow(exc.status_code, _error_text(exc))
+        if found is None:
             return None
-        window = _first_int(_WINDOW, text)
-        prompt = _first_int(_PROMPT, text)
+        window, prompt = found
         if window:
             self.context_tokens = min(window, self.context_tokens or window)
         if prompt:
@@ -570,19 +358,8 @@ class LLM:
         return phrase("llm_path.retried_once_more") if timeout else Count(n, "llm_path.retried_after")
 
     def _server_message(self, exc: openai.APIStatusError) -> str:
-        body = exc.body  # the SDK hands over the JSON "error" object (or raw text, ignored)
-        if isinstance(body, dict) and isinstance(body.get("error"), dict):
-            body = body["error"]
-        message = str(body.get("message") or "").strip() if isinstance(body, dict) else ""
-        if not message:
-            return ""
-        if self._api_key:
-            message = message.replace(self._api_key, "[REDACTED]")
-        message = KEY_LIKE.sub("[REDACTED]", message)
-        message = " ".join(message.split()).rstrip(".")
-        if len(message) > SERVER_MESSAGE_CHARS:
-            message = message[: SERVER_MESSAGE_CHARS - 1] + "…"
-        return message
+        # the SDK hands over the JSON "error" object (or raw text, ignored)
+        return server_message(exc.body, self._api_key)
 
 
 def _import_sdk() -> None:
@@ -593,16 +370,12 @@ def _import_sdk() -> None:
 
 
 def _error_text(exc: openai.APIStatusError) -> str:
-    return f"{exc.message} {exc.body!s}"
+    return error_text(exc.message, exc.body)
 
 
 def _refuses_format(exc: openai.APIStatusError) -> bool:
     """A 4xx, or a 5xx with a validation message (llama-cpp-python), that names the format."""
-    status = exc.status_code
-    if status in (401, 403, 404, 408, 409, 429) or (status >= 500 and status != 500):
-        return False
-    text = _error_text(exc)
-    return bool(_NAMES_FORMAT.search(text)) and not _CONTEXT.search(text)
+    return refuses_format(exc.status_code, _error_text(exc))
 
 
 def _kind(exc: openai.OpenAIError) -> str:
@@ -611,52 +384,3 @@ def _kind(exc: openai.OpenAIError) -> str:
     if isinstance(exc, openai.APIConnectionError):
         return "unreachable"
     return "http_error"
-
-
-def _retry_after(headers) -> float | None:
-    """Retry-After / retry-after-ms as seconds, if given and reasonable (≤ 120 s, as the SDK)."""
-    delay = None
-    for header, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            delay = float(value) / divisor
-            break
-        except ValueError:
-            parsed = email.utils.parsedate_tz(value)
-            if parsed is not None:
-                delay = float(email.utils.mktime_tz(parsed) - time.time())
-                break
-    if delay is not None and 0 < delay <= MAX_RETRY_AFTER:
-        return delay
-    return None
-
-
-def _first_int(patterns, text: str) -> int | None:
-    for pattern in patterns:
-        if m := pattern.search(text):
-            return int(m.group(1))
-    return None
-
-
-class _Clause:
-    """An error's sentence said as the first clause of another (its full stop dropped), in the
-    language of the sentence around it."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException):
-        self.error = error
-
-    def say(self, lang: str | None) -> str:
-        return localize(self.error, lang).rstrip().rstrip(".。")
-
-
-def _display_host(base_url: str) -> str:
-    """host[:port] of the base URL — no user, password, path or query."""
-    parts = urlsplit(base_url)
-    port = f":{parts.port}" if parts.port else ""
-    if not parts.hostname:
-        return phrase("llm_path.configured_host", port=port)
-    return f"{parts.hostname}{port}"

@@ -1,0 +1,123 @@
+"""PyGithub's objects and GitHub's GraphQL answers turned into our models, in the worker thread.
+
+Pure functions of what GitHub answered (no request is made here: only fields a list response
+carries are read), read by source.py; the objects are typed `Any` so that
+PyGithub stays imported in client.py alone.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC
+from typing import Any
+
+from ...core.file_kinds import is_binary_path
+from ...core.models import Commit, FileChange, RateLimited, SourceError, UsageError
+from ...i18n import phrase
+from ..message import split_message, strip_emails
+
+_STATUSES = {"added", "removed", "modified", "renamed", "copied"}  # "changed"/"unchanged" → modified
+
+
+def pr_context(labels: list[str], issues: list[tuple[Any, str]]) -> str:
+    """'Labels: bug, security' / 'Linked issues: #41 Crash on …' lines put before a PR's body (the
+    same request brings them; the prompt shows them as part of the untrusted PR text)."""
+    lines = []
+    names = [n for n in labels if n]
+    if names:
+        lines.append("Labels: " + ", ".join(names))
+    linked = [f"#{n} {t}".strip() for n, t in issues if n]
+    if linked:
+        lines.append("Linked issues: " + "; ".join(linked))
+    return "\n".join(lines) + "\n\n" if lines else ""
+
+
+def to_commit(repo: str, c: Any, detailed: bool = False) -> Commit:
+    """Only fields present in a list response are read: `c.sha` (not `c.commit.sha`, which costs a
+    request), the git author/committer/message, parents and html_url."""
+    git = c.commit
+    title, body, pr_number, reverts = split_message(git.message)
+    extra: dict[str, Any] = {}
+    if detailed:  # a single-commit response also carries stats and the first page of files
+        stats = c.stats
+        files = c.raw_data.get("files") or []
+        paginated = 'rel="next"' in str(c.raw_headers.get("link", ""))
+        extra = {
+            "additions": stats.additions,
+            "deletions": stats.deletions,
+            "files_changed": None if paginated else len(files),
+        }
+    return Commit(
+        repo=repo,
+        sha=c.sha,
+        title=title,
+        body=body,
+        author=_display_name(git.author.name),
+        committed_at=git.committer.date.astimezone(UTC),
+        url=c.html_url,
+        parents=tuple(p.sha for p in c.parents),
+        pr_number=pr_number,
+        reverts=reverts,
+        **extra,
+    )
+
+
+_VERSION_IN_TAG = re.compile(r"v?\d+(?:\.\d+)+")
+
+
+def release_text(tag: str, body: str) -> str:
+    """A release's body as a changelog's section: under its version when the tag carries one
+    (`vllm-v0.5.1` → `## v0.5.1`), so its entries read as released; the body alone otherwise."""
+    version = _VERSION_IN_TAG.search(tag)
+    return f"## {version.group(0)}\n\n{body}" if version else body
+
+
+def graphql_labels(data: dict, repo: str) -> dict[int, list[str]] | None:
+    """`{number: [label, …]}` from a batch's answer; None when the repository itself is not there.
+    Unknown numbers (NOT_FOUND) are skipped; any other error fails the batch (rate limited …)."""
+    errors = [e for e in data.get("errors") or [] if isinstance(e, dict)]
+    repository = (data.get("data") or {}).get("repository")
+    if not isinstance(repository, dict):
+        if any(e.get("type") == "RATE_LIMITED" for e in errors):
+            raise RateLimited(phrase("errors.github_rate_limited"))
+        if not errors or all(e.get("type") == "NOT_FOUND" for e in errors):
+            return None
+        message = str(errors[0].get("message") or errors[0].get("type") or "-")
+        raise SourceError(phrase("errors.github_http", status=200, repo=repo, message=message))
+    found: dict[int, list[str]] = {}
+    for alias, node in repository.items():
+        if isinstance(node, dict) and alias.startswith("pr") and alias[2:].isdigit():
+            names = [n.get("name") for n in ((node.get("labels") or {}).get("nodes") or []) if isinstance(n, dict)]
+            found[int(alias[2:])] = [n for n in names if isinstance(n, str) and n]
+    return found
+
+
+def require_ref(ref: str) -> str:
+    # An empty ref would turn GET /commits/{ref} into the listing endpoint.
+    ref = (ref or "").strip()
+    if not ref:
+        raise UsageError(phrase("errors.no_sha"))
+    return ref
+
+
+def _display_name(name: str | None) -> str:
+    return strip_emails(name or "") or "unknown"
+
+
+def to_file(f: Any) -> FileChange:
+    patch = f.patch
+    additions, deletions = f.additions or 0, f.deletions or 0
+    status = f.status if f.status in _STATUSES else "modified"
+    # GitHub sends no patch for binary files (and counts no lines) and for huge diffs (with counts).
+    binary = is_binary_path(f.filename) or (
+        patch is None and additions == 0 and deletions == 0 and status not in ("renamed", "copied")
+    )
+    return FileChange(
+        path=f.filename,
+        status=status,
+        additions=additions,
+        deletions=deletions,
+        patch=None if binary else patch,
+        previous_path=f.previous_filename or None,
+        binary=binary,
+    )
