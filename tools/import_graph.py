@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     ups = upward(graph)
     big = long_modules(graph)
     flat = [m for m in graph.modules if m.count(".") == 1 and m.startswith("bot.")]
-    flat = [m for m in flat if graph.modules[m].name != "__init__.py"]
+    flat = [m for m in flat if graph.modules[m].name not in ("__init__.py", "__main__.py")]
     print(f"modules: {len(graph.modules)}")
     print(f"floors: {max(level.values())} (at most {MAX_FLOORS})")
     print(f"circles: {len(found)}")
