@@ -62,17 +62,29 @@ MODULES: dict[str, list[str]] = {
     "bot/render/text.py": ["tests/test_render_text.py"],
     "bot/render/jsonout.py": ["tests/test_render_text.py", "tests/test_digest.py"],
     "bot/render/markdown.py": ["tests/test_render_text.py", "tests/test_digest.py"],
+    "bot/render/slack_kit.py": [
+        "tests/test_render_safety.py",
+        "tests/test_slack_render.py",
+        "tests/test_slack_render_limits.py",
+    ],
     "bot/render/slack.py": [
         "tests/test_render_safety.py",
         "tests/test_slack_render.py",
         "tests/test_slack_render_limits.py",
     ],
+    "bot/render/slack_answers.py": [
+        "tests/test_render_safety.py",
+        "tests/test_slack_render.py",
+        "tests/test_slack_render_limits.py",
+    ],
+    "bot/render/feishu_kit.py": ["tests/test_render_safety.py", "tests/test_feishu_render.py"],
     "bot/render/feishu.py": ["tests/test_render_safety.py", "tests/test_feishu_render.py"],
     "bot/diffs/tokens.py": ["tests/test_diffs.py"],
     "bot/diffs/hunks.py": ["tests/test_diffs.py"],
     "bot/diffs/packing.py": ["tests/test_diffs.py"],
     "bot/diffs/relevant.py": ["tests/test_diffs.py"],
     "bot/diffs/reader.py": ["tests/test_diffs.py"],
+    "bot/render/feishu_answers.py": ["tests/test_render_safety.py", "tests/test_feishu_render.py"],
     "handlers/pacing.py": ["tests/test_pacing.py", "tests/test_slack_pacing.py"],
     "handlers/feishu/verify.py": ["tests/test_feishu_verify.py"],
     "handlers/slack/api.py": [
@@ -156,14 +168,14 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): "the text renderer shows every field whatever `full` says",
     ("bot/render/labels.py", 'return ""', "→ return None"): "every caller only tests the note's truth (`if note:`)",
     (
-        "bot/render/slack.py",
+        "bot/render/slack_kit.py",
         "ACTION_CHOOSE_PATTERN = re.compile",
         "regex: + → *",
     ): "the pattern routes only block_actions Slack sends for the bot's own buttons, whose action_ids are "
     "digest_choose_<i> with i an int (render_choice); \\d* and \\d+ differ only on 'digest_choose_', "
     "which no rendered button carries",
     (
-        "bot/render/slack.py",
+        "bot/render/slack_kit.py",
         "if m and m.start() > 0:",
         "m.start() >= 0",
     ): "split_text only gets escaped text (every caller passes esc output) and a limit of ~3000: pieces "
@@ -171,18 +183,18 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     "characters) can start at 0 only in the last piece, which ends where the text ends or before a "
     "space; esc turns every & into &amp;/&lt;/&gt;, so escaped text never ends in & plus <= 3 letters",
     (
-        "bot/render/slack.py",
+        "bot/render/slack_kit.py",
         "if carry:",
         "carry → not (carry)",
     ): "carry is non-empty after the loop only if the last piece ends in a partial entity, which escaped "
     "text cannot (see the entry above); with carry empty the mutant appends '', which the final "
     "filter drops",
     (
-        "bot/render/slack.py",
+        "bot/render/slack_kit.py",
         "break",
         "break → continue",
     ): "compact_json's only break: once the JSON fits nothing more is popped, so continuing re-checks "
-    "the same text, which still fits, and pops nothing (the one break in slack.py)",
+    "the same text, which still fits, and pops nothing (the one break in slack_kit.py)",
     (
         "bot/render/markdown.py",
         "self.seen.setdefault(original, 0)",

@@ -1,24 +1,22 @@
 """The chat contents as Slack messages: Block Kit as plain dicts, pure (no SDK, no I/O).
 
 `render(content)` returns a list of payloads `{"text": <notification fallback>, "blocks": [...]}`,
-posted in order. Every payload stays inside Block Kit's limits — 50 blocks, 3000 characters per
-section, 150 per header, 10 context elements, 25 actions, 75 per button label — and conservatively
-under Slack's undocumented cumulative limit (`msg_blocks_too_long` has been seen at ~13k
-characters). Content that does not fit is split into more blocks or continuation payloads, never
-cut.
+posted in order. Every payload stays inside Block Kit's limits and under Slack's undocumented
+cumulative size; content that does not fit is split into more blocks or continuation payloads, never
+cut. Untrusted text reaches a block only through `esc`, and the only links are the ones built from
+URLs the bot itself knows (commit, PR, reverted commit).
 
-Untrusted text (commit titles, bodies, authors, LLM output, anything a user typed) goes through
-`esc`: `&`, `<`, `>` become entities, so `<!channel>`, `<@U…>`, `<!subteam^…>` and `<url|label>`
-render as inert text; bare `@channel`/`@here`/`@everyone` get a zero-width joiner; `](` gets a
-zero-width space so Markdown surfaces (streams) cannot form a link either. The only `<url|label>`
-links are the ones built here from URLs the bot itself knows (commit, PR, reverted commit).
+This module holds `render` and the digest's views: the notice, the digest's parent message, a
+commit's detail in the thread (and its full details, privately), the low commits and the bots with
+their menus, the weekly roll-up. What they are made of — limits, escaping, blocks, pagination,
+action ids — is `bot/render/slack_kit.py`; the question side (choosing a commit, an answer's header,
+the Ask form) is `bot/render/slack_answers.py`. The names the handlers and tests use from those two
+are re-exported here (`__all__`), so `bot.render.slack` stays the one Slack renderer to import.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ..analysis.cost import cost_line
 from ..core.chat_platform import (
@@ -32,7 +30,6 @@ from ..core.chat_platform import (
     LowCommits,
     Notice,
     WeekRollup,
-    chunk_text,
     entries_at_least,
 )
 from ..core.models import Analysis, Commit, Digest, DigestEntry, Importance
@@ -41,304 +38,87 @@ from ..i18n import text
 from . import fork_section as DS
 from . import labels as L
 from .labels import t
-from .safe import strip_controls
-
-# --- Slack's limits (and our safety margins) --------------------------------------------------------
-
-MAX_BLOCKS = 50
-SECTION_CHARS = 3000
-HEADER_CHARS = 150
-CONTEXT_ELEMENTS = 10
-ACTIONS_ELEMENTS = 25
-BUTTON_CHARS = 75
-OPTION_CHARS = 75
-OPTION_VALUE_CHARS = 150
-SELECT_OPTIONS = 100
-BLOCK_ID_CHARS = 255
-VALUE_CHARS = 2000
-MESSAGE_BYTES = 11000  # cumulative JSON size of one message's blocks, in UTF-8 bytes: Slack refused ~13k
-# and does not say whether it counts characters or bytes; CJK text is 3 bytes a character
-PAGE_BLOCKS = MAX_BLOCKS - 2  # room for the continuation marker
-FALLBACK_CHARS = 300  # the notification text: a preview, the blocks carry everything
-LOW_PER_PAGE = 20
-
-ACTION_ASK = "digest_ask"
-ACTION_DETAILS = "digest_details"
-ACTION_CHOOSE = "digest_choose"  # one button per commit: digest_choose_0, digest_choose_1, …
-ACTION_CHOOSE_PATTERN = re.compile(r"^digest_choose(?:_\d+)?$")  # action_ids are unique per message
-ACTION_LOW = "digest_low"
-# A reader's level correction: two buttons under a commit's detail (the direction in the action_id,
-# one of each per message), and a menu beside the low commits' / bots' menu.
-ACTION_LEVEL = "digest_level"
-ACTION_LEVEL_PATTERN = re.compile(r"^digest_level_(too_high|too_low)$")
-ACTION_LEVEL_MENU = "digest_level_menu"
-DIRECTIONS = ("too_high", "too_low")
-MODAL_CALLBACK = "digest_ask_modal"
-MODAL_BLOCK = "question"
-MODAL_INPUT = "question"
-
-
-def s(lang: str, key: str, **values) -> str:
-    """A Slack-only word (buttons, continuation markers, the question form) from the catalogue's
-    [cards.slack]; the digest's own words come from labels.py so every renderer says the same."""
-    return text(lang, f"cards.slack.{key}", **values)
-
-
-# --- escaping ------------------------------------------------------------------------------------------
-
-_BROADCAST = re.compile(r"@(?=(?:channel|here|everyone)\b)", re.IGNORECASE)
-ZWJ = "\u200d"
-ZWSP = "\u200b"
-
-
-def esc(text: object) -> str:
-    """The one escape for untrusted text in any Slack text field (mrkdwn, plain_text, markdown)."""
-    out = strip_controls(text)
-    out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    out = _BROADCAST.sub("@" + ZWJ, out)
-    return out.replace("](", "]" + ZWSP + "(")
-
-
-def unescape(text: str) -> str:
-    """What a reader sees (for tests and for measuring): entities decoded, zero-width marks dropped."""
-    return text.replace(ZWJ, "").replace(ZWSP, "").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-
-
-def md_to_mrkdwn(text: str) -> str:
-    """LLM prose uses Markdown's **bold**; Slack's mrkdwn bolds with single asterisks."""
-    return re.sub(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", r"*\1*", text)
-
-
-def _safe_url(url: str | None) -> str | None:
-    """Only http(s) URLs without characters that could end or split Slack's <url|label> syntax."""
-    if not url or not re.match(r"^https?://[^\s<>|]+$", url):
-        return None
-    return url.replace("&", "&amp;")
-
-
-def link(url: str | None, label: str) -> str:
-    """A link the bot itself builds; `label` must already be escaped. No safe URL: the label alone."""
-    safe = _safe_url(url)
-    return f"<{safe}|{label}>" if safe else label
-
-
-_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
-
-
-def mention(user: str) -> str:
-    """A Slack user id becomes a mention; anything else is shown as escaped text."""
-    return f"<@{user}>" if _USER_ID.match(user or "") else esc(user)
-
-
-def colon(lang: str) -> str:
-    return "：" if lang == "zh" else ": "
-
-
-def guess_lang(text: str) -> str:
-    """For contents that carry no language (AnswerHeader, Notice): CJK text → zh."""
-    return "zh" if re.search(r"[\u3400-\u9fff]", text or "") else "en"
-
-
-# --- splitting ----------------------------------------------------------------------------------------
-
-_PARTIAL_ENTITY = re.compile(r"&[a-z]{0,3}$")
-
-
-def split_text(text: str, limit: int) -> list[str]:
-    """`chunk_text` for already-escaped text: never cut inside an entity like `&amp;`."""
-    pieces = chunk_text(text, max(1, limit - 4))
-    out: list[str] = []
-    carry = ""
-    for piece in pieces:
-        piece = carry + piece
-        carry = ""
-        m = _PARTIAL_ENTITY.search(piece)
-        if m and m.start() > 0:
-            carry, piece = piece[m.start() :], piece[: m.start()]
-        out.append(piece)
-    if carry:
-        out.append(carry)
-    return [p for p in out if p] or [""]
-
-
-def _clip_label(text: str, limit: int) -> str:
-    """Button and option labels are handles, not content (the full text is in the message):
-    shorten them visibly with '…'."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def fit_label(raw: str, limit: int) -> str:
-    """An escaped label of at most `limit` characters (escaping may lengthen it: clip first).
-    The longest clip that fits, one character at a time: jumping by the overflow shortened labels far
-    more than needed, and a hard cut at `limit` dropped the '…' and could split an entity."""
-    for keep in range(limit, 0, -1):
-        out = esc(_clip_label(raw, keep))
-        if len(out) <= limit:
-            return out
-    return "…"  # only for limit < 1
-
-
-# --- block builders ----------------------------------------------------------------------------------
-
-
-def mrkdwn(text: str) -> dict:
-    return {"type": "mrkdwn", "text": text, "verbatim": True}
-
-
-def plain(text: str) -> dict:
-    return {"type": "plain_text", "text": text, "emoji": True}
-
-
-def sections(text: str, label: str | None = None) -> list[dict]:
-    """One or more sections holding `text` (escaped already); `label` (bold) heads the first."""
-    head = f"*{label}*\n" if label else ""
-    if not text.strip():
-        return [{"type": "section", "text": mrkdwn(head.strip() or " ")}] if label else []
-    pieces = split_text(text, SECTION_CHARS - len(head))
-    blocks = [{"type": "section", "text": mrkdwn(head + pieces[0])}]
-    blocks += [{"type": "section", "text": mrkdwn(p)} for p in pieces[1:]]
-    return blocks
-
-
-def packed_sections(lines: Iterable[str], label: str | None = None) -> list[dict]:
-    """Lines packed into as few sections as fit (a long line is split on its own)."""
-    blocks: list[dict] = []
-    current = f"*{label}*" if label else ""
-    for line in lines:
-        candidate = f"{current}\n{line}" if current else line
-        if len(candidate) <= SECTION_CHARS:
-            current = candidate
-            continue
-        if current:
-            blocks.append({"type": "section", "text": mrkdwn(current)})
-        if len(line) <= SECTION_CHARS:
-            current = line
-        else:
-            blocks += sections(line)
-            current = ""
-    if current:
-        blocks.append({"type": "section", "text": mrkdwn(current)})
-    return blocks
-
-
-def context(*texts: str) -> list[dict]:
-    """Small grey lines; more than fits in one context block (10 elements, short texts) become
-    further context blocks or sections — nothing is dropped."""
-    texts = tuple(x for x in texts if x and x.strip())
-    blocks: list[dict] = []
-    short = [x for x in texts if len(x) <= 2000]
-    for i in range(0, len(short), CONTEXT_ELEMENTS):
-        blocks.append({"type": "context", "elements": [mrkdwn(x) for x in short[i : i + CONTEXT_ELEMENTS]]})
-    for x in texts:
-        if len(x) > 2000:
-            blocks += sections(x)
-    return blocks
-
-
-def header(text: str) -> list[dict]:
-    """A header when it fits in 150 characters, else a bold section (headers cannot be split)."""
-    if len(text) <= HEADER_CHARS:
-        return [{"type": "header", "text": plain(text)}]
-    return sections(f"*{text}*")
-
-
-def button(raw_text: str, action_id: str, value: str, style: str | None = None) -> dict:
-    b = {"type": "button", "text": plain(fit_label(raw_text, BUTTON_CHARS)), "action_id": action_id, "value": value}
-    if style:
-        b["style"] = style
-    return b
-
-
-def actions(elements: Sequence[dict]) -> list[dict]:
-    return [
-        {"type": "actions", "elements": list(elements[i : i + ACTIONS_ELEMENTS])}
-        for i in range(0, len(elements), ACTIONS_ELEMENTS)
-    ]
-
-
-def _dumps(value: dict) -> str:
-    """Compact JSON whose text holds no `<`, `>`, `&`, `@` or `](` (JSON \\u escapes decode to the
-    same value), so not even a hidden button value carries mention, broadcast or link syntax."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    for ch in "<>&@":
-        text = text.replace(ch, f"\\u{ord(ch):04x}")
-    return text.replace("](", "\\u005d(")  # a structural ] is never followed by (
-
-
-def compact_json(value: dict, limit: int, optional: Sequence[str] = ()) -> str:
-    """JSON for a button value / block id; drops optional keys (in order) until it fits."""
-    value = {k: v for k, v in value.items() if v not in (None, "")}
-    text = _dumps(value)
-    for key in optional:
-        if len(text) <= limit:
-            break
-        value.pop(key, None)
-        text = _dumps(value)
-    if len(text) > limit:
-        raise ValueError(f"payload of {len(text)} characters does not fit in {limit}")
-    return text
-
-
-def block_size(block: dict) -> int:
-    """A block's size as Slack may count it: its JSON in UTF-8 bytes."""
-    return len(json.dumps(block, ensure_ascii=False).encode("utf-8"))
-
-
-# --- pagination --------------------------------------------------------------------------------------
-
-
-def paginate(blocks: list[dict], fallback: str, lang: str, tail: Sequence[dict] = ()) -> list[dict]:
-    """Cut a logical message into payloads within the block and size limits; `tail` (buttons)
-    ends the last payload. Continuation payloads start with a '(continued i/n)' marker."""
-    pages: list[list[dict]] = [[]]
-    size = 0
-    for block in list(blocks) + list(tail):
-        n = block_size(block)
-        if pages[-1] and (len(pages[-1]) >= PAGE_BLOCKS or size + n > MESSAGE_BYTES):
-            pages.append([])
-            size = 0
-        pages[-1].append(block)
-        size += n
-    return _finish(pages, fallback, lang)
-
-
-def _finish(pages: list[list[dict]], fallback: str, lang: str) -> list[dict]:
-    total = len(pages)
-    preview = _clip_label(fallback, FALLBACK_CHARS)
-    payloads = []
-    for i, page in enumerate(pages, 1):
-        if i > 1:
-            marker = s(lang, "continued", i=i, n=total)
-            page = context(f"{esc(_clip_label(preview, 200))} {marker}") + page
-            text = f"{preview} {marker}"
-        else:
-            text = preview
-        payloads.append({"text": esc(text), "blocks": page})
-    return payloads
-
-
-# --- button values -------------------------------------------------------------------------------
-
-
-def commit_value(d: Digest, commit: Commit, thread: str | None) -> str:
-    """What the Ask / Details buttons carry back: {repo, sha, lang, tz, thread?} (≤2000)."""
-    return compact_json(
-        {"repo": d.repo_id, "sha": commit.sha, "lang": d.lang, "tz": d.window.tz, "thread": thread},
-        VALUE_CHARS,
-        optional=("thread", "tz"),
-    )
-
-
-def parse_value(raw: str | None) -> dict:
-    try:
-        value = json.loads(raw or "")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-# --- the contents ---------------------------------------------------------------------------------
+from .slack_answers import MODAL_BLOCK, MODAL_CALLBACK, MODAL_INPUT, ask_modal, render_answer_header, render_choice
+from .slack_kit import (
+    ACTION_ASK,
+    ACTION_CHOOSE_PATTERN,
+    ACTION_DETAILS,
+    ACTION_LEVEL,
+    ACTION_LEVEL_MENU,
+    ACTION_LEVEL_PATTERN,
+    ACTION_LOW,
+    BLOCK_ID_CHARS,
+    BUTTON_CHARS,
+    DIRECTIONS,
+    OPTION_CHARS,
+    SELECT_OPTIONS,
+    VALUE_CHARS,
+    actions,
+    block_size,
+    button,
+    colon,
+    compact_json,
+    context,
+    esc,
+    finish_pages,
+    fit_label,
+    guess_lang,
+    header,
+    link,
+    md_to_mrkdwn,
+    mention,
+    packed_sections,
+    paginate,
+    parse_value,
+    plain,
+    plain_texts,
+    s,
+    safe_url,
+    sections,
+    unescape,
+)
+
+__all__ = [
+    # the views
+    "render",
+    "render_notice",
+    "render_parent",
+    "render_commit",
+    "render_low",
+    "render_bots",
+    "render_week",
+    "render_choice",
+    "render_answer_header",
+    "ask_modal",
+    "corrected",
+    "commit_value",
+    # re-exported from slack_kit / slack_answers for the handlers and tests
+    "ACTION_ASK",
+    "ACTION_CHOOSE_PATTERN",
+    "ACTION_DETAILS",
+    "ACTION_LEVEL_MENU",
+    "ACTION_LEVEL_PATTERN",
+    "ACTION_LOW",
+    "MODAL_BLOCK",
+    "MODAL_CALLBACK",
+    "MODAL_INPUT",
+    "block_size",
+    "colon",
+    "compact_json",
+    "context",
+    "esc",
+    "link",
+    "md_to_mrkdwn",
+    "mention",
+    "packed_sections",
+    "parse_value",
+    "plain",
+    "plain_texts",
+    "s",
+    "unescape",
+]
+
+LOW_PER_PAGE = 20  # low commits to a message, each message with its own menu
 
 
 def render(content: Content, *, thread: str | None = None) -> list[dict]:
@@ -370,6 +150,9 @@ def render_notice(n: Notice) -> list[dict]:
     return paginate(sections(text), n.text.split("\n", 1)[0] or "…", n.lang or guess_lang(n.text))
 
 
+# --- the digest's parent message ------------------------------------------------------------------------
+
+
 def render_parent(c: DigestParent) -> list[dict]:
     d, lang = c.digest, c.digest.lang
     title = f"{L.title(d)} · {d.repo}"
@@ -380,7 +163,7 @@ def render_parent(c: DigestParent) -> list[dict]:
     blocks += sections(esc(L.stats_line(d)))
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
         blocks += context(esc(spent))
-    if _safe_url(c.report_url):  # the full report page, near the top where it is seen
+    if safe_url(c.report_url):  # the full report page, near the top where it is seen
         blocks += sections(link(c.report_url, esc(text(lang, "report.link"))))
     for notice in d.notices:  # what went wrong while building it, before any content
         blocks += sections(esc(notice))
@@ -422,6 +205,9 @@ def corrected(d: Digest, e: DigestEntry) -> str:
 def _corrected_tail(d: Digest, e: DigestEntry) -> str:
     line = corrected(d, e)
     return f"\n      _{line}_" if line else ""
+
+
+# --- a commit in the thread (and its full details) --------------------------------------------------------
 
 
 def _meta_line(d: Digest, c: Commit) -> str:
@@ -487,6 +273,15 @@ def _bullets(lang: str, key: str, items: Sequence[str]) -> list[dict]:
     return packed_sections(lines, label=esc(t(lang, key))) if lines else []
 
 
+def commit_value(d: Digest, commit: Commit, thread: str | None) -> str:
+    """What the Ask / Details buttons carry back: {repo, sha, lang, tz, thread?} (≤2000)."""
+    return compact_json(
+        {"repo": d.repo_id, "sha": commit.sha, "lang": d.lang, "tz": d.window.tz, "thread": thread},
+        VALUE_CHARS,
+        optional=("thread", "tz"),
+    )
+
+
 def render_commit(d: Digest, e: DigestEntry, *, full: bool, thread: str | None = None) -> list[dict]:
     """CommitDetail (in the digest thread, with Ask + Details) or CommitDetails (everything,
     shown privately, with Ask)."""
@@ -498,6 +293,9 @@ def render_commit(d: Digest, e: DigestEntry, *, full: bool, thread: str | None =
         buttons += [button(text(lang, f"levels.{way}"), f"{ACTION_LEVEL}_{way}", value) for way in DIRECTIONS]
     fallback = f"{e.importance.emoji} {e.commit.short_sha} {e.commit.title}"
     return paginate(_commit_blocks(d, e, full), fallback, lang, tail=actions(buttons))
+
+
+# --- the low commits and the bots, with their menus ----------------------------------------------------
 
 
 def render_low(c: LowCommits, *, thread: str | None = None) -> list[dict]:
@@ -516,7 +314,7 @@ def render_low(c: LowCommits, *, thread: str | None = None) -> list[dict]:
             blocks += sections(_with_link(L.more_low(lang, c.more, c.more_how), c.report_url, lang))
         for page in paginate(blocks, "", lang):  # only splits when one group is still too big
             pages.append(page["blocks"])
-    return _finish(pages, f"{unescape(label)} · {d.repo}", lang)
+    return finish_pages(pages, f"{unescape(label)} · {d.repo}", lang)
 
 
 def _low_line(d: Digest, e: DigestEntry) -> str:
@@ -619,6 +417,9 @@ def render_bots(c: BotUpdates, *, thread: str | None = None) -> list[dict]:
     return paginate(blocks, f"{label} · {d.repo}", lang)
 
 
+# --- the weekly roll-up -----------------------------------------------------------------------------------
+
+
 def render_week(c: WeekRollup) -> list[dict]:
     """The weekly roll-up: one message (continued only past Slack's size limit)."""
     d, lang = c.digest, c.digest.lang
@@ -628,7 +429,7 @@ def render_week(c: WeekRollup) -> list[dict]:
         esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))), esc(L.filter_line(d))
     )
     blocks += sections(esc(L.week_stats(d)))
-    if _safe_url(c.report_url):
+    if safe_url(c.report_url):
         blocks += sections(link(c.report_url, esc(text(lang, "report.link"))))
     for notice in d.notices:
         blocks += sections(esc(notice))
@@ -655,90 +456,3 @@ def _week_line(d: Digest, e: DigestEntry) -> str:
         reason = e.analysis.importance_reason if e.analysis else e.error
         line += f" — {md_to_mrkdwn(esc(reason))}" if reason else ""
     return line + _corrected_tail(d, e)
-
-
-def render_choice(c: CommitChoice, *, thread: str | None = None) -> list[dict]:
-    lang = c.lang
-    blocks = sections(f"*{esc(s(lang, 'choose'))}*\n>{esc(' '.join(c.question.split()))}")
-    blocks += packed_sections([f"• {link(x.url, f'`{x.short_sha}`')} {esc(x.title)}" for x in c.commits])
-    buttons = []
-    for i, commit in enumerate(c.commits):
-        repo = c.repo_of[i] if i < len(c.repo_of) else commit.repo
-        value = compact_json(
-            {"repo": repo, "sha": commit.sha, "thread": thread, "question": c.question},
-            VALUE_CHARS,
-            optional=("thread", "question"),
-        )
-        buttons.append(button(f"{commit.short_sha} {commit.title}", f"{ACTION_CHOOSE}_{i}", value))
-    return paginate(blocks, s(lang, "choose"), lang, tail=actions(buttons))
-
-
-def render_answer_header(c: AnswerHeader) -> list[dict]:
-    lang = c.lang or guess_lang(c.question)
-    commit = c.commit
-    text = s(lang, "asked", user=mention(c.user), question=esc(" ".join(c.question.split())))
-    blocks = sections(text)
-    if commit is not None:
-        blocks += context(f"{link(commit.url, f'`{commit.short_sha}`')} {esc(commit.title)}")
-    fallback = s(lang, "asked", user="", question=c.question).replace("  ", " ")
-    return paginate(blocks, fallback, lang)
-
-
-# --- the question form (the Ask button) ----------------------------------------------------------------
-
-
-def ask_modal(value: dict, metadata: str) -> dict:
-    """views.open payload: one multi-line input for the question. `metadata` (≤3000) carries
-    the button's value and where the answer goes."""
-    lang = value.get("lang") or "en"
-    sha = str(value.get("sha", ""))[:7]
-    return {
-        "type": "modal",
-        "callback_id": MODAL_CALLBACK,
-        "private_metadata": metadata,
-        "title": plain(fit_label(s(lang, "modal_title"), 24)),
-        "submit": plain(s(lang, "modal_submit")),
-        "close": plain(s(lang, "modal_close")),
-        "blocks": [
-            {
-                "type": "context",
-                "elements": [
-                    mrkdwn(
-                        esc(s(lang, "modal_commit", sha=f"`{sha}`"))
-                        + (f" · {esc(value['repo'])}" if value.get("repo") else "")
-                    )
-                ],
-            },
-            {
-                "type": "input",
-                "block_id": MODAL_BLOCK,
-                "label": plain(s(lang, "modal_label")),
-                "element": {
-                    "type": "plain_text_input",
-                    "action_id": MODAL_INPUT,
-                    "multiline": True,
-                    "max_length": 2000,
-                    "placeholder": plain(s(lang, "modal_hint")),
-                },
-            },
-        ],
-    }
-
-
-def plain_texts(payload: dict) -> list[str]:
-    """Every string shown to a reader in a payload (tests, and the fake's limit checks)."""
-    found: list[str] = []
-
-    def walk(node) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "text" and isinstance(value, str):
-                    found.append(value)
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(payload)
-    return found
