@@ -18,21 +18,35 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from ..analysis import cost
-from ..core import metrics
 from ..analysis.offline import analyse_offline
 from ..analysis.profile import load_profile
 from ..analysis.summary import headline as build_headline
 from ..analysis.summary import headline_notice
+from ..core import metrics
+from ..core.models import (
+    Analysis,
+    BotError,
+    Commit,
+    Cost,
+    Digest,
+    DigestEntry,
+    FileChange,
+    RateLimited,
+    Window,
+    analysis_from_dict,
+    digest_from_dict,
+    file_from_dict,
+    to_dict,
+)
+from ..core.store import ANALYSIS_TTL, FILES_TTL, Store
 from ..i18n import localize, text
-from .kept import Kept
-from .refresh import retryable
 from ..levels.overlay import overlay
-from ..core.models import Analysis, BotError, Commit, Cost, Digest, DigestEntry, FileChange, RateLimited, Window, analysis_from_dict, digest_from_dict, file_from_dict, to_dict
+from ..sources import CommitSource
+from .kept import Kept
 from .noise import is_bot, update_lines
 from .notices import llm_notice, profile_notice, source_notice
 from .pathfilter import PathFilter, touched_paths
-from ..sources import CommitSource
-from ..core.store import ANALYSIS_TTL, FILES_TTL, Store
+from .refresh import retryable
 
 log = logging.getLogger(__name__)
 
@@ -339,6 +353,7 @@ class DigestBuilder:
         total = len(commits)
         await _notify(progress, 0, total)
         await self._prefetch_prs(source, commits, lang)
+        _expect_files(source, commits)
 
         slots = asyncio.Semaphore(self.settings.analysis_concurrency)
 
@@ -356,6 +371,7 @@ class DigestBuilder:
         """The commits the path filter keeps, read before any analysis. A commit whose files
         cannot be read is kept: it is shown with the reason rather than silently dropped."""
         slots = asyncio.Semaphore(self.settings.analysis_concurrency)
+        _expect_files(source, commits)
 
         async def keep(commit: Commit) -> bool:
             async with slots:
@@ -443,3 +459,11 @@ async def _notify(progress: Progress | None, done: int, total: int) -> None:
     result = progress(done, total)
     if inspect.isawaitable(result):
         await result
+
+
+def _expect_files(source, commits: Sequence[Commit]) -> None:
+    """Tell a source that reads many commits' files at once (a local git repository: one git
+    call for the day) which ones are coming; others have no `expect_files`."""
+    expect = getattr(source, "expect_files", None)
+    if expect is not None:
+        expect(commits)
