@@ -85,6 +85,32 @@ async def test_the_batch_reads_what_one_commit_alone_reads(day_repo, tmp_path):
         assert {c.sha: await real.get_files(c.sha) for c in listed} == one_by_one
 
 
+async def test_a_batch_reads_only_the_latest_expectation_and_keeps_one_batch_at_most(day_repo):
+    """A day whose files were cached (expected, never asked for) is not read by the next day's
+    batch, and what a batch read that nobody took is gone once the next batch runs: a running bot
+    does not accumulate patches."""
+    source = LocalGitSource(str(day_repo.path))
+    commits = [await source.get_commit(sha) for sha in day_repo.git("rev-list", "HEAD").split()]
+    first, second = commits[: N // 2], commits[N // 2 :]
+    read: list[int] = []
+    real = source._run_input
+
+    def counted(stdin: str) -> str:
+        read.append(len(stdin.splitlines()))
+        return real(stdin)
+
+    source._run_input = counted  # type: ignore[method-assign]
+    source.expect_files(first)  # all cached: never asked for
+    source.expect_files(second)
+    await source.get_files(second[0].sha)
+    assert read == [len(second)]
+    assert len(source._read) == len(second) - 1
+    source.expect_files(first)
+    await source.get_files(first[0].sha)
+    assert read == [len(second), len(first)]
+    assert set(source._read) == {c.sha for c in first[1:]}  # the second half's leftovers are gone
+
+
 def _commit(title: str, body: str = "") -> Commit:
     return Commit(
         repo="o/r",

@@ -27,7 +27,7 @@ _LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ct{_US}%B{_US}"
 _SINCE_MARGIN = timedelta(days=7)
 _MAX_PATCH_BYTES = 1_000_000  # like GitHub: a patch larger than this is "too large to show"
 _BATCH = 500  # commits read by one `git diff-tree --stdin` (a bigger day: a few calls)
-_EXPECTED_MAX = 5_000  # shas waiting for a batch; beyond, the oldest expectations are dropped
+_EXPECTED_MAX = 5_000  # commits expected at once at most (the rest are read one by one)
 _REMOTE = re.compile(r"(?:git@|ssh://git@|https?://(?:[^@/]+@)?)([^/:]+)[:/]([^/]+)/([^/]+?)(?:\.git)?/?$")
 
 
@@ -184,11 +184,10 @@ class LocalGitSource:
         """These commits' files may be asked for next (a digest's day): the first `get_files` of
         one of them reads all those still expected in one git call. Costs nothing when none is
         asked for (their files were cached)."""
-        for c in commits:
-            if c.sha not in self._read:
-                self._expected[c.sha] = c.parents[0] if c.parents else ""
-        while len(self._expected) > _EXPECTED_MAX:
-            del self._expected[next(iter(self._expected))]
+        # The latest expectation replaces the one before: a day whose files were all cached
+        # leaves nothing behind for the next batch to read in vain (another digest building at
+        # the same time reads the rest of its files one by one: slower, the same files).
+        self._expected = {c.sha: c.parents[0] if c.parents else "" for c in commits[:_EXPECTED_MAX]}
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
         if sha in self._expected:
@@ -207,6 +206,7 @@ class LocalGitSource:
         leaves its commits to be read one by one (and fail one by one, as before)."""
         wanted = list(self._expected.items())
         self._expected.clear()
+        self._read.clear()  # what the batch before read and nobody took: at most one batch is kept
         for start in range(0, len(wanted), _BATCH):
             chunk = wanted[start : start + _BATCH]
             lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in chunk)
