@@ -33,7 +33,7 @@ from ..redact import redact, redact_text
 from . import hints
 from .answer_schema import SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer, validate_answer
 from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
-from .offline import RULES_VERSION, analyse_offline
+from .offline import RULES_VERSION, analyse_offline, parse_title
 from .profile import RepoProfile
 
 log = logging.getLogger(__name__)
@@ -168,37 +168,64 @@ def prompt_variables(
     shrink: tuple[int, int, float] = SHRINK_STEPS[0],
     profile: RepoProfile | None = None,
     judgement: Judgement | None = None,
+    memo: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything analyze_commit.*.j2 needs; `selection=None` renders it without a diff (to
-    measure how much room the diff has); `shrink` is one of SHRINK_STEPS."""
+    measure how much room the diff has); `shrink` is one of SHRINK_STEPS. `memo`: a dict kept
+    across the renders of one commit's prompt (same commit, files, texts, language, profile), so
+    what does not depend on the selection or the shrink step — the rules' hint, the redacted
+    texts — is computed once, not once per render."""
+    memo = {} if memo is None else memo
+
+    def once(key: Any, make: Any) -> Any:
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]
+
     files_changed, additions, deletions = totals(commit, files)
     files_listed, left_out_listed, text_share = shrink
-    body = hints.strip_bot_footers(commit.body)
-    pr_text = hints.pr_text_for_prompt(body, pr_body)  # a squash merge repeats it: sent once
+    body = once("body", lambda: hints.strip_bot_footers(commit.body))
+    # a squash merge repeats the PR text: sent once
+    pr_text = once("pr_text", lambda: hints.pr_text_for_prompt(body, pr_body))
+    parsed = once("parsed_title", lambda: parse_title(commit.title, commit.body))  # the hint's and the changelog's
     return {
         "repo": defang(commit.repo),
         "short_sha": commit.short_sha,
-        "author": untrusted(commit.author, 200),
+        "author": once("author", lambda: untrusted(commit.author, 200)),
         "committed_at": commit.committed_at.strftime("%Y-%m-%d %H:%M UTC"),
-        "title": untrusted(commit.title, TITLE_CHARS),
-        "body": untrusted(body, int(BODY_CHARS * text_share)),
+        "title": once("title", lambda: untrusted(commit.title, TITLE_CHARS)),
+        "body": once(("body", text_share), lambda: untrusted(body, int(BODY_CHARS * text_share))),
         "pr_number": commit.pr_number or "",
-        "pr_body": untrusted(pr_text, int(PR_BODY_CHARS * text_share)),
+        "pr_body": once(("pr_body", text_share), lambda: untrusted(pr_text, int(PR_BODY_CHARS * text_share))),
         # In the digest's language: a model that copies it copies it word for word, which the
         # checks see (a hint in English was translated into a Chinese reason, unseen).
-        "offline_hint": defang(hints.offline_hint(commit, files, profile, judgement, lang)),
-        "taste": untrusted(hints.taste_hint(judgement), PR_BODY_CHARS),
-        "profile": defang((profile or RepoProfile.inferred()).describe()),
-        "changelog": untrusted(hints.changelog_hunk(commit, files), int(PR_BODY_CHARS * text_share)),
-        "revert_target": revert_target(commit, reverted),
+        "offline_hint": once(
+            "offline_hint", lambda: defang(hints.offline_hint(commit, files, profile, judgement, lang, title=parsed))
+        ),
+        "taste": once("taste", lambda: untrusted(hints.taste_hint(judgement), PR_BODY_CHARS)),
+        "profile": once("profile", lambda: defang((profile or RepoProfile.inferred()).describe())),
+        "changelog": once(
+            ("changelog", text_share),
+            lambda: untrusted(hints.changelog_hunk(commit, files, parsed), int(PR_BODY_CHARS * text_share)),
+        ),
+        "revert_target": once("revert_target", lambda: revert_target(commit, reverted)),
         "files_total": files_changed,
         "additions": additions,
         "deletions": deletions,
-        "files_summary": files_summary(files, files_listed),
+        "files_summary": once(("files_summary", files_listed), lambda: files_summary(files, files_listed)),
         "left_out": left_out_list(selection, left_out_listed),
-        "redactions": sum(withheld(commit, pr_body, selection).values()) if selection else 0,
+        "redactions": sum(_withheld(commit, pr_body, selection, memo).values()) if selection else 0,
         "diff": (defang(selection.text) or NO_DIFF) if selection else "",
     }
+
+
+def _withheld(commit: Commit, pr_body: str | None, selection: DiffSelection | None, memo: dict) -> Counter:
+    """`withheld`, with the commit texts' part (the same for every selection) remembered in `memo`."""
+    if "text_kinds" not in memo:
+        memo["text_kinds"] = withheld(commit, pr_body, None)
+    kinds: Counter = Counter(dict(selection.kinds)) if selection else Counter()
+    kinds.update(memo["text_kinds"])
+    return kinds
 
 
 class Analyzer:
@@ -232,8 +259,9 @@ class Analyzer:
             return self._offline(commit, files, lang, profile=profile, judgement=judgement)
         subject = _Subject(commit, files, lang)
         await self.llm.recall()  # the window and the tokens ratio an earlier process learnt
-        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement)
-        record_redactions(withheld(commit, pr_body, selection))
+        memo: dict[Any, Any] = {}  # what the renders of this commit's prompt share
+        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement, memo)
+        record_redactions(_withheld(commit, pr_body, selection, memo))
         try:
             for refused in range(CONTEXT_RETRIES + 1):
                 try:
@@ -244,7 +272,7 @@ class Analyzer:
                         raise
                     # The endpoint told us its window; the estimate is corrected: shrink, ask again.
                     log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
-                    prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement)
+                    prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement, memo)
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
             if exc.kind == "budget":  # the month's tokens are spent: the rules, said once by the digest
@@ -261,13 +289,14 @@ class Analyzer:
 
     # --- LLM path -----------------------------------------------------------------------------
     def _prompt(
-        self, commit, files, lang, pr_body, reverted, profile=None, judgement=None
+        self, commit, files, lang, pr_body, reverted, profile=None, judgement=None, memo=None
     ) -> tuple[RenderedPrompt, DiffSelection]:
         """The rendered prompt with as much diff as fits the endpoint's prompt budget (the
         setting, or less when the model's window is known). Lists and texts shrink step by
         step when a small budget cannot hold them (a 500-file commit)."""
         assert self.llm is not None  # the LLM path: analyse() went offline without one
         limit = self.llm.max_prompt_tokens
+        memo = {} if memo is None else memo
         for shrink in SHRINK_STEPS:
 
             def render(selection: DiffSelection | None, shrink: tuple[int, int, float] = shrink) -> RenderedPrompt:
@@ -281,6 +310,7 @@ class Analyzer:
                     shrink=shrink,
                     profile=profile,
                     judgement=judgement,
+                    memo=memo,
                 )
                 return self.prompts.render(JOB, lang, **variables)
 

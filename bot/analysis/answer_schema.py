@@ -10,6 +10,7 @@ well-formed but says nothing about the commit.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -346,9 +347,32 @@ def commit_terms(commit: Commit, files: Sequence[FileChange]) -> set[str]:
     return terms - GENERIC_WORDS
 
 
+def _commit_terms_hit(said: set[str], commit: Commit, files: Sequence[FileChange]) -> set[str]:
+    """The terms of `commit_terms` that `said` holds, read in its order (SHA and title, each
+    file's path, its changed lines) and stopped at the first part that holds one: a summary
+    usually names the commit by its title or a path, so most diffs are never split into words."""
+    if said & {commit.short_sha.lower()}:
+        return said & {commit.short_sha.lower()}
+    found = said & _words(commit.title)  # `said` holds no generic word: no need to remove them here
+    if found:
+        return found
+    for f in files:
+        for path in filter(None, (f.path, f.previous_path)):
+            found = said & _words(path.replace("/", " ").replace(".", " "))
+            if found:
+                return found
+    for f in files:
+        for line in (f.patch or "").splitlines():
+            if line[:1] in "+-@" and not line.startswith(("+++", "---")):
+                found = said & _words(line)
+                if found:
+                    return found
+    return set()
+
+
 def names_the_commit(summary: str, commit: Commit, files: Sequence[FileChange]) -> bool:
     said = _words(summary) - GENERIC_WORDS
-    if said & commit_terms(commit, files):
+    if said & _commit_terms_hit(said, commit, files):
         return True
     # A Chinese summary of a Chinese commit: any two-character run shared with its text.
     cjk = _cjk_pairs(summary)
@@ -523,7 +547,20 @@ def normalise(text: str) -> str:
 
 
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\u3400-\u9fff]+", " ", text.lower()).split())
+    # The short texts compared (the prompt's placeholders, the hint's reason, a field) repeat
+    # from one answer to the next: remembered. A whole prompt is not (it differs every time).
+    return _norm_short(text) if len(text) <= _SHORT else _normalised(text)
+
+
+_SHORT = 300
+_NON_WORD = re.compile(r"[^\w\u3400-\u9fff]+")
+
+
+def _normalised(text: str) -> str:
+    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
+
+
+_norm_short = functools.lru_cache(maxsize=4096)(_normalised)
 
 
 def _words(text: str) -> set[str]:

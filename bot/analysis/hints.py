@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 
 from ..core.models import Commit, FileChange, Judgement
-from .offline import analyse_offline, parse_title
+from .offline import Context, TitleInfo, decide_change_type, decide_importance, diff_facts, file_stats, parse_title
+from .offline.lang import is_zh
 from .profile import RepoProfile
 
 CHANGELOG_LINES = 60
@@ -76,11 +77,29 @@ def offline_hint(
     profile: RepoProfile | None,
     judgement: Judgement | None = None,
     lang: str = "en",
+    title: TitleInfo | None = None,
 ) -> str:
     """'medium (bugfix): <reason>' — the rule-based level and reason (with the repository's learned
-    profile weighed in, when it has one), for the LLM to weigh, in the answer's language."""
-    a = analyse_offline(commit, files, lang, profile=profile, judgement=judgement)
-    return f"{a.importance.value} ({a.change_type.value}): {a.importance_reason}"
+    profile weighed in, when it has one), for the LLM to weigh, in the answer's language.
+
+    Only what the hint says is worked out: the rules' change type, level and reason, from the
+    same context `analyse_offline` builds (tests/test_hint_speed.py holds them equal) — not the
+    summary, impact, insights and risks the prompt never shows. `title`: the commit's parsed
+    title when the caller has it already (`parse_title(commit.title, commit.body)`)."""
+    title = title or parse_title(commit.title, commit.body)
+    stats = file_stats(commit, files)
+    profile = profile or RepoProfile.inferred()
+    ctx = Context(
+        commit,
+        title,
+        stats,
+        diff_facts(stats, title, profile),
+        decide_change_type(commit, title, stats),
+        profile,
+        judgement,
+    )
+    importance, reason = decide_importance(ctx, is_zh(lang))
+    return f"{importance.value} ({ctx.ctype.value}): {reason}"
 
 
 def taste_hint(judgement: Judgement | None) -> str:
@@ -102,9 +121,10 @@ def taste_hint(judgement: Judgement | None) -> str:
     return "\n".join(lines)
 
 
-def changelog_hunk(commit: Commit, files: Sequence[FileChange]) -> str:
-    """The lines a release commit adds to its changelog (what ships), else ''."""
-    if not parse_title(commit.title, commit.body).release:
+def changelog_hunk(commit: Commit, files: Sequence[FileChange], title: TitleInfo | None = None) -> str:
+    """The lines a release commit adds to its changelog (what ships), else ''. `title`: as for
+    `offline_hint`."""
+    if not (title or parse_title(commit.title, commit.body)).release:
         return ""
     for f in files:
         name = f.path.rsplit("/", 1)[-1].lower()

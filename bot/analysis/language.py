@@ -11,26 +11,35 @@ to tell (fewer than MIN_WORDS words) is never judged wrong.
 
 from __future__ import annotations
 
+import functools
 import re
 
 MIN_WORDS = 4  # fewer prose words than this: not enough to judge
 _PATH_CHAR = r"[^\s\u3000-\u303f\u3400-\u9fff\uff00-\uffef“”「」\"]"  # a path ends at Chinese or a quote
-_CODE = re.compile(
-    r"`[^`]*`"  # inline code
-    r"|“[^”]{1,200}”|「[^」]{1,200}」|\"[^\"\n]{1,200}\""  # a quoted title or message, in its own language
-    r"|https?://\S+"  # links
-    rf"|{_PATH_CHAR}*[/\\]{_PATH_CHAR}*"  # paths
-    r"|[A-Za-z0-9]+(?:[_.:-][A-Za-z0-9]+)+"  # snake_case, dotted.names, kebab-flags, versions
-    r"|\b[a-z]+[A-Z]\w*"  # camelCase
-    r"|#\d+|\b[0-9a-f]{7,40}\b|\d+"  # PR numbers, SHAs, numbers
-)
+
+
+@functools.cache
+def _code() -> re.Pattern[str]:
+    """The code spans set aside (compiled on first use: 4 ms an import of this module spent on it
+    for a digest that never judges a language)."""
+    return re.compile(
+        r"`[^`]*`"  # inline code
+        r"|“[^”]{1,200}”|「[^」]{1,200}」|\"[^\"\n]{1,200}\""  # a quoted title or message, in its own language
+        r"|https?://\S+"  # links
+        rf"|{_PATH_CHAR}*[/\\]{_PATH_CHAR}*"  # paths
+        r"|[A-Za-z0-9]+(?:[_.:-][A-Za-z0-9]+)+"  # snake_case, dotted.names, kebab-flags, versions
+        r"|\b[a-z]+[A-Z]\w*"  # camelCase
+        r"|#\d+|\b[0-9a-f]{7,40}\b|\d+"  # PR numbers, SHAs, numbers
+    )
+
+
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def prose_counts(text: str) -> tuple[int, int]:
     """(Chinese characters, English words) in `text` outside its code."""
-    prose = _CODE.sub(" ", text or "")
+    prose = _code().sub(" ", text or "")
     return len(_CJK.findall(prose)), len(_LATIN_WORD.findall(prose))
 
 

@@ -354,6 +354,7 @@ class DigestBuilder:
         total = len(commits)
         await _notify(progress, 0, total)
         await self._prefetch_prs(source, commits, lang)
+        _expect_files(source, commits)
 
         slots = asyncio.Semaphore(self.settings.analysis_concurrency)
 
@@ -371,6 +372,7 @@ class DigestBuilder:
         """The commits the path filter keeps, read before any analysis. A commit whose files
         cannot be read is kept: it is shown with the reason rather than silently dropped."""
         slots = asyncio.Semaphore(self.settings.analysis_concurrency)
+        _expect_files(source, commits)
 
         async def keep(commit: Commit) -> bool:
             async with slots:
@@ -458,3 +460,11 @@ async def _notify(progress: Progress | None, done: int, total: int) -> None:
     result = progress(done, total)
     if inspect.isawaitable(result):
         await result
+
+
+def _expect_files(source, commits: Sequence[Commit]) -> None:
+    """Tell a source that reads many commits' files at once (a local git repository: one git
+    call for the day) which ones are coming; others have no `expect_files`."""
+    expect = getattr(source, "expect_files", None)
+    if expect is not None:
+        expect(commits)

@@ -1,7 +1,8 @@
 """A local git repository (bare or not) as a commit source, through the `git` CLI.
 
 The embedded default and the fast path for big histories: one `git log` lists a window with
-per-commit numstats; one `git diff-tree` per commit gives its patches.
+per-commit numstats; one `git diff-tree --stdin` gives the patches of every commit of the window
+whose files are asked for (`expect_files`, then `get_files`), not one git process per commit.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncio
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,6 +26,8 @@ _LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ct{_US}%B{_US}"
 # backwards after rebases), so list with a margin and filter exactly in Python.
 _SINCE_MARGIN = timedelta(days=7)
 _MAX_PATCH_BYTES = 1_000_000  # like GitHub: a patch larger than this is "too large to show"
+_BATCH = 500  # commits read by one `git diff-tree --stdin` (a bigger day: a few calls)
+_EXPECTED_MAX = 5_000  # commits expected at once at most (the rest are read one by one)
 _REMOTE = re.compile(r"(?:git@|ssh://git@|https?://(?:[^@/]+@)?)([^/:]+)[:/]([^/]+)/([^/]+?)(?:\.git)?/?$")
 
 
@@ -34,6 +38,11 @@ class LocalGitSource:
         self._git_dir = self._probe()
         self.cache_id = f"git:{self.path}"
         self.name, self.web_url = self._identity()
+        # Commits whose files are about to be asked for (sha → first parent, "" for a root), and
+        # what a batch read for them and nobody has taken yet (`expect_files`, `get_files`).
+        self._expected: dict[str, str] = {}
+        self._read: dict[str, tuple[FileChange, ...]] = {}
+        self._batch_lock = asyncio.Lock()
 
     # --- plumbing ---------------------------------------------------------------------------------
     def _run(self, *args: str, check: bool = True) -> str:
@@ -171,7 +180,79 @@ class LocalGitSource:
         out = await self._arun("log", "-1", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", sha)
         return self._parse_log(out)[0]
 
+    def expect_files(self, commits: Sequence[Commit]) -> None:
+        """These commits' files may be asked for next (a digest's day): the first `get_files` of
+        one of them reads all those still expected in one git call. Costs nothing when none is
+        asked for (their files were cached)."""
+        # The latest expectation replaces the one before: a day whose files were all cached
+        # leaves nothing behind for the next batch to read in vain (another digest building at
+        # the same time reads the rest of its files one by one: slower, the same files).
+        self._expected = {c.sha: c.parents[0] if c.parents else "" for c in commits[:_EXPECTED_MAX]}
+
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
+        if sha in self._expected:
+            async with self._batch_lock:
+                if sha in self._expected:  # not read by the batch another call just ran
+                    await self._read_expected()
+        if sha in self._read:
+            return self._read.pop(sha)
+        return await self._get_files_alone(sha)
+
+    async def _read_expected(self) -> None:
+        """Every expected commit's files, _BATCH commits per `git diff-tree --stdin`: each input
+        line is `sha first-parent` (a merge compares with its first parent, as alone) or `sha`
+        (a root, with --root). The output repeats each sha (--always: even an empty diff), then
+        the -z raw and numstat entries, an empty entry, and the patch text. A failed batch
+        leaves its commits to be read one by one (and fail one by one, as before)."""
+        wanted = list(self._expected.items())
+        self._expected.clear()
+        self._read.clear()  # what the batch before read and nobody took: at most one batch is kept
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start : start + _BATCH]
+            lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in chunk)
+            try:
+                out = await asyncio.to_thread(self._run_input, lines)
+            except SourceError:
+                continue
+            self._read.update(self._parse_batch(out, [sha for sha, _ in chunk]))
+
+    def _run_input(self, stdin: str) -> str:
+        proc = subprocess.run(
+            ["git", "-C", self.path, "-c", "core.quotePath=false", "diff-tree", "--stdin", "--root", "--always"]
+            + ["-r", "-M", "-z", "--raw", "--numstat", "-p", "--no-color", "--no-ext-diff"],
+            input=stdin.encode(),
+            capture_output=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )
+        if proc.returncode != 0:
+            raise SourceError(phrase("errors.git_failed", command="diff-tree", path=self.path, detail="batch"))
+        return proc.stdout.decode("utf-8", "replace")
+
+    def _parse_batch(self, out: str, shas: list[str]) -> dict[str, tuple[FileChange, ...]]:
+        """Split the batch's output at each sha (in input order, at the start of the output or
+        of a line or entry: a patch line never is 40 hex digits then NUL), then each part into
+        its raw entries and its patch text. A sha not found is left out (read alone later)."""
+        found: dict[str, tuple[FileChange, ...]] = {}
+        starts: list[tuple[str, int]] = []
+        at = 0
+        for sha in shas:
+            pos = out.find(sha + "\0", at)
+            while pos > 0 and out[pos - 1] not in "\n\0":
+                pos = out.find(sha + "\0", pos + 1)
+            if pos < 0:
+                continue
+            starts.append((sha, pos))
+            at = pos + len(sha) + 1
+        for i, (sha, pos) in enumerate(starts):
+            end = starts[i + 1][1] if i + 1 < len(starts) else len(out)
+            part = out[pos + len(sha) + 1 : end]
+            raw, sep, patch = part.partition("\0\0")
+            if not sep:
+                raw, patch = part, ""
+            found[sha] = tuple(self._files(raw, patch))
+        return found
+
+    async def _get_files_alone(self, sha: str) -> tuple[FileChange, ...]:
         parents = (await self._arun("rev-list", "--parents", "-n", "1", sha)).split()[1:]
         base = [parents[0]] if parents else ["--root"]
         raw = await self._arun("diff-tree", "-r", "-M", "-z", "--numstat", "--raw", "--no-color", *base, sha)
