@@ -148,7 +148,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("\\((\\d+) in the messages", "the same"),
         ("(\\d+) of text input", "the same"),
     ],
-    "bot/analysis/offline/evidence/behaviour.py": [("\\b(pure(ly)? refactor", "a regular expression for titles")],
+    "bot/analysis/offline/words.py": [("\\b(pure(ly)? refactor", "a regular expression for titles")],
     "bot/analysis/offline/patch.py": [("py pyi pyx pxd rb", "file extensions")],
     "bot/core/file_kinds.py": [
         ("py pyi", "file extensions"),

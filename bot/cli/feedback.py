@@ -31,7 +31,7 @@ from ..core.models import BotError, NotFoundError, UsageError
 from ..i18n import Count, localize, phrase
 from ..taste.corrections import Corrections
 from ..taste.scores import LEVELS
-from .commands import _check_out_path, stderr_lang, write_out
+from .terminal import _check_out_path, stderr_lang, write_out
 
 DEFAULT_WHO = "import"
 

@@ -9,11 +9,10 @@ from datetime import UTC, datetime
 from ..core.window import zone
 from ..history.period import find_period, period_from_flags
 from ..runtime.services import Services
+from .terminal import ProgressBar
 
 
 async def ask_history(args, settings, question: str, lang: str) -> int:
-    from .commands import ProgressBar
-
     tz = args.tz or settings.default_tz
     zone(tz)
     now = datetime.now(UTC)

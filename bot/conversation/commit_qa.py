@@ -88,7 +88,7 @@ class QA:
             return fits[-1]
 
         try:
-            async for piece in stream_fitted(self.llm, fit, lang=lang, prompts=self.prompts, question=question):
+            async for piece in stream_fitted(self.llm, fit, in_language(lang, self.prompts, question)):
                 yield piece
         except BotError as exc:
             yield f"\n\n⚠️ {localize(exc, lang)}\n\n"
@@ -158,20 +158,18 @@ class QA:
         yield "```diff\n" + shown.replace("```", "ʼʼʼ").rstrip() + "\n```"
 
 
-async def stream_fitted(
-    llm, fit: Callable[[], Any], *, lang: str | None = None, prompts=None, question: str = ""
-) -> AsyncIterator[str]:
+async def stream_fitted(llm, fit: Callable[[], Any], check: HeadCheck | None = None) -> AsyncIterator[str]:
     """The model's streamed answer to the prompt `fit()` builds (an object with `.prompt` and
     `.output`, the max_tokens to ask for). When the endpoint refuses it as too long before the
     first piece, its window is now known (the estimate is corrected): `fit()` builds the prompt
     again and it is asked once more, at most CONTEXT_RETRIES times. Questions about one commit
     and about a period (bot/history/) stream through here.
 
-    With `lang` (and `prompts`), the answer must be in that language: its first JUDGE_CHARS are
-    held back and judged; an answer in another language is dropped unseen and asked again once
-    with a message saying which language (prompts/language_retry.*.j2); a second one raises
-    WrongLanguage, which the caller shows as a visible fallback. An answer in the language the
-    `question` was asked in is right too."""
+    With a `check`, the answer's opening is held back and judged before anything of it is shown
+    (`HeadCheck`): a refused opening is dropped unseen and the model asked once more, with
+    `check.again` added to the prompt's messages; when that one is refused too, `check.refused`
+    is raised. Commit answers are checked for their language (`in_language`), period answers for
+    their language and for copying their sources (bot/history/period_answer.py)."""
     from ..analysis.llm import CONTEXT_RETRIES, ContextLengthError
 
     await llm.recall()  # the window an earlier process learnt, before sizing the prompt
@@ -181,8 +179,8 @@ async def stream_fitted(
         started = False
         try:
             pieces = llm.stream(fitted.prompt.messages() + corrective, max_tokens=fitted.output)
-            if lang and prompts is not None:
-                pieces = _in_language(pieces, lang, asked_in(question))
+            if check is not None:
+                pieces = _held_back(pieces, check)
             async for piece in pieces:
                 started = True
                 yield piece
@@ -191,21 +189,66 @@ async def stream_fitted(
             if started or refused >= CONTEXT_RETRIES:
                 raise
             fitted = fit()
-        except _Foreign:
+        except _HeadRefused as exc:
+            assert check is not None  # only _held_back raises it
             if corrective:
-                raise WrongLanguage(lang or "") from None
-            wanted = text(lang, "qa.language_name")
-            corrective = [{"role": "user", "content": prompts.render("language_retry", lang, wanted=wanted).user}]
+                raise check.refused(exc.why) from None
+            corrective = check.again(exc.why, exc.head)
+
+
+@dataclass(frozen=True)
+class HeadCheck:
+    """What the opening of a streamed answer must pass before anything of it is shown. It is held
+    back until `ready(head)` (or the answer ends), then `problem(head)` says why it is refused ("" when
+    it may be shown); the rest streams as it comes, unjudged. A refused answer is closed unseen
+    and asked again once with `again(why, head)` added to the prompt's messages (a corrective
+    message, and the refused head when the model should see what it wrote); refused again, the
+    exception `refused(why)` returns is raised."""
+
+    ready: Callable[[str], bool]
+    problem: Callable[[str], str]
+    again: Callable[[str, str], list[dict[str, str]]]
+    refused: Callable[[str], Exception]
+
+
+class _HeadRefused(Exception):
+    """The streamed answer's opening did not pass its check (nothing was shown)."""
+
+    def __init__(self, why: str, head: str):
+        super().__init__(why)
+        self.why, self.head = why, head
+
+
+async def _held_back(pieces: AsyncIterator[str], check: HeadCheck) -> AsyncIterator[str]:
+    """`pieces` once their opening passes `check` (raising _HeadRefused, with the stream closed and
+    nothing shown, when it does not)."""
+    held: list[str] = []
+    judged = False
+    try:
+        async for piece in pieces:
+            if judged:
+                yield piece
+                continue
+            held.append(piece)
+            head = "".join(held)
+            if check.ready(head):
+                judged = True
+                if why := check.problem(head):
+                    raise _HeadRefused(why, head)
+                yield head
+        if not judged and held:  # an answer shorter than the opening: judged whole
+            head = "".join(held)
+            if why := check.problem(head):
+                raise _HeadRefused(why, head)
+            yield head
+    finally:
+        await pieces.aclose()  # type: ignore[attr-defined]  # frees the concurrency slot at once
 
 
 # An answer's opening is held back until its language can be judged: JUDGE_WORDS words of prose
 # (a Chinese character is one), or JUDGE_CHARS characters, whichever comes first.
 JUDGE_WORDS = 6
 JUDGE_CHARS = 160
-
-
-class _Foreign(Exception):
-    """The streamed answer's opening is not in the wanted language (nothing was shown)."""
 
 
 class WrongLanguage(BotError):
@@ -216,33 +259,28 @@ class WrongLanguage(BotError):
         self.lang = lang
 
 
-async def _in_language(pieces: AsyncIterator[str], lang: str, asked: str | None = None) -> AsyncIterator[str]:
-    """`pieces` once their opening is judged to be in `lang` or the language the question was
-    `asked` in (raising _Foreign, with the stream closed and nothing shown, when it is neither)."""
+def in_language(lang: str, prompts, question: str = "") -> HeadCheck | None:
+    """The check of a commit answer: in `lang`, or in the language the `question` was asked in.
+    Judged once the opening holds JUDGE_WORDS words or JUDGE_CHARS characters; one in another
+    language is asked again with a message saying which (prompts/language_retry.*.j2), and a
+    second one raises WrongLanguage, which the caller shows as a visible fallback. None (nothing
+    held back) without a language."""
+    if not lang:
+        return None
+    asked = asked_in(question)
 
-    def wrong(opening: str) -> bool:
-        return wrong_language(opening, lang) and (asked in (None, lang) or wrong_language(opening, asked))
+    def ready(head: str) -> bool:
+        return len(head) >= JUDGE_CHARS or sum(prose_counts(head)) >= JUDGE_WORDS
 
-    held: list[str] = []
-    judged = False
-    try:
-        async for piece in pieces:
-            if judged:
-                yield piece
-                continue
-            held.append(piece)
-            opening = "".join(held)
-            if len(opening) >= JUDGE_CHARS or sum(prose_counts(opening)) >= JUDGE_WORDS:
-                judged = True
-                if wrong(opening):
-                    raise _Foreign
-                yield opening
-        if not judged and held:
-            if wrong("".join(held)):
-                raise _Foreign
-            yield "".join(held)
-    finally:
-        await pieces.aclose()  # type: ignore[attr-defined]  # frees the concurrency slot at once
+    def problem(head: str) -> str:
+        wrong = wrong_language(head, lang) and (asked in (None, lang) or wrong_language(head, asked))
+        return "language" if wrong else ""
+
+    def again(why: str, head: str) -> list[dict[str, str]]:
+        wanted = text(lang, "qa.language_name")
+        return [{"role": "user", "content": prompts.render("language_retry", lang, wanted=wanted).user}]
+
+    return HeadCheck(ready, problem, again, refused=lambda why: WrongLanguage(lang))
 
 
 @dataclass(frozen=True)

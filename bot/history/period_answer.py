@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,7 +26,7 @@ from typing import cast
 from zoneinfo import ZoneInfo
 
 from ..analysis.language import language_name
-from ..conversation.commit_qa import neutralise, stream_fitted
+from ..conversation.commit_qa import HeadCheck, neutralise, stream_fitted
 from ..core.models import BotError, Commit, Window
 from ..diffs import estimate_tokens
 from ..i18n import localize, text
@@ -155,51 +155,41 @@ class HistoryQA:
             )
             return fits[-1]
 
-        reason = ""  # why the last answer was refused
-        previous = ""
-        for attempt in range(2):  # the answer, then one corrective retry
-            if attempt:
-                corrective = self.prompts.render(
-                    RETRY_JOB, lang, copied=reason == "copy", language=language_name(lang)
-                ).user
-                fit = _corrected(fits[-1], previous, corrective)
-            held = ""  # the opening, held back until it is judged
-            verdict: str | None = None  # None: not judged yet; "": fit to post; else why it is refused
-            try:
-                async with aclosing(cast(AsyncGenerator[str, None], stream_fitted(self.llm, fit))) as pieces:
-                    async for piece in pieces:
-                        if guard is None:  # the prompt is settled once the first piece arrives
-                            guard = CitationGuard([s.sha for s in fits[-1].given], text(lang, "history.not_a_source"))
-                        if verdict == "":
-                            if out := guard.feed(piece):
-                                yield out
-                            continue
-                        held += piece
-                        if len(held) >= JUDGE_CHARS:
-                            verdict = problem(held, lang, _lines(fits[-1].given, window.tz))
-                            if verdict:
-                                break  # closing the stream ends the request
-                            if out := guard.feed(held):
-                                yield out
-            except BotError as exc:
-                if guard is not None and verdict == "" and (out := guard.flush()):
-                    yield out
-                yield f"\n\n⚠️ {localize(exc, lang)}\n\n" + text(lang, "history.llm_failed") + "\n"
-                yield self._offline(sources, lang, trace, several)
-                return
-            if verdict is None:  # an answer shorter than the judged opening: judged whole
-                verdict = problem(held, lang, _lines(fits[-1].given, window.tz))
-                if not verdict and guard is not None and (out := guard.feed(held)):
-                    yield out
-            if not verdict:
-                break
-            reason, previous = verdict, held
-            trace.refusals.append(verdict)
-            log.info(
-                "history answer refused (%s); %s", verdict, "the ranked list instead" if attempt else "asking again"
-            )
-        else:
-            yield text(lang, REFUSED[reason]) + "\n"
+        def refusal(why: str, final: bool) -> None:
+            trace.refusals.append(why)
+            log.info("history answer refused (%s); %s", why, "the ranked list instead" if final else "asking again")
+
+        def again(why: str, head: str) -> list[dict[str, str]]:  # the refused answer, then the correction
+            refusal(why, final=False)
+            corrective = self.prompts.render(RETRY_JOB, lang, copied=why == "copy", language=language_name(lang)).user
+            return [{"role": "assistant", "content": head}, {"role": "user", "content": corrective}]
+
+        def refused(why: str) -> _RefusedTwice:
+            refusal(why, final=True)
+            return _RefusedTwice(why)
+
+        # The opening is held back and judged (check.py): a copy of the sources or the wrong language.
+        check = HeadCheck(
+            ready=lambda head: len(head) >= JUDGE_CHARS,
+            problem=lambda head: problem(head, lang, _lines(fits[-1].given, window.tz)),
+            again=again,
+            refused=refused,
+        )
+        try:
+            async with aclosing(cast(AsyncGenerator[str, None], stream_fitted(self.llm, fit, check))) as pieces:
+                async for piece in pieces:
+                    if guard is None:  # the prompt is settled once the first piece arrives
+                        guard = CitationGuard([s.sha for s in fits[-1].given], text(lang, "history.not_a_source"))
+                    if out := guard.feed(piece):
+                        yield out
+        except _RefusedTwice as exc:
+            yield text(lang, REFUSED[exc.why]) + "\n"
+            yield self._offline(sources, lang, trace, several)
+            return
+        except BotError as exc:
+            if guard is not None and (out := guard.flush()):
+                yield out
+            yield f"\n\n⚠️ {localize(exc, lang)}\n\n" + text(lang, "history.llm_failed") + "\n"
             yield self._offline(sources, lang, trace, several)
             return
         given = fits[-1].given
@@ -255,23 +245,12 @@ class _Fitted:
     output: int
 
 
-class _Corrected:
-    """A refused answer's conversation: its prompt, the answer, and the corrective message."""
+class _RefusedTwice(Exception):
+    """The answer was refused, and so was the corrective retry: the ranked list is given instead."""
 
-    def __init__(self, prompt, answer: str, corrective: str):
-        self.prompt, self.answer, self.corrective = prompt, answer, corrective
-
-    def messages(self) -> list[dict[str, str]]:
-        return [
-            *self.prompt.messages(),
-            {"role": "assistant", "content": self.answer},
-            {"role": "user", "content": self.corrective},
-        ]
-
-
-def _corrected(fitted: _Fitted, answer: str, corrective: str) -> Callable[[], _Fitted]:
-    """The fit of a corrective retry: the same prompt and sources, the refused answer, the correction."""
-    return lambda: _Fitted(_Corrected(fitted.prompt, answer, corrective), fitted.given, fitted.output)
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
 
 
 def _lines(given: Sequence[Source], tz: str) -> list[str]:

@@ -1,14 +1,12 @@
 """Sending to Feishu (`FeishuPlatform`): interactive cards (bot.render.feishu), always with a `uuid`
 so a send retried within the hour never doubles a message (later, `send_unless_posted` reads the
 chat back and finds a keyed send's cards by the element_id marker they carry); thread replies with
-`reply_in_thread`; private notices as ephemeral cards where Feishu has them. Limits: at most 5
-messages/s per chat (shared with every other bot in a group), in order; 5 edits/s per message; 10
-CardKit operations/s per card.
+`reply_in_thread`; private notices as ephemeral cards where Feishu has them. The calls that post
+and edit a card, and Feishu's limits, are in cards.py (`FeishuCards`, shared with the answer stream).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import time
@@ -23,30 +21,16 @@ from bot.render import feishu as R
 from handlers.feishu.api import (
     PERMISSION_CODES,
     RATE_CODES,
-    ContentCardElementRequest,
-    ContentCardElementRequestBody,
-    CreateCardRequest,
-    CreateCardRequestBody,
-    CreateMessageRequest,
-    CreateMessageRequestBody,
     FeishuApi,
     FeishuError,
     GetMessageRequest,
     ListMessageRequest,
-    PatchMessageRequest,
-    PatchMessageRequestBody,
-    ReplyMessageRequest,
-    ReplyMessageRequestBody,
-    SettingsCardRequest,
-    SettingsCardRequestBody,
 )
-from handlers.pacing import ConversationPacer
+from handlers.feishu.cards import FeishuCards, send_uuid
+from handlers.feishu.stream import AnswerStream
 
 log = logging.getLogger(__name__)
 
-CHAT_LIMIT = (5, 1.0)  # messages per second per chat, shared by all bots in a group
-MESSAGE_LIMIT = (5, 1.0)
-CARD_LIMIT = (10, 1.0)
 GROUP_MSG_SCOPE = "im:message.group_msg"  # sensitive: group messages without an @-mention
 SCOPES_TTL = 600.0  # seconds a scope check is trusted (an admin may grant it meanwhile)
 # Reading the chat back (GET /open-apis/im/v1/messages): any one of these, plus im:message.group_msg in groups.
@@ -54,11 +38,6 @@ READ_SCOPES = ("im:message", "im:message:readonly", "im:message.history:readonly
 LOOKUP_PAGE_SIZE = 50  # the list API's maximum
 LOOKUP_PAGES = 20  # pages read at most when looking for a message sent before
 LOOKUP_SKEW = 600  # seconds before the first attempt the chat is read from (clocks differ)
-
-
-def send_uuid(base: str, index: int) -> str:
-    """Feishu's send `uuid` (≤ 50 chars; the same uuid within an hour returns the same message)."""
-    return f"{base[:40]}-{index}"
 
 
 def _marker(base: str, index: int) -> str:
@@ -87,7 +66,7 @@ def _mark_all(cards: list[dict], base: str) -> list[dict]:
     return [_marked(card, _marker(base, i)) for i, card in enumerate(cards)]
 
 
-class FeishuPlatform:
+class FeishuPlatform(FeishuCards):
     name = "feishu"
     supports_streaming = True
     supports_buttons = True
@@ -96,12 +75,7 @@ class FeishuPlatform:
     send_dedupe_window: float | None = 3600.0
 
     def __init__(self, api: FeishuApi, *, default_lang: str = "zh"):
-        self.api = api
-        self.default_lang = default_lang
-        self.chats = ConversationPacer("chat", *CHAT_LIMIT, windows=api.pacer)
-        self.messages = ConversationPacer("msg", *MESSAGE_LIMIT, windows=api.pacer)
-        self.cards = ConversationPacer("card", *CARD_LIMIT, windows=api.pacer)
-        self.cardkit_ok = True  # becomes False when CardKit refuses (e.g. scope cardkit:card:write missing)
+        super().__init__(api, default_lang=default_lang)
         self.ephemeral_ok = True  # False only when Feishu says the app may not send them at all
         self.ephemeral_refused: OrderedDict[str, None] = OrderedDict()  # chats that refused one (topic groups)
         self._scopes: tuple[float, dict[str, int] | None] = (0.0, None)
@@ -315,8 +289,6 @@ class FeishuPlatform:
     async def stream(
         self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv: Conversation | None = None, lang: str = ""
     ) -> MessageRef:
-        from handlers.feishu.stream import AnswerStream  # the stream drives this platform
-
         return await AnswerStream(self, channel, thread, lang).run(pieces)
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
@@ -356,76 +328,3 @@ class FeishuPlatform:
                     parts.append(ref.id)
         assert first is not None
         return MessageRef(first.channel, first.id, first.thread, parts=tuple(parts))
-
-    async def post_card(
-        self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None, uid: str
-    ) -> MessageRef:
-        limits = self.chats.limits(channel)
-        if thread or quote:
-            body = (
-                ReplyMessageRequestBody.builder()
-                .msg_type("interactive")
-                .content(content)
-                .reply_in_thread(bool(thread))
-                .uuid(uid)
-                .build()
-            )
-            request = ReplyMessageRequest.builder().message_id(thread or quote).request_body(body).build()
-            resp = await self.api.call("reply", self.api.client.im.v1.message.reply, request, limits=limits)
-            return MessageRef(channel, resp.data.message_id, thread or None)
-        body = (
-            CreateMessageRequestBody.builder()
-            .receive_id(channel)
-            .msg_type("interactive")
-            .content(content)
-            .uuid(uid)
-            .build()
-        )
-        # a user's open_id (ou_…) is a direct message to that user (downstream conflicts); else a chat
-        kind = "open_id" if channel.startswith("ou_") else "chat_id"
-        request = CreateMessageRequest.builder().receive_id_type(kind).request_body(body).build()
-        resp = await self.api.call("post_message", self.api.client.im.v1.message.create, request, limits=limits)
-        return MessageRef(channel, resp.data.message_id, None)
-
-    async def patch(self, message_id: str, card: dict) -> None:
-        body = PatchMessageRequestBody.builder().content(R.card_json(card)).build()
-        request = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
-        async with self.messages.lock(message_id):
-            await self.api.call(
-                "update_message", self.api.client.im.v1.message.patch, request, limits=self.messages.limits(message_id)
-            )
-
-    async def create_card(self, card: dict) -> str:
-        body = CreateCardRequestBody.builder().type("card_json").data(R.card_json(card)).build()
-        request = CreateCardRequest.builder().request_body(body).build()
-        resp = await self.api.call("create_card", self.api.client.cardkit.v1.card.create, request)
-        return resp.data.card_id
-
-    async def set_card_text(self, card_id: str, text: str, sequence: int) -> None:
-        body = (
-            ContentCardElementRequestBody.builder()
-            .content(text)
-            .sequence(sequence)
-            .uuid(R.stable_id("content", card_id, sequence, length=32))
-            .build()
-        )
-        request = (
-            ContentCardElementRequest.builder().card_id(card_id).element_id(R.ANSWER_ELEMENT).request_body(body).build()
-        )
-        await self.api.call(
-            "stream_answer", self.api.client.cardkit.v1.card_element.content, request, limits=self.cards.limits(card_id)
-        )
-
-    async def close_card(self, card_id: str, summary: str, sequence: int) -> None:
-        settings = {"config": {"streaming_mode": False, "summary": {"content": R.plain(summary, 60)}}}
-        body = (
-            SettingsCardRequestBody.builder()
-            .settings(json.dumps(settings, ensure_ascii=False))
-            .sequence(sequence)
-            .uuid(R.stable_id("settings", card_id, sequence, length=32))
-            .build()
-        )
-        request = SettingsCardRequest.builder().card_id(card_id).request_body(body).build()
-        await self.api.call(
-            "finish_answer", self.api.client.cardkit.v1.card.settings, request, limits=self.cards.limits(card_id)
-        )

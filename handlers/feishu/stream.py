@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot.core.chat_platform import MessageRef
 from bot.render import feishu as R
 from handlers.feishu.api import RATE_CODES, FeishuError
-from handlers.feishu.platform import FeishuPlatform, send_uuid
+from handlers.feishu.cards import FeishuCards, send_uuid
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class AnswerStream:
     coalesced), closed at the end. Without CardKit: a normal card edited at most every 0.25 s.
     A long answer continues on further cards (each ≤ 30 KB); nothing is cut."""
 
-    def __init__(self, platform: FeishuPlatform, channel: str, thread: str, lang: str = ""):
+    def __init__(self, platform: FeishuCards, channel: str, thread: str, lang: str = ""):
         self.p = platform
         self.channel = channel
         self.thread = thread

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from handlers.slack.api import SlackError, make_client
 from handlers.slack.events import SlackAdapter
-from handlers.slack.platform import Pacing, SlackPlatform
+from handlers.slack.platform import SlackPlatform
+from handlers.slack.poster import Pacing
 from handlers.slack.stream import StreamEscaper
 
 

@@ -22,7 +22,8 @@ from bot.i18n import localize, phrase, text
 from bot.render import slack as R
 from handlers.slack import api
 from handlers.slack.api import SlackError
-from handlers.slack.platform import Pacing, SlackPlatform
+from handlers.slack.platform import SlackPlatform
+from handlers.slack.poster import Pacing
 
 log = logging.getLogger(__name__)
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from bot.core.chat_platform import Content, Conversation, MessageRef
 from bot.render import slack as R
-from handlers.pacing import ConversationPacer
 from handlers.slack import api
 from handlers.slack.api import SlackError
+from handlers.slack.poster import Pacing, SlackPoster
 from handlers.slack.stream import AnswerStream, StreamEscaper
 
 log = logging.getLogger(__name__)
@@ -26,22 +25,7 @@ LOOKUP_PAGES = 25  # pages read at most when looking for what a crashed process 
 METADATA_EVENT = "digest_bot_message"
 
 
-@dataclass
-class Pacing:
-    """Posting pace per channel (Slack: ~1 message/second/channel, short bursts allowed) and how
-    often a streamed answer is pushed (native appends / fallback edits)."""
-
-    per_second: float = 1.0
-    burst: int = 3
-    edit_interval: float = 1.0
-    stream_interval: float = 1.0  # chat.appendStream is rate Tier 4 (~100 calls/min per workspace)
-
-    def channel_pacer(self) -> ConversationPacer:
-        """`burst` posts per `burst / per_second` seconds: the rate, with a short burst allowed."""
-        return ConversationPacer("channel", self.burst, self.burst / max(self.per_second, 1e-6))
-
-
-class SlackPlatform:
+class SlackPlatform(SlackPoster):
     name = "slack"
     supports_streaming = True
     supports_buttons = True
@@ -50,34 +34,8 @@ class SlackPlatform:
     send_dedupe_window: float | None = None
 
     def __init__(self, client: api.AsyncWebClient, store=None, pacing: Pacing | None = None):
-        self.client = client
+        super().__init__(client, pacing)
         self.store = store
-        self.pacing = pacing or Pacing()
-        self.pacer = self.pacing.channel_pacer()
-        self.native_streaming = True  # switched off for good once Slack says the methods are unavailable
-
-    # --- Web API calls --------------------------------------------------------------------------
-    async def call(self, method: str, **kwargs) -> dict:
-        """One Web API call; failures become a SlackError naming the method and Slack's error."""
-        return await api.call(self.client, method, **kwargs)
-
-    async def post(self, channel: str, payload: dict, thread: str | None, metadata: dict | None = None) -> str:
-        """chat.postMessage, paced, in this channel's order; returns the ts."""
-        async with self.pacer.lock(channel):
-            return await self._post_locked(channel, payload, thread, metadata)
-
-    async def _post_locked(self, channel: str, payload: dict, thread: str | None, metadata: dict | None = None) -> str:
-        """chat.postMessage with the channel's lock already held."""
-        args: dict[str, Any] = dict(channel=channel, text=payload["text"], unfurl_links=False, unfurl_media=False)
-        if payload.get("blocks"):
-            args["blocks"] = payload["blocks"]
-        if thread:
-            args["thread_ts"] = thread
-        if metadata:
-            args["metadata"] = metadata
-        await self.pacer.wait_turn(channel)
-        data = await self.call("chat.postMessage", **args)
-        return str(data["ts"])
 
     # --- ChatPlatform ---------------------------------------------------------------------------
     async def send(

@@ -14,10 +14,10 @@ from bot.core.chat_platform import Conversation, MessageRef, chunk_text
 from bot.render import slack as R
 from handlers.slack import api
 from handlers.slack.api import SlackError
+from handlers.slack.poster import SlackPoster
 
 if TYPE_CHECKING:
     from handlers.slack.api import AsyncChatStream
-    from handlers.slack.platform import SlackPlatform
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class AnswerStream:
     and then at a steady interval; past the per-message limit it continues in a new message, with
     an open code fence closed and reopened across the cut."""
 
-    def __init__(self, platform: SlackPlatform, channel: str, thread: str, conv: Conversation | None):
+    def __init__(self, platform: SlackPoster, channel: str, thread: str, conv: Conversation | None):
         self.p = platform
         self.channel = channel
         self.thread = thread

@@ -12,15 +12,12 @@ numbers are spaced by evidence kind and are listed together in evidence/__init__
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ...core.models import ChangeType, Commit, Importance, Judgement
 from ...i18n import Phrase
 from ..profile import RepoProfile
-
-if TYPE_CHECKING:  # the modules that build these import this one
-    from .stats import FileStats
-    from .title import TitleInfo
+from .stats import FileStats
+from .title import TitleInfo
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...core.models import Importance, Insights
 from ...i18n import text
 from .context import Context, Fact
-from .evidence import KINDS, scope
+from .evidence import KINDS, dependencies, scope, security
 from .lang import lower_first
 from .learned import weigh
 
@@ -24,7 +24,7 @@ def decide_importance(c: Context, zh: bool) -> tuple[Importance, str]:
     reason names up to two specific facts at that level — size only speaks when nothing more
     specific does — or, when no rule fired, the baseline."""
     found = facts(c)
-    cap = scope.ceiling(c)
+    cap = scope.ceiling(c, security.exempts_ci(c), security.pipeline_hardening(c), dependencies.dev_only(c))
     level, reason = _by_rules(c, found, cap, zh)
     learned = weigh(c, found, cap, level)
     return (learned.level, learned.text(zh)) if learned else (level, reason)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...i18n import text
+from ...core.models import ChangeType
+from ...i18n import Phrase, phrase, text
 
 
 def is_zh(lang: str) -> bool:
@@ -59,3 +60,9 @@ def clip(text: str, limit: int) -> str:
 def lower_first(text: str) -> str:
     """'The title says' → 'the title says' after a semicolon; leaves 'CVE-…' and 'API' alone."""
     return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+def noun(ctype: ChangeType, mid: bool = False) -> Phrase:
+    """The kind of change as a field: opening a sentence ('Bug fix …'), or with `mid` inside one
+    ('… as a bug fix'). The catalogue keys are `offline.size.noun_<type>.head|mid`."""
+    return phrase(f"offline.size.noun_{ctype.name.lower()}.{'mid' if mid else 'head'}")

@@ -64,3 +64,17 @@ def is_root_manifest(path: str, profile: RepoProfile) -> bool:
 def in_package(path: str, package: str) -> bool:
     package = package.strip("/")
     return bool(package) and (path.startswith(package + "/") or path.rsplit("/", 1)[0] == package)
+
+
+# The name of a manifest of development, test, docs or CI dependencies (requirements-dev.txt).
+DEV_MANIFEST = re.compile(r"(^|[-_./])(dev|test|tests|testing|lint|docs?|typing|bench\w*|ci)([-_.]|$)", re.I)
+
+
+def shipped_manifest(path: str, profile: RepoProfile) -> bool:
+    """A manifest whose dependencies ship: not tooling, not internal, not requirements-dev.txt."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return (
+        is_root_manifest(path, profile)
+        and not profile.is_internal(path)
+        and not DEV_MANIFEST.search(name.rsplit(".", 1)[0])
+    )

@@ -1,5 +1,5 @@
 """Reading a commit's title: its type (conventional prefix, bracket tags, verbs), its tags and
-scope, and the markers the evidence modules look for in it (each module owns its own words)."""
+scope, and the markers the evidence modules look for in the message (their words are in words.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...core.models import ChangeType
-from .evidence import behaviour, breaking, dependencies, release, scope, security
+from . import words
 from .message import first_paragraphs
 
 _PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
@@ -248,51 +248,51 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
     strong = change_type is not None  # the author labelled it: a tag, a prefix or "Revert"
     if change_type is None:
         change_type = _verb_type(prefix.subject)
-    bump = dependencies.read_bump(prefix.subject)
+    bump = words.read_bump(prefix.subject)
     if bump and change_type in (None, ChangeType.REFACTOR, ChangeType.FEATURE):
         change_type = ChangeType.DEPENDENCIES
 
-    is_release = release.is_release(prefix.subject, text)
+    is_release = words.is_release(prefix.subject, text)
     if is_release and prefix.change_type is not ChangeType.REVERT:
         bump = None  # "Bump 0.16.4" is this project's version, not a dependency
         if change_type in (None, ChangeType.DEPENDENCIES, ChangeType.FEATURE, ChangeType.REFACTOR):
             change_type = ChangeType.OTHER
     body_text = first_paragraphs(body)
-    guard, guard_in_title = security.guard(text, body_text)
-    preserving = behaviour.preserving(body) or behaviour.preserving(text)
+    guard, guard_in_title = words.guard(text, body_text)
+    preserving = words.preserving(body) or words.preserving(text)
     if (
         preserving
         and change_type in (None, ChangeType.FEATURE, ChangeType.OTHER, ChangeType.PERFORMANCE)
         and not strong
     ):
         change_type = ChangeType.REFACTOR
-    cve = security.cve(title, body)
-    claims_security = security.claims_fix(text) or bool(cve) or ChangeType.SECURITY in (change_type, tag_type)
+    cve = words.cve(title, body)
+    claims_security = words.claims_security_fix(text) or bool(cve) or ChangeType.SECURITY in (change_type, tag_type)
     return TitleInfo(
         subject=prefix.subject,
         change_type=change_type,
         strong=strong,
         tags=tags,
         scope=prefix.scope,
-        breaking=breaking.declared(text, body, prefix.bang, tags),
+        breaking=words.declares_breaking(text, body, prefix.bang, tags),
         cosmetic=(
-            scope.cosmetic(text)
+            words.cosmetic(text)
             or prefix.conventional == "style"
             or any(k in ("typo", "lint", "style", "format") for k in tag_keys)
         ),
         security=claims_security,
-        security_mention=security.mentions(text) and not claims_security,
+        security_mention=words.mentions_security(text) and not claims_security,
         cve=cve,
-        default_change=behaviour.default_change(text),
+        default_change=words.default_change(text),
         reverted_title=prefix.reverted,
         bump=bump,
-        rejects=security.refused_input(prefix.subject),
+        rejects=words.refused_input(prefix.subject),
         guard=guard,
         guard_in_title=guard_in_title,
-        crash=behaviour.crash(f"{text}\n{body_text}"),
-        pathology=behaviour.pathology(f"{text}\n{body_text}"),
+        crash=words.crash(f"{text}\n{body_text}"),
+        pathology=words.pathology(f"{text}\n{body_text}"),
         preserving=preserving,
         release=is_release,
-        hardening=security.hardening(text),
-        runtime_support=release.runtime_support(prefix.subject),
+        hardening=words.hardening(text),
+        runtime_support=words.runtime_support(prefix.subject),
     )

@@ -1,7 +1,9 @@
 """The evidence the offline analyser weighs, one module per kind.
 
-Each module reads its own signs in the message, paths and patches, and turns them into `facts`
-(a level and why), `risks` (what may break and what to do) and `insights` (notes by aspect):
+Each module reads its own signs in the paths and patches, weighs the message's words (read once
+into the `TitleInfo` by words.py and title.py), and turns them into `facts` (a level and why),
+`risks` (what may break and what to do) and `insights` (notes by aspect). They import the records
+(context.py) and the readers below them (title, words, paths, patch, stats), never each other:
 
   breaking      the author declares a breaking change
   security      fixes, trust boundaries, refused input, sensitive paths, pipeline hardening

@@ -11,7 +11,7 @@ from ....core.models import ChangeType, FileChange, Importance
 from ....i18n import Count, Phrase, phrase, text
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, clip, num
-from ..message import first_paragraphs, prose
+from ..message import first_paragraphs
 from ..patch import assignments, change_blocks
 from ..paths import FileKind, extension
 from ..stats import WhereNames, runtime_lines
@@ -21,27 +21,6 @@ if TYPE_CHECKING:
     from ..patch import SourceScan
     from ..stats import FileStats
 
-_CRASH_WORDS = re.compile(
-    r"\b(crash\w*|segfault\w*|segmentation fault|illegal instruction|invalidinstruction"
-    r"|sigill|sigsegv|core dump\w*|panic(s|ked)?|stack overflow)\b",
-    re.I,
-)
-_PATHOLOGY_WORDS = re.compile(
-    r"\b(exponential\w*|quadratic\w*|hang(s|ing)?|pathological\w*|blow-?up"
-    r"|never (terminat|finish)\w*|super-?linear)\b",
-    re.I,
-)
-_PRESERVING = re.compile(
-    r"\b(pure(ly)? refactor\w*|no (functional|behaviou?r(al)?) changes?|behaviou?r[- ]preserving"
-    r"|without changing (any of )?the (logic|behaviou?r)|should(™)? have no effect"
-    r"|no user[- ]visible change\w*|does not change (the )?behaviou?r|non-functional change)\b",
-    re.I,
-)
-_DEFAULT_WORDS = re.compile(
-    r"\b(by default|defaults? to|change[sd]? (the )?defaults?|new defaults?"
-    r"|default value)\b",
-    re.I,
-)
 _CONFIG_TOKENS = frozenset(
     {
         "config",
@@ -90,29 +69,6 @@ _RECURSION_WORDS = re.compile(r"\b(recursi\w*|cycl(e|es|ic)|fixpoint|self-refere
 _MESSAGE_WORDS = re.compile(r"\b(diagnostics?|error messages?|messages?|display|hover|signature help)\b", re.I)
 _MEMORY_WORDS = re.compile(r"\b(gc|garbage|leak\w*|memory|refcount\w*|lifetimes?)\b", re.I)
 _CHECK_WORDS = re.compile(r"\b(rule|lint|check)s?\b", re.I)
-
-
-# --- reading the message --------------------------------------------------------------------------
-
-
-def crash(text: str) -> bool:
-    """The title or body speaks of a crash of the program."""
-    return bool(_CRASH_WORDS.search(text))
-
-
-def pathology(text: str) -> bool:
-    """Exponential blow-ups, hangs — said in words, not the name of a rule or a file
-    (`quadratic-list-summation`, hang_detector.py)."""
-    return bool(_PATHOLOGY_WORDS.search(prose(text)))
-
-
-def preserving(text: str) -> bool:
-    """The author says the behaviour does not change."""
-    return bool(_PRESERVING.search(text))
-
-
-def default_change(title_text: str) -> bool:
-    return bool(_DEFAULT_WORDS.search(title_text))
 
 
 # --- reading the files ---------------------------------------------------------------------------

@@ -11,31 +11,18 @@ from ....i18n import phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
 from ..patch import change_blocks, lockfile_updates, manifest_blocks, requirements
-from ..paths import FileKind, extension, is_root_manifest
+from ..paths import DEV_MANIFEST, FileKind, extension, is_root_manifest, shipped_manifest
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile
     from ..stats import FileStats
     from ..title import TitleInfo
 
-_BUMP_FROM_TO = re.compile(
-    r"\b(?:bump|bumps|update|updates|upgrade|upgrades)\s+(?:dependency\s+)?"
-    r"(?P<name>[@\w./-]+)(?:\s+requirement)?\s+from\s+[~^>=<v ]*(?P<old>\d[\w.]*)"
-    r"\s+to\s+[~^>=<v ]*(?P<new>\d[\w.]*)",
-    re.I,
-)
-# Renovate names a major update "to v3" and a minor/patch one "to v2.3.1".
-_RENOVATE_MAJOR = re.compile(
-    r"\bupdate\s+(?:dependency\s+|module\s+)?(?P<name>[@\w./-]+)"
-    r"(?:\s+\w+)?\s+to\s+v(?P<new>\d+)\s*$",
-    re.I,
-)
 _DEV_GROUP = re.compile(
     r"(dev|test|lint|doc|typing|bench|mypy|format|tool\.|dependency-groups|constraint"
     r"|\bci\b|example|fuzz|release-tooling)",
     re.I,
 )
-DEV_MANIFEST = re.compile(r"(^|[-_./])(dev|test|tests|testing|lint|docs?|typing|bench\w*|ci)([-_.]|$)", re.I)
 _RENOVATE_ROW = re.compile(
     r"^\|\s*\[?(?P<name>[@\w./-]+)\]?(?:\([^)]*\))?\s*\|.*?`?v?(?P<old>\d[\w.+-]*)`?\s*"
     r"(?:->|→)\s*`?v?(?P<new>\d[\w.+-]*)`?",
@@ -56,15 +43,6 @@ _FROZEN_REV = re.compile(r"#\s*frozen:\s*v?(?P<v>\d[\w.]*)")
 # --- reading the message --------------------------------------------------------------------------
 
 
-def read_bump(subject: str) -> tuple[str, str, str] | None:
-    """(name, old, new) from "Bump x from a to b" (old is '' for Renovate's "Update x to v3")."""
-    m = _BUMP_FROM_TO.search(subject)
-    if m:
-        return m.group("name"), m.group("old"), m.group("new")
-    m = _RENOVATE_MAJOR.search(subject)
-    return (m.group("name"), "", m.group("new")) if m else None
-
-
 def _version_major(version: str) -> tuple[int, int]:
     nums = [int(n) for n in re.findall(r"\d+", version)[:2]] + [0, 0]
     return nums[0], nums[1]
@@ -79,16 +57,6 @@ def is_major_bump(old: str, new: str) -> bool:
 
 
 # --- reading the files ---------------------------------------------------------------------------
-
-
-def shipped_manifest(path: str, profile: RepoProfile) -> bool:
-    """A manifest whose dependencies ship: not tooling, not internal, not requirements-dev.txt."""
-    name = path.rsplit("/", 1)[-1].lower()
-    return (
-        is_root_manifest(path, profile)
-        and not profile.is_internal(path)
-        and not DEV_MANIFEST.search(name.rsplit(".", 1)[0])
-    )
 
 
 def _changed_names(stats: FileStats, profile: RepoProfile) -> tuple[list[str], bool]:

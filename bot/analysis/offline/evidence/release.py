@@ -11,27 +11,12 @@ from ....i18n import phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
 from ..patch import diff_lines, manifest_blocks
-from ..paths import DOCKER_FILE, FileKind
-from .dependencies import shipped_manifest
+from ..paths import DOCKER_FILE, FileKind, shipped_manifest
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile
     from ..stats import FileStats
 
-_RELEASE_TITLE = re.compile(
-    r"^\s*(release|releasing|prepare (for )?release|bump( version)?( to)?|version)\s*:?\s*"
-    r"v?\d+\.\d+(\.\d+)?([-.]?\w+)?\s*$|^\s*(prepare )?release v?\d+\.\d+",
-    re.I,
-)
-# "Add support for Python 3.15", "Drop Node 18": who can run the project changes.
-_RUNTIME_SUPPORT = re.compile(
-    r"\b(support\w*|drop\w*|deprecat\w*|remov\w*|require\w*)\b.*\b(python|cpython|pypy|node(\.?js)?"
-    r"|rust|go|cuda|rocm|java|jdk|ruby|php|\.net)\s*v?\d+(\.\d+)?",
-    re.I,
-)
-_RUNTIME_NAME = re.compile(
-    r"\b(python|cpython|pypy|node(\.?js)?|rust|go|cuda|rocm|java|jdk|ruby|php|\.net)\s*v?\d+(\.\d+)?", re.I
-)
 _PROFILE_KEYS = re.compile(
     r"^\s*(panic|lto|codegen-units|opt-level|strip|debug|debug-assertions|overflow-checks"
     r"|incremental|rpath)\s*=\s*(.+?)\s*$"
@@ -46,21 +31,6 @@ _COMPILER_FLAGS = re.compile(
     r"|-ffast-math|-flto)"
 )
 _PANIC_ABORT = re.compile(r"""panic\s*=\s*["']?abort""")
-
-
-# --- reading the message --------------------------------------------------------------------------
-
-
-def is_release(*texts: str) -> bool:
-    """ "Bump 0.16.4", "Prepare release v2.14.0b1": this project's own version changes."""
-    return any(_RELEASE_TITLE.search(t) for t in texts)
-
-
-def runtime_support(subject: str) -> str:
-    """'Python 3.15' in "Add support for Python 3.15", '' when the subject names no runtime change."""
-    m = _RUNTIME_SUPPORT.search(subject)
-    name = _RUNTIME_NAME.search(m.group(0)) if m else None
-    return name.group(0) if name else ""
 
 
 # --- reading the files ---------------------------------------------------------------------------

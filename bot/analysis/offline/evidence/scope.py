@@ -4,7 +4,6 @@ preview-only work; and the reason given for a low level when no rule fired."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -12,23 +11,11 @@ from dataclasses import replace
 from ....core.models import ChangeType, Importance
 from ....i18n import Count, phrase, text
 from ..context import Context, Fact
-from ..lang import Names, is_zh, lines
+from ..lang import Names, is_zh, lines, noun
 from ..paths import NON_RUNTIME, FileKind
 from ..stats import FileStats
-from . import dependencies, security
-from .size import noun
 
-_COSMETIC = re.compile(
-    r"\b(typos?|spelling|misspell\w*|formatting|reformat\w*|code format|lint(s|ing|er)?"
-    r"|whitespace|ruff|flake8|pylint|eslint|prettier|isort|yapf|clang-format|mypy"
-    r"|pre-commit|type hints?|type annotations?|type coverage|type check(ing|er)?|typing|code style)\b",
-    re.I,
-)
 COSMETIC_BIG = 300  # a lint/format sweep this big (source lines) can still break open branches
-
-
-def cosmetic(title_text: str) -> bool:
-    return bool(_COSMETIC.search(title_text))
 
 
 class _Kinds:
@@ -71,9 +58,12 @@ def _tooling_fact(stats: FileStats, level: Importance) -> Fact:
     return Fact(level, phrase("offline.scope.tooling_only", files=Count(n, "counts.file"), lines=lines(adds, dels)))
 
 
-def ceiling(c: Context) -> Fact | None:
+def ceiling(c: Context, ci_security_fix: bool, pipeline_hardening: Fact | None, dev_only: Fact | None) -> Fact | None:
     """A ceiling (or, with `floor`, a minimum): changes that cannot affect what users run, and
-    mechanical sweeps. The first that applies decides."""
+    mechanical sweeps. The first that applies decides. What the other modules conclude comes in
+    (decide.py asks them): a security fix to CI workflows (security.exempts_ci), hardening of the
+    release pipeline (security.pipeline_hardening), development-only dependencies
+    (dependencies.dev_only)."""
     stats = c.stats
     internal_only = (
         stats.known
@@ -83,11 +73,10 @@ def ceiling(c: Context) -> Fact | None:
     if internal_only and not c.diff.release_edits:
         # A security fix to CI workflows is real, and so is hardening the release pipeline; other
         # non-runtime commits are low whatever they claim.
-        if security.exempts_ci(c):
+        if ci_security_fix:
             return None
-        hardening = security.pipeline_hardening(c)
-        if hardening:
-            return hardening
+        if pipeline_hardening:
+            return pipeline_hardening
         if stats.only(NON_RUNTIME):
             return replace(_only_kinds_fact(stats), firm=True)
         if stats.of(FileKind.TOOLING):
@@ -108,7 +97,6 @@ def ceiling(c: Context) -> Fact | None:
         if big:
             return Fact(Importance.MEDIUM, phrase("offline.scope.cosmetic_wide", size=size))
         return Fact(Importance.LOW, phrase("offline.scope.cosmetic", size=size))
-    dev_only = dependencies.dev_only(c)
     if dev_only:
         return replace(dev_only, firm=True)
     if c.profile.is_preview(tags=c.title.tags) or (

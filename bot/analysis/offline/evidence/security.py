@@ -1,9 +1,8 @@
-"""Security: everything the analyser knows about it, in one place.
-
-The words that claim a fix (CVE ids, "XSS", "path traversal") or only mention security, the words
-that put a change on a trust boundary (md5, reserved names, symlinks, credentials), input newly
-refused, security-sensitive paths (auth/, crypto/), hardening of the release pipeline — and the
-facts, risks and insights that follow from them.
+"""Security: the facts, risks and insights that follow from a fix claimed (CVE ids, "XSS", "path
+traversal") or security only mentioned, a change on a trust boundary (md5, reserved names,
+symlinks, credentials), input newly refused, security-sensitive paths (auth/, crypto/), and
+hardening of the release pipeline. The message's words are read in words.py (parse_title puts
+them in `TitleInfo`); the paths and patches here.
 
 Words are read as the author's words: a file name, a path or an identifier that contains one
 (security.py, Swatinem/rust-cache, prohibit_none_typevar_overlap) says nothing. That input is
@@ -20,7 +19,6 @@ from ....core.models import ChangeType, Importance
 from ....i18n import Phrase, phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, clip
-from ..message import prose
 from ..patch import new_refusals
 from ..paths import PROSE_EXT, FileKind, extension
 from ..stats import WhereNames, runtime_lines
@@ -30,51 +28,6 @@ if TYPE_CHECKING:
     from ..stats import FileStats
     from ..title import TitleInfo
 
-# Words that claim a security fix. A bare "security" ("Add security headers option") only notes it.
-_SECURITY_WORDS = re.compile(
-    r"\b(CVE-\d{4}-\d{4,}|GHSA(-\w{4}){3}|security (fix|issue|bug|hole|patch|advisory)"
-    r"|vulnerab\w+|XSS|CSRF|SSRF|RCE|(sql|command|code|header|template) injection"
-    r"|path traversal|privilege escalation|auth(entication)? bypass)\b",
-    re.I,
-)
-_SECURITY_MENTION = re.compile(r"\bsecurity\b", re.I)
-_CVE = re.compile(r"\b(CVE-\d{4}-\d{4,}|GHSA(?:-\w{4}){3})\b", re.I)
-# "Reject …", "Require …", "Disallow …": input that was accepted is refused after this change.
-# "Error on …" is one when the program is what errors ("Error on top-level options", "now error
-# when …", "emit an error for …"), not when the error is the bug fixed ("Fix syntax error on …",
-# "Fix an INTERNAL ERROR when …") or a message made clearer ("Raise a better error when …").
-_REJECT_WORDS = re.compile(
-    r"^(reject|refuse|disallow|forbid|enforce|require|deny|block|prohibit)s?\b"
-    r"|\b(reject\w*|refus\w*|disallow\w*|forbid\w*|enforc\w*|prohibit\w*"
-    r"|no longer (accept|allow)\w*|rais(e|es|ing) (an? )?(explicit )?[`'\"]?\w*error)\b"
-    r"|^error (on|for|when)\b|\b(now|to|will|should|must|then) error (on|for|when)\b"
-    r"|\b(show|emit|report|give|return|add|generate|raise|issue|produce)(s|es|ed|d|ing)? (an? )?"
-    r"(?!(better|nicer|clearer|cleaner|more|improved|friendlier|helpful)\b)(\w+ )?error (on|for|when)\b",
-    re.I,
-)
-_NEGATED = re.compile(
-    r"\b(do not|don't|does not|doesn't|no|not|never|stop|avoid|without|unnecessar\w*)\s+(\w+\s+)?$", re.I
-)
-# Words that put a change on a trust boundary even when nobody wrote "security". "Reserved" and
-# "escape" only in that sense: reserved names (not "output reserved per request"), escaping a
-# directory or markup (not escaping quotes in a string).
-_GUARD_WORDS = re.compile(
-    r"\b(insecure|bypass\w*|integrity|md5|sha-?1|(path|directory|zip|archive)[- ]traversal"
-    r"|reserved[- ](\w+[- ])?(names?|words?|keywords?|identifiers?|entry[- ]points?|file ?names?|paths?"
-    r"|characters?|prefix(es)?|namespaces?|scripts?|commands?|device names?)"
-    r"|escap(e|es|ing)( from| out of)? (the |a |its |their )?(\w+[- ])?(dir|dirs|directory|directories|folder"
-    r"|root|sandbox|jail|container|target|scope)\b|(sandbox|jail|container|chroot|path|directory) escapes?"
-    r"|(html|shell|sql|xml) escap\w*|escap(e|es|ing) (the )?(html|shell|sql|xml)\b"
-    r"|symlinks?|untrusted|spoof\w*|tamper\w*|injection|sanitiz\w*"
-    r"|credentials?|secrets|secret (keys?|tokens?|values?)|api[- ]keys?|privilege\w*|permissions?"
-    r"|checksums?|hash-checking|require-hashes)\b",
-    re.I,
-)
-_HARDENING_WORDS = re.compile(
-    r"\b(harden\w*|isolat\w*|credentials?|permissions?|least[- ]privilege|poison\w*"
-    r"|injection|caches?|cache-aware)\b",
-    re.I,
-)
 _SECURITY_TOKENS = frozenset(
     {
         "auth",
@@ -114,49 +67,6 @@ _SECURITY_TOKENS = frozenset(
     }
 )
 _RELEASE_PIPELINE = re.compile(r"(release|publish|deploy|dist|build-binar)", re.I)
-
-
-# --- reading the message --------------------------------------------------------------------------
-
-
-# The message rules read words, not names: `prose` masks file names, paths and identifiers
-# ("Update security.py", "Bump Swatinem/rust-cache", "prohibit_none_typevar_overlap").
-
-
-def claims_fix(title_text: str) -> bool:
-    return bool(_SECURITY_WORDS.search(prose(title_text, spans=False)))
-
-
-def mentions(title_text: str) -> bool:
-    return bool(_SECURITY_MENTION.search(prose(title_text)))
-
-
-def cve(title: str, body: str) -> str:
-    """The first CVE or GHSA id anywhere in the message, upper-cased ('' when none)."""
-    m = _CVE.search(f"{title}\n{body}")
-    return m.group(0).upper() if m else ""
-
-
-def refused_input(subject: str) -> str:
-    """The first 'reject/require …' word that is not negated ('Do not error on …'); "raise
-    `TypeError`" keeps its code span."""
-    subject = prose(subject, spans=False)
-    for m in _REJECT_WORDS.finditer(subject):
-        if not _NEGATED.search(subject[max(0, m.start() - 30) : m.start()]):
-            said = re.sub(r"[`'\"]", "", m.group(0)).lower()
-            return re.sub(r"^.* (error (on|for|when))$", r"\1", said)  # "emit an error for" → "error for"
-    return ""
-
-
-def guard(title_text: str, body_text: str) -> tuple[str, bool]:
-    """(the trust-boundary word of the title, else of the body; whether it is in the title)."""
-    in_title = _GUARD_WORDS.search(prose(title_text))
-    found = in_title or _GUARD_WORDS.search(prose(body_text))
-    return (found.group(0) if found else ""), bool(in_title)
-
-
-def hardening(title_text: str) -> bool:
-    return bool(_HARDENING_WORDS.search(prose(title_text)))
 
 
 # --- reading the files ---------------------------------------------------------------------------

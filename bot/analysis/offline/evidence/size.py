@@ -9,7 +9,7 @@ import re
 from ....core.models import ChangeType, Importance
 from ....i18n import Count, Phrase, phrase
 from ..context import Context, Fact, Insight, Risk
-from ..lang import lines, num
+from ..lang import lines, noun, num
 from ..paths import FileKind
 from ..stats import WhereNames, grouped_dirs, main_location
 
@@ -35,12 +35,6 @@ _CODE_TYPES = (
     ChangeType.OTHER,
     ChangeType.SECURITY,
 )
-
-
-def noun(ctype: ChangeType, mid: bool = False) -> Phrase:
-    """The kind of change as a field: opening a sentence ('Bug fix …'), or with `mid` inside one
-    ('… as a bug fix'). The catalogue keys are `offline.size.noun_<type>.head|mid`."""
-    return phrase(f"offline.size.noun_{ctype.name.lower()}.{'mid' if mid else 'head'}")
 
 
 def _has_tests(c: Context) -> bool:

@@ -1,0 +1,261 @@
+"""The words of a commit message the rules go by: a breaking change declared, a security fix
+claimed (or only mentioned), a CVE, input newly refused, a trust boundary, hardening, a crash or a
+hang, behaviour said to be preserved, a changed default, a dependency bump, a release, a runtime
+whose support changes, a mechanical sweep (typos, formatting, lint).
+
+parse_title (title.py) reads them once into the commit's `TitleInfo`; the evidence module named in
+each section weighs what they say. Words are read as the author's words: `prose` (message.py)
+masks file names, paths, identifiers and code spans first where a name could carry one
+(security.py, Swatinem/rust-cache, prohibit_none_typevar_overlap say nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .message import prose
+
+# --- a breaking change declared (weighed by evidence/breaking.py) ---------------------------------
+
+_TAG = re.compile(r"\[[^\[\]]{1,40}\]\s*:?")
+_WORD = r"breaking(?:[ -]changes?)?"
+_DECLARATION = re.compile(
+    # a label before the subject, after any conventional prefix: "Breaking: …", "feat: breaking change - …"
+    rf"^(?:[A-Za-z]+(?:\([^)]*\))?!?\s*:\s*)?{_WORD}\s*(?::|!|\s[-–—]\s)"
+    # an aside: "… (breaking)", "… — breaking change"
+    rf"|\(\s*{_WORD}\s*\)|\s[-–—,;]\s*{_WORD}\s*[.!]?$"
+    # a sentence saying so: "… is a breaking change"
+    r"|\b(?:is|as) an? breaking change\b",
+    re.I,
+)
+_SHOUTED = re.compile(r"\bBREAKING\b")  # "BREAKING: …", "… [BREAKING]", "… BREAKING CHANGE"
+_NEGATED_TAG = re.compile(r"\b(non|not?|un)[- ]?breaking", re.I)
+
+
+def _in_title(title_text: str) -> bool:
+    """The title declares it: a label, an aside or a shouted BREAKING — read without the names in
+    it (file names, paths, identifiers, code spans)."""
+    words = prose(title_text)
+    subject = _TAG.sub(" ", words).strip(" :-–—")
+    return bool(_DECLARATION.search(subject) or _SHOUTED.search(words))
+
+
+def _in_tags(tags: Sequence[str]) -> bool:
+    """A bracket tag that says so: [Breaking], [BREAKING CHANGE], [breaking-change] — not
+    [non-breaking], and not a file name in brackets."""
+    return any(re.search(r"(?<![\w-])breaking\b", prose(tag), re.I) and not _NEGATED_TAG.search(tag) for tag in tags)
+
+
+def _in_body(body: str) -> bool:
+    """The conventional footer ('BREAKING CHANGE: …') or a ticked template box whose label is the
+    declaration ('- [x] Breaking change (fix or feature that …)'; not '- [x] Breaking changes are
+    documented', not '- [x] breaking.py reformatted')."""
+    return bool(
+        re.search(r"^\s*BREAKING[ -]CHANGES?\s*(?::|$)", body, re.M)
+        or re.search(rf"^\s*[-*]\s*\[[xX]\]\s*{_WORD}\s*(?:$|[(:—–-])", prose(body), re.M | re.I)
+    )
+
+
+def declares_breaking(title_text: str, body: str, bang: bool, tags: Sequence[str]) -> bool:
+    """Does the message declare a breaking change? (`tags`: the title's bracket tags as written)."""
+    return bang or _in_tags(tags) or _in_title(title_text) or _in_body(body)
+
+
+# --- security claimed, a trust boundary, input refused (weighed by evidence/security.py) ----------
+
+# Words that claim a security fix. A bare "security" ("Add security headers option") only notes it.
+_SECURITY_WORDS = re.compile(
+    r"\b(CVE-\d{4}-\d{4,}|GHSA(-\w{4}){3}|security (fix|issue|bug|hole|patch|advisory)"
+    r"|vulnerab\w+|XSS|CSRF|SSRF|RCE|(sql|command|code|header|template) injection"
+    r"|path traversal|privilege escalation|auth(entication)? bypass)\b",
+    re.I,
+)
+_SECURITY_MENTION = re.compile(r"\bsecurity\b", re.I)
+_CVE = re.compile(r"\b(CVE-\d{4}-\d{4,}|GHSA(?:-\w{4}){3})\b", re.I)
+# "Reject …", "Require …", "Disallow …": input that was accepted is refused after this change.
+# "Error on …" is one when the program is what errors ("Error on top-level options", "now error
+# when …", "emit an error for …"), not when the error is the bug fixed ("Fix syntax error on …",
+# "Fix an INTERNAL ERROR when …") or a message made clearer ("Raise a better error when …").
+_REJECT_WORDS = re.compile(
+    r"^(reject|refuse|disallow|forbid|enforce|require|deny|block|prohibit)s?\b"
+    r"|\b(reject\w*|refus\w*|disallow\w*|forbid\w*|enforc\w*|prohibit\w*"
+    r"|no longer (accept|allow)\w*|rais(e|es|ing) (an? )?(explicit )?[`'\"]?\w*error)\b"
+    r"|^error (on|for|when)\b|\b(now|to|will|should|must|then) error (on|for|when)\b"
+    r"|\b(show|emit|report|give|return|add|generate|raise|issue|produce)(s|es|ed|d|ing)? (an? )?"
+    r"(?!(better|nicer|clearer|cleaner|more|improved|friendlier|helpful)\b)(\w+ )?error (on|for|when)\b",
+    re.I,
+)
+_NEGATED = re.compile(
+    r"\b(do not|don't|does not|doesn't|no|not|never|stop|avoid|without|unnecessar\w*)\s+(\w+\s+)?$", re.I
+)
+# Words that put a change on a trust boundary even when nobody wrote "security". "Reserved" and
+# "escape" only in that sense: reserved names (not "output reserved per request"), escaping a
+# directory or markup (not escaping quotes in a string).
+_GUARD_WORDS = re.compile(
+    r"\b(insecure|bypass\w*|integrity|md5|sha-?1|(path|directory|zip|archive)[- ]traversal"
+    r"|reserved[- ](\w+[- ])?(names?|words?|keywords?|identifiers?|entry[- ]points?|file ?names?|paths?"
+    r"|characters?|prefix(es)?|namespaces?|scripts?|commands?|device names?)"
+    r"|escap(e|es|ing)( from| out of)? (the |a |its |their )?(\w+[- ])?(dir|dirs|directory|directories|folder"
+    r"|root|sandbox|jail|container|target|scope)\b|(sandbox|jail|container|chroot|path|directory) escapes?"
+    r"|(html|shell|sql|xml) escap\w*|escap(e|es|ing) (the )?(html|shell|sql|xml)\b"
+    r"|symlinks?|untrusted|spoof\w*|tamper\w*|injection|sanitiz\w*"
+    r"|credentials?|secrets|secret (keys?|tokens?|values?)|api[- ]keys?|privilege\w*|permissions?"
+    r"|checksums?|hash-checking|require-hashes)\b",
+    re.I,
+)
+_HARDENING_WORDS = re.compile(
+    r"\b(harden\w*|isolat\w*|credentials?|permissions?|least[- ]privilege|poison\w*"
+    r"|injection|caches?|cache-aware)\b",
+    re.I,
+)
+
+
+def claims_security_fix(title_text: str) -> bool:
+    return bool(_SECURITY_WORDS.search(prose(title_text, spans=False)))
+
+
+def mentions_security(title_text: str) -> bool:
+    return bool(_SECURITY_MENTION.search(prose(title_text)))
+
+
+def cve(title: str, body: str) -> str:
+    """The first CVE or GHSA id anywhere in the message, upper-cased ('' when none)."""
+    m = _CVE.search(f"{title}\n{body}")
+    return m.group(0).upper() if m else ""
+
+
+def refused_input(subject: str) -> str:
+    """The first 'reject/require …' word that is not negated ('Do not error on …'); "raise
+    `TypeError`" keeps its code span."""
+    subject = prose(subject, spans=False)
+    for m in _REJECT_WORDS.finditer(subject):
+        if not _NEGATED.search(subject[max(0, m.start() - 30) : m.start()]):
+            said = re.sub(r"[`'\"]", "", m.group(0)).lower()
+            return re.sub(r"^.* (error (on|for|when))$", r"\1", said)  # "emit an error for" → "error for"
+    return ""
+
+
+def guard(title_text: str, body_text: str) -> tuple[str, bool]:
+    """(the trust-boundary word of the title, else of the body; whether it is in the title)."""
+    in_title = _GUARD_WORDS.search(prose(title_text))
+    found = in_title or _GUARD_WORDS.search(prose(body_text))
+    return (found.group(0) if found else ""), bool(in_title)
+
+
+def hardening(title_text: str) -> bool:
+    return bool(_HARDENING_WORDS.search(prose(title_text)))
+
+
+# --- crashes, hangs, preserved behaviour, defaults (weighed by evidence/behaviour.py) -------------
+
+_CRASH_WORDS = re.compile(
+    r"\b(crash\w*|segfault\w*|segmentation fault|illegal instruction|invalidinstruction"
+    r"|sigill|sigsegv|core dump\w*|panic(s|ked)?|stack overflow)\b",
+    re.I,
+)
+_PATHOLOGY_WORDS = re.compile(
+    r"\b(exponential\w*|quadratic\w*|hang(s|ing)?|pathological\w*|blow-?up"
+    r"|never (terminat|finish)\w*|super-?linear)\b",
+    re.I,
+)
+_PRESERVING = re.compile(
+    r"\b(pure(ly)? refactor\w*|no (functional|behaviou?r(al)?) changes?|behaviou?r[- ]preserving"
+    r"|without changing (any of )?the (logic|behaviou?r)|should(™)? have no effect"
+    r"|no user[- ]visible change\w*|does not change (the )?behaviou?r|non-functional change)\b",
+    re.I,
+)
+_DEFAULT_WORDS = re.compile(
+    r"\b(by default|defaults? to|change[sd]? (the )?defaults?|new defaults?"
+    r"|default value)\b",
+    re.I,
+)
+
+
+def crash(text: str) -> bool:
+    """The title or body speaks of a crash of the program."""
+    return bool(_CRASH_WORDS.search(text))
+
+
+def pathology(text: str) -> bool:
+    """Exponential blow-ups, hangs — said in words, not the name of a rule or a file
+    (`quadratic-list-summation`, hang_detector.py)."""
+    return bool(_PATHOLOGY_WORDS.search(prose(text)))
+
+
+def preserving(text: str) -> bool:
+    """The author says the behaviour does not change."""
+    return bool(_PRESERVING.search(text))
+
+
+def default_change(title_text: str) -> bool:
+    return bool(_DEFAULT_WORDS.search(title_text))
+
+
+# --- a dependency bump (weighed by evidence/dependencies.py) --------------------------------------
+
+_BUMP_FROM_TO = re.compile(
+    r"\b(?:bump|bumps|update|updates|upgrade|upgrades)\s+(?:dependency\s+)?"
+    r"(?P<name>[@\w./-]+)(?:\s+requirement)?\s+from\s+[~^>=<v ]*(?P<old>\d[\w.]*)"
+    r"\s+to\s+[~^>=<v ]*(?P<new>\d[\w.]*)",
+    re.I,
+)
+# Renovate names a major update "to v3" and a minor/patch one "to v2.3.1".
+_RENOVATE_MAJOR = re.compile(
+    r"\bupdate\s+(?:dependency\s+|module\s+)?(?P<name>[@\w./-]+)"
+    r"(?:\s+\w+)?\s+to\s+v(?P<new>\d+)\s*$",
+    re.I,
+)
+
+
+def read_bump(subject: str) -> tuple[str, str, str] | None:
+    """(name, old, new) from "Bump x from a to b" (old is '' for Renovate's "Update x to v3")."""
+    m = _BUMP_FROM_TO.search(subject)
+    if m:
+        return m.group("name"), m.group("old"), m.group("new")
+    m = _RENOVATE_MAJOR.search(subject)
+    return (m.group("name"), "", m.group("new")) if m else None
+
+
+# --- a release, a runtime's support (weighed by evidence/release.py) ------------------------------
+
+_RELEASE_TITLE = re.compile(
+    r"^\s*(release|releasing|prepare (for )?release|bump( version)?( to)?|version)\s*:?\s*"
+    r"v?\d+\.\d+(\.\d+)?([-.]?\w+)?\s*$|^\s*(prepare )?release v?\d+\.\d+",
+    re.I,
+)
+# "Add support for Python 3.15", "Drop Node 18": who can run the project changes.
+_RUNTIME_SUPPORT = re.compile(
+    r"\b(support\w*|drop\w*|deprecat\w*|remov\w*|require\w*)\b.*\b(python|cpython|pypy|node(\.?js)?"
+    r"|rust|go|cuda|rocm|java|jdk|ruby|php|\.net)\s*v?\d+(\.\d+)?",
+    re.I,
+)
+_RUNTIME_NAME = re.compile(
+    r"\b(python|cpython|pypy|node(\.?js)?|rust|go|cuda|rocm|java|jdk|ruby|php|\.net)\s*v?\d+(\.\d+)?", re.I
+)
+
+
+def is_release(*texts: str) -> bool:
+    """ "Bump 0.16.4", "Prepare release v2.14.0b1": this project's own version changes."""
+    return any(_RELEASE_TITLE.search(t) for t in texts)
+
+
+def runtime_support(subject: str) -> str:
+    """'Python 3.15' in "Add support for Python 3.15", '' when the subject names no runtime change."""
+    m = _RUNTIME_SUPPORT.search(subject)
+    name = _RUNTIME_NAME.search(m.group(0)) if m else None
+    return name.group(0) if name else ""
+
+
+# --- a mechanical sweep (weighed by evidence/scope.py) --------------------------------------------
+
+_COSMETIC = re.compile(
+    r"\b(typos?|spelling|misspell\w*|formatting|reformat\w*|code format|lint(s|ing|er)?"
+    r"|whitespace|ruff|flake8|pylint|eslint|prettier|isort|yapf|clang-format|mypy"
+    r"|pre-commit|type hints?|type annotations?|type coverage|type check(ing|er)?|typing|code style)\b",
+    re.I,
+)
+
+
+def cosmetic(title_text: str) -> bool:
+    return bool(_COSMETIC.search(title_text))
