@@ -6,6 +6,7 @@ The offline modules import the classifier's names from here as before.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ...core.file_kinds import (
