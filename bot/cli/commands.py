@@ -93,7 +93,7 @@ def _say_what_fell_back(digest, settings, lang: str) -> int:
 
 
 async def ask_command(args, settings) -> int:
-    from ..conversation.commit_qa import check_question
+    from ..answers.question import check_question
 
     lang = args.lang or settings.default_lang
     question = check_question(" ".join(args.question), lang)

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import datetime
 
+from ..answers.question import Turn, check_question
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import ThreadCommit, ThreadInfo, Threads
 from ..core.chat_platform import AnswerHeader, ChatPlatform, Conversation, Notice
@@ -23,7 +24,6 @@ from ..core.models import NotFoundError, UsageError, to_dict, window_from_dict
 from ..history.answer_trace import Trace
 from ..history.period import find_period
 from ..i18n import localize, text
-from .commit_qa import Turn, check_question
 from .grammar import repo_word, usage_line
 from .policy import ChannelPolicy
 from .ports import PeriodAnswers, SourceRegistry

@@ -35,7 +35,7 @@ class Analyses(Protocol):
 
 
 class CommitAnswers(Protocol):
-    """Answers about one commit, streamed (bot/conversation/commit_qa.py)."""
+    """Answers about one commit, streamed (bot/answers/commit_qa.py)."""
 
     def answer(
         self, source: CommitSource, commit: Commit, question: str, lang: str, history: Sequence[Any] = ()

@@ -1,7 +1,7 @@
 """The questions family of the conversation: which commit a question is about and the answer
 streamed into its thread — for the `ask` command, a question in a digest's thread, a mention
 naming a SHA or #PR, and the Ask / Details / choose buttons. (What the answer says is
-bot/conversation/commit_qa.py's; which commit a thread's question means is bot/channels/threads.py's.)
+bot/answers/commit_qa.py's; which commit a thread's question means is bot/channels/threads.py's.)
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import datetime
 
+from ..answers.question import Turn
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Resolution, ThreadCommit, ThreadInfo, Threads, commit_ref, resolve_commit
 from ..core.chat_platform import AnswerHeader, ChatPlatform, CommitChoice, CommitDetails, Conversation, Notice
 from ..core.models import BotError, Commit, Digest, DigestEntry, NotFoundError, UsageError
 from ..core.window import parse_window
 from ..i18n import phrase, text
-from .commit_qa import Turn
 from .period_questions import PeriodQuestions, is_period_question
 from .policy import ChannelPolicy
 from .ports import Analyses, CommitAnswers, SourceRegistry

@@ -7,7 +7,7 @@
 
 Judged on the first JUDGE_CHARS characters, held back before anything is posted (or on the whole
 answer when it is shorter) by the same mechanism as a commit answer's language check
-(bot/conversation/commit_qa.py: stream_fitted with a HeadCheck, built in period_answer.py): a copied or wrong-language answer shows itself in its opening, and a
+(bot/answers/commit_qa.py: stream_fitted with a HeadCheck, built in period_answer.py): a copied or wrong-language answer shows itself in its opening, and a
 refusal then costs the reader nothing visible — the corrective retry replaces it unseen. The rest
 streams as it comes, unjudged (an answer is not held whole: the reader would wait for all of it).
 """

@@ -26,7 +26,7 @@ from typing import cast
 from zoneinfo import ZoneInfo
 
 from ..analysis.language import language_name
-from ..conversation.commit_qa import HeadCheck, neutralise, stream_fitted
+from ..answers.commit_qa import HeadCheck, neutralise, stream_fitted
 from ..core.models import BotError, Commit, Window
 from ..diffs import estimate_tokens
 from ..i18n import localize, text

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the 
 
     from ..analysis.analyze import Analyzer
     from ..analysis.llm import LLM
-    from ..conversation.commit_qa import QA
+    from ..answers.commit_qa import QA
     from ..core.store import Store
     from ..digest.builder import DigestBuilder
     from ..history import HistoryQA
@@ -46,7 +46,7 @@ class Services:
         cls, settings: Settings, store: Store | None = None, clock: Callable[[], datetime] | None = None
     ) -> Services:
         from ..analysis.analyze import Analyzer
-        from ..conversation.commit_qa import QA
+        from ..answers.commit_qa import QA
         from ..core.store import open_store
         from ..digest.builder import DigestBuilder, utcnow
         from ..report import Reports

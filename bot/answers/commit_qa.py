@@ -24,8 +24,8 @@ from ..diffs import DiffSelection, coverage_line, estimate_tokens, for_reader, r
 from ..i18n import localize, text
 from ..redact import record as record_redactions
 from ..redact import redact, redact_text
+from .question import Turn, check_question, qa_text
 
-MAX_QUESTION_CHARS = 2000
 HISTORY_TURNS = 10  # earlier turns (question + answer each) kept in the prompt
 # The output kept free for the answer (a few hundred words, some code), and the most asked for
 # when the window leaves more.
@@ -39,28 +39,6 @@ FIT_STEPS = ((0.25, HISTORY_TURNS, 4000, 1500), (0.12, 6, 1500, 600), (0.06, 2, 
 DIFF_SHARE = 0.5
 CHARS_PER_TOKEN = 3.5  # to clip the message to its share before estimating it (English prose)
 OVER_BUDGET = "over budget"
-
-
-@dataclass(frozen=True)
-class Turn:
-    role: str  # "user" | "assistant"
-    text: str
-
-
-def qa_text(lang: str, key: str, **values) -> str:
-    return text(lang, f"qa.{key}", **values)
-
-
-def check_question(question: str, lang: str) -> str:
-    """The question, stripped; a UsageError sentence when it cannot be asked."""
-    from ..core.models import UsageError
-
-    q = (question or "").strip()
-    if not q:
-        raise UsageError(qa_text(lang, "empty_question"))
-    if len(q) > MAX_QUESTION_CHARS:
-        raise UsageError(qa_text(lang, "too_long", n=len(q), limit=MAX_QUESTION_CHARS))
-    return q
 
 
 class QA:
