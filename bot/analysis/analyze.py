@@ -25,16 +25,21 @@ from typing import Any
 from ..core import metrics
 from ..core.models import Analysis, Commit, FileChange, Judgement
 from ..core.prompts import Prompts, RenderedPrompt
-from ..diffs import DiffSelection, estimate_tokens, select_diff
+from ..diffs.packing import DiffSelection, select_diff
+from ..diffs.tokens import estimate_tokens
 from ..i18n import localize, phrase
 from ..i18n import text as catalogue_text
 from ..redact import record as record_redactions
 from ..redact import redact, redact_text
 from . import hints
 from .answer_schema import SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer, validate_answer
-from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
-from .offline import RULES_VERSION, analyse_offline, parse_title
+from .llm.client import LLM
+from .llm.endpoint import CONTEXT_RETRIES
+from .llm.responses import ContextLengthError, LLMError
+from .offline import RULES_VERSION, analyse_offline
+from .offline.title import parse_title
 from .profile import RepoProfile
+from .prompt_text import DATA_TAGS, clip, defang, strip_bot_footers
 
 log = logging.getLogger(__name__)
 
@@ -55,21 +60,6 @@ SHRINK_STEPS = ((FILES_LISTED, LEFT_OUT_LISTED, 1.0), (25, 15, 1.0), (10, 5, 0.5
 NO_DIFF = "(no diff available)"
 NO_FILES = "(no file list available)"
 
-# The tags of every data block in the prompts. Inside data, any of them (opening or closing, any
-# case or spacing) is rewritten with look-alike brackets so it cannot end or open a block.
-DATA_TAGS = (
-    "commit",
-    "pr_description",
-    "reverted_commit",
-    "files",
-    "files_left_out",
-    "diff",
-    "commits",
-    "offline_hint",
-    "changelog",
-    "project_taste",
-)
-_TAG = re.compile(r"<(\s*/?\s*(?:%s)\b[^<>]*)>" % "|".join(DATA_TAGS), re.IGNORECASE)
 # The blocks holding the commit's own text: an answer may quote them; it may not copy the rest of
 # the prompt (instructions, placeholders, the offline hint) — see our_text().
 COMMIT_BLOCKS = ("commit", "pr_description", "reverted_commit", "changelog", "files", "files_left_out", "diff")
@@ -77,16 +67,6 @@ _COMMIT_BLOCK = re.compile(r"<(%s)>.*?</\1>" % "|".join(COMMIT_BLOCKS), re.S)
 
 
 # --- untrusted text ----------------------------------------------------------------------------
-
-
-def defang(text: str) -> str:
-    """`text` with our block tags neutralised: `</diff>` becomes `‹/diff›`."""
-    return _TAG.sub(lambda m: f"‹{m.group(1)}›", text)
-
-
-def clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def untrusted(text: str | None, limit: int) -> str:
@@ -184,7 +164,7 @@ def prompt_variables(
 
     files_changed, additions, deletions = totals(commit, files)
     files_listed, left_out_listed, text_share = shrink
-    body = once("body", lambda: hints.strip_bot_footers(commit.body))
+    body = once("body", lambda: strip_bot_footers(commit.body))
     # a squash merge repeats the PR text: sent once
     pr_text = once("pr_text", lambda: hints.pr_text_for_prompt(body, pr_body))
     parsed = once("parsed_title", lambda: parse_title(commit.title, commit.body))  # the hint's and the changelog's

@@ -22,10 +22,12 @@ from ..core.prompts import Prompts, RenderedPrompt
 from ..diffs.tokens import estimate_tokens
 from ..i18n import text
 from ..redact import redact_text
-from .analyze import InvalidAnswer, clip, defang, parse_answer
-from .answer_schema import copies_prompt, is_none_like, language_problem, normalise
+from .answer_schema import InvalidAnswer, copies_prompt, is_none_like, language_problem, normalise, parse_answer
 from .language import wrong_language
-from .llm import CONTEXT_RETRIES, LLM, ContextLengthError, LLMError
+from .llm.client import LLM
+from .llm.endpoint import CONTEXT_RETRIES
+from .llm.responses import ContextLengthError, LLMError
+from .prompt_text import clip, defang
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.language import asked_in, prose_counts, wrong_language
+from ..analysis.prompt_text import strip_bot_footers
 from ..core.models import Analysis, BotError, Commit, to_dict
 from ..core.prompts import RenderedPrompt
-from ..diffs import DiffSelection, coverage_line, estimate_tokens, for_reader, relevant_hunks, select_diff
+from ..diffs.packing import DiffSelection, select_diff
+from ..diffs.reader import coverage_line, for_reader
+from ..diffs.relevant import relevant_hunks
+from ..diffs.tokens import estimate_tokens
 from ..i18n import localize, text
 from ..redact import record as record_redactions
 from ..redact import redact, redact_text
@@ -148,7 +152,8 @@ async def stream_fitted(llm, fit: Callable[[], Any], check: HeadCheck | None = N
     `check.again` added to the prompt's messages; when that one is refused too, `check.refused`
     is raised. Commit answers are checked for their language (`in_language`), period answers for
     their language and for copying their sources (bot/history/period_answer.py)."""
-    from ..analysis.llm import CONTEXT_RETRIES, ContextLengthError
+    from ..analysis.llm.endpoint import CONTEXT_RETRIES
+    from ..analysis.llm.responses import ContextLengthError
 
     await llm.recall()  # the window an earlier process learnt, before sizing the prompt
     fitted = fit()
@@ -270,7 +275,6 @@ class _Fitted:
 
 
 def _commit_vars(commit: Commit, body_chars: int) -> dict:
-    from ..analysis.hints import strip_bot_footers
 
     body = _clip(strip_bot_footers(commit.body), body_chars)  # a Renovate body is mostly boilerplate
     return {

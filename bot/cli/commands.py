@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from ..core.models import UsageError
 from ..core.window import parse_window, zone
+from ..history.period import find_period, period_from_flags
 from ..i18n import phrase, text
 from ..runtime.services import Services
 from .terminal import ProgressBar, _check_out_path, stderr_lang, write_out
@@ -28,7 +29,8 @@ async def digest_command(args, settings) -> int:
     _check_out_path(args.out)
     fork = None
     if getattr(args, "fork", None):  # named before the (possibly long) analysis: fail fast
-        from ..downstream import check_fork, cli_usage, parse_fork, read_downstream
+        from ..downstream import check_fork, cli_usage, read_downstream
+        from ..downstream.spec import parse_fork
 
         with cli_usage(lang):
             fork = parse_fork(args.fork, lang)
@@ -98,8 +100,6 @@ async def ask_command(args, settings) -> int:
     lang = args.lang or settings.default_lang
     question = check_question(" ".join(args.question), lang)
     if not args.commit:
-        from .period import ask_history
-
         return await ask_history(args, settings, question, lang)
     if args.since or args.until:
         from ..i18n import phrase
@@ -147,4 +147,38 @@ async def eval_command(args, settings) -> int:
     if card.llm is not None and card.commits and not card.llm.accepted:
         print(text(say, "eval.none_accepted", commits=card.commits), file=sys.stderr)
         return EXIT_NO_LLM
+    return 0
+
+
+# `python -m bot ask --repo R [--since A] [--until B] [--tz Z] "question"`: a question about a
+# period, streamed to the terminal (the period from the flags, else from the question's words).
+async def ask_history(args, settings, question: str, lang: str) -> int:
+    tz = args.tz or settings.default_tz
+    zone(tz)
+    now = datetime.now(UTC)
+    if args.since or args.until:
+        window = period_from_flags(args.since, args.until, tz, now, settings.max_range_days)
+        search = question
+    else:
+        period = find_period(question, tz, now, settings.max_range_days)
+        window, search = period.window, period.question
+    services = Services.build(settings)
+    bar = ProgressBar()
+    cleared = False
+    try:
+        source = services.source(args.repo)
+        assert services.history is not None  # Services.build always builds it
+        async for piece in services.history.answer(
+            source, window, question, lang, branch=args.branch, search=search, progress=bar
+        ):
+            if not cleared:  # the progress line gives way to the answer
+                bar.close()
+                cleared = True
+            sys.stdout.write(piece)
+            sys.stdout.flush()
+        sys.stdout.write("\n")
+    finally:
+        if not cleared:
+            bar.close()
+        await services.aclose()
     return 0

@@ -10,9 +10,8 @@ from ..channels.subscriptions import Subscriptions
 from ..core.chat_platform import Conversation
 from ..core.models import BotError, Subscription, UsageError
 from ..i18n import phrase
-from ..sources import looks_like_github
+from ..sources import SourceRegistry, looks_like_github
 from .grammar import CommandError
-from .ports import SourceRegistry
 
 
 class ChannelPolicy:

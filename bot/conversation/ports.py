@@ -13,11 +13,17 @@ from typing import Any, Protocol
 from ..core.chat_platform import ChatPlatform, Conversation
 from ..core.models import Analysis, Commit, Digest, FileChange, Window
 from ..delivery.spec import DeliverySpec
-from ..sources import CommitSource
+from ..sources import CommitSource, SourceRegistry
 
-
-class SourceRegistry(Protocol):
-    def get(self, repo: str) -> CommitSource: ...
+__all__ = [
+    "Analyses",
+    "CommitAnswers",
+    "DeliveryRunner",
+    "PeriodAnswers",
+    "PeriodAsker",
+    "QuestionAsker",
+    "SourceRegistry",
+]
 
 
 class Analyses(Protocol):

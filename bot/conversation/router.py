@@ -24,7 +24,8 @@ from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, UsageError, to_dict
 from ..core.store import Store, StoreBusy, StoreUnavailable
 from ..i18n import localize, text
-from .commands import CommandError, CommandTools, Request, help_text, looks_like_command, parse_command, usage
+from .commands import CommandError, help_text, looks_like_command, parse_command, usage
+from .commands.base import CommandTools, Request
 from .level_taps import LevelTaps
 from .policy import ChannelPolicy
 from .questions import Questions

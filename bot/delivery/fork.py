@@ -8,7 +8,8 @@ import logging
 
 from ..core.chat_platform import Notice
 from ..core.models import BotError, Digest, replace
-from ..downstream import parse_fork, read_downstream
+from ..downstream import read_downstream
+from ..downstream.spec import parse_fork
 from ..i18n import localize, text
 from ..render.fork_section import fork_label, hunks
 

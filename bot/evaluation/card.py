@@ -398,7 +398,7 @@ async def build_card(
     )
     if not settings.llm_enabled:
         return card
-    from ..analysis.llm import LLM
+    from ..analysis.llm.client import LLM
 
     llm = LLM(settings)
     try:

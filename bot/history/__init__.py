@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .index import HistoryIndex
+from .index import INDEX_FILE, HistoryIndex
 from .period import Period, find_period, period_from_flags
 from .period_answer import HistoryQA, Trace, sources_list
 from .retrieve import Retriever, Source
-
-INDEX_FILE = "history.sqlite3"
 
 
 def build_history(builder, llm, prompts, settings) -> HistoryQA:

@@ -45,6 +45,9 @@ RETRY_AFTER = 3600.0  # seconds such a row is used before its commit is analysed
 WEIGHTS = (8.0, 1.0, 0.5, 1.0, 2.0, 0.25, 1.0)
 
 
+INDEX_FILE = "history.sqlite3"  # under DATA_DIR
+
+
 @dataclass(frozen=True)
 class Document:
     sha: str

@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 from ..analysis.language import language_name
 from ..answers.commit_qa import HeadCheck, neutralise, stream_fitted
 from ..core.models import BotError, Commit, Window
-from ..diffs import estimate_tokens
+from ..diffs.tokens import estimate_tokens
 from ..i18n import localize, text
 from ..redact import redact_text
 from .answer_trace import Source, Trace

@@ -19,8 +19,8 @@ import re
 import time
 from collections.abc import Sequence
 
-from ..analysis.hints import strip_bot_footers
 from ..analysis.offline import analyse_offline
+from ..analysis.prompt_text import strip_bot_footers
 from ..core.models import Analysis, BotError, Commit, FileChange, Window
 from .answer_trace import Source
 from .index import BARE, RETRY, RETRY_AFTER, Document, HistoryIndex, Hit

@@ -35,7 +35,7 @@ from ..core.chat_platform import (
     entries_at_least,
 )
 from ..core.models import Analysis, Commit, Digest, DigestEntry, Importance
-from ..diffs import coverage_line
+from ..diffs.reader import coverage_line
 from ..i18n import text
 from . import fork_section as DS
 from . import labels as L

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from ..core.models import Digest, Importance, to_dict
-from ..diffs import coverage_line
+from ..diffs.reader import coverage_line
 
 SCHEMA = "digest-bot/digest@1"
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from ..analysis.cost import cost_line
 from ..core.models import Analysis, Digest, DigestEntry, Importance
-from ..diffs import coverage_line
+from ..diffs.reader import coverage_line
 from . import fork_section as DS
 from . import labels as L
 from .labels import t

@@ -18,7 +18,7 @@ from ..core.chat_platform import (
     entries_at_least,
 )
 from ..core.models import Analysis, Importance
-from ..diffs import coverage_line
+from ..diffs.reader import coverage_line
 from . import labels as L
 from .labels import t
 from .safe import strip_controls

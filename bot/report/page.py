@@ -22,7 +22,7 @@ from markupsafe import Markup, escape
 
 from ..analysis.cost import cost_line
 from ..core.models import Digest, DigestEntry, Importance
-from ..diffs import coverage_line
+from ..diffs.reader import coverage_line
 from ..i18n import text
 from ..render import labels as L
 from ..render.labels import t

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
-from ..conversation.commands import CommandTools, help_text
+from ..conversation.commands import help_text
+from ..conversation.commands.base import CommandTools
 from ..conversation.level_taps import LevelTaps
 from ..conversation.period_questions import PeriodQuestions
 from ..conversation.policy import ChannelPolicy

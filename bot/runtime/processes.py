@@ -30,8 +30,8 @@ from .schedule import Clock
 from .services import Services
 
 if TYPE_CHECKING:  # the adapters import their SDKs: only build_adapters imports them, when configured
-    from handlers.feishu import FeishuAdapter
-    from handlers.slack import SlackAdapter
+    from handlers.feishu.adapter import FeishuAdapter
+    from handlers.slack.events import SlackAdapter
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +40,13 @@ def build_adapters(settings, app: App, *, receive: bool) -> list:
     """Platform adapters for what is configured. Their SDKs are imported only here, lazily."""
     adapters: list[SlackAdapter | FeishuAdapter] = []
     if settings.slack_enabled:
-        from handlers.slack import build_slack
+        from handlers.slack.events import SlackAdapter
 
-        adapters.append(build_slack(settings, app.router, receive=receive))
+        adapters.append(SlackAdapter(settings, app.router, receive=receive))
     if settings.feishu_enabled:
-        from handlers.feishu import build_feishu
+        from handlers.feishu.adapter import FeishuAdapter
 
-        adapters.append(build_feishu(settings, app.router, receive=receive))
+        adapters.append(FeishuAdapter(settings, app.router, receive=receive))
     for adapter in adapters:
         app.register(adapter.platform)
     return adapters

@@ -27,8 +27,8 @@ from ..core.window import WEEKDAYS, zone
 from ..delivery.deliveries import Deliveries
 from ..delivery.spec import DeliverySpec, scheduled_spec
 from ..improve.improver import Improver
-from ..watch import Watch, Watches
 from ..watch.runs import WatchRunner, watch_run
+from ..watch.store import Watch, Watches
 
 if TYPE_CHECKING:
     from .queue import Jobs

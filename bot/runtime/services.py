@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.prompts import Prompts
@@ -15,12 +16,12 @@ if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the 
     from settings import Settings
 
     from ..analysis.analyze import Analyzer
-    from ..analysis.llm import LLM
+    from ..analysis.llm.client import LLM
     from ..answers.commit_qa import QA
     from ..core.store import Store
     from ..digest.builder import DigestBuilder
-    from ..history import HistoryQA
-    from ..report import Reports
+    from ..history.period_answer import HistoryQA
+    from ..report.service import Reports
     from ..taste.corrections import Corrections
 
 
@@ -49,7 +50,7 @@ class Services:
         from ..answers.commit_qa import QA
         from ..core.store import open_store
         from ..digest.builder import DigestBuilder, utcnow
-        from ..report import Reports
+        from ..report.service import Reports
         from ..taste.corrections import Corrections
 
         store = store or open_store(settings)
@@ -60,7 +61,7 @@ class Services:
         llm = None
         if settings.llm_enabled:
             from ..analysis.cost import Budget
-            from ..analysis.llm import LLM
+            from ..analysis.llm.client import LLM
 
             # what it learns about the endpoint outlives the process; its tokens count for the month
             llm = LLM(settings, memory=store, budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
@@ -73,7 +74,9 @@ class Services:
         builder = DigestBuilder(
             store, analyzer, llm, prompts, settings, clock=clock or utcnow, taste=taste, corrections=corrections
         )
-        from ..history import build_history
+        from ..history.index import INDEX_FILE, HistoryIndex
+        from ..history.period_answer import HistoryQA
+        from ..history.retrieve import Retriever
 
         return cls(
             settings,
@@ -84,7 +87,9 @@ class Services:
             builder,
             QA(builder, llm, prompts, settings),
             Reports(store, settings, clock=clock or utcnow, corrections=corrections),
-            build_history(builder, llm, prompts, settings),
+            HistoryQA(
+                Retriever(builder, HistoryIndex(Path(settings.data_dir) / INDEX_FILE), settings), llm, prompts, settings
+            ),
             corrections,
         )
 

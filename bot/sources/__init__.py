@@ -48,3 +48,9 @@ class CommitSource(Protocol):
 
 def looks_like_github(repo: str) -> bool:
     return bool(GITHUB_NAME.match(repo)) and not os.path.exists(repo)
+
+
+class SourceRegistry(Protocol):
+    """Where a repository's source is opened once and kept (opened.py's Sources)."""
+
+    def get(self, repo: str) -> CommitSource: ...

@@ -23,7 +23,7 @@ def open_source(repo: str, settings) -> CommitSource:
 
         source = LocalGitSource(os.path.expanduser(repo))
     elif looks_like_github(repo):
-        from .github import GitHubSource
+        from .github.source import GitHubSource
 
         source = GitHubSource(repo, settings)
     else:

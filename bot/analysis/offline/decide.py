@@ -7,9 +7,12 @@ from __future__ import annotations
 from ...core.models import Importance, Insights
 from ...i18n import text
 from .context import Context, Fact
-from .evidence import KINDS, dependencies, scope, security
+from .evidence import behaviour, breaking, dependencies, release, removal, scope, security, size
 from .lang import lower_first
 from .learned import weigh
+
+# The evidence modules whose facts, risks and insights are combined (scope only sets ceilings).
+KINDS = (breaking, security, removal, behaviour, dependencies, release, size)
 
 MAX_RISKS = 5
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.chat_platform import Notice
-from ...i18n import phrase, text
+from ...i18n import phrase
 from ..grammar import choice, options, timezone
 from .base import Command, Request
+from .describe import settings_line
 
 
 @dataclass(frozen=True)
@@ -30,19 +31,6 @@ def parse(args: list[str]) -> ConfigArgs:
         tz=timezone(opts["tz"], "config") if "tz" in opts else None,
         questions=choice(opts["questions"], ("mention", "all"), "questions", "config") if "questions" in opts else None,
         file=(choice(opts["file"], ("on", "off"), "file", "config") == "on") if "file" in opts else None,
-    )
-
-
-def settings_line(cfg) -> str:
-    """The conversation's settings in one line, in its language."""
-    lang = cfg.lang
-    return text(
-        lang,
-        "notices.settings",
-        lang=cfg.lang,
-        tz=cfg.tz,
-        questions=text(lang, f"notices.questions_{cfg.questions}"),
-        file=text(lang, "notices.on" if cfg.file else "notices.off"),
     )
 
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from ...i18n import phrase
 from ..grammar import CommandError
 from .base import Command, Request
-from .config import settings_line
-from .subscribe import describe, line_key
+from .describe import describe, line_key, settings_line
 
 
 @dataclass(frozen=True)

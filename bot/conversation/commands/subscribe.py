@@ -14,10 +14,12 @@ from dataclasses import dataclass, replace
 from ...core.chat_platform import Notice
 from ...core.models import Importance, Subscription
 from ...core.window import WEEKDAYS, parse_window
-from ...downstream import ForkError, ForkNotFound, check_fork, parse_fork
-from ...i18n import phrase, text
+from ...downstream import check_fork
+from ...downstream.spec import ForkError, ForkNotFound, parse_fork
+from ...i18n import phrase
 from ..grammar import CommandError, choice, options, repo_word, timezone
 from .base import Command, Request
+from .describe import describe, line_key
 from .filters import split_filters
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
@@ -150,36 +152,6 @@ def fork_word(value: str) -> str:
     except (ForkError, ForkNotFound) as exc:
         raise CommandError(exc.args[0], "subscribe") from None
     return value
-
-
-def describe(sub: Subscription, lang: str) -> dict:
-    """The fields of a subscription's line (the confirmation here, the listing of `list`)."""
-    filters = "".join(
-        [
-            text(lang, "noise.sub_paths", globs=" ".join(sub.paths)) if sub.paths else "",
-            text(lang, "noise.sub_exclude", globs=" ".join(sub.exclude)) if sub.exclude else "",
-            text(lang, "noise.sub_bots_shown") if sub.bots == "show" else "",
-            text(lang, "downstream.sub_fork", fork=sub.fork) if sub.fork else "",
-        ]
-    )
-    fields = dict(
-        repo=sub.repo,
-        at=sub.at,
-        tz=sub.tz,
-        lang=sub.lang,
-        min=sub.min_importance.value,
-        branch=text(lang, "notices.sub_branch", branch=sub.branch) if sub.branch else "",
-        empty="" if sub.post_empty else text(lang, "notices.sub_skip_empty"),
-        filters=filters,
-    )
-    if sub.weekly:
-        fields["weekday"] = text(lang, f"week.{sub.weekday}")
-    return fields
-
-
-def line_key(sub: Subscription, kind: str) -> str:
-    """The catalogue key of a subscription's `kind` line (subscribed, resubscribed, list_item)."""
-    return f"week.{kind}" if sub.weekly else f"notices.{kind}"
 
 
 async def run(req: Request, args: SubscribeArgs) -> None:

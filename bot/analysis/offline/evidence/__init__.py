@@ -29,9 +29,5 @@ module boundaries:
 
 from __future__ import annotations
 
-from . import behaviour, breaking, dependencies, release, removal, scope, security, size
-
-# The modules whose facts, risks and insights are combined (scope only sets ceilings).
-KINDS = (breaking, security, removal, behaviour, dependencies, release, size)
-
-__all__ = ["KINDS", "behaviour", "breaking", "dependencies", "release", "removal", "scope", "security", "size"]
+# The modules are imported by name where they are used (decide.py lists the ones it combines, as
+# KINDS): a package that imported them all would be one more floor under everything above it.
