@@ -19,7 +19,7 @@ from bot.runtime.app import App
 from bot.runtime.queue import Jobs, JobWorker
 from bot.runtime.services import Services
 from bot.watch import Watches
-from bot.watch.runs import watch_run
+from bot.watch.spec import watch_run
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, start_server

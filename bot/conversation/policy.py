@@ -6,7 +6,8 @@ subscriptions, else the default repository."""
 
 from __future__ import annotations
 
-from ..channels.subscriptions import Subscriptions
+from typing import Protocol
+
 from ..core.chat_platform import Conversation
 from ..core.models import BotError, Subscription, UsageError
 from ..i18n import phrase
@@ -14,8 +15,14 @@ from ..sources import SourceRegistry, looks_like_github
 from .grammar import CommandError
 
 
+class ChannelSubscriptions(Protocol):
+    """The subscriptions store, as the policy reads it (bot/channels/subscriptions.py)."""
+
+    async def for_channel(self, platform: str, channel: str) -> list[Subscription]: ...
+
+
 class ChannelPolicy:
-    def __init__(self, settings, sources: SourceRegistry, subs: Subscriptions):
+    def __init__(self, settings, sources: SourceRegistry, subs: ChannelSubscriptions):
         self.settings = settings
         self.sources = sources
         self.subs = subs

@@ -12,13 +12,11 @@ from typing import Any, Protocol
 
 from ..core.chat_platform import ChatPlatform, Conversation
 from ..core.models import Analysis, Commit, Digest, FileChange, Window
-from ..delivery.spec import DeliverySpec
 from ..sources import CommitSource, SourceRegistry
 
 __all__ = [
     "Analyses",
     "CommitAnswers",
-    "DeliveryRunner",
     "PeriodAnswers",
     "PeriodAsker",
     "QuestionAsker",
@@ -62,10 +60,6 @@ class PeriodAnswers(Protocol):
         search: str | None = None,
         trace: Any = None,
     ) -> AsyncIterator[str]: ...
-
-
-class DeliveryRunner(Protocol):
-    async def run(self, spec: DeliverySpec) -> str: ...
 
 
 class PeriodAsker(Protocol):

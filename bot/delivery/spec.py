@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import Protocol
 
 from ..core.models import Subscription, Window, to_dict, window_from_dict
 from ..core.window import day_window, week_window
@@ -132,3 +133,9 @@ def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
         ledger=store.k("ledger", *parts),
         attempts=store.k("attempts", *parts),
     )
+
+
+class DeliveryRunner(Protocol):
+    """What runs a delivery (deliveries.py's Deliveries), as the commands and the clock name it."""
+
+    async def run(self, spec: DeliverySpec) -> str: ...

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from ..core.models import Digest, NotFoundError, UsageError
 from ..i18n import phrase
+from .annotate import check_fork
 from .spec import ForkError, ForkNotFound, ForkSpec, parse_fork
 
 __all__ = ["ForkError", "ForkNotFound", "ForkSpec", "check_fork", "cli_usage", "parse_fork", "read_downstream"]
@@ -39,11 +40,3 @@ async def read_downstream(digest: Digest, source, spec: ForkSpec, settings, lang
     from .annotate import annotate
 
     return await asyncio.to_thread(annotate, digest, source, spec, settings, lang)
-
-
-async def check_fork(spec: ForkSpec, settings, lang: str) -> str:
-    """The fork's tip, or ForkError / ForkNotFound now (before a long analysis), fetching a
-    GitHub fork into its mirror."""
-    from .annotate import open_fork
-
-    return await asyncio.to_thread(open_fork, spec, settings, lang)

@@ -16,6 +16,7 @@ on purpose: it costs a merge per commit of the day).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from dataclasses import replace
@@ -162,3 +163,9 @@ def _annotate(
         )
     info = ForkInfo(name=spec.name, branch=fork_branch, merge_base=base, files=len(patches.hunks))
     return replace(digest, entries=tuple(entries), fork=info)
+
+
+async def check_fork(spec: ForkSpec, settings, lang: str) -> str:
+    """The fork's tip, or ForkError / ForkNotFound now (before a long analysis), fetching a
+    GitHub fork into its mirror."""
+    return await asyncio.to_thread(open_fork, spec, settings, lang)

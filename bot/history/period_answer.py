@@ -34,7 +34,7 @@ from ..redact import redact_text
 from .answer_trace import Source, Trace
 from .check import JUDGE_CHARS, problem
 from .cite import CitationGuard
-from .retrieve import CONTEXT_CUTOFF, LIST_CUTOFF, TOP_K, Retriever, best_of, by_importance
+from .ranking import CONTEXT_CUTOFF, LIST_CUTOFF, TOP_K, Retrieval, best_of, by_importance
 from .terms import build_query
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ REFUSED = {"copy": "history.answer_copied", "language": "history.answer_wrong_la
 
 
 class HistoryQA:
-    def __init__(self, retriever: Retriever, llm, prompts, settings):
+    def __init__(self, retriever: Retrieval, llm, prompts, settings):
         self.retriever = retriever
         self.llm = llm
         self.prompts = prompts

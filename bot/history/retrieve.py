@@ -24,18 +24,11 @@ from ..analysis.prompt_text import strip_bot_footers
 from ..core.models import Analysis, BotError, Commit, FileChange, Window
 from .answer_trace import Source
 from .index import BARE, RETRY, RETRY_AFTER, Document, HistoryIndex, Hit
+from .ranking import LIST_CUTOFF, TOP_K, best_of, by_importance
 from .terms import Query, cjk_pairs, expand, path_parts, symbols
 
 log = logging.getLogger(__name__)
 
-TOP_K = 10  # commits retrieved for an answer (and for recall@10)
-# A hit scoring under a share of the best one is left out: BM25 gives a commit that shares only a
-# common word a small positive score. The model is given more (it judges relevance and cites only
-# what answers; recall matters), the offline list less (it is the answer; precision matters). Both
-# chosen on the tuning half of the labelled questions (bench/eval_history.py --tune: the list's
-# cutoff has the best F1 there; the model's keeps nine in ten of the labelled commits).
-CONTEXT_CUTOFF = 0.35
-LIST_CUTOFF = 0.7
 BODY_CHARS = 20000  # message + PR text indexed per commit (release notes run long)
 _CODE = re.compile(r"`([^`\n]{2,80})`")
 
@@ -188,21 +181,6 @@ class Retriever:
             cjk=" ".join(cjk_pairs(f"{commit.title}\n{analysis_text}\n{body}")),
             meta=meta,
         )
-
-
-def best_of(found: Sequence[Source], limit: int, cutoff: float) -> list[Source]:
-    """The best `limit` by score (of one repository's search or several merged), none under
-    `cutoff` × the best score."""
-    ranked = sorted(found, key=lambda s: -s.score)[:limit]
-    if ranked and cutoff > 0:
-        ranked = [s for s in ranked if s.score >= cutoff * ranked[0].score]
-    return ranked
-
-
-def by_importance(found: Sequence[Source], limit: int) -> list[Source]:
-    """For a question that names no topic: high first, then the most recent."""
-    rank = {"high": 0, "medium": 1, "low": 2}
-    return sorted(found, key=lambda s: (rank.get(s.importance, 1), -s.committed_at))[:limit]
 
 
 def _source(hit: Hit, repo: str = "") -> Source:

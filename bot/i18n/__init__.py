@@ -22,6 +22,11 @@ DEFAULT_LANG = "zh"
 ECHO_LIMIT = 80  # characters of a typed word that a sentence repeats back
 
 
+def is_zh(lang: str) -> bool:
+    """A Chinese reader (`zh`, `zh-CN`…); an unset language is the default, Chinese."""
+    return (lang or "zh").lower().startswith("zh")
+
+
 def echo(word: str, limit: int = ECHO_LIMIT) -> str:
     """A word the user typed, as an error repeats it: at most `limit` characters, ending in …
     when clipped (a pasted page is not echoed back whole)."""

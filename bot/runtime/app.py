@@ -27,7 +27,8 @@ from ..core.store import Store
 from ..delivery.deliveries import Deliveries
 from ..delivery.spec import DeliverySpec, delivery_spec, path_filter_of
 from ..improve.improver import Improver
-from ..watch.runs import WatchRun, WatchRunner
+from ..watch.runs import WatchRunner
+from ..watch.spec import WatchRun
 from .queue import Jobs
 from .schedule import Clock
 from .services import Services

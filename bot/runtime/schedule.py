@@ -17,17 +17,15 @@ import os
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..channels.subscriptions import Subscriptions
 from ..core.chat_platform import Platforms
 from ..core.models import BotError, RetryLater, Subscription, to_dict
 from ..core.store import Store
 from ..core.window import WEEKDAYS, zone
-from ..delivery.deliveries import Deliveries
-from ..delivery.spec import DeliverySpec, scheduled_spec
-from ..improve.improver import Improver
-from ..watch.runs import WatchRunner, watch_run
+from ..delivery.spec import DeliveryRunner, DeliverySpec, scheduled_spec
+from ..watch.spec import WatchRun, watch_run
 from ..watch.store import Watch, Watches
 
 if TYPE_CHECKING:
@@ -89,6 +87,16 @@ def due_day(now: datetime, sub: Subscription | Watch, catchup: timedelta) -> dat
     return None
 
 
+class ImprovePass(Protocol):
+    async def tick(self, now: datetime, jobs: Any = None) -> list[tuple[str, str]]: ...
+
+
+class WatchRunning(Protocol):
+    def ledger(self, run: WatchRun) -> str: ...
+
+    async def run(self, run: WatchRun) -> str: ...
+
+
 class Clock:
     """Every CLOCK_INTERVAL seconds, enqueue each due (conversation, repository, day) as a keyed
     delivery job (two clocks enqueue one job; a delivered day is in the ledger and never queued
@@ -101,9 +109,9 @@ class Clock:
         settings,
         subs: Subscriptions,
         platforms: Platforms,
-        deliveries: Deliveries,
-        improver: Improver,
-        watch_runner: WatchRunner,
+        deliveries: DeliveryRunner,
+        improver: ImprovePass,
+        watch_runner: WatchRunning,
         now: Callable[[], datetime] | None = None,
         jobs: Jobs | None = None,
     ):

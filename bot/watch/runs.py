@@ -24,7 +24,6 @@ import logging
 import os
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date, datetime
 
 from ..channels.threads import Threads
@@ -39,41 +38,11 @@ from ..digest.builder import DigestBuilder
 from ..digest.pathfilter import PathFilter, touched_paths
 from ..i18n import localize, text
 from ..sources.opened import Sources
+from .spec import WatchRun
 
 log = logging.getLogger(__name__)
 
 MAX_MESSAGES = 50  # commit messages per watch and day: a pattern like `**` must not flood a person
-
-
-@dataclass(frozen=True)
-class WatchRun:
-    platform: str
-    user: str
-    channel: str
-    repo: str
-    glob: str
-    tz: str
-    lang: str
-    day: str  # ISO date: the day whose commits are sent
-    key: str  # this run's state, ledger and idempotency keys derive from it
-
-    @classmethod
-    def from_dict(cls, d: dict) -> WatchRun:
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
-
-
-def watch_run(store, watch, day: date) -> WatchRun:
-    return WatchRun(
-        platform=watch.platform,
-        user=watch.user,
-        channel=watch.channel,
-        repo=watch.repo,
-        glob=watch.glob,
-        tz=watch.tz,
-        lang=watch.lang,
-        day=day.isoformat(),
-        key=store.k("watchrun", watch.platform, watch.user, watch.repo.lower(), watch.glob, day.isoformat()),
-    )
 
 
 class WatchRunner:

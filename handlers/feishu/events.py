@@ -17,18 +17,32 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
-from bot.core.chat_platform import Conversation, Notice
+from bot.core.chat_platform import Content, Conversation, MessageRef, Notice
 from bot.i18n import text
 from bot.render import feishu as R
 from handlers.feishu.api import P2CardActionTrigger, P2CardActionTriggerResponse, P2ImMessageReceiveV1
-from handlers.feishu.platform import FeishuPlatform
 
 log = logging.getLogger(__name__)
 
 EVENT_TTL = 8 * 3600  # Feishu re-pushes unacknowledged events for up to ~7 hours
 FORM_TTL = 14 * 86400  # an Ask form's context, kept as long as Feishu lets a card be updated
+
+
+class FeishuBot(Protocol):
+    """The Feishu platform as the events use it (handlers/feishu/platform.py's FeishuPlatform):
+    who the bot is, and the two sends an event answers with."""
+
+    bot_open_id: str | None
+    bot_name: str | None
+    default_lang: str
+
+    async def ensure_identity(self) -> None: ...
+
+    async def post_cards(self, channel: str, cards: list[dict], *, thread: str | None = None) -> MessageRef: ...
+
+    async def reply_private(self, conv: Conversation, content: Content) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -126,7 +140,7 @@ class FeishuEvents:
     (in the HTTP handler, or on the long connection's own thread): they only hand the work to
     the main loop and return, well within Feishu's 3 seconds."""
 
-    def __init__(self, chat, platform: FeishuPlatform, loop: asyncio.AbstractEventLoop | None):
+    def __init__(self, chat, platform: FeishuBot, loop: asyncio.AbstractEventLoop | None):
         self.chat = chat
         self.platform = platform
         self.loop = loop

@@ -7,10 +7,7 @@ from collections.abc import Sequence
 
 from ...core.models import ChangeType
 from ...i18n import Phrase, phrase, text
-
-
-def is_zh(lang: str) -> bool:
-    return (lang or "zh").lower().startswith("zh")
+from ...i18n import is_zh as is_zh  # the offline modules say it from here
 
 
 def num(n: int) -> str:

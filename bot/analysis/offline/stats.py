@@ -7,10 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ...core.file_kinds import FileKind, classify_path
 from ...core.models import Commit, FileChange
-from ...i18n import Phrase, text
-from .lang import is_zh
-from .paths import FileKind, classify_path
+from ...i18n import Phrase, is_zh, text
 
 if TYPE_CHECKING:
     from ..profile import RepoProfile

@@ -17,9 +17,10 @@ from typing import Any
 from ...channels.subscriptions import ChannelConfig, Subscriptions
 from ...core.chat_platform import ChatPlatform, Content, Conversation, Notice
 from ...core.store import Store
+from ...delivery.spec import DeliveryRunner
 from ...i18n import text
 from ..policy import ChannelPolicy
-from ..ports import Analyses, DeliveryRunner, QuestionAsker, SourceRegistry
+from ..ports import Analyses, QuestionAsker, SourceRegistry
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from ...core.chat_platform import Notice
 from ...core.models import Importance, Subscription
 from ...core.window import WEEKDAYS, parse_window
-from ...downstream import check_fork
+from ...downstream.annotate import check_fork
 from ...downstream.spec import ForkError, ForkNotFound, parse_fork
 from ...i18n import phrase
 from ..grammar import CommandError, choice, options, repo_word, timezone
