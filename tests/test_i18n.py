@@ -132,13 +132,15 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("unreleased|next release", "a regular expression for changelog headings"),
         ("breaking removal removed", "towncrier's fragment type names, not a sentence"),
     ],
+    "bot/analysis/prompt_text.py": [
+        ("<details>", "a regular expression for Dependabot's own boilerplate"),
+        ("^\\s*Dependabot will resolve", "a regular expression for Dependabot's own boilerplate"),
+    ],
     "bot/analysis/hints.py": [
         ("announced in this project", "the LLM prompt's data lines, English like the offline hint"),
         ("(as a breaking or security", "the LLM prompt's data lines"),
         ("; usually listed under", "the LLM prompt's data lines"),
         ("similar commits of this", "the LLM prompt's data lines"),
-        ("<details>", "a regular expression for Dependabot's own boilerplate"),
-        ("^\\s*Dependabot will resolve", "a regular expression for Dependabot's own boilerplate"),
     ],
     "bot/analysis/llm/responses.py": [
         ("context (?:length", "a regular expression for the servers' own context-window errors"),
