@@ -1,4 +1,4 @@
-"""bot/diffs.py: token estimate, secret redaction, budgeted diff selection, coverage line and
+"""bot/diffs/: token estimate, secret redaction, budgeted diff selection, coverage line and
 relevant hunks. Pure code: every test feeds models in and reads the text/coverage a user (or the
 LLM) would see.
 
