@@ -325,10 +325,9 @@ SECRET = "bench-signing-secret"
 
 
 async def bench_acks(tmp: Path) -> None:
-    from bot.conversation.router import ChatService
     from bot.core.models import Subscription
+    from bot.runtime.app import App
     from bot.runtime.queue import Jobs, JobWorker
-    from bot.runtime.schedule import Clock
     from handlers.slack import build_slack
     from handlers.web import bound_port, build_app, start_server
     from tests.fakes.slack_server import SlackSender
@@ -356,8 +355,8 @@ async def bench_acks(tmp: Path) -> None:
             clock_interval=0.2,
         )
         services = Services.build(settings)
-        chat = ChatService(services)
-        adapter = build_slack(settings, chat, receive=True)
+        chat = App.build(services)
+        adapter = build_slack(settings, chat.router, receive=True)
         chat.register(adapter.platform)
         chat.jobs = await Jobs.connect(settings)
         worker = JobWorker(settings, chat)
@@ -399,7 +398,7 @@ async def bench_acks(tmp: Path) -> None:
 
             cpu_before, started = cpu(), time.perf_counter()
             beat = asyncio.create_task(heartbeat())
-            tick = asyncio.create_task(Clock(chat, settings, jobs=chat.jobs).tick())
+            tick = asyncio.create_task(chat.make_clock(jobs=chat.jobs).tick())
             acks: list[asyncio.Task] = []
             finished = None
             while finished is None:
