@@ -732,3 +732,33 @@ async def test_on_demand_re_run_after_an_outage_turns_the_same_building_line_int
     assert all(line.startswith("[#1]") for line in top)  # one message, edited: no second building line or parent
     assert top[-1].startswith("[#1] (updated) Daily update report (2026-01-28)")
     assert out.getvalue().count("\n  ↳ [#") == 3 and "in #1]" in out.getvalue()
+
+
+async def test_a_subscriptions_every_setting_reaches_its_scheduled_delivery_and_survives_the_queue(make_settings):
+    """The one subscription → delivery mapping (bot/delivery/spec.py): what a channel set with
+    `subscribe` is what its push is built with, also after the spec crossed the job queue as JSON."""
+    services = Services.build(make_settings())
+    store = services.store
+    sub = Subscription(
+        "slack",
+        "C1",
+        "astral-sh/uv",
+        tz="UTC",
+        lang="en",
+        min_importance=Importance.MEDIUM,
+        branch="release",
+        post_empty=False,
+        paths=("crates/**",),
+        exclude=("**/*.md",),
+        bots="show",
+        fork="us/uv-fork@main",
+        owner="U42",
+    )
+    spec = DeliverySpec.from_dict(to_dict(scheduled_spec(store, sub, date(2026, 1, 28))))
+    assert (spec.lang, spec.min_importance, spec.branch, spec.post_empty) == ("en", "medium", "release", False)
+    assert (spec.paths, spec.exclude, spec.bots) == (("crates/**",), ("**/*.md",), "show")
+    assert (spec.fork, spec.owner, spec.week) == ("us/uv-fork@main", "U42", False)
+    assert spec.ledger and spec.attempts and spec.key != spec.ledger
+    plain = scheduled_spec(store, Subscription("slack", "C1", "astral-sh/uv", tz="UTC"), date(2026, 1, 28))
+    assert (plain.bots, plain.owner, plain.paths) == ("collapse", None, ())
+    await services.aclose()
