@@ -290,6 +290,15 @@ async def test_request_max_commits_counts_after_the_author_filter(make_bot, slac
     assert f"🔎 exclude-authors renovate — {DAY_COMMITS - len(CRATES)} of {DAY_COMMITS} commits" in sections_text(
         parent
     )
+    # over the limit across two days: the narrower command suggested keeps the author filter, quoted
+    bot = await make_bot(request_max_commits=3)
+    await bot.command('2026-01-27..2026-01-28 exclude-authors renovate dependabot "grace hopper"')
+    said = ephemeral_text(slack.ephemerals[-1])
+    assert "2026-01-27..2026-01-28 has 4 commits in acme/mono, more than one request may analyse (3)" in said
+    assert (
+        'try a shorter range: `/digest 2026-01-28 exclude-authors renovate dependabot "grace hopper"` (3 commits)'
+        in said
+    )
 
 
 async def test_a_subscription_by_author_pushes_only_theirs_and_can_be_cleared(make_bot, slack, mono):
