@@ -130,6 +130,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="leave out commits all of whose files match one of these globs",
     )
     d.add_argument(
+        "--authors",
+        nargs="+",
+        metavar="NAME",
+        default=(),
+        help="only commits by these authors (name or login, any case; quote a name with a space)",
+    )
+    d.add_argument(
+        "--exclude-authors",
+        nargs="+",
+        metavar="NAME",
+        default=(),
+        help="leave out commits by these authors (name or login, any case)",
+    )
+    d.add_argument(
         "--fork",
         metavar="PATH_OR_OWNER/NAME@BRANCH",
         help="also say, for each commit, whether it touches files this fork patches and "

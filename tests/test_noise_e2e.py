@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.core.models import to_dict
 from bot.render import slack as R
 from bot.runtime.app import App
 from bot.runtime.services import Services
@@ -245,6 +246,96 @@ async def test_subscriptions_route_a_monorepo_and_list_says_how(make_bot, slack,
     assert sub.paths == () and sub.at == "09:30"
 
 
+# --- author filters ------------------------------------------------------------------------------
+
+
+async def test_authors_keep_only_theirs_and_the_header_says_so(make_bot, slack, mono):
+    bot = await make_bot()
+    await bot.command("2026-01-28")  # the whole day first: the filtered one is not its cached copy
+    await bot.command("2026-01-28 authors ada")
+    whole, parent = slack.top_level(CHANNEL)
+    assert "🔎" not in sections_text(whole)
+    assert f"🔎 authors ada — 2 of {DAY_COMMITS} commits" in sections_text(parent)
+    shown = "\n".join(sections_text(m) for m in slack.replies(CHANNEL, parent.ts))
+    assert HIGH_TITLE in shown and MEDIUM_TITLE in shown  # Ada Lovelace <ada@example.com>: her login
+    assert "docs: fix typo" not in shown and AUTOMATION_TITLE not in shown and "🤖" not in shown
+    thread = await bot.chat.threads.get("slack", CHANNEL, parent.ts)
+    assert {c.sha for c in thread.commits} == {mono.shas["high"], mono.shas["medium"]}  # questions see hers alone
+
+
+async def test_exclude_authors_drops_the_bots_and_combines_with_paths(make_bot, slack):
+    bot = await make_bot()
+    await bot.command('2026-01-28 exclude-authors renovate DEPENDABOT[bot] "grace hopper"')
+    (parent,) = slack.top_level(CHANNEL)
+    head = sections_text(parent)
+    assert f'🔎 exclude-authors renovate DEPENDABOT[bot] "grace hopper" — 3 of {DAY_COMMITS} commits' in head
+    shown = "\n".join(sections_text(m) for m in slack.replies(CHANNEL, parent.ts))
+    assert all(t in shown for t in (HIGH_TITLE, MEDIUM_TITLE, AUTOMATION_TITLE))
+    assert "🤖" not in shown and "Update Rust crate" not in shown and "docs: fix typo" not in shown
+    await bot.command("2026-01-28 paths backend/** exclude-authors automation-bot")
+    both = slack.top_level(CHANNEL)[-1]
+    assert f"🔎 paths backend/** · exclude-authors automation-bot — 1 of {DAY_COMMITS} commits" in sections_text(both)
+    shown = "\n".join(sections_text(m) for m in slack.replies(CHANNEL, both.ts))
+    assert MEDIUM_TITLE in shown and AUTOMATION_TITLE not in shown and HIGH_TITLE not in shown
+
+
+async def test_request_max_commits_counts_after_the_author_filter(make_bot, slack):
+    bot = await make_bot(request_max_commits=25)
+    await bot.command("2026-01-28")
+    (refused,) = slack.ephemerals
+    assert f"{DAY_COMMITS:,} commits" in ephemeral_text(refused) and slack.top_level(CHANNEL) == []
+    await bot.command("2026-01-28 exclude-authors renovate")  # 38 - 14 = 24: within the limit
+    assert len(slack.ephemerals) == 1
+    (parent,) = slack.top_level(CHANNEL)
+    assert f"🔎 exclude-authors renovate — {DAY_COMMITS - len(CRATES)} of {DAY_COMMITS} commits" in sections_text(
+        parent
+    )
+    # over the limit across two days: the narrower command suggested keeps the author filter, quoted
+    bot = await make_bot(request_max_commits=3)
+    await bot.command('2026-01-27..2026-01-28 exclude-authors renovate dependabot "grace hopper"')
+    said = ephemeral_text(slack.ephemerals[-1])
+    assert "2026-01-27..2026-01-28 has 4 commits in acme/mono, more than one request may analyse (3)" in said
+    assert (
+        'try a shorter range: `/digest 2026-01-28 exclude-authors renovate dependabot "grace hopper"` (3 commits)'
+        in said
+    )
+
+
+async def test_a_subscription_by_author_pushes_only_theirs_and_can_be_cleared(make_bot, slack, mono):
+    bot = await make_bot()
+    repo = str(mono.path)
+    await bot.command(f'subscribe {repo} at 09:30 authors "Grace Hopper" exclude-authors dependabot')
+    assert '· authors "Grace Hopper" · exclude-authors dependabot' in sections_text(slack.top_level(CHANNEL)[-1])
+    await bot.command("list")
+    assert 'daily at 09:30 (Asia/Shanghai) · en · min low · authors "Grace Hopper"' in ephemeral_text(
+        slack.ephemerals[-1]
+    )
+    ticks = await bot.chat.make_clock(settings=bot.settings, now=lambda: THURSDAY_0930).tick()
+    assert [o for _, _, o in ticks] == ["delivered"]
+    push = slack.top_level(CHANNEL)[-1]
+    shown = sections_text(push) + "".join(sections_text(m) for m in slack.replies(CHANNEL, push.ts))
+    assert f"{DOCS_LOWS} of {DAY_COMMITS} commits" in shown and "docs: fix typo" in shown
+    assert HIGH_TITLE not in shown and MEDIUM_TITLE not in shown and "🤖" not in shown
+    # the clock's build job (run ahead of the deliveries, in a worker) builds the filtered digest
+    from bot.core.window import day_window
+    from tests.noise_repo import DAY
+
+    build = {
+        "repo": repo,
+        "branch": None,
+        "window": to_dict(day_window(DAY, "Asia/Shanghai")),
+        "lang": "en",
+        "paths": [],
+        "exclude": [],
+        "authors": ["Grace Hopper"],
+        "exclude_authors": [],
+    }
+    assert await bot.chat.run_build(build) == f"{DOCS_LOWS} commits"
+    await bot.command(f"subscribe {repo} authors none")  # a filter can be cleared, the other kept
+    (sub,) = await bot.chat.subs.for_channel("slack", CHANNEL)
+    assert sub.authors == () and sub.exclude_authors == ("dependabot",) and sub.at == "09:30"
+
+
 # --- the weekly roll-up -----------------------------------------------------------------------------
 
 
@@ -326,6 +417,15 @@ async def test_week_on_demand_in_english_and_chinese(make_bot, slack, mono):
         ),
         ("zh", "week 2026-13-45", "⚠️ “2026-13-45”不是真实存在的日期。", "用法：`/digest week"),
         ("en", "week 2099-01-05", "⚠️ 2099-01-05 is in the future", "Usage: `/digest week"),
+        (
+            "en",
+            "2026-01-28 authors",
+            "⚠️ 'authors' needs at least one author's name or login, e.g. authors dependabot[bot].",
+            "[authors NAME …] [exclude-authors NAME …]",
+        ),
+        ("zh", "2026-01-28 exclude-authors", "⚠️ “exclude-authors”至少需要一个作者名或登录名", "用法：`/digest [日期|"),
+        ("en", 'subscribe acme/mono authors "Grace', "⚠️ The quote in '\"Grace' is not closed", "[authors NAME …|none]"),
+        ("zh", "week authors " + "x" * 101, "⚠️ “" + "x" * 79 + "…”作为作者名或登录名太长了", "用法：`/digest week"),
     ],
 )
 async def test_bad_input_is_one_private_sentence_and_the_usage(make_bot, slack, lang, text, sentence, usage):
@@ -410,6 +510,60 @@ def test_cli_digest_takes_the_path_filter(run, mono):
         bad = run("digest", "--repo", str(mono.path), "--lang", lang, "--paths", "/backend/**")
         assert bad.returncode == 2 and "Traceback" not in bad.stderr
         assert bad.stderr.strip().startswith(sentence) and "\n" not in bad.stderr.strip()
+
+
+def test_cli_digest_takes_the_author_filter(run, mono):
+    data = json.loads(
+        run(
+            "digest",
+            "--repo",
+            str(mono.path),
+            "--date",
+            "2026-01-28",
+            "--format",
+            "json",
+            "--authors",
+            "Grace Hopper",
+            "ada",
+            "--exclude-authors",
+            "ADA",
+        ).stdout
+    )["digests"][0]
+    assert (data["authors"], data["exclude_authors"], data["filtered_out"]) == (
+        ["Grace Hopper", "ada"],
+        ["ADA"],
+        DAY_COMMITS - DOCS_LOWS,
+    )
+    assert {e["commit"]["author"] for e in data["entries"]} == {"Grace Hopper"} and len(data["entries"]) == DOCS_LOWS
+    assert {e["commit"]["login"] for e in data["entries"]} == {"grace"}
+    proc = run(
+        "digest",
+        "--repo",
+        str(mono.path),
+        "--date",
+        "2026-01-28",
+        "--lang",
+        "en",
+        "--paths",
+        "backend/**",
+        "--exclude-authors",
+        "automation-bot[bot]",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        f"> 🔎 paths backend/\\*\\* · exclude-authors automation-bot\\[bot\\] — 1 of {DAY_COMMITS} commits"
+        in proc.stdout
+    )
+    assert MEDIUM_TITLE in proc.stdout and AUTOMATION_TITLE not in proc.stdout
+    for lang, sentence in (
+        ("en", "error: '" + "x" * 79 + "…' is too long for an author's name or login"),
+        ("zh", "错误：“" + "x" * 79 + "…”作为作者名或登录名太长了"),
+    ):
+        bad = run("digest", "--repo", str(mono.path), "--lang", lang, "--authors", "x" * 101)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr
+        assert bad.stderr.strip().startswith(sentence) and "\n" not in bad.stderr.strip()
+    many = run("digest", "--repo", str(mono.path), "--lang", "en", "--exclude-authors", *(f"u{i}" for i in range(21)))
+    assert many.returncode == 2 and many.stderr.strip() == "error: '--exclude-authors' takes at most 20 names."
 
 
 # --- the clock's shared builds --------------------------------------------------------------------------

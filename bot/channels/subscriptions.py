@@ -15,6 +15,7 @@ from settings import check_timezone
 
 from ..core.models import BOT_MODES, Importance, Subscription, UsageError, subscription_from_dict, to_dict
 from ..core.window import WEEKDAYS
+from ..digest.authorfilter import MAX_AUTHORS, AuthorError, AuthorFilter
 from ..digest.pathfilter import GlobError, PathFilter
 from ..i18n import phrase
 
@@ -108,6 +109,8 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
             "weekly",
             "paths",
             "exclude",
+            "authors",
+            "exclude_authors",
             "bots",
             "fork",
             "owner",
@@ -130,6 +133,8 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
                 weekday=_choice(entry["weekly"], WEEKDAYS, "weekly") if "weekly" in entry else None,
                 paths=_globs(entry.get("paths", []), "paths"),
                 exclude=_globs(entry.get("exclude", []), "exclude"),
+                authors=_names(entry.get("authors", []), "authors"),
+                exclude_authors=_names(entry.get("exclude_authors", []), "exclude_authors"),
                 bots=_choice(entry.get("bots", "collapse"), BOT_MODES, "bots"),
                 fork=str(entry["fork"]) if entry.get("fork") else None,
                 owner=str(entry.get("owner", "")),
@@ -157,6 +162,19 @@ def _globs(value, name) -> tuple[str, ...]:
         return PathFilter.of(value).paths
     except GlobError as exc:
         raise ValueError(f"{name}: {exc.glob!r} is not a usable glob ({exc.reason})") from None
+
+
+def _names(value, name) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{name} must be a list of author names or logins")
+    if len(value) > MAX_AUTHORS:
+        raise ValueError(f"{name} takes at most {MAX_AUTHORS} names")
+    try:
+        return AuthorFilter.of(value).authors
+    except AuthorError as exc:
+        raise ValueError(f"{name}: {exc.name!r} is not a usable name ({exc.reason})") from None
 
 
 def _choice(value, choices, name):

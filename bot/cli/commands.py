@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from ..core.models import UsageError
 from ..core.window import parse_window, zone
 from ..history.period import find_period, period_from_flags
-from ..i18n import phrase, text
+from ..i18n import echo, phrase, text
 from ..runtime.services import Services
 from .terminal import ProgressBar, _check_out_path, stderr_lang, write_out
 
@@ -26,6 +26,7 @@ async def digest_command(args, settings) -> int:
     lang = args.lang or settings.default_lang
     window = parse_window(args.date, tz, datetime.now(UTC), settings.max_range_days)
     filt = _path_filter(args)
+    by = _author_filter(args)
     _check_out_path(args.out)
     fork = None
     if getattr(args, "fork", None):  # named before the (possibly long) analysis: fail fast
@@ -41,7 +42,7 @@ async def digest_command(args, settings) -> int:
     try:
         source = services.source(args.repo)
         digest = await services.builder.build(
-            source, window, lang, args.branch, args.include_merges or None, progress=bar, paths=filt
+            source, window, lang, args.branch, args.include_merges or None, progress=bar, paths=filt, authors=by
         )
         if fork is not None:
             with cli_usage(lang):
@@ -71,6 +72,20 @@ def _path_filter(args):
         return PathFilter.of(getattr(args, "paths", ()) or (), getattr(args, "exclude", ()) or ())
     except GlobError as exc:
         raise UsageError(phrase(f"noise.{exc.reason}", value=exc.glob)) from None
+
+
+def _author_filter(args):
+    """`--authors` / `--exclude-authors` as an AuthorFilter; a name that cannot be one is bad input."""
+    from ..digest.authorfilter import MAX_AUTHORS, AuthorError, AuthorFilter
+
+    authors, exclude = getattr(args, "authors", ()) or (), getattr(args, "exclude_authors", ()) or ()
+    for option, names in (("--authors", authors), ("--exclude-authors", exclude)):
+        if len(names) > MAX_AUTHORS:
+            raise UsageError(phrase("authors.too_many", option=option, limit=MAX_AUTHORS))
+    try:
+        return AuthorFilter.of(authors, exclude)
+    except AuthorError as exc:
+        raise UsageError(phrase(f"authors.{exc.reason}", value=echo(exc.name))) from None
 
 
 def _say_what_fell_back(digest, settings, lang: str) -> int:

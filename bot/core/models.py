@@ -123,6 +123,9 @@ class Commit:
     additions: int | None = None  # totals, when the listing already knows them
     deletions: int | None = None
     files_changed: int | None = None
+    # The author's GitHub login, else the user part of their e-mail address (never the address):
+    # what `authors NAME` matches besides the name (bot/digest/authorfilter.py). "" when unknown.
+    login: str = ""
 
     @property
     def short_sha(self) -> str:
@@ -315,6 +318,10 @@ class Digest:
     paths: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     filtered_out: int = 0
+    # The author filter it was built with (bot/digest/authorfilter.py), said in its header too;
+    # filtered_out counts what either filter left out.
+    authors: tuple[str, ...] = ()
+    exclude_authors: tuple[str, ...] = ()
     fork: ForkInfo | None = None  # set when the digest was read against a fork (bot.downstream)
     cost: Cost | None = None  # LLM tokens it cost (None: built without an LLM)
     # A finished window's digest is kept as first published (bot/improve/): the store key it is
@@ -347,6 +354,8 @@ class Subscription:
     post_empty: bool = True
     paths: tuple[str, ...] = ()  # only commits touching these globs (bot/digest/pathfilter.py)
     exclude: tuple[str, ...] = ()  # … and not only these
+    authors: tuple[str, ...] = ()  # only these authors' commits (bot/digest/authorfilter.py)
+    exclude_authors: tuple[str, ...] = ()  # … and not these authors'
     bots: str = "collapse"  # collapse | show: dependency bots' commits as one line per bot
     weekday: str | None = None  # None: a daily push; "mon" … "sun": the weekly roll-up on that day
     fork: str | None = None  # org/our-fork@branch: each digest says what it means for that fork
@@ -461,6 +470,8 @@ def digest_from_dict(d: dict) -> Digest:
         paths=tuple(d.get("paths") or ()),
         exclude=tuple(d.get("exclude") or ()),
         filtered_out=d.get("filtered_out", 0),
+        authors=tuple(d.get("authors") or ()),
+        exclude_authors=tuple(d.get("exclude_authors") or ()),
         fork=fork,
         cost=Cost(**d["cost"]) if d.get("cost") else None,
         kept_as=d.get("kept_as") or "",
@@ -475,6 +486,8 @@ def subscription_from_dict(d: dict) -> Subscription:
             "min_importance": Importance(d.get("min_importance", "low")),
             "paths": tuple(d.get("paths") or ()),
             "exclude": tuple(d.get("exclude") or ()),
+            "authors": tuple(d.get("authors") or ()),
+            "exclude_authors": tuple(d.get("exclude_authors") or ()),
         }
     )
 

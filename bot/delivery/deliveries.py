@@ -146,7 +146,13 @@ class Deliveries:
         on_progress = self._progress_editor(platform, progress, spec, source.name, window) if progress else None
         try:
             digest = await self.builder.build(
-                source, window, spec.lang, spec.branch, progress=on_progress, paths=spec.path_filter()
+                source,
+                window,
+                spec.lang,
+                spec.branch,
+                progress=on_progress,
+                paths=spec.path_filter(),
+                authors=spec.author_filter(),
             )
             # a roll-up groups its commits by area: read from their files (cached by the build)
             week = (

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from ..core.models import Subscription, Window, to_dict, window_from_dict
 from ..core.window import day_window, week_window
+from ..digest.authorfilter import AuthorFilter
 from ..digest.pathfilter import PathFilter
 
 # How long a delivery's ledger and progress are kept, how often a scheduled push is tried, and how
@@ -39,6 +40,8 @@ class DeliverySpec:
     attempts: str | None = None  # scheduled: failed attempts so far
     paths: tuple[str, ...] = ()  # the path filter (bot/digest/pathfilter.py)
     exclude: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()  # the author filter (bot/digest/authorfilter.py)
+    exclude_authors: tuple[str, ...] = ()
     bots: str = "collapse"  # collapse | show (bot/digest/noise.py)
     week: bool = False  # the weekly roll-up (bot/digest/rollup.py) instead of the digest and its thread
     fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
@@ -51,10 +54,13 @@ class DeliverySpec:
     def path_filter(self) -> PathFilter:
         return PathFilter(tuple(self.paths), tuple(self.exclude))
 
+    def author_filter(self) -> AuthorFilter:
+        return AuthorFilter(tuple(self.authors), tuple(self.exclude_authors))
+
     @classmethod
     def from_dict(cls, d: dict) -> DeliverySpec:
         values = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        for name in ("paths", "exclude"):  # JSON lists back to the tuples they were
+        for name in ("paths", "exclude", "authors", "exclude_authors"):  # JSON lists back to the tuples they were
             if name in values:
                 values[name] = tuple(values[name] or ())
         return cls(**values)
@@ -70,6 +76,16 @@ def path_filter_of(
     )
 
 
+def author_filter_of(
+    sub: Subscription | None, authors: tuple[str, ...] | None = None, exclude: tuple[str, ...] | None = None
+) -> AuthorFilter:
+    """The author filter a delivery applies: what was typed with the command, else the subscription's."""
+    return AuthorFilter(
+        authors if authors is not None else (sub.authors if sub else ()),
+        exclude if exclude is not None else (sub.exclude_authors if sub else ()),
+    )
+
+
 def delivery_spec(
     sub: Subscription | None,
     *,
@@ -82,12 +98,16 @@ def delivery_spec(
     paths: tuple[str, ...] | None = None,
     exclude: tuple[str, ...] | None = None,
     bots: str | None = None,
+    authors: tuple[str, ...] | None = None,
+    exclude_authors: tuple[str, ...] | None = None,
     **more,
 ) -> DeliverySpec:
     """The one mapping from a subscription (or none: the channel's settings) to what its delivery
-    needs. Filters typed with a command (`paths`, `exclude`, `bots`) win over the subscription's;
+    needs. Filters typed with a command (`paths`, `exclude`, `bots`, `authors`, `exclude_authors`)
+    win over the subscription's;
     `more` sets what only some deliveries have (a ledger, progress, the asker's prefix…)."""
     filt = path_filter_of(sub, paths, exclude)
+    by = author_filter_of(sub, authors, exclude_authors)
     values: dict = dict(
         platform=platform,
         channel=channel,
@@ -97,6 +117,8 @@ def delivery_spec(
         key=key,
         paths=filt.paths,
         exclude=filt.exclude,
+        authors=by.authors,
+        exclude_authors=by.exclude,
         bots=bots or (sub.bots if sub else "collapse"),
     )
     if sub is not None:

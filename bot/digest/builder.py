@@ -42,6 +42,7 @@ from ..core.store import ANALYSIS_TTL, FILES_TTL, Store
 from ..i18n import localize, text
 from ..levels.overlay import overlay
 from ..sources import CommitSource
+from .authorfilter import AuthorFilter
 from .kept import Kept
 from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
@@ -95,14 +96,17 @@ class DigestBuilder:
         include_merges: bool | None = None,
         progress: Progress | None = None,
         paths: PathFilter | None = None,
+        authors: AuthorFilter | None = None,
     ) -> Digest:
         """`paths`: only the commits it keeps are analysed (their files are read first, so the
-        commits it drops cost no LLM call); the digest says the filter in its header."""
+        commits it drops cost no LLM call); `authors` likewise, by who wrote them (nothing to
+        read). The digest says the filters in its header."""
         include_merges = self.settings.include_merges if include_merges is None else include_merges
         branch = branch or await source.default_branch()
         cacheable = window.end <= self.clock() and self.settings.digest_cache_ttl > 0
         filt = paths or PathFilter()
-        key = self._digest_key(source, branch, window, lang, include_merges, filt)
+        by = authors or AuthorFilter()
+        key = self._digest_key(source, branch, window, lang, include_merges, filt, by)
 
         async def cached():
             data = (await self.store.get_json(key)) if cacheable else None
@@ -115,7 +119,8 @@ class DigestBuilder:
             with cost.metering() as meter:  # every LLM token of this build, the headline's too
                 listed = await source.list_commits(window, branch, include_merges)
                 problems: list[BotError] = []
-                commits = await self._filter(source, listed, filt) if filt else listed
+                commits = [c for c in listed if by.keeps(c.author, c.login)] if by else listed
+                commits = await self._filter(source, commits, filt) if filt else commits
                 entries = await self._analyse_all(source, commits, lang, progress, problems)
                 _profile, profile_problem = await self._read_profile(source)
                 bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
@@ -148,6 +153,8 @@ class DigestBuilder:
                 paths=filt.paths,
                 exclude=filt.exclude,
                 filtered_out=len(listed) - len(commits),
+                authors=by.authors,
+                exclude_authors=by.exclude,
                 cost=spent,
             )
             if not cacheable:
@@ -311,13 +318,16 @@ class DigestBuilder:
         return self.analyzer.tag(lang) + (f":profile-{fingerprint}" if fingerprint else "")
 
     # --- internals ---------------------------------------------------------------------------------
-    def _digest_key(self, source, branch, window, lang, include_merges, filt: PathFilter) -> str:
+    def _digest_key(
+        self, source, branch, window, lang, include_merges, filt: PathFilter, by: AuthorFilter | None = None
+    ) -> str:
         tag = self.analyzer.tag(lang)
         if self.llm is not None:
             tag += ":" + self.prompts.hash("day_headline", lang)
         # noise-1: entries carry their bot updates; the filter makes another digest
         learned = "taste-1" if self.taste is not None else ""  # entries weighed by the learned profiles
-        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}{learned}".encode()).hexdigest()[:16]
+        authors = by.key() if by else ""  # '' for none: an unfiltered digest keeps its key
+        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}{authors}{learned}".encode()).hexdigest()[:16]
         return self.store.digest_key(
             source.cache_id, branch, window.start.isoformat(), window.end.isoformat(), window.tz, lang, tag
         )

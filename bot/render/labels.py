@@ -7,6 +7,7 @@ from datetime import datetime
 
 from ..core.chat_platform import ROOT_AREA, UNKNOWN_AREA
 from ..core.models import Analysis, Digest, Importance
+from ..digest.authorfilter import as_typed
 from ..i18n import text
 
 
@@ -73,13 +74,18 @@ LINK = "\x00"  # where a renderer puts its own link in a sentence (`before, _, a
 
 
 def filter_line(digest: Digest) -> str:
-    """'🔎 paths crates/uv-resolver/** — 12 of 221 commits', or '' for a digest without a filter."""
+    """'🔎 paths crates/uv-resolver/** · authors alice — 12 of 221 commits', or '' for a digest
+    without a filter."""
     lang = digest.lang
     parts = []
     if digest.paths:
         parts.append(text(lang, "noise.filter_paths", globs=" ".join(digest.paths)))
     if digest.exclude:
         parts.append(text(lang, "noise.filter_exclude", globs=" ".join(digest.exclude)))
+    if digest.authors:
+        parts.append(text(lang, "authors.filter_authors", names=" ".join(as_typed(digest.authors))))
+    if digest.exclude_authors:
+        parts.append(text(lang, "authors.filter_exclude", names=" ".join(as_typed(digest.exclude_authors))))
     if not parts:
         return ""
     return text(

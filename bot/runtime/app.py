@@ -25,7 +25,7 @@ from ..core.chat_platform import ChatPlatform, Platforms
 from ..core.models import Subscription, Window, window_from_dict
 from ..core.store import Store
 from ..delivery.deliveries import Deliveries
-from ..delivery.spec import DeliverySpec, delivery_spec, path_filter_of
+from ..delivery.spec import DeliverySpec, author_filter_of, delivery_spec, path_filter_of
 from ..improve.improver import Improver
 from ..watch.runs import WatchRunner
 from ..watch.spec import WatchRun
@@ -161,6 +161,7 @@ class App:
             spec["lang"],
             spec.get("branch"),
             paths=path_filter_of(None, tuple(spec.get("paths") or ()), tuple(spec.get("exclude") or ())),
+            authors=author_filter_of(None, tuple(spec.get("authors") or ()), tuple(spec.get("exclude_authors") or ())),
         )
         return f"{len(digest.entries)} commits"
 

@@ -159,6 +159,7 @@ class Clock:
         builds: dict[tuple[str, ...], dict[str, Any]] = {}
         for sub, spec in due:
             filt = spec.path_filter()  # a filtered digest is another digest (and analyses fewer commits)
+            by = spec.author_filter()
             ident = (
                 sub.repo.lower(),
                 sub.branch or "",
@@ -167,6 +168,7 @@ class Clock:
                 sub.tz,
                 sub.lang,
                 *((filt.key(),) if filt else ()),
+                *((by.key(),) if by else ()),
             )
             builds.setdefault(
                 ident,
@@ -177,6 +179,8 @@ class Clock:
                     "lang": sub.lang,
                     "paths": list(filt.paths),
                     "exclude": list(filt.exclude),
+                    "authors": list(by.authors),
+                    "exclude_authors": list(by.exclude),
                 },
             )
         for ident, build in builds.items():

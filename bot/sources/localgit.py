@@ -18,10 +18,10 @@ from pathlib import Path
 from ..core.file_kinds import is_binary_path
 from ..core.models import Commit, FileChange, NotFoundError, PastCommit, SourceError, UsageError, Window
 from ..i18n import phrase
-from .message import split_message
+from .message import email_user, split_message
 
 _RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping
-_LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ct{_US}%B{_US}"
+_LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ae{_US}%ct{_US}%B{_US}"
 # git stops walking at the first commit older than --since (committer dates can go slightly
 # backwards after rebases), so list with a margin and filter exactly in Python.
 _SINCE_MARGIN = timedelta(days=7)
@@ -133,7 +133,7 @@ class LocalGitSource:
     def _parse_log(self, out: str) -> list[Commit]:
         commits = []
         for record in out.split(_RS)[1:]:
-            sha, parents, author, ctime, message, stats = record.split(_US, 5)
+            sha, parents, author, email, ctime, message, stats = record.split(_US, 6)
             adds = dels = nfiles = 0
             for line in stats.strip().splitlines():
                 parts = line.split("\t")
@@ -141,10 +141,10 @@ class LocalGitSource:
                     nfiles += 1
                     adds += int(parts[0]) if parts[0].isdigit() else 0
                     dels += int(parts[1]) if parts[1].isdigit() else 0
-            commits.append(self._commit(sha, parents, author, ctime, message, adds, dels, nfiles))
+            commits.append(self._commit(sha, parents, author, ctime, message, adds, dels, nfiles, email_user(email)))
         return commits
 
-    def _commit(self, sha, parents, author, ctime, message, adds=None, dels=None, nfiles=None) -> Commit:
+    def _commit(self, sha, parents, author, ctime, message, adds=None, dels=None, nfiles=None, login="") -> Commit:
         title, body, pr, reverts = split_message(message)
         return Commit(
             repo=self.name,
@@ -160,6 +160,7 @@ class LocalGitSource:
             additions=adds,
             deletions=dels,
             files_changed=nfiles,
+            login=login,
         )
 
     async def get_commit(self, ref: str) -> Commit:

@@ -19,6 +19,13 @@ _PR_IN_TITLE = re.compile(r"\(#(\d+)\)\s*$|\(#(\d+)\)")
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})", re.IGNORECASE)
 
 
+def email_user(address: str | None) -> str:
+    """The user part of an e-mail address, the author's login when there is no account:
+    GitHub's noreply `12345+octocat@users.noreply.github.com` is `octocat`. "" for none."""
+    user, at, _host = (address or "").strip().strip("<>").rpartition("@")
+    return re.sub(r"^\d+\+", "", user) if at else ""
+
+
 def strip_emails(text: str) -> str:
     return re.sub(r"[ \t]{2,}", " ", _EMAIL.sub("", text)).strip()
 

@@ -5,7 +5,8 @@ REQUEST_MAX_COMMITS: the most commits one on-demand `digest` (or `week`) in a ch
 
 Counted before anything is analysed or posted (listing a window's commits is cheap: git, or one
 GitHub request per hundred commits; with `paths`/`exclude`, the files of the listed commits are
-read too, from the cache the digest then uses), for every repository the request covers; a
+read too, from the cache the digest then uses; `authors`/`exclude-authors` count only the commits
+they keep), for every repository the request covers; a
 request over the limit is refused whole with one sentence: how many commits, the limit, and a
 narrower command — the longest run of the window's last days that fits. Scheduled pushes,
 watches and the CLI are not bounded (the month's LLM budget caps those).
@@ -22,7 +23,8 @@ from datetime import timedelta
 from ...core.current_job import CURRENT_JOB
 from ...core.models import BotError, Subscription, UsageError, Window
 from ...core.window import zone
-from ...delivery.spec import delivery_spec, path_filter_of
+from ...delivery.spec import author_filter_of, delivery_spec, path_filter_of
+from ...digest.authorfilter import as_typed
 from ...digest.pathfilter import PathFilter, touched_paths
 from ...i18n import phrase
 from .base import Request
@@ -38,7 +40,7 @@ async def check_request_size(
     named: bool,
 ) -> None:
     """Raise the one sentence when a target's window holds more than REQUEST_MAX_COMMITS commits
-    (after its path filter). `named`: the request named its repositories, so the suggestion
+    (after its author and path filters). `named`: the request named its repositories, so the suggestion
     names them too (else the channel's subscriptions, or the default repository, apply again)."""
     tools = req.tools
     limit = tools.settings.request_max_commits
@@ -49,6 +51,9 @@ async def check_request_size(
         branch = (sub.branch if sub else None) or await source.default_branch()
         commits = await source.list_commits(span, branch, tools.settings.include_merges)
         filt = path_filter_of(sub, filters.paths, filters.exclude)
+        by = author_filter_of(sub, filters.authors, filters.exclude_authors)
+        if by:  # the author is in the listing: nothing to read
+            commits = [c for c in commits if by.keeps(c.author, c.login)]
         if len(commits) > limit and filt:
             commits = await _kept(tools.builder, source, commits, filt)
         if len(commits) <= limit:
@@ -113,6 +118,9 @@ def _filter_words(filters: FilterArgs) -> list[str]:
         words += ["exclude", *filters.exclude]
     if filters.bots:
         words += ["bots", filters.bots]
+    for option, names in (("authors", filters.authors), ("exclude-authors", filters.exclude_authors)):
+        if names:
+            words += [option, *as_typed(names)]
     return words
 
 
@@ -144,6 +152,8 @@ async def deliver(
             paths=filters.paths,
             exclude=filters.exclude,
             bots=filters.bots,
+            authors=filters.authors,
+            exclude_authors=filters.exclude_authors,
             # on demand: the branch checked above, the asked kind, always a post, and no one
             # told directly of a fork's conflicts (the scheduled push does that once)
             branch=branch,

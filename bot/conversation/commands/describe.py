@@ -4,6 +4,7 @@ confirm with them, `list` lists with them."""
 from __future__ import annotations
 
 from ...core.models import Subscription
+from ...digest.authorfilter import as_typed
 from ...i18n import text
 
 
@@ -13,6 +14,10 @@ def describe(sub: Subscription, lang: str) -> dict:
         [
             text(lang, "noise.sub_paths", globs=" ".join(sub.paths)) if sub.paths else "",
             text(lang, "noise.sub_exclude", globs=" ".join(sub.exclude)) if sub.exclude else "",
+            text(lang, "authors.sub_authors", names=" ".join(as_typed(sub.authors))) if sub.authors else "",
+            text(lang, "authors.sub_exclude", names=" ".join(as_typed(sub.exclude_authors)))
+            if sub.exclude_authors
+            else "",
             text(lang, "noise.sub_bots_shown") if sub.bots == "show" else "",
             text(lang, "downstream.sub_fork", fork=sub.fork) if sub.fork else "",
         ]

@@ -1,5 +1,5 @@
 """`digest [DATE|A..B|today|yesterday|昨天…] [owner/repo …] [paths GLOB…] [exclude GLOB…]
-[bots show|collapse]` — a digest on demand, posted in the conversation like a scheduled one (a
+[authors NAME…] [exclude-authors NAME…] [bots show|collapse]` — a digest on demand, posted in the conversation like a scheduled one (a
 "building…" line first, replaced by the digest). Without a repository: the channel's
 subscriptions (with their filters), else the default repository. The verb is optional:
 `/digest 2026-01-28 owner/repo` and `/digest 昨天` are digests too.

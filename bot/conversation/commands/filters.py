@@ -1,10 +1,11 @@
-"""The noise options every digest-making command shares: `paths GLOB…`, `exclude GLOB…` and
-`bots show|collapse` (`digest`, `week`, `subscribe`). Pure: words in, the other words and the
-options out, or a CommandError in the reader's language.
+"""The noise options every digest-making command shares: `paths GLOB…`, `exclude GLOB…`,
+`authors NAME…`, `exclude-authors NAME…` and `bots show|collapse` (`digest`, `week`, `subscribe`).
+Pure: words in, the other words and the options out, or a CommandError in the reader's language.
 
-`paths` and `exclude` take every word after them up to the next option word, so they come after
-the dates and repositories: `/digest 2026-01-19 astral-sh/uv paths crates/uv-resolver/** exclude
-**/*.md`. With `allow_none` (subscribe), `paths none` clears a subscription's filter.
+`paths`, `exclude`, `authors` and `exclude-authors` take every word after them up to the next
+option word, so they come after the dates and repositories: `/digest 2026-01-19 astral-sh/uv paths
+crates/uv-resolver/** exclude **/*.md`. A name with a space is quoted: `authors "Grace Hopper"`.
+With `allow_none` (subscribe), `paths none` (`authors none` …) clears a subscription's filter.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.models import BOT_MODES
+from ...digest.authorfilter import MAX_AUTHORS, AuthorError
+from ...digest.authorfilter import normalise as normalise_name
 from ...digest.pathfilter import MAX_GLOBS, GlobError, normalise
-from ...i18n import phrase
+from ...i18n import echo, phrase
 from ..grammar import CommandError, choice
 
 GLOB_OPTIONS = ("paths", "exclude")
-FILTER_WORDS = (*GLOB_OPTIONS, "bots")
+AUTHOR_OPTIONS = ("authors", "exclude-authors")
+FILTER_WORDS = (*GLOB_OPTIONS, *AUTHOR_OPTIONS, "bots")
+_OPEN_QUOTES, _CLOSE_QUOTES = '"“「', '"”」'
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,8 @@ class FilterArgs:
     paths: tuple[str, ...] | None = None  # None: not given; (): cleared with `paths none`
     exclude: tuple[str, ...] | None = None
     bots: str | None = None  # collapse | show; None: not given
+    authors: tuple[str, ...] | None = None  # None: not given; (): cleared with `authors none`
+    exclude_authors: tuple[str, ...] | None = None
 
 
 def split_filters(
@@ -56,8 +63,48 @@ def split_filters(
         while i < len(words) and words[i].lower() not in ends:
             globs.append(words[i])
             i += 1
-        found[word] = _globs(word, globs, command, allow_none)
-    return rest, FilterArgs(found.get("paths"), found.get("exclude"), found.get("bots"))  # type: ignore[arg-type]
+        if word in AUTHOR_OPTIONS:
+            found[word] = _names(word, globs, command, allow_none)
+        else:
+            found[word] = _globs(word, globs, command, allow_none)
+    return rest, FilterArgs(
+        found.get("paths"),  # type: ignore[arg-type]
+        found.get("exclude"),  # type: ignore[arg-type]
+        found.get("bots"),  # type: ignore[arg-type]
+        found.get("authors"),  # type: ignore[arg-type]
+        found.get("exclude-authors"),  # type: ignore[arg-type]
+    )
+
+
+def _names(option: str, words: list[str], command: str, allow_none: bool) -> tuple[str, ...]:
+    """The names after `authors` / `exclude-authors`: one a word, or several words in quotes."""
+    if not words:
+        raise CommandError(phrase("authors.needs_names", option=option), command)
+    if allow_none and [w.lower() for w in words] == ["none"]:
+        return ()
+    names: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word[:1] in _OPEN_QUOTES:
+            run = [word]
+            while not (run[-1][-1:] in _CLOSE_QUOTES and (len(run) > 1 or len(word) > 1)):
+                i += 1
+                if i >= len(words):
+                    raise CommandError(phrase("authors.unclosed_quote", value=echo(" ".join(run))), command)
+                run.append(words[i])
+            word = " ".join(run)[1:-1]
+        names.append(word.strip("`"))  # chat clients like to put names in backticks
+        i += 1
+    if len(names) > MAX_AUTHORS:
+        raise CommandError(phrase("authors.too_many", option=option, limit=MAX_AUTHORS), command)
+    out = []
+    for name in names:
+        try:
+            out.append(normalise_name(name))
+        except AuthorError as exc:
+            raise CommandError(phrase(f"authors.{exc.reason}", value=echo(name)), command) from None
+    return tuple(dict.fromkeys(out))
 
 
 def _globs(option: str, globs: list[str], command: str, allow_none: bool) -> tuple[str, ...]:

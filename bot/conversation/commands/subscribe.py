@@ -1,5 +1,6 @@
 """`subscribe owner/repo [weekly mon] [at 09:30] [tz ZONE] [lang zh|en] [min high|medium|low]
-[branch B] [empty post|skip] [paths GLOB…|none] [exclude GLOB…|none] [bots show|collapse]` — a
+[branch B] [empty post|skip] [paths GLOB…|none] [exclude GLOB…|none] [authors NAME…|none]
+[exclude-authors NAME…|none] [bots show|collapse]` — a
 daily push of the previous day's digest into this conversation, or with `weekly DAY [HH:MM]` the
 roll-up of the previous ISO week on that day (admins only when admins are configured). A channel
 may hold both for one repository. Subscribing again updates the options named (`paths none`
@@ -57,6 +58,8 @@ class SubscribeArgs:
     exclude: tuple[str, ...] | None = None
     bots: str | None = None
     fork: str | None = None  # "" removes it
+    authors: tuple[str, ...] | None = None  # None: unchanged; (): cleared
+    exclude_authors: tuple[str, ...] | None = None
 
 
 def _time(value: str) -> str:
@@ -139,6 +142,8 @@ def parse(args: list[str]) -> SubscribeArgs:
         exclude=filters.exclude,
         bots=filters.bots,
         fork=fork_word(opts["fork"]) if "fork" in opts else None,
+        authors=filters.authors,
+        exclude_authors=filters.exclude_authors,
     )
 
 
@@ -182,6 +187,8 @@ async def run(req: Request, args: SubscribeArgs) -> None:
         paths=base.paths if args.paths is None else args.paths,
         exclude=base.exclude if args.exclude is None else args.exclude,
         bots=args.bots or base.bots,
+        authors=base.authors if args.authors is None else args.authors,
+        exclude_authors=base.exclude_authors if args.exclude_authors is None else args.exclude_authors,
         fork=base.fork if args.fork is None else (args.fork or None),
         owner=conv.user if args.fork else base.owner,
     )

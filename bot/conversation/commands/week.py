@@ -1,4 +1,5 @@
-"""`week [DATE] [owner/repo …] [paths GLOB…] [exclude GLOB…] [bots show|collapse]` — the weekly
+"""`week [DATE] [owner/repo …] [paths GLOB…] [exclude GLOB…] [authors NAME…] [exclude-authors NAME…]
+[bots show|collapse]` — the weekly
 roll-up (bot/digest/rollup.py) of the ISO week holding DATE (default: last week, Monday to Sunday), posted
 like a digest: one message, high and medium commits by area with their day, the low ones counted.
 DATE is any one day the chat understands (`2026-01-19`, `1月19日`, `today`, `上周`); a week still

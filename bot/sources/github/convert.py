@@ -14,7 +14,7 @@ from typing import Any
 from ...core.file_kinds import is_binary_path
 from ...core.models import Commit, FileChange, RateLimited, SourceError, UsageError
 from ...i18n import phrase
-from ..message import split_message, strip_emails
+from ..message import email_user, split_message, strip_emails
 
 _STATUSES = {"added", "removed", "modified", "renamed", "copied"}  # "changed"/"unchanged" → modified
 
@@ -58,6 +58,7 @@ def to_commit(repo: str, c: Any, detailed: bool = False) -> Commit:
         parents=tuple(p.sha for p in c.parents),
         pr_number=pr_number,
         reverts=reverts,
+        login=_login(c.author, git.author.email),
         **extra,
     )
 
@@ -98,6 +99,13 @@ def require_ref(ref: str) -> str:
     if not ref:
         raise UsageError(phrase("errors.no_sha"))
     return ref
+
+
+def _login(account: Any, email: str | None) -> str:
+    """The GitHub account's login (the list response carries it: no request; `raw_data` would
+    make one), else the e-mail's user part."""
+    login = getattr(account, "login", None) if account is not None else None
+    return str(login) if login else email_user(email)
 
 
 def _display_name(name: str | None) -> str:
