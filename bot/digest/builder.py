@@ -45,6 +45,7 @@ from ..sources import CommitSource
 from .kept import Kept
 from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
+from .owners import with_owners
 from .pathfilter import PathFilter, touched_paths
 from .refresh import retryable
 from .updates import update_lines
@@ -117,6 +118,7 @@ class DigestBuilder:
                 problems: list[BotError] = []
                 commits = await self._filter(source, listed, filt) if filt else listed
                 entries = await self._analyse_all(source, commits, lang, progress, problems)
+                entries, owners_problem = await with_owners(self.store, source, entries, self.files, lang)
                 _profile, profile_problem = await self._read_profile(source)
                 bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
             parts = self.notice_parts(source, entries, lang, window, problems, headline_failed)
@@ -127,7 +129,7 @@ class DigestBuilder:
                 )
             profile = profile_notice(profile_problem, lang) if profile_problem else ""
             notices = tuple(
-                n for n in (parts["source"], parts["llm"], profile, budget, parts["headline"]) if n
+                n for n in (parts["source"], parts["llm"], profile, owners_problem, budget, parts["headline"]) if n
             )  # the profile: the maintainers should hear that their .digest.toml is ignored
             spent = meter.cost(self.settings) if self.llm is not None else None
             if spent is not None:
@@ -315,9 +317,9 @@ class DigestBuilder:
         tag = self.analyzer.tag(lang)
         if self.llm is not None:
             tag += ":" + self.prompts.hash("day_headline", lang)
-        # noise-1: entries carry their bot updates; the filter makes another digest
+        # noise-1: entries carry their bot updates; owners-1: their code owners; the filter makes another digest
         learned = "taste-1" if self.taste is not None else ""  # entries weighed by the learned profiles
-        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}{learned}".encode()).hexdigest()[:16]
+        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:owners-1:{filt.key()}{learned}".encode()).hexdigest()[:16]
         return self.store.digest_key(
             source.cache_id, branch, window.start.isoformat(), window.end.isoformat(), window.tz, lang, tag
         )
