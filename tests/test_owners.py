@@ -89,6 +89,48 @@ def test_anchors_depth_and_directories():
     assert owners.owners_of("readme.MD") == ()
 
 
+def test_trailing_and_lone_double_stars_and_single_character_wildcards():
+    owners = parse("** @all\n/docs/** @docs\nlog?.txt @logs\n/gen/a**b @gen\n")
+    assert owners.owners_of("x/y/z") == ("@all",)
+    assert owners.owners_of("docs/a.md") == owners.owners_of("docs/x/y.md") == ("@docs",)
+    assert owners.owners_of("docs") == ("@all",)  # `docs/**` is what is inside docs/
+    assert owners.owners_of("x/log1.txt") == ("@logs",)
+    assert owners.owners_of("log12.txt") == owners.owners_of("log/.txt") == ("@all",)
+    assert owners.owners_of("gen/aXYb") == owners.owners_of("gen/ab") == ("@gen",)  # `**` inside a name is `*`
+    assert owners.owners_of("gen/a/b") == ("@all",)
+
+
+@pytest.mark.parametrize(
+    "word, owner",
+    [
+        ("@octocat", True),
+        ("@octo-cat", True),
+        ("@org/team-name", True),
+        ("@org/team_name.v2", True),
+        ("dev@example.com", True),
+        ("first.last+tag@mail.example.co.uk", True),
+        ("a$b^c@example.com", True),
+        ("octocat", False),
+        ("@-octo", False),
+        ("@octo-", False),
+        ("@octo--cat", False),
+        ("@org/", False),
+        ("@org/team+x", False),
+        ("x@org/team", False),
+        ("@example.com", False),
+        ("a@b", False),
+        ("a@b.", False),
+        ("a@@b.com", False),
+        ("a@b.com!", False),
+        ("<@U123>", False),
+    ],
+)
+def test_owners_are_users_teams_or_e_mail_addresses(word, owner):
+    from bot.core.codeowners import is_owner
+
+    assert is_owner(word) is owner
+
+
 def test_a_line_without_owners_un_owns():
     owners = parse("/apps/ @octocat\n/apps/github\n")
     assert owners.owners_of("apps/web/x") == ("@octocat",)
@@ -110,6 +152,25 @@ def test_lines_the_bot_cannot_read_are_skipped_and_counted():
     assert owners.owners_of("keep.py") == ("@everyone",)  # the skipped lines change nothing
     assert owners.owners_of("src/a") == ("@everyone",)
     assert owners.owners_of("docs/a") == ("docs@example.com", "@org/docs-team", "@user")
+
+
+def test_comments_and_marks_inside_patterns():
+    owners = parse("x.py @a # a comment with #two marks\nwow!.txt @b\nc#d @c\n")
+    assert owners.skipped == 0
+    assert owners.owners_of("x.py") == ("@a",)
+    assert owners.owners_of("wow!.txt") == ("@b",)  # only a leading ! negates
+    assert owners.owners_of("c#d") == ("@c",)  # a # inside a pattern is part of it
+
+
+async def test_without_codeowners_entries_have_no_owners_and_nothing_is_said(make_services, tmp_path):
+    plain = build_widgets(tmp_path / "plain", date(2026, 1, 28))
+    s = await make_services(default_repo=str(plain.path))
+    window = Window(
+        start=datetime(2026, 1, 28, tzinfo=SH), end=datetime(2026, 1, 29, tzinfo=SH), tz=str(SH), label="2026-01-28"
+    )
+    digest = await s.builder.build(s.source(str(plain.path)), window, "en")
+    assert len(digest.entries) == 3 and all(e.owners == () for e in digest.entries)
+    assert digest.notices == ()
 
 
 def test_a_commit_is_owned_by_every_owner_of_its_paths_once():
