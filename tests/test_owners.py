@@ -443,3 +443,18 @@ async def _feishu_digest(env):
     await env.settle()
     parent = env.fake.top_level(GROUP)[-1]
     return parent, env.fake.thread(parent.message_id)
+
+
+async def test_a_level_tap_redraws_the_parent_with_its_owner_lines_as_first_posted(make_bot, slack):
+    from tests.shared.slack import by_title
+    from tests.test_levels_slack import now, tap
+
+    bot = await make_bot()
+    await bot.sender.slash("owners map @alice <@U0ALICE>")
+    await bot.settle()
+    parent, replies = await digest_thread(bot, slack)
+    assert "<@U0ALICE>: your paths are touched by 1 medium commit." in json.dumps(parent.blocks)
+    await tap(bot, slack, by_title(replies, MEDIUM_TITLE), "too_high")
+    redrawn = now(slack, parent)
+    assert "🟡 medium 0 | 🟢 low 2" in shown(redrawn)  # the counts follow the correction…
+    assert "<@U0ALICE>: your paths are touched by 1 medium commit." in json.dumps(redrawn.blocks)  # …who was told stays
