@@ -129,3 +129,40 @@ def test_a_digest_without_its_verb_takes_noise_options_and_a_question_stays_a_qu
     assert parse_command("2026-01-27..2026-01-28 paths src/**").args.filters.paths == ("src/**",)
     with pytest.raises(CommandError):
         parse_command("上周 FP8 paths 在 ROCm 上有什么改动？")  # words before the option that are neither
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("owners", ("list", "", "", "")),
+        ("负责人", ("list", "", "", "")),
+        ("owners map @acme/core <!subteam^S0CORE|@core>", ("map", "@acme/core", "slack_group", "S0CORE")),
+        ("owners map @alice <@U0ALICE|alice>", ("map", "@alice", "slack_user", "U0ALICE")),
+        ('owners map dev@example.com <at user_id="ou_abc"></at>', ("map", "dev@example.com", "feishu_user", "ou_abc")),
+        ("owners map @alice @alice.w", ("map", "@alice", "name", "alice.w")),
+        ("owners remove @acme/core", ("remove", "@acme/core", "", "")),
+    ],
+)
+def test_owners_grammar(text, expected):
+    parsed = parse_command(text)
+    a = parsed.args
+    assert parsed.command.name == "owners" and (a.action, a.owner, a.kind, a.id) == expected
+
+
+@pytest.mark.parametrize(
+    "text,en,zh",
+    [
+        ("owners map @acme/core", "Map @acme/core to whom?", "@acme/core 映射给谁？"),
+        ("owners map acme/core <@U1X>", "'acme/core' is not a code owner", "'acme/core' 不是代码负责人"),
+        ("owners map @acme/core alice", "'alice' is not a mention", "'alice' 不是提及"),
+        ("owners map @a <@U1X> <@U2Y>", "One mention per owner", "每个负责人只能映射一个提及"),
+        ("owners frob", "Unknown owners action 'frob'", "未知的 owners 操作 'frob'"),
+        ("owners remove @a @b", "Name one code owner to remove.", "请写出要移除的一个代码负责人。"),
+    ],
+)
+def test_owners_bad_input_is_one_sentence_in_either_language(text, en, zh):
+    with pytest.raises(CommandError) as err:
+        parse_command(text)
+    assert err.value.command == "owners" and "\n" not in str(err.value)
+    assert en in localize(err.value, "en") and zh in localize(err.value, "zh")
+    assert usage("zh", "owners").startswith("/digest owners")

@@ -324,7 +324,7 @@ def _profile_read(r) -> bool:
     the notes' files and folders, releases, and PR labels."""
     return (
         (r.path.endswith("/commits") and "since" not in r.query)
-        or ("/contents" in r.path and not r.path.endswith(".digest.toml"))
+        or ("/contents" in r.path and not r.path.endswith((".digest.toml", "CODEOWNERS")))
         or "/git/trees/" in r.path
         or r.path.endswith("/releases")
         or (r.path == "/graphql" and "pullRequest(" in (r.body or ""))
@@ -353,7 +353,10 @@ async def test_a_day_costs_one_github_request_per_commit_plus_a_few(fake_github,
     # commit. The Shanghai day spans two UTC days, so two profiles: the first finds no history
     # before it (one request), the second reads the root listing, one page of history and releases.
     profile = [r for r in fake_github.requests if _profile_read(r)]
-    requests = len(fake_github.requests) - len(profile)
+    # CODEOWNERS is looked for once a digest, as of its newest commit, in GitHub's three places
+    owners = [r for r in fake_github.requests if r.path.endswith("CODEOWNERS")]
+    assert len(owners) == 3 and {r.query.get("ref") for r in owners} == {digest.entries[0].commit.sha}
+    requests = len(fake_github.requests) - len(profile) - len(owners)
     assert len(profile) <= 8
     if graphql:
         assert requests <= 27 + 4  # files per commit + repository, listing, one GraphQL query

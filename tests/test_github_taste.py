@@ -169,13 +169,13 @@ def by_kind(got: dict[str, tuple[Importance, str]], kinds: dict[str, str], kind:
 
 
 def profile_requests(fake: FakeGitHub, since: int = 0) -> list:
-    """The requests a learned profile makes (the day's own listing, files, PR bodies and
-    .digest.toml excluded)."""
+    """The requests a learned profile makes (the day's own listing, files, PR bodies,
+    .digest.toml and the digest's CODEOWNERS excluded)."""
     out = []
     for r in fake.requests[since:]:
         history = r.path == f"/repos/{REPO}/commits" and "since" not in r.query
         notes = (
-            (r.path.startswith(f"/repos/{REPO}/contents") and not r.path.endswith(".digest.toml"))
+            (r.path.startswith(f"/repos/{REPO}/contents") and not r.path.endswith((".digest.toml", "CODEOWNERS")))
             or r.path.startswith(f"/repos/{REPO}/git/trees/")
             or r.path == f"/repos/{REPO}/releases"
         )

@@ -53,6 +53,7 @@ RESULTS = ROOT / ".mutation" / "results.json"
 # module → the test files that exercise it (fastest first: `-x` stops at the first failure)
 MODULES: dict[str, list[str]] = {
     "bot/core/window.py": ["tests/test_window.py", "tests/test_schedule.py", "tests/test_deliveries.py"],
+    "bot/core/codeowners.py": ["tests/test_owners.py"],
     "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/delivery/post.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
     "bot/delivery/deliveries.py": ["tests/test_deliveries.py"],
@@ -164,6 +165,21 @@ MODULES: dict[str, list[str]] = {
 # Mutants that cannot change behaviour: (module, a piece of the source line, a piece of the
 # change) → why. They are counted as equivalent and left out of the score.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
+    **{
+        ("bot/core/codeowners.py", f"{name} = re.compile", "drop ^ at 0"): f"{name} is only used with .match(), "
+        "which anchors at the start"
+        for name in ("_USER", "_TEAM", "_EMAIL")
+    },
+    (
+        "bot/core/codeowners.py",
+        'segments[-1] == "*" and len(segments) > 1',
+        "len(segments) >= 1",
+    ): "a lone `*` matches every path with either tail: its lead `^(?:.*/)?` takes the directories",
+    (
+        "bot/core/codeowners.py",
+        "break",
+        "break → continue",
+    ): "after an inline comment the loop slices the already trimmed list, so a later `#` word cuts nothing more",
     (
         "bot/core/window.py",
         "_DATE = re.compile",

@@ -40,12 +40,27 @@ class BotGroup:
 
 
 @dataclass(frozen=True)
+class OwnerPing:
+    """One code owner told in a digest's parent message: how many of its high and medium commits
+    touch the owner's paths, and who the owner is in this conversation (`kind` and `id` of its
+    mapping, bot/channels/owners.py; kind "" : not mapped, the name is shown and pings nobody)."""
+
+    owner: str
+    high: int
+    medium: int
+    kind: str = ""  # slack_user | slack_group | feishu_user | name | ""
+    id: str = ""
+
+
+@dataclass(frozen=True)
 class DigestParent:
     """Title, stats, headline and the high items; its thread carries the details."""
 
     digest: Digest
     min_importance: str = "low"
     report_url: str | None = None  # the signed link to the full report page (PUBLIC_BASE_URL set)
+    owners: tuple[OwnerPing, ...] = ()  # once per owner of its high and medium commits
+    more_owners: int = 0  # owners left out of `owners` (one line counts them)
 
 
 @dataclass(frozen=True)

@@ -250,6 +250,9 @@ class DigestEntry:
     # corrected level, and these say who set it and what the analysis had said.
     corrected_by: str = ""
     corrected_from: Importance | None = None
+    # Its code owners: of every path it touches, from CODEOWNERS as of the digest's newest commit
+    # (bot/digest/owners.py); empty without a CODEOWNERS file or an owner.
+    owners: tuple[str, ...] = ()
 
     @property
     def importance(self) -> Importance:
@@ -447,6 +450,7 @@ def entry_from_dict(e: dict) -> DigestEntry:
         downstream=downstream_from_dict(e.get("downstream")),
         corrected_by=e.get("corrected_by") or "",
         corrected_from=Importance(e["corrected_from"]) if e.get("corrected_from") else None,
+        owners=tuple(e.get("owners") or ()),
     )
 
 

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 
+from ..channels.owners import OwnerMappings
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
 from ..core import metrics
@@ -177,6 +178,7 @@ class Deliveries:
             digest = await downstream_of(self.settings, spec, digest, source)
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
+        mapped = await OwnerMappings(self.store).of(spec.platform, spec.channel)
         parent = await deliver_digest(
             platform,
             self.store,
@@ -190,6 +192,7 @@ class Deliveries:
                 week=week,
                 files_supported=platform.supports_files,
                 empty_hint=_empty_hint(spec, window),
+                owner_map={k: (m.kind, m.id) for k, m in mapped.items()},
             ),
             replace_ref=progress,
             thread=spec.thread,

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..core.chat_platform import (
     BotUpdates,
@@ -33,9 +33,11 @@ from ..core.chat_platform import (
     LowCommits,
     MessageRef,
     Notice,
+    OwnerPing,
     entries_at_least,
 )
-from ..core.models import BotError, Digest, Importance
+from ..core.codeowners import owner_key
+from ..core.models import BotError, Digest, DigestEntry, Importance
 from ..digest.noise import collapse
 from ..digest.rollup import rollup
 from ..render.labels import t
@@ -44,6 +46,7 @@ from .posted import PostedMessages
 log = logging.getLogger(__name__)
 
 LOW_PER_MESSAGE = 15  # low commits listed in the thread; the rest are one line with the report link
+OWNER_LINES = 10  # code owners told in a parent message; one more line counts the rest
 PROGRESS_TTL = 7 * 86400
 DEDUPE_MARGIN = 600.0  # seconds: a retry must reach the platform well inside its dedupe window
 
@@ -64,6 +67,8 @@ class Plan:
     week: dict[str, str] | None = None  # a weekly roll-up: sha → area of its commits (bot/digest/rollup.py)
     files_supported: bool = False  # the platform can attach the Markdown report
     empty_hint: str = ""  # said after "no new commits" (on demand: what to try instead)
+    # The conversation's code-owner mappings (bot/channels/owners.py): owner (lower case) → (kind, id).
+    owner_map: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def more_how(plan: Plan, report_url: str | None) -> str:
@@ -86,7 +91,24 @@ def parent_content(plan: Plan, report_url: str | None):
             report_url=report_url,
             more_how=more_how(plan, report_url),
         )
-    return DigestParent(d, plan.min_importance, report_url)
+    pings = owner_pings(entries_at_least(d.entries, plan.min_importance), plan.owner_map)
+    return DigestParent(
+        d, plan.min_importance, report_url, tuple(pings[:OWNER_LINES]), max(0, len(pings) - OWNER_LINES)
+    )
+
+
+def owner_pings(entries: Sequence[DigestEntry], owner_map: Mapping[str, tuple[str, str]]) -> list[OwnerPing]:
+    """Each owner of the high and medium commits once, with how many of each touch its paths:
+    the mapped owners first, then the most concerned. Low commits tell no one."""
+    counts: dict[str, list] = {}
+    for e in entries:
+        if e.importance is Importance.LOW:
+            continue
+        for owner in e.owners:
+            held = counts.setdefault(owner_key(owner), [owner, 0, 0])
+            held[1 if e.importance is Importance.HIGH else 2] += 1
+    pings = [OwnerPing(o, h, m, *owner_map.get(k, ("", ""))) for k, (o, h, m) in counts.items()]
+    return sorted(pings, key=lambda p: (not p.kind, -p.high, -p.medium, p.owner.lower()))
 
 
 def thread_contents(plan: Plan, report_url: str | None = None) -> list:

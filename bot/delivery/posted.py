@@ -21,7 +21,16 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.chat_platform import BotGroup, BotUpdates, CommitDetail, Content, DigestParent, LowCommits, MessageRef
+from ..core.chat_platform import (
+    BotGroup,
+    BotUpdates,
+    CommitDetail,
+    Content,
+    DigestParent,
+    LowCommits,
+    MessageRef,
+    OwnerPing,
+)
 from ..core.models import BotError, Digest, Importance, digest_from_dict, entry_from_dict, to_dict
 from ..digest.kept import Kept, posted_place
 
@@ -63,7 +72,10 @@ def content_from_data(data: dict[str, Any]) -> Content:
     kind = data["kind"]
     digest = digest_from_dict(data["digest"])
     if kind == "parent":
-        return DigestParent(digest, data.get("min_importance") or "low", data.get("report_url"))
+        owners = tuple(OwnerPing(**o) for o in data.get("owners") or ())
+        return DigestParent(
+            digest, data.get("min_importance") or "low", data.get("report_url"), owners, data.get("more_owners") or 0
+        )
     if kind == "detail":
         return CommitDetail(digest, entry_from_dict(data["entry"]))
     if kind == "low":

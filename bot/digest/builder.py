@@ -46,6 +46,7 @@ from .authorfilter import AuthorFilter
 from .kept import Kept
 from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
+from .owners import with_owners
 from .pathfilter import PathFilter, touched_paths
 from .refresh import retryable
 from .updates import update_lines
@@ -122,6 +123,7 @@ class DigestBuilder:
                 commits = [c for c in listed if by.keeps(c.author, c.login)] if by else listed
                 commits = await self._filter(source, commits, filt) if filt else commits
                 entries = await self._analyse_all(source, commits, lang, progress, problems)
+                entries, owners_problem = await with_owners(self.store, source, entries, self.files, lang)
                 _profile, profile_problem = await self._read_profile(source)
                 bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
             parts = self.notice_parts(source, entries, lang, window, problems, headline_failed)
@@ -132,7 +134,7 @@ class DigestBuilder:
                 )
             profile = profile_notice(profile_problem, lang) if profile_problem else ""
             notices = tuple(
-                n for n in (parts["source"], parts["llm"], profile, budget, parts["headline"]) if n
+                n for n in (parts["source"], parts["llm"], profile, owners_problem, budget, parts["headline"]) if n
             )  # the profile: the maintainers should hear that their .digest.toml is ignored
             spent = meter.cost(self.settings) if self.llm is not None else None
             if spent is not None:
@@ -324,10 +326,12 @@ class DigestBuilder:
         tag = self.analyzer.tag(lang)
         if self.llm is not None:
             tag += ":" + self.prompts.hash("day_headline", lang)
-        # noise-1: entries carry their bot updates; the filter makes another digest
+        # noise-1: entries carry their bot updates; owners-1: their code owners; the filter makes another digest
         learned = "taste-1" if self.taste is not None else ""  # entries weighed by the learned profiles
         authors = by.key() if by else ""  # '' for none: an unfiltered digest keeps its key
-        tag = hashlib.sha256(f"{tag}:{include_merges}:noise-1:{filt.key()}{authors}{learned}".encode()).hexdigest()[:16]
+        tag = hashlib.sha256(
+            f"{tag}:{include_merges}:noise-1:owners-1:{filt.key()}{authors}{learned}".encode()
+        ).hexdigest()[:16]
         return self.store.digest_key(
             source.cache_id, branch, window.start.isoformat(), window.end.isoformat(), window.tz, lang, tag
         )

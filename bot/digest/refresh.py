@@ -39,7 +39,8 @@ def succeeded(entry: DigestEntry) -> bool:
 def improved(old: DigestEntry, new: DigestEntry, at: str) -> DigestEntry:
     """The retried entry, noting when it replaced which fallback."""
     assert new.analysis is not None and old.analysis is not None  # succeeded(new) and retryable(old)
-    return replace(new, analysis=replace(new.analysis, improved_at=at, improved_from=old.analysis.fallback_reason))
+    analysis = replace(new.analysis, improved_at=at, improved_from=old.analysis.fallback_reason)
+    return replace(new, analysis=analysis, owners=old.owners)  # CODEOWNERS was read once, for the digest
 
 
 def renotice(notices: Sequence[str], renamed: Mapping[str, str]) -> tuple[str, ...]:

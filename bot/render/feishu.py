@@ -31,6 +31,7 @@ from ..core.chat_platform import (
     DigestParent,
     LowCommits,
     Notice,
+    OwnerPing,
     WeekRollup,
     entries_at_least,
 )
@@ -39,6 +40,7 @@ from ..diffs.reader import coverage_line
 from ..i18n import text
 from . import fork_section as DS
 from . import labels as L
+from . import owner_lines as OL
 from .feishu_answers import (
     ANSWER_ELEMENT,
     answer_card,
@@ -137,7 +139,7 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
     if isinstance(content, Notice):
         return notice_cards(content.text, content.lang or lang)
     if isinstance(content, DigestParent):
-        return digest_cards(content.digest, content.report_url)
+        return digest_cards(content.digest, content.report_url, content.owners, content.more_owners)
     if isinstance(content, CommitDetail):
         return commit_cards(content.digest, content.entry, thread=thread, full=False)
     if isinstance(content, CommitDetails):
@@ -208,7 +210,9 @@ def _digest_head(d: Digest, title: str, stats: str) -> tuple[Header, list[Block]
     return header, blocks
 
 
-def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
+def digest_cards(
+    d: Digest, report_url: str | None = None, owners: Sequence[OwnerPing] = (), more_owners: int = 0
+) -> list[dict]:
     lang = d.lang
     header, blocks = _digest_head(d, L.title(d), L.stats_line(d))
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
@@ -229,6 +233,11 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
             blocks.append(Md(reason, prefix=_commit_line(d, e) + "\n", wrap=grey, suffix=_corrected_md(d, e, "\n")))
+    if owners:  # once per owner: mapped ones are mentioned (<at>), the others named in plain text
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(OL.heading(lang))}**"}))
+        blocks += [Fixed({"tag": "markdown", "content": _owner_line(lang, p)}) for p in owners]
+        if more_owners:
+            blocks.append(Fixed({"tag": "markdown", "content": md_escape(OL.more(lang, more_owners))}))
     if d.fork and d.entries:
         blocks.append(Fixed({"tag": "hr"}))
         blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(DS.heading(d))}**"}))
@@ -237,6 +246,13 @@ def digest_cards(d: Digest, report_url: str | None = None) -> list[dict]:
     if d.entries:
         blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(ft(lang, "thread_hint")))}))
     return pack(blocks, header, L.title(d) + " · " + d.repo, lang)
+
+
+def _owner_line(lang: str, p: OwnerPing) -> str:
+    """A mapped owner's <at> mention, else its GitHub name escaped (no @-mention forms)."""
+    who = mention(p.id) if p.kind == "feishu_user" else md_escape(p.owner)
+    before, after = OL.line_parts(lang, p)
+    return md_escape(before) + who + md_escape(after)
 
 
 def _commit_line(d: Digest, e: DigestEntry) -> str:

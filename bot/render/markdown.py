@@ -16,6 +16,7 @@ from ..core.models import Analysis, Digest, DigestEntry, Importance
 from ..diffs.reader import coverage_line
 from . import fork_section as DS
 from . import labels as L
+from . import owner_lines as OL
 from .labels import t
 from .safe import strip_controls
 
@@ -192,6 +193,8 @@ def _entry(d: Digest, e: DigestEntry) -> list[str]:
     out = [f"#### {esc(c.title)}", ""]
     out.append(" · ".join(_meta_parts(d, e)))
     out.append("")
+    if e.owners:  # its code owners (CODEOWNERS)
+        out += [esc(OL.entry_owners(lang, e.owners)), ""]
     if flag := DS.flag(d, e):
         out += [f"> **{esc(flag)}**", ""]
     if c.reverts:

@@ -16,6 +16,7 @@ are re-exported here (`__all__`), so `bot.render.slack` stays the one Slack rend
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..analysis.cost import cost_line
@@ -29,6 +30,7 @@ from ..core.chat_platform import (
     DigestParent,
     LowCommits,
     Notice,
+    OwnerPing,
     WeekRollup,
     entries_at_least,
 )
@@ -37,6 +39,7 @@ from ..diffs.reader import coverage_line
 from ..i18n import text
 from . import fork_section as DS
 from . import labels as L
+from . import owner_lines as OL
 from .labels import t
 from .slack_answers import MODAL_BLOCK, MODAL_CALLBACK, MODAL_INPUT, ask_modal, render_answer_header, render_choice
 from .slack_kit import (
@@ -176,6 +179,10 @@ def render_parent(c: DigestParent) -> list[dict]:
     if highs:
         lines = [_high_line(d, e) for e in highs]
         blocks += packed_sections(lines, label=esc(L.group_label(lang, Importance.HIGH, len(highs))))
+    if c.owners:  # once per owner: mapped ones are mentioned, the others named in plain text
+        lines = [_owner_line(lang, p) for p in c.owners]
+        lines += [esc(OL.more(lang, c.more_owners))] if c.more_owners else []
+        blocks += packed_sections(lines, label=esc(OL.heading(lang)))
     if d.fork and d.entries:
         lines = [esc(DS.intro(d))] + [
             f"{link(e.commit.url, f'`{e.commit.short_sha}`')} *{esc(e.commit.title)}* — {esc(DS.line(d, e.downstream))}"
@@ -183,6 +190,21 @@ def render_parent(c: DigestParent) -> list[dict]:
         ]
         blocks += packed_sections(lines, label=esc(DS.heading(d)))
     return paginate(blocks, f"{title} — {L.stats_line(d)}", lang)
+
+
+_GROUP_ID = re.compile(r"^S[A-Z0-9]{2,20}$")
+
+
+def _owner_line(lang: str, p: OwnerPing) -> str:
+    """A mapped owner's mention (a user, a user group), else its GitHub name as escaped text."""
+    if p.kind == "slack_user":
+        who = mention(p.id)
+    elif p.kind == "slack_group" and _GROUP_ID.match(p.id):
+        who = f"<!subteam^{p.id}>"
+    else:
+        who = esc(p.owner)
+    before, after = OL.line_parts(lang, p)
+    return esc(before) + who + esc(after)
 
 
 def _high_line(d: Digest, e: DigestEntry) -> str:

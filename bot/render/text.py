@@ -20,6 +20,7 @@ from ..core.chat_platform import (
 from ..core.models import Analysis, Importance
 from ..diffs.reader import coverage_line
 from . import labels as L
+from . import owner_lines as OL
 from .labels import t
 from .safe import strip_controls
 
@@ -93,6 +94,13 @@ def _parent(c: DigestParent) -> str:
             reason = e.analysis.importance_reason if e.analysis else e.error
             lines.append(f"  🔴 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(reason)}")
             lines += _corrected(d, e, "    ")
+    if c.owners:  # once per owner; a terminal mentions no one: the mapped name, else the GitHub one
+        lines.append(OL.heading(d.lang))
+        for p in c.owners:
+            before, after = OL.line_parts(d.lang, p)
+            lines.append("  " + terminal_safe(before + (f"@{p.id}" if p.kind == "name" else p.owner) + after))
+        if c.more_owners:
+            lines.append("  " + OL.more(d.lang, c.more_owners))
     return "\n".join(lines)
 
 

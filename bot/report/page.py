@@ -25,6 +25,7 @@ from ..core.models import Digest, DigestEntry, Importance
 from ..diffs.reader import coverage_line
 from ..i18n import text
 from ..render import labels as L
+from ..render import owner_lines as OL
 from ..render.labels import t
 from ..render.safe import strip_controls
 
@@ -83,6 +84,7 @@ def _entry(d: Digest, e: DigestEntry, anchor: str, tap: dict | None = None) -> d
     lang, c, a = d.lang, e.commit, e.analysis
     view: dict[str, Any] = {
         "corrected": L.corrected_line(lang, e),  # a reader's level correction: who, and from what
+        "owners": OL.entry_owners(lang, e.owners),  # its code owners (CODEOWNERS), '' without
         "tap": tap if a is not None else None,  # the level-correction form's hidden fields
         "anchor": anchor,
         "emoji": e.importance.emoji,

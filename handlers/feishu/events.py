@@ -19,12 +19,14 @@ from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from bot.conversation.commands.owners import COMMAND as OWNERS
 from bot.core.chat_platform import Content, Conversation, MessageRef, Notice
 from bot.i18n import text
 from bot.render import feishu as R
 from handlers.feishu.api import P2CardActionTrigger, P2CardActionTriggerResponse, P2ImMessageReceiveV1
 
 log = logging.getLogger(__name__)
+OWNERS_WORDS = frozenset((OWNERS.name, *OWNERS.aliases))
 
 EVENT_TTL = 8 * 3600  # Feishu re-pushes unacknowledged events for up to ~7 hours
 FORM_TTL = 14 * 86400  # an Ask form's context, kept as long as Feishu lets a card be updated
@@ -93,9 +95,10 @@ def incoming_message(data: P2ImMessageReceiveV1) -> Incoming | None:
     )
 
 
-def message_text(msg: Incoming, bot_open_id: str | None) -> tuple[str | None, bool]:
+def message_text(msg: Incoming, bot_open_id: str | None, keep_ids: bool = False) -> tuple[str | None, bool]:
     """(the text with the bot's @-mention removed and other mentions as @Name, was the bot
-    mentioned). None for messages that carry no text (images, files, stickers)."""
+    mentioned). None for messages that carry no text (images, files, stickers). `keep_ids`: other
+    mentions as `<at user_id="ou_…"></at>` instead, for a command that maps people (`owners map`)."""
     try:
         body = json.loads(msg.content)
     except ValueError:
@@ -112,7 +115,8 @@ def message_text(msg: Incoming, bot_open_id: str | None) -> tuple[str | None, bo
     for mention in msg.mentions:
         ours = mention.open_id == bot_open_id if bot_open_id else mention.kind == "bot"
         mentioned = mentioned or ours
-        text = text.replace(mention.key, "" if ours else f"@{mention.name}")
+        other = f'<at user_id="{mention.open_id}"></at>' if keep_ids and mention.open_id else f"@{mention.name}"
+        text = text.replace(mention.key, "" if ours else other)
     return " ".join(text.split()), mentioned
 
 
@@ -210,6 +214,8 @@ class FeishuEvents:
             if not (mentioned or is_dm):
                 return  # group chatter not addressed to the bot
             if self.chat.looks_like_command(text):
+                if text.split()[0].lower() in OWNERS_WORDS:  # `owners map @org/team @someone`: who, by id
+                    text = message_text(msg, self.platform.bot_open_id, keep_ids=True)[0] or text
                 return await self.chat.submit("command", conv, text=text, prefix=prefix)
         await self.chat.submit("message", conv, text=text, mentioned=mentioned, prefix=prefix)
 

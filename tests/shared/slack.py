@@ -28,9 +28,9 @@ MEDIUM_TITLE = "feat: add --since flag <!channel> see <https://evil.example|docs
 LOW_TITLE = "docs: explain the export formats"
 
 
-def build_widgets(path: Path, day: date, tz=SH) -> GitRepo:
+def build_widgets(path: Path, day: date, tz=SH, extra: dict[str, str] | None = None) -> GitRepo:
     """A repository whose `day` has one high (breaking), one medium (new CLI flag, hostile title)
-    and one low (docs) commit under the offline analyser."""
+    and one low (docs) commit under the offline analyser. `extra`: more files in its first commit."""
     r = GitRepo(path, bare_origin="https://github.com/acme/widgets.git")
     at = lambda h: datetime(day.year, day.month, day.day, h, 0, tzinfo=tz)  # noqa: E731
     r.commit(
@@ -39,6 +39,7 @@ def build_widgets(path: Path, day: date, tz=SH) -> GitRepo:
             "src/export.py": "def export_v1(rows):\n    return rows\n\n\ndef export_v2(rows):\n    return list(rows)\n",
             "src/cli.py": "import argparse\nparser = argparse.ArgumentParser()\n",
             "README.md": "hi\n",
+            **(extra or {}),
         },
         when=at(1) - timedelta(days=1),
     )

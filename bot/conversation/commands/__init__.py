@@ -10,6 +10,7 @@ per command (its grammar, handler and text keys), listed once in COMMANDS.
   ask <SHA|#PR> QUESTION
   ask QUESTION                  (about a period: this week, 上周, since Monday, A..B; in owner/repo)
   config [lang zh|en] [tz ZONE] [questions mention|all] [file on|off]
+  owners [map OWNER MENTION | remove OWNER]   (CODEOWNERS names → who is mentioned here)
   watch REPO GLOB [at HH:MM] [tz ZONE]      (in a direct message)
   unwatch REPO [GLOB]
   watches
@@ -28,7 +29,7 @@ from typing import Any
 from ...core.window import is_date_token
 from ...i18n import echo, phrase, text
 from ..grammar import CommandError, usage_line
-from . import ask, config, digest, help, listing, subscribe, unsubscribe, unwatch, watch, watches, week
+from . import ask, config, digest, help, listing, owners, subscribe, unsubscribe, unwatch, watch, watches, week
 from .base import Command, CommandTools, Request
 from .filters import FILTER_WORDS
 
@@ -40,6 +41,7 @@ COMMANDS: tuple[Command, ...] = (
     listing.COMMAND,
     ask.COMMAND,
     config.COMMAND,
+    owners.COMMAND,
     watch.COMMAND,
     unwatch.COMMAND,
     watches.COMMAND,

@@ -1,0 +1,123 @@
+"""`owners` — the code owners this conversation tells, and who they are here.
+
+  owners                          list the mappings (to the person who asks)
+  owners map OWNER MENTION        OWNER: @user, @org/team or an e-mail, as CODEOWNERS names them;
+                                  MENTION: Slack <@U…> or <!subteam^S…>, Feishu an @-mention
+                                  (<at user_id="ou_…"></at>), the terminal @name
+  owners remove OWNER
+
+Changing a mapping is for the admins (when admins are configured), like `subscribe`. A digest's
+parent message then says once per owner how many high and medium commits touch their paths
+(bot/delivery/post.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...channels.owners import OwnerMapping, OwnerMappings
+from ...core.codeowners import is_owner
+from ...core.models import UsageError
+from ...i18n import echo, phrase
+from ..grammar import CommandError
+from .base import Command, Request
+
+MAP_WORDS = ("map", "set", "映射", "设置")
+REMOVE_WORDS = ("remove", "rm", "unmap", "删除", "移除")
+
+# kind → the forms a typed mention may take (Slack's escaped mentions may carry `|name`)
+_MENTIONS = (
+    ("slack_user", re.compile(r"^<@([UW][A-Z0-9]{2,20})(?:\|[^<>]*)?>$")),
+    ("slack_group", re.compile(r"^<!subteam\^(S[A-Z0-9]{2,20})(?:\|[^<>]*)?>$")),
+    ("feishu_user", re.compile(r"^<at\s+(?:user_id|id|open_id)=\"?(ou_[A-Za-z0-9_-]{1,64})\"?\s*>[^<>]*</at>$")),
+    ("name", re.compile(r"^@([A-Za-z0-9][A-Za-z0-9._-]{0,63})$")),
+)
+PLATFORM_KINDS = {"slack": ("slack_user", "slack_group"), "feishu": ("feishu_user",)}  # console: any
+
+
+@dataclass(frozen=True)
+class OwnersArgs:
+    action: str  # list | map | remove
+    owner: str = ""
+    kind: str = ""
+    id: str = ""
+
+
+def parse_mention(typed: str) -> tuple[str, str] | None:
+    """(kind, id) of a typed mention; None when it is none of the forms."""
+    for kind, form in _MENTIONS:
+        if m := form.match(typed.strip()):
+            return kind, m.group(1)
+    return None
+
+
+def _owner(word: str) -> str:
+    if not is_owner(word):
+        raise CommandError(phrase("owners.bad_owner", value=echo(word)), "owners")
+    return word
+
+
+def parse(args: list[str]) -> OwnersArgs:
+    if not args:
+        return OwnersArgs("list")
+    verb = args[0].lower()
+    if verb in REMOVE_WORDS:
+        if len(args) != 2:
+            raise CommandError(phrase("owners.remove_one"), "owners")
+        return OwnersArgs("remove", _owner(args[1]))
+    if verb not in MAP_WORDS:
+        raise CommandError(phrase("owners.bad_verb", word=echo(args[0])), "owners")
+    if len(args) < 2:
+        raise CommandError(phrase("owners.map_needs_owner"), "owners")
+    owner = _owner(args[1])
+    if len(args) < 3:
+        raise CommandError(phrase("owners.needs_mention", owner=owner), "owners")
+    typed = " ".join(args[2:])  # a Feishu <at …></at> holds spaces
+    found = parse_mention(typed)
+    if found is None:
+        key = "owners.one_mention" if len(args) > 3 and parse_mention(args[2]) else "owners.bad_mention"
+        raise CommandError(phrase(key, value=echo(typed)), "owners")
+    return OwnersArgs("map", owner, *found)
+
+
+def shown(kind: str, id_: str) -> str:
+    """A mapping's mention as the conversation's own markup (the list and confirmations ping
+    nobody: they show the mention as text, escaped by the renderer)."""
+    return {
+        "slack_user": f"<@{id_}>",
+        "slack_group": f"<!subteam^{id_}>",
+        "feishu_user": f'<at user_id="{id_}"></at>',
+    }.get(kind, f"@{id_}")
+
+
+async def run(req: Request, args: OwnersArgs) -> None:
+    conv = req.conv
+    mappings = OwnerMappings(req.tools.store)
+    if args.action == "list":
+        held = await mappings.of(conv.platform, conv.channel)
+        if not held:
+            await req.private(req.notice(req.say("owners.list_none", prefix=req.prefix)))
+            return
+        lines = [req.say("owners.list_head")]
+        lines += [
+            req.say("owners.list_item", owner=m.owner, mention=shown(m.kind, m.id))
+            for m in sorted(held.values(), key=lambda m: m.owner.lower())
+        ]
+        await req.private(req.notice("\n".join(lines)))
+        return
+    req.tools.policy.require_admin(conv)
+    if args.action == "remove":
+        if await mappings.remove(conv.platform, conv.channel, args.owner):
+            await req.reply(req.notice(req.say("owners.removed", owner=args.owner)))
+        else:
+            await req.private(req.notice(req.say("owners.not_mapped", owner=args.owner)))
+        return
+    allowed = PLATFORM_KINDS.get(conv.platform)
+    if allowed is not None and args.kind not in allowed:
+        raise UsageError(phrase("owners.wrong_platform", value=shown(args.kind, args.id)))
+    await mappings.set(conv.platform, conv.channel, OwnerMapping(args.owner, args.kind, args.id))
+    await req.reply(req.notice(req.say("owners.mapped", owner=args.owner, mention=shown(args.kind, args.id))))
+
+
+COMMAND = Command("owners", ("负责人",), parse, run)
