@@ -112,7 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="output language (default DEFAULT_LANG, zh); also of this command's messages on stderr",
     )
     d.add_argument("--branch", help="branch (default: the repository's default branch)")
-    d.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    d.add_argument(
+        "--format",
+        choices=("markdown", "json", "changelog"),
+        default="markdown",
+        help="markdown: the report; json: the data; changelog: release notes of the window",
+    )
     d.add_argument("--out", help="write to this file instead of stdout")
     d.add_argument("--include-merges", action="store_true", help="include merge commits")
     d.add_argument(

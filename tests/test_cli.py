@@ -300,7 +300,7 @@ def test_data_dir_defaults_to_the_user_data_directory_not_the_working_one(redis_
         ),
         (
             ("digest", "--repo", ".", "--lang", "zh", "--format", "pdf"),
-            "错误：参数 --format：无效的取值 'pdf'（可选：'markdown', 'json'）（用法见 python -m bot digest --help）",
+            "错误：参数 --format：无效的取值 'pdf'（可选：'markdown', 'json', 'changelog'）（用法见 python -m bot digest --help）",
         ),
         (
             ("eval", "--lang", "zh", "--limit", "many"),

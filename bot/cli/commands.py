@@ -18,6 +18,7 @@ EXIT_NO_LLM = 3  # an LLM is configured but no commit got an LLM analysis (the d
 
 
 async def digest_command(args, settings) -> int:
+    from ..render.changelog import render_changelog
     from ..render.jsonout import render_json
     from ..render.markdown import render_report
 
@@ -50,7 +51,12 @@ async def digest_command(args, settings) -> int:
     finally:
         bar.close()
         await services.aclose()
-    output = render_json([digest]) if args.format == "json" else render_report([digest])
+    if args.format == "json":
+        output = render_json([digest])
+    elif args.format == "changelog":  # release notes from the same analyses: no further LLM call
+        output = render_changelog(digest)
+    else:
+        output = render_report([digest])
     if not digest.entries:
         print(
             text(say, "cli.no_commits", repo=digest.repo, branch=digest.branch, label=window.label, tz=tz),

@@ -18,7 +18,7 @@ from . import fork_section as DS
 from . import labels as L
 from . import owner_lines as OL
 from .labels import t
-from .safe import strip_controls
+from .safe import esc, strip_controls
 
 
 class Slugger:
@@ -50,29 +50,7 @@ class Slugger:
 
 # --- escaping untrusted text -----------------------------------------------------------------------
 
-_INLINE = str.maketrans(
-    {
-        "\\": "\\\\",
-        "[": "\\[",
-        "]": "\\]",
-        "<": "&lt;",
-        ">": "&gt;",
-        "&": "&amp;",
-        "|": "\\|",
-        "*": "\\*",
-        "_": "\\_",
-        "`": "\\`",
-        "#": "\\#",
-        "~": "\\~",
-        "!": "\\!",
-    }
-)
 _LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|```+|~~~+|[=\-_*]{3,}\s*$|=+\s*$)")
-
-
-def esc(text: str) -> str:
-    """Escape a one-line plain text (titles, names, paths) completely: it renders literally."""
-    return " ".join(strip_controls(text).split()).translate(_INLINE)
 
 
 def esc_rich(text: str) -> str:

@@ -15,3 +15,28 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 def strip_controls(text: object) -> str:
     return _CONTROL.sub("", str(text if text is not None else "").replace("\r\n", "\n").replace("\r", "\n"))
+
+
+# Markdown: a one-line plain text (titles, names, paths) escaped completely, so it renders literally.
+_INLINE = str.maketrans(
+    {
+        "\\": "\\\\",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "|": "\\|",
+        "*": "\\*",
+        "_": "\\_",
+        "`": "\\`",
+        "#": "\\#",
+        "~": "\\~",
+        "!": "\\!",
+    }
+)
+
+
+def esc(text: str) -> str:
+    """Escape a one-line plain text (titles, names, paths) completely: it renders literally."""
+    return " ".join(strip_controls(text).split()).translate(_INLINE)

@@ -1,0 +1,108 @@
+"""Release notes for a digest's window (`digest --format changelog`): the digest's own analyses
+sorted into a changelog's sections, no further LLM call.
+
+Sections, in this order and only when non-empty: breaking changes, features, fixes, performance,
+security, documentation, other changes. Each lists the commits above low, one line each (the
+summary, else the title; the short SHA; the PR link when known); the low ones are counted in one
+line; the contributors close it. Every word is from the catalogue's [changelog] table; commit and
+LLM text is escaped so it renders literally.
+
+Breaking: the answer schema has no breaking flag, so a commit is breaking when its analysis says
+so where the analysers put it — the offline analyser's own breaking sentences in its importance
+reason or risks (bot/analysis/offline/evidence/breaking.py), or an above-low analysis whose reason
+or risks name a breaking change (not "non-breaking", "no breaking change").
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core.models import ChangeType, Digest, DigestEntry, Importance
+from ..i18n import LANGS, text
+from . import labels as L
+from .safe import esc, strip_controls
+
+# Sections after "breaking", by change type; every other type is under "other".
+SECTIONS: tuple[tuple[str, tuple[ChangeType, ...]], ...] = (
+    ("features", (ChangeType.FEATURE,)),
+    ("fixes", (ChangeType.BUGFIX,)),
+    ("performance", (ChangeType.PERFORMANCE,)),
+    ("security", (ChangeType.SECURITY,)),
+    ("docs", (ChangeType.DOCS,)),
+)
+ORDER = ("breaking",) + tuple(key for key, _ in SECTIONS) + ("other",)
+
+# A breaking change named in prose, in either language, unless negated right before it.
+_NAMED = re.compile(
+    r"(?<![\w-])(?<!non-)(?<!non )(?<!no )(?<!not )(?<!not a )breaking[ -]changes?\b"
+    r"|(?<!无)(?<!没有)(?<!不是)(?<!非)(?:不兼容|破坏性)(?:的)?(?:变更|改动|修改)",
+    re.IGNORECASE,
+)
+
+
+def _offline_marks() -> tuple[str, ...]:
+    return tuple(text(lang, f"offline.breaking.{key}") for lang in LANGS for key in ("declared", "callers_fail"))
+
+
+def is_breaking(entry: DigestEntry) -> bool:
+    """Does the commit's analysis say it breaks callers? (See the module's docstring.)"""
+    a = entry.analysis
+    if a is None:
+        return False
+    said = (a.importance_reason, *a.risks)
+    if any(mark in s for s in said for mark in _offline_marks()):
+        return True
+    return a.importance is not Importance.LOW and any(_NAMED.search(s) for s in said)
+
+
+def section_of(entry: DigestEntry) -> str:
+    """The section an above-low commit is listed under (a key of the [changelog] table)."""
+    if is_breaking(entry):
+        return "breaking"
+    a = entry.analysis
+    kind = a.change_type if a else ChangeType.OTHER
+    return next((key for key, types in SECTIONS if kind in types), "other")
+
+
+def _line(d: Digest, e: DigestEntry) -> str:
+    c, a = e.commit, e.analysis
+    said = (a.summary if a and a.summary.strip() else "") or c.title
+    sha = f"[`{c.short_sha}`]({c.url})" if c.url else f"`{c.short_sha}`"
+    refs = [sha]
+    if c.pr_number:
+        refs.append(f"[#{c.pr_number}]({d.repo_url}/pull/{c.pr_number})" if d.repo_url else f"#{c.pr_number}")
+    return f"- {esc(said)} ({', '.join(refs)})"
+
+
+def render_changelog(digest: Digest) -> str:
+    """One Markdown document: the release notes of `digest`'s window."""
+    d, lang = digest, digest.lang
+    out = [f"# {esc(text(lang, 'changelog.title', repo=d.repo, label=d.window.label))}", ""]
+    out += [f"> {esc(L.t(lang, 'meta', branch=d.branch, tz=d.window.tz, n=len(d.entries)))}", ""]
+    if L.filter_line(d):
+        out += [f"> {esc(L.filter_line(d))}", ""]
+    out += [line for n in d.notices for line in (f"> {esc(n)}", "")]
+    if not d.entries:
+        out += [esc(text(lang, "changelog.empty", repo=d.repo, label=d.window.label, tz=d.window.tz)), ""]
+        return strip_controls("\n".join(out).rstrip()) + "\n"
+
+    listed = [e for e in d.entries if e.importance is not Importance.LOW]  # newest first, as the digest
+    low = len(d.entries) - len(listed)
+    for key in ORDER:
+        entries = [e for e in listed if section_of(e) == key]
+        if entries:
+            out += [f"## {esc(text(lang, f'changelog.{key}'))}", ""]
+            out += [_line(d, e) for e in entries]
+            out.append("")
+    if low:
+        form = "one" if low == 1 else "other"
+        key = f"changelog.low.{form}" if listed else f"changelog.only_low.{form}"
+        out += [esc(text(lang, key, n=low)), ""]
+
+    authors = sorted(
+        {" ".join(e.commit.author.split()) for e in d.entries if e.commit.author.strip()}, key=str.casefold
+    )
+    if authors:
+        out += [f"## {esc(text(lang, 'changelog.contributors'))}", ""]
+        out += [f"- {esc(name)}" for name in authors]
+    return strip_controls("\n".join(out).rstrip()) + "\n"
