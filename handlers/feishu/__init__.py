@@ -2,6 +2,7 @@
 
 api       the only module importing lark_oapi (it takes seconds to import, so `bot.runtime.processes`
           imports this package only when Feishu is configured): calls, retries, FeishuError
+cards     FeishuCards: the API client, pacers and card post/edit/stream calls (platform and stream share them)
 platform  FeishuPlatform: sending cards, edits, private notices (paced by handlers/pacing.py)
 stream    AnswerStream: answers streamed into a CardKit card or an edited card
 verify    CallbackVerifier: HTTP callbacks checked before the SDK sees them

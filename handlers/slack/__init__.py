@@ -2,6 +2,7 @@
 
   api       the only module importing slack_sdk / slack_bolt: the Web API client and its retries
             (429 waits Retry-After, transient failures back off), SlackError, the Bolt app
+  poster    SlackPoster: the client, pacing and one Web API call (what platform and stream share)
   platform  SlackPlatform: sending (paced per channel through handlers/pacing.py, in order),
             crash-safe keyed sends, edits, ephemeral replies, uploads
   stream    answers streamed with Slack's chat streaming methods, or an edited message
