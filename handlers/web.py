@@ -109,7 +109,8 @@ def bound_port(runner: web.AppRunner) -> int:
 
 def report_routes(reports) -> list[tuple]:
     """GET /r/{id}?exp=…&sig=… — a digest's report page (bot/report/); POST to the same signed URL
-    — a commit's level-correction form. Only signed links: no listing, no unsigned form; anything
+    — a commit's level-correction form; GET /r/{id}/changelog.md with the same query — the page's
+    release notes to save. Only signed links: no listing, no unsigned form; anything
     else under /r/ or /reports/ is aiohttp's plain 404."""
 
     async def report_page(request: web.Request) -> web.Response:
@@ -139,4 +140,26 @@ def report_routes(reports) -> list[tuple]:
             status=result.status, text=result.body, content_type="text/html", charset="utf-8", headers=result.headers
         )
 
-    return [("GET", "/r/{id}", report_page), ("POST", "/r/{id}", report_tap)]
+    async def report_changelog(request: web.Request) -> web.Response:
+        """The page's release notes as a Markdown file, behind the page's own signature."""
+        q = request.query
+        result = await reports.respond(
+            request.match_info["id"],
+            q.get("exp", ""),
+            q.get("sig", ""),
+            request.headers.get("Accept-Language", ""),
+            changelog=True,
+        )
+        return web.Response(
+            status=result.status,
+            text=result.body,
+            content_type=result.content_type,
+            charset="utf-8",
+            headers=result.headers,
+        )
+
+    return [
+        ("GET", "/r/{id}", report_page),
+        ("POST", "/r/{id}", report_tap),
+        ("GET", "/r/{id}/changelog.md", report_changelog),
+    ]

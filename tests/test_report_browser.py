@@ -15,6 +15,7 @@ import os
 import shutil
 import struct
 import zlib
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -253,3 +254,15 @@ async def test_a_level_button_corrects_its_commit_and_the_page_says_so(browser, 
         )
     assert "will be shown as 🟡 Medium from now on." in await browser.inner_text("main")
     assert "✏️" not in await browser.locator(f"article#c-{medium.commit.sha[:12]}").inner_text()
+
+
+async def test_the_release_notes_link_downloads_a_markdown_file(browser, serve):
+    d = day(6)
+    assert (await browser.goto(await serve(d))).status == 200
+    async with browser.expect_download() as waiting:
+        await browser.click("a[download]")
+    download = await waiting.value
+    assert download.suggested_filename == "acme-widgets-2026-01-28-changelog.md"
+    saved = await download.path()
+    body = Path(saved).read_text(encoding="utf-8")
+    assert body.startswith("# ") and all(e.commit.short_sha in body for e in d.entries if e.importance.value != "low")

@@ -275,6 +275,49 @@ async def test_an_empty_day_or_an_unset_public_url_has_no_link(make_services):
     assert await off.reports.publish(day(3)) is None
 
 
+async def test_the_page_offers_its_release_notes_as_a_markdown_file(web):
+    """The page links its digest's release notes; the link, resolved from the page as a browser
+    does, downloads the changelog of that very digest, in its language (escaping: test_changelog.py)."""
+    from urllib.parse import urljoin
+
+    from bot.render.changelog import render_changelog
+
+    services, base, get = web
+    d = day(9, lang="zh")
+    page_url = local(await services.reports.publish(d), base)
+    status, html, _ = await get(page_url)
+    links = [h for h in Page(html).hrefs if "changelog.md" in h]
+    assert status == 200 and len(links) == 1 and "⬇️ 发布说明（Markdown）" in Page(html).text
+    status, body, headers = await get(urljoin(page_url, links[0]))
+    assert status == 200 and headers["Content-Type"] == "text/markdown; charset=utf-8"
+    assert headers["Content-Disposition"] == 'attachment; filename="acme-widgets-2026-01-28-changelog.md"'
+    assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+    assert headers["X-Content-Type-Options"] == "nosniff" and headers["Cache-Control"] == "no-store"
+    assert body == render_changelog(d) and body.startswith("# ") and "## ✨ 新功能" in body
+    assert all(e.commit.short_sha in body for e in d.entries if e.importance.value != "low")
+
+
+async def test_the_release_notes_download_is_refused_like_the_page(web):
+    services, base, get = web
+    link = local(await services.reports.publish(day(3, repo="acme/secret-repo")), base)
+    download = link.replace("?", "/changelog.md?", 1)
+    assert (await get(download))[0] == 200
+    for changed in (tamper(link, sig="A" * 43), tamper(link, exp="99999999999")):
+        status, body, headers = await get(changed.replace("?", "/changelog.md?", 1))
+        assert status == 403 and "secret-repo" not in body and headers["Content-Type"].startswith("text/html")
+    status, body, _ = await get(download.split("?", 1)[0])  # no signature at all
+    assert status == 403 and "secret-repo" not in body
+    report_id = urlsplit(link).path.rsplit("/", 1)[1]
+    await services.store.delete(services.store.k("report", report_id))
+    status, body, _ = await get(download)
+    assert status == 404 and "secret-repo" not in body
+
+
+def test_an_empty_digest_offers_no_download():
+    html = render_page(day(0), download="x/changelog.md?exp=1&sig=y")
+    assert "changelog.md" not in html
+
+
 REFUSALS = {
     "another signature": lambda u: tamper(u, sig="A" * 43),
     "a later expiry": lambda u: tamper(u, exp=str(int(parse_qs(urlsplit(u).query)["exp"][0]) + 86400)),

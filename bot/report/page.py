@@ -128,9 +128,12 @@ def _entry(d: Digest, e: DigestEntry, anchor: str, tap: dict | None = None) -> d
     return view
 
 
-def page_view(d: Digest, expires: int | None = None, taps: dict | None = None, said: str = "") -> dict:
+def page_view(
+    d: Digest, expires: int | None = None, taps: dict | None = None, said: str = "", download: str | None = None
+) -> dict:
     """Everything the template prints, already in the digest's language. `taps`: sha → the hidden
-    fields of its level-correction form (None: no forms); `said`: the sentence answering a tap."""
+    fields of its level-correction form (None: no forms); `said`: the sentence answering a tap;
+    `download`: the link to the page's release notes (None: no link)."""
     lang = d.lang
     groups = [(imp, entries) for imp, entries in d.grouped() if entries]
     when = d.generated_at.astimezone(ZoneInfo(d.window.tz)).strftime("%Y-%m-%d %H:%M") if d.generated_at else ""
@@ -163,7 +166,7 @@ def page_view(d: Digest, expires: int | None = None, taps: dict | None = None, s
             "pr",
         )
     }
-    words.update({k: text(lang, f"report.{k}") for k in ("back_to_contents", "skip_to_contents")})
+    words.update({k: text(lang, f"report.{k}") for k in ("back_to_contents", "skip_to_contents", "download")})
     words.update({k: text(lang, f"levels.{k}") for k in ("too_high", "too_low")})
     ids = anchors(d)
     views = {
@@ -172,6 +175,7 @@ def page_view(d: Digest, expires: int | None = None, taps: dict | None = None, s
     return {
         "lang": lang,
         "said": said,
+        "download": download if d.entries else None,
         "title": L.title(d),
         "repo": d.repo,
         "repo_url": safe_url(d.repo_url),
@@ -201,8 +205,10 @@ def page_view(d: Digest, expires: int | None = None, taps: dict | None = None, s
     }
 
 
-def render_page(d: Digest, expires: int | None = None, taps: dict | None = None, said: str = "") -> str:
-    return environment().get_template("report.html").render(page_view(d, expires, taps, said))
+def render_page(
+    d: Digest, expires: int | None = None, taps: dict | None = None, said: str = "", download: str | None = None
+) -> str:
+    return environment().get_template("report.html").render(page_view(d, expires, taps, said, download))
 
 
 def render_refusal(lang: str, status: int) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,6 +19,7 @@ from ..digest.kept import Kept, report_place
 from ..i18n import text
 from ..levels.overlay import correct, overlay
 from ..render import labels as L
+from ..render.changelog import render_changelog
 from ..taste.corrections import DIRECTIONS, TOO_HIGH, nudge
 from . import archive
 from .signing import new_nonce, new_report_id, sign, sign_tap, signing_key, verify, verify_tap
@@ -44,10 +46,24 @@ class Response:
     status: int
     body: str
     headers: dict = field(default_factory=lambda: dict(HEADERS))
+    content_type: str = "text/html"
 
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def download_name(digest: Digest) -> str:
+    """`owner-name-2026-01-28-changelog.md`: ASCII only, so no header quoting or encoding is needed."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{digest.repo}-{digest.window.label}").strip("-.") or "digest"
+    return f"{stem[:120]}-changelog.md"
+
+
+def _changelog_download(digest: Digest) -> Response:
+    """The release notes of a page's digest (bot/render/changelog.py), as a file to save."""
+    headers = dict(HEADERS)
+    headers["Content-Disposition"] = f'attachment; filename="{download_name(digest)}"'
+    return Response(200, render_changelog(digest), headers, content_type="text/markdown")
 
 
 def language_of(accept_language: str, default: str) -> str:
@@ -87,12 +103,20 @@ class Reports:
         return f"{base}/r/{report_id}?exp={exp}&sig={sign(key, report_id, exp)}"
 
     async def respond(
-        self, report_id: str, exp: str, sig: str, accept_language: str = "", form: dict[str, str] | None = None
+        self,
+        report_id: str,
+        exp: str,
+        sig: str,
+        accept_language: str = "",
+        form: dict[str, str] | None = None,
+        changelog: bool = False,
     ) -> Response:
         """The page for a link's three parts, or a refusal: 403 for a link that is not ours or has
         expired, 404 for a good link whose report is gone, 503 while Redis is unreachable.
         `form`: a level-correction form posted from the page (the page then says what became of it
-        in one sentence above the report; 400 for a form the page did not draw)."""
+        in one sentence above the report; 400 for a form the page did not draw).
+        `changelog`: the page's download instead, its release notes as a Markdown file (the same
+        link signs both: whoever may read the page may take its notes)."""
         from .page import render_page, render_refusal
 
         lang = language_of(accept_language, self.settings.default_lang)
@@ -111,10 +135,15 @@ class Reports:
             return Response(503, render_refusal(lang, 503))
         if digest is None:
             return Response(404, render_refusal(lang, 404))
+        if changelog:
+            return _changelog_download(digest)
         taps = self._forms(key, report_id, int(exp), digest) if self.corrections is not None else None
         # A 300-commit page takes tens of milliseconds to draw: off the loop that acknowledges
         # Slack's and Feishu's callbacks.
-        return Response(status, await asyncio.to_thread(render_page, digest, int(exp), taps, said))
+        download = (
+            f"{report_id}/changelog.md?exp={exp}&sig={sig}"  # relative: a PUBLIC_BASE_URL path prefix keeps working
+        )
+        return Response(status, await asyncio.to_thread(render_page, digest, int(exp), taps, said, download))
 
     def _forms(self, key: bytes, report_id: str, exp: int, digest: Digest) -> dict[str, dict[str, str]]:
         """sha → the hidden fields of its level-correction form (a fresh nonce each time drawn)."""
