@@ -113,42 +113,15 @@ def report_routes(reports) -> list[tuple]:
     release notes to save. Only signed links: no listing, no unsigned form; anything
     else under /r/ or /reports/ is aiohttp's plain 404."""
 
-    async def report_page(request: web.Request) -> web.Response:
-        q = request.query
-        result = await reports.respond(
-            request.match_info["id"], q.get("exp", ""), q.get("sig", ""), request.headers.get("Accept-Language", "")
-        )
-        response = web.Response(
-            status=result.status, text=result.body, content_type="text/html", charset="utf-8", headers=result.headers
-        )
-        response.enable_compression()  # gzip when the browser accepts it: a long day's page is mostly markup
-        return response
-
-    async def report_tap(request: web.Request) -> web.Response:
-        """A level-correction form posted from the page: to the page's own signed URL, which
-        answers with the page again, saying what became of the tap."""
-        q = request.query
-        form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
-        result = await reports.respond(
-            request.match_info["id"],
-            q.get("exp", ""),
-            q.get("sig", ""),
-            request.headers.get("Accept-Language", ""),
-            form=form,
-        )
-        return web.Response(
-            status=result.status, text=result.body, content_type="text/html", charset="utf-8", headers=result.headers
-        )
-
-    async def report_changelog(request: web.Request) -> web.Response:
-        """The page's release notes as a Markdown file, behind the page's own signature."""
+    async def answer(request: web.Request, **how) -> web.Response:
+        """The page (or its release notes, or a tap's answer) for the signed link in `request`."""
         q = request.query
         result = await reports.respond(
             request.match_info["id"],
             q.get("exp", ""),
             q.get("sig", ""),
             request.headers.get("Accept-Language", ""),
-            changelog=True,
+            **how,
         )
         return web.Response(
             status=result.status,
@@ -157,6 +130,21 @@ def report_routes(reports) -> list[tuple]:
             charset="utf-8",
             headers=result.headers,
         )
+
+    async def report_page(request: web.Request) -> web.Response:
+        response = await answer(request)
+        response.enable_compression()  # gzip when the browser accepts it: a long day's page is mostly markup
+        return response
+
+    async def report_tap(request: web.Request) -> web.Response:
+        """A level-correction form posted from the page: to the page's own signed URL, which
+        answers with the page again, saying what became of the tap."""
+        form = {k: v for k, v in (await request.post()).items() if isinstance(v, str)}
+        return await answer(request, form=form)
+
+    async def report_changelog(request: web.Request) -> web.Response:
+        """The page's release notes as a Markdown file, behind the page's own signature."""
+        return await answer(request, changelog=True)
 
     return [
         ("GET", "/r/{id}", report_page),
