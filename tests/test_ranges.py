@@ -325,3 +325,91 @@ async def test_feishu_digest_of_a_range_is_the_upgrade_card(make_settings, tagge
         assert text("zh", "upgrade.title", repo="acme/widgets", label="v0.1.0..v0.2.0") in card
         assert text("zh", "upgrade.group", section=text("zh", "upgrade.breaking"), n=1) in md
         assert tagged.shas["remove"][:7] in md and SIDE not in md
+
+
+# --- the GitHub source, through the fake GitHub REST API ------------------------------------------------
+
+GH_REPO = "octo/widgets"
+
+
+@pytest.fixture
+def github(fake_github, make_settings):
+    """A fake repository like the tagged one: v0.1.0, a side branch merged, a removal, a fix → v0.2.0;
+    a feature → v0.3.0. Returns (source, shas)."""
+    from bot.sources.github import GitHubSource
+    from tests.fakes.github_server import FakeFile
+
+    gh = fake_github
+    gh.add_repo(GH_REPO)
+    shas = {
+        "init": gh.add_commit(GH_REPO, "init", committed_at=at(19, 9), files=[FakeFile("README.md", "added", 1, 0)])
+    }
+    gh.add_tag(GH_REPO, "v0.1.0", shas["init"])
+    shas["side"] = gh.add_commit(
+        GH_REPO,
+        SIDE,
+        committed_at=at(20, 8),
+        parents=[shas["init"]],
+        branch="side",
+        files=[FakeFile("lib/csv.py", "added", 3, 0)],
+    )
+    shas["remove"] = gh.add_commit(
+        GH_REPO,
+        f"{REMOVE}\n\nBREAKING CHANGE: export_v1 is gone.",
+        committed_at=at(20, 10),
+        files=[FakeFile("src/export.py", "modified", 0, 4)],
+    )
+    shas["fix"] = gh.add_commit(GH_REPO, FIX, committed_at=at(20, 11), files=[FakeFile("src/cli.py", "modified", 2, 1)])
+    shas["merge"] = gh.add_commit(
+        GH_REPO, "Merge pull request #3 from octo/side", committed_at=at(20, 12), parents=[shas["fix"], shas["side"]]
+    )
+    gh.add_tag(GH_REPO, "v0.2.0", shas["merge"])
+    shas["json"] = gh.add_commit(
+        GH_REPO, JSON_FEAT, committed_at=at(21, 10), files=[FakeFile("src/json.py", "added", 4, 0)]
+    )
+    gh.add_tag(GH_REPO, "v0.3.0", shas["json"])
+    source = GitHubSource(GH_REPO, make_settings(github_api_url=gh.url, github_max_rate_limit_wait=10.0))
+    yield source, shas
+    source.close()
+
+
+async def test_github_range_is_the_first_parent_line_of_the_compare(github, fake_github):
+    source, shas = github
+    window = await range_window(source, "v0.1.0..v0.2.0", TZ)
+    assert (window.base, window.head) == (shas["init"], shas["merge"])
+    commits = await source.list_commits(window)
+    assert [c.sha for c in commits] == [shas["merge"], shas["fix"], shas["remove"]]  # not the side commit
+    assert fake_github.count(startswith=f"/repos/{GH_REPO}/compare/") >= 2  # the ancestry check, the listing
+
+
+async def test_github_release_and_bad_ranges(github):
+    source, _shas = github
+    assert (await release_window(source, None, TZ)).label == "v0.2.0..v0.3.0"
+    assert (await release_window(source, "v0.2.0", TZ)).label == "v0.1.0..v0.2.0"
+    with pytest.raises(NotFoundError) as err:
+        await range_window(source, "v9..v0.2.0", TZ)
+    assert localize(err.value, "en") == text("en", "errors.no_ref", ref="v9", repo=GH_REPO)
+    with pytest.raises(UsageError) as err:
+        await range_window(source, "v0.3.0..v0.1.0", TZ)
+    assert localize(err.value, "zh") == text(
+        "zh", "errors.range_reversed", value="v0.3.0..v0.1.0", first="v0.3.0", last="v0.1.0"
+    )
+    with pytest.raises(NotFoundError) as err:
+        await release_window(source, "v7", TZ)
+    assert localize(err.value, "en") == text("en", "errors.no_tag", tag="v7", repo=GH_REPO)
+    with pytest.raises(UsageError):
+        await release_window(source, "v0.1.0", TZ)
+
+
+async def test_github_without_tags_has_no_release(fake_github, make_settings):
+    from bot.sources.github import GitHubSource
+
+    fake_github.add_repo("octo/bare")
+    fake_github.add_commit("octo/bare", "init", committed_at=at(19, 9))
+    source = GitHubSource("octo/bare", make_settings(github_api_url=fake_github.url))
+    try:
+        with pytest.raises(NotFoundError) as err:
+            await release_window(source, None, TZ)
+        assert localize(err.value, "zh") == text("zh", "errors.no_tags", repo="octo/bare")
+    finally:
+        source.close()

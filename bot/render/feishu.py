@@ -32,6 +32,7 @@ from ..core.chat_platform import (
     LowCommits,
     Notice,
     OwnerPing,
+    UpgradeReport,
     WeekRollup,
     entries_at_least,
 )
@@ -83,7 +84,7 @@ from .feishu_kit import (
     stable_id,
 )
 from .labels import t
-from .upgrade import UpgradeReport, entry_text, fork_files
+from .upgrade import entry_text, fork_files
 
 __all__ = [
     "render_cards",

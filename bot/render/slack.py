@@ -31,6 +31,7 @@ from ..core.chat_platform import (
     LowCommits,
     Notice,
     OwnerPing,
+    UpgradeReport,
     WeekRollup,
     entries_at_least,
 )
@@ -80,7 +81,7 @@ from .slack_kit import (
     sections,
     unescape,
 )
-from .upgrade import UpgradeReport, entry_text, fork_files
+from .upgrade import entry_text, fork_files
 
 __all__ = [
     # the views

@@ -14,6 +14,7 @@ from ..core.chat_platform import (
     DigestParent,
     LowCommits,
     Notice,
+    UpgradeReport,
     WeekRollup,
     entries_at_least,
 )
@@ -23,7 +24,7 @@ from . import labels as L
 from . import owner_lines as OL
 from .labels import t
 from .safe import strip_controls
-from .upgrade import UpgradeReport, entry_text, fork_files
+from .upgrade import entry_text, fork_files
 
 
 def terminal_safe(text: str) -> str:

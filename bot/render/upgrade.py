@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from ..core.chat_platform import ROOT_AREA, UNKNOWN_AREA
+from ..core.chat_platform import ROOT_AREA, UNKNOWN_AREA, UpgradeGroup, UpgradeReport
 from ..core.models import ChangeType, Digest, DigestEntry, Importance
 from ..i18n import text
 from . import fork_section as DS
@@ -79,53 +78,6 @@ def section_of(entry: DigestEntry) -> str:
     if kind is ChangeType.BUGFIX:
         return "fixes"
     return "other"
-
-
-@dataclass(frozen=True)
-class UpgradeGroup:
-    key: str  # a section of ORDER, or "fork_touches" / "fork_conflicts"
-    heading: str  # in the digest's language, unescaped
-    entries: tuple[DigestEntry, ...]
-
-
-@dataclass(frozen=True)
-class UpgradeReport:
-    """A range's digest as an upgrade report: the groups in order, the low commits counted, and
-    the fork's line when it was read against one but none of its commits touches the fork."""
-
-    digest: Digest
-    groups: tuple[UpgradeGroup, ...]
-    low: int = 0
-    fork_clear: str = ""
-
-    @property
-    def title(self) -> str:
-        d = self.digest
-        return text(d.lang, "upgrade.title", repo=d.repo, label=d.window.label)
-
-    @property
-    def stats(self) -> str:
-        d = self.digest
-        return text(
-            d.lang,
-            "upgrade.stats",
-            label=d.window.label,
-            n=len(d.entries),
-            high=d.count(Importance.HIGH),
-            medium=d.count(Importance.MEDIUM),
-            low=d.count(Importance.LOW),
-        )
-
-    @property
-    def low_line(self) -> str:
-        if not self.low:
-            return ""
-        return text(self.digest.lang, f"upgrade.low.{'one' if self.low == 1 else 'other'}", n=self.low)
-
-    @property
-    def nothing(self) -> str:
-        listed = any(g.key in ORDER for g in self.groups)
-        return "" if listed else text(self.digest.lang, "upgrade.nothing")
 
 
 def upgrade_report(digest: Digest, area_of: Mapping[str, str] | None = None) -> UpgradeReport:
