@@ -413,3 +413,34 @@ async def test_github_without_tags_has_no_release(fake_github, make_settings):
         assert localize(err.value, "zh") == text("zh", "errors.no_tags", repo="octo/bare")
     finally:
         source.close()
+
+
+# --- a subscription's fork: the upgrade's impact on it --------------------------------------------
+
+
+async def test_a_range_in_a_channel_subscribed_with_a_fork_names_conflicts(make_bot, slack, tmp_path):
+    from tests.downstream_repos import bare_copy, build
+
+    repos = build(tmp_path / "fork-case")
+    remotes = tmp_path / "remotes"
+    bare_copy(repos["fork"], remotes / "org" / "our-fork.git")
+    up = repos["up"]
+    up.git("tag", "1.0", repos["shas"]["base"])
+    up.git("tag", "1.1", repos["shas"]["C4"])
+    bot = await make_bot(
+        slack_admin_users="UADMIN", fork_git_url=f"file://{remotes}/{{repo}}.git", default_repo=str(up.path)
+    )
+    await bot.sender.slash(f"subscribe {up.path} lang en fork org/our-fork@ours", user="UADMIN")
+    await bot.settle()
+    await bot.sender.slash(f"digest 1.0..1.1 {up.path}", user="UADMIN")
+    await bot.settle()
+    parent = next(m for m in slack.top_level(CHANNEL) if "Upgrade report" in shown(m))
+    said = shown(parent)
+    fork = "org/our-fork@ours"
+    conflicts = said.index(text("en", "upgrade.fork_conflicts", fork=fork, n=2))
+    touches = said.index(text("en", "upgrade.fork_touches", fork=fork, n=3))
+    assert conflicts < touches
+    shas = repos["shas"]
+    assert shas["C1"][:7] in said[conflicts:touches] and shas["C4"][:7] in said[conflicts:touches]
+    assert shas["C2"][:7] not in said[conflicts:touches] and shas["C2"][:7] in said[touches:]
+    assert "files: a.py" in said[conflicts:touches]

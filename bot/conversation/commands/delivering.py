@@ -167,6 +167,8 @@ async def deliver(
     # REQUEST_MAX_COMMITS, counted before anything is analysed or posted
     await check_request_size(req, targets, window, filters, named=bool(repos), ranged=ranged)
     request = CURRENT_JOB.get() or uuid.uuid4().hex
+    # A range names what an upgrade means for the channel's fork of that repository, named or not.
+    forks = await _channel_forks(req) if ranged else {}
     for repo, sub in targets:
         tz = sub.tz if sub else cfg.tz
         source = tools.sources.get(repo)
@@ -194,8 +196,15 @@ async def deliver(
             attach=cfg.file,
             progress=True,
             prefix=req.prefix,
+            **({"fork": forks[repo.lower()]} if sub is None and repo.lower() in forks else {}),
         )
         await tools.deliveries.run(spec)
+
+
+async def _channel_forks(req: Request) -> dict[str, str]:
+    """repository (lower case) → the fork its subscription in this conversation names."""
+    subs = await req.tools.subs.for_channel(req.conv.platform, req.conv.channel)
+    return {s.repo.lower(): s.fork for s in subs if s.fork}
 
 
 def _one_per_repo(targets: list[tuple[str, Subscription | None]], week: bool) -> list[tuple[str, Subscription | None]]:
