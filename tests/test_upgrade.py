@@ -159,3 +159,16 @@ def test_every_surface_escapes_the_commits_text():
     data = json.loads(render_json([d]))["digests"][0]
     assert data["upgrade"]["sections"][0]["key"] == "removals"
     assert data["window"]["base"] == "a" * 40
+
+
+def test_the_report_link_leads_to_the_full_report():
+    from dataclasses import replace
+
+    report = replace(
+        upgrade_report(digest([entry(1, "fix: a", ChangeType.BUGFIX)])), report_url="https://bot.example/r/x"
+    )
+    raw = json.dumps(S.render(report)) + json.dumps(F.render_cards(report))
+    assert raw.count("https://bot.example/r/x") == 2
+    assert "https://bot.example/r/x" in render_text(report)
+    bad = replace(report, report_url="javascript:alert(1)")
+    assert "javascript:" not in json.dumps(S.render(bad)) + json.dumps(F.render_cards(bad))

@@ -128,6 +128,7 @@ class UpgradeReport:
     groups: tuple[UpgradeGroup, ...]
     low: int = 0
     fork_clear: str = ""
+    report_url: str | None = None  # the signed link to the full report page (PUBLIC_BASE_URL set)
 
     @property
     def title(self) -> str:

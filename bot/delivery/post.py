@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..core.chat_platform import (
     BotUpdates,
@@ -96,7 +96,7 @@ def parent_content(plan: Plan, report_url: str | None):
             more_how=more_how(plan, report_url),
         )
     if plan.upgrade is not None:
-        return upgrade_report(d, plan.upgrade)
+        return replace(upgrade_report(d, plan.upgrade), report_url=report_url)
     pings = owner_pings(entries_at_least(d.entries, plan.min_importance), plan.owner_map)
     return DigestParent(
         d, plan.min_importance, report_url, tuple(pings[:OWNER_LINES]), max(0, len(pings) - OWNER_LINES)

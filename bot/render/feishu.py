@@ -501,6 +501,8 @@ def upgrade_cards(c: UpgradeReport) -> list[dict]:
     the low commits counted (bot/render/upgrade.py); the thread holds the commits in full."""
     d, lang = c.digest, c.digest.lang
     header, blocks = _digest_head(d, c.title, c.stats)
+    if safe_url(c.report_url):
+        blocks.append(Fixed(row([button(text(lang, "report.link"), url=safe_url(c.report_url))])))
     blocks += [Md(n) for n in d.notices]
     if d.headline:
         note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""

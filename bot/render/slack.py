@@ -488,6 +488,8 @@ def render_upgrade(c: UpgradeReport) -> list[dict]:
         esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))), esc(L.filter_line(d))
     )
     blocks += sections(esc(c.stats))
+    if safe_url(c.report_url):
+        blocks += sections(link(c.report_url, esc(text(lang, "report.link"))))
     for notice in d.notices:
         blocks += sections(esc(notice))
     if d.headline:

@@ -124,6 +124,8 @@ def _upgrade(c: UpgradeReport) -> str:
     lines = [terminal_safe(c.title), c.stats]
     if L.filter_line(d):
         lines.append(terminal_safe(L.filter_line(d)))
+    if c.report_url:
+        lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
     lines += [terminal_safe(n) for n in d.notices]
     if c.nothing:
         lines.append(c.nothing)
