@@ -17,6 +17,8 @@ EXAMPLES = """examples:
   python -m bot digest --repo vllm-project/vllm --date 2026-01-28
   python -m bot digest --repo . --date yesterday --lang en --format json --out day.json
   python -m bot digest --repo vllm-project/vllm --fork org/our-fork@main   # downstream impact
+  python -m bot digest --repo astral-sh/uv --range 0.11.8..0.11.9           # an upgrade report
+  python -m bot digest --repo . --release --format changelog               # the newest tag's notes
   python -m bot ask --repo vllm-project/vllm --commit af9b69f "what could this break?"
   python -m bot ask --repo vllm-project/vllm --since 2026-01-19 --until 2026-01-25 "what changed in the scheduler?"
   python -m bot ask --repo vllm-project/vllm "上周 FP8 在 ROCm 上有什么改动？"
@@ -101,9 +103,21 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
     d.add_argument(
         "--date",
-        default="yesterday",
         help="YYYY-MM-DD, A..B (inclusive), today, yesterday (default), last-week, this-week; "
         "also 今天, 昨天, 前天, 上周, 本周, 2026年1月20日, 1月20日",
+    )
+    d.add_argument(
+        "--range",
+        metavar="A..B",
+        help="a release range instead of days: the first-parent commits of A..B (tags, branches or SHAs), "
+        "as an upgrade report",
+    )
+    d.add_argument(
+        "--release",
+        metavar="TAG",
+        nargs="?",
+        const="",
+        help="the range from the tag before TAG to TAG (without TAG: the newest tag)",
     )
     d.add_argument("--tz", help="day boundary time zone (default DEFAULT_TZ, Asia/Shanghai)")
     d.add_argument(
@@ -116,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("markdown", "json", "changelog"),
         default="markdown",
-        help="markdown: the report; json: the data; changelog: release notes of the window",
+        help="markdown: the report; json: the data; changelog: release notes of the window or range",
     )
     d.add_argument("--out", help="write to this file instead of stdout")
     d.add_argument("--include-merges", action="store_true", help="include merge commits")

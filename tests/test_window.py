@@ -67,7 +67,9 @@ def test_unknown_zone():
 
 
 def test_date_tokens():
-    assert is_date_token("2026-01-28") and is_date_token("today") and is_date_token("a..b")
+    assert is_date_token("2026-01-28") and is_date_token("today") and is_date_token("2026-01-01..2026-13-40")
+    # a `..` between words that are not dates is a range of refs (tests/test_ranges.py), not of days
+    assert not is_date_token("a..b") and not is_date_token("0.11.8..0.11.9")
     assert not is_date_token("vllm-project/vllm") and not is_date_token("subscribe")
 
 

@@ -25,7 +25,12 @@ async def digest_command(args, settings) -> int:
     tz = args.tz or settings.default_tz
     zone(tz)
     lang = args.lang or settings.default_lang
-    window = parse_window(args.date, tz, datetime.now(UTC), settings.max_range_days)
+    span, release = getattr(args, "range", None), getattr(args, "release", None)
+    if sum(x is not None for x in (args.date, span, release)) > 1:
+        raise UsageError(phrase("errors.range_and_date"))
+    window = (
+        None if span or release is not None else parse_window(args.date, tz, datetime.now(UTC), settings.max_range_days)
+    )
     filt = _path_filter(args)
     by = _author_filter(args)
     _check_out_path(args.out)
@@ -40,26 +45,33 @@ async def digest_command(args, settings) -> int:
     services = Services.build(settings)
     say = stderr_lang(args)
     bar = ProgressBar(lang=say)
+    areas = None
     try:
         source = services.source(args.repo)
+        if window is None:  # a range of refs: resolved (or refused in one sentence) before any analysis
+            window = await _range_of(source, span, release, tz)
         digest = await services.builder.build(
             source, window, lang, args.branch, args.include_merges or None, progress=bar, paths=filt, authors=by
         )
         if fork is not None:
             with cli_usage(lang):
                 digest = await read_downstream(digest, source, fork, settings, lang)
+        if window.is_range and args.format != "changelog":  # the upgrade report groups by area
+            from ..digest.rollup import areas_of
+
+            areas = await areas_of(services.builder, source, list(digest.entries))
     finally:
         bar.close()
         await services.aclose()
     if args.format == "json":
-        output = render_json([digest])
+        output = render_json([digest], areas)
     elif args.format == "changelog":  # release notes from the same analyses: no further LLM call
         output = render_changelog(digest)
     else:
-        output = render_report([digest])
+        output = render_report([digest], areas)
     if not digest.entries:
         print(
-            text(say, "cli.no_commits", repo=digest.repo, branch=digest.branch, label=window.label, tz=tz),
+            text(say, "cli.no_commits", repo=digest.repo, branch=digest.branch, label=digest.window.label, tz=tz),
             file=sys.stderr,
         )
     if args.out:
@@ -68,6 +80,15 @@ async def digest_command(args, settings) -> int:
     else:
         sys.stdout.write(output)
     return _say_what_fell_back(digest, settings, say)
+
+
+async def _range_of(source, span: str | None, release: str | None, tz: str):
+    """`--range A..B` or `--release [TAG]` as a Window of refs (bot/sources/refrange.py)."""
+    from ..sources.refrange import range_window, release_window
+
+    if span:
+        return await range_window(source, span, tz)
+    return await release_window(source, release or None, tz)
 
 
 def _path_filter(args):

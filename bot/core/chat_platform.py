@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..i18n import text
 from .models import Commit, Digest, DigestEntry, Importance
 
 # --- what the core sends -----------------------------------------------------------------------------
@@ -111,6 +112,55 @@ class WeekRollup:
 
 
 @dataclass(frozen=True)
+class UpgradeGroup:
+    key: str  # a section of ORDER, or "fork_touches" / "fork_conflicts"
+    heading: str  # in the digest's language, unescaped
+    entries: tuple[DigestEntry, ...]
+
+
+@dataclass(frozen=True)
+class UpgradeReport:
+    """A range's digest as an upgrade report (bot/render/upgrade.py makes it): the groups in order
+    (must-handle sections, features and fixes by area, other, the fork's), the low commits counted,
+    and the fork's line when it was read against one but none of its commits touches the fork."""
+
+    digest: Digest
+    groups: tuple[UpgradeGroup, ...]
+    low: int = 0
+    fork_clear: str = ""
+    report_url: str | None = None  # the signed link to the full report page (PUBLIC_BASE_URL set)
+
+    @property
+    def title(self) -> str:
+        d = self.digest
+        return text(d.lang, "upgrade.title", repo=d.repo, label=d.window.label)
+
+    @property
+    def stats(self) -> str:
+        d = self.digest
+        return text(
+            d.lang,
+            "upgrade.stats",
+            label=d.window.label,
+            n=len(d.entries),
+            high=d.count(Importance.HIGH),
+            medium=d.count(Importance.MEDIUM),
+            low=d.count(Importance.LOW),
+        )
+
+    @property
+    def low_line(self) -> str:
+        if not self.low:
+            return ""
+        return text(self.digest.lang, f"upgrade.low.{'one' if self.low == 1 else 'other'}", n=self.low)
+
+    @property
+    def nothing(self) -> str:
+        listed = any(not g.key.startswith("fork") for g in self.groups)
+        return "" if listed else text(self.digest.lang, "upgrade.nothing")
+
+
+@dataclass(frozen=True)
 class CommitDetails:
     """Everything about one commit (the Details button): insights, risks, recommendations."""
 
@@ -157,6 +207,7 @@ Content = (
     | AnswerHeader
     | BotUpdates
     | WeekRollup
+    | UpgradeReport
 )
 
 

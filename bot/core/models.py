@@ -266,7 +266,16 @@ class Window:
     start: datetime  # aware, in tz
     end: datetime
     tz: str
-    label: str  # "2026-01-28" or "2026-01-20..2026-01-22"
+    label: str  # "2026-01-28" or "2026-01-20..2026-01-22"; a ref range: as typed, "0.11.8..0.11.9"
+    # A ref range (`digest A..B`, `release TAG`): the full SHAs of its ends, resolved once. Its
+    # commits are the first-parent ones of base..head, whatever their dates; start/end only span
+    # them (for display). "" for a window of days.
+    base: str = ""
+    head: str = ""
+
+    @property
+    def is_range(self) -> bool:
+        return bool(self.head)
 
     @property
     def start_utc(self) -> datetime:
@@ -427,7 +436,12 @@ def analysis_from_dict(d: dict) -> Analysis:
 
 def window_from_dict(d: dict) -> Window:
     return Window(
-        start=datetime.fromisoformat(d["start"]), end=datetime.fromisoformat(d["end"]), tz=d["tz"], label=d["label"]
+        start=datetime.fromisoformat(d["start"]),
+        end=datetime.fromisoformat(d["end"]),
+        tz=d["tz"],
+        label=d["label"],
+        base=d.get("base") or "",
+        head=d.get("head") or "",
     )
 
 

@@ -7,6 +7,9 @@ Pure: `now` is always passed in.
   this-week 本周 这周                                     this ISO week, Monday to today
   A..B  (also A至B, A到B)                                 from the first day of A to the last of B
 
+A `..` between refs that are not dates (`0.11.8..0.11.9`) is a range of commits, not of days
+(`is_ref_range`): the sources resolve it (bot/sources/refrange.py).
+
 Errors carry catalogue phrases (bot.i18n) so each reader gets them in their own language.
 """
 
@@ -94,11 +97,32 @@ def day_window(day: date, tz: str) -> Window:
     return Window(start=day_start(day, tz), end=day_start(day + timedelta(days=1), tz), tz=tz, label=day.isoformat())
 
 
+def is_ref_range(token: str) -> bool:
+    """Is this word a range of refs, `0.11.8..0.11.9` or `v1.2..main` (tags, branches or SHAs),
+    rather than a range of days? A `..` with a side that does not look like a date."""
+    if ".." not in token:
+        return False
+    return not all(_datelike(side) for side in token.lower().split("..", 1))
+
+
+def split_ref_range(token: str) -> tuple[str, str]:
+    """The two refs of `A..B`; a malformed one (`A...B`, an empty side) is one sentence."""
+    first, _, last = token.strip().partition("..")
+    if not first or not last or last.startswith(".") or first.endswith(".") or ".." in last:
+        raise UsageError(phrase("errors.bad_ref_range", value=echo(token)))
+    return first, last
+
+
+def _datelike(side: str) -> bool:
+    return _one_day_word(side) or bool(re.match(r"^\d{4}[-/]\d", side) or _CJK_DATE.match(side))
+
+
 def is_date_token(token: str) -> bool:
-    """Does this word look like a date spec (so command parsers can tell it from a repo)?"""
+    """Does this word look like a date spec (so command parsers can tell it from a repo)?
+    A range of refs (`is_ref_range`) is not."""
     t = token.lower()
     if ".." in t:
-        return True  # surely meant as a range: a bad one is a date error, not a repository
+        return not is_ref_range(t)  # a range of days: a bad one is a date error, not a repository
     sides = _RANGE.split(t, maxsplit=1)
     if len(sides) == 2:  # 至 / 到 are ordinary words in a question: both sides must be dates
         return all(_one_day_word(side) for side in sides)

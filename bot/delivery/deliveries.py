@@ -159,6 +159,12 @@ class Deliveries:
             week = (
                 await areas_of(self.builder, source, shown_entries(digest, spec.min_importance)) if spec.week else None
             )
+            # a range of refs is an upgrade report: its features and fixes are grouped by area too
+            upgrade = (
+                await areas_of(self.builder, source, shown_entries(digest))
+                if window.is_range and not spec.week
+                else None
+            )
         except Exception as exc:  # on demand, the person who asked reads why
             if progress is None:
                 raise
@@ -190,6 +196,7 @@ class Deliveries:
                 report=getattr(self.reports, "publish", None),
                 bots=spec.bots,
                 week=week,
+                upgrade=upgrade,
                 files_supported=platform.supports_files,
                 empty_hint=_empty_hint(spec, window),
                 owner_map={k: (m.kind, m.id) for k, m in mapped.items()},

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..core.chat_platform import (
     BotUpdates,
@@ -41,6 +41,7 @@ from ..core.models import BotError, Digest, DigestEntry, Importance
 from ..digest.noise import collapse
 from ..digest.rollup import rollup
 from ..render.labels import t
+from ..render.upgrade import upgrade_report
 from .posted import PostedMessages
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,9 @@ class Plan:
     report: Callable[[Digest], Awaitable[str | None]] | None = None
     bots: str = "collapse"  # collapse | show (bot/digest/noise.py)
     week: dict[str, str] | None = None  # a weekly roll-up: sha → area of its commits (bot/digest/rollup.py)
+    # A range of refs: its parent is the upgrade report (bot/render/upgrade.py), features and fixes
+    # grouped by these areas (sha → area); its thread is a digest's.
+    upgrade: dict[str, str] | None = None
     files_supported: bool = False  # the platform can attach the Markdown report
     empty_hint: str = ""  # said after "no new commits" (on demand: what to try instead)
     # The conversation's code-owner mappings (bot/channels/owners.py): owner (lower case) → (kind, id).
@@ -91,6 +95,8 @@ def parent_content(plan: Plan, report_url: str | None):
             report_url=report_url,
             more_how=more_how(plan, report_url),
         )
+    if plan.upgrade is not None:
+        return replace(upgrade_report(d, plan.upgrade), report_url=report_url)
     pings = owner_pings(entries_at_least(d.entries, plan.min_importance), plan.owner_map)
     return DigestParent(
         d, plan.min_importance, report_url, tuple(pings[:OWNER_LINES]), max(0, len(pings) - OWNER_LINES)

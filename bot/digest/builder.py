@@ -332,9 +332,11 @@ class DigestBuilder:
         tag = hashlib.sha256(
             f"{tag}:{include_merges}:noise-1:owners-1:{filt.key()}{authors}{learned}".encode()
         ).hexdigest()[:16]
-        return self.store.digest_key(
-            source.cache_id, branch, window.start.isoformat(), window.end.isoformat(), window.tz, lang, tag
+        # A range of refs is its two SHAs (its commits never change), whatever its dates
+        start, end = (
+            (window.base, window.head) if window.is_range else (window.start.isoformat(), window.end.isoformat())
         )
+        return self.store.digest_key(source.cache_id, branch, start, end, window.tz, lang, tag)
 
     def notice_parts(
         self, source, entries, lang: str, window: Window, problems: list[BotError], headline_failed: str = ""

@@ -15,11 +15,10 @@ or risks name a breaking change (not "non-breaking", "no breaking change").
 
 from __future__ import annotations
 
-import re
-
 from ..core.models import ChangeType, Digest, DigestEntry, Importance
-from ..i18n import LANGS, text
+from ..i18n import text
 from . import labels as L
+from .breaking import is_breaking
 from .safe import esc, strip_controls
 
 # Sections after "breaking", by change type; every other type is under "other".
@@ -31,28 +30,6 @@ SECTIONS: tuple[tuple[str, tuple[ChangeType, ...]], ...] = (
     ("docs", (ChangeType.DOCS,)),
 )
 ORDER = ("breaking",) + tuple(key for key, _ in SECTIONS) + ("other",)
-
-# A breaking change named in prose, in either language, unless negated right before it.
-_NAMED = re.compile(
-    r"(?<![\w-])(?<!non-)(?<!non )(?<!no )(?<!not )(?<!not a )breaking[ -]changes?\b"
-    r"|(?<!无)(?<!没有)(?<!不是)(?<!非)(?:不兼容|破坏性)(?:的)?(?:变更|改动|修改)",
-    re.IGNORECASE,
-)
-
-
-def _offline_marks() -> tuple[str, ...]:
-    return tuple(text(lang, f"offline.breaking.{key}") for lang in LANGS for key in ("declared", "callers_fail"))
-
-
-def is_breaking(entry: DigestEntry) -> bool:
-    """Does the commit's analysis say it breaks callers? (See the module's docstring.)"""
-    a = entry.analysis
-    if a is None:
-        return False
-    said = (a.importance_reason, *a.risks)
-    if any(mark in s for s in said for mark in _offline_marks()):
-        return True
-    return a.importance is not Importance.LOW and any(_NAMED.search(s) for s in said)
 
 
 def section_of(entry: DigestEntry) -> str:

@@ -32,6 +32,7 @@ from ..core.chat_platform import (
     LowCommits,
     Notice,
     OwnerPing,
+    UpgradeReport,
     WeekRollup,
     entries_at_least,
 )
@@ -83,6 +84,7 @@ from .feishu_kit import (
     stable_id,
 )
 from .labels import t
+from .upgrade import entry_text, fork_files
 
 __all__ = [
     "render_cards",
@@ -115,6 +117,7 @@ __all__ = [
     "low_cards",
     "bot_cards",
     "week_cards",
+    "upgrade_cards",
     "choice_cards",
     "answer_header_cards",
     "button_value",
@@ -160,6 +163,8 @@ def render_cards(content: Content, *, thread: str | None = None, lang: str = "zh
         return bot_cards(content.digest, content.groups, thread=thread)
     if isinstance(content, WeekRollup):
         return week_cards(content)
+    if isinstance(content, UpgradeReport):
+        return upgrade_cards(content)
     if isinstance(content, CommitChoice):
         return choice_cards(content, thread=thread, lang=content.lang or _lang_of(content.question, lang))
     if isinstance(content, AnswerHeader):
@@ -486,3 +491,34 @@ def week_cards(c: WeekRollup) -> list[dict]:
             Fixed({"tag": "markdown", "content": _with_link(L.week_low(lang, c.low, c.more_how), c.report_url, lang)})
         )
     return pack(blocks, header, L.week_title(d) + " · " + d.repo, lang)
+
+
+# --- the upgrade report of a release range -----------------------------------------------------
+
+
+def upgrade_cards(c: UpgradeReport) -> list[dict]:
+    """A range's parent card: what an upgrade must handle first, then features and fixes by area,
+    the low commits counted (bot/render/upgrade.py); the thread holds the commits in full."""
+    d, lang = c.digest, c.digest.lang
+    header, blocks = _digest_head(d, c.title, c.stats)
+    if safe_url(c.report_url):
+        blocks.append(Fixed(row([button(text(lang, "report.link"), url=safe_url(c.report_url))])))
+    blocks += [Md(n) for n in d.notices]
+    if d.headline:
+        note = " " + grey(md_escape(t(lang, "headline_offline"))) if d.headline_origin != "llm" else ""
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(t(lang, 'headline_heading'))}**{note}"}))
+        blocks += [Md(b, prefix="- ") for b in d.headline]
+    if c.nothing:
+        blocks.append(Md(c.nothing))
+    for g in c.groups:
+        blocks.append(Fixed({"tag": "hr"}))
+        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(g.heading)}**"}))
+        for e in g.entries:
+            line = f"{e.importance.emoji} {link(e.commit.short_sha, e.commit.url)} "
+            files = fork_files(g, e, lang)
+            blocks.append(Md(entry_text(e), prefix=line, suffix=(" — " + md_escape(files)) if files else ""))
+    if c.fork_clear:
+        blocks.append(Md(c.fork_clear))
+    if c.low_line:
+        blocks.append(Md(c.low_line))
+    return pack(blocks, header, c.title, lang)

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..core.models import Digest, Importance, to_dict
 from ..diffs.reader import coverage_line
+from .upgrade import upgrade_data, upgrade_report
 
 SCHEMA = "digest-bot/digest@1"
 
 
-def digest_data(d: Digest) -> dict:
+def digest_data(d: Digest, areas: Mapping[str, str] | None = None) -> dict:
     data = to_dict(d)
+    if d.window.is_range:  # a range of refs: its ends' SHAs, and the upgrade report's sections
+        data["upgrade"] = upgrade_data(upgrade_report(d, areas))
+    else:  # a window of days: no range keys at all
+        data["window"].pop("base", None)
+        data["window"].pop("head", None)
     data["stats"] = {"total": len(d.entries), **{imp.value: d.count(imp) for imp in Importance}}
     if d.fork is None:  # read against no fork: no downstream keys at all
         data.pop("fork", None)
@@ -32,8 +38,10 @@ def digest_data(d: Digest) -> dict:
     return data
 
 
-def render_json(digests: Sequence[Digest]) -> str:
+def render_json(digests: Sequence[Digest], areas: Mapping[str, str] | None = None) -> str:
     return (
-        json.dumps({"schema": SCHEMA, "digests": [digest_data(d) for d in digests]}, ensure_ascii=False, indent=2)
+        json.dumps(
+            {"schema": SCHEMA, "digests": [digest_data(d, areas) for d in digests]}, ensure_ascii=False, indent=2
+        )
         + "\n"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..analysis.cost import cost_line
 from ..core.models import Analysis, Digest, DigestEntry, Importance
@@ -19,6 +19,7 @@ from . import labels as L
 from . import owner_lines as OL
 from .labels import t
 from .safe import esc, strip_controls
+from .upgrade import UpgradeReport, entry_text, fork_files, upgrade_report
 
 
 class Slugger:
@@ -79,8 +80,9 @@ def esc_rich(text: str) -> str:
 # --- the report --------------------------------------------------------------------------------------
 
 
-def render_report(digests: Sequence[Digest]) -> str:
-    """One Markdown document for one or more repositories' digests of the same window."""
+def render_report(digests: Sequence[Digest], areas: Mapping[str, str] | None = None) -> str:
+    """One Markdown document for one or more repositories' digests of the same window. A range
+    of refs leads with its upgrade report (bot/render/upgrade.py; `areas`: sha → area)."""
     if not digests:
         return ""
     slugger = Slugger()
@@ -88,11 +90,11 @@ def render_report(digests: Sequence[Digest]) -> str:
     out = [f"# {esc(L.title(first))}", ""]
     slugger.slug(L.title(first))
     for digest in digests:
-        out.extend(_repo_section(digest, slugger))
+        out.extend(_repo_section(digest, slugger, areas))
     return strip_controls("\n".join(out).rstrip()) + "\n"  # one pass over everything shown
 
 
-def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
+def _repo_section(d: Digest, slugger: Slugger, areas: Mapping[str, str] | None = None) -> list[str]:
     lang = d.lang
     out = [f"## {esc(d.repo)}", ""]
     slugger.slug(d.repo)
@@ -109,8 +111,11 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
     headline_title = t(lang, "headline_heading")
     list_title, stats_title, toc_title = t(lang, "commits_heading"), t(lang, "stats_heading"), t(lang, "toc_heading")
     downstream_title = DS.heading(d) if d.fork else ""
+    upgrade = upgrade_report(d, areas) if d.window.is_range else None
+    upgrade_titles = [upgrade.title] + [g.heading for g in upgrade.groups] if upgrade else []
     for text in (
         ([headline_title] if d.headline else [])
+        + upgrade_titles
         + [list_title, stats_title]
         + ([downstream_title] if d.fork else [])
         + [toc_title]
@@ -130,6 +135,8 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
         if d.headline_origin != "llm":
             out += ["", f"_{esc(t(lang, 'headline_offline'))}_"]
         out.append("")
+    if upgrade is not None:
+        out += _upgrade(upgrade, anchors)
 
     out += [
         f"### {esc(list_title)}",
@@ -163,6 +170,27 @@ def _repo_section(d: Digest, slugger: Slugger) -> list[str]:
         out += [f"### {esc(L.group_label(lang, imp, len(entries)))}", ""]
         for e in entries:
             out += _entry(d, e)
+    return out
+
+
+def _upgrade(u: UpgradeReport, anchors: dict[str, str]) -> list[str]:
+    """The upgrade report's sections, each commit linking to its entry below."""
+    d = u.digest
+    out = [f"### {esc(u.title)}", "", f"> {esc(u.stats)}", ""]
+    if u.nothing:
+        out += [esc(u.nothing), ""]
+    for g in u.groups:
+        out += [f"#### {esc(g.heading)}", ""]
+        for e in g.entries:
+            target = f"(#{anchors[e.commit.sha]})" if e.commit.sha in anchors else ""
+            title = f"[{esc(entry_text(e))}]{target}" if target else esc(entry_text(e))
+            files = fork_files(g, e, d.lang)
+            out.append(f"- {e.importance.emoji} `{e.commit.short_sha}` {title}" + (f" — {esc(files)}" if files else ""))
+        out.append("")
+    if u.fork_clear:
+        out += [esc(u.fork_clear), ""]
+    if u.low_line:
+        out += [esc(u.low_line), ""]
     return out
 
 

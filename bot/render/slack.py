@@ -31,6 +31,7 @@ from ..core.chat_platform import (
     LowCommits,
     Notice,
     OwnerPing,
+    UpgradeReport,
     WeekRollup,
     entries_at_least,
 )
@@ -80,6 +81,7 @@ from .slack_kit import (
     sections,
     unescape,
 )
+from .upgrade import entry_text, fork_files
 
 __all__ = [
     # the views
@@ -90,6 +92,7 @@ __all__ = [
     "render_low",
     "render_bots",
     "render_week",
+    "render_upgrade",
     "render_choice",
     "render_answer_header",
     "ask_modal",
@@ -141,6 +144,8 @@ def render(content: Content, *, thread: str | None = None) -> list[dict]:
         return render_bots(content, thread=thread)
     if isinstance(content, WeekRollup):
         return render_week(content)
+    if isinstance(content, UpgradeReport):
+        return render_upgrade(content)
     if isinstance(content, CommitChoice):
         return render_choice(content, thread=thread)
     if isinstance(content, AnswerHeader):
@@ -469,6 +474,41 @@ def render_week(c: WeekRollup) -> list[dict]:
     if c.low:
         blocks += sections(_with_link(L.week_low(lang, c.low, c.more_how), c.report_url, lang))
     return paginate(blocks, f"{title} — {L.week_stats(d)}", lang)
+
+
+# --- the upgrade report of a release range --------------------------------------------------------
+
+
+def render_upgrade(c: UpgradeReport) -> list[dict]:
+    """A range's parent message: what an upgrade must handle first, then features and fixes by
+    area, the low commits counted (bot/render/upgrade.py); the thread holds the commits in full."""
+    d, lang = c.digest, c.digest.lang
+    blocks = header(esc(f"{c.title}"))
+    blocks += context(
+        esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))), esc(L.filter_line(d))
+    )
+    blocks += sections(esc(c.stats))
+    if safe_url(c.report_url):
+        blocks += sections(link(c.report_url, esc(text(lang, "report.link"))))
+    for notice in d.notices:
+        blocks += sections(esc(notice))
+    if d.headline:
+        label = t(lang, "headline_heading") + (" " + t(lang, "headline_offline") if d.headline_origin != "llm" else "")
+        blocks += packed_sections([f"• {md_to_mrkdwn(esc(b))}" for b in d.headline], label=esc(label))
+    if c.nothing:
+        blocks += sections(esc(c.nothing))
+    for g in c.groups:
+        lines = []
+        for e in g.entries:
+            files = fork_files(g, e, lang)
+            line = f"{e.importance.emoji} {link(e.commit.url, f'`{e.commit.short_sha}`')} {md_to_mrkdwn(esc(entry_text(e)))}"
+            lines.append(line + (f" — {esc(files)}" if files else ""))
+        blocks += packed_sections(lines, label=esc(g.heading))
+    if c.fork_clear:
+        blocks += sections(esc(c.fork_clear))
+    if c.low_line:
+        blocks += sections(esc(c.low_line))
+    return paginate(blocks, f"{c.title} — {c.stats}", lang)
 
 
 def _week_line(d: Digest, e: DigestEntry) -> str:

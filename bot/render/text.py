@@ -14,6 +14,7 @@ from ..core.chat_platform import (
     DigestParent,
     LowCommits,
     Notice,
+    UpgradeReport,
     WeekRollup,
     entries_at_least,
 )
@@ -23,6 +24,7 @@ from . import labels as L
 from . import owner_lines as OL
 from .labels import t
 from .safe import strip_controls
+from .upgrade import entry_text, fork_files
 
 
 def terminal_safe(text: str) -> str:
@@ -60,6 +62,8 @@ def render_text(content: Content) -> str:
         return "\n".join(lines)
     if isinstance(content, WeekRollup):
         return _week(content)
+    if isinstance(content, UpgradeReport):
+        return _upgrade(content)
     if isinstance(content, CommitChoice):
         lines = [f"{t(content.lang, 'choose')} “{terminal_safe(content.question)}”"]
         lines += [f"  • {c.short_sha} {terminal_safe(c.title)}" for c in content.commits]
@@ -113,6 +117,31 @@ def _corrected(d, e, indent: str) -> list[str]:
 def _with_link(sentence: str, url: str | None) -> str:
     before, marker, after = sentence.partition(L.LINK)
     return terminal_safe(before) + (terminal_safe(url or "") if marker else "") + terminal_safe(after)
+
+
+def _upgrade(c: UpgradeReport) -> str:
+    d = c.digest
+    lines = [terminal_safe(c.title), c.stats]
+    if L.filter_line(d):
+        lines.append(terminal_safe(L.filter_line(d)))
+    if c.report_url:
+        lines.append(f"{i18n.text(d.lang, 'report.link')}: {terminal_safe(c.report_url)}")
+    lines += [terminal_safe(n) for n in d.notices]
+    if c.nothing:
+        lines.append(c.nothing)
+    for g in c.groups:
+        lines.append(terminal_safe(g.heading))
+        for e in g.entries:
+            files = fork_files(g, e, d.lang)
+            lines.append(
+                f"  {e.importance.emoji} {e.commit.short_sha} {terminal_safe(entry_text(e))}"
+                + (f" — {terminal_safe(files)}" if files else "")
+            )
+    if c.fork_clear:
+        lines.append(terminal_safe(c.fork_clear))
+    if c.low_line:
+        lines.append(c.low_line)
+    return "\n".join(lines)
 
 
 def _week(c: WeekRollup) -> str:

@@ -106,6 +106,8 @@ class LocalGitSource:
     async def list_commits(
         self, window: Window, branch: str | None = None, include_merges: bool = False
     ) -> list[Commit]:
+        if window.is_range:
+            return await self._list_range(window.base, window.head)
         ref = await self._verify_branch(branch) if branch else "HEAD"
         if not branch and not (await self._arun("rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip():
             return []  # an empty repository has no commits in any window
@@ -129,6 +131,47 @@ class LocalGitSource:
         commits = [c for c in self._parse_log(out) if window.contains(c.committed_at)]
         commits.sort(key=lambda c: c.committed_at, reverse=True)
         return commits
+
+    async def _list_range(self, base: str, head: str) -> list[Commit]:
+        """The first-parent commits of base..head, newest first, merges among them included (a
+        merge on the first-parent line stands for what it brought in: its diff to its first parent)."""
+        out = await self._arun(
+            "log", "--first-parent", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", f"{base}..{head}", "--"
+        )
+        return self._parse_log(out)  # git log's order: newest first along the first-parent line
+
+    # --- ranges of refs (bot/sources/refrange.py) ---------------------------------------------------
+    async def resolve_ref(self, ref: str) -> Commit:
+        """A tag, branch or SHA as its commit; NotFoundError naming it when there is none."""
+        if ref.startswith("-"):  # never an option to git
+            raise NotFoundError(phrase("errors.no_ref", ref=ref, repo=self.name))
+        sha = (await self._arun("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)).strip()
+        if not sha:
+            raise NotFoundError(phrase("errors.no_ref", ref=ref, repo=self.name))
+        out = await self._arun("log", "-1", f"--format={_LOG_FORMAT}", sha, "--")
+        return self._parse_log(out)[0]
+
+    async def is_ancestor(self, older: str, newer: str) -> bool:
+        proc = await asyncio.to_thread(
+            subprocess.run,
+            ["git", "-C", self.path, "merge-base", "--is-ancestor", older, newer],
+            capture_output=True,
+        )
+        return proc.returncode == 0
+
+    async def release_tags(self, tag: str | None) -> tuple[str | None, str]:
+        """(the tag before `tag` on its first-parent line or None, `tag`); `tag` None: the newest
+        tag reachable from HEAD. NotFoundError when there is no such tag at all."""
+        if tag is None:
+            tag = (await self._arun("describe", "--tags", "--abbrev=0", "HEAD", check=False)).strip()
+            if not tag:
+                raise NotFoundError(phrase("errors.no_tags", repo=self.name))
+        elif not (await self._arun("rev-parse", "--verify", "--quiet", f"refs/tags/{tag}", check=False)).strip():
+            raise NotFoundError(phrase("errors.no_tag", tag=tag, repo=self.name))
+        before = await self._arun(
+            "describe", "--tags", "--abbrev=0", "--first-parent", f"refs/tags/{tag}^", check=False
+        )
+        return before.strip() or None, tag
 
     def _parse_log(self, out: str) -> list[Commit]:
         commits = []

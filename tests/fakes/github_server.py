@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import pytest
 
@@ -121,6 +121,7 @@ class FakeRepo:
     files: dict[tuple[str, str], str] = field(default_factory=dict)  # (branch, path) -> text
     releases: list[dict[str, Any]] = field(default_factory=list)
     trees: dict[str, dict[str, str]] = field(default_factory=dict)  # tree sha -> {relative path: text}
+    tags: dict[str, str] = field(default_factory=dict)  # name -> sha (lightweight tags)
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,10 @@ class FakeGitHub:
 
     def add_branch(self, repo: str, name: str, at: str) -> None:
         self._repo(repo).branches[name] = at
+
+    def add_tag(self, repo: str, name: str, at: str) -> None:
+        """A tag served by GET /repos/{repo}/tags; commits, compare and contents resolve it too."""
+        self._repo(repo).tags[name] = at
 
     def add_commit(
         self,
@@ -527,6 +532,10 @@ class _Handler(BaseHTTPRequestHandler):
             return self._git_tree(repo, rest[2], query)
         if rest == ["releases"]:
             return self._list_releases(repo, path, query, token is not None)
+        if rest == ["tags"]:
+            return self._list_tags(repo, path, query)
+        if len(rest) >= 2 and rest[0] == "compare":
+            return self._compare(repo, unquote("/".join(rest[1:])), path, query)
         if len(rest) == 2 and rest[0] == "pulls" and rest[1].isdigit():
             pull = repo.pulls.get(int(rest[1]))
             if pull is None:
@@ -861,11 +870,82 @@ class _Handler(BaseHTTPRequestHandler):
         data["files"] = [f.to_json(self.fake.url, self.fake.html_base, repo.full_name, c.sha) for f in page]
         return 200, data, links
 
+    def _list_tags(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """GET /repos/{o}/{r}/tags: name, commit {sha, url}, zipball/tarball URLs; newest name first."""
+        api, full = self.fake.url, repo.full_name
+        names = sorted(repo.tags, reverse=True)
+        page, links = self._paginate(names, path, query, COMMITS_PER_PAGE, COMMITS_MAX_PER_PAGE)
+        return (
+            200,
+            [
+                {
+                    "name": n,
+                    "zipball_url": f"{api}/repos/{full}/zipball/refs/tags/{n}",
+                    "tarball_url": f"{api}/repos/{full}/tarball/refs/tags/{n}",
+                    "commit": {"sha": repo.tags[n], "url": f"{api}/repos/{full}/commits/{repo.tags[n]}"},
+                    "node_id": f"REF_{n}",
+                }
+                for n in page
+            ],
+            links,
+        )
+
+    def _compare(
+        self, repo: FakeRepo, basehead: str, path: str, query: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """GET /repos/{o}/{r}/compare/{base}...{head}: status (ahead, behind, identical, diverged),
+        ahead_by, behind_by, total_commits, and the commits reachable from head and not from base,
+        oldest first, paginated (`page`, `per_page`, 250 by default). 404 for a ref that names nothing."""
+        base_ref, sep, head_ref = basehead.partition("...")
+        base = self._resolve(repo, base_ref) if sep else None
+        head = self._resolve(repo, head_ref) if sep else None
+        if base is None or head is None:
+            return _not_found("https://docs.github.com/rest/commits/commits#compare-two-commits")
+        from_head = {c.sha: c for c in self._ancestors(repo, head)}
+        from_base = {c.sha: c for c in self._ancestors(repo, base)}
+        ahead = [c for s, c in from_head.items() if s not in from_base]
+        behind = [c for s, c in from_base.items() if s not in from_head]
+        status = (
+            "identical"
+            if not ahead and not behind
+            else "ahead"
+            if not behind
+            else "behind"
+            if not ahead
+            else "diverged"
+        )
+        ahead.sort(key=lambda c: (c.committed_at, c.order))  # oldest first, as GitHub lists them
+        common = [c for s, c in from_head.items() if s in from_base]
+        merge_base = max(common, key=lambda c: (c.committed_at, c.order)) if common else None
+        page, links = self._paginate(ahead, path, query, 250, 1000)
+        api, html, full = self.fake.url, self.fake.html_base, repo.full_name
+        return (
+            200,
+            {
+                "url": f"{api}/repos/{full}/compare/{basehead}",
+                "html_url": f"{html}/{full}/compare/{basehead}",
+                "permalink_url": f"{html}/{full}/compare/{base}...{head}",
+                "diff_url": f"{html}/{full}/compare/{basehead}.diff",
+                "patch_url": f"{html}/{full}/compare/{basehead}.patch",
+                "base_commit": self._commit_json(repo, repo.commits[base]),
+                "merge_base_commit": self._commit_json(repo, merge_base) if merge_base else None,
+                "status": status,
+                "ahead_by": len(ahead),
+                "behind_by": len(behind),
+                "total_commits": len(ahead),
+                "commits": [self._commit_json(repo, c) for c in page],
+                "files": [],
+            },
+            links,
+        )
+
     # --- helpers -------------------------------------------------------------------------------
     def _resolve(self, repo: FakeRepo, ref: str) -> str | None:
-        """A branch name, a full SHA, or an unambiguous SHA prefix (≥ 4 hex digits)."""
+        """A branch name, a tag, a full SHA, or an unambiguous SHA prefix (≥ 4 hex digits)."""
         if ref in repo.branches:
             return repo.branches[ref]
+        if ref in repo.tags:
+            return repo.tags[ref]
         if ref in repo.commits:
             return ref
         if len(ref) >= 4 and all(ch in "0123456789abcdef" for ch in ref.lower()):

@@ -3,6 +3,8 @@ per command (its grammar, handler and text keys), listed once in COMMANDS.
 
   digest [DATE|A..B|today|yesterday|昨天|上周 …] [REPO …] [paths GLOB…] [exclude GLOB…] [bots show|collapse]
   week [DATE] [REPO …] [paths GLOB…] [exclude GLOB…] [bots show|collapse]
+  digest TAG..TAG [REPO …]      (a release range: the upgrade report of its first-parent commits)
+  release [TAG] [REPO]          (the range from the tag before TAG to TAG; no TAG: the newest)
   subscribe REPO [weekly DAY] [at HH:MM] [tz ZONE] [lang zh|en] [min high|medium|low] [branch B]
             [empty post|skip] [paths GLOB…|none] [exclude GLOB…|none] [bots show|collapse]
   unsubscribe REPO [daily|weekly]
@@ -26,16 +28,17 @@ from dataclasses import dataclass
 from itertools import takewhile
 from typing import Any
 
-from ...core.window import is_date_token
+from ...core.window import is_date_token, is_ref_range
 from ...i18n import echo, phrase, text
 from ..grammar import CommandError, usage_line
-from . import ask, config, digest, help, listing, owners, subscribe, unsubscribe, unwatch, watch, watches, week
+from . import ask, config, digest, help, listing, owners, release, subscribe, unsubscribe, unwatch, watch, watches, week
 from .base import Command, CommandTools, Request
 from .filters import FILTER_WORDS
 
 COMMANDS: tuple[Command, ...] = (
     digest.COMMAND,
     week.COMMAND,
+    release.COMMAND,
     subscribe.COMMAND,
     unsubscribe.COMMAND,
     listing.COMMAND,
@@ -83,7 +86,12 @@ def parse_command(text_: str) -> Parsed:
         # every word before its noise options (`paths GLOB…`, `exclude …`, `bots …`) is a date or a
         # repository (`@bot 上周 FP8 在 ROCm 上有什么改动？` is a question).
         lead = list(takewhile(lambda w: w.lower() not in FILTER_WORDS, words))
-        if (is_date_token(head) or "/" in head) and all(is_date_token(w) or "/" in w for w in lead):
+
+        # A range of refs (`0.11.8..0.11.9 owner/repo`) is a digest too.
+        def fits(w: str) -> bool:
+            return is_date_token(w) or is_ref_range(w) or "/" in w
+
+        if fits(head) and all(fits(w) for w in lead):
             return Parsed(digest.COMMAND, digest.parse(words))
         raise CommandError(phrase("errors.unknown_command", word=echo(words[0])), None)
     return Parsed(command, command.parse(words[1:]))

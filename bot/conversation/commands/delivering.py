@@ -8,7 +8,8 @@ GitHub request per hundred commits; with `paths`/`exclude`, the files of the lis
 read too, from the cache the digest then uses; `authors`/`exclude-authors` count only the commits
 they keep), for every repository the request covers; a
 request over the limit is refused whole with one sentence: how many commits, the limit, and a
-narrower command — the longest run of the window's last days that fits. Scheduled pushes,
+narrower command — the longest run of the window's last days that fits (for a range of refs, its
+newest REQUEST_MAX_COMMITS commits as a range ending where it ends). Scheduled pushes,
 watches and the CLI are not bounded (the month's LLM budget caps those).
 """
 
@@ -17,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from typing import Any
 
 from ...core.current_job import CURRENT_JOB
 from ...core.models import BotError, Subscription, UsageError, Window
@@ -27,8 +29,12 @@ from ...delivery.spec import author_filter_of, delivery_spec, path_filter_of
 from ...digest.authorfilter import as_typed
 from ...digest.pathfilter import PathFilter, touched_paths
 from ...i18n import phrase
+from ...sources.refrange import narrower
 from .base import Request
 from .filters import FilterArgs
+
+# A range of refs is resolved in each repository's source (bot/sources/refrange.py): (source, tz) → Window
+Ranged = Callable[[Any, str], Awaitable[Window]]
 
 
 async def check_request_size(
@@ -38,6 +44,7 @@ async def check_request_size(
     filters: FilterArgs,
     *,
     named: bool,
+    ranged: Ranged | None = None,
 ) -> None:
     """Raise the one sentence when a target's window holds more than REQUEST_MAX_COMMITS commits
     (after its author and path filters). `named`: the request named its repositories, so the suggestion
@@ -46,8 +53,8 @@ async def check_request_size(
     limit = tools.settings.request_max_commits
     for repo, sub in targets:
         tz = sub.tz if sub else req.cfg.tz
-        span = window(tz)
         source = tools.sources.get(repo)
+        span = await ranged(source, tz) if ranged else window(tz)
         branch = (sub.branch if sub else None) or await source.default_branch()
         commits = await source.list_commits(span, branch, tools.settings.include_merges)
         filt = path_filter_of(sub, filters.paths, filters.exclude)
@@ -58,6 +65,8 @@ async def check_request_size(
             commits = await _kept(tools.builder, source, commits, filt)
         if len(commits) <= limit:
             continue
+        if span.is_range:  # the newest `limit` commits of the range, as a range ending where it ends
+            _refuse_range(req, span, commits, limit, source.name, [repo] if named else [], filters)
         per_day = Counter(c.local_time(tz).date() for c in commits)
         first = span.start.astimezone(zone(tz)).date()
         last = (span.end.astimezone(zone(tz)) - timedelta(days=1)).date()
@@ -90,6 +99,22 @@ async def check_request_size(
                 fits=f"{fits:,}",
             )
         )
+
+
+def _refuse_range(req: Request, span: Window, commits: list, limit: int, name: str, repo: list[str], filters) -> None:
+    """The one sentence for a range over the limit, naming a narrower range: its newest `limit` commits."""
+    words = [req.prefix, narrower(commits, limit, span.label)] + repo + _filter_words(filters)
+    raise UsageError(
+        phrase(
+            "cost.too_many",
+            label=span.label,
+            n=f"{len(commits):,}",
+            repo=name,
+            limit=f"{limit:,}",
+            suggestion=" ".join(words),
+            fits=f"{limit:,}",
+        )
+    )
 
 
 async def _kept(builder, source, commits, filt: PathFilter) -> list:
@@ -125,7 +150,13 @@ def _filter_words(filters: FilterArgs) -> list[str]:
 
 
 async def deliver(
-    req: Request, repos: tuple[str, ...], filters: FilterArgs, *, week: bool, window: Callable[[str], Window]
+    req: Request,
+    repos: tuple[str, ...],
+    filters: FilterArgs,
+    *,
+    week: bool,
+    window: Callable[[str], Window],
+    ranged: Ranged | None = None,
 ) -> None:
     """Deliver the digest (or the weekly roll-up) of each repository into this conversation: the
     named ones, else the channel's subscriptions — one per repository, the weekly one's settings
@@ -134,12 +165,14 @@ async def deliver(
     tools, conv, cfg = req.tools, req.conv, req.cfg
     targets = _one_per_repo(await tools.policy.channel_repos(conv, repos), week)
     # REQUEST_MAX_COMMITS, counted before anything is analysed or posted
-    await check_request_size(req, targets, window, filters, named=bool(repos))
+    await check_request_size(req, targets, window, filters, named=bool(repos), ranged=ranged)
     request = CURRENT_JOB.get() or uuid.uuid4().hex
+    # A range names what an upgrade means for the channel's fork of that repository, named or not.
+    forks = await _channel_forks(req) if ranged else {}
     for repo, sub in targets:
         tz = sub.tz if sub else cfg.tz
-        span = window(tz)
         source = tools.sources.get(repo)
+        span = await ranged(source, tz) if ranged else window(tz)
         branch = (sub.branch if sub else None) or await source.default_branch()  # validates the repo first
         spec = delivery_spec(
             sub,
@@ -163,8 +196,15 @@ async def deliver(
             attach=cfg.file,
             progress=True,
             prefix=req.prefix,
+            **({"fork": forks[repo.lower()]} if sub is None and repo.lower() in forks else {}),
         )
         await tools.deliveries.run(spec)
+
+
+async def _channel_forks(req: Request) -> dict[str, str]:
+    """repository (lower case) → the fork its subscription in this conversation names."""
+    subs = await req.tools.subs.for_channel(req.conv.platform, req.conv.channel)
+    return {s.repo.lower(): s.fork for s in subs if s.fork}
 
 
 def _one_per_repo(targets: list[tuple[str, Subscription | None]], week: bool) -> list[tuple[str, Subscription | None]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...core.models import BotError, Commit, FileChange, NotFoundError, PastCommit, Window
 from ...i18n import phrase
+from ..refrange import previous_by_version, version_key
 from .client import PER_PAGE, Github, GitHubClient, GithubException
 from .convert import graphql_labels, pr_context, release_text, require_ref, to_commit, to_file
 
@@ -30,6 +31,9 @@ RELEASE_PAGES = 3
 PR_LABEL_BATCH = 100
 PR_LABELS_MAX = 2000
 LABELS_PER_PR = 20
+COMPARE_PER_PAGE = 250  # a range's commits per compare page (GitHub's default; 10,000 at most in all)
+RANGE_MAX = 10_000  # the most commits a range lists (GitHub's compare stops there too)
+TAGS_MAX = 1000  # tags read for `release` (ten pages)
 HISTORY_OVERREAD = 2  # history lists at most this many times `limit` commits (merges are skipped)
 
 
@@ -48,6 +52,8 @@ class GitHubSource(GitHubClient):
     async def list_commits(
         self, window: Window, branch: str | None = None, include_merges: bool = False
     ) -> list[Commit]:
+        if window.is_range:
+            return await self._list_range(window.base, window.head)
         info = await self._repo_info()
         ref = branch or info.default_branch
         # PyGithub formats since/until without converting to UTC: pass UTC. GitHub's bounds are
@@ -61,6 +67,73 @@ class GitHubSource(GitHubClient):
         commits = await self._call(fetch, not_found=phrase("errors.no_branch", branch=ref, repo=info.full_name))
         kept = [c for c in commits if window.contains(c.committed_at) and (include_merges or not c.is_merge)]
         return sorted(kept, key=lambda c: c.committed_at, reverse=True)
+
+    # --- ranges of refs (bot/sources/refrange.py) ---------------------------------------------------
+    async def _list_range(self, base: str, head: str) -> list[Commit]:
+        """The first-parent commits of base..head, newest first: the compare API's commits (those
+        reachable from head and not from base, RANGE_MAX at most), then the first-parent line
+        from head through them. Merges on that line are kept (each stands for what it brought in)."""
+        info = await self._repo_info()
+
+        def fetch(gh: Github) -> list[Commit]:
+            compared = gh.get_repo(info.full_name).compare(base, head, comparison_commits_per_page=COMPARE_PER_PAGE)
+            listed = []
+            for c in compared.commits:
+                listed.append(to_commit(info.full_name, c))
+                if len(listed) >= RANGE_MAX:
+                    break
+            return listed
+
+        commits = await self._call(
+            fetch, not_found=phrase("errors.no_ref", ref=f"{base[:12]}..{head[:12]}", repo=info.full_name)
+        )
+        by_sha = {c.sha: c for c in commits}
+        line, sha = [], head
+        while sha in by_sha:
+            line.append(by_sha[sha])
+            sha = by_sha[sha].parents[0] if by_sha[sha].parents else ""
+        return line
+
+    async def resolve_ref(self, ref: str) -> Commit:
+        """A tag, branch or SHA as its commit (GET /commits/{ref} takes all three); NotFoundError naming it."""
+        info = await self._repo_info()
+        if not ref.strip() or ref.startswith("-"):
+            raise NotFoundError(phrase("errors.no_ref", ref=ref, repo=info.full_name))
+
+        def fetch(gh: Github) -> Commit:
+            return to_commit(info.full_name, gh.get_repo(info.full_name).get_commit(ref))
+
+        return await self._call(fetch, not_found=phrase("errors.no_ref", ref=ref, repo=info.full_name))
+
+    async def is_ancestor(self, older: str, newer: str) -> bool:
+        info = await self._repo_info()
+
+        def fetch(gh: Github) -> bool:
+            return gh.get_repo(info.full_name).compare(older, newer).status in ("ahead", "identical")
+
+        return await self._call(fetch, not_found=phrase("errors.no_ref", ref=older, repo=info.full_name))
+
+    async def release_tags(self, tag: str | None) -> tuple[str | None, str]:
+        """(the tag before `tag` in version order or None, `tag`); `tag` None: the highest version.
+        GitHub lists tags without their ancestry, so "before" is by version (refrange.version_key)."""
+        info = await self._repo_info()
+
+        def fetch(gh: Github) -> list[str]:
+            names = []
+            for t in gh.get_repo(info.full_name).get_tags():
+                names.append(t.name)
+                if len(names) >= TAGS_MAX:
+                    break
+            return names
+
+        names = await self._call(fetch, not_found=phrase("errors.no_tags", repo=info.full_name))
+        if not names:
+            raise NotFoundError(phrase("errors.no_tags", repo=info.full_name))
+        if tag is None:
+            tag = max(names, key=version_key)
+        elif tag not in names:
+            raise NotFoundError(phrase("errors.no_tag", tag=tag, repo=info.full_name))
+        return previous_by_version(names, tag), tag
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
         sha = require_ref(sha)

@@ -1,0 +1,154 @@
+"""The upgrade report of a release range (`digest A..B`, `release TAG`): what an upgrade must
+handle first, from the digest's own analyses (no further LLM call).
+
+Sections, in this order and only when non-empty: breaking changes, removals and deprecations, new
+defaults, security fixes; then features and fixes, each grouped by area (bot/digest/rollup.py's
+areas); then the other commits above low. The low commits are one counted line. Read against a
+fork, two more groups: the commits that touch files the fork patches, and of them those whose
+cherry-pick would conflict.
+
+A commit is listed once, in the first section that holds it. Only commits above low are listed.
+- breaking: bot/render/changelog.py's `is_breaking` (the analysis says so, negations excepted);
+- removals: change type removal/deprecation, or the title or summary says it removes or
+  deprecates (remove, drop, deprecate; 移除, 删除, 弃用, 废弃), not after a negation;
+- new defaults: the title or summary says a default changes (default to, by default, new
+  default; 默认), not after a negation;
+- security: change type security, or the title or summary names a vulnerability or a CVE;
+- features, fixes: by change type; everything else is "other".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from ..core.chat_platform import ROOT_AREA, UNKNOWN_AREA, UpgradeGroup, UpgradeReport
+from ..core.models import ChangeType, Digest, DigestEntry, Importance
+from ..i18n import text
+from . import fork_section as DS
+from .breaking import is_breaking
+
+MUST = ("breaking", "removals", "defaults", "security")  # what an upgrade must handle, in order
+BY_AREA = ("features", "fixes")
+ORDER = MUST + BY_AREA + ("other",)
+
+_REMOVAL = re.compile(
+    r"\b(?:remov(?:e|es|ed|al|ing)|drop(?:s|ped|ping)?\s+support|deprecat\w*|delet(?:e|es|ed)\s+(?:the\s+)?"
+    r"(?:deprecated|legacy|old))\b|移除|删除|弃用|废弃|下线",
+    re.IGNORECASE,
+)
+_DEFAULT = re.compile(
+    r"\b(?:defaults?\s+(?:to|is\s+now|changed|changes|now)|by\s+default|new\s+default|default\s+"
+    r"(?:value|behaviou?r|setting)s?\s+(?:is|are|of|for|to|changed|now))\b|默认",
+    re.IGNORECASE,
+)
+_SECURITY = re.compile(
+    r"\b(?:vulnerab\w*|CVE-\d{4}-\d+|GHSA-[\w-]+|security\s+fix\w*)|安全漏洞|安全修复", re.IGNORECASE
+)
+# A word that voids a match when it comes shortly before it, in the same clause.
+_NEGATION = re.compile(
+    r"(?:\b(?:not|no|never|without|nor)\b|不|未|没有|无需)[^.,;:!?，。；：！？]{0,24}$", re.IGNORECASE
+)
+
+
+def _says(pattern: re.Pattern, *texts: str) -> bool:
+    """Does any text say it, outside a negation (`no longer removed`, `not enabled by default`)?"""
+    for said in texts:
+        for match in pattern.finditer(said or ""):
+            if not _NEGATION.search(said[: match.start()]):
+                return True
+    return False
+
+
+def section_of(entry: DigestEntry) -> str:
+    """The section an above-low commit is listed under (a key of the [upgrade] table)."""
+    if is_breaking(entry):
+        return "breaking"
+    a = entry.analysis
+    kind = a.change_type if a else ChangeType.OTHER
+    said = (entry.commit.title, a.summary if a else "")
+    if kind is ChangeType.REMOVAL or _says(_REMOVAL, *said):
+        return "removals"
+    if _says(_DEFAULT, *said):
+        return "defaults"
+    if kind is ChangeType.SECURITY or _says(_SECURITY, *said):
+        return "security"
+    if kind is ChangeType.FEATURE:
+        return "features"
+    if kind is ChangeType.BUGFIX:
+        return "fixes"
+    return "other"
+
+
+def upgrade_report(digest: Digest, area_of: Mapping[str, str] | None = None) -> UpgradeReport:
+    """The report's content, pure. `area_of`: sha → area (bot/digest/rollup.py's `areas_of`);
+    without it features and fixes are one group each."""
+    d, lang = digest, digest.lang
+    area_of = area_of or {}
+    listed = [e for e in d.entries if e.importance is not Importance.LOW]  # newest first
+    by_section: dict[str, list[DigestEntry]] = {key: [] for key in ORDER}
+    for e in listed:
+        by_section[section_of(e)].append(e)
+    groups: list[UpgradeGroup] = []
+    for key in ORDER:
+        entries = by_section[key]
+        if not entries:
+            continue
+        section = text(lang, f"upgrade.{key}")
+        if key in BY_AREA and area_of:
+            areas: dict[str, list[DigestEntry]] = {}
+            for e in entries:
+                areas.setdefault(area_of.get(e.commit.sha, UNKNOWN_AREA), []).append(e)
+            for area, held in sorted(areas.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+                name = {ROOT_AREA: text(lang, "week.root"), UNKNOWN_AREA: text(lang, "week.unknown")}.get(area, area)
+                heading = text(lang, "upgrade.group_area", section=section, area=name, n=len(held))
+                groups.append(UpgradeGroup(key, heading, tuple(held)))
+        else:
+            groups.append(
+                UpgradeGroup(key, text(lang, "upgrade.group", section=section, n=len(entries)), tuple(entries))
+            )
+    fork_clear = ""
+    if d.fork is not None:
+        fork = DS.fork_label(d)
+        touching = [e for e in d.entries if e.downstream]
+        conflicts = [e for e in touching if e.downstream and e.downstream.conflict]
+        if conflicts:
+            groups.append(
+                UpgradeGroup(
+                    "fork_conflicts",
+                    text(lang, "upgrade.fork_conflicts", fork=fork, n=len(conflicts)),
+                    tuple(conflicts),
+                )
+            )
+        if touching:
+            groups.append(
+                UpgradeGroup(
+                    "fork_touches", text(lang, "upgrade.fork_touches", fork=fork, n=len(touching)), tuple(touching)
+                )
+            )
+        else:
+            fork_clear = text(lang, "upgrade.fork_clear", fork=fork)
+    return UpgradeReport(d, tuple(groups), low=len(d.entries) - len(listed), fork_clear=fork_clear)
+
+
+def entry_text(e: DigestEntry) -> str:
+    """What a listed commit says, unescaped: its summary, else its title."""
+    a = e.analysis
+    return (a.summary if a and a.summary.strip() else "") or e.commit.title
+
+
+def fork_files(group: UpgradeGroup, e: DigestEntry, lang: str) -> str:
+    """`files: a.py, b.py` for a fork group's commit ('' elsewhere), unescaped."""
+    if not group.key.startswith("fork") or e.downstream is None:
+        return ""
+    return text(lang, "upgrade.files", files=", ".join(e.downstream.patched_files))
+
+
+def upgrade_data(report: UpgradeReport) -> dict:
+    """The report as JSON (`--format json`'s `upgrade`): sections of short SHAs, the low count."""
+    return {
+        "sections": [
+            {"key": g.key, "heading": g.heading, "commits": [e.commit.sha for e in g.entries]} for g in report.groups
+        ],
+        "low": report.low,
+    }

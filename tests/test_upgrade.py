@@ -1,0 +1,174 @@
+"""The upgrade report's sections (bot/render/upgrade.py): what an upgrade must handle first, by the
+analyses' own words (negations not counting), features and fixes by area, the lows counted, the
+fork's groups — and every surface escapes the commits' text."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.core.models import (
+    Analysis,
+    ChangeType,
+    Commit,
+    Digest,
+    DigestEntry,
+    Downstream,
+    ForkInfo,
+    Importance,
+    Window,
+)
+from bot.i18n import text
+from bot.render import feishu as F
+from bot.render import slack as S
+from bot.render.jsonout import render_json
+from bot.render.markdown import render_report
+from bot.render.text import render_text
+from bot.render.upgrade import section_of, upgrade_report
+
+URL = "https://github.com/acme/app"
+
+
+def entry(n: int, title: str, kind=ChangeType.OTHER, level=Importance.MEDIUM, summary="", **more) -> DigestEntry:
+    sha = f"{n:07x}" + "b" * 33
+    commit = Commit(
+        repo="acme/app",
+        sha=sha,
+        title=title,
+        body="",
+        author="Ada",
+        committed_at=datetime(2026, 1, 20, 12, n, tzinfo=UTC),
+        url=f"{URL}/commit/{sha}",
+    )
+    analysis = Analysis(change_type=kind, importance=level, importance_reason="", summary=summary or title, **more)
+    return DigestEntry(commit=commit, analysis=analysis)
+
+
+def digest(entries, lang="en", fork=None) -> Digest:
+    tz = ZoneInfo("Asia/Shanghai")
+    window = Window(
+        datetime(2026, 1, 19, tzinfo=tz),
+        datetime(2026, 1, 21, tzinfo=tz),
+        "Asia/Shanghai",
+        "v1.0..v1.1",
+        base="a" * 40,
+        head="b" * 40,
+    )
+    return Digest(
+        repo="acme/app",
+        branch="main",
+        window=window,
+        lang=lang,
+        entries=tuple(entries),
+        repo_url=URL,
+        fork=fork,
+    )
+
+
+@pytest.mark.parametrize(
+    "title,kind,summary,section",
+    [
+        ("feat!: new API", ChangeType.FEATURE, "", "features"),  # no breaking words in its analysis: a feature
+        ("refactor: remove the v1 client", ChangeType.REFACTOR, "", "removals"),
+        ("chore: deprecate --legacy", ChangeType.OTHER, "", "removals"),
+        ("cli: 移除旧的导出命令", ChangeType.OTHER, "", "removals"),
+        ("x", ChangeType.REMOVAL, "", "removals"),
+        ("fix: the flag is no longer removed on save", ChangeType.BUGFIX, "", "fixes"),  # negated
+        ("feat: compression defaults to zstd", ChangeType.FEATURE, "", "defaults"),
+        ("feat: enable the cache by default", ChangeType.FEATURE, "", "defaults"),
+        ("feat: 默认开启缓存", ChangeType.FEATURE, "", "defaults"),
+        ("feat: the cache is not enabled by default", ChangeType.FEATURE, "", "features"),  # negated
+        ("fix: escape HTML", ChangeType.SECURITY, "", "security"),
+        ("fix: path traversal", ChangeType.BUGFIX, "Fixes CVE-2026-1234 in the upload handler", "security"),
+        ("fix: off by one", ChangeType.BUGFIX, "", "fixes"),
+        ("perf: faster", ChangeType.PERFORMANCE, "", "other"),
+    ],
+)
+def test_sections_by_what_the_analysis_says(title, kind, summary, section):
+    assert section_of(entry(1, title, kind, summary=summary)) == section
+
+
+def test_breaking_comes_first_and_reuses_the_changelogs_reading():
+    e = entry(1, "refactor: remove v1", ChangeType.REMOVAL, risks=("This is a breaking change for v1 callers",))
+    assert section_of(e) == "breaking"
+    negated = entry(2, "refactor: tidy", ChangeType.REFACTOR, risks=("No breaking change.",))
+    assert section_of(negated) == "other"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_order_areas_and_the_low_count(lang):
+    es = [
+        entry(1, "feat: a", ChangeType.FEATURE),
+        entry(2, "fix: b", ChangeType.BUGFIX),
+        entry(3, "feat: c", ChangeType.FEATURE),
+        entry(4, "chore: deprecate x", ChangeType.OTHER),
+        entry(5, "docs: y", ChangeType.DOCS, Importance.LOW),
+        entry(6, "feat: z", ChangeType.FEATURE, Importance.LOW),
+        entry(7, "fix: escape", ChangeType.SECURITY, Importance.HIGH),
+    ]
+    areas = {es[0].commit.sha: "src/api", es[2].commit.sha: "src/cli", es[1].commit.sha: "src/api"}
+    r = upgrade_report(digest(es, lang), areas)
+    assert [g.key for g in r.groups] == ["removals", "security", "features", "features", "fixes"]
+    feature = text(lang, "upgrade.features")
+    assert r.groups[2].heading == text(lang, "upgrade.group_area", section=feature, area="src/api", n=1)
+    assert r.low == 2 and r.low_line == text(lang, "upgrade.low.other", n=2)
+    assert not r.nothing
+    only_low = upgrade_report(digest([es[4]], lang))
+    assert only_low.groups == () and only_low.nothing == text(lang, "upgrade.nothing")
+
+
+def test_the_fork_groups_name_conflicts_and_patched_files():
+    fork = ForkInfo(name="org/our-fork", branch="main", merge_base="c" * 40, files=3)
+    clash = entry(1, "fix: a", ChangeType.BUGFIX)
+    touch = entry(2, "feat: b", ChangeType.FEATURE)
+    clash = DigestEntry(clash.commit, clash.analysis, downstream=Downstream(("a.py",), True, 2))
+    touch = DigestEntry(touch.commit, touch.analysis, downstream=Downstream(("b.py", "c.py"), False, 1))
+    d = digest([clash, touch, entry(3, "docs", ChangeType.DOCS, Importance.LOW)], fork=fork)
+    r = upgrade_report(d)
+    keys = [g.key for g in r.groups]
+    assert keys[-2:] == ["fork_conflicts", "fork_touches"]
+    assert r.groups[-2].heading == text("en", "upgrade.fork_conflicts", fork="org/our-fork@main", n=1)
+    assert [e.commit.sha for e in r.groups[-1].entries] == [clash.commit.sha, touch.commit.sha]
+    md = render_report([d])
+    assert "💥 Would conflict with org/our-fork@main (1)" in md and "files: b.py, c.py" in md
+    clear = upgrade_report(digest([entry(4, "fix: d", ChangeType.BUGFIX)], fork=fork))
+    assert clear.fork_clear == text("en", "upgrade.fork_clear", fork="org/our-fork@main")
+
+
+HOSTILE = "feat: remove <!channel> *bold* <https://evil.example|click> [x](https://evil.example)"
+
+
+def test_every_surface_escapes_the_commits_text():
+    d = digest([entry(1, HOSTILE, ChangeType.FEATURE, Importance.HIGH)])
+    report = upgrade_report(d)
+    blocks = S.render(report)
+    raw = json.dumps(blocks, ensure_ascii=False)
+    assert "<!channel>" not in raw and "<https://evil.example|click>" not in raw
+    shown = S.unescape("\n".join(t for m in blocks for b in m["blocks"] for t in S.plain_texts(b)))
+    assert text("en", "upgrade.title", repo="acme/app", label="v1.0..v1.1") in shown
+    assert "<!channel>" in shown  # shown literally, not as a mention
+    cards = json.dumps(F.render_cards(report), ensure_ascii=False)
+    assert "<at" not in cards and "[x](https://evil.example)" not in cards
+    md = render_report([d])
+    assert "[x](https://evil.example)" not in md
+    console = render_text(report)
+    assert "Upgrade report: acme/app v1.0..v1.1" in console and HOSTILE in console
+    data = json.loads(render_json([d]))["digests"][0]
+    assert data["upgrade"]["sections"][0]["key"] == "removals"
+    assert data["window"]["base"] == "a" * 40
+
+
+def test_the_report_link_leads_to_the_full_report():
+    from dataclasses import replace
+
+    report = replace(
+        upgrade_report(digest([entry(1, "fix: a", ChangeType.BUGFIX)])), report_url="https://bot.example/r/x"
+    )
+    raw = json.dumps(S.render(report)) + json.dumps(F.render_cards(report))
+    assert raw.count("https://bot.example/r/x") == 2
+    assert "https://bot.example/r/x" in render_text(report)
+    bad = replace(report, report_url="javascript:alert(1)")
+    assert "javascript:" not in json.dumps(S.render(bad)) + json.dumps(F.render_cards(bad))
