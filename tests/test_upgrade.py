@@ -172,3 +172,38 @@ def test_the_report_link_leads_to_the_full_report():
     assert "https://bot.example/r/x" in render_text(report)
     bad = replace(report, report_url="javascript:alert(1)")
     assert "javascript:" not in json.dumps(S.render(bad)) + json.dumps(F.render_cards(bad))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_report_page_of_a_range_leads_with_its_upgrade_sections(lang):
+    from bot.report.page import render_page
+    from tests.shared.report_page import Page
+
+    d = digest(
+        [
+            entry(1, "feat: add the --since flag", ChangeType.FEATURE),
+            entry(2, "chore: remove the legacy exporter", ChangeType.REFACTOR),
+            entry(3, "docs: typo", ChangeType.DOCS, Importance.LOW),
+            entry(4, "fix: <!channel> <script>x</script>", ChangeType.BUGFIX, Importance.HIGH),
+        ],
+        lang=lang,
+    )
+    page = Page(render_page(d))
+    shown = page.text
+    title = text(lang, "upgrade.title", repo="acme/app", label="v1.0..v1.1")
+    removals = text(lang, "upgrade.group", section=text(lang, "upgrade.removals"), n=1)
+    features = text(lang, "upgrade.group", section=text(lang, "upgrade.features"), n=1)
+    assert title in shown and removals in shown and features in shown
+    assert shown.index(removals) < shown.index(features) < shown.index(text(lang, "upgrade.fixes"))
+    assert text(lang, "upgrade.low.one", n=1) in shown
+    assert "upgrade" in page.ids and "fix: <!channel> <script>x</script>" in shown and "script" not in page.tags
+    listed = [h for h in page.hrefs if h.startswith("#c-")]
+    assert len(listed) >= 3 and all(h[1:] in page.ids for h in listed)  # each lands on its commit's analysis
+    day = replace_window(d)
+    assert "upgrade" not in Page(render_page(day)).ids  # a day's page has no upgrade section
+
+
+def replace_window(d: Digest) -> Digest:
+    from dataclasses import replace
+
+    return replace(d, window=replace(d.window, base=None, head=None, label="2026-01-20"))

@@ -28,6 +28,7 @@ from ..render import labels as L
 from ..render import owner_lines as OL
 from ..render.labels import t
 from ..render.safe import strip_controls
+from ..render.upgrade import upgrade_report
 
 _CODE = re.compile(r"`([^`\n]+)`")
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
@@ -199,9 +200,26 @@ def page_view(
             }
             for imp, entries in groups
         ],
+        "upgrade": _upgrade(d, views),
         "words": words,
         "colon": L.colon(lang),
         "footer": text(lang, "report.footer", generated=when, expires=until) if when and until else "",
+    }
+
+
+def _upgrade(d: Digest, views: dict[str, dict]) -> dict | None:
+    """A range of refs leads with its upgrade report (bot/render/upgrade.py), each commit linked to
+    its analysis below. The page keeps no file lists, so features and fixes are one group each
+    (the chat message groups them by area)."""
+    if not (d.window.is_range and d.entries):
+        return None
+    report = upgrade_report(d)
+    return {
+        "title": report.title,
+        "groups": [{"heading": g.heading, "entries": [views[e.commit.sha] for e in g.entries]} for g in report.groups],
+        "nothing": report.nothing,
+        "low": report.low_line,
+        "fork_clear": report.fork_clear,
     }
 
 
