@@ -85,9 +85,11 @@ async def run_command(command: str, settings) -> int:
             assert clock is not None  # "run" always has its clock
             return await _console(app, settings, stop, clock, runners)
         if command in ("run", "serve"):
-            from handlers.web import build_app, report_routes, start_server
+            from handlers.web import build_app, github_webhook_routes, report_routes, start_server
 
             routes = [r for a in adapters for r in a.http_routes()] + report_routes(services.reports)
+            if settings.github_webhook_secret is not None:  # pushes wake the alert polls (bot/alerts/)
+                routes += github_webhook_routes(settings.github_webhook_secret.get_secret_value(), app.wake_alerts)
             runners.append(await start_server(build_app(services.store, routes), settings.host, settings.port))
         if command in ("run", "worker") and receive:
             for adapter in adapters:
