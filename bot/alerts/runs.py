@@ -172,8 +172,9 @@ class AlertRunner:
                 over += 1
         counted = await self._count_the_rest(platform, sub, source.name, hour)
         await ledger.polled(sub.platform, sub.channel, sub.repo, on, now)
-        parts = [f"sent {sent}"] + ([f"counted {over} more"] if over else []) + (["count told"] if counted else [])
-        return ", ".join(parts) if sent or over or counted else "nothing new"
+        parts = ([f"sent {sent}"] if sent else []) + ([f"counted {over} more"] if over else [])
+        parts += ["count told"] if counted else []
+        return ", ".join(parts) or "nothing new"
 
     async def _digest(self, source, sub: Subscription, branch: str, window: Window, commit: Commit, siblings) -> Digest:
         """The commit as a one-entry digest, analysed through the digests' cache (one LLM call at

@@ -89,7 +89,7 @@ class ChangeType(str, enum.Enum):
 
 
 BOT_MODES = ("collapse", "show")  # how a digest shows dependency bots' commits (bot/digest/noise.py)
-ALERT_LEVELS = ("off", "high")  # a subscription's alerts (bot/alerts/): none, or each new high commit
+ALERT_LEVELS = ("high", "off")  # a subscription's alerts (bot/alerts/): none, or each new high commit
 
 
 @dataclass(frozen=True)
