@@ -221,9 +221,8 @@ async def test_a_new_high_commit_is_posted_once_within_a_poll_and_never_again(ma
         bot.services.source(sub.repo), day_window(date(2026, 1, 29), "Asia/Shanghai"), "en"
     )
     assert not any(e.alerted for e in digest.entries)  # the cached digest holds no conversation's marks
-    marked_data = bot.chat.deliveries._mark_alerted  # the JSON of the marked copy says so
-    spec_like = type("S", (), {"platform": "slack", "channel": CHANNEL, "repo": sub.repo})()
-    data = digest_data(await marked_data(spec_like, digest))  # type: ignore[arg-type]
+    marked_copy = await bot.chat.alert_runner.ledger.marked("slack", CHANNEL, sub.repo, digest)
+    data = digest_data(marked_copy)  # the JSON of this conversation's copy says so
     assert [e["commit"]["sha"] for e in data["entries"] if e.get("alerted")] == [high]
     assert all("alerted" not in e for e in data["entries"] if e["commit"]["sha"] != high)
 
@@ -442,3 +441,34 @@ async def test_an_alert_in_a_feishu_group(make_settings, tmp_path):
         assert "drop the v0 wire format" in top[-1] and not any("typo" in t for t in top)
         assert [o for _, o in await env.chat.make_clock(now=lambda: now).tick_alerts(now)] == ["already done"]
         assert len(env.fake.top_level(GROUP)) == len(top)
+
+
+# --- the "alerted" mark on every surface ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang,mark", [("en", "🔔 alerted"), ("zh", "🔔 已提醒")])
+def test_every_surface_marks_an_alerted_commit_and_only_it(lang, mark):
+    from dataclasses import replace
+
+    from bot.core.chat_platform import CommitDetail, DigestParent
+    from bot.render.feishu import render_cards
+    from bot.render.jsonout import render_json
+    from bot.render.markdown import render_report
+    from bot.render.text import render_text
+    from tests.shared.feishu import code_heavy_digest
+
+    base, entry = code_heavy_digest()
+    for alerted in (True, False):
+        d = replace(base, lang=lang, entries=(replace(entry, alerted=alerted),))
+        e = d.entries[0]
+        seen = {
+            "slack parent": "\n".join(R.unescape(x) for b in R.render(DigestParent(d)) for x in R.plain_texts(b)),
+            "slack reply": "\n".join(R.unescape(x) for b in R.render(CommitDetail(d, e)) for x in R.plain_texts(b)),
+            "feishu parent": json.dumps(render_cards(DigestParent(d), lang=lang), ensure_ascii=False),
+            "feishu reply": json.dumps(render_cards(CommitDetail(d, e), lang=lang), ensure_ascii=False),
+            "terminal": render_text(DigestParent(d)),
+            "markdown": render_report([d]),
+        }
+        for surface, shown_there in seen.items():
+            assert (mark in shown_there) is alerted, (surface, alerted)
+        assert ("alerted" in json.loads(render_json([d]))["digests"][0]["entries"][0]) is alerted

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
+
+from ..core.models import Digest, Importance
 
 ALERT_TTL = 40 * 86400  # as a delivery's ledger: longer than any digest window reads back
 
@@ -66,3 +69,13 @@ class AlertLedger:
         return frozenset(
             sha for sha, state in zip(wanted, states) if (state or {}).get("alerted") and state.get("done")
         )
+
+    async def marked(self, platform: str, channel: str, repo: str, digest: Digest) -> Digest:
+        """`digest` with the commits this conversation was alerted to marked so (a copy: the
+        cached digest is every conversation's and stays unmarked). Low commits were never alerted."""
+        notable = [e.commit.sha for e in digest.entries if e.importance is not Importance.LOW]
+        alerted = await self.alerted(platform, channel, repo, notable)
+        if not alerted:
+            return digest
+        entries = tuple(replace(e, alerted=True) if e.commit.sha in alerted else e for e in digest.entries)
+        return replace(digest, entries=entries)

@@ -17,7 +17,6 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
 
 from ..channels.alerted import AlertLedger
@@ -27,7 +26,7 @@ from ..channels.threads import Threads
 from ..core import metrics
 from ..core.chat_platform import MessageRef, Notice, Platforms
 from ..core.current_job import CURRENT_JOB
-from ..core.models import BotError, Digest, Importance, RetryLater, Window
+from ..core.models import BotError, RetryLater, Window
 from ..core.store import Store, StoreUnavailable
 from ..digest.builder import DigestBuilder
 from ..digest.rollup import areas_of, shown_entries
@@ -180,7 +179,8 @@ class Deliveries:
             digest = await downstream_of(self.settings, spec, digest, source)
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
-        digest = await self._mark_alerted(spec, digest)
+        # what was alerted into this conversation on its own (bot/alerts/) says so, on a copy
+        digest = await AlertLedger(self.store).marked(spec.platform, spec.channel, spec.repo, digest)
         mapped = await OwnerMappings(self.store).of(spec.platform, spec.channel)
         parent = await deliver_digest(
             platform,
@@ -207,17 +207,6 @@ class Deliveries:
         if spec.fork and spec.owner:
             await tell_conflicts(platform, self.store, spec, digest)
         return "delivered"
-
-    async def _mark_alerted(self, spec: DeliverySpec, digest: Digest) -> Digest:
-        """The commits this conversation was alerted to on their own (bot/alerts/) marked so, on
-        a copy: the cached digest is every conversation's and stays unmarked."""
-        notable = [e.commit.sha for e in digest.entries if e.importance is not Importance.LOW]
-        alerted = await AlertLedger(self.store).alerted(spec.platform, spec.channel, spec.repo, notable)
-        if not alerted:
-            return digest
-        return replace(
-            digest, entries=tuple(replace(e, alerted=True) if e.commit.sha in alerted else e for e in digest.entries)
-        )
 
     async def _progress_message(self, platform, spec: DeliverySpec, name: str, window: Window) -> MessageRef:
         """The "building…" line, posted once per delivery even across a crash and a re-run."""
