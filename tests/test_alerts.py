@@ -26,6 +26,7 @@ from bot.runtime.queue import Jobs, JobWorker
 from bot.runtime.services import Services
 from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, github_webhook_routes, start_server
+from tests.fakes.github_server import FakeFile, fake_github  # noqa: F401
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, commit_facts, default_responder
 from tests.fakes.slack_server import FakeSlack, SlackSender
 from tests.gitrepo import GitRepo
@@ -472,3 +473,44 @@ def test_every_surface_marks_an_alerted_commit_and_only_it(lang, mark):
         for surface, shown_there in seen.items():
             assert (mark in shown_there) is alerted, (surface, alerted)
         assert ("alerted" in json.loads(render_json([d]))["digests"][0]["entries"][0]) is alerted
+
+
+# --- a GitHub repository ----------------------------------------------------------------------------
+
+
+async def test_a_github_repository_alerted_on_its_push(make_bot, slack, llm, fake_github, time_):
+    repo = "octo/widgets"
+    fake_github.add_repo(repo)
+    fake_github.add_commit(repo, "init", committed_at=T0 - timedelta(days=2), contents={"src/wire.py": "V = 1\n"})
+    fake_github.add_commit(  # before `alerts high`: history, never alerted
+        repo,
+        "feat!: drop the v9 wire format",
+        committed_at=T0 - timedelta(hours=3),
+        files=[FakeFile("src/wire.py", "modified", additions=1, deletions=1)],
+    )
+    bot = await make_bot(github_api_url=fake_github.url)
+    await command(bot, f"subscribe {repo} alerts high")
+    assert "alerts: each new high-importance commit" in texts(slack)[-1]
+    sha = fake_github.add_commit(
+        repo,
+        "feat!: drop the v0 wire format",
+        committed_at=T0 + timedelta(minutes=2),
+        files=[FakeFile("src/wire.py", "modified", additions=1, deletions=1)],
+    )
+    fake_github.add_commit(
+        repo,
+        "docs: typo",
+        committed_at=T0 + timedelta(minutes=3),
+        files=[FakeFile("README.md", "modified", additions=1, deletions=1)],
+    )
+    time_.now = T0 + timedelta(minutes=4)
+    status, body = await hook(bot, {"ref": "refs/heads/main", "repository": {"full_name": "Octo/Widgets"}})
+    assert status == 202 and json.loads(body)["polls"] == 1
+    await bot.settle()
+    alerts = [t for t in texts(slack) if "wire format" in t]
+    assert len(alerts) == 1 and "drop the v0 wire format" in alerts[0] and "typo" not in slack.all_text()
+    assert analyses_asked(llm) == 2  # the two new commits; the history was not even read
+    time_.now = T0 + timedelta(minutes=11)
+    assert await poll(bot, time_.now) == ["nothing new"]
+    assert len([t for t in texts(slack) if "wire format" in t]) == 1
+    assert analyses_asked(llm) == 2 and fake_github.count("GET", f"/repos/{repo}/commits/{sha}") <= 1
