@@ -26,7 +26,7 @@ from bot.runtime.queue import Jobs, JobWorker
 from bot.runtime.services import Services
 from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, github_webhook_routes, start_server
-from tests.fakes.github_server import FakeFile, fake_github  # noqa: F401
+from tests.fakes.github_server import FakeFile
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, commit_facts, default_responder
 from tests.fakes.slack_server import FakeSlack, SlackSender
 from tests.gitrepo import GitRepo
