@@ -11,8 +11,8 @@ period ÷ 20, polls inline as in the terminal's `run`), the offline analyser (no
 the commits are breaking changes it grades high), and the fake Slack Web API
 (tests/fakes/slack_server.py) that the alerts are posted to.
 
-(a) Polls only: ALERT_POLL_SECONDS = period. Commits land one at a time, each after a random
-    pause of 0–1.5 periods; each is timed from the moment `git commit` returned to the moment its
+(a) Polls only: ALERT_POLL_SECONDS = period. Commits land one at a time, each at a uniformly
+    random moment of the period after the previous alert's; each is timed from the moment `git commit` returned to the moment its
     alert is in the fake Slack (read every 10 ms). Ideal: max ≤ 1.0 period (+ a tick and the
     poll's own work), mean ≈ 0.5 period: a commit waits for the next poll boundary.
 (b) The push webhook: ALERT_POLL_SECONDS = 600, GITHUB_WEBHOOK_SECRET set, and after each commit a
@@ -140,7 +140,11 @@ async def polls_only(tmp: Path, period: float, commits: int, rng: random.Random)
         try:
             await asyncio.sleep(period)  # the first poll has run: the cursor is in place
             for n in range(commits):
-                await asyncio.sleep(rng.uniform(0, 1.5 * period))
+                # A uniformly random moment of the next period (polls are due at multiples of the
+                # period since the epoch): not a pause after the last alert, which would favour
+                # the start of a period and so longer waits.
+                now = time.time()
+                await asyncio.sleep((period - now % period) + rng.uniform(0, period))
                 landed = await asyncio.to_thread(land, repo, n)
                 at = await seen(slack, n, limit=5 * period + 10)
                 if at is None:
