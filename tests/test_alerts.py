@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import aiohttp
 import pytest
+from pydantic import SecretStr
 
 from bot.core.window import day_window
 from bot.render import slack as R
@@ -514,3 +515,38 @@ async def test_a_github_repository_alerted_on_its_push(make_bot, slack, llm, fak
     assert await poll(bot, time_.now) == ["nothing new"]
     assert len([t for t in texts(slack) if "wire format" in t]) == 1
     assert analyses_asked(llm) == 2 and fake_github.count("GET", f"/repos/{repo}/commits/{sha}") <= 1
+
+
+async def test_the_webhook_is_served_only_with_its_secret_and_queues_a_job(make_bot, slack, widgets, time_):
+    from bot.runtime.processes import public_routes
+
+    bot = await make_bot()
+    paths = lambda settings: [path for _, path, _ in public_routes(settings, bot.chat, [bot.adapter])]  # noqa: E731
+    assert "/github/webhook" not in paths(bot.chat.settings)
+    assert "/github/webhook" in paths(
+        bot.chat.settings.model_copy(update={"github_webhook_secret": SecretStr(HOOK_SECRET)})
+    )
+
+    # With the job queue (as `serve` has it), a push enqueues one keyed "alert" job; a worker runs it.
+    await command(bot, "subscribe acme/widgets alerts high")
+    await poll(bot, T0)
+    land(widgets, "high", T0 + timedelta(minutes=2))
+    time_.now = T0 + timedelta(minutes=3)
+    settings = bot.chat.settings
+    jobs = await Jobs.connect(settings)
+    bot.chat.jobs = jobs
+    worker = JobWorker(settings, bot.chat)
+    try:
+        push = {"repository": {"full_name": "acme/widgets"}}
+        assert (await hook(bot, push))[0] == 202
+        assert (await hook(bot, push))[0] == 202
+        assert await jobs.pending() == 1  # one job for the burst
+        assert len(slack.top_level(CHANNEL)) == 1
+        await worker.start()
+        bot.chat.worker = worker
+        await bot.chat.drain()
+        assert "drop the v0 wire format" in texts(slack)[-1] and len(slack.top_level(CHANNEL)) == 2
+    finally:
+        bot.chat.worker = None
+        await worker.close()
+        await jobs.close()
