@@ -198,11 +198,11 @@ async def run(req: Request, args: SubscribeArgs) -> None:
         owner=conv.user if args.fork else base.owner,
         alerts=args.alerts or base.alerts,
     )
+    await tools.subs.upsert(sub)
     alerts = AlertLedger(tools.store)
     if sub.alerts == "high":  # from now on: the commits already there are never alerted
         await alerts.start(conv.platform, conv.channel, repo, tools.clock())
-    await tools.subs.upsert(sub)
-    if sub.alerts == "off" and not any(
+    elif not any(
         s.alerts == "high" and s.repo.lower() == repo.lower() and s.key != sub.key for s in existing.values()
     ):
         await alerts.stop(conv.platform, conv.channel, repo)
