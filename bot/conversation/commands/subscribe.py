@@ -202,9 +202,7 @@ async def run(req: Request, args: SubscribeArgs) -> None:
     alerts = AlertLedger(tools.store)
     if sub.alerts == "high":  # from now on: the commits already there are never alerted
         await alerts.start(conv.platform, conv.channel, repo, tools.clock())
-    elif not any(
-        s.alerts == "high" and s.repo.lower() == repo.lower() and s.key != sub.key for s in existing.values()
-    ):
+    elif not any(s.alerts == "high" and s.repo.lower() == repo.lower() and s.key != sub.key for s in existing.values()):
         await alerts.stop(conv.platform, conv.channel, repo)
     key = line_key(sub, "resubscribed" if old else "subscribed")
     await req.reply(Notice(req.say(key, **describe(sub, req.lang)), lang=req.lang))
