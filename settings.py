@@ -187,6 +187,21 @@ class Settings(BaseSettings):
         180, ge=0, description="A push missed while the bot was down is still sent if it is at most this late."
     )
     clock_interval: float = Field(20.0, gt=0, description="Seconds between scheduler ticks.")
+    alert_poll_seconds: float = Field(
+        600.0,
+        ge=1,
+        description="Seconds between two looks for new high-importance commits of each subscription with `alerts high` (a verified GitHub push webhook looks at once).",
+    )
+    alert_max_per_hour: int = Field(
+        5,
+        ge=1,
+        le=100,
+        description="Alerts one subscription posts in one clock hour (UTC); the rest of that hour are counted in one message.",
+    )
+    github_webhook_secret: SecretStr | None = Field(
+        None,
+        description="Secret of the GitHub push webhook; when set, POST /github/webhook (signed with X-Hub-Signature-256) wakes the alert polls of the pushed repository; unsigned or badly signed calls are refused.",
+    )
 
     # --- jobs (the Redis-backed queue shared by web, worker and clock) ------------------------
     worker_max_jobs: int = Field(

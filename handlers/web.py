@@ -1,7 +1,8 @@
 """The HTTP side: two aiohttp servers.
 
 The public one (PORT) takes Slack's and Feishu's callbacks, serves the digests' report pages
-(`report_routes`) and answers `/healthz`: adapters
+(`report_routes`), takes GitHub's signed push webhook when GITHUB_WEBHOOK_SECRET is set
+(`github_webhook_routes`: it wakes the pushed repository's alert polls) and answers `/healthz`: adapters
 contribute their routes; `/healthz` answers 200 only while Redis answers, so a load balancer or
 supervisor sees a storage outage (and its recovery) without reading logs.
 
@@ -14,7 +15,9 @@ repositories and platforms, so they are never on the public port; METRICS_TOKEN,
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import json
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -84,6 +87,39 @@ def build_ops_app(
 def _bearer_matches(header: str, token: str) -> bool:
     scheme, _, given = header.partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+def github_webhook_routes(secret: str, wake: Callable[[str], Awaitable[int]]) -> list[tuple]:
+    """POST /github/webhook — GitHub's push webhook, checked against `secret` (X-Hub-Signature-256:
+    `sha256=` and the HMAC-SHA256 of the raw body). Unsigned or badly signed: 401 and nothing
+    happens. `ping`: 200. `push`: `wake(repository.full_name)` polls the subscriptions that alert
+    on it (queued, so the answer is quick): 202. Any other event: 204."""
+    key = secret.encode()
+
+    async def webhook(request: web.Request) -> web.Response:
+        body = await request.read()
+        given = request.headers.get("X-Hub-Signature-256", "")
+        if not given.startswith("sha256="):
+            log.warning("github webhook refused: no X-Hub-Signature-256 signature")
+            return web.json_response({"error": "signature-required"}, status=401)
+        expected = hmac.new(key, body, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(given.removeprefix("sha256=").strip().lower().encode(), expected.encode()):
+            log.warning("github webhook refused: the signature does not match the configured secret")
+            return web.json_response({"error": "bad-signature"}, status=401)
+        event = request.headers.get("X-GitHub-Event", "")
+        if event == "ping":
+            return web.json_response({"ok": True})
+        if event != "push":
+            return web.Response(status=204)
+        try:
+            full_name = str(json.loads(body)["repository"]["full_name"])
+        except (ValueError, KeyError, TypeError):
+            return web.json_response({"error": "bad-payload"}, status=400)
+        woken = await wake(full_name)
+        log.info("github push to %s: %d alert poll(s) woken", full_name, woken)
+        return web.json_response({"ok": True, "polls": woken}, status=202)
+
+    return [("POST", "/github/webhook", webhook)]
 
 
 async def start_server(app: web.Application, host: str, port: int) -> web.AppRunner:

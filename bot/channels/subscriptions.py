@@ -13,7 +13,7 @@ from pathlib import Path
 
 from settings import check_timezone
 
-from ..core.models import BOT_MODES, Importance, Subscription, UsageError, subscription_from_dict, to_dict
+from ..core.models import ALERT_LEVELS, BOT_MODES, Importance, Subscription, UsageError, subscription_from_dict, to_dict
 from ..core.window import WEEKDAYS
 from ..digest.authorfilter import MAX_AUTHORS, AuthorError, AuthorFilter
 from ..digest.pathfilter import GlobError, PathFilter
@@ -114,6 +114,7 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
             "bots",
             "fork",
             "owner",
+            "alerts",
         }
         if unknown:
             raise UsageError(phrase("errors.subs_file_unknown", path=path, n=n, keys=", ".join(sorted(unknown))))
@@ -138,6 +139,7 @@ def load_subscription_file(path: Path, settings) -> list[Subscription]:
                 bots=_choice(entry.get("bots", "collapse"), BOT_MODES, "bots"),
                 fork=str(entry["fork"]) if entry.get("fork") else None,
                 owner=str(entry.get("owner", "")),
+                alerts=_choice(entry.get("alerts", "off"), ALERT_LEVELS, "alerts"),
             )
         except ValueError as exc:
             detail = exc.args[0] if exc.args else str(exc)  # a Phrase (a time zone) is told in the reader's language

@@ -89,6 +89,7 @@ class ChangeType(str, enum.Enum):
 
 
 BOT_MODES = ("collapse", "show")  # how a digest shows dependency bots' commits (bot/digest/noise.py)
+ALERT_LEVELS = ("high", "off")  # a subscription's alerts (bot/alerts/): none, or each new high commit
 
 
 @dataclass(frozen=True)
@@ -253,6 +254,9 @@ class DigestEntry:
     # Its code owners: of every path it touches, from CODEOWNERS as of the digest's newest commit
     # (bot/digest/owners.py); empty without a CODEOWNERS file or an owner.
     owners: tuple[str, ...] = ()
+    # Posted on its own as an alert before this digest (bot/alerts/): set per conversation on a
+    # copy at delivery, never in the cached digest.
+    alerted: bool = False
 
     @property
     def importance(self) -> Importance:
@@ -372,6 +376,7 @@ class Subscription:
     weekday: str | None = None  # None: a daily push; "mon" … "sun": the weekly roll-up on that day
     fork: str | None = None  # org/our-fork@branch: each digest says what it means for that fork
     owner: str = ""  # who named the fork: told directly when a conflicting commit lands
+    alerts: str = "off"  # off | high: each new high commit posted on its own (bot/alerts/)
 
     @property
     def weekly(self) -> bool:
@@ -465,6 +470,7 @@ def entry_from_dict(e: dict) -> DigestEntry:
         corrected_by=e.get("corrected_by") or "",
         corrected_from=Importance(e["corrected_from"]) if e.get("corrected_from") else None,
         owners=tuple(e.get("owners") or ()),
+        alerted=bool(e.get("alerted")),
     )
 
 

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 
+from ..channels.alerted import AlertLedger
 from ..channels.owners import OwnerMappings
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
@@ -184,6 +185,8 @@ class Deliveries:
             digest = await downstream_of(self.settings, spec, digest, source)
         if not digest.entries and not spec.post_empty:
             return "skipped (empty)"
+        # what was alerted into this conversation on its own (bot/alerts/) says so, on a copy
+        digest = await AlertLedger(self.store).marked(spec.platform, spec.channel, spec.repo, digest)
         mapped = await OwnerMappings(self.store).of(spec.platform, spec.channel)
         parent = await deliver_digest(
             platform,

@@ -266,6 +266,8 @@ def _commit_line(d: Digest, e: DigestEntry) -> str:
     parts = [f"{e.importance.emoji} **{md_escape(plain(c.title))}**", link(c.short_sha, c.url)]
     if c.pr_number and d.repo_url:
         parts.append(link(f"{t(d.lang, 'pr')} #{c.pr_number}", f"{d.repo_url}/pull/{c.pr_number}"))
+    if mark := L.alerted_mark(d.lang, e):
+        parts.append(md_escape(mark))
     return " · ".join(parts)
 
 
@@ -337,6 +339,8 @@ def _meta_line(d: Digest, e: DigestEntry) -> str:
         parts.append(link(t(lang, "view_commit"), c.url))
     if c.pr_number and d.repo_url:
         parts.append(link(f"{t(lang, 'pr')} #{c.pr_number}", f"{d.repo_url}/pull/{c.pr_number}"))
+    if mark := L.alerted_mark(lang, e):
+        parts.append(md_escape(mark))
     return " · ".join(parts)  # the author and time are in the header's subtitle
 
 

@@ -26,6 +26,8 @@ def digest_data(d: Digest, areas: Mapping[str, str] | None = None) -> dict:
     for entry, raw in zip(d.entries, data["entries"]):
         if entry.downstream is None:  # absent when the commit touches nothing the fork patches
             raw.pop("downstream", None)
+        if not entry.alerted:  # absent unless the commit was posted on its own as an alert first
+            raw.pop("alerted", None)
         raw["importance"] = entry.importance.value  # a reader's correction, when one is in force
         if entry.corrected_from is None:  # absent when nobody corrected the commit's level
             raw.pop("corrected_by", None)

@@ -156,6 +156,14 @@ def week_low(lang: str, n: int, how: str) -> str:
     return text(lang, f"week.low_{how or 'page'}", n=n, link=LINK)
 
 
+# --- alerts (bot/alerts/) ------------------------------------------------------------------------------
+
+
+def alerted_mark(lang: str, entry) -> str:
+    """'🔔 alerted' on a commit posted on its own as an alert before this digest ('' otherwise)."""
+    return text(lang, "alerts.marker") if entry.alerted else ""
+
+
 # --- readers' level corrections (bot/levels/) -------------------------------------------------------
 
 PAGE_READER = "report-page"  # who a tap on the report page is recorded as: the page knows no one

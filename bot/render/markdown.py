@@ -243,6 +243,8 @@ def _meta_parts(d: Digest, e: DigestEntry) -> list[str]:
         parts.append(f"{t(lang, 'pr')} [#{c.pr_number}]({d.repo_url}/pull/{c.pr_number})")
     parts.append(f"{t(lang, 'author')} {esc(c.author)}")
     parts.append(c.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M:%S"))
+    if mark := L.alerted_mark(lang, e):
+        parts.append(esc(mark))
     return parts
 
 

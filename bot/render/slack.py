@@ -216,6 +216,8 @@ def _high_line(d: Digest, e: DigestEntry) -> str:
     c = e.commit
     reason = e.analysis.importance_reason if e.analysis else e.error
     line = f"{e.importance.emoji} {link(c.url, f'`{c.short_sha}`')} *{esc(c.title)}*"
+    if mark := L.alerted_mark(d.lang, e):
+        line += f" · _{esc(mark)}_"
     return line + (f" — {md_to_mrkdwn(esc(reason))}" if reason else "") + _corrected_tail(d, e)
 
 
@@ -252,7 +254,8 @@ def _meta_line(d: Digest, c: Commit) -> str:
 def _commit_blocks(d: Digest, e: DigestEntry, full: bool) -> list[dict]:
     lang, c, a = d.lang, e.commit, e.analysis
     blocks = sections(f"{e.importance.emoji} *{esc(c.title)}*")
-    blocks += context(_meta_line(d, c), corrected(d, e))
+    mark = L.alerted_mark(lang, e)
+    blocks += context(_meta_line(d, c) + (f" · {esc(mark)}" if mark else ""), corrected(d, e))
     if flag := DS.flag(d, e):
         blocks += sections(f"*{esc(flag)}*")
     if c.reverts:

@@ -96,7 +96,11 @@ def _parent(c: DigestParent) -> str:
         lines.append(L.group_label(d.lang, Importance.HIGH, len(highs)))
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
-            lines.append(f"  🔴 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(reason)}")
+            mark = L.alerted_mark(d.lang, e)
+            lines.append(
+                f"  🔴 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(reason)}"
+                + (f" · {mark}" if mark else "")
+            )
             lines += _corrected(d, e, "    ")
     if c.owners:  # once per owner; a terminal mentions no one: the mapped name, else the GitHub one
         lines.append(OL.heading(d.lang))

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from ..alerts.runs import AlertRunner
+from ..alerts.spec import AlertPoll, alert_poll, alerting
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
 from ..conversation.commands import help_text
@@ -22,7 +24,7 @@ from ..conversation.policy import ChannelPolicy
 from ..conversation.questions import Questions
 from ..conversation.router import Router, Worker
 from ..core.chat_platform import ChatPlatform, Platforms
-from ..core.models import Subscription, Window, window_from_dict
+from ..core.models import RetryLater, Subscription, Window, to_dict, window_from_dict
 from ..core.store import Store
 from ..delivery.deliveries import Deliveries
 from ..delivery.spec import DeliverySpec, author_filter_of, delivery_spec, path_filter_of
@@ -58,6 +60,7 @@ class App:
     levels: LevelTaps
     improver: Improver
     watch_runner: WatchRunner
+    alert_runner: AlertRunner
     router: Router
     now: Now  # every piece's clock: one, so a test (or a replay) can set it for all
     _jobs: Jobs | None = None
@@ -97,6 +100,7 @@ class App:
             # kept digests' fallbacks retried, posted messages redrawn (bot/improve/); the clock runs it
             improver=Improver(store, settings, sources, builder, services.corrections, registry),
             watch_runner=WatchRunner(store, settings, registry, sources, builder, threads, now),
+            alert_runner=AlertRunner(store, settings, registry, subs, sources, builder, threads, now),
             router=router,
             now=now,
         )
@@ -142,6 +146,7 @@ class App:
             self.deliveries,
             self.improver,
             self.watch_runner,
+            self.alert_runner,
             now=now,
             jobs=jobs if jobs is not None else self._jobs,
         )
@@ -170,6 +175,34 @@ class App:
 
     async def run_watch(self, spec: dict) -> str:
         return await self.watch_runner.run(WatchRun.from_dict(spec))
+
+    async def run_alert(self, spec: dict) -> str:
+        return await self.alert_runner.run(AlertPoll.from_dict(spec))
+
+    async def wake_alerts(self, full_name: str) -> int:
+        """A verified GitHub push to `full_name` (owner/name): poll now every subscription served
+        here that alerts on it (keyed: a burst of pushes makes one poll each). How many."""
+        wanted = full_name.strip().lower()
+        now = self.now()
+        woken = 0
+        for sub in await self.subs.all():
+            if not alerting(sub) or sub.platform not in self.platforms:
+                continue
+            if wanted not in (sub.repo.lower(), self.services.source(sub.repo).name.lower()):
+                continue
+            poll = alert_poll(self.store, sub, now, self.services.settings.alert_poll_seconds, why="push")
+            if self._jobs is not None:
+                await self._jobs.enqueue("alert", to_dict(poll), job_id=self._jobs.job_id("alert", poll.key))
+            else:  # no queue (the terminal, tests): in this process's background
+                self.router.spawn(self._alert_inline(poll))
+            woken += 1
+        return woken
+
+    async def _alert_inline(self, poll: AlertPoll) -> str:
+        try:
+            return await self.alert_runner.run(poll)
+        except RetryLater as exc:
+            return str(exc)
 
     async def deliver_subscription(self, sub: Subscription, window: Window, progress_key: str) -> str:
         """One push without a ledger (the ledger is the clock's): for tools and tests."""

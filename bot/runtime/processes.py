@@ -52,6 +52,17 @@ def build_adapters(settings, app: App, *, receive: bool) -> list:
     return adapters
 
 
+def public_routes(settings, app: App, adapters: list) -> list[tuple]:
+    """The public server's routes: the adapters' callbacks, the report pages and, when
+    GITHUB_WEBHOOK_SECRET is set, GitHub's signed push webhook (it wakes the alert polls)."""
+    from handlers.web import github_webhook_routes, report_routes
+
+    routes = [r for a in adapters for r in a.http_routes()] + report_routes(app.services.reports)
+    if settings.github_webhook_secret is not None:
+        routes += github_webhook_routes(settings.github_webhook_secret.get_secret_value(), app.wake_alerts)
+    return routes
+
+
 async def run_command(command: str, settings) -> int:
     services = Services.build(settings)
     app = App.build(services)
@@ -85,9 +96,9 @@ async def run_command(command: str, settings) -> int:
             assert clock is not None  # "run" always has its clock
             return await _console(app, settings, stop, clock, runners)
         if command in ("run", "serve"):
-            from handlers.web import build_app, report_routes, start_server
+            from handlers.web import build_app, start_server
 
-            routes = [r for a in adapters for r in a.http_routes()] + report_routes(services.reports)
+            routes = public_routes(settings, app, adapters)
             runners.append(await start_server(build_app(services.store, routes), settings.host, settings.port))
         if command in ("run", "worker") and receive:
             for adapter in adapters:

@@ -16,6 +16,7 @@ Jobs (all payloads are JSON; pickle is never read from Redis):
   build    a digest, keyed by (repo, branch, window, tz, lang); shared with every delivery of it
   watch    one watch's day: a person's direct messages about the commits touching a pattern
   improve  one kept digest's fallbacks retried, its posted messages redrawn (bot/improve/)
+  alert    one alert poll of a subscription: its new high commits, each posted once (bot/alerts/)
 """
 
 from __future__ import annotations
@@ -146,6 +147,8 @@ class JobRunner(Protocol):
 
     async def run_watch(self, spec: dict) -> str: ...
 
+    async def run_alert(self, spec: dict) -> str: ...
+
 
 # --- the worker side ------------------------------------------------------------------------------
 
@@ -185,6 +188,14 @@ async def _watch(ctx: dict, spec: dict) -> str:
         raise Retry(defer=exc.delay) from None
 
 
+async def _alert(ctx: dict, spec: dict) -> str:
+    try:
+        return await ctx["app"].run_alert(spec)
+    except RetryLater as exc:  # another poll of this subscription, or a failure to retry
+        log.info("alert %s: %s; again in %.0f s", ctx["job_id"], exc, exc.delay)
+        raise Retry(defer=exc.delay) from None
+
+
 class JobWorker:
     """Runs queued jobs in this process's event loop (an arq Worker), with leases renewed."""
 
@@ -194,6 +205,7 @@ class JobWorker:
         "build": _build,
         "watch": _watch,
         "improve": _improve,
+        "alert": _alert,
     }
 
     def __init__(self, settings, app: JobRunner):

@@ -7,6 +7,8 @@ keyed delivery job (bot/delivery/deliveries.py: lease, ledger, resumable); a pus
 down is still made if it is at most CATCHUP_MINUTES late. Watches (bot/watch/) are due the same
 way, each at its person's time; each due (person, pattern, day) is one keyed "watch" job. Kept
 digests with fallbacks to retry are due the same way: one keyed "improve" job each (bot/improve/).
+Each subscription with `alerts high` is polled every ALERT_POLL_SECONDS: one keyed "alert" job
+per (conversation, repository, period) (bot/alerts/).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..alerts.spec import AlertPoll, alert_poll, alerting
 from ..channels.subscriptions import Subscriptions
 from ..core.chat_platform import Platforms
 from ..core.models import BotError, RetryLater, Subscription, to_dict
@@ -97,6 +100,12 @@ class WatchRunning(Protocol):
     async def run(self, run: WatchRun) -> str: ...
 
 
+class AlertPolling(Protocol):
+    def done_key(self, poll: AlertPoll) -> str: ...
+
+    async def run(self, poll: AlertPoll) -> str: ...
+
+
 class Clock:
     """Every CLOCK_INTERVAL seconds, enqueue each due (conversation, repository, day) as a keyed
     delivery job (two clocks enqueue one job; a delivered day is in the ledger and never queued
@@ -112,6 +121,7 @@ class Clock:
         deliveries: DeliveryRunner,
         improver: ImprovePass,
         watch_runner: WatchRunning,
+        alert_runner: AlertPolling,
         now: Callable[[], datetime] | None = None,
         jobs: Jobs | None = None,
     ):
@@ -122,6 +132,7 @@ class Clock:
         self.deliveries = deliveries
         self.improver = improver
         self.watch_runner = watch_runner
+        self.alert_runner = alert_runner
         self.now = now or (lambda: datetime.now(UTC))
         self.jobs = jobs
         self.id = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"  # names its health key (bot/runtime/health.py)
@@ -144,6 +155,7 @@ class Clock:
             outcomes = [await self._enqueue(jobs, spec) for _, _, spec in due]
             await self._enqueue_builds(jobs, [(sub, spec) for sub, _, spec in due])
         await self.tick_watches(now, catchup)
+        await self.tick_alerts(now)
         for key, outcome in await self.improver.tick(now, self.jobs):  # kept digests' fallbacks, retried
             log.info("improve %s: %s", key, outcome)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
@@ -211,6 +223,35 @@ class Clock:
                 outcome = "queued" if job.new else "already queued"
             log.info("watch %s %s → %s:%s for %s: %s", watch.repo, watch.glob, watch.platform, watch.user, day, outcome)
             outcomes.append((watch, day, outcome))
+        return outcomes
+
+    async def tick_alerts(self, now: datetime) -> list[tuple[Subscription, str]]:
+        """Each alerting subscription's poll of the current ALERT_POLL_SECONDS period, run once:
+        a keyed job; without a job queue, run here one after the other. A channel with the daily
+        and the weekly subscription of one repository polls it once."""
+        runner = self.alert_runner
+        jobs = self.jobs
+        outcomes: list[tuple[Subscription, str]] = []
+        seen: set[str] = set()
+        for sub in await self.subs.all():
+            if not alerting(sub) or sub.platform not in self.platforms:
+                continue
+            poll = alert_poll(self.store, sub, now, self.settings.alert_poll_seconds)
+            if poll.key in seen:
+                continue
+            seen.add(poll.key)
+            if jobs is None:
+                try:
+                    outcome = await runner.run(poll)
+                except RetryLater as exc:
+                    outcome = str(exc)
+            elif await self.store.get_json(runner.done_key(poll)):
+                outcome = "already done"
+            else:
+                job = await jobs.enqueue("alert", to_dict(poll), job_id=jobs.job_id("alert", poll.key))
+                outcome = "queued" if job.new else "already queued"
+            log.debug("alerts %s → %s:%s: %s", sub.repo, sub.platform, sub.channel, outcome)
+            outcomes.append((sub, outcome))
         return outcomes
 
     async def _inline(self, spec: DeliverySpec) -> str:

@@ -20,6 +20,7 @@ def describe(sub: Subscription, lang: str) -> dict:
             else "",
             text(lang, "noise.sub_bots_shown") if sub.bots == "show" else "",
             text(lang, "downstream.sub_fork", fork=sub.fork) if sub.fork else "",
+            text(lang, "alerts.sub_on") if sub.alerts == "high" else "",
         ]
     )
     fields = dict(

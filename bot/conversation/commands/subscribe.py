@@ -1,10 +1,11 @@
 """`subscribe owner/repo [weekly mon] [at 09:30] [tz ZONE] [lang zh|en] [min high|medium|low]
 [branch B] [empty post|skip] [paths GLOB…|none] [exclude GLOB…|none] [authors NAME…|none]
-[exclude-authors NAME…|none] [bots show|collapse]` — a
+[exclude-authors NAME…|none] [bots show|collapse] [alerts high|off]` — a
 daily push of the previous day's digest into this conversation, or with `weekly DAY [HH:MM]` the
 roll-up of the previous ISO week on that day (admins only when admins are configured). A channel
 may hold both for one repository. Subscribing again updates the options named (`paths none`
 clears a filter). `paths` routes a monorepo: one channel subscribes `frontend/**`, another `backend/**`.
+`alerts high` also posts each new high-importance commit on its own as it lands (bot/alerts/).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from ...channels.alerted import AlertLedger
 from ...core.chat_platform import Notice
-from ...core.models import Importance, Subscription
+from ...core.models import ALERT_LEVELS, Importance, Subscription
 from ...core.window import WEEKDAYS, parse_window
 from ...downstream.annotate import check_fork
 from ...downstream.spec import ForkError, ForkNotFound, parse_fork
@@ -25,7 +27,7 @@ from .filters import split_filters
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 _BRANCH = re.compile(r"^(?!-)[A-Za-z0-9._/\-]{1,200}$")
-OPTION_WORDS = ("at", "tz", "lang", "min", "branch", "empty", "fork")
+OPTION_WORDS = ("at", "tz", "lang", "min", "branch", "empty", "fork", "alerts")
 CADENCE_WORDS = {"weekly": True, "每周": True, "daily": False, "每天": False}
 _DAY_WORDS = {
     **{d: d for d in WEEKDAYS},
@@ -60,6 +62,7 @@ class SubscribeArgs:
     fork: str | None = None  # "" removes it
     authors: tuple[str, ...] | None = None  # None: unchanged; (): cleared
     exclude_authors: tuple[str, ...] | None = None
+    alerts: str | None = None  # high | off; None: unchanged
 
 
 def _time(value: str) -> str:
@@ -117,6 +120,7 @@ def parse(args: list[str]) -> SubscribeArgs:
             "branch": phrase("errors.expect_branch"),
             "empty": "post|skip",
             "fork": "org/our-fork@branch|off",
+            "alerts": "high|off",
         },
         "subscribe",
     )
@@ -144,6 +148,7 @@ def parse(args: list[str]) -> SubscribeArgs:
         fork=fork_word(opts["fork"]) if "fork" in opts else None,
         authors=filters.authors,
         exclude_authors=filters.exclude_authors,
+        alerts=choice(opts["alerts"], ALERT_LEVELS, "alerts", "subscribe") if "alerts" in opts else None,
     )
 
 
@@ -191,8 +196,14 @@ async def run(req: Request, args: SubscribeArgs) -> None:
         exclude_authors=base.exclude_authors if args.exclude_authors is None else args.exclude_authors,
         fork=base.fork if args.fork is None else (args.fork or None),
         owner=conv.user if args.fork else base.owner,
+        alerts=args.alerts or base.alerts,
     )
     await tools.subs.upsert(sub)
+    alerts = AlertLedger(tools.store)
+    if sub.alerts == "high":  # from now on: the commits already there are never alerted
+        await alerts.start(conv.platform, conv.channel, repo, tools.clock())
+    elif not any(s.alerts == "high" and s.repo.lower() == repo.lower() and s.key != sub.key for s in existing.values()):
+        await alerts.stop(conv.platform, conv.channel, repo)
     key = line_key(sub, "resubscribed" if old else "subscribed")
     await req.reply(Notice(req.say(key, **describe(sub, req.lang)), lang=req.lang))
 

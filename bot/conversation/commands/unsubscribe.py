@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...channels.alerted import AlertLedger
 from ...i18n import phrase
 from ..grammar import CommandError, choice, repo_word
 from .base import Command, Request
@@ -29,6 +30,13 @@ async def run(req: Request, args: UnsubscribeArgs) -> None:
     for weekly in {None: (False, True), "daily": (False,), "weekly": (True,)}[args.cadence]:
         removed |= await req.tools.subs.remove(req.conv.platform, req.conv.channel, args.repo, weekly=weekly)
     section = "week" if args.cadence == "weekly" else "notices"
+    left = [
+        s
+        for s in await req.tools.subs.for_channel(req.conv.platform, req.conv.channel)
+        if s.repo.lower() == args.repo.lower()
+    ]
+    if removed and not any(s.alerts == "high" for s in left):  # subscribed again later: alerts start from then
+        await AlertLedger(req.tools.store).stop(req.conv.platform, req.conv.channel, args.repo)
     if removed:  # everyone sees the channel's pushes stop
         await req.reply(req.notice(req.say(f"{section}.unsubscribed", repo=args.repo)))
     else:

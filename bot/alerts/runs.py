@@ -1,0 +1,264 @@
+"""One alert poll: each new high-importance commit of a subscription's repository posted into its
+conversation on its own, once.
+
+The clock (bot/runtime/schedule.py) makes an `AlertPoll` every ALERT_POLL_SECONDS for each
+subscription with `alerts high`; a verified GitHub push (handlers/web.py) makes one at once. The
+poll lists the commits since the last poll (a margin back, for clocks that disagree, but never
+before alerts were switched on: old history is never alerted), keeps those the subscription's
+path and author filters keep, analyses them through the digests' own cached path
+(`DigestBuilder.analysis`: no second LLM call, and the next digest reuses the analysis), lays
+the readers' level corrections over them (`DigestBuilder.corrected`) and posts each that is then
+high as one message, whose thread takes questions like a digest's.
+
+At most ALERT_MAX_PER_HOUR alerts per subscription in one clock hour (UTC): the rest are counted
+in one message for that hour, edited as the count grows. Every alert is sent once even across a
+crash or a restart: its state under (conversation, repository, commit) says "trying" before the
+send and "done" after (bot/channels/alerted.py), and a keyed send that was tried is re-sent with
+the same key, which the platform recognises (as watches do: bot/watch/runs.py). Polls of one
+subscription never overlap (a lease), so a state found "trying" is always a dead poll's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from ..channels.alerted import ALERT_TTL, AlertLedger
+from ..channels.subscriptions import Subscriptions
+from ..channels.threads import Threads
+from ..core.chat_platform import CommitDetail, MessageRef, Notice, Platforms
+from ..core.models import BotError, Commit, Digest, DigestEntry, Importance, RetryLater, Subscription, Window
+from ..core.store import Store, StoreUnavailable
+from ..core.window import zone
+from ..delivery.post import DEDUPE_MARGIN
+from ..delivery.posted import PostedMessages
+from ..delivery.spec import MAX_ATTEMPTS, STORE_RETRY, author_filter_of, path_filter_of
+from ..digest.builder import DigestBuilder
+from ..digest.pathfilter import touched_paths
+from ..i18n import localize, text
+from ..sources.opened import Sources
+from .spec import AlertPoll, alerting
+
+log = logging.getLogger(__name__)
+
+LOOKBACK = timedelta(minutes=10)  # a poll reads this far before the last one: committer clocks disagree
+AHEAD = timedelta(minutes=10)  # … and this far after now
+POLL_LEDGER_TTL = 86400  # a poll's "done": one poll per period, however often the clock ticks
+
+
+class AlertRunner:
+    def __init__(
+        self,
+        store: Store,
+        settings,
+        platforms: Platforms,
+        subs: Subscriptions,
+        sources: Sources,
+        builder: DigestBuilder,
+        threads: Threads,
+        clock: Callable[[], datetime],
+    ):
+        self.store = store
+        self.settings = settings
+        self.platforms = platforms
+        self.subs = subs
+        self.sources = sources
+        self.builder = builder
+        self.threads = threads
+        self.clock = clock
+        self.ledger = AlertLedger(store)
+
+    def done_key(self, poll: AlertPoll) -> str:
+        return poll.key + ":done"
+
+    async def run(self, poll: AlertPoll) -> str:
+        """Run (or finish) one poll; what happened, for logs and tests. RetryLater when another
+        poll of this subscription holds the lease, or after a failure worth retrying."""
+        store = self.store
+        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        lock = store.k("alertlock", poll.platform, poll.channel, poll.repo.lower())
+        lease = max(1, round(self.settings.job_lease))
+        if not await store.lease(lock, owner, lease):
+            raise RetryLater("another poll of this subscription is in progress", lease / 2)
+        keeper = asyncio.create_task(self._keep(lock, owner, lease))
+        try:
+            if await store.get_json(self.done_key(poll)):
+                return "already done"
+            outcome = await self._run(poll)
+            await store.set_json(self.done_key(poll), {"at": self.clock().isoformat()}, ttl=POLL_LEDGER_TTL)
+            return outcome
+        except (asyncio.CancelledError, RetryLater):
+            raise
+        except StoreUnavailable:
+            raise RetryLater("storage unavailable", STORE_RETRY) from None
+        except Exception as exc:  # retried a few times, then logged and closed: the next period polls again
+            attempts = await store.incr(poll.key + ":attempts", POLL_LEDGER_TTL)
+            if not isinstance(exc, BotError):
+                log.exception("alert poll of %s for %s:%s failed", poll.repo, poll.platform, poll.channel)
+            if attempts < MAX_ATTEMPTS:
+                raise RetryLater(f"failed ({exc}); will retry", self.settings.clock_interval * 2**attempts) from None
+            await store.set_json(self.done_key(poll), {"failed": str(exc)}, ttl=POLL_LEDGER_TTL)
+            return f"gave up ({exc})"
+        finally:
+            keeper.cancel()
+            try:
+                await store.release(lock, owner)
+            except BotError:
+                pass  # it lapses by itself
+
+    async def _subscription(self, poll: AlertPoll) -> Subscription | None:
+        mine = [
+            s
+            for s in await self.subs.for_channel(poll.platform, poll.channel)
+            if s.repo.lower() == poll.repo.lower() and alerting(s)
+        ]
+        return sorted(mine, key=lambda s: s.weekly)[0] if mine else None  # the daily one first
+
+    async def _run(self, poll: AlertPoll) -> str:
+        sub = await self._subscription(poll)
+        if sub is None:
+            return "alerts off"
+        ledger, store, builder = self.ledger, self.store, self.builder
+        now = self.clock()
+        since = await ledger.since(sub.platform, sub.channel, sub.repo)
+        if since is None:  # switched on by a subscriptions file, or the cursor lapsed: from now on
+            await ledger.start(sub.platform, sub.channel, sub.repo, now)
+            return "started"
+        on, polled = since
+        tz = zone(sub.tz)
+        start = max(on, polled - LOOKBACK)
+        window = Window(
+            start.astimezone(tz), (now + AHEAD).astimezone(tz), sub.tz, now.astimezone(tz).date().isoformat()
+        )
+        source = self.sources.get(sub.repo)
+        branch = sub.branch or await source.default_branch()
+        listed = await source.list_commits(window, branch, self.settings.include_merges)
+        commits = [c for c in listed if c.committed_at >= on]
+        by = author_filter_of(sub)
+        if by:
+            commits = [c for c in commits if by.keeps(c.author, c.login)]
+        paths = path_filter_of(sub)
+        if paths and commits:
+            files = await asyncio.gather(*(builder.files(source, c.sha) for c in commits))
+            commits = [c for c, f in zip(commits, files) if paths.keeps(touched_paths(f))]
+        commits.reverse()  # oldest first: alerts read in the order the commits landed
+        keys = [ledger.sent_key(sub.platform, sub.channel, sub.repo, c.sha) for c in commits]
+        states = await asyncio.gather(*(store.get_json(k) for k in keys))
+        todo = [(c, k, s or {}) for c, k, s in zip(commits, keys, states) if not (s or {}).get("done")]
+        sent = over = 0
+        platform = self.platforms[sub.platform]
+        hour = store.k("alerthour", sub.platform, sub.channel, sub.repo.lower(), now.strftime("%Y%m%d%H"))
+        alerted = await store.smembers(hour + ":alerted")
+        for commit, key, state in todo:
+            digest = await self._digest(source, sub, branch, window, commit, listed)
+            entry = digest.entries[0]
+            if entry.importance is not Importance.HIGH:
+                continue  # looked at again while inside a poll's window: costs a cache read
+            if state.get("alerted") or commit.sha in alerted or len(alerted) < self.settings.alert_max_per_hour:
+                if commit.sha not in alerted:  # the hour's count first: a crash after it is a resumption
+                    await store.sadd(hour + ":alerted", commit.sha)
+                    await store.expire(hour + ":alerted", 2 * 3600)
+                    alerted.add(commit.sha)
+                await self._send_once(platform, sub.channel, CommitDetail(digest, entry), key, state, digest=digest)
+                sent += 1
+            else:
+                await store.sadd(hour + ":over", commit.sha)
+                await store.expire(hour + ":over", 2 * 3600)
+                await store.set_json(key, {"done": True, "over": True, "at": now.timestamp()}, ttl=ALERT_TTL)
+                over += 1
+        counted = await self._count_the_rest(platform, sub, source.name, hour)
+        await ledger.polled(sub.platform, sub.channel, sub.repo, on, now)
+        parts = ([f"sent {sent}"] if sent else []) + ([f"counted {over} more"] if over else [])
+        parts += ["count told"] if counted else []
+        return ", ".join(parts) or "nothing new"
+
+    async def _digest(self, source, sub: Subscription, branch: str, window: Window, commit: Commit, siblings) -> Digest:
+        """The commit as a one-entry digest, analysed through the digests' cache (one LLM call at
+        most, shared) with the readers' level corrections laid over it."""
+        try:
+            entry = DigestEntry(commit, await self.builder.analysis(source, commit, sub.lang, siblings))
+        except BotError as exc:
+            entry = DigestEntry(commit, None, error=localize(exc, sub.lang))
+        digest = Digest(
+            repo=source.name,
+            branch=branch,
+            window=window,
+            lang=sub.lang,
+            entries=(entry,),
+            repo_url=source.web_url,
+            generated_at=self.clock(),
+            repo_spec=sub.repo,
+        )
+        return await self.builder.corrected(digest)
+
+    async def _count_the_rest(self, platform, sub: Subscription, name: str, hour: str) -> bool:
+        """The hour's one message counting the high commits over the limit: sent once, edited as
+        the count grows. True when it was sent or edited now."""
+        store = self.store
+        over = len(await store.smembers(hour + ":over"))
+        if not over:
+            return False
+        told = await store.get_json(hour + ":more") or {}
+        notice = Notice(
+            text(
+                sub.lang,
+                "alerts.more_one" if over == 1 else "alerts.more",
+                n=over,
+                repo=name,
+                max=self.settings.alert_max_per_hour,
+            ),
+            "info",
+            sub.lang,
+        )
+        if not told.get("done"):
+            ref = await self._send_once(platform, sub.channel, notice, hour + ":more", told)
+            await store.set_json(hour + ":more:n", over, ttl=2 * 3600)
+            return ref is not None
+        if (await store.get_json(hour + ":more:n") or 0) >= over or not told.get("id"):
+            return False
+        await platform.update(MessageRef(sub.channel, told["id"]), notice)
+        await store.set_json(hour + ":more:n", over, ttl=2 * 3600)
+        return True
+
+    async def _send_once(
+        self, platform, channel: str, content, key: str, state: dict, digest: Digest | None = None
+    ) -> MessageRef | None:
+        """Send `content` once under `key`: "trying" (and when) before the send, "done" after. A
+        send tried before is re-sent with the same key while the platform deduplicates it, else
+        only if the platform cannot find it in the conversation. None when not sent now."""
+        store = self.store
+        state = await store.get_json(key) or state
+        if state.get("done"):
+            return None
+        mark = {"alerted": True} if digest is not None else {}
+        now = self.clock().timestamp()
+        window = platform.send_dedupe_window
+        if state.get("at") is not None and window is not None and now - float(state["at"]) >= window - DEDUPE_MARGIN:
+            ref = await platform.send_unless_posted(channel, content, key=key, since=float(state["at"]))
+            if ref is None:
+                log.warning(
+                    "alert %s may be missing: its send had no answer, the platform no longer deduplicates "
+                    "it and the conversation could not be read back; not sent again",
+                    key,
+                )
+        else:
+            if state.get("at") is None:
+                await store.set_json(key, {"at": now, **mark}, ttl=ALERT_TTL)  # trying, before the send
+            ref = await platform.send(channel, content, key=key)
+        if ref is not None and digest is not None:
+            await self.threads.remember_digest(platform.name, channel, ref.thread_root, digest.repo_id, digest)
+            await PostedMessages(store).remember(platform.name, ref, content, None)  # its level buttons redraw it
+        await store.set_json(key, {"done": True, "id": ref.id if ref else None, "at": now, **mark}, ttl=ALERT_TTL)
+        return ref
+
+    async def _keep(self, lock: str, owner: str, lease: int) -> None:
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                await self.store.renew(lock, owner, lease)
+            except BotError:
+                continue
