@@ -280,20 +280,50 @@ async def test_alerts_off_stops_them_and_on_again_starts_from_then(make_bot, sla
     assert "daily at" in listing and "alerts: each new high-importance commit" in listing
 
 
+async def test_a_push_of_commits_made_long_before_it_is_alerted_and_a_rewritten_branch_still_is(
+    make_bot, slack, widgets, time_
+):
+    """A developer commits at 10:05 and pushes at 11:10: the commit is new to the branch though its
+    date is an hour behind the last poll, so the poll, reading what the branch gained since the
+    head it last saw, posts it. After a force-push the poll reads by date again."""
+    bot = await make_bot()
+    await command(bot, "subscribe acme/widgets alerts high")
+    assert await poll(bot, T0 + timedelta(minutes=1)) == ["nothing new"]  # reads the branch's head
+    time_.now = T0 + timedelta(minutes=60)
+    assert await poll(bot, time_.now) == ["nothing new"]
+
+    base = widgets.git("rev-parse", "HEAD").strip()
+    late = land(widgets, "high", T0 + timedelta(minutes=5), 1)  # made at 10:05, pushed now
+    time_.now = T0 + timedelta(minutes=70)
+    assert await poll(bot, time_.now) == ["sent 1"]
+    assert "drop the v1 wire format" in texts(slack)[-1]
+    time_.now = T0 + timedelta(minutes=80)
+    assert await poll(bot, time_.now) == ["nothing new"]
+
+    widgets.git("reset", "--hard", base)  # the branch rewritten: the last head is not on it any more
+    land(widgets, "high", T0 + timedelta(minutes=85), 2)
+    time_.now = T0 + timedelta(minutes=90)
+    assert await poll(bot, time_.now) == ["sent 1"]
+    alerts = [t for t in texts(slack) if "wire format" in t]
+    assert len(alerts) == 2 and "drop the v2 wire format" in alerts[-1] and late
+
+
 async def test_a_poll_killed_after_the_send_does_not_post_it_again(make_bot, slack, widgets, time_):
     bot = await make_bot()
     await command(bot, "subscribe acme/widgets alerts high")
     await poll(bot, T0)
+    store = bot.services.store
+    runner = bot.chat.alert_runner
+    (sub,) = await bot.chat.subs.all()
+    cursor = await store.get_json(runner.ledger.since_key("slack", CHANNEL, sub.repo))
     high = land(widgets, "high", T0 + timedelta(minutes=2))
     time_.now = T0 + timedelta(minutes=11)
     assert await poll(bot, time_.now) == ["sent 1"]
     alert = slack.top_level(CHANNEL)[-1]
     # Make Redis look as a poll killed right after Slack accepted the alert leaves it: the send was
     # being tried (its "trying" state), Slack's own marker not yet holding the message's ts, the
-    # poll not finished (no ledger).
-    store = bot.services.store
-    runner = bot.chat.alert_runner
-    (sub,) = await bot.chat.subs.all()
+    # poll not finished (no ledger, the cursor where the poll before left it).
+    await store.set_json(runner.ledger.since_key("slack", CHANNEL, sub.repo), cursor)
     key = runner.ledger.sent_key("slack", CHANNEL, sub.repo, high)
     assert (await store.get_json(key))["id"] == alert.ts
     await store.set_json(key, {"at": time_.now.timestamp(), "alerted": True})

@@ -3,8 +3,10 @@ conversation on its own, once.
 
 The clock (bot/runtime/schedule.py) makes an `AlertPoll` every ALERT_POLL_SECONDS for each
 subscription with `alerts high`; a verified GitHub push (handlers/web.py) makes one at once. The
-poll lists the commits since the last poll (a margin back, for clocks that disagree, but never
-before alerts were switched on: old history is never alerted), keeps those the subscription's
+poll lists what the branch gained since the head the last poll saw (whatever the commits' dates:
+a push of commits made hours ago is new too); with no such head yet (the first poll) or after a
+force-push, the commits since the last poll by committer date (a margin back, for clocks that
+disagree, but never before alerts were switched on: old history is never alerted). It keeps those the subscription's
 path and author filters keep, analyses them through the digests' own cached path
 (`DigestBuilder.analysis`: no second LLM call, and the next digest reuses the analysis), lays
 the readers' level corrections over them (`DigestBuilder.corrected`) and posts each that is then
@@ -27,11 +29,21 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from ..channels.alerted import ALERT_TTL, AlertLedger
+from ..channels.alerted import ALERT_TTL, AlertLedger, Cursor
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
 from ..core.chat_platform import CommitDetail, MessageRef, Notice, Platforms
-from ..core.models import BotError, Commit, Digest, DigestEntry, Importance, RetryLater, Subscription, Window
+from ..core.models import (
+    BotError,
+    Commit,
+    Digest,
+    DigestEntry,
+    Importance,
+    NotFoundError,
+    RetryLater,
+    Subscription,
+    Window,
+)
 from ..core.store import Store, StoreUnavailable
 from ..core.window import zone
 from ..delivery.post import DEDUPE_MARGIN
@@ -128,15 +140,26 @@ class AlertRunner:
         if since is None:  # switched on by a subscriptions file, or the cursor lapsed: from now on
             await ledger.start(sub.platform, sub.channel, sub.repo, now)
             return "started"
-        on, polled = since
+        on, polled, tip = since
         tz = zone(sub.tz)
+        source = self.sources.get(sub.repo)
+        branch = sub.branch or await source.default_branch()
+        try:
+            head: str | None = (await source.resolve_ref(branch)).sha
+        except NotFoundError:  # an empty repository (or a missing branch: the listing says which)
+            head = None
+        # What the branch gained since the head the last poll saw, whatever the commits' dates (a
+        # push of commits made hours ago is new too); by committer date only when there is no such
+        # head yet, or the branch was rewritten.
+        pushed = await source.pushed_since(tip, head, self.settings.include_merges) if tip and head else None
         start = max(on, polled - LOOKBACK)
         window = Window(
             start.astimezone(tz), (now + AHEAD).astimezone(tz), sub.tz, now.astimezone(tz).date().isoformat()
         )
-        source = self.sources.get(sub.repo)
-        branch = sub.branch or await source.default_branch()
-        listed = await source.list_commits(window, branch, self.settings.include_merges)
+        listed = (
+            pushed if pushed is not None else await source.list_commits(window, branch, self.settings.include_merges)
+        )
+        # Never a commit from before alerts were switched on: a merged branch's old commits are history.
         commits = [c for c in listed if c.committed_at >= on]
         by = author_filter_of(sub)
         if by:
@@ -171,7 +194,7 @@ class AlertRunner:
                 await store.set_json(key, {"done": True, "over": True, "at": now.timestamp()}, ttl=ALERT_TTL)
                 over += 1
         counted = await self._count_the_rest(platform, sub, source.name, hour)
-        await ledger.polled(sub.platform, sub.channel, sub.repo, on, now)
+        await ledger.polled(sub.platform, sub.channel, sub.repo, Cursor(on, now, head or tip))
         parts = ([f"sent {sent}"] if sent else []) + ([f"counted {over} more"] if over else [])
         parts += ["count told"] if counted else []
         return ", ".join(parts) or "nothing new"

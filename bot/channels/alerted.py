@@ -2,7 +2,8 @@
 so the subscribe command (which starts the cursor) and the daily digest (which marks what was
 alerted) read them without depending on how alerts are sent:
 
-  alertsince:{platform}:{channel}:{repo}       JSON: when alerts were switched on, the last poll
+  alertsince:{platform}:{channel}:{repo}       JSON: when alerts were switched on, the last poll,
+                                               and the branch's head it saw (`tip`)
   alertsent:{platform}:{channel}:{repo}:{sha}  JSON: one commit's alert — "trying" then "done"
                                                (`alerted`: posted on its own; `over`: counted in
                                                the hour's one "N more" message instead)
@@ -16,10 +17,17 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
+from typing import NamedTuple
 
 from ..core.models import Digest, Importance
 
 ALERT_TTL = 40 * 86400  # as a delivery's ledger: longer than any digest window reads back
+
+
+class Cursor(NamedTuple):
+    on: datetime  # when alerts were switched on: nothing older is ever alerted
+    polled: datetime  # when the last poll ran
+    tip: str | None  # the branch's head that poll saw (None: not yet read)
 
 
 class AlertLedger:
@@ -46,16 +54,18 @@ class AlertLedger:
         """Alerts switched off: switched on again later, they start from then."""
         await self.store.delete(self.since_key(platform, channel, repo))
 
-    async def since(self, platform: str, channel: str, repo: str) -> tuple[datetime, datetime] | None:
-        """(switched on at, last polled at), or None when alerts are off."""
+    async def since(self, platform: str, channel: str, repo: str) -> Cursor | None:
+        """Where the last poll left off, or None when alerts are off."""
         raw = await self.store.get_json(self.since_key(platform, channel, repo))
         if not raw:
             return None
-        return datetime.fromisoformat(raw["on"]), datetime.fromisoformat(raw["polled"])
+        return Cursor(datetime.fromisoformat(raw["on"]), datetime.fromisoformat(raw["polled"]), raw.get("tip"))
 
-    async def polled(self, platform: str, channel: str, repo: str, on: datetime, at: datetime) -> None:
+    async def polled(self, platform: str, channel: str, repo: str, cursor: Cursor) -> None:
         await self.store.set_json(
-            self.since_key(platform, channel, repo), {"on": on.isoformat(), "polled": at.isoformat()}, ttl=ALERT_TTL
+            self.since_key(platform, channel, repo),
+            {"on": cursor.on.isoformat(), "polled": cursor.polled.isoformat(), "tip": cursor.tip},
+            ttl=ALERT_TTL,
         )
 
     async def alerted(self, platform: str, channel: str, repo: str, shas: Iterable[str]) -> frozenset[str]:

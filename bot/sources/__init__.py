@@ -35,6 +35,14 @@ class CommitSource(Protocol):
     async def get_commit(self, ref: str) -> Commit:
         """Resolve a full or abbreviated SHA; NotFoundError when unknown."""
 
+    async def resolve_ref(self, ref: str) -> Commit:
+        """A tag, branch or SHA as its commit; NotFoundError naming it when there is none."""
+
+    async def pushed_since(self, base: str, head: str, include_merges: bool = False) -> list[Commit] | None:
+        """What a push brought: the commits reachable from `head` and not from `base`, newest first
+        (merges only when asked), whatever their dates; None when `base` is not an ancestor of
+        `head` (the branch was rewritten) or is unknown."""
+
     async def prefetch_prs(self, commits: list[Commit]) -> None:
         """Fetch the PRs of these commits in bulk ahead of `pr_description` (a day's worth of
         look-ups in a few requests); a source without PRs does nothing."""

@@ -151,6 +151,18 @@ class LocalGitSource:
         out = await self._arun("log", "-1", f"--format={_LOG_FORMAT}", sha, "--")
         return self._parse_log(out)[0]
 
+    async def pushed_since(self, base: str, head: str, include_merges: bool = False) -> list[Commit] | None:
+        if base == head:
+            return []
+        if not await self.is_ancestor(base, head):  # rewritten, or `base` is gone: the caller reads by date
+            return None
+        args = ["log", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", f"{base}..{head}", "--"]
+        if not include_merges:
+            args.insert(1, "--no-merges")
+        commits = self._parse_log(await self._arun(*args))
+        commits.sort(key=lambda c: c.committed_at, reverse=True)
+        return commits
+
     async def is_ancestor(self, older: str, newer: str) -> bool:
         proc = await asyncio.to_thread(
             subprocess.run,

@@ -69,30 +69,47 @@ class GitHubSource(GitHubClient):
         return sorted(kept, key=lambda c: c.committed_at, reverse=True)
 
     # --- ranges of refs (bot/sources/refrange.py) ---------------------------------------------------
-    async def _list_range(self, base: str, head: str) -> list[Commit]:
-        """The first-parent commits of base..head, newest first: the compare API's commits (those
-        reachable from head and not from base, RANGE_MAX at most), then the first-parent line
-        from head through them. Merges on that line are kept (each stands for what it brought in)."""
+    async def _compare(self, base: str, head: str) -> tuple[str, list[Commit]]:
+        """The compare API's status (ahead, behind, identical, diverged) and its commits: those
+        reachable from head and not from base, RANGE_MAX at most, oldest first."""
         info = await self._repo_info()
 
-        def fetch(gh: Github) -> list[Commit]:
+        def fetch(gh: Github) -> tuple[str, list[Commit]]:
             compared = gh.get_repo(info.full_name).compare(base, head, comparison_commits_per_page=COMPARE_PER_PAGE)
             listed = []
             for c in compared.commits:
                 listed.append(to_commit(info.full_name, c))
                 if len(listed) >= RANGE_MAX:
                     break
-            return listed
+            return compared.status, listed
 
-        commits = await self._call(
+        return await self._call(
             fetch, not_found=phrase("errors.no_ref", ref=f"{base[:12]}..{head[:12]}", repo=info.full_name)
         )
+
+    async def _list_range(self, base: str, head: str) -> list[Commit]:
+        """The first-parent commits of base..head, newest first: the compare API's commits, then
+        the first-parent line from head through them. Merges on that line are kept (each stands
+        for what it brought in)."""
+        _status, commits = await self._compare(base, head)
         by_sha = {c.sha: c for c in commits}
         line, sha = [], head
         while sha in by_sha:
             line.append(by_sha[sha])
             sha = by_sha[sha].parents[0] if by_sha[sha].parents else ""
         return line
+
+    async def pushed_since(self, base: str, head: str, include_merges: bool = False) -> list[Commit] | None:
+        if base == head:
+            return []
+        try:
+            status, commits = await self._compare(base, head)
+        except NotFoundError:  # `base` is gone (a force-push, then garbage collection)
+            return None
+        if status not in ("ahead", "identical"):
+            return None
+        kept = [c for c in commits if include_merges or not c.is_merge]
+        return sorted(kept, key=lambda c: c.committed_at, reverse=True)
 
     async def resolve_ref(self, ref: str) -> Commit:
         """A tag, branch or SHA as its commit (GET /commits/{ref} takes all three); NotFoundError naming it."""
