@@ -382,6 +382,27 @@ async def test_github_range_is_the_first_parent_line_of_the_compare(github, fake
     assert fake_github.count(startswith=f"/repos/{GH_REPO}/compare/") >= 2  # the ancestry check, the listing
 
 
+async def test_what_a_push_brought_is_every_new_commit_and_none_after_a_rewrite(github, tmp_path):
+    """`pushed_since` (the alert poll's listing): on GitHub and in git alike, every commit the
+    newer head reaches and the older does not (the merged side commit too, the merge itself not),
+    newest first; nothing for the same head; None when the older is not on the newer's line."""
+    source, shas = github
+    pushed = await source.pushed_since(shas["init"], shas["merge"])
+    assert [c.sha for c in pushed] == [shas["fix"], shas["remove"], shas["side"]]
+    assert await source.pushed_since(shas["merge"], shas["merge"]) == []
+    assert await source.pushed_since(shas["side"], shas["json"]) is not None  # merged in: an ancestor
+    assert await source.pushed_since(shas["json"], shas["merge"]) is None  # behind: a rewritten branch
+    assert await source.pushed_since("f" * 40, shas["merge"]) is None  # gone
+
+    repo = GitRepo(tmp_path / "pushed")
+    first = repo.commit("init", {"a.py": "A = 1\n"}, when=at(19, 9))
+    old = repo.commit("feat: made long ago", {"b.py": "B = 1\n"}, when=at(19, 10))
+    new = repo.commit("fix: made now", {"a.py": "A = 2\n"}, when=at(21, 10))
+    git = LocalGitSource(str(repo.path))
+    assert [c.sha for c in await git.pushed_since(first, new)] == [new, old]
+    assert await git.pushed_since(new, first) is None and await git.pushed_since(new, new) == []
+
+
 async def test_github_release_and_bad_ranges(github):
     source, _shas = github
     assert (await release_window(source, None, TZ)).label == "v0.2.0..v0.3.0"
