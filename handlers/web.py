@@ -20,6 +20,7 @@ import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qs
 
 from aiohttp import web
 
@@ -92,7 +93,7 @@ def _bearer_matches(header: str, token: str) -> bool:
 def github_webhook_routes(secret: str, wake: Callable[[str], Awaitable[int]]) -> list[tuple]:
     """POST /github/webhook — GitHub's push webhook, checked against `secret` (X-Hub-Signature-256:
     `sha256=` and the HMAC-SHA256 of the raw body). Unsigned or badly signed: 401 and nothing
-    happens. `ping`: 200. `push`: `wake(repository.full_name)` polls the subscriptions that alert
+    happens. Either content type GitHub offers (JSON, or the form field `payload`). `ping`: 200. `push`: `wake(repository.full_name)` polls the subscriptions that alert
     on it (queued, so the answer is quick): 202. Any other event: 204."""
     key = secret.encode()
 
@@ -112,6 +113,8 @@ def github_webhook_routes(secret: str, wake: Callable[[str], Awaitable[int]]) ->
         if event != "push":
             return web.Response(status=204)
         try:
+            if request.content_type == "application/x-www-form-urlencoded":  # GitHub's form's default
+                body = parse_qs(body.decode()).get("payload", [""])[0].encode()
             full_name = str(json.loads(body)["repository"]["full_name"])
         except (ValueError, KeyError, TypeError):
             return web.json_response({"error": "bad-payload"}, status=400)

@@ -14,6 +14,7 @@ import hmac
 import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from urllib.parse import urlencode
 
 import aiohttp
 import pytest
@@ -155,9 +156,16 @@ def signed(body: bytes, secret: str = HOOK_SECRET) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-async def hook(bot: Bot, payload: dict, *, event: str = "push", signature: str | None = "good") -> tuple[int, str]:
+async def hook(
+    bot: Bot, payload: dict, *, event: str = "push", signature: str | None = "good", form: bool = False
+) -> tuple[int, str]:
+    """Deliver `payload` as GitHub does: JSON, or (`form`) the form field `payload`, GitHub's
+    default content type; signed over the raw body either way."""
     body = json.dumps(payload).encode()
     headers = {"X-GitHub-Event": event, "Content-Type": "application/json"}
+    if form:
+        body = urlencode({"payload": body.decode()}).encode()
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
     if signature == "good":
         headers["X-Hub-Signature-256"] = signed(body)
     elif signature is not None:
@@ -395,6 +403,23 @@ async def test_a_signed_push_wakes_the_poll_and_unsigned_ones_are_refused(make_b
     assert "drop the v0 wire format" in texts(slack)[-1]
     time_.now = T0 + timedelta(minutes=11)
     assert await poll(bot, time_.now) == ["nothing new"]  # the clock's poll finds it already sent
+
+
+async def test_a_form_encoded_push_is_read_too(make_bot, slack, widgets, time_):
+    """GitHub's webhook form offers application/x-www-form-urlencoded first: the JSON is then the
+    `payload` field, and the signature covers the encoded body."""
+    bot = await make_bot()
+    await command(bot, "subscribe acme/widgets alerts high")
+    await poll(bot, T0)
+    land(widgets, "high", T0 + timedelta(minutes=2))
+    time_.now = T0 + timedelta(minutes=3)
+    push = {"ref": "refs/heads/main", "repository": {"full_name": "acme/widgets"}}
+    forged = signed(json.dumps(push).encode())  # the JSON's signature, not the body's
+    assert (await hook(bot, push, form=True, signature=forged))[0] == 401
+    status, body = await hook(bot, push, form=True)
+    assert status == 202 and json.loads(body)["polls"] == 1
+    await bot.settle()
+    assert "drop the v0 wire format" in texts(slack)[-1]
 
 
 # --- bad input --------------------------------------------------------------------------------------
