@@ -459,9 +459,10 @@ async def test_a_range_in_a_channel_subscribed_with_a_fork_names_conflicts(make_
     said = shown(parent)
     fork = "org/our-fork@ours"
     conflicts = said.index(text("en", "upgrade.fork_conflicts", fork=fork, n=2))
-    touches = said.index(text("en", "upgrade.fork_touches", fork=fork, n=3))
+    touches = said.index(text("en", "upgrade.fork_touches", fork=fork, n=1))
     assert conflicts < touches
     shas = repos["shas"]
     assert shas["C1"][:7] in said[conflicts:touches] and shas["C4"][:7] in said[conflicts:touches]
     assert shas["C2"][:7] not in said[conflicts:touches] and shas["C2"][:7] in said[touches:]
+    assert shas["C1"][:7] not in said[touches:] and shas["C4"][:7] not in said[touches:]  # each commit once
     assert "files: a.py" in said[conflicts:touches]

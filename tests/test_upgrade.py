@@ -5,6 +5,7 @@ fork's groups — and every surface escapes the commits' text."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -27,7 +28,7 @@ from bot.render import slack as S
 from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
 from bot.render.text import render_text
-from bot.render.upgrade import section_of, upgrade_report
+from bot.render.upgrade import entry_text, fork_files, section_of, upgrade_report
 
 URL = "https://github.com/acme/app"
 
@@ -85,6 +86,30 @@ def digest(entries, lang="en", fork=None) -> Digest:
         ("fix: path traversal", ChangeType.BUGFIX, "Fixes CVE-2026-1234 in the upload handler", "security"),
         ("fix: off by one", ChangeType.BUGFIX, "", "fixes"),
         ("perf: faster", ChangeType.PERFORMANCE, "", "other"),
+        # words inside other words are not the words
+        ("feat: add an autoremove option", ChangeType.FEATURE, "", "features"),
+        ("feat: unremoveable pins", ChangeType.FEATURE, "", "features"),
+        ("feat: removeable pins", ChangeType.FEATURE, "", "features"),
+        ("feat: a standby default mirror", ChangeType.FEATURE, "", "features"),
+        ("fix: read the defaults token", ChangeType.BUGFIX, "", "fixes"),
+        ("fix: the nondefault path", ChangeType.BUGFIX, "", "fixes"),
+        ("fix: read the defaults table", ChangeType.BUGFIX, "", "fixes"),
+        ("fix: a GHSAfe name", ChangeType.BUGFIX, "", "fixes"),
+        ("feat: invulnerable mode", ChangeType.FEATURE, "", "features"),
+        # the longer phrasings
+        ("feat: drop   support for Python 3.8", ChangeType.FEATURE, "", "removals"),
+        ("feat: delete the legacy exporter", ChangeType.FEATURE, "", "removals"),
+        ("feat: the default\tbehaviour is now streaming", ChangeType.FEATURE, "", "defaults"),
+        ("feat: workers default  to 8", ChangeType.FEATURE, "", "defaults"),
+        ("feat: the timeout defaults is  now 30 s", ChangeType.FEATURE, "", "defaults"),
+        ("feat: new   default for --jobs", ChangeType.FEATURE, "", "defaults"),
+        ("fix: sanitize paths", ChangeType.BUGFIX, "Closes GHSA-abcd-1234-wxyz.", "security"),
+        ("fix: parser", ChangeType.BUGFIX, "Fixes CVE-2026-12345.", "security"),
+        ("fix: a vulnerability in the upload handler", ChangeType.BUGFIX, "", "security"),
+        # a negation counts only in the same clause, and only as a word
+        ("fix: does not touch the CLI. Removes the legacy exporter", ChangeType.BUGFIX, "", "removals"),
+        ("fix: Notably removes the old exporter", ChangeType.BUGFIX, "", "removals"),
+        ("fix: Piano roll removes the old exporter", ChangeType.BUGFIX, "", "removals"),
     ],
 )
 def test_sections_by_what_the_analysis_says(title, kind, summary, section):
@@ -109,11 +134,25 @@ def test_order_areas_and_the_low_count(lang):
         entry(6, "feat: z", ChangeType.FEATURE, Importance.LOW),
         entry(7, "fix: escape", ChangeType.SECURITY, Importance.HIGH),
     ]
-    areas = {es[0].commit.sha: "src/api", es[2].commit.sha: "src/cli", es[1].commit.sha: "src/api"}
+    es.append(entry(8, "feat: d", ChangeType.FEATURE))
+    es.append(entry(9, "fix: e", ChangeType.BUGFIX))
+    areas = {
+        es[0].commit.sha: "src/api",
+        es[2].commit.sha: "src/cli",
+        es[7].commit.sha: "src/cli",
+        es[1].commit.sha: "src/web",
+        es[8].commit.sha: "src/api",
+    }
     r = upgrade_report(digest(es, lang), areas)
-    assert [g.key for g in r.groups] == ["removals", "security", "features", "features", "fixes"]
+    assert [g.key for g in r.groups] == ["removals", "security", "features", "features", "fixes", "fixes"]
+    fixes = text(lang, "upgrade.fixes")
+    assert [g.heading for g in r.groups[4:]] == [  # as many in each: by name
+        text(lang, "upgrade.group_area", section=fixes, area=area, n=1) for area in ("src/api", "src/web")
+    ]
     feature = text(lang, "upgrade.features")
-    assert r.groups[2].heading == text(lang, "upgrade.group_area", section=feature, area="src/api", n=1)
+    # the area with more commits first
+    assert r.groups[2].heading == text(lang, "upgrade.group_area", section=feature, area="src/cli", n=2)
+    assert r.groups[3].heading == text(lang, "upgrade.group_area", section=feature, area="src/api", n=1)
     assert r.low == 2 and r.low_line == text(lang, "upgrade.low.other", n=2)
     assert not r.nothing
     only_low = upgrade_report(digest([es[4]], lang))
@@ -131,7 +170,8 @@ def test_the_fork_groups_name_conflicts_and_patched_files():
     keys = [g.key for g in r.groups]
     assert keys[-2:] == ["fork_conflicts", "fork_touches"]
     assert r.groups[-2].heading == text("en", "upgrade.fork_conflicts", fork="org/our-fork@main", n=1)
-    assert [e.commit.sha for e in r.groups[-1].entries] == [clash.commit.sha, touch.commit.sha]
+    assert [e.commit.sha for e in r.groups[-2].entries] == [clash.commit.sha]
+    assert [e.commit.sha for e in r.groups[-1].entries] == [touch.commit.sha]  # each commit once
     md = render_report([d])
     assert "💥 Would conflict with org/our-fork@main (1)" in md and "files: b.py, c.py" in md
     clear = upgrade_report(digest([entry(4, "fix: d", ChangeType.BUGFIX)], fork=fork))
@@ -207,3 +247,17 @@ def replace_window(d: Digest) -> Digest:
     from dataclasses import replace
 
     return replace(d, window=replace(d.window, base=None, head=None, label="2026-01-20"))
+
+
+def test_a_listed_commit_says_its_summary_else_its_title_and_only_fork_groups_name_files():
+    said = entry(1, "feat: a title", ChangeType.FEATURE, summary="The summary.")
+    blank = DigestEntry(said.commit, replace(said.analysis, summary="  "))
+    assert entry_text(said) == "The summary." and entry_text(blank) == "feat: a title"
+    assert entry_text(DigestEntry(said.commit, None, error="unread")) == "feat: a title"
+    touched = DigestEntry(said.commit, said.analysis, downstream=Downstream(("a.py", "b.py"), False, 1))
+    fork = ForkInfo(name="org/f", branch="main", merge_base="c" * 40, files=2)
+    r = upgrade_report(digest([touched], fork=fork))
+    features, touches = r.groups
+    assert fork_files(touches, touched, "en") == text("en", "upgrade.files", files="a.py, b.py")
+    assert fork_files(features, touched, "en") == ""  # the same commit in a section: no file list
+    assert fork_files(touches, said, "en") == ""

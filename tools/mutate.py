@@ -54,6 +54,9 @@ RESULTS = ROOT / ".mutation" / "results.json"
 MODULES: dict[str, list[str]] = {
     "bot/core/window.py": ["tests/test_window.py", "tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/core/codeowners.py": ["tests/test_owners.py"],
+    "bot/render/upgrade.py": ["tests/test_upgrade.py"],
+    "bot/sources/refrange.py": ["tests/test_ranges.py"],
+    "bot/channels/alerted.py": ["tests/test_alerts.py"],
     "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/delivery/post.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
     "bot/delivery/deliveries.py": ["tests/test_deliveries.py"],

@@ -120,13 +120,12 @@ def upgrade_report(digest: Digest, area_of: Mapping[str, str] | None = None) -> 
                     tuple(conflicts),
                 )
             )
-        if touching:
+        clean = [e for e in touching if e not in conflicts]  # each commit once: a conflict touches them too
+        if clean:
             groups.append(
-                UpgradeGroup(
-                    "fork_touches", text(lang, "upgrade.fork_touches", fork=fork, n=len(touching)), tuple(touching)
-                )
+                UpgradeGroup("fork_touches", text(lang, "upgrade.fork_touches", fork=fork, n=len(clean)), tuple(clean))
             )
-        else:
+        if not touching:
             fork_clear = text(lang, "upgrade.fork_clear", fork=fork)
     return UpgradeReport(d, tuple(groups), low=len(d.entries) - len(listed), fork_clear=fork_clear)
 
