@@ -266,6 +266,20 @@ async def test_the_seventh_high_commit_of_an_hour_is_counted_in_one_message(make
     assert "drop the v9 wire format" in texts(slack)[-1]
 
 
+async def test_subscribing_again_while_alerts_are_on_keeps_their_place(make_bot, slack, widgets, time_):
+    """Editing the subscription (`at 08:00`, the same `alerts high`) does not restart alerts from
+    now: a high commit that landed before the edit is still alerted by the next poll."""
+    bot = await make_bot()
+    await command(bot, "subscribe acme/widgets alerts high")
+    await poll(bot, T0)
+    land(widgets, "high", T0 + timedelta(minutes=2), 3)
+    time_.now = T0 + timedelta(minutes=5)
+    await command(bot, "subscribe acme/widgets at 08:00 alerts high")
+    time_.now = T0 + timedelta(minutes=11)
+    assert await poll(bot, time_.now) == ["sent 1"]
+    assert "drop the v3 wire format" in texts(slack)[-1]
+
+
 async def test_alerts_off_stops_them_and_on_again_starts_from_then(make_bot, slack, widgets, time_):
     bot = await make_bot()
     await command(bot, "subscribe acme/widgets alerts high")
@@ -567,9 +581,15 @@ async def test_a_github_repository_alerted_on_its_push(make_bot, slack, llm, fak
     assert len(alerts) == 1 and "drop the v0 wire format" in alerts[0] and "typo" not in slack.all_text()
     assert analyses_asked(llm) == 2  # the two new commits; the history was not even read
     time_.now = T0 + timedelta(minutes=11)
+    listed = fake_github.count("GET", f"/repos/{repo}/commits")
+    heads = fake_github.count("GET", f"/repos/{repo}/commits/main")
     assert await poll(bot, time_.now) == ["nothing new"]
     assert len([t for t in texts(slack) if "wire format" in t]) == 1
     assert analyses_asked(llm) == 2 and fake_github.count("GET", f"/repos/{repo}/commits/{sha}") <= 1
+    # A quiet poll reads the branch's head, finds it where the last poll left it, and lists nothing:
+    # one request a period for each alerting subscription, against GitHub's rate limit.
+    assert fake_github.count("GET", f"/repos/{repo}/commits/main") == heads + 1
+    assert fake_github.count("GET", f"/repos/{repo}/commits") == listed
 
 
 async def test_the_webhook_is_served_only_with_its_secret_and_queues_a_job(make_bot, slack, widgets, time_):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -181,6 +181,9 @@ def test_cli_range_as_json_and_changelog(run, tagged):
     [d] = json.loads(proc.stdout)["digests"]
     assert d["window"]["label"] == "v0.1.0..v0.2.0"
     assert d["window"]["head"] == tagged.git("rev-parse", "v0.2.0").strip()
+    # the range spans its ends' committer dates: from v0.1.0's to just after v0.2.0's
+    start, end = (datetime.fromisoformat(d["window"][k]) for k in ("start", "end"))
+    assert (start, end) == (at(19, 9), at(20, 13) + timedelta(seconds=1))
     assert [e["commit"]["title"] for e in d["entries"]] == [TYPO, "Merge branch 'side'", FIX, REMOVE]
     sections = d["upgrade"]["sections"]
     assert sections[0]["key"] == "breaking" and sections[0]["commits"] == [tagged.shas["remove"]]

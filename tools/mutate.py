@@ -56,7 +56,7 @@ MODULES: dict[str, list[str]] = {
     "bot/core/codeowners.py": ["tests/test_owners.py"],
     "bot/render/upgrade.py": ["tests/test_upgrade.py"],
     "bot/sources/refrange.py": ["tests/test_ranges.py"],
-    "bot/channels/alerted.py": ["tests/test_alerts.py"],
+    "bot/channels/alerted.py": ["tests/test_alerts.py", "tests/test_deliveries.py"],
     "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/delivery/post.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
     "bot/delivery/deliveries.py": ["tests/test_deliveries.py"],
