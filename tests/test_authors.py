@@ -51,6 +51,10 @@ def test_authors_keeps_only_theirs_exclude_drops_theirs_and_both_combine():
     assert not both.keeps("renovate[bot]", "renovate[bot]")
     assert not AuthorFilter() and AuthorFilter().keeps("anyone") and AuthorFilter().key() == ""
     assert AuthorFilter.of(["b", "a"]).key() == AuthorFilter.of(["a", "b", "a"]).key()
+    # names that keep the same commits are one cache entry, however they were typed
+    assert AuthorFilter.of(["Ada"]).key() == AuthorFilter.of(["@ada"]).key() == AuthorFilter.of(["ADA"]).key()
+    assert AuthorFilter.of([], ["dependabot"]).key() == AuthorFilter.of([], ["Dependabot[bot]"]).key()
+    assert AuthorFilter.of(["ada"]).key() != AuthorFilter.of(["adam"]).key()
     keys = {AuthorFilter.of(["a"]).key(), AuthorFilter.of([], ["a"]).key(), AuthorFilter.of(["a,b"]).key()}
     assert len(keys) == 3 and "" not in keys  # authors a ≠ exclude-authors a ≠ one author named "a,b"
 
@@ -234,6 +238,7 @@ async def test_a_filtered_digest_is_another_cache_entry(make_settings, tmp_path)
         ada = await services.builder.build(source, window, "en", authors=AuthorFilter.of(["ada"]))
         not_ada = await services.builder.build(source, window, "en", authors=AuthorFilter.of([], ["ADA"]))
         again = await services.builder.build(source, window, "en")
+        typed_otherwise = await services.builder.build(source, window, "en", authors=AuthorFilter.of(["@Ada"]))
     finally:
         await services.aclose()
     assert len(whole.entries) == len(again.entries) == DAY_COMMITS and again.authors == ()
@@ -241,6 +246,7 @@ async def test_a_filtered_digest_is_another_cache_entry(make_settings, tmp_path)
     assert (ada.authors, ada.filtered_out) == (("ada",), DAY_COMMITS - 2)
     assert len(not_ada.entries) == DAY_COMMITS - 2 and not_ada.exclude_authors == ("ADA",)
     assert all(e.commit.login == "ada" for e in ada.entries)  # the e-mail's user part, read by git
+    assert typed_otherwise.generated_at == ada.generated_at  # `@Ada` is `ada`: the kept digest, not a rebuild
 
 
 # --- the login each source reads --------------------------------------------------------------------

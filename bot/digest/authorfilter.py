@@ -76,10 +76,12 @@ class AuthorFilter:
         return not (self.exclude and self.matches(self.exclude, author, login))
 
     def key(self) -> str:
-        """For cache keys and job ids: equal filters, equal keys ('' for none)."""
+        """For cache keys and job ids: filters that keep the same commits have equal keys ('' for
+        none): `Ada`, `ada` and `@ada` are one name, as `dependabot` and `dependabot[bot]` are."""
         if not self:
             return ""
-        return "a:" + json.dumps([sorted(set(self.authors)), sorted(set(self.exclude))], ensure_ascii=False)
+        names = [sorted({_key(n) for n in self.authors}), sorted({_key(n) for n in self.exclude})]
+        return "a:" + json.dumps(names, ensure_ascii=False)
 
 
 def as_typed(names: Iterable[str]) -> list[str]:
