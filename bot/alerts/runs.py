@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -40,15 +38,13 @@ from ..core.models import (
     DigestEntry,
     Importance,
     NotFoundError,
-    RetryLater,
     Subscription,
     Window,
 )
-from ..core.store import Store, StoreUnavailable
+from ..core.store import Store
 from ..core.window import zone
-from ..delivery.post import DEDUPE_MARGIN
-from ..delivery.posted import PostedMessages
-from ..delivery.spec import MAX_ATTEMPTS, STORE_RETRY, author_filter_of, path_filter_of
+from ..delivery.once import run_once, send_once
+from ..delivery.spec import author_filter_of, path_filter_of
 from ..digest.builder import DigestBuilder
 from ..digest.pathfilter import touched_paths
 from ..i18n import localize, text
@@ -90,37 +86,20 @@ class AlertRunner:
     async def run(self, poll: AlertPoll) -> str:
         """Run (or finish) one poll; what happened, for logs and tests. RetryLater when another
         poll of this subscription holds the lease, or after a failure worth retrying."""
-        store = self.store
-        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        lock = store.k("alertlock", poll.platform, poll.channel, poll.repo.lower())
-        lease = max(1, round(self.settings.job_lease))
-        if not await store.lease(lock, owner, lease):
-            raise RetryLater("another poll of this subscription is in progress", lease / 2)
-        keeper = asyncio.create_task(self._keep(lock, owner, lease))
-        try:
-            if await store.get_json(self.done_key(poll)):
-                return "already done"
-            outcome = await self._run(poll)
-            await store.set_json(self.done_key(poll), {"at": self.clock().isoformat()}, ttl=POLL_LEDGER_TTL)
-            return outcome
-        except (asyncio.CancelledError, RetryLater):
-            raise
-        except StoreUnavailable:
-            raise RetryLater("storage unavailable", STORE_RETRY) from None
-        except Exception as exc:  # retried a few times, then logged and closed: the next period polls again
-            attempts = await store.incr(poll.key + ":attempts", POLL_LEDGER_TTL)
-            if not isinstance(exc, BotError):
-                log.exception("alert poll of %s for %s:%s failed", poll.repo, poll.platform, poll.channel)
-            if attempts < MAX_ATTEMPTS:
-                raise RetryLater(f"failed ({exc}); will retry", self.settings.clock_interval * 2**attempts) from None
-            await store.set_json(self.done_key(poll), {"failed": str(exc)}, ttl=POLL_LEDGER_TTL)
-            return f"gave up ({exc})"
-        finally:
-            keeper.cancel()
-            try:
-                await store.release(lock, owner)
-            except BotError:
-                pass  # it lapses by itself
+        # Retried a few times, then closed: the next period polls again.
+        return await run_once(
+            self.store,
+            lambda: self._run(poll),
+            lock=self.store.k("alertlock", poll.platform, poll.channel, poll.repo.lower()),
+            busy="another poll of this subscription is in progress",
+            done_key=self.done_key(poll),
+            attempts_key=poll.key + ":attempts",
+            ttl=POLL_LEDGER_TTL,
+            lease=max(1, round(self.settings.job_lease)),
+            retry_after=self.settings.clock_interval,
+            now=lambda: self.clock().isoformat(),
+            what=f"alert poll of {poll.repo} for {poll.platform}:{poll.channel}",
+        )
 
     async def _subscription(self, poll: AlertPoll) -> Subscription | None:
         mine = [
@@ -250,38 +229,19 @@ class AlertRunner:
     async def _send_once(
         self, platform, channel: str, content, key: str, state: dict, digest: Digest | None = None
     ) -> MessageRef | None:
-        """Send `content` once under `key`: "trying" (and when) before the send, "done" after. A
-        send tried before is re-sent with the same key while the platform deduplicates it, else
-        only if the platform cannot find it in the conversation. None when not sent now."""
-        store = self.store
-        state = await store.get_json(key) or state
-        if state.get("done"):
-            return None
-        mark = {"alerted": True} if digest is not None else {}
-        now = self.clock().timestamp()
-        window = platform.send_dedupe_window
-        if state.get("at") is not None and window is not None and now - float(state["at"]) >= window - DEDUPE_MARGIN:
-            ref = await platform.send_unless_posted(channel, content, key=key, since=float(state["at"]))
-            if ref is None:
-                log.warning(
-                    "alert %s may be missing: its send had no answer, the platform no longer deduplicates "
-                    "it and the conversation could not be read back; not sent again",
-                    key,
-                )
-        else:
-            if state.get("at") is None:
-                await store.set_json(key, {"at": now, **mark}, ttl=ALERT_TTL)  # trying, before the send
-            ref = await platform.send(channel, content, key=key)
-        if ref is not None and digest is not None:
-            await self.threads.remember_digest(platform.name, channel, ref.thread_root, digest.repo_id, digest)
-            await PostedMessages(store).remember(platform.name, ref, content, None)  # its level buttons redraw it
-        await store.set_json(key, {"done": True, "id": ref.id if ref else None, "at": now, **mark}, ttl=ALERT_TTL)
-        return ref
-
-    async def _keep(self, lock: str, owner: str, lease: int) -> None:
-        while True:
-            await asyncio.sleep(lease / 3)
-            try:
-                await self.store.renew(lock, owner, lease)
-            except BotError:
-                continue
+        """Send `content` once under `key` (bot/delivery/once.py); None when not sent now. A commit's
+        alert (`digest` given) is marked `alerted` in its state: the next digest reads the mark."""
+        return await send_once(
+            self.store,
+            self.threads,
+            platform,
+            channel,
+            content,
+            key,
+            now=lambda: self.clock().timestamp(),
+            ttl=ALERT_TTL,
+            what="alert",
+            digest=digest,
+            state=state,
+            mark={"alerted": True} if digest is not None else None,
+        )

@@ -21,19 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import uuid
 from collections.abc import Callable
 from datetime import date, datetime
 
 from ..channels.threads import Threads
 from ..core.chat_platform import CommitDetail, MessageRef, Notice, Platforms
-from ..core.models import BotError, Commit, Digest, DigestEntry, RetryLater
-from ..core.store import Store, StoreUnavailable
+from ..core.models import BotError, Commit, Digest, DigestEntry
+from ..core.store import Store
 from ..core.window import day_window
-from ..delivery.post import DEDUPE_MARGIN
-from ..delivery.posted import PostedMessages
-from ..delivery.spec import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
+from ..delivery.once import run_once, send_once
+from ..delivery.spec import LEDGER_TTL
 from ..digest.builder import DigestBuilder
 from ..digest.pathfilter import PathFilter, touched_paths
 from ..i18n import localize, text
@@ -70,37 +67,19 @@ class WatchRunner:
     async def run(self, run: WatchRun) -> str:
         """Run (or finish) one watch's day; what happened, for logs and tests. RetryLater when
         another run of this person's watches holds the lease, or after a failure worth retrying."""
-        store = self.store
-        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        lock = store.k("watchlock", run.platform, run.user)
-        lease = max(1, round(self.settings.job_lease))
-        if not await store.lease(lock, owner, lease):
-            raise RetryLater("another run of this person's watches is in progress", lease / 2)
-        keeper = asyncio.create_task(self._keep(lock, owner, lease))
-        try:
-            if await store.get_json(self.ledger(run)):
-                return "already done"
-            outcome = await self._run(run)
-            await store.set_json(self.ledger(run), {"at": self.clock().isoformat()}, ttl=LEDGER_TTL)
-            return outcome
-        except (asyncio.CancelledError, RetryLater):
-            raise
-        except StoreUnavailable:
-            raise RetryLater("storage unavailable", STORE_RETRY) from None
-        except Exception as exc:  # retried a few times, then logged and closed
-            attempts = await store.incr(run.key + ":attempts", LEDGER_TTL)
-            if not isinstance(exc, BotError):
-                log.exception("watch %s %s for %s:%s failed", run.repo, run.glob, run.platform, run.user)
-            if attempts < MAX_ATTEMPTS:
-                raise RetryLater(f"failed ({exc}); will retry", self.settings.clock_interval * 2**attempts) from None
-            await store.set_json(self.ledger(run), {"failed": str(exc)}, ttl=LEDGER_TTL)
-            return f"gave up ({exc})"
-        finally:
-            keeper.cancel()
-            try:
-                await store.release(lock, owner)
-            except BotError:
-                pass  # it lapses by itself
+        return await run_once(
+            self.store,
+            lambda: self._run(run),
+            lock=self.store.k("watchlock", run.platform, run.user),
+            busy="another run of this person's watches is in progress",
+            done_key=self.ledger(run),
+            attempts_key=run.key + ":attempts",
+            ttl=LEDGER_TTL,
+            lease=max(1, round(self.settings.job_lease)),
+            retry_after=self.settings.clock_interval,
+            now=lambda: self.clock().isoformat(),
+            what=f"watch {run.repo} {run.glob} for {run.platform}:{run.user}",
+        )
 
     async def _run(self, run: WatchRun) -> str:
         store = self.store
@@ -162,36 +141,17 @@ class WatchRunner:
     async def _send_once(
         self, platform, channel: str, content, key: str, digest: Digest | None = None
     ) -> MessageRef | None:
-        """Send `content` once under `key` (see the module doc); None when it was sent before or
+        """Send `content` once under `key` (bot/delivery/once.py); None when it was sent before or
         cannot be known to be missing. A commit message's thread is remembered for questions."""
-        store = self.store
-        state = await store.get_json(key) or {}
-        if state.get("done"):
-            return None
-        now = self.clock().timestamp()
-        window = platform.send_dedupe_window
-        if state.get("at") is not None and window is not None and now - float(state["at"]) >= window - DEDUPE_MARGIN:
-            ref = await platform.send_unless_posted(channel, content, key=key, since=float(state["at"]))
-            if ref is None:
-                log.warning(
-                    "watch message %s may be missing: its send had no answer, the platform no longer "
-                    "deduplicates it and the conversation could not be read back; not sent again",
-                    key,
-                )
-        else:
-            if state.get("at") is None:
-                await store.set_json(key, {"at": now}, ttl=LEDGER_TTL)  # trying, before the send
-            ref = await platform.send(channel, content, key=key)
-        if ref is not None and digest is not None:
-            await self.threads.remember_digest(platform.name, channel, ref.thread_root, digest.repo_id, digest)
-            await PostedMessages(store).remember(platform.name, ref, content, None)  # its level buttons redraw it
-        await store.set_json(key, {"done": True, "id": ref.id if ref else None, "at": now}, ttl=LEDGER_TTL)
-        return ref
-
-    async def _keep(self, lock: str, owner: str, lease: int) -> None:
-        while True:
-            await asyncio.sleep(lease / 3)
-            try:
-                await self.store.renew(lock, owner, lease)
-            except BotError:
-                continue
+        return await send_once(
+            self.store,
+            self.threads,
+            platform,
+            channel,
+            content,
+            key,
+            now=lambda: self.clock().timestamp(),
+            ttl=LEDGER_TTL,
+            what="watch message",
+            digest=digest,
+        )
