@@ -211,9 +211,12 @@ async def test_a_new_high_commit_is_posted_once_within_a_poll_and_never_again(ma
     event = bot.sender.message_event(
         f"<@{slack.bot_user_id}> what could this break?", channel=CHANNEL, thread_ts=alert.ts
     )
+    asked = len(llm.requests)
     assert (await bot.sender.event(event))[0] == 200
     await bot.settle()
     assert slack.replies(CHANNEL, alert.ts)
+    question = json.dumps(llm.requests[asked:], ensure_ascii=False)  # the model was asked about that commit
+    assert "what could this break?" in question and "drop the v0 wire format" in question
 
     # The next daily digest: the alerted commit marked so, and no commit analysed a second time.
     asked = len(llm.requests)
@@ -278,6 +281,34 @@ async def test_subscribing_again_while_alerts_are_on_keeps_their_place(make_bot,
     time_.now = T0 + timedelta(minutes=11)
     assert await poll(bot, time_.now) == ["sent 1"]
     assert "drop the v3 wire format" in texts(slack)[-1]
+
+
+async def test_a_poll_that_keeps_failing_is_retried_then_closed_and_the_next_period_polls_again(
+    make_bot, slack, widgets, time_
+):
+    """A subscription alerting on a branch that is gone: its poll fails, is retried twice, then is
+    closed for that period; the next period polls again, and once the
+    branch is back its high commit is alerted."""
+    bot = await make_bot()
+    widgets.git("branch", "release")
+    await command(bot, "subscribe acme/widgets branch release alerts high")
+    assert await poll(bot, T0) == ["nothing new"]
+    widgets.git("branch", "-D", "release")  # the branch is gone
+    time_.now = T0 + timedelta(minutes=11)
+    first = await poll(bot, time_.now)
+    second = await poll(bot, time_.now)
+    assert all(o.startswith("failed (") and o.endswith("; will retry") for o in first + second)
+    assert "release" in first[0]
+    (closed,) = await poll(bot, time_.now)
+    assert closed.startswith("gave up (") and "release" in closed
+    assert await poll(bot, time_.now) == ["already done"]  # closed for this period
+    assert len(slack.top_level(CHANNEL)) == 1  # nothing posted meanwhile (the confirmation only)
+
+    land(widgets, "high", T0 + timedelta(minutes=12), 4)
+    widgets.git("branch", "release")  # back, with a high commit on it
+    time_.now = T0 + timedelta(minutes=21)
+    assert await poll(bot, time_.now) == ["sent 1"]
+    assert "drop the v4 wire format" in texts(slack)[-1]
 
 
 async def test_alerts_off_stops_them_and_on_again_starts_from_then(make_bot, slack, widgets, time_):
@@ -512,6 +543,96 @@ async def test_an_alert_in_a_feishu_group(make_settings, tmp_path):
         assert "drop the v0 wire format" in top[-1] and not any("typo" in t for t in top)
         assert [o for _, o in await env.chat.make_clock(now=lambda: now).tick_alerts(now)] == ["already done"]
         assert len(env.fake.top_level(GROUP)) == len(top)
+
+
+async def test_a_feishu_alert_tried_over_an_hour_ago_is_looked_up_before_it_is_sent(make_settings, tmp_path):
+    """A poll killed while sending, run again after Feishu forgot the send's `uuid` (an hour): the
+    bot reads the group back. The alert that reached Feishu is found and not posted again; the one
+    that never did is posted, once."""
+    from tests.shared.feishu import GROUP, feishu_env
+
+    repo = GitRepo(tmp_path / "rocket")
+    repo.commit("init", {"README.md": "hi\n"}, when=T0 - timedelta(days=1))
+    async with feishu_env(make_settings, repo, default_lang="zh") as env:
+        env.chat.clock = lambda: T0
+        await env.say(f"subscribe {repo.path} alerts high")
+        await env.settle()
+        store = env.chat.store
+        runner = env.chat.alert_runner
+        (sub,) = await env.chat.subs.all()
+        cursor_key = runner.ledger.since_key("feishu", GROUP, sub.repo)
+        cursor = await store.get_json(cursor_key)
+        reached = land(repo, "high", T0 + timedelta(minutes=2), 1)
+        lost = land(repo, "high", T0 + timedelta(minutes=3), 2)
+        now = T0 + timedelta(minutes=11)
+        env.chat.clock = lambda: now
+        assert [o for _, o in await env.chat.make_clock(now=lambda: now).tick_alerts(now)] == ["sent 2"]
+        before = [env.fake.text_of(m) for m in env.fake.top_level(GROUP)]
+        lost_ref = (await store.get_json(runner.ledger.sent_key("feishu", GROUP, sub.repo, lost)))["id"]
+        env.fake.drop_message(lost_ref)  # as if its send never reached Feishu
+        env.fake.advance(2 * 3600)  # and Feishu forgot the sends' uuids
+        env.fake.scopes["im:message.group_msg"] = 1  # the bot may read the group back
+
+        # Redis as the killed poll left it, two hours ago: both sends "trying", the cursor unmoved.
+        tried = (now - timedelta(hours=2)).timestamp()
+        for sha in (reached, lost):
+            await store.set_json(runner.ledger.sent_key("feishu", GROUP, sub.repo, sha), {"at": tried, "alerted": True})
+        await store.set_json(cursor_key, cursor)
+        for k in await store.r.keys(store.k("alertpoll", "*")):
+            await store.delete(k.decode())
+        assert [o for _, o in await env.chat.make_clock(now=lambda: now).tick_alerts(now)] == ["sent 2"]
+        after = [env.fake.text_of(m) for m in env.fake.top_level(GROUP)]
+        assert sum("drop the v1 wire format" in t for t in after) == 1  # found in the group: not again
+        assert sum("drop the v2 wire format" in t for t in after) == 1  # never arrived: posted, once
+        assert len(after) == len(before)
+
+
+async def test_a_feishu_alert_whose_send_went_unanswered_is_found_hours_later_not_posted_again(make_settings, tmp_path):
+    """Feishu takes the alert but its answers are lost: the poll fails with the send's "trying"
+    state recorded. Re-run within the hour, the same `uuid` is sent (Feishu dedupes it, nothing is
+    read back); re-run hours later, the group is read back and the alert found, not posted twice."""
+    from tests.shared.feishu import GROUP, feishu_env
+
+    repo = GitRepo(tmp_path / "rocket")
+    repo.commit("init", {"README.md": "hi\n"}, when=T0 - timedelta(days=1))
+    async with feishu_env(make_settings, repo, default_lang="zh") as env:
+        env.fake.scopes["im:message.group_msg"] = 1
+        env.adapter.api.max_transient = 2
+        env.chat.clock = lambda: T0
+        await env.say(f"subscribe {repo.path} alerts high")
+        await env.settle()
+        land(repo, "high", T0 + timedelta(minutes=2), 1)
+        now = T0 + timedelta(minutes=11)
+        env.chat.clock = lambda: now
+
+        def tick() -> list[str]:
+            return env.chat.make_clock(now=lambda: now).tick_alerts(now)
+
+        env.fake.lose(2, path="/open-apis/im/v1/messages")  # taken, but both answers lost
+        (outcome,) = [o for _, o in await tick()]
+        assert outcome.startswith("failed (") and outcome.endswith("will retry")
+        alerts = [m for m in env.fake.top_level(GROUP) if "drop the v1 wire format" in env.fake.text_of(m)]
+        assert len(alerts) == 1  # it reached the group
+
+        reads = len(env.fake.api_calls("/open-apis/im/v1/messages", method="GET"))
+        now = T0 + timedelta(minutes=12)  # within Feishu's hour: the same uuid, deduplicated
+        assert [o for _, o in await tick()] == ["sent 1"]
+        assert len(env.fake.api_calls("/open-apis/im/v1/messages", method="GET")) == reads  # nothing read back
+        assert sum("drop the v1 wire format" in env.fake.text_of(m) for m in env.fake.top_level(GROUP)) == 1
+
+        # The same again, re-run hours later.
+        land(repo, "high", T0 + timedelta(minutes=30), 2)
+        now = T0 + timedelta(minutes=41)
+        env.chat.clock = lambda: now
+        env.fake.lose(2, path="/open-apis/im/v1/messages")
+        (outcome,) = [o for _, o in await env.chat.make_clock(now=lambda: now).tick_alerts(now)]
+        assert outcome.endswith("will retry")
+        env.fake.advance(3 * 3600)  # Feishu forgot the uuid
+        now = T0 + timedelta(hours=3)
+        env.chat.clock = lambda: now
+        assert [o for _, o in await env.chat.make_clock(now=lambda: now).tick_alerts(now)] == ["sent 1"]
+        assert len(env.fake.api_calls("/open-apis/im/v1/messages", method="GET")) > reads  # read back
+        assert sum("drop the v2 wire format" in env.fake.text_of(m) for m in env.fake.top_level(GROUP)) == 1
 
 
 # --- the "alerted" mark on every surface ------------------------------------------------------------

@@ -9,6 +9,7 @@ terminal chat.
 from __future__ import annotations
 
 import io
+import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -137,10 +138,13 @@ async def test_a_watch_sends_each_commit_touching_the_pattern_once_at_its_time(m
 
     # A question in a watch message's thread is about its commit, like a digest thread's.
     event = bot.sender.message_event("what could this break?", channel=IM, thread_ts=first.ts, channel_type="im")
+    asked = len(llm.requests)
     assert (await bot.sender.event(event))[0] == 200
     await bot.settle()
     (answer,) = slack.replies(IM, first.ts)
     assert answer.text.strip()
+    question = json.dumps(llm.requests[asked:], ensure_ascii=False)  # the model was asked about that commit
+    assert "what could this break?" in question and HIGH_TITLE in question
 
 
 async def test_watches_reuse_the_digests_analyses_and_the_other_way_round(make_bot, slack, llm):

@@ -57,6 +57,7 @@ MODULES: dict[str, list[str]] = {
     "bot/render/upgrade.py": ["tests/test_upgrade.py"],
     "bot/sources/refrange.py": ["tests/test_ranges.py"],
     "bot/channels/alerted.py": ["tests/test_alerts.py", "tests/test_deliveries.py"],
+    "bot/delivery/once.py": ["tests/test_once.py", "tests/test_watch.py", "tests/test_alerts.py"],
     "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/delivery/post.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
     "bot/delivery/deliveries.py": ["tests/test_deliveries.py"],

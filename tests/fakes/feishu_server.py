@@ -354,6 +354,13 @@ class FakeFeishu:
         if self._paused and path.startswith(self._paused) and not path.startswith("/open-apis/auth/"):
             self._gate.wait(60)
 
+    def drop_message(self, message_id: str) -> None:
+        """Forget a message, as if its send never reached Feishu (its uuid forgotten too)."""
+        with self._lock:
+            message = self._by_id.pop(message_id)
+            self.messages.remove(message)
+            self._uuids = {k: v for k, v in self._uuids.items() if v[1] is not message}
+
     def p2p_chat(self, chat_id: str) -> None:
         """Make `chat_id` a one-to-one chat: ephemeral cards "can only be used in group chats"."""
         self._p2p_chats.add(chat_id)
