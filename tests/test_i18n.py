@@ -90,6 +90,11 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("or the shipped templates", "operator error: an install without its templates"),
     ],
     "bot/channels/threads.py": [("the and for with", "stop words for matching titles")],
+    "bot/alerts/runs.py": [
+        ("another poll of this subscription", "run_once's RetryLater reason: the queue's, never shown"),
+        ("alert poll of ", "what run_once's log line names"),
+    ],
+    "bot/watch/runs.py": [("another run of this person", "run_once's RetryLater reason: the queue's, never shown")],
     "bot/downstream/conflict.py": [
         ("^(changed in both", "git merge-tree's own report, parsed"),
         ("added in both", "git merge-tree's own report, parsed"),
