@@ -283,7 +283,11 @@ async def test_slack_release_and_bad_input(make_bot, slack, widgets):
 
     await bot.sender.slash("digest v0.2.0..v0.1.0")
     await bot.sender.slash("release v0.1.0")
+    await bot.settle()
+    # Commands run concurrently once acknowledged: the language change is stored before the next
+    # command is sent, as a person typing them would see it (its confirmation first).
     await bot.sender.slash("config lang zh")
+    await bot.settle()
     await bot.sender.slash("digest nope..v0.2.0")
     await bot.settle()
     said = [shown_eph(e) for e in slack.ephemerals]
