@@ -92,6 +92,11 @@ def test_the_login_of_an_email_address_is_its_user_part(address, user):
         ),
         ("digest authors “Grace Hopper” `ada`", DigestArgs(None, (), FilterArgs(authors=("Grace Hopper", "ada")))),
         ("digest authors ada Ada ADA", DigestArgs(None, (), FilterArgs(authors=("ada", "Ada", "ADA")))),
+        ("authors ada", DigestArgs(None, (), FilterArgs(authors=("ada",)))),  # the verb and date are optional
+        (
+            "paths src/** exclude-authors renovate",
+            DigestArgs(None, (), FilterArgs(paths=("src/**",), exclude_authors=("renovate",))),
+        ),
         ("week 2026-01-19 authors ada", WeekArgs("2026-01-19", (), FilterArgs(authors=("ada",)))),
         (
             "subscribe a/b authors ada at 09:00 exclude-authors renovate bots show",
@@ -126,6 +131,7 @@ def test_grammar(text, expected):
             f"最多接受 {MAX_AUTHORS} 个名字",
             "subscribe",
         ),
+        ("authors", "'authors' needs at least one author's name or login", "“authors”至少需要", "digest"),
         ('digest authors "Grace Hopper', "The quote in '\"Grace Hopper' is not closed", "引号没有闭合", "digest"),
         ('digest authors ""', "is an empty name.", "是空的名字", "digest"),
         ("digest authors <ada@example.com>", "not an e-mail address", "而不是邮箱地址", "digest"),

@@ -140,6 +140,8 @@ def test_a_digest_without_its_verb_takes_noise_options_and_a_question_stays_a_qu
         ("owners map @alice <@U0ALICE|alice>", ("map", "@alice", "slack_user", "U0ALICE")),
         ('owners map dev@example.com <at user_id="ou_abc"></at>', ("map", "dev@example.com", "feishu_user", "ou_abc")),
         ("owners map @alice @alice.w", ("map", "@alice", "name", "alice.w")),
+        ("owners @acme/core <!subteam^S0CORE>", ("map", "@acme/core", "slack_group", "S0CORE")),
+        ("负责人 dev@example.com <@U0DEV>", ("map", "dev@example.com", "slack_user", "U0DEV")),
         ("owners remove @acme/core", ("remove", "@acme/core", "", "")),
     ],
 )
@@ -157,6 +159,7 @@ def test_owners_grammar(text, expected):
         ("owners map @acme/core alice", "'alice' is not a mention", "'alice' 不是提及"),
         ("owners map @a <@U1X> <@U2Y>", "One mention per owner", "每个负责人只能映射一个提及"),
         ("owners frob", "Unknown owners action 'frob'", "未知的 owners 操作 'frob'"),
+        ("owners @acme/core", "Map @acme/core to whom?", "@acme/core 映射给谁？"),
         ("owners remove @a @b", "Name one code owner to remove.", "请写出要移除的一个代码负责人。"),
     ],
 )

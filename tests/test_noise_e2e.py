@@ -263,6 +263,23 @@ async def test_authors_keep_only_theirs_and_the_header_says_so(make_bot, slack, 
     assert {c.sha for c in thread.commits} == {mono.shas["high"], mono.shas["medium"]}  # questions see hers alone
 
 
+async def test_the_filters_alone_are_yesterdays_digest_so_filtered(make_bot, slack, mono):
+    # `/digest authors ada`, `/digest paths backend/**`: the date is optional before the options too
+    bot = await make_bot()
+    bot.chat.now.read = lambda: datetime(2026, 1, 29, 2, 0, tzinfo=UTC)  # 10:00 in Shanghai: yesterday is the 28th
+    await bot.command("authors ada")
+    await bot.command("paths backend/** exclude-authors automation-bot")
+    await bot.command("authors")
+    by_ada, backend = slack.top_level(CHANNEL)
+    assert f"🔎 authors ada — 2 of {DAY_COMMITS} commits" in sections_text(by_ada)
+    assert "2026-01-28" in sections_text(by_ada)
+    assert f"🔎 paths backend/** · exclude-authors automation-bot — 1 of {DAY_COMMITS} commits" in sections_text(
+        backend
+    )
+    [refusal] = [ephemeral_text(e) for e in slack.ephemerals]
+    assert "'authors' needs at least one author's name or login" in refusal and "Unknown command" not in refusal
+
+
 async def test_exclude_authors_drops_the_bots_and_combines_with_paths(make_bot, slack):
     bot = await make_bot()
     await bot.command('2026-01-28 exclude-authors renovate DEPENDABOT[bot] "grace hopper"')

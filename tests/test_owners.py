@@ -4,6 +4,7 @@ per digest, in its parent message, for high and medium commits only."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from datetime import UTC, date, datetime
@@ -261,7 +262,7 @@ async def test_console_owners_map_list_remove_and_the_digest_tells_each_owner_on
     assert "No code owners are mapped here." in await console("/digest owners")
     mapped = await console("/digest owners map @acme/core @core-oncall")
     assert "✅ @acme/core → @core-oncall: digests here mention them once" in mapped
-    await console("/digest owners map @alice @alice.w")
+    await console("/digest owners @alice @alice.w")
     listing = await console("/digest owners")
     assert "• @acme/core → @core-oncall" in listing and "• @alice → @alice.w" in listing
     shown_ = await console("/digest 2026-01-28")
@@ -292,7 +293,7 @@ async def test_bad_owners_input_is_one_sentence_and_the_usage(console_in, typed,
     console = await console_in("en")
     out = await console(f"/digest {typed}")
     assert f"⚠️ {said}" in out
-    assert "Usage: `/digest owners [map @org/team|@user|e-mail MENTION]" in out
+    assert "Usage: `/digest owners [@org/team|@user|e-mail MENTION]" in out
     assert "Traceback" not in out and "[#" not in out  # nothing posted
 
 
@@ -379,6 +380,27 @@ def test_a_hostile_owner_name_pings_no_one_anywhere():
     card = json.dumps(F.render_cards(_parent(pings)), ensure_ascii=False)
     assert "<at" not in card and "<!channel>" not in card
     assert "\x1b" not in render_text(_parent((OwnerPing("@a\x1b[2J", 1, 0),)))
+
+
+def test_an_upgrade_report_tells_its_owners_on_every_surface_and_stays_inert_unmapped():
+    from bot.render.upgrade import upgrade_report
+    from tests.reportdata import day
+
+    pings = (OwnerPing("@alice", 1, 0, "feishu_user", "ou_alice"), OwnerPing("@core", 0, 1, "slack_group", "S0CORE"))
+    hostile = (OwnerPing("<!channel>", 1, 0), OwnerPing("@here", 0, 1))
+    report = upgrade_report(day(3))
+    told = dataclasses.replace(report, owners=pings, more_owners=2)
+    card = json.dumps(F.render_cards(told), ensure_ascii=False)
+    assert card.count("<at id=ou_alice></at>: your paths are touched by 1 high commit.") == 1
+    assert "… and 2 more owners" in card and "<!subteam" not in card
+    blocks = json.dumps(R.render(told))
+    assert blocks.count("<!subteam^S0CORE>: your paths are touched by 1 medium commit.") == 1
+    assert "<at" not in blocks
+    terminal = render_text(told)
+    assert "👥 Code owners" in terminal and "@core: your paths are touched by 1 medium commit." in terminal
+    inert = dataclasses.replace(report, owners=hostile)
+    assert "<!channel>" not in json.dumps(R.render(inert)) and "<at" not in json.dumps(F.render_cards(inert))
+    assert "👥" not in render_text(report) and "👥" not in json.dumps(R.render(report), ensure_ascii=False)
 
 
 def test_feishu_keeps_the_mentioned_persons_id_for_owners_map():

@@ -44,6 +44,7 @@ def build_tagged(path) -> GitRepo:
             "src/export.py": "def export_v1(rows):\n    return rows\n\n\ndef export_v2(rows):\n    return list(rows)\n",
             "src/cli.py": "import argparse\n",
             "README.md": "hi\n",
+            ".github/CODEOWNERS": "/src/ @acme/core\n/lib/ @acme/lib\nREADME.md @docs-team\n",
         },
         when=at(19, 9),
     )
@@ -298,6 +299,26 @@ async def test_slack_release_and_bad_input(make_bot, slack, widgets):
     assert not any("Traceback" in s for s in said)
     assert len(slack.top_level(CHANNEL)) == 2  # the release, and the config confirmation: nothing half-done
     assert "zh" in shown(slack.top_level(CHANNEL)[-1])
+
+
+async def test_slack_an_upgrade_report_tells_the_mapped_owners_once(make_bot, slack, widgets):
+    # the range's high and medium commits under src/ are @acme/core's: mapped, it is mentioned once
+    # in the parent; the README's owner (a low commit) is told nothing; the thread mentions no one
+    bot = await make_bot()
+    await bot.sender.slash("owners @acme/core <!subteam^S0CORE>")
+    await bot.sender.slash("owners @docs-team <@U0DOCS>")
+    await bot.settle()
+    posted = len(slack.top_level(CHANNEL))
+    await bot.sender.slash("v0.1.0..v0.2.0")
+    await bot.settle()
+    parent = slack.top_level(CHANNEL)[posted]
+    said = shown(parent)
+    assert text("en", "upgrade.title", repo="acme/widgets", label="v0.1.0..v0.2.0") in said
+    assert re.search(r"<!subteam\^S0CORE>: your paths are touched by \d+ high", json.dumps(parent.blocks))
+    replies = slack.replies(CHANNEL, parent.ts)
+    everything = json.dumps([m.blocks for m in [parent, *replies]]) + "".join(m.text or "" for m in [parent, *replies])
+    assert everything.count("<!subteam^S0CORE>") == 1
+    assert "<@U0DOCS>" not in everything
 
 
 async def test_a_range_over_the_request_limit_names_a_narrower_range(make_bot, slack, widgets):

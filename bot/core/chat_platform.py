@@ -129,6 +129,8 @@ class UpgradeReport:
     low: int = 0
     fork_clear: str = ""
     report_url: str | None = None  # the signed link to the full report page (PUBLIC_BASE_URL set)
+    owners: tuple[OwnerPing, ...] = ()  # once per owner of its high and medium commits, as a digest's
+    more_owners: int = 0
 
     @property
     def title(self) -> str:

@@ -95,12 +95,11 @@ def parent_content(plan: Plan, report_url: str | None):
             report_url=report_url,
             more_how=more_how(plan, report_url),
         )
-    if plan.upgrade is not None:
-        return replace(upgrade_report(d, plan.upgrade), report_url=report_url)
     pings = owner_pings(entries_at_least(d.entries, plan.min_importance), plan.owner_map)
-    return DigestParent(
-        d, plan.min_importance, report_url, tuple(pings[:OWNER_LINES]), max(0, len(pings) - OWNER_LINES)
-    )
+    told, more = tuple(pings[:OWNER_LINES]), max(0, len(pings) - OWNER_LINES)
+    if plan.upgrade is not None:  # a range tells the owners of its high and medium commits too
+        return replace(upgrade_report(d, plan.upgrade), report_url=report_url, owners=told, more_owners=more)
+    return DigestParent(d, plan.min_importance, report_url, told, more)
 
 
 def owner_pings(entries: Sequence[DigestEntry], owner_map: Mapping[str, tuple[str, str]]) -> list[OwnerPing]:

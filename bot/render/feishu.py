@@ -238,11 +238,7 @@ def digest_cards(
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
             blocks.append(Md(reason, prefix=_commit_line(d, e) + "\n", wrap=grey, suffix=_corrected_md(d, e, "\n")))
-    if owners:  # once per owner: mapped ones are mentioned (<at>), the others named in plain text
-        blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(OL.heading(lang))}**"}))
-        blocks += [Fixed({"tag": "markdown", "content": _owner_line(lang, p)}) for p in owners]
-        if more_owners:
-            blocks.append(Fixed({"tag": "markdown", "content": md_escape(OL.more(lang, more_owners))}))
+    blocks += _owner_blocks(lang, owners, more_owners)
     if d.fork and d.entries:
         blocks.append(Fixed({"tag": "hr"}))
         blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(DS.heading(d))}**"}))
@@ -251,6 +247,17 @@ def digest_cards(
     if d.entries:
         blocks.append(Fixed({"tag": "markdown", "content": grey(md_escape(ft(lang, "thread_hint")))}))
     return pack(blocks, header, L.title(d) + " · " + d.repo, lang)
+
+
+def _owner_blocks(lang: str, owners: Sequence[OwnerPing], more: int) -> list[Block]:
+    """Once per owner: mapped ones are mentioned (<at>), the others named in plain text."""
+    if not owners:
+        return []
+    blocks: list[Block] = [Fixed({"tag": "markdown", "content": f"**{md_escape(OL.heading(lang))}**"})]
+    blocks += [Fixed({"tag": "markdown", "content": _owner_line(lang, p)}) for p in owners]
+    if more:
+        blocks.append(Fixed({"tag": "markdown", "content": md_escape(OL.more(lang, more))}))
+    return blocks
 
 
 def _owner_line(lang: str, p: OwnerPing) -> str:
@@ -525,4 +532,5 @@ def upgrade_cards(c: UpgradeReport) -> list[dict]:
         blocks.append(Md(c.fork_clear))
     if c.low_line:
         blocks.append(Md(c.low_line))
+    blocks += _owner_blocks(lang, c.owners, c.more_owners)
     return pack(blocks, header, c.title, lang)

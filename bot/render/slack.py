@@ -184,10 +184,7 @@ def render_parent(c: DigestParent) -> list[dict]:
     if highs:
         lines = [_high_line(d, e) for e in highs]
         blocks += packed_sections(lines, label=esc(L.group_label(lang, Importance.HIGH, len(highs))))
-    if c.owners:  # once per owner: mapped ones are mentioned, the others named in plain text
-        lines = [_owner_line(lang, p) for p in c.owners]
-        lines += [esc(OL.more(lang, c.more_owners))] if c.more_owners else []
-        blocks += packed_sections(lines, label=esc(OL.heading(lang)))
+    blocks += _owner_blocks(lang, c.owners, c.more_owners)
     if d.fork and d.entries:
         lines = [esc(DS.intro(d))] + [
             f"{link(e.commit.url, f'`{e.commit.short_sha}`')} *{esc(e.commit.title)}* — {esc(DS.line(d, e.downstream))}"
@@ -198,6 +195,15 @@ def render_parent(c: DigestParent) -> list[dict]:
 
 
 _GROUP_ID = re.compile(r"^S[A-Z0-9]{2,20}$")
+
+
+def _owner_blocks(lang: str, owners: Sequence[OwnerPing], more: int) -> list[dict]:
+    """Once per owner: mapped ones are mentioned, the others named in plain text."""
+    if not owners:
+        return []
+    lines = [_owner_line(lang, p) for p in owners]
+    lines += [esc(OL.more(lang, more))] if more else []
+    return packed_sections(lines, label=esc(OL.heading(lang)))
 
 
 def _owner_line(lang: str, p: OwnerPing) -> str:
@@ -511,6 +517,7 @@ def render_upgrade(c: UpgradeReport) -> list[dict]:
         blocks += sections(esc(c.fork_clear))
     if c.low_line:
         blocks += sections(esc(c.low_line))
+    blocks += _owner_blocks(lang, c.owners, c.more_owners)
     return paginate(blocks, f"{c.title} — {c.stats}", lang)
 
 

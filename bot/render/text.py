@@ -102,14 +102,21 @@ def _parent(c: DigestParent) -> str:
                 + (f" · {mark}" if mark else "")
             )
             lines += _corrected(d, e, "    ")
-    if c.owners:  # once per owner; a terminal mentions no one: the mapped name, else the GitHub one
-        lines.append(OL.heading(d.lang))
-        for p in c.owners:
-            before, after = OL.line_parts(d.lang, p)
-            lines.append("  " + terminal_safe(before + (f"@{p.id}" if p.kind == "name" else p.owner) + after))
-        if c.more_owners:
-            lines.append("  " + OL.more(d.lang, c.more_owners))
+    lines += _owner_lines(d.lang, c.owners, c.more_owners)
     return "\n".join(lines)
+
+
+def _owner_lines(lang: str, owners, more: int) -> list[str]:
+    """Once per owner; a terminal mentions no one: the mapped name, else the GitHub one."""
+    if not owners:
+        return []
+    lines = [OL.heading(lang)]
+    for p in owners:
+        before, after = OL.line_parts(lang, p)
+        lines.append("  " + terminal_safe(before + (f"@{p.id}" if p.kind == "name" else p.owner) + after))
+    if more:
+        lines.append("  " + OL.more(lang, more))
+    return lines
 
 
 def _corrected(d, e, indent: str) -> list[str]:
@@ -145,6 +152,7 @@ def _upgrade(c: UpgradeReport) -> str:
         lines.append(terminal_safe(c.fork_clear))
     if c.low_line:
         lines.append(c.low_line)
+    lines += _owner_lines(d.lang, c.owners, c.more_owners)
     return "\n".join(lines)
 
 

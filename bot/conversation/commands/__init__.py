@@ -12,7 +12,7 @@ per command (its grammar, handler and text keys), listed once in COMMANDS.
   ask <SHA|#PR> QUESTION
   ask QUESTION                  (about a period: this week, 上周, since Monday, A..B; in owner/repo)
   config [lang zh|en] [tz ZONE] [questions mention|all] [file on|off]
-  owners [map OWNER MENTION | remove OWNER]   (CODEOWNERS names → who is mentioned here)
+  owners [[map] OWNER MENTION | remove OWNER] (CODEOWNERS names → who is mentioned here)
   watch REPO GLOB [at HH:MM] [tz ZONE]      (in a direct message)
   unwatch REPO [GLOB]
   watches
@@ -91,7 +91,9 @@ def parse_command(text_: str) -> Parsed:
         def fits(w: str) -> bool:
             return is_date_token(w) or is_ref_range(w) or "/" in w
 
-        if fits(head) and all(fits(w) for w in lead):
+        # `/digest paths src/**`, `/digest authors ada`: the options alone are yesterday's digest
+        # so filtered (lead is empty only when the first word is an option).
+        if all(fits(w) for w in lead):
             return Parsed(digest.COMMAND, digest.parse(words))
         raise CommandError(phrase("errors.unknown_command", word=echo(words[0])), None)
     return Parsed(command, command.parse(words[1:]))

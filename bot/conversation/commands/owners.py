@@ -1,7 +1,7 @@
 """`owners` — the code owners this conversation tells, and who they are here.
 
   owners                          list the mappings (to the person who asks)
-  owners map OWNER MENTION        OWNER: @user, @org/team or an e-mail, as CODEOWNERS names them;
+  owners [map] OWNER MENTION      OWNER: @user, @org/team or an e-mail, as CODEOWNERS names them;
                                   MENTION: Slack <@U…> or <!subteam^S…>, Feishu an @-mention
                                   (<at user_id="ou_…"></at>), the terminal @name
   owners remove OWNER
@@ -67,7 +67,9 @@ def parse(args: list[str]) -> OwnersArgs:
             raise CommandError(phrase("owners.remove_one"), "owners")
         return OwnersArgs("remove", _owner(args[1]))
     if verb not in MAP_WORDS:
-        raise CommandError(phrase("owners.bad_verb", word=echo(args[0])), "owners")
+        if not is_owner(args[0]):
+            raise CommandError(phrase("owners.bad_verb", word=echo(args[0])), "owners")
+        args = ["map", *args]  # `owners @org/team @someone`: the verb is optional
     if len(args) < 2:
         raise CommandError(phrase("owners.map_needs_owner"), "owners")
     owner = _owner(args[1])
