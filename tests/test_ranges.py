@@ -15,7 +15,15 @@ from bot.core.models import NotFoundError, UsageError, to_dict, window_from_dict
 from bot.core.window import day_window, is_date_token, is_ref_range
 from bot.i18n import localize, text
 from bot.sources.localgit import LocalGitSource
-from bot.sources.refrange import previous_by_version, range_window, release_window, version_key
+from bot.sources.refrange import (
+    family,
+    is_final,
+    newest_release,
+    previous_release,
+    range_window,
+    release_window,
+    version_key,
+)
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gitrepo import GitRepo
 from tests.shared.cli import SH
@@ -100,7 +108,91 @@ def test_a_range_of_refs_is_not_a_range_of_days():
 def test_versions_sort_as_versions():
     tags = ["v0.11.9", "v0.11.10", "v0.11.8", "v1.0rc1", "v1.0", "v1.0.1", "v0.9"]
     assert sorted(tags, key=version_key) == ["v0.9", "v0.11.8", "v0.11.9", "v0.11.10", "v1.0rc1", "v1.0", "v1.0.1"]
-    assert previous_by_version(tags, "v1.0") == "v1.0rc1" and previous_by_version(tags, "v0.9") is None
+    # a final release's previous release is final; a pre-release's is whatever came before it
+    assert previous_release(tags, "v1.0") == "v0.11.10" and previous_release(tags, "v1.0.1") == "v1.0"
+    assert previous_release(tags, "v1.0rc1") == "v0.11.10" and previous_release(tags, "v0.9") is None
+
+
+def test_a_release_is_compared_within_its_family_of_tags():
+    # pydantic's repository holds its own v2.x tags and pydantic-core's core-v2.x; pytest tags a
+    # dev0 at the start of each cycle: none of those is "the release before"
+    tags = ["v2.12.5", "v2.13.0b3", "v2.13.0", "core-v2.46.0", "core-v2.48.0", "9.1.0.dev0", "v2.13.1"]
+    assert [family(t) for t in ("v2.13.0", "V2.1", "core-v2.46.0", "9.1.0.dev0")] == ["v", "v", "core-v", ""]
+    assert [is_final(t) for t in ("v2.13.0", "26.1", "v2.13.0b3", "9.1.0.dev0", "1.0rc1")] == [1, 1, 0, 0, 0]
+    assert previous_release(tags, "v2.13.0") == "v2.12.5" and previous_release(tags, "core-v2.48.0") == "core-v2.46.0"
+    assert newest_release(tags) == "v2.13.1"  # the main family's highest final release, not core-v2.48.0
+    assert newest_release(["1.0rc1", "1.0rc2"]) == "1.0rc2" and newest_release([]) is None
+
+
+def build_release_branches(path) -> GitRepo:
+    """The release-branch workflow (mypy, pytest): main moves on; each release is branched off
+    main and tagged on its branch, with fixes cherry-picked there. v1.0.1 is not an ancestor of
+    v1.1.0."""
+    r = GitRepo(path, bare_origin="https://github.com/acme/gadgets.git")
+    r.commit("init", {"src/core.py": "X = 1\n"}, when=at(10, 9))
+    r.shas = {"feat_a": r.commit("feat: add the A reader", {"src/a.py": "A = 1\n"}, when=at(11, 9))}
+    r.git("checkout", "-q", "-b", "release-1.0")
+    r.commit("Bump the version to 1.0.0", {"VERSION": "1.0.0\n"}, when=at(12, 9))
+    r.git("tag", "v1.0.0")
+    r.git("checkout", "-q", "main")
+    r.shas["fix_b"] = r.commit("fix: the B writer drops rows", {"src/core.py": "X = 2\n"}, when=at(13, 9))
+    r.git("checkout", "-q", "release-1.0")
+    r.shas["pick"] = r.commit("fix: the B writer drops rows (cherry-pick)", {"src/core.py": "X = 2\n"}, when=at(14, 9))
+    r.git("tag", "v1.0.1")
+    r.git("checkout", "-q", "main")
+    r.shas["remove_c"] = r.commit(
+        "feat!: remove the C API\n\nBREAKING CHANGE: C is gone.", {"src/a.py": "A = 2\n"}, when=at(15, 9)
+    )
+    r.git("checkout", "-q", "-b", "release-1.1")
+    r.shas["rc"] = r.commit("Bump the version to 1.1.0rc1", {"VERSION": "1.1.0rc1\n"}, when=at(16, 9))
+    r.git("tag", "v1.1.0rc1")
+    r.shas["final"] = r.commit("Bump the version to 1.1.0", {"VERSION": "1.1.0\n"}, when=at(17, 9))
+    r.git("tag", "v1.1.0")
+    r.git("checkout", "-q", "main")
+    r.commit("feat: after the branch", {"src/d.py": "D = 1\n"}, when=at(18, 9))
+    return r
+
+
+async def test_git_release_on_a_release_branch_is_the_upgrade_from_the_previous_release(tmp_path):
+    repo = build_release_branches(tmp_path / "gadgets")
+    source = LocalGitSource(str(repo.path))
+    window = await release_window(source, None, TZ)  # the newest final release, not the rc
+    assert window.label == "v1.0.1..v1.1.0"  # git describe on the branch would say v1.1.0rc1 (or years back)
+    titles = [c.title for c in await source.list_commits(window)]
+    # what 1.1.0 has and 1.0.1 has not: main since the 1.0 branch point, and the 1.1 branch
+    assert titles == [
+        "Bump the version to 1.1.0",
+        "Bump the version to 1.1.0rc1",
+        "feat!: remove the C API",
+        "fix: the B writer drops rows",
+    ]
+    assert (await release_window(source, "v1.1.0rc1", TZ)).label == "v1.0.1..v1.1.0rc1"
+    typed = await range_window(source, "v1.0.1..v1.1.0", TZ)  # diverged ends with common history
+    assert (typed.base, typed.head) == (window.base, window.head)
+    with pytest.raises(UsageError) as err:  # the same two releases the wrong way round
+        await range_window(source, "v1.1.0..v1.0.1", TZ)
+    assert localize(err.value, "en") == text(
+        "en", "errors.range_reversed", value="v1.1.0..v1.0.1", first="v1.1.0", last="v1.0.1"
+    )
+    # unrelated histories: an orphan branch shares nothing with main
+    repo.git("checkout", "-q", "--orphan", "pages")
+    repo.git("rm", "-rq", "--cached", ".")
+    repo.commit("the docs site", {"index.html": "<p>hi</p>\n"}, when=at(19, 9))
+    with pytest.raises(UsageError) as err:
+        await range_window(source, "v1.0.0..pages", TZ)
+    assert localize(err.value, "zh") == text(
+        "zh", "errors.range_unrelated", first="v1.0.0", last="pages", repo="acme/gadgets"
+    )
+
+
+def test_cli_release_on_a_release_branch(run, tmp_path):
+    repo = build_release_branches(tmp_path / "gadgets")
+    proc = run("digest", "--repo", str(repo.path), "--release", "v1.1.0", "--format", "json", "--lang", "en")
+    assert proc.returncode == 0, proc.stderr
+    [d] = json.loads(proc.stdout)["digests"]
+    assert d["window"]["label"] == "v1.0.1..v1.1.0"
+    breaking = next(s for s in d["upgrade"]["sections"] if s["key"] == "breaking")
+    assert breaking["commits"] == [repo.shas["remove_c"]]
 
 
 # --- the git source -------------------------------------------------------------------------------
@@ -448,6 +540,40 @@ async def test_github_release_and_bad_ranges(github):
     assert localize(err.value, "en") == text("en", "errors.no_tag", tag="v7", repo=GH_REPO)
     with pytest.raises(UsageError):
         await release_window(source, "v0.1.0", TZ)
+
+
+async def test_github_release_on_a_release_branch(fake_github, make_settings):
+    from bot.sources.github import GitHubSource
+
+    gh, repo = fake_github, "octo/gadgets"
+    gh.add_repo(repo)
+    init = gh.add_commit(repo, "init", committed_at=at(10, 9))
+    feat = gh.add_commit(repo, "feat: add the A reader", committed_at=at(11, 9))
+    v100 = gh.add_commit(repo, "Bump to 1.0.0", committed_at=at(12, 9), parents=[feat], branch="release-1.0")
+    gh.add_tag(repo, "v1.0.0", v100)
+    fix = gh.add_commit(repo, "fix: the B writer", committed_at=at(13, 9), parents=[feat])
+    pick = gh.add_commit(repo, "fix: the B writer (pick)", committed_at=at(14, 9), parents=[v100], branch="release-1.0")
+    gh.add_tag(repo, "v1.0.1", pick)
+    remove = gh.add_commit(repo, "feat!: remove the C API", committed_at=at(15, 9), parents=[fix])
+    final = gh.add_commit(repo, "Bump to 1.1.0", committed_at=at(17, 9), parents=[remove], branch="release-1.1")
+    gh.add_tag(repo, "v1.1.0", final)
+    gh.add_tag(repo, "core-v9.0.0", init)  # another family: never "the newest release"
+    orphan = gh.add_commit(repo, "the docs site", committed_at=at(19, 9), parents=[], branch="pages")
+    source = GitHubSource(repo, make_settings(github_api_url=gh.url))
+    try:
+        window = await release_window(source, None, TZ)
+        assert window.label == "v1.0.1..v1.1.0"
+        assert [c.sha for c in await source.list_commits(window)] == [final, remove, fix]
+        with pytest.raises(UsageError) as err:
+            await range_window(source, "v1.1.0..v1.0.1", TZ)
+        assert "backwards" in localize(err.value, "en")
+        with pytest.raises(UsageError) as err:  # GitHub's 404 "No common ancestor": one sentence
+            await range_window(source, f"v1.0.0..{orphan[:12]}", TZ)
+        assert localize(err.value, "en") == text(
+            "en", "errors.range_unrelated", first="v1.0.0", last=orphan[:12], repo=repo
+        )
+    finally:
+        source.close()
 
 
 async def test_github_without_tags_has_no_release(fake_github, make_settings):

@@ -19,6 +19,7 @@ from ..core.file_kinds import is_binary_path
 from ..core.models import Commit, FileChange, NotFoundError, PastCommit, SourceError, UsageError, Window
 from ..i18n import phrase
 from .message import email_user, split_message
+from .refrange import newest_release, previous_release
 
 _RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping
 _LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ae{_US}%ct{_US}%B{_US}"
@@ -171,19 +172,27 @@ class LocalGitSource:
         )
         return proc.returncode == 0
 
+    async def relation(self, base: str, head: str) -> str:
+        if base == head:
+            return "identical"
+        if await self.is_ancestor(base, head):
+            return "ahead"
+        if await self.is_ancestor(head, base):
+            return "behind"
+        shared = (await self._arun("merge-base", base, head, check=False)).strip()
+        return "diverged" if shared else "unrelated"
+
     async def release_tags(self, tag: str | None) -> tuple[str | None, str]:
-        """(the tag before `tag` on its first-parent line or None, `tag`); `tag` None: the newest
-        tag reachable from HEAD. NotFoundError when there is no such tag at all."""
+        """(the release before `tag` in version order or None, `tag`); `tag` None: the newest
+        release (refrange.newest_release). NotFoundError when there is no such tag at all."""
+        tags = (await self._arun("tag", "--list", check=False)).split()
         if tag is None:
-            tag = (await self._arun("describe", "--tags", "--abbrev=0", "HEAD", check=False)).strip()
-            if not tag:
+            tag = newest_release(tags)
+            if tag is None:
                 raise NotFoundError(phrase("errors.no_tags", repo=self.name))
-        elif not (await self._arun("rev-parse", "--verify", "--quiet", f"refs/tags/{tag}", check=False)).strip():
+        elif tag not in tags:
             raise NotFoundError(phrase("errors.no_tag", tag=tag, repo=self.name))
-        before = await self._arun(
-            "describe", "--tags", "--abbrev=0", "--first-parent", f"refs/tags/{tag}^", check=False
-        )
-        return before.strip() or None, tag
+        return previous_release(tags, tag), tag
 
     def _parse_log(self, out: str) -> list[Commit]:
         commits = []

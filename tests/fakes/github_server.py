@@ -895,7 +895,8 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> tuple[int, Any, dict[str, str]]:
         """GET /repos/{o}/{r}/compare/{base}...{head}: status (ahead, behind, identical, diverged),
         ahead_by, behind_by, total_commits, and the commits reachable from head and not from base,
-        oldest first, paginated (`page`, `per_page`, 250 by default). 404 for a ref that names nothing."""
+        oldest first, paginated (`page`, `per_page`, 250 by default). 404 for a ref that names nothing,
+        and for two commits without common history ("No common ancestor between …")."""
         base_ref, sep, head_ref = basehead.partition("...")
         base = self._resolve(repo, base_ref) if sep else None
         head = self._resolve(repo, head_ref) if sep else None
@@ -916,7 +917,11 @@ class _Handler(BaseHTTPRequestHandler):
         )
         ahead.sort(key=lambda c: (c.committed_at, c.order))  # oldest first, as GitHub lists them
         common = [c for s, c in from_head.items() if s in from_base]
-        merge_base = max(common, key=lambda c: (c.committed_at, c.order)) if common else None
+        if not common:  # GitHub answers unrelated histories with a 404 of its own
+            doc = "https://docs.github.com/rest/commits/commits#compare-two-commits"
+            message = f"No common ancestor between {base_ref} and {head_ref}."
+            return 404, {"message": message, "documentation_url": doc, "status": "404"}, {}
+        merge_base = max(common, key=lambda c: (c.committed_at, c.order))
         page, links = self._paginate(ahead, path, query, 250, 1000)
         api, html, full = self.fake.url, self.fake.html_base, repo.full_name
         return (
@@ -928,7 +933,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "diff_url": f"{html}/{full}/compare/{basehead}.diff",
                 "patch_url": f"{html}/{full}/compare/{basehead}.patch",
                 "base_commit": self._commit_json(repo, repo.commits[base]),
-                "merge_base_commit": self._commit_json(repo, merge_base) if merge_base else None,
+                "merge_base_commit": self._commit_json(repo, merge_base),
                 "status": status,
                 "ahead_by": len(ahead),
                 "behind_by": len(behind),

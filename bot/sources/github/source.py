@@ -14,7 +14,7 @@ from typing import Any
 
 from ...core.models import BotError, Commit, FileChange, NotFoundError, PastCommit, Window
 from ...i18n import phrase
-from ..refrange import previous_by_version, version_key
+from ..refrange import newest_release, previous_release
 from .client import PER_PAGE, Github, GitHubClient, GithubException
 from .convert import graphql_labels, pr_context, release_text, require_ref, to_commit, to_file
 
@@ -122,17 +122,21 @@ class GitHubSource(GitHubClient):
 
         return await self._call(fetch, not_found=phrase("errors.no_ref", ref=ref, repo=info.full_name))
 
-    async def is_ancestor(self, older: str, newer: str) -> bool:
+    async def relation(self, base: str, head: str) -> str:
+        """The compare API's status; its 404 for two resolved ends is "No common ancestor"."""
         info = await self._repo_info()
 
-        def fetch(gh: Github) -> bool:
-            return gh.get_repo(info.full_name).compare(older, newer).status in ("ahead", "identical")
+        def fetch(gh: Github) -> str:
+            return gh.get_repo(info.full_name).compare(base, head).status
 
-        return await self._call(fetch, not_found=phrase("errors.no_ref", ref=older, repo=info.full_name))
+        try:
+            return await self._call(fetch, not_found=phrase("errors.no_ref", ref=base, repo=info.full_name))
+        except NotFoundError:
+            return "unrelated"
 
     async def release_tags(self, tag: str | None) -> tuple[str | None, str]:
-        """(the tag before `tag` in version order or None, `tag`); `tag` None: the highest version.
-        GitHub lists tags without their ancestry, so "before" is by version (refrange.version_key)."""
+        """(the release before `tag` in version order or None, `tag`); `tag` None: the newest
+        release (refrange.newest_release), as for a local repository."""
         info = await self._repo_info()
 
         def fetch(gh: Github) -> list[str]:
@@ -147,10 +151,10 @@ class GitHubSource(GitHubClient):
         if not names:
             raise NotFoundError(phrase("errors.no_tags", repo=info.full_name))
         if tag is None:
-            tag = max(names, key=version_key)
+            tag = newest_release(names) or names[0]
         elif tag not in names:
             raise NotFoundError(phrase("errors.no_tag", tag=tag, repo=info.full_name))
-        return previous_by_version(names, tag), tag
+        return previous_release(names, tag), tag
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
         sha = require_ref(sha)
