@@ -4,6 +4,7 @@ fork's groups — and every surface escapes the commits' text."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -110,10 +111,47 @@ def digest(entries, lang="en", fork=None) -> Digest:
         ("fix: does not touch the CLI. Removes the legacy exporter", ChangeType.BUGFIX, "", "removals"),
         ("fix: Notably removes the old exporter", ChangeType.BUGFIX, "", "removals"),
         ("fix: Piano roll removes the old exporter", ChangeType.BUGFIX, "", "removals"),
+        # a removal of what users see, not of the project's own code (mypy's 1.20 titles, tune set)
+        ("Remove --force-union-syntax flag (#20405)", ChangeType.OTHER, "", "removals"),
+        ("Drop support for running with Python 3.9 (#20156)", ChangeType.OTHER, "", "removals"),
+        ("chore: the --legacy option is now deprecated", ChangeType.OTHER, "", "removals"),
+        ("Remove duplicate `TYPE_CHECKING` imports (#20878)", ChangeType.REFACTOR, "", "other"),
+        ("Remove no longer needed Python 3.9 guards (#20321)", ChangeType.REFACTOR, "", "other"),
+        ("Remove unnecessary `isinstance`s (#20670)", ChangeType.REFACTOR, "", "other"),
+        ("Optimize bind_self() and deprecation checks (#19556)", ChangeType.PERFORMANCE, "", "other"),
+        ("Replace deprecated _PY_IDENTIFIER uses (#20460)", ChangeType.REFACTOR, "", "other"),
+        ("fix: drop empty rows", ChangeType.BUGFIX, "", "fixes"),
+        ("feat: enable the cache by default in tests", ChangeType.FEATURE, "", "features"),
+        ("refactor: 删除未使用的参数", ChangeType.REFACTOR, "", "other"),
     ],
 )
 def test_sections_by_what_the_analysis_says(title, kind, summary, section):
     assert section_of(entry(1, title, kind, summary=summary)) == section
+
+
+def test_the_offline_analysers_summary_is_the_authors_prose_and_only_the_title_counts():
+    # the offline summary quotes the PR body: "Removing buffering…", "set provides a O(1) remove
+    # operation" say nothing of what the commit removes for its users; a model's summary does
+    body = "Removing buffering on file reads can make those reads like 20% faster, by default."
+    offline = entry(1, "Microoptimise read buffering (#20810)", ChangeType.OTHER, summary=body, origin="offline")
+    assert section_of(offline) == "other"
+    removal = entry(2, "x", ChangeType.REMOVAL, origin="offline")  # a type the title's words gave it
+    assert section_of(removal) == "other"
+    modelled = entry(3, "cli: tidy up", ChangeType.OTHER, summary="Removes the deprecated --legacy flag.")
+    assert section_of(modelled) == "removals"
+    cve = entry(4, "fix: the parser", ChangeType.BUGFIX, summary="Fixes CVE-2026-12345.", origin="offline")
+    assert section_of(cve) == "security"  # a CVE in the author's text is still a security fix
+    # a merge on the first-parent line says what it does in its body's first line, the PR's title
+    merge = entry(5, "Merge pull request #13971 from bluetech/disable-progress", ChangeType.OTHER, origin="offline")
+    merge = dataclasses.replace(
+        merge,
+        commit=dataclasses.replace(
+            merge.commit, body="terminal: disable terminal progress by default\n\nOn Windows too.", parents=("a", "b")
+        ),
+    )
+    assert section_of(merge) == "defaults"
+    unmerged = dataclasses.replace(merge, commit=dataclasses.replace(merge.commit, parents=("a",)))
+    assert section_of(unmerged) == "other"  # a commit's body is the author's prose, as the summary is
 
 
 def test_breaking_comes_first_and_reuses_the_changelogs_reading():
@@ -178,7 +216,7 @@ def test_the_fork_groups_name_conflicts_and_patched_files():
     assert clear.fork_clear == text("en", "upgrade.fork_clear", fork="org/our-fork@main")
 
 
-HOSTILE = "feat: remove <!channel> *bold* <https://evil.example|click> [x](https://evil.example)"
+HOSTILE = "feat: remove the legacy <!channel> *bold* <https://evil.example|click> [x](https://evil.example)"
 
 
 def test_every_surface_escapes_the_commits_text():

@@ -9,10 +9,13 @@ cherry-pick would conflict.
 
 A commit is listed once, in the first section that holds it. Only commits above low are listed.
 - breaking: bot/render/changelog.py's `is_breaking` (the analysis says so, negations excepted);
-- removals: change type removal/deprecation, or the title or summary says it removes or
-  deprecates (remove, drop, deprecate; 移除, 删除, 弃用, 废弃), not after a negation;
-- new defaults: the title or summary says a default changes (default to, by default, new
-  default; 默认), not after a negation;
+- removals: a model's change type removal/deprecation, or the title (and a model's summary) says
+  it deprecates something (deprecate, is now deprecated; 弃用, 废弃) or removes something users
+  see (remove, drop, delete; 移除, 删除 — then a flag, an option, support for Python 3.9, an API,
+  a legacy or deprecated thing, …), not after a negation and not in a clause about the project's
+  own work (unused, duplicate, tests, guards, cleanup …);
+- new defaults: the title (and a model's summary) says a default changes (default to, by default,
+  new default; 默认), likewise;
 - security: change type security, or the title or summary names a vulnerability or a CVE;
 - features, fixes: by change type; everything else is "other".
 """
@@ -32,9 +35,26 @@ MUST = ("breaking", "removals", "defaults", "security")  # what an upgrade must 
 BY_AREA = ("features", "fixes")
 ORDER = MUST + BY_AREA + ("other",)
 
-_REMOVAL = re.compile(
-    r"\b(?:remov(?:e|es|ed|al|ing)|drop(?:s|ped|ping)?\s+support|deprecat\w*|delet(?:e|es|ed)\s+(?:the\s+)?"
-    r"(?:deprecated|legacy|old))\b|移除|删除|弃用|废弃|下线",
+# A removal an upgrade must handle takes something users see: the verb, then in the same clause
+# one of these (`drop support for Python 3.9`, `remove the --force flag`, `delete the legacy
+# exporter`); `remove unused imports`, `remove the Python 3.9 guards` are the project's own work.
+_REMOVES = re.compile(
+    r"\b(?:remov(?:e|es|ed|ing)|drop(?:s|ped|ping)?|delet(?:e|es|ed|ing))\b|移除|删除|下线", re.IGNORECASE
+)
+_DEPRECATES = re.compile(  # a deprecation is of something users see by nature (not `deprecation checks`)
+    r"\bdeprecat(?:e|es|ing)\b|\b(?:is|are|now|marked?|as)\s+deprecated\b|弃用|废弃", re.IGNORECASE
+)
+_USER_FACING = re.compile(
+    r"\b(?:support|flags?|options?|arguments?|args?|param(?:eter)?s?|settings?|config(?:uration)?|"
+    r"(?:sub)?commands?|apis?|endpoints?|deprecated|legacy|old|features?|plugins?|backends?|aliases?|"
+    r"env(?:ironment)?\s+var(?:iable)?s?|keywords?|kwargs?|extras?|clients?|public|v\d+|python\s*[23]|py3\d+)\b"
+    r"|--[A-Za-z][\w-]*|参数|选项|支持|接口|命令|配置|功能|旧",
+    re.IGNORECASE,
+)
+_INTERNAL = re.compile(
+    r"\b(?:unused|unnecessary|unneeded|duplicated?|duplicates|redundant|dead|obsolete|stale|leftover|"
+    r"no\s+longer\s+(?:needed|used)|clean\s*-?\s*up|cleanup|internal|private|tests?|ci|typos?|"
+    r"workarounds?|guards?|comments?|debug)\b|未使用|冗余|重复|测试|内部",
     re.IGNORECASE,
 )
 _DEFAULT = re.compile(
@@ -49,29 +69,60 @@ _SECURITY = re.compile(
 _NEGATION = re.compile(
     r"(?:\b(?:not|no|never|without|nor)\b|不|未|没有|无需)[^.,;:!?，。；：！？]{0,24}$", re.IGNORECASE
 )
+_CLAUSE_END = re.compile(r"[.,;:!?，。；：！？]|\band\b|\s—\s")
 
 
-def _says(pattern: re.Pattern, *texts: str) -> bool:
-    """Does any text say it, outside a negation (`no longer removed`, `not enabled by default`)?"""
+def _clause(said: str, match: re.Match) -> tuple[str, str]:
+    """The clause around a match: (its words up to the match, its words after it)."""
+    start = max((m.end() for m in _CLAUSE_END.finditer(said, 0, match.start())), default=0)
+    end = _CLAUSE_END.search(said, match.end())
+    return said[start : match.start()], said[match.end() : end.start() if end else len(said)]
+
+
+def _says(pattern: re.Pattern, *texts: str, needs: re.Pattern | None = None) -> bool:
+    """Does any text say it, outside a negation (`no longer removed`, `not enabled by default`)
+    and outside a clause about the project's own work (`remove unused imports`, `… by default in
+    tests`)? With `needs`, the clause must also name it after the match (what is removed)."""
     for said in texts:
         for match in pattern.finditer(said or ""):
-            if not _NEGATION.search(said[: match.start()]):
+            before, after = _clause(said, match)
+            if _NEGATION.search(said[: match.start()]) or _INTERNAL.search(before + " " + after):
+                continue
+            if needs is None or needs.search(after):
                 return True
     return False
 
 
+def _title(entry: DigestEntry) -> str:
+    """What the commit says it does: a merge on the first-parent line ("Merge pull request #12
+    from a/branch") says it in the first line of its body, the pull request's title."""
+    c = entry.commit
+    if c.is_merge and c.body.strip():
+        return c.body.strip().splitlines()[0]
+    return c.title
+
+
 def section_of(entry: DigestEntry) -> str:
-    """The section an above-low commit is listed under (a key of the [upgrade] table)."""
+    """The section an above-low commit is listed under (a key of the [upgrade] table).
+
+    The words are read in the title, and in the summary when a model wrote it: the offline
+    analyser's summary is the author's own description, whose every "remove" and "by default"
+    (`removing buffering makes reads faster`) is not what the commit does to its users."""
     if is_breaking(entry):
         return "breaking"
     a = entry.analysis
     kind = a.change_type if a else ChangeType.OTHER
-    said = (entry.commit.title, a.summary if a else "")
-    if kind is ChangeType.REMOVAL or _says(_REMOVAL, *said):
+    modelled = a is not None and a.origin == "llm"
+    said = (_title(entry), a.summary if a and modelled else "")
+    if (
+        (kind is ChangeType.REMOVAL and modelled)
+        or _says(_DEPRECATES, *said)
+        or _says(_REMOVES, *said, needs=_USER_FACING)
+    ):
         return "removals"
     if _says(_DEFAULT, *said):
         return "defaults"
-    if kind is ChangeType.SECURITY or _says(_SECURITY, *said):
+    if kind is ChangeType.SECURITY or _says(_SECURITY, _title(entry), a.summary if a else ""):
         return "security"
     if kind is ChangeType.FEATURE:
         return "features"
