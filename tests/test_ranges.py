@@ -18,6 +18,8 @@ from bot.sources.localgit import LocalGitSource
 from bot.sources.refrange import (
     family,
     is_final,
+    later_release,
+    main_family,
     newest_release,
     previous_release,
     range_window,
@@ -122,6 +124,20 @@ def test_a_release_is_compared_within_its_family_of_tags():
     assert previous_release(tags, "v2.13.0") == "v2.12.5" and previous_release(tags, "core-v2.48.0") == "core-v2.46.0"
     assert newest_release(tags) == "v2.13.1"  # the main family's highest final release, not core-v2.48.0
     assert newest_release(["1.0rc1", "1.0rc2"]) == "1.0rc2" and newest_release([]) is None
+    assert not is_final("stable") and not is_final("v") and not is_final("1.0.") and not is_final("1.0-")
+    # the main family: the most final releases, then the most tags, then `v`, then bare numbers
+    assert main_family(["core-v1.0a1", "core-v1.0a2", "core-v1.0a3", "v1.0"]) == "v"
+    assert main_family(["x1.0", "x1.1a1", "v1.0"]) == "x"
+    assert main_family(["x1.0", "v1.0"]) == "v" and main_family(["1.0", "x1.0"]) == ""
+
+
+def test_only_two_versions_of_one_family_can_be_the_wrong_way_round():
+    # on diverged lines a range is refused as backwards only when both ends are versions of one
+    # family and the first is the later: SHAs that begin with digits, or equal versions, are not
+    assert later_release("v1.20.0", "v1.19.1") and later_release("release-1.2", "release-1.1.9")
+    assert not later_release("v1.19.1", "v1.20.0") and not later_release("V1.0", "v1.0")
+    assert not later_release("2.0.0", "1abcdef") and not later_release("1234abcd", "9f3e2a1b")
+    assert not later_release("v2.0", "core-v1.0")
 
 
 def build_release_branches(path) -> GitRepo:

@@ -123,6 +123,19 @@ def digest(entries, lang="en", fork=None) -> Digest:
         ("fix: drop empty rows", ChangeType.BUGFIX, "", "fixes"),
         ("feat: enable the cache by default in tests", ChangeType.FEATURE, "", "features"),
         ("refactor: 删除未使用的参数", ChangeType.REFACTOR, "", "other"),
+        # the words are whole words, and a clause ends at punctuation or "and"
+        ("feat: removeable flags", ChangeType.FEATURE, "", "features"),
+        ("feat: undeprecate the --legacy option", ChangeType.FEATURE, "", "features"),
+        ("fix: replace this deprecated call", ChangeType.BUGFIX, "", "fixes"),
+        ("refactor: remove unsupported code paths", ChangeType.REFACTOR, "", "other"),
+        ("fix: drop optionally empty rows", ChangeType.BUGFIX, "", "fixes"),
+        ("feat: drop the --latest option", ChangeType.FEATURE, "", "removals"),
+        ("feat: remove the testimonial option", ChangeType.FEATURE, "", "removals"),
+        ("feat: remove the android option", ChangeType.FEATURE, "", "removals"),
+        ("feat: remove the command flag", ChangeType.FEATURE, "", "removals"),
+        ("fix: typo, then, remove the --legacy flag", ChangeType.BUGFIX, "", "removals"),
+        ("tests remove the --x option", ChangeType.OTHER, "", "other"),
+        ("fix: no longer remove it; remove the --legacy flag", ChangeType.BUGFIX, "", "removals"),
     ],
 )
 def test_sections_by_what_the_analysis_says(title, kind, summary, section):
@@ -137,6 +150,8 @@ def test_the_offline_analysers_summary_is_the_authors_prose_and_only_the_title_c
     assert section_of(offline) == "other"
     removal = entry(2, "x", ChangeType.REMOVAL, origin="offline")  # a type the title's words gave it
     assert section_of(removal) == "other"
+    dropped = entry(6, "Drop support for Python 3.9", ChangeType.OTHER, summary="It was EOL.", origin="offline")
+    assert section_of(dropped) == "removals"  # the title alone says it
     modelled = entry(3, "cli: tidy up", ChangeType.OTHER, summary="Removes the deprecated --legacy flag.")
     assert section_of(modelled) == "removals"
     cve = entry(4, "fix: the parser", ChangeType.BUGFIX, summary="Fixes CVE-2026-12345.", origin="offline")

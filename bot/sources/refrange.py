@@ -51,7 +51,7 @@ async def range_window(source: RangeSource, spec: str, tz: str) -> Window:
         relation = await source.relation(base.sha, head.sha)
         # diverged ends (release branches) are a range, unless they are two releases typed the
         # wrong way round: `v1.20.0..v1.19.1` would list the old branch's own few commits
-        backwards = relation == "diverged" and _later_release(first, last)
+        backwards = relation == "diverged" and later_release(first, last)
         if relation == "behind" or backwards:
             raise UsageError(phrase("errors.range_reversed", value=echo(spec), first=first, last=last))
         if relation == "unrelated":
@@ -93,12 +93,15 @@ def is_final(tag: str) -> bool:
 
 
 def main_family(tags: list[str]) -> str:
-    """The family most of the final tags belong to (a repository's own releases, beside a
-    vendored package's or a sub-project's)."""
-    counts: dict[str, int] = {}
+    """The family with the most final releases (a repository's own, beside a sub-project's or a
+    vendored package's); then the one with the most tags, then `v`, then bare numbers."""
+    finals: dict[str, int] = {}
+    total: dict[str, int] = {}
     for t in tags:
-        counts[family(t)] = counts.get(family(t), 0) + (2 if is_final(t) else 1)
-    return max(counts, key=lambda f: (counts[f], f == "v", f == ""))
+        f = family(t)
+        finals[f] = finals.get(f, 0) + is_final(t)
+        total[f] = total.get(f, 0) + 1
+    return max(total, key=lambda f: (finals[f], total[f], f == "v", f == ""))
 
 
 def newest_release(tags: list[str]) -> str | None:
@@ -119,7 +122,7 @@ def previous_release(tags: list[str], tag: str) -> str | None:
     return max(lower, key=version_key) if lower else None
 
 
-def _later_release(first: str, last: str) -> bool:
+def later_release(first: str, last: str) -> bool:
     """Both ends name versions of one family (`v1.20.0`, `release-1.19`; not SHAs or branch
     names), and the first is the later one."""
     return (
