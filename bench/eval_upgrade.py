@@ -95,7 +95,14 @@ async def truth_of(path: Path) -> dict[str, str]:
 
 def releases(path: Path, start: datetime, end: datetime) -> list[str]:
     out = subprocess.run(
-        ["git", "--git-dir", str(path), "for-each-ref", "refs/tags", "--format=%(refname:short) %(creatordate:iso-strict)"],
+        [
+            "git",
+            "--git-dir",
+            str(path),
+            "for-each-ref",
+            "refs/tags",
+            "--format=%(refname:short) %(creatordate:iso-strict)",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -115,7 +122,20 @@ def report_of(path: Path, tag: str, data_dir: str) -> tuple[dict[str, str], str]
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LLM_MODEL", "REDIS_URL"):
         env.pop(name, None)  # the offline analyser, the embedded Redis
     run = subprocess.run(
-        [sys.executable, "-m", "bot", "digest", "--repo", str(path), "--release", tag, "--format", "json", "--lang", "en"],
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "digest",
+            "--repo",
+            str(path),
+            "--release",
+            tag,
+            "--format",
+            "json",
+            "--lang",
+            "en",
+        ],
         capture_output=True,
         text=True,
         env=env,
