@@ -57,6 +57,20 @@ RESERVED = {"astral-sh/uv"}
 CACHE = Path("/tmp") / f"eval_judgement_rules_{RULES_VERSION}.json"
 
 
+def mirrored_repos(mirrors: str, repos: str):
+    """(repo, mirror path) for each of the comma-separated repos that is not reserved and has a
+    mirror under `mirrors`; says which are skipped and why."""
+    for repo in repos.split(","):
+        if repo in RESERVED:
+            print(f"{repo} is reserved for the maintainers' checks: not evaluated here")
+            continue
+        path = mirror_path(Path(mirrors), repo)
+        if path is None:
+            print(f"{repo}: no mirror under {mirrors}, skipped")
+            continue
+        yield repo, path
+
+
 def binary(level: str) -> str:
     return "low" if level == "low" else "medium"  # κ over two of the three levels
 
@@ -142,14 +156,7 @@ async def main() -> int:
     start, end = PERIODS[args.period]
     rules_cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
     pooled_rules, pooled_learned = [], []
-    for repo in args.repos.split(","):
-        if repo in RESERVED:
-            print(f"{repo} is reserved for the maintainers' checks: not evaluated here")
-            continue
-        path = mirror_path(Path(args.mirrors), repo)
-        if path is None:
-            print(f"{repo}: no mirror under {args.mirrors}, skipped")
-            continue
+    for repo, path in mirrored_repos(args.mirrors, args.repos):
         kind, rows, times = await evaluate_repo(repo, path, start, end, args.limit, rules_cache, args.model)
         CACHE.write_text(json.dumps(rules_cache))
         learned_kinds = {k for *_, k in rows}

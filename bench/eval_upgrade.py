@@ -46,17 +46,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.evaluation.card import mirror_path  # noqa: E402
+from eval_judgement import PERIODS, mirrored_repos  # noqa: E402  # the same periods, fixed before either ran
+
 from bot.sources.localgit import LocalGitSource  # noqa: E402
 from bot.taste.book import read_notes  # noqa: E402
 from bot.taste.examples import label_history  # noqa: E402
 
-PERIODS = {
-    "tune": (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC)),
-    "heldout": (datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 7, 1, tzinfo=UTC)),
-}
 REPOS = ("python/mypy", "psf/black", "python-poetry/poetry", "pytest-dev/pytest", "pypa/pip", "pydantic/pydantic")
-RESERVED = {"astral-sh/uv"}
 FINAL = re.compile(r"^v?\d+(?:\.\d+)+$")  # a final release's tag: no pre-release, dev or package prefix
 
 THEIRS = {
@@ -185,14 +181,7 @@ async def main() -> int:
     start, end = PERIODS[args.period]
     pooled: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as data_dir:
-        for repo in args.repos.split(","):
-            if repo in RESERVED:
-                print(f"{repo} is reserved for the maintainers' checks: not evaluated here")
-                continue
-            path = mirror_path(Path(args.mirrors), repo)
-            if path is None:
-                print(f"{repo}: no mirror under {args.mirrors}, skipped")
-                continue
+        for repo, path in mirrored_repos(args.mirrors, args.repos):
             truth = await truth_of(path)
             pairs: list[tuple[str, str]] = []
             print(f"\n{repo}:")
