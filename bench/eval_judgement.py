@@ -89,16 +89,22 @@ def scores(pairs: list[tuple[str, str]]) -> dict:
     }
 
 
+async def labelled_history(source: LocalGitSource):
+    """Every commit since well before the periods (newest first), and their labels by the release
+    notes as they stand at the mirror's newest commit: (history, examples, verdict)."""
+    head = (await source._arun("rev-parse", "HEAD")).strip()
+    final_notes = await read_notes(source, head)
+    history = await source.history(head, 20000)
+    history = [c for c in history if c.committed_at >= datetime(2025, 6, 1, tzinfo=UTC)]
+    examples, verdict = label_history(history, final_notes)
+    return history, examples, verdict
+
+
 async def evaluate_repo(
     repo: str, path: Path, start: datetime, end: datetime, limit: int, rules_cache: dict, model: str
 ):
     source = LocalGitSource(str(path))
-    head = (await source._arun("rev-parse", "HEAD")).strip()
-    final_notes = await read_notes(source, head)
-    # Every commit since well before the period, labelled by the final notes.
-    history = await source.history(head, 20000)
-    history = [c for c in history if c.committed_at >= datetime(2025, 6, 1, tzinfo=UTC)]
-    final, verdict = label_history(history, final_notes)
+    history, final, verdict = await labelled_history(source)
     truth = {e.sha: e for e in final}
     period = [c for c in history if start <= c.committed_at < end and c.sha in truth]
     period.reverse()

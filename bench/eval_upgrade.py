@@ -46,11 +46,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from eval_judgement import PERIODS, mirrored_repos  # noqa: E402  # the same periods, fixed before either ran
+from eval_judgement import PERIODS, labelled_history, mirrored_repos  # noqa: E402  # the same periods, fixed before either ran
 
 from bot.sources.localgit import LocalGitSource  # noqa: E402
-from bot.taste.book import read_notes  # noqa: E402
-from bot.taste.examples import label_history  # noqa: E402
 
 REPOS = ("python/mypy", "psf/black", "python-poetry/poetry", "pytest-dev/pytest", "pypa/pip", "pydantic/pydantic")
 FINAL = re.compile(r"^v?\d+(?:\.\d+)+$")  # a final release's tag: no pre-release, dev or package prefix
@@ -80,12 +78,7 @@ OURS = {
 
 async def truth_of(path: Path) -> dict[str, str]:
     """sha → the maintainers' bucket, for every commit their notes (or fragments) label."""
-    source = LocalGitSource(str(path))
-    head = (await source._arun("rev-parse", "HEAD")).strip()
-    notes = await read_notes(source, head)
-    history = await source.history(head, 20000)
-    history = [c for c in history if c.committed_at >= datetime(2025, 6, 1, tzinfo=UTC)]
-    examples, _verdict = label_history(history, notes)
+    _history, examples, _verdict = await labelled_history(LocalGitSource(str(path)))
     return {e.sha: THEIRS.get(e.category, "other") for e in examples if e.category != "correction"}
 
 

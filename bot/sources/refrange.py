@@ -109,7 +109,8 @@ def newest_release(tags: list[str]) -> str | None:
     tag, for a project that has only pre-releases so far)."""
     if not tags:
         return None
-    mine = [t for t in tags if family(t) == main_family(tags)]
+    main = main_family(tags)
+    mine = [t for t in tags if family(t) == main]
     finals = [t for t in mine if is_final(t)]
     return max(finals or mine, key=version_key)
 
