@@ -1,6 +1,6 @@
 """Judgement against the maintainers' own release notes, held out in time.
 
-  python bench/eval_judgement.py --mirrors DIR [--period tune|heldout|heldout2] [--repos a/b,c/d] [--limit N]
+  python bench/eval_judgement.py --mirrors DIR [--period tune|heldout|heldout2|heldout3] [--repos a/b,c/d] [--limit N]
   python bench/eval_judgement.py --mirrors DIR --period heldout2 --labels-only
 
 For each repository (fetched mirrors `DIR/<owner>+<name>/repo`), the labels of a period's commits
@@ -15,6 +15,8 @@ The periods were fixed before any run, and the held-out one was not looked at wh
   heldout  2026-04-01 .. 2026-07-01
   heldout2 2026-01-01 .. 2026-07-01, on other repositories (HELDOUT2_REPOS, its default): never
            evaluated before, so nothing was tuned on them; fixed before any prediction was run
+  heldout3 2026-07-01 .. 2026-08-01, on the tune/heldout repositories: later in time than any
+           period run before; fixed with heldout2
 astral-sh/uv is reserved for the maintainers' own checks and is refused here.
 
 `--labels-only` reads only the label side (the notes, and how they label the period's commits),
@@ -71,7 +73,11 @@ REPOS = (
 HELDOUT2 = (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 7, 1, tzinfo=UTC))
 HELDOUT2_REPOS = ("python-attrs/attrs", "tox-dev/tox")
 # Not in PERIODS, which eval_upgrade shares: over its repositories this span holds the tune quarter.
-JUDGEMENT_PERIODS = {**PERIODS, "heldout2": HELDOUT2}
+# The third: the tune/heldout repositories one month later (July 2026), fixed with heldout2 before any
+# prediction was run. It ends before the first commit of the blind-labelled importance sets
+# (tests/data/importance_labels*.jsonl: ruff 2026-08-17.., pydantic 2026-08-03..), on which rules may be tuned.
+HELDOUT3 = (datetime(2026, 7, 1, tzinfo=UTC), datetime(2026, 8, 1, tzinfo=UTC))
+JUDGEMENT_PERIODS = {**PERIODS, "heldout2": HELDOUT2, "heldout3": HELDOUT3}
 DEFAULT_REPOS = {"heldout2": HELDOUT2_REPOS}  # the other periods: REPOS
 RESERVED = {"astral-sh/uv"}
 CACHE = Path("/tmp") / f"eval_judgement_rules_{RULES_VERSION}.json"
