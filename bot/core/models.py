@@ -251,6 +251,10 @@ class DigestEntry:
     # corrected level, and these say who set it and what the analysis had said.
     corrected_by: str = ""
     corrected_from: Importance | None = None
+    # …and the reason the analysis had given: the analysis then carries a reason that fits the
+    # corrected level ("corrected to low by a reader; the bot had said: …"). None: not kept (an
+    # entry drawn before reasons were rewritten: its analysis still has its own reason).
+    corrected_reason: str | None = None
     # Its code owners: of every path it touches, from CODEOWNERS as of the digest's newest commit
     # (bot/digest/owners.py); empty without a CODEOWNERS file or an owner.
     owners: tuple[str, ...] = ()
@@ -320,7 +324,9 @@ class Digest:
     lang: str
     entries: tuple[DigestEntry, ...]  # newest first
     headline: tuple[str, ...] = ()
-    headline_origin: str = "offline"  # "llm", "offline" (no LLM configured) or "fallback" (the LLM failed)
+    # "llm", "offline" (no LLM configured), "fallback" (the LLM failed) or "corrected" (the model's
+    # bullets put aside for rule-based ones while readers' corrections show: uncorrected_headline)
+    headline_origin: str = "offline"
     repo_url: str | None = None
     generated_at: datetime | None = None
     repo_spec: str = ""  # how commands name the repository (owner/name or the configured path)
@@ -344,6 +350,9 @@ class Digest:
     # kept under ("" for a window still open) and how many times a retry has improved it since.
     kept_as: str = ""
     revision: int = 0
+    # A model's headline, put aside while readers' corrections show (bot/levels/overlay.py): the
+    # headline is then drawn by rule from the corrected levels (origin "corrected"); () otherwise.
+    uncorrected_headline: tuple[str, ...] = ()
 
     @property
     def repo_id(self) -> str:
@@ -469,6 +478,7 @@ def entry_from_dict(e: dict) -> DigestEntry:
         downstream=downstream_from_dict(e.get("downstream")),
         corrected_by=e.get("corrected_by") or "",
         corrected_from=Importance(e["corrected_from"]) if e.get("corrected_from") else None,
+        corrected_reason=e.get("corrected_reason"),
         owners=tuple(e.get("owners") or ()),
         alerted=bool(e.get("alerted")),
     )
@@ -500,6 +510,7 @@ def digest_from_dict(d: dict) -> Digest:
         cost=Cost(**d["cost"]) if d.get("cost") else None,
         kept_as=d.get("kept_as") or "",
         revision=int(d.get("revision") or 0),
+        uncorrected_headline=tuple(d.get("uncorrected_headline") or ()),
     )
 
 
