@@ -140,10 +140,16 @@ class Commit:
         return self.committed_at.astimezone(ZoneInfo(tz))
 
 
+# A past commit's paths, at most: what GitHub lists of a pull request's files in one GraphQL page
+# (a local clone lists as many, so that both sources teach the learned profile the same).
+HISTORY_PATHS = 100
+
+
 @dataclass(frozen=True)
 class PastCommit:
     """A commit as the learned profile reads history: its title, what it touched, and the files
-    it added (changelog fragments among them). No patches: 2,000 of these are read at once."""
+    it added (changelog fragments among them). No patches: 2,000 of these are read at once. A
+    rename counts as its new path (not added); at most HISTORY_PATHS paths, in path order."""
 
     sha: str
     committed_at: datetime  # aware, UTC
