@@ -157,6 +157,12 @@ async def test_slack_a_correction_typed_in_the_digest_s_thread(make_bot, slack, 
     )
     await bot.settle()
     assert shown_eph(slack.ephemerals[-1]).startswith("这份日报列出了多个提交：请指明一个，例如 level ")
+    before = len(slack.ephemerals)
+    await bot.sender.event(  # a question that starts with the word is a question
+        bot.sender.message_event("<@UBOT> level of risk here?", kind="app_mention", thread_ts=parent.ts, user=ANA)
+    )
+    await bot.settle()
+    assert not any("level SHA" in shown_eph(e) for e in slack.ephemerals[before:])
     assert (await bot.sender.slash("level 太高"))[0] == 200  # not in a thread: how it is typed
     await bot.settle()
     assert shown_eph(slack.ephemerals[-1]).startswith("用法：level SHA 太高|太低")

@@ -88,7 +88,7 @@ _DIRECTIONS = {
     "太低": "too_low",
     "偏低": "too_low",
 }
-_SHA = re.compile(r"[0-9a-fA-F]{4,40}")
+_SHA = re.compile(r"[0-9a-fA-F]{7,40}")
 
 
 def level_direction(word: str) -> str | None:
@@ -99,13 +99,16 @@ def level_direction(word: str) -> str | None:
 def typed_level(text_: str) -> tuple[str, str] | None:
     """`level SHA too-high`, `等级 太低 SHA`, `level 太高` (the SHA and the direction in either
     order, the SHA optional): (sha or '', too_high|too_low); ('', '') for a level correction
-    typed wrong (its usage is the answer); None when the words are no level correction."""
+    typed wrong (a direction or a SHA, and words that do not fit: its usage is the answer); None
+    when the words are no level correction (`level of risk here?` is a question)."""
     words = (text_ or "").split()
     if not words or words[0].lower() not in LEVEL_WORDS:
         return None
     rest = words[1:]
     directions = [d for d in map(level_direction, rest) if d]
     shas = [w.lower() for w in rest if _SHA.fullmatch(w)]
+    if not directions and not shas:
+        return None
     if len(directions) != 1 or len(shas) > 1 or len(rest) != len(directions) + len(shas):
         return "", ""
     return (shas[0] if shas else ""), directions[0]
