@@ -89,7 +89,10 @@ async def test_a_tap_on_the_page_records_and_the_page_says_so(page):
     # its reason fits its new level, and the headline is drawn again from the corrected levels: the
     # model's bullets (written for the old ones) put aside for rule-based ones, which say so
     assert "Low — Corrected to low by a reader; the bot had said medium: changes the public" in text
-    assert "A cache fix landed." not in text and "Main risks: Old scripts may break; Long-running exports. (rule-based)" in text
+    assert (
+        "A cache fix landed." not in text
+        and "Main risks: Old scripts may break; Long-running exports. (rule-based)" in text
+    )
     assert f"{high.commit.title}: {high.analysis.importance_reason}".replace("`", "") in text
     # the same link opened later (any reader, any time) shows it
     _, html = await open_(link)
