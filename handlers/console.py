@@ -4,7 +4,8 @@ Same commands and thread questions as Slack and Feishu:
   /digest 2026-01-28 owner/repo      (or any other /digest command, with or without the slash)
   reply 3 what could this break?     (a question in the thread of message #3)
   details 3 <sha>                    (the Details button of a commit in thread #3)
-  level 4 too-high [sha]             (the "level too high / too low" buttons of message #4)
+  level 4 too-high [sha]             (the "level too high / too low" buttons of message #4; also
+                                     等级 4 太高|太低, the directions' and the command's Chinese words)
   quit
 Messages are numbered as they are posted; thread replies are indented under their parent. The
 console's own lines (the prompt, its usage lines) are in the console channel's language
@@ -19,6 +20,7 @@ import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from bot.conversation.grammar import LEVEL_WORDS, level_direction
 from bot.core.chat_platform import AnswerHeader, Content, Conversation, MessageRef
 from bot.core.models import BotError
 from bot.delivery.posted import content_data
@@ -176,7 +178,7 @@ class ConsoleChat:
             elif root := await self._root(words[1]):
                 await self.chat.on_action(self._conv(root), "details", {"sha": words[2], "thread": root})
             return True
-        if head == "level":
+        if head in LEVEL_WORDS:
             await self._level(words)
             return True
         text = line[len("/digest") :] if head == "/digest" else line
@@ -186,9 +188,9 @@ class ConsoleChat:
         return True
 
     async def _level(self, words: list[str]) -> None:
-        """`level N too-high|too-low [sha]`: the Slack and Feishu level buttons of message #N (the
-        sha names one of its commits when it lists several)."""
-        direction = {"too-high": "too_high", "too-low": "too_low"}.get(words[2].lower()) if len(words) > 2 else None
+        """`level N too-high|too-low [sha]` (`等级 N 太高|太低`): the Slack and Feishu level buttons
+        of message #N (the sha names one of its commits when it lists several)."""
+        direction = level_direction(words[2]) if len(words) > 2 else None
         if len(words) not in (3, 4) or not words[1].lstrip("#").isdigit() or direction is None:
             return self.platform.emit(text(await self._lang(), "levels.console_usage"))
         number = words[1].lstrip("#")

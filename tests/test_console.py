@@ -437,7 +437,7 @@ async def test_a_chosen_commit_outside_any_thread_is_answered_in_a_thread_of_its
                 "在这个终端里（N 是消息编号，即消息前面的 [#N]）：",
                 "• reply N <问题> — 就第 N 条消息里的提交提问",
                 "• details N <sha> — 第 N 条消息里某个提交的完整分析，仅你可见",
-                "• level N too-high|too-low [sha] — 指出第 N 条消息里某个提交的重要度评得太高或太低",
+                "• level N 太高|太低 [sha] — 指出第 N 条消息里某个提交的重要度评得太高或太低（也可写 too-high|too-low，或 等级 N 太高）",
                 "• quit — 退出",
             ],
         ),

@@ -193,7 +193,8 @@ async def test_binary_renamed_and_oversized_files(fake_github, source):
         committed_at=at(12),
         files=[
             FakeFile("assets/logo.png", "added", additions=0, deletions=0, patch=None),
-            FakeFile("model/weights", "modified", additions=0, deletions=0, patch=None),
+            FakeFile("model/weights.bin", "modified", additions=0, deletions=0, patch=None),
+            FakeFile("src/py.typed", "added", additions=0, deletions=0, patch=None),
             FakeFile("data/dump.sql", "modified", additions=40000, deletions=2, patch=None),
             FakeFile("src/new_name.py", "renamed", additions=2, deletions=1, previous_filename="src/old_name.py"),
             FakeFile("src/moved.py", "renamed", additions=0, deletions=0, patch=None, previous_filename="moved.py"),
@@ -206,7 +207,10 @@ async def test_binary_renamed_and_oversized_files(fake_github, source):
 
     assert files["assets/logo.png"].binary and files["assets/logo.png"].patch is None
     assert files["assets/logo.png"].status == "added"
-    assert files["model/weights"].binary  # no patch and no line counts: GitHub's binary file
+    assert files["model/weights.bin"].binary  # no patch and no line counts: GitHub's binary file
+    # …or an empty file, or a change of mode: a clone shows those as text without a hunk
+    assert not files["src/py.typed"].binary and files["src/py.typed"].patch == ""
+    assert not files["setup.sh"].binary and files["setup.sh"].patch == ""
     oversized = files["data/dump.sql"]
     assert not oversized.binary and oversized.patch is None and oversized.additions == 40000
     renamed = files["src/new_name.py"]

@@ -4,14 +4,16 @@ the weekly roll-up and the renderers then show."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
-from bot.core.chat_platform import WeekRollup
+from bot.core.chat_platform import DigestParent, WeekRollup
 from bot.core.models import Importance, digest_from_dict, to_dict
 from bot.core.window import day_window
 from bot.levels.overlay import correct, overlay, overlay_content
 from bot.render import feishu as F
 from bot.render import slack as S
+from bot.render.jsonout import render_json
 from bot.render.markdown import render_report
 from bot.render.text import render_text
 from bot.taste.corrections import Correction
@@ -49,7 +51,7 @@ def test_overlay_moves_counts_and_groups_and_survives_a_round_trip():
     for effective in ({medium.commit.sha: fix(medium.commit.sha, "medium")}, {}):
         back = overlay(corrected, effective).entries[1]
         assert (back.importance, back.corrected_by, back.corrected_from) == (Importance.MEDIUM, "", None)
-    assert correct(high, None) == high
+    assert correct(high, None, "en") == high
 
 
 def test_every_renderer_says_who_corrected_it_and_from_what():
@@ -98,3 +100,27 @@ async def test_a_cached_digest_shows_corrections_made_after_it_was_cached(tmp_pa
 async def test_the_learned_profile_is_given_the_corrections(make_services):
     services = await make_services(learn_from_release_notes=True)
     assert services.builder.taste.corrections is services.corrections  # labelled examples for later weeks
+
+
+def test_a_model_s_headline_is_put_aside_while_a_correction_shows_and_comes_back_after():
+    """The model's bullets were written for the analysis's levels: while a correction shows, the
+    headline is drawn by rule from the corrected levels (and says so); without one, the model's."""
+    from dataclasses import replace
+
+    d = replace(day(3), headline=("The model leads with the export change.",), headline_origin="llm")
+    high = d.entries[0]
+    corrected = overlay(d, {high.commit.sha: fix(high.commit.sha, "low")})
+    shown = render_text(DigestParent(corrected))
+    assert "The model leads" not in shown and "Headlines (rule-based)" in shown
+    assert f"• {d.entries[1].commit.title}: {d.entries[1].analysis.importance_reason}" in shown
+    assert high.commit.title not in shown.split("Headlines")[1].split("Main risks")[0]
+    again = digest_from_dict(to_dict(corrected))  # as kept with a posted message
+    back = overlay(again, {})
+    assert back.headline == d.headline and back.headline_origin == "llm" and back.uncorrected_headline == ()
+    assert "The model leads with the export change." in render_text(DigestParent(back))
+    data = json.loads(render_json([corrected]))["digests"][0]
+    assert data["headline_origin"] == "corrected" and data["uncorrected_headline"] == list(d.headline)
+    entry = data["entries"][0]
+    assert entry["analysis"]["importance_reason"].startswith("Corrected to low by a reader; the bot had said high: ")
+    assert entry["corrected_reason"] == high.analysis.importance_reason
+    assert "uncorrected_headline" not in json.loads(render_json([d]))["digests"][0]

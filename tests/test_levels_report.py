@@ -86,6 +86,14 @@ async def test_a_tap_on_the_page_records_and_the_page_says_so(page):
     assert f"✅ Recorded: {medium.commit.short_sha} {medium.commit.title} will be shown as 🟢 Low from now on." in text
     assert "✏️ Level corrected to 🟢 Low by a reader of the report page (was 🟡 Medium)" in text
     assert "🔴 high 1 | 🟡 medium 0 | 🟢 low 2" in text
+    # its reason fits its new level, and the headline is drawn again from the corrected levels: the
+    # model's bullets (written for the old ones) put aside for rule-based ones, which say so
+    assert "Low — Corrected to low by a reader; the bot had said medium: changes the public" in text
+    assert (
+        "A cache fix landed." not in text
+        and "Main risks: Old scripts may break; Long-running exports. (rule-based)" in text
+    )
+    assert f"{high.commit.title}: {high.analysis.importance_reason}".replace("`", "") in text
     # the same link opened later (any reader, any time) shows it
     _, html = await open_(link)
     assert "Level corrected to 🟢 Low by a reader of the report page (was 🟡 Medium)" in Page(html).text

@@ -1,6 +1,6 @@
 """The local git source against real repositories built with commits at exact instants."""
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -64,6 +64,20 @@ async def test_commit_metadata_is_clean(repo):
     assert (src.name, src.web_url) == ("acme/widgets", "https://github.com/acme/widgets")
     assert c.committed_at == datetime(2026, 1, 28, 15, 59, 59, tzinfo=UTC)
     assert (c.files_changed, c.additions, c.deletions) == (2, 1, 1)
+
+
+async def test_a_revert_pr_is_the_one_its_title_ends_with(tmp_path):
+    """GitHub titles a revert PR `Revert "Add a flag (#901)" (#905)`: its squash merge is PR 905,
+    not the reverted 901 (whose listing in the release notes is not this commit's)."""
+    r = GitRepo(tmp_path / "r")
+    when = datetime(2026, 1, 28, 12, tzinfo=SH)
+    r.commit("Add a flag (#901)", {"a.py": "x = 1\n"}, when=when)
+    r.commit('Revert "Add a flag (#901)" (#905)', {"a.py": "x = 0\n"}, when=when + timedelta(hours=1))
+    r.commit("Fix (#7) in the parser", {"a.py": "x = 2\n"}, when=when + timedelta(hours=2))
+    src = LocalGitSource(str(r.path))
+    listed = await src.list_commits(day_window(date(2026, 1, 28), "Asia/Shanghai"))
+    assert [c.pr_number for c in listed] == [7, 905, 901]
+    assert [c.pr_number for c in await src.history("main", 10)] == [7, 905, 901]
 
 
 async def test_files_binary_deleted_and_spaces(repo):

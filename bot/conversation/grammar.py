@@ -72,3 +72,43 @@ def timezone(value: str, command: str) -> str:
 def usage_line(lang: str, command: str, prefix: str = "/digest") -> str:
     """One command's usage line, as typed here (`/digest …` on Slack and the console, `@bot …` on Feishu)."""
     return f"{prefix} {text(lang, f'usage.{command}')}"
+
+
+# A reader's level correction, typed: `level N too-high` in the terminal (message #N), `level SHA
+# too-high` in a digest's thread on Slack and Feishu. Like the commands' words, the Chinese ones
+# work too: `等级` for `level`, `太高`/`太低` (or `偏高`/`偏低`) for the directions.
+LEVEL_WORDS = frozenset({"level", "等级"})
+_DIRECTIONS = {
+    "too-high": "too_high",
+    "too_high": "too_high",
+    "太高": "too_high",
+    "偏高": "too_high",
+    "too-low": "too_low",
+    "too_low": "too_low",
+    "太低": "too_low",
+    "偏低": "too_low",
+}
+_SHA = re.compile(r"[0-9a-fA-F]{7,40}")
+
+
+def level_direction(word: str) -> str | None:
+    """`too_high` / `too_low` for a direction word in either language; None for anything else."""
+    return _DIRECTIONS.get(word.strip().lower())
+
+
+def typed_level(text_: str) -> tuple[str, str] | None:
+    """`level SHA too-high`, `等级 太低 SHA`, `level 太高` (the SHA and the direction in either
+    order, the SHA optional): (sha or '', too_high|too_low); ('', '') for a level correction
+    typed wrong (a direction or a SHA, and words that do not fit: its usage is the answer); None
+    when the words are no level correction (`level of risk here?` is a question)."""
+    words = (text_ or "").split()
+    if not words or words[0].lower() not in LEVEL_WORDS:
+        return None
+    rest = words[1:]
+    directions = [d for d in map(level_direction, rest) if d]
+    shas = [w.lower() for w in rest if _SHA.fullmatch(w)]
+    if not directions and not shas:
+        return None
+    if len(directions) != 1 or len(shas) > 1 or len(rest) != len(directions) + len(shas):
+        return "", ""
+    return (shas[0] if shas else ""), directions[0]

@@ -58,7 +58,7 @@ class LevelTaps:
             return await self._say(platform, conv, lang, "levels.unknown_commit", "error", sha=shown)
         sha = entry.commit.sha
         effective = dict(await self.corrections.effective(digest.repo))
-        now = correct(entry, effective.get(sha)).importance
+        now = correct(entry, effective.get(sha), lang).importance
         level = nudge(now.value, direction)
         if level is None:
             key = "levels.lowest" if direction == TOO_HIGH else "levels.highest"
@@ -82,6 +82,23 @@ class LevelTaps:
             parent = await self.posted.get(conv.platform, conv.channel, root)
             if parent is not None:
                 await self._redraw(conv, platform, parent, effective)
+
+    async def typed(self, conv: Conversation, platform: ChatPlatform, sha: str, direction: str, lang: str) -> None:
+        """`level SHA too-high|too-low` (`太高|太低`) typed in a digest's thread: the tap of that
+        commit's button, on the digest message the thread hangs from (its counts and headline are
+        redrawn; the commit's own reply shows the correction from the next digest on)."""
+        if not direction:
+            return await self._say(platform, conv, lang, "levels.thread_usage", "usage")
+        posted = await self.posted.get(conv.platform, conv.channel, conv.thread or "")
+        if posted is None:
+            return await self._say(platform, conv, lang, "levels.gone", "error")
+        shown = [e for e in entries_of(posted.content) if e.analysis is not None]
+        if not sha and len(shown) == 1:
+            sha = shown[0].commit.sha
+        elif not sha:
+            example = shown[0].commit.short_sha if shown else "abc1234"
+            return await self._say(platform, conv, lang, "levels.thread_which", "usage", sha=example)
+        await self.tap(conv, platform, {"sha": sha, "dir": direction, "message": conv.thread, "lang": lang})
 
     async def _redraw(self, conv: Conversation, platform: ChatPlatform, posted: Posted, effective) -> None:
         """The message as it shows now, in place; a failure is logged (the correction is kept and

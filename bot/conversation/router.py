@@ -26,6 +26,7 @@ from ..core.store import Store, StoreBusy, StoreUnavailable
 from ..i18n import localize, text
 from .commands import CommandError, help_text, looks_like_command, parse_command, usage
 from .commands.base import CommandTools, Request
+from .grammar import typed_level
 from .level_taps import LevelTaps
 from .policy import ChannelPolicy
 from .questions import Questions
@@ -169,6 +170,8 @@ class Router:
         try:
             cfg = await self.subs.config(conv.platform, conv.channel)
             lang = cfg.lang
+            if typed_level(text_) is not None:  # a level correction names a digest: typed in its thread
+                return await platform.reply_private(conv, Notice(text(lang, "levels.thread_usage"), "usage", lang))
             parsed = parse_command(text_)
             verb = parsed.command.name
             await parsed.command.run(Request(self.tools, conv, platform, cfg, prefix), parsed.args)
@@ -195,7 +198,8 @@ class Router:
         try:
             cfg = await self.subs.config(conv.platform, conv.channel)
             lang = cfg.lang
-            if (mentioned or conv.is_dm) and not conv.thread and looks_like_command(text_):
+            command = looks_like_command(text_) or typed_level(text_) is not None
+            if (mentioned or conv.is_dm) and not conv.thread and command:
                 return await self.on_command(conv, text_, prefix=prefix)
             if not conv.thread and not (mentioned or conv.is_dm):
                 return  # ordinary channel chatter
@@ -215,6 +219,8 @@ class Router:
                 return await self.questions.outside_thread(conv, platform, text_, lang, prefix)
             if not (mentioned or conv.is_dm or cfg.questions == "all"):
                 return
+            if (typed := typed_level(text_)) is not None:  # `level SHA 太高` in a digest's thread
+                return await self.levels.typed(conv, platform, typed[0], typed[1], lang)
             await self.questions.in_thread(conv, platform, info, text_, prefix=prefix)
         except BaseException as exc:  # noqa: BLE001 — report() re-raises cancellation, says one sentence for the rest
             await self.report(platform, conv, lang, exc)

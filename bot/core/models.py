@@ -140,10 +140,16 @@ class Commit:
         return self.committed_at.astimezone(ZoneInfo(tz))
 
 
+# A past commit's paths, at most: what GitHub lists of a pull request's files in one GraphQL page
+# (a local clone lists as many, so that both sources teach the learned profile the same).
+HISTORY_PATHS = 100
+
+
 @dataclass(frozen=True)
 class PastCommit:
     """A commit as the learned profile reads history: its title, what it touched, and the files
-    it added (changelog fragments among them). No patches: 2,000 of these are read at once."""
+    it added (changelog fragments among them). No patches: 2,000 of these are read at once. A
+    rename counts as its new path (not added); at most HISTORY_PATHS paths, in path order."""
 
     sha: str
     committed_at: datetime  # aware, UTC
@@ -251,6 +257,10 @@ class DigestEntry:
     # corrected level, and these say who set it and what the analysis had said.
     corrected_by: str = ""
     corrected_from: Importance | None = None
+    # …and the reason the analysis had given: the analysis then carries a reason that fits the
+    # corrected level ("corrected to low by a reader; the bot had said: …"). None: not kept (an
+    # entry drawn before reasons were rewritten: its analysis still has its own reason).
+    corrected_reason: str | None = None
     # Its code owners: of every path it touches, from CODEOWNERS as of the digest's newest commit
     # (bot/digest/owners.py); empty without a CODEOWNERS file or an owner.
     owners: tuple[str, ...] = ()
@@ -320,7 +330,9 @@ class Digest:
     lang: str
     entries: tuple[DigestEntry, ...]  # newest first
     headline: tuple[str, ...] = ()
-    headline_origin: str = "offline"  # "llm", "offline" (no LLM configured) or "fallback" (the LLM failed)
+    # "llm", "offline" (no LLM configured), "fallback" (the LLM failed) or "corrected" (the model's
+    # bullets put aside for rule-based ones while readers' corrections show: uncorrected_headline)
+    headline_origin: str = "offline"
     repo_url: str | None = None
     generated_at: datetime | None = None
     repo_spec: str = ""  # how commands name the repository (owner/name or the configured path)
@@ -344,6 +356,9 @@ class Digest:
     # kept under ("" for a window still open) and how many times a retry has improved it since.
     kept_as: str = ""
     revision: int = 0
+    # A model's headline, put aside while readers' corrections show (bot/levels/overlay.py): the
+    # headline is then drawn by rule from the corrected levels (origin "corrected"); () otherwise.
+    uncorrected_headline: tuple[str, ...] = ()
 
     @property
     def repo_id(self) -> str:
@@ -469,6 +484,7 @@ def entry_from_dict(e: dict) -> DigestEntry:
         downstream=downstream_from_dict(e.get("downstream")),
         corrected_by=e.get("corrected_by") or "",
         corrected_from=Importance(e["corrected_from"]) if e.get("corrected_from") else None,
+        corrected_reason=e.get("corrected_reason"),
         owners=tuple(e.get("owners") or ()),
         alerted=bool(e.get("alerted")),
     )
@@ -500,6 +516,7 @@ def digest_from_dict(d: dict) -> Digest:
         cost=Cost(**d["cost"]) if d.get("cost") else None,
         kept_as=d.get("kept_as") or "",
         revision=int(d.get("revision") or 0),
+        uncorrected_headline=tuple(d.get("uncorrected_headline") or ()),
     )
 
 

@@ -69,6 +69,7 @@ def _entry(entry: DigestEntry, kept: Mapping[str, DigestEntry]) -> DigestEntry:
         updates=new.updates or entry.updates,
         corrected_by="",
         corrected_from=None,
+        corrected_reason=None,
     )
 
 

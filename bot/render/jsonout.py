@@ -23,6 +23,8 @@ def digest_data(d: Digest, areas: Mapping[str, str] | None = None) -> dict:
     if d.fork is None:  # read against no fork: no downstream keys at all
         data.pop("fork", None)
     data.pop("kept_as", None)  # a Redis key: the bot's own business
+    if not d.uncorrected_headline:  # absent unless readers' corrections put a model's headline aside
+        data.pop("uncorrected_headline", None)
     for entry, raw in zip(d.entries, data["entries"]):
         if entry.downstream is None:  # absent when the commit touches nothing the fork patches
             raw.pop("downstream", None)
@@ -32,6 +34,7 @@ def digest_data(d: Digest, areas: Mapping[str, str] | None = None) -> dict:
         if entry.corrected_from is None:  # absent when nobody corrected the commit's level
             raw.pop("corrected_by", None)
             raw.pop("corrected_from", None)
+            raw.pop("corrected_reason", None)
         a = entry.analysis
         if raw.get("analysis") and not (a and a.improved_at):  # absent unless a retry improved it later
             raw["analysis"].pop("improved_at", None)

@@ -171,7 +171,7 @@ class Reports:
         ttl = max(60, int(exp) - int(self.clock().timestamp()))
         if not await self.store.claim(self.store.k("report", "tap", nonce), ttl):
             return 200, text(lang, "levels.page_repeat")  # the browser sent the form again (a reload)
-        now = correct(entry, (await self.corrections.effective(digest.repo)).get(sha)).importance
+        now = correct(entry, (await self.corrections.effective(digest.repo)).get(sha), digest.lang).importance
         level = nudge(now.value, direction)
         if level is None:
             way = "levels.lowest" if direction == TOO_HIGH else "levels.highest"

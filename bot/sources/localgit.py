@@ -16,7 +16,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..core.file_kinds import is_binary_path
-from ..core.models import Commit, FileChange, NotFoundError, PastCommit, SourceError, UsageError, Window
+from ..core.models import (
+    HISTORY_PATHS,
+    Commit,
+    FileChange,
+    NotFoundError,
+    PastCommit,
+    SourceError,
+    UsageError,
+    Window,
+)
 from ..i18n import phrase
 from .message import email_user, split_message
 from .refrange import newest_release, previous_release
@@ -120,7 +129,7 @@ class LocalGitSource:
             "log",
             f"--format={_LOG_FORMAT}",
             "--numstat",
-            "--no-renames",
+            "-M",  # a rename is one file, as GitHub counts it
             f"--since={since}",
             f"--until={until}",
             ref,
@@ -137,7 +146,7 @@ class LocalGitSource:
         """The first-parent commits of base..head, newest first, merges among them included (a
         merge on the first-parent line stands for what it brought in: its diff to its first parent)."""
         out = await self._arun(
-            "log", "--first-parent", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", f"{base}..{head}", "--"
+            "log", "--first-parent", f"--format={_LOG_FORMAT}", "--numstat", "-M", f"{base}..{head}", "--"
         )
         return self._parse_log(out)  # git log's order: newest first along the first-parent line
 
@@ -157,7 +166,7 @@ class LocalGitSource:
             return []
         if not await self.is_ancestor(base, head):  # rewritten, or `base` is gone: the caller reads by date
             return None
-        args = ["log", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", f"{base}..{head}", "--"]
+        args = ["log", f"--format={_LOG_FORMAT}", "--numstat", "-M", f"{base}..{head}", "--"]
         if not include_merges:
             args.insert(1, "--no-merges")
         commits = self._parse_log(await self._arun(*args))
@@ -242,7 +251,7 @@ class LocalGitSource:
                 raise UsageError(phrase("errors.ambiguous_sha", value=ref, repo=self.name))
             raise NotFoundError(phrase("errors.no_commit", ref=ref, repo=self.name))
         sha = proc.stdout.strip()
-        out = await self._arun("log", "-1", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", sha)
+        out = await self._arun("log", "-1", f"--format={_LOG_FORMAT}", "--numstat", "-M", sha)
         return self._parse_log(out)[0]
 
     def expect_files(self, commits: Sequence[Commit]) -> None:
@@ -380,7 +389,7 @@ class LocalGitSource:
             "--no-merges",
             f"--format={_RS}%H{_US}%ct{_US}%B{_US}",
             "--name-status",
-            "--no-renames",
+            "-M",  # a rename is its new path, as GitHub lists a pull request's files
             ref,
             "--",
         )
@@ -389,12 +398,12 @@ class LocalGitSource:
             sha, ctime, message, changes = record.split(_US, 3)
             title, _body, pr, _reverts = split_message(message)
             paths, added = [], []
-            for line in changes.strip().splitlines():
-                status, _, path = line.partition("\t")
-                if path:
-                    paths.append(path)
+            for line in sorted(changes.strip().splitlines(), key=lambda x: x.rsplit("\t", 1)[-1])[:HISTORY_PATHS]:
+                status, *names = line.split("\t")
+                if names and names[-1]:
+                    paths.append(names[-1])
                     if status == "A":
-                        added.append(path)
+                        added.append(names[-1])
             found.append(
                 PastCommit(sha, datetime.fromtimestamp(int(ctime), tz=UTC), title, pr, tuple(paths), tuple(added))
             )
@@ -411,7 +420,7 @@ class LocalGitSource:
         if not (await self._arun("rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip():
             return None
         out = await self._arun(
-            "log", "-1", "-F", f"--grep=(#{number})", f"--format={_LOG_FORMAT}", "--numstat", "--no-renames", "HEAD"
+            "log", "-1", "-F", f"--grep=(#{number})", f"--format={_LOG_FORMAT}", "--numstat", "-M", "HEAD"
         )
         commits = [c for c in self._parse_log(out) if c.pr_number == number]
         return commits[0] if commits else None

@@ -15,7 +15,10 @@ _KNOWN_TRAILER = re.compile(
     re.IGNORECASE,
 )
 _EMAIL = re.compile(r"<?[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}>?")
-_PR_IN_TITLE = re.compile(r"\(#(\d+)\)\s*$|\(#(\d+)\)")
+# The PR a squash merge names at the end of its title; else the first one it names. A revert's
+# title quotes the reverted one's: `Revert "Add a flag (#901)" (#905)` is PR 905.
+_PR_AT_END = re.compile(r"\(#(\d+)\)\s*$")
+_PR_IN_TITLE = re.compile(r"\(#(\d+)\)")
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})", re.IGNORECASE)
 
 
@@ -48,8 +51,8 @@ def split_message(message: str) -> tuple[str, str, int | None, str | None]:
     # Stray trailer lines inside the body (squash merges glue them anywhere) go too.
     kept = [ln for p in paragraphs for ln in (p.splitlines() + [""]) if not _KNOWN_TRAILER.match(ln.strip())]
     body = strip_emails_lines("\n".join(kept).strip())
-    match = _PR_IN_TITLE.search(title)
-    pr_number = int(match.group(1) or match.group(2)) if match else None
+    match = _PR_AT_END.search(title) or _PR_IN_TITLE.search(title)
+    pr_number = int(match.group(1)) if match else None
     reverted = _REVERTS.search(message)
     return title, body, pr_number, reverted.group(1) if reverted else None
 

@@ -22,7 +22,8 @@ it stood at that commit, directories list (`contents/`, `contents/docs`) as GitH
 `git/trees/{sha}[?recursive=1]` serves the tree SHAs those listings name. `add_release` adds a
 GitHub Release (drafts are listed to authenticated callers only, as to GitHub's push users).
 GraphQL answers the two query shapes the bot sends: commits' `associatedPullRequests` and
-`prN: pullRequest(number: N)` (null plus a NOT_FOUND error for a number that is no PR).
+`prN: pullRequest(number: N)` with its labels and its files (`add_pull(files=…)`: path and
+changeType), null plus a NOT_FOUND error for a number that is no PR.
 
 Faults apply to the next N requests (optionally only those whose path contains a string, and
 after letting `skip` of those through):
@@ -287,8 +288,10 @@ class FakeGitHub:
         merge_commit_sha: str | None = None,
         labels: tuple[str, ...] = (),
         closes: tuple[tuple[int, str], ...] = (),
+        files: list[FakeFile] | tuple[FakeFile, ...] = (),
     ) -> None:
-        """A pull request; `closes` are the (number, title) of the issues it closes."""
+        """A pull request; `closes` are the (number, title) of the issues it closes, `files` what
+        it changes (GraphQL's `files`: path and changeType)."""
         r = self._repo(repo)
         r.pulls[number] = {
             "title": title,
@@ -298,6 +301,7 @@ class FakeGitHub:
             "user": user,
             "merge_commit_sha": merge_commit_sha,
             "labels": list(labels),
+            "files": list(files),
             "closes": list(closes),
         }
 
@@ -717,6 +721,14 @@ class _Handler(BaseHTTPRequestHandler):
         node: dict[str, Any] = {"number": number, "body": pull["body"] or ""}
         if match := re.search(r"labels\(first: (\d+)\)", query):
             node["labels"] = {"nodes": [{"name": name} for name in pull.get("labels", [])][: int(match.group(1))]}
+        if match := re.search(r"files\(first: (\d+)\)", query):
+            kinds = {"added": "ADDED", "removed": "DELETED", "renamed": "RENAMED", "copied": "COPIED"}
+            node["files"] = {
+                "nodes": [
+                    {"path": f.filename, "changeType": kinds.get(f.status, "MODIFIED")}
+                    for f in sorted(pull.get("files", []), key=lambda f: f.filename)[: int(match.group(1))]
+                ]
+            }
         if "closingIssuesReferences(" in query:
             node["closingIssuesReferences"] = {"nodes": [{"number": n, "title": t} for n, t in pull.get("closes", [])]}
         return node

@@ -107,7 +107,7 @@ def usage(lang: str, command: str | None = None, prefix: str = "/digest") -> str
 
 
 def help_text(lang: str, prefix: str = "/digest") -> str:
-    return text(lang, "help.intro", prefix=prefix) + "\n" + usage(lang, prefix=prefix)
+    return text(lang, "help.intro", prefix=prefix) + "\n" + usage(lang, prefix=prefix) + "\n" + text(lang, "help.level")
 
 
 def looks_like_command(text_: str) -> bool:

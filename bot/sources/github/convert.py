@@ -8,6 +8,7 @@ PyGithub stays imported in client.py alone.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
@@ -73,8 +74,18 @@ def release_text(tag: str, body: str) -> str:
     return f"## {version.group(0)}\n\n{body}" if version else body
 
 
-def graphql_labels(data: dict, repo: str) -> dict[int, list[str]] | None:
-    """`{number: [label, …]}` from a batch's answer; None when the repository itself is not there.
+@dataclass(frozen=True)
+class PullFacts:
+    """What the learned profile reads of one pull request: its labels, and its files as a past
+    commit's paths (a rename is its new path; the files it adds)."""
+
+    labels: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+
+
+def graphql_pull_facts(data: dict, repo: str) -> dict[int, PullFacts] | None:
+    """`{number: PullFacts}` from a batch's answer; None when the repository itself is not there.
     Unknown numbers (NOT_FOUND) are skipped; any other error fails the batch (rate limited …)."""
     errors = [e for e in data.get("errors") or [] if isinstance(e, dict)]
     repository = (data.get("data") or {}).get("repository")
@@ -85,11 +96,17 @@ def graphql_labels(data: dict, repo: str) -> dict[int, list[str]] | None:
             return None
         message = str(errors[0].get("message") or errors[0].get("type") or "-")
         raise SourceError(phrase("errors.github_http", status=200, repo=repo, message=message))
-    found: dict[int, list[str]] = {}
+    found: dict[int, PullFacts] = {}
     for alias, node in repository.items():
         if isinstance(node, dict) and alias.startswith("pr") and alias[2:].isdigit():
             names = [n.get("name") for n in ((node.get("labels") or {}).get("nodes") or []) if isinstance(n, dict)]
-            found[int(alias[2:])] = [n for n in names if isinstance(n, str) and n]
+            files = [f for f in ((node.get("files") or {}).get("nodes") or []) if isinstance(f, dict)]
+            files = sorted((f for f in files if isinstance(f.get("path"), str) and f["path"]), key=lambda f: f["path"])
+            found[int(alias[2:])] = PullFacts(
+                labels=tuple(n for n in names if isinstance(n, str) and n),
+                paths=tuple(f["path"] for f in files),
+                added=tuple(f["path"] for f in files if f.get("changeType") == "ADDED"),
+            )
     return found
 
 
@@ -116,10 +133,12 @@ def to_file(f: Any) -> FileChange:
     patch = f.patch
     additions, deletions = f.additions or 0, f.deletions or 0
     status = f.status if f.status in _STATUSES else "modified"
-    # GitHub sends no patch for binary files (and counts no lines) and for huge diffs (with counts).
-    binary = is_binary_path(f.filename) or (
-        patch is None and additions == 0 and deletions == 0 and status not in ("renamed", "copied")
-    )
+    # GitHub sends no patch for huge diffs (with counts), and none, counting no lines, for a
+    # binary file — and for an empty file, a change of mode or a bare rename, which a clone shows
+    # as text without a hunk: only a path of a binary kind tells the two apart.
+    binary = is_binary_path(f.filename)
+    if patch is None and additions == 0 and deletions == 0 and not binary:
+        patch = ""  # an empty file added or removed, a mode or a name changed: as `git diff` shows it
     return FileChange(
         path=f.filename,
         status=status,

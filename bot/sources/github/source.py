@@ -9,14 +9,15 @@ limits, errors in one sentence) is client.py, and turning the answers into our m
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ...core.models import BotError, Commit, FileChange, NotFoundError, PastCommit, Window
+from ...core.models import HISTORY_PATHS, BotError, Commit, FileChange, NotFoundError, PastCommit, Window
 from ...i18n import phrase
 from ..refrange import newest_release, previous_release
 from .client import PER_PAGE, Github, GitHubClient, GithubException
-from .convert import graphql_labels, pr_context, release_text, require_ref, to_commit, to_file
+from .convert import PullFacts, graphql_pull_facts, pr_context, release_text, require_ref, to_commit, to_file
 
 log = logging.getLogger(__package__)  # the logger's name as before the split into a package
 
@@ -43,6 +44,7 @@ class GitHubSource(GitHubClient):
     def __init__(self, repo: str, settings: Any):
         super().__init__(repo, settings)
         self._pr_bodies: dict[int, str] = {}  # filled in batches by prefetch_prs
+        self._pr_facts_seen: dict[int, PullFacts | None] = {}  # the learned profile's PRs (None: no PR)
         self._labels_unavailable_logged = False
 
     # --- CommitSource --------------------------------------------------------------------------
@@ -328,8 +330,11 @@ class GitHubSource(GitHubClient):
 
     async def history(self, ref: str, limit: int) -> list[PastCommit]:
         """Up to `limit` commits reachable from `ref`, newest first, merges left out, as the commits
-        listing gives them: 100 a request, and no files (`paths` and `added` stay empty — a
-        commit's files would cost one request each)."""
+        listing gives them (100 a request), with the paths a clone's history gives: a commit's
+        files would cost one request each, so those of a commit naming its pull request (a squash
+        merge: the same files) are its PR's, read with the PRs' labels (PR_LABEL_BATCH a GraphQL
+        request; `pr_labels` then asks nothing more). A commit naming no PR, or where GraphQL is
+        unavailable, has none."""
         ref = require_ref(ref)
         info = await self._repo_info()
         most = HISTORY_OVERREAD * limit
@@ -347,7 +352,12 @@ class GitHubSource(GitHubClient):
                     break
             return found
 
-        return await self._call(fetch, not_found=phrase("errors.no_commit", ref=ref, repo=info.full_name))
+        found = await self._call(fetch, not_found=phrase("errors.no_commit", ref=ref, repo=info.full_name))
+        facts = await self._pr_facts([c.pr_number for c in found if c.pr_number is not None])
+        return [
+            replace(c, paths=facts[c.pr_number].paths, added=facts[c.pr_number].added) if c.pr_number in facts else c
+            for c in found
+        ]
 
     async def release_bodies(self, before: datetime) -> list[str]:
         """The bodies of the GitHub Releases published before `before`, newest first; drafts and
@@ -370,21 +380,35 @@ class GitHubSource(GitHubClient):
         return [text for _, text in sorted(kept, key=lambda k: k[0], reverse=True)]
 
     async def pr_labels(self, numbers: list[int]) -> dict[int, list[str]]:
-        """The label names of these PRs (the first PR_LABELS_MAX), PR_LABEL_BATCH per GraphQL
-        request; a number that is no PR (an issue's) is left out. Where GraphQL is unavailable (no
-        token, an Enterprise server without it, a token it refuses) nothing, logged once."""
+        """The label names of these PRs (the first PR_LABELS_MAX); a number that is no PR (an
+        issue's) is left out. Where GraphQL is unavailable (no token, an Enterprise server
+        without it, a token it refuses) nothing, logged once."""
+        facts = await self._pr_facts(numbers)
+        return {n: list(facts[n].labels) for n in dict.fromkeys(numbers) if n in facts}
+
+    async def _pr_facts(self, numbers: list[int]) -> dict[int, PullFacts]:
+        """What the learned profile reads of these PRs (the first PR_LABELS_MAX): their labels and
+        files, PR_LABEL_BATCH per GraphQL request, each PR asked once per source (kept, at most
+        PR_CACHE). Unknown numbers (issues') are left out; without GraphQL, nothing."""
         wanted = list(dict.fromkeys(n for n in numbers if isinstance(n, int) and n > 0))[:PR_LABELS_MAX]
-        if not wanted or self._graphql_unavailable:
-            return {}
-        if not self._token:
-            return self._labels_unavailable("GitHub's GraphQL API needs a token")
+        missing = [n for n in wanted if n not in self._pr_facts_seen]
+        if missing and not self._graphql_unavailable:
+            if not self._token:
+                self._labels_unavailable("GitHub's GraphQL API needs a token")
+            else:
+                await self._read_pr_facts(missing)
+        found = {n: self._pr_facts_seen.get(n) for n in wanted}
+        return {n: facts for n, facts in found.items() if facts is not None}
+
+    async def _read_pr_facts(self, missing: list[int]) -> None:
         info = await self._repo_info()
         owner, name = info.full_name.split("/", 1)
-        found: dict[int, list[str]] = {}
-        for start in range(0, len(wanted), PR_LABEL_BATCH):
+        for start in range(0, len(missing), PR_LABEL_BATCH):
+            batch = missing[start : start + PR_LABEL_BATCH]
             fields = " ".join(
-                f"pr{n}: pullRequest(number: {n}) {{ labels(first: {LABELS_PER_PR}) {{ nodes {{ name }} }} }}"
-                for n in wanted[start : start + PR_LABEL_BATCH]
+                f"pr{n}: pullRequest(number: {n}) {{ labels(first: {LABELS_PER_PR}) {{ nodes {{ name }} }} "
+                f"files(first: {HISTORY_PATHS}) {{ nodes {{ path changeType }} }} }}"
+                for n in batch
             )
             query = (
                 "query($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { " + fields + " } }"
@@ -408,15 +432,18 @@ class GitHubSource(GitHubClient):
             data = await self._call(fetch, not_found=phrase("errors.no_graphql", url=self._api_url), kind="graphql")
             if isinstance(data, int):
                 self._graphql_unavailable = True
-                return self._labels_unavailable(f"GraphQL answered HTTP {data}")
-            batch = graphql_labels(data, info.full_name)
-            if batch is None:
-                return self._labels_unavailable("GraphQL cannot see the repository")
-            found.update(batch)
-        return found
+                self._labels_unavailable(f"GraphQL answered HTTP {data}")
+                return
+            found = graphql_pull_facts(data, info.full_name)
+            if found is None:
+                self._labels_unavailable("GraphQL cannot see the repository")
+                return
+            for n in batch:
+                self._pr_facts_seen[n] = found.get(n)  # None: no PR by that number
+            while len(self._pr_facts_seen) > PR_CACHE:
+                self._pr_facts_seen.pop(next(iter(self._pr_facts_seen)))
 
-    def _labels_unavailable(self, why: str) -> dict[int, list[str]]:
+    def _labels_unavailable(self, why: str) -> None:
         if not self._labels_unavailable_logged:
             self._labels_unavailable_logged = True
-            log.info("PR labels of %s are not read for its learned profile: %s.", self.name, why)
-        return {}
+            log.info("PR labels of %s (and its PRs' files) are not read for its learned profile: %s.", self.name, why)
