@@ -191,7 +191,10 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("GIT binary patch", "git's own marker, parsed"),
     ],
     "bot/diffs/hunks.py": [("(no content changes)", "part of the diff text given to the model, a diff format")],
-    "bot/diffs/relevant.py": [("a an the and or", "stop words for matching a question to hunks")],
+    "bot/diffs/asked.py": [("a an the and or", "stop words for matching a question to hunks")],
+    "bot/diffs/relevant.py": [
+        ("not asked about", "a reason code of the diff's closing list; reader.py says it from coverage.reason")
+    ],
     "handlers/slack/api.py": [
         ("body is not", "HTTP answer to Slack's servers"),
         ("field `actions` has", "HTTP answer to Slack's servers"),
