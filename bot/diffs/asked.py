@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..core.glossary import translate
+from .hunks import IMPORT_LINE
 from .tokens import CJK_RUN
 
 _STOPWORDS = frozenset(
@@ -47,9 +48,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|(?<![A-Za-z0-9_])[0-9]{3,}(?![A-Za-z
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _FILE_NAME = re.compile(r"[\w.\-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}\b|[\w\-]+/[\w./\-]+")
 _CAMEL_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-# Lines that bring names in rather than do anything: they match a question's words (an import of
-# `retry`) without being where the thing happens.
-IMPORT_LINE = re.compile(r"^\s*(?:import\s|from\s+\S+\s+import\s|use\s|#include\b|require\(|extern crate\s)")
 
 
 @dataclass(frozen=True)
@@ -132,8 +130,10 @@ class Unit:
 
 # Code before tests: a test's, a benchmark's or a doc's match weighs less than the code's, so
 # the code that does the thing comes first and its tests after (a question that names a test
-# file still gets it first: the name's bonus is not reduced).
+# file still gets it first: the name's bonus is not reduced; one that asks about tests weighs
+# them as code).
 KIND_FACTOR = {0: 1.0, 1: 1.0, 2: 0.6, 3: 0.5, 4: 0.5}
+TEST_RANK = 3
 
 
 def score_units(units: Sequence[Unit], terms: Terms) -> None:
@@ -178,7 +178,8 @@ def score_units(units: Sequence[Unit], terms: Terms) -> None:
             score += weight * rarity * (1 + math.log(n))
         unit.matched = score > 0
         unit.hits = hits
-        unit.score = score * KIND_FACTOR.get(unit.rank, 1.0) + path_score(unit.path, terms)
+        factor = 1.0 if "test" in wanted and unit.rank == TEST_RANK else KIND_FACTOR.get(unit.rank, 1.0)
+        unit.score = score * factor + path_score(unit.path, terms)
 
 
 _QUOTES = re.compile(r'"""|\'\'\'')

@@ -138,6 +138,9 @@ _RULE = r"(?:#|//)\s*[-=]{3,}"
 _TOP = re.compile(f"^(?:{_DEFINITION}|{_RULE})")
 _BOUNDARY = re.compile(f"^\\s{{0,4}}(?:{_DEFINITION}|{_RULE})")
 MIN_BLOCK_LINES = 8  # a smaller piece (a constant, a one-line helper) joins the one after it
+# Lines that bring names in: a run of them is a block of its own, so the code after them is
+# shown without them (and they are shown only when they are what was asked about).
+IMPORT_LINE = re.compile(r"^\s*(?:import\s|from\s+\S+\s+import\s|use\s|#include\b|require\(|extern crate\s)")
 
 
 def split_hunk(hunk: Hunk, max_lines: int) -> list[Hunk]:
@@ -158,21 +161,34 @@ def split_hunk(hunk: Hunk, max_lines: int) -> list[Hunk]:
                 else:
                     chunks.append(chunk)
         for chunk in chunks:
-            if blocks and len(blocks[-1]) < MIN_BLOCK_LINES and len(blocks[-1]) + len(chunk) <= max_lines:
+            joins = blocks and len(blocks[-1]) < MIN_BLOCK_LINES and len(blocks[-1]) + len(chunk) <= max_lines
+            if joins and not (_imports_only(blocks[-1]) or _imports_only(chunk)):
                 blocks[-1].extend(chunk)
             else:
                 blocks.append(chunk)
     return _with_headers(hunk.header, blocks)
 
 
+def _imports_only(lines: list[str]) -> bool:
+    code = [line[1:] for line in lines if line[1:].strip()]
+    return bool(code) and all(IMPORT_LINE.match(c) for c in code)
+
+
 def _pieces(lines: list[str], start: re.Pattern) -> list[list[str]]:
-    """`lines` cut before each line whose code matches `start` (not after a decorator)."""
+    """`lines` cut before each line whose code matches `start` (not after a decorator), and where
+    a run of imports starts and ends."""
     pieces: list[list[str]] = []
+    importing = False  # the last line with code was an import
     for i, line in enumerate(lines):
+        code = line[1:]
         after_decorator = i > 0 and lines[i - 1][1:].lstrip().startswith("@")
-        if not pieces or (start.match(line[1:]) and not after_decorator):
+        is_import = bool(IMPORT_LINE.match(code))
+        turns = bool(code.strip()) and is_import != importing
+        if not pieces or turns or (start.match(code) and not after_decorator):
             pieces.append([])
         pieces[-1].append(line)
+        if code.strip():
+            importing = is_import
     return pieces
 
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.models import FileChange
-from .asked import IMPORT_LINE, Terms, Unit, path_score, question_terms, score_units
-from .hunks import split_hunk
+from .asked import Terms, Unit, path_score, question_terms, score_units
+from .hunks import IMPORT_LINE, split_hunk
 from .packing import OVER_BUDGET, DiffSelection, Packer, PreparedFile, assemble, prepare, tail_reserve
 
 # An offline answer shows at most this much of the diff: enough for the code a question is about
