@@ -278,7 +278,7 @@ GLOSSARY = {
     "流程": "workflow process",
     "代码块": "block",
     # General software words (added after the first held-out run: the ruff zh set is in-sample
-    # from here on; the pytest and mypy zh sets were written after this list was closed).
+    # from here on; the pytest zh set, all held out, was written after this list was closed).
     "模块": "module",
     "方法": "method",
     "变量": "variable",
