@@ -15,11 +15,12 @@ without finding `log` in `catalog`. Words that say what kind of question it is (
 
 from __future__ import annotations
 
+import functools
 import math
 import posixpath
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..core.glossary import translate
 from .hunks import IMPORT_LINE
@@ -106,12 +107,18 @@ def line_keys(line: str) -> list[str]:
     (one entry per occurrence, so hits can be counted)."""
     keys: list[str] = []
     for token in _TOKEN.findall(line):
-        whole = stem(token)
-        keys.append(whole)
-        parts = subwords(token)
-        if len(parts) > 1 or (parts and stem(parts[0]) != whole):
-            keys.extend(stem(p) for p in parts)
+        keys.extend(_token_keys(token))
     return keys
+
+
+@functools.lru_cache(maxsize=65536)
+def _token_keys(token: str) -> tuple[str, ...]:
+    """An identifier's stems, whole and in parts (a diff repeats its identifiers: stemmed once)."""
+    whole = stem(token)
+    parts = subwords(token)
+    if len(parts) > 1 or (parts and stem(parts[0]) != whole):
+        return (whole, *(stem(p) for p in parts))
+    return (whole,)
 
 
 @dataclass
@@ -124,8 +131,6 @@ class Unit:
     header: str
     lines: Sequence[str]
     score: float = 0.0
-    matched: bool = False  # some term of the question is in it
-    hits: list[int] = field(default_factory=list)  # the lines (indexes into `lines`) a term is on
 
 
 # Code before tests: a test's, a benchmark's or a doc's match weighs less than the code's, so
@@ -144,40 +149,44 @@ def score_units(units: Sequence[Unit], terms: Terms) -> None:
     double (on an import, a comment or a docstring, as context); all times KIND_FACTOR of the
     unit's file; plus a bonus when the unit's file is the one named."""
     wanted = terms.identifiers | terms.parts
-    counted: list[tuple[dict[str, int], dict[str, int], list[int]]] = []
+    # A token that stems to a term holds the term's first four letters (a stem only changes the
+    # end of a word), so a line without any of them is not tokenised at all.
+    prefixes = {t[:4] for t in wanted}
+    counted: list[tuple[dict[str, int], dict[str, int]]] = []
     frequency: dict[str, int] = dict.fromkeys(terms.all, 0)
     for unit in units:
         changed: dict[str, int] = {}
         context: dict[str, int] = {}
-        hits: list[int] = []
-        prose = _prose_lines(unit.lines)
+        prose: set[int] | None = None  # worked out at the first line that holds a term
         for position, line in enumerate([unit.header, *unit.lines]):
-            is_changed = position > 0 and line[:1] in ("+", "-") and (position - 1) not in prose
-            into = changed if is_changed else context
-            found = False
-            for key in line_keys(line):
-                if key in wanted:
-                    into[key] = into.get(key, 0) + 1
-                    found = True
+            low = line.lower()
+            found: dict[str, int] = {}
+            if any(prefix in low for prefix in prefixes):
+                for key in line_keys(line):
+                    if key in wanted:
+                        found[key] = found.get(key, 0) + 1
             for pair in terms.pairs:
                 if (n := line.count(pair)) > 0:
-                    into[pair] = into.get(pair, 0) + n
-                    found = True
-            if found and position > 0:
-                hits.append(position - 1)
+                    found[pair] = found.get(pair, 0) + n
+            if not found:
+                continue
+            if prose is None:
+                prose = _prose_lines(unit.lines)
+            is_changed = position > 0 and line[:1] in ("+", "-") and (position - 1) not in prose
+            into = changed if is_changed else context
+            for key, n in found.items():
+                into[key] = into.get(key, 0) + n
         for term in set(changed) | set(context):
             frequency[term] += 1
-        counted.append((changed, context, hits))
+        counted.append((changed, context))
     total = len(units)
-    for unit, (changed, context, hits) in zip(units, counted, strict=True):
+    for unit, (changed, context) in zip(units, counted, strict=True):
         score = 0.0
         for term in set(changed) | set(context):
             n = 2 * changed.get(term, 0) + context.get(term, 0)
             weight = 3.0 if term in terms.identifiers else 1.0
             rarity = math.log(1 + (total - frequency[term] + 0.5) / (frequency[term] + 0.5))
             score += weight * rarity * (1 + math.log(n))
-        unit.matched = score > 0
-        unit.hits = hits
         factor = 1.0 if "test" in wanted and unit.rank == TEST_RANK else KIND_FACTOR.get(unit.rank, 1.0)
         unit.score = score * factor + path_score(unit.path, terms)
 

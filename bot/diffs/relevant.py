@@ -72,7 +72,7 @@ class Answered:
     blocks: int  # how many blocks of the diff could be shown (0: no file has a patch to show)
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: a commit can have tens of thousands
 class _Block:
     item: PreparedFile
     order: tuple[int, int]  # (hunk, block) within its file
@@ -159,7 +159,8 @@ def _main_changes(blocks: Sequence[_Block]) -> list[_Block]:
             seen.add(block.item.index)
             firsts.append(block)
     firsts.sort(key=lambda b: (b.item.rank > 1, -b.prior))
-    return firsts + [b for b in ranked if b not in firsts]
+    taken = {id(b) for b in firsts}
+    return firsts + [b for b in ranked if id(b) not in taken]
 
 
 def _within_limits(pool: Sequence[_Block]) -> list[_Block]:
