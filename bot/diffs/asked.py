@@ -42,7 +42,7 @@ regression
 """.split()
 )
 # Chinese for what kind of question it is, taken out after the glossary has read its terms.
-_INTENT_ZH = ("会出", "出什么", "问题", "风险", "影响", "可能", "导致", "会不会", "哪里", "这个", "那个", "代码", "出")
+_INTENT_ZH = ("会出", "出什么", "问题", "风险", "影响", "可能", "导致", "会不会", "哪里", "这个", "那个", "代码")
 _CHINESE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")  # letters only: not the full-width ？，
 _SHA = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{7,40}\b")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|(?<![A-Za-z0-9_])[0-9]{3,}(?![A-Za-z0-9_])")
@@ -63,10 +63,6 @@ class Terms:
     @property
     def all(self) -> frozenset[str]:
         return self.identifiers | self.parts | self.pairs
-
-    @property
-    def empty(self) -> bool:
-        return not (self.all or self.names)
 
 
 def stem(word: str) -> str:
