@@ -3,6 +3,7 @@
 Same commands and thread questions as Slack and Feishu:
   /digest 2026-01-28 owner/repo      (or any other /digest command, with or without the slash)
   reply 3 what could this break?     (a question in the thread of message #3)
+  reply 3 2                          (after "Which commit?" in thread #3: its choice number 2)
   details 3 <sha>                    (the Details button of a commit in thread #3)
   level 4 too-high [sha]             (the "level too high / too low" buttons of message #4; also
                                      等级 4 太高|太低, the directions' and the command's Chinese words)
@@ -21,7 +22,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bot.conversation.grammar import LEVEL_WORDS, level_direction
-from bot.core.chat_platform import AnswerHeader, Content, Conversation, MessageRef
+from bot.core.chat_platform import AnswerHeader, CommitChoice, Content, Conversation, MessageRef
 from bot.core.models import BotError
 from bot.delivery.posted import content_data
 from bot.i18n import text
@@ -44,6 +45,7 @@ class ConsolePlatform:
         self.counter = 0
         self.roots: dict[str, str] = {}  # message number → its thread root
         self.shown: dict[str, Content] = {}  # message number → the content it shows (for `level N …`)
+        self.choices: dict[str, CommitChoice] = {}  # thread root → its last "Which commit?" (`reply N 2`)
 
     def emit(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -83,7 +85,11 @@ class ConsolePlatform:
 
     async def send(self, channel: str, content, *, thread: str | None = None, key: str | None = None) -> MessageRef:
         ref = self._next(thread)
-        self._show(ref, self._render(content))
+        shown = self._render(content)
+        if isinstance(content, CommitChoice):  # no buttons here: a choice is picked by its number
+            self.choices[ref.thread_root] = content
+            shown += "\n" + text(self._lang_of(content), "console.choose_hint", n=ref.thread_root)
+        self._show(ref, shown)
         self.shown[ref.id] = content
         return ref
 
@@ -170,7 +176,10 @@ class ConsoleChat:
             if len(words) < 3 or not words[1].lstrip("#").isdigit():
                 await self._say("reply_usage")
             elif root := await self._root(words[1]):
-                await self.chat.on_message(self._conv(root), " ".join(words[2:]), mentioned=True)
+                if picked := self._picked(root, words[2:]):
+                    await self.chat.on_action(self._conv(root), "choose", picked)
+                else:
+                    await self.chat.on_message(self._conv(root), " ".join(words[2:]), mentioned=True)
             return True
         if head == "details":
             if len(words) != 3 or not words[1].lstrip("#").isdigit():
@@ -186,6 +195,19 @@ class ConsoleChat:
         if text.strip().lower() in ("help", "帮助", "?", "？"):
             await self._say("help")  # the terminal's own commands (reply, details, level), one line each
         return True
+
+    def _picked(self, root: str, words: list[str]) -> dict | None:
+        """`reply N 2` after "Which commit?" in thread N: the choose button of its choice 2 (the
+        question asked, about that commit); None when the words are not a number of the choice."""
+        choice = self.platform.choices.get(root)
+        if choice is None or len(words) != 1 or not words[0].isdigit():
+            return None
+        number = int(words[0])
+        if not 1 <= number <= len(choice.commits):
+            return None
+        commit = choice.commits[number - 1]
+        repo = choice.repo_of[number - 1] if number <= len(choice.repo_of) else commit.repo
+        return {"repo": repo, "sha": commit.sha, "thread": root, "question": choice.question, "lang": choice.lang}
 
     async def _level(self, words: list[str]) -> None:
         """`level N too-high|too-low [sha]` (`等级 N 太高|太低`): the Slack and Feishu level buttons

@@ -136,7 +136,8 @@ async def test_slash_ask_answers_in_a_thread_and_follow_ups_keep_the_period(slac
     )
     await chat.drain()
     answers = [m for m in slack.replies(CHANNEL, header.ts) if m.streamed]
-    assert "No LLM is configured, so here are the hunks of" in R.unescape(answers[3].text)
+    about = R.unescape(answers[3].text)  # no word of it is in the diff: the commit's main code changes
+    assert f"No LLM is configured, and the diff of {engine.shas['rocm'][:7]}" in about and "+FP8 = True" in about
 
 
 async def test_bad_periods_get_one_private_sentence_and_the_usage(slack_bot):

@@ -74,7 +74,8 @@ NOT_SCANNED = {
     "bot/i18n/": "the catalogue's own package",
     "bot/core/metrics.py": "Prometheus HELP texts, for operators' dashboards (English by convention)",
     "bot/redact/": "word lists of the secret detector (data, not sentences)",
-    "bot/history/terms.py": "word lists for the history search: question words, the Chinese→English glossary",
+    "bot/history/terms.py": "word lists for the history search: question words",
+    "bot/core/glossary.py": "the Chinese→English glossary of the searches (data, not sentences)",
     "bot/history/index.py": "SQL statements of the history index",
 }
 # Literals a person never reads as the bot's sentence, by file: (start of the literal, why).
@@ -190,7 +191,10 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("GIT binary patch", "git's own marker, parsed"),
     ],
     "bot/diffs/hunks.py": [("(no content changes)", "part of the diff text given to the model, a diff format")],
-    "bot/diffs/relevant.py": [("a an the and or", "stop words for matching a question to hunks")],
+    "bot/diffs/asked.py": [("a an the and or", "stop words for matching a question to hunks")],
+    "bot/diffs/relevant.py": [
+        ("not asked about", "a reason code of the diff's closing list; reader.py says it from coverage.reason")
+    ],
     "handlers/slack/api.py": [
         ("body is not", "HTTP answer to Slack's servers"),
         ("field `actions` has", "HTTP answer to Slack's servers"),

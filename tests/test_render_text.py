@@ -159,8 +159,8 @@ def test_hostile_commit_text_cannot_drive_the_terminal():
 def test_choice_and_answer_header_lines():
     c1, c2 = commit(7, "fix: one"), commit(8, "fix: two")
     assert render_text(CommitChoice("which fix?", (c1, c2), lang="en")).splitlines()[1:] == [
-        "  • 7777777 fix: one",
-        "  • 8888888 fix: two",
+        "  1. 7777777 fix: one",  # numbered: the terminal picks one with `reply N 1`
+        "  2. 8888888 fix: two",
     ]
     assert render_text(AnswerHeader("ada", "why?", c1)) == "❓ ada: why?  (7777777 fix: one)"
     with pytest.raises(TypeError):

@@ -8,6 +8,10 @@ the earlier turns and the analysis are clipped step by step until the diff has r
 diff holds the hunks most relevant to the question when it cannot hold all. A context-length
 error rebuilds the prompt with the corrected estimate and asks once more. Under the answer, the
 reader is told what of the diff the model was given when it was not all of it.
+
+Without an LLM (or when it fails) the answer is the diff's blocks that match the question's terms
+(`diffs.relevant.answer_hunks`: code before tests, a few dozen lines); when none does, the
+commit's main code changes, said as such.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from ..core.models import Analysis, BotError, Commit, to_dict
 from ..core.prompts import RenderedPrompt
 from ..diffs.packing import DiffSelection, select_diff
 from ..diffs.reader import coverage_line, for_reader
-from ..diffs.relevant import relevant_hunks
+from ..diffs.relevant import answer_hunks, relevant_hunks
 from ..diffs.tokens import estimate_tokens
 from ..i18n import localize, text
 from ..redact import record as record_redactions
@@ -43,6 +47,7 @@ FIT_STEPS = ((0.25, HISTORY_TURNS, 4000, 1500), (0.12, 6, 1500, 600), (0.06, 2, 
 DIFF_SHARE = 0.5
 CHARS_PER_TOKEN = 3.5  # to clip the message to its share before estimating it (English prose)
 OVER_BUDGET = "over budget"
+OFFLINE_TOKENS = 3000  # at most this much of the diff in an answer without the LLM (answer_hunks caps its lines)
 
 
 class QA:
@@ -131,8 +136,15 @@ class QA:
         return text(lang, "qa_fit.coverage", coverage=line)
 
     async def _offline(self, commit, files, question, lang, why: str = "offline") -> AsyncIterator[str]:
-        yield qa_text(lang, why, sha=commit.short_sha) + "\n\n"
-        selection = relevant_hunks(files, question, 3000)
+        answered = answer_hunks(files, question, OFFLINE_TOKENS)
+        selection = answered.selection
+        if answered.matched or not answered.blocks:
+            yield qa_text(lang, why, sha=commit.short_sha) + "\n\n"
+        else:  # nothing in the diff names what was asked: say what is shown instead
+            yield qa_text(lang, f"{why}_unmatched", sha=commit.short_sha) + "\n"
+            if answered.all_new:
+                yield qa_text(lang, "all_new", n=answered.all_new) + "\n"
+            yield "\n"
         if not selection.text.strip():
             yield qa_text(lang, "no_hunks")
             return

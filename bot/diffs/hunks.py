@@ -8,6 +8,7 @@ written here in place of what was left out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -117,3 +118,107 @@ def _cut_to_tokens(text: str, allowance: int) -> str:
             return text[:length] + " …"
         length = min(length - 1, length * allowance // cost - 1)
     return ""
+
+
+# =============================================================================================
+# Blocks: a long hunk cut where its code is cut (an offline answer shows the parts asked about)
+# =============================================================================================
+
+_RANGE = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@ ?(.*)$")
+# Where a definition starts, at the top level or one level in (a method): Python, Rust, Go, JS/TS,
+# Java-ish declarations, decorators, and comment rules (`# --- section ---`).
+_DEFINITION = (
+    r"(?:(?:async\s+)?def\s|class\s|(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s|func\s|function\s|impl\b"
+    r"|(?:pub\s+)?(?:struct|enum|trait|interface|mod)\s|export\s|@\w)"
+)
+_RULE = r"(?:#|//)\s*[-=]{3,}"
+# Where a definition starts: at the top level (a strong cut), or one level in (a method: a weak
+# cut, taken only when the definition around it is too long to show whole); Python, Rust, Go,
+# JS/TS, Java-ish declarations, decorators, and comment rules (`# --- section ---`).
+_TOP = re.compile(f"^(?:{_DEFINITION}|{_RULE})")
+_BOUNDARY = re.compile(f"^\\s{{0,4}}(?:{_DEFINITION}|{_RULE})")
+MIN_BLOCK_LINES = 8  # a smaller piece (a constant, a one-line helper) joins the one after it
+# Lines that bring names in: a run of them is a block of its own, so the code after them is
+# shown without them (and they are shown only when they are what was asked about).
+IMPORT_LINE = re.compile(r"^\s*(?:import\s|from\s+\S+\s+import\s|use\s|#include\b|require\(|extern crate\s)")
+
+
+def split_hunk(hunk: Hunk, max_lines: int) -> list[Hunk]:
+    """`hunk` as blocks of at most `max_lines` lines, each under its own `@@` header (its line
+    numbers, and the definition it is in when it does not start one). Cut where a top-level
+    definition starts; one too long is cut where its methods start (consecutive methods kept
+    together while they fit), else after a blank line, else at the limit. A hunk that fits is
+    returned whole."""
+    if len(hunk.lines) <= max_lines:
+        return [hunk]
+    blocks: list[list[str]] = []
+    for piece in _pieces(hunk.lines, _TOP):
+        chunks: list[list[str]] = []
+        for part in _pieces(piece, _BOUNDARY) if len(piece) > max_lines else [piece]:
+            for chunk in _cut(part, max_lines):
+                if chunks and len(chunks[-1]) + len(chunk) <= max_lines:
+                    chunks[-1].extend(chunk)
+                else:
+                    chunks.append(chunk)
+        for chunk in chunks:
+            joins = blocks and len(blocks[-1]) < MIN_BLOCK_LINES and len(blocks[-1]) + len(chunk) <= max_lines
+            if joins and not (_imports_only(blocks[-1]) or _imports_only(chunk)):
+                blocks[-1].extend(chunk)
+            else:
+                blocks.append(chunk)
+    return _with_headers(hunk.header, blocks)
+
+
+def _imports_only(lines: list[str]) -> bool:
+    code = [line[1:] for line in lines if line[1:].strip()]
+    return bool(code) and all(IMPORT_LINE.match(c) for c in code)
+
+
+def _pieces(lines: list[str], start: re.Pattern) -> list[list[str]]:
+    """`lines` cut before each line whose code matches `start` (not after a decorator), and where
+    a run of imports starts and ends."""
+    pieces: list[list[str]] = []
+    importing = False  # the last line with code was an import
+    for i, line in enumerate(lines):
+        code = line[1:]
+        after_decorator = i > 0 and lines[i - 1][1:].lstrip().startswith("@")
+        is_import = bool(IMPORT_LINE.match(code))
+        turns = bool(code.strip()) and is_import != importing
+        if not pieces or turns or (start.match(code) and not after_decorator):
+            pieces.append([])
+        pieces[-1].append(line)
+        if code.strip():
+            importing = is_import
+    return pieces
+
+
+def _cut(lines: list[str], max_lines: int) -> list[list[str]]:
+    """`lines` in runs of at most `max_lines`, each cut after the last blank line of its second half."""
+    out: list[list[str]] = []
+    while len(lines) > max_lines:
+        blank = [i for i in range(max_lines // 2, max_lines) if not lines[i][1:].strip()]
+        at = blank[-1] + 1 if blank else max_lines
+        out.append(lines[:at])
+        lines = lines[at:]
+    return [*out, lines] if lines else out
+
+
+def _with_headers(header: str, blocks: list[list[str]]) -> list[Hunk]:
+    match = _RANGE.match(header)
+    old, new = (int(match[1]), int(match[2])) if match else (1, 1)
+    around = match[3].strip() if match else ""
+    out: list[Hunk] = []
+    for lines in blocks:
+        olds = sum(1 for line in lines if line[:1] in (" ", "-", ""))
+        news = sum(1 for line in lines if line[:1] in (" ", "+", ""))
+        # A range of no lines names the line before it (`-0,0` for a new file), as git writes it.
+        old_at = old if olds else max(old - 1, 0)
+        new_at = new if news else max(new - 1, 0)
+        context = "" if _BOUNDARY.match(lines[0][1:]) else around
+        out.append(Hunk(f"@@ -{old_at},{olds} +{new_at},{news} @@{' ' + context if context else ''}", lines))
+        old += olds
+        new += news
+        for line in lines:
+            if _BOUNDARY.match(line[1:]) and not line[1:].lstrip().startswith(("@", "#", "//")):
+                around = line[1:].strip()[:80]
+    return out

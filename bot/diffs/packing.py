@@ -280,7 +280,10 @@ def tail_reserve(budget: int, skipped: Sequence[tuple[str, str]]) -> int:
 
 
 def _coverage(
-    parts: Sequence[Part], prepared: Sequence[PreparedFile], hunk_totals: dict[int, int] | None = None
+    parts: Sequence[Part],
+    prepared: Sequence[PreparedFile],
+    hunk_totals: dict[int, int] | None = None,
+    left: dict[int, str] | None = None,
 ) -> Coverage:
     shown_hunks: dict[int, int] = {}
     partial: set[int] = set()
@@ -294,7 +297,11 @@ def _coverage(
         files_total=len(prepared),
         files_shown=len(shown_hunks),
         partial=tuple(item.path for item in prepared if item.index in partial),
-        omitted=tuple((item.path, item.reason or OVER_BUDGET) for item in prepared if item.index not in shown_hunks),
+        omitted=tuple(
+            (item.path, item.reason or (left or {}).get(item.index, OVER_BUDGET))
+            for item in prepared
+            if item.index not in shown_hunks
+        ),
     )
 
 
@@ -304,12 +311,14 @@ def assemble(
     budget: int,
     kinds: Counter,
     hunk_totals: dict[int, int] | None = None,
+    left: dict[int, str] | None = None,
 ) -> DiffSelection:
-    """Join the parts and the closing list within the budget. Should the joined text ever be
+    """Join the parts and the closing list within the budget (`left`: why a file left out was,
+    when not for a rule of its own or the budget). Should the joined text ever be
     estimated above the budget (the packer's bound makes that impossible), trailing parts are
     dropped until it fits, so `tokens <= budget` holds unconditionally."""
     while True:
-        coverage = _coverage(parts, prepared, hunk_totals)
+        coverage = _coverage(parts, prepared, hunk_totals, left)
         body = "\n".join(part.text for part in parts)
         body_cost = sum(part.cost for part in parts) + len(parts)  # + a newline after each
         tail = _tail_text(coverage.omitted, budget - body_cost)

@@ -6,7 +6,7 @@ cannot do is split camelCase (`FlashAttentionBackend`) or segment Chinese (a run
 one token to it). So the text is prepared here: identifiers get their camelCase parts added, and
 every Chinese run becomes its overlapping two-character pairs in a column of its own. A question
 gets the same treatment, minus its question words, plus the English words of the Chinese
-technical terms it uses (commit titles and paths are English even in a Chinese team).
+technical terms it uses (the glossary, bot/core/glossary.py, shared with the commit answers).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from ..core.glossary import translate
 
 _CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _IDENT = re.compile(r"[A-Za-z0-9_]+(?:[.\-][A-Za-z0-9_]+)*")
@@ -44,193 +46,6 @@ tell show list give summarize summarise summary explain anyone please recently r
 day days month months since today yesterday last past previous this
 """.split()
 )
-# Chinese question words and the generic "change" vocabulary, removed before pairing.
-STOP_ZH = (
-    "有什么",
-    "有哪些",
-    "有没有",
-    "什么",
-    "哪些",
-    "哪个",
-    "怎么样",
-    "怎么",
-    "如何",
-    "为什么",
-    "是否",
-    "改动",
-    "变化",
-    "变更",
-    "修改",
-    "更新",
-    "提交",
-    "相关",
-    "关于",
-    "一下",
-    "情况",
-    "内容",
-    "方面",
-    "最近",
-    "这周",
-    "本周",
-    "上周",
-    "今天",
-    "昨天",
-    "我们",
-    "你们",
-    "他们",
-    "请问",
-    "谁",
-    "了",
-    "的",
-    "吗",
-    "呢",
-    "吧",
-    "在",
-    "上",
-    "中",
-    "里",
-    "和",
-    "与",
-    "及",
-    "对",
-    "把",
-    "被",
-    "是",
-    "有",
-    "做",
-    "过",
-    "都",
-)
-
-# Chinese technical words → the English words commits use for them.
-GLOSSARY = {
-    "调度器": "scheduler",
-    "调度": "scheduler scheduling",
-    "解析器": "resolver parser",
-    "解析": "resolve resolver parse",
-    "依赖解析": "resolver resolution",
-    "缓存": "cache",
-    "锁文件": "lockfile lock",
-    "锁": "lock",
-    "安装": "install installer",
-    "卸载": "uninstall",
-    "构建": "build",
-    "编译": "compile build",
-    "发布": "release publish",
-    "文档": "docs documentation",
-    "测试": "test tests",
-    "性能": "performance perf",
-    "加速": "faster speed performance",
-    "内存": "memory",
-    "显存": "memory",
-    "依赖": "dependency dependencies deps",
-    "升级": "upgrade bump",
-    "版本": "version",
-    "修复": "fix",
-    "缺陷": "bug",
-    "错误": "error bug",
-    "报错": "error",
-    "崩溃": "crash panic",
-    "异常": "exception error",
-    "安全": "security",
-    "漏洞": "vulnerability security",
-    "认证": "auth authentication",
-    "鉴权": "auth",
-    "凭据": "credentials",
-    "密钥": "key secret",
-    "代理": "proxy",
-    "网络": "network",
-    "下载": "download",
-    "上传": "upload",
-    "索引": "index",
-    "虚拟环境": "venv virtualenv",
-    "环境变量": "environment variable env",
-    "环境": "environment env",
-    "工作区": "workspace",
-    "配置": "config configuration settings",
-    "设置": "settings",
-    "日志": "log logging",
-    "命令行": "cli command",
-    "命令": "command",
-    "参数": "argument option flag",
-    "选项": "option flag",
-    "平台": "platform",
-    "注册表": "registry",
-    "镜像": "mirror image",
-    "签名": "signature sign",
-    "哈希": "hash",
-    "校验": "checksum verify validation",
-    "弃用": "deprecate deprecated deprecation",
-    "移除": "remove removal",
-    "删除": "remove delete",
-    "重构": "refactor",
-    "并发": "concurrency concurrent parallel",
-    "并行": "parallel",
-    "超时": "timeout",
-    "重试": "retry",
-    "格式化": "format formatter",
-    "类型": "type typing",
-    "插件": "plugin",
-    "警告": "warning warn",
-    "输出": "output",
-    "补全": "completion",
-    "权限": "permission",
-    "量化": "quantization quant",
-    "注意力": "attention",
-    "内核": "kernel",
-    "模型": "model",
-    "分布式": "distributed",
-    "推理": "inference",
-    "采样": "sampling sampler",
-    "算子": "op kernel",
-    "流水线": "pipeline",
-    "张量": "tensor",
-    "持续集成": "ci",
-    "工作流": "workflow",
-    "容器": "docker container",
-    "脚本": "script",
-    "示例": "example",
-    "兼容": "compatibility compat",
-    "迁移": "migrate migration",
-    "回滚": "revert",
-    "还原": "revert",
-    "线程": "thread",
-    "进程": "process",
-    "异步": "async",
-    "数据库": "database",
-    "查询": "query",
-    "模板": "template",
-    "界面": "ui interface",
-    "接口": "api interface",
-    "请求": "request",
-    "响应": "response",
-    "连接": "connection",
-    "证书": "certificate tls",
-    "加密": "encryption",
-    "压缩": "compression",
-    "解压": "extract",
-    "路径": "path",
-    "文件": "file",
-    "目录": "directory",
-    "符号链接": "symlink",
-    "链接": "link",
-    "默认": "default",
-    "可选": "optional",
-    "预览": "preview",
-    "实验": "experimental",
-    "稳定": "stable",
-    "解释器": "interpreter",
-    "元数据": "metadata",
-    "源码": "source",
-    "打包": "package packaging build",
-    "包": "package",
-    "工具": "tool",
-    "脚手架": "init scaffold",
-    "自动": "auto automatic",
-}
-
-# The glossary's longest keys first, so 虚拟环境 is read before 环境.
-_GLOSSARY_KEYS = sorted(GLOSSARY, key=len, reverse=True)
 
 
 @dataclass(frozen=True)
@@ -334,15 +149,8 @@ def build_query(question: str) -> Query:
         for w in dict.fromkeys(whole + parts):
             if w not in STOP_EN and (len(w) > 1 or w.isdigit()):
                 words.setdefault(w, None)
-    chinese = " ".join(_CJK_RUN.findall(question or ""))
-    found: list[str] = []
-    for key in _GLOSSARY_KEYS:  # before the stop words, which would break 上传 or 中文
-        if key in chinese:
-            for w in GLOSSARY[key].split():
-                words.setdefault(w, None)
-            found.append(key)
-            chinese = chinese.replace(key, " ")
-    for stop in STOP_ZH:
-        chinese = chinese.replace(stop, " ")
+    english, found, chinese = translate(" ".join(_CJK_RUN.findall(question or "")))
+    for w in english:
+        words.setdefault(w, None)
     pairs = tuple(dict.fromkeys(cjk_pairs(" ".join(found)) + cjk_pairs(chinese)))
     return Query(tuple(words), tuple(phrases), pairs)

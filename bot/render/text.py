@@ -66,7 +66,7 @@ def render_text(content: Content) -> str:
         return _upgrade(content)
     if isinstance(content, CommitChoice):
         lines = [f"{t(content.lang, 'choose')} “{terminal_safe(content.question)}”"]
-        lines += [f"  • {c.short_sha} {terminal_safe(c.title)}" for c in content.commits]
+        lines += [f"  {i}. {c.short_sha} {terminal_safe(c.title)}" for i, c in enumerate(content.commits, 1)]
         return "\n".join(lines)
     if isinstance(content, AnswerHeader):
         line = f"❓ {terminal_safe(content.user)}: {terminal_safe(content.question)}"
