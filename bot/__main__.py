@@ -202,7 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--until", help="last day of the period, YYYY-MM-DD (default: today)")
     a.add_argument("--tz", help="day boundary time zone of the period (default DEFAULT_TZ)")
     a.add_argument("--branch", help="branch (default: the repository's default branch)")
-    a.add_argument("--lang", choices=("zh", "en"))
+    a.add_argument(
+        "--lang",
+        choices=("zh", "en"),
+        help="answer language (default DEFAULT_LANG, zh); also of this command's messages",
+    )
     a.add_argument("question", nargs="+", help="the question")
 
     e = sub.add_parser(
@@ -229,7 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--limit", type=int, metavar="N", help="score only the first N selected labelled commits")
     e.add_argument("--lang", choices=("zh", "en"), help="analysis and card language (default DEFAULT_LANG)")
-    e.add_argument("--format", choices=("text", "json"), default="text")
+    e.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default): the report card to read; json: the same figures as one JSON document, for scripts",
+    )
 
     t = sub.add_parser("profile", help="what a repository's learned profile (its own release notes) knows as of a day")
     t.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")

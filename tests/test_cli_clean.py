@@ -172,3 +172,33 @@ def test_offline_coverage_names_no_length_limit_and_no_build_artefacts(run, repo
         (line,) = [x for x in proc.stdout.splitlines() if x.startswith("> 📁")]
         assert limit not in line and ".cpython-311" not in line and "__pycache__" not in line, line
         assert artefacts in line and png in line and "11" in line, line  # 3 of 11 read; the rest said
+
+
+def test_a_leading_slash_is_answered_with_the_path_typed(run, repo):
+    proc = run("digest", "--repo", str(repo.path), "--paths", "src/**", "/bot/**")
+    assert proc.returncode == 2
+    assert proc.stderr == "错误：“/bot/**”以 / 开头，但 glob 是相对仓库根目录的：请写 bot/**，而不是 /bot/**。\n"
+
+
+def test_every_option_of_every_command_says_what_it_does(run):
+    """`eval --help` listed `--format {text,json}` with no word about it."""
+    import argparse
+
+    from bot.__main__ import build_parser
+
+    def parsers(parser, name="python -m bot"):
+        yield name, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub, child in action.choices.items():
+                    yield from parsers(child, f"{name} {sub}")
+
+    unexplained = [
+        f"{name} {action.option_strings[0]}"
+        for name, parser in parsers(build_parser())
+        for action in parser._actions
+        if action.option_strings and not action.help
+    ]
+    assert unexplained == []
+    said = " ".join(run("eval", "--help").stdout.split())  # as the user reads it
+    assert "--format {text,json} text (default): the report card to read; json: the same figures" in said

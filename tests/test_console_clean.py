@@ -322,3 +322,17 @@ def test_ctrl_c_during_a_digest_stops_it_with_one_line(redis_url, tmp_path, lang
         if proc.poll() is None:
             proc.kill()
         proc.stdin.close()
+
+
+@pytest.mark.parametrize(
+    "lang,said",
+    [
+        ("zh", "⚠️ “/bot/**”以 / 开头，但 glob 是相对仓库根目录的：请写 bot/**，而不是 /bot/**。"),
+        ("en", "⚠️ '/bot/**' starts with /, but globs are relative to the repository root: write bot/**, not /bot/**."),
+    ],
+)
+async def test_a_leading_slash_is_answered_with_the_path_typed(console_in, repo, lang, said):
+    console = await console_in(lang)
+    for typed in ("/digest 2026-01-28 paths /bot/**", f"/digest watch {repo.path} /bot/**"):
+        shown = await console(typed)
+        assert said in shown and "crates" not in shown, shown

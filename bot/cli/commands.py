@@ -98,7 +98,7 @@ def _path_filter(args):
     try:
         return PathFilter.of(getattr(args, "paths", ()) or (), getattr(args, "exclude", ()) or ())
     except GlobError as exc:
-        raise UsageError(phrase(f"noise.{exc.reason}", value=exc.glob)) from None
+        raise UsageError(phrase(f"noise.{exc.reason}", **exc.fields)) from None
 
 
 def _author_filter(args):
