@@ -202,3 +202,31 @@ def test_every_option_of_every_command_says_what_it_does(run):
     assert unexplained == []
     said = " ".join(run("eval", "--help").stdout.split())  # as the user reads it
     assert "--format {text,json} text (default): the report card to read; json: the same figures" in said
+
+
+def test_feedback_import_stops_at_the_first_host_it_cannot_reach(run, repo, tmp_path):
+    import json
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sha = repo.git("rev-parse", "HEAD").strip()
+    lines = [{"repo": "acme/widgets", "sha": sha, "level": "high"}, {"repo": "acme/widgets", "sha": "nope"}]
+    lines += [{"repo": "octo/far", "sha": f"{n:07x}", "level": "low"} for n in range(20)]
+    path = tmp_path / "corrections.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    proc = run(
+        "feedback",
+        "import",
+        str(path),
+        "--repo",
+        f"acme/widgets={repo.path}",
+        env={"GITHUB_API_URL": f"http://127.0.0.1:{port}"},
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        f"{path} 第 2 行未导入：缺少 level（一条更正需要 repo、sha 和 level）。",
+        f"错误：在 {path} 第 3 行停止：无法连接 GitHub（127.0.0.1）：重试 3 次后仍然失败。"
+        "此前已导入 1 条更正；其后的 19 行未尝试。",
+    ]
