@@ -33,7 +33,7 @@ from bot.render.text import render_text, terminal_safe
 from settings import default_data_dir
 
 CHANNEL = "console"
-INTERRUPT_GRACE = 0.5  # seconds a cut-short command gets to unwind before the chat leaves anyway
+INTERRUPT_GRACE = 0.25  # seconds a cut-short command gets to unwind before the chat leaves anyway
 
 
 class ConsolePlatform:
