@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.shared.cli import cli_repo
-from tests.test_console_clean import slow_repo
+from tests.shared.console import busy_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,7 +89,7 @@ class _Terminal:
 
 
 def test_ctrl_c_during_a_digest_stops_it_with_one_line(run, tmp_path):
-    busy = slow_repo(tmp_path)
+    busy = busy_repo(tmp_path)
     terminal = _Terminal()
     env = {
         k: v

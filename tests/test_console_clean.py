@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared.console import console_repo
+from tests.shared.console import busy_repo, console_repo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -257,34 +257,6 @@ class _Lines:
         return [line for when, line in self.lines if when >= moment]
 
 
-def slow_repo(tmp_path, commits: int = 400):
-    """A day of `commits` commits (git fast-import: seconds of git calls saved), long enough to
-    analyse that Ctrl-C lands while the digest runs."""
-    from datetime import datetime
-
-    from tests.gitrepo import GitRepo
-    from tests.shared.console import SH
-
-    r = GitRepo(tmp_path / "busy", bare_origin="https://github.com/acme/busy.git")
-    start = int(datetime(2026, 1, 28, 8, tzinfo=SH).timestamp())
-    body = "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(60))
-    stream = []
-    for n in range(commits):
-        data, message = f"{body}# {n}\n".encode(), f"Change module {n}\n".encode()
-        stream += [
-            b"commit refs/heads/main",
-            f"committer Ada Lovelace <ada@example.com> {start + 60 * n} +0800".encode(),
-            b"data %d" % len(message),
-            message,
-            b"M 100644 inline src/m%d.py" % (n % 40),
-            b"data %d" % len(data),
-            data,
-        ]
-    subprocess.run(["git", "-C", str(r.path), "fast-import", "--quiet"], input=b"\n".join(stream) + b"\n", check=True)
-    r.git("reset", "-q", "--hard", "main")
-    return r
-
-
 @pytest.mark.parametrize(
     "lang,said",
     [
@@ -293,7 +265,7 @@ def slow_repo(tmp_path, commits: int = 400):
     ],
 )
 def test_ctrl_c_during_a_digest_stops_it_with_one_line(redis_url, tmp_path, lang, said):
-    busy = slow_repo(tmp_path)
+    busy = busy_repo(tmp_path)
     env = _clean_env(redis_url, busy, f"sigint{lang}:", DATA_DIR=str(tmp_path / "data"), DEFAULT_LANG=lang)
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", "run"],
