@@ -87,15 +87,15 @@ def cli_once(repo: Path, work: Path) -> tuple[float, float]:
     )
     os.close(slave)
     said = _Reader(master)
-    said.wait_for("正在分析")
+    said.wait_for("/400")  # the progress bar: the digest is being analysed
     pressed = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
     proc.wait(timeout=60)
     exited = time.monotonic()
     said.thread.join(timeout=5)
     os.close(master)
-    line = said.first("已中断", pressed)
-    return (line or exited) - pressed, exited - pressed
+    line = said.first("已中断", pressed) or said.first("interrupted", pressed)
+    return (line or exited) - pressed, exited - pressed  # no line at all: counted as at the exit
 
 
 def chat_once(repo: Path, work: Path) -> tuple[float, float]:
@@ -119,7 +119,7 @@ def chat_once(repo: Path, work: Path) -> tuple[float, float]:
     said.thread.join(timeout=5)
     proc.stdin.close()
     line = said.first("⏹", pressed)
-    return (line or exited) - pressed, exited - pressed
+    return (line or exited) - pressed, exited - pressed  # no line at all: counted as at the exit
 
 
 def report(name: str, runs: list[tuple[float, float]]) -> None:
