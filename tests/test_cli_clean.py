@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.shared.cli import cli_repo
-from tests.shared.console import busy_repo
+from tests.shared.console import busy_repo, embedded_servers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -129,6 +129,7 @@ def test_ctrl_c_during_a_digest_stops_it_with_one_line(run, tmp_path):
         timeout=120,
     )
     assert again.returncode == 0 and "没有提交" in again.stderr, again.stderr
+    assert embedded_servers(tmp_path / "data") == []  # and stopped again when it left
 
 
 # --- the coverage line, offline -------------------------------------------------------------------

@@ -68,6 +68,22 @@ def busy_repo(tmp_path, commits: int = 400):
     return r
 
 
+def embedded_servers(data_dir) -> list[int]:
+    """The redis-server processes still running in `data_dir` (the embedded Redis of a bot that
+    has exited must not be among them; a zombie has exited)."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["name"]):
+        try:
+            if proc.info["name"] == "redis-server" and proc.status() != psutil.STATUS_ZOMBIE:
+                if proc.cwd().startswith(str(data_dir)):
+                    found.append(proc.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return found
+
+
 @pytest.fixture
 async def console(console_in):
     return await console_in("en")
