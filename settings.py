@@ -256,6 +256,10 @@ class Settings(BaseSettings):
         "text",
         description="Log line format: text, or json (one JSON object a line: time, level, logger, job, message) for log collectors.",
     )
+    console_logs: Literal["file", "stderr"] = Field(
+        "file",
+        description="Where `run` writes its log lines while it holds the terminal chat: file (DATA_DIR/logs/bot.log, so no log line lands in the chat; the chat says where once, at start) or stderr. `serve`, `worker` and `clock` always log to stderr.",
+    )
 
     @field_validator("default_tz")
     @classmethod

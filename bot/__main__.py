@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -31,41 +32,64 @@ exit codes: 0 done, 1 failure, 2 bad input, 3 digest written but the configured 
 """
 
 
-_SAY = ["en"]  # the language of the command line's own errors while it is parsed (`--lang`, else English)
+_SAY: list[str | None] = [None]  # the CLI's language while it parses: `--lang`, else DEFAULT_LANG (read when needed)
+
+
+def _parse_lang() -> str:
+    """The language a parse error is said in: `--lang` as typed, else the configured DEFAULT_LANG
+    (read only when there is an error to say), as every other line of the run is."""
+    said = _SAY[0] or _configured_lang()
+    _SAY[0] = said
+    return said
+
+
+def _configured_lang() -> str:
+    """DEFAULT_LANG from the environment and `.env`; zh (its default) when the settings cannot be read."""
+    try:
+        from settings import load_settings
+
+        return load_settings().default_lang
+    except Exception:  # noqa: BLE001 — a bad setting is told after parsing, in this language
+        value = os.environ.get("DEFAULT_LANG", "").strip().lower()
+        return value if value in ("zh", "en") else "zh"
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, not argparse's usage dump, in the CLI's language
         from bot.i18n import text
 
-        self.exit(
-            2, text(_SAY[0], "cli.error", message=text(_SAY[0], "cli.see_help", message=message, prog=self.prog)) + "\n"
-        )
+        say = _parse_lang()
+        self.exit(2, text(say, "cli.error", message=text(say, "cli.see_help", message=message, prog=self.prog)) + "\n")
 
 
-def _argv_lang(argv: Sequence[str]) -> str:
-    """`--lang zh` / `--lang=zh` as typed, read before parsing so that a parse error is said in it."""
+def _argv_lang(argv: Sequence[str]) -> str | None:
+    """`--lang zh` / `--lang=zh` as typed, read before parsing so that a parse error is said in it
+    (None: not given, or not a language)."""
     for i, word in enumerate(argv):
         value = argv[i + 1] if word == "--lang" and i + 1 < len(argv) else word.partition("=")[2]
         if word == "--lang" or word.startswith("--lang="):
-            return value if value in ("zh", "en") else "en"
-    return "en"
+            return value if value in ("zh", "en") else None
+    return None
 
 
 @contextmanager
-def _argparse_in(lang: str) -> Iterator[None]:
-    """argparse's own error messages (looked up through its module-level gettext `_`) in `lang`:
-    each message argparse has is an `argparse.*` entry of the English catalogue, said from the
-    same entry of `lang`'s; anything else stays as argparse wrote it."""
-    if lang == "en":
-        yield
-        return
+def _argparse_in() -> Iterator[None]:
+    """argparse's own error messages (looked up through its module-level gettext `_`) in the
+    CLI's language: each message argparse has is an `argparse.*` entry of the English catalogue,
+    said from the same entry of that language's; anything else stays as argparse wrote it."""
     from bot.i18n import catalogue
 
-    english = {msgid: key for key, msgid in catalogue("en").items() if key.startswith("argparse.")}
-    said = catalogue(lang)
+    english: dict[str, str] = {}
     original = argparse._  # type: ignore[attr-defined]
-    argparse._ = lambda msgid: said[english[msgid]] if msgid in english else original(msgid)  # type: ignore[attr-defined]
+
+    def said(msgid: str) -> str:
+        if not english:
+            english.update({m: key for key, m in catalogue("en").items() if key.startswith("argparse.")})
+        if msgid not in english:
+            return original(msgid)
+        return catalogue(_parse_lang())[english[msgid]]
+
+    argparse._ = said  # type: ignore[attr-defined]
     try:
         yield
     finally:
@@ -178,7 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--until", help="last day of the period, YYYY-MM-DD (default: today)")
     a.add_argument("--tz", help="day boundary time zone of the period (default DEFAULT_TZ)")
     a.add_argument("--branch", help="branch (default: the repository's default branch)")
-    a.add_argument("--lang", choices=("zh", "en"))
+    a.add_argument(
+        "--lang",
+        choices=("zh", "en"),
+        help="answer language (default DEFAULT_LANG, zh); also of this command's messages",
+    )
     a.add_argument("question", nargs="+", help="the question")
 
     e = sub.add_parser(
@@ -205,7 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--limit", type=int, metavar="N", help="score only the first N selected labelled commits")
     e.add_argument("--lang", choices=("zh", "en"), help="analysis and card language (default DEFAULT_LANG)")
-    e.add_argument("--format", choices=("text", "json"), default="text")
+    e.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default): the report card to read; json: the same figures as one JSON document, for scripts",
+    )
 
     t = sub.add_parser("profile", help="what a repository's learned profile (its own release notes) knows as of a day")
     t.add_argument("--repo", required=True, help="owner/name on GitHub, or a local git path")
@@ -228,13 +261,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="read the commits of OWNER/NAME from this local clone (repeatable; without it a line's repo "
         "is read from GitHub, or is itself a local path)",
     )
-    fi.add_argument("--lang", choices=("zh", "en"), help="language of this command's messages (default English)")
+    fi.add_argument(
+        "--lang", choices=("zh", "en"), help="language of this command's messages (default DEFAULT_LANG, zh)"
+    )
     fx = fsub.add_parser("export", help="write the effective correction of every corrected commit as JSONL")
     fx.add_argument(
         "--repo", action="append", default=[], metavar="OWNER/NAME", help="only this repository's (repeatable)"
     )
     fx.add_argument("--out", metavar="FILE", help="write to this file instead of stdout")
-    fx.add_argument("--lang", choices=("zh", "en"), help="language of this command's messages (default English)")
+    fx.add_argument(
+        "--lang", choices=("zh", "en"), help="language of this command's messages (default DEFAULT_LANG, zh)"
+    )
 
     sub.add_parser(
         "run",
@@ -253,7 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else argv
     _SAY[0] = _argv_lang(words)
-    with _argparse_in(_SAY[0]):
+    with _argparse_in():
         args = build_parser().parse_args(words)
     if args.command is None:
         build_parser().print_help()
@@ -262,18 +299,20 @@ def main(argv: list[str] | None = None) -> int:
     from bot.i18n import localize, text
     from settings import ConfigError, load_settings
 
-    say = vars(args).get("lang") or "en"  # the CLI's own lines: in --lang when given
+    # The CLI's own lines (stderr) are in the run's one language: --lang, else DEFAULT_LANG.
+    say = vars(args).get("lang") or _SAY[0] or _env_lang()
     try:
         settings = load_settings()
-        _configure_logging(settings, args.command)
-        return asyncio.run(_dispatch(args, settings))
+        say = vars(args).get("lang") or settings.default_lang
+        logged_to = _configure_logging(settings, args.command)
+        return asyncio.run(_until_interrupted(_dispatch(args, settings, logged_to)))
     except ConfigError as exc:
         print(text(say, "cli.error", message=localize(exc, say)), file=sys.stderr)
         return 2
     except BotError as exc:
         print(text(say, "cli.error", message=localize(exc, say)), file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Interrupted):
         print(text(say, "cli.interrupted"), file=sys.stderr)
         return 130
     except Exception as exc:  # a bug of ours: still one line; the traceback goes to the debug log
@@ -284,10 +323,48 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _configure_logging(settings, command: str) -> None:
+def _env_lang() -> str:
+    """DEFAULT_LANG from the environment when the settings themselves cannot be read; else zh."""
+    value = os.environ.get("DEFAULT_LANG", "").strip().lower()
+    return value if value in ("zh", "en") else "zh"
+
+
+class _Interrupted(Exception):
+    """Ctrl-C cut the command short (said in one line by main)."""
+
+
+async def _until_interrupted(work) -> int:
+    """`work`, cut short by Ctrl-C at once: the command is cancelled (its cleanup runs) and no log
+    line follows — what fails after a Ctrl-C (the embedded Redis the same Ctrl-C stopped, a git
+    it interrupted) is no news. `run` and the other processes install their own handler."""
+    import logging
+    import signal
+
+    task = asyncio.current_task()
+    assert task is not None
+
+    def interrupted() -> None:
+        logging.disable(logging.CRITICAL)
+        task.cancel()
+
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+    except (NotImplementedError, RuntimeError):  # no signal handlers here (not the main thread)
+        pass
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if task.cancelling():  # ours (Ctrl-C), not a cancellation from within the command
+            raise _Interrupted() from None
+        raise
+
+
+def _configure_logging(settings, command: str):
     """Services log at LOG_LEVEL; the one-shot CLI commands keep stderr for their own one-line
-    messages unless LOG_LEVEL is set explicitly."""
-    from bot.core.logs import configure
+    messages unless LOG_LEVEL is set explicitly; `run` holding the terminal chat logs to a file
+    under DATA_DIR (CONSOLE_LOGS=file), which it returns (None: stderr)."""
+    from bot.core.logs import configure, log_file
 
     level = settings.log_level
     if (
@@ -295,10 +372,12 @@ def _configure_logging(settings, command: str) -> None:
         and "log_level" not in settings.model_fields_set
     ):
         level = "ERROR"
-    configure(level, settings.log_format)
+    chat_here = command == "run" and not (settings.slack_enabled or settings.feishu_enabled)
+    to_file = log_file(settings.data_dir) if chat_here and settings.console_logs == "file" else None
+    return configure(level, settings.log_format, to_file)
 
 
-async def _dispatch(args, settings) -> int:
+async def _dispatch(args, settings, logged_to=None) -> int:
     if args.command == "health":
         from bot.runtime.health import health_command
 
@@ -330,7 +409,7 @@ async def _dispatch(args, settings) -> int:
         return await feedback_command(args, settings)
     from bot.runtime.processes import run_command
 
-    return await run_command(args.command, settings)
+    return await run_command(args.command, settings, log_file=logged_to)
 
 
 if __name__ == "__main__":

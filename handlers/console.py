@@ -9,8 +9,12 @@ Same commands and thread questions as Slack and Feishu:
                                      等级 4 太高|太低, the directions' and the command's Chinese words)
   quit
 Messages are numbered as they are posted; thread replies are indented under their parent. The
-console's own lines (the prompt, its usage lines) are in the console channel's language
-(`config lang`, else DEFAULT_LANG), from the catalogue's [console].
+console's own lines (the prompt, its usage lines, a reply's `[#2 in #1]` mark) are in the console
+channel's language (`config lang`, else DEFAULT_LANG), from the catalogue's [console].
+
+Ctrl-C (or SIGTERM) while a command runs cuts it short: one line says so, nothing more is shown,
+and the process leaves. No log line is written into the chat: `run` logs to a file the chat
+names once, at start (bot/core/logs.py).
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from bot.core.models import BotError
 from bot.delivery.posted import content_data
 from bot.i18n import text
 from bot.levels.overlay import entries_of
+from bot.render.labels import TERMINAL_READER
 from bot.render.text import render_text, terminal_safe
 from settings import default_data_dir
 
 CHANNEL = "console"
+INTERRUPT_GRACE = 0.25  # seconds a cut-short command gets to unwind before the chat leaves anyway
 
 
 class ConsolePlatform:
@@ -46,10 +52,18 @@ class ConsolePlatform:
         self.roots: dict[str, str] = {}  # message number → its thread root
         self.shown: dict[str, Content] = {}  # message number → the content it shows (for `level N …`)
         self.choices: dict[str, CommitChoice] = {}  # thread root → its last "Which commit?" (`reply N 2`)
+        self.muted = False  # after Ctrl-C: whatever a cut-short command still posts is not shown
 
     def emit(self, text: str) -> None:
+        if self.muted:
+            return
         self.out.write(text + "\n")
         self.out.flush()
+
+    def _write(self, text: str) -> None:
+        if not self.muted:
+            self.out.write(text)
+            self.out.flush()
 
     def _next(self, thread: str | None) -> MessageRef:
         self.counter += 1
@@ -73,10 +87,14 @@ class ConsolePlatform:
             return line
         return render_text(content)
 
-    def _show(self, ref: MessageRef, shown: str, tag: str = "") -> None:
+    def _in_thread(self, ref: MessageRef, lang: str) -> str:
+        """`[#2 in #1]`: message #2, in the thread of message #1 (in the content's language)."""
+        return text(lang, "console.in_thread", n=ref.id, root=ref.thread)
+
+    def _show(self, ref: MessageRef, shown: str, tag: str = "", lang: str = "") -> None:
         if ref.thread:
             indented = shown.replace("\n", "\n      ")
-            self.emit(f"  ↳ [#{ref.id} in #{ref.thread}]{tag} {indented}")
+            self.emit(f"  ↳ {self._in_thread(ref, lang or self.lang)}{tag} {indented}")
         else:
             self.emit(f"[#{ref.id}]{tag} {shown}")
 
@@ -89,17 +107,18 @@ class ConsolePlatform:
         if isinstance(content, CommitChoice):  # no buttons here: a choice is picked by its number
             self.choices[ref.thread_root] = content
             shown += "\n" + text(self._lang_of(content), "console.choose_hint", n=ref.thread_root)
-        self._show(ref, shown)
+        self._show(ref, shown, lang=self._lang_of(content))
         self.shown[ref.id] = content
         return ref
 
     async def update(self, ref: MessageRef, content) -> MessageRef:
-        self._show(ref, self._render(content), self._updated(content))
+        self._show(ref, self._render(content), self._updated(content), self._lang_of(content))
         self.shown[ref.id] = content
         return ref
 
     async def revise(self, ref: MessageRef, content) -> bool:
-        self._show(MessageRef(ref.channel, ref.id, ref.thread), self._render(content), self._updated(content))
+        shown_as = MessageRef(ref.channel, ref.id, ref.thread)
+        self._show(shown_as, self._render(content), self._updated(content), self._lang_of(content))
         self.shown[ref.id] = content
         return True
 
@@ -110,12 +129,10 @@ class ConsolePlatform:
         self, channel: str, thread: str, pieces: AsyncIterator[str], *, conv=None, lang: str = ""
     ) -> MessageRef:
         ref = self._next(thread)
-        self.out.write(f"  ↳ [#{ref.id} in #{thread}] ")
+        self._write(f"  ↳ {self._in_thread(ref, lang or self.lang)} ")
         async for piece in pieces:
-            self.out.write(terminal_safe(piece))
-            self.out.flush()
-        self.out.write("\n")
-        self.out.flush()
+            self._write(terminal_safe(piece))
+        self._write("\n")
         return ref  # the answer's message (the protocol's; the Router does not use it)
 
     async def send_unless_posted(
@@ -139,19 +156,22 @@ class ConsolePlatform:
 class ConsoleChat:
     """Reads lines from stdin and feeds them to the conversation core until EOF or `quit`."""
 
-    def __init__(self, chat, platform: ConsolePlatform, user: str = "you"):
+    def __init__(self, chat, platform: ConsolePlatform, user: str = TERMINAL_READER, log_file: Path | None = None):
         self.chat = chat
         self.platform = platform
-        self.user = user
+        self.user = user  # the person at the terminal: "you" in their language wherever a name is shown
+        self.log_file = log_file  # where this process logs (said once, at start), or None (stderr)
+        self.lang = platform.lang  # the chat's language as last read (said without Redis when it is gone)
 
     def _conv(self, thread: str | None = None) -> Conversation:
         return Conversation(platform="console", channel=CHANNEL, user=self.user, thread=thread)
 
     async def _lang(self) -> str:
         try:
-            return (await self.chat.subs.config("console", CHANNEL)).lang
+            self.lang = (await self.chat.subs.config("console", CHANNEL)).lang
         except BotError:  # the storage is down: the commands will say so; these lines still show
             return self.chat.settings.default_lang
+        return self.lang
 
     async def _say(self, key: str, **fields) -> None:
         self.platform.emit(text(await self._lang(), f"console.{key}", **fields))
@@ -235,20 +255,46 @@ class ConsoleChat:
         stop = stop or asyncio.Event()
         lines = _reader(stdin)
         await self._say("prompt")
-        while not stop.is_set():
-            if stdin.isatty():
-                self.platform.out.write("> ")
-                self.platform.out.flush()
-            getter = asyncio.ensure_future(lines.get())
-            stopper = asyncio.ensure_future(stop.wait())
-            await asyncio.wait({getter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if self.log_file is not None:
+            await self._say("logs_at", path=self.log_file)
+        stopper = asyncio.ensure_future(stop.wait())  # one waiter for the session, not one per line
+        try:
+            while not stop.is_set():
+                if stdin.isatty():
+                    self.platform._write("> ")
+                line = await _until(lines.get(), stopper)
+                if line is _STOPPED or line is None:  # Ctrl-C / SIGTERM at the prompt; EOF: a piped script ended
+                    break
+                going = await _until(self.handle(line), stopper, self._interrupted)
+                if going is _STOPPED:  # Ctrl-C / SIGTERM while the command ran: it was cut short
+                    break
+                if not going:
+                    break
+        finally:
             stopper.cancel()
-            if not getter.done():  # Ctrl-C / SIGTERM
-                getter.cancel()
-                break  # stop is set
-            line = getter.result()
-            if line is None or not await self.handle(line):  # EOF: a piped script has ended
-                break
+
+    def _interrupted(self) -> None:
+        """The one line a cut-short command leaves; whatever it still posts is not shown."""
+        self.platform.emit(text(self.lang, "console.interrupted"))
+        self.platform.muted = True
+
+
+_STOPPED = object()
+
+
+async def _until(work, stopper: asyncio.Future, stopped=None):
+    """`work`'s result, or _STOPPED once `stopper` is done first: then `stopped()` is called at
+    once, and the work is cancelled and given INTERRUPT_GRACE to unwind (a thread it waits on is
+    left to finish on its own)."""
+    task = asyncio.ensure_future(work)
+    await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        return task.result()
+    if stopped is not None:
+        stopped()
+    task.cancel()
+    await asyncio.wait({task}, timeout=INTERRUPT_GRACE)
+    return _STOPPED
 
 
 def _reader(stdin) -> asyncio.Queue:

@@ -225,7 +225,7 @@ def test_the_digest_says_its_author_filter_and_round_trips_it():
         L.filter_line(again) == '🔎 paths a/** · authors ada "Grace Hopper" · exclude-authors renovate — 0 of 4 commits'
     )
     zh = L.filter_line(digest_from_dict({**to_dict(d), "lang": "zh", "paths": []}))
-    assert zh == '🔎 authors ada "Grace Hopper" · exclude-authors renovate — 4 个提交中的 0 个'
+    assert zh == '🔎 作者 ada "Grace Hopper" · 排除作者 renovate — 4 个提交中的 0 个'
 
 
 async def test_a_filtered_digest_is_another_cache_entry(make_settings, tmp_path):

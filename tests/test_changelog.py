@@ -167,7 +167,7 @@ def test_hostile_commit_text_is_escaped():
     assert "<script>" not in md and "<img" not in md and "\x1b" not in md
     assert not re.search(r"(?<!\\)\]\(javascript:", md) and not re.search(r"(?<!\\)\[click", md)
     assert "\\[click\\](javascript:alert(1)) &lt;script&gt;" in md
-    assert "\\*\\*bold\\*\\* \\`code\\` \\| pipe" in md
+    assert "**bold** `code` \\| pipe" in md  # a summary is prose, as in the report: its code stays code
     assert "- \\# heading \\#\\# more\\]" in md
     assert not any(line.startswith("#") and "heading" in line for line in md.splitlines())
     # The only headings are the bot's own.
@@ -175,6 +175,31 @@ def test_hostile_commit_text_is_escaped():
 
 
 HIGH_SUMMARY = HOSTILE
+
+
+def test_markdown_is_escaped_once_for_markdown_q_and_a_stays_and_code_stays_code():
+    """Seen in the Markdown and the changelog: `Q&amp;A` in headings and lines, and a summary's
+    code shown as `\\`ChatService\\``. Read raw (a terminal) or rendered, they say what was written."""
+    from bot.render.markdown import render_report
+
+    entries = [
+        entry(
+            1,
+            "Q&A prompt: every piece redacted (R&D)",
+            ChangeType.FEATURE,
+            Importance.HIGH,
+            summary="Touches `ChatService` & `_config`; Q&A answers quote it.",
+        ),
+        entry(2, "Q&A core, CLI digest/ask", ChangeType.FEATURE, Importance.MEDIUM, summary=""),
+    ]
+    notes = render_changelog(digest("en", entries))
+    assert "- Touches `ChatService` & `_config`; Q&A answers quote it. (" in notes
+    assert "- Q&A core, CLI digest/ask (" in notes  # no summary: the title, as written
+    report = render_report([digest("en", entries)])
+    assert "#### Q&A prompt: every piece redacted (R&D)" in report
+    assert "Touches `ChatService` & `_config`; Q&A answers quote it." in report
+    for shown in (notes, report):
+        assert "&amp;" not in shown and "\\`" not in shown
 
 
 def test_empty_window_says_so():

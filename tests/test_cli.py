@@ -11,12 +11,19 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.shared.cli import SH, cli_repo
+from tests.shared.cli import SH, cli_repo, english_run
 
 
 @pytest.fixture
 def repo(tmp_path):
     return cli_repo(tmp_path)
+
+
+@pytest.fixture
+def run(run):
+    """These tests read the CLI's English lines (DEFAULT_LANG=en); the default, zh, and one
+    language per run are test_cli_clean.py's."""
+    return english_run(run)
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,7 +321,7 @@ def test_bad_flags_are_said_in_chinese_with_lang_zh(run, args, said):
     assert [line for line in proc.stderr.splitlines() if line.strip()] == [said]
 
 
-def test_bad_flags_stay_one_english_line_without_lang(run):
+def test_bad_flags_are_one_line_in_default_lang_without_lang(run):
     proc = run("digest", "--repo", ".", "--frob")
     assert proc.returncode == 2
     assert one_clear_line(proc) == "error: unrecognized arguments: --frob (see python -m bot --help)"

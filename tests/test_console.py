@@ -503,7 +503,7 @@ async def test_a_pasted_page_is_not_echoed_back_whole(console_in, lang, said):
         (
             "zh",
             "[#1] （已更新） acme/widgets 在 2026-01-29（Asia/Shanghai）没有新的提交。可以试试 `/digest 上周`，看上周全部的提交。",
-            "↳ [#2 in #1] 这份报告（2026-01-29，acme/widgets）里没有提交，无从提问。要问任意一个提交：`/digest ask <sha> <问题>`。",
+            "↳ [#2，回复 #1] 这份报告（2026-01-29，acme/widgets）里没有提交，无从提问。要问任意一个提交：`/digest ask <sha> <问题>`。",
             "（仅你可见） 这份报告（2026-01-29，acme/widgets）里没有提交，没有可显示的详情。",
         ),
     ],

@@ -149,6 +149,7 @@ def run(redis_url, tmp_path, prefix):
     base_env.update(
         {"REDIS_URL": redis_url, "REDIS_PREFIX": prefix, "DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
     )
+    base_env["DEFAULT_LANG"] = "en"  # the English lines (a run speaks DEFAULT_LANG; Chinese: --lang zh)
 
     def invoke(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         proc = subprocess.run(
@@ -399,7 +400,7 @@ def test_feedback_without_an_action_is_one_line():
         [sys.executable, "-m", "bot", "feedback"],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), "DEFAULT_LANG": "en"},
         cwd=ROOT,
         timeout=60,
     )

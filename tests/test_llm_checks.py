@@ -215,7 +215,7 @@ def test_cli_zh_digest_says_the_headline_fell_back_in_chinese(run, tmp_path):
     with FakeOpenAI(responder) as fake:
         proc = run("digest", "--repo", str(repo.path), "--date", "2026-01-12", "--lang", "zh", url=fake.url)
     assert "> ⚠️ 要点由规则生成，而非 LLM：LLM 的回答未通过校验。" in proc.stdout
-    assert "LLM headline failed: answers rejected; rule-based headline used" in proc.stderr
+    assert "LLM 要点生成失败：回答未通过校验；已使用规则生成的要点" in proc.stderr  # one language per run
 
 
 # --- the offline hint is a second opinion, not text to copy --------------------------------------------

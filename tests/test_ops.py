@@ -40,6 +40,7 @@ def run(redis_url, tmp_path):
             "REDIS_PREFIX": f"ops{uuid.uuid4().hex[:6]}:",
             "DATA_DIR": str(tmp_path / "data"),
             "PYTHONPATH": str(ROOT),
+            "DEFAULT_LANG": "en",  # the English lines (a run speaks DEFAULT_LANG, zh by default)
         }
     )
 

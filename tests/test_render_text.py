@@ -174,7 +174,9 @@ def test_choice_and_answer_header_lines():
             "a [link](https://evil.example) <b>x</b> | y",
             "a \\[link\\](https://evil.example) &lt;b&gt;x&lt;/b&gt; \\| y",
         ),
-        ("*bold* _it_ `code` #tag ~s~ !img & \\", "\\*bold\\* \\_it\\_ \\`code\\` \\#tag \\~s\\~ \\!img &amp; \\\\"),
+        ("*bold* _it_ `code` #tag ~s~ !img & \\", "\\*bold\\* \\_it\\_ \\`code\\` \\#tag \\~s\\~ \\!img & \\\\"),
+        # `&` is markup only where it starts a character reference: Q&A stays Q&A
+        ("Q&A, R&D & co; &amp; &#38; &x", "Q&A, R&D & co; &amp;amp; &amp;\\#38; &x"),
         ("two\n  lines", "two lines"),
     ],
 )

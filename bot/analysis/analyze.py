@@ -23,9 +23,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..core import metrics
-from ..core.models import Analysis, Commit, FileChange, Judgement
+from ..core.models import Analysis, Commit, Coverage, FileChange, Judgement
 from ..core.prompts import Prompts, RenderedPrompt
-from ..diffs.packing import DiffSelection, select_diff
+from ..diffs.packing import DiffSelection, rules_coverage, select_diff
 from ..diffs.tokens import estimate_tokens
 from ..i18n import localize, phrase
 from ..i18n import text as catalogue_text
@@ -265,7 +265,7 @@ class Analyzer:
                 commit, files, lang, note=localize(exc, lang), reason="rejected", profile=profile, judgement=judgement
             )
         # Provenance: the coverage is the selection the model was given (after any shrinking).
-        return self._attach(analysis, commit, files, selection, origin="llm", model=self.llm.model)
+        return self._attach(analysis, commit, files, selection.coverage, origin="llm", model=self.llm.model)
 
     # --- LLM path -----------------------------------------------------------------------------
     def _prompt(
@@ -359,32 +359,33 @@ class Analyzer:
         judgement: Judgement | None = None,
     ) -> Analysis:
         """The rule-based analysis; with a `note`, a visible fallback. Its coverage is what the
-        rules read, not what an LLM prompt would have held."""
+        rules read (every patch, whole: no LLM length limit applies), not what an LLM prompt
+        would have held."""
         origin = "fallback" if note else "offline"
         if note:
             log.warning("%s %s: offline analysis instead (%s)", commit.repo, commit.short_sha, note)
-        selection = select_diff(files, self.settings.llm_max_prompt_tokens)
+        coverage = rules_coverage(files)
         result = analyse_offline(
             commit,
             files,
             lang,
-            coverage=selection.coverage,
+            coverage=coverage,
             origin=origin,
             note=note,
             profile=profile,
             judgement=judgement,
         )
         result = replace(result, fallback_reason=reason)
-        return self._attach(result, commit, files, selection, origin=origin, model=result.model)
+        return self._attach(result, commit, files, coverage, origin=origin, model=result.model)
 
     @staticmethod
-    def _attach(analysis: Analysis, commit, files, selection: DiffSelection, *, origin: str, model: str) -> Analysis:
+    def _attach(analysis: Analysis, commit, files, coverage: Coverage, *, origin: str, model: str) -> Analysis:
         files_changed, additions, deletions = totals(commit, files)
         return replace(
             analysis,
             origin=origin,
             model=model,
-            coverage=selection.coverage,
+            coverage=coverage,
             files_changed=files_changed,
             additions=additions,
             deletions=deletions,

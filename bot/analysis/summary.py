@@ -95,9 +95,9 @@ def headline_notice(reason: str, lang: str) -> str:
     return text(lang, "llm_headline.notice", why=text(lang, f"llm_headline.why_{reason}"))
 
 
-def headline_cli_line(reason: str) -> str:
-    """The CLI's stderr line for the same (English, like the CLI's other summary lines)."""
-    return text("en", "llm_headline.cli", why=text("en", f"llm_headline.cli_{reason}"))
+def headline_cli_line(reason: str, lang: str = "en") -> str:
+    """The CLI's stderr line for the same (in the run's language, like the CLI's other lines)."""
+    return text(lang, "llm_headline.cli", why=text(lang, f"llm_headline.cli_{reason}"))
 
 
 async def _ask(llm: LLM, prompts: Prompts, entries: Sequence[DigestEntry], lang: str) -> list[str]:

@@ -1,6 +1,6 @@
 """The CLI's `digest`, `ask` and `eval` commands (argparse is in __main__.py): thin wrappers over the core
-that print to a terminal. Their own lines on stderr are in `--lang` when it is given, else English
-(`stderr_lang`); the digest itself is in `--lang`, else DEFAULT_LANG."""
+that print to a terminal. A run speaks one language: the digest and the command's own lines on
+stderr are in `--lang`, else DEFAULT_LANG (`stderr_lang`)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ async def digest_command(args, settings) -> int:
             fork = parse_fork(args.fork, lang)
             await check_fork(fork, settings, lang)
     services = Services.build(settings)
-    say = stderr_lang(args)
+    say = stderr_lang(args, settings)
     bar = ProgressBar(lang=say)
     areas = None
     try:
@@ -98,7 +98,7 @@ def _path_filter(args):
     try:
         return PathFilter.of(getattr(args, "paths", ()) or (), getattr(args, "exclude", ()) or ())
     except GlobError as exc:
-        raise UsageError(phrase(f"noise.{exc.reason}", value=exc.glob)) from None
+        raise UsageError(phrase(f"noise.{exc.reason}", **exc.fields)) from None
 
 
 def _author_filter(args):
@@ -130,7 +130,7 @@ def _say_what_fell_back(digest, settings, lang: str) -> int:
     if digest.headline_fallback:
         from ..analysis.summary import headline_cli_line
 
-        print(headline_cli_line(digest.headline_fallback), file=sys.stderr)
+        print(headline_cli_line(digest.headline_fallback, lang), file=sys.stderr)
     if digest.entries and not any(e.analysis and e.analysis.origin == "llm" for e in digest.entries):
         return EXIT_NO_LLM
     return 0
@@ -168,7 +168,7 @@ async def eval_command(args, settings) -> int:
     from ..evaluation.card_text import render_card_json, render_card_text
 
     lang = args.lang or settings.default_lang
-    say = stderr_lang(args)
+    say = stderr_lang(args, settings)
     if args.limit is not None and args.limit < 1:
         raise UsageError(phrase("eval.bad_limit", value=args.limit))
     path = labels_path(args.labels)
@@ -205,7 +205,7 @@ async def ask_history(args, settings, question: str, lang: str) -> int:
         period = find_period(question, tz, now, settings.max_range_days)
         window, search = period.window, period.question
     services = Services.build(settings)
-    bar = ProgressBar()
+    bar = ProgressBar(lang=lang)
     cleared = False
     try:
         source = services.source(args.repo)

@@ -13,8 +13,10 @@ owner/name (GitHub) or a local git path, or is read from the clone `--repo OWNER
 as `eval` does. A correction is stored under the repository's display name: the OWNER/NAME of
 `--repo`, else the source's own name (GitHub's spelling, or a local clone's origin or folder name).
 A line that cannot be imported gets one sentence on stderr naming it, and nothing of it is kept;
-the other lines are imported; exit 2 when any line was refused. The command's own lines are in
-`--lang`, else English, like every CLI command's.
+the other lines are imported; exit 2 when any line was refused. A repository whose host cannot be
+reached at all stops the import at its first line, in one sentence (exit 1): every line after it
+would wait out the same retries. The command's own lines are in
+`--lang`, else DEFAULT_LANG, like every CLI command's.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..core.models import BotError, NotFoundError, UsageError
+from ..core.models import BotError, NotFoundError, SourceError, Unreachable, UsageError
 from ..i18n import Count, localize, phrase
 from ..taste.corrections import Corrections
 from ..taste.scores import LEVELS
@@ -158,6 +160,8 @@ class _Resolver:
             )
         try:
             commit = await source.get_commit(line.sha)
+        except Unreachable:
+            raise  # not this line's fault: every line after it would wait as long (import_command stops)
         except NotFoundError:
             raise Refused(
                 phrase(
@@ -184,7 +188,7 @@ class _Resolver:
 async def import_command(args, settings) -> int:
     from ..core.store import open_store
 
-    say = stderr_lang(args)
+    say = stderr_lang(args, settings)
     path = Path(args.file)
     lines: list[Line] = []
     refused: list[tuple[int, str]] = []  # (line number, the sentence)
@@ -200,12 +204,25 @@ async def import_command(args, settings) -> int:
     store = open_store(settings)
     try:
         corrections = Corrections(store)
-        for line in lines:
+        for done, line in enumerate(lines):
             try:
                 repo, sha = await resolver.resolve(line)
             except Refused as exc:
                 refused.append((line.number, localize(exc, say)))
                 continue
+            except Unreachable as exc:  # stop at the first: the next line would fail after as long
+                for _, sentence in sorted(refused):
+                    print(sentence, file=sys.stderr)
+                raise SourceError(
+                    phrase(
+                        "feedback.unreachable",
+                        line=line.number,
+                        path=path,
+                        reason=_why(exc),
+                        imported=Count(imported, "counts.correction"),
+                        left=Count(len(lines) - done - 1, "counts.line"),
+                    )
+                ) from None
             await corrections.record(repo, sha, line.level, line.who, line.reason, line.at)
             imported += 1
     finally:
@@ -229,7 +246,7 @@ async def import_command(args, settings) -> int:
 async def export_command(args, settings) -> int:
     from ..core.store import open_store
 
-    say = stderr_lang(args)
+    say = stderr_lang(args, settings)
     _check_out_path(args.out)
     store = open_store(settings)
     try:

@@ -59,6 +59,7 @@ def write_out(path: str, body: str) -> None:
         raise UsageError(phrase("cli.out_failed", path=path, reason=exc.strerror)) from None
 
 
-def stderr_lang(args) -> str:
-    """The language of the CLI's own lines: `--lang` when given, else English."""
-    return vars(args).get("lang") or "en"
+def stderr_lang(args, settings) -> str:
+    """The language of the CLI's own lines: the run's one language, `--lang` when given, else
+    DEFAULT_LANG (as the digest it writes)."""
+    return vars(args).get("lang") or settings.default_lang

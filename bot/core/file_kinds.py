@@ -210,6 +210,15 @@ def is_binary_path(path: str) -> bool:
     return extension(path) in _BINARY_EXT
 
 
+_ARTEFACT_EXT = frozenset({"pyc", "pyo", "class", "o", "obj"})
+
+
+def is_build_artefact(path: str) -> bool:
+    """A file a build writes (`__pycache__/…`, `.pyc`, `.class`, `.o`): committed by mistake, it
+    says nothing about the change, so a reader is told how many there were, not their names."""
+    return extension(path) in _ARTEFACT_EXT or "__pycache__" in path.split("/")
+
+
 def generated_origin(path: str) -> str:
     """ "vendored" (copied in), "generated" (a tool wrote it) or "" — from the path alone."""
     parts = path.strip("/").lower().split("/")

@@ -45,6 +45,11 @@ class SourceError(BotError):
     """The commit source failed after retries (GitHub down, rate limit not reset in time, git error)."""
 
 
+class Unreachable(SourceError):
+    """The source's host could not be reached at all (refused, timed out, no such host), after
+    retries: the next request to it would fail the same way."""
+
+
 class RateLimited(SourceError):
     """GitHub's rate limit is exhausted until `until` (epoch seconds), too far away to wait."""
 

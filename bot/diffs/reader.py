@@ -12,6 +12,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from ..core.file_kinds import extension, is_build_artefact
 from ..core.models import Coverage
 from ..i18n import catalogue, text
 from .hunks import NO_CONTENT
@@ -121,10 +122,16 @@ def coverage_line(coverage: Coverage, lang: str) -> str:
         return text(lang, f"coverage.all_analysed.{form}", total=total)
     pieces = [text(lang, f"coverage.analysed_of.{form}", shown=coverage.files_shown, total=total)]
     if coverage.omitted:
+        artefacts = [p for p, _ in coverage.omitted if is_build_artefact(p)]
         names = [
             text(lang, "coverage.omitted_file", path=_short_path(p), reason=_reason(r, lang))
             for p, r in coverage.omitted
+            if not is_build_artefact(p)
         ]
+        if artefacts:  # counted, never listed: a name of __pycache__/x.cpython-311.pyc tells nothing
+            exts = sorted({f".{extension(p)}" if extension(p) else "__pycache__/" for p in artefacts})
+            form_a = "one" if len(artefacts) == 1 else "other"
+            names.insert(0, text(lang, f"coverage.artefacts.{form_a}", n=len(artefacts), exts=" ".join(exts)))
         pieces.append(text(lang, "coverage.not_shown", files=_Listed(names).say(lang)))
     if coverage.partial:
         clipped = _Listed([_short_path(p) for p in coverage.partial])

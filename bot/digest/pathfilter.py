@@ -34,6 +34,11 @@ class GlobError(ValueError):
         self.glob = glob
         self.reason = reason
 
+    @property
+    def fields(self) -> dict[str, str]:
+        """The sentence's fields: the glob as typed, and (for a leading /) what to write instead."""
+        return {"value": self.glob, "relative": self.glob.strip().lstrip("/") or "**"}
+
 
 def normalise(glob: str) -> str:
     """The glob as matched: `./` dropped. Raises GlobError for what cannot name a repository path."""

@@ -5,7 +5,8 @@ Sections, in this order and only when non-empty: breaking changes, features, fix
 security, documentation, other changes. Each lists the commits above low, one line each (the
 summary, else the title; the short SHA; the PR link when known); the low ones are counted in one
 line; the contributors close it. Every word is from the catalogue's [changelog] table; commit and
-LLM text is escaped so it renders literally.
+LLM text is escaped as the report escapes it (bot/render/safe.py): a title renders literally, a
+summary as prose whose `code` stays code.
 
 Breaking: the answer schema has no breaking flag, so a commit is breaking when its analysis says
 so where the analysers put it — the offline analyser's own breaking sentences in its importance
@@ -19,7 +20,7 @@ from ..core.models import ChangeType, Digest, DigestEntry, Importance
 from ..i18n import text
 from . import labels as L
 from .breaking import is_breaking
-from .safe import esc, strip_controls
+from .safe import esc, esc_rich, strip_controls
 
 # Sections after "breaking", by change type; every other type is under "other".
 SECTIONS: tuple[tuple[str, tuple[ChangeType, ...]], ...] = (
@@ -42,13 +43,14 @@ def section_of(entry: DigestEntry) -> str:
 
 
 def _line(d: Digest, e: DigestEntry) -> str:
+    """The summary as the report shows it (prose: its `code` stays code), else the title as written."""
     c, a = e.commit, e.analysis
-    said = (a.summary if a and a.summary.strip() else "") or c.title
+    said = esc_rich(a.summary).replace("\n", "\n  ") if a and a.summary.strip() else esc(c.title)
     sha = f"[`{c.short_sha}`]({c.url})" if c.url else f"`{c.short_sha}`"
     refs = [sha]
     if c.pr_number:
         refs.append(f"[#{c.pr_number}]({d.repo_url}/pull/{c.pr_number})" if d.repo_url else f"#{c.pr_number}")
-    return f"- {esc(said)} ({', '.join(refs)})"
+    return f"- {said} ({', '.join(refs)})"
 
 
 def render_changelog(digest: Digest) -> str:

@@ -167,6 +167,7 @@ def alerted_mark(lang: str, entry) -> str:
 # --- readers' level corrections (bot/levels/) -------------------------------------------------------
 
 PAGE_READER = "report-page"  # who a tap on the report page is recorded as: the page knows no one
+TERMINAL_READER = "you"  # the person at the terminal chat (handlers/console.py): "you" in the reader's words
 
 
 def corrected_parts(lang: str, entry) -> tuple[str, str, str] | None:
@@ -182,7 +183,8 @@ def corrected_parts(lang: str, entry) -> tuple[str, str, str] | None:
         was=importance_label(lang, entry.corrected_from),
     )
     before, _, after = line.partition(LINK)
-    who = text(lang, "levels.page_reader") if entry.corrected_by == PAGE_READER else entry.corrected_by
+    shown_as = {PAGE_READER: "levels.page_reader", TERMINAL_READER: "levels.terminal_reader"}.get(entry.corrected_by)
+    who = text(lang, shown_as) if shown_as else entry.corrected_by
     return before, who, after
 
 

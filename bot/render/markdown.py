@@ -7,7 +7,6 @@ they can neither inject HTML/links nor break the layout, nothing truncated.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -18,7 +17,7 @@ from . import fork_section as DS
 from . import labels as L
 from . import owner_lines as OL
 from .labels import t
-from .safe import esc, strip_controls
+from .safe import esc, esc_rich, strip_controls
 from .upgrade import UpgradeReport, entry_text, fork_files, upgrade_report
 
 
@@ -47,34 +46,6 @@ class Slugger:
         self.seen.setdefault(original, 0)
         self.seen.setdefault(result, 0)
         return result
-
-
-# --- escaping untrusted text -----------------------------------------------------------------------
-
-_LINE_START = re.compile(r"^(\s*)(#{1,6}(?=\s|$)|```+|~~~+|[=\-_*]{3,}\s*$|=+\s*$)")
-
-
-def esc_rich(text: str) -> str:
-    """Escape untrusted prose (LLM output, commit bodies) but keep `code`, **bold** and list
-    lines: no HTML, no links or images, no headings, fences, rules or tables, no indentation
-    tricks. Lines are kept as hard line breaks."""
-    lines = []
-    for raw in str(text).replace("\r", "").split("\n"):
-        line = raw.strip()
-        if not line:
-            continue
-        line = (
-            line.replace("\\", "\\\\")
-            .replace("&", "&amp;")
-            .replace("<", "&lt;")
-            .replace(">", "&gt;")
-            .replace("[", "\\[")
-            .replace("]", "\\]")
-            .replace("|", "\\|")
-        )
-        line = _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), line)
-        lines.append(line)
-    return "  \n".join(lines)
 
 
 # --- the report --------------------------------------------------------------------------------------

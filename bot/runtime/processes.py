@@ -22,7 +22,7 @@ import signal
 from typing import TYPE_CHECKING
 
 from ..core.models import BotError, UsageError
-from ..i18n import phrase, text
+from ..i18n import phrase
 from . import health
 from .app import App
 from .queue import Jobs, JobWorker
@@ -63,7 +63,9 @@ def public_routes(settings, app: App, adapters: list) -> list[tuple]:
     return routes
 
 
-async def run_command(command: str, settings) -> int:
+async def run_command(command: str, settings, log_file=None) -> int:
+    """Run `command`'s parts until a signal (or, for the terminal chat, `quit`/EOF); `log_file`:
+    where this process logs when not to stderr (the terminal chat says it once, at start)."""
     services = Services.build(settings)
     app = App.build(services)
     stop = asyncio.Event()
@@ -75,7 +77,7 @@ async def run_command(command: str, settings) -> int:
     jobs: Jobs | None = None
     try:
         if settings.metrics_port and settings.metrics_port == settings.port and command in ("run", "serve"):
-            raise UsageError(text("en", "ops.metrics_port_is_public", port=settings.port))
+            raise UsageError(phrase("ops.metrics_port_is_public", port=settings.port))
         if settings.subscriptions_file:
             n = await app.subs.seed(settings.subscriptions_file)
             log.info("seeded %d subscriptions from %s", n, settings.subscriptions_file)
@@ -94,7 +96,7 @@ async def run_command(command: str, settings) -> int:
             runners.append(await _ops_server(settings, services.store, jobs, worker, clock))
         if command == "run" and not adapters:
             assert clock is not None  # "run" always has its clock
-            return await _console(app, settings, stop, clock, runners)
+            return await _console(app, settings, stop, clock, runners, log_file)
         if command in ("run", "serve"):
             from handlers.web import build_app, start_server
 
@@ -123,7 +125,7 @@ async def run_command(command: str, settings) -> int:
         await services.aclose()
 
 
-async def _console(app: App, settings, stop: asyncio.Event, clock: Clock, runners: list) -> int:
+async def _console(app: App, settings, stop: asyncio.Event, clock: Clock, runners: list, log_file=None) -> int:
     from pathlib import Path
 
     from handlers.console import ConsoleChat, ConsolePlatform
@@ -138,7 +140,7 @@ async def _console(app: App, settings, stop: asyncio.Event, clock: Clock, runner
     app.register(platform)
     ticking = asyncio.create_task(clock.run_forever(stop))
     try:
-        await ConsoleChat(app.router, platform).run(stop=stop)
+        await ConsoleChat(app.router, platform, log_file=log_file).run(stop=stop)
     finally:
         stop.set()
         await asyncio.gather(ticking, return_exceptions=True)

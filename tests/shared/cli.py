@@ -27,3 +27,14 @@ def cli_repo(tmp_path):
         when=datetime(2026, 1, 28, 18, 0, tzinfo=SH),
     )
     return r
+
+
+def english_run(run):
+    """`run` (conftest) with DEFAULT_LANG=en: for the tests that read the CLI's English lines. A
+    run speaks one language, --lang else DEFAULT_LANG (zh by default): test_cli_clean.py holds that."""
+
+    def invoke(*args: str, env: dict | None = None, **kw):
+        return run(*args, env={"DEFAULT_LANG": "en", **(env or {})}, **kw)
+
+    invoke.prefix = run.prefix  # type: ignore[attr-defined]
+    return invoke

@@ -43,6 +43,47 @@ def console_repo(tmp_path):
     return r
 
 
+def busy_repo(tmp_path, commits: int = 400):
+    """A day of `commits` commits (git fast-import: seconds of git calls saved), long enough to
+    analyse that Ctrl-C lands while the digest runs."""
+    import subprocess
+
+    r = GitRepo(tmp_path / "busy", bare_origin="https://github.com/acme/busy.git")
+    start = int(datetime(2026, 1, 28, 8, tzinfo=SH).timestamp())
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(60))
+    stream = []
+    for n in range(commits):
+        data, message = f"{body}# {n}\n".encode(), f"Change module {n}\n".encode()
+        stream += [
+            b"commit refs/heads/main",
+            f"committer Ada Lovelace <ada@example.com> {start + 60 * n} +0800".encode(),
+            b"data %d" % len(message),
+            message,
+            b"M 100644 inline src/m%d.py" % (n % 40),
+            b"data %d" % len(data),
+            data,
+        ]
+    subprocess.run(["git", "-C", str(r.path), "fast-import", "--quiet"], input=b"\n".join(stream) + b"\n", check=True)
+    r.git("reset", "-q", "--hard", "main")
+    return r
+
+
+def embedded_servers(data_dir) -> list[int]:
+    """The redis-server processes still running in `data_dir` (the embedded Redis of a bot that
+    has exited must not be among them; a zombie has exited)."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["name"]):
+        try:
+            if proc.info["name"] == "redis-server" and proc.status() != psutil.STATUS_ZOMBIE:
+                if proc.cwd().startswith(str(data_dir)):
+                    found.append(proc.pid)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return found
+
+
 @pytest.fixture
 async def console(console_in):
     return await console_in("en")

@@ -28,7 +28,7 @@ def describe(sub: Subscription, lang: str) -> dict:
         at=sub.at,
         tz=sub.tz,
         lang=sub.lang,
-        min=sub.min_importance.value,
+        min=text(lang, f"notices.min.{sub.min_importance.value}"),
         branch=text(lang, "notices.sub_branch", branch=sub.branch) if sub.branch else "",
         empty="" if sub.post_empty else text(lang, "notices.sub_skip_empty"),
         filters=filters,

@@ -119,5 +119,5 @@ def _globs(option: str, globs: list[str], command: str, allow_none: bool) -> tup
         try:
             out.append(normalise(glob.strip("`")))  # chat clients like to put paths in backticks
         except GlobError as exc:
-            raise CommandError(phrase(f"noise.{exc.reason}", value=glob), command) from None
+            raise CommandError(phrase(f"noise.{exc.reason}", **exc.fields), command) from None
     return tuple(dict.fromkeys(out))

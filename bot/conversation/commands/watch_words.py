@@ -14,7 +14,7 @@ def glob_word(word: str, command: str) -> str:
     try:
         return normalise(word.strip("`"))  # chat clients like to put paths in backticks
     except GlobError as exc:  # the same patterns, and the same sentences, as `paths` (bot/digest/pathfilter.py)
-        raise CommandError(phrase(f"noise.{exc.reason}", value=word), command) from None
+        raise CommandError(phrase(f"noise.{exc.reason}", **exc.fields), command) from None
 
 
 def repo_name(sources: SourceRegistry, repo: str) -> str:

@@ -39,7 +39,7 @@ from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
 from ...core import metrics
-from ...core.models import BotError, NotFoundError, RateLimited, SourceError
+from ...core.models import BotError, NotFoundError, RateLimited, SourceError, Unreachable
 from ...i18n import Phrase, phrase
 
 __all__ = ["GitHubClient", "Github", "GithubException", "RepoInfo", "rate_limit_reset"]
@@ -296,7 +296,7 @@ class GitHubClient:
         host = urlsplit(self._api_url).hostname or self._api_url
         if isinstance(exc, requests.RequestException):
             key = "errors.github_timed_out" if isinstance(exc, requests.Timeout) else "errors.github_unreachable"
-            return SourceError(phrase(key, host=host, retries=RETRIES))
+            return Unreachable(phrase(key, host=host, retries=RETRIES))
         assert isinstance(exc, GithubException)
         status, message = exc.status, _github_message(exc)
         if status == 401:
