@@ -53,6 +53,19 @@ def test_removed_cli_flags():
     assert a.importance is HIGH and "--legacy-mode" in a.importance_reason
 
 
+def test_a_pytest_option_dropped_is_a_removed_flag():
+    patch = (
+        "@@ -222,7 +222,1 @@ def pytest_addoption(parser: Parser) -> None:\n"
+        '     group = parser.getgroup("general")\n'
+        '-    group.addoption(\n-        "--invalidation-mode",\n-        default="timestamp",\n-    )\n'
+    )
+    a = analyse_offline(
+        commit("Always use checked-hash pyc invalidation"), [mod("src/_pytest/rewrite.py", 0, 4, patch)], "en"
+    )
+    assert a.importance is HIGH and "--invalidation-mode" in a.importance_reason
+    assert a.summary.startswith("Removes the `--invalidation-mode` option")
+
+
 def test_moved_python_module_breaks_old_imports():
     a = analyse_offline(
         commit("Reorganise utils"),

@@ -25,6 +25,9 @@ from .paths import FileKind, classify_path
 # How many facts a summary names: one line for a low entry, a little more above.
 MAX_PARTS = {Importance.LOW: 2, Importance.MEDIUM: 3, Importance.HIGH: 3}
 _VERSION = re.compile(r"v?(\d+\.\d+[\w.+-]*)")
+# A changelog fragment (changelog.d/123.bugfix.md) says in prose what the title says: not a new file
+# worth naming.
+_FRAGMENT = re.compile(r"(^|/)(changelog\.d|changelog|changes|newsfragments|news|\.changeset|unreleased)/[^/]+$", re.I)
 # The parts that name a commit's one file already, so its size is said without naming it again.
 _NAMES_FILES = frozenset(
     f"offline.said.{key}" for key in ("file_added", "files_deleted.one", "moved", "packaged", "files_added")
@@ -142,6 +145,7 @@ def _files(c: Context) -> list[Phrase]:
             for f, kind in stats.files
             if f.status == "added"
             and not (kind is FileKind.TEST and d.tests_added)
+            and not _FRAGMENT.search(f.path)
             and not any(f.path.startswith(p) for _, p in d.packaged_modules)
         ),
         key=lambda f: (classify_path(f.path) is not FileKind.SOURCE, -f.additions),

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..profile import RepoProfile
     from .stats import FileStats
 
-_FLAG_CALL = re.compile(r"add_argument|\.option\(|Option\(|\bflag\.|\.flag\(|\barg\(")
+_FLAG_CALL = re.compile(r"add_argument|\.option\(|Option\(|\baddoption\(|\badd_option\(|\bflag\.|\.flag\(|\barg\(")
 _HIDDEN_FLAG = re.compile(r"argparse\.SUPPRESS|\bSUPPRESS\b|\bhide\s*=\s*true\b|\bhidden\s*=\s*True\b|\.hide\(true\)")
 _FLAG_NAME = re.compile(r"""["'](--[A-Za-z0-9][\w-]*)["']""")
 _HUNK_NAME = re.compile(

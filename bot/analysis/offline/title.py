@@ -113,7 +113,7 @@ _VERBS: dict[str, ChangeType] = {
     ),
     **dict.fromkeys(
         """optimize optimise optimizes optimises optimized optimised speed speedup
-        accelerate accelerates""".split(),
+        accelerate accelerates memoize memoise memoizes memoises""".split(),
         ChangeType.PERFORMANCE,
     ),
     **dict.fromkeys("bump bumps upgrade upgrades downgrade pin pins unpin".split(), ChangeType.DEPENDENCIES),
