@@ -16,8 +16,9 @@ Printed per repository-day, then pooled:
             its thousands separators) is a substring of the title. `names` is the same without the
             numbers (a file, symbol, flag, setting or dependency the title does not name).
   restate   entries whose summary contains the title's subject word for word (should be 0).
-  risk      the share of entries carrying the day's most common risk sentence (exact text), and
-            the same with names and numbers blanked (`template`, bench/eval_importance.template).
+  risk      the share of entries carrying the day's most common risk sentence (exact text) when
+            two entries or more carry it, and the same with names and numbers blanked (`template`,
+            bench/eval_importance.template).
   levels    high / medium / low counts (mediums per day).
   cpu       the offline analyser's CPU per commit (process time of analyse_offline, one call per
             language; the patches are already read; the least of `--repeat` runs), and the same
@@ -77,19 +78,24 @@ def summary_names(summary: str) -> tuple[list[str], list[str]]:
     """(names, numbers) the summary carries: code spans, flags and paths; version and size numbers."""
     names = [m.group(1).strip() for m in _SPAN.finditer(summary)]
     rest = _SPAN.sub(" ", summary)
-    names += _FLAG.findall(rest) + [p for p in _PATH.findall(rest) if not re.fullmatch(r"[\d.]+", p)]
+    names += _FLAG.findall(rest) + [p for p in _PATH.findall(rest) if re.search(r"[A-Za-z]", p)]
     numbers = _NUMBER.findall(rest)
     return [n for n in names if n], numbers
 
 
 def in_title(token: str, title: str) -> bool:
+    """Does the title name it? A name as a substring (a path by its last component), a number as a
+    whole number ("5" is not in "#14155")."""
     t = title.lower()
     token = token.lower().strip("/.,;:")
     if not token:
         return True
+    if re.fullmatch(r"[\d,.]+", token):
+        number = re.escape(token.replace(",", ""))
+        return bool(re.search(rf"(?<![\d.]){number}(?![\d]|\.\d)", t.replace(",", "")))
     if "/" in token and token.rstrip("/").rsplit("/", 1)[-1] in t:
         return True
-    return token in t or token.replace(",", "") in t.replace(",", "")
+    return token in t
 
 
 def carries_fact(summary: str, title: str, names_only: bool = False) -> bool:
@@ -124,8 +130,10 @@ def measures(day: Day, langs: list[str]) -> dict:
     exact = Counter(r for _, a in day.entries for r in set(a[lang].risks))
     shaped = Counter(t for _, a in day.entries for t in {template(r) for r in a[lang].risks})
     out["risk_top"] = exact.most_common(1)[0] if exact else ("", 0)
-    out["risk_share"] = out["risk_top"][1] / n
-    out["template_share"] = (shaped.most_common(1)[0][1] / n) if shaped else 0.0
+    # shared: on two entries or more (one entry's own risk is no shared sentence, however short the day)
+    out["risk_share"] = out["risk_top"][1] / n if out["risk_top"][1] >= 2 else 0.0
+    top_shape = shaped.most_common(1)[0][1] if shaped else 0
+    out["template_share"] = top_shape / n if top_shape >= 2 else 0.0
     levels = Counter(a[lang].importance for _, a in day.entries)
     out["levels"] = tuple(levels[i] for i in (Importance.HIGH, Importance.MEDIUM, Importance.LOW))
     out["cpu_ms"] = 1000 * day.cpu / max(1, n)
