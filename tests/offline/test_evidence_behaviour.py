@@ -284,3 +284,23 @@ def test_concurrency_risk_comes_from_the_code_not_from_words():
         mod("bot/b.py", 47, 0, locked),
     ]
     assert not any("threads or tasks" in r for r in analyse_offline(commit("Move replies"), moved, "en").risks)
+
+
+def test_a_nested_default_and_a_default_read_where_it_is_used_are_one_changed_default():
+    """poetry's `installer.re-resolve` true → false: a nested entry of the defaults table and the
+    `config.get(…, True)` that reads it. The diff shows the default changed (no title word needed),
+    said once, by its full name."""
+    table = (
+        '@@ -164,7 +164,7 @@ class Config:\n         "installer": {\n'
+        '-            "re-resolve": True,\n+            "re-resolve": False,\n             "parallel": True,\n'
+    )
+    read = (
+        "@@ -216,3 +216,3 @@ class Installer:\n"
+        '-        reresolve = self._config.get("installer.re-resolve", True)\n'
+        '+        reresolve = self._config.get("installer.re-resolve", False)\n'
+    )
+    files = [mod("src/poetry/config/config.py", 1, 1, table), mod("src/poetry/installation/installer.py", 1, 1, read)]
+    a = analyse_offline(commit("Re-resolve only when asked"), files, "en")
+    assert a.importance is MEDIUM
+    assert a.importance_reason == "Changes the default of installer.re-resolve (True → False)"
+    assert a.summary.startswith("`installer.re-resolve` defaults to False (was True)")

@@ -223,3 +223,22 @@ def test_a_name_the_new_package_does_not_re_export_is_removed(repo):
     a = analyse_last(repo)
     assert a.importance is MEDIUM
     assert a.importance_reason == "Removes public definitions scrub; callers must migrate"
+
+
+def test_an_option_moved_into_a_shared_options_module_is_not_removed():
+    """pip's "Package selection CLI group": `list` stops defining `--pre` inline and takes the
+    shared `cmdoptions.pre` listed in a new group — the flag moved, nothing users pass went away."""
+    inline = (
+        "@@ -90,9 +90,0 @@ class ListCommand(IndexGroupCommand):\n"
+        '-        self.cmd_opts.add_option(\n-            "--pre",\n-            action="store_true",\n-        )\n'
+    )
+    group = '@@ -1202,0 +1203,5 @@ index_group = {\n+package_selection_group = {\n+    "options": [\n+        pre,\n+    ],\n+}\n'
+    files = [
+        mod("src/pip/_internal/commands/list.py", 0, 4, inline),
+        mod("src/pip/_internal/cli/cmdoptions.py", 5, 0, group),
+    ]
+    a = analyse_offline(commit("Package selection CLI group"), files, "en")
+    assert a.importance is not HIGH and "--pre" not in a.importance_reason
+    # the same removal with no options module naming it is a removal
+    alone = analyse_offline(commit("Drop --pre from list"), files[:1], "en")
+    assert alone.importance is HIGH and "--pre" in alone.importance_reason

@@ -250,3 +250,10 @@ def test_a_package_entry_that_imports_a_name_keeps_it_importable():
     scan = scan_source(stats, RepoProfile.inferred())
     assert set(scan.removed_defs) == {"redact", "Redactor"}
     assert {"redact", "Redactor"} <= scan.added_defs  # re-exported: not removed
+
+
+def test_requirements_in_poetry_style_parentheses():
+    assert requirements(['    "poetry-core (==2.3.2)",', '    "build (>=1.2.1,<2.0.0)",']) == {
+        "poetry-core": "2.3.2",
+        "build": "1.2.1",
+    }

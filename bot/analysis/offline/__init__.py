@@ -11,10 +11,15 @@ no I/O. It improves on the reference tool's score (see notes/anchors.md) in four
 - every level comes with `importance_reason`, one sentence naming those facts.
 
 The package reads a commit in stages: paths.py (what kind of file each path is — the one path
-classifier, bot/core/file_kinds.py, also used by the LLM prompt's diff order), title.py and message.py (the message),
-patch.py (diff scanners), observe.py (what the patches show), change_type.py; then evidence/
-(one module per kind of evidence: facts, risks, insights), decide.py (combines them into a level,
-holding no rules of its own) and prose.py (summary and impact sentences).
+classifier, bot/core/file_kinds.py, also used by the LLM prompt's diff order), title.py and
+message.py (the message), patch.py (each patch split once; diff scanners) and scan.py (one pass
+over the patches: definitions, flags, tests, docs sections), observe.py (what the patches show),
+change_type.py; then evidence/ (one module per kind of evidence: facts, risks, insights; a word of
+the message is a hint the diff has to bear out), decide.py (combines them into a level, holding no
+rules of its own), said.py (the summary: what the diff does, by name) and prose.py (the impact).
+
+It works in two steps: `read_offline` works everything out once, in no language (a `Reading` of
+catalogue phrases); `tell_offline` says it in one. `analyse_offline` does both for one language.
 """
 
 from __future__ import annotations

@@ -40,6 +40,11 @@ _ASSIGNMENT = re.compile(
     r"""(?::\s*[\w\[\], .|"']+?\s*=|=|:)\s*(?P<val>[^#]*?)\s*,?\s*(?:#.*)?$"""
 )
 _ENV_DEFAULT = re.compile(r"""(?:getenv|environ\.get)\(\s*["'](?P<key>\w+)["']\s*,\s*(?P<val>[^)]+?)\s*\)""")
+# A setting read with its default: `self._config.get("installer.re-resolve", True)`.
+_GETTER_DEFAULT = re.compile(
+    r"""\b\w*(?:config|settings|options|conf|cfg|env)\w*\.get\(\s*["'](?P<key>[\w.-]+)["']\s*,\s*(?P<val>[^(),]+?)\s*\)""",
+    re.I,
+)
 _LITERAL = re.compile(r"""^(-?\d[\d_.]*(e-?\d+)?|true|false|none|null|nil|"[^"]*"|'[^']*'|[\w.-]+)$""", re.I)
 _REQUIREMENT = re.compile(
     r"^(?P<name>[@A-Za-z0-9][\w.@/-]*)(?:\[[^\]]*\])?\s*"
@@ -145,6 +150,33 @@ def _is_literal_value(val: str) -> bool:
     return bool(_LITERAL.match(v))
 
 
+def getter_defaults(lines: list[str]) -> dict[str, str]:
+    """Settings read with a literal default (`config.get("a.b", True)`): key → default."""
+    found: dict[str, str] = {}
+    for line in lines:
+        if ".get(" in line:
+            for m in _GETTER_DEFAULT.finditer(line):
+                if _is_literal_value(m.group("val")):
+                    found.setdefault(m.group("key"), m.group("val").strip())
+    return found
+
+
+def paired_assignments(minus: list[str], plus: list[str]) -> dict[str, tuple[str, str]]:
+    """Lines replaced one for one where only a literal value changes, at any depth: a nested
+    setting (`"re-resolve": True,` → `False,` inside a defaults table). key → (old, new)."""
+    found: dict[str, tuple[str, str]] = {}
+    if len(minus) != len(plus):
+        return found
+    for a, b in zip(minus, plus):
+        ma, mb = _ASSIGNMENT.match(a), _ASSIGNMENT.match(b)
+        if not ma or not mb or ma.group("key") != mb.group("key") or ma.group("indent") != mb.group("indent"):
+            continue
+        old, new = ma.group("val").strip().rstrip(","), mb.group("val").strip().rstrip(",")
+        if old != new and not _PROSE_KEYS.search(ma.group("key")) and _is_literal_value(old) and _is_literal_value(new):
+            found[ma.group("key")] = (old, new)
+    return found
+
+
 def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
@@ -164,7 +196,7 @@ def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
 def requirements(lines: Iterable[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
-        text = re.sub(r"""["',]""", " ", line).strip()
+        text = re.sub(r"""["',()]""", " ", line).strip()  # poetry writes "name (==1.2)"
         text = re.sub(r"^(require|dependency|implementation|api)\s+", "", text)
         m = _REQUIREMENT.match(text)
         if m and m.group("name").lower() not in _NOT_PACKAGES:
@@ -391,4 +423,5 @@ def rewords_messages(f: FileChange) -> bool:
 
 def manages_memory(f: FileChange) -> bool:
     """The patch touches code that manages memory (weak references, drops, frees, lifetimes)."""
-    return bool(f.patch) and any(word in f.patch for word in _MEMORY_CODE)
+    patch = f.patch or ""
+    return any(word in patch for word in _MEMORY_CODE)

@@ -68,6 +68,9 @@ _BOUNDING_CODE = re.compile(
 # Lines that mark the definition after them as a test (Rust's #[test], pytest's marks).
 _TEST_MARK = ("#[test", "#[tokio::test", "#[rstest", "#[test_case", "@pytest.mark", "@Test")
 _OPTION_VALUE = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,30})["']""")
+# A module of shared command-line options (cmdoptions.py, cli/options.py, args.rs).
+_OPTIONS_MODULE = re.compile(r"(options|opts|flags|args|arguments)[^/]*$", re.I)
+_LISTED_OPTION = re.compile(r"^\s*(?:[\w]+\.)*(\w+)(?:\(\))?\s*,?\s*$")  # a line that only lists one
 # Literal words without which a patch holds none of the above (see _mentions).
 _FLAG_WORDS = ("add_argument", "option(", "Option(", "flag.", ".flag(", "arg(")
 _SHARED_WORDS = (
@@ -92,6 +95,8 @@ class SourceScan:
     flags_new: dict[str, str] = field(default_factory=dict)  # … and after
     hidden_flags: set[str] = field(default_factory=set)
     hidden_before: set[str] = field(default_factory=set)  # flags hidden before the change
+    quoted_after: set[str] = field(default_factory=set)  # "--flag" strings on added lines, in any call
+    option_words_after: set[str] = field(default_factory=set)  # words added to options modules
     hunk_names: list[str] = field(default_factory=list)  # functions/classes named by hunk headers
     deltas: list[FileDelta] = field(default_factory=list)
     tests_added: list[str] = field(default_factory=list)  # test functions the test files add
@@ -103,8 +108,11 @@ class SourceScan:
 
     @property
     def flags_removed(self) -> set[str]:
-        """Flags users could pass before and cannot after (a hidden one was never theirs)."""
-        return set(self.flags_old) - set(self.flags_new) - self.hidden_before
+        """Flags users could pass before and cannot after: a hidden one was never theirs, and one
+        whose name an added line still spells (`partial(Option, "--pre", …)`), or whose option
+        object an options module now lists (`pre,` in cmdoptions.py), moved rather than went."""
+        gone = set(self.flags_old) - set(self.flags_new) - self.hidden_before - self.quoted_after
+        return {f for f in gone if f[2:].replace("-", "_") not in self.option_words_after}
 
     @property
     def flags_added(self) -> set[str]:
@@ -165,9 +173,11 @@ def scan_source(stats: FileStats, profile: RepoProfile, bounds_wanted: bool = Fa
     bounds work (`bounds_work`) is looked for only when `bounds_wanted` (the message speaks of a
     hang or a blow-up)."""
     scan = SourceScan()
+    # Flag names on added lines matter only when some patch defines flags at all.
+    flagged = any(f.patch and _mentions(f.patch, _FLAG_WORDS) for f in stats.source)
     for f, kind in stats.files:
         if kind is FileKind.SOURCE:
-            _scan_code(f, profile.is_public(f.path), scan, bounds_wanted)
+            _scan_code(f, profile.is_public(f.path), scan, bounds_wanted, flagged)
         elif kind is FileKind.TEST and f.patch:
             _scan_tests(f, scan)
         elif kind is FileKind.DOCS and f.patch and extension(f.path) in ("md", "markdown", "mdx"):
@@ -188,7 +198,7 @@ def _mentions(patch: str, words: tuple[str, ...]) -> bool:
     return any(word in patch for word in words)
 
 
-def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: bool) -> None:
+def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: bool, flagged: bool) -> None:
     ext = extension(f.path)
     entry = f.path.rsplit("/", 1)[-1] in _PACKAGE_ENTRY
     old, new = _Statements(scan.flags_old, scan.hidden_before), _Statements(scan.flags_new, scan.hidden_flags)
@@ -204,6 +214,7 @@ def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: boo
     # patch, in C, instead of one per line).
     patch = f.patch or ""
     flags = _mentions(patch, _FLAG_WORDS)
+    options_module = flagged and bool(_OPTIONS_MODULE.search(f.path))
     # Shared state in a file the commit creates is new code, not a regression under load waiting in
     # code that worked: the risk is about files that existed.
     shared = f.status != "added" and _mentions(patch, _SHARED_WORDS)
@@ -247,6 +258,11 @@ def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: boo
                         scan.added_defs.add(name)
         if sign == " ":
             continue
+        if sign == "+" and flagged:
+            if "--" in text:
+                scan.quoted_after.update(_FLAG_NAME.findall(text))
+            if options_module and (m := _LISTED_OPTION.match(text)):
+                scan.option_words_after.add(m.group(1))  # `pre,` in an options group: named after its flag
         if current and (not changed or changed[-1] != current):
             changed.append(current)
         if sign == "+" and public and (entry or _REEXPORT.match(text)):

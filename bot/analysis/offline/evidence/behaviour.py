@@ -13,7 +13,14 @@ from ....i18n import Count, Phrase, phrase, text
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, num
 from ..message import first_paragraphs
-from ..patch import assignments, change_blocks, manages_memory, rewords_messages
+from ..patch import (
+    assignments,
+    change_blocks,
+    getter_defaults,
+    manages_memory,
+    paired_assignments,
+    rewords_messages,
+)
 from ..paths import FileKind, extension
 from ..stats import WhereNames, patches_unknown, runtime_lines
 
@@ -80,33 +87,44 @@ def _is_config_path(path: str, kind: FileKind) -> bool:
     return bool(tokens & _CONFIG_TOKENS) or path.lower().rsplit("/", 1)[-1].split(".")[0].endswith("_config")
 
 
-def _file_default_changes(f: FileChange, kind: FileKind) -> list[tuple[str, str, str, str]]:
+def _file_default_changes(f: FileChange, kind: FileKind, settings_file: bool) -> list[tuple[str, str, str, str]]:
+    """(path, key, old, new) of the literal defaults one file's patch changes: assignments in a
+    config file or settings module (nested ones when a line is replaced by the same line with
+    another value), and settings read with a default anywhere (`config.get("a.b", True)`)."""
     changes = []
     for minus, plus in change_blocks(f.patch):
         if not minus or not plus:
             continue
-        old = assignments(minus, kind is FileKind.CONFIG)
-        new = assignments(plus, kind is FileKind.CONFIG)
-        for key in old.keys() & new.keys():
-            a, b = old[key].strip("\"'"), new[key].strip("\"'")
-            if a != b:
-                changes.append((f.path, key, old[key], new[key]))
+        pairs: dict[str, tuple[str, str]] = {}
+        if settings_file:
+            old = assignments(minus, kind is FileKind.CONFIG)
+            new = assignments(plus, kind is FileKind.CONFIG)
+            pairs.update((key, (old[key], new[key])) for key in old.keys() & new.keys())
+            pairs.update(paired_assignments(minus, plus))
+        old, new = getter_defaults(minus), getter_defaults(plus)
+        pairs.update((key, (old[key], new[key])) for key in old.keys() & new.keys())
+        for key, (a, b) in pairs.items():
+            if a.strip("\"'") != b.strip("\"'"):
+                changes.append((f.path, key, a, b))
     # A targeted edit changes a default; rewriting many values is a data table (tuned kernel
     # configs, fixtures), which would make every such commit look like a behaviour change.
     return changes if len(changes) <= 3 else []
 
 
 def default_changes(stats: FileStats, profile: RepoProfile) -> list[tuple[str, str, str, str]]:
-    """(path, key, old, new) for each literal default changed in a config file or settings module."""
+    """(path, key, old, new) for each literal default changed in a config file or settings module,
+    or read with a new default in shipped source; a key changed in several files is named once."""
     found: list[tuple[str, str, str, str]] = []
     for f, kind in stats.files:
-        if (
-            _is_config_path(f.path, kind)
-            and not profile.is_internal(f.path)
-            and not _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower())
-        ):
-            found.extend(_file_default_changes(f, kind))
-    return found
+        if profile.is_internal(f.path) or _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower()):
+            continue
+        settings_file = _is_config_path(f.path, kind)
+        if settings_file or (kind is FileKind.SOURCE and f.patch and ".get(" in f.patch):
+            found += [
+                c for c in _file_default_changes(f, kind, settings_file) if c[1] not in {k for _, k, _, _ in found}
+            ]
+    # `re-resolve` in the defaults table and `installer.re-resolve` where it is read: one setting
+    return [c for c in found if not any(o[1].endswith("." + c[1]) and o[2:] == c[2:] for o in found)]
 
 
 def gpu_kernels(stats: FileStats) -> list[str]:
