@@ -50,7 +50,6 @@ class DiffFacts:
     tests_added: tuple[str, ...] = ()
     headings_added: tuple[str, ...] = ()
     env_added: tuple[str, ...] = ()  # environment variables the code starts reading
-    concurrent: tuple[str, ...] = ()  # source files whose changed lines use locks, threads, tasks
     bounds_work: bool = False  # added code keeps a visited set, a memo, a limit or a deadline
     dep_changes: tuple[tuple[str, str, str], ...] = ()  # (name, old, new) shipped requirements re-versioned
 

@@ -37,7 +37,6 @@ def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None =
         tests_added=tuple(scan.tests_added),
         headings_added=tuple(scan.headings_added),
         env_added=tuple(scan.env_added),
-        concurrent=tuple(scan.concurrent),
         bounds_work=scan.bounds_work,
         **dependencies.read(stats, title, profile),
     )

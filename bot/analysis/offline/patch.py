@@ -425,3 +425,34 @@ def manages_memory(f: FileChange) -> bool:
     """The patch touches code that manages memory (weak references, drops, frees, lifetimes)."""
     patch = f.patch or ""
     return any(word in patch for word in _MEMORY_CODE)
+
+
+# Code that shares state between threads or tasks: locks, atomics, spawned tasks, pools, channels.
+_CONCURRENT_CODE = re.compile(
+    r"\b(threading|Thread\(|R?Lock\(|Semaphore|Condition\(|asyncio\.(?:gather|Lock|Queue|create_task|wait|Event|"
+    r"TaskGroup|shield)|Mutex|RwLock|Arc<|Atomic[A-Z]\w*|tokio::spawn|thread::spawn|spawn_blocking|go func|"
+    r"sync\.(?:Mutex|RWMutex|WaitGroup|Once)|chan\b|select!|Condvar|ThreadPool\w*|ProcessPool\w*|"
+    r"concurrent\.futures|multiprocessing|rayon|par_iter|crossbeam)"
+)
+
+
+def shared_state_files(files: Iterable[FileChange]) -> list[str]:
+    """The files among `files` whose changed lines take locks, spawn tasks, use pools or atomics —
+    in files the commit did not create (new code is not a regression waiting in code that worked),
+    and not the same lines moved from one file to another (a module split). Read only for the
+    commits whose risks are shown (above low): a regular expression of alternatives over every
+    patch of every commit would cost more than all the other rules."""
+    lines: list[tuple[str, str, str]] = []
+    for f in files:
+        if f.status == "added" or not f.patch:
+            continue
+        for sign, text in diff_lines(f.patch):
+            if sign in "+-" and _CONCURRENT_CODE.search(text):
+                lines.append((f.path, sign, text.strip()))
+    plus = {line for _, sign, line in lines if sign == "+"}
+    minus = {line for _, sign, line in lines if sign == "-"}
+    found: list[str] = []
+    for path, sign, line in lines:
+        if line not in (minus if sign == "+" else plus) and path not in found:
+            found.append(path)
+    return found

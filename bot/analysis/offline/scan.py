@@ -1,8 +1,7 @@
 """One pass over a commit's patches, for what the summary names and the removal rules read:
 public definitions added, removed and re-exported, command-line flags before and after (each call
 read whole, however it is split across lines), what each source file adds, removes and changes by
-name, the tests and the documentation sections added, environment variables read, shared state
-touched. Every patch is split once (patch.diff_lines) and read line by line once; a regular
+name, the tests and the documentation sections added, environment variables read. Every patch is split once (patch.diff_lines) and read line by line once; a regular
 expression runs only on lines whose start makes it worth running."""
 
 from __future__ import annotations
@@ -51,13 +50,6 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _ENV_READ = re.compile(
     r"""(?:getenv|environ(?:\.get)?|env::var(?:_os)?|process\.env|os\.LookupEnv|Getenv)\s*[(\[.]\s*["']?(?P<key>[A-Z][A-Z0-9_]{2,})"""
 )
-# Code that shares state between threads or tasks: locks, atomics, spawned tasks, pools, channels.
-_CONCURRENT_CODE = re.compile(
-    r"\b(threading|Thread\(|R?Lock\(|Semaphore|Condition\(|asyncio\.(?:gather|Lock|Queue|create_task|wait|Event|"
-    r"TaskGroup|shield)|Mutex|RwLock|Arc<|Atomic[A-Z]\w*|tokio::spawn|thread::spawn|spawn_blocking|go func|"
-    r"sync\.(?:Mutex|RWMutex|WaitGroup|Once)|chan\b|select!|Condvar|ThreadPool\w*|ProcessPool\w*|"
-    r"concurrent\.futures|multiprocessing|rayon|par_iter|crossbeam)"
-)
 # Code that bounds work: a visited set, a memo or cache, a limit, a depth, a deadline (what a fix of
 # an exponential blow-up or a hang adds; read in code, not in strings or comments).
 _BOUNDING_CODE = re.compile(
@@ -73,11 +65,6 @@ _OPTIONS_MODULE = re.compile(r"(options|opts|flags|args|arguments)[^/]*$", re.I)
 _LISTED_OPTION = re.compile(r"^\s*(?:[\w]+\.)*(\w+)(?:\(\))?\s*,?\s*$")  # a line that only lists one
 # Literal words without which a patch holds none of the above (see _mentions).
 _FLAG_WORDS = ("add_argument", "option(", "Option(", "flag.", ".flag(", "arg(")
-_SHARED_WORDS = (
-    "hread", "Lock(", "Semaphore", "Condition(", "asyncio.", "Mutex", "RwLock", "Arc<", "Atomic", "spawn",
-    "go func", "sync.", "chan", "select!", "Condvar", "Pool", "concurrent.futures", "multiprocessing", "rayon",
-    "par_iter", "crossbeam",
-)  # fmt: skip
 _BOUNDING_WORDS = (
     "visited", "seen", "memo", "ache", "imit", "LIMIT", "epth", "EPTH", "udget", "imeout", "TIMEOUT", "eadline",
     "fuel", "worklist", "max_iter", "MAX_ITER",
@@ -102,9 +89,7 @@ class SourceScan:
     tests_added: list[str] = field(default_factory=list)  # test functions the test files add
     headings_added: list[str] = field(default_factory=list)  # Markdown headings the docs add
     env_added: list[str] = field(default_factory=list)  # environment variables the code starts reading
-    concurrent: list[str] = field(default_factory=list)  # source files whose changed lines share state
     bounds_work: bool = False  # added code keeps a visited set, a memo, a limit or a deadline
-    shared_state: list[tuple[str, str, str]] = field(default_factory=list)  # (path, sign, line) of those lines
 
     @property
     def flags_removed(self) -> set[str]:
@@ -182,12 +167,6 @@ def scan_source(stats: FileStats, profile: RepoProfile, bounds_wanted: bool = Fa
             _scan_tests(f, scan)
         elif kind is FileKind.DOCS and f.patch and extension(f.path) in ("md", "markdown", "mdx"):
             _scan_headings(f, scan)
-    # A lock or a spawned task moved from one file to another (a module split) changes nothing.
-    plus = {line for _, sign, line in scan.shared_state if sign == "+"}
-    minus = {line for _, sign, line in scan.shared_state if sign == "-"}
-    for path, sign, line in scan.shared_state:
-        if line not in (minus if sign == "+" else plus) and path not in scan.concurrent:
-            scan.concurrent.append(path)
     return scan
 
 
@@ -215,9 +194,6 @@ def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: boo
     patch = f.patch or ""
     flags = _mentions(patch, _FLAG_WORDS)
     options_module = flagged and bool(_OPTIONS_MODULE.search(f.path))
-    # Shared state in a file the commit creates is new code, not a regression under load waiting in
-    # code that worked: the risk is about files that existed.
-    shared = f.status != "added" and _mentions(patch, _SHARED_WORDS)
     bounds = bounds_wanted and not scan.bounds_work and _mentions(patch, _BOUNDING_WORDS)
     env = "env" in patch or "Env" in patch
     for sign, text in diff_lines(patch):
@@ -269,8 +245,6 @@ def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: boo
             scan.added_defs.update(_IDENT.findall(text))  # a name re-exported stays importable
         if env and ("env" in text or "Env" in text) and (m := _ENV_READ.search(text)):
             (env_plus.append(m.group("key")) if sign == "+" else env_minus.add(m.group("key")))
-        if shared and _CONCURRENT_CODE.search(text):
-            scan.shared_state.append((f.path, sign, stripped.rstrip()))
         if bounds and sign == "+" and not scan.bounds_work and _BOUNDING_CODE.search(text):
             scan.bounds_work = bool(_BOUNDING_CODE.search(code_of(text, ext)))
     old.close()

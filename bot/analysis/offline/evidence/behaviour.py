@@ -20,6 +20,7 @@ from ..patch import (
     manages_memory,
     paired_assignments,
     rewords_messages,
+    shared_state_files,
 )
 from ..paths import FileKind, extension
 from ..stats import WhereNames, patches_unknown, runtime_lines
@@ -300,8 +301,9 @@ def risks(c: Context) -> list[Risk]:
         add(53, "memory_management_changes", "watch_memory", where=where)
     # Shared state is read from the code the diff changes (locks, threads, tasks), not from words
     # like "thread" or "async" in the title.
-    if diff.concurrent and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
-        add(54, "concurrency_involved", "run_under_load", paths=Names(diff.concurrent, 2))
+    shared = shared_state_files(f for f in stats.source if not c.profile.is_internal(f.path))
+    if shared and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
+        add(54, "concurrency_involved", "run_under_load", paths=Names(shared, 2))
     if c.ctype is ChangeType.FEATURE and _CHECK_WORDS.search(title.subject) and stats.source_lines:
         add(55, "new_check_reports", "dry_run_check", where=where)
     if c.diff.gpu_kernels and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
