@@ -14,7 +14,6 @@ DIFFERENT_FIELDS = {
     "common.names_more": "Chinese says how many names in all (等 5 个), English how many more",
     "coverage.names_more": "the same, in the coverage line",
     "coverage.names_more_after_wide": "the same, in the coverage line",
-    "offline.prose.author_text_in": "Chinese also says where the change is; English quotes the author alone",
     "offline.behaviour.more_defaults": "Chinese counts every changed default (等 3 项), English the others",
 }
 

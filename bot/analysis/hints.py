@@ -78,15 +78,8 @@ def offline_hint(
     title = title or parse_title(commit.title, commit.body)
     stats = file_stats(commit, files)
     profile = profile or RepoProfile.inferred()
-    ctx = Context(
-        commit,
-        title,
-        stats,
-        diff_facts(stats, title, profile),
-        decide_change_type(commit, title, stats),
-        profile,
-        judgement,
-    )
+    diff = diff_facts(stats, title, profile)
+    ctx = Context(commit, title, stats, diff, decide_change_type(commit, title, stats, diff), profile, judgement)
     importance, reason = decide_importance(ctx, is_zh(lang))
     return f"{importance.value} ({ctx.ctype.value}): {reason}"
 

@@ -47,6 +47,7 @@ from tests.offline.helpers import LOW, MEDIUM, SRC, T, commit, mod
         ("Update dependency eslint to v9", T.DEPENDENCIES),
         ("Fix CVE-2025-12345 in token parsing", T.SECURITY),
         ("net/http: fix header parsing", T.BUGFIX),  # Go-style area prefix is not a type
+        ("Memoize the statement line numbers of a parsed module", T.PERFORMANCE),
         ("Tweak things", T.OTHER),
     ],
 )

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bot.analysis.offline import analyse_offline
 from bot.analysis.profile import parse_profile
-from tests.offline.helpers import LOW, MEDIUM, OPTIONS_V1, WHEN, T, analyse_last, commit, mod
+from tests.offline.helpers import HASHES_V1, LOW, MEDIUM, OPTIONS_V1, WHEN, T, analyse_last, commit, mod
 
 
 def test_revert_is_at_least_medium_and_says_what_to_check():
     a = analyse_offline(commit('Revert "Use a faster JSON encoder" (#812)'), [mod("src/app/encode.py", 10, 25)], "zh")
     assert (a.change_type, a.importance) == (T.REVERT, MEDIUM)
-    assert "回滚了已合入的改动「Use a faster JSON encoder」" in a.importance_reason
+    assert a.importance_reason == "回滚了已合入的改动，依赖它的代码需要复查"
     assert any("被回滚的改动" in r for r in a.risks)
     assert any("重新合入" in r for r in a.recommendations)
 
@@ -117,14 +119,21 @@ def test_one_new_flag_is_a_flag_and_two_are_flags():
     assert "新增命令行参数 --max-retries、--retry-delay" in c.importance_reason
 
 
-def test_revert_names_the_title_and_the_sha_in_each_languages_quotes():
-    reverting = commit('Revert "Use a faster JSON encoder" (#812)', reverts="0123456789abcdef0123")
+def test_revert_names_the_sha_never_a_cut_copy_of_the_title():
+    """The reverted title is the reader's title already: quoting it again (cut at 60 characters)
+    showed a fragment of it; the reverted commit is named by its SHA."""
+    title = 'Revert "Use a faster JSON encoder for every response body the server streams" (#812)'
+    reverting = commit(title, reverts="0123456789abcdef0123")
     files = [mod("src/app/encode.py", 10, 25)]
     en = analyse_offline(reverting, files, "en")
     zh = analyse_offline(reverting, files, "zh")
-    assert "Reverts a change that had landed (“Use a faster JSON encoder”); anything" in en.importance_reason
-    assert any(r.startswith("The reverted change (“Use a faster JSON encoder”) (0123456) no longer") for r in en.risks)
-    assert any(r.startswith("被回滚的改动「Use a faster JSON encoder」（0123456）不再生效") for r in zh.risks)
+    assert en.importance_reason == "Reverts a change that had landed (0123456); anything relying on it needs checking"
+    assert en.risks[0].startswith("The reverted change (0123456) in src/app/encode.py no longer applies")
+    assert zh.risks[0].startswith("被回滚的改动（0123456）（src/app/encode.py）不再生效")
+    assert en.summary == "Reverts `0123456` (`src/app/encode.py`, +10/−25 lines)."
+    for a in (en, zh):
+        said = " ".join([a.summary, a.importance_reason, *a.risks, *a.recommendations])
+        assert "JSON encoder" not in said and "…" not in said
 
 
 def test_gpu_kernel_insight_counts_the_files():
@@ -180,3 +189,118 @@ def test_a_rule_named_quadratic_is_not_a_blow_up_removed():
         MEDIUM,
         "Removes an exponential blow-up or hang that real inputs hit",
     )
+
+
+# --- issue 33: a word in a title is a hint, not evidence ------------------------------------------
+
+FORMAT_PATCH = (
+    "@@ -40,6 +40,9 @@ def format_call(node):\n"
+    "     parts = split(node)\n"
+    "-    return join(parts)\n"
+    "+    if node.hanging:\n"
+    "+        return join(parts, indent=4)\n"
+    "+    return join(parts)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Fix hanging indentation of call chains",  # layout, not a program that hangs
+        "Keep a hanging comma after the last argument",
+        "Prefer hanging punctuation in docstrings",
+    ],
+)
+def test_hanging_indentation_is_not_a_hang(title):
+    a = analyse_offline(commit(title), [mod("src/black/linegen.py", 3, 1, FORMAT_PATCH)], "en")
+    assert a.importance is LOW, a.importance_reason
+    assert "blow-up or hang" not in a.importance_reason
+    assert not any("hang" in r for r in a.risks)
+
+
+def test_a_hang_is_fixed_when_the_commit_fixes_it_or_its_code_bounds_the_work():
+    fixed = analyse_offline(
+        commit("Fix hang on recursive aliases"), [mod("src/app/alias.py", 3, 1, FORMAT_PATCH)], "en"
+    )
+    assert fixed.importance is MEDIUM and "blow-up or hang" in fixed.importance_reason
+    visited = (
+        "@@ -10,4 +10,7 @@ def walk(node):\n+    visited = set()\n"
+        "     for child in node.children:\n+        if child in visited:\n+            continue\n"
+    )
+    story = analyse_offline(
+        commit("Traverse shared nodes once", "The traversal could revisit shared subtrees exponentially."),
+        [mod("src/app/walk.py", 3, 0, visited)],
+        "en",
+    )
+    assert story.importance is MEDIUM and "blow-up or hang" in story.importance_reason
+    # the same story without code that bounds the work, by a commit that is no fix: a hint only
+    plain = analyse_offline(
+        commit("Traverse shared nodes in order", "The traversal could revisit shared subtrees exponentially."),
+        [mod("src/app/walk.py", 3, 1, FORMAT_PATCH)],
+        "en",
+    )
+    assert plain.importance is LOW
+
+
+def test_a_body_saying_no_output_changes_is_not_input_refused(repo):
+    """Issue 33: a body saying "no intended output change" was read as "starts refusing input it
+    used to accept". The author says the behaviour is kept: a refactor, whatever its title says."""
+    repo.commit(
+        "Enforce one code path for the budget\n\nRestructures the budget check; no intended output change.",
+        {"src/app/hashes.py": HASHES_V1.replace("    return True", "    ok = True\n    return ok")},
+        when=WHEN,
+    )
+    a = analyse_last(repo)
+    assert a.importance is LOW and a.change_type is T.REFACTOR, a.importance_reason
+    assert "refuses" not in a.importance_reason and not a.risks
+
+
+def test_crash_safety_in_a_feature_is_no_crash_fix():
+    """Issue 33: "the fix only covers the reported case; other inputs may still crash" was said of a
+    feature whose title mentions crash-safe sends."""
+    files = [mod("handlers/slack.py", 700, 0)]
+    a = analyse_offline(commit("Slack adapter: fast acks, 429 retries, crash-safe keyed sends"), files, "en")
+    assert not any("crash" in r.lower() for r in a.risks)
+    fix = analyse_offline(commit("Fix crash on empty Slack events"), [mod("handlers/slack.py", 300, 20)], "en")
+    assert any(r.startswith("The crash fix in handlers/slack.py covers the reported case") for r in fix.risks)
+
+
+def test_concurrency_risk_comes_from_the_code_not_from_words():
+    """Issue 33: a concurrency warning on most commits ("thread", "async" in titles). Only code that
+    shares state (a lock, a spawned task, a pool) brings it, naming where."""
+    plain = "@@ -1,2 +1,47 @@ def reply(thread):\n" + "+    text = thread.text\n" * 45
+    words = analyse_offline(
+        commit("Add thread replies that carry their async language"), [mod("bot/replies.py", 45, 0, plain)], "en"
+    )
+    assert words.importance is MEDIUM
+    assert not any("oncurren" in r or "threads or tasks" in r for r in words.risks)
+    locked = plain + "+    with threading.Lock():\n+        pass\n"
+    code = analyse_offline(commit("Add a single writer for replies"), [mod("bot/replies.py", 47, 0, locked)], "en")
+    assert code.importance is MEDIUM
+    assert any(r.startswith("The changed code in bot/replies.py shares state between threads") for r in code.risks)
+    # a lock moved from one module to another is no new shared state
+    moved = [
+        mod("bot/a.py", 0, 2, "@@ -1,2 +0,0 @@\n-    with threading.Lock():\n-        pass\n"),
+        mod("bot/b.py", 47, 0, locked),
+    ]
+    assert not any("threads or tasks" in r for r in analyse_offline(commit("Move replies"), moved, "en").risks)
+
+
+def test_a_nested_default_and_a_default_read_where_it_is_used_are_one_changed_default():
+    """poetry's `installer.re-resolve` true → false: a nested entry of the defaults table and the
+    `config.get(…, True)` that reads it. The diff shows the default changed (no title word needed),
+    said once, by its full name."""
+    table = (
+        '@@ -164,7 +164,7 @@ class Config:\n         "installer": {\n'
+        '-            "re-resolve": True,\n+            "re-resolve": False,\n             "parallel": True,\n'
+    )
+    read = (
+        "@@ -216,3 +216,3 @@ class Installer:\n"
+        '-        reresolve = self._config.get("installer.re-resolve", True)\n'
+        '+        reresolve = self._config.get("installer.re-resolve", False)\n'
+    )
+    files = [mod("src/poetry/config/config.py", 1, 1, table), mod("src/poetry/installation/installer.py", 1, 1, read)]
+    a = analyse_offline(commit("Re-resolve only when asked"), files, "en")
+    assert a.importance is MEDIUM
+    assert a.importance_reason == "Changes the default of installer.re-resolve (True → False)"
+    assert a.summary.startswith("`installer.re-resolve` defaults to False (was True)")

@@ -118,21 +118,39 @@ def test_output_reserved_per_request_is_not_a_trust_boundary(repo, message):
 
 def test_a_trust_boundary_refusal_is_high_only_when_the_diff_adds_the_check(repo):
     """The message says where the check is (MD5, --require-hashes); only the code says input is now
-    refused. A comment and an error message that say "reject" add no check: medium, not high."""
+    refused. A comment and an error message that say "reject" add no check: the title's words are
+    hints, and with the patch at hand nothing bears them out, so it is a small change like any."""
     reworded = HASHES_V1.replace(
         "    if require_hashes", "    # MD5-only hashes are rejected under --require-hashes\n    if require_hashes"
     ).replace("    return True", "    return True  # reject md5")
     repo.commit("Reject MD5-only hashes under --require-hashes", {"src/app/hashes.py": reworded}, when=WHEN)
     en, zh = analyse_last(repo, "en"), analyse_last(repo, "zh")
-    assert (en.importance, en.importance_reason) == (
-        MEDIUM,
-        "The title touches a trust boundary (MD5) and shipped code changes; newly refuses input that was "
-        "accepted before (“reject”); callers relying on the old leniency fail",
+    assert (en.importance, en.importance_reason) == (LOW, "Change with a small source change (1 file, +2/−1)")
+    assert (zh.importance, zh.importance_reason) == (LOW, "其他改动，源码改动小（1 个文件，+2/−1）")
+    assert en.risks == ()
+
+
+def test_words_of_a_title_without_a_check_in_the_diff_are_not_evidence(repo):
+    """Issue 33: "…ephemeral refusals per chat (globally only on permission errors)…" was rated high
+    ("refuses input on a trust boundary (permission)"). "refusals" names earlier refusals, not input
+    this change starts refusing, and "permission" is a hint that no new check in the diff bears out
+    (a check about something else is no check on permissions)."""
+    repo.commit(
+        "Ephemeral refusals per chat (globally only on permission errors)",
+        {"src/app/budget.py": BUDGET_CHECKED},
+        when=WHEN,
     )
-    assert (zh.importance, zh.importance_reason) == (
-        MEDIUM,
-        "标题涉及安全相关的处理（MD5），且改动了发布的代码；开始拒绝以前接受的输入（reject），依赖旧行为的调用会失败",
+    a = analyse_last(repo)
+    assert a.importance is not HIGH
+    assert "trust boundary" not in a.importance_reason and "refuses" not in a.importance_reason
+    assert not any("trust boundary" in r for r in a.risks)
+    # "a refused edit" is the bug fixed, not input refused from now on
+    fixed = analyse_offline(
+        commit("Fix: a refused edit of a streamed answer showed its text twice"),
+        [mod("src/app/budget.py", 9, 3, "@@ -1,2 +1,3 @@\n def fit(n):\n+    if n < 0:\n+        raise ValueError\n")],
+        "en",
     )
+    assert "refuses" not in fixed.importance_reason
 
 
 def test_entry_points_escaping_their_directory_are_a_trust_boundary(repo):

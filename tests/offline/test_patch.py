@@ -12,8 +12,8 @@ from bot.analysis.offline.patch import (
     manifest_blocks,
     new_refusals,
     requirements,
-    scan_source,
 )
+from bot.analysis.offline.scan import scan_source
 from bot.analysis.offline.stats import file_stats
 from bot.analysis.profile import RepoProfile, parse_profile
 from tests.offline.helpers import commit, mod
@@ -205,3 +205,55 @@ def test_moved_reworded_or_translated_raises_are_not_new_checks():
         == []
     )
     assert refusals("src/app/io.py", "@@ -1,1 +1,2 @@\n def old():\n+    raise NotImplementedError\n") == []
+
+
+def test_scan_names_what_each_file_adds_removes_and_changes_and_what_tests_and_docs_add():
+    code = (
+        "@@ -1,9 +1,12 @@ import os\n"
+        " def keep(x):\n-    return x\n+    return x + 1\n"
+        "-def gone(y):\n-    return y\n"
+        '+def fresh(z):\n+    return os.environ.get("APP_DEPTH", z)\n'
+        '     parser.add_argument(\n         "--format",\n-        choices=["md"],\n+        choices=["md", "changelog"],\n     )\n'
+        "+#[test]\n+fn inline_case() {}\n"
+    )
+    tests = "@@ -0,0 +1,4 @@\n+def test_fresh():\n+    assert fresh(1)\n+def helper():\n+    pass\n"
+    docs = "@@ -1,2 +1,4 @@\n # Guide\n+## Changelog output\n+Text.\n"
+    stats = file_stats(
+        commit("x"),
+        [mod("src/app/cli.py", 7, 4, code), mod("tests/test_cli.py", 4, 0, tests), mod("docs/guide.md", 2, 0, docs)],
+    )
+    scan = scan_source(stats, RepoProfile.inferred())
+    (delta,) = scan.deltas
+    assert (delta.path, delta.added, delta.removed, delta.changed) == (
+        "src/app/cli.py",
+        ("fresh",),
+        ("gone",),
+        ("keep",),
+    )
+    assert scan.flags_changed() == [("--format", ("changelog",))]
+    assert scan.flags_removed == scan.flags_added == set()
+    assert sorted(scan.tests_added) == ["inline_case", "test_fresh"]
+    assert scan.headings_added == ["Changelog output"]
+    assert scan.env_added == ["APP_DEPTH"]
+
+
+def test_a_package_entry_that_imports_a_name_keeps_it_importable():
+    init = '@@ -0,0 +1,3 @@\n+from .core import Redactor, redact\n+\n+__all__ = ["Redactor", "redact"]\n'
+    gone = "@@ -1,4 +0,0 @@\n-def redact(text):\n-    return text\n-class Redactor:\n-    pass\n"
+    stats = file_stats(
+        commit("x"),
+        [
+            mod("src/app/redact.py", 0, 4, gone, status="removed"),
+            mod("src/app/redact/__init__.py", 3, 0, init, status="added"),
+        ],
+    )
+    scan = scan_source(stats, RepoProfile.inferred())
+    assert set(scan.removed_defs) == {"redact", "Redactor"}
+    assert {"redact", "Redactor"} <= scan.added_defs  # re-exported: not removed
+
+
+def test_requirements_in_poetry_style_parentheses():
+    assert requirements(['    "poetry-core (==2.3.2)",', '    "build (>=1.2.1,<2.0.0)",']) == {
+        "poetry-core": "2.3.2",
+        "build": "1.2.1",
+    }

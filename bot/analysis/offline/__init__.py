@@ -11,79 +11,113 @@ no I/O. It improves on the reference tool's score (see notes/anchors.md) in four
 - every level comes with `importance_reason`, one sentence naming those facts.
 
 The package reads a commit in stages: paths.py (what kind of file each path is — the one path
-classifier, bot/core/file_kinds.py, also used by the LLM prompt's diff order), title.py and message.py (the message),
-patch.py (diff scanners), observe.py (what the patches show), change_type.py; then evidence/
-(one module per kind of evidence: facts, risks, insights), decide.py (combines them into a level,
-holding no rules of its own) and prose.py (summary and impact sentences).
+classifier, bot/core/file_kinds.py, also used by the LLM prompt's diff order), title.py and
+message.py (the message), patch.py (each patch split once; diff scanners) and scan.py (one pass
+over the patches: definitions, flags, tests, docs sections), observe.py (what the patches show),
+change_type.py; then evidence/ (one module per kind of evidence: facts, risks, insights; a word of
+the message is a hint the diff has to bear out), decide.py (combines them into a level, holding no
+rules of its own), said.py (the summary: what the diff does, by name) and prose.py (the impact).
+
+It works in two steps: `read_offline` works everything out once, in no language (a `Reading` of
+catalogue phrases); `tell_offline` says it in one. `analyse_offline` does both for one language.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ...core.models import Analysis, Commit, Coverage, FileChange, Importance, Insights, Judgement
+from ...i18n import Phrase
 from ..profile import RepoProfile
 from .change_type import decide_change_type
-from .context import Context, DiffFacts, Fact
-from .decide import collect_insights, collect_risks, decide_importance
+from .context import Context, DiffFacts, Fact, Insight, Risk
+from .decide import (
+    Verdict,
+    choose_insights,
+    choose_risks,
+    collect_insights,
+    collect_risks,
+    decide_importance,
+    judge,
+    tell_insights,
+    tell_reason,
+    tell_risks,
+)
 from .evidence.dependencies import dependency_updates, is_major_bump
 from .lang import is_zh
 from .message import first_paragraph, first_paragraphs, split_sentences, whole_sentences
 from .observe import diff_facts
 from .paths import NON_RUNTIME, FileKind, classify_path
-from .prose import build_impact, build_summary
+from .prose import audiences, build_impact, tell_impact
+from .said import build_summary, summary_parts, tell_summary
 from .stats import FileStats, file_stats
 from .title import TitleInfo, parse_title
 
 # Part of the analysis cache key: bump whenever a rule or a sentence changes.
-RULES_VERSION = (
-    "2.3"  # 2.3: the learned profile weighed in (offline/learned.py); false highs from file names and strings gone
-)
+RULES_VERSION = "3.0"  # 3.0: summaries from the diff, levels from evidence (words are hints), risks of the commit
 
 
-def analyse_offline(
+def read_context(
     commit: Commit,
     files: Sequence[FileChange],
-    lang: str,
-    coverage: Coverage | None = None,
-    origin: str = "offline",
-    note: str = "",
     profile: RepoProfile | None = None,
     judgement: Judgement | None = None,
-) -> Analysis:
-    """Analyse one commit with rules only. Depth follows importance: a low commit gets its type,
-    a one-line summary and the reason; medium and high ones also get impact, insights, risks and
-    recommendations when a rule has something specific to say."""
-    zh = is_zh(lang)
+) -> Context:
+    """Everything the rules know about one commit once its message and patches are read (each
+    patch once): the parsed title, the file statistics, the diff's facts and the change type."""
     title = parse_title(commit.title, commit.body)
     stats = file_stats(commit, files)
     profile = profile or RepoProfile.inferred()
-    ctx = Context(
-        commit,
-        title,
-        stats,
-        diff_facts(stats, title, profile),
-        decide_change_type(commit, title, stats),
-        profile,
-        judgement,
-    )
-    importance, reason = decide_importance(ctx, zh)
-    summary = build_summary(ctx, importance, zh)
-    risks: tuple[str, ...]
-    recs: tuple[str, ...]
-    if importance is Importance.LOW:
-        impact, insights, risks, recs = "", Insights(), (), ()
-    else:
-        impact = build_impact(ctx, zh)
-        insights = collect_insights(ctx, zh)
-        risks, recs = collect_risks(ctx, zh)
+    diff = diff_facts(stats, title, profile)
+    return Context(commit, title, stats, diff, decide_change_type(commit, title, stats, diff), profile, judgement)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One commit as the rules read it, in no language yet: the level and the facts deciding it,
+    what the summary names, who is affected, and — above low — insights and risks. `tell_offline`
+    says it in a language; reading once serves every language a commit is shown in."""
+
+    context: Context
+    verdict: Verdict
+    summary: tuple[Phrase, ...]
+    audiences: tuple[Phrase, ...] = ()
+    insights: tuple[Insight, ...] = ()
+    risks: tuple[Risk, ...] = ()
+
+
+def read_offline(
+    commit: Commit,
+    files: Sequence[FileChange],
+    profile: RepoProfile | None = None,
+    judgement: Judgement | None = None,
+) -> Reading:
+    """Depth follows importance: a low commit gets its type, a one-line summary and the reason;
+    medium and high ones also get impact, insights, risks and recommendations when a rule has
+    something specific to say."""
+    ctx = read_context(commit, files, profile, judgement)
+    verdict = judge(ctx)
+    summary = tuple(summary_parts(ctx, verdict.level))
+    if verdict.level is Importance.LOW:
+        return Reading(ctx, verdict, summary)
+    return Reading(ctx, verdict, summary, tuple(audiences(ctx)), tuple(choose_insights(ctx)), tuple(choose_risks(ctx)))
+
+
+def tell_offline(
+    reading: Reading, lang: str, coverage: Coverage | None = None, origin: str = "offline", note: str = ""
+) -> Analysis:
+    """The reading said in `lang` ("zh", "en"): the only language-specific step."""
+    lang = "zh" if is_zh(lang) else "en"
+    risks, recs = tell_risks(reading.risks, lang)
+    stats = reading.context.stats
     return Analysis(
-        change_type=ctx.ctype,
-        importance=importance,
-        importance_reason=reason,
-        summary=summary,
-        impact=impact,
-        insights=insights,
+        change_type=reading.context.ctype,
+        importance=reading.verdict.level,
+        importance_reason=tell_reason(reading.verdict, lang),
+        summary=tell_summary(reading.summary, lang),
+        impact=tell_impact(reading.audiences, lang),
+        insights=tell_insights(reading.insights, lang) if reading.insights else Insights(),
         risks=risks,
         recommendations=recs,
         origin=origin,
@@ -96,9 +130,33 @@ def analyse_offline(
     )
 
 
+def analyse_offline(
+    commit: Commit,
+    files: Sequence[FileChange],
+    lang: str,
+    coverage: Coverage | None = None,
+    origin: str = "offline",
+    note: str = "",
+    profile: RepoProfile | None = None,
+    judgement: Judgement | None = None,
+) -> Analysis:
+    """Analyse one commit with rules only, in one language: `read_offline` then `tell_offline`."""
+    return tell_offline(read_offline(commit, files, profile, judgement), lang, coverage, origin, note)
+
+
 __all__ = [
     "RULES_VERSION",
+    "Reading",
+    "Verdict",
     "analyse_offline",
+    "audiences",
+    "judge",
+    "read_context",
+    "read_offline",
+    "summary_parts",
+    "tell_impact",
+    "tell_offline",
+    "tell_summary",
     "Context",
     "DiffFacts",
     "Fact",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ...core.models import ChangeType, Commit
+from .context import DiffFacts
 from .evidence import security
 from .message import first_paragraphs
 from .paths import NESTED_TOOLING_DIRS, FileKind
@@ -38,8 +39,16 @@ def _files_type(stats: FileStats) -> ChangeType | None:
     return None
 
 
-def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats) -> ChangeType:
-    """The author's own label wins; otherwise uniform files beat a verb; otherwise the verb."""
+def _deps_change(diff: DiffFacts) -> bool:
+    return bool(
+        diff.dep_changes or diff.added_deps or diff.removed_deps or diff.major_bumps or diff.shipped_dep_changes
+    )
+
+
+def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats, diff: DiffFacts | None = None) -> ChangeType:
+    """The author's own label wins; otherwise uniform files beat a verb; otherwise the verb. With
+    the diff's facts, manifests whose edits change how the release is built and no dependency
+    (`panic = "abort"` under `[profile.release]`) are a build change, not a dependency update."""
     if commit.reverts or title.change_type is ChangeType.REVERT:
         return ChangeType.REVERT
     if security.decides_type(title, stats):
@@ -57,6 +66,8 @@ def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats) -> Ch
     has_manifests = bool(stats.of(FileKind.DEPENDENCY, FileKind.LOCKFILE)) or not stats.files
     if verb is ChangeType.DEPENDENCIES and has_manifests:
         return ChangeType.DEPENDENCIES
+    if by_files is ChangeType.DEPENDENCIES and diff is not None and diff.release_edits and not _deps_change(diff):
+        return ChangeType.CI_BUILD
     if by_files is not None:
         return by_files
     if verb is not None:

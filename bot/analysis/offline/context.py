@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ...core.models import ChangeType, Commit, Importance, Judgement
 from ...i18n import Phrase
 from ..profile import RepoProfile
-from .stats import FileStats
+from .stats import FileDelta, FileStats
 from .title import TitleInfo
 
 
@@ -34,6 +34,7 @@ class DiffFacts:
     removed_deps: tuple[str, ...] = ()
     security_paths: tuple[str, ...] = ()
     refusals: tuple[str, ...] = ()  # shipped source files whose patch adds a check that refuses input
+    refusal_checks: tuple[tuple[str, str, str], ...] = ()  # (path, what refuses, the check as written)
     gpu_kernels: tuple[str, ...] = ()
     moved_modules: tuple[tuple[str, str], ...] = ()  # (old path, new path) of importable files
     removed_surface_files: tuple[str, ...] = ()  # deleted source files on the public surface
@@ -42,6 +43,15 @@ class DiffFacts:
     dev_only_deps: bool = False  # every dependency edit is in a dev/test/docs group or tooling
     surface_kinds: tuple[str, ...] = ()  # profile surface kinds touched ("cli", "settings" …)
     hunk_names: tuple[str, ...] = ()  # functions/classes named by the hunk headers of source files
+    # What the summary names (read in the same pass over the patches, patch.scan_source):
+    flags_changed: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (flag, values its call gains)
+    packaged_modules: tuple[tuple[str, str], ...] = ()  # (module file, the package now holding its path)
+    deltas: tuple[FileDelta, ...] = ()  # per source file: definitions added, removed, changed
+    tests_added: tuple[str, ...] = ()
+    headings_added: tuple[str, ...] = ()
+    env_added: tuple[str, ...] = ()  # environment variables the code starts reading
+    bounds_work: bool = False  # added code keeps a visited set, a memo, a limit or a deadline
+    dep_changes: tuple[tuple[str, str, str], ...] = ()  # (name, old, new) shipped requirements re-versioned
 
 
 @dataclass(frozen=True)

@@ -6,28 +6,37 @@ from __future__ import annotations
 from ..profile import RepoProfile
 from .context import DiffFacts
 from .evidence import behaviour, dependencies, release, removal, security
-from .patch import scan_source
+from .scan import scan_source
 from .stats import FileStats
 from .title import TitleInfo
 
 
 def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None = None) -> DiffFacts:
     profile = profile or RepoProfile.inferred()
-    scan = scan_source(stats, profile)
-    removed_api, in_removed_files = removal.removed_api(scan)
+    scan = scan_source(stats, profile, bounds_wanted=title.pathology)
+    removed_api, in_removed_files = removal.removed_api(scan.removed_defs, scan.added_defs)
+    checks = security.refusal_checks(stats, profile)
     return DiffFacts(
         removed_api=tuple(removed_api),
         removed_api_in_removed_files=in_removed_files,
-        removed_flags=tuple(removal.removed_flags(scan)),
-        added_flags=tuple(behaviour.added_flags(scan)),
+        removed_flags=tuple(sorted(scan.flags_removed)),  # each call read whole: a split call removes nothing
+        added_flags=tuple(sorted(scan.flags_added - scan.hidden_flags)),  # a hidden flag is not for users
         default_changes=tuple(behaviour.default_changes(stats, profile)),
         security_paths=tuple(security.sensitive_paths(stats, profile)),
-        refusals=tuple(security.refusals(stats, profile)),
+        refusals=tuple(dict.fromkeys(path for path, _, _ in checks)),
+        refusal_checks=tuple(checks),
         gpu_kernels=tuple(behaviour.gpu_kernels(stats)),
         moved_modules=tuple(removal.moved_modules(stats, profile)),
         removed_surface_files=tuple(removal.removed_surface_files(stats, profile)),
         release_edits=tuple(release.release_edits(stats, profile)),
         surface_kinds=tuple(behaviour.surface_kinds(stats, profile)),
         hunk_names=tuple(scan.hunk_names[:6]),
+        flags_changed=tuple(scan.flags_changed()),
+        packaged_modules=tuple(removal.packaged_modules(stats)),
+        deltas=tuple(scan.deltas),
+        tests_added=tuple(scan.tests_added),
+        headings_added=tuple(scan.headings_added),
+        env_added=tuple(scan.env_added),
+        bounds_work=scan.bounds_work,
         **dependencies.read(stats, title, profile),
     )

@@ -10,15 +10,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ...core.models import FileChange
-from .paths import FileKind, extension
+from .paths import extension
 
 if TYPE_CHECKING:
-    from ..profile import RepoProfile
-    from .stats import FileStats
+    pass
 
 
 _PY_DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async\s+)?(?:def|class)\s+(?P<name>[A-Za-z]\w*)\s*[(:]")
@@ -36,14 +35,16 @@ _JAVA_DEF = re.compile(
     r"^\s*public\s+(?:static\s+|final\s+|abstract\s+|sealed\s+)*"
     r"(?:(?:class|interface|enum|record)\s+(?P<type>\w+)|[\w<>\[\], ?]+\s+(?P<method>\w+)\s*\()"
 )
-_FLAG_CALL = re.compile(r"add_argument|\.option\(|Option\(|\bflag\.|\.flag\(|\barg\(")
-_HIDDEN_FLAG = re.compile(r"argparse\.SUPPRESS|\bSUPPRESS\b|\bhide\s*=\s*true\b|\bhidden\s*=\s*True\b|\.hide\(true\)")
-_FLAG_NAME = re.compile(r"""["'](--[A-Za-z0-9][\w-]*)["']""")
 _ASSIGNMENT = re.compile(
     r"""^(?P<indent>\s*)["']?(?P<key>[A-Za-z_][\w.-]*)["']?\s*"""
     r"""(?::\s*[\w\[\], .|"']+?\s*=|=|:)\s*(?P<val>[^#]*?)\s*,?\s*(?:#.*)?$"""
 )
 _ENV_DEFAULT = re.compile(r"""(?:getenv|environ\.get)\(\s*["'](?P<key>\w+)["']\s*,\s*(?P<val>[^)]+?)\s*\)""")
+# A setting read with its default: `self._config.get("installer.re-resolve", True)`.
+_GETTER_DEFAULT = re.compile(
+    r"""\b\w*(?:config|settings|options|conf|cfg|env)\w*\.get\(\s*["'](?P<key>[\w.-]+)["']\s*,\s*(?P<val>[^(),]+?)\s*\)""",
+    re.I,
+)
 _LITERAL = re.compile(r"""^(-?\d[\d_.]*(e-?\d+)?|true|false|none|null|nil|"[^"]*"|'[^']*'|[\w.-]+)$""", re.I)
 _REQUIREMENT = re.compile(
     r"^(?P<name>[@A-Za-z0-9][\w.@/-]*)(?:\[[^\]]*\])?\s*"
@@ -68,23 +69,28 @@ _NOT_PACKAGES = frozenset(
 )
 _SECTION = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*$")
 _ARRAY_KEY = re.compile(r"""^\s*["']?([\w.-]+)["']?\s*[=:]\s*[\[{]\s*$""")
-_HUNK_NAME = re.compile(
-    r"\b(?:fn|def|class|impl(?:<[^>]*>)?|struct|enum|trait|func|function|interface|type)\s+"
-    r"(?:[\w<>',\s]+\s+for\s+)?([A-Za-z_]\w*)"
-)
 
 MAX_PATCH_LINE = 400  # longer lines (minified code, data) say nothing these rules read
 
 
+@lru_cache(maxsize=64)
+def _split(patch: str) -> tuple[tuple[str, str], ...]:
+    """A patch split into (sign, text) lines once: every scanner of one commit reads the same
+    patch, and a str caches its hash, so the second reader finds it for the cost of a lookup."""
+    out: list[tuple[str, str]] = []
+    for line in patch.splitlines():
+        if len(line) > MAX_PATCH_LINE:
+            out.append((" ", ""))  # keeps block boundaries without feeding the regexes a huge line
+        elif line.startswith("@@"):
+            out.append(("@", line))
+        elif line[:1] in ("+", "-", " ") and not line.startswith(("+++ ", "--- ")):
+            out.append((line[0], line[1:]))
+    return tuple(out)
+
+
 def diff_lines(patch: str | None) -> Iterator[tuple[str, str]]:
     """(sign, text) for every line of a unified diff; sign '@' marks a hunk boundary."""
-    for line in (patch or "").splitlines():
-        if len(line) > MAX_PATCH_LINE:
-            yield " ", ""  # keeps block boundaries without feeding the regexes a huge line
-        elif line.startswith("@@"):
-            yield "@", line
-        elif line[:1] in ("+", "-", " ") and not line.startswith(("+++ ", "--- ")):
-            yield line[0], line[1:]
+    return iter(_split(patch)) if patch else iter(())
 
 
 def change_blocks(patch: str | None) -> Iterator[tuple[list[str], list[str]]]:
@@ -144,6 +150,33 @@ def _is_literal_value(val: str) -> bool:
     return bool(_LITERAL.match(v))
 
 
+def getter_defaults(lines: list[str]) -> dict[str, str]:
+    """Settings read with a literal default (`config.get("a.b", True)`): key → default."""
+    found: dict[str, str] = {}
+    for line in lines:
+        if ".get(" in line:
+            for m in _GETTER_DEFAULT.finditer(line):
+                if _is_literal_value(m.group("val")):
+                    found.setdefault(m.group("key"), m.group("val").strip())
+    return found
+
+
+def paired_assignments(minus: list[str], plus: list[str]) -> dict[str, tuple[str, str]]:
+    """Lines replaced one for one where only a literal value changes, at any depth: a nested
+    setting (`"re-resolve": True,` → `False,` inside a defaults table). key → (old, new)."""
+    found: dict[str, tuple[str, str]] = {}
+    if len(minus) != len(plus):
+        return found
+    for a, b in zip(minus, plus):
+        ma, mb = _ASSIGNMENT.match(a), _ASSIGNMENT.match(b)
+        if not ma or not mb or ma.group("key") != mb.group("key") or ma.group("indent") != mb.group("indent"):
+            continue
+        old, new = ma.group("val").strip().rstrip(","), mb.group("val").strip().rstrip(",")
+        if old != new and not _PROSE_KEYS.search(ma.group("key")) and _is_literal_value(old) and _is_literal_value(new):
+            found[ma.group("key")] = (old, new)
+    return found
+
+
 def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
@@ -163,7 +196,7 @@ def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
 def requirements(lines: Iterable[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in lines:
-        text = re.sub(r"""["',]""", " ", line).strip()
+        text = re.sub(r"""["',()]""", " ", line).strip()  # poetry writes "name (==1.2)"
         text = re.sub(r"^(require|dependency|implementation|api)\s+", "", text)
         m = _REQUIREMENT.match(text)
         if m and m.group("name").lower() not in _NOT_PACKAGES:
@@ -173,7 +206,8 @@ def requirements(lines: Iterable[str]) -> dict[str, str]:
 
 def manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[str]]]:
     """(group, removed lines, added lines) per change block of a manifest: the group is the last
-    `[section]` or `key = [` seen (hunk header, context or changed lines), '' when unknown."""
+    `[section]` or `key = [` seen (hunk header, context or changed lines), '' when unknown; a
+    `[section]` line added or removed ends the block before it."""
     group = ""
     minus: list[str] = []
     plus: list[str] = []
@@ -187,6 +221,9 @@ def manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[st
             group = m.group(1) if m else ""
             continue
         m = _SECTION.match(text) or _ARRAY_KEY.match(text)
+        if sign in "+-" and m and (minus or plus) and _SECTION.match(text):
+            yield group, minus, plus  # a section added or removed starts a block of its own
+            minus, plus = [], []
         if sign in "+-":
             (minus if sign == "-" else plus).append(text)
         elif minus or plus:
@@ -196,49 +233,6 @@ def manifest_blocks(patch: str | None) -> Iterator[tuple[str, list[str], list[st
             group = m.group(1)
     if minus or plus:
         yield group, minus, plus
-
-
-@dataclass
-class SourceScan:
-    """What the patches of source files define, remove and name."""
-
-    removed_defs: dict[str, bool] = field(default_factory=dict)  # name → found in a removed file
-    added_defs: set[str] = field(default_factory=set)
-    flags_removed: set[str] = field(default_factory=set)
-    flags_added: set[str] = field(default_factory=set)
-    hidden_flags: set[str] = field(default_factory=set)
-    hunk_names: list[str] = field(default_factory=list)  # functions/classes named by hunk headers
-
-
-def scan_source(stats: FileStats, profile: RepoProfile) -> SourceScan:
-    """Public definitions added and removed (in files on the public surface), command-line flags
-    added and removed, and the names hunk headers give, over every source file."""
-    scan = SourceScan()
-    for f, kind in stats.files:
-        if kind is not FileKind.SOURCE:
-            continue
-        ext = extension(f.path)
-        public = profile.is_public(f.path)
-        for sign, text in diff_lines(f.patch):
-            if sign == "@":
-                m = _HUNK_NAME.search(text.split("@@")[-1]) if text.count("@@") >= 2 else None
-                if m and m.group(1) not in scan.hunk_names and not m.group(1).startswith("test"):
-                    scan.hunk_names.append(m.group(1))
-                continue
-            name = public_name(text, ext) if sign in "+-" and public else None
-            if name and name.startswith("_"):
-                name = None  # private by convention
-            if name and sign == "-":
-                scan.removed_defs[name] = scan.removed_defs.get(name, False) or f.status == "removed"
-            elif name:
-                scan.added_defs.add(name)
-            if sign in "+-" and _FLAG_CALL.search(text):
-                (scan.flags_removed if sign == "-" else scan.flags_added).update(_FLAG_NAME.findall(text))
-        # A hidden flag (argparse.SUPPRESS, clap's `hide = true`) is not part of the CLI users see.
-        for _minus, plus in change_blocks(f.patch):
-            if any(_HIDDEN_FLAG.search(line) for line in plus):
-                scan.hidden_flags.update(n for line in plus for n in _FLAG_NAME.findall(line))
-    return scan
 
 
 _LOCK_NAME = re.compile(r"""^\s*(?:name\s*=\s*"(?P<a>[^"]+)"|"(?:node_modules/)?(?P<b>[@\w./-]+)":\s*\{)""")
@@ -290,7 +284,7 @@ _CONDITION = re.compile(r"^(?:\}\s*)?(?:(?:el)?if|else|unless|guard|case|when)\b
 _CLOSER = re.compile(r"^[)\]}]")
 
 
-def _code(text: str, ext: str) -> str:
+def code_of(text: str, ext: str) -> str:
     """A line's code: string literals emptied, comments dropped (what a line says is not what it does)."""
     stripped = text.strip()
     if stripped.startswith(("//", "/*", "*", "#" if ext in _HASH_COMMENTS else "//")):
@@ -300,10 +294,10 @@ def _code(text: str, ext: str) -> str:
     return (code[:cut] if cut >= 0 else code).strip()
 
 
-def _views(patch: str | None, ext: str) -> Iterator[list[tuple[str, int, str]]]:
-    """Per hunk, the new file's lines as (sign, indent, code): context and added lines, with the
-    inside of triple-quoted strings (docstrings) blanked."""
-    view: list[tuple[str, int, str]] = []
+def _views(patch: str | None, ext: str) -> Iterator[list[tuple[str, int, str, str]]]:
+    """Per hunk, the new file's lines as (sign, indent, code, text): context and added lines, with
+    the inside of triple-quoted strings (docstrings) blanked in `code`."""
+    view: list[tuple[str, int, str, str]] = []
     in_doc = False
     for sign, text in diff_lines(patch):
         if sign == "@":
@@ -314,24 +308,25 @@ def _views(patch: str | None, ext: str) -> Iterator[list[tuple[str, int, str]]]:
         if sign == "-":
             continue
         quotes = text.count('"""') + text.count("'''") if ext in ("py", "pyi", "pyx") else 0
-        code = "" if in_doc or quotes else _code(text, ext)
+        code = "" if in_doc or quotes else code_of(text, ext)
         in_doc ^= quotes % 2 == 1
-        view.append((sign, len(text) - len(text.lstrip()), code))
+        view.append((sign, len(text) - len(text.lstrip()), code, text))
     if view:
         yield view
 
 
-def _governor(view: list[tuple[str, int, str]], at: int) -> tuple[str, int, str] | None:
+def _governor(view: list[tuple[str, int, str, str]], at: int) -> tuple[str, int, str, str] | None:
     """The line a statement is nested under (the nearest code line above it, indented less); a
     closing ')' or '}' of a wrapped condition leads on to the line that opened it."""
     indent = view[at][1]
-    for sign, ind, code in reversed(view[:at]):
+    for line in reversed(view[:at]):
+        _, ind, code, _ = line
         if not code or ind >= indent:
             continue
         if _CLOSER.match(code) and not _CONDITION.match(code):
             indent = ind + 1  # the opening line is at this indentation
             continue
-        return sign, ind, code
+        return line
     return None
 
 
@@ -340,22 +335,33 @@ def _refusal_head(code: str) -> str:
     return re.sub(r"[\s(].*$", "", re.sub(r"^(raise|throw|return)\s+(new\s+)?", r"\1 ", code))
 
 
-def new_refusals(f: FileChange) -> list[str]:
-    """The checks this patch adds that refuse input: a raise, throw, error return or `return False`
-    under a condition, where the statement or its condition is new (an existing raise under a
-    tightened `if` counts). Comments, strings and docstrings are not code; a refusal removed from
-    the same file (moved, reflowed, reworded) is not new."""
+# Words without which a patch holds no refusal (checked on the whole patch, before any line is read).
+_REFUSAL_WORDS = (
+    "raise ", "throw ", "return Err", "return false", "return False", "Errorf", "errors.New", "bail!", "panic!",
+    "ensure!",
+)  # fmt: skip
+
+
+def new_refusal_checks(f: FileChange) -> list[tuple[str, str]]:
+    """(code, text) of each check this patch adds that refuses input: a raise, throw, error return
+    or `return False` under a condition, where the statement or its condition is new (an existing
+    raise under a tightened `if` counts). `code` has its strings emptied and comments dropped;
+    `text` is the condition and the statement as written (what the check is about). Comments,
+    strings and docstrings are not code; a refusal removed from the same file (moved, reflowed,
+    reworded) is not new."""
+    if not f.patch or not any(word in f.patch for word in _REFUSAL_WORDS):
+        return []
     ext = extension(f.path)
-    removed_code = {_code(t, ext) for s, t in diff_lines(f.patch) if s == "-"} - {""}
+    removed_code = {code_of(t, ext) for s, t in diff_lines(f.patch) if s == "-"} - {""}
     removed_heads = Counter(_refusal_head(c) for c in removed_code if _REFUSAL.match(c))
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     for view in _views(f.patch, ext):
-        for at, (sign, _, code) in enumerate(view):
+        for at, (sign, _, code, text) in enumerate(view):
             if not code:
                 continue
             if _INLINE_REFUSAL.search(code):
                 if sign == "+" and code not in removed_code:
-                    found.append(code)
+                    found.append((code, text.strip()))
                 continue
             if not _REFUSAL.match(code):
                 continue
@@ -363,12 +369,90 @@ def new_refusals(f: FileChange) -> list[str]:
             if governor is None or not _CONDITION.match(governor[2]):
                 continue
             condition_is_new = governor[0] == "+" and governor[2] not in removed_code
+            said = f"{governor[3].strip()} {text.strip()}"
             if sign == "+":
                 head = _refusal_head(code)
                 if removed_heads[head] and not condition_is_new:
                     removed_heads[head] -= 1  # moved or reworded, under the same condition
                     continue
-                found.append(code)
+                found.append((code, said))
             elif condition_is_new:
-                found.append(f"{governor[2]} {code}")
+                found.append((f"{governor[2]} {code}", said))
+    return found
+
+
+def new_refusals(f: FileChange) -> list[str]:
+    """The code of each check this patch adds that refuses input (new_refusal_checks)."""
+    return [code for code, _ in new_refusal_checks(f)]
+
+
+_WHAT_REFUSES = re.compile(
+    r"raise\s+[\w.]+|throw\s+(?:new\s+)?[\w.$]+|return\s+(?:Err\b|false\b|False\b|(?:nil,\s*)?[\w.]+)"
+    r"|(?:bail|panic|ensure)!"
+)
+
+
+def refusal_head(code: str) -> str:
+    """'raise ValueError', 'return Err', 'throw new Error': what a refusal does, for a sentence."""
+    m = _WHAT_REFUSES.search(code)
+    return m.group(0) if m else ""
+
+
+# --- evidence a word of the message asks for -----------------------------------------------------
+
+_QUOTED_WORDS = re.compile(r"""["'`][^"'`\n]*?[A-Za-z]+ [A-Za-z]+[^"'`\n]*["'`]""")  # quoted text of two words or more
+_MEMORY_CODE = (
+    "weakref", "gc.", "__del__", "Drop for", "drop(", "Rc<", "Weak<", "free(", "malloc", "alloc", "refcount",
+    "Py_DECREF", "Py_INCREF", "lifetime", "ManuallyDrop", "mem::", "shrink_to_fit", "__slots__",
+)  # fmt: skip
+
+
+def rewords_messages(f: FileChange) -> bool:
+    """The patch takes out quoted text and puts other quoted text in (a message reworded), not
+    only adds new messages: what "the diagnostic text changes" needs to be more than a word."""
+    if not f.patch or "-" not in f.patch:
+        return False
+    gone = added = False
+    for sign, text in diff_lines(f.patch):
+        if sign in "+-" and _QUOTED_WORDS.search(text):
+            gone, added = gone or sign == "-", added or sign == "+"
+            if gone and added:
+                return True
+    return False
+
+
+def manages_memory(f: FileChange) -> bool:
+    """The patch touches code that manages memory (weak references, drops, frees, lifetimes)."""
+    patch = f.patch or ""
+    return any(word in patch for word in _MEMORY_CODE)
+
+
+# Code that shares state between threads or tasks: locks, atomics, spawned tasks, pools, channels.
+_CONCURRENT_CODE = re.compile(
+    r"\b(threading|Thread\(|R?Lock\(|Semaphore|Condition\(|asyncio\.(?:gather|Lock|Queue|create_task|wait|Event|"
+    r"TaskGroup|shield)|Mutex|RwLock|Arc<|Atomic[A-Z]\w*|tokio::spawn|thread::spawn|spawn_blocking|go func|"
+    r"sync\.(?:Mutex|RWMutex|WaitGroup|Once)|chan\b|select!|Condvar|ThreadPool\w*|ProcessPool\w*|"
+    r"concurrent\.futures|multiprocessing|rayon|par_iter|crossbeam)"
+)
+
+
+def shared_state_files(files: Iterable[FileChange]) -> list[str]:
+    """The files among `files` whose changed lines take locks, spawn tasks, use pools or atomics —
+    in files the commit did not create (new code is not a regression waiting in code that worked),
+    and not the same lines moved from one file to another (a module split). Read only for the
+    commits whose risks are shown (above low): a regular expression of alternatives over every
+    patch of every commit would cost more than all the other rules."""
+    lines: list[tuple[str, str, str]] = []
+    for f in files:
+        if f.status == "added" or not f.patch:
+            continue
+        for sign, text in diff_lines(f.patch):
+            if sign in "+-" and _CONCURRENT_CODE.search(text):
+                lines.append((f.path, sign, text.strip()))
+    plus = {line for _, sign, line in lines if sign == "+"}
+    minus = {line for _, sign, line in lines if sign == "-"}
+    found: list[str] = []
+    for path, sign, line in lines:
+        if line not in (minus if sign == "+" else plus) and path not in found:
+            found.append(path)
     return found

@@ -57,6 +57,17 @@ class FileStats:
         return bool(self.files) and self.kinds <= frozenset(kinds)
 
 
+@dataclass(frozen=True)
+class FileDelta:
+    """What one source file's patch adds, removes and changes, by name (any definition the
+    patch shows, public or not, tests left out): what the summary names."""
+
+    path: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
 def file_stats(commit: Commit, files: Sequence[FileChange]) -> FileStats:
     classified = tuple((f, classify_path(f.path)) for f in files)
     if files:
@@ -118,6 +129,14 @@ def where_names(stats: FileStats, hunk_names: Sequence[str], zh: bool) -> str:
         lang = "zh" if zh else "en"
         return text(lang, "offline.stats.names_in", names=text(lang, "common.list_sep").join(names), where=where)
     return where
+
+
+def patches_unknown(stats: FileStats, profile: RepoProfile) -> bool:
+    """No patch of shipped source to read (a listing without patches, or a binary-only change):
+    the message's words are all there is, so they count; with the patches at hand, the diff has to
+    show what the words say (a word in a title is a hint, not evidence)."""
+    shipped = [f for f in stats.source if not profile.is_internal(f.path)]
+    return not stats.known or (bool(shipped) and all(f.patch is None for f in shipped))
 
 
 def runtime_lines(stats: FileStats, profile: RepoProfile) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...core.models import ChangeType
 from . import words
@@ -112,7 +113,7 @@ _VERBS: dict[str, ChangeType] = {
     ),
     **dict.fromkeys(
         """optimize optimise optimizes optimises optimized optimised speed speedup
-        accelerate accelerates""".split(),
+        accelerate accelerates memoize memoise memoizes memoises""".split(),
         ChangeType.PERFORMANCE,
     ),
     **dict.fromkeys("bump bumps upgrade upgrades downgrade pin pins unpin".split(), ChangeType.DEPENDENCIES),
@@ -233,8 +234,10 @@ def _read_prefix(subject: str) -> _Prefix:
     return _Prefix(subject)
 
 
+@lru_cache(maxsize=512)
 def parse_title(title: str, body: str = "") -> TitleInfo:
-    """Read everything the title (and the body's markers) say about the change."""
+    """Read everything the title (and the body's markers) say about the change. Cached: a commit
+    is read for its hint, its analysis and each language, and the reading never changes."""
     text = _clean_title(title, body)
     tags = tuple(t for m in _BRACKET.finditer(text) for t in _split_tag(m.group(1).strip()))
     tag_keys = [norm_tag(t) for t in tags]

@@ -79,13 +79,20 @@ _CVE = re.compile(r"\b(CVE-\d{4}-\d{4,}|GHSA(?:-\w{4}){3})\b", re.I)
 # "Fix an INTERNAL ERROR when …") or a message made clearer ("Raise a better error when …").
 _REJECT_WORDS = re.compile(
     r"^(reject|refuse|disallow|forbid|enforce|require|deny|block|prohibit)s?\b"
-    r"|\b(reject\w*|refus\w*|disallow\w*|forbid\w*|enforc\w*|prohibit\w*"
-    r"|no longer (accept|allow)\w*|rais(e|es|ing) (an? )?(explicit )?[`'\"]?\w*error)\b"
+    r"|\b(?:now|to|will|should|must|and|then|also|always|properly|correctly|explicitly|consistently)\s+"
+    r"(reject|refuse|disallow|forbid|enforce|prohibit)s?\b"
+    r"|\b(reject(s|ed|ing)?|refus(es|ed|ing)|disallow(s|ed|ing)?|forbid(s|den|ding)?|enforc(es|ed|ing)"
+    r"|prohibit(s|ed|ing)?)(?=\s+(?!(by|from|in|on|at|for|when|if|of)\b)(an?|the|any|all|empty|invalid|unknown"
+    r"|duplicate|non-|unsupported|mixed|bare|\w+s\b))"
+    r"|\bno longer (accept|allow)\w*|\brais(e|es|ing) (an? )?(explicit )?[`'\"]?\w*error"
     r"|^error (on|for|when)\b|\b(now|to|will|should|must|then) error (on|for|when)\b"
     r"|\b(show|emit|report|give|return|add|generate|raise|issue|produce)(s|es|ed|d|ing)? (an? )?"
     r"(?!(better|nicer|clearer|cleaner|more|improved|friendlier|helpful)\b)(\w+ )?error (on|for|when)\b",
     re.I,
 )
+# "a refused edit", "the rejected click": the word names what was refused before, not what this
+# change starts refusing.
+_ADJECTIVE = re.compile(r"\b(an?|the|its|their|each|every|any|no)\s+$", re.I)
 _NEGATED = re.compile(
     r"\b(do not|don't|does not|doesn't|no|not|never|stop|avoid|without|unnecessar\w*)\s+(\w+\s+)?$", re.I
 )
@@ -130,7 +137,8 @@ def refused_input(subject: str) -> str:
     `TypeError`" keeps its code span."""
     subject = prose(subject, spans=False)
     for m in _REJECT_WORDS.finditer(subject):
-        if not _NEGATED.search(subject[max(0, m.start() - 30) : m.start()]):
+        before = subject[max(0, m.start() - 30) : m.start()]
+        if not _NEGATED.search(before) and not _ADJECTIVE.search(before):
             said = re.sub(r"[`'\"]", "", m.group(0)).lower()
             return re.sub(r"^.* (error (on|for|when))$", r"\1", said)  # "emit an error for" → "error for"
     return ""
@@ -150,19 +158,23 @@ def hardening(title_text: str) -> bool:
 # --- crashes, hangs, preserved behaviour, defaults (weighed by evidence/behaviour.py) -------------
 
 _CRASH_WORDS = re.compile(
-    r"\b(crash\w*|segfault\w*|segmentation fault|illegal instruction|invalidinstruction"
+    r"\b(crash(es|ed|ing)?(?![-‐ ]?(safe|safety|proof|resistant|only|recovery|consistent|tolerant)\b)"
+    r"|segfault\w*|segmentation fault|illegal instruction|invalidinstruction"
     r"|sigill|sigsegv|core dump\w*|panic(s|ked)?|stack overflow)\b",
     re.I,
 )
+# "Hanging indentation", "a hanging comma" are layout, not a program that hangs.
 _PATHOLOGY_WORDS = re.compile(
-    r"\b(exponential\w*|quadratic\w*|hang(s|ing)?|pathological\w*|blow-?up"
-    r"|never (terminat|finish)\w*|super-?linear)\b",
+    r"\b(exponential\w*|quadratic\w*|pathological\w*|blow-?up|never (terminat|finish)\w*|super-?linear"
+    r"|hang(s|ing)?\b(?!\s+(indent\w*|punctuation|commas?|paren\w*|brackets?|braces?|operators?|closing"
+    r"|lines?|dedent\w*|else|delimiters?)\b))\b",
     re.I,
 )
 _PRESERVING = re.compile(
     r"\b(pure(ly)? refactor\w*|no (functional|behaviou?r(al)?) changes?|behaviou?r[- ]preserving"
     r"|without changing (any of )?the (logic|behaviou?r)|should(™)? have no effect"
-    r"|no user[- ]visible change\w*|does not change (the )?behaviou?r|non-functional change)\b",
+    r"|no user[- ]visible change\w*|does not change (the )?behaviou?r|non-functional change"
+    r"|behaviou?r (is )?unchanged|no (intended |expected )?(output|formatting|functional|behaviou?r(al)?) changes?)\b",
     re.I,
 )
 _DEFAULT_WORDS = re.compile(

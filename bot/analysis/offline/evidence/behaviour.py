@@ -5,20 +5,28 @@ serializers, GPU kernels …) whose changes reach users in a recognisable way.""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ....core.models import ChangeType, FileChange, Importance
 from ....i18n import Count, Phrase, phrase, text
 from ..context import Context, Fact, Insight, Risk
-from ..lang import Names, clip, num
+from ..lang import Names, num
 from ..message import first_paragraphs
-from ..patch import assignments, change_blocks
+from ..patch import (
+    assignments,
+    change_blocks,
+    getter_defaults,
+    manages_memory,
+    paired_assignments,
+    rewords_messages,
+    shared_state_files,
+)
 from ..paths import FileKind, extension
-from ..stats import WhereNames, runtime_lines
+from ..stats import WhereNames, patches_unknown, runtime_lines
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile
-    from ..patch import SourceScan
     from ..stats import FileStats
 
 _CONFIG_TOKENS = frozenset(
@@ -61,9 +69,6 @@ _OUTPUT_TOKENS = frozenset(
         "serializers.py",
     }
 )
-_CONCURRENCY = re.compile(
-    r"\b(race|races|racy|deadlock\w*|lock(s|ing)?|thread\w*|concurren\w*|async\w*|atomic\w*)\b", re.I
-)
 _LIMIT_WORDS = re.compile(r"\b(limit\w*|budget\w*|bound(ed|s)?|cap(ped|s)?|threshold\w*|max(imum)?)\b", re.I)
 _RECURSION_WORDS = re.compile(r"\b(recursi\w*|cycl(e|es|ic)|fixpoint|self-referential)\b", re.I)
 _MESSAGE_WORDS = re.compile(r"\b(diagnostics?|error messages?|messages?|display|hover|signature help)\b", re.I)
@@ -83,37 +88,44 @@ def _is_config_path(path: str, kind: FileKind) -> bool:
     return bool(tokens & _CONFIG_TOKENS) or path.lower().rsplit("/", 1)[-1].split(".")[0].endswith("_config")
 
 
-def _file_default_changes(f: FileChange, kind: FileKind) -> list[tuple[str, str, str, str]]:
+def _file_default_changes(f: FileChange, kind: FileKind, settings_file: bool) -> list[tuple[str, str, str, str]]:
+    """(path, key, old, new) of the literal defaults one file's patch changes: assignments in a
+    config file or settings module (nested ones when a line is replaced by the same line with
+    another value), and settings read with a default anywhere (`config.get("a.b", True)`)."""
     changes = []
     for minus, plus in change_blocks(f.patch):
         if not minus or not plus:
             continue
-        old = assignments(minus, kind is FileKind.CONFIG)
-        new = assignments(plus, kind is FileKind.CONFIG)
-        for key in old.keys() & new.keys():
-            a, b = old[key].strip("\"'"), new[key].strip("\"'")
-            if a != b:
-                changes.append((f.path, key, old[key], new[key]))
+        pairs: dict[str, tuple[str, str]] = {}
+        if settings_file:
+            old = assignments(minus, kind is FileKind.CONFIG)
+            new = assignments(plus, kind is FileKind.CONFIG)
+            pairs.update((key, (old[key], new[key])) for key in old.keys() & new.keys())
+            pairs.update(paired_assignments(minus, plus))
+        old, new = getter_defaults(minus), getter_defaults(plus)
+        pairs.update((key, (old[key], new[key])) for key in old.keys() & new.keys())
+        for key, (a, b) in pairs.items():
+            if a.strip("\"'") != b.strip("\"'"):
+                changes.append((f.path, key, a, b))
     # A targeted edit changes a default; rewriting many values is a data table (tuned kernel
     # configs, fixtures), which would make every such commit look like a behaviour change.
     return changes if len(changes) <= 3 else []
 
 
 def default_changes(stats: FileStats, profile: RepoProfile) -> list[tuple[str, str, str, str]]:
-    """(path, key, old, new) for each literal default changed in a config file or settings module."""
+    """(path, key, old, new) for each literal default changed in a config file or settings module,
+    or read with a new default in shipped source; a key changed in several files is named once."""
     found: list[tuple[str, str, str, str]] = []
     for f, kind in stats.files:
-        if (
-            _is_config_path(f.path, kind)
-            and not profile.is_internal(f.path)
-            and not _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower())
-        ):
-            found.extend(_file_default_changes(f, kind))
-    return found
-
-
-def added_flags(scan: SourceScan) -> list[str]:
-    return sorted(scan.flags_added - scan.flags_removed - scan.hidden_flags)
+        if profile.is_internal(f.path) or _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower()):
+            continue
+        settings_file = _is_config_path(f.path, kind)
+        if settings_file or (kind is FileKind.SOURCE and f.patch and ".get(" in f.patch):
+            found += [
+                c for c in _file_default_changes(f, kind, settings_file) if c[1] not in {k for _, k, _, _ in found}
+            ]
+    # `re-resolve` in the defaults table and `installer.re-resolve` where it is read: one setting
+    return [c for c in found if not any(o[1].endswith("." + c[1]) and o[2:] == c[2:] for o in found)]
 
 
 def gpu_kernels(stats: FileStats) -> list[str]:
@@ -155,19 +167,36 @@ class _MoreDefaults:
         return text(lang, "offline.behaviour.more_defaults", total=num(self.total), rest=num(self.total - 1))
 
 
-def _quoted(title: str) -> Phrase | str:
-    """The reverted change's title in quotes, or nothing when the revert does not name it."""
-    return phrase("offline.behaviour.quoted_title", title=title) if title else ""
+def _sha(c: Context) -> Phrase | str:
+    """The reverted commit's short SHA as an aside (' (abc1234)'), or nothing when unknown: the
+    reverted title is the reader's title already, never quoted again or cut."""
+    return phrase("offline.behaviour.reverted_sha", sha=c.commit.reverts[:7]) if c.commit.reverts else ""
+
+
+def _evidenced(c: Context, shows: Callable[[FileChange], bool]) -> bool:
+    """A shipped source file's patch shows what a word of the title says (or no patch is at hand)."""
+    shipped = [f for f in c.stats.source if not c.profile.is_internal(f.path)]
+    return bool(shipped) and (patches_unknown(c.stats, c.profile) or any(shows(f) for f in shipped))
+
+
+def pathology_fixed(c: Context) -> bool:
+    """An exponential blow-up or a hang fixed: the word is a hint; the commit has to be a fix or a
+    speed-up of source code (by its type), or its added code has to bound the work (a visited set,
+    a memo, a limit, a deadline); never one its author says keeps behaviour."""
+    return (
+        c.title.pathology
+        and bool(c.stats.source_lines)
+        and not c.title.preserving
+        and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS, ChangeType.CI_BUILD)
+        and (c.ctype in (ChangeType.BUGFIX, ChangeType.PERFORMANCE) or c.diff.bounds_work)
+    )
 
 
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     t, d = c.title, c.diff
     if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT:
-        inner = clip(t.reverted_title, 60)
-        facts.append(
-            Fact(Importance.MEDIUM, phrase("offline.behaviour.reverts_landed_change", title=_quoted(inner)), order=40)
-        )
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.behaviour.reverts_landed_change", sha=_sha(c)), order=40))
     if d.default_changes:
         _, key, old, new = d.default_changes[0]
         more = _MoreDefaults(len(d.default_changes)) if len(d.default_changes) > 1 else ""
@@ -183,6 +212,7 @@ def facts(c: Context) -> list[Fact]:
         and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS)
         and runtime_lines(c.stats, c.profile)
         and c.stats.source
+        and patches_unknown(c.stats, c.profile)  # with the patches at hand, a changed default shows in them
     ):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.behaviour.title_says_default_changes"), order=41))
     if d.added_flags:
@@ -191,7 +221,7 @@ def facts(c: Context) -> list[Fact]:
         facts.append(
             Fact(Importance.MEDIUM, phrase(f"offline.behaviour.adds_flags.{form}", flags=Names(flags)), order=42)
         )
-    if t.pathology and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS, ChangeType.CI_BUILD) and c.stats.source_lines:
+    if pathology_fixed(c):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.behaviour.removes_blowup_or_hang"), order=46))
     if (
         c.profile.declared
@@ -214,13 +244,7 @@ def risks(c: Context) -> list[Risk]:
     stats, diff, title = c.stats, c.diff, c.title
     where = WhereNames(stats, diff.hunk_names)
     if c.ctype is ChangeType.REVERT:
-        what = (
-            phrase("offline.behaviour.quoted_title", title=clip(title.reverted_title, 60))
-            if title.reverted_title
-            else ""
-        )
-        sha = phrase("offline.behaviour.reverted_sha", sha=c.commit.reverts[:7]) if c.commit.reverts else ""
-        add(40, "reverted_change_gone", "check_reliance_on_revert", title=what, sha=sha)
+        add(40, "reverted_change_gone", "check_reliance_on_revert", sha=_sha(c), where=where)
     if diff.default_changes:
         path, key, old, new = diff.default_changes[0]
         out.append(
@@ -230,12 +254,18 @@ def risks(c: Context) -> list[Risk]:
                 phrase("offline.behaviour.pin_old_default", key=key, old=old),
             )
         )
-    elif title.default_change and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS) and stats.source:
+    elif (
+        title.default_change
+        and c.ctype not in (ChangeType.DOCS, ChangeType.TESTS)
+        and stats.source
+        and patches_unknown(stats, c.profile)
+    ):
         add(41, "default_behaviour_changes", "review_related_settings")
-    if title.crash and stats.source_lines:
+    # A crash the commit fixes: a feature that mentions crash-safety fixes none.
+    if title.crash and c.ctype is ChangeType.BUGFIX and stats.source_lines:
         add(44, "other_inputs_may_crash", "test_neighbouring_inputs", where=where)
     body_text = first_paragraphs(c.commit.body, 800)
-    if title.pathology and stats.source_lines:
+    if pathology_fixed(c):
         if _LIMIT_WORDS.search(body_text):
             add(45, "new_limits", "check_largest_inputs", where=where)
         elif re.search(r"\bhang|never (terminat|finish)", f"{title.subject} {body_text}", re.I):
@@ -255,22 +285,27 @@ def risks(c: Context) -> list[Risk]:
         add(49, "json_schema_changes", "diff_exported_schemas", paths=Names(schema, 2))
     elif output and not server and behaviour:
         add(49, "serialized_output_changes", "compare_serialized_output", paths=Names(output, 2))
-    if behaviour and stats.source_lines and _RECURSION_WORDS.search(f"{title.subject} {body_text}"):
+    # The words are hints: a recursion risk needs the title's own word, a message risk a message
+    # the diff rewords, a memory risk code that manages memory.
+    if behaviour and stats.source_lines and _RECURSION_WORDS.search(title.subject):
         add(50, "recursion_handling_changes", "check_deep_recursion", where=where)
-    if behaviour and stats.source_lines and _MESSAGE_WORDS.search(title.subject):
-        add(51, "message_text_changes", "update_message_snapshots")
+    if behaviour and _MESSAGE_WORDS.search(title.subject) and _evidenced(c, rewords_messages):
+        add(51, "message_text_changes", "update_message_snapshots", where=where)
     if (
         behaviour
         and stats.source_lines
         and re.search(r"\bfalse (positive|negative)s?\b", f"{title.subject} {body_text}", re.I)
     ):
-        add(52, "reports_change", "clean_up_suppressions")
-    if stats.source_lines and _MEMORY_WORDS.search(f"{title.subject}"):
+        add(52, "reports_change", "clean_up_suppressions", where=where)
+    if _MEMORY_WORDS.search(title.subject) and _evidenced(c, manages_memory):
         add(53, "memory_management_changes", "watch_memory", where=where)
-    if _CONCURRENCY.search(title.subject) and stats.source_lines:
-        add(54, "concurrency_involved", "run_under_load", where=where)
+    # Shared state is read from the code the diff changes (locks, threads, tasks), not from words
+    # like "thread" or "async" in the title.
+    shared = shared_state_files(f for f in stats.source if not c.profile.is_internal(f.path))
+    if shared and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
+        add(54, "concurrency_involved", "run_under_load", paths=Names(shared, 2))
     if c.ctype is ChangeType.FEATURE and _CHECK_WORDS.search(title.subject) and stats.source_lines:
-        add(55, "new_check_reports", "dry_run_check")
+        add(55, "new_check_reports", "dry_run_check", where=where)
     if c.diff.gpu_kernels and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
         add(56, "gpu_kernels_change", "compare_on_target_gpus", paths=Names(list(c.diff.gpu_kernels), 2))
     return out

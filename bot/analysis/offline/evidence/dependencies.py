@@ -125,6 +125,11 @@ def read(stats: FileStats, title: TitleInfo, profile: RepoProfile) -> dict:
         added_deps=tuple(sorted(new_reqs.keys() - old_reqs.keys())),
         removed_deps=tuple(sorted(old_reqs.keys() - new_reqs.keys())),
         shipped_dep_changes=tuple(shipped),
+        dep_changes=tuple(
+            (n, old_reqs[n], new_reqs[n])
+            for n in sorted(old_reqs.keys() & new_reqs.keys())
+            if old_reqs[n] != new_reqs[n]
+        ),
         dev_only_deps=dev_deps and not shipped and not bumps,
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ....core.models import FileChange, Importance
+from ....core.models import ChangeType, FileChange, Importance
 from ....i18n import phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
@@ -81,7 +81,8 @@ def _file_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> list[str
                 edits.append(f"{flags.strip(chr(34))} ({f.path})")
         old_floor = next((m.group(2).strip() for ln in minus if (m := _TOOLCHAIN_FLOOR.match(ln))), "")
         new_floor = next((m for ln in plus if (m := _TOOLCHAIN_FLOOR.match(ln))), None)
-        if new_floor and ships and old_floor != new_floor.group(2).strip():
+        # a floor in a manifest the commit creates is set, not changed (a new project, a new member)
+        if new_floor and ships and f.status != "added" and old_floor != new_floor.group(2).strip():
             span = f"{old_floor} → {new_floor.group(2).strip()}" if old_floor else new_floor.group(2).strip()
             edits.append(f"{new_floor.group(1)} {span}")
     return edits
@@ -125,7 +126,14 @@ def facts(c: Context) -> list[Fact]:
         facts.append(
             Fact(Importance.MEDIUM, phrase("offline.release.changes_how_shipped_is_built", edits=edits), order=44)
         )
-    if t.crash and (d.release_edits or d.shipped_dep_changes) and not c.stats.source:
+    # A fix (by its type) that names a crash: "Abort panics in release builds" changes how a panic
+    # ends, it fixes none — the word is a hint, the fix has to be what the commit says it is.
+    if (
+        t.crash
+        and ChangeType.BUGFIX in (c.ctype, t.change_type)
+        and (d.release_edits or d.shipped_dep_changes)
+        and not c.stats.source
+    ):
         # The shipped program itself crashed and the fix is in how it is built: every user on the
         # affected platform was hit, whatever the size of the diff.
         names = Names(d.release_edits or d.shipped_dep_changes, 2)
@@ -167,15 +175,6 @@ def risks(c: Context) -> list[Risk]:
                 46,
                 phrase("offline.release.runtime_support", runtime=support),
                 phrase("offline.release.test_on_runtime", runtime=support),
-            )
-        )
-    if c.title.release:
-        out.append(
-            Risk(
-                60,
-                phrase("offline.release.release_carries_every_change"),
-                phrase("offline.release.read_changelog_first"),
-                fallback=True,
             )
         )
     if FileKind.CI in c.stats.kinds:

@@ -14,7 +14,6 @@ from ..stats import grouped_dirs
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile
-    from ..patch import SourceScan
     from ..stats import FileStats
 
 _IMPORT_PATH_EXT = frozenset({"py", "go", "ts", "tsx", "js", "jsx", "mjs", "rs"})
@@ -23,18 +22,56 @@ _IMPORT_PATH_EXT = frozenset({"py", "go", "ts", "tsx", "js", "jsx", "mjs", "rs"}
 # --- reading the files ---------------------------------------------------------------------------
 
 
-def removed_api(scan: SourceScan) -> tuple[list[str], bool]:
-    """(public definitions deleted and not re-added anywhere, whether any was in a deleted file)."""
-    names = sorted(n for n in scan.removed_defs if n not in scan.added_defs)
-    return names, any(scan.removed_defs[n] for n in names)
+def removed_api(removed_defs: dict[str, bool], added_defs: set[str]) -> tuple[list[str], bool]:
+    """(public definitions deleted and neither defined nor re-exported anywhere in the commit,
+    whether any was in a deleted file), from scan.SourceScan's `removed_defs` and `added_defs`."""
+    names = sorted(n for n in removed_defs if n not in added_defs)
+    return names, any(removed_defs[n] for n in names)
 
 
-def removed_flags(scan: SourceScan) -> list[str]:
-    return sorted(scan.flags_removed - scan.flags_added)
+# The files that make a directory importable under the name a module file had: `x.py` becomes the
+# package `x/` (its `__init__.py`), `x.rs` the module directory `x/` (its `mod.rs`), `x.ts` `x/index.ts`.
+_PACKAGE_FILES = {
+    "py": ("__init__.py", "__init__.pyi"),
+    "pyi": ("__init__.pyi", "__init__.py"),
+    "rs": ("mod.rs",),
+    "ts": ("index.ts", "index.tsx"),
+    "tsx": ("index.tsx", "index.ts"),
+    "js": ("index.js", "index.mjs"),
+    "mjs": ("index.mjs", "index.js"),
+}
+
+
+def package_of(path: str, paths_after: frozenset[str]) -> str:
+    """The package directory (`bot/redact/`) that keeps a module file's import path (`bot/redact.py`)
+    after the commit, '' when none does: the module became a package, nothing was removed."""
+    stem, dot, ext = path.rpartition(".")
+    if not dot:
+        return ""
+    return next((stem + "/" for name in _PACKAGE_FILES.get(ext, ()) if f"{stem}/{name}" in paths_after), "")
+
+
+def _paths_after(stats: FileStats) -> frozenset[str]:
+    return frozenset(f.path for f, _ in stats.files if f.status != "removed")
+
+
+def packaged_modules(stats: FileStats) -> list[tuple[str, str]]:
+    """(module file, package directory) for each module file this commit turns into a package of
+    the same import path (deleted or renamed into it)."""
+    after = _paths_after(stats)
+    out: list[tuple[str, str]] = []
+    for f in stats.source:
+        old = f.path if f.status == "removed" else (f.previous_path or "") if f.status == "renamed" else ""
+        package = package_of(old, after) if old else ""
+        if package:
+            out.append((old, package))
+    return out
 
 
 def moved_modules(stats: FileStats, profile: RepoProfile) -> list[tuple[str, str]]:
-    """(old path, new path) of public importable source files that were renamed."""
+    """(old path, new path) of public importable source files that were renamed away from their
+    import path (a module moved into a package of its own name keeps it)."""
+    after = _paths_after(stats)
     return [
         (f.previous_path, f.path)
         for f in stats.source
@@ -43,11 +80,14 @@ def moved_modules(stats: FileStats, profile: RepoProfile) -> list[tuple[str, str
         and f.previous_path != f.path
         and extension(f.path) in _IMPORT_PATH_EXT
         and profile.is_public(f.previous_path)
+        and not package_of(f.previous_path, after)
     ]
 
 
 def removed_surface_files(stats: FileStats, profile: RepoProfile) -> list[str]:
-    return [f.path for f in stats.removed_source if profile.is_public(f.path)]
+    """Deleted public source files whose import path is gone (not turned into a package)."""
+    after = _paths_after(stats)
+    return [f.path for f in stats.removed_source if profile.is_public(f.path) and not package_of(f.path, after)]
 
 
 def _removed_files(c: Context):
@@ -61,10 +101,11 @@ def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     removed = _removed_files(c)
     gone = sum(f.deletions for f in removed)
+    in_files = c.diff.removed_api_in_removed_files and bool(removed)
     if removed:
         n = len(removed)
         level = Importance.HIGH if n >= 5 or gone >= 300 else Importance.MEDIUM
-        if c.diff.removed_api_in_removed_files:
+        if in_files:
             files = Count(n, "offline.removal.files_with_api")
             said = phrase("offline.removal.removes_api_in_files", files=files, gone=num(gone))
         else:
@@ -72,7 +113,7 @@ def facts(c: Context) -> list[Fact]:
             said = phrase("offline.removal.deletes_public_files", files=files, gone=num(gone))
         facts.append(Fact(level, said, order=30))
     api = c.diff.removed_api
-    if api and not c.diff.removed_api_in_removed_files:
+    if api and not in_files:
         level = Importance.HIGH if len(api) >= 5 else Importance.MEDIUM
         facts.append(Fact(level, phrase("offline.removal.callers_must_migrate", names=Names(api)), order=31))
     if c.diff.removed_flags:

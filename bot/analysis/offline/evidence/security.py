@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from ....core.models import ChangeType, Importance
 from ....i18n import Phrase, phrase
 from ..context import Context, Fact, Insight, Risk
-from ..lang import Names, clip
-from ..patch import new_refusals
+from ..lang import Names
+from ..patch import new_refusal_checks, refusal_head
 from ..paths import PROSE_EXT, FileKind, extension
-from ..stats import WhereNames, runtime_lines
+from ..stats import WhereNames, patches_unknown, runtime_lines
 
 if TYPE_CHECKING:
     from ...profile import RepoProfile
@@ -82,10 +82,16 @@ def sensitive_paths(stats: FileStats, profile: RepoProfile) -> list[str]:
     return [f.path for f, _ in runtime if set(re.split(r"[/._-]", f.path.lower())) & _SECURITY_TOKENS]
 
 
-def refusals(stats: FileStats, profile: RepoProfile) -> list[str]:
-    """Shipped source files whose patch adds a check that refuses input (a raise, throw or error
-    return under a condition, patch.new_refusals): what the diff does, whatever the message says."""
-    return [f.path for f in stats.source if not profile.is_internal(f.path) and new_refusals(f)]
+def refusal_checks(stats: FileStats, profile: RepoProfile) -> list[tuple[str, str, str]]:
+    """(path, what refuses, the check as written) for each check a shipped source file's patch adds
+    that refuses input (a raise, throw or error return under a condition,
+    patch.new_refusal_checks): what the diff does, whatever the message says."""
+    return [
+        (f.path, refusal_head(code), said)
+        for f in stats.source
+        if not profile.is_internal(f.path)
+        for code, said in new_refusal_checks(f)
+    ]
 
 
 def decides_type(title: TitleInfo, stats: FileStats) -> bool:
@@ -118,13 +124,53 @@ def _cve(cve: str) -> Phrase | str:
     return phrase("offline.security.cve_aside", cve=cve) if cve else ""
 
 
+# Words of a trust-boundary phrase that say where, not what ("path traversal": traversal).
+_GENERIC_GUARD_WORDS = frozenset(
+    {"path", "directory", "dir", "zip", "archive", "the", "a", "its", "their", "from", "out", "of"}
+    | {"html", "shell", "sql", "xml", "api", "secret", "hash"}
+)
+
+
+def _stem(guard: str) -> str:
+    """The word of a trust-boundary phrase a check would mention: 'reserved entry points' → 'reserv',
+    'escape scripts dir' → 'escape', 'path traversal' → 'travers', 'MD5' → 'md5'."""
+    found = re.findall(r"[a-z0-9]+", guard.lower())
+    word = next((w for w in found if w not in _GENERIC_GUARD_WORDS), found[0] if found else "")
+    return re.sub(r"(s|es|ed|ing|ion|ions|al)$", "", word) if len(word) > 5 else word
+
+
+def _guarding_checks(c: Context) -> list[tuple[str, str, str]]:
+    """The new refusing checks that are about the title's trust-boundary word (the MD5 hashes,
+    the reserved names): the word is where, the check is what the diff does there."""
+    stem = _stem(c.title.guard)
+    return [check for check in c.diff.refusal_checks if stem and stem in check[2].lower()] if stem else []
+
+
+def refuses_input(c: Context) -> bool:
+    """The title says input is refused from now on, and the diff adds a check that refuses (or no
+    patch is at hand to say otherwise); a change its author says keeps behaviour is not one."""
+    return (
+        bool(c.title.rejects)
+        and not c.title.preserving
+        and (bool(c.diff.refusals) or patches_unknown(c.stats, c.profile))
+    )
+
+
+def on_guard(c: Context) -> bool:
+    """The title's trust-boundary word is borne out: a new check about it, or sensitive paths."""
+    return bool(c.title.guard) and bool(
+        _guarding_checks(c) or c.diff.security_paths or patches_unknown(c.stats, c.profile)
+    )
+
+
 def facts(c: Context) -> list[Fact]:
     facts = []
     t = c.title
     shipped = runtime_lines(c.stats, c.profile)
-    # High only when the diff adds the check that refuses (c.diff.refusals): the message's words
-    # say where it is ("reserved", "md5"), the code says that input is now refused.
-    on_boundary = bool(t.rejects and t.guard and shipped and c.diff.refusals)
+    # High only when the diff adds the check that refuses, and the check is about the title's
+    # trust-boundary word: the message's words say where ("reserved", "md5"), the code says that
+    # input is now refused there. A word alone is a hint, never evidence.
+    on_boundary = bool(t.rejects and t.guard and shipped and _guarding_checks(c))
     if t.security and c.ctype is ChangeType.REVERT:
         facts.append(Fact(Importance.HIGH, phrase("offline.security.reverts_security_change"), order=20))
     elif t.security or c.ctype is ChangeType.SECURITY:
@@ -135,13 +181,17 @@ def facts(c: Context) -> list[Fact]:
         facts.append(
             Fact(Importance.HIGH, phrase("offline.security.refuses_on_trust_boundary", guard=t.guard), order=20)
         )
-    elif t.guard_in_title and shipped:
+    elif t.guard_in_title and shipped and on_guard(c):
         facts.append(
             Fact(Importance.MEDIUM, phrase("offline.security.title_on_trust_boundary", guard=t.guard), order=20)
         )
-    elif t.security_mention and c.stats.source_lines:
+    elif (
+        t.security_mention
+        and c.stats.source_lines
+        and (c.diff.security_paths or c.diff.refusals or patches_unknown(c.stats, c.profile))
+    ):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.security.title_mentions_security"), order=20))
-    if t.rejects and not on_boundary and shipped and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
+    if not on_boundary and refuses_input(c) and shipped and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.security.refuses_input", rejects=t.rejects), order=21))
     # Restructuring code under auth/ or crypto/ is not a security change; fixing or adding is.
     if c.diff.security_paths and c.ctype not in (
@@ -174,20 +224,20 @@ def risks(c: Context) -> list[Risk]:
                 phrase("offline.security.check_and_upgrade"),
             )
         )
-    if title.rejects:
-        out.append(
-            Risk(
-                21,
-                phrase("offline.security.input_now_refused", rejects=title.rejects, subject=clip(title.subject, 80)),
-                phrase("offline.security.try_real_inputs"),
-            )
-        )
-    if title.guard and (title.guard_in_title or title.rejects) and not title.security:
+    if refuses_input(c):
+        checks = _guarding_checks(c) or list(c.diff.refusal_checks)
+        if checks:
+            path, head, _ = checks[0]
+            said = phrase("offline.security.check_now_refuses", path=path, check=head or title.rejects)
+        else:
+            said = phrase("offline.security.input_now_refused", rejects=title.rejects)
+        out.append(Risk(21, said, phrase("offline.security.try_real_inputs")))
+    if title.guard and (title.guard_in_title or title.rejects) and not title.security and on_guard(c):
         names = WhereNames(c.stats, c.diff.hunk_names, empty=phrase("offline.security.the_change"))
         out.append(
             Risk(
                 22,
-                phrase("offline.security.trust_boundary_mistake", guard=title.guard),
+                phrase("offline.security.trust_boundary_mistake", guard=title.guard, names=names),
                 phrase("offline.security.review_guard_handling", names=names, guard=title.guard),
             )
         )

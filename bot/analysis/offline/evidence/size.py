@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ....core.models import ChangeType, Importance
-from ....i18n import Count, Phrase, phrase
+from ....i18n import Count, phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import lines, noun, num
 from ..paths import FileKind
@@ -80,33 +80,25 @@ def facts(c: Context) -> list[Fact]:
 
 
 def risks(c: Context) -> list[Risk]:
-    """The generic risks, each a fallback: shown only when nothing more specific applies."""
-    out: list[Risk] = []
+    """A sizeable code change that brings no test with it: what it changes, by name, and how much.
+    A fallback: shown only when nothing more specific applies. There is no risk by change type
+    alone ("a bug fix changes behaviour", "new code is unproven"): no risk at all beats a generic one."""
     stats = c.stats
-    if not stats.source_lines:
-        return out
-    names = WhereNames(stats, c.diff.hunk_names)
-
-    def add(order: int, risk: Phrase, advice: Phrase) -> None:
-        out.append(Risk(order, risk, advice, fallback=True))
-
+    if not stats.known or not stats.source_lines:
+        return []
     removed = [f for f in stats.removed_source if f.path in c.diff.removed_surface_files]
-    if stats.known and c.ctype in _CODE_TYPES and stats.source_lines >= 50 and not _has_tests(c) and not removed:
-        adds, dels = stats.lines(FileKind.SOURCE)
-        add(
+    if c.ctype not in _CODE_TYPES or stats.source_lines < 50 or _has_tests(c) or removed:
+        return []
+    names = WhereNames(stats, c.diff.hunk_names)
+    adds, dels = stats.lines(FileKind.SOURCE)
+    return [
+        Risk(
             61,
             phrase("offline.size.untested_change", lines=lines(adds, dels), names=names),
             phrase("offline.size.add_tests", names=names),
+            fallback=True,
         )
-    if c.ctype is ChangeType.PERFORMANCE:
-        add(62, phrase("offline.size.performance_may_vary", names=names), phrase("offline.size.measure_your_workload"))
-    if c.ctype is ChangeType.BUGFIX:
-        add(63, phrase("offline.size.old_behaviour_changes", names=names), phrase("offline.size.look_for_workarounds"))
-    if c.ctype is ChangeType.FEATURE:
-        add(64, phrase("offline.size.new_code_unproven", names=names), phrase("offline.size.try_off_critical_path"))
-    if c.ctype in (ChangeType.REFACTOR, ChangeType.OTHER):
-        add(65, phrase("offline.size.restructured", names=names), phrase("offline.size.run_full_suite"))
-    return out
+    ]
 
 
 def insights(c: Context) -> list[Insight]:
