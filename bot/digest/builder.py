@@ -4,6 +4,11 @@ Through the cache: a finished window's digest is kept whole as first published, 
 notices included (bot/improve/ retries those later and improves it in place); each commit's
 analysis is stored by (repo, sha, model+prompt hash, language), so re-running a day costs no LLM
 call and no diff fetch. One commit failing never loses the rest: it gets the offline analysis, or says why not.
+
+One analysis per commit, whatever the readers' languages: a commit is analysed once, its texts
+written in every language the repository is read in (bot/digest/readers.py) by the same request
+(offline: in both languages, always); a language asked later gets the texts of the analysis
+already made, translated (bot/analysis/translate.py), its level and type unchanged.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ..core.models import (
     to_dict,
 )
 from ..core.store import ANALYSIS_TTL, FILES_TTL, Store
-from ..i18n import localize, text
+from ..i18n import LANGS, localize, text
 from ..levels.overlay import overlay
 from ..sources import CommitSource
 from .authorfilter import AuthorFilter
@@ -48,6 +53,7 @@ from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
 from .owners import with_owners
 from .pathfilter import PathFilter, touched_paths
+from .readers import Readers
 from .refresh import retryable
 from .updates import update_lines
 
@@ -86,6 +92,7 @@ class DigestBuilder:
         self.clock = clock
         self._fetch_slots = asyncio.Semaphore(settings.github_fetch_concurrency)
         self._profiles: dict[str, tuple[float, asyncio.Future]] = {}  # cache_id → (read at, (profile, problem))
+        self.readers = Readers(store, lambda: self.clock().timestamp())  # the languages each repository is read in
 
     # --- public ----------------------------------------------------------------------------------
     async def build(
@@ -104,6 +111,7 @@ class DigestBuilder:
         read). The digest says the filters in its header."""
         include_merges = self.settings.include_merges if include_merges is None else include_merges
         branch = branch or await source.default_branch()
+        await self.readers.note(source.cache_id, lang)
         cacheable = window.end <= self.clock() and self.settings.digest_cache_ttl > 0
         filt = paths or PathFilter()
         by = authors or AuthorFilter()
@@ -220,11 +228,11 @@ class DigestBuilder:
     async def analysis(
         self, source: CommitSource, commit: Commit, lang: str, siblings: Sequence[Commit] = ()
     ) -> Analysis:
-        """One commit's analysis through the cache (used by the digest and by Q&A)."""
+        """One commit's analysis through the cache (used by the digest and by Q&A): made once for
+        every language the repository is read in; a language asked later is translated from it."""
         profile = await self.profile(source)
-        tag = await self._analysis_tag(source, lang)
-        learned = await self._taste_tag(source, commit)
-        key = self.store.analysis_key(source.cache_id, commit.sha, tag + (f":taste-{learned}" if learned else ""), lang)
+        tag = await self._commit_tag(source, commit)
+        key = self.store.analysis_key(source.cache_id, commit.sha, tag, lang)
         if cached := await self.store.get_json(key):
             metrics.count("cache", cache="analysis", result="hit")
             cost.note_analysis(cached=True)
@@ -234,33 +242,98 @@ class DigestBuilder:
         async def produce():
             made.append(True)
             metrics.count("cache", cache="analysis", result="miss")
+            translated = await self._translated(source, commit, tag, lang)
+            if translated is not None:
+                return {lang: translated}
             # Independent reads, done together: each is a round trip to the source.
             files, pr_body, reverted = await asyncio.gather(
                 self.files(source, commit.sha), self._pr_body(source, commit), self._reverted(source, commit, siblings)
             )
-            judgement = await self._judge(source, commit, files) if learned else None
+            judgement = await self._judge(source, commit, files) if await self._taste_tag(source, commit) else None
+            langs = await self.readers.languages(source.cache_id, lang) if self.llm is not None else (lang,)
             try:
-                result = await self.analyzer.analyse(
-                    commit, files, lang, pr_body=pr_body, reverted=reverted, profile=profile, judgement=judgement
+                results = await self.analyzer.analyse_langs(
+                    commit, files, langs, pr_body=pr_body, reverted=reverted, profile=profile, judgement=judgement
                 )
             except BotError as exc:
                 metrics.count("llm_fallbacks", reason=type(exc).__name__)
-                result = analyse_offline(
-                    commit, files, lang, origin="fallback", note=str(exc), profile=profile, judgement=judgement
-                )
-            data = to_dict(result)
-            # A fallback is retried next time, not frozen in the cache; so is an analysis the
-            # month's budget sent offline (it is kept under the LLM's key).
-            if result.origin != "fallback" and result.fallback_reason != "budget":
-                await self.store.set_json(key, data, ttl=ANALYSIS_TTL)
-            return data
+                results = {
+                    lang: analyse_offline(
+                        commit, files, lang, origin="fallback", note=str(exc), profile=profile, judgement=judgement
+                    )
+                }
+            out = {}
+            for code, result in results.items():
+                data = to_dict(result)
+                # A fallback is retried next time, not frozen in the cache; so is an analysis the
+                # month's budget sent offline (it is kept under the LLM's key).
+                if result.origin != "fallback" and result.fallback_reason != "budget":
+                    await self.store.set_json(
+                        self.store.analysis_key(source.cache_id, commit.sha, tag, code), data, ttl=ANALYSIS_TTL
+                    )
+                out[code] = data
+            return out
 
-        # A commit being analysed for one request is shared with every other that needs it.
-        data = await self.store.single_flight(
-            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL
-        )
+        async def mine():
+            data = await self.store.get_json(key)
+            return {lang: data} if data else None
+
+        # A commit being analysed for one request is shared with every other that needs it, in
+        # any language: one flight per commit. A flight made for other languages than this one
+        # (this language was not known to be read when it started) is followed by a translation.
+        flight = self.store.analysis_key(source.cache_id, commit.sha, tag, "any")
+        data = await self.store.single_flight(flight, produce, cached=mine, shared_ttl=SHARED_FALLBACK_TTL)
+        if lang not in data:  # once more: this time the flight is this language's own
+            data = await self.store.single_flight(flight, produce, cached=mine, shared_ttl=SHARED_FALLBACK_TTL)
+        if lang not in data:  # a third language's flight won the race again: made here
+            data = await produce()
         cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
-        return analysis_from_dict(data)
+        return analysis_from_dict(data[lang])
+
+    async def _translated(self, source: CommitSource, commit: Commit, tag: str, lang: str) -> dict | None:
+        """The commit's analysis in `lang` from the one already made in another language (its
+        texts translated, level and type kept), stored; None when there is none to translate or
+        the translation failed (the commit is then analysed in `lang`)."""
+        if self.llm is None:
+            return None
+        for other in LANGS:
+            if other == lang:
+                continue
+            held = await self.store.get_json(self.store.analysis_key(source.cache_id, commit.sha, tag, other))
+            if not held:
+                continue
+            try:
+                result = await self.analyzer.translate(analysis_from_dict(held), commit, lang)
+            except (BotError, ValueError) as exc:  # InvalidAnswer is a ValueError
+                log.info("%s %s: no translation into %s (%s); analysing it", source.name, commit.short_sha, lang, exc)
+                return None
+            data = to_dict(result)
+            await self.store.set_json(
+                self.store.analysis_key(source.cache_id, commit.sha, tag, lang), data, ttl=ANALYSIS_TTL
+            )
+            return data
+        return None
+
+    async def uncached(self, source: CommitSource, commits: Sequence[Commit], lang: str) -> list[Commit]:
+        """The commits whose analysis the cache holds in no language: what a request would have
+        analysed (a language missing beside another costs a translation, not an analysis). One
+        Redis round trip for all of them."""
+        if not commits:
+            return []
+        tags = [await self._commit_tag(source, c) for c in commits]
+        keys = [
+            self.store.analysis_key(source.cache_id, c.sha, t, code) for c, t in zip(commits, tags) for code in LANGS
+        ]
+        held = await self.store.exists_each(keys)
+        n = len(LANGS)
+        return [c for i, c in enumerate(commits) if not any(held[i * n : (i + 1) * n])]
+
+    async def _commit_tag(self, source: CommitSource, commit: Commit) -> str:
+        """The cache tag of this commit's analyses: the analyzer's, the repository profile's, and
+        the learned profile of the commit's day."""
+        tag = await self._analysis_tag(source, "")
+        learned = await self._taste_tag(source, commit)
+        return tag + (f":taste-{learned}" if learned else "")
 
     async def analyse_commits(
         self, source: CommitSource, commits: list[Commit], lang: str, progress: Progress | None = None
@@ -276,9 +349,8 @@ class DigestBuilder:
     async def cached_analysis(self, source: CommitSource, commit: Commit, lang: str) -> Analysis | None:
         """The commit's analysis if the cache holds one (the key `analysis()` uses); never makes
         one: a question about a period reads what the digests paid for and analyses only a few."""
-        tag = await self._analysis_tag(source, lang)
-        learned = await self._taste_tag(source, commit)
-        key = self.store.analysis_key(source.cache_id, commit.sha, tag + (f":taste-{learned}" if learned else ""), lang)
+        tag = await self._commit_tag(source, commit)
+        key = self.store.analysis_key(source.cache_id, commit.sha, tag, lang)
         cached = await self.store.get_json(key)
         return analysis_from_dict(cached) if cached else None
 

@@ -19,7 +19,7 @@ holding no rules of its own) and prose.py (summary and impact sentences).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ...core.models import Analysis, Commit, Coverage, FileChange, Importance, Insights, Judgement
 from ..profile import RepoProfile
@@ -96,9 +96,72 @@ def analyse_offline(
     )
 
 
+def analyse_offline_langs(
+    commit: Commit,
+    files: Sequence[FileChange],
+    langs: Sequence[str],
+    coverage: Coverage | None = None,
+    origin: str = "offline",
+    notes: Mapping[str, str] | None = None,
+    profile: RepoProfile | None = None,
+    judgement: Judgement | None = None,
+) -> dict[str, Analysis]:
+    """`analyse_offline` for several languages at once: the commit's facts (title, file stats,
+    what the patches show, the change type — nine tenths of the work) are built once, then each
+    language's sentences are written from them by the per-language builders. The level and type
+    are the same in every language (the facts decide them); `notes` is each language's note of a
+    fallback. Languages repeated are written once."""
+    title = parse_title(commit.title, commit.body)
+    stats = file_stats(commit, files)
+    profile = profile or RepoProfile.inferred()
+    ctx = Context(
+        commit,
+        title,
+        stats,
+        diff_facts(stats, title, profile),
+        decide_change_type(commit, title, stats),
+        profile,
+        judgement,
+    )
+    made: dict[str, Analysis] = {}
+    level: Importance | None = None
+    for lang in dict.fromkeys(langs):
+        zh = is_zh(lang)
+        importance, reason = decide_importance(ctx, zh)
+        level = level or importance  # the facts decide it: the same in every language
+        summary = build_summary(ctx, level, zh)
+        risks: tuple[str, ...]
+        recs: tuple[str, ...]
+        if level is Importance.LOW:
+            impact, insights, risks, recs = "", Insights(), (), ()
+        else:
+            impact = build_impact(ctx, zh)
+            insights = collect_insights(ctx, zh)
+            risks, recs = collect_risks(ctx, zh)
+        made[lang] = Analysis(
+            change_type=ctx.ctype,
+            importance=level,
+            importance_reason=reason,
+            summary=summary,
+            impact=impact,
+            insights=insights,
+            risks=risks,
+            recommendations=recs,
+            origin=origin,
+            model="",
+            note=(notes or {}).get(lang, ""),
+            coverage=coverage,
+            files_changed=stats.total_files,
+            additions=stats.additions,
+            deletions=stats.deletions,
+        )
+    return made
+
+
 __all__ = [
     "RULES_VERSION",
     "analyse_offline",
+    "analyse_offline_langs",
     "Context",
     "DiffFacts",
     "Fact",
