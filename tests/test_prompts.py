@@ -104,7 +104,10 @@ SAMPLES = {
     "headline_retry": RETRY_VARIABLES,
     "language_retry": {"wanted": "Klingon"},
     "history_retry": {"copied": False, "language": "English"},
-    "translate_analysis": {"count": 1, "entries": '{"id": "1", "title": "feat: add --since", "texts": ["Adds --since."]}'},
+    "translate_analysis": {
+        "count": 1,
+        "entries": '{"id": "1", "title": "feat: add --since", "texts": ["Adds --since."]}',
+    },
 }
 NO_SYSTEM_PART = {"analyze_retry", "headline_retry", "language_retry", "history_retry"}  # one more user message
 

@@ -242,7 +242,7 @@ class DigestBuilder:
         async def produce():
             made.append(True)
             metrics.count("cache", cache="analysis", result="miss")
-            translated = await self._translated(source, commit, tag, lang)
+            translated, tried = await self._translated(source, commit, tag, lang)
             if translated is not None:
                 return {lang: translated}
             # Independent reads, done together: each is a round trip to the source.
@@ -250,7 +250,9 @@ class DigestBuilder:
                 self.files(source, commit.sha), self._pr_body(source, commit), self._reverted(source, commit, siblings)
             )
             judgement = await self._judge(source, commit, files) if await self._taste_tag(source, commit) else None
-            langs = await self.readers.languages(source.cache_id, lang) if self.llm is not None else (lang,)
+            # the languages it is read in, unless another language's analysis is there already
+            # (its translation failed: this language alone is asked for)
+            langs = await self.readers.languages(source.cache_id, lang) if self.llm and not tried else (lang,)
             try:
                 results = await self.analyzer.analyse_langs(
                     commit, files, langs, pr_body=pr_body, reverted=reverted, profile=profile, judgement=judgement
@@ -290,12 +292,12 @@ class DigestBuilder:
         cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
         return analysis_from_dict(data[lang])
 
-    async def _translated(self, source: CommitSource, commit: Commit, tag: str, lang: str) -> dict | None:
-        """The commit's analysis in `lang` from the one already made in another language (its
-        texts translated, level and type kept), stored; None when there is none to translate or
-        the translation failed (the commit is then analysed in `lang`)."""
+    async def _translated(self, source: CommitSource, commit: Commit, tag: str, lang: str) -> tuple[dict | None, bool]:
+        """(the commit's analysis in `lang` from the one already made in another language — its
+        texts translated, level and type kept — stored; whether there was one to translate).
+        None when there is none or the translation failed (the commit is then analysed in `lang`)."""
         if self.llm is None:
-            return None
+            return None, False
         for other in LANGS:
             if other == lang:
                 continue
@@ -306,13 +308,17 @@ class DigestBuilder:
                 result = await self.analyzer.translate(analysis_from_dict(held), commit, lang)
             except (BotError, ValueError) as exc:  # InvalidAnswer is a ValueError
                 log.info("%s %s: no translation into %s (%s); analysing it", source.name, commit.short_sha, lang, exc)
-                return None
+                return None, True
             data = to_dict(result)
             await self.store.set_json(
                 self.store.analysis_key(source.cache_id, commit.sha, tag, lang), data, ttl=ANALYSIS_TTL
             )
-            return data
-        return None
+            return data, True
+        return None, False
+
+    async def note_reader(self, source: CommitSource, lang: str) -> None:
+        """`source` is read in `lang` (a subscription made): its next analyses are written in it too."""
+        await self.readers.note(source.cache_id, lang)
 
     async def uncached(self, source: CommitSource, commits: Sequence[Commit], lang: str) -> list[Commit]:
         """The commits whose analysis the cache holds in no language: what a request would have

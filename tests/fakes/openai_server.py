@@ -220,7 +220,7 @@ def translation_json(request: dict) -> str:
     user = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "user"), "")
     block = re.search(r"<analyses>\n(.*?)\n</analyses>", user, re.S)
     entries = []
-    for line in (block.group(1).splitlines() if block else []):
+    for line in block.group(1).splitlines() if block else []:
         item = json.loads(line)
         entries.append({"id": item["id"], "texts": [translated_text(t, lang) for t in item["texts"]]})
     return json.dumps({"entries": entries}, ensure_ascii=False)
