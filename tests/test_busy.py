@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
@@ -184,7 +185,10 @@ async def test_console_the_week_answers_and_every_suggestion_runs(make_settings,
 
     fresh = Services.build(
         make_settings(
-            default_repo=str(busy.path), default_lang="en", default_tz="Asia/Shanghai", redis_prefix="busy-console:"
+            default_repo=str(busy.path),
+            default_lang="en",
+            default_tz="Asia/Shanghai",
+            redis_prefix=f"busy{uuid.uuid4().hex[:8]}:",  # a store of its own: nothing analysed yet
         ),
         clock=lambda: NOW,
     )

@@ -8,6 +8,7 @@ asked), real Redis, a real git repository; the CLI as a process; the terminal ch
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from datetime import UTC, datetime
@@ -19,7 +20,14 @@ from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, start_server
-from tests.fakes.openai_server import TRANSLATE_MARK, FakeOpenAI, Reply, default_responder, request_lang
+from tests.fakes.openai_server import (
+    TRANSLATE_MARK,
+    FakeOpenAI,
+    Reply,
+    commit_facts,
+    default_responder,
+    request_lang,
+)
 from tests.fakes.slack_server import FakeSlack, SlackSender
 from tests.shared.slack import FAST, HIGH_TITLE, LOW_TITLE, MEDIUM_TITLE, SECRET, Bot, by_title, shown
 
@@ -133,10 +141,10 @@ async def test_a_second_language_asked_later_costs_translations_not_analyses(mak
         asked = len(llm.requests)
         await say(bot, "2026-01-28", EN)
         later = kinds(llm, asked)
-        # The three commits' texts translated in one request; nothing analysed again. The
-        # English digest's own headline is its one other request.
-        assert later == {"analysis": 0, "joint": 0, "translation": 1, "headline": 1}
-        assert tokens(llm, asked) < 0.5 * spent
+        # The three commits' texts and the headline's bullets translated in one request; nothing
+        # analysed again, no second headline.
+        assert later == {"analysis": 0, "joint": 0, "translation": 1, "headline": 0}
+        assert tokens(llm, asked) < 0.25 * spent
 
         zh, en = entries(slack, ZH), entries(slack, EN)
         assert levels(zh) == levels(en)  # one analysis: one level, in every language
@@ -148,7 +156,7 @@ async def test_a_second_language_asked_later_costs_translations_not_analyses(mak
         asked = len(llm.requests)
         await say(bot, "2026-01-27", EN)
         await say(bot, "2026-01-27", ZH)
-        assert kinds(llm, asked) == {"analysis": 1, "joint": 1, "translation": 0, "headline": 2}
+        assert kinds(llm, asked) == {"analysis": 1, "joint": 1, "translation": 1, "headline": 1}
 
 
 async def test_languages_known_in_advance_are_written_by_the_one_analysis(make_bot, widgets):
@@ -160,8 +168,27 @@ async def test_languages_known_in_advance_are_written_by_the_one_analysis(make_b
         await say(bot, "2026-01-28", EN)
         assert kinds(llm) == {"analysis": 3, "joint": 3, "translation": 0, "headline": 1}
         asked = len(llm.requests)
-        await say(bot, "2026-01-28", ZH)
-        assert kinds(llm, asked) == {"analysis": 0, "joint": 0, "translation": 0, "headline": 1}
+        await say(bot, "2026-01-28", ZH)  # its headline: the English one's bullets, translated
+        assert kinds(llm, asked) == {"analysis": 0, "joint": 0, "translation": 1, "headline": 0}
+        zh, en = entries(slack, ZH), entries(slack, EN)
+        assert levels(zh) == levels(en)
+        for title in zh:
+            assert chinese(summary_of(zh[title])) and english(summary_of(en[title]))
+
+
+async def test_two_languages_asked_at_once_share_one_analysis_of_each_commit(make_bot, widgets):
+    with FakeOpenAI(latency=0.05) as llm:
+        bot, slack = await make_bot(llm)
+        await say(bot, "config lang zh", ZH)
+        await say(bot, f"subscribe {widgets.path}", ZH)
+        await say(bot, f"subscribe {widgets.path}", EN)
+        statuses = await asyncio.gather(*(bot.sender.slash("2026-01-28", channel=c) for c in (ZH, EN)))
+        assert [status for status, _ in statuses] == [200, 200]
+        await bot.settle()
+        asked = kinds(llm)
+        assert asked["analysis"] == 3 and asked["joint"] == 3  # each commit once, both languages' texts
+        titles = [commit_facts(r)[0] for r in llm.requests if commit_facts(r)[0]]
+        assert sorted(titles) == sorted(set(titles))
         zh, en = entries(slack, ZH), entries(slack, EN)
         assert levels(zh) == levels(en)
         for title in zh:
@@ -198,9 +225,9 @@ async def test_texts_in_the_wrong_language_are_never_shown_the_commit_is_analyse
         assert kinds(llm) == {"analysis": 3, "joint": 3, "translation": 0, "headline": 1}
         asked = len(llm.requests)
         await say(bot, "2026-01-28", ZH)
-        # translated (and asked once more), still English: each commit is then analysed in Chinese
-        later = kinds(llm, asked)
-        assert later["translation"] == 2 and later["analysis"] == 3 and later["joint"] == 0
+        # translated (and asked once more), still English: each commit is then analysed in Chinese,
+        # and the headline made in Chinese
+        assert kinds(llm, asked) == {"analysis": 3, "joint": 0, "translation": 2, "headline": 1}
         zh = entries(slack, ZH)
         for text in zh.values():
             assert chinese(summary_of(text)) and "sorry" not in text, text
@@ -215,7 +242,7 @@ async def test_the_cli_in_english_after_chinese_translates_instead_of_analysing_
         asked = len(llm.requests)
         en = run("digest", "--repo", str(widgets.path), "--date", "2026-01-28", "--lang", "en", env=env)
         assert en.returncode == 0, en.stderr
-        assert kinds(llm, asked) == {"analysis": 0, "joint": 0, "translation": 1, "headline": 1}
+        assert kinds(llm, asked) == {"analysis": 0, "joint": 0, "translation": 1, "headline": 0}
         assert "Adds a --since flag" not in en.stdout  # the analyses' texts, translated (not the zh answer's)
         assert "为 export 命令新增" in zh.stdout and "为 export 命令新增" not in en.stdout
 

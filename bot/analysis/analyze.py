@@ -327,6 +327,19 @@ class Analyzer:
         await self.llm.recall()
         return await self.translator.translate(analysis, commit, lang)
 
+    async def translate_lines(self, lines: Sequence[str], title: str, lang: str) -> list[str]:
+        """Short lines (a digest's headline) in `lang`, sent with the digest's analyses'
+        translations (or at `flush_translations`)."""
+        if self.llm is None or self.translator is None:
+            raise InvalidAnswer(phrase("llm_path.translation_missing"), "translation")
+        await self.llm.recall()
+        return await self.translator.translate_lines(lines, title, lang, wait=True)
+
+    def flush_translations(self, lang: str) -> None:
+        """Send the translations into `lang` still waiting (a digest's analyses are all made)."""
+        if self.translator is not None:
+            self.translator.flush(lang)
+
     # --- LLM path -----------------------------------------------------------------------------
     def _prompt(
         self, commit, files, lang, pr_body, reverted, profile=None, judgement=None, memo=None, also=()

@@ -16,7 +16,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,8 @@ from ..core.models import Analysis, Commit
 from ..core.prompts import Prompts, RenderedPrompt
 from ..diffs.tokens import estimate_tokens
 from ..i18n import phrase
-from .answer_schema import InvalidAnswer, parse_answer
+from .answer_schema import InvalidAnswer, language_problem, parse_answer
+from .language import wrong_language
 from .llm.client import LLM
 from .prompt_text import clip, defang
 from .texts import check_texts, flat_texts, from_flat
@@ -58,13 +59,10 @@ def batch_schema() -> dict[str, Any]:
 
 @dataclass
 class _Wanted:
-    base: Analysis
-    commit: Commit
+    texts: list[str]
+    title: str  # what the texts are about (a commit's title), for the translator's context
+    finish: Callable[[list[str], str], Any]  # (the translated texts, our prompt's text) → the result, or InvalidAnswer
     future: asyncio.Future = field(repr=False)
-
-    @property
-    def texts(self) -> list[str]:
-        return flat_texts(self.base)
 
 
 class Translator:
@@ -81,10 +79,38 @@ class Translator:
     async def translate(self, base: Analysis, commit: Commit, lang: str) -> Analysis:
         """`base` (an analysis in another language) with its texts in `lang`; InvalidAnswer
         or LLMError when no checked translation could be had."""
-        future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._waiting.setdefault(lang, []).append(_Wanted(base, commit, future))
-        if lang not in self._timers:
+
+        def finish(texts: list[str], ours: str) -> Analysis:
+            result = from_flat(base, texts)
+            check_texts(result, commit, ours, lang)
+            return result
+
+        return await self._submit(lang, flat_texts(base), commit.title, finish)
+
+    async def translate_lines(self, lines: Sequence[str], title: str, lang: str, *, wait: bool = False) -> list[str]:
+        """Short lines (a digest's headline bullets) in `lang`, one for one, each checked to be
+        in that language; InvalidAnswer or LLMError otherwise. `wait`: sent with the next batch
+        (the digest's analyses, asked for a little later), or at `flush(lang)`."""
+
+        def finish(texts: list[str], ours: str) -> list[str]:
+            if len(texts) != len(lines) or not all(isinstance(t, str) and t.strip() for t in texts):
+                raise InvalidAnswer(phrase("llm_path.translation_count", n=len(lines), got=len(texts)), "translation")
+            if any(wrong_language(t, lang) for t in texts):
+                raise InvalidAnswer(language_problem("texts", lang), "wrong_language")
+            return [t.strip() for t in texts]
+
+        return await self._submit(lang, list(lines), title, finish, start=not wait)
+
+    def flush(self, lang: str) -> None:
+        """Send what waits for `lang` (after the linger), if anything does."""
+        if self._waiting.get(lang) and lang not in self._timers:
             self._timers[lang] = asyncio.ensure_future(self._flush(lang))
+
+    async def _submit(self, lang: str, texts: list[str], title: str, finish, start: bool = True) -> Any:
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(lang, []).append(_Wanted(texts, title, finish, future))
+        if start:
+            self.flush(lang)
         return await future
 
     async def _flush(self, lang: str) -> None:
@@ -92,13 +118,14 @@ class Translator:
             await asyncio.sleep(self.linger)
         finally:
             self._timers.pop(lang, None)
-            wanted = self._waiting.pop(lang, [])
+            wanted = [w for w in self._waiting.pop(lang, []) if not w.future.done()]  # not those given up
         await asyncio.gather(*(self._run(lang, part, again=True) for part in self._batches(wanted)))
 
     def _batches(self, wanted: list[_Wanted]) -> list[list[_Wanted]]:
-        """Up to `batch` entries and half the output cap of source text each (a translation is
-        about as long as its source; the rest is room)."""
-        budget = max(256, self.llm.max_output_tokens // 2)
+        """Up to `batch` entries and three quarters of the output cap of source text each (a
+        translation is about as long as its source, counted as tokens; an answer cut off all the
+        same is asked again in halves)."""
+        budget = max(256, self.llm.max_output_tokens * 3 // 4)
         out: list[list[_Wanted]] = []
         size = 0
         for w in wanted:
@@ -131,9 +158,7 @@ class Translator:
                 texts = answered.get(str(n))
                 if texts is None:
                     raise InvalidAnswer(phrase("llm_path.translation_missing"), "translation")
-                result = from_flat(w.base, texts)
-                check_texts(result, w.commit, ours, lang)
-                w.future.set_result(result)
+                w.future.set_result(w.finish(texts, ours))
             except InvalidAnswer as rejected:
                 metrics.count("llm_rejections", reason="translation")
                 failed.append((w, rejected))
@@ -150,7 +175,7 @@ class Translator:
         """(entry id → its texts, the prompt, cut off?) for one request."""
         lines = [
             json.dumps(
-                {"id": str(n), "title": clip(w.commit.title, TITLE_CHARS), "texts": w.texts},
+                {"id": str(n), "title": clip(w.title, TITLE_CHARS), "texts": w.texts},
                 ensure_ascii=False,
             )
             for n, w in enumerate(batch, 1)

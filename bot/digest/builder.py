@@ -39,6 +39,7 @@ from ..core.models import (
     RateLimited,
     Window,
     analysis_from_dict,
+    commit_from_dict,
     digest_from_dict,
     file_from_dict,
     to_dict,
@@ -53,7 +54,7 @@ from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
 from .owners import with_owners
 from .pathfilter import PathFilter, touched_paths
-from .readers import Readers
+from .readers import Readers, translated_analysis, translated_headline
 from .refresh import retryable
 from .updates import update_lines
 
@@ -126,14 +127,31 @@ class DigestBuilder:
         async def produce():
             metrics.count("cache", cache="digest", result="miss")
             with cost.metering() as meter:  # every LLM token of this build, the headline's too
-                listed = await source.list_commits(window, branch, include_merges)
                 problems: list[BotError] = []
-                commits = [c for c in listed if by.keeps(c.author, c.login)] if by else listed
-                commits = await self._filter(source, commits, filt) if filt else commits
-                entries = await self._analyse_all(source, commits, lang, progress, problems)
+                # The same digest kept in another language: the same commits (not listed or
+                # filtered again), and its headline, translated with the analyses' texts.
+                twin = await self._twin(source, lang, (branch, window, include_merges, filt, by)) if cacheable else None
+                if twin is not None:
+                    commits = [commit_from_dict(e["commit"]) for e in twin["entries"]]
+                    filtered_out = int(twin.get("filtered_out") or 0)
+                else:
+                    listed = await source.list_commits(window, branch, include_merges)
+                    commits = [c for c in listed if by.keeps(c.author, c.login)] if by else listed
+                    commits = await self._filter(source, commits, filt) if filt else commits
+                    filtered_out = len(listed) - len(commits)
+                translating = asyncio.ensure_future(translated_headline(self, source, twin, window.label, lang))
+                try:
+                    entries = await self._analyse_all(source, commits, lang, progress, problems)
+                    self.analyzer.flush_translations(lang)  # the headline, if no analysis took it along
+                    translated = await translating
+                finally:
+                    translating.cancel()
                 entries, owners_problem = await with_owners(self.store, source, entries, self.files, lang)
                 _profile, profile_problem = await self._read_profile(source)
-                bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
+                if translated is not None:
+                    bullets, origin, headline_failed = translated, "llm", ""
+                else:
+                    bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
             parts = self.notice_parts(source, entries, lang, window, problems, headline_failed)
             budget = ""
             if meter.budget_hit:  # said once, whatever number of commits it sent offline
@@ -162,7 +180,7 @@ class DigestBuilder:
                 headline_fallback=headline_failed,
                 paths=filt.paths,
                 exclude=filt.exclude,
-                filtered_out=len(listed) - len(commits),
+                filtered_out=filtered_out,
                 authors=by.authors,
                 exclude_authors=by.exclude,
                 cost=spent,
@@ -175,6 +193,18 @@ class DigestBuilder:
         # process) shares one build, in flight as well as cached.
         digest = digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
         return await self.corrected(digest)
+
+    async def _twin(self, source: CommitSource, lang: str, key_args: tuple) -> dict | None:
+        """This finished window's digest kept in another language (same filters), if any."""
+        branch, window, include_merges, filt, by = key_args
+        for other in LANGS:
+            if other != lang:
+                kept = await self.store.get_json(
+                    self._digest_key(source, branch, window, other, include_merges, filt, by)
+                )
+                if kept and kept.get("entries"):
+                    return kept
+        return None
 
     async def _keep(self, key: str, digest: Digest, parts: dict[str, str]) -> dict:
         """Keep a finished window's digest as published, notices and fallbacks included: every
@@ -242,7 +272,9 @@ class DigestBuilder:
         async def produce():
             made.append(True)
             metrics.count("cache", cache="analysis", result="miss")
-            translated, tried = await self._translated(source, commit, tag, lang)
+            translated, tried = (
+                await translated_analysis(self, source, commit, tag, lang) if self.llm else (None, False)
+            )
             if translated is not None:
                 return {lang: translated}
             # Independent reads, done together: each is a round trip to the source.
@@ -291,30 +323,6 @@ class DigestBuilder:
             data = await produce()
         cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
         return analysis_from_dict(data[lang])
-
-    async def _translated(self, source: CommitSource, commit: Commit, tag: str, lang: str) -> tuple[dict | None, bool]:
-        """(the commit's analysis in `lang` from the one already made in another language — its
-        texts translated, level and type kept — stored; whether there was one to translate).
-        None when there is none or the translation failed (the commit is then analysed in `lang`)."""
-        if self.llm is None:
-            return None, False
-        for other in LANGS:
-            if other == lang:
-                continue
-            held = await self.store.get_json(self.store.analysis_key(source.cache_id, commit.sha, tag, other))
-            if not held:
-                continue
-            try:
-                result = await self.analyzer.translate(analysis_from_dict(held), commit, lang)
-            except (BotError, ValueError) as exc:  # InvalidAnswer is a ValueError
-                log.info("%s %s: no translation into %s (%s); analysing it", source.name, commit.short_sha, lang, exc)
-                return None, True
-            data = to_dict(result)
-            await self.store.set_json(
-                self.store.analysis_key(source.cache_id, commit.sha, tag, lang), data, ttl=ANALYSIS_TTL
-            )
-            return data, True
-        return None, False
 
     async def note_reader(self, source: CommitSource, lang: str) -> None:
         """`source` is read in `lang` (a subscription made): its next analyses are written in it too."""

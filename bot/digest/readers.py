@@ -2,14 +2,20 @@
 all of them (bot/analysis/texts.py): each digest built (a scheduled push, a `/digest`, the CLI)
 and each subscription made notes its language for its repository, kept READ_DAYS days. A
 language read for the first time after a commit was analysed costs a translation of the texts
-(bot/analysis/translate.py), and is known from then on.
+(bot/analysis/translate.py), and is known from then on; so does a digest's headline when the
+same digest is kept in another language.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 
+from ..core.models import BotError, analysis_from_dict, to_dict
+from ..core.store import ANALYSIS_TTL
 from ..i18n import LANGS
+
+log = logging.getLogger(__name__)
 
 READ_DAYS = 30
 NOTE_EVERY = 600.0  # seconds: a process notes a (repository, language) at most this often
@@ -42,3 +48,38 @@ class Readers:
         since = self.clock() - READ_DAYS * 86400
         others = [code for code in LANGS if code != first and isinstance(read.get(code), int) and read[code] >= since]
         return (first, *others)
+
+
+async def translated_analysis(builder, source, commit, tag: str, lang: str) -> tuple[dict | None, bool]:
+    """(the commit's analysis in `lang` made from the one already made in another language — its
+    texts translated, level and type kept — and stored; whether there was one to translate).
+    None when there is none, or its translation failed (the commit is then analysed in `lang`)."""
+    store = builder.store
+    for other in LANGS:
+        if other == lang:
+            continue
+        held = await store.get_json(store.analysis_key(source.cache_id, commit.sha, tag, other))
+        if not held:
+            continue
+        try:
+            result = await builder.analyzer.translate(analysis_from_dict(held), commit, lang)
+        except (BotError, ValueError) as exc:  # InvalidAnswer is a ValueError
+            log.info("%s %s: no translation into %s (%s); analysing it", source.name, commit.short_sha, lang, exc)
+            return None, True
+        data = to_dict(result)
+        await store.set_json(store.analysis_key(source.cache_id, commit.sha, tag, lang), data, ttl=ANALYSIS_TTL)
+        return data, True
+    return None, False
+
+
+async def translated_headline(builder, source, twin: dict | None, label: str, lang: str) -> list[str] | None:
+    """The headline of the same digest kept in another language (`twin`), made by the LLM,
+    translated into `lang`; None when there is none or its translation failed (the headline is
+    then made)."""
+    if builder.llm is None or not twin or twin.get("headline_origin") != "llm" or not twin.get("headline"):
+        return None
+    try:
+        return await builder.analyzer.translate_lines(twin["headline"], label, lang)
+    except (BotError, ValueError) as exc:  # InvalidAnswer is a ValueError
+        log.info("%s %s: the headline not translated into %s (%s)", source.name, label, lang, exc)
+        return None
