@@ -50,6 +50,10 @@ lines (a role chunk, content chunks, a final chunk with `finish_reason`, then a 
 
 The default responder answers a valid analysis JSON (`analysis_json()`), a `{"bullets": [...]}`
 object when the system prompt asks for bullets (the day's headline), and plain prose for streams.
+An analysis prompt that asks for other languages' texts under "translations" gets them
+(`with_translations`); a translation prompt (`TRANSLATE_MARK`) gets every entry's texts in its
+language, as long as a real translation (`translation_json`). Completion tokens are counted by
+the same tokenizer as prompts.
 
 Benchmarks: `FakeOpenAI(latency=0.5, max_concurrent=8)` models a slow endpoint that queues beyond
 8 concurrent requests; `over_cap="reject"` makes it a rate-limited one (429 + Retry-After).
