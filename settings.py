@@ -123,7 +123,12 @@ class Settings(BaseSettings):
     request_max_commits: int = Field(
         500,
         ge=1,
-        description="Most commits one on-demand `digest` in a chat may analyse; a larger range is refused with one sentence naming a narrower command (scheduled pushes and the CLI are not bounded).",
+        description="Most commits one on-demand `digest` in a chat may still have to analyse (commits already analysed, in any language, are free); a larger request is refused with one sentence naming commands that fit — a shorter range, the week's roll-up (scheduled pushes and the CLI are not bounded).",
+    )
+    rollup_max_commits: int = Field(
+        3000,
+        ge=1,
+        description="Most commits one on-demand weekly roll-up (`week`) may still have to analyse; a roll-up over REQUEST_MAX_COMMITS is queued and posted when done, one over this is refused with one sentence.",
     )
 
     # --- storage ---------------------------------------------------------------------------

@@ -74,9 +74,11 @@ def bulk_commits(
     *,
     files: int = 40,
     title: str = "fix: handle edge case {i} in module {m}",
+    path: str = "src/mod_{m}.py",
 ) -> None:
     """`count` small commits from `first` on, `step_seconds` apart, through `git fast-import`
-    (a thousand commits in well under a second, where `git commit` takes half a minute)."""
+    (a thousand commits in well under a second, where `git commit` takes half a minute). Each
+    writes the file `path` ({i}: the commit's number, {m}: its module)."""
     stamp0 = int(first.timestamp())
     offset = first.strftime("%z") or "+0000"
     try:
@@ -97,7 +99,7 @@ def bulk_commits(
         ]
         if i == 0 and has_main:
             lines.append(b"from refs/heads/main^0")
-        lines += [f"M 100644 inline src/mod_{i % files}.py".encode(), f"data {len(content)}".encode(), content]
+        lines += [f"M 100644 inline {path.format(i=i, m=i % files)}".encode(), f"data {len(content)}".encode(), content]
     stream = b"\n".join(lines) + b"\n"
     subprocess.run(
         ["git", "-C", str(repo.path), "fast-import", "--quiet"], input=stream, check=True, capture_output=True

@@ -265,7 +265,8 @@ async def test_a_request_over_request_max_commits_gets_one_sentence_and_no_llm_c
     line = R.unescape(shown_eph(slack.ephemerals[-1]))
     assert (
         "⚠️ 2026-01-27..2026-01-28 has 4 commits in acme/widgets, more than one request may analyse (3); "
-        "try a shorter range: `/digest 2026-01-28` (3 commits)."
+        "try a shorter range: `/digest 2026-01-28` (3 commits), or its week's roll-up, the high and medium "
+        "commits in one message: `/digest week 2026-01-28`."
     ) in line
     assert llm.requests == [] and slack.top_level(CHANNEL) == []
     await bot2.sender.slash("2026-01-28")  # …which works
@@ -273,23 +274,40 @@ async def test_a_request_over_request_max_commits_gets_one_sentence_and_no_llm_c
     assert analyses_asked(llm) == 3 and len(slack.top_level(CHANNEL)) == 1
 
 
-async def test_request_max_commits_counts_after_the_path_filter_and_bounds_the_weekly_roll_up(make_bot, slack, llm):
+async def test_request_max_commits_counts_after_the_path_filter_and_a_roll_up_over_it_answers(make_bot, slack, llm):
     bot = await make_bot(request_max_commits=2)
     await bot.sender.slash("2026-01-27..2026-01-28 paths src/**")  # 4 listed, 3 touch src/
     await bot.settle()
     line = R.unescape(shown_eph(slack.ephemerals[-1]))
     assert (
         "⚠️ 2026-01-27..2026-01-28 has 3 commits in acme/widgets, more than one request may analyse (2); "
-        "try a shorter range: `/digest 2026-01-28 paths src/**` (2 commits)."
+        "try a shorter range: `/digest 2026-01-28 paths src/**` (2 commits), or its week's roll-up"
     ) in line
-    await bot.sender.slash("week 2026-01-28")  # the roll-up of that week: 4 commits
-    await bot.settle()
-    line = R.unescape(shown_eph(slack.ephemerals[-1]))
-    assert line.startswith("⚠️ 2026-01-26..2026-01-29 has 4 commits in acme/widgets") and "Usage: `/digest week" in line
+    assert "`/digest week 2026-01-28 paths src/**`." in line
     assert llm.requests == [] and slack.top_level(CHANNEL) == []
-    await bot.sender.slash("2026-01-27..2026-01-28 paths src/export.py")  # 2 of the 4 listed: allowed
+
+    # ROLLUP_MAX_COMMITS alone bounds a roll-up, with one sentence naming no command it would refuse.
+    small = await make_bot(request_max_commits=2, rollup_max_commits=3)
+    await small.sender.slash("week 2026-01-28")
+    await small.settle()
+    line = R.unescape(shown_eph(slack.ephemerals[-1]))
+    assert line.startswith(
+        "⚠️ 2026-01-26..2026-01-29 has 4 commits in acme/widgets, more than one weekly roll-up may analyse (3);"
+    ), line
+    assert "ROLLUP_MAX_COMMITS" in line and llm.requests == [] and slack.top_level(CHANNEL) == []
+
+    # Under it, the roll-up of that week (4 commits, over REQUEST_MAX_COMMITS) is built and posted,
+    # its building line saying how many commits it analyses.
+    await bot.sender.slash("week 2026-01-28")
     await bot.settle()
-    assert analyses_asked(llm) == 2 and len(slack.top_level(CHANNEL)) == 1
+    building = R.unescape(slack.calls_to("chat.postMessage")[0].params["text"])
+    assert "Building the 2026-01-26..2026-01-29 weekly roll-up for acme/widgets: 4 commits to analyse" in building
+    (parent,) = slack.top_level(CHANNEL)
+    assert "acme/widgets" in shown(parent) and analyses_asked(llm) == 4
+    # …and what it analysed is free for the next request: 4 commits listed, none to analyse
+    await bot.sender.slash("2026-01-27..2026-01-28")
+    await bot.settle()
+    assert analyses_asked(llm) == 4 and len(slack.top_level(CHANNEL)) == 2
 
 
 async def test_request_max_commits_in_chinese_names_the_repository_it_was_given(make_bot, slack, llm, widgets):
@@ -299,7 +317,8 @@ async def test_request_max_commits_in_chinese_names_the_repository_it_was_given(
     line = R.unescape(shown_eph(slack.ephemerals[-1]))
     assert (
         f"⚠️ acme/widgets 在 2026-01-27..2026-01-28 有 4 个提交，超过单次请求可分析的上限（3）；请缩小范围："
-        f"`/digest 2026-01-28 {widgets.path}`（3 个提交）。"
+        f"`/digest 2026-01-28 {widgets.path}`（3 个提交），或看这一周的周报（重要和中等的提交合成一条消息）："
+        f"`/digest 周报 2026-01-28 {widgets.path}`。"
     ) in line
     assert "用法：" in line and llm.requests == []
 

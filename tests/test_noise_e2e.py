@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -308,7 +309,8 @@ async def test_request_max_commits_counts_after_the_author_filter(make_bot, slac
         parent
     )
     # over the limit across two days: the narrower command suggested keeps the author filter, quoted
-    bot = await make_bot(request_max_commits=3)
+    # (a store of its own: the analyses just made are free, and the first bot's store holds them)
+    bot = await make_bot(request_max_commits=3, redis_prefix=f"fresh{uuid.uuid4().hex[:8]}:")
     await bot.command('2026-01-27..2026-01-28 exclude-authors renovate dependabot "grace hopper"')
     said = ephemeral_text(slack.ephemerals[-1])
     assert "2026-01-27..2026-01-28 has 4 commits in acme/mono, more than one request may analyse (3)" in said

@@ -39,6 +39,7 @@ ANALYZE_VARIABLES = {
     "profile": "cli: src/cli.py",
     "changelog": "- Add `--since` to `export`",
     "taste": 'announced in this project\'s release notes with probability 0.81; usually listed under "Features"',
+    "also": ["zh"],  # the other languages the answer carries (bot/analysis/texts.py)
 }
 HEADLINE_VARIABLES = {
     "repo": "acme/widgets",
@@ -103,6 +104,10 @@ SAMPLES = {
     "headline_retry": RETRY_VARIABLES,
     "language_retry": {"wanted": "Klingon"},
     "history_retry": {"copied": False, "language": "English"},
+    "translate_analysis": {
+        "count": 1,
+        "entries": '{"id": "1", "title": "feat: add --since", "texts": ["Adds --since."]}',
+    },
 }
 NO_SYSTEM_PART = {"analyze_retry", "headline_retry", "language_retry", "history_retry"}  # one more user message
 

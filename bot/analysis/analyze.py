@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core import metrics
@@ -27,19 +27,21 @@ from ..core.models import Analysis, Commit, Coverage, FileChange, Judgement
 from ..core.prompts import Prompts, RenderedPrompt
 from ..diffs.packing import DiffSelection, rules_coverage, select_diff
 from ..diffs.tokens import estimate_tokens
-from ..i18n import localize, phrase
+from ..i18n import LANGS, localize, phrase
 from ..i18n import text as catalogue_text
 from ..redact import record as record_redactions
 from ..redact import redact, redact_text
 from . import hints
-from .answer_schema import SCHEMA_NAME, InvalidAnswer, answer_schema, check_meaning, parse_answer, validate_answer
+from .answer_schema import SCHEMA_NAME, InvalidAnswer, check_meaning, parse_answer, validate_answer
 from .llm.client import LLM
-from .llm.endpoint import CONTEXT_RETRIES
+from .llm.endpoint import ANALYSIS_OUTPUT_TOKENS, CONTEXT_RETRIES
 from .llm.responses import ContextLengthError, LLMError
-from .offline import RULES_VERSION, analyse_offline
+from .offline import RULES_VERSION, analyse_offline_langs
 from .offline.title import parse_title
 from .profile import RepoProfile
 from .prompt_text import DATA_TAGS, clip, defang, strip_bot_footers
+from .texts import TRANSLATIONS, check_texts, joint_schema, with_texts
+from .translate import Translator
 
 log = logging.getLogger(__name__)
 
@@ -149,9 +151,11 @@ def prompt_variables(
     profile: RepoProfile | None = None,
     judgement: Judgement | None = None,
     memo: dict[Any, Any] | None = None,
+    also: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Everything analyze_commit.*.j2 needs; `selection=None` renders it without a diff (to
-    measure how much room the diff has); `shrink` is one of SHRINK_STEPS. `memo`: a dict kept
+    measure how much room the diff has); `shrink` is one of SHRINK_STEPS; `also`, the other
+    languages whose texts the answer carries under `translations` (bot/analysis/texts.py). `memo`: a dict kept
     across the renders of one commit's prompt (same commit, files, texts, language, profile), so
     what does not depend on the selection or the shrink step — the rules' hint, the redacted
     texts — is computed once, not once per render."""
@@ -196,6 +200,7 @@ def prompt_variables(
         "left_out": left_out_list(selection, left_out_listed),
         "redactions": sum(_withheld(commit, pr_body, selection, memo).values()) if selection else 0,
         "diff": (defang(selection.text) or NO_DIFF) if selection else "",
+        "also": list(also),
     }
 
 
@@ -213,14 +218,18 @@ class Analyzer:
         self.llm = llm
         self.prompts = prompts
         self.settings = settings
+        self.translator = Translator(llm, prompts) if llm is not None else None
 
-    def tag(self, lang: str) -> str:
-        """What produces this analyzer's results — part of the analysis cache key."""
+    def tag(self, lang: str = "") -> str:
+        """What produces this analyzer's results — part of the analysis cache key. The same in
+        every language: a commit's analyses in zh and en are one analysis (its level, its type),
+        its texts written in each (bot/analysis/texts.py); the key then names the language."""
         if self.llm is None:
             return f"offline:{offline_version()}"
         # The endpoint too: two servers may serve one model name (a quantised copy, another
         # window), and one's answers — or its failures — are not the other's.
-        return f"{self.llm.model}@{self.llm.endpoint_id}:{self.prompts.hash(JOB, lang)}"
+        prompts = "".join(self.prompts.hash(JOB, code)[:6] for code in LANGS)
+        return f"{self.llm.model}@{self.llm.endpoint_id}:{prompts}"
 
     async def analyse(
         self,
@@ -235,47 +244,114 @@ class Analyzer:
     ) -> Analysis:
         """`judgement`: the repository's learned profile on this commit (bot/taste), weighed by the
         rules (and so shown to the LLM in the rules' hint) when there is one."""
+        made = await self.analyse_langs(
+            commit, files, (lang,), pr_body=pr_body, reverted=reverted, profile=profile, judgement=judgement
+        )
+        return made[lang]
+
+    async def analyse_langs(
+        self,
+        commit: Commit,
+        files: Sequence[FileChange],
+        langs: Sequence[str],
+        *,
+        pr_body: str | None = None,
+        reverted: Commit | None = None,
+        profile: RepoProfile | None = None,
+        judgement: Judgement | None = None,
+    ) -> dict[str, Analysis]:
+        """One analysis of the commit, its texts in each of `langs` (the first is the prompt's):
+        language → Analysis, the level and type the same in all. With an LLM, one request whose
+        answer carries the other languages' texts under `translations`; a language whose texts
+        are missing or fail the checks is left out (the caller translates it later). Offline,
+        every language the bot speaks (the facts are nine tenths of the work: bench/bench_languages.py)."""
+        langs = list(dict.fromkeys(langs))
         if self.llm is None:
-            return self._offline(commit, files, lang, profile=profile, judgement=judgement)
-        subject = _Subject(commit, files, lang)
+            every = [*langs, *(code for code in LANGS if code not in langs)]
+            return self._offline(commit, files, every, profile=profile, judgement=judgement)
+        lang, also = langs[0], langs[1:]
+        subject = _Subject(commit, files, lang, also)
         await self.llm.recall()  # the window and the tokens ratio an earlier process learnt
         memo: dict[Any, Any] = {}  # what the renders of this commit's prompt share
-        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement, memo)
+        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement, memo, also)
         record_redactions(_withheld(commit, pr_body, selection, memo))
         try:
             for refused in range(CONTEXT_RETRIES + 1):
                 try:
-                    analysis = await self._ask(prompt, lang, subject)
+                    answer = await self._ask(prompt, lang, subject)
                     break
                 except ContextLengthError as exc:
                     if refused == CONTEXT_RETRIES:
                         raise
                     # The endpoint told us its window; the estimate is corrected: shrink, ask again.
                     log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
-                    prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement, memo)
+                    prompt, selection = self._prompt(
+                        commit, files, lang, pr_body, reverted, profile, judgement, memo, also
+                    )
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
             if exc.kind == "budget":  # the month's tokens are spent: the rules, said once by the digest
-                return self._offline(commit, files, lang, reason="budget", profile=profile, judgement=judgement)
-            note = catalogue_text(lang, "llm_path.unavailable", error=localize(exc, lang))
-            return self._offline(commit, files, lang, note=note, reason=exc.kind, profile=profile, judgement=judgement)
+                return self._offline(commit, files, langs, reason="budget", profile=profile, judgement=judgement)
+            error = exc
+
+            def unavailable(code: str) -> str:
+                return catalogue_text(code, "llm_path.unavailable", error=localize(error, code))
+
+            return self._offline(
+                commit, files, langs, note=unavailable, reason=exc.kind, profile=profile, judgement=judgement
+            )
         except InvalidAnswer as exc:
             metrics.count("llm_fallbacks", reason="rejected")
+            rejected = exc
             return self._offline(
-                commit, files, lang, note=localize(exc, lang), reason="rejected", profile=profile, judgement=judgement
+                commit,
+                files,
+                langs,
+                note=lambda code: localize(rejected, code),
+                reason="rejected",
+                profile=profile,
+                judgement=judgement,
             )
         # Provenance: the coverage is the selection the model was given (after any shrinking).
-        return self._attach(analysis, commit, files, selection.coverage, origin="llm", model=self.llm.model)
+        return {
+            code: self._attach(made, commit, files, selection.coverage, origin="llm", model=self.llm.model)
+            for code, made in {lang: answer.analysis, **answer.others}.items()
+        }
+
+    async def translate(self, analysis: Analysis, commit: Commit, lang: str) -> Analysis:
+        """`analysis` (made in another language) with its texts in `lang`, everything else kept:
+        the cheap path for a language asked after the analysis (bot/analysis/translate.py).
+        InvalidAnswer or LLMError when no checked translation could be had."""
+        if self.llm is None or self.translator is None:
+            raise InvalidAnswer(phrase("llm_path.translation_missing"), "translation")
+        await self.llm.recall()
+        return await self.translator.translate(analysis, commit, lang)
+
+    async def translate_lines(self, lines: Sequence[str], title: str, lang: str) -> list[str]:
+        """Short lines (a digest's headline) in `lang`, sent with the digest's analyses'
+        translations (or at `flush_translations`)."""
+        if self.llm is None or self.translator is None:
+            raise InvalidAnswer(phrase("llm_path.translation_missing"), "translation")
+        await self.llm.recall()
+        return await self.translator.translate_lines(lines, title, lang, wait=True)
+
+    def flush_translations(self, lang: str) -> None:
+        """Send the translations into `lang` still waiting (a digest's analyses are all made)."""
+        if self.translator is not None:
+            self.translator.flush(lang)
 
     # --- LLM path -----------------------------------------------------------------------------
     def _prompt(
-        self, commit, files, lang, pr_body, reverted, profile=None, judgement=None, memo=None
+        self, commit, files, lang, pr_body, reverted, profile=None, judgement=None, memo=None, also=()
     ) -> tuple[RenderedPrompt, DiffSelection]:
         """The rendered prompt with as much diff as fits the endpoint's prompt budget (the
-        setting, or less when the model's window is known). Lists and texts shrink step by
-        step when a small budget cannot hold them (a 500-file commit)."""
+        setting, or less when the model's window is known — and room kept for every language's
+        texts). Lists and texts shrink step by step when a small budget cannot hold them (a
+        500-file commit)."""
         assert self.llm is not None  # the LLM path: analyse() went offline without one
         limit = self.llm.max_prompt_tokens
+        if also:
+            limit = self.llm.prompt_budget(ANALYSIS_OUTPUT_TOKENS * (1 + len(also)))
         memo = {} if memo is None else memo
         for shrink in SHRINK_STEPS:
 
@@ -291,6 +367,7 @@ class Analyzer:
                     profile=profile,
                     judgement=judgement,
                     memo=memo,
+                    also=also,
                 )
                 return self.prompts.render(JOB, lang, **variables)
 
@@ -305,11 +382,11 @@ class Analyzer:
                 break
         return prompt, selection
 
-    async def _ask(self, prompt: RenderedPrompt, lang: str, subject: _Subject) -> Analysis:
+    async def _ask(self, prompt: RenderedPrompt, lang: str, subject: _Subject) -> _Answer:
         """The checked answer, after at most one corrective retry; InvalidAnswer otherwise."""
         messages = prompt.messages()
         first = await self._attempt(messages, prompt, subject)
-        if isinstance(first, Analysis):
+        if isinstance(first, _Answer):
             return first
         if first.code == "empty":  # still blank after the client's re-asks: no corrective retry helps
             raise InvalidAnswer(phrase("llm_path.blank_every_time"), "empty")
@@ -319,7 +396,7 @@ class Analyzer:
         # The checks' reason is told in English in either language's corrective message.
         feedback = self.prompts.render(RETRY_JOB, _lang(lang), cut_off=first.cut_off, reason=str(first.reason))
         second = await self._attempt(messages + [{"role": "user", "content": feedback.user}], prompt, subject)
-        if isinstance(second, Analysis):
+        if isinstance(second, _Answer):
             return second
         if second.cut_off:
             raise InvalidAnswer(
@@ -329,10 +406,13 @@ class Analyzer:
 
     async def _attempt(
         self, messages: list[dict[str, str]], prompt: RenderedPrompt, subject: _Subject
-    ) -> Analysis | _Problem:
+    ) -> _Answer | _Problem:
         assert self.llm is not None  # the LLM path: analyse() went offline without one
         completion = await self.llm.complete(
-            messages, max_tokens=self.llm.max_output_tokens, schema=answer_schema(), schema_name=SCHEMA_NAME
+            messages,
+            max_tokens=self.llm.max_output_tokens,
+            schema=joint_schema(subject.also),
+            schema_name=SCHEMA_NAME,
         )
         if completion.finish_reason == "length":
             metrics.count("llm_rejections", reason="cut_off")
@@ -340,43 +420,69 @@ class Analyzer:
         try:
             if not completion.text.strip():  # DeepSeek blanks an answer that was not JSON
                 raise InvalidAnswer(phrase("llm_path.answer_empty"), "empty")
-            analysis = validate_answer(parse_answer(completion.text, expect=ANSWER_KEYS))
-            check_meaning(analysis, subject.commit, subject.files, our_text(prompt), subject.lang)
-            return analysis
+            data = parse_answer(completion.text, expect=ANSWER_KEYS)
+            analysis = validate_answer(data)
+            ours = our_text(prompt)
+            check_meaning(analysis, subject.commit, subject.files, ours, subject.lang)
         except InvalidAnswer as exc:
             metrics.count("llm_rejections", reason=exc.code)
             return _Problem(reason=exc.args[0], code=exc.code)  # the phrase: told again in the note
+        return _Answer(analysis, self._others(data, analysis, subject, ours))
+
+    @staticmethod
+    def _others(data: dict, analysis: Analysis, subject: _Subject, ours: str) -> dict[str, Analysis]:
+        """The other languages' texts of a checked answer, each checked on its own: one that
+        fails is left out (translated later), never a reason to reject the analysis."""
+        found: dict[str, Analysis] = {}
+        given = data.get(TRANSLATIONS)
+        for code in subject.also:
+            # a model that puts a language's texts at the top level is understood too
+            texts = given.get(code) if isinstance(given, dict) else data.get(code)
+            try:
+                other = with_texts(analysis, texts)
+                check_texts(other, subject.commit, ours, code)
+            except InvalidAnswer as exc:
+                metrics.count("llm_rejections", reason="translation")
+                log.info("%s: the answer's %s texts were left out (%s)", subject.commit.short_sha, code, exc)
+                continue
+            found[code] = other
+        return found
 
     # --- results ------------------------------------------------------------------------------
     def _offline(
         self,
         commit,
         files,
-        lang,
-        note: str = "",
+        langs: Sequence[str],
+        note: Callable[[str], str] | None = None,
         reason: str = "",
         profile: RepoProfile | None = None,
         judgement: Judgement | None = None,
-    ) -> Analysis:
-        """The rule-based analysis; with a `note`, a visible fallback. Its coverage is what the
-        rules read (every patch, whole: no LLM length limit applies), not what an LLM prompt
-        would have held."""
+    ) -> dict[str, Analysis]:
+        """The rule-based analysis in each of `langs`; with a `note` (each language's), a
+        visible fallback. Its coverage is what the rules read, not what an LLM prompt would
+        have held."""
         origin = "fallback" if note else "offline"
-        if note:
-            log.warning("%s %s: offline analysis instead (%s)", commit.repo, commit.short_sha, note)
+        notes = {code: note(code) for code in langs} if note else {}
+        if notes:
+            log.warning("%s %s: offline analysis instead (%s)", commit.repo, commit.short_sha, notes[langs[0]])
         coverage = rules_coverage(files)
-        result = analyse_offline(
+        made = analyse_offline_langs(
             commit,
             files,
-            lang,
+            langs,
             coverage=coverage,
             origin=origin,
-            note=note,
+            notes=notes,
             profile=profile,
             judgement=judgement,
         )
-        result = replace(result, fallback_reason=reason)
-        return self._attach(result, commit, files, coverage, origin=origin, model=result.model)
+        return {
+            code: self._attach(
+                replace(result, fallback_reason=reason), commit, files, coverage, origin=origin, model=result.model
+            )
+            for code, result in made.items()
+        }
 
     @staticmethod
     def _attach(analysis: Analysis, commit, files, coverage: Coverage, *, origin: str, model: str) -> Analysis:
@@ -395,10 +501,20 @@ class Analyzer:
 class _Subject:
     """The commit an answer must be about (for the meaning checks)."""
 
-    def __init__(self, commit: Commit, files: Sequence[FileChange], lang: str):
+    def __init__(self, commit: Commit, files: Sequence[FileChange], lang: str, also: Sequence[str] = ()):
         self.commit = commit
         self.files = files
-        self.lang = lang  # every text of the answer is in the digest's language
+        self.lang = lang  # every text of the answer is in the digest's language…
+        self.also = tuple(also)  # …and those under `translations` in these
+
+
+@dataclass
+class _Answer:
+    """A checked answer: the analysis in the prompt's language, and the other languages' texts
+    that passed their checks."""
+
+    analysis: Analysis
+    others: dict[str, Analysis] = field(default_factory=dict)
 
 
 class _Problem:

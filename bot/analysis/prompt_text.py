@@ -19,6 +19,7 @@ DATA_TAGS = (
     "offline_hint",
     "changelog",
     "project_taste",
+    "analyses",
 )
 _TAG = re.compile(r"<(\s*/?\s*(?:%s)\b[^<>]*)>" % "|".join(DATA_TAGS), re.IGNORECASE)
 

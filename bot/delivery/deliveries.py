@@ -17,7 +17,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..channels.alerted import AlertLedger
 from ..channels.owners import OwnerMappings
@@ -28,6 +28,7 @@ from ..core.chat_platform import MessageRef, Notice, Platforms
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, Window
 from ..core.store import Store, StoreUnavailable
+from ..core.window import parse_window, week_window, zone
 from ..digest.builder import DigestBuilder
 from ..digest.rollup import areas_of, shown_entries
 from ..i18n import localize, text
@@ -35,6 +36,7 @@ from ..report.service import Reports
 from ..sources.opened import Sources
 from .fork import downstream_of, tell_conflicts
 from .post import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
+from .size import Asked, Target, one_per_repo, to_analyse
 from .spec import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY, DeliverySpec
 
 log = logging.getLogger(__name__)
@@ -45,13 +47,6 @@ PROGRESS_EVERY = 1.5  # seconds between progress-message edits (platform edit li
 def _kind(spec: DeliverySpec, window: Window) -> str:
     """The catalogue suffix naming what is being built: a day's digest (""), a range's, a roll-up."""
     return "_week" if spec.week else "_range" if ".." in window.label else ""
-
-
-def _empty_hint(spec: DeliverySpec, window: Window) -> str:
-    """On demand, a quiet day's "no new commits" says what to try: the whole of last week."""
-    if not (spec.progress and spec.prefix) or spec.week or ".." in window.label:
-        return ""
-    return text(spec.lang, "notices.empty_hint", prefix=spec.prefix)
 
 
 class Deliveries:
@@ -201,7 +196,7 @@ class Deliveries:
                 week=week,
                 upgrade=upgrade,
                 files_supported=platform.supports_files,
-                empty_hint=_empty_hint(spec, window),
+                empty_hint=await self._empty_hint(spec, window, cfg) if not digest.entries else "",
                 owner_map={k: (m.kind, m.id) for k, m in mapped.items()},
             ),
             replace_ref=progress,
@@ -222,6 +217,8 @@ class Deliveries:
         if saved:
             return MessageRef(spec.channel, saved["id"], saved.get("thread"))
         line = text(spec.lang, "progress.building" + _kind(spec, window), repo=name, label=window.label)
+        if spec.week and spec.analyse:  # a roll-up past REQUEST_MAX_COMMITS: say it takes a while
+            line = text(spec.lang, "progress.building_week_many", repo=name, label=window.label, n=f"{spec.analyse:,}")
         ref = await platform.send(spec.channel, Notice(line, "progress", spec.lang), thread=spec.thread, key=key)
         await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
         return ref
@@ -241,6 +238,61 @@ class Deliveries:
                     pass  # a missed progress edit is cosmetic
 
         return on_progress
+
+    async def _empty_hint(self, spec: DeliverySpec, window: Window, cfg) -> str:
+        """On demand, a quiet day's "no new commits" says what to try — a command the bot then
+        accepts, counted as it will count it (bot/delivery/size.py): the whole of last week when
+        it fits REQUEST_MAX_COMMITS, else last week's roll-up when that fits ROLLUP_MAX_COMMITS,
+        else nothing. It repeats the request's repositories and filters."""
+        if not (spec.progress and spec.prefix) or spec.week or ".." in window.label:
+            return ""
+        asked = Asked.from_dict(spec.asked)
+        targets: list[Target]
+        if asked.repos:
+            targets = [(repo, None) for repo in asked.repos]
+        else:
+            subs = await self.subs.for_channel(spec.platform, spec.channel)
+            targets = [(s.repo, s) for s in subs] or [(spec.repo, None)]
+        now = self.clock()
+        settings = self.settings
+
+        def last_week(tz: str) -> Window:
+            return parse_window("last-week", tz, now, settings.max_range_days)
+
+        def rollup(tz: str) -> Window:
+            today = now.astimezone(zone(tz)).date()
+            return week_window(today - timedelta(days=7), tz, today)
+
+        again = asked.again()
+        if await self._fits(one_per_repo(targets, False), last_week, asked, cfg, settings.request_max_commits):
+            return text(spec.lang, "notices.empty_hint", prefix=spec.prefix, again=again)
+        if await self._fits(one_per_repo(targets, True), rollup, asked, cfg, settings.rollup_max_commits):
+            return text(spec.lang, "notices.empty_hint_week", prefix=spec.prefix, again=again)
+        return ""
+
+    async def _fits(self, targets, window_of, asked: Asked, cfg, limit: int) -> bool:
+        """Whether each target's window holds at most `limit` commits still to analyse."""
+        for repo, sub in targets:
+            tz = sub.tz if sub else cfg.tz
+            try:
+                source = self.sources.get(repo)
+                branch = (sub.branch if sub else None) or await source.default_branch()
+                fresh, _ = await to_analyse(
+                    self.builder,
+                    source,
+                    window_of(tz),
+                    branch,
+                    sub.lang if sub else cfg.lang,
+                    sub,
+                    asked,
+                    self.settings.include_merges,
+                    limit,
+                )
+            except BotError:  # cannot be counted: not suggested
+                return False
+            if len(fresh) > limit:
+                return False
+        return True
 
     async def _failed(self, spec: DeliverySpec, reason: BotError | str) -> str:
         """A scheduled push that failed: retry later; after MAX_ATTEMPTS say so in the channel

@@ -47,6 +47,10 @@ class DeliverySpec:
     fork: str | None = None  # the subscription's fork: the digest says what each commit means for it
     owner: str | None = None  # who named the fork: told directly of each conflicting commit
     prefix: str = ""  # on demand: how the asker types commands (`/digest`), for what to try next
+    asked: dict | None = None  # on demand: what was typed besides the window (bot/delivery/size.py's Asked)
+    analyse: int = (
+        0  # on demand: a roll-up's commits still to analyse, past REQUEST_MAX_COMMITS (its building line says so)
+    )
 
     def window_obj(self) -> Window:
         return window_from_dict(self.window)

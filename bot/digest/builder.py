@@ -4,6 +4,11 @@ Through the cache: a finished window's digest is kept whole as first published, 
 notices included (bot/improve/ retries those later and improves it in place); each commit's
 analysis is stored by (repo, sha, model+prompt hash, language), so re-running a day costs no LLM
 call and no diff fetch. One commit failing never loses the rest: it gets the offline analysis, or says why not.
+
+One analysis per commit, whatever the readers' languages: a commit is analysed once, its texts
+written in every language the repository is read in (bot/digest/readers.py) by the same request
+(offline: in both languages, always); a language asked later gets the texts of the analysis
+already made, translated (bot/analysis/translate.py), its level and type unchanged.
 """
 
 from __future__ import annotations
@@ -34,12 +39,13 @@ from ..core.models import (
     RateLimited,
     Window,
     analysis_from_dict,
+    commit_from_dict,
     digest_from_dict,
     file_from_dict,
     to_dict,
 )
 from ..core.store import ANALYSIS_TTL, FILES_TTL, Store
-from ..i18n import localize, text
+from ..i18n import LANGS, localize, text
 from ..levels.overlay import overlay
 from ..sources import CommitSource
 from .authorfilter import AuthorFilter
@@ -48,6 +54,7 @@ from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
 from .owners import with_owners
 from .pathfilter import PathFilter, touched_paths
+from .readers import Readers, translated_analysis, translated_headline
 from .refresh import retryable
 from .updates import update_lines
 
@@ -86,6 +93,7 @@ class DigestBuilder:
         self.clock = clock
         self._fetch_slots = asyncio.Semaphore(settings.github_fetch_concurrency)
         self._profiles: dict[str, tuple[float, asyncio.Future]] = {}  # cache_id → (read at, (profile, problem))
+        self.readers = Readers(store, lambda: self.clock().timestamp())  # the languages each repository is read in
 
     # --- public ----------------------------------------------------------------------------------
     async def build(
@@ -104,6 +112,7 @@ class DigestBuilder:
         read). The digest says the filters in its header."""
         include_merges = self.settings.include_merges if include_merges is None else include_merges
         branch = branch or await source.default_branch()
+        await self.readers.note(source.cache_id, lang)
         cacheable = window.end <= self.clock() and self.settings.digest_cache_ttl > 0
         filt = paths or PathFilter()
         by = authors or AuthorFilter()
@@ -118,14 +127,31 @@ class DigestBuilder:
         async def produce():
             metrics.count("cache", cache="digest", result="miss")
             with cost.metering() as meter:  # every LLM token of this build, the headline's too
-                listed = await source.list_commits(window, branch, include_merges)
                 problems: list[BotError] = []
-                commits = [c for c in listed if by.keeps(c.author, c.login)] if by else listed
-                commits = await self._filter(source, commits, filt) if filt else commits
-                entries = await self._analyse_all(source, commits, lang, progress, problems)
+                # The same digest kept in another language: the same commits (not listed or
+                # filtered again), and its headline, translated with the analyses' texts.
+                twin = await self._twin(source, lang, (branch, window, include_merges, filt, by)) if cacheable else None
+                if twin is not None:
+                    commits = [commit_from_dict(e["commit"]) for e in twin["entries"]]
+                    filtered_out = int(twin.get("filtered_out") or 0)
+                else:
+                    listed = await source.list_commits(window, branch, include_merges)
+                    commits = [c for c in listed if by.keeps(c.author, c.login)] if by else listed
+                    commits = await self._filter(source, commits, filt) if filt else commits
+                    filtered_out = len(listed) - len(commits)
+                translating = asyncio.ensure_future(translated_headline(self, source, twin, window.label, lang))
+                try:
+                    entries = await self._analyse_all(source, commits, lang, progress, problems)
+                    self.analyzer.flush_translations(lang)  # the headline, if no analysis took it along
+                    translated = await translating
+                finally:
+                    translating.cancel()
                 entries, owners_problem = await with_owners(self.store, source, entries, self.files, lang)
                 _profile, profile_problem = await self._read_profile(source)
-                bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
+                if translated is not None:
+                    bullets, origin, headline_failed = translated, "llm", ""
+                else:
+                    bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
             parts = self.notice_parts(source, entries, lang, window, problems, headline_failed)
             budget = ""
             if meter.budget_hit:  # said once, whatever number of commits it sent offline
@@ -154,7 +180,7 @@ class DigestBuilder:
                 headline_fallback=headline_failed,
                 paths=filt.paths,
                 exclude=filt.exclude,
-                filtered_out=len(listed) - len(commits),
+                filtered_out=filtered_out,
                 authors=by.authors,
                 exclude_authors=by.exclude,
                 cost=spent,
@@ -167,6 +193,18 @@ class DigestBuilder:
         # process) shares one build, in flight as well as cached.
         digest = digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
         return await self.corrected(digest)
+
+    async def _twin(self, source: CommitSource, lang: str, key_args: tuple) -> dict | None:
+        """This finished window's digest kept in another language (same filters), if any."""
+        branch, window, include_merges, filt, by = key_args
+        for other in LANGS:
+            if other != lang:
+                kept = await self.store.get_json(
+                    self._digest_key(source, branch, window, other, include_merges, filt, by)
+                )
+                if kept and kept.get("entries"):
+                    return kept
+        return None
 
     async def _keep(self, key: str, digest: Digest, parts: dict[str, str]) -> dict:
         """Keep a finished window's digest as published, notices and fallbacks included: every
@@ -220,11 +258,11 @@ class DigestBuilder:
     async def analysis(
         self, source: CommitSource, commit: Commit, lang: str, siblings: Sequence[Commit] = ()
     ) -> Analysis:
-        """One commit's analysis through the cache (used by the digest and by Q&A)."""
+        """One commit's analysis through the cache (used by the digest and by Q&A): made once for
+        every language the repository is read in; a language asked later is translated from it."""
         profile = await self.profile(source)
-        tag = await self._analysis_tag(source, lang)
-        learned = await self._taste_tag(source, commit)
-        key = self.store.analysis_key(source.cache_id, commit.sha, tag + (f":taste-{learned}" if learned else ""), lang)
+        tag = await self._commit_tag(source, commit)
+        key = self.store.analysis_key(source.cache_id, commit.sha, tag, lang)
         if cached := await self.store.get_json(key):
             metrics.count("cache", cache="analysis", result="hit")
             cost.note_analysis(cached=True)
@@ -234,33 +272,82 @@ class DigestBuilder:
         async def produce():
             made.append(True)
             metrics.count("cache", cache="analysis", result="miss")
+            translated, tried = (
+                await translated_analysis(self, source, commit, tag, lang) if self.llm else (None, False)
+            )
+            if translated is not None:
+                return {lang: translated}
             # Independent reads, done together: each is a round trip to the source.
             files, pr_body, reverted = await asyncio.gather(
                 self.files(source, commit.sha), self._pr_body(source, commit), self._reverted(source, commit, siblings)
             )
-            judgement = await self._judge(source, commit, files) if learned else None
+            judgement = await self._judge(source, commit, files) if await self._taste_tag(source, commit) else None
+            # the languages it is read in, unless another language's analysis is there already
+            # (its translation failed: this language alone is asked for)
+            langs = await self.readers.languages(source.cache_id, lang) if self.llm and not tried else (lang,)
             try:
-                result = await self.analyzer.analyse(
-                    commit, files, lang, pr_body=pr_body, reverted=reverted, profile=profile, judgement=judgement
+                results = await self.analyzer.analyse_langs(
+                    commit, files, langs, pr_body=pr_body, reverted=reverted, profile=profile, judgement=judgement
                 )
             except BotError as exc:
                 metrics.count("llm_fallbacks", reason=type(exc).__name__)
-                result = analyse_offline(
-                    commit, files, lang, origin="fallback", note=str(exc), profile=profile, judgement=judgement
-                )
-            data = to_dict(result)
-            # A fallback is retried next time, not frozen in the cache; so is an analysis the
-            # month's budget sent offline (it is kept under the LLM's key).
-            if result.origin != "fallback" and result.fallback_reason != "budget":
-                await self.store.set_json(key, data, ttl=ANALYSIS_TTL)
-            return data
+                results = {
+                    lang: analyse_offline(
+                        commit, files, lang, origin="fallback", note=str(exc), profile=profile, judgement=judgement
+                    )
+                }
+            out = {}
+            for code, result in results.items():
+                data = to_dict(result)
+                # A fallback is retried next time, not frozen in the cache; so is an analysis the
+                # month's budget sent offline (it is kept under the LLM's key).
+                if result.origin != "fallback" and result.fallback_reason != "budget":
+                    await self.store.set_json(
+                        self.store.analysis_key(source.cache_id, commit.sha, tag, code), data, ttl=ANALYSIS_TTL
+                    )
+                out[code] = data
+            return out
 
-        # A commit being analysed for one request is shared with every other that needs it.
-        data = await self.store.single_flight(
-            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL
-        )
+        async def mine():
+            data = await self.store.get_json(key)
+            return {lang: data} if data else None
+
+        # A commit being analysed for one request is shared with every other that needs it, in
+        # any language: one flight per commit. A flight made for other languages than this one
+        # (this language was not known to be read when it started) is followed by a translation.
+        flight = self.store.analysis_key(source.cache_id, commit.sha, tag, "any")
+        data = await self.store.single_flight(flight, produce, cached=mine, shared_ttl=SHARED_FALLBACK_TTL)
+        if lang not in data:  # once more: this time the flight is this language's own
+            data = await self.store.single_flight(flight, produce, cached=mine, shared_ttl=SHARED_FALLBACK_TTL)
+        if lang not in data:  # a third language's flight won the race again: made here
+            data = await produce()
         cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
-        return analysis_from_dict(data)
+        return analysis_from_dict(data[lang])
+
+    async def note_reader(self, source: CommitSource, lang: str) -> None:
+        """`source` is read in `lang` (a subscription made): its next analyses are written in it too."""
+        await self.readers.note(source.cache_id, lang)
+
+    async def uncached(self, source: CommitSource, commits: Sequence[Commit], lang: str) -> list[Commit]:
+        """The commits whose analysis the cache holds in no language: what a request would have
+        analysed (a language missing beside another costs a translation, not an analysis). One
+        Redis round trip for all of them."""
+        if not commits:
+            return []
+        tags = [await self._commit_tag(source, c) for c in commits]
+        keys = [
+            self.store.analysis_key(source.cache_id, c.sha, t, code) for c, t in zip(commits, tags) for code in LANGS
+        ]
+        held = await self.store.exists_each(keys)
+        n = len(LANGS)
+        return [c for i, c in enumerate(commits) if not any(held[i * n : (i + 1) * n])]
+
+    async def _commit_tag(self, source: CommitSource, commit: Commit) -> str:
+        """The cache tag of this commit's analyses: the analyzer's, the repository profile's, and
+        the learned profile of the commit's day."""
+        tag = await self._analysis_tag(source, "")
+        learned = await self._taste_tag(source, commit)
+        return tag + (f":taste-{learned}" if learned else "")
 
     async def analyse_commits(
         self, source: CommitSource, commits: list[Commit], lang: str, progress: Progress | None = None
@@ -276,9 +363,8 @@ class DigestBuilder:
     async def cached_analysis(self, source: CommitSource, commit: Commit, lang: str) -> Analysis | None:
         """The commit's analysis if the cache holds one (the key `analysis()` uses); never makes
         one: a question about a period reads what the digests paid for and analyses only a few."""
-        tag = await self._analysis_tag(source, lang)
-        learned = await self._taste_tag(source, commit)
-        key = self.store.analysis_key(source.cache_id, commit.sha, tag + (f":taste-{learned}" if learned else ""), lang)
+        tag = await self._commit_tag(source, commit)
+        key = self.store.analysis_key(source.cache_id, commit.sha, tag, lang)
         cached = await self.store.get_json(key)
         return analysis_from_dict(cached) if cached else None
 

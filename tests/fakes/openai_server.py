@@ -50,6 +50,10 @@ lines (a role chunk, content chunks, a final chunk with `finish_reason`, then a 
 
 The default responder answers a valid analysis JSON (`analysis_json()`), a `{"bullets": [...]}`
 object when the system prompt asks for bullets (the day's headline), and plain prose for streams.
+An analysis prompt that asks for other languages' texts under "translations" gets them
+(`with_translations`); a translation prompt (`TRANSLATE_MARK`) gets every entry's texts in its
+language, as long as a real translation (`translation_json`). Completion tokens are counted by
+the same tokenizer as prompts.
 
 Benchmarks: `FakeOpenAI(latency=0.5, max_concurrent=8)` models a slow endpoint that queues beyond
 8 concurrent requests; `over_cap="reject"` makes it a rate-limited one (429 + Retry-After).
@@ -152,15 +156,78 @@ def default_responder(request: dict) -> Reply:
         return Reply(content=STREAM_ZH if lang == "zh" else STREAM_EN)
     if '"bullets"' in system:
         return Reply(content=headline_json(lang=lang))
+    if TRANSLATE_MARK in system:
+        return Reply(content=translation_json(request))
     _title, path = commit_facts(request)
     if path:  # like a real model, the summary names something in the commit it was shown
-        summary = (
-            f"为 export 命令新增 --since 参数，改动 {path}。"
-            if lang == "zh"
-            else f"Adds a --since flag to the export command. Touches {path}."
-        )
-        return Reply(content=analysis_json(lang, summary=summary))
-    return Reply(content=analysis_json(lang))
+        summary = _summary(lang, path)
+        return Reply(content=with_translations(request, analysis_json(lang, summary=summary)))
+    return Reply(content=with_translations(request, analysis_json(lang)))
+
+
+def _summary(lang: str, path: str) -> str:
+    if lang == "zh":
+        return f"为 export 命令新增 --since 参数，改动 {path}。"
+    return f"Adds a --since flag to the export command. Touches {path}."
+
+
+# --- several languages (bot/analysis/texts.py, bot/analysis/translate.py) ---------------------------
+
+TRANSLATE_MARK = '{"entries": [{"id":'  # the translation prompt's answer format
+_ALSO = re.compile(r'"(zh|en)": \{"importance_reason": "…"')
+
+
+def asked_languages(request: dict) -> list[str]:
+    """The other languages an analysis prompt asks for under "translations" ([] for none)."""
+    system = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "system"), "")
+    return _ALSO.findall(system) if '"translations"' in system else []
+
+
+def with_translations(request: dict, answer: str) -> str:
+    """`answer` (an analysis JSON) with the texts in each language the prompt also asks for, as a
+    model that follows the prompt writes them (the same answer, in that language)."""
+    also = asked_languages(request)
+    if not also:
+        return answer
+    data = json.loads(answer)
+    _title, path = commit_facts(request)
+    data["translations"] = {}
+    for code in also:
+        texts = json.loads(analysis_json(code, **({"summary": _summary(code, path)} if path else {})))
+        data["translations"][code] = {k: v for k, v in texts.items() if k not in ("change_type", "importance")}
+    return json.dumps(data, ensure_ascii=False)
+
+
+_CODE_SPAN = re.compile(r"`[^`]*`")
+_FILLER_EN = "the change keeps this behaviour and affects the users of the module as described".split()
+_FILLER_ZH = "这个改动保持了原有的行为并按所述影响该模块的用户"
+
+
+def translated_text(text: str, lang: str) -> str:
+    """A stand-in translation of `text` into `lang`, about as long as a real one (English runs
+    ~1.8 words per 3 Chinese characters), its code spans kept."""
+    code = " ".join(_CODE_SPAN.findall(text))
+    cjk = len(re.findall(r"[\u4e00-\u9fff]", text))
+    words = len(re.findall(r"[A-Za-z]{2,}", text))
+    if lang == "zh":
+        n = max(6, int(words * 1.7 + cjk))
+        body = (_FILLER_ZH * (n // len(_FILLER_ZH) + 1))[:n]
+        return f"{body}{code}。"
+    n = max(4, int(cjk / 1.7 + words))
+    body = " ".join((_FILLER_EN * (n // len(_FILLER_EN) + 1))[:n])
+    return f"{body.capitalize()} {code}".strip() + "."
+
+
+def translation_json(request: dict) -> str:
+    """The answer to a translation prompt: every entry's texts, in the prompt's language."""
+    lang = request_lang(request)
+    user = next((m.get("content") or "" for m in request.get("messages", []) if m.get("role") == "user"), "")
+    block = re.search(r"<analyses>\n(.*?)\n</analyses>", user, re.S)
+    entries = []
+    for line in block.group(1).splitlines() if block else []:
+        item = json.loads(line)
+        entries.append({"id": item["id"], "texts": [translated_text(t, lang) for t in item["texts"]]})
+    return json.dumps({"entries": entries}, ensure_ascii=False)
 
 
 def commit_facts(request: dict) -> tuple[str, str]:
@@ -622,7 +689,8 @@ def _as_reply(answer: Reply | str | dict, request: dict) -> Reply:
 
 def _usage(request: dict, content: str, tokens: Callable[[dict], int] = server_tokens) -> dict[str, int]:
     prompt = tokens(request)  # the same count the window is enforced with
-    completion = len(content) // 4 + 1
+    # the answer counted by the same tokenizer (Chinese costs more tokens a character than English)
+    completion = max(1, tokens({"messages": [{"role": "assistant", "content": content}]}) - 4)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 

@@ -113,7 +113,7 @@ class Env:
 
 
 @asynccontextmanager
-async def feishu_env(make_settings, repo: GitRepo, *, mode: str = "http", **overrides):
+async def feishu_env(make_settings, repo: GitRepo, *, mode: str = "http", clock=None, **overrides):
     app_id = "cli_" + uuid.uuid4().hex[:12]  # the SDK caches tokens per app id, process-wide
     fake = FakeFeishu(app_id=app_id, app_secret="app-secret-for-tests").start()
     values = dict(
@@ -127,8 +127,8 @@ async def feishu_env(make_settings, repo: GitRepo, *, mode: str = "http", **over
         values.update(feishu_encrypt_key=ENCRYPT_KEY, feishu_verification_token=TOKEN)
     values.update(overrides)
     settings = make_settings(**values)
-    services = Services.build(settings)
-    chat = App.build(services)
+    services = Services.build(settings, clock=clock)  # clock: a fixed "now" for every piece, or the real one
+    chat = App.build(services, clock=clock)
     from handlers.feishu import build_feishu
 
     adapter = build_feishu(settings, chat.router, receive=True)

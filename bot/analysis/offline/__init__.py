@@ -24,7 +24,7 @@ catalogue phrases); `tell_offline` says it in one. `analyse_offline` does both f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ...core.models import Analysis, Commit, Coverage, FileChange, Importance, Insights, Judgement
@@ -144,11 +144,33 @@ def analyse_offline(
     return tell_offline(read_offline(commit, files, profile, judgement), lang, coverage, origin, note)
 
 
+def analyse_offline_langs(
+    commit: Commit,
+    files: Sequence[FileChange],
+    langs: Sequence[str],
+    coverage: Coverage | None = None,
+    origin: str = "offline",
+    notes: Mapping[str, str] | None = None,
+    profile: RepoProfile | None = None,
+    judgement: Judgement | None = None,
+) -> dict[str, Analysis]:
+    """`analyse_offline` for several languages at once: the commit is read once (`read_offline`:
+    the facts, the level, the summary's parts — nearly all of the work), then said in each
+    language (`tell_offline`). The level and type are the same in every language; `notes` is each
+    language's note of a fallback. Languages repeated are written once."""
+    reading = read_offline(commit, files, profile, judgement)
+    return {
+        lang: tell_offline(reading, lang, coverage, origin, (notes or {}).get(lang, ""))
+        for lang in dict.fromkeys(langs)
+    }
+
+
 __all__ = [
     "RULES_VERSION",
     "Reading",
     "Verdict",
     "analyse_offline",
+    "analyse_offline_langs",
     "audiences",
     "judge",
     "read_context",

@@ -199,6 +199,7 @@ async def run(req: Request, args: SubscribeArgs) -> None:
         alerts=args.alerts or base.alerts,
     )
     await tools.subs.upsert(sub)
+    await tools.builder.note_reader(source, sub.lang)  # its analyses are written in this language too from now on
     alerts = AlertLedger(tools.store)
     if sub.alerts == "high":  # from now on: the commits already there are never alerted
         await alerts.start(conv.platform, conv.channel, repo, tools.clock())
