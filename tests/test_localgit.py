@@ -211,3 +211,26 @@ async def test_a_mirror_with_a_github_origin_renders_with_its_name_and_links(tmp
     assert "## astral-sh/uv" in shown and "## repo" not in shown
     assert f"(https://github.com/astral-sh/uv/commit/{sha})" in shown
     assert "[#12](https://github.com/astral-sh/uv/pull/12)" in shown
+
+
+async def test_history_of_a_clone_missing_a_blob_still_lists_every_commit(tmp_path):
+    """A fetched snapshot or a damaged clone can lack a blob (files over a size limit). Finding a
+    rename reads the blobs of an added/deleted pair; the profile's history must not fail over one
+    missing blob: it lists every commit, that one's paths as an add and a delete."""
+    r = GitRepo(tmp_path / "r")
+    when = datetime(2026, 1, 28, 12, tzinfo=SH)
+    body = "".join(f"line {i}\n" for i in range(40))
+    r.commit("add (#1)", {"src/old.py": body}, when=when)
+    r.commit(
+        "move with an edit (#2)",
+        {"src/old.py": None, "src/new.py": body + "one more\n"},
+        when=when + timedelta(hours=1),
+    )
+    r.commit("later (#3)", {"src/other.py": "x = 1\n"}, when=when + timedelta(hours=2))
+    src = LocalGitSource(str(r.path))
+    assert [c.paths for c in await src.history("main", 10)][1] == ("src/new.py",)  # the rename, found
+    blob = r.git("rev-parse", "HEAD~2:src/old.py").strip()
+    (r.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    history = await src.history("main", 10)
+    assert [c.pr_number for c in history] == [3, 2, 1]
+    assert set(history[1].paths) == {"src/new.py", "src/old.py"}

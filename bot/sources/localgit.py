@@ -382,17 +382,14 @@ class LocalGitSource:
 
     async def history(self, ref: str, limit: int) -> list[PastCommit]:
         """Up to `limit` commits reachable from `ref` (merges left out, as digests list them), newest
-        first, with the paths they touched — names only: no blob is read, so it stays fast."""
-        out = await self._arun(
-            "log",
-            f"-n{limit}",
-            "--no-merges",
-            f"--format={_RS}%H{_US}%ct{_US}%B{_US}",
-            "--name-status",
-            "-M",  # a rename is its new path, as GitHub lists a pull request's files
-            ref,
-            "--",
-        )
+        first, with the paths they touched (names, and a rename as its new path, as GitHub lists a
+        pull request's files: finding renames reads the blobs of added/deleted pairs)."""
+        log_args = ("log", f"-n{limit}", "--no-merges", f"--format={_RS}%H{_US}%ct{_US}%B{_US}", "--name-status")
+        try:
+            out = await self._arun(*log_args, "-M", ref, "--")
+        except SourceError:
+            # A blob rename detection needs is missing (a partial or damaged clone): names only.
+            out = await self._arun(*log_args, "--no-renames", ref, "--")
         found = []
         for record in out.split(_RS)[1:]:
             sha, ctime, message, changes = record.split(_US, 3)
