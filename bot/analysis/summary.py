@@ -258,7 +258,7 @@ def offline_headline(entries: Sequence[DigestEntry], lang: str) -> list[str]:
 
 
 def _item(entry: DigestEntry, lang: str) -> str:
-    title = clip(entry.commit.title, TITLE_CHARS).rstrip("。.")
+    title = entry.commit.title.rstrip("。.")  # as written: a title is never cut to a fragment
     reason = clip(entry.analysis.importance_reason if entry.analysis else "", REASON_CHARS)
     return text(lang, "headline.item", title=title, reason=reason)
 

@@ -114,3 +114,30 @@ async def test_the_terminal_list_of_low_commits_shows_each_title_once(project, m
             assert title.endswith(e.commit.title)
             assert line.count(e.commit.title) == 1  # "title — summary", never "title — title"
             assert summary and summary == e.analysis.summary
+
+
+LONG_TITLE = (
+    "cli: drop the --format flag (markdown is the only output now); the JSON writer, its schema tests, "
+    "the docs page that described both formats and the examples in the README are gone with it, in one go"
+)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_headline_shows_a_long_title_whole(run, tmp_path, lang):
+    """The headline names its commits by their titles as written, however long: never cut to a
+    fragment with an ellipsis (issue 33 §1)."""
+    r = GitRepo(tmp_path / "proj")
+    r.commit("Initial import", {"src/app/cli.py": CLI_V1}, when=datetime(2026, 1, 27, 10, tzinfo=SH))
+    without = CLI_V1.replace(
+        '    parser.add_argument("--format", choices=["markdown", "json"], default="markdown")\n', ""
+    )
+    r.commit(LONG_TITLE, {"src/app/cli.py": without}, when=datetime(2026, 1, 28, 11, tzinfo=SH))
+    proc = run("digest", "--repo", str(r.path), "--date", DAY.isoformat(), "--lang", lang)
+    assert proc.returncode == 0, proc.stderr
+    assert len(LONG_TITLE) > 150
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("### 📌"))
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("### "))
+    headline = [line for line in lines[start:end] if line.startswith("- ")]
+    assert any(LONG_TITLE in line for line in headline), headline
+    assert not any("…" in line for line in headline)
