@@ -277,7 +277,7 @@ async def test_the_roll_up_of_a_thousand_commit_week_is_queued_answered_and_anal
                 await services.aclose()
         (parent,) = slack.top_level(CHANNEL)
         text = shown(parent)
-        assert "2026-01-19..2026-01-25" in text and "1000 commits" in text and "fallback" not in text.lower()
+        assert "2026-01-19..2026-01-25" in text and "1,000 commits" in text and "fallback" not in text.lower()
         building = R.unescape(slack.calls_to("chat.postMessage")[0].params["text"])
         assert "1,000 commits to analyse" in building
         analysed = [commit_facts(r)[0] for r in llm.requests if commit_facts(r)[0]]

@@ -547,10 +547,10 @@ async def test_a_scheduled_quiet_day_suggests_nothing(make_settings, repo):
             "en",
             {
                 "past": "3 commits on 2026-01-28 | ",
-                "today": "1 commits today | ",
+                "today": "1 commit today | ",
                 "range": "4 commits | ",
                 "this_week": "5 commits this week | ",
-                "past_week": "1 commits in 2026-01-19..2026-01-25 | ",
+                "past_week": "1 commit in 2026-01-19..2026-01-25 | ",
             },
         ),
         (

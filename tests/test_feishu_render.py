@@ -249,7 +249,7 @@ def test_escaping_keeps_code_blocks_and_closes_unterminated_ones():
     "lang,words",
     [
         ("zh", ["每日更新报告", "2026-01-28 共", "查看提交"]),
-        ("en", ["Daily update report", "commits on 2026-01-28", "View commit"]),
+        ("en", ["Daily update report", "commit on 2026-01-28", "View commit"]),
     ],
 )
 def test_labels_follow_the_digest_language(lang, words):

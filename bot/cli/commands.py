@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from ..core.models import UsageError
 from ..core.window import parse_window, zone
 from ..history.period import find_period, period_from_flags
-from ..i18n import echo, phrase, text
+from ..i18n import Count, echo, phrase, text
 from ..runtime.services import Services
 from .terminal import ProgressBar, _check_out_path, stderr_lang, write_out
 
@@ -76,7 +76,10 @@ async def digest_command(args, settings) -> int:
         )
     if args.out:
         write_out(args.out, output)
-        print(text(say, "cli.wrote", path=args.out, n=len(digest.entries)), file=sys.stderr)
+        print(
+            text(say, "cli.wrote", path=args.out, commits=Count(len(digest.entries), "counts.commit").say(say)),
+            file=sys.stderr,
+        )
     else:
         sys.stdout.write(output)
     return _say_what_fell_back(digest, settings, say)

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..i18n import text
+from ..i18n import Count, text
 from .models import Commit, Digest, DigestEntry, Importance
 
 # --- what the core sends -----------------------------------------------------------------------------
@@ -144,7 +144,7 @@ class UpgradeReport:
             d.lang,
             "upgrade.stats",
             label=d.window.label,
-            n=len(d.entries),
+            commits=Count(len(d.entries), "counts.commit").say(d.lang),
             high=d.count(Importance.HIGH),
             medium=d.count(Importance.MEDIUM),
             low=d.count(Importance.LOW),

@@ -31,7 +31,7 @@ from ..core.store import Store, StoreUnavailable
 from ..core.window import parse_window, week_window, zone
 from ..digest.builder import DigestBuilder
 from ..digest.rollup import areas_of, shown_entries
-from ..i18n import localize, text
+from ..i18n import Count, localize, text
 from ..report.service import Reports
 from ..sources.opened import Sources
 from .fork import downstream_of, tell_conflicts
@@ -218,7 +218,13 @@ class Deliveries:
             return MessageRef(spec.channel, saved["id"], saved.get("thread"))
         line = text(spec.lang, "progress.building" + _kind(spec, window), repo=name, label=window.label)
         if spec.week and spec.analyse:  # a roll-up past REQUEST_MAX_COMMITS: say it takes a while
-            line = text(spec.lang, "progress.building_week_many", repo=name, label=window.label, n=f"{spec.analyse:,}")
+            line = text(
+                spec.lang,
+                "progress.building_week_many",
+                repo=name,
+                label=window.label,
+                commits=Count(spec.analyse, "counts.commit").say(spec.lang),
+            )
         ref = await platform.send(spec.channel, Notice(line, "progress", spec.lang), thread=spec.thread, key=key)
         await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
         return ref

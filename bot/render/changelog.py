@@ -57,7 +57,7 @@ def render_changelog(digest: Digest) -> str:
     """One Markdown document: the release notes of `digest`'s window."""
     d, lang = digest, digest.lang
     out = [f"# {esc(text(lang, 'changelog.title', repo=d.repo, label=d.window.label))}", ""]
-    out += [f"> {esc(L.t(lang, 'meta', branch=d.branch, tz=d.window.tz, n=len(d.entries)))}", ""]
+    out += [f"> {esc(L.meta_line(d))}", ""]
     if L.filter_line(d):
         out += [f"> {esc(L.filter_line(d))}", ""]
     out += [line for n in d.notices for line in (f"> {esc(n)}", "")]

@@ -199,7 +199,6 @@ def ephemeral_card(text: str) -> dict:
 def _digest_head(d: Digest, title: str, stats: str) -> tuple[Header, list[Block]]:
     """The card header (coloured by the highest level present) and the stats, meta and filter
     lines that open a day's digest and a weekly roll-up alike."""
-    lang = d.lang
     counts = [(imp, d.count(imp)) for imp in Importance]
     top = next((imp for imp, n in counts if n), Importance.LOW)
     header = Header(
@@ -208,7 +207,7 @@ def _digest_head(d: Digest, title: str, stats: str) -> tuple[Header, list[Block]
         subtitle=f"{d.repo} · {d.branch}" if d.branch else d.repo,
         tags=[(f"{imp.emoji} {n}", IMPORTANCE_COLOUR[imp]) for imp, n in counts if n],
     )
-    meta = grey(md_escape(t(lang, "meta", branch=d.branch, tz=d.window.tz, n=len(d.entries))))
+    meta = grey(md_escape(L.meta_line(d)))
     blocks: list[Block] = [Fixed({"tag": "markdown", "content": md_escape(stats) + "\n" + meta})]
     if L.filter_line(d):
         blocks.append(Md(L.filter_line(d), wrap=grey))

@@ -8,12 +8,23 @@ from datetime import datetime
 from ..core.chat_platform import ROOT_AREA, UNKNOWN_AREA
 from ..core.models import Analysis, Digest, Importance
 from ..digest.authorfilter import as_typed
-from ..i18n import text
+from ..i18n import Count, text
 
 
 def t(lang: str, key: str, /, **values) -> str:
     """A digest word from the catalogue's [cards] section."""
     return text(lang, f"cards.{key}", **values)
+
+
+def commits(lang: str, n: int) -> str:
+    """ "1 commit" / "3 commits" / "3 个提交"."""
+    return Count(n, "counts.commit").say(lang)
+
+
+def meta_line(digest: Digest) -> str:
+    """The digest's branch, time zone and how many commits it lists."""
+    lang = digest.lang
+    return t(lang, "meta", branch=digest.branch or "-", tz=digest.window.tz, commits=commits(lang, len(digest.entries)))
 
 
 def colon(lang: str) -> str:
@@ -40,7 +51,7 @@ def stats_line(digest: Digest) -> str:
         digest.lang,
         key,
         label=digest.window.label,
-        n=len(digest.entries),
+        commits=commits(digest.lang, len(digest.entries)),
         high=digest.count(Importance.HIGH),
         medium=digest.count(Importance.MEDIUM),
         low=digest.count(Importance.LOW),
@@ -131,7 +142,7 @@ def week_stats(digest: Digest) -> str:
         digest.lang,
         "week.stats" if built_within(digest) else "week.stats_past",
         label=digest.window.label,
-        n=len(digest.entries),
+        commits=commits(digest.lang, len(digest.entries)),
         high=digest.count(Importance.HIGH),
         medium=digest.count(Importance.MEDIUM),
         low=digest.count(Importance.LOW),

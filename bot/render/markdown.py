@@ -69,7 +69,7 @@ def _repo_section(d: Digest, slugger: Slugger, areas: Mapping[str, str] | None =
     lang = d.lang
     out = [f"## {esc(d.repo)}", ""]
     slugger.slug(d.repo)
-    out += [f"> {esc(t(lang, 'meta', branch=d.branch, tz=d.window.tz, n=len(d.entries)))}", ""]
+    out += [f"> {esc(L.meta_line(d))}", ""]
     if L.filter_line(d):  # the path filter it was built with, and how many commits it kept
         out += [f"> {esc(L.filter_line(d))}", ""]
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost

@@ -165,9 +165,7 @@ def render_parent(c: DigestParent) -> list[dict]:
     d, lang = c.digest, c.digest.lang
     title = f"{L.title(d)} · {d.repo}"
     blocks = header(esc(title))
-    blocks += context(
-        esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))), esc(L.filter_line(d))
-    )
+    blocks += context(esc(L.meta_line(d)), esc(L.filter_line(d)))
     blocks += sections(esc(L.stats_line(d)))
     if spent := cost_line(d.cost, lang):  # what its LLM analyses cost
         blocks += context(esc(spent))
@@ -461,9 +459,7 @@ def render_week(c: WeekRollup) -> list[dict]:
     d, lang = c.digest, c.digest.lang
     title = f"{L.week_title(d)} · {d.repo}"
     blocks = header(esc(title))
-    blocks += context(
-        esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))), esc(L.filter_line(d))
-    )
+    blocks += context(esc(L.meta_line(d)), esc(L.filter_line(d)))
     blocks += sections(esc(L.week_stats(d)))
     if safe_url(c.report_url):
         blocks += sections(link(c.report_url, esc(text(lang, "report.link"))))
@@ -493,9 +489,7 @@ def render_upgrade(c: UpgradeReport) -> list[dict]:
     area, the low commits counted (bot/render/upgrade.py); the thread holds the commits in full."""
     d, lang = c.digest, c.digest.lang
     blocks = header(esc(f"{c.title}"))
-    blocks += context(
-        esc(t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries))), esc(L.filter_line(d))
-    )
+    blocks += context(esc(L.meta_line(d)), esc(L.filter_line(d)))
     blocks += sections(esc(c.stats))
     if safe_url(c.report_url):
         blocks += sections(link(c.report_url, esc(text(lang, "report.link"))))

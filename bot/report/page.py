@@ -180,11 +180,7 @@ def page_view(
         "title": L.title(d),
         "repo": d.repo,
         "repo_url": safe_url(d.repo_url),
-        "meta": " · ".join(
-            x
-            for x in (t(lang, "meta", branch=d.branch or "-", tz=d.window.tz, n=len(d.entries)), L.filter_line(d))
-            if x
-        ),
+        "meta": " · ".join(x for x in (L.meta_line(d), L.filter_line(d)) if x),
         "cost": cost_line(d.cost, lang) or "",  # what its LLM analyses cost, as the parent message says
         "notices": list(d.notices),
         "empty": t(lang, "empty", repo=d.repo, label=d.window.label, tz=d.window.tz) if not d.entries else "",

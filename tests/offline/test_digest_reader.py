@@ -141,3 +141,6 @@ def test_the_headline_shows_a_long_title_whole(run, tmp_path, lang):
     headline = [line for line in lines[start:end] if line.startswith("- ")]
     assert any(LONG_TITLE in line for line in headline), headline
     assert not any("…" in line for line in headline)
+    # one commit is one commit, in the stats and the meta line alike
+    assert {"en": "1 commit on 2026-01-28 |", "zh": "2026-01-28 共 1 个提交 |"}[lang] in proc.stdout
+    assert "1 commits" not in proc.stdout
