@@ -295,11 +295,11 @@ class Analyzer:
                 return self.prompts.render(JOB, lang, **variables)
 
             budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
-            selection = select_diff(files, max(budget, 0))
+            selection = select_diff(files, max(budget, 0), cache=memo)
             prompt = render(selection)
             excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
             if excess > 0 and selection.tokens:  # the list of left-out files took the room: trim once
-                selection = select_diff(files, max(budget - excess, 0))
+                selection = select_diff(files, max(budget - excess, 0), cache=memo)
                 prompt = render(selection)
             if _tokens(prompt) + PROMPT_MARGIN_TOKENS <= limit:
                 break
