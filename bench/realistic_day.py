@@ -193,7 +193,7 @@ def make_day(
         shape = picks[index][:max_files]
         when = first + timedelta(seconds=slot * step_seconds)
         commits.append(gen.commit(shape, when, flags[index]))
-    return Day(commits, gen.base, first - timedelta(days=1))
+    return Day(commits, gen.base, first - timedelta(days=2))  # the day before stays empty
 
 
 def write_git(repo, day: Day, author: str = "Ada Lovelace <ada@example.com>") -> None:
@@ -302,7 +302,8 @@ class _Gen:
         return self.rng.choice(_WORDS)
 
     def ident(self) -> str:
-        return "_".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 3)))
+        name = "_".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 3)))
+        return name + "_%(n)d" if self.rng.random() < 0.6 else name  # numbered when drawn (text())
 
     def line(self, ext: str) -> str:
         r, w, i = self.rng, self.word, self.ident
@@ -382,13 +383,14 @@ class _Gen:
 
     def text(self, ext: str, n: int) -> list[str]:
         """n lines of a file of this kind, drawn from a pool of generated ones (making each line
-        afresh takes seconds for a day of ruff's sizes; a pool of 20,000 rarely repeats a line
-        within a file)."""
+        afresh takes seconds for a day of ruff's sizes), most identifiers numbered as they are
+        drawn: lines repeat about as often as in real code (blank lines, braces), not more."""
         family = _family(ext)
         pool = self.pools.get(family)
         if pool is None:
             pool = self.pools[family] = [self.line(ext) for _ in range(POOL)]
-        return self.rng.choices(pool, k=n)
+        number = self.rng.randrange
+        return [line % {"n": number(1_000_000)} if "%(n)d" in line else line for line in self.rng.choices(pool, k=n)]
 
     def name(self, directory: str, ext: str) -> str:
         taken = self.names.setdefault((directory, ext), [])
