@@ -373,32 +373,47 @@ class LocalGitSource:
 
     async def history(self, ref: str, limit: int) -> list[PastCommit]:
         """Up to `limit` commits reachable from `ref` (merges left out, as digests list them), newest
-        first, with the paths they touched — names only: no blob is read, so it stays fast."""
-        out = await self._arun(
-            "log",
-            f"-n{limit}",
-            "--no-merges",
-            f"--format={_RS}%H{_US}%ct{_US}%B{_US}",
-            "--name-status",
-            "--no-renames",
-            ref,
-            "--",
-        )
-        found = []
-        for record in out.split(_RS)[1:]:
-            sha, ctime, message, changes = record.split(_US, 3)
-            title, _body, pr, _reverts = split_message(message)
-            paths, added = [], []
-            for line in changes.strip().splitlines():
-                status, _, path = line.partition("\t")
-                if path:
-                    paths.append(path)
-                    if status == "A":
-                        added.append(path)
-            found.append(
-                PastCommit(sha, datetime.fromtimestamp(int(ctime), tz=UTC), title, pr, tuple(paths), tuple(added))
+        first, with the paths they touched — names only: no blob is read, so it stays fast. Read
+        and parsed in a worker thread (2,000 messages split are not for the event loop)."""
+
+        def read() -> list[PastCommit]:
+            return _parse_history(self._run("log", f"-n{limit}", "--no-merges", *_HISTORY_FORMAT, ref, "--"))
+
+        return await asyncio.to_thread(read)
+
+    async def history_shas(self, ref: str, limit: int) -> list[str]:
+        """The SHAs `history(ref, limit)` lists, in its order, without reading any commit: with
+        `history_of`, a profile learnt the day before reads only what the branch gained since."""
+        out = await self._arun("rev-list", f"-n{limit}", "--no-merges", ref, "--")
+        return out.split()
+
+    async def history_of(self, shas: list[str]) -> list[PastCommit]:
+        """These commits as `history` reads them, in this order."""
+
+        def read() -> list[PastCommit]:
+            proc = subprocess.run(
+                ["git", "-C", self.path, "-c", "core.quotePath=false", "log", "--no-walk=unsorted", "--stdin"]
+                + [*_HISTORY_FORMAT, "--"],
+                input="\n".join(shas).encode(),
+                capture_output=True,
+                env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
             )
-        return found
+            if proc.returncode != 0:
+                raise SourceError(phrase("errors.git_failed", command="log", path=self.path, detail="history"))
+            return _parse_history(proc.stdout.decode("utf-8", "replace"))
+
+        return await asyncio.to_thread(read) if shas else []
+
+    async def path_ids(self, ref: str) -> dict[str, str]:
+        """Every file at `ref` → its blob id, in `list_paths` order: whether the release notes
+        changed since a day is known without reading them."""
+        out = await self._arun("ls-tree", "-r", "-z", ref)
+        ids: dict[str, str] = {}
+        for entry in out.split("\0"):
+            meta, _, path = entry.partition("\t")
+            if path:
+                ids[path] = meta.rsplit(" ", 1)[-1]
+        return ids
 
     async def prefetch_prs(self, commits: list[Commit]) -> None:
         return None  # a local clone has no pull requests
@@ -415,6 +430,25 @@ class LocalGitSource:
         )
         commits = [c for c in self._parse_log(out) if c.pr_number == number]
         return commits[0] if commits else None
+
+
+_HISTORY_FORMAT = (f"--format={_RS}%H{_US}%ct{_US}%B{_US}", "--name-status", "--no-renames")
+
+
+def _parse_history(out: str) -> list[PastCommit]:
+    found = []
+    for record in out.split(_RS)[1:]:
+        sha, ctime, message, changes = record.split(_US, 3)
+        title, _body, pr, _reverts = split_message(message)
+        paths, added = [], []
+        for line in changes.strip().splitlines():
+            status, _, path = line.partition("\t")
+            if path:
+                paths.append(path)
+                if status == "A":
+                    added.append(path)
+        found.append(PastCommit(sha, datetime.fromtimestamp(int(ctime), tz=UTC), title, pr, tuple(paths), tuple(added)))
+    return found
 
 
 _STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"}
