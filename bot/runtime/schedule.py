@@ -106,6 +106,13 @@ class AlertPolling(Protocol):
     async def run(self, poll: AlertPoll) -> str: ...
 
 
+class LearnsAhead(Protocol):
+    """The learned profiles (bot/taste/book.py): today's of each repository, learnt in the
+    background once the UTC day has begun, before any digest of the day asks for it."""
+
+    async def learn_ahead(self, repos: list[str], now: datetime) -> None: ...
+
+
 class Clock:
     """Every CLOCK_INTERVAL seconds, enqueue each due (conversation, repository, day) as a keyed
     delivery job (two clocks enqueue one job; a delivered day is in the ledger and never queued
@@ -124,8 +131,10 @@ class Clock:
         alert_runner: AlertPolling,
         now: Callable[[], datetime] | None = None,
         jobs: Jobs | None = None,
+        profiles: LearnsAhead | None = None,
     ):
         self.store = store
+        self.profiles = profiles
         self.settings = settings
         self.subs = subs
         self.platforms = platforms
@@ -142,7 +151,10 @@ class Clock:
         now = self.now()
         catchup = timedelta(minutes=self.settings.catchup_minutes)
         due = []
-        for sub in await self.subs.all():
+        subs = await self.subs.all()
+        if self.profiles is not None:  # starts the learning, does not wait for it
+            await self.profiles.learn_ahead(sorted({s.repo for s in subs}), now)
+        for sub in subs:
             if sub.platform not in self.platforms:
                 continue  # another process serves that platform
             day = due_week(now, sub, catchup) if sub.weekly else due_day(now, sub, catchup)
