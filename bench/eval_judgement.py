@@ -16,6 +16,10 @@ astral-sh/uv is reserved for the maintainers' own checks and is refused here.
 
 Printed per repository and pooled: commits, binary κ (low vs above low), above-low recall and
 precision, 3-level κ, the share of rule levels the profile changed, and profile learning time.
+
+Each day's profile is learnt as the bot learns it (bot/taste/learn.py: from the day before's
+state) and judges as the bot judges (bot/taste/judge.py: the weights, numpy); `--model
+naive_bayes` fits each day afresh with scikit-learn, for the comparison of the two models.
 """
 
 from __future__ import annotations
@@ -35,8 +39,10 @@ from bot.analysis.offline import RULES_VERSION, analyse_offline  # noqa: E402
 from bot.core.models import SourceError  # noqa: E402
 from bot.evaluation.card import mirror_path  # noqa: E402
 from bot.sources.localgit import LocalGitSource  # noqa: E402
-from bot.taste.book import epoch, label_as_of, read_notes  # noqa: E402
+from bot.taste.book import HISTORY_LIMIT, epoch, label_as_of, read_notes  # noqa: E402
 from bot.taste.examples import label_history  # noqa: E402
+from bot.taste.judge import Judge  # noqa: E402
+from bot.taste.learn import learn  # noqa: E402
 from bot.taste.model import LearnedProfile  # noqa: E402
 from bot.taste.scores import cohen_kappa  # noqa: E402
 
@@ -110,15 +116,22 @@ async def evaluate_repo(
     period.reverse()
     if limit:
         period = period[:limit]
-    profiles: dict[datetime, tuple[LearnedProfile | None, str, float]] = {}
+    profiles: dict[datetime, tuple[LearnedProfile | Judge | None, str, float]] = {}
     rows = []
+    state = None
     for commit in period:
         week = epoch(commit.committed_at)
         if week not in profiles:
-            began = time.perf_counter()
-            examples, v = await label_as_of(source, week)
-            fitted = LearnedProfile(examples, model) if v.usable else None
-            profiles[week] = (fitted, v.kind, time.perf_counter() - began)
+            began = time.process_time()
+            fitted: LearnedProfile | Judge | None
+            if model == "logistic":  # as the bot learns and judges
+                learned, state = await learn(source, week, None, HISTORY_LIMIT, state)
+                v = learned.verdict
+                fitted = Judge(learned.weights) if learned.weights else None
+            else:
+                examples, v = await label_as_of(source, week)
+                fitted = LearnedProfile(examples, model) if v.usable else None
+            profiles[week] = (fitted, v.kind, time.process_time() - began)
         fitted, kind, _ = profiles[week]
         key = f"{repo}:{commit.sha}"
         if key not in rules_cache:
@@ -158,17 +171,19 @@ async def main() -> int:
     parser.add_argument("--repos", default=",".join(REPOS))
     parser.add_argument("--limit", type=int, default=0, help="commits per repository (0: all)")
     parser.add_argument("--model", choices=("naive_bayes", "logistic"), default="logistic")
+    parser.add_argument("--rules-cache", type=Path, default=CACHE, help="where the rules' levels are kept between runs")
     args = parser.parse_args()
     start, end = PERIODS[args.period]
-    rules_cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    cache = args.rules_cache
+    rules_cache = json.loads(cache.read_text()) if cache.exists() else {}
     pooled_rules, pooled_learned = [], []
     for repo, path in mirrored_repos(args.mirrors, args.repos):
         kind, rows, times = await evaluate_repo(repo, path, start, end, args.limit, rules_cache, args.model)
-        CACHE.write_text(json.dumps(rules_cache))
+        cache.write_text(json.dumps(rules_cache))
         learned_kinds = {k for *_, k in rows}
         print(
             f"\n{repo}: final notes {kind}; profiles {sorted(learned_kinds)}; learning "
-            f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s per profile ({len(times)} days)"
+            f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s CPU per profile ({len(times)} days)"
         )
         rules = [(t, r) for t, r, _, _ in rows]
         learned = [(t, lv) for t, _, lv, _ in rows]
