@@ -297,13 +297,14 @@ class _Gen:
         self.pr = 18000
         self.names: dict[tuple[str, str], list[str]] = {}
         self.pools: dict[str, list[str]] = {}
+        self.syllables: list[str] = []
 
     def word(self) -> str:
         return self.rng.choice(_WORDS)
 
     def ident(self) -> str:
         name = "_".join(self.rng.choice(_WORDS) for _ in range(self.rng.randint(1, 3)))
-        return name + "_%(n)d" if self.rng.random() < 0.6 else name  # numbered when drawn (text())
+        return name + "_%(n)s" if self.rng.random() < 0.6 else name  # a word more when drawn (text())
 
     def line(self, ext: str) -> str:
         r, w, i = self.rng, self.word, self.ident
@@ -383,14 +384,22 @@ class _Gen:
 
     def text(self, ext: str, n: int) -> list[str]:
         """n lines of a file of this kind, drawn from a pool of generated ones (making each line
-        afresh takes seconds for a day of ruff's sizes), most identifiers numbered as they are
-        drawn: lines repeat about as often as in real code (blank lines, braces), not more."""
+        afresh takes seconds for a day of ruff's sizes), most identifiers given a word more as they are
+        drawn: lines repeat about as often as in real code (blank lines, braces), not more. The
+        words added are letters only: real identifiers seldom carry digits, and a digit makes a
+        run of letters look like a token to the redaction (its cost would be overstated)."""
         family = _family(ext)
         pool = self.pools.get(family)
         if pool is None:
             pool = self.pools[family] = [self.line(ext) for _ in range(POOL)]
-        number = self.rng.randrange
-        return [line % {"n": number(1_000_000)} if "%(n)d" in line else line for line in self.rng.choices(pool, k=n)]
+        if not self.syllables:
+            letters = "bcdfghklmnprstvz"
+            self.syllables = [a + v + b for a in letters for v in "aeiou" for b in letters]
+        pick = self.rng.choice
+        words = self.syllables
+        return [
+            line % {"n": pick(words) + pick(words)} if "%(n)s" in line else line for line in self.rng.choices(pool, k=n)
+        ]
 
     def name(self, directory: str, ext: str) -> str:
         taken = self.names.setdefault((directory, ext), [])

@@ -15,6 +15,7 @@ cannot close its block and talk to the model as if it were us.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections import Counter
@@ -235,12 +236,16 @@ class Analyzer:
     ) -> Analysis:
         """`judgement`: the repository's learned profile on this commit (bot/taste), weighed by the
         rules (and so shown to the LLM in the rules' hint) when there is one."""
-        if self.llm is None:
-            return self._offline(commit, files, lang, profile=profile, judgement=judgement)
+        if self.llm is None:  # the rules are CPU: a worker thread's, as the prompt is
+            return await asyncio.to_thread(self._offline, commit, files, lang, profile=profile, judgement=judgement)
         subject = _Subject(commit, files, lang)
         await self.llm.recall()  # the window and the tokens ratio an earlier process learnt
         memo: dict[Any, Any] = {}  # what the renders of this commit's prompt share
-        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement, memo)
+        # Building the prompt is CPU (redaction, the rules' hint, fitting the diff): a worker
+        # thread's, never the event loop's that acknowledges requests meanwhile.
+        prompt, selection = await asyncio.to_thread(
+            self._prompt, commit, files, lang, pr_body, reverted, profile, judgement, memo
+        )
         record_redactions(_withheld(commit, pr_body, selection, memo))
         try:
             for refused in range(CONTEXT_RETRIES + 1):
@@ -252,7 +257,9 @@ class Analyzer:
                         raise
                     # The endpoint told us its window; the estimate is corrected: shrink, ask again.
                     log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
-                    prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement, memo)
+                    prompt, selection = await asyncio.to_thread(
+                        self._prompt, commit, files, lang, pr_body, reverted, profile, judgement, memo
+                    )
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
             if exc.kind == "budget":  # the month's tokens are spent: the rules, said once by the digest

@@ -214,7 +214,9 @@ class DigestBuilder:
             return tuple(file_from_dict(f) for f in cached)
         async with self._fetch_slots:
             files = await source.get_files(sha)
-        await self.store.set_blob(key, [to_dict(f) for f in files], ttl=FILES_TTL)
+        # encoded in a worker thread: a large commit's patches are megabytes to compress
+        payload = await asyncio.to_thread(lambda: self.store.encode_blob([to_dict(f) for f in files]))
+        await self.store.set_raw(key, payload, ttl=FILES_TTL)
         return files
 
     async def analysis(

@@ -128,8 +128,8 @@ class LocalGitSource:
         ]
         if not include_merges:
             args.insert(1, "--no-merges")
-        out = await self._arun(*args)
-        commits = [c for c in self._parse_log(out) if window.contains(c.committed_at)]
+        parsed = await asyncio.to_thread(lambda: self._parse_log(self._run(*args)))
+        commits = [c for c in parsed if window.contains(c.committed_at)]
         commits.sort(key=lambda c: c.committed_at, reverse=True)
         return commits
 
@@ -275,11 +275,15 @@ class LocalGitSource:
         for start in range(0, len(wanted), _BATCH):
             chunk = wanted[start : start + _BATCH]
             lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in chunk)
-            try:
-                out = await asyncio.to_thread(self._run_input, lines)
+            shas = [sha for sha, _ in chunk]
+            try:  # read and split in a worker thread: a busy day's patches are megabytes of text
+                read = await asyncio.to_thread(self._read_batch, lines, shas)
             except SourceError:
                 continue
-            self._read.update(self._parse_batch(out, [sha for sha, _ in chunk]))
+            self._read.update(read)
+
+    def _read_batch(self, stdin: str, shas: list[str]) -> dict[str, tuple[FileChange, ...]]:
+        return self._parse_batch(self._run_input(stdin), shas)
 
     def _run_input(self, stdin: str) -> str:
         proc = subprocess.run(

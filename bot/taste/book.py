@@ -27,11 +27,14 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ..core.models import BotError, Importance, Judgement
 from .examples import Example, Verdict
-from .judge import Judge
 from .learn import TASTE_VERSION, Learned, State, epoch, fingerprint, gather, learn, read_notes
+
+if TYPE_CHECKING:
+    from .judge import Judge
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +61,7 @@ class Profile:
 
     fingerprint: str  # '' when there is none to judge by
     verdict: Verdict
-    judge: Judge | None = None
+    judge: Judge | None = None  # judge.Judge (numpy: imported when the first profile is read)
     as_of: datetime | None = None
 
 
@@ -276,6 +279,8 @@ def _profile_of(raw: bytes, store) -> Profile:
 
 
 def _profile_from(data: dict) -> Profile:
+    from .judge import Judge
+
     kind, n, above, share = data["verdict"]
     weights = data.get("weights")
     return Profile(

@@ -107,7 +107,7 @@ class LLM(Endpoint):
         """One chat completion. `schema` asks for that structure where the endpoint offers it;
         `json_mode` for a JSON object; neither, for text."""
         messages = list(messages)
-        _import_sdk()  # before the handlers below name its exceptions
+        await _sdk_imported()  # before the handlers below name its exceptions
         await self.recall()
         try:
             async with self._slots:
@@ -144,7 +144,7 @@ class LLM(Endpoint):
         """The answer's visible content deltas, in order (reasoning blocks removed). Close the
         generator (or read it to the end): it holds a concurrency slot while open."""
         messages = list(messages)
-        _import_sdk()  # before the handlers below name its exceptions
+        await _sdk_imported()  # before the handlers below name its exceptions
         await self.recall()
         await self._remember()  # what the last request learnt (a stream cannot await when closed)
         async with self._slots:
@@ -385,6 +385,13 @@ class LLM(Endpoint):
     def _server_message(self, exc: openai.APIStatusError) -> str:
         # the SDK hands over the JSON "error" object (or raw text, ignored)
         return server_message(exc.body, self._api_key)
+
+
+async def _sdk_imported() -> None:
+    """The SDK, imported in a worker thread the first time: its ~0.5 s of import is not the event
+    loop's, which acknowledges requests meanwhile."""
+    if "openai" not in globals():
+        await asyncio.to_thread(_import_sdk)
 
 
 def _import_sdk() -> None:
