@@ -642,6 +642,13 @@ async def bench_acks_apart(tmp: Path, sizes) -> None:
     )
 
 
+def use_the_bots_switch_interval() -> None:
+    """This process runs the bot's code as `python -m bot` would: with its thread switch interval."""
+    from bot import __main__ as entry
+
+    sys.setswitchinterval(getattr(entry, "SWITCH_INTERVAL", sys.getswitchinterval()))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="abcdef", help="which figures: any of a b c d e f (default all)")
@@ -651,6 +658,7 @@ async def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="fake LLM latency L for (d), seconds")
     parser.add_argument("--concurrency", type=int, default=8, help="LLM_CONCURRENCY C")
     args = parser.parse_args()
+    use_the_bots_switch_interval()
     started = time.perf_counter()
     n = args.commits
     # Removed at exit after the embedded redis-servers have shut down (atexit runs last-registered

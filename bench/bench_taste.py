@@ -168,6 +168,9 @@ def main() -> int:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        from bench.bench_speed import use_the_bots_switch_interval
+
+        use_the_bots_switch_interval()
         what, *rest = json.loads(args.child)
         result = asyncio.run(learning(*rest) if what == "learn" else first_digest(*rest))
         print(json.dumps(result))

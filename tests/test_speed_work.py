@@ -273,3 +273,36 @@ def test_fitting_one_prompt_prepares_its_files_once(monkeypatch):
     second = packing.select_diff(files, 200, cache=memo)
     assert len(calls) == 5
     assert (first.text, second.text) == (packing.select_diff(files, 400).text, packing.select_diff(files, 200).text)
+
+
+async def test_the_prompt_and_the_rules_are_built_off_the_event_loop(make_services, day_repo, monkeypatch):
+    """CPU-bound work never holds the loop that acknowledges requests (issue 33 §6): the rules'
+    hint (inside the prompt, with the LLM) and the rules themselves (without it) run in worker
+    threads, the event loop's thread only awaits them."""
+    import threading
+
+    from tests.fakes.openai_server import FakeOpenAI, good_answer
+
+    loop_thread = threading.get_ident()
+    threads: dict[str, set[int]] = {"hint": set(), "rules": set()}
+    real_hint, real_rules = hints.offline_hint, analyze.analyse_offline
+
+    def hint(*args, **kwargs):
+        threads["hint"].add(threading.get_ident())
+        return real_hint(*args, **kwargs)
+
+    def rules(*args, **kwargs):
+        threads["rules"].add(threading.get_ident())
+        return real_rules(*args, **kwargs)
+
+    monkeypatch.setattr(hints, "offline_hint", hint)
+    monkeypatch.setattr(analyze, "analyse_offline", rules)
+    window = day_window(DAY, "UTC")
+    with FakeOpenAI(good_answer) as fake:
+        with_llm = await make_services(openai_base_url=fake.url, openai_api_key="sk-x", redis_prefix="t-llm:")
+        digest = await with_llm.builder.build(LocalGitSource(str(day_repo.path)), window, "en")
+    offline = await make_services(redis_prefix="t-off:")
+    rules_only = await offline.builder.build(LocalGitSource(str(day_repo.path)), window, "en")
+    assert len(digest.entries) == len(rules_only.entries) == N
+    assert threads["hint"] and loop_thread not in threads["hint"]
+    assert threads["rules"] and loop_thread not in threads["rules"]

@@ -261,6 +261,7 @@ class Store:
         shared_ttl: int = FLIGHT_RESULT_TTL,
         poll: float = 0.05,
         poll_max: float = 0.5,
+        checked: bool = False,
     ) -> Any:
         """Run `produce()` once for everyone asking for `key` at the same time, in any process.
 
@@ -270,11 +271,14 @@ class Store:
         briefly under `key:shared:{producer}` — so they share even what the cache does not keep
         (fallbacks, a day still open), while a caller arriving after the flight starts afresh.
         If the producer dies (its claim lapses) or fails, a waiter takes over: nothing waits
-        forever on a dead process, and nothing is produced twice while its producer lives."""
+        forever on a dead process, and nothing is produced twice while its producer lives.
+        `checked`: the caller has just found nothing in its cache, so the first look is skipped."""
         claim = key + ":flight"
         owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         while True:
-            if (hit := await cached()) is not None:
+            if checked:  # the caller looked just now (one round trip less a commit)
+                checked = False
+            elif (hit := await cached()) is not None:
                 return hit
             if await self._call(self.r.set, claim, owner, ex=FLIGHT_LEASE, nx=True):
                 break

@@ -259,7 +259,7 @@ class DigestBuilder:
 
         # A commit being analysed for one request is shared with every other that needs it.
         data = await self.store.single_flight(
-            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL
+            key, produce, cached=lambda: self.store.get_json(key), shared_ttl=SHARED_FALLBACK_TTL, checked=True
         )
         cost.note_analysis(cached=not made)  # another digest's (or an earlier) analysis cost this one nothing
         return analysis_from_dict(data)
