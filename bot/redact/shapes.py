@@ -338,7 +338,11 @@ class Shapes:
         """One regular expression per place a rule's hints are looked up, matching where any of
         those hints (or literals) occurs: a text where none does skips the loop over the rules,
         which would apply none of them (most file names, titles and short texts)."""
-        spec_lowered, spec_blob, exact_original, exact_cased, patterns = [], [], [], [], []
+        spec_lowered: list[str] = []
+        spec_blob: list[str] = []
+        exact_original: list[str] = []
+        exact_cased: list[str] = []
+        patterns: list[tuple[re.Pattern[str], bool]] = []
         for rule in self.specific:
             lowercase = rule.kind in _LOWERCASE_TOKEN_KINDS
             if isinstance(rule.exact, re.Pattern):

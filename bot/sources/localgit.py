@@ -43,6 +43,7 @@ class LocalGitSource:
         # what a batch read for them and nobody has taken yet (`expect_files`, `get_files`).
         self._expected: dict[str, str] = {}
         self._read: dict[str, tuple[FileChange, ...]] = {}
+        self._reading: set[str] = set()  # what the batch under way reads
         self._batch_lock = asyncio.Lock()
 
     # --- plumbing ---------------------------------------------------------------------------------
@@ -255,7 +256,7 @@ class LocalGitSource:
         self._expected = {c.sha: c.parents[0] if c.parents else "" for c in commits[:_EXPECTED_MAX]}
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
-        if sha in self._expected:
+        if sha in self._expected or sha in self._reading:  # reading: wait for the batch under way
             async with self._batch_lock:
                 if sha in self._expected:  # not read by the batch another call just ran
                     await self._read_expected()
@@ -270,8 +271,15 @@ class LocalGitSource:
         the -z raw and numstat entries, an empty entry, and the patch text. A failed batch
         leaves its commits to be read one by one (and fail one by one, as before)."""
         wanted = list(self._expected.items())
+        self._reading = set(self._expected)
         self._expected.clear()
         self._read.clear()  # what the batch before read and nobody took: at most one batch is kept
+        try:
+            await self._read_batches(wanted)
+        finally:
+            self._reading = set()
+
+    async def _read_batches(self, wanted: list[tuple[str, str]]) -> None:
         for start in range(0, len(wanted), _BATCH):
             chunk = wanted[start : start + _BATCH]
             lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in chunk)
