@@ -117,22 +117,41 @@ class LocalGitSource:
         # months behind HEAD costs what today costs, not a numstat of every commit since.
         since = int((window.start_utc - _SINCE_MARGIN).timestamp())
         until = int((window.end_utc + _SINCE_MARGIN).timestamp())
-        args = [
-            "log",
-            f"--format={_LOG_FORMAT}",
-            "--numstat",
-            "--no-renames",
-            f"--since={since}",
-            f"--until={until}",
-            ref,
-            "--",  # a branch named like a folder (`docs`) is the revision, not a path
+        merges = () if include_merges else ("--no-merges",)
+        # Which commits of the margin are the window's, by committer date (no diff: cheap), then
+        # the numstat of those only: a big commit a few days away costs nothing.
+        listed = await self._arun(
+            "log", *merges, "--format=%H %ct", f"--since={since}", f"--until={until}", ref, "--"
+        )  # a branch named like a folder (`docs`) is the revision, not a path
+        shas = [
+            sha
+            for sha, _, ctime in (line.partition(" ") for line in listed.splitlines())
+            if window.contains(datetime.fromtimestamp(int(ctime), tz=UTC))
         ]
-        if not include_merges:
-            args.insert(1, "--no-merges")
-        parsed = await asyncio.to_thread(lambda: self._parse_log(self._run(*args)))
-        commits = [c for c in parsed if window.contains(c.committed_at)]
+        if not shas:
+            return []
+        commits = await asyncio.to_thread(self._read_listed, shas)
         commits.sort(key=lambda c: c.committed_at, reverse=True)
         return commits
+
+    def _read_listed(self, shas: list[str]) -> list[Commit]:
+        """These commits as the listing gives them (message, parents, numstat), in a worker thread."""
+        return self._parse_log(self._log_of(shas, f"--format={_LOG_FORMAT}", "--numstat", "--no-renames"))
+
+    def _log_of(self, shas: list[str], *args: str) -> str:
+        """`git log` of exactly these commits, in this order (their SHAs on its standard input)."""
+        proc = subprocess.run(
+            ["git", "-C", self.path, "-c", "core.quotePath=false", "log", "--no-walk=unsorted", "--stdin", *args, "--"],
+            input="\n".join(shas).encode(),
+            capture_output=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise SourceError(
+                phrase("errors.git_failed", command="log", path=self.path, detail=err[-1] if err else "exit")
+            )
+        return proc.stdout.decode("utf-8", "replace")
 
     async def _list_range(self, base: str, head: str) -> list[Commit]:
         """The first-parent commits of base..head, newest first, merges among them included (a
@@ -402,19 +421,9 @@ class LocalGitSource:
     async def history_of(self, shas: list[str]) -> list[PastCommit]:
         """These commits as `history` reads them, in this order."""
 
-        def read() -> list[PastCommit]:
-            proc = subprocess.run(
-                ["git", "-C", self.path, "-c", "core.quotePath=false", "log", "--no-walk=unsorted", "--stdin"]
-                + [*_HISTORY_FORMAT, "--"],
-                input="\n".join(shas).encode(),
-                capture_output=True,
-                env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
-            )
-            if proc.returncode != 0:
-                raise SourceError(phrase("errors.git_failed", command="log", path=self.path, detail="history"))
-            return _parse_history(proc.stdout.decode("utf-8", "replace"))
-
-        return await asyncio.to_thread(read) if shas else []
+        if not shas:
+            return []
+        return await asyncio.to_thread(lambda: _parse_history(self._log_of(shas, *_HISTORY_FORMAT)))
 
     async def path_ids(self, ref: str) -> dict[str, str]:
         """Every file at `ref` → its blob id, in `list_paths` order: whether the release notes
