@@ -279,14 +279,17 @@ def _profile_of(raw: bytes, store) -> Profile:
 
 
 def _profile_from(data: dict) -> Profile:
-    from .judge import Judge
-
     kind, n, above, share = data["verdict"]
     weights = data.get("weights")
+    judge = None
+    if weights:  # numpy comes in with the first profile that has something to judge with
+        from .judge import Judge
+
+        judge = Judge(weights)
     return Profile(
         data["fingerprint"],
         Verdict(kind, n, above, share),
-        Judge(weights) if weights else None,
+        judge,
         datetime.fromisoformat(data["as_of"]).replace(tzinfo=UTC),
     )
 
