@@ -152,8 +152,6 @@ class Clock:
         catchup = timedelta(minutes=self.settings.catchup_minutes)
         due = []
         subs = await self.subs.all()
-        if self.profiles is not None:  # starts the learning, does not wait for it
-            await self.profiles.learn_ahead(sorted({s.repo for s in subs}), now)
         for sub in subs:
             if sub.platform not in self.platforms:
                 continue  # another process serves that platform
@@ -170,6 +168,11 @@ class Clock:
         await self.tick_alerts(now)
         for key, outcome in await self.improver.tick(now, self.jobs):  # kept digests' fallbacks, retried
             log.info("improve %s: %s", key, outcome)
+        if self.profiles is not None:  # last, and never in the pushes' way: starts learning, does not wait
+            try:
+                await self.profiles.learn_ahead(sorted({s.repo for s in subs}), now)
+            except BotError as exc:
+                log.warning("learning the day's profiles ahead skipped this tick: %s", exc)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
     async def _enqueue(self, jobs: Jobs, spec: DeliverySpec) -> str:
