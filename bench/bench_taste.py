@@ -124,6 +124,8 @@ async def first_digest(path: str, day: str, case: str, llm_url: str, data_dir: s
             await taste.learn_days(source, first, last)
         elif case == "yesterday's":
             await taste.learn_days(source, first - timedelta(days=1), first - timedelta(days=1))
+        # what the day's last commits will be judged by (the digest's own look-up finds the same)
+        used = None if case == "on the path" else (await taste.day(source, last)).as_of
         cpu_before, started = cpu(), time.perf_counter()
         if case == "on the path":
             await taste.learn_days(source, first, last)
@@ -135,8 +137,13 @@ async def first_digest(path: str, day: str, case: str, llm_url: str, data_dir: s
         background = time.perf_counter() - learn_started
     finally:
         await services.aclose()
-    judged = sum(1 for e in digest.entries if "release notes" in (e.analysis.importance_reason or ""))
-    return {"wall": wall, "cpu": spent, "n": len(digest.entries), "judged": judged, "after": background}
+    return {
+        "wall": wall,
+        "cpu": spent,
+        "n": len(digest.entries),
+        "profile": used.date().isoformat() if used else "none (the rules)" if case != "on the path" else "the day's",
+        "after": background,
+    }
 
 
 async def warm_up(services, path: Path) -> None:
@@ -213,7 +220,7 @@ def main() -> int:
                     1.3,
                     "×",
                     note=f"{got['wall']:.2f} s for {got['n']} commits, ideal {ideal:.2f} s; {got['cpu']:.2f} s CPU; "
-                    f"{got['judged']} levels from the profile; background learning went on {got['after']:.2f} s after",
+                    f"judged by the profile as of {got['profile']}; learning went on {got['after']:.2f} s after",
                 )
     print(f"(load average {os.getloadavg()[0]:.1f})")
     return 0
