@@ -2,7 +2,8 @@
 
   python bench/bench_digest.py
 
-1. 30 commits, a fake LLM with 0.5 s latency and a server-side cap of 8 concurrent requests
+1. 30 commits of a realistic day (bench/realistic_day.py: ruff's diff sizes, one large commit) on
+   the fake GitHub, a fake LLM with 0.5 s latency and a server-side cap of 8 concurrent requests
    (LLM_CONCURRENCY=8): wall time ÷ (⌈30/8⌉ × 0.5 s). The day's headline is one more LLM call
    that needs every analysis first, so the figure is also shown against (⌈30/8⌉ + 1) × 0.5 s.
 2. Re-running the same day: LLM calls and GitHub requests made, and wall time — in the same
@@ -30,6 +31,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.realistic_day import github_files, make_day  # noqa: E402
 from bot.core.window import day_window  # noqa: E402
 from bot.diffs import estimate_tokens  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
@@ -44,19 +46,12 @@ LATENCY, CAP, N = 0.5, 8, 30
 
 
 def add_day(fake: FakeGitHub, n: int) -> None:
-    rng = random.Random(7)
+    """A realistic day (bench/realistic_day.py: ruff's diff sizes, one large commit) on the fake
+    GitHub, patches as GitHub sends them."""
     fake.add_repo(REPO)
-    for i in range(n):
-        files = [
-            FakeFile(f"src/mod_{i}_{j}.py", additions=rng.randint(3, 80), deletions=rng.randint(0, 20))
-            for j in range(rng.randint(1, 6))
-        ]
-        fake.add_commit(
-            REPO,
-            f"[Feature] change number {i} (#{1000 + i})",
-            committed_at=datetime(2026, 1, 28, 1 + i * 22 // n, i % 60, tzinfo=SH),
-            files=files,
-        )
+    first = datetime(2026, 1, 28, 1, tzinfo=SH)
+    for commit in make_day(n, first, 22 * 3600 // n, large=1, seed=7).commits:
+        fake.add_commit(REPO, commit.message, committed_at=commit.when, files=github_files(commit))
 
 
 def settings_for(gh: FakeGitHub, llm: FakeOpenAI, data_dir: str, prefix: str) -> Settings:
@@ -112,7 +107,7 @@ def bench_fresh_process(gh, llm, data_dir) -> None:
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from datetime import date, datetime, timezone\n"
         "from pathlib import Path\n"
-        "from bot.services import Services\nfrom bot.window import day_window\nfrom settings import Settings\n"
+        "from bot.runtime.services import Services\nfrom bot.core.window import day_window\nfrom settings import Settings\n"
         "async def main():\n"
         f"    s = Services.build(Settings(_env_file=None, github_api_url={gh.url!r}, openai_base_url={llm.url!r},"
         f" openai_api_key='sk-bench-0000', llm_concurrency={CAP}, data_dir=Path({data_dir!r}), redis_prefix='bench1:'),"

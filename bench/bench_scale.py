@@ -38,6 +38,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.realistic_day import load_sizes, make_day, write_git  # noqa: E402
 from bot.core.models import Subscription, to_dict  # noqa: E402
 from bot.core.window import day_window  # noqa: E402
 from bot.delivery.spec import DeliverySpec  # noqa: E402
@@ -67,8 +68,14 @@ def settings_for(tmp: Path, **values) -> Settings:
 
 
 def day_repo(path: Path, commits: int) -> GitRepo:
+    """A realistic day (bench/realistic_day.py) with pip's diff sizes and, from 50 commits on, five
+    large commits: what these scenarios measure is concurrency and pacing, on diffs of real sizes."""
     repo = GitRepo(path)
-    bulk_commits(repo, commits, datetime(2026, 1, 20, 0, 5, tzinfo=SH), step_seconds=max(1, 86000 // commits))
+    first = datetime(2026, 1, 20, 0, 5, tzinfo=SH)
+    day = make_day(
+        commits, first, max(1, 86000 // commits), large=5 if commits >= 50 else 0, sizes=load_sizes("pypa/pip")
+    )
+    write_git(repo, day)
     return repo
 
 

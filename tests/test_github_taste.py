@@ -155,7 +155,10 @@ def build(fake: FakeGitHub, notes: str = "changelog") -> Project:
 async def digest_of(make_services, fake: FakeGitHub, day: date = DAY, **settings):
     values = {"github_api_url": fake.url, "github_token": TOKEN, **settings}
     services = await make_services(**values)
-    return await services.builder.build(services.source(REPO), day_window(day, "UTC"), "en")
+    window = day_window(day, "UTC")
+    if services.builder.taste is not None:  # as the clock learns it, right after midnight
+        await services.builder.taste.learn_days(services.source(REPO), window.start_utc, window.start_utc)
+    return await services.builder.build(services.source(REPO), window, "en")
 
 
 def judged(digest) -> dict[str, tuple[Importance, str]]:

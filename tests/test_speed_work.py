@@ -210,3 +210,99 @@ def test_the_summary_check_stops_reading_the_diff_once_the_commit_is_named(monke
     split.clear()
     assert not answer_schema.names_the_commit("Nothing related at all here.", commit, (big,))
     assert len(split) > 500  # no shortcut when the summary names nothing: every line is read
+
+
+# --- issue 33 §6: the prompt's texts scanned once, whatever the diff's size ---------------------
+
+
+def test_the_estimate_counts_in_twentieths_so_sums_are_exact():
+    """Ten hashes of 13 digits and 3 letters cost 10 × 15.4 tokens and the space run left where
+    they were 1: 155. Summed in floating point the ten 15.4s came to 154.00000000000003, rounded
+    up to 156."""
+    from bot.diffs.tokens import estimate_tokens
+
+    assert estimate_tokens(" ".join(["1234567890123abc"] * 10)) == 155
+
+
+def test_a_line_is_scanned_once_however_many_texts_hold_it(monkeypatch):
+    """A diff's lines are estimated in the file's patch, again in the selection joining the
+    patches and again in the prompt around it: each line is scanned the first time only, and the
+    estimate of a text is the same as when it was scanned whole."""
+    from bot.diffs import tokens
+
+    tokens._LINE_UNITS.clear()
+    scanned: list[str] = []
+    real = tokens._line_units
+
+    def counted(line: str) -> int:
+        scanned.append(line)
+        return real(line)
+
+    monkeypatch.setattr(tokens, "_line_units", counted)
+    patch = "\n".join(f"+    value_{i} = compute_{i}(x, 'é')  # 步骤 {i}" for i in range(200))
+    alone = tokens._estimate(patch)
+    assert len(scanned) == 200
+    prompt = "<diff>\n### src/app.py (modified, +200 −0)\n" + patch + "\n\n\n</diff>\n"
+    in_prompt = tokens._estimate(prompt)
+    assert len(scanned) == 203  # the three lines around it, not the diff again
+    tokens._LINE_UNITS.clear()
+    monkeypatch.setattr(tokens, "_line_units", real)
+    assert (tokens._estimate(patch), tokens._estimate(prompt)) == (alone, in_prompt)
+
+
+def test_fitting_one_prompt_prepares_its_files_once(monkeypatch):
+    """Fitting a prompt selects the diff again at every shrinking step: the files are classified,
+    redacted and parsed once for all of them (select_diff's `cache`), not once per selection."""
+    from bot.diffs import packing
+
+    packing._redacted_patch.cache_clear()
+    calls: list[str] = []
+    real = packing._prepare_one
+
+    def counted(index, f, *args):
+        calls.append(f.path)
+        return real(index, f, *args)
+
+    monkeypatch.setattr(packing, "_prepare_one", counted)
+    files = [
+        FileChange(f"src/m{i}.py", "modified", 40, 2, "@@ -1,2 +1,40 @@\n" + "+x = 1\n" * 40 + "-y\n-z")
+        for i in range(5)
+    ]
+    memo: dict = {}
+    first = packing.select_diff(files, 400, cache=memo)
+    second = packing.select_diff(files, 200, cache=memo)
+    assert len(calls) == 5
+    assert (first.text, second.text) == (packing.select_diff(files, 400).text, packing.select_diff(files, 200).text)
+
+
+async def test_the_prompt_and_the_rules_are_built_off_the_event_loop(make_services, day_repo, monkeypatch):
+    """CPU-bound work never holds the loop that acknowledges requests (issue 33 §6): the rules'
+    hint (inside the prompt, with the LLM) and the rules themselves (without it) run in worker
+    threads, the event loop's thread only awaits them."""
+    import threading
+
+    from tests.fakes.openai_server import FakeOpenAI, good_answer
+
+    loop_thread = threading.get_ident()
+    threads: dict[str, set[int]] = {"hint": set(), "rules": set()}
+    real_hint, real_rules = hints.offline_hint, analyze.analyse_offline
+
+    def hint(*args, **kwargs):
+        threads["hint"].add(threading.get_ident())
+        return real_hint(*args, **kwargs)
+
+    def rules(*args, **kwargs):
+        threads["rules"].add(threading.get_ident())
+        return real_rules(*args, **kwargs)
+
+    monkeypatch.setattr(hints, "offline_hint", hint)
+    monkeypatch.setattr(analyze, "analyse_offline", rules)
+    window = day_window(DAY, "UTC")
+    with FakeOpenAI(good_answer) as fake:
+        with_llm = await make_services(openai_base_url=fake.url, openai_api_key="sk-x", redis_prefix="t-llm:")
+        digest = await with_llm.builder.build(LocalGitSource(str(day_repo.path)), window, "en")
+    offline = await make_services(redis_prefix="t-off:")
+    rules_only = await offline.builder.build(LocalGitSource(str(day_repo.path)), window, "en")
+    assert len(digest.entries) == len(rules_only.entries) == N
+    assert threads["hint"] and loop_thread not in threads["hint"]
+    assert threads["rules"] and loop_thread not in threads["rules"]

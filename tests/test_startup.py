@@ -1,5 +1,6 @@
-"""Start-up work, counted rather than timed (issue 26 item 5): a digest that needs no LLM call
-must not import the LLM SDK (the openai package alone was ~0.4 s of a 1.3 s start)."""
+"""Start-up work, counted rather than timed (issue 26 item 5, issue 33 §6): a digest that needs no
+LLM call must not import the LLM SDK (the openai package alone was ~0.5 s of a 1.45 s start), nor
+any other SDK: each is imported by the first call that needs it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ from tests.gitrepo import GitRepo
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def imported_by_an_empty_day_digest(tmp_path, **env: str) -> set[str]:
+# The SDKs (and scikit-learn, the learned profiles' fitting library): none before its first call.
+SDKS = ("openai", "github", "slack_sdk", "slack_bolt", "lark_oapi", "arq", "sklearn")
+
+
+def imported_by_an_empty_day_digest(tmp_path, day: str = "2026-01-10", **env: str) -> set[str]:
     repo = GitRepo(tmp_path / "r")
     repo.commit("init", {"a.py": "x = 1\n"}, when=datetime.fromisoformat("2026-01-20T09:00:00+08:00"))
     clean = {
@@ -32,7 +37,7 @@ def imported_by_an_empty_day_digest(tmp_path, **env: str) -> set[str]:
             "--repo",
             str(repo.path),
             "--date",
-            "2026-01-10",
+            day,
             "--lang",
             "en",
             "--out",
@@ -54,9 +59,29 @@ def test_a_digest_without_an_llm_never_imports_the_llm_sdk(tmp_path):
     assert not {m for m in modules if m == "openai" or m.startswith("openai.")}
 
 
-def test_with_an_llm_configured_the_sdk_is_imported_when_the_endpoint_is_built(tmp_path):
+def imported_sdks(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules if m.split(".")[0] in SDKS}
+
+
+def test_with_an_llm_configured_no_sdk_is_imported_before_a_call_needs_it(tmp_path):
+    """An empty day with an LLM configured asks the LLM nothing: the openai SDK stays out (it was
+    imported when the endpoint was configured), and so does every other SDK."""
     modules = imported_by_an_empty_day_digest(tmp_path, OPENAI_BASE_URL="http://127.0.0.1:9/v1", OPENAI_API_KEY="sk-x")
+    assert "bot.analysis.llm.client" in modules  # the endpoint is configured …
+    assert imported_sdks(modules) == set()  # … and nothing is asked of it
+
+
+def test_the_first_llm_call_imports_the_sdk(tmp_path):
+    """The day with a commit needs its analysis: the SDK comes in then, and the call is made."""
+    from tests.fakes.openai_server import FakeOpenAI, good_answer
+
+    with FakeOpenAI(good_answer) as fake:
+        modules = imported_by_an_empty_day_digest(
+            tmp_path, day="2026-01-20", OPENAI_BASE_URL=fake.url, OPENAI_API_KEY="sk-x"
+        )
+        asked = len(fake.requests)
     assert "openai" in modules
+    assert asked >= 1
 
 
 async def test_each_long_text_of_a_commits_analysis_is_estimated_once(make_settings, monkeypatch):

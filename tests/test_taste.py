@@ -31,9 +31,13 @@ def released_repo(tmp_path_factory):
 
 
 async def digest_of(make_services, repo_path, lang="en", day=DAY, **settings):
+    """The day's digest, its profile learnt first — as the clock learns it after midnight."""
     services = await make_services(**settings)
     source = LocalGitSource(str(repo_path))
-    return await services.builder.build(source, day_window(day, "UTC"), lang)
+    window = day_window(day, "UTC")
+    if services.builder.taste is not None:
+        await services.builder.taste.learn_days(source, window.start_utc, window.end_utc - timedelta(seconds=1))
+    return await services.builder.build(source, window, lang)
 
 
 # --- end to end: the digest a reader gets ------------------------------------------------------
@@ -286,6 +290,9 @@ async def test_the_llm_prompt_carries_the_projects_own_examples(make_services, r
     with FakeOpenAI() as fake:
         services = await make_services(openai_base_url=fake.url, openai_api_key="sk-test-1", llm_model="m")
         source = LocalGitSource(str(released_repo.path))
+        await services.builder.taste.learn_days(
+            source, day_window(DAY, "UTC").start_utc, day_window(DAY, "UTC").start_utc
+        )
         await services.builder.build(source, day_window(DAY, "UTC"), "en")
         prompts = {_user(r): r for r in fake.requests if "<project_taste>" in _user(r) or "Analyse commit" in _user(r)}
     fix = next(p for p in prompts if "title: Handle " in p)

@@ -15,6 +15,7 @@ cannot close its block and talk to the model as if it were us.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections import Counter
@@ -268,12 +269,17 @@ class Analyzer:
         langs = list(dict.fromkeys(langs))
         if self.llm is None:
             every = [*langs, *(code for code in LANGS if code not in langs)]
-            return self._offline(commit, files, every, profile=profile, judgement=judgement)
+            # the rules are CPU: a worker thread's, as the prompt is
+            return await asyncio.to_thread(self._offline, commit, files, every, profile=profile, judgement=judgement)
         lang, also = langs[0], langs[1:]
         subject = _Subject(commit, files, lang, also)
         await self.llm.recall()  # the window and the tokens ratio an earlier process learnt
         memo: dict[Any, Any] = {}  # what the renders of this commit's prompt share
-        prompt, selection = self._prompt(commit, files, lang, pr_body, reverted, profile, judgement, memo, also)
+        # Building the prompt is CPU (redaction, the rules' hint, fitting the diff): a worker
+        # thread's, never the event loop's that acknowledges requests meanwhile.
+        prompt, selection = await asyncio.to_thread(
+            self._prompt, commit, files, lang, pr_body, reverted, profile, judgement, memo, also
+        )
         record_redactions(_withheld(commit, pr_body, selection, memo))
         try:
             for refused in range(CONTEXT_RETRIES + 1):
@@ -285,8 +291,8 @@ class Analyzer:
                         raise
                     # The endpoint told us its window; the estimate is corrected: shrink, ask again.
                     log.info("%s %s: %s Asking again with a smaller diff.", commit.repo, commit.short_sha, exc)
-                    prompt, selection = self._prompt(
-                        commit, files, lang, pr_body, reverted, profile, judgement, memo, also
+                    prompt, selection = await asyncio.to_thread(
+                        self._prompt, commit, files, lang, pr_body, reverted, profile, judgement, memo, also
                     )
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
@@ -372,11 +378,11 @@ class Analyzer:
                 return self.prompts.render(JOB, lang, **variables)
 
             budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
-            selection = select_diff(files, max(budget, 0))
+            selection = select_diff(files, max(budget, 0), cache=memo)
             prompt = render(selection)
             excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
             if excess > 0 and selection.tokens:  # the list of left-out files took the room: trim once
-                selection = select_diff(files, max(budget - excess, 0))
+                selection = select_diff(files, max(budget - excess, 0), cache=memo)
                 prompt = render(selection)
             if _tokens(prompt) + PROMPT_MARGIN_TOKENS <= limit:
                 break

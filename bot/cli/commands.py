@@ -62,7 +62,7 @@ async def digest_command(args, settings) -> int:
             areas = await areas_of(services.builder, source, list(digest.entries))
     finally:
         bar.close()
-        await services.aclose()
+        await services.aclose(finish_learning=True)  # a one-shot process: the next run starts from it
     if args.format == "json":
         output = render_json([digest], areas)
     elif args.format == "changelog":  # release notes from the same analyses: no further LLM call
@@ -159,7 +159,7 @@ async def ask_command(args, settings) -> int:
             sys.stdout.flush()
         sys.stdout.write("\n")
     finally:
-        await services.aclose()
+        await services.aclose(finish_learning=True)  # a one-shot process: the next run starts from it
     return 0
 
 
@@ -225,5 +225,5 @@ async def ask_history(args, settings, question: str, lang: str) -> int:
     finally:
         if not cleared:
             bar.close()
-        await services.aclose()
+        await services.aclose(finish_learning=True)  # a one-shot process: the next run starts from it
     return 0

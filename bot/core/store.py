@@ -87,7 +87,22 @@ class Store:
         return json.loads(zlib.decompress(raw)) if raw else None
 
     async def set_blob(self, key: str, value: Any, ttl: int | None = None) -> None:
-        payload = zlib.compress(json.dumps(value, ensure_ascii=False).encode(), 6)
+        await self._call(self.r.set, key, self.encode_blob(value), ex=ttl or None)
+
+    # A blob encoded or decoded apart from the round trip: a caller with a large one does that
+    # work in a worker thread, off the event loop (bot/taste: a profile's weights and history).
+    @staticmethod
+    def encode_blob(value: Any) -> bytes:
+        return zlib.compress(json.dumps(value, ensure_ascii=False).encode(), 6)
+
+    @staticmethod
+    def decode_blob(raw: bytes) -> Any:
+        return json.loads(zlib.decompress(raw))
+
+    async def get_raw(self, key: str) -> bytes | None:
+        return await self._call(self.r.get, key)
+
+    async def set_raw(self, key: str, payload: bytes, ttl: int | None = None) -> None:
         await self._call(self.r.set, key, payload, ex=ttl or None)
 
     async def hset_json(self, key: str, field: str, value: Any) -> bool:
@@ -151,6 +166,11 @@ class Store:
     async def zdue(self, key: str, until: int, limit: int) -> list[tuple[str, int]]:
         """The first `limit` members scored at or before `until`, with their scores."""
         got = await self._call(self.r.zrangebyscore, key, "-inf", until, start=0, num=limit, withscores=True)
+        return [(m.decode() if isinstance(m, bytes) else m, int(score)) for m, score in got]
+
+    async def zlast(self, key: str, until: int, limit: int) -> list[tuple[str, int]]:
+        """The last `limit` members scored at or before `until`, latest first, with their scores."""
+        got = await self._call(self.r.zrevrangebyscore, key, until, "-inf", start=0, num=limit, withscores=True)
         return [(m.decode() if isinstance(m, bytes) else m, int(score)) for m, score in got]
 
     _ZREM_IF = (
@@ -242,6 +262,7 @@ class Store:
         shared_ttl: int = FLIGHT_RESULT_TTL,
         poll: float = 0.05,
         poll_max: float = 0.5,
+        checked: bool = False,
     ) -> Any:
         """Run `produce()` once for everyone asking for `key` at the same time, in any process.
 
@@ -251,11 +272,14 @@ class Store:
         briefly under `key:shared:{producer}` — so they share even what the cache does not keep
         (fallbacks, a day still open), while a caller arriving after the flight starts afresh.
         If the producer dies (its claim lapses) or fails, a waiter takes over: nothing waits
-        forever on a dead process, and nothing is produced twice while its producer lives."""
+        forever on a dead process, and nothing is produced twice while its producer lives.
+        `checked`: the caller has just found nothing in its cache, so the first look is skipped."""
         claim = key + ":flight"
         owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         while True:
-            if (hit := await cached()) is not None:
+            if checked:  # the caller looked just now (one round trip less a commit)
+                checked = False
+            elif (hit := await cached()) is not None:
                 return hit
             if await self._call(self.r.set, claim, owner, ex=FLIGHT_LEASE, nx=True):
                 break

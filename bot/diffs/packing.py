@@ -120,6 +120,10 @@ class PreparedFile:
     name_only: str | None = None  # the whole entry for deleted files and bare renames
     prelude: list[str] = field(default_factory=list)  # patch lines before the first hunk
     hunks: list[Hunk] = field(default_factory=list)
+    # text(drop_deletions) and its estimate, each made once when first needed: a prompt is fitted
+    # by selecting the same prepared files several times (select_diff's `cache`)
+    _texts: dict[bool, str] = field(default_factory=dict, compare=False, repr=False)
+    _costs: dict[bool, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def path(self) -> str:
@@ -131,9 +135,21 @@ class PreparedFile:
         return [*self.prelude, *(line for hunk in self.hunks for line in (hunk.header, *hunk.lines))]
 
     def text(self, drop_deletions: bool) -> str:
-        if self.name_only is not None:
-            return self.name_only
-        return "\n".join([self.header, *self.body_lines(drop_deletions)])
+        text = self._texts.get(drop_deletions)
+        if text is None:
+            if self.name_only is not None:
+                text = self.name_only
+            else:
+                text = "\n".join([self.header, *self.body_lines(drop_deletions)])
+            self._texts[drop_deletions] = text
+        return text
+
+    def cost(self, drop_deletions: bool) -> int:
+        """estimate_tokens(self.text(drop_deletions))"""
+        cost = self._costs.get(drop_deletions)
+        if cost is None:
+            cost = self._costs[drop_deletions] = estimate_tokens(self.text(drop_deletions))
+        return cost
 
 
 @dataclass
@@ -147,8 +163,18 @@ class Part:
     hunks: int = 0  # how many of the file's hunks it carries (relevant_hunks)
 
 
-def prepare(files: Sequence[FileChange], deleted_by_name: bool) -> tuple[list[PreparedFile], Counter]:
-    """Classify and redact every file (patch and names); (files, redactions by kind)."""
+def prepare(
+    files: Sequence[FileChange], deleted_by_name: bool, cache: dict | None = None
+) -> tuple[list[PreparedFile], Counter]:
+    """Classify and redact every file (patch and names); (files, redactions by kind). `cache`: a
+    dict kept by a caller that selects from the same `files` more than once (fitting one prompt):
+    they are prepared once."""
+    if cache is not None:
+        key = ("prepared", deleted_by_name)
+        if key not in cache:
+            cache[key] = prepare(files, deleted_by_name)
+        found, counted = cache[key]
+        return found, Counter(counted)
     prepared: list[PreparedFile] = []
     kinds: Counter = Counter()
     for index, f in enumerate(files):
@@ -236,6 +262,15 @@ class Packer:
         if self.room <= 0 or surely_over(text, self.room):
             return False
         return self.add(Part(file_index, text, estimate_tokens(text), hunks=hunks))
+
+    def add_file(self, item: PreparedFile, drop_deletions: bool) -> bool:
+        """add_text of a prepared file's whole text (made and estimated once per file)."""
+        if self.room <= 0:
+            return False
+        text = item.text(drop_deletions)
+        if surely_over(text, self.room):
+            return False
+        return self.add(Part(item.index, text, item.cost(drop_deletions)))
 
     def add_clipped(self, file_index: int, head: str, lines: Sequence[str], hunks: int = 0) -> bool:
         if self.room < CLIP_MIN_TOKENS:
@@ -351,7 +386,7 @@ def assemble(
         parts.pop()
 
 
-def select_diff(files: Sequence[FileChange], budget_tokens: int) -> DiffSelection:
+def select_diff(files: Sequence[FileChange], budget_tokens: int, cache: dict | None = None) -> DiffSelection:
     """What of a commit's diff goes into the prompt, within `budget_tokens`.
 
     Everything when it fits; otherwise deletion-only hunks become one-line markers and patches
@@ -359,9 +394,9 @@ def select_diff(files: Sequence[FileChange], budget_tokens: int) -> DiffSelectio
     A patch larger than what remains is clipped when at least CLIP_MIN_TOKENS of it would fit —
     after the smaller files of its own kind had their turn, so one huge source file cannot crowd
     out every other source file — else it is left out by name. The text ends with what was left
-    out, by name."""
+    out, by name. `cache`: as for `prepare` (the same files every time)."""
     budget = max(0, int(budget_tokens))
-    prepared, kinds = prepare(files, deleted_by_name=True)
+    prepared, kinds = prepare(files, deleted_by_name=True, cache=cache)
     order = sorted(
         (item for item in prepared if item.reason is None), key=lambda item: (item.rank, -item.file.changes, item.index)
     )
@@ -381,7 +416,7 @@ def _pack_rank(packer: Packer, items: Sequence[PreparedFile]) -> None:
     """Whole patches first, in order; then the ones too large, clipped into what remains."""
     oversized = []
     for item in items:
-        if not packer.add_text(item.index, item.text(drop_deletions=True)) and item.name_only is None:
+        if not packer.add_file(item, drop_deletions=True) and item.name_only is None:
             oversized.append(item)  # (a name-only entry that does not fit is left out by name)
     for item in oversized:
         packer.add_clipped(item.index, f"{item.header} [clipped]", item.body_lines(drop_deletions=True))
@@ -393,7 +428,7 @@ def _everything_if_it_fits(
     """Every file's whole patch (deletions included), if they and the closing list fit."""
     packer = Packer(budget)
     for item in order:
-        if not packer.add_text(item.index, item.text(drop_deletions=False)):
+        if not packer.add_file(item, drop_deletions=False):
             return None
     if not skipped:
         return packer.parts

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -151,7 +152,7 @@ class DigestBuilder:
                 if translated is not None:
                     bullets, origin, headline_failed = translated, "llm", ""
                 else:
-                    bullets, origin, headline_failed = await build_headline(self.llm, self.prompts, entries, lang)
+                    bullets, origin, headline_failed = await self._headline(entries, lang)
             parts = self.notice_parts(source, entries, lang, window, problems, headline_failed)
             budget = ""
             if meter.budget_hit:  # said once, whatever number of commits it sent offline
@@ -234,8 +235,25 @@ class DigestBuilder:
 
     async def headline(self, entries: Sequence[DigestEntry], lang: str) -> tuple[list[str], str, str]:
         """(bullets, origin, why it failed or ''): the day's headline, as a build makes it."""
-        bullets, origin, failed = await build_headline(self.llm, self.prompts, list(entries), lang)
+        bullets, origin, failed = await self._headline(list(entries), lang)
         return list(bullets), origin, failed or ""
+
+    async def _headline(self, entries: list[DigestEntry], lang: str) -> tuple[list[str], str, str]:
+        """The day's headline, kept by what it is made from (the entries as the LLM reads them,
+        the prompt, the model): the same commits with the same analyses get the headline they got
+        before — a re-run of a day still open, or a window holding the same commits, asks the LLM
+        nothing (and a process that only re-reads never imports its SDK)."""
+        if self.llm is None or not entries:
+            return await build_headline(self.llm, self.prompts, entries, lang)
+        made_of = [self.llm.model, self.llm.endpoint_id, self.prompts.hash("day_headline", lang), lang]
+        made_of.append([to_dict(e) for e in entries])
+        key = self.store.k("headline", hashlib.sha256(json.dumps(made_of, sort_keys=True).encode()).hexdigest()[:32])
+        if (kept := await self.store.get_json(key)) is not None:
+            return list(kept), "llm", ""
+        bullets, origin, failed = await build_headline(self.llm, self.prompts, entries, lang)
+        if origin == "llm" and not failed:
+            await self.store.set_json(key, list(bullets), ttl=ANALYSIS_TTL)
+        return bullets, origin, failed
 
     async def corrected(self, digest: Digest) -> Digest:
         """Readers' level corrections laid over a digest, after the cache: the cached digest stays
@@ -252,7 +270,9 @@ class DigestBuilder:
             return tuple(file_from_dict(f) for f in cached)
         async with self._fetch_slots:
             files = await source.get_files(sha)
-        await self.store.set_blob(key, [to_dict(f) for f in files], ttl=FILES_TTL)
+        # encoded in a worker thread: a large commit's patches are megabytes to compress
+        payload = await asyncio.to_thread(lambda: self.store.encode_blob([to_dict(f) for f in files]))
+        await self.store.set_raw(key, payload, ttl=FILES_TTL)
         return files
 
     async def analysis(
@@ -316,7 +336,10 @@ class DigestBuilder:
         # any language: one flight per commit. A flight made for other languages than this one
         # (this language was not known to be read when it started) is followed by a translation.
         flight = self.store.analysis_key(source.cache_id, commit.sha, tag, "any")
-        data = await self.store.single_flight(flight, produce, cached=mine, shared_ttl=SHARED_FALLBACK_TTL)
+        # (the cache was looked at just now: the flight's first look is skipped)
+        data = await self.store.single_flight(
+            flight, produce, cached=mine, shared_ttl=SHARED_FALLBACK_TTL, checked=True
+        )
         if lang not in data:  # once more: this time the flight is this language's own
             data = await self.store.single_flight(flight, produce, cached=mine, shared_ttl=SHARED_FALLBACK_TTL)
         if lang not in data:  # a third language's flight won the race again: made here

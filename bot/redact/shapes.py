@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from .names import IDENTIFIER, wordy_identifier
 from .placeholders import FAKE_MARKER, MARK_PREFIX, SAFE_VALUES, is_placeholder, mark
@@ -332,6 +333,34 @@ class Shapes:
             tuple(r for r in run if _GENERAL_HINTS.intersection(r.hints)),
         )
 
+    @cached_property
+    def finders(self) -> _Finders:
+        """One regular expression per place a rule's hints are looked up, matching where any of
+        those hints (or literals) occurs: a text where none does skips the loop over the rules,
+        which would apply none of them (most file names, titles and short texts)."""
+        spec_lowered: list[str] = []
+        spec_blob: list[str] = []
+        exact_original: list[str] = []
+        exact_cased: list[str] = []
+        patterns: list[tuple[re.Pattern[str], bool]] = []
+        for rule in self.specific:
+            lowercase = rule.kind in _LOWERCASE_TOKEN_KINDS
+            if isinstance(rule.exact, re.Pattern):
+                patterns.append((rule.exact, lowercase))
+            elif rule.exact:
+                (exact_original if lowercase else exact_cased).extend(rule.exact)
+            else:
+                (spec_lowered if lowercase else spec_blob).extend(rule.hints)
+        return _Finders(
+            _any_of(h for r in self.blocks for h in r.hints),
+            _any_of(h for r in self.text for h in r.hints),
+            _any_of(spec_lowered),
+            _any_of(spec_blob),
+            _any_of(exact_original),
+            _any_of(exact_cased),
+            tuple(patterns),
+        )
+
     def without(self, vendors: frozenset[str]) -> Shapes:
         """The same rules less those written for any of `vendors` (table rows one by one)."""
         kept = []
@@ -362,15 +391,30 @@ def _apply(rule: Rule, text: str, kinds: Counter) -> str:
 
 def redact_shapes(text: str, kinds: Counter, shapes: Shapes = SHAPES) -> str:
     lowered = text.lower()  # hints are looked up in the original; redaction only removes text
-    for rule in shapes.blocks:
-        if any(hint in lowered for hint in rule.hints):
-            text = _apply(rule, text, kinds)
+    finders = shapes.finders
+    if finders.found(finders.blocks, lowered):
+        for rule in shapes.blocks:
+            if any(hint in lowered for hint in rule.hints):
+                text = _apply(rule, text, kinds)
     # Vendor tokens carry digits or capitals: look for their hints only in such runs, a fraction
     # of the text (looking for 150 hints in the whole text costs more than everything else).
     runs = _token_runs(text)
     blob_cased = " ".join(m.group(0) for m in runs)
     blob = blob_cased.lower()
     original = text
+    if finders.any_specific(lowered, blob, original, blob_cased):
+        text = _specific(shapes, text, kinds, lowered, blob, original, blob_cased)
+    text = _redact_runs(text, runs if text == original else _token_runs(text), kinds, shapes.general)
+    if finders.found(finders.text, lowered):
+        for rule in shapes.text:
+            if any(hint in lowered for hint in rule.hints):
+                text = _apply(rule, text, kinds)
+    return text
+
+
+def _specific(
+    shapes: Shapes, text: str, kinds: Counter, lowered: str, blob: str, original: str, blob_cased: str
+) -> str:
     for rule in shapes.specific:
         if rule.exact:
             where = original if rule.kind in _LOWERCASE_TOKEN_KINDS else blob_cased
@@ -382,11 +426,38 @@ def redact_shapes(text: str, kinds: Counter, shapes: Shapes = SHAPES) -> str:
                 text = _apply(rule, text, kinds)
         elif any(hint in (lowered if rule.kind in _LOWERCASE_TOKEN_KINDS else blob) for hint in rule.hints):
             text = _apply(rule, text, kinds)
-    text = _redact_runs(text, runs if text == original else _token_runs(text), kinds, shapes.general)
-    for rule in shapes.text:
-        if any(hint in lowered for hint in rule.hints):
-            text = _apply(rule, text, kinds)
     return text
+
+
+@dataclass(frozen=True)
+class _Finders:
+    blocks: re.Pattern[str] | None  # the block rules' hints, in the lowered text
+    text: re.Pattern[str] | None  # the text rules' hints, in the lowered text
+    spec_lowered: re.Pattern[str] | None  # hints of specific rules looked up in the lowered text
+    spec_blob: re.Pattern[str] | None  # … and in the lowered runs
+    exact_original: re.Pattern[str] | None  # literals of specific rules looked up in the text
+    exact_cased: re.Pattern[str] | None  # … and in the runs as they are
+    patterns: tuple[tuple[re.Pattern[str], bool], ...]  # (a rule's exact pattern, in the text?)
+
+    @staticmethod
+    def found(finder: re.Pattern[str] | None, where: str) -> bool:
+        return finder is not None and finder.search(where) is not None
+
+    def any_specific(self, lowered: str, blob: str, original: str, blob_cased: str) -> bool:
+        """Whether the loop over the specific rules would apply any: exactly its conditions."""
+        return (
+            self.found(self.spec_lowered, lowered)
+            or self.found(self.spec_blob, blob)
+            or self.found(self.exact_original, original)
+            or self.found(self.exact_cased, blob_cased)
+            or any(p.search(original if in_text else blob_cased) is not None for p, in_text in self.patterns)
+        )
+
+
+def _any_of(literals: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern matching where any of `literals` occurs (None for none: nothing to find)."""
+    unique = sorted(set(literals), key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, unique))) if unique else None
 
 
 def _token_runs(text: str) -> list[re.Match[str]]:

@@ -24,7 +24,7 @@ from ..conversation.policy import ChannelPolicy
 from ..conversation.questions import Questions
 from ..conversation.router import Router, Worker
 from ..core.chat_platform import ChatPlatform, Platforms
-from ..core.models import RetryLater, Subscription, Window, to_dict, window_from_dict
+from ..core.models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
 from ..core.store import Store
 from ..delivery.deliveries import Deliveries
 from ..delivery.spec import DeliverySpec, author_filter_of, delivery_spec, path_filter_of
@@ -34,6 +34,23 @@ from ..watch.spec import WatchRun
 from .queue import Jobs
 from .schedule import Clock
 from .services import Services
+
+
+class ProfilesAhead:
+    """The clock's view of the learned profiles: repositories by name, as subscriptions hold them."""
+
+    def __init__(self, services: Services):
+        self.services = services
+
+    async def learn_ahead(self, repos: list[str], now: datetime) -> None:
+        taste = self.services.builder.taste
+        sources = []
+        for repo in repos:
+            try:
+                sources.append(self.services.source(repo))
+            except BotError:  # a repository that cannot be opened now: its digests say why
+                continue
+        await taste.learn_ahead(sources, now)
 
 
 class Now:
@@ -149,6 +166,7 @@ class App:
             self.alert_runner,
             now=now,
             jobs=jobs if jobs is not None else self._jobs,
+            profiles=ProfilesAhead(self.services) if self.services.builder.taste is not None else None,
         )
 
     # --- the job worker's entry points (bot/runtime/queue.py) -----------------------------------

@@ -106,6 +106,13 @@ class AlertPolling(Protocol):
     async def run(self, poll: AlertPoll) -> str: ...
 
 
+class LearnsAhead(Protocol):
+    """The learned profiles (bot/taste/book.py): today's of each repository, learnt in the
+    background once the UTC day has begun, before any digest of the day asks for it."""
+
+    async def learn_ahead(self, repos: list[str], now: datetime) -> None: ...
+
+
 class Clock:
     """Every CLOCK_INTERVAL seconds, enqueue each due (conversation, repository, day) as a keyed
     delivery job (two clocks enqueue one job; a delivered day is in the ledger and never queued
@@ -124,8 +131,10 @@ class Clock:
         alert_runner: AlertPolling,
         now: Callable[[], datetime] | None = None,
         jobs: Jobs | None = None,
+        profiles: LearnsAhead | None = None,
     ):
         self.store = store
+        self.profiles = profiles
         self.settings = settings
         self.subs = subs
         self.platforms = platforms
@@ -142,7 +151,8 @@ class Clock:
         now = self.now()
         catchup = timedelta(minutes=self.settings.catchup_minutes)
         due = []
-        for sub in await self.subs.all():
+        subs = await self.subs.all()
+        for sub in subs:
             if sub.platform not in self.platforms:
                 continue  # another process serves that platform
             day = due_week(now, sub, catchup) if sub.weekly else due_day(now, sub, catchup)
@@ -158,6 +168,11 @@ class Clock:
         await self.tick_alerts(now)
         for key, outcome in await self.improver.tick(now, self.jobs):  # kept digests' fallbacks, retried
             log.info("improve %s: %s", key, outcome)
+        if self.profiles is not None:  # last, and never in the pushes' way: starts learning, does not wait
+            try:
+                await self.profiles.learn_ahead(sorted({s.repo for s in subs}), now)
+            except BotError as exc:
+                log.warning("learning the day's profiles ahead skipped this tick: %s", exc)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
 
     async def _enqueue(self, jobs: Jobs, spec: DeliverySpec) -> str:

@@ -97,7 +97,14 @@ class Services:
         """One source object per repository for the process's lifetime (they hold HTTP pools)."""
         return self.sources.get(repo)
 
-    async def aclose(self) -> None:
+    async def aclose(self, finish_learning: bool = False) -> None:
+        """`finish_learning`: wait for the profiles being learnt in the background (a one-shot CLI
+        run, so that its next run finds them); a long-running process stops them instead."""
+        taste = self.builder.taste
+        if taste is not None:
+            if finish_learning:
+                await taste.settle()
+            await taste.aclose()
         if self.llm is not None:
             await self.llm.aclose()
         await self.store.close()

@@ -52,6 +52,7 @@ class LocalGitSource:
         # what a batch read for them and nobody has taken yet (`expect_files`, `get_files`).
         self._expected: dict[str, str] = {}
         self._read: dict[str, tuple[FileChange, ...]] = {}
+        self._reading: set[str] = set()  # what the batch under way reads
         self._batch_lock = asyncio.Lock()
 
     # --- plumbing ---------------------------------------------------------------------------------
@@ -125,22 +126,45 @@ class LocalGitSource:
         # months behind HEAD costs what today costs, not a numstat of every commit since.
         since = int((window.start_utc - _SINCE_MARGIN).timestamp())
         until = int((window.end_utc + _SINCE_MARGIN).timestamp())
-        args = [
-            "log",
-            f"--format={_LOG_FORMAT}",
-            "--numstat",
-            "-M",  # a rename is one file, as GitHub counts it
-            f"--since={since}",
-            f"--until={until}",
-            ref,
-            "--",  # a branch named like a folder (`docs`) is the revision, not a path
+        merges = () if include_merges else ("--no-merges",)
+        # Which commits of the margin are the window's, by committer date (no diff: cheap), then
+        # the numstat of those only: a big commit a few days away costs nothing.
+        listed = await self._arun(
+            "log", *merges, "--format=%H %ct", f"--since={since}", f"--until={until}", ref, "--"
+        )  # a branch named like a folder (`docs`) is the revision, not a path
+        shas = [
+            sha
+            for sha, _, ctime in (line.partition(" ") for line in listed.splitlines())
+            if window.contains(datetime.fromtimestamp(int(ctime), tz=UTC))
         ]
-        if not include_merges:
-            args.insert(1, "--no-merges")
-        out = await self._arun(*args)
-        commits = [c for c in self._parse_log(out) if window.contains(c.committed_at)]
+        if not shas:
+            return []
+        commits = await asyncio.to_thread(self._read_listed, shas)
         commits.sort(key=lambda c: c.committed_at, reverse=True)
         return commits
+
+    def _read_listed(self, shas: list[str]) -> list[Commit]:
+        """These commits as the listing gives them (message, parents, numstat; a rename is one
+        file, as GitHub counts it), in a worker thread."""
+        try:
+            return self._parse_log(self._log_of(shas, f"--format={_LOG_FORMAT}", "--numstat", "-M"))
+        except SourceError:  # a blob rename detection reads is missing (a partial or damaged clone)
+            return self._parse_log(self._log_of(shas, f"--format={_LOG_FORMAT}", "--numstat", "--no-renames"))
+
+    def _log_of(self, shas: list[str], *args: str) -> str:
+        """`git log` of exactly these commits, in this order (their SHAs on its standard input)."""
+        proc = subprocess.run(
+            ["git", "-C", self.path, "-c", "core.quotePath=false", "log", "--no-walk=unsorted", "--stdin", *args, "--"],
+            input="\n".join(shas).encode(),
+            capture_output=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+        )
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise SourceError(
+                phrase("errors.git_failed", command="log", path=self.path, detail=err[-1] if err else "exit")
+            )
+        return proc.stdout.decode("utf-8", "replace")
 
     async def _list_range(self, base: str, head: str) -> list[Commit]:
         """The first-parent commits of base..head, newest first, merges among them included (a
@@ -264,7 +288,7 @@ class LocalGitSource:
         self._expected = {c.sha: c.parents[0] if c.parents else "" for c in commits[:_EXPECTED_MAX]}
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
-        if sha in self._expected:
+        if sha in self._expected or sha in self._reading:  # reading: wait for the batch under way
             async with self._batch_lock:
                 if sha in self._expected:  # not read by the batch another call just ran
                     await self._read_expected()
@@ -279,16 +303,27 @@ class LocalGitSource:
         the -z raw and numstat entries, an empty entry, and the patch text. A failed batch
         leaves its commits to be read one by one (and fail one by one, as before)."""
         wanted = list(self._expected.items())
+        self._reading = set(self._expected)
         self._expected.clear()
         self._read.clear()  # what the batch before read and nobody took: at most one batch is kept
+        try:
+            await self._read_batches(wanted)
+        finally:
+            self._reading = set()
+
+    async def _read_batches(self, wanted: list[tuple[str, str]]) -> None:
         for start in range(0, len(wanted), _BATCH):
             chunk = wanted[start : start + _BATCH]
             lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in chunk)
-            try:
-                out = await asyncio.to_thread(self._run_input, lines)
+            shas = [sha for sha, _ in chunk]
+            try:  # read and split in a worker thread: a busy day's patches are megabytes of text
+                read = await asyncio.to_thread(self._read_batch, lines, shas)
             except SourceError:
                 continue
-            self._read.update(self._parse_batch(out, [sha for sha, _ in chunk]))
+            self._read.update(read)
+
+    def _read_batch(self, stdin: str, shas: list[str]) -> dict[str, tuple[FileChange, ...]]:
+        return self._parse_batch(self._run_input(stdin), shas)
 
     def _run_input(self, stdin: str) -> str:
         proc = subprocess.run(
@@ -383,28 +418,48 @@ class LocalGitSource:
     async def history(self, ref: str, limit: int) -> list[PastCommit]:
         """Up to `limit` commits reachable from `ref` (merges left out, as digests list them), newest
         first, with the paths they touched (names, and a rename as its new path, as GitHub lists a
-        pull request's files: finding renames reads the blobs of added/deleted pairs)."""
-        log_args = ("log", f"-n{limit}", "--no-merges", f"--format={_RS}%H{_US}%ct{_US}%B{_US}", "--name-status")
-        try:
-            out = await self._arun(*log_args, "-M", ref, "--")
-        except SourceError:
-            # A blob rename detection needs is missing (a partial or damaged clone): names only.
-            out = await self._arun(*log_args, "--no-renames", ref, "--")
-        found = []
-        for record in out.split(_RS)[1:]:
-            sha, ctime, message, changes = record.split(_US, 3)
-            title, _body, pr, _reverts = split_message(message)
-            paths, added = [], []
-            for line in sorted(changes.strip().splitlines(), key=lambda x: x.rsplit("\t", 1)[-1])[:HISTORY_PATHS]:
-                status, *names = line.split("\t")
-                if names and names[-1]:
-                    paths.append(names[-1])
-                    if status == "A":
-                        added.append(names[-1])
-            found.append(
-                PastCommit(sha, datetime.fromtimestamp(int(ctime), tz=UTC), title, pr, tuple(paths), tuple(added))
-            )
-        return found
+        pull request's files: finding renames reads the blobs of added/deleted pairs). Read and
+        parsed in a worker thread (2,000 messages split are not for the event loop)."""
+
+        def read() -> list[PastCommit]:
+            try:
+                return _parse_history(self._run("log", f"-n{limit}", "--no-merges", *_HISTORY_FORMAT, "-M", ref, "--"))
+            except SourceError:  # a blob rename detection reads is missing (a partial or damaged clone)
+                out = self._run("log", f"-n{limit}", "--no-merges", *_HISTORY_FORMAT, "--no-renames", ref, "--")
+                return _parse_history(out)
+
+        return await asyncio.to_thread(read)
+
+    async def history_shas(self, ref: str, limit: int) -> list[str]:
+        """The SHAs `history(ref, limit)` lists, in its order, without reading any commit: with
+        `history_of`, a profile learnt the day before reads only what the branch gained since."""
+        out = await self._arun("rev-list", f"-n{limit}", "--no-merges", ref, "--")
+        return out.split()
+
+    async def history_of(self, shas: list[str]) -> list[PastCommit]:
+        """These commits as `history` reads them, in this order."""
+
+        if not shas:
+            return []
+
+        def read() -> list[PastCommit]:
+            try:
+                return _parse_history(self._log_of(shas, *_HISTORY_FORMAT, "-M"))
+            except SourceError:  # as in `history`
+                return _parse_history(self._log_of(shas, *_HISTORY_FORMAT, "--no-renames"))
+
+        return await asyncio.to_thread(read)
+
+    async def path_ids(self, ref: str) -> dict[str, str]:
+        """Every file at `ref` → its blob id, in `list_paths` order: whether the release notes
+        changed since a day is known without reading them."""
+        out = await self._arun("ls-tree", "-r", "-z", ref)
+        ids: dict[str, str] = {}
+        for entry in out.split("\0"):
+            meta, _, path = entry.partition("\t")
+            if path:
+                ids[path] = meta.rsplit(" ", 1)[-1]
+        return ids
 
     async def prefetch_prs(self, commits: list[Commit]) -> None:
         return None  # a local clone has no pull requests
@@ -421,6 +476,25 @@ class LocalGitSource:
         )
         commits = [c for c in self._parse_log(out) if c.pr_number == number]
         return commits[0] if commits else None
+
+
+_HISTORY_FORMAT = (f"--format={_RS}%H{_US}%ct{_US}%B{_US}", "--name-status")
+
+
+def _parse_history(out: str) -> list[PastCommit]:
+    found = []
+    for record in out.split(_RS)[1:]:
+        sha, ctime, message, changes = record.split(_US, 3)
+        title, _body, pr, _reverts = split_message(message)
+        paths, added = [], []
+        for line in sorted(changes.strip().splitlines(), key=lambda x: x.rsplit("\t", 1)[-1])[:HISTORY_PATHS]:
+            status, *names = line.split("\t")
+            if names and names[-1]:  # a rename (`R100 old new`) is its new path
+                paths.append(names[-1])
+                if status == "A":
+                    added.append(names[-1])
+        found.append(PastCommit(sha, datetime.fromtimestamp(int(ctime), tz=UTC), title, pr, tuple(paths), tuple(added)))
+    return found
 
 
 _STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"}

@@ -11,6 +11,10 @@ six of seven repositories (docs: judgement page). No optimiser is written here.
 
 A naive Bayes model over the maintainers' headings, learned from the announced changes only,
 names the heading a change like this is usually listed under ("Bug fixes"), for the reader's reason.
+
+Only learning needs scikit-learn: `weights()` is what was learnt as plain data (kept in Redis by
+book.py), and judge.py judges with it and numpy alone — the same numbers, without importing
+scikit-learn in every process that reads a digest.
 """
 
 from __future__ import annotations
@@ -57,6 +61,40 @@ class LearnedProfile:
         if len(counts) > 1:
             self._headings = MultinomialNB(alpha=ALPHA).fit(matrix[announced], [examples[i].heading for i in announced])
         self._only_heading = counts.most_common(1)[0][0] if len(counts) == 1 else ""
+
+    def weights(self) -> dict:
+        """What was learnt, as JSON-able data (judge.Judge reads it): the vocabulary in column
+        order, both models' parameters as float64 bytes, and the examples as column lists."""
+        words = [str(w) for w in self._vectorizer.get_feature_names_out()]
+        headings = self._headings
+        levels = self._levels
+        return {
+            "words": words,
+            "levels": {
+                "classes": [str(c) for c in levels.classes_],
+                "coef": _pack(levels.coef_),
+                "intercept": _pack(levels.intercept_),
+            }
+            if hasattr(levels, "coef_")
+            else {
+                "classes": [str(c) for c in levels.classes_],
+                "log_prob": _pack(levels.feature_log_prob_),
+                "prior": _pack(levels.class_log_prior_),
+            },
+            "headings": None
+            if headings is None
+            else {
+                "classes": [str(c) for c in headings.classes_],
+                "log_prob": _pack(headings.feature_log_prob_),
+                "prior": _pack(headings.class_log_prior_),
+            },
+            "only_heading": self._only_heading,
+            "docs": [
+                [int(j) for j in self._matrix.indices[a:b]]
+                for a, b in zip(self._matrix.indptr, self._matrix.indptr[1:])
+            ],
+            "examples": [[e.level.value, e.heading, e.title] for e in self._examples],
+        }
 
     def telling_words(self, n: int) -> tuple[list[str], list[str]]:
         """The n words that alone make a change most likely announced, and the n least likely."""
@@ -111,3 +149,13 @@ class LearnedProfile:
 
 def _identity(words):
     return words
+
+
+def _pack(array) -> list:
+    """A float64 array as [shape, base64 of its bytes]: exact, and a third the size of JSON floats."""
+    import base64
+
+    import numpy
+
+    array = numpy.ascontiguousarray(array, dtype=numpy.float64)
+    return [list(array.shape), base64.b64encode(array.tobytes()).decode()]

@@ -1,7 +1,7 @@
 """The LLM client: an OpenAI-compatible chat-completions endpoint, by concern.
 
-- client.py — `LLM`, the only module importing the openai SDK (lazily, when the first client is
-  built: a digest without an LLM never imports it): requests, the structured-output step-down,
+- client.py — `LLM`, the only module importing the openai SDK (lazily, at the first request: a
+  process that asks the LLM nothing never imports it): requests, the structured-output step-down,
   retries, the breaker, blank answers, streams;
 - endpoint.py — what is learnt of an endpoint (window, token ratio, format floor), the prompt and
   output budgets that follow, kept per endpoint in memory;

@@ -22,7 +22,9 @@ accept and how they fail (see the README's "LLM endpoints"). This module hides t
   asked again up to BLANK_RETRIES times before the caller sees them.
 - **Reasoning** (`<think>…</think>`) never reaches a streamed reader; `reasoning_content` is ignored.
 
-The SDK is imported when the first client is built (`_import_sdk`), not with this module.
+The SDK is imported, and its client built, when the first request is made (`_sdk_client`): not
+with this module, nor when the endpoint is configured — a run that asks the LLM nothing (an
+empty day, a cached digest, a command) does not pay its ~0.5 s of start-up.
 """
 
 from __future__ import annotations
@@ -82,12 +84,8 @@ class LLM(Endpoint):
         # Names this endpoint in cache keys (the base URL hashed: it may carry credentials).
         self.endpoint_id = hashlib.sha256(base_url.rstrip("/").encode()).hexdigest()[:10]
         self._api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
-        # base_url and api_key are always passed explicitly so the SDK never reads the environment;
-        # max_retries=0: the SDK would retry a timeout as often as a 429 (see the module doc).
-        _import_sdk()
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=self._api_key or KEYLESS_PLACEHOLDER, max_retries=0, timeout=self.timeout
-        )
+        self._base_url = base_url
+        self._client: openai.AsyncOpenAI | None = None  # built by the first request (_sdk_client)
         self._slots = asyncio.Semaphore(settings.llm_concurrency)
         self._proven: set[int] = set()  # levels the endpoint has answered (not refused)
         self.blank_retries = BLANK_RETRIES
@@ -109,6 +107,7 @@ class LLM(Endpoint):
         """One chat completion. `schema` asks for that structure where the endpoint offers it;
         `json_mode` for a JSON object; neither, for text."""
         messages = list(messages)
+        await _sdk_imported()  # before the handlers below name its exceptions
         await self.recall()
         try:
             async with self._slots:
@@ -145,6 +144,7 @@ class LLM(Endpoint):
         """The answer's visible content deltas, in order (reasoning blocks removed). Close the
         generator (or read it to the end): it holds a concurrency slot while open."""
         messages = list(messages)
+        await _sdk_imported()  # before the handlers below name its exceptions
         await self.recall()
         await self._remember()  # what the last request learnt (a stream cannot await when closed)
         async with self._slots:
@@ -179,7 +179,22 @@ class LLM(Endpoint):
 
     async def aclose(self) -> None:
         await self._remember()
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
+
+    def _sdk_client(self) -> openai.AsyncOpenAI:
+        """The SDK's client, built on first use. base_url and api_key are always passed explicitly
+        so the SDK never reads the environment; max_retries=0: the SDK would retry a timeout as
+        often as a 429 (see the module doc)."""
+        if self._client is None:
+            _import_sdk()
+            self._client = openai.AsyncOpenAI(
+                base_url=self._base_url,
+                api_key=self._api_key or KEYLESS_PLACEHOLDER,
+                max_retries=0,
+                timeout=self.timeout,
+            )
+        return self._client
 
     # --- internals --------------------------------------------------------------------------------
     async def _complete(
@@ -260,11 +275,11 @@ class LLM(Endpoint):
         while True:
             try:
                 if request.get("stream"):
-                    return await self._client.chat.completions.create(**request)
+                    return await self._sdk_client().chat.completions.create(**request)
                 # A completion as JSON, its answer as JSON: the SDK's typed `create` walks the
                 # request and builds models of the answer, 1.5 ms of CPU a call that a digest of
                 # hundreds of commits pays for nothing. Its transport, errors and auth still apply.
-                return await self._client.post("/chat/completions", body=request, cast_to=object)
+                return await self._sdk_client().post("/chat/completions", body=request, cast_to=object)
             except openai.APITimeoutError:
                 timeouts += 1
                 cost.note_timeout()
@@ -372,11 +387,19 @@ class LLM(Endpoint):
         return server_message(exc.body, self._api_key)
 
 
+async def _sdk_imported() -> None:
+    """The SDK, imported in a worker thread the first time: its ~0.5 s of import is not the event
+    loop's, which acknowledges requests meanwhile."""
+    if "openai" not in globals():
+        await asyncio.to_thread(_import_sdk)
+
+
 def _import_sdk() -> None:
-    """The openai SDK, imported when the first endpoint is built (every other use of it here runs
-    after that): a digest without an LLM does not pay its ~0.4 s of start-up."""
+    """The openai SDK, imported by the first request (every other use of it here runs after that):
+    a process that asks the LLM nothing does not pay its ~0.5 s of start-up."""
     global openai
-    import openai
+    if "openai" not in globals():
+        import openai
 
 
 def _error_text(exc: openai.APIStatusError) -> str:
