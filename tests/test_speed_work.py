@@ -285,7 +285,7 @@ async def test_the_prompt_and_the_rules_are_built_off_the_event_loop(make_servic
 
     loop_thread = threading.get_ident()
     threads: dict[str, set[int]] = {"hint": set(), "rules": set()}
-    real_hint, real_rules = hints.offline_hint, analyze.analyse_offline
+    real_hint, real_rules = hints.offline_hint, analyze.analyse_offline_langs
 
     def hint(*args, **kwargs):
         threads["hint"].add(threading.get_ident())
@@ -296,7 +296,7 @@ async def test_the_prompt_and_the_rules_are_built_off_the_event_loop(make_servic
         return real_rules(*args, **kwargs)
 
     monkeypatch.setattr(hints, "offline_hint", hint)
-    monkeypatch.setattr(analyze, "analyse_offline", rules)
+    monkeypatch.setattr(analyze, "analyse_offline_langs", rules)
     window = day_window(DAY, "UTC")
     with FakeOpenAI(good_answer) as fake:
         with_llm = await make_services(openai_base_url=fake.url, openai_api_key="sk-x", redis_prefix="t-llm:")

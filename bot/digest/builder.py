@@ -366,11 +366,11 @@ class DigestBuilder:
         return [c for i, c in enumerate(commits) if not any(held[i * n : (i + 1) * n])]
 
     async def _commit_tag(self, source: CommitSource, commit: Commit) -> str:
-        """The cache tag of this commit's analyses: the analyzer's, the repository profile's, and
-        the learned profile of the commit's day."""
-        tag = await self._analysis_tag(source, "")
-        learned = await self._taste_tag(source, commit)
-        return tag + (f":taste-{learned}" if learned else "")
+        """The cache tag of this commit's analyses: the analyzer's and the repository profile's.
+        Not the learned profile that judged it: a commit judged while its day's profile was still
+        being learnt (by an earlier day's, or the rules alone) keeps that judgement, so a later
+        range, roll-up or question says of it what its digest said (one commit, one level)."""
+        return await self._analysis_tag(source, "")
 
     async def analyse_commits(
         self, source: CommitSource, commits: list[Commit], lang: str, progress: Progress | None = None
