@@ -170,7 +170,7 @@ async def test_slack_a_correction_typed_in_the_digest_s_thread(make_bot, slack, 
     assert shown_eph(slack.ephemerals[-1]).startswith("用法：level SHA 太高|太低")
     await bot.sender.slash("help")
     await bot.settle()
-    assert "• 在日报的话题里：`level SHA 太高|太低`" in shown_eph(slack.ephemerals[-1])
+    assert "• `level SHA 太高|太低`（或 too-high|too-low，在日报的话题里）" in shown_eph(slack.ephemerals[-1])
 
 
 async def test_feishu_a_correction_typed_in_the_digest_s_topic(make_settings, tmp_path):
