@@ -336,10 +336,10 @@ def code_changes(f: FileChange) -> int:
     return _code_changes(f.patch, extension(f.path)) if f.patch else 0
 
 
-def shipped_code(stats: FileStats, profile: RepoProfile) -> list[FileChange]:
-    """The shipped source files whose patches change code (code_changes), outside tests, docs, CI,
-    examples, tooling and internal paths; none without patches."""
-    return [f for f in stats.source if not profile.is_internal(f.path) and code_changes(f)]
+def changes_shipped_code(stats: FileStats, profile: RepoProfile) -> bool:
+    """Does a patch of shipped source (outside tests, docs, CI, examples, tooling and internal
+    paths) change code (code_changes)? Never without patches. Stops at the first that does."""
+    return any(code_changes(f) for f in stats.source if not profile.is_internal(f.path))
 
 
 @lru_cache(maxsize=64)

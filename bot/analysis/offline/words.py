@@ -227,6 +227,7 @@ _WRONG_OUTPUT = re.compile(
     r"|silently (?:wrong|incorrect|corrupt\w*))\b",
     re.I,
 )
+_WRONG_OUTPUT_WORDS = ("corrupt", "wrong", "incorrect", "garbage", "silently")
 _COPES_WITH = re.compile(
     r"\b(recover\w*|handl\w*|toleran\w*|tolerat\w*|detect\w*|ignor\w*|skip\w*|reject\w*|from|on|with)\s+(\w+\s+)?$",
     re.I,
@@ -244,6 +245,9 @@ _INTERFACE_CHANGE = re.compile(
 def wrong_output(text: str) -> str:
     """The words saying the program's output was corrupted or wrong ('' when none): read in the
     author's prose (names and code masked), not a corrupt input handled ("Recover from corrupted …")."""
+    lower = text.lower()
+    if not any(w in lower for w in _WRONG_OUTPUT_WORDS):
+        return ""  # the common case, without masking the names of a long body first
     words = prose(text)
     for m in _WRONG_OUTPUT.finditer(words):
         if not _COPES_WITH.search(words[max(0, m.start() - 30) : m.start()]):
@@ -258,6 +262,9 @@ def interface_change(text: str) -> str:
     """What the author says changes under its callers ('the two Humming residual inputs'); 'callers'
     when the message only says they must update; '' when it says neither (or "without changing
     the public API")."""
+    lower = text.lower()
+    if "callers" not in lower and "chang" not in lower:
+        return ""
     words = prose(text)
     for m in _INTERFACE_CHANGE.finditer(words):
         if not _DENIED.search(words[max(0, m.start() - 30) : m.start()]):

@@ -16,13 +16,13 @@ from ..message import first_paragraphs
 from ..patch import (
     assignments,
     change_blocks,
+    changes_shipped_code,
     code_changes,
     getter_defaults,
     manages_memory,
     paired_assignments,
     rewords_messages,
     shared_state_files,
-    shipped_code,
 )
 from ..paths import FileKind, extension
 from ..stats import WhereNames, patches_unknown, runtime_lines
@@ -196,13 +196,13 @@ def pathology_fixed(c: Context) -> bool:
 
 def _reverts_code(c: Context) -> bool:
     """The revert changes code (or no patch is at hand to say otherwise)."""
-    return patches_unknown(c.stats, c.profile) or bool(shipped_code(c.stats, c.profile))
+    return patches_unknown(c.stats, c.profile) or changes_shipped_code(c.stats, c.profile)
 
 
 def wrong_output_fixed(c: Context) -> bool:
     """A fix of output that was silently wrong: the message says the output was corrupted or wrong
     (a hint), the commit is a fix by its type and changes shipped code (what bears it out)."""
-    return bool(c.title.wrong_output) and c.ctype is ChangeType.BUGFIX and bool(shipped_code(c.stats, c.profile))
+    return bool(c.title.wrong_output) and c.ctype is ChangeType.BUGFIX and changes_shipped_code(c.stats, c.profile)
 
 
 def facts(c: Context) -> list[Fact]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ....core.models import ChangeType, Importance
 from ....i18n import Phrase, phrase
 from ..context import Context, Fact, Insight, Risk
-from ..patch import shipped_code
+from ..patch import code_changes
 from ..stats import WhereNames
 
 # Kinds of commit whose diff cannot change what callers pass.
@@ -25,7 +25,8 @@ def interface_changed(c: Context) -> bool:
     code of public shipped source (what bears it out)."""
     if not c.title.interface_change or c.title.breaking or c.ctype in _NOT_CODE:
         return False
-    return any(c.profile.is_public(f.path) for f in shipped_code(c.stats, c.profile))
+    public = [f for f in c.stats.source if not c.profile.is_internal(f.path) and c.profile.is_public(f.path)]
+    return any(code_changes(f) for f in public)
 
 
 def _said(c: Context) -> Phrase:

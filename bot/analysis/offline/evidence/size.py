@@ -15,7 +15,7 @@ from ....core.models import ChangeType, Importance
 from ....i18n import Count, phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import lines, noun, num
-from ..patch import shipped_code
+from ..patch import changes_shipped_code
 from ..paths import FileKind
 from ..stats import FileStats, WhereNames, grouped_dirs, main_location
 
@@ -94,9 +94,9 @@ def _shipped_change(c: Context) -> list[Fact]:
     Without the patches (a listing that has none) there is nothing to bear it out."""
     if c.ctype not in SHIPPED_CHANGE_TYPES or not c.stats.known:
         return []
-    code = shipped_code(c.stats, c.profile)
-    if not code:
+    if not changes_shipped_code(c.stats, c.profile):
         return []
+    code = [f for f in c.stats.source if not c.profile.is_internal(f.path)]
     part = FileStats(tuple((f, FileKind.SOURCE) for f in code), len(code), 0, 0, True)
     where, _ = main_location(part)
     adds, dels = sum(f.additions for f in code), sum(f.deletions for f in code)
