@@ -236,8 +236,8 @@ _COPES_WITH = re.compile(
 # residual inputs to …", "changes the signature of …", "callers must update".
 _INTERFACE_CHANGE = re.compile(
     r"\bchang(?:es|ed|ing) (?P<what>(?:the )?(?:[\w-]+ ){0,4}?(?:inputs?|arguments?|parameters?|signatures?"
-    r"|return types?|shapes?|layouts?|api|interface|contract))\b[^.\n]{0,60}?\b(?:to|from)\b"
-    r"|\bcallers (?:must|need to|have to|will need to) (?:update|change|migrate|adapt)\b",
+    r"|return\stypes?|shapes?|layouts?|api|interface|contract))\b[^.\n]{0,60}?\b(?:to|from)\b"
+    r"|\bcallers (?:must|need\sto|have\sto|will\sneed\sto) (?:update|change|migrate|adapt)\b",
     re.I,
 )
 

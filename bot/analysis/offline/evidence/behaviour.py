@@ -210,9 +210,8 @@ def facts(c: Context) -> list[Fact]:
     t, d = c.title, c.diff
     if wrong_output_fixed(c):
         # Wrong answers nobody sees fail are worse than a crash: every result computed before is suspect.
-        facts.append(
-            Fact(Importance.HIGH, phrase("offline.behaviour.fixes_wrong_output", what=t.wrong_output), order=39)
-        )
+        what = phrase("offline.said.quoted", text=t.wrong_output)  # the author's words, quoted
+        facts.append(Fact(Importance.HIGH, phrase("offline.behaviour.fixes_wrong_output", what=what), order=39))
     # Backing out docstrings or comments (no code line) changes nothing that runs.
     if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT and _reverts_code(c):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.behaviour.reverts_landed_change", sha=_sha(c)), order=40))
@@ -281,7 +280,8 @@ def risks(c: Context) -> list[Risk]:
     ):
         add(41, "default_behaviour_changes", "review_related_settings")
     if wrong_output_fixed(c):
-        add(39, "earlier_results_wrong", "recheck_earlier_results", where=where, what=title.wrong_output)
+        quoted = phrase("offline.said.quoted", text=title.wrong_output)
+        add(39, "earlier_results_wrong", "recheck_earlier_results", where=where, what=quoted)
     # A crash the commit fixes: a feature that mentions crash-safety fixes none.
     if title.crash and c.ctype is ChangeType.BUGFIX and stats.source_lines:
         add(44, "other_inputs_may_crash", "test_neighbouring_inputs", where=where)

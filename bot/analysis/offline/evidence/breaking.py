@@ -33,7 +33,12 @@ def _said(c: Context) -> Phrase:
     what = c.title.interface_change
     if what == "callers":
         return phrase("offline.breaking.callers_declared")
-    return phrase("offline.breaking.interface_declared", what=what)
+    return phrase("offline.breaking.interface_declared", what=_quoted(what))
+
+
+def _quoted(words: str) -> Phrase:
+    """The author's words, quoted in the reader's quotation marks (they stay as written)."""
+    return phrase("offline.said.quoted", text=words)
 
 
 def facts(c: Context) -> list[Fact]:
@@ -49,7 +54,8 @@ def risks(c: Context) -> list[Risk]:
         return [Risk(10, phrase("offline.breaking.callers_fail"), phrase("offline.breaking.read_migration_notes"))]
     if interface_changed(c):
         where = WhereNames(c.stats, c.diff.hunk_names)
-        what = c.title.interface_change if c.title.interface_change != "callers" else "the interface"
+        said = c.title.interface_change
+        what = _quoted(said) if said != "callers" else phrase("offline.breaking.the_interface")
         return [
             Risk(
                 10,
