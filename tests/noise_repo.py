@@ -38,7 +38,8 @@ OLD["clap"], NEW["clap"] = "4.5.53", "4.5.54"
 HIGH_TITLE = "feat(frontend)!: drop the legacy router"
 MEDIUM_TITLE = "feat: add a --since flag to the backend CLI"
 MONDAY_HIGH = "feat(backend)!: remove the v1 export endpoint"
-AUTOMATION_TITLE = "Handle empty export batches in the backend worker"
+# Says no kind of change (a fix of shipped code would be medium): the bot's code is a low like anyone's.
+AUTOMATION_TITLE = "Sync the backend worker from its template"
 DOCS_LOWS = 20
 
 

@@ -197,8 +197,9 @@ async def test_a_github_repository_is_judged_by_its_own_release_notes(make_servi
     kinds = project.day_under_test()
     rules = judged(await digest_of(make_services, fake_github, learn_from_release_notes=False))
     got = judged(await digest_of(make_services, fake_github))
-    # The rules alone: a four-line resolver fix is low, a 300-line panel rewrite medium.
-    assert {level for level, _ in by_kind(rules, kinds, "fix")} == {Importance.LOW}
+    # The rules alone guess: a four-line resolver fix is medium (a fix of shipped code), and so is a
+    # 300-line panel rewrite.
+    assert {level for level, _ in by_kind(rules, kinds, "fix")} == {Importance.MEDIUM}
     assert {level for level, _ in by_kind(rules, kinds, "panel")} == {Importance.MEDIUM}
     # Its notes list every resolver fix under "Bug fixes" and never a panel rewrite.
     assert by_kind(got, kinds, "fix") == [(Importance.MEDIUM, LISTED)] * 2
@@ -210,9 +211,9 @@ async def test_pr_labels_teach_what_the_notes_never_list(make_services, fake_git
     kinds = project.day_under_test()
     rules = judged(await digest_of(make_services, fake_github, learn_from_release_notes=False))
     got = judged(await digest_of(make_services, fake_github))
-    # Never in the notes, but every cache guard so far was labelled `bug`: a five-line change the
-    # rules call low is medium here.
-    assert [level for level, _ in by_kind(rules, kinds, "guard")] == [Importance.LOW]
+    # Never in the notes, but every cache guard so far was labelled `bug`: the rules' guess (a fix of
+    # shipped code) is confirmed in the labels' words, where the notes alone would lower it.
+    assert [level for level, _ in by_kind(rules, kinds, "guard")] == [Importance.MEDIUM]
     assert [level for level, _ in by_kind(got, kinds, "guard")] == [Importance.MEDIUM]
 
 
@@ -222,9 +223,9 @@ async def test_without_graphql_the_labels_are_left_out_and_the_notes_still_count
     fake_github.graphql = False  # an Enterprise server without GraphQL
     got = judged(await digest_of(make_services, fake_github))
     rules = judged(await digest_of(make_services, fake_github, learn_from_release_notes=False))
-    # Released and never listed: nothing raises the rules' low.
-    assert by_kind(got, kinds, "guard") == by_kind(rules, kinds, "guard")
-    assert by_kind(got, kinds, "guard")[0][0] is Importance.LOW
+    # Released and never listed: the notes lower the rules' guess.
+    assert by_kind(rules, kinds, "guard")[0][0] is Importance.MEDIUM
+    assert by_kind(got, kinds, "guard") == [(Importance.LOW, NOT_LISTED)]
     assert by_kind(got, kinds, "fix") == [(Importance.MEDIUM, LISTED)] * 2
     assert by_kind(got, kinds, "panel") == [(Importance.LOW, NOT_LISTED)] * 2
 

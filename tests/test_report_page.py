@@ -479,7 +479,11 @@ async def test_feishu_parent_links_the_report(make_settings, tmp_path, public):
     day0 = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Asia/Shanghai
     repo = GitRepo(tmp_path / "rocket")
     repo.commit(HOSTILE_TITLE, {"src/export.py": "def export(since=None):\n    return since\n" * 30}, when=day0)
-    repo.commit("fix: cache expiry off by one", {"src/cache.py": "TTL = 1\n" * 40}, when=day0.replace(hour=4))
+    repo.commit(
+        "fix: cache expiry off by one",
+        {"src/cache.py": "# entries expire after TTL seconds\n" * 40},
+        when=day0.replace(hour=4),
+    )
     async with feishu_env(make_settings, repo, public_base_url=public) as env:
         parent, _ = await env.digest()
         card = env.fake.card(parent)

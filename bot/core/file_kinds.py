@@ -147,6 +147,11 @@ TOOLING_DIRS = frozenset(
         ".husky",
     }
 )
+# Test folders named for the kind of test: autotest/, integration_tests/, e2e-tests/, test_utils/.
+_TEST_DIR = re.compile(
+    r"^(auto|unit|integration|system|smoke|e2e|end2end|regression|functional|acceptance|stress)[-_]?tests?$"
+    r"|^tests?[-_]\w+$|^\w+[-_]tests?$"
+)
 # Benchmarks nested in a package (crates/x/benches/, pkg/benchmarks/) do not ship either.
 NESTED_TOOLING_DIRS = frozenset({"benches", "benchmarks", "benchmark"})
 # Copied from elsewhere (a package manager, a sync job) or produced by a tool: nobody wrote it here,
@@ -253,7 +258,11 @@ def classify_path(path: str) -> FileKind:
         return FileKind.CI
     if name.startswith(_DOC_NAME_PREFIXES) and ext in _DOC_EXT | {""}:
         return FileKind.DOCS
-    if _TEST_FILE.search(name) or _CAMEL_TEST_FILE.search(path) or any(d in TEST_DIRS for d in dirs):
+    if (
+        _TEST_FILE.search(name)
+        or _CAMEL_TEST_FILE.search(path)
+        or any(d in TEST_DIRS or _TEST_DIR.match(d) for d in dirs)
+    ):
         return FileKind.TEST
     if (dirs and dirs[0] in DOC_DIRS) or (not dirs and name in _DOC_CONFIG_NAMES):
         return FileKind.DOCS

@@ -34,7 +34,8 @@ HOSTILE_TITLE = 'feat: add export --since flag @all <at user_id="all"></at> [cli
 
 
 def rocket_repo(tmp_path) -> GitRepo:
-    """Three commits on 2026-01-28, the first with a hostile title (the Feishu tests' `repo`)."""
+    """Three commits on 2026-01-28, the first with a hostile title (the Feishu tests' `repo`): one
+    medium feature, then a fix whose diff changes no code (comments) and a docs typo, both low."""
     repo = GitRepo(tmp_path / "rocket")
     day = datetime(2026, 1, 28, 3, 0, tzinfo=UTC)  # 11:00 in Asia/Shanghai
     repo.commit(
@@ -42,7 +43,11 @@ def rocket_repo(tmp_path) -> GitRepo:
         {"src/export.py": "def export(since=None):\n    return since\n" * 30},
         when=day,
     )
-    repo.commit("fix: cache expiry off by one", {"src/cache.py": "TTL = 1\n" * 40}, when=day.replace(hour=4))
+    repo.commit(
+        "fix: cache expiry off by one",
+        {"src/cache.py": "# entries expire after TTL seconds\n" * 40},
+        when=day.replace(hour=4),
+    )
     repo.commit("docs: fix a typo", {"README.md": "hello\n"}, when=day.replace(hour=5))
     return repo
 

@@ -49,7 +49,7 @@ def decide_change_type(commit: Commit, title: TitleInfo, stats: FileStats, diff:
     """The author's own label wins; otherwise uniform files beat a verb; otherwise the verb. With
     the diff's facts, manifests whose edits change how the release is built and no dependency
     (`panic = "abort"` under `[profile.release]`) are a build change, not a dependency update."""
-    if commit.reverts or title.change_type is ChangeType.REVERT:
+    if (commit.reverts and not title.squashed_revert) or title.change_type is ChangeType.REVERT:
         return ChangeType.REVERT
     if security.decides_type(title, stats):
         return ChangeType.SECURITY

@@ -26,6 +26,7 @@ class DiffFacts:
 
     removed_api: tuple[str, ...] = ()  # public definitions deleted and not re-added anywhere
     removed_api_in_removed_files: bool = False
+    renamed_api: tuple[tuple[str, str], ...] = ()  # (old, new): a public definition replaced by another name
     removed_flags: tuple[str, ...] = ()
     added_flags: tuple[str, ...] = ()
     default_changes: tuple[tuple[str, str, str, str], ...] = ()  # (path, key, old, new)
@@ -52,6 +53,7 @@ class DiffFacts:
     env_added: tuple[str, ...] = ()  # environment variables the code starts reading
     bounds_work: bool = False  # added code keeps a visited set, a memo, a limit or a deadline
     dep_changes: tuple[tuple[str, str, str], ...] = ()  # (name, old, new) shipped requirements re-versioned
+    pins: tuple[tuple[str, str], ...] = ()  # (name, version) shipped requirements newly pinned to one version
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ What the rules know for certain stays: every high rule (a declared breaking chan
 a removed public API, a changed default …) stays high; a change to tests, docs, CI or other
 non-shipping files (or development-only dependencies) stays low; a medium that a specific fact asks
 for stays medium. The profile raises what the rules left low when this project announces such
-changes, lowers a medium the rules only guessed from size, and raises to high what the project
-lists as breaking; the reason says so in the maintainers' terms ("listed under “Bug fixes”").
+changes, lowers a medium the rules only guessed from the diff's shape (its size, or that it is a
+fix, feature or speed-up of shipped code), confirms such a guess in the maintainers' terms, and
+raises to high what the project lists as breaking; the reason says so ("listed under “Bug fixes”").
 """
 
 from __future__ import annotations
@@ -35,9 +36,13 @@ def weigh(c: Context, found: list[Fact], cap: Fact | None, level: Importance) ->
         if judgement.heading:
             return Fact(Importance.MEDIUM, phrase("offline.learned.listed_under", heading=judgement.heading))
         return Fact(Importance.MEDIUM, phrase("offline.learned.announced"))
-    # A medium that rests on size alone is a guess the notes overrule; one a specific fact asks for
-    # (a crash fixed, a new flag, a solver change, a hardened release) needs a clear no.
+    # A medium that rests on the diff's shape alone (its size, or that it fixes, adds or speeds up
+    # shipped code) is a guess the notes overrule; one a specific fact asks for (a crash fixed, a
+    # new flag, a solver change, a hardened release) needs a clear no.
     guessed = not any(f.level is Importance.MEDIUM and not f.size for f in found)
     if level is Importance.MEDIUM and p < (LOWER_AT if guessed else LOWER_SPECIFIC_AT):
         return Fact(Importance.LOW, phrase("offline.learned.not_announced"))
+    if level is Importance.MEDIUM and guessed and p >= RAISE_AT and judgement.heading:
+        # The notes confirm the guess: their heading says more than the shape of the diff.
+        return Fact(Importance.MEDIUM, phrase("offline.learned.listed_under", heading=judgement.heading))
     return None

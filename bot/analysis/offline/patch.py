@@ -17,7 +17,8 @@ from ...core.models import FileChange
 from .paths import extension
 
 if TYPE_CHECKING:
-    pass
+    from ..profile import RepoProfile
+    from .stats import FileStats
 
 
 _PY_DEF = re.compile(r"^(?P<indent>[ \t]*)(?:async\s+)?(?:def|class)\s+(?P<name>[A-Za-z]\w*)\s*[(:]")
@@ -193,12 +194,36 @@ def assignments(lines: list[str], in_config_file: bool) -> dict[str, str]:
     return found
 
 
-def requirements(lines: Iterable[str]) -> dict[str, str]:
+# A requirement without a version ("tilelang; sys_platform == 'linux'"), in a requirements file.
+_BARE_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*(?:;.*)?$")
+# A requirement pinned to one version: "tilelang==0.1.11", "numpy === 2.0".
+_EXACT_PIN = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*===?\s*v?(?P<ver>\d[\w.+-]*)\s*(?:;.*)?$")
+
+
+def _requirement_text(line: str) -> str:
+    text = re.sub(r"""["',()]""", " ", line).strip()  # poetry writes "name (==1.2)"
+    return re.sub(r"^(require|dependency|implementation|api)\s+", "", text)
+
+
+def requirements(lines: Iterable[str], bare: bool = False) -> dict[str, str]:
+    """name → version of each requirement the lines declare; with `bare` (a requirements file),
+    requirements without a version too (version '')."""
     found: dict[str, str] = {}
     for line in lines:
-        text = re.sub(r"""["',()]""", " ", line).strip()  # poetry writes "name (==1.2)"
-        text = re.sub(r"^(require|dependency|implementation|api)\s+", "", text)
+        text = _requirement_text(line)
         m = _REQUIREMENT.match(text)
+        if m and m.group("name").lower() not in _NOT_PACKAGES:
+            found.setdefault(m.group("name").lower(), m.group("ver"))
+        elif bare and (b := _BARE_REQUIREMENT.match(text)) and b.group("name").lower() not in _NOT_PACKAGES:
+            found.setdefault(b.group("name").lower(), "")
+    return found
+
+
+def exact_pins(lines: Iterable[str]) -> dict[str, str]:
+    """name → version of each requirement pinned to exactly one version (`name==1.2.3`)."""
+    found: dict[str, str] = {}
+    for line in lines:
+        m = _EXACT_PIN.match(_requirement_text(line))
         if m and m.group("name").lower() not in _NOT_PACKAGES:
             found.setdefault(m.group("name").lower(), m.group("ver"))
     return found
@@ -292,6 +317,54 @@ def code_of(text: str, ext: str) -> str:
     code = (_RUST_STRING if ext == "rs" else _STRING).sub('""', stripped)
     cut = code.find("#") if ext in _HASH_COMMENTS else code.find("//")
     return (code[:cut] if cut >= 0 else code).strip()
+
+
+# A line that only logs or prints: what it says is not what the code does.
+_LOG_CALL = re.compile(
+    r"^(?:(?:self|cls|this)\.)?_?(?:logger|logging|log|LOG|console|warnings|tracing|log::\w+|tracing::\w+)\s*[.:!(]"
+    r"|^(?:print|printf|fprintf|puts|eprint|eprintln!|println!|print!|debug!|info!|warn!|error!|trace!|fmt\.Print\w*"
+    r"|System\.out\.\w+)\s*\("
+)
+_EMPTIED = re.compile(r"""[rbfuRBFU]{0,2}(?:""|'')""")
+
+
+def code_changes(f: FileChange) -> int:
+    """How many lines of code a patch changes: added and removed lines that are code — not blank,
+    comments or docstrings, not only string literals (a reworded message), not a logging or print
+    call — less the lines that only move (the same code removed and added, a reindented block).
+    What a careful reader counts before calling a commit a change to what runs."""
+    return _code_changes(f.patch, extension(f.path)) if f.patch else 0
+
+
+def changes_shipped_code(stats: FileStats, profile: RepoProfile) -> bool:
+    """Does a patch of shipped source (outside tests, docs, CI, examples, tooling and internal
+    paths) change code (code_changes)? Never without patches. Stops at the first that does."""
+    return any(code_changes(f) for f in stats.source if not profile.is_internal(f.path))
+
+
+@lru_cache(maxsize=64)
+def _code_changes(patch: str, ext: str) -> int:
+    python = ext in ("py", "pyi", "pyx")
+    plus: Counter[str] = Counter()
+    minus: Counter[str] = Counter()
+    in_doc = {"+": False, "-": False}  # inside a docstring, on each side of the diff
+    for sign, text in diff_lines(patch):
+        if sign == "@":
+            in_doc = {"+": False, "-": False}
+            continue
+        sides = ("+", "-") if sign == " " else (sign,)
+        quotes = (text.count('"""') + text.count("'''")) if python else 0
+        docstring = quotes > 0 or any(in_doc[s] for s in sides)
+        if quotes % 2:
+            for s in sides:
+                in_doc[s] = not in_doc[s]
+        if sign == " " or docstring:
+            continue
+        code = _EMPTIED.sub("", code_of(text, ext))
+        if not re.search(r"\w", code) or _LOG_CALL.match(code):
+            continue
+        (plus if sign == "+" else minus)[" ".join(code.split())] += 1
+    return sum((plus - minus).values()) + sum((minus - plus).values())
 
 
 def _views(patch: str | None, ext: str) -> Iterator[list[tuple[str, int, str, str]]]:

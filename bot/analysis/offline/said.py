@@ -91,8 +91,9 @@ def _message_kind(c: Context) -> list[Phrase]:
     return []
 
 
-def _interface(c: Context) -> list[Phrase]:
-    """Options, settings, environment variables and dependencies: what users pass or install."""
+def _interface(c: Context, deps: bool = True) -> list[Phrase]:
+    """Options, settings, environment variables and dependencies (unless `deps` is False: the
+    dependency update line names them already): what users pass or install."""
     d = c.diff
     out: list[Phrase] = []
     if d.removed_flags:
@@ -109,15 +110,19 @@ def _interface(c: Context) -> list[Phrase]:
         out.append(phrase("offline.said.default", key=Code([key]), old=old, new=new))
     if d.env_added:
         out.append(_form("env_added", len(d.env_added), names=Code(d.env_added)))
-    if c.ctype is not ChangeType.DEPENDENCIES:
+    if deps:
+        if d.pins:
+            shown = [f"`{n}` =={v}" for n, v in d.pins]
+            out.append(_form("deps_pinned", len(shown), pins=Names(shown, 2)))
         if d.dep_changes:
-            shown = [f"`{n}` {o} → {v}" for n, o, v in d.dep_changes]
+            shown = [f"`{n}` {o} → {v}" if o else f"`{n}` → {v}" for n, o, v in d.dep_changes]
             out.append(_form("deps_changed", len(shown), updates=Names(shown, 2)))
-        if d.added_deps:
-            out.append(_form("deps_added", len(d.added_deps), names=Code(d.added_deps)))
+        added = [n for n in d.added_deps if n not in dict(d.pins)]
+        if added:
+            out.append(_form("deps_added", len(added), names=Code(added)))
         if d.removed_deps:
             out.append(_form("deps_removed", len(d.removed_deps), names=Code(d.removed_deps)))
-        named = {n for n, _, _ in d.dep_changes} | set(d.added_deps) | set(d.removed_deps)
+        named = {n for n, _, _ in d.dep_changes} | set(d.added_deps) | set(d.removed_deps) | {n for n, _ in d.pins}
         other = [n for n in d.shipped_dep_changes if n not in named]  # features, sources, markers
         if other:
             out.append(_form("deps_declared", len(other), names=Code(other)))
@@ -210,7 +215,10 @@ def summary_parts(c: Context, importance: Importance) -> list[Phrase]:
     the size and place of the change."""
     if c.stats.known and not c.stats.files:
         return [phrase("offline.said.no_files")]
-    parts = _message_kind(c) + _interface(c) + _files(c) + _definitions(c)
+    kind = _message_kind(c)
+    # A dependency update's line names its dependencies; without one, the manifests' edits do.
+    deps = not (kind and c.ctype is ChangeType.DEPENDENCIES)
+    parts = kind + _interface(c, deps) + _files(c) + _definitions(c)
     parts = parts[: MAX_PARTS[importance]]
     return parts + [_where(c, parts)]
 

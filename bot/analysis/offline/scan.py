@@ -57,6 +57,12 @@ _BOUNDING_CODE = re.compile(
     r"|worklist|recursion_limit|max_iterations?)\b",
     re.I,
 )
+# A GPU kernel-language function (Triton, TileLang, CuTe DSL, Numba CUDA …): device code compiled
+# into kernels, called from other kernels, not an API a user imports.
+_KERNEL_DECORATOR = re.compile(
+    r"^@(?:triton|tl|tilelang|T|tvm|te|cute|cutlass|numba\.cuda|cuda|ct|tk|helion|wp|warp|ti|taichi)"
+    r"\.(?:jit|kernel|macro|prim_func|func|inline|autotune|heuristics)\b"
+)
 # Lines that mark the definition after them as a test (Rust's #[test], pytest's marks).
 _TEST_MARK = ("#[test", "#[tokio::test", "#[rstest", "#[test_case", "@pytest.mark", "@Test")
 _OPTION_VALUE = re.compile(r"""["']([A-Za-z0-9][\w.-]{0,30})["']""")
@@ -78,6 +84,7 @@ class SourceScan:
 
     removed_defs: dict[str, bool] = field(default_factory=dict)  # public name → found in a removed file
     added_defs: set[str] = field(default_factory=set)  # public names defined or re-exported
+    renamed_defs: dict[str, str] = field(default_factory=dict)  # old public name → the name replacing it
     flags_old: dict[str, str] = field(default_factory=dict)  # flag → its call, before the change
     flags_new: dict[str, str] = field(default_factory=dict)  # … and after
     hidden_flags: set[str] = field(default_factory=set)
@@ -188,6 +195,10 @@ def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: boo
     env_plus: list[str] = []
     env_minus: set[str] = set()
     marked = False  # the next definition is a test (#[test] above it)
+    kernel = {"-": False, "+": False}  # on that side, the next definition is a GPU kernel function
+    gone_here = ""  # a public definition removed in the current change block (renamed if one replaces it)
+    renaming: tuple[str, str] | None = None  # (old, new) when `def new(` replaced `def old(`: a rename
+    # if the body goes on unchanged below it (the next line is context), a rewrite if not
     tests: list[str] = []
     # What no line of the patch can show is not looked for line by line (one search of the whole
     # patch, in C, instead of one per line).
@@ -198,6 +209,7 @@ def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: boo
     env = "env" in patch or "Env" in patch
     for sign, text in diff_lines(patch):
         if sign == "@":
+            renaming = None
             old.close()
             new.close()
             m = _HUNK_NAME.search(text.split("@@")[-1]) if text.count("@@") >= 2 else None
@@ -210,9 +222,18 @@ def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: boo
                 old.feed(text)
             if sign != "-":
                 new.feed(text)
+        if renaming:
+            if sign == " ":
+                scan.renamed_defs.setdefault(*renaming)
+            renaming = None
         stripped = text.lstrip()
         if not stripped:
             continue
+        if sign == " ":
+            gone_here = ""
+        if stripped.startswith("@"):
+            for side in ("-", "+") if sign == " " else (sign,):
+                kernel[side] = kernel[side] or bool(_KERNEL_DECORATOR.match(stripped))
         if stripped.startswith(_TEST_MARK):
             marked = True
         elif stripped.startswith(_DEF_STARTS):
@@ -225,13 +246,20 @@ def _scan_code(f: FileChange, public: bool, scan: SourceScan, bounds_wanted: boo
                 elif sign != " ":
                     (plus if sign == "+" else minus).append(current)
             marked = False
-            if sign != " " and public:
+            device = any(kernel[side] for side in (("-", "+") if sign == " " else (sign,)))
+            if sign != " " and public and not device:
                 name = public_name(text, ext)
                 if name and not name.startswith("_"):  # private by convention
                     if sign == "-":
                         scan.removed_defs[name] = scan.removed_defs.get(name, False) or f.status == "removed"
+                        gone_here = name
                     else:
                         scan.added_defs.add(name)
+                        if gone_here and gone_here != name:
+                            renaming = (gone_here, name)
+                        gone_here = ""
+            for side in ("-", "+") if sign == " " else (sign,):
+                kernel[side] = False
         if sign == " ":
             continue
         if sign == "+" and flagged:

@@ -14,9 +14,17 @@ from .message import first_paragraphs
 
 _PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
 _BRACKET = re.compile(r"\[([^\[\]]{1,40})\]\s*:?")
-_CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?\s*:\s*(?P<rest>.+)$")
+# "fix(api)!: …", also with a full-width colon ("TEST：…", as typed with a Chinese keyboard).
+_CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z]+)(?:\((?P<scope>[^)]*)\))?(?P<bang>!)?\s*[:：]\s*(?P<rest>.+)$")
+# NumPy-style labels in capitals, also without a colon: "ENH Add …", "BUG: …", "MAINT …".
+_CAPITAL_LABEL = re.compile(
+    r"^(?P<type>ENH|BUG|FIX|DOC|DOCS|TST|TEST|MNT|MAINT|BLD|PERF|STY|REV|REL|CI)\b\s*:?\s+(?P<rest>\S.*)$"
+)
 _AREA_PREFIX = re.compile(r"^[\w./-]{1,40}:\s+(?=\S)")  # Go style "net/http: fix …": an area
 _REVERT_TITLE = re.compile(r"""^\s*revert(?:ed|s)?\b\s*:?\s*["“']?(?P<inner>.*?)["”']?\s*$""", re.I)
+# A squash merge lists its commits ('* Revert "…"' and, below it, git's "This reverts commit …"):
+# that revert undid an earlier commit of the same pull request, not anything that was merged.
+_SQUASHED_REVERT = re.compile(r"^\s*[-*]\s+Revert\b", re.M)
 _MERGE_TITLE = re.compile(r"^Merge (pull request #\d+ from \S+|branch '[^']+'( of \S+)?( into \S+)?)$")
 
 CONVENTIONAL_TYPES: dict[str, ChangeType | None] = {
@@ -50,6 +58,16 @@ CONVENTIONAL_TYPES: dict[str, ChangeType | None] = {
     "release": None,
     "wip": None,
     "init": None,
+    # NumPy-style labels (ENH, BUG, TST, MAINT …), written in capitals, with or without a colon.
+    "enh": ChangeType.FEATURE,
+    "bug": ChangeType.BUGFIX,
+    "tst": ChangeType.TESTS,
+    "bld": ChangeType.CI_BUILD,
+    "sty": ChangeType.REFACTOR,
+    "rev": ChangeType.REVERT,
+    "mnt": None,
+    "maint": None,
+    "rel": None,
 }
 _DEP_SCOPES = frozenset({"deps", "dep", "deps-dev", "dependencies", "dependency"})
 
@@ -90,7 +108,7 @@ _VERBS: dict[str, ChangeType] = {
         """add adds added adding introduce introduces introduced implement implements
         implemented support supports supported enable enables enabled enabling allow allows provide
         provides new create creates expose exposes extend extends initial detect detects report reports
-        emit emits warn warns""".split(),
+        emit emits warn warns improve improves improved enhance enhances enhanced""".split(),
         ChangeType.FEATURE,
     ),
     **dict.fromkeys(
@@ -157,6 +175,10 @@ class TitleInfo:
     release: bool = False  # "Bump 0.16.4", "Prepare release v2.14.0b1"
     hardening: bool = False  # "Harden …", "Isolate … from credentials"
     runtime_support: str = ""  # "Python 3.15" in "Add support for Python 3.15"
+    squashed_revert: bool = False  # "This reverts commit …" belongs to a commit a squash merge lists
+    ci_declared: bool = False  # the author labels it CI work: a `ci:` prefix or a [CI] tag
+    wrong_output: str = ""  # the message says the output was corrupted or wrong ("corrupted attention output")
+    interface_change: str = ""  # the message says an interface changes under its callers ("the two inputs")
 
 
 def norm_tag(tag: str) -> str:
@@ -203,6 +225,12 @@ def _clean_title(title: str, body: str) -> str:
     return re.sub(r"\s*\(#\d+\)", "", text)  # "(#2)" left inside, as in "support (#2) (#33058)"
 
 
+def _without_code(body: str) -> str:
+    """The body without its code blocks and HTML comments: what the author says, in full (a
+    failure is often told under a later heading than the summary)."""
+    return re.sub(r"```.*?```|<!--.*?-->", " ", body, flags=re.S)
+
+
 @dataclass(frozen=True)
 class _Prefix:
     subject: str
@@ -215,20 +243,20 @@ class _Prefix:
 
 def _read_prefix(subject: str) -> _Prefix:
     """'Revert "…"', a conventional 'type(scope)!:' prefix, or a Go-style 'area:' prefix."""
-    conv = _CONVENTIONAL.match(subject)
+    conv = _CONVENTIONAL.match(subject) or _CAPITAL_LABEL.match(subject)
     revert = _REVERT_TITLE.match(subject)
     if revert and not conv:
         inner = revert.group("inner").strip()
         return _Prefix(inner or subject, ChangeType.REVERT, reverted=inner)
     if conv and conv.group("type").lower() in CONVENTIONAL_TYPES:
         kind = conv.group("type").lower()
-        scope = (conv.group("scope") or "").strip()
+        scope = (conv.groupdict().get("scope") or "").strip()
         rest = conv.group("rest").strip()
         ctype = CONVENTIONAL_TYPES[kind]
         if scope.lower() in _DEP_SCOPES and kind in ("chore", "build", "fix", "ci", "deps"):
             ctype = ChangeType.DEPENDENCIES  # Dependabot's "build(deps):", Renovate's "fix(deps):"
         reverted = rest.strip("\"“”'") if ctype is ChangeType.REVERT else ""
-        return _Prefix(rest, ctype, kind, scope, bool(conv.group("bang")), reverted)
+        return _Prefix(rest, ctype, kind, scope, bool(conv.groupdict().get("bang")), reverted)
     if _AREA_PREFIX.match(subject):
         return _Prefix(_AREA_PREFIX.sub("", subject, count=1))
     return _Prefix(subject)
@@ -262,7 +290,10 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
             change_type = ChangeType.OTHER
     body_text = first_paragraphs(body)
     guard, guard_in_title = words.guard(text, body_text)
-    preserving = words.preserving(body) or words.preserving(text)
+    # A declared fix, feature or speed-up changes behaviour by the author's own label: "no behaviour
+    # change" in its body speaks of what it leaves alone, not of the change.
+    declared = strong and change_type in (ChangeType.FEATURE, ChangeType.BUGFIX, ChangeType.PERFORMANCE)
+    preserving = not declared and (words.preserving(body) or words.preserving(text))
     if (
         preserving
         and change_type in (None, ChangeType.FEATURE, ChangeType.OTHER, ChangeType.PERFORMANCE)
@@ -298,4 +329,8 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
         release=is_release,
         hardening=words.hardening(text),
         runtime_support=words.runtime_support(prefix.subject),
+        squashed_revert=change_type is not ChangeType.REVERT and bool(_SQUASHED_REVERT.search(body)),
+        ci_declared=prefix.conventional == "ci" or any(k in ("ci", "cicd") for k in tag_keys),
+        wrong_output=words.wrong_output(f"{text}\n{_without_code(body)}"),
+        interface_change=words.interface_change(f"{text}\n{body_text}"),
     )

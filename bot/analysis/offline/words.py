@@ -195,13 +195,81 @@ def pathology(text: str) -> bool:
     return bool(_PATHOLOGY_WORDS.search(prose(text)))
 
 
+# "Existing backend behaviour is unchanged", "no behaviour change for other models": what stays
+# the same is the old paths, beside something new — not the whole change.
+_SCOPE = r"(existing|other|current|old|legacy|previous|default|remaining)"
+_SCOPED_BEFORE = re.compile(rf"^\s*(the\s+)?{_SCOPE}\b|\b{_SCOPE}\s+(\S+\s+){{0,2}}$", re.I)
+_SCOPED_AFTER = re.compile(rf"^\s*(for|of|in|on|to)\s+(the\s+|all\s+)?{_SCOPE}\b", re.I)
+
+
 def preserving(text: str) -> bool:
-    """The author says the behaviour does not change."""
-    return bool(_PRESERVING.search(text))
+    """The author says the behaviour of the change as a whole does not change — not only of the
+    existing paths beside something new ("Existing backend behaviour is unchanged")."""
+    for m in _PRESERVING.finditer(text):
+        start = max(text.rfind(".", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+        if not _SCOPED_BEFORE.search(text[start : m.start()]) and not _SCOPED_AFTER.match(text[m.end() :]):
+            return True
+    return False
 
 
 def default_change(title_text: str) -> bool:
     return bool(_DEFAULT_WORDS.search(title_text))
+
+
+# --- output that was wrong, an interface that changes (weighed by evidence/behaviour.py and breaking.py)
+
+# The program's own output was corrupted or wrong: "requests … receive corrupted attention output",
+# "produces incorrect logits", "files to be corrupted". Not a corrupt input it now copes with
+# ("Recover from a corrupted cache file").
+_WRONG_OUTPUT = re.compile(
+    r"\b(?P<w>corrupt(?:ed|s|ing|ion)?(?: (?:\w+ ){0,2}(?:outputs?|results?|data|files?|tokens?|logits|values|state))?"
+    r"|(?:wrong|incorrect) (?:\w+ )?(?:results?|outputs?|logits|answers?)|garbage outputs?"
+    r"|silently (?:wrong|incorrect|corrupt\w*))\b",
+    re.I,
+)
+_WRONG_OUTPUT_WORDS = ("corrupt", "wrong", "incorrect", "garbage", "silently")
+_COPES_WITH = re.compile(
+    r"\b(recover\w*|handl\w*|toleran\w*|tolerat\w*|detect\w*|ignor\w*|skip\w*|reject\w*|from|on|with)\s+(\w+\s+)?$",
+    re.I,
+)
+# The author declares that an interface changes under its callers: "This PR changes the two
+# residual inputs to …", "changes the signature of …", "callers must update".
+_INTERFACE_CHANGE = re.compile(
+    r"\bchang(?:es|ed|ing) (?P<what>(?:the )?(?:[\w-]+ ){0,4}?(?:inputs?|arguments?|parameters?|signatures?"
+    r"|return\stypes?|shapes?|layouts?|api|interface|contract))\b[^.\n]{0,60}?\b(?:to|from)\b"
+    r"|\bcallers (?:must|need\sto|have\sto|will\sneed\sto) (?:update|change|migrate|adapt)\b",
+    re.I,
+)
+
+
+def wrong_output(text: str) -> str:
+    """The words saying the program's output was corrupted or wrong ('' when none): read in the
+    author's prose (names and code masked), not a corrupt input handled ("Recover from corrupted …")."""
+    lower = text.lower()
+    if not any(w in lower for w in _WRONG_OUTPUT_WORDS):
+        return ""  # the common case, without masking the names of a long body first
+    words = prose(text)
+    for m in _WRONG_OUTPUT.finditer(words):
+        if not _COPES_WITH.search(words[max(0, m.start() - 30) : m.start()]):
+            return m.group("w")
+    return ""
+
+
+_DENIED = re.compile(r"\b(without|not|no|never|n't|avoid\w*)\s+(\w+\s+)?$", re.I)
+
+
+def interface_change(text: str) -> str:
+    """What the author says changes under its callers ('the two Humming residual inputs'); 'callers'
+    when the message only says they must update; '' when it says neither (or "without changing
+    the public API")."""
+    lower = text.lower()
+    if "callers" not in lower and "chang" not in lower:
+        return ""
+    words = prose(text)
+    for m in _INTERFACE_CHANGE.finditer(words):
+        if not _DENIED.search(words[max(0, m.start() - 30) : m.start()]):
+            return (m.group("what") or "").strip() or "callers"
+    return ""
 
 
 # --- a dependency bump (weighed by evidence/dependencies.py) --------------------------------------

@@ -16,6 +16,8 @@ from ..message import first_paragraphs
 from ..patch import (
     assignments,
     change_blocks,
+    changes_shipped_code,
+    code_changes,
     getter_defaults,
     manages_memory,
     paired_assignments,
@@ -192,10 +194,26 @@ def pathology_fixed(c: Context) -> bool:
     )
 
 
+def _reverts_code(c: Context) -> bool:
+    """The revert changes code (or no patch is at hand to say otherwise)."""
+    return patches_unknown(c.stats, c.profile) or changes_shipped_code(c.stats, c.profile)
+
+
+def wrong_output_fixed(c: Context) -> bool:
+    """A fix of output that was silently wrong: the message says the output was corrupted or wrong
+    (a hint), the commit is a fix by its type and changes shipped code (what bears it out)."""
+    return bool(c.title.wrong_output) and c.ctype is ChangeType.BUGFIX and changes_shipped_code(c.stats, c.profile)
+
+
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     t, d = c.title, c.diff
-    if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT:
+    if wrong_output_fixed(c):
+        # Wrong answers nobody sees fail are worse than a crash: every result computed before is suspect.
+        what = phrase("offline.said.quoted", text=t.wrong_output)  # the author's words, quoted
+        facts.append(Fact(Importance.HIGH, phrase("offline.behaviour.fixes_wrong_output", what=what), order=39))
+    # Backing out docstrings or comments (no code line) changes nothing that runs.
+    if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT and _reverts_code(c):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.behaviour.reverts_landed_change", sha=_sha(c)), order=40))
     if d.default_changes:
         _, key, old, new = d.default_changes[0]
@@ -261,6 +279,9 @@ def risks(c: Context) -> list[Risk]:
         and patches_unknown(stats, c.profile)
     ):
         add(41, "default_behaviour_changes", "review_related_settings")
+    if wrong_output_fixed(c):
+        quoted = phrase("offline.said.quoted", text=title.wrong_output)
+        add(39, "earlier_results_wrong", "recheck_earlier_results", where=where, what=quoted)
     # A crash the commit fixes: a feature that mentions crash-safety fixes none.
     if title.crash and c.ctype is ChangeType.BUGFIX and stats.source_lines:
         add(44, "other_inputs_may_crash", "test_neighbouring_inputs", where=where)
@@ -306,8 +327,25 @@ def risks(c: Context) -> list[Risk]:
         add(54, "concurrency_involved", "run_under_load", paths=Names(shared, 2))
     if c.ctype is ChangeType.FEATURE and _CHECK_WORDS.search(title.subject) and stats.source_lines:
         add(55, "new_check_reports", "dry_run_check", where=where)
-    if c.diff.gpu_kernels and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS):
-        add(56, "gpu_kernels_change", "compare_on_target_gpus", paths=Names(list(c.diff.gpu_kernels), 2))
+    # A speed-up or a rewrite of kernels that already ran is meant to keep their results, and on
+    # some hardware may not; a fix is meant to change them, and a new kernel moves no result users
+    # had. Generic for a kernel library, so it speaks only when nothing more specific does.
+    kernels = set(c.diff.gpu_kernels)
+    tuned = c.ctype in (ChangeType.PERFORMANCE, ChangeType.REFACTOR)
+    changed = [
+        f.path
+        for f in stats.source
+        if f.path in kernels and f.status == "modified" and (f.patch is None or code_changes(f))
+    ]
+    if tuned and changed:
+        out.append(
+            Risk(
+                56,
+                phrase("offline.behaviour.gpu_kernels_change", paths=Names(changed, 2)),
+                phrase("offline.behaviour.compare_on_target_gpus"),
+                fallback=True,
+            )
+        )
     return out
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ....core.models import ChangeType, Commit, Importance
+from ....core.models import ChangeType, Commit, FileChange, Importance
 from ....i18n import phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
-from ..patch import change_blocks, lockfile_updates, manifest_blocks, requirements
+from ..patch import change_blocks, exact_pins, lockfile_updates, manifest_blocks, requirements
 from ..paths import DEV_MANIFEST, FileKind, extension, is_root_manifest, shipped_manifest
 
 if TYPE_CHECKING:
@@ -22,6 +22,14 @@ _DEV_GROUP = re.compile(
     r"(dev|test|lint|doc|typing|bench|mypy|format|tool\.|dependency-groups|constraint"
     r"|\bci\b|example|fuzz|release-tooling)",
     re.I,
+)
+# Where a TOML or JSON manifest lists dependencies ([dependencies], "devDependencies",
+# `requires = [`, [project.optional-dependencies]); its other tables and arrays (package data,
+# tool settings) hold paths and options, not requirements.
+_DEP_GROUP_NAME = re.compile(r"depend|require|extras", re.I)
+# The build files that declare a package's dependencies (a Dockerfile or a CMakeLists.txt does not).
+_PACKAGE_MANIFESTS = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "build.gradle", "build.gradle.kts", "pom.xml", "meson.build"}
 )
 _RENOVATE_ROW = re.compile(
     r"^\|\s*\[?(?P<name>[@\w./-]+)\]?(?:\([^)]*\))?\s*\|.*?`?v?(?P<old>\d[\w.+-]*)`?\s*"
@@ -59,17 +67,32 @@ def is_major_bump(old: str, new: str) -> bool:
 # --- reading the files ---------------------------------------------------------------------------
 
 
+def _declares_dependencies(f: FileChange, kind: FileKind) -> bool:
+    """A manifest that declares dependencies: a dependency file, or a build file of a package."""
+    return kind is FileKind.DEPENDENCY or (
+        kind is FileKind.BUILD and f.path.rsplit("/", 1)[-1].lower() in _PACKAGE_MANIFESTS
+    )
+
+
+def _not_a_dependency_list(f: FileChange, group: str) -> bool:
+    """A table or array of a TOML or JSON manifest that lists no dependencies (package data, tool
+    settings): its lines are paths and options ('"src/a2a/*.cu"' is no requirement)."""
+    return bool(group) and extension(f.path) in ("toml", "json") and not _DEP_GROUP_NAME.search(group)
+
+
 def _changed_names(stats: FileStats, profile: RepoProfile) -> tuple[list[str], bool]:
     """(dependency names changed in what ships, whether any changed in a dev/test group)."""
     shipped: list[str] = []
     dev_only = False
     for f, kind in stats.files:
-        if kind not in (FileKind.DEPENDENCY, FileKind.BUILD):
+        if not _declares_dependencies(f, kind):
             continue
         ships = shipped_manifest(f.path, profile)
         names: list[str] = []
         for group, minus, plus in manifest_blocks(f.patch):
             dev = bool(_DEV_GROUP.search(group)) or not ships
+            if not dev and _not_a_dependency_list(f, group):
+                continue
             local = [ln for ln in plus + minus if re.search(r"\bpath\s*=", ln)]
             plus_ext = [ln for ln in plus if ln not in local]
             minus_ext = [ln for ln in minus if ln not in local]
@@ -83,39 +106,42 @@ def _changed_names(stats: FileStats, profile: RepoProfile) -> tuple[list[str], b
     return shipped, dev_only
 
 
-def _requirement_versions(stats: FileStats, profile: RepoProfile) -> tuple[dict[str, str], dict[str, str]]:
-    """(old, new) versions of every shipped requirement the manifests' patches remove and add."""
+def _requirement_versions(
+    stats: FileStats, profile: RepoProfile
+) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """(old, new) versions of every shipped requirement the manifests' patches remove and add ('' for
+    one without a version, in a requirements file), and the requirements newly pinned to one
+    version (`tilelang` → `tilelang==0.1.11`, or a new one added pinned)."""
     old_reqs: dict[str, str] = {}
     new_reqs: dict[str, str] = {}
+    pins: dict[str, str] = {}
     for f, kind in stats.files:
-        if (
-            not (
-                kind is FileKind.DEPENDENCY
-                or (kind is FileKind.BUILD and extension(f.path) in ("toml", "py", "cfg", "txt"))
-            )
-            or profile.is_internal(f.path)
-            or not is_root_manifest(f.path, profile)
-        ):
+        if not _declares_dependencies(f, kind) or profile.is_internal(f.path) or not is_root_manifest(f.path, profile):
             continue
+        bare = kind is FileKind.DEPENDENCY and extension(f.path) in ("txt", "in")
         for group, minus, plus in manifest_blocks(f.patch):
             if _DEV_GROUP.search(group) or DEV_MANIFEST.search(f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]):
                 continue
-            for k, v in requirements(minus).items():
+            if _not_a_dependency_list(f, group):
+                continue
+            for k, v in requirements(minus, bare).items():
                 old_reqs.setdefault(k, v)
-            for k, v in requirements(plus).items():
+            for k, v in requirements(plus, bare).items():
                 new_reqs.setdefault(k, v)
-    return old_reqs, new_reqs
+            was = exact_pins(minus)
+            pins.update((k, v) for k, v in exact_pins(plus).items() if k not in was)
+    return old_reqs, new_reqs, pins
 
 
 def read(stats: FileStats, title: TitleInfo, profile: RepoProfile) -> dict:
     """The dependency fields of DiffFacts: major bumps, added and removed dependencies, shipped
     dependency changes and whether every change is development-only."""
     shipped, dev_deps = _changed_names(stats, profile)
-    old_reqs, new_reqs = _requirement_versions(stats, profile)
+    old_reqs, new_reqs, pins = _requirement_versions(stats, profile)
     bumps = [
         (n, old_reqs[n], new_reqs[n])
         for n in sorted(old_reqs.keys() & new_reqs.keys())
-        if is_major_bump(old_reqs[n], new_reqs[n])
+        if old_reqs[n] and new_reqs[n] and is_major_bump(old_reqs[n], new_reqs[n])
     ]
     if title.bump and is_major_bump(title.bump[1], title.bump[2]) and not (dev_deps and not shipped):
         if not any(b[0].lower() == title.bump[0].lower() for b in bumps):
@@ -128,8 +154,9 @@ def read(stats: FileStats, title: TitleInfo, profile: RepoProfile) -> dict:
         dep_changes=tuple(
             (n, old_reqs[n], new_reqs[n])
             for n in sorted(old_reqs.keys() & new_reqs.keys())
-            if old_reqs[n] != new_reqs[n]
+            if old_reqs[n] != new_reqs[n] and new_reqs[n] and n not in pins  # a pin is said as one
         ),
+        pins=tuple(sorted(pins.items())),
         dev_only_deps=dev_deps and not shipped and not bumps,
     )
 
@@ -178,11 +205,19 @@ def dev_only(c: Context) -> Fact | None:
     return None
 
 
+def pinned(c: Context) -> Names:
+    return Names([f"{name}=={version}" for name, version in c.diff.pins], 2)
+
+
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     for name, old, new in c.diff.major_bumps[:1]:
         span = f"{old} → {new}" if old else f"→ v{new}"
         facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.major_bump", name=name, span=span), order=43))
+    if c.diff.pins:
+        # Users install it beside everything else they run: one exact version of a dependency
+        # decides which versions of it (and of what needs it) they can have.
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.pins", pins=pinned(c)), order=43))
     return facts
 
 
@@ -196,6 +231,14 @@ def risks(c: Context) -> list[Risk]:
                 43,
                 phrase("offline.dependencies.major_may_break", name=name, span=span),
                 phrase("offline.dependencies.read_changelog_and_pin", name=name),
+            )
+        ]
+    if diff.pins:
+        return [
+            Risk(
+                43,
+                phrase("offline.dependencies.pin_conflicts", pins=pinned(c)),
+                phrase("offline.dependencies.check_pinned_versions", pins=pinned(c)),
             )
         ]
     if diff.shipped_dep_changes and c.ctype is not ChangeType.REVERT and not c.title.release:

@@ -36,14 +36,15 @@ _PANIC_ABORT = re.compile(r"""panic\s*=\s*["']?abort""")
 # --- reading the files ---------------------------------------------------------------------------
 
 
-def _file_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> list[str]:
+def _file_edits(f: FileChange, kind: FileKind, profile: RepoProfile, ci_images: bool = False) -> list[str]:
     edits: list[str] = []
     name = f.path.rsplit("/", 1)[-1].lower()
     ships = shipped_manifest(f.path, profile)
     # The image users pull is a shipped artefact: its base, entry point or layout changing counts
-    # (an unknown patch too, since any line may be one of those).
+    # (an unknown patch too, since any line may be one of those) — unless the images are the CI's.
     if (
-        kind is FileKind.BUILD
+        not ci_images
+        and kind is FileKind.BUILD
         and DOCKER_FILE.match(name)
         and not profile.is_internal(f.path)
         and (
@@ -88,13 +89,16 @@ def _file_edits(f: FileChange, kind: FileKind, profile: RepoProfile) -> list[str
     return edits
 
 
-def release_edits(stats: FileStats, profile: RepoProfile) -> list[str]:
+def release_edits(stats: FileStats, profile: RepoProfile, ci_declared: bool = False) -> list[str]:
     """Edits that change how shipped artefacts are built: "panic = \"abort\" [profile.release]",
-    "rust-version 1.95 → 1.96", a Dockerfile's base image."""
+    "rust-version 1.95 → 1.96", a Dockerfile's base image. A commit its author labels CI work (a
+    `ci:` prefix, a [CI] tag) that changes no shipped source edits the CI's container images, not
+    the ones users pull: the label is a hint, and a diff that leaves the code alone bears it out."""
+    ci_images = ci_declared and not any(not profile.is_internal(f.path) for f in stats.source)
     found: list[str] = []
     for f, kind in stats.files:
         if kind in (FileKind.DEPENDENCY, FileKind.BUILD, FileKind.CONFIG):
-            edits = _file_edits(f, kind, profile)
+            edits = _file_edits(f, kind, profile, ci_images)
             found += [e for e in edits if e not in found]
     return found
 

@@ -3,12 +3,14 @@ modules moved away from their import path, and functionality removed or deprecat
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ....core.models import ChangeType, Importance
 from ....i18n import Count, phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, num
+from ..patch import code_of, diff_lines
 from ..paths import FileKind, extension
 from ..stats import grouped_dirs
 
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from ...profile import RepoProfile
     from ..stats import FileStats
 
+_WORD = re.compile(r"[A-Za-z_]\w*")
 _IMPORT_PATH_EXT = frozenset({"py", "go", "ts", "tsx", "js", "jsx", "mjs", "rs"})
 
 
@@ -27,6 +30,19 @@ def removed_api(removed_defs: dict[str, bool], added_defs: set[str]) -> tuple[li
     whether any was in a deleted file), from scan.SourceScan's `removed_defs` and `added_defs`."""
     names = sorted(n for n in removed_defs if n not in added_defs)
     return names, any(removed_defs[n] for n in names)
+
+
+def still_spelled(stats: FileStats, names: list[str]) -> set[str]:
+    """The removed names that an added line of code still spells: an alias kept for the old name
+    (`old = new`, `from .x import new as old`, a table of old names), so it is still importable."""
+    wanted = set(names)
+    found: set[str] = set()
+    for f in stats.source:
+        ext = extension(f.path)
+        for sign, text in diff_lines(f.patch):
+            if sign == "+" and wanted & set(_WORD.findall(text)) and code_of(text, ext):
+                found |= wanted & set(_WORD.findall(text))
+    return found
 
 
 # The files that make a directory importable under the name a module file had: `x.py` becomes the
@@ -97,6 +113,10 @@ def _removed_files(c: Context):
 # --- conclusions ---------------------------------------------------------------------------------
 
 
+def _pairs(c: Context) -> Names:
+    return Names([f"{old} → {new}" for old, new in c.diff.renamed_api])
+
+
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     removed = _removed_files(c)
@@ -116,6 +136,9 @@ def facts(c: Context) -> list[Fact]:
     if api and not in_files:
         level = Importance.HIGH if len(api) >= 5 else Importance.MEDIUM
         facts.append(Fact(level, phrase("offline.removal.callers_must_migrate", names=Names(api)), order=31))
+    if c.diff.renamed_api:
+        # A rename breaks callers as a removal does, but names what to call instead: never high on its own.
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.removal.renames_api", pairs=_pairs(c)), order=31))
     if c.diff.removed_flags:
         flags = c.diff.removed_flags
         what = phrase(f"offline.removal.flag_word.{'one' if len(flags) == 1 else 'other'}")
@@ -157,6 +180,15 @@ def risks(c: Context) -> list[Risk]:
                 31,
                 phrase("offline.removal.calls_fail", names=api),
                 phrase("offline.removal.replace_uses", names=api),
+            )
+        )
+    if diff.renamed_api:
+        olds = Names([old for old, _ in diff.renamed_api])
+        out.append(
+            Risk(
+                31,
+                phrase("offline.removal.renamed_calls_fail", pairs=_pairs(c)),
+                phrase("offline.removal.rename_uses", names=olds),
             )
         )
     if diff.moved_modules:

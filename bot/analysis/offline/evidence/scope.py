@@ -125,7 +125,8 @@ def baseline(c: Context) -> Fact:
                 lines=lines(adds, dels),
             ),
         )
-    if stats.of(FileKind.TOOLING):
+    # Tooling names the change only when nothing of the build or its manifests changes beside it.
+    if stats.of(FileKind.TOOLING) and not stats.of(FileKind.DEPENDENCY, FileKind.BUILD):
         return _tooling_fact(stats, Importance.LOW)
     if stats.of(FileKind.DEPENDENCY):
         names = [f.path for f in stats.of(FileKind.DEPENDENCY)]

@@ -1,6 +1,11 @@
-"""Size: how much source code changes, measured on source only (tests, docs, lockfiles, generated
-and internal files never make a commit look important), and the generic risks that speak only
-when no specific rule does."""
+"""Size and kind: how much source code changes, measured on source only (tests, docs, lockfiles,
+generated and internal files never make a commit look important); a fix, feature or performance
+change to the code that ships, as a careful reader of the diff would call it; and the generic
+risks that speak only when no specific rule does.
+
+Both are guesses from the diff's shape, not specific facts (`Fact.size`): a specific fact is named
+before them, and a repository's learned profile lowers them where its release notes rarely list
+such changes (offline/learned.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +15,9 @@ from ....core.models import ChangeType, Importance
 from ....i18n import Count, phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import lines, noun, num
+from ..patch import changes_shipped_code
 from ..paths import FileKind
-from ..stats import WhereNames, grouped_dirs, main_location
+from ..stats import FileStats, WhereNames, grouped_dirs, main_location
 
 # Changed lines of source code at which a commit is medium, per type: a feature grows the product
 # faster per line than a refactor moves it. Size alone never makes a commit high: a maintainer
@@ -35,6 +41,8 @@ _CODE_TYPES = (
     ChangeType.OTHER,
     ChangeType.SECURITY,
 )
+# The kinds of change a reader calls a change to what users run, when the diff bears the kind out.
+SHIPPED_CHANGE_TYPES = (ChangeType.BUGFIX, ChangeType.FEATURE, ChangeType.PERFORMANCE)
 
 
 def _has_tests(c: Context) -> bool:
@@ -76,7 +84,24 @@ def facts(c: Context) -> list[Fact]:
                 size=True,
             )
         ]
-    return []
+    return _shipped_change(c)
+
+
+def _shipped_change(c: Context) -> list[Fact]:
+    """A fix, a feature or a performance change to the code that ships is medium, however small: a
+    careful reader of the diff calls it a change users get. The kind (a `fix:` prefix, a [Perf]
+    tag, the title's verb) is a hint the diff has to bear out: code lines changed in shipped source.
+    Without the patches (a listing that has none) there is nothing to bear it out."""
+    if c.ctype not in SHIPPED_CHANGE_TYPES or not c.stats.known:
+        return []
+    if not changes_shipped_code(c.stats, c.profile):
+        return []
+    code = [f for f in c.stats.source if not c.profile.is_internal(f.path)]
+    part = FileStats(tuple((f, FileKind.SOURCE) for f in code), len(code), 0, 0, True)
+    where, _ = main_location(part)
+    adds, dels = sum(f.additions for f in code), sum(f.deletions for f in code)
+    said = phrase("offline.size.shipped_code_change", type=noun(c.ctype), where=where, lines=lines(adds, dels))
+    return [Fact(Importance.MEDIUM, said, order=50, size=True)]
 
 
 def risks(c: Context) -> list[Risk]:
