@@ -22,6 +22,7 @@ from tests import taste_repo
 ROOT = Path(__file__).resolve().parent.parent
 DAY = date(2026, 3, 18)  # as in test_taste.py: six releases published before it
 PANEL = "[panels] Rework the tags panel (#9201)"
+PANEL2 = "[panels] Rework the filters panel (#9202)"
 
 
 def start_of(day: date) -> datetime:
@@ -38,7 +39,17 @@ def relabelled_repo(tmp_path):
     repo.commit(
         PANEL, {"src/panels/tags_9201.py": taste_repo.source_lines(150, "t")}, when=start_of(DAY) + timedelta(hours=6)
     )
+    repo.commit(
+        PANEL2,
+        {"src/panels/filters_9202.py": taste_repo.source_lines(150, "f")},
+        when=start_of(DAY) + timedelta(hours=20),
+    )
     return repo
+
+
+# DAY in Tokyo (UTC+9) holds PANEL (06:00 UTC) but not PANEL2 (20:00 UTC): both are of UTC day DAY,
+# judged by DAY's profile — a digest of Tokyo's DAY analyses the first only.
+EARLY = day_window(DAY, "Asia/Tokyo")
 
 
 def levels(digest) -> dict[str, Importance]:
@@ -52,23 +63,26 @@ async def test_a_day_not_learnt_yet_is_judged_by_the_newest_earlier_profile(make
     yesterday = epoch(start_of(DAY) - timedelta(days=1))
     await taste.learn(source, yesterday)  # the clock learnt yesterday's; today's is not learnt yet
 
-    digest = await services.builder.build(source, day_window(DAY, "UTC"), "en")
+    digest = await services.builder.build(source, EARLY, "en")
     # Judged by yesterday's profile, which has never seen the panels listed: no learning waited for.
-    assert levels(digest)[PANEL] is Importance.LOW
-    # Today's was learnt meanwhile, in the background; what is analysed from now on is judged by it.
+    assert levels(digest)[PANEL] is Importance.LOW and PANEL2 not in levels(digest)
+    # Today's was learnt meanwhile, in the background: what is analysed from now on is judged by
+    # it (PANEL2), while what was shown keeps what it was shown with (one commit, one level).
     await taste.settle()
     again = await services.builder.build(source, day_window(DAY, "UTC"), "zh")
-    assert levels(again)[PANEL] is Importance.HIGH
+    assert levels(again)[PANEL] is Importance.LOW
+    assert levels(again)[PANEL2] is Importance.HIGH
 
 
 async def test_a_repository_never_learnt_gets_the_rules_at_once_and_its_profile_next(make_services, relabelled_repo):
     services = await make_services()
     source = LocalGitSource(str(relabelled_repo.path))
-    first = await services.builder.build(source, day_window(DAY, "UTC"), "en")
+    first = await services.builder.build(source, EARLY, "en")
     assert "release notes" not in next(e for e in first.entries if e.commit.title == PANEL).analysis.importance_reason
     await services.builder.taste.settle()
     later = await services.builder.build(source, day_window(DAY, "UTC"), "zh")
-    assert levels(later)[PANEL] is Importance.HIGH
+    assert levels(later)[PANEL] is levels(first)[PANEL]  # as it was shown
+    assert levels(later)[PANEL2] is Importance.HIGH
 
 
 async def test_the_clock_learns_each_days_profile_after_midnight(make_services, relabelled_repo):
@@ -123,14 +137,15 @@ async def test_learning_from_the_day_before_gives_the_profile_a_full_learn_gives
 def test_a_process_that_reads_a_learnt_profile_never_imports_scikit_learn(run, relabelled_repo):
     """The CLI's first digest of the day is judged by the rules (nothing learnt yet) and learns the
     day's profile before it exits; the next process judges by that profile with numpy alone."""
-    args = ("digest", "--repo", str(relabelled_repo.path), "--date", DAY.isoformat(), "--tz", "UTC", "--format", "json")
-    first = run(*args, "--lang", "en")
+    args = ("digest", "--repo", str(relabelled_repo.path), "--date", DAY.isoformat(), "--format", "json")
+    first = run(*args, "--tz", "Asia/Tokyo", "--lang", "en")  # PANEL, not PANEL2 (see EARLY)
     assert first.returncode == 0, first.stderr
     level, reason = panel(first.stdout)
     assert (level, "release notes" in reason) == ("medium", False)  # the rules alone: a big rewrite
-    second = run(*args, "--lang", "zh", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    second = run(*args, "--tz", "UTC", "--lang", "zh", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert second.returncode == 0, second.stderr[-2000:]
-    assert panel(second.stdout)[0] == "high"  # judged by the day's profile, learnt by the first run
+    assert panel(second.stdout)[0] == "medium"  # as the first run showed it
+    assert panel(second.stdout, PANEL2)[0] == "high"  # judged by the day's profile, learnt by the first run
     modules = {
         line.rsplit("|", 1)[-1].strip() for line in second.stderr.splitlines() if line.startswith("import time:")
     }
@@ -138,9 +153,9 @@ def test_a_process_that_reads_a_learnt_profile_never_imports_scikit_learn(run, r
     assert not {m for m in modules if m.split(".")[0] == "sklearn"}
 
 
-def panel(stdout: str) -> tuple[str, str]:
+def panel(stdout: str, title: str = PANEL) -> tuple[str, str]:
     digest = json.loads(stdout)["digests"][0]
-    entry = next(e for e in digest["entries"] if e["commit"]["title"] == PANEL)
+    entry = next(e for e in digest["entries"] if e["commit"]["title"] == title)
     return entry["analysis"]["importance"], entry["analysis"]["importance_reason"]
 
 

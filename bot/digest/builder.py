@@ -369,8 +369,10 @@ class DigestBuilder:
         """The cache tag of this commit's analyses: the analyzer's and the repository profile's.
         Not the learned profile that judged it: a commit judged while its day's profile was still
         being learnt (by an earlier day's, or the rules alone) keeps that judgement, so a later
-        range, roll-up or question says of it what its digest said (one commit, one level)."""
-        return await self._analysis_tag(source, "")
+        range, roll-up or question says of it what its digest said (one commit, one level). Whether
+        learned profiles weigh in at all (LEARN_FROM_RELEASE_NOTES) is part of it: another setting,
+        another judgement."""
+        return await self._analysis_tag(source, "") + (":taste" if self.taste is not None else "")
 
     async def analyse_commits(
         self, source: CommitSource, commits: list[Commit], lang: str, progress: Progress | None = None
