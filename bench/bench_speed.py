@@ -270,7 +270,7 @@ class OfflineMeter:
 
         self._saved = [
             (hints, "offline_hint", hints.offline_hint),
-            (analyze, "analyse_offline", analyze.analyse_offline),
+            (analyze, "analyse_offline_langs", analyze.analyse_offline_langs),
         ]
         for module, name, fn in self._saved:
             setattr(module, name, self._timed(fn))
