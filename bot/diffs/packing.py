@@ -219,7 +219,9 @@ def prepare(
     return prepared, kinds
 
 
-def _prepare_one(index: int, f: FileChange, deleted_by_name: bool, kinds: Counter, patches: bool = True) -> PreparedFile:
+def _prepare_one(
+    index: int, f: FileChange, deleted_by_name: bool, kinds: Counter, patches: bool = True
+) -> PreparedFile:
     rank = _RANK[classify_path(f.path)]
     if f.status == "removed" and (deleted_by_name or not f.patch):
         name = _redacted_name(f.path, kinds)
