@@ -635,3 +635,27 @@ async def test_context_error_shrinks_the_diff_and_the_coverage_names_only_what_w
     omitted = dict(cov.omitted)
     for i, f in enumerate(big):  # the coverage names as seen exactly the files whose lines were sent
         assert (f"+mod{i}_0 = compute(0)" in sent) == (f.path not in omitted), f.path
+
+
+@pytest.mark.parametrize("failure", ["rejected", "unreachable"])
+async def test_a_fallback_is_the_reading_the_hint_said_made_once(make_analyzer, fake, monkeypatch, failure):
+    """The rules read a commit once an analysis: the prompt's hint and the offline analysis that
+    stands in for a failed answer are one reading (the patches were scanned twice), and the
+    fallback's level and reason are those the model was told."""
+    from bot.analysis.offline import observe
+
+    scans = []
+    real = observe.scan_source
+    monkeypatch.setattr(observe, "scan_source", lambda *a, **k: scans.append(1) or real(*a, **k))
+    if failure == "rejected":
+        fake.responder = lambda req: analysis_json(change_type="feat")
+    else:
+        fake.responder = lambda req: Reply(
+            status=500, headers={"retry-after-ms": "10"}, error={"message": "overloaded"}
+        )
+    result = await make_analyzer().analyse(make_commit(), FILES, "zh")
+    assert result.origin == "fallback"
+    hint = re.search(r"<offline_hint>\s*(\w+) \([^)]*\): (.*?)\s*</offline_hint>", user_message(fake.requests[0]), re.S)
+    assert hint is not None
+    assert (result.importance.value, result.importance_reason) == (hint.group(1), hint.group(2))
+    assert len(scans) == 1  # was 2: the hint's reading, then the fallback's

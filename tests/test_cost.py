@@ -12,6 +12,7 @@ real Redis, a real git repository; the terminal chat too.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 from datetime import UTC, datetime
@@ -365,3 +366,30 @@ async def _healthy() -> dict[str, str]:
 
 def test_metric_names_are_declared():
     assert {"llm_tokens", "digest_tokens", "llm_tokens_month"} <= set(metrics.METRICS)
+
+
+# --- the month's count ------------------------------------------------------------------------------
+
+
+async def test_answers_arriving_together_are_counted_before_each_returns_in_fewer_round_trips(store):
+    """A digest's answers arrive together: each one's tokens are in the month's count when its
+    spend returns (the budget check that follows counts them), every token once, and added with
+    fewer INCRBYs than answers (Redis's own command statistics)."""
+    budget = Budget(store, 10**9, lambda: NOW)
+    returned = 0
+    short: list[tuple[int, int]] = []
+
+    async def answer(tokens: int) -> None:
+        nonlocal returned
+        await budget.spend(tokens)
+        returned += tokens
+        owed = returned
+        if (there := await budget.spent()) < owed:
+            short.append((there, owed))
+
+    await store.r.config_resetstat()
+    await asyncio.gather(*(answer(100 + i) for i in range(40)))
+    incrbys = (await store.r.info("commandstats"))["cmdstat_incrby"]["calls"]
+    assert short == []
+    assert await budget.spent() == sum(100 + i for i in range(40))
+    assert incrbys < 40

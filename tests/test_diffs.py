@@ -22,6 +22,7 @@ from bot.diffs import (
     coverage_line,
     estimate_tokens,
     redact_secrets,
+    redact_text,
     relevant_hunks,
     select_diff,
     skip_reason,
@@ -592,8 +593,53 @@ def test_redactions_happen_before_anything_is_sent_and_are_counted():
     for budget in (5000, 60):
         selection = select_diff([f], budget)
         assert secret not in selection.text and "hunter2-x" not in selection.text
-        assert selection.redactions == 2
+        # the secrets counted are those of what is shown (at 60 tokens the file is not)
+        assert selection.redactions == (2 if selection.coverage.files_shown else 0)
     assert "[REDACTED:github-token]" in select_diff([f], 5000).text
+
+
+def _secret_file(path: str, secret: str, filler: int) -> FileChange:
+    body = "".join(f"+value_{i} = compute_{i}(alpha, beta)\n" for i in range(filler))
+    return FileChange(
+        path, "modified", filler + 1, 0, f"@@ -1 +1,{filler + 2} @@\n import os\n+TOKEN = '{secret}'\n{body}"
+    )
+
+
+def test_only_the_patches_shown_are_redacted_and_counted_and_nothing_shown_holds_a_secret():
+    # Three files holding a secret each, of three sizes: a budget that shows the small ones
+    # whole, clips or leaves out the large one. Whatever is shown is redacted (a clipped patch
+    # too), and the count is of the files shown.
+    secrets = [GH + "p_" + fake(36, i) for i in range(3)]
+    files = [
+        _secret_file("src/small.py", secrets[0], 3),
+        _secret_file("src/medium.py", secrets[1], 40),
+        _secret_file("src/large.py", secrets[2], 2000),
+    ]
+    for budget in (200, 600, 1500, 4000, 60_000):
+        selection = select_diff(files, budget)
+        assert not any(s in selection.text for s in secrets), budget
+        shown = selection.coverage.files_shown
+        assert selection.redactions == shown == selection.text.count("[REDACTED:github-token]"), budget
+    assert select_diff(files, 60_000).redactions == 3  # everything shown: everything counted
+
+
+def test_the_room_a_shown_files_redaction_frees_is_used():
+    # A long random value costs about a token a character; redacted it costs a few. The file
+    # holding it fits as written and is shown; once redacted it leaves room for the next file,
+    # which the selection made again then shows (files are selected on the text they show).
+    secret = GH + "p_" + fake(36)
+    blob = "".join(fake(60, i) for i in range(40))  # a secret-looking 2,400-character value
+    # (its counts put it first: larger changes go first)
+    keys = FileChange(
+        "src/keys.py", "modified", 900, 0, f"@@ -1 +1,3 @@\n import os\n+TOKEN = '{secret}'\n+KEY = '{blob}'"
+    )
+    other = _secret_file("src/other.py", fake(8), 40)
+    redacted = redact_text(keys.patch)
+    assert blob not in redacted
+    budget = estimate_tokens(keys.patch) + 200
+    assert estimate_tokens(redacted) + estimate_tokens(other.patch) + 200 < budget  # both fit, once redacted
+    selection = select_diff([keys, other], budget)
+    assert selection.coverage.files_shown == 2 and secret not in selection.text and blob not in selection.text
 
 
 # =============================================================================================
@@ -1139,3 +1185,14 @@ def test_offline_answers_weigh_a_rare_word_above_many_hits_of_a_common_one():
         _hunks(" # quokka\n+    quokka = 1\n+    quokka += 1\n+    quokka += 2\n+    quokka += 3"),
     )
     assert _first_file(relevant_hunks([common, rare], "zebra quokka?", 2000)) == "src/p.py"
+
+
+def test_estimate_within_is_the_estimate_up_to_its_limit():
+    from bot.diffs.tokens import estimate_within
+
+    texts = ["", " ", "\n\n\n", "a\n\n\nb", PYTHON_CODE, PYTHON_CODE * 3 + "\n" + fake(200), "中文 text\n" * 30]
+    for text in texts:
+        whole = estimate_tokens(text)
+        for limit in {0, 1, whole - 1, whole, whole + 1, 2 * whole}:
+            if limit >= 0:
+                assert estimate_within(text, limit) == (whole if whole <= limit else None), (text[:20], limit)

@@ -183,6 +183,29 @@ async def test_rerun_makes_no_llm_call_and_no_fetch(fake_github, services_for):
         assert per_commit == [] and len(llm.requests) == calls  # not even the headline again
 
 
+async def test_files_a_digest_found_missing_are_looked_for_again_once_it_is_done(fake_github, services_for):
+    """A digest looks for its day's files once; what it found does not outlive it. Here the
+    analyses are cached but the files are gone (files are kept 14 days, analyses 180: a range of
+    older commits): the digest reads no file, and a question on a commit afterwards — its files
+    stored meanwhile by another process — reads them from the cache, not from GitHub again."""
+    shas = day_of_commits(fake_github)
+    s = await services_for(github_api_url=fake_github.url, digest_cache_ttl=0)
+    source = s.source(REPO)
+    await s.builder.build(source, WINDOW, "en")  # analyses and files cached
+    await s.store.delete(*(s.store.files_key(source.cache_id, sha) for sha in shas.values()))
+    await s.builder.build(source, WINDOW, "en")  # analyses cached: no file read
+    other = await services_for(github_api_url=fake_github.url, redis_prefix=s.settings.redis_prefix)
+    await other.builder.files(other.source(REPO), shas["pipe"])  # another process reads them
+
+    def fetched() -> int:
+        return sum(1 for r in fake_github.requests if r.path.endswith(f"/commits/{shas['pipe']}"))
+
+    before = fetched()
+    files = await s.builder.files(source, shas["pipe"])
+    assert [f.path for f in files] == ["docs/cpu.md"]
+    assert fetched() == before
+
+
 async def test_llm_outage_still_delivers_every_commit_marked(fake_github, services_for):
     shas = day_of_commits(fake_github)
     with FakeOpenAI(responder=lambda r: Reply(status=500)) as llm:

@@ -261,3 +261,16 @@ async def test_offline_one_reading_of_the_commit_writes_every_language(widgets):
         assert both == {lang: analyse_offline(commit, files, lang) for lang in ("zh", "en")}
         assert both["zh"].importance == both["en"].importance
         assert chinese(both["zh"].summary + both["zh"].importance_reason) and english(both["en"].importance_reason)
+
+
+async def test_a_language_noted_is_known_at_once_here_and_from_redis_elsewhere(store):
+    """The languages a process asks for commit after commit are kept a moment, but a language
+    the process notes itself counts from its next question on, and another process reads it."""
+    from bot.digest.readers import Readers
+
+    now = NOW.timestamp()
+    here, elsewhere = Readers(store, lambda: now), Readers(store, lambda: now)
+    assert await here.languages("git:/r", "zh") == ("zh",)  # (kept for the next commits)
+    await here.note("git:/r", "en")
+    assert await here.languages("git:/r", "zh") == ("zh", "en")
+    assert await elsewhere.languages("git:/r", "zh") == ("zh", "en")

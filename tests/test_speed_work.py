@@ -152,7 +152,6 @@ def test_the_prompt_runs_the_rules_once_however_many_renders(monkeypatch):
 
     monkeypatch.setattr(hints, "offline_hint", hint)
     monkeypatch.setattr(hints, "parse_title", title)
-    monkeypatch.setattr(analyze, "parse_title", title)
     commit = _commit("release: 1.2.0 with strict resolve", "Adds a strict mode to resolve().")
     memo: dict = {}
     for shrink in analyze.SHRINK_STEPS:

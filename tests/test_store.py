@@ -151,3 +151,26 @@ async def test_a_waiter_reads_the_cache_a_finished_producer_filled(store):
     await claimed(store, key)  # the first caller holds the flight before the second comes
     assert await store.single_flight(key, never, cached=cached) == "from cache"
     assert await first == "from cache"
+
+
+async def test_a_producer_whose_result_cannot_be_shared_lets_the_flight_go(store):
+    """produce() returned but its result was not shared (here it is no JSON value): the claim is
+    let go at once, so the next caller produces instead of waiting for a result that never comes."""
+    key = store.k("sf", "f")
+    calls = []
+
+    async def unshareable():
+        calls.append(1)
+        return {1, 2}  # a set: json.dumps refuses it
+
+    async def nothing():
+        return None
+
+    with pytest.raises(TypeError):
+        await store.single_flight(key, unshareable, cached=nothing)
+    assert not await store.r.exists(key + ":flight")
+
+    async def fine():
+        return "made"
+
+    assert await asyncio.wait_for(store.single_flight(key, fine, cached=nothing), 5) == "made"

@@ -38,7 +38,8 @@ from .llm.client import LLM
 from .llm.endpoint import ANALYSIS_OUTPUT_TOKENS, CONTEXT_RETRIES
 from .llm.responses import ContextLengthError, LLMError
 from .offline import RULES_VERSION, analyse_offline_langs
-from .offline.title import parse_title
+from .offline.context import Context
+from .offline.decide import Verdict
 from .profile import RepoProfile
 from .prompt_text import DATA_TAGS, clip, defang, strip_bot_footers
 from .texts import TRANSLATIONS, check_texts, joint_schema, with_texts
@@ -172,7 +173,8 @@ def prompt_variables(
     body = once("body", lambda: strip_bot_footers(commit.body))
     # a squash merge repeats the PR text: sent once
     pr_text = once("pr_text", lambda: hints.pr_text_for_prompt(body, pr_body))
-    parsed = once("parsed_title", lambda: parse_title(commit.title, commit.body))  # the hint's and the changelog's
+    # the rules' reading of the commit (its parsed title is the changelog's too)
+    parsed = _rules_reading(memo, commit, files, profile, judgement)[0].title
     return {
         "repo": defang(commit.repo),
         "short_sha": commit.short_sha,
@@ -185,7 +187,17 @@ def prompt_variables(
         # In the digest's language: a model that copies it copies it word for word, which the
         # checks see (a hint in English was translated into a Chinese reason, unseen).
         "offline_hint": once(
-            "offline_hint", lambda: defang(hints.offline_hint(commit, files, profile, judgement, lang, title=parsed))
+            "offline_hint",
+            lambda: defang(
+                hints.offline_hint(
+                    commit,
+                    files,
+                    profile,
+                    judgement,
+                    lang,
+                    reading=_rules_reading(memo, commit, files, profile, judgement),
+                )
+            ),
         ),
         "taste": once("taste", lambda: untrusted(hints.taste_hint(judgement), PR_BODY_CHARS)),
         "profile": once("profile", lambda: defang((profile or RepoProfile.inferred()).describe())),
@@ -203,6 +215,16 @@ def prompt_variables(
         "diff": (defang(selection.text) or NO_DIFF) if selection else "",
         "also": list(also),
     }
+
+
+def _rules_reading(
+    memo: dict, commit: Commit, files: Sequence[FileChange], profile: RepoProfile | None, judgement: Judgement | None
+) -> tuple[Context, Verdict]:
+    """The rules' reading of the commit (hints.rules_reading), once an analysis: the prompt's hint
+    says it, and the offline analysis standing in for a failed LLM answer starts from it."""
+    if "rules_reading" not in memo:
+        memo["rules_reading"] = hints.rules_reading(commit, files, profile, judgement)
+    return memo["rules_reading"]
 
 
 def _withheld(commit: Commit, pr_body: str | None, selection: DiffSelection | None, memo: dict) -> Counter:
@@ -296,15 +318,25 @@ class Analyzer:
                     )
         except LLMError as exc:
             metrics.count("llm_fallbacks", reason=exc.kind)
+            start = memo.get("rules_reading")  # the rules read the commit for the prompt's hint already
             if exc.kind == "budget":  # the month's tokens are spent: the rules, said once by the digest
-                return self._offline(commit, files, langs, reason="budget", profile=profile, judgement=judgement)
+                return self._offline(
+                    commit, files, langs, reason="budget", profile=profile, judgement=judgement, start=start
+                )
             error = exc
 
             def unavailable(code: str) -> str:
                 return catalogue_text(code, "llm_path.unavailable", error=localize(error, code))
 
             return self._offline(
-                commit, files, langs, note=unavailable, reason=exc.kind, profile=profile, judgement=judgement
+                commit,
+                files,
+                langs,
+                note=unavailable,
+                reason=exc.kind,
+                profile=profile,
+                judgement=judgement,
+                start=start,
             )
         except InvalidAnswer as exc:
             metrics.count("llm_fallbacks", reason="rejected")
@@ -317,6 +349,7 @@ class Analyzer:
                 reason="rejected",
                 profile=profile,
                 judgement=judgement,
+                start=memo.get("rules_reading"),
             )
         # Provenance: the coverage is the selection the model was given (after any shrinking).
         return {
@@ -464,10 +497,11 @@ class Analyzer:
         reason: str = "",
         profile: RepoProfile | None = None,
         judgement: Judgement | None = None,
+        start: tuple[Context, Verdict] | None = None,
     ) -> dict[str, Analysis]:
         """The rule-based analysis in each of `langs`; with a `note` (each language's), a
         visible fallback. Its coverage is what the rules read, not what an LLM prompt would
-        have held."""
+        have held. `start`: the rules' reading the prompt's hint made (read once)."""
         origin = "fallback" if note else "offline"
         notes = {code: note(code) for code in langs} if note else {}
         if notes:
@@ -482,6 +516,7 @@ class Analyzer:
             notes=notes,
             profile=profile,
             judgement=judgement,
+            start=start,
         )
         return {
             code: self._attach(

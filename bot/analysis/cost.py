@@ -18,6 +18,7 @@ digest's parent message shows.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -177,6 +178,8 @@ class Budget:
         self.store = store
         self.limit = limit
         self.clock = clock
+        self._pending = 0  # tokens spent in this process and not yet added to the month's count
+        self._adding: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None  # one INCRBY at a time, per loop
 
     def key(self, now: datetime | None = None) -> str:
         month = (now or self.clock()).astimezone(UTC).strftime("%Y-%m")
@@ -200,13 +203,26 @@ class Budget:
             return False
 
     async def spend(self, tokens: int) -> None:
+        """Add `tokens` to the month's count; returns once they are in it (or their addition
+        failed), so a budget check after it counts them. Answers arriving while an addition is
+        under way are added together by the next one (a digest's concurrent requests: one round
+        trip for several, not one each): a caller finding nothing pending took the lock after the
+        one that took its tokens had added them."""
         if tokens <= 0:
             return
-        try:
-            total = await self.store.incr(self.key(), MONTH_TTL, tokens)
-        except BotError as exc:  # the request was answered; only the month's count misses it
-            log.warning("LLM tokens not added to the month's count: %s", exc)
-            return
+        self._pending += tokens
+        loop = asyncio.get_running_loop()
+        if self._adding is None or self._adding[0] is not loop:
+            self._adding = (loop, asyncio.Lock())
+        async with self._adding[1]:
+            if not self._pending:
+                return  # added by the one before, with its own
+            amount, self._pending = self._pending, 0
+            try:
+                total = await self.store.incr(self.key(), MONTH_TTL, amount)
+            except BotError as exc:  # the request was answered; only the month's count misses it
+                log.warning("LLM tokens not added to the month's count: %s", exc)
+                return
         metrics.gauge("llm_tokens_month", total)
 
     async def refresh_gauge(self) -> None:

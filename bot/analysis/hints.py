@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from ..core.models import Commit, FileChange, Judgement
 from .offline.change_type import decide_change_type
 from .offline.context import Context
-from .offline.decide import decide_importance
+from .offline.decide import Verdict, judge, tell_reason
 from .offline.lang import is_zh
 from .offline.observe import diff_facts
 from .offline.stats import file_stats
@@ -60,6 +60,25 @@ def pr_text_for_prompt(commit_body: str, pr_body: str | None) -> str:
     return "\n\n".join(p for p in (context, description) if p)
 
 
+def rules_reading(
+    commit: Commit,
+    files: Sequence[FileChange],
+    profile: RepoProfile | None,
+    judgement: Judgement | None = None,
+    title: TitleInfo | None = None,
+) -> tuple[Context, Verdict]:
+    """The rules' reading of a commit as far as the hint needs it: the context `read_context`
+    builds (the patches read once) and the verdict on it. An analysis makes it once and hands it
+    to the hint in its prompt's language and, when the LLM fails, to the offline analysis that
+    stands in (`read_offline(..., start=…)`): a commit is never read twice by the rules."""
+    title = title or parse_title(commit.title, commit.body)
+    stats = file_stats(commit, files)
+    profile = profile or RepoProfile.inferred()
+    diff = diff_facts(stats, title, profile)
+    ctx = Context(commit, title, stats, diff, decide_change_type(commit, title, stats, diff), profile, judgement)
+    return ctx, judge(ctx)
+
+
 def offline_hint(
     commit: Commit,
     files: Sequence[FileChange],
@@ -67,21 +86,18 @@ def offline_hint(
     judgement: Judgement | None = None,
     lang: str = "en",
     title: TitleInfo | None = None,
+    reading: tuple[Context, Verdict] | None = None,
 ) -> str:
     """'medium (bugfix): <reason>' — the rule-based level and reason (with the repository's learned
     profile weighed in, when it has one), for the LLM to weigh, in the answer's language.
 
     Only what the hint says is worked out: the rules' change type, level and reason, from the
-    same context `analyse_offline` builds (tests/test_hint_speed.py holds them equal) — not the
+    same context `analyse_offline` builds (tests/test_speed_work.py holds them equal) — not the
     summary, impact, insights and risks the prompt never shows. `title`: the commit's parsed
-    title when the caller has it already (`parse_title(commit.title, commit.body)`)."""
-    title = title or parse_title(commit.title, commit.body)
-    stats = file_stats(commit, files)
-    profile = profile or RepoProfile.inferred()
-    diff = diff_facts(stats, title, profile)
-    ctx = Context(commit, title, stats, diff, decide_change_type(commit, title, stats, diff), profile, judgement)
-    importance, reason = decide_importance(ctx, is_zh(lang))
-    return f"{importance.value} ({ctx.ctype.value}): {reason}"
+    title when the caller has it already (`parse_title(commit.title, commit.body)`); `reading`:
+    the commit's `rules_reading` when the caller has it."""
+    ctx, verdict = reading or rules_reading(commit, files, profile, judgement, title)
+    return f"{verdict.level.value} ({ctx.ctype.value}): {tell_reason(verdict, 'zh' if is_zh(lang) else 'en')}"
 
 
 def taste_hint(judgement: Judgement | None) -> str:

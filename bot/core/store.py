@@ -290,17 +290,24 @@ class Store:
             if found:
                 return result
         keeper = asyncio.create_task(self._renew(claim, owner))
+        shared = False
         try:
             result = await produce()
             payload = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-            await self._call(self.r.set, f"{key}:shared:{owner}", payload, ex=shared_ttl)
+            # the result for those waiting, then the claim let go: one round trip
+            async with self.r.pipeline(transaction=False) as pipe:
+                pipe.set(f"{key}:shared:{owner}", payload, ex=shared_ttl)
+                pipe.eval(self._RELEASE, 1, claim, owner)
+                await self._call(pipe.execute)
+                shared = True
             return result
         finally:
             keeper.cancel()
-            try:
-                await self._release(claim, owner)
-            except StoreUnavailable:
-                pass  # the claim lapses by itself
+            if not shared:  # produce() failed, or the pipeline did
+                try:
+                    await self._release(claim, owner)
+                except StoreUnavailable:
+                    pass  # the claim lapses by itself
 
     async def _await_flight(self, key, claim, holder, cached, poll, poll_max) -> tuple[bool, Any]:
         """Wait for `holder`'s result; (False, None) when it died or failed without one."""

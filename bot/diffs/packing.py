@@ -21,7 +21,7 @@ from ..core.file_kinds import FileKind, classify_path, generated_origin, is_bina
 from ..core.models import Coverage, FileChange
 from ..redact import Redacted, redact, redact_text
 from .hunks import CLIP_MIN_TOKENS, NO_CONTENT, Hunk, clip_lines, parse_patch, without_deletion_only_hunks
-from .tokens import estimate_tokens, surely_over
+from .tokens import estimate_tokens, estimate_within, surely_over
 
 
 @dataclass(frozen=True)
@@ -120,10 +120,15 @@ class PreparedFile:
     name_only: str | None = None  # the whole entry for deleted files and bare renames
     prelude: list[str] = field(default_factory=list)  # patch lines before the first hunk
     hunks: list[Hunk] = field(default_factory=list)
+    # The secrets redacted from its patch, by kind; None while the prelude and hunks are the patch
+    # as written: select_diff redacts only the patches it shows (`redact_patch`), not every one.
+    patch_kinds: Counter | None = field(default_factory=Counter)
     # text(drop_deletions) and its estimate, each made once when first needed: a prompt is fitted
     # by selecting the same prepared files several times (select_diff's `cache`)
     _texts: dict[bool, str] = field(default_factory=dict, compare=False, repr=False)
     _costs: dict[bool, int] = field(default_factory=dict, compare=False, repr=False)
+    # the largest limit its estimate is known to be over (cost_within), while the cost is unknown
+    _over: dict[bool, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def path(self) -> str:
@@ -151,6 +156,37 @@ class PreparedFile:
             cost = self._costs[drop_deletions] = estimate_tokens(self.text(drop_deletions))
         return cost
 
+    def cost_within(self, drop_deletions: bool, limit: int) -> int | None:
+        """`cost(drop_deletions)` when it is at most `limit`, else None — found out without
+        estimating the rest of a text once what is estimated passes the limit (a large file the
+        prompt has no room for is read only as far as that)."""
+        cost = self._costs.get(drop_deletions)
+        if cost is None:
+            if self._over.get(drop_deletions, -1) >= limit:
+                return None
+            cost = estimate_within(self.text(drop_deletions), limit)
+            if cost is None:
+                self._over[drop_deletions] = max(limit, self._over.get(drop_deletions, -1))
+                return None
+            self._costs[drop_deletions] = cost
+        return cost if cost <= limit else None
+
+    def redact_patch(self) -> bool:
+        """Redact the patch this file shows, once (a file prepared without it); True when that
+        changed its text (a secret was withheld), whose estimates are then made again."""
+        if self.patch_kinds is not None:
+            return False
+        patch = self.file.patch or ""
+        redacted = _redacted_patch(patch)
+        self.patch_kinds = Counter(redacted.kinds)
+        if redacted.text == patch:
+            return False
+        self.prelude, self.hunks = parse_patch(redacted.text)
+        self._texts.clear()
+        self._costs.clear()
+        self._over.clear()
+        return True
+
 
 @dataclass
 class Part:
@@ -164,25 +200,28 @@ class Part:
 
 
 def prepare(
-    files: Sequence[FileChange], deleted_by_name: bool, cache: dict | None = None
+    files: Sequence[FileChange], deleted_by_name: bool, cache: dict | None = None, *, patches: bool = True
 ) -> tuple[list[PreparedFile], Counter]:
     """Classify and redact every file (patch and names); (files, redactions by kind). `cache`: a
     dict kept by a caller that selects from the same `files` more than once (fitting one prompt):
-    they are prepared once."""
+    they are prepared once. `patches=False`: the names are redacted, the patches not yet — the
+    caller redacts those it shows (`PreparedFile.redact_patch`) and counts their secrets."""
     if cache is not None:
-        key = ("prepared", deleted_by_name)
+        key = ("prepared", deleted_by_name, patches)
         if key not in cache:
-            cache[key] = prepare(files, deleted_by_name)
+            cache[key] = prepare(files, deleted_by_name, patches=patches)
         found, counted = cache[key]
         return found, Counter(counted)
     prepared: list[PreparedFile] = []
     kinds: Counter = Counter()
     for index, f in enumerate(files):
-        prepared.append(_prepare_one(index, f, deleted_by_name, kinds))
+        prepared.append(_prepare_one(index, f, deleted_by_name, kinds, patches))
     return prepared, kinds
 
 
-def _prepare_one(index: int, f: FileChange, deleted_by_name: bool, kinds: Counter) -> PreparedFile:
+def _prepare_one(
+    index: int, f: FileChange, deleted_by_name: bool, kinds: Counter, patches: bool = True
+) -> PreparedFile:
     rank = _RANK[classify_path(f.path)]
     if f.status == "removed" and (deleted_by_name or not f.patch):
         name = _redacted_name(f.path, kinds)
@@ -194,10 +233,13 @@ def _prepare_one(index: int, f: FileChange, deleted_by_name: bool, kinds: Counte
         return PreparedFile(index, f, reason, rank)
     if not (f.patch or "").strip():
         return PreparedFile(index, f, None, rank, name_only=_bare_entry(f, kinds))
+    if not patches:
+        prelude, hunks = parse_patch(f.patch or "")
+        return PreparedFile(index, f, None, rank, _file_header(f, kinds), None, prelude, hunks, patch_kinds=None)
     patch = _redacted_patch(f.patch or "")
     kinds.update(patch.kinds)
     prelude, hunks = parse_patch(patch.text)
-    return PreparedFile(index, f, None, rank, _file_header(f, kinds), None, prelude, hunks)
+    return PreparedFile(index, f, None, rank, _file_header(f, kinds), None, prelude, hunks, patch_kinds=patch.kinds)
 
 
 @lru_cache(maxsize=512)
@@ -264,13 +306,15 @@ class Packer:
         return self.add(Part(file_index, text, estimate_tokens(text), hunks=hunks))
 
     def add_file(self, item: PreparedFile, drop_deletions: bool) -> bool:
-        """add_text of a prepared file's whole text (made and estimated once per file)."""
+        """add_text of a prepared file's whole text (made and estimated once per file, and only
+        as far as the room when it does not fit)."""
         if self.room <= 0:
             return False
         text = item.text(drop_deletions)
         if surely_over(text, self.room):
             return False
-        return self.add(Part(item.index, text, item.cost(drop_deletions)))
+        cost = item.cost_within(drop_deletions, self.room)
+        return cost is not None and self.add(Part(item.index, text, cost))
 
     def add_clipped(self, file_index: int, head: str, lines: Sequence[str], hunks: int = 0) -> bool:
         if self.room < CLIP_MIN_TOKENS:
@@ -394,22 +438,36 @@ def select_diff(files: Sequence[FileChange], budget_tokens: int, cache: dict | N
     A patch larger than what remains is clipped when at least CLIP_MIN_TOKENS of it would fit —
     after the smaller files of its own kind had their turn, so one huge source file cannot crowd
     out every other source file — else it is left out by name. The text ends with what was left
-    out, by name. `cache`: as for `prepare` (the same files every time)."""
+    out, by name. `cache`: as for `prepare` (the same files every time).
+
+    Only the patches shown are redacted (a large commit shows a tenth of its diff, and redaction
+    is most of what reading a diff costs): the files are selected, those shown redacted whole,
+    and when that withheld a secret — the text changed — selected again, until every file shown is
+    shown redacted. The secrets counted (`kinds`) are those of the names and of the patches shown."""
     budget = max(0, int(budget_tokens))
-    prepared, kinds = prepare(files, deleted_by_name=True, cache=cache)
+    prepared, kinds = prepare(files, deleted_by_name=True, cache=cache, patches=False)
+    while True:
+        parts = _select_parts(prepared, budget)
+        shown = [prepared[i] for i in dict.fromkeys(part.file_index for part in parts)]
+        if not [item for item in shown if item.redact_patch()]:  # (every one redacted: no `any`)
+            break
+    for item in shown:
+        kinds.update(item.patch_kinds or {})
+    return assemble(parts, prepared, budget, kinds)
+
+
+def _select_parts(prepared: Sequence[PreparedFile], budget: int) -> list[Part]:
     order = sorted(
         (item for item in prepared if item.reason is None), key=lambda item: (item.rank, -item.file.changes, item.index)
     )
     skipped = [(item.path, item.reason) for item in prepared if item.reason]
-
     everything = _everything_if_it_fits(order, skipped, budget)
     if everything is not None:
-        return assemble(everything, prepared, budget, kinds)
-
+        return everything
     packer = Packer(budget - tail_reserve(budget, skipped))
     for rank in sorted({item.rank for item in order}):
         _pack_rank(packer, [item for item in order if item.rank == rank])
-    return assemble(packer.parts, prepared, budget, kinds)
+    return packer.parts
 
 
 def _pack_rank(packer: Packer, items: Sequence[PreparedFile]) -> None:

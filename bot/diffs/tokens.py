@@ -98,6 +98,28 @@ def _estimate(text: str) -> int:
     the selection that joins the patches and again in the prompt around it, and every time after
     the first costs a dictionary look-up instead of a scan. Counted in twentieths of a token, so
     the sum is exact (0.8, 1.25, 0.6 and 1.5 tokens are whole twentieths)."""
+    units = _units(text, None)
+    assert units is not None  # (no limit: never given up)
+    return max(1, -(-units // _UNIT))  # even a lone space is a token
+
+
+def estimate_within(text: str, limit: int) -> int | None:
+    """`estimate_tokens(text)` when it is at most `limit`, else None: the lines are estimated
+    until their sum passes the limit, not further (every line's share is ≥ 0, so once the sum
+    passes it the whole text's does too). A packer asking whether a large file fits reads it
+    only as far as the room it has."""
+    if not text:
+        return 0 if limit >= 0 else None
+    units = _units(text, _UNIT * max(limit, 0))
+    if units is None:
+        return None
+    tokens = max(1, -(-units // _UNIT))
+    return tokens if tokens <= limit else None
+
+
+def _units(text: str, limit: int | None) -> int | None:
+    """The text's estimate in twentieths of a token (`_estimate`); None as soon as the sum passes
+    `limit` twentieths (when one is given)."""
     units = 0
     newlines = 0  # the current run of newlines
     lines = _LINE_UNITS
@@ -116,10 +138,12 @@ def _estimate(text: str) -> int:
                         lines.clear()
                     lines[line] = found
                 units += found
+                if limit is not None and units > limit:
+                    return None
     newlines -= 1  # the text does not end with the newline counted after its last line
     if newlines > 0:
         units += _UNIT * -(-newlines // 8)
-    return max(1, -(-units // _UNIT))  # even a lone space is a token
+    return units
 
 
 _UNIT = 20  # twentieths of a token: every cost above is a whole number of them

@@ -95,6 +95,11 @@ class DigestBuilder:
         self._fetch_slots = asyncio.Semaphore(settings.github_fetch_concurrency)
         self._profiles: dict[str, tuple[float, asyncio.Future]] = {}  # cache_id → (read at, (profile, problem))
         self.readers = Readers(store, lambda: self.clock().timestamp())  # the languages each repository is read in
+        # (cache_id, sha) of the commits whose files the cache was just found not to hold, by a
+        # digest being analysed (one look for its day, `_analyse_all`): the first read of each goes
+        # to the source without a look of its own. Each entry is used once and the digest takes
+        # its own away when it ends, so the set holds only the commits of digests under way.
+        self._files_absent: set[tuple[str, str]] = set()
 
     # --- public ----------------------------------------------------------------------------------
     async def build(
@@ -265,8 +270,11 @@ class DigestBuilder:
     async def files(self, source: CommitSource, sha: str) -> tuple[FileChange, ...]:
         """A commit's files and patches, from the cache when another run already fetched them."""
         key = self.store.files_key(source.cache_id, sha)
-        cached = await self.store.get_blob(key)
-        if cached is not None:
+        if (source.cache_id, sha) in self._files_absent:
+            # (found absent moments ago; had another process stored them since, reading them again
+            # from the source costs a read, never a wrong result: a commit's files do not change)
+            self._files_absent.discard((source.cache_id, sha))
+        elif (cached := await self.store.get_blob(key)) is not None:
             return tuple(file_from_dict(f) for f in cached)
         async with self._fetch_slots:
             files = await source.get_files(sha)
@@ -482,6 +490,8 @@ class DigestBuilder:
         await _notify(progress, 0, total)
         await self._prefetch_prs(source, commits, lang)
         _expect_files(source, commits)
+        absent = await self._absent_files(source, commits)
+        self._files_absent |= absent
 
         slots = asyncio.Semaphore(self.settings.analysis_concurrency)
 
@@ -493,7 +503,21 @@ class DigestBuilder:
             await _notify(progress, done, total)
             return entry
 
-        return list(await asyncio.gather(*(one(c) for c in commits)))
+        try:
+            return list(await asyncio.gather(*(one(c) for c in commits)))
+        finally:  # those not read (their analyses were cached) are forgotten with the digest
+            self._files_absent -= absent
+
+    async def _absent_files(self, source, commits: Sequence[Commit]) -> set[tuple[str, str]]:
+        """Which of these commits' files the cache does not hold, in one round trip (each commit
+        analysed looked for its own: a day's worth of round trips that find nothing)."""
+        if len(commits) < 2:
+            return set()
+        try:
+            held = await self.store.exists_each([self.store.files_key(source.cache_id, c.sha) for c in commits])
+        except BotError:  # each commit looks for itself, and says what failed in its entry
+            return set()
+        return {(source.cache_id, c.sha) for c, there in zip(commits, held) if not there}
 
     async def _filter(self, source, commits: list[Commit], filt: PathFilter) -> list[Commit]:
         """The commits the path filter keeps, read before any analysis. A commit whose files

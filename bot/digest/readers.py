@@ -19,6 +19,9 @@ log = logging.getLogger(__name__)
 
 READ_DAYS = 30
 NOTE_EVERY = 600.0  # seconds: a process notes a (repository, language) at most this often
+# Seconds a process keeps what it read of a repository's languages: a day's analyses ask for them
+# commit after commit (a Redis round trip each), and they change when a language is first read.
+LANGUAGES_FRESH = 2.0
 
 
 class Readers:
@@ -26,6 +29,7 @@ class Readers:
         self.store = store
         self.clock = clock
         self._noted: dict[tuple[str, str], float] = {}
+        self._read: dict[str, tuple[float, dict]] = {}  # cache_id → (read at, monotonic; the hash)
 
     def _key(self, cache_id: str) -> str:
         return self.store.k("readers", cache_id)
@@ -43,11 +47,26 @@ class Readers:
         await self.store.expire(key, READ_DAYS * 86400)
 
     async def languages(self, cache_id: str, first: str) -> tuple[str, ...]:
-        """`first`, then the other languages the repository was read in within READ_DAYS."""
-        read = await self.store.hgetall_json(self._key(cache_id))
+        """`first`, then the other languages the repository was read in within READ_DAYS: as
+        Redis had them at most LANGUAGES_FRESH seconds ago (another process's new language may
+        wait that long: its readers get a translation, not a wrong analysis), and what this
+        process noted itself, at once — whenever the hash was read (a read that was under way
+        while a language was noted cannot hide it)."""
+        held = self._read.get(cache_id)
+        if held is not None and time.monotonic() - held[0] < LANGUAGES_FRESH:
+            read = held[1]
+        else:
+            read = await self.store.hgetall_json(self._key(cache_id))
+            self._read[cache_id] = (time.monotonic(), read)
         since = self.clock() - READ_DAYS * 86400
-        others = [code for code in LANGS if code != first and isinstance(read.get(code), int) and read[code] >= since]
-        return (first, *others)
+
+        def when(code: str) -> float:
+            there = read.get(code)
+            return max(
+                there if isinstance(there, int) else float("-inf"), self._noted.get((cache_id, code), float("-inf"))
+            )
+
+        return (first, *(code for code in LANGS if code != first and when(code) >= since))
 
 
 async def translated_analysis(builder, source, commit, tag: str, lang: str) -> tuple[dict | None, bool]:

@@ -94,12 +94,14 @@ def read_offline(
     files: Sequence[FileChange],
     profile: RepoProfile | None = None,
     judgement: Judgement | None = None,
+    start: tuple[Context, Verdict] | None = None,
 ) -> Reading:
     """Depth follows importance: a low commit gets its type, a one-line summary and the reason;
     medium and high ones also get impact, insights, risks and recommendations when a rule has
-    something specific to say."""
-    ctx = read_context(commit, files, profile, judgement)
-    verdict = judge(ctx)
+    something specific to say. `start`: the context and verdict already worked out for this
+    commit, files, profile and judgement (the LLM prompt's hint made them: bot/analysis/hints.py)."""
+    ctx, verdict = start if start is not None else (read_context(commit, files, profile, judgement), None)
+    verdict = verdict or judge(ctx)
     summary = tuple(summary_parts(ctx, verdict.level))
     if verdict.level is Importance.LOW:
         return Reading(ctx, verdict, summary)
@@ -155,12 +157,14 @@ def analyse_offline_langs(
     notes: Mapping[str, str] | None = None,
     profile: RepoProfile | None = None,
     judgement: Judgement | None = None,
+    start: tuple[Context, Verdict] | None = None,
 ) -> dict[str, Analysis]:
     """`analyse_offline` for several languages at once: the commit is read once (`read_offline`:
     the facts, the level, the summary's parts — nearly all of the work), then said in each
     language (`tell_offline`). The level and type are the same in every language; `notes` is each
-    language's note of a fallback. Languages repeated are written once."""
-    reading = read_offline(commit, files, profile, judgement)
+    language's note of a fallback. Languages repeated are written once. `start`: as for
+    `read_offline`."""
+    reading = read_offline(commit, files, profile, judgement, start)
     return {
         lang: tell_offline(reading, lang, coverage, origin, (notes or {}).get(lang, ""))
         for lang in dict.fromkeys(langs)
