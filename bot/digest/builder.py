@@ -42,14 +42,14 @@ from ..core.models import (
     analysis_from_dict,
     commit_from_dict,
     digest_from_dict,
-    file_from_dict,
     to_dict,
 )
-from ..core.store import ANALYSIS_TTL, FILES_TTL, Store
+from ..core.store import ANALYSIS_TTL, Store
 from ..i18n import LANGS, localize, text
 from ..levels.overlay import overlay
 from ..sources import CommitSource
 from .authorfilter import AuthorFilter
+from .commit_files import CommitFiles, expect_files
 from .kept import Kept
 from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
@@ -92,14 +92,9 @@ class DigestBuilder:
         self.prompts = prompts
         self.settings = settings
         self.clock = clock
-        self._fetch_slots = asyncio.Semaphore(settings.github_fetch_concurrency)
+        self.commit_files = CommitFiles(store, settings.github_fetch_concurrency)
         self._profiles: dict[str, tuple[float, asyncio.Future]] = {}  # cache_id → (read at, (profile, problem))
         self.readers = Readers(store, lambda: self.clock().timestamp())  # the languages each repository is read in
-        # (cache_id, sha) of the commits whose files the cache was just found not to hold, by a
-        # digest being analysed (one look for its day, `_analyse_all`): the first read of each goes
-        # to the source without a look of its own. Each entry is used once and the digest takes
-        # its own away when it ends, so the set holds only the commits of digests under way.
-        self._files_absent: set[tuple[str, str]] = set()
 
     # --- public ----------------------------------------------------------------------------------
     async def build(
@@ -269,19 +264,7 @@ class DigestBuilder:
 
     async def files(self, source: CommitSource, sha: str) -> tuple[FileChange, ...]:
         """A commit's files and patches, from the cache when another run already fetched them."""
-        key = self.store.files_key(source.cache_id, sha)
-        if (source.cache_id, sha) in self._files_absent:
-            # (found absent moments ago; had another process stored them since, reading them again
-            # from the source costs a read, never a wrong result: a commit's files do not change)
-            self._files_absent.discard((source.cache_id, sha))
-        elif (cached := await self.store.get_blob(key)) is not None:
-            return tuple(file_from_dict(f) for f in cached)
-        async with self._fetch_slots:
-            files = await source.get_files(sha)
-        # encoded in a worker thread: a large commit's patches are megabytes to compress
-        payload = await asyncio.to_thread(lambda: self.store.encode_blob([to_dict(f) for f in files]))
-        await self.store.set_raw(key, payload, ttl=FILES_TTL)
-        return files
+        return await self.commit_files.get(source, sha)
 
     async def analysis(
         self, source: CommitSource, commit: Commit, lang: str, siblings: Sequence[Commit] = ()
@@ -489,9 +472,7 @@ class DigestBuilder:
         total = len(commits)
         await _notify(progress, 0, total)
         await self._prefetch_prs(source, commits, lang)
-        _expect_files(source, commits)
-        absent = await self._absent_files(source, commits)
-        self._files_absent |= absent
+        absent = await self.commit_files.look(source, commits)
 
         slots = asyncio.Semaphore(self.settings.analysis_concurrency)
 
@@ -505,25 +486,14 @@ class DigestBuilder:
 
         try:
             return list(await asyncio.gather(*(one(c) for c in commits)))
-        finally:  # those not read (their analyses were cached) are forgotten with the digest
-            self._files_absent -= absent
-
-    async def _absent_files(self, source, commits: Sequence[Commit]) -> set[tuple[str, str]]:
-        """Which of these commits' files the cache does not hold, in one round trip (each commit
-        analysed looked for its own: a day's worth of round trips that find nothing)."""
-        if len(commits) < 2:
-            return set()
-        try:
-            held = await self.store.exists_each([self.store.files_key(source.cache_id, c.sha) for c in commits])
-        except BotError:  # each commit looks for itself, and says what failed in its entry
-            return set()
-        return {(source.cache_id, c.sha) for c, there in zip(commits, held) if not there}
+        finally:
+            self.commit_files.forget(absent)
 
     async def _filter(self, source, commits: list[Commit], filt: PathFilter) -> list[Commit]:
         """The commits the path filter keeps, read before any analysis. A commit whose files
         cannot be read is kept: it is shown with the reason rather than silently dropped."""
         slots = asyncio.Semaphore(self.settings.analysis_concurrency)
-        _expect_files(source, commits)
+        expect_files(source, commits)
 
         async def keep(commit: Commit) -> bool:
             async with slots:
@@ -611,11 +581,3 @@ async def _notify(progress: Progress | None, done: int, total: int) -> None:
     result = progress(done, total)
     if inspect.isawaitable(result):
         await result
-
-
-def _expect_files(source, commits: Sequence[Commit]) -> None:
-    """Tell a source that reads many commits' files at once (a local git repository: one git
-    call for the day) which ones are coming; others have no `expect_files`."""
-    expect = getattr(source, "expect_files", None)
-    if expect is not None:
-        expect(commits)
