@@ -59,7 +59,7 @@ async def set_version(store: Store, version: int) -> None:
 
 async def has_bot_keys(store: Store) -> bool:
     """Whether the namespace holds any key besides the meta keys."""
-    meta = store.k("meta:")
+    meta = store.prefix + "meta:"
     return await store.any_key(store.prefix + "*", skip=lambda k: k.startswith(meta))
 
 
@@ -76,6 +76,8 @@ async def ensure(store: Store, *, current: int = CURRENT, steps: Mapping[int, St
             await store.set_json(store.k(DATA_VERSION), current, nx=True)
             return "new"
         version = 1
+        if version == current:  # said out loud from now on
+            await store.set_json(store.k(DATA_VERSION), current, nx=True)
     _check_known(version, current)
     if version == current:
         return "current"
