@@ -391,7 +391,8 @@ def _configure_logging(settings, command: str):
         command in ("digest", "ask", "eval", "feedback", "profile", "settings", "health", "backup", "restore")
         and "log_level" not in settings.model_fields_set
     ):
-        level = "ERROR"
+        # backup and restore run from scripts and cron: their one line says everything
+        level = "CRITICAL" if command in ("backup", "restore") else "ERROR"
     chat_here = command == "run" and not (settings.slack_enabled or settings.feishu_enabled)
     to_file = log_file(settings.data_dir) if chat_here and settings.console_logs == "file" else None
     return configure(level, settings.log_format, to_file)

@@ -26,7 +26,7 @@ from datetime import datetime
 
 from ..core.models import UsageError
 from ..core.store import Store
-from ..i18n import phrase
+from ..i18n import Count, phrase
 from . import archive
 from .archive import Archive, ArchiveError
 from .keys import RESTORING, is_queue_key, kept
@@ -73,7 +73,7 @@ async def restore(store: Store, found: Archive, *, force: bool, now: datetime) -
     if not force and not interrupted:
         held = [k for k in present if kept(k, store.prefix)]
         if held:
-            raise UsageError(phrase("backup.not_empty", keys=len(held), prefix=store.prefix))
+            raise UsageError(phrase("backup.not_empty", keys=Count(len(held), "counts.key"), prefix=store.prefix))
     # first: from here until the end, the namespace is known to be partial
     await store.set_json(marker, {"sha256": found.header["sha256"], "at": now.isoformat()})
     cleared = 0
