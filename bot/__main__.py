@@ -1,4 +1,4 @@
-"""Command line: `python -m bot {digest,ask,eval,feedback,profile,run,serve,worker,clock,settings,health}` (also `digest-bot`).
+"""Command line: `python -m bot {digest,ask,eval,feedback,profile,run,serve,worker,clock,settings,health,backup,restore}` (also `digest-bot`).
 
 Imports are lazy: `--help` only needs argparse, and no path here imports the Slack or Feishu SDK
 unless that platform is configured. Every failure the user can cause or meet ends as one line on
@@ -27,6 +27,8 @@ EXAMPLES = """examples:
   python -m bot feedback export --repo acme/app --out corrections.jsonl
   python -m bot profile --repo astral-sh/ruff --date 2026-04-15   # what its release notes taught
   python -m bot run            # chat on Slack/Feishu when configured, else in this terminal
+  python -m bot backup bot.backup          # what the bot keeps in Redis, no caches
+  python -m bot restore bot.backup         # into an empty Redis (REDIS_URL)
 
 exit codes: 0 done, 1 failure, 2 bad input, 3 digest written but the configured LLM analysed no commit
 """
@@ -282,6 +284,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("clock", help="the scheduler only (safe to run more than once)")
     sub.add_parser("worker", help="chat-platform connections without HTTP (Socket Mode / Feishu long connection)")
     sub.add_parser("settings", help="print every effective setting and its source (secrets masked)")
+    b = sub.add_parser("backup", help="write what the bot keeps in Redis (no caches) to a file (docs/operations.md)")
+    b.add_argument("file", metavar="FILE", help="the backup file to write (- for stdout)")
+    b.add_argument("--lang", choices=("zh", "en"), help="language of this command's messages (default DEFAULT_LANG)")
+    r = sub.add_parser("restore", help="load a backup file into an empty Redis (REDIS_URL, REDIS_PREFIX)")
+    r.add_argument("file", metavar="FILE", help="the backup file to read (- for stdin)")
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="when the Redis already holds the bot's data: delete every key under REDIS_PREFIX (and its "
+        "queued jobs) first, then load the file",
+    )
+    r.add_argument("--lang", choices=("zh", "en"), help="language of this command's messages (default DEFAULT_LANG)")
     h = sub.add_parser("health", help="is a worker / clock alive on this Redis? one line; exit 0 yes, 1 no")
     h.add_argument("kind", choices=("worker", "clock"))
     return parser
@@ -374,16 +388,35 @@ def _configure_logging(settings, command: str):
 
     level = settings.log_level
     if (
-        command in ("digest", "ask", "eval", "feedback", "profile", "settings", "health")
+        command in ("digest", "ask", "eval", "feedback", "profile", "settings", "health", "backup", "restore")
         and "log_level" not in settings.model_fields_set
     ):
-        level = "ERROR"
+        # backup and restore run from scripts and cron: their one line says everything
+        level = "CRITICAL" if command in ("backup", "restore") else "ERROR"
     chat_here = command == "run" and not (settings.slack_enabled or settings.feishu_enabled)
     to_file = log_file(settings.data_dir) if chat_here and settings.console_logs == "file" else None
     return configure(level, settings.log_format, to_file)
 
 
+# Commands that read or write the bot's data check its format version first (and migrate it once,
+# under a lock, when it is older): `restore` checks the file's version itself; `health` and
+# `settings` only look.
+CHECKS_DATA = ("digest", "ask", "eval", "profile", "feedback", "backup", "run", "serve", "worker", "clock")
+
+
 async def _dispatch(args, settings, logged_to=None) -> int:
+    if args.command in CHECKS_DATA:
+        from bot.backup.version import check_settings
+
+        await check_settings(settings)
+    if args.command == "backup":
+        from bot.cli.backup import backup_command
+
+        return await backup_command(args, settings)
+    if args.command == "restore":
+        from bot.cli.backup import restore_command
+
+        return await restore_command(args, settings)
     if args.command == "health":
         from bot.runtime.health import health_command
 

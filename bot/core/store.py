@@ -359,6 +359,82 @@ class Store:
         """Extend `owner`'s lease on `key`; False when another owner took it (ours had lapsed)."""
         return bool(await self._call(self.r.eval, self._RENEW, 1, key, owner, ttl))
 
+    # --- whole keys, any type (backup and restore: bot/backup/) -----------------------------------
+    async def scan(self, pattern: str, count: int = 1000) -> list[str]:
+        """Every key matching `pattern` (SCAN, so the server is never blocked for long)."""
+        found: list[str] = []
+        cursor: int = 0
+        while True:
+            cursor, keys = await self._call(self.r.scan, cursor, match=pattern, count=count)
+            found.extend(k.decode() if isinstance(k, bytes) else k for k in keys)
+            if not cursor:
+                return found
+
+    async def any_key(self, pattern: str, skip: Callable[[str], bool] = lambda _k: False) -> bool:
+        """Whether any key matching `pattern` exists that `skip` does not rule out (stops early)."""
+        cursor: int = 0
+        while True:
+            cursor, keys = await self._call(self.r.scan, cursor, match=pattern, count=1000)
+            if any(not skip(k.decode() if isinstance(k, bytes) else k) for k in keys):
+                return True
+            if not cursor:
+                return False
+
+    async def read_keys(self, keys: list[str]) -> list[tuple[str, str, int, Any]]:
+        """(key, type, remaining TTL in ms or -1, value) of each key still there, values as bytes:
+        string → bytes; hash → {field: value}; set → [members]; zset → [(member, score)];
+        list → [items]; stream → [(id, {field: value})]. Two round trips per batch of keys."""
+        async with self.r.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.type(key)
+                pipe.pttl(key)
+            heads = await self._call(pipe.execute)
+        kinds = [(k.decode() if isinstance(k, bytes) else k) for k in heads[0::2]]
+        readers = {
+            "string": lambda p, k: p.get(k),
+            "hash": lambda p, k: p.hgetall(k),
+            "set": lambda p, k: p.smembers(k),
+            "zset": lambda p, k: p.zrange(k, 0, -1, withscores=True),
+            "list": lambda p, k: p.lrange(k, 0, -1),
+            "stream": lambda p, k: p.xrange(k, "-", "+"),
+        }
+        wanted = [(key, kind, int(ttl)) for key, kind, ttl in zip(keys, kinds, heads[1::2], strict=True)]
+        unknown = [kind for _key, kind, _ttl in wanted if kind != "none" and kind not in readers]
+        if unknown:
+            raise ValueError(unknown[0])  # a type the bot never writes (the caller names it)
+        wanted = [w for w in wanted if w[1] != "none"]  # gone since the scan
+        async with self.r.pipeline(transaction=False) as pipe:
+            for key, kind, _ttl in wanted:
+                readers[kind](pipe, key)
+            values = await self._call(pipe.execute)
+        return [(key, kind, ttl, value) for (key, kind, ttl), value in zip(wanted, values, strict=True)]
+
+    async def write_keys(self, items: list[tuple[str, str, int, Any]]) -> None:
+        """Write whole keys as `read_keys` reads them (each replaced, its TTL set), one round trip."""
+        async with self.r.pipeline(transaction=False) as pipe:
+            for key, kind, ttl, value in items:
+                pipe.delete(key)
+                if kind == "string":
+                    pipe.set(key, value)
+                elif kind == "hash":
+                    pipe.hset(key, mapping=value)
+                elif kind == "set":
+                    pipe.sadd(key, *value)
+                elif kind == "zset":
+                    pipe.zadd(key, dict(value))
+                elif kind == "list":
+                    pipe.rpush(key, *value)
+                else:  # stream: each entry under its own id
+                    for entry_id, fields in value:
+                        pipe.xadd(key, fields, id=entry_id)
+                if ttl > 0:
+                    pipe.pexpire(key, ttl)
+            await self._call(pipe.execute)
+
+    async def unlink(self, keys: list[str]) -> None:
+        for i in range(0, len(keys), 1000):
+            await self._call(self.r.unlink, *keys[i : i + 1000])
+
     # --- caches ---------------------------------------------------------------------------------
     def analysis_key(self, repo_id: str, sha: str, tag: str, lang: str) -> str:
         return self.k("analysis", repo_id, sha, tag, lang)
