@@ -58,6 +58,15 @@ def _migrated_shape():
     return {1: lower_repos}, calls
 
 
+async def test_a_version_that_is_not_a_number_is_refused_as_such(store):
+    await store.set_raw(store.k("meta:data-version"), b"v1-final")
+    with pytest.raises(DataVersionError) as refused:
+        await ensure(store)
+    assert "is not a number this bot wrote" in str(refused.value)
+    assert "newer" not in str(refused.value)
+    assert store.k("meta:data-version") in str(refused.value)
+
+
 async def test_several_processes_starting_at_once_migrate_once(make_settings):
     settings = make_settings()
     stores = [open_store(settings) for _ in range(6)]  # each its own connections, as processes have

@@ -43,7 +43,7 @@ class DataVersionError(BotError):
 
 
 async def stored_version(store: Store) -> int | None:
-    """The version key's value (None: absent, or unreadable — said as a newer format by `ensure`)."""
+    """The version key's value (None: absent; -1: not a version number, refused by `ensure`)."""
     raw = await store.get_raw(store.k(DATA_VERSION))
     if raw is None:
         return None
@@ -78,14 +78,16 @@ async def ensure(store: Store, *, current: int = CURRENT, steps: Mapping[int, St
         version = 1
         if version == current:  # said out loud from now on
             await store.set_json(store.k(DATA_VERSION), current, nx=True)
-    _check_known(version, current)
+    _check_known(version, current, store.k(DATA_VERSION))
     if version == current:
         return "current"
     return await _migrate(store, version, current, steps)
 
 
-def _check_known(version: int, current: int) -> None:
-    if version > current or version < 1:
+def _check_known(version: int, current: int, key: str) -> None:
+    if version < 1:  # not a number we wrote: nothing to migrate from, nothing to trust
+        raise DataVersionError(phrase("backup.data_version_unreadable", key=key, known=current))
+    if version > current:
         raise DataVersionError(phrase("backup.data_too_new", found=version, known=current))
 
 
@@ -106,7 +108,7 @@ async def _migrate(store: Store, version: int, current: int, steps: Mapping[int,
         # read again under the lock: the process that held it may have finished the work
         found = await stored_version(store)
         version = 1 if found is None else found
-        _check_known(version, current)
+        _check_known(version, current, store.k(DATA_VERSION))
         start = version
         while version < current:
             step = steps.get(version)
