@@ -11,20 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.runtime.app import App
 from bot.runtime.queue import Jobs
 from bot.runtime.schedule import Clock
-from bot.runtime.services import Services
-from handlers.slack import build_slack
-from handlers.web import bound_port, build_app, start_server
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, commit_facts, default_responder
-from tests.fakes.slack_server import FakeSlack, SlackSender
 from tests.gitrepo import GitRepo
-from tests.shared.slack import FAST, SECRET, Bot, build_widgets, shown
+from tests.shared.slack import Bot, shown
 
 T0 = datetime(2026, 1, 29, 2, 0, tzinfo=UTC)  # 10:00 on the 29th in Shanghai; the widgets' history is the 28th
 CHANNEL = "C0001"
@@ -40,17 +35,6 @@ class Time:
         return self.now
 
 
-@pytest.fixture
-def widgets(tmp_path):
-    return build_widgets(tmp_path / "widgets", date(2026, 1, 28))
-
-
-@pytest.fixture
-def slack():
-    with FakeSlack() as fake:
-        yield fake
-
-
 def grades(request: dict) -> Reply:
     """High for the wire-format break that an alert posts (the default answers medium)."""
     title, path = commit_facts(request)
@@ -64,37 +48,6 @@ def llm():
     with FakeOpenAI() as fake:
         fake.responder = grades
         yield fake
-
-
-@pytest.fixture
-async def make_bot(make_settings, slack, widgets, llm):
-    bots: list[Bot] = []
-
-    async def build(time_: Time) -> Bot:
-        settings = make_settings(
-            slack_bot_token=slack.token,
-            slack_signing_secret=SECRET,
-            slack_api_url=slack.url,
-            default_repo=str(widgets.path),
-            default_lang="en",
-            default_tz="Asia/Shanghai",
-            openai_base_url=llm.url,
-            openai_api_key="sk-test-jobs",
-            catchup_minutes=180,  # the 09:00 push and watch are still due at 10:00
-        )
-        services = Services.build(settings, clock=time_)
-        chat = App.build(services, clock=time_)
-        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
-        chat.register(adapter.platform)
-        runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
-        sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
-        bot = Bot(chat, adapter, sender, runner, services)
-        bots.append(bot)
-        return bot
-
-    yield build
-    for bot in bots:
-        await bot.close()
 
 
 async def command(bot: Bot, text: str, channel: str) -> None:
@@ -154,9 +107,11 @@ KINDS = {
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
-async def test_a_job_runs_once_under_two_clocks_and_is_never_queued_once_done(kind, make_bot, slack, widgets):
+async def test_a_job_runs_once_under_two_clocks_and_is_never_queued_once_done(kind, make_bot, slack, widgets, llm):
     case, time_ = KINDS[kind], Time()
-    bot = await make_bot(time_)
+    # the 09:00 push and watch are still due at 10:00
+    bot = await make_bot(openai_base_url=llm.url, openai_api_key="sk-test-jobs", catchup_minutes=180)
+    bot.chat.clock = time_  # every piece's clock
     await case.arrange(bot, widgets, time_)
     before = len(slack.top_level(case.where))
 
