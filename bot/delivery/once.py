@@ -27,7 +27,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from settings import Settings
 
 from ..channels.threads import Threads
 from ..core.chat_platform import MessageRef, Platforms
@@ -36,9 +38,6 @@ from ..core.store import Store, StoreUnavailable
 from .post import DEDUPE_MARGIN
 from .posted import PostedMessages
 from .spec import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY
-
-if TYPE_CHECKING:
-    from settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+
+from settings import Settings
 
 from ..alerts.runs import AlertRunner
 from ..alerts.spec import AlertPoll, alert_poll, alerting
@@ -35,9 +36,6 @@ from ..watch.spec import WatchRun
 from .queue import Jobs
 from .schedule import Clock
 from .services import Services
-
-if TYPE_CHECKING:
-    from settings import Settings
 
 
 class ProfilesAhead:

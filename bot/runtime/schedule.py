@@ -21,6 +21,8 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from settings import Settings
+
 from ..alerts.spec import AlertPoll, alert_poll, alerting
 from ..channels.subscriptions import Subscriptions
 from ..core.chat_platform import Platforms
@@ -120,7 +122,7 @@ class Clock:
     def __init__(
         self,
         store: Store,
-        settings,
+        settings: Settings,
         subs: Subscriptions,
         platforms: Platforms,
         deliveries: RunsJobs[DeliverySpec],
