@@ -31,6 +31,7 @@ from bot import redact as redact_module  # noqa: E402
 from bot.analysis.analyze import Analyzer  # noqa: E402
 from bot.core.models import Commit, FileChange  # noqa: E402
 from bot.core.prompts import Prompts  # noqa: E402
+from settings import Settings  # noqa: E402
 
 
 def load_commits(repo: Path, days: int) -> list[tuple[Commit, list[FileChange]]]:
@@ -131,7 +132,7 @@ def main() -> int:
     # building every commit's prompt, timing the redaction inside it
     # _prompt asks the LLM client only for its prompt budget: a stand-in that never sends anything
     llm = SimpleNamespace(max_prompt_tokens=12000, model="bench")
-    analyzer = Analyzer(llm, Prompts(ROOT / "prompts"), SimpleNamespace(llm_max_prompt_tokens=12000))
+    analyzer = Analyzer(llm, Prompts(ROOT / "prompts"), Settings(llm_max_prompt_tokens=12000))
     spent = {"redact": 0.0}
     original = redact_module.redact
 

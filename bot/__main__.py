@@ -13,6 +13,10 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: --help loads no pydantic (settings are read lazily below)
+    from settings import Settings
 
 EXAMPLES = """examples:
   python -m bot digest --repo vllm-project/vllm --date 2026-01-28
@@ -380,7 +384,7 @@ async def _until_interrupted(work) -> int:
         raise
 
 
-def _configure_logging(settings, command: str):
+def _configure_logging(settings: Settings, command: str):
     """Services log at LOG_LEVEL; the one-shot CLI commands keep stderr for their own one-line
     messages unless LOG_LEVEL is set explicitly; `run` holding the terminal chat logs to a file
     under DATA_DIR (CONSOLE_LOGS=file), which it returns (None: stderr)."""
@@ -404,7 +408,7 @@ def _configure_logging(settings, command: str):
 CHECKS_DATA = ("digest", "ask", "eval", "profile", "feedback", "backup", "run", "serve", "worker", "clock")
 
 
-async def _dispatch(args, settings, logged_to=None) -> int:
+async def _dispatch(args, settings: Settings, logged_to=None) -> int:
     if args.command in CHECKS_DATA:
         from bot.backup.version import check_settings
 

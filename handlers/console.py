@@ -143,7 +143,7 @@ class ConsolePlatform:
     async def direct_channel(self, conv: Conversation) -> str | None:
         return conv.channel  # the terminal is one person's conversation with the bot
 
-    async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
+    async def config_caveat(self, channel: str, questions: str, lang: str) -> str | None:
         return None
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:

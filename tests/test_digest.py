@@ -224,6 +224,7 @@ async def test_llm_outage_still_delivers_every_commit_marked(fake_github, servic
 
         # The day's digest is kept as published: with the endpoint back, a reader still gets the
         # same one; the improve pass (run by the clock, off the readers' path) analyses it again in place.
+        from bot.core.chat_platform import Platforms
         from bot.improve.improver import Improver
 
         asked = len(llm.requests)
@@ -237,7 +238,7 @@ async def test_llm_outage_still_delivers_every_commit_marked(fake_github, servic
         digest2 = await s2.builder.build(s2.source(REPO), WINDOW, "en")
         assert replace(digest2, cost=None) == replace(digest, cost=None) and len(llm.requests) == asked
         assert (
-            await Improver(s2.store, s2.settings, s2.sources, s2.builder, s2.corrections, {}).run(
+            await Improver(s2.store, s2.settings, Platforms(), LATER, s2.sources, s2.builder, s2.corrections).run(
                 digest.kept_as, LATER()
             )
             == "3 of 3 improved, headline improved"

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.core.chat_platform import DigestParent
+from bot.core.chat_platform import DigestParent, Platforms
 from bot.core.models import Digest
 from bot.core.window import day_window
 from bot.render import feishu, markdown, slack, text
@@ -79,7 +79,9 @@ async def test_github_rate_limit_is_said_in_the_digest_logged_and_read_again_by_
 
     fake_github.heal()
     assert (
-        await Improver(s.store, s.settings, s.sources, s.builder, s.corrections, {}).run(digest.kept_as, LATER())
+        await Improver(s.store, s.settings, Platforms(), LATER, s.sources, s.builder, s.corrections).run(
+            digest.kept_as, LATER()
+        )
         == "3 of 3 improved"
     )
     better = await s.builder.build(s.source(REPO), WINDOW, lang)
@@ -149,7 +151,9 @@ async def test_llm_failures_are_said_in_the_channels_language_then_improved_in_p
         )
         same = await s.builder.build(s.source(REPO), WINDOW, "zh")
         assert same.notices == digest.notices and len(llm.requests) == asked
-        await Improver(s.store, s.settings, s.sources, s.builder, s.corrections, {}).run(digest.kept_as, LATER())
+        await Improver(s.store, s.settings, Platforms(), LATER, s.sources, s.builder, s.corrections).run(
+            digest.kept_as, LATER()
+        )
         again = await s.builder.build(s.source(REPO), WINDOW, "zh")
     assert asked <= 2 * 3 and again.notices == ()
     assert [e.analysis.origin for e in again.entries] == ["llm"] * 3

@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
+from bot.core.chat_platform import Platforms
 from bot.core.store import StoreUnavailable, open_store
 from bot.core.window import day_window
 from bot.improve.improver import Improver
@@ -212,7 +213,13 @@ async def test_a_pass_killed_after_the_analysis_leaves_the_digest_consistent_and
         flaky_llm.heal()
         asked = flaky_llm.analyses_of(HIGH_TITLE)
         improver = Improver(
-            services.store, services.settings, services.sources, services.builder, services.corrections, {}
+            services.store,
+            services.settings,
+            Platforms(),
+            lambda: LATER,
+            services.sources,
+            services.builder,
+            services.corrections,
         )
         try:
             await improver.run(published.kept_as, LATER)

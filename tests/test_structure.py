@@ -118,3 +118,34 @@ def test_the_graph_reader_sees_hidden_imports(tmp_path):
     assert g.edges["pkg.b"] == {"pkg.a"}
     assert import_graph.cycles(g) == [["pkg.a", "pkg.b"]]
     assert import_graph.floors(g)["pkg.c"] == 2
+
+
+def test_settings_are_typed_wherever_they_are_handed_on(graph):
+    """Every parameter and field named `settings` is the one Settings type, and no code reads a
+    setting by name with a default of its own (`getattr(settings, "x", default)`): mypy then
+    catches a misspelled setting, and settings.py is the one place that says each default."""
+    untyped, by_name = [], []
+    for module, path in graph.modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                named = (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+                annotations = [a.annotation for a in named if a.arg == "settings"]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                annotations = [node.annotation] if node.target.id == "settings" else []
+            else:
+                annotations = []
+            for annotation in annotations:
+                shown = ast.unparse(annotation) if annotation is not None else None
+                if shown not in ("Settings", "Settings | None"):
+                    untyped.append(f"{module}:{node.lineno}: settings: {shown}")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "getattr"
+                and len(node.args) == 3
+                and isinstance(node.args[1], ast.Constant)
+                and ast.unparse(node.args[0]) in ("settings", "self.settings")
+            ):
+                by_name.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
+    assert untyped == []
+    assert by_name == []

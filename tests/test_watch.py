@@ -184,7 +184,7 @@ async def test_a_run_killed_after_a_send_does_not_send_it_again(make_bot, slack,
     (second_key,) = [k for k, state in states.items() if state["id"] == second.ts]
     await store.set_json(second_key, {"at": NOW.timestamp()})
     await store.set_json(store.k("slack", "sent", second_key), {"pending": True})
-    await store.delete(runner.ledger(run))
+    await store.delete(runner.job(run).done)
 
     assert await runner.run(run) == "sent 1"  # run again: it resumes the second message…
     assert len(slack.top_level(IM)) == 3  # …which Slack already has: found by its key, not posted twice

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import ClassVar
 
 from ..channels.alerted import ALERT_TTL, AlertLedger, Cursor
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
-from ..core.chat_platform import CommitDetail, MessageRef, Notice, Platforms
+from ..core.chat_platform import CommitDetail, MessageRef, Notice
 from ..core.models import (
     BotError,
     Commit,
@@ -40,10 +41,10 @@ from ..core.models import (
     NotFoundError,
     Subscription,
     Window,
+    to_dict,
 )
-from ..core.store import Store
 from ..core.window import zone
-from ..delivery.once import run_once, send_once
+from ..delivery.once import Job, JobRunner, send_once
 from ..delivery.spec import author_filter_of, path_filter_of
 from ..digest.builder import DigestBuilder
 from ..digest.pathfilter import touched_paths
@@ -58,48 +59,27 @@ AHEAD = timedelta(minutes=10)  # … and this far after now
 POLL_LEDGER_TTL = 86400  # a poll's "done": one poll per period, however often the clock ticks
 
 
-class AlertRunner:
-    def __init__(
-        self,
-        store: Store,
-        settings,
-        platforms: Platforms,
-        subs: Subscriptions,
-        sources: Sources,
-        builder: DigestBuilder,
-        threads: Threads,
-        clock: Callable[[], datetime],
-    ):
-        self.store = store
-        self.settings = settings
-        self.platforms = platforms
-        self.subs = subs
-        self.sources = sources
-        self.builder = builder
-        self.threads = threads
-        self.clock = clock
-        self.ledger = AlertLedger(store)
+@dataclass(eq=False)
+class AlertRunner(JobRunner[AlertPoll]):
+    sources: Sources
+    builder: DigestBuilder
+    subs: Subscriptions
+    threads: Threads
+    ledger: AlertLedger = field(init=False)
 
-    def done_key(self, poll: AlertPoll) -> str:
-        return poll.key + ":done"
+    busy: ClassVar[str] = "another poll of this subscription is in progress"
+    ttl: ClassVar[int] = POLL_LEDGER_TTL  # retried a few times, then closed: the next period polls again
 
-    async def run(self, poll: AlertPoll) -> str:
-        """Run (or finish) one poll; what happened, for logs and tests. RetryLater when another
-        poll of this subscription holds the lease, or after a failure worth retrying."""
-        # Retried a few times, then closed: the next period polls again.
-        return await run_once(
-            self.store,
-            lambda: self._run(poll),
-            lock=self.store.k("alertlock", poll.platform, poll.channel, poll.repo.lower()),
-            busy="another poll of this subscription is in progress",
-            done_key=self.done_key(poll),
-            attempts_key=poll.key + ":attempts",
-            ttl=POLL_LEDGER_TTL,
-            lease=max(1, round(self.settings.job_lease)),
-            retry_after=self.settings.clock_interval,
-            now=lambda: self.clock().isoformat(),
-            what=f"alert poll of {poll.repo} for {poll.platform}:{poll.channel}",
-        )
+    def __post_init__(self) -> None:
+        self.ledger = AlertLedger(self.store)
+
+    def job(self, poll: AlertPoll) -> Job:
+        # One poll of a subscription at a time: the lock is the subscription's, not the poll's.
+        lock = self.store.k("alertlock", poll.platform, poll.channel, poll.repo.lower())
+        return Job("alert", to_dict(poll), (poll.key,), lock, done=poll.key + ":done", attempts=poll.key + ":attempts")
+
+    def what(self, poll: AlertPoll) -> str:
+        return f"alert poll of {poll.repo} for {poll.platform}:{poll.channel}"
 
     async def _subscription(self, poll: AlertPoll) -> Subscription | None:
         mine = [
@@ -109,7 +89,7 @@ class AlertRunner:
         ]
         return sorted(mine, key=lambda s: s.weekly)[0] if mine else None  # the daily one first
 
-    async def _run(self, poll: AlertPoll) -> str:
+    async def work(self, poll: AlertPoll) -> str:
         sub = await self._subscription(poll)
         if sub is None:
             return "alerts off"

@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from settings import Settings
+
 from ..core import metrics
 from ..core.models import Analysis, Commit, Coverage, FileChange, Judgement
 from ..core.prompts import Prompts, RenderedPrompt
@@ -237,7 +239,7 @@ def _withheld(commit: Commit, pr_body: str | None, selection: DiffSelection | No
 
 
 class Analyzer:
-    def __init__(self, llm: LLM | None, prompts: Prompts, settings):
+    def __init__(self, llm: LLM | None, prompts: Prompts, settings: Settings):
         self.llm = llm
         self.prompts = prompts
         self.settings = settings

@@ -26,6 +26,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
+from settings import Settings
+
 from ..core import metrics
 from ..core.models import BotError, Cost
 from ..i18n import text
@@ -47,7 +49,7 @@ class Meter:
     budget_hit: bool = False  # some analysis or the headline went offline because the month's budget is spent
     timeouts: int = 0  # LLM requests that timed out while it was built
 
-    def cost(self, settings) -> Cost:
+    def cost(self, settings: Settings) -> Cost:
         return Cost(
             tokens_in=self.tokens_in,
             tokens_out=self.tokens_out,
@@ -56,7 +58,7 @@ class Meter:
             cached=self.cached,
             money=price(self.tokens_in, self.tokens_out, settings),
             timeouts=self.timeouts,
-            timeout_seconds=float(getattr(settings, "llm_timeout", 0.0)) if self.timeouts else 0.0,
+            timeout_seconds=settings.llm_timeout if self.timeouts else 0.0,
         )
 
 
@@ -104,10 +106,10 @@ def note_budget() -> None:
         meter.budget_hit = True
 
 
-def price(tokens_in: int, tokens_out: int, settings) -> float | None:
+def price(tokens_in: int, tokens_out: int, settings: Settings) -> float | None:
     """Tokens × the configured prices per million; None when neither price is set."""
-    per_in = getattr(settings, "llm_price_per_mtok_in", None)
-    per_out = getattr(settings, "llm_price_per_mtok_out", None)
+    per_in = settings.llm_price_per_mtok_in
+    per_out = settings.llm_price_per_mtok_out
     if per_in is None and per_out is None:
         return None
     return (tokens_in * (per_in or 0.0) + tokens_out * (per_out or 0.0)) / 1_000_000

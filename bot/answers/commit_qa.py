@@ -21,6 +21,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from settings import Settings
+
 from ..analysis.language import asked_in, prose_counts, wrong_language
 from ..analysis.prompt_text import strip_bot_footers
 from ..core.models import Analysis, BotError, Commit, to_dict
@@ -51,7 +53,7 @@ OFFLINE_TOKENS = 3000  # at most this much of the diff in an answer without the 
 
 
 class QA:
-    def __init__(self, builder, llm, prompts, settings):
+    def __init__(self, builder, llm, prompts, settings: Settings):
         self.builder = builder
         self.llm = llm
         self.prompts = prompts

@@ -22,6 +22,8 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 
+from settings import Settings
+
 from ..core.models import BotError
 from ..core.store import Store
 from ..i18n import phrase
@@ -136,7 +138,7 @@ async def _keep(store: Store, lock: str, owner: str) -> None:
             continue
 
 
-async def check_settings(settings) -> str:
+async def check_settings(settings: Settings) -> str:
     """`ensure` on the Redis `settings` name (the embedded one included), for a starting process."""
     from ..core.store import open_store
 

@@ -11,7 +11,7 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from settings import check_timezone
+from settings import Settings, check_timezone
 
 from ..core.models import ALERT_LEVELS, BOT_MODES, Importance, Subscription, UsageError, subscription_from_dict, to_dict
 from ..core.window import WEEKDAYS
@@ -29,7 +29,7 @@ class ChannelConfig:
 
 
 class Subscriptions:
-    def __init__(self, store, settings):
+    def __init__(self, store, settings: Settings):
         self.store = store
         self.settings = settings
 
@@ -79,7 +79,7 @@ class Subscriptions:
         return len(subs)
 
 
-def load_subscription_file(path: Path, settings) -> list[Subscription]:
+def load_subscription_file(path: Path, settings: Settings) -> list[Subscription]:
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -13,6 +13,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from settings import Settings
+
 from ..backup import archive, transfer
 from ..core.models import UsageError
 from ..core.store import open_store
@@ -29,7 +31,7 @@ def _bot_version() -> str:
         return "unknown"
 
 
-async def backup_command(args, settings) -> int:
+async def backup_command(args, settings: Settings) -> int:
     lang = stderr_lang(args, settings)
     to_stdout = args.file == "-"
     if not to_stdout:
@@ -78,7 +80,7 @@ def _read(path: str) -> bytes:
         raise UsageError(phrase("backup.unreadable", path=path, reason=exc.strerror)) from None
 
 
-async def restore_command(args, settings) -> int:
+async def restore_command(args, settings: Settings) -> int:
     lang = stderr_lang(args, settings)
     started = time.perf_counter()
     name = "stdin" if args.file == "-" else args.file

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime
 
+from settings import Settings
+
 from ..core.models import UsageError
 from ..core.window import parse_window, zone
 from ..history.period import find_period, period_from_flags
@@ -17,7 +19,7 @@ from .terminal import ProgressBar, _check_out_path, stderr_lang, write_out
 EXIT_NO_LLM = 3  # an LLM is configured but no commit got an LLM analysis (the digest is still written)
 
 
-async def digest_command(args, settings) -> int:
+async def digest_command(args, settings: Settings) -> int:
     from ..render.changelog import render_changelog
     from ..render.jsonout import render_json
     from ..render.markdown import render_report
@@ -118,7 +120,7 @@ def _author_filter(args):
         raise UsageError(phrase(f"authors.{exc.reason}", value=echo(exc.name))) from None
 
 
-def _say_what_fell_back(digest, settings, lang: str) -> int:
+def _say_what_fell_back(digest, settings: Settings, lang: str) -> int:
     """One stderr line per kind of trouble; EXIT_NO_LLM when an LLM was configured and not one
     commit got its analysis (a cron job should notice)."""
     from ..digest.notices import cli_summary
@@ -139,7 +141,7 @@ def _say_what_fell_back(digest, settings, lang: str) -> int:
     return 0
 
 
-async def ask_command(args, settings) -> int:
+async def ask_command(args, settings: Settings) -> int:
     from ..answers.question import check_question
 
     lang = args.lang or settings.default_lang
@@ -163,7 +165,7 @@ async def ask_command(args, settings) -> int:
     return 0
 
 
-async def eval_command(args, settings) -> int:
+async def eval_command(args, settings: Settings) -> int:
     """The model report card (bot/evaluation/card.py), in `--lang` else DEFAULT_LANG like a digest; bad
     input is one sentence and exit 2 before any analysis; EXIT_NO_LLM when an LLM is configured and
     none of its answers passed the checks."""
@@ -197,7 +199,7 @@ async def eval_command(args, settings) -> int:
 
 # `python -m bot ask --repo R [--since A] [--until B] [--tz Z] "question"`: a question about a
 # period, streamed to the terminal (the period from the flags, else from the question's words).
-async def ask_history(args, settings, question: str, lang: str) -> int:
+async def ask_history(args, settings: Settings, question: str, lang: str) -> int:
     tz = args.tz or settings.default_tz
     zone(tz)
     now = datetime.now(UTC)

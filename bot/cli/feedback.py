@@ -29,6 +29,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from settings import Settings
+
 from ..core.models import BotError, NotFoundError, SourceError, Unreachable, UsageError
 from ..i18n import Count, localize, phrase
 from ..taste.corrections import Corrections
@@ -55,7 +57,7 @@ class Refused(Exception):
     """A line that is not imported; its argument is the sentence (a Phrase) that says why."""
 
 
-async def feedback_command(args, settings) -> int:
+async def feedback_command(args, settings: Settings) -> int:
     if args.action == "import":
         return await import_command(args, settings)
     return await export_command(args, settings)
@@ -132,7 +134,7 @@ def _locations(lines: list[Line], repo_args: list[str]) -> dict[str, str]:
 class _Resolver:
     """Each line's commit in its repository, each repository opened once."""
 
-    def __init__(self, settings, locations: dict[str, str], path: Path):
+    def __init__(self, settings: Settings, locations: dict[str, str], path: Path):
         self.settings = settings
         self.locations = locations
         self.path = path
@@ -185,7 +187,7 @@ class _Resolver:
                 close()
 
 
-async def import_command(args, settings) -> int:
+async def import_command(args, settings: Settings) -> int:
     from ..core.store import open_store
 
     say = stderr_lang(args, settings)
@@ -243,7 +245,7 @@ async def import_command(args, settings) -> int:
 # --- export ------------------------------------------------------------------------------------------
 
 
-async def export_command(args, settings) -> int:
+async def export_command(args, settings: Settings) -> int:
     from ..core.store import open_store
 
     say = stderr_lang(args, settings)

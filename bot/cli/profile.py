@@ -11,6 +11,8 @@ import sys
 from collections import Counter
 from datetime import UTC, datetime
 
+from settings import Settings
+
 from ..core.models import Importance
 from ..core.window import parse_window, zone
 from ..i18n import text
@@ -20,7 +22,7 @@ from ..taste.model import LearnedProfile
 WORDS = 8
 
 
-async def profile_command(args, settings) -> int:
+async def profile_command(args, settings: Settings) -> int:
     from ..sources.opened import open_source
 
     lang = args.lang or settings.default_lang

@@ -13,6 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import SecretStr
 
+from settings import Settings
+
 MASK = "********"
 
 
@@ -42,7 +44,7 @@ def shown(value) -> str:
     return str(value)
 
 
-def source(settings, field: str, environ=os.environ) -> str:
+def source(settings: Settings, field: str, environ=os.environ) -> str:
     if field not in settings.model_fields_set:
         return "default"
     if field.upper() in {name.upper() for name in environ}:
@@ -50,7 +52,7 @@ def source(settings, field: str, environ=os.environ) -> str:
     return ".env"
 
 
-def report(settings, environ=os.environ) -> str:
+def report(settings: Settings, environ=os.environ) -> str:
     rows = [
         (f"{field.upper()}={shown(getattr(settings, field))}", source(settings, field, environ))
         for field in type(settings).model_fields

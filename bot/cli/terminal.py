@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import sys
 
+from settings import Settings
+
 from ..core.models import UsageError
 from ..i18n import phrase, text
 
@@ -59,7 +61,7 @@ def write_out(path: str, body: str) -> None:
         raise UsageError(phrase("cli.out_failed", path=path, reason=exc.strerror)) from None
 
 
-def stderr_lang(args, settings) -> str:
+def stderr_lang(args, settings: Settings) -> str:
     """The language of the CLI's own lines: the run's one language, `--lang` when given, else
     DEFAULT_LANG (as the digest it writes)."""
     return vars(args).get("lang") or settings.default_lang

@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import datetime
 
+from settings import Settings
+
 from ..answers.question import Turn, check_question
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import ThreadCommit, ThreadInfo, Threads
@@ -65,7 +67,7 @@ def is_period_question(text: str, tz: str, now, max_days: int) -> bool:
 class PeriodQuestions:
     def __init__(
         self,
-        settings,
+        settings: Settings,
         sources: SourceRegistry,
         period_qa: PeriodAnswers,
         threads: Threads,

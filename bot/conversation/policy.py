@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from settings import Settings
+
 from ..core.chat_platform import Conversation
 from ..core.models import BotError, Subscription, UsageError
 from ..i18n import phrase
@@ -22,7 +24,7 @@ class ChannelSubscriptions(Protocol):
 
 
 class ChannelPolicy:
-    def __init__(self, settings, sources: SourceRegistry, subs: ChannelSubscriptions):
+    def __init__(self, settings: Settings, sources: SourceRegistry, subs: ChannelSubscriptions):
         self.settings = settings
         self.sources = sources
         self.subs = subs

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
+from settings import Settings
+
 from ..core.chat_platform import ChatPlatform, Conversation
 from ..core.models import Analysis, Commit, Digest, FileChange, Window
 from ..sources import CommitSource, SourceRegistry
@@ -27,7 +29,7 @@ __all__ = [
 class Analyses(Protocol):
     """The digest builder, as questions, watches and request limits use it."""
 
-    settings: Any
+    settings: Settings
 
     async def analysis(
         self, source: CommitSource, commit: Commit, lang: str, siblings: Sequence[Commit] = ()

@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from datetime import datetime
 
+from settings import Settings
+
 from ..answers.question import Turn
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Resolution, ThreadCommit, ThreadInfo, Threads, commit_ref, resolve_commit
@@ -25,7 +27,7 @@ from .ports import Analyses, CommitAnswers, SourceRegistry
 class Questions:
     def __init__(
         self,
-        settings,
+        settings: Settings,
         sources: SourceRegistry,
         builder: Analyses,
         qa: CommitAnswers,

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from settings import Settings
+
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
 from ..core.chat_platform import ChatPlatform, Conversation, Notice, Platforms
@@ -55,7 +57,7 @@ class Router:
     failure with one sentence. It holds only what routing needs; the commands get theirs
     (`tools`) through their Request."""
 
-    settings: Any
+    settings: Settings
     store: Store
     subs: Subscriptions
     threads: Threads
@@ -107,7 +109,7 @@ class Router:
         self.spawn(self._tell_position(self.jobs, platform, conv, job.job_id))
 
     async def _tell_position(self, jobs: RequestQueue, platform, conv: Conversation, job_id: str) -> None:
-        lang = self.settings.default_lang
+        lang: str = self.settings.default_lang
         try:
             position = await jobs.position(job_id)
             if position > 0:
@@ -165,7 +167,7 @@ class Router:
     # --- entry points --------------------------------------------------------------------------------
     async def on_command(self, conv: Conversation, text_: str, *, prefix: str = "/digest") -> None:
         platform = self.platforms[conv.platform]
-        lang = self.settings.default_lang
+        lang: str = self.settings.default_lang
         verb = None
         try:
             cfg = await self.subs.config(conv.platform, conv.channel)
@@ -194,7 +196,7 @@ class Router:
         """A message the bot can see: in a bot-started thread, a DM, or a mention. Decides whether
         it is a command, a question, or none of the bot's business."""
         platform = self.platforms[conv.platform]
-        lang = self.settings.default_lang
+        lang: str = self.settings.default_lang
         try:
             cfg = await self.subs.config(conv.platform, conv.channel)
             lang = cfg.lang

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..i18n import Count, text
 from .models import Commit, Digest, DigestEntry, Importance
@@ -291,9 +291,10 @@ class ChatPlatform(Protocol):
         """The one-to-one conversation between the bot and the person who made this request, when
         the request came from one (a watch's messages go there); None from a group or channel."""
 
-    async def config_caveat(self, channel: str, settings: Any, lang: str) -> str | None:
-        """A sentence to add to the `config` reply when a setting cannot work on this platform as
-        configured (Feishu: `questions all` without the scope to read group messages); else None."""
+    async def config_caveat(self, channel: str, questions: str, lang: str) -> str | None:
+        """A sentence to add to the `config` reply when the channel's setting (`questions`, as just
+        set) cannot work on this platform (Feishu: `questions all` without the scope to read group
+        messages); else None."""
 
 
 def chunk_text(text: str, limit: int) -> list[str]:

@@ -30,6 +30,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from settings import Settings
+
 from ..i18n import phrase
 from .models import BotError
 
@@ -511,13 +513,13 @@ def _shutdown_unsaved(server) -> None:
         pass
 
 
-def pool_size(settings) -> int:
+def pool_size(settings: Settings) -> int:
     """Connections one process may hold: every bounded concurrency of the process, plus room for
     the chat side. Sized from the settings so a busy process waits briefly instead of failing."""
     return max(32, settings.llm_concurrency * 2 + settings.github_fetch_concurrency + settings.worker_max_jobs + 16)
 
 
-def redis_address(settings) -> tuple[str, str]:
+def redis_address(settings: Settings) -> tuple[str, str]:
     """(url, description): REDIS_URL, or the embedded server's socket (started here if needed)."""
     if settings.redis_url is not None:
         url = settings.redis_url.get_secret_value()
@@ -540,7 +542,7 @@ def _embedded(data_dir: Path) -> EmbeddedRedis:
     return _EMBEDDED[key]
 
 
-def open_store(settings) -> Store:
+def open_store(settings: Settings) -> Store:
     """Connect to REDIS_URL, or start the embedded server. The caller owns the result."""
     url, description = redis_address(settings)
     try:

@@ -13,21 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
-import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import timedelta
 
 from ..channels.alerted import AlertLedger
 from ..channels.owners import OwnerMappings
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
 from ..core import metrics
-from ..core.chat_platform import MessageRef, Notice, Platforms
+from ..core.chat_platform import MessageRef, Notice
 from ..core.current_job import CURRENT_JOB
-from ..core.models import BotError, RetryLater, Window
-from ..core.store import Store, StoreUnavailable
+from ..core.models import BotError, RetryLater, Window, to_dict
+from ..core.store import StoreUnavailable
 from ..core.window import parse_window, week_window, zone
 from ..digest.builder import DigestBuilder
 from ..digest.rollup import areas_of, shown_entries
@@ -35,6 +34,7 @@ from ..i18n import Count, localize, text
 from ..report.service import Reports
 from ..sources.opened import Sources
 from .fork import downstream_of, tell_conflicts
+from .once import Job, JobRunner, held
 from .post import PROGRESS_TTL, Plan, UncertainSend, deliver_digest
 from .size import Asked, Target, one_per_repo, to_analyse
 from .spec import LEDGER_TTL, MAX_ATTEMPTS, STORE_RETRY, DeliverySpec
@@ -49,86 +49,80 @@ def _kind(spec: DeliverySpec, window: Window) -> str:
     return "_week" if spec.week else "_range" if ".." in window.label else ""
 
 
-class Deliveries:
-    def __init__(
-        self,
-        store: Store,
-        settings,
-        platforms: Platforms,
-        subs: Subscriptions,
-        threads: Threads,
-        sources: Sources,
-        builder: DigestBuilder,
-        reports: Reports | None,
-        clock: Callable[[], datetime],
-    ):
-        self.store = store
-        self.settings = settings
-        self.platforms = platforms
-        self.subs = subs
-        self.threads = threads
-        self.sources = sources
-        self.builder = builder
-        self.reports = reports
-        self.clock = clock
-        self.monotonic = time.monotonic  # paces the progress edits (a test steps its own clock)
+@dataclass(eq=False)
+class Deliveries(JobRunner[DeliverySpec]):
+    sources: Sources
+    builder: DigestBuilder
+    subs: Subscriptions
+    threads: Threads
+    reports: Reports | None
+    monotonic: Callable[[], float] = field(default=time.monotonic, init=False)  # paces the progress edits
+
+    def job(self, spec: DeliverySpec) -> Job:
+        """A scheduled push is closed for good by its ledger (`spec.ledger`); one on demand has none."""
+        return Job(
+            "deliver",
+            to_dict(spec),
+            (spec.key,),
+            spec.key + ":lock",
+            done=spec.ledger,
+            attempts=spec.attempts,
+            already="already delivered",
+        )
 
     async def run(self, spec: DeliverySpec) -> str:
         """Deliver (or finish delivering) `spec`. Returns what happened, for logs and tests;
         raises RetryLater when another runner holds it or a scheduled push should be retried."""
-        store = self.store
-        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        lock = spec.key + ":lock"
-        # One runner at a time, held as long as the job's own lease (JOB_LEASE, renewed): a dead
-        # runner's lock lapses when its job becomes runnable again, not a minute later.
-        lease = max(1, round(self.settings.job_lease))
-        if not await store.lease(lock, owner, lease):
-            raise RetryLater("another worker is delivering", lease / 2)
-        work: list[asyncio.Task] = []  # the sending, which the keeper stops if the lock is lost
-        lost = asyncio.Event()
-        keeper = asyncio.create_task(self._keep(lock, owner, lease, work, lost))
-        try:
-            # read under the lock: a runner that held it before us may have just finished
-            if spec.ledger and await store.get_json(spec.ledger):
-                return "already delivered"
-            work.append(asyncio.create_task(self._deliver(spec)))
+        store, job, lease = self.store, self.job(spec), self.lease
+        work: list[asyncio.Task] = []  # the sending, which is stopped if the lock is lost
+        taken = asyncio.Event()
+
+        def lost() -> None:
+            # our lease lapsed (a stalled process) and another runner took the delivery over:
+            # stop sending at once; it resumes from the saved progress
+            log.warning("delivery lock %s was taken over by another runner; stopping this run", job.lock)
+            taken.set()
+            for task in work:
+                task.cancel()
+
+        # One runner at a time, held as long as the job's own lease (JOB_LEASE, renewed).
+        async with held(store, job.lock, lease, lost) as owner:
+            if owner is None:
+                raise RetryLater("another worker is delivering", lease / 2)
             try:
-                outcome = await work[0]
-            except asyncio.CancelledError:
-                if not lost.is_set():
-                    raise
-                # our lease lapsed (a stalled process) and another runner took the delivery over:
-                # stop sending at once; it resumes from the saved progress
-                raise RetryLater("another worker took the delivery over", lease / 2) from None
-            if spec.ledger:
-                await store.set_json(spec.ledger, {"at": self.clock().isoformat(), "by": owner}, ttl=LEDGER_TTL)
-            metrics.count("deliveries", platform=spec.platform, outcome=outcome)
-            return outcome
-        except (asyncio.CancelledError, RetryLater):
-            raise
-        except UncertainSend as exc:  # retrying could post twice: the ledger closes it, once
-            log.warning("delivery of %s to %s:%s stopped: %s", spec.repo, spec.platform, spec.channel, exc)
-            if spec.ledger:
-                await store.set_json(spec.ledger, {"uncertain": str(exc)}, ttl=LEDGER_TTL)
-            metrics.count("deliveries", platform=spec.platform, outcome="uncertain")
-            return "uncertain"
-        except Exception as exc:  # the log has the details, the channel one line
-            if isinstance(exc, StoreUnavailable) and (spec.ledger or CURRENT_JOB.get()):
-                # Redis went away mid-delivery: nothing can be recorded, so run the job again
-                # once it is back; the progress state makes that a resumption.
-                raise RetryLater("storage unavailable", STORE_RETRY) from None
-            metrics.count("deliveries", platform=spec.platform, outcome="failed")
-            if not spec.ledger:
-                raise  # on demand: the request that asked reports it to its asker
-            if not isinstance(exc, BotError):
-                log.exception("delivery of %s to %s:%s failed", spec.repo, spec.platform, spec.channel)
-            return await self._failed(spec, exc if isinstance(exc, BotError) else type(exc).__name__)
-        finally:
-            keeper.cancel()
-            try:
-                await store.release(lock, owner)
-            except BotError:
-                pass  # it lapses by itself
+                # read under the lock: a runner that held it before us may have just finished
+                if job.done and await store.get_json(job.done):
+                    return job.already
+                work.append(asyncio.create_task(self._deliver(spec)))
+                try:
+                    outcome = await work[0]
+                except asyncio.CancelledError:
+                    if not taken.is_set():
+                        raise
+                    raise RetryLater("another worker took the delivery over", lease / 2) from None
+                if job.done:
+                    await store.set_json(job.done, {"at": self.clock().isoformat(), "by": owner}, ttl=LEDGER_TTL)
+                metrics.count("deliveries", platform=spec.platform, outcome=outcome)
+                return outcome
+            except (asyncio.CancelledError, RetryLater):
+                raise
+            except UncertainSend as exc:  # retrying could post twice: the ledger closes it, once
+                log.warning("delivery of %s to %s:%s stopped: %s", spec.repo, spec.platform, spec.channel, exc)
+                if job.done:
+                    await store.set_json(job.done, {"uncertain": str(exc)}, ttl=LEDGER_TTL)
+                metrics.count("deliveries", platform=spec.platform, outcome="uncertain")
+                return "uncertain"
+            except Exception as exc:  # the log has the details, the channel one line
+                if isinstance(exc, StoreUnavailable) and (job.done or CURRENT_JOB.get()):
+                    # Redis went away mid-delivery: nothing can be recorded, so run the job again
+                    # once it is back; the progress state makes that a resumption.
+                    raise RetryLater("storage unavailable", STORE_RETRY) from None
+                metrics.count("deliveries", platform=spec.platform, outcome="failed")
+                if not job.done:
+                    raise  # on demand: the request that asked reports it to its asker
+                if not isinstance(exc, BotError):
+                    log.exception("delivery of %s to %s:%s failed", spec.repo, spec.platform, spec.channel)
+                return await self._failed(spec, exc if isinstance(exc, BotError) else type(exc).__name__)
 
     async def _deliver(self, spec: DeliverySpec) -> str:
         platform = self.platforms[spec.platform]
@@ -317,19 +311,3 @@ class Deliveries:
         except Exception:  # the push has failed already; its report must not fail the job too
             log.exception("could not report the failed delivery")
         return f"gave up ({reason})"
-
-    async def _keep(self, lock: str, owner: str, lease: int, work: list, lost: asyncio.Event) -> None:
-        """Renew the delivery's lock while it runs; if another runner holds it (ours lapsed while
-        this process stalled), stop this run before it sends anything more."""
-        while True:
-            await asyncio.sleep(lease / 3)
-            try:
-                ours = await self.store.renew(lock, owner, lease)
-            except BotError:
-                continue
-            if not ours:
-                log.warning("delivery lock %s was taken over by another runner; stopping this run", lock)
-                lost.set()
-                for task in work:
-                    task.cancel()
-                return

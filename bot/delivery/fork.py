@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 
+from settings import Settings
+
 from ..core.chat_platform import Notice
 from ..core.models import BotError, Digest, replace
 from ..downstream import read_downstream
@@ -18,7 +20,7 @@ log = logging.getLogger(__name__)
 TOLD_TTL = 40 * 86400  # a commit is news for a day; the marker outlives any re-delivery
 
 
-async def downstream_of(settings, spec, digest: Digest, source) -> Digest:
+async def downstream_of(settings: Settings, spec, digest: Digest, source) -> Digest:
     """The digest with its Downstream facts; a fork that cannot be read costs only a notice."""
     try:
         return await read_downstream(digest, source, parse_fork(spec.fork, spec.lang), settings, spec.lang)

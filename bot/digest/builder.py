@@ -23,6 +23,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from settings import Settings
+
 from ..analysis import cost
 from ..analysis.offline import analyse_offline
 from ..analysis.profile import load_profile
@@ -79,7 +81,7 @@ class DigestBuilder:
         analyzer,
         llm,
         prompts,
-        settings,
+        settings: Settings,
         clock: Callable[[], datetime] = utcnow,
         taste=None,
         corrections=None,

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 from contextlib import contextmanager
 
+from settings import Settings
+
 from ..core.models import Digest, NotFoundError, UsageError
 from ..i18n import phrase
 from .annotate import check_fork
@@ -35,7 +37,9 @@ def cli_usage(lang: str):
         ) from None
 
 
-async def read_downstream(digest: Digest, source, spec: ForkSpec, settings, lang: str | None = None) -> Digest:
+async def read_downstream(
+    digest: Digest, source, spec: ForkSpec, settings: Settings, lang: str | None = None
+) -> Digest:
     """`digest` with its entries' `downstream` and its `fork` set (git work off the event loop)."""
     from .annotate import annotate
 

@@ -21,6 +21,8 @@ import os
 import subprocess
 from dataclasses import replace
 
+from settings import Settings
+
 from ..core.models import Digest, Downstream, ForkInfo, SourceError
 from ..i18n import phrase
 from .conflict import cherry_pick_conflicts
@@ -69,7 +71,7 @@ def _local_tip(git_dir: str, branch: str | None) -> tuple[str | None, str]:
 class _Reader:
     """Locate the upstream and fork objects for one digest (sync: run it in a thread)."""
 
-    def __init__(self, digest: Digest | None, source, spec: ForkSpec, settings, lang: str):
+    def __init__(self, digest: Digest | None, source, spec: ForkSpec, settings: Settings, lang: str):
         self.digest, self.source, self.spec, self.settings, self.lang = digest, source, spec, settings, lang
         self.mirror: Mirror | None = None
         if spec.kind == "github":
@@ -105,18 +107,18 @@ class _Reader:
         return mirror.git_dir, mirror.fetch_branch(repo, branch, ref, force=force)
 
 
-def open_fork(spec: ForkSpec, settings, lang: str) -> str:
+def open_fork(spec: ForkSpec, settings: Settings, lang: str) -> str:
     """The fork's tip (a GitHub fork fetched into its mirror): its problems said early."""
     return _Reader(None, None, spec, settings, lang).fork()[1]
 
 
-def annotate(digest: Digest, source, spec: ForkSpec, settings, lang: str | None = None) -> Digest:
+def annotate(digest: Digest, source, spec: ForkSpec, settings: Settings, lang: str | None = None) -> Digest:
     """`digest` with each entry's `downstream` filled in and the digest's `fork` set."""
     lang = lang or digest.lang
     reader = _Reader(digest, source, spec, settings, lang)
     fork_dir, fork_tip, fork_branch = reader.fork()
     up_dir, up_tip = reader.upstream()
-    timeout = float(getattr(settings, "fork_fetch_timeout", 600.0))
+    timeout = settings.fork_fetch_timeout
     view = ObjectView(up_dir, [objects_dir(fork_dir)], timeout=timeout)
     try:
         shas = [e.commit.sha for e in digest.entries]
@@ -165,7 +167,7 @@ def _annotate(
     return replace(digest, entries=tuple(entries), fork=info)
 
 
-async def check_fork(spec: ForkSpec, settings, lang: str) -> str:
+async def check_fork(spec: ForkSpec, settings: Settings, lang: str) -> str:
     """The fork's tip, or ForkError / ForkNotFound now (before a long analysis), fetching a
     GitHub fork into its mirror."""
     return await asyncio.to_thread(open_fork, spec, settings, lang)

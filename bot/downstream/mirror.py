@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from settings import Settings
+
 from ..core.models import SourceError
 from ..i18n import phrase
 from .git import base_env
@@ -56,8 +58,8 @@ def default_url_template(github_api_url: str) -> str:
     return f"{parts.scheme}://{host}/{{repo}}.git"
 
 
-def clone_url(settings, repo: str) -> str:
-    template = getattr(settings, "fork_git_url", None) or default_url_template(settings.github_api_url)
+def clone_url(settings: Settings, repo: str) -> str:
+    template = settings.fork_git_url or default_url_template(settings.github_api_url)
     return template.replace("{repo}", repo)
 
 
@@ -75,14 +77,14 @@ def _tree_bytes(folder: Path) -> int:
 class Mirror:
     """One bare repository under `root`, named after a GitHub repository."""
 
-    def __init__(self, root: Path, repo: str, settings, lang: str = "en"):
+    def __init__(self, root: Path, repo: str, settings: Settings, lang: str = "en"):
         self.repo = repo
         self.path = Path(root) / "forks" / (repo.replace("/", "+") + ".git")
         self.settings = settings
         self.lang = lang
-        self.timeout = float(getattr(settings, "fork_fetch_timeout", 600.0))
-        self.max_bytes = int(getattr(settings, "fork_mirror_max_mb", 2048)) * 1024 * 1024
-        self.interval = float(getattr(settings, "fork_fetch_interval", 300.0))
+        self.timeout = settings.fork_fetch_timeout
+        self.max_bytes = settings.fork_mirror_max_mb * 1024 * 1024
+        self.interval = settings.fork_fetch_interval
 
     @property
     def git_dir(self) -> str:
@@ -147,7 +149,7 @@ class Mirror:
         """The GitHub token, when there is one and the URL is https, as an HTTP header given in
         the environment (never on a command line another user could read)."""
         env = base_env()
-        token = getattr(self.settings, "github_token", None)
+        token = self.settings.github_token
         if token is not None and url.startswith("https://"):
             basic = base64.b64encode(f"x-access-token:{token.get_secret_value()}".encode()).decode()
             env.update(

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from settings import Settings
+
 from ..core import metrics
 from ..core.models import Analysis, BotError, Commit, FileChange, Judgement, NotFoundError, UsageError
 from ..i18n import phrase
@@ -196,7 +198,7 @@ def _local_identity(location: str, labelled: Counter) -> str:
 
 
 async def read_cases(
-    labels: Sequence[Label], sources: dict[str, str], settings, learn: bool | None = None
+    labels: Sequence[Label], sources: dict[str, str], settings: Settings, learn: bool | None = None
 ) -> list[Case]:
     """Every selected labelled commit with its files, PR text and reverted commit, as a digest reads them,
     and the learned profile's judgement when `learn` (default: the settings' LEARN_FROM_RELEASE_NOTES)."""
@@ -373,7 +375,12 @@ class Card:
 
 
 async def build_card(
-    cases: Sequence[Case], settings, lang: str, labels: str, left_out: dict[str, int], progress: Progress | None = None
+    cases: Sequence[Case],
+    settings: Settings,
+    lang: str,
+    labels: str,
+    left_out: dict[str, int],
+    progress: Progress | None = None,
 ) -> Card:
     from ..analysis.analyze import Analyzer
     from ..core.prompts import Prompts

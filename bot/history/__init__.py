@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from settings import Settings
+
 from .index import INDEX_FILE, HistoryIndex
 from .period import Period, find_period, period_from_flags
 from .period_answer import HistoryQA, Trace, sources_list
 from .retrieve import Retriever, Source
 
 
-def build_history(builder, llm, prompts, settings) -> HistoryQA:
+def build_history(builder, llm, prompts, settings: Settings) -> HistoryQA:
     index = HistoryIndex(Path(settings.data_dir) / INDEX_FILE)
     return HistoryQA(Retriever(builder, index, settings), llm, prompts, settings)
 

@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from typing import cast
 from zoneinfo import ZoneInfo
 
+from settings import Settings
+
 from ..analysis.language import language_name
 from ..answers.commit_qa import HeadCheck, neutralise, stream_fitted
 from ..core.models import BotError, Commit, Window
@@ -51,7 +53,7 @@ REFUSED = {"copy": "history.answer_copied", "language": "history.answer_wrong_la
 
 
 class HistoryQA:
-    def __init__(self, retriever: Retrieval, llm, prompts, settings):
+    def __init__(self, retriever: Retrieval, llm, prompts, settings: Settings):
         self.retriever = retriever
         self.llm = llm
         self.prompts = prompts

@@ -19,6 +19,8 @@ import re
 import time
 from collections.abc import Sequence
 
+from settings import Settings
+
 from ..analysis.offline import analyse_offline
 from ..analysis.prompt_text import strip_bot_footers
 from ..core.models import Analysis, BotError, Commit, FileChange, Window
@@ -34,7 +36,7 @@ _CODE = re.compile(r"`([^`\n]{2,80})`")
 
 
 class Retriever:
-    def __init__(self, builder, index: HistoryIndex, settings):
+    def __init__(self, builder, index: HistoryIndex, settings: Settings):
         self.builder = builder
         self.index = index
         self.settings = settings

@@ -20,19 +20,17 @@ One pass, safe to kill at any point and to run in several processes:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import os
-import uuid
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 
-from ..core.chat_platform import ChatPlatform, MessageRef
+from ..core.chat_platform import MessageRef
 from ..core.models import BotError, Digest, digest_from_dict, to_dict
-from ..core.store import Store
 from ..core.window import zone
+from ..delivery.once import Job, JobQueue, JobRunner, held, run_or_queue
 from ..delivery.posted import PostedMessages
 from ..digest.builder import DigestBuilder
 from ..digest.kept import Kept
@@ -49,67 +47,46 @@ DUE_PER_TICK = 20  # digests handed on per clock tick: a backlog drains over the
 REDRAW_FAILS = 3  # a place whose redraw failed this often is left as it is (logged)
 
 
-class Improver:
-    def __init__(
-        self,
-        store: Store,
-        settings,
-        sources: Sources,
-        builder: DigestBuilder,
-        corrections: Corrections | None,
-        platforms: Mapping[str, ChatPlatform],
-    ):
-        self.store = store
-        self.settings = settings
-        self.sources = sources
-        self.builder = builder
-        self.corrections = corrections
-        self.platforms = platforms  # the chat's registry: filled in as adapters register
-        self.kept = Kept(store)
-        self.posted = PostedMessages(store)
+@dataclass(eq=False)
+class Improver(JobRunner[str]):
+    """A kept digest's improve pass, keyed by the digest's key."""
+
+    sources: Sources
+    builder: DigestBuilder
+    corrections: Corrections | None
+    kept: Kept = field(init=False)
+    posted: PostedMessages = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.kept = Kept(self.store)
+        self.posted = PostedMessages(self.store)
 
     @property
     def every(self) -> int:
         return int(self.settings.digest_improve_minutes * 60)
 
-    async def tick(self, now: datetime, jobs=None) -> list[tuple[str, str]]:
+    def job(self, key: str) -> Job:
+        """No done key: a digest that needs no more passes is no longer due (bot/digest/kept.py)."""
+        return Job("improve", key, (key,), key + ":improving")
+
+    async def tick(self, now: datetime, jobs: JobQueue | None = None) -> list[tuple[str, str]]:
         """Hand on every digest due by `now`: one keyed job each (a second clock enqueues the same
         job), or run here one after the other without a queue."""
         if self.every <= 0:
             return []
         done = []
         for key, at in await self.kept.due(int(now.timestamp()), DUE_PER_TICK):
-            if jobs is not None:
-                job = await jobs.enqueue("improve", key, job_id=jobs.job_id("improve", key, at))
-                done.append((key, "queued" if job.new else "already queued"))
-            else:
-                done.append((key, await self.run(key, now)))
+            job = replace(self.job(key), id=(key, at))  # each time it is due is a job of its own
+            done.append((key, await run_or_queue(self.store, jobs, job, partial(self.run, key, now))))
         return done
 
     async def run(self, key: str, now: datetime | None = None) -> str:
         """One pass over the kept digest `key`; what happened, for logs and tests."""
         now = now or datetime.now(UTC)
-        owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        lock = key + ":improving"
-        if not await self.store.lease(lock, owner, LEASE):
-            return "busy"
-        keeper = asyncio.create_task(self._keep(lock, owner))
-        try:
+        async with held(self.store, self.job(key).lock, LEASE) as owner:
+            if owner is None:
+                return "busy"
             return await self._pass(key, now)
-        finally:
-            keeper.cancel()
-            try:
-                await self.store.release(lock, owner)
-            except BotError:
-                pass  # it lapses by itself
-
-    async def _keep(self, lock: str, owner: str) -> None:
-        while True:
-            await asyncio.sleep(LEASE / 3)
-            try:
-                await self.store.renew(lock, owner, LEASE)
-            except BotError:
-                pass  # try again next round
 
     async def _pass(self, key: str, now: datetime) -> str:
         claimed = int(now.timestamp()) + max(self.every, 1)

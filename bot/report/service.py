@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from settings import Settings
+
 from ..core.models import BotError, Digest, Importance
 from ..digest.kept import Kept, report_place
 from ..i18n import text
@@ -78,7 +80,7 @@ def language_of(accept_language: str, default: str) -> str:
 
 
 class Reports:
-    def __init__(self, store, settings, clock: Callable[[], datetime] = _utcnow, corrections=None):
+    def __init__(self, store, settings: Settings, clock: Callable[[], datetime] = _utcnow, corrections=None):
         self.store = store
         self.settings = settings
         self.clock = clock
@@ -91,7 +93,8 @@ class Reports:
     async def publish(self, digest: Digest) -> str | None:
         """Keep `digest` for REPORT_LINK_TTL and return its signed link; None when PUBLIC_BASE_URL
         is unset or the digest is empty (an empty day's message has no report)."""
-        if not self.enabled or not digest.entries:
+        base = self.settings.public_base_url
+        if not base or not digest.entries:
             return None
         ttl = self.settings.report_link_ttl
         report_id = new_report_id()
@@ -99,8 +102,7 @@ class Reports:
         await archive.keep(self.store, report_id, digest, ttl)
         await Kept(self.store).shown(digest, report_place(report_id))  # improved in place later
         key = await signing_key(self.store, self.settings.report_signing_key)
-        base = self.settings.public_base_url.rstrip("/")
-        return f"{base}/r/{report_id}?exp={exp}&sig={sign(key, report_id, exp)}"
+        return f"{base.rstrip('/')}/r/{report_id}?exp={exp}&sig={sign(key, report_id, exp)}"
 
     async def respond(
         self,

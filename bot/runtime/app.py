@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from settings import Settings
+
 from ..alerts.runs import AlertRunner
 from ..alerts.spec import AlertPoll, alert_poll, alerting
 from ..channels.subscriptions import Subscriptions
@@ -24,7 +26,7 @@ from ..conversation.policy import ChannelPolicy
 from ..conversation.questions import Questions
 from ..conversation.router import Router, Worker
 from ..core.chat_platform import ChatPlatform, Platforms
-from ..core.models import BotError, RetryLater, Subscription, Window, to_dict, window_from_dict
+from ..core.models import BotError, Subscription, Window, window_from_dict
 from ..core.store import Store
 from ..delivery.deliveries import Deliveries
 from ..delivery.spec import DeliverySpec, author_filter_of, delivery_spec, path_filter_of
@@ -66,7 +68,7 @@ class Now:
 @dataclass
 class App:
     services: Services
-    settings: object
+    settings: Settings
     store: Store
     platforms: Platforms
     subs: Subscriptions
@@ -95,7 +97,9 @@ class App:
         subs = Subscriptions(store, settings)
         threads = Threads(store)
         policy = ChannelPolicy(settings, sources, subs)
-        deliveries = Deliveries(store, settings, registry, subs, threads, sources, builder, services.reports, now)
+        # the runners of keyed jobs (bot/delivery/once.py): each handed the same pieces, then its own
+        pieces = (store, settings, registry, now, sources, builder)
+        deliveries = Deliveries(*pieces, subs=subs, threads=threads, reports=services.reports)
         assert services.history is not None  # Services.build always makes it
         period = PeriodQuestions(settings, sources, services.history, threads, subs, policy, now)
         questions = Questions(settings, sources, builder, services.qa, threads, subs, policy, period, help_text, now)
@@ -115,9 +119,9 @@ class App:
             questions=questions,
             levels=levels,
             # kept digests' fallbacks retried, posted messages redrawn (bot/improve/); the clock runs it
-            improver=Improver(store, settings, sources, builder, services.corrections, registry),
-            watch_runner=WatchRunner(store, settings, registry, sources, builder, threads, now),
-            alert_runner=AlertRunner(store, settings, registry, subs, sources, builder, threads, now),
+            improver=Improver(*pieces, corrections=services.corrections),
+            watch_runner=WatchRunner(*pieces, threads=threads),
+            alert_runner=AlertRunner(*pieces, subs=subs, threads=threads),
             router=router,
             now=now,
         )
@@ -152,7 +156,9 @@ class App:
     def worker(self, worker: Worker | None) -> None:
         self.router.worker = worker
 
-    def make_clock(self, settings=None, now: Callable[[], datetime] | None = None, jobs: Jobs | None = None) -> Clock:
+    def make_clock(
+        self, settings: Settings | None = None, now: Callable[[], datetime] | None = None, jobs: Jobs | None = None
+    ) -> Clock:
         """The scheduler over this App's pieces (one per `run`/`clock` process; tests step `now`,
         and may tune its settings: the interval, the catch-up)."""
         return Clock(
@@ -208,19 +214,13 @@ class App:
                 continue
             if wanted not in (sub.repo.lower(), self.services.source(sub.repo).name.lower()):
                 continue
-            poll = alert_poll(self.store, sub, now, self.services.settings.alert_poll_seconds, why="push")
+            poll = alert_poll(self.store, sub, now, self.settings.alert_poll_seconds, why="push")
             if self._jobs is not None:
-                await self._jobs.enqueue("alert", to_dict(poll), job_id=self._jobs.job_id("alert", poll.key))
+                await self.alert_runner.run_or_queue(poll, self._jobs)
             else:  # no queue (the terminal, tests): in this process's background
-                self.router.spawn(self._alert_inline(poll))
+                self.router.spawn(self.alert_runner.run_or_queue(poll, None))
             woken += 1
         return woken
-
-    async def _alert_inline(self, poll: AlertPoll) -> str:
-        try:
-            return await self.alert_runner.run(poll)
-        except RetryLater as exc:
-            return str(exc)
 
     async def deliver_subscription(self, sub: Subscription, window: Window, progress_key: str) -> str:
         """One push without a ledger (the ledger is the clock's): for tools and tests."""

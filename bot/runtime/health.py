@@ -13,10 +13,12 @@ from __future__ import annotations
 import math
 import time
 
+from settings import Settings
+
 KINDS = ("worker", "clock")
 
 
-def report_every(settings) -> float:
+def report_every(settings: Settings) -> float:
     """Seconds between a worker's health reports: within its job lease, at most 10."""
     return min(10.0, settings.job_lease)
 
@@ -25,16 +27,16 @@ def key(prefix: str, kind: str, ident: str) -> str:
     return f"{prefix}jobs:health:{ident}" if kind == "worker" else f"{prefix}clock:health:{ident}"
 
 
-def clock_ttl(settings) -> int:
+def clock_ttl(settings: Settings) -> int:
     return math.ceil(3 * settings.clock_interval) + 10
 
 
-def horizon(settings, kind: str) -> int:
+def horizon(settings: Settings, kind: str) -> int:
     """How old (seconds) the newest report may be for its process to count as alive."""
     return math.ceil(report_every(settings)) + 1 if kind == "worker" else clock_ttl(settings)
 
 
-async def clock_beat(store, settings, ident: str) -> None:
+async def clock_beat(store, settings: Settings, ident: str) -> None:
     await store.set_json(key(store.prefix, "clock", ident), {"ticked": time.time()}, ttl=clock_ttl(settings))
 
 
@@ -54,7 +56,7 @@ async def alive(store, kind: str) -> dict[str, str]:
     return found
 
 
-async def health_command(args, settings) -> int:
+async def health_command(args, settings: Settings) -> int:
     """`python -m bot health worker|clock`: one line; exit 0 when one is alive, 1 when none is."""
     import json
     import sys

@@ -21,6 +21,8 @@ import logging
 import signal
 from typing import TYPE_CHECKING
 
+from settings import Settings
+
 from ..core.models import BotError, UsageError
 from ..i18n import phrase
 from . import health
@@ -36,7 +38,7 @@ if TYPE_CHECKING:  # the adapters import their SDKs: only build_adapters imports
 log = logging.getLogger(__name__)
 
 
-def build_adapters(settings, app: App, *, receive: bool) -> list:
+def build_adapters(settings: Settings, app: App, *, receive: bool) -> list:
     """Platform adapters for what is configured. Their SDKs are imported only here, lazily."""
     adapters: list[SlackAdapter | FeishuAdapter] = []
     if settings.slack_enabled:
@@ -52,7 +54,7 @@ def build_adapters(settings, app: App, *, receive: bool) -> list:
     return adapters
 
 
-def public_routes(settings, app: App, adapters: list) -> list[tuple]:
+def public_routes(settings: Settings, app: App, adapters: list) -> list[tuple]:
     """The public server's routes: the adapters' callbacks, the report pages and, when
     GITHUB_WEBHOOK_SECRET is set, GitHub's signed push webhook (it wakes the alert polls)."""
     from handlers.web import github_webhook_routes, report_routes
@@ -63,7 +65,7 @@ def public_routes(settings, app: App, adapters: list) -> list[tuple]:
     return routes
 
 
-async def run_command(command: str, settings, log_file=None) -> int:
+async def run_command(command: str, settings: Settings, log_file=None) -> int:
     """Run `command`'s parts until a signal (or, for the terminal chat, `quit`/EOF); `log_file`:
     where this process logs when not to stderr (the terminal chat says it once, at start)."""
     services = Services.build(settings)
@@ -125,7 +127,9 @@ async def run_command(command: str, settings, log_file=None) -> int:
         await services.aclose()
 
 
-async def _console(app: App, settings, stop: asyncio.Event, clock: Clock, runners: list, log_file=None) -> int:
+async def _console(
+    app: App, settings: Settings, stop: asyncio.Event, clock: Clock, runners: list, log_file=None
+) -> int:
     from pathlib import Path
 
     from handlers.console import ConsoleChat, ConsolePlatform
@@ -147,7 +151,7 @@ async def _console(app: App, settings, stop: asyncio.Event, clock: Clock, runner
     return 0
 
 
-async def _ops_server(settings, store, jobs, worker: JobWorker | None, clock: Clock | None):
+async def _ops_server(settings: Settings, store, jobs, worker: JobWorker | None, clock: Clock | None):
     """/metrics and this process's /healthz on METRICS_PORT: Redis answers, and this process's
     worker polls the queue and its clock ticks (their health keys are fresh)."""
     from handlers.web import build_ops_app, start_server
@@ -179,7 +183,7 @@ async def _ops_server(settings, store, jobs, worker: JobWorker | None, clock: Cl
     )
 
 
-def _has_outbound(settings) -> bool:
+def _has_outbound(settings: Settings) -> bool:
     return bool(
         (settings.slack_enabled and settings.slack_app_token)
         or (settings.feishu_enabled and settings.feishu_mode == "ws")

@@ -35,6 +35,8 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import in_progress_key_prefix
 from arq.worker import Worker, func
 
+from settings import Settings
+
 from ..core import metrics
 from ..core.current_job import CURRENT_JOB
 from ..core.models import RetryLater
@@ -65,7 +67,7 @@ class Enqueued:
 class Jobs:
     """The enqueue side, used by web (requests), clock (pushes) and workers (follow-up jobs)."""
 
-    def __init__(self, pool: ArqRedis, settings, description: str):
+    def __init__(self, pool: ArqRedis, settings: Settings, description: str):
         self.pool = pool
         self.settings = settings
         self.prefix = settings.redis_prefix
@@ -75,7 +77,7 @@ class Jobs:
         self.description = description
 
     @classmethod
-    async def connect(cls, settings) -> Jobs:
+    async def connect(cls, settings: Settings) -> Jobs:
         url, description = redis_address(settings)
         redis_settings = RedisSettings.from_dsn(url)
         redis_settings.conn_timeout = 5
@@ -208,7 +210,7 @@ class JobWorker:
         "alert": _alert,
     }
 
-    def __init__(self, settings, app: JobRunner):
+    def __init__(self, settings: Settings, app: JobRunner):
         self.settings = settings
         self.app = app
         self.worker: Worker | None = None

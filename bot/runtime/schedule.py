@@ -19,15 +19,18 @@ import os
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from settings import Settings
 
 from ..alerts.spec import AlertPoll, alert_poll, alerting
 from ..channels.subscriptions import Subscriptions
 from ..core.chat_platform import Platforms
-from ..core.models import BotError, RetryLater, Subscription, to_dict
+from ..core.models import BotError, Subscription
 from ..core.store import Store
 from ..core.window import WEEKDAYS, zone
-from ..delivery.spec import DeliveryRunner, DeliverySpec, scheduled_spec
+from ..delivery.once import JobQueue
+from ..delivery.spec import DeliverySpec, scheduled_spec
 from ..watch.spec import WatchRun, watch_run
 from ..watch.store import Watch, Watches
 
@@ -90,20 +93,17 @@ def due_day(now: datetime, sub: Subscription | Watch, catchup: timedelta) -> dat
     return None
 
 
+S = TypeVar("S", contravariant=True)
+
+
+class RunsJobs(Protocol[S]):
+    """A runner of keyed jobs (bot/delivery/once.py's JobRunner: deliveries, watches, alerts)."""
+
+    async def run_or_queue(self, spec: S, jobs: JobQueue | None) -> str: ...
+
+
 class ImprovePass(Protocol):
-    async def tick(self, now: datetime, jobs: Any = None) -> list[tuple[str, str]]: ...
-
-
-class WatchRunning(Protocol):
-    def ledger(self, run: WatchRun) -> str: ...
-
-    async def run(self, run: WatchRun) -> str: ...
-
-
-class AlertPolling(Protocol):
-    def done_key(self, poll: AlertPoll) -> str: ...
-
-    async def run(self, poll: AlertPoll) -> str: ...
+    async def tick(self, now: datetime, jobs: JobQueue | None = None) -> list[tuple[str, str]]: ...
 
 
 class LearnsAhead(Protocol):
@@ -122,13 +122,13 @@ class Clock:
     def __init__(
         self,
         store: Store,
-        settings,
+        settings: Settings,
         subs: Subscriptions,
         platforms: Platforms,
-        deliveries: DeliveryRunner,
+        deliveries: RunsJobs[DeliverySpec],
         improver: ImprovePass,
-        watch_runner: WatchRunning,
-        alert_runner: AlertPolling,
+        watch_runner: RunsJobs[WatchRun],
+        alert_runner: RunsJobs[AlertPoll],
         now: Callable[[], datetime] | None = None,
         jobs: Jobs | None = None,
         profiles: LearnsAhead | None = None,
@@ -158,11 +158,11 @@ class Clock:
             day = due_week(now, sub, catchup) if sub.weekly else due_day(now, sub, catchup)
             if day is not None:
                 due.append((sub, day, scheduled_spec(self.store, sub, day)))
-        if self.jobs is None:
-            outcomes = await asyncio.gather(*(self._inline(spec) for _, _, spec in due))
+        if self.jobs is None:  # run here, concurrently
+            outcomes = await asyncio.gather(*(self.deliveries.run_or_queue(spec, None) for _, _, spec in due))
         else:
             jobs = self.jobs
-            outcomes = [await self._enqueue(jobs, spec) for _, _, spec in due]
+            outcomes = [await self.deliveries.run_or_queue(spec, jobs) for _, _, spec in due]
             await self._enqueue_builds(jobs, [(sub, spec) for sub, _, spec in due])
         await self.tick_watches(now, catchup)
         await self.tick_alerts(now)
@@ -174,13 +174,6 @@ class Clock:
             except BotError as exc:
                 log.warning("learning the day's profiles ahead skipped this tick: %s", exc)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
-
-    async def _enqueue(self, jobs: Jobs, spec: DeliverySpec) -> str:
-        assert spec.ledger is not None  # scheduled_spec sets it
-        if await self.store.get_json(spec.ledger):
-            return "already delivered"
-        job = await jobs.enqueue("deliver", to_dict(spec), job_id=jobs.job_id("deliver", spec.key))
-        return "queued" if job.new else "already queued"
 
     async def _enqueue_builds(self, jobs: Jobs, due: list[tuple[Subscription, DeliverySpec]]) -> None:
         builds: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -214,10 +207,8 @@ class Clock:
             await jobs.enqueue("build", build, job_id=jobs.job_id("build", *ident))
 
     async def tick_watches(self, now: datetime, catchup: timedelta) -> list[tuple[Watch, date, str]]:
-        """Each due watch's previous day, run once: a keyed job (the runner's ledger says when it
-        is done); without a job queue, run here one after the other."""
-        runner = self.watch_runner
-        jobs = self.jobs
+        """Each due watch's previous day, run once: a keyed job (its done key says when it is
+        done); without a job queue, run here one after the other."""
         outcomes: list[tuple[Watch, date, str]] = []
         for watch in await Watches(self.store).all():
             if watch.platform not in self.platforms:
@@ -225,17 +216,7 @@ class Clock:
             day = due_day(now, watch, catchup)
             if day is None:
                 continue
-            run = watch_run(self.store, watch, day)
-            if jobs is None:
-                try:
-                    outcome = await runner.run(run)
-                except RetryLater as exc:
-                    outcome = str(exc)
-            elif await self.store.get_json(runner.ledger(run)):
-                outcome = "already done"
-            else:
-                job = await jobs.enqueue("watch", to_dict(run), job_id=jobs.job_id("watch", run.key))
-                outcome = "queued" if job.new else "already queued"
+            outcome = await self.watch_runner.run_or_queue(watch_run(self.store, watch, day), self.jobs)
             log.info("watch %s %s → %s:%s for %s: %s", watch.repo, watch.glob, watch.platform, watch.user, day, outcome)
             outcomes.append((watch, day, outcome))
         return outcomes
@@ -244,8 +225,6 @@ class Clock:
         """Each alerting subscription's poll of the current ALERT_POLL_SECONDS period, run once:
         a keyed job; without a job queue, run here one after the other. A channel with the daily
         and the weekly subscription of one repository polls it once."""
-        runner = self.alert_runner
-        jobs = self.jobs
         outcomes: list[tuple[Subscription, str]] = []
         seen: set[str] = set()
         for sub in await self.subs.all():
@@ -255,25 +234,10 @@ class Clock:
             if poll.key in seen:
                 continue
             seen.add(poll.key)
-            if jobs is None:
-                try:
-                    outcome = await runner.run(poll)
-                except RetryLater as exc:
-                    outcome = str(exc)
-            elif await self.store.get_json(runner.done_key(poll)):
-                outcome = "already done"
-            else:
-                job = await jobs.enqueue("alert", to_dict(poll), job_id=jobs.job_id("alert", poll.key))
-                outcome = "queued" if job.new else "already queued"
+            outcome = await self.alert_runner.run_or_queue(poll, self.jobs)
             log.debug("alerts %s → %s:%s: %s", sub.repo, sub.platform, sub.channel, outcome)
             outcomes.append((sub, outcome))
         return outcomes
-
-    async def _inline(self, spec: DeliverySpec) -> str:
-        try:
-            return await self.deliveries.run(spec)
-        except RetryLater as exc:
-            return str(exc)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         from . import health

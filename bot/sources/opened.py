@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 
+from settings import Settings
+
 from ..core.models import UsageError
 from ..i18n import echo, phrase
 from . import CommitSource, looks_like_github
 
 
-def open_source(repo: str, settings) -> CommitSource:
+def open_source(repo: str, settings: Settings) -> CommitSource:
     """A source for `repo`: an existing path is a local git repository, `owner/name` is GitHub."""
     repo = (repo or "").strip()
     if not repo:
@@ -33,7 +35,7 @@ def open_source(repo: str, settings) -> CommitSource:
 
 
 class Sources:
-    def __init__(self, settings, limit: int = 256):
+    def __init__(self, settings: Settings, limit: int = 256):
         self.settings = settings
         self.limit = limit
         self._open: OrderedDict[str, CommitSource] = OrderedDict()

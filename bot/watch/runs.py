@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from datetime import date, datetime
+from dataclasses import dataclass
+from datetime import date
+from typing import ClassVar
 
 from ..channels.threads import Threads
-from ..core.chat_platform import CommitDetail, MessageRef, Notice, Platforms
-from ..core.models import BotError, Commit, Digest, DigestEntry
-from ..core.store import Store
+from ..core.chat_platform import CommitDetail, MessageRef, Notice
+from ..core.models import BotError, Commit, Digest, DigestEntry, to_dict
 from ..core.window import day_window
-from ..delivery.once import run_once, send_once
+from ..delivery.once import Job, JobRunner, send_once
 from ..delivery.spec import LEDGER_TTL
 from ..digest.builder import DigestBuilder
 from ..digest.pathfilter import PathFilter, touched_paths
@@ -42,46 +42,23 @@ log = logging.getLogger(__name__)
 MAX_MESSAGES = 50  # commit messages per watch and day: a pattern like `**` must not flood a person
 
 
-class WatchRunner:
-    def __init__(
-        self,
-        store: Store,
-        settings,
-        platforms: Platforms,
-        sources: Sources,
-        builder: DigestBuilder,
-        threads: Threads,
-        clock: Callable[[], datetime],
-    ):
-        self.store = store
-        self.settings = settings
-        self.platforms = platforms
-        self.sources = sources
-        self.builder = builder
-        self.threads = threads
-        self.clock = clock
+@dataclass(eq=False)
+class WatchRunner(JobRunner[WatchRun]):
+    sources: Sources
+    builder: DigestBuilder
+    threads: Threads
 
-    def ledger(self, run: WatchRun) -> str:
-        return run.key + ":done"
+    busy: ClassVar[str] = "another run of this person's watches is in progress"
 
-    async def run(self, run: WatchRun) -> str:
-        """Run (or finish) one watch's day; what happened, for logs and tests. RetryLater when
-        another run of this person's watches holds the lease, or after a failure worth retrying."""
-        return await run_once(
-            self.store,
-            lambda: self._run(run),
-            lock=self.store.k("watchlock", run.platform, run.user),
-            busy="another run of this person's watches is in progress",
-            done_key=self.ledger(run),
-            attempts_key=run.key + ":attempts",
-            ttl=LEDGER_TTL,
-            lease=max(1, round(self.settings.job_lease)),
-            retry_after=self.settings.clock_interval,
-            now=lambda: self.clock().isoformat(),
-            what=f"watch {run.repo} {run.glob} for {run.platform}:{run.user}",
-        )
+    def job(self, run: WatchRun) -> Job:
+        # One run of a person's watches at a time: the lock is the person's, not the run's.
+        lock = self.store.k("watchlock", run.platform, run.user)
+        return Job("watch", to_dict(run), (run.key,), lock, done=run.key + ":done", attempts=run.key + ":attempts")
 
-    async def _run(self, run: WatchRun) -> str:
+    def what(self, run: WatchRun) -> str:
+        return f"watch {run.repo} {run.glob} for {run.platform}:{run.user}"
+
+    async def work(self, run: WatchRun) -> str:
         store = self.store
         platform = self.platforms[run.platform]
         builder = self.builder

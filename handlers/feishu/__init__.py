@@ -41,9 +41,10 @@ from handlers.feishu.events import FeishuEvents, incoming_message, message_text
 from handlers.feishu.platform import FeishuPlatform
 from handlers.feishu.verify import CallbackVerifier
 from handlers.pacing import Pacer
+from settings import Settings
 
 
-def build_feishu(settings, chat, *, receive: bool) -> FeishuAdapter:
+def build_feishu(settings: Settings, chat, *, receive: bool) -> FeishuAdapter:
     """The Feishu adapter: `.platform` (register with the chat service), `.http_routes()`,
     `await .start()`, `await .close()`."""
     return FeishuAdapter(settings, chat, receive=receive)

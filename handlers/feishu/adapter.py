@@ -18,7 +18,7 @@ from handlers.feishu.events import FeishuEvents, cancel_all
 from handlers.feishu.platform import FeishuPlatform
 from handlers.feishu.verify import NONCE_HEADER, SIG_HEADER, TS_HEADER, CallbackVerifier
 from handlers.pacing import Pacer
-from settings import ConfigError
+from settings import ConfigError, Settings
 
 log = logging.getLogger(__name__)
 
@@ -26,22 +26,17 @@ HANDLED_EVENTS = frozenset({"im.message.receive_v1", "card.action.trigger"})
 
 
 class FeishuAdapter:
-    def __init__(self, settings, chat, *, receive: bool):
+    def __init__(self, settings: Settings, chat, *, receive: bool):
         self.settings = settings
         self.chat = chat
         self.receive = receive
         self.mode = settings.feishu_mode
-        secret = settings.feishu_app_secret.get_secret_value()
+        app_id, app_secret = settings.feishu_app_id, settings.feishu_app_secret
+        assert app_id and app_secret  # built only when Feishu is enabled (FEISHU_APP_ID and FEISHU_APP_SECRET)
+        secret = app_secret.get_secret_value()
         domain = settings.feishu_domain.rstrip("/")
         try:
-            client = (
-                lark.Client.builder()
-                .app_id(settings.feishu_app_id)
-                .app_secret(secret)
-                .domain(domain)
-                .timeout(20)
-                .build()
-            )
+            client = lark.Client.builder().app_id(app_id).app_secret(secret).domain(domain).timeout(20).build()
         except ValueError:
             raise ConfigError(
                 phrase("ops.config_error", field="FEISHU_DOMAIN", detail=phrase("ops.feishu_domain"))
@@ -105,10 +100,12 @@ class FeishuAdapter:
 
     # --- long connection -------------------------------------------------------------------------------------
     def _run_ws(self, loop: asyncio.AbstractEventLoop) -> None:
+        app_id, app_secret = self.settings.feishu_app_id, self.settings.feishu_app_secret
+        assert app_id and app_secret  # as __init__ checked
         client = long_connection(
             loop,
-            self.settings.feishu_app_id,
-            self.settings.feishu_app_secret.get_secret_value(),
+            app_id,
+            app_secret.get_secret_value(),
             self.dispatcher,
             self.settings.feishu_domain,
         )

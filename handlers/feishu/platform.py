@@ -259,11 +259,11 @@ class FeishuPlatform(FeishuCards):
         """A one-to-one (p2p) chat with the bot is the person's direct conversation: its chat_id."""
         return conv.channel if conv.is_dm else None
 
-    async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
+    async def config_caveat(self, channel: str, questions: str, lang: str) -> str | None:
         """A sentence to add to the `config` reply when a setting cannot work as configured:
         `questions all` needs the sensitive scope im:message.group_msg, without which Feishu
         delivers only @-mentions from groups. Checked with the scopes API (no scope needed)."""
-        if settings.questions != "all":
+        if questions != "all":
             return None
         status = await self._scope_status(GROUP_MSG_SCOPE)
         if status == 1:

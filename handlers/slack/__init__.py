@@ -18,9 +18,10 @@ from handlers.slack.events import SlackAdapter
 from handlers.slack.platform import SlackPlatform
 from handlers.slack.poster import Pacing
 from handlers.slack.stream import StreamEscaper
+from settings import Settings
 
 
-def build_slack(settings, chat, *, receive: bool, pacing: Pacing | None = None) -> SlackAdapter:
+def build_slack(settings: Settings, chat, *, receive: bool, pacing: Pacing | None = None) -> SlackAdapter:
     """The Slack adapter for these settings. `receive`: also take requests from Slack (Socket Mode
     or HTTP); the clock only posts."""
     return SlackAdapter(settings, chat, receive=receive, pacing=pacing)

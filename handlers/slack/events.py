@@ -24,6 +24,7 @@ from handlers.slack import api
 from handlers.slack.api import SlackError
 from handlers.slack.platform import SlackPlatform
 from handlers.slack.poster import Pacing
+from settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ DROPPED_SUBTYPES = {
 
 
 class SlackAdapter:
-    def __init__(self, settings, chat, *, receive: bool, pacing: Pacing | None = None):
+    def __init__(self, settings: Settings, chat, *, receive: bool, pacing: Pacing | None = None):
         self.settings = settings
         self.chat = chat
         self.receive = receive
@@ -63,6 +64,7 @@ class SlackAdapter:
         secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else ""
         if receive and not self.socket_mode and not secret:
             raise UsageError(phrase("ops.slack_http_secret"))
+        assert settings.slack_bot_token is not None  # built only when Slack is enabled (SLACK_BOT_TOKEN)
         token = settings.slack_bot_token.get_secret_value()
         self.client = api.make_client(token, settings.slack_api_url)
         self.platform = SlackPlatform(self.client, chat.store, pacing)
@@ -80,9 +82,10 @@ class SlackAdapter:
         return [("POST", "/slack/events", self._http)]
 
     async def start(self) -> None:
-        if self.app is None or not self.socket_mode:  # self.app: receiving
+        app_token = self.settings.slack_app_token
+        if self.app is None or app_token is None:  # self.app: receiving; the app-level token: Socket Mode
             return
-        self._socket = await api.connect_socket_mode(self.app, self.settings.slack_app_token.get_secret_value())
+        self._socket = await api.connect_socket_mode(self.app, app_token.get_secret_value())
         log.info("Slack Socket Mode connected")
 
     async def close(self) -> None:

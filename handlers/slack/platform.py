@@ -187,7 +187,7 @@ class SlackPlatform(SlackPoster):
         """Never asked (no dedupe window): `send` with a key already finds what was posted."""
         return None
 
-    async def config_caveat(self, channel: str, settings, lang: str) -> str | None:
+    async def config_caveat(self, channel: str, questions: str, lang: str) -> str | None:
         return None  # every setting works on Slack as configured
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:

@@ -37,6 +37,8 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from settings import Settings
+
 from ...core import metrics
 from ...i18n import Count, phrase
 from .. import cost
@@ -74,7 +76,7 @@ BLANK_RETRIES = 2  # a blank answer is asked again this many times (it cost no o
 class LLM(Endpoint):
     """An OpenAI-compatible endpoint with one concurrency bound for every request."""
 
-    def __init__(self, settings, memory=None, budget=None):
+    def __init__(self, settings: Settings, memory=None, budget=None):
         base_url = settings.openai_base_url or DEFAULT_BASE_URL
         super().__init__(settings, memory, base_url)  # the window, the ratio, the format floor
         self.budget = budget  # bot.cost.Budget: the month's tokens, counted and capped (None: neither)

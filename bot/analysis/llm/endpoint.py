@@ -22,6 +22,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from settings import Settings
+
 from ...core import metrics
 from ...core.store import ANALYSIS_TTL
 from ...diffs.tokens import estimate_tokens
@@ -61,11 +63,11 @@ Message = dict[str, str]
 class Endpoint:
     """The window, the token ratio and the format floor of one endpoint, learnt and remembered."""
 
-    def __init__(self, settings: Any, memory: Any, base_url: str):
+    def __init__(self, settings: Settings, memory: Any, base_url: str):
         self.model: str = settings.llm_model
         self._max_prompt_tokens: int = settings.llm_max_prompt_tokens
         self._max_output_tokens: int = settings.llm_max_output_tokens
-        self.context_tokens: int | None = getattr(settings, "llm_context_tokens", None)
+        self.context_tokens: int | None = settings.llm_context_tokens
         self._floor = JSON_SCHEMA  # the strongest format this endpoint has not refused
         self._ratio = TokensRatio()  # the endpoint's tokens per locally estimated token, at most
         self._memory = memory  # a Store (get_json, set_json, k) or None

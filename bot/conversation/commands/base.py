@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from settings import Settings
+
 from ...channels.subscriptions import ChannelConfig, Subscriptions
 from ...core.chat_platform import ChatPlatform, Content, Conversation, Notice
 from ...core.store import Store
@@ -29,7 +31,7 @@ class CommandTools:
     questions family, deliveries, and the sources and builder (for counting a request's
     commits). Built once by the composition root (bot/runtime/app.py)."""
 
-    settings: Any
+    settings: Settings
     store: Store
     subs: Subscriptions
     policy: ChannelPolicy

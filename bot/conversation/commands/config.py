@@ -42,7 +42,7 @@ async def run(req: Request, args: ConfigArgs) -> None:
     )
     body = settings_line(updated)
     if not conv.is_dm:  # the platform may say why a setting cannot work yet (a scope not granted)
-        caveat = await req.platform.config_caveat(conv.channel, updated, updated.lang)
+        caveat = await req.platform.config_caveat(conv.channel, updated.questions, updated.lang)
         body += "\n" + caveat if caveat else ""
     await req.reply(Notice(body, lang=updated.lang))  # in the language just chosen
 

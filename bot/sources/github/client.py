@@ -38,6 +38,8 @@ from github.Requester import Requester
 from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
 
+from settings import Settings
+
 from ...core import metrics
 from ...core.models import BotError, NotFoundError, RateLimited, SourceError, Unreachable
 from ...i18n import Phrase, phrase
@@ -200,7 +202,7 @@ class GitHubClient:
     """One repository's client: its name as GitHub spells it, a pool of PyGithub clients, the
     rate-limit gate they share, and `_call` running a request in a worker thread."""
 
-    def __init__(self, repo: str, settings: Any):
+    def __init__(self, repo: str, settings: Settings):
         self.spec = repo  # as the user named it (commands and buttons reuse it)
         self.name = repo  # replaced by GitHub's own spelling once the repository is loaded
         self.cache_id = f"github:{repo.lower()}"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+
+from settings import Settings
 
 from ...core.models import HISTORY_PATHS, BotError, Commit, FileChange, NotFoundError, PastCommit, Window
 from ...i18n import phrase
@@ -41,7 +42,7 @@ HISTORY_OVERREAD = 2  # history lists at most this many times `limit` commits (m
 class GitHubSource(GitHubClient):
     """`CommitSource` for "owner/name" on GitHub or GitHub Enterprise (`settings.github_api_url`)."""
 
-    def __init__(self, repo: str, settings: Any):
+    def __init__(self, repo: str, settings: Settings):
         super().__init__(repo, settings)
         self._pr_bodies: dict[int, str] = {}  # filled in batches by prefetch_prs
         self._pr_facts_seen: dict[int, PullFacts | None] = {}  # the learned profile's PRs (None: no PR)
