@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.backup import archive, transfer
+from bot.backup import file_format, transfer
 from settings import Settings
 
 
@@ -166,7 +166,7 @@ async def main(subs: int, days: int) -> None:
         taken = await transfer.take(source, bot_version="bench", now=datetime.now(UTC))
         backup_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        found = archive.read(taken.data, "bench")
+        found = file_format.read(taken.data, "bench")
         check_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         await transfer.restore(target, found, force=False, now=datetime.now(UTC))

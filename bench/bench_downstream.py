@@ -18,7 +18,7 @@ upstream side) — are the ground truth:
 
 The prediction is the bot's own, as a digest makes it with `--fork` on the day C landed and the
 fork at P1: C conflicts when it touches a file the fork patches (diff of merge-base(P1, P2)..P1)
-AND cherry-picking C alone onto P1 conflicts (bot.downstream.conflict, no checkout). The baseline
+AND cherry-picking C alone onto P1 conflicts (bot.fork.conflict, no checkout). The baseline
 "touches a patched file" alone is reported beside it.
 
 A second, stricter truth is printed beside it, line level: C is a TRUE conflict when `git blame
@@ -48,9 +48,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.downstream.conflict import cherry_pick_conflicts, default_mode  # noqa: E402
-from bot.downstream.git import ObjectView, git_version  # noqa: E402
-from bot.downstream.patches import read_patches  # noqa: E402
+from bot.fork.conflict import cherry_pick_conflicts, default_mode  # noqa: E402
+from bot.fork.git import ObjectView, git_version  # noqa: E402
+from bot.fork.patches import read_patches  # noqa: E402
 
 
 @dataclass

@@ -56,11 +56,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.history import Trace  # noqa: E402
-from bot.history import index as index_module  # noqa: E402
-from bot.history import retrieve as retrieve_module  # noqa: E402
-from bot.history.period import period_from_flags  # noqa: E402
-from bot.history.terms import build_query  # noqa: E402
+from bot.period_questions import Trace  # noqa: E402
+from bot.period_questions import index as index_module  # noqa: E402
+from bot.period_questions import retrieve as retrieve_module  # noqa: E402
+from bot.period_questions.period import period_from_flags  # noqa: E402
+from bot.period_questions.terms import build_query  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
 
@@ -305,7 +305,7 @@ def ndcg(rows: list[dict]) -> float:
 async def real_llm(args, mirror: str, questions: list[dict]) -> None:
     """Answers by a real endpoint: the precision of the SHAs its answers cite (after the check)."""
     from bot.analysis.llm import LLM
-    from bot.history import HistoryQA
+    from bot.period_questions import HistoryQA
 
     with tempfile.TemporaryDirectory() as data_dir:
         services = Services.build(settings_for(data_dir, "llm"))

@@ -51,7 +51,7 @@ try:  # the analyser reads a commit once for every language (issue 33)
 except ImportError:  # an older analyser, for a before/after figure
     read_offline = tell_offline = None  # type: ignore[assignment]
 from bot.analysis.offline import patch  # noqa: E402
-from bot.analysis.profile import load_profile  # noqa: E402
+from bot.analysis.repo_config import load_profile  # noqa: E402
 from bot.core.models import Analysis, Commit, Importance  # noqa: E402
 from bot.core.window import day_window  # noqa: E402
 from bot.evaluation.card import mirror_path  # noqa: E402

@@ -443,7 +443,7 @@ async def _dispatch(args, settings: Settings, logged_to=None) -> int:
 
         return await eval_command(args, settings)
     if args.command == "profile":
-        from bot.cli.profile import profile_command
+        from bot.cli.learned_profile import profile_command
 
         return await profile_command(args, settings)
     if args.command == "feedback":

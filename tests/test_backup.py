@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.backup import archive
+from bot.backup import file_format
 from bot.delivery.spec import scheduled_spec
 from bot.render import slack as R
 from bot.runtime.queue import Jobs
@@ -158,7 +158,7 @@ def snapshot(client, prefix: str) -> dict:
 def test_types_values_and_ttls_survive_through_stdout_and_stdin(run, redis_url, redis_server, fresh):
     seed(redis_server, run.prefix)
     taken = cli(redis_url, run.prefix, "backup", "-")
-    assert taken.returncode == 0 and taken.stdout.startswith(archive.GZIP_MAGIC)
+    assert taken.returncode == 0 and taken.stdout.startswith(file_format.GZIP_MAGIC)
     header = json.loads(gzip.decompress(taken.stdout).split(b"\n", 1)[0])
     assert header["format"] == "digest-bot-backup" and header["version"] == 1 and header["keys"] == 7
     assert header["data_version"] == 1 and header["prefix"] == run.prefix and header["created"].endswith("+00:00")
@@ -178,7 +178,7 @@ def test_types_values_and_ttls_survive_through_stdout_and_stdin(run, redis_url, 
 
 def good_file(prefix: str, data_version: int = 1, items=None) -> bytes:
     items = items if items is not None else [("subs", "hash", -1, {b"slack:C1:x": b"{}"})]
-    return archive.encode(
+    return file_format.encode(
         items, prefix=prefix, data_version=data_version, bot_version="test", created=datetime.now(UTC)
     )
 

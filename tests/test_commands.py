@@ -52,7 +52,7 @@ NAMES = {
         ("LIST", ListCmd()),
         ("ask af9b69f what could break?", AskCmd("af9b69f", "what could break?")),
         ("ask #32688 影响？", AskCmd("#32688", "影响？")),
-        # No commit named: a question about a period (bot/history/); a–f words are not SHAs.
+        # No commit named: a question about a period (bot/period_questions/); a–f words are not SHAs.
         ("ask what changed in the scheduler this week?", AskCmd(None, "what changed in the scheduler this week?")),
         ("ask added caching since Monday?", AskCmd(None, "added caching since Monday?")),
         ("问 上周 FP8 在 ROCm 上有什么改动？", AskCmd(None, "上周 FP8 在 ROCm 上有什么改动？")),

@@ -225,7 +225,7 @@ async def test_llm_outage_still_delivers_every_commit_marked(fake_github, servic
         # The day's digest is kept as published: with the endpoint back, a reader still gets the
         # same one; the improve pass (run by the clock, off the readers' path) analyses it again in place.
         from bot.core.chat_platform import Platforms
-        from bot.improve.improver import Improver
+        from bot.improve.runner import Improver
 
         asked = len(llm.requests)
         llm.responder = default_responder

@@ -75,7 +75,7 @@ async def test_github_rate_limit_is_said_in_the_digest_logged_and_read_again_by_
     again = await s.builder.build(s.source(REPO), WINDOW, lang)
     assert again.notices == digest.notices and fake_github.count(startswith=f"/repos/{REPO}/commits/") == asked
     # … and the improve pass reads the changes once GitHub answers again: the notice goes
-    from bot.improve.improver import Improver
+    from bot.improve.runner import Improver
 
     fake_github.heal()
     assert (
@@ -139,7 +139,7 @@ async def test_llm_failures_are_said_in_the_channels_language_then_improved_in_p
         # the endpoint is back (the same one: another endpoint would be another digest): readers
         # still get the digest as published; the improve pass makes it again by the LLM, in place,
         # and the notice goes
-        from bot.improve.improver import Improver
+        from bot.improve.runner import Improver
         from tests.fakes.openai_server import default_responder
 
         llm.responder = default_responder

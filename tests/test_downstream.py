@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.downstream.conflict import MODES, cherry_pick_conflicts, default_mode
-from bot.downstream.git import ObjectView, git_version, objects_dir
-from bot.downstream.patches import read_patches
-from bot.downstream.spec import ForkError, ForkNotFound, parse_fork
+from bot.fork.conflict import MODES, cherry_pick_conflicts, default_mode
+from bot.fork.git import ObjectView, git_version, objects_dir
+from bot.fork.naming import ForkError, ForkNotFound, parse_fork
+from bot.fork.patches import read_patches
 from tests.downstream_repos import build, snapshot
 
 # The modes this git can run: --merge-base needs git ≥ 2.40, --write-tree 2.38.

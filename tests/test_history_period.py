@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.models import UsageError
-from bot.history.period import find_period, period_from_flags
 from bot.i18n import localize
+from bot.period_questions.period import find_period, period_from_flags
 
 # Wednesday 2026-01-28, 10:00 in Shanghai.
 NOW = datetime(2026, 1, 28, 2, 0, tzinfo=UTC)

@@ -73,9 +73,9 @@ NOT_SCANNED = {
     "bot/i18n/": "the catalogue's own package",
     "bot/core/metrics.py": "Prometheus HELP texts, for operators' dashboards (English by convention)",
     "bot/redact/": "word lists of the secret detector (data, not sentences)",
-    "bot/history/terms.py": "word lists for the history search: question words",
+    "bot/period_questions/terms.py": "word lists for the history search: question words",
     "bot/core/glossary.py": "the Chinese→English glossary of the searches (data, not sentences)",
-    "bot/history/index.py": "SQL statements of the history index",
+    "bot/period_questions/index.py": "SQL statements of the history index",
     "bot/backup/keys.py": "the key families' table: each family's reason, for operators reading the code",
 }
 # Literals a person never reads as the bot's sentence, by file: (start of the literal, why).
@@ -91,22 +91,22 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("or the shipped templates", "operator error: an install without its templates"),
     ],
     "bot/channels/threads.py": [("the and for with", "stop words for matching titles")],
-    "bot/alerts/runs.py": [
+    "bot/alerts/runner.py": [
         ("another poll of this subscription", "run_once's RetryLater reason: the queue's, never shown"),
         ("alert poll of ", "what run_once's log line names"),
     ],
-    "bot/watch/runs.py": [("another run of this person", "run_once's RetryLater reason: the queue's, never shown")],
-    "bot/downstream/conflict.py": [
+    "bot/watch/runner.py": [("another run of this person", "run_once's RetryLater reason: the queue's, never shown")],
+    "bot/fork/conflict.py": [
         ("^(changed in both", "git merge-tree's own report, parsed"),
         ("added in both", "git merge-tree's own report, parsed"),
         ("removed in local", "git merge-tree's own report, parsed"),
         ("removed in remote", "git merge-tree's own report, parsed"),
     ],
-    "bot/downstream/mirror.py": [
+    "bot/fork/mirror.py": [
         ("repository .* not found", "git fetch's own messages, parsed"),
         ("couldn't find remote ref", "git fetch's own message, parsed"),
     ],
-    "bot/history/period.py": [
+    "bot/period_questions/period.py": [
         ("([0-9]{1,3}|", "a regular expression for Chinese numbers"),
         ("(?:自从|自|从)?", "a regular expression for Chinese weekdays"),
     ],

@@ -16,7 +16,7 @@ import pytest
 from bot.core.chat_platform import Platforms
 from bot.core.store import StoreUnavailable, open_store
 from bot.core.window import day_window
-from bot.improve.improver import Improver
+from bot.improve.runner import Improver
 from bot.render.jsonout import render_json
 from bot.runtime.app import App
 from bot.runtime.services import Services

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.analysis.profile import parse_profile
+from bot.analysis.repo_config import parse_profile
 from bot.analysis.summary import compact_line
 from bot.core.models import Analysis, ChangeType, DigestEntry, FileChange, Importance
 from bot.core.prompts import Prompts
@@ -151,7 +151,7 @@ def test_qa_prompt_says_when_the_analysis_is_rule_based():
 
 # --- the profile over GitHub (contents API on the fake, as GitHub serves it) -------------------
 
-from bot.analysis.profile import load_profile  # noqa: E402
+from bot.analysis.repo_config import load_profile  # noqa: E402
 from bot.sources.github import GitHubSource  # noqa: E402
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from bot.analysis.profile import parse_profile
+from bot.analysis.repo_config import parse_profile
 from bot.conversation.commands import CommandError, parse_command
 from bot.conversation.commands.digest import DigestArgs
 from bot.conversation.commands.filters import FilterArgs

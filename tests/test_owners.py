@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from bot.core.chat_platform import DigestParent, OwnerPing
-from bot.core.codeowners import parse
+from bot.core.codeowners_file import parse
 from bot.core.models import Window
 from bot.render import feishu as F
 from bot.render import slack as R
@@ -127,7 +127,7 @@ def test_trailing_and_lone_double_stars_and_single_character_wildcards():
     ],
 )
 def test_owners_are_users_teams_or_e_mail_addresses(word, owner):
-    from bot.core.codeowners import is_owner
+    from bot.core.codeowners_file import is_owner
 
     assert is_owner(word) is owner
 

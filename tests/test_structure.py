@@ -149,3 +149,35 @@ def test_settings_are_typed_wherever_they_are_handed_on(graph):
                 by_name.append(f"{module}:{node.lineno}: {ast.unparse(node)}")
     assert untyped == []
     assert by_name == []
+
+
+# A module's file name says what it holds, so a name shared by two modules means one thing in
+# both (issue 34 §5: `store.py`, `runs.py`, `owners.py`, `profile.py` and a `spec.py` once meant
+# two things each). The names below are shared on purpose; a new shared name must be added here
+# with what it means everywhere, or the module renamed.
+SHARED_NAMES = {
+    "__init__.py": "a package",
+    "spec.py": "what one run of a job kind is, as JSON a queue can carry (delivery, watch, alerts)",
+    "runner.py": "the JobRunner of a job kind (delivery, watch, alerts, improve)",
+    "api.py": "a chat platform's SDK (handlers/slack, handlers/feishu)",
+    "events.py": "a chat platform's incoming events",
+    "platform.py": "a chat platform's ChatPlatform",
+    "stream.py": "a chat platform's streamed answers",
+    "client.py": "the one module importing a service's SDK (the LLM, GitHub)",
+    "size.py": "the size of a thing weighed: a diff (offline evidence), a request (delivery)",
+    "release.py": "releases: a release commit (offline evidence), the `release` command",
+    "message.py": "a commit message read: for the rules (offline), from a source's text (sources)",
+    "context.py": "the context a reading needs: a commit's (offline), a secret's surroundings (redact)",
+    "breaking.py": "breaking changes: found (offline evidence), shown (render)",
+}
+
+
+def test_no_two_modules_share_a_name_unless_it_means_one_thing():
+    tracked = subprocess.run(
+        ["git", "ls-files", "bot/*.py", "handlers/*.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    by_name: dict[str, list[str]] = {}
+    for path in tracked:
+        by_name.setdefault(Path(path).name, []).append(path)
+    shared = {name: paths for name, paths in by_name.items() if len(paths) > 1 and name not in SHARED_NAMES}
+    assert shared == {}

@@ -53,14 +53,14 @@ RESULTS = ROOT / ".mutation" / "results.json"
 # module → the test files that exercise it (fastest first: `-x` stops at the first failure)
 MODULES: dict[str, list[str]] = {
     "bot/core/window.py": ["tests/test_window.py", "tests/test_schedule.py", "tests/test_deliveries.py"],
-    "bot/core/codeowners.py": ["tests/test_owners.py"],
+    "bot/core/codeowners_file.py": ["tests/test_owners.py"],
     "bot/render/upgrade.py": ["tests/test_upgrade.py"],
     "bot/sources/refrange.py": ["tests/test_ranges.py"],
     "bot/channels/alerted.py": ["tests/test_alerts.py", "tests/test_deliveries.py"],
     "bot/delivery/once.py": ["tests/test_once.py", "tests/test_watch.py", "tests/test_alerts.py"],
     "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
     "bot/delivery/post.py": ["tests/test_deliveries.py", "tests/test_feishu_conformance.py"],
-    "bot/delivery/deliveries.py": ["tests/test_deliveries.py"],
+    "bot/delivery/runner.py": ["tests/test_deliveries.py"],
     "bot/delivery/spec.py": ["tests/test_deliveries.py", "tests/test_schedule.py"],
     "bot/render/labels.py": ["tests/test_feishu_render.py", "tests/test_slack_render.py", "tests/test_render_text.py"],
     "bot/render/safe.py": ["tests/test_render_text.py"],
@@ -170,17 +170,17 @@ MODULES: dict[str, list[str]] = {
 # change) → why. They are counted as equivalent and left out of the score.
 EQUIVALENT: dict[tuple[str, str, str], str] = {
     **{
-        ("bot/core/codeowners.py", f"{name} = re.compile", "drop ^ at 0"): f"{name} is only used with .match(), "
+        ("bot/core/codeowners_file.py", f"{name} = re.compile", "drop ^ at 0"): f"{name} is only used with .match(), "
         "which anchors at the start"
         for name in ("_USER", "_TEAM", "_EMAIL")
     },
     (
-        "bot/core/codeowners.py",
+        "bot/core/codeowners_file.py",
         'segments[-1] == "*" and len(segments) > 1',
         "len(segments) >= 1",
     ): "a lone `*` matches every path with either tail: its lead `^(?:.*/)?` takes the directories",
     (
-        "bot/core/codeowners.py",
+        "bot/core/codeowners_file.py",
         "break",
         "break → continue",
     ): "after an inline comment the loop slices the already trimmed list, so a later `#` word cuts nothing more",
@@ -189,9 +189,9 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "_DATE = re.compile",
         "drop ^ at 0",
     ): "_DATE is only used with .match(), which anchors at the start",
-    ("bot/delivery/deliveries.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
+    ("bot/delivery/runner.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
     (
-        "bot/delivery/deliveries.py",
+        "bot/delivery/runner.py",
         "max(1, round(self.settings.job_lease))",
         "1 → 2",
     ): "JOB_LEASE is validated ≥ 1 s, so the floor never applies",
@@ -306,7 +306,7 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ): "the floor only applies if a card held under two characters past a reopened fence; a card holds "
     "about 28 KB and a fence opener is at most about 25 characters",
     (
-        "bot/delivery/deliveries.py",
+        "bot/delivery/runner.py",
         "keeper.cancel()",
         "→ pass",
     ): "the renewal task would run on, but renewing a released (deleted) lock does nothing",

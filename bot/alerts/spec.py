@@ -1,6 +1,6 @@
 """What one alert poll is, as JSON a job queue can carry, and the poll the clock (or a verified
 GitHub push) makes for an alerting subscription, keyed so it is made once per period. Apart from
-the runner (runs.py), so the clock names a poll without depending on how it is run."""
+the runner (runner.py), so the clock names a poll without depending on how it is run."""
 
 from __future__ import annotations
 

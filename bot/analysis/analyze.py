@@ -42,8 +42,8 @@ from .llm.responses import ContextLengthError, LLMError
 from .offline import RULES_VERSION, analyse_offline_langs
 from .offline.context import Context
 from .offline.decide import Verdict
-from .profile import RepoProfile
 from .prompt_text import DATA_TAGS, clip, defang, strip_bot_footers
+from .repo_config import RepoProfile
 from .texts import TRANSLATIONS, check_texts, joint_schema, with_texts
 from .translate import Translator
 

@@ -17,8 +17,8 @@ from .offline.lang import is_zh
 from .offline.observe import diff_facts
 from .offline.stats import file_stats
 from .offline.title import TitleInfo, parse_title
-from .profile import RepoProfile
 from .prompt_text import strip_bot_footers
+from .repo_config import RepoProfile
 
 CHANGELOG_LINES = 60
 

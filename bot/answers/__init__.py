@@ -1,2 +1,2 @@
 """Answers to questions about one commit (commit_qa.py) and the streaming they share with the
-answers about a period (bot/history/): the prompt fitted to the window, the held-back gate."""
+answers about a period (bot/period_questions/): the prompt fitted to the window, the held-back gate."""

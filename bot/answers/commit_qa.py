@@ -159,13 +159,13 @@ async def stream_fitted(llm, fit: Callable[[], Any], check: HeadCheck | None = N
     `.output`, the max_tokens to ask for). When the endpoint refuses it as too long before the
     first piece, its window is now known (the estimate is corrected): `fit()` builds the prompt
     again and it is asked once more, at most CONTEXT_RETRIES times. Questions about one commit
-    and about a period (bot/history/) stream through here.
+    and about a period (bot/period_questions/) stream through here.
 
     With a `check`, the answer's opening is held back and judged before anything of it is shown
     (`HeadCheck`): a refused opening is dropped unseen and the model asked once more, with
     `check.again` added to the prompt's messages; when that one is refused too, `check.refused`
     is raised. Commit answers are checked for their language (`in_language`), period answers for
-    their language and for copying their sources (bot/history/period_answer.py)."""
+    their language and for copying their sources (bot/period_questions/answer.py)."""
     from ..analysis.llm.endpoint import CONTEXT_RETRIES
     from ..analysis.llm.responses import ContextLengthError
 

@@ -6,7 +6,7 @@ written during the backup may or may not be in it (docs/operations.md: stop the 
 or snapshot with Redis itself, for one instant).
 
 Restore, in an order that makes an interruption visible and the command safe to run again:
-1. the file is read and checked whole (archive.read) — a bad file changes nothing;
+1. the file is read and checked whole (file_format.read) — a bad file changes nothing;
 2. the target must not hold the bot's data already: a key a backup would keep refuses it, unless
    `force` (caches, locks and health beacons do not count: a freshly started, empty bot has them);
 3. `meta:restoring` is written FIRST: until it is removed every process refuses to start, and
@@ -27,8 +27,8 @@ from datetime import datetime
 from ..core.models import UsageError
 from ..core.store import Store
 from ..i18n import Count, phrase
-from . import archive
-from .archive import Archive, ArchiveError
+from . import file_format
+from .file_format import Archive, ArchiveError
 from .keys import RESTORING, is_queue_key, kept
 from .version import CURRENT, ensure, set_version, stored_version
 
@@ -43,7 +43,7 @@ class Taken:
 
 async def take(store: Store, *, bot_version: str, now: datetime) -> Taken:
     names = sorted(k for k in await store.scan(store.prefix + "*") if kept(k, store.prefix))
-    items: list[archive.Item] = []
+    items: list[file_format.Item] = []
     for i in range(0, len(names), BATCH):
         try:
             read = await store.read_keys(names[i : i + BATCH])
@@ -51,7 +51,7 @@ async def take(store: Store, *, bot_version: str, now: datetime) -> Taken:
             raise UsageError(phrase("backup.unknown_type", kind=str(exc))) from None
         items.extend((k[len(store.prefix) :], t, ttl, v) for k, t, ttl, v in read)
     version = await stored_version(store) or (1 if items else CURRENT)
-    data = archive.encode(items, prefix=store.prefix, data_version=version, bot_version=bot_version, created=now)
+    data = file_format.encode(items, prefix=store.prefix, data_version=version, bot_version=bot_version, created=now)
     return Taken(data, len(items))
 
 

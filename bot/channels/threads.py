@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from ..core.models import Digest, to_dict
 
 THREAD_TTL = 30 * 86400
-HISTORY_KEEP = 20
+MEMORY_KEEP = 20
 _HEX = re.compile(r"\b[0-9a-fA-F]{4,40}\b")
 _PR = re.compile(r"#(\d{1,9})\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]{2,}|[0-9]+[A-Za-z][A-Za-z0-9_]*")
@@ -42,7 +42,7 @@ class ThreadInfo:
     label: str  # the digest's window label, or "" for an ask thread
     commits: tuple[ThreadCommit, ...] = ()
     focus: str | None = None  # SHA of the commit last asked about in this thread
-    # A question about a period (bot/history/): its window (as to_dict gives it), kept by the
+    # A question about a period (bot/period_questions/): its window (as to_dict gives it), kept by the
     # thread's follow-ups, and the repositories with their branches it is about.
     period: dict | None = None
     repos: tuple[tuple[str, str | None], ...] = ()
@@ -124,8 +124,10 @@ class Threads:
     def _key(self, platform: str, channel: str, root: str) -> str:
         return self.store.k("thread", platform, channel, root)
 
-    def _history_key(self, platform: str, channel: str, root: str) -> str:
-        return self.store.k("history", platform, channel, root)
+    def _memory_key(self, platform: str, channel: str, root: str) -> str:
+        return self.store.k(
+            "history", platform, channel, root
+        )  # (the key's name predates the method's: kept, so kept threads are found)
 
     async def remember_digest(self, platform: str, channel: str, root: str, repo: str, digest: Digest) -> None:
         commits = tuple(
@@ -157,11 +159,12 @@ class Threads:
 
     async def add_turn(self, platform: str, channel: str, root: str, role: str, text: str, sha: str) -> None:
         await self.store.push_capped(
-            self._history_key(platform, channel, root),
+            self._memory_key(platform, channel, root),
             {"role": role, "text": text, "sha": sha},
-            HISTORY_KEEP,
+            MEMORY_KEEP,
             THREAD_TTL,
         )
 
-    async def history(self, platform: str, channel: str, root: str) -> list[dict]:
-        return await self.store.list_json(self._history_key(platform, channel, root))
+    async def memory(self, platform: str, channel: str, root: str) -> list[dict]:
+        """The thread's memory: its last MEMORY_KEEP turns, oldest first."""
+        return await self.store.list_json(self._memory_key(platform, channel, root))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from settings import Settings
 
-from ..backup import archive, transfer
+from ..backup import file_format, transfer
 from ..core.models import UsageError
 from ..core.store import open_store
 from ..i18n import Count, phrase, text
@@ -84,7 +84,7 @@ async def restore_command(args, settings: Settings) -> int:
     lang = stderr_lang(args, settings)
     started = time.perf_counter()
     name = "stdin" if args.file == "-" else args.file
-    found = archive.read(_read(args.file), name)  # every check before Redis is touched
+    found = file_format.read(_read(args.file), name)  # every check before Redis is touched
     store = open_store(settings)
     try:
         done = await transfer.restore(store, found, force=args.force, now=datetime.now(UTC))

@@ -11,8 +11,8 @@ from settings import Settings
 
 from ..core.models import UsageError
 from ..core.window import parse_window, zone
-from ..history.period import find_period, period_from_flags
 from ..i18n import Count, echo, phrase, text
+from ..period_questions.period import find_period, period_from_flags
 from ..runtime.services import Services
 from .terminal import ProgressBar, _check_out_path, stderr_lang, write_out
 
@@ -38,8 +38,8 @@ async def digest_command(args, settings: Settings) -> int:
     _check_out_path(args.out)
     fork = None
     if getattr(args, "fork", None):  # named before the (possibly long) analysis: fail fast
-        from ..downstream import check_fork, cli_usage, read_downstream
-        from ..downstream.spec import parse_fork
+        from ..fork import check_fork, cli_usage, read_downstream
+        from ..fork.naming import parse_fork
 
         with cli_usage(lang):
             fork = parse_fork(args.fork, lang)

@@ -6,7 +6,7 @@ thread to it; one that names a SHA among the answer's sources is a question abou
 
 Repositories: the one named with `in owner/repo` (or `在 owner/repo`), else the channel's
 subscriptions, else the default repository. The period and time zone: the words of the question
-in the channel's time zone (bot/history/period.py), the last 7 days when it names none.
+in the channel's time zone (bot/period_questions/period.py), the last 7 days when it names none.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from ..channels.subscriptions import Subscriptions
 from ..channels.threads import ThreadCommit, ThreadInfo, Threads
 from ..core.chat_platform import AnswerHeader, ChatPlatform, Conversation, Notice
 from ..core.models import NotFoundError, UsageError, to_dict, window_from_dict
-from ..history.answer_trace import Trace
-from ..history.period import find_period
 from ..i18n import localize, text
+from ..period_questions.answer_trace import Trace
+from ..period_questions.period import find_period
 from .grammar import repo_word, usage_line
 from .policy import ChannelPolicy
 from .ports import PeriodAnswers, SourceRegistry
@@ -148,7 +148,7 @@ class PeriodQuestions:
         # ask() passes the thread its header opened; follow_up() is called from inside the thread
         assert root is not None and info.period is not None
         targets = [(self.sources.get(repo), branch) for repo, branch in info.repos]
-        past = await self.threads.history(conv.platform, conv.channel, root)
+        past = await self.threads.memory(conv.platform, conv.channel, root)
         history = [Turn(t["role"], t["text"]) for t in past if t.get("sha") == TURN]
         trace = Trace()
         collected: list[str] = []

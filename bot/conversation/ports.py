@@ -53,7 +53,7 @@ class CommitAnswers(Protocol):
 
 
 class PeriodAnswers(Protocol):
-    """Answers about a period, streamed (bot/history/)."""
+    """Answers about a period, streamed (bot/period_questions/)."""
 
     def answer(
         self,

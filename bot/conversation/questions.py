@@ -173,7 +173,7 @@ class Questions:
     ) -> None:
         """Stream the answer into the thread and remember both turns."""
         source = self.sources.get(info.repo)
-        past = await self.threads.history(conv.platform, conv.channel, root)
+        past = await self.threads.memory(conv.platform, conv.channel, root)
         history = [Turn(t["role"], t["text"]) for t in past if t.get("sha") == commit.sha]
         collected: list[str] = []
         pieces = self.qa.answer(source, commit, question, info.lang, history)

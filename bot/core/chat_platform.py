@@ -44,7 +44,7 @@ class BotGroup:
 class OwnerPing:
     """One code owner told in a digest's parent message: how many of its high and medium commits
     touch the owner's paths, and who the owner is in this conversation (`kind` and `id` of its
-    mapping, bot/channels/owners.py; kind "" : not mapped, the name is shown and pings nobody)."""
+    mapping, bot/channels/owner_mentions.py; kind "" : not mapped, the name is shown and pings nobody)."""
 
     owner: str
     high: int

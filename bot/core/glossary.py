@@ -1,5 +1,5 @@
 """The Chinese words of the domain and the English words commits use for them, one glossary for
-every search that reads a Chinese question against English text: the history's (bot/history/
+every search that reads a Chinese question against English text: the history's (bot/period_questions/
 terms.py: commit titles, messages, paths) and a commit answer's (bot/diffs/relevant.py: the
 identifiers of a diff). Commit titles, paths and code are English even in a Chinese team, so a
 question's 飞书 or 重试 finds nothing until it is read as feishu or retry.

@@ -267,7 +267,7 @@ class DigestEntry:
     # entry drawn before reasons were rewritten: its analysis still has its own reason).
     corrected_reason: str | None = None
     # Its code owners: of every path it touches, from CODEOWNERS as of the digest's newest commit
-    # (bot/digest/owners.py); empty without a CODEOWNERS file or an owner.
+    # (bot/digest/entry_owners.py); empty without a CODEOWNERS file or an owner.
     owners: tuple[str, ...] = ()
     # Posted on its own as an alert before this digest (bot/alerts/): set per conversation on a
     # copy at delivery, never in the cached digest.
@@ -355,7 +355,7 @@ class Digest:
     # filtered_out counts what either filter left out.
     authors: tuple[str, ...] = ()
     exclude_authors: tuple[str, ...] = ()
-    fork: ForkInfo | None = None  # set when the digest was read against a fork (bot.downstream)
+    fork: ForkInfo | None = None  # set when the digest was read against a fork (bot.fork)
     cost: Cost | None = None  # LLM tokens it cost (None: built without an LLM)
     # A finished window's digest is kept as first published (bot/improve/): the store key it is
     # kept under ("" for a window still open) and how many times a retry has improved it since.

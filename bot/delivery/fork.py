@@ -10,8 +10,8 @@ from settings import Settings
 
 from ..core.chat_platform import Notice
 from ..core.models import BotError, Digest, replace
-from ..downstream import read_downstream
-from ..downstream.spec import parse_fork
+from ..fork import read_downstream
+from ..fork.naming import parse_fork
 from ..i18n import localize, text
 from ..render.fork_section import fork_label, hunks
 

@@ -36,7 +36,7 @@ from ..core.chat_platform import (
     OwnerPing,
     entries_at_least,
 )
-from ..core.codeowners import owner_key
+from ..core.codeowners_file import owner_key
 from ..core.models import BotError, Digest, DigestEntry, Importance
 from ..digest.noise import collapse
 from ..digest.rollup import rollup
@@ -71,7 +71,7 @@ class Plan:
     upgrade: dict[str, str] | None = None
     files_supported: bool = False  # the platform can attach the Markdown report
     empty_hint: str = ""  # said after "no new commits" (on demand: what to try instead)
-    # The conversation's code-owner mappings (bot/channels/owners.py): owner (lower case) → (kind, id).
+    # The conversation's code-owner mappings (bot/channels/owner_mentions.py): owner (lower case) → (kind, id).
     owner_map: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 

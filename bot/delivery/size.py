@@ -1,7 +1,7 @@
 """How much an on-demand delivery would analyse: what REQUEST_MAX_COMMITS and ROLLUP_MAX_COMMITS
 bound, counted before anything is analysed or posted, the same way wherever a command is
 refused or suggested (bot/conversation/commands/delivering.py, and the quiet day's hint in
-deliveries.py) — so that every command the bot suggests is one it accepts.
+runner.py) — so that every command the bot suggests is one it accepts.
 
 What is counted is the commits still to analyse: those of the window, after the delivery's
 author and path filters, whose analysis the cache holds in no language (a day other digests

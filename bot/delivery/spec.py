@@ -1,7 +1,7 @@
 """What one delivery is, as JSON a job queue can carry: where a digest goes, for which window, in
 which language, filtered how — and the one mapping from a subscription (or the channel's
 settings, on demand) to it. Kept apart from the machinery that runs deliveries
-(deliveries.py), so that commands, the clock and the composition root name a delivery without
+(runner.py), so that commands, the clock and the composition root name a delivery without
 depending on how it is run."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..digest.authorfilter import AuthorFilter
 from ..digest.pathfilter import PathFilter
 
 # How long a delivery's ledger and progress are kept, how often a scheduled push is tried, and how
-# soon a job interrupted by a Redis outage runs again (watches share them: bot/watch/runs.py).
+# soon a job interrupted by a Redis outage runs again (watches share them: bot/watch/runner.py).
 LEDGER_TTL = 40 * 86400
 MAX_ATTEMPTS = 3
 STORE_RETRY = 2.0
@@ -162,6 +162,6 @@ def scheduled_spec(store, sub: Subscription, day: date) -> DeliverySpec:
 
 
 class DeliveryRunner(Protocol):
-    """What runs a delivery (deliveries.py's Deliveries), as the commands and the clock name it."""
+    """What runs a delivery (runner.py's Deliveries), as the commands and the clock name it."""
 
     async def run(self, spec: DeliverySpec) -> str: ...

@@ -27,7 +27,7 @@ from settings import Settings
 
 from ..analysis import cost
 from ..analysis.offline import analyse_offline
-from ..analysis.profile import load_profile
+from ..analysis.repo_config import load_profile
 from ..analysis.summary import headline as build_headline
 from ..analysis.summary import headline_notice
 from ..core import metrics
@@ -52,10 +52,10 @@ from ..levels.overlay import overlay
 from ..sources import CommitSource
 from .authorfilter import AuthorFilter
 from .commit_files import CommitFiles, expect_files
+from .entry_owners import with_owners
 from .kept import Kept
 from .noise import is_bot
 from .notices import llm_notice, profile_notice, source_notice
-from .owners import with_owners
 from .pathfilter import PathFilter, touched_paths
 from .readers import Readers, translated_analysis, translated_headline
 from .refresh import retryable

@@ -38,7 +38,7 @@ from ..i18n import phrase
 from ..taste.scores import LEVELS, Scores, score
 
 if TYPE_CHECKING:
-    from ..analysis.profile import RepoProfile
+    from ..analysis.repo_config import RepoProfile
     from ..sources import CommitSource
 
 DEFAULT_LABELS = Path("tests") / "data" / "importance_labels.jsonl"  # relative to the current directory
@@ -202,7 +202,7 @@ async def read_cases(
 ) -> list[Case]:
     """Every selected labelled commit with its files, PR text and reverted commit, as a digest reads them,
     and the learned profile's judgement when `learn` (default: the settings' LEARN_FROM_RELEASE_NOTES)."""
-    from ..analysis.profile import load_profile
+    from ..analysis.repo_config import load_profile
     from ..sources.opened import open_source
 
     opened: dict[str, tuple[CommitSource, RepoProfile | None]] = {}

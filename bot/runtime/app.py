@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from settings import Settings
 
-from ..alerts.runs import AlertRunner
+from ..alerts.runner import AlertRunner
 from ..alerts.spec import AlertPoll, alert_poll, alerting
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
@@ -28,10 +28,10 @@ from ..conversation.router import Router, Worker
 from ..core.chat_platform import ChatPlatform, Platforms
 from ..core.models import BotError, Subscription, Window, window_from_dict
 from ..core.store import Store
-from ..delivery.deliveries import Deliveries
+from ..delivery.runner import Deliveries
 from ..delivery.spec import DeliverySpec, author_filter_of, delivery_spec, path_filter_of
-from ..improve.improver import Improver
-from ..watch.runs import WatchRunner
+from ..improve.runner import Improver
+from ..watch.runner import WatchRunner
 from ..watch.spec import WatchRun
 from .queue import Jobs
 from .schedule import Clock

@@ -3,7 +3,7 @@
 Pure part: `occurrence`, `next_run`, `due_day`, `due_week` — table-tested across time zones and DST.
 A weekly subscription (`weekday` set) posts the roll-up of the ISO week before its run.
 Loop part: every CLOCK_INTERVAL seconds, each due (channel, repository, day) is enqueued as a
-keyed delivery job (bot/delivery/deliveries.py: lease, ledger, resumable); a push missed while the bot was
+keyed delivery job (bot/delivery/runner.py: lease, ledger, resumable); a push missed while the bot was
 down is still made if it is at most CATCHUP_MINUTES late. Watches (bot/watch/) are due the same
 way, each at its person's time; each due (person, pattern, day) is one keyed "watch" job. Kept
 digests with fallbacks to retry are due the same way: one keyed "improve" job each (bot/improve/).
@@ -32,7 +32,7 @@ from ..core.window import WEEKDAYS, zone
 from ..delivery.once import JobQueue
 from ..delivery.spec import DeliverySpec, scheduled_spec
 from ..watch.spec import WatchRun, watch_run
-from ..watch.store import Watch, Watches
+from ..watch.watch_store import Watch, Watches
 
 if TYPE_CHECKING:
     from .queue import Jobs

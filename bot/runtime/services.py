@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # for the annotations only: build() imports them lazily (the 
     from ..answers.commit_qa import QA
     from ..core.store import Store
     from ..digest.builder import DigestBuilder
-    from ..history.period_answer import HistoryQA
+    from ..period_questions.answer import HistoryQA
     from ..report.service import Reports
     from ..taste.corrections import Corrections
 
@@ -74,9 +74,9 @@ class Services:
         builder = DigestBuilder(
             store, analyzer, llm, prompts, settings, clock=clock or utcnow, taste=taste, corrections=corrections
         )
-        from ..history.index import INDEX_FILE, HistoryIndex
-        from ..history.period_answer import HistoryQA
-        from ..history.retrieve import Retriever
+        from ..period_questions.answer import HistoryQA
+        from ..period_questions.index import INDEX_FILE, HistoryIndex
+        from ..period_questions.retrieve import Retriever
 
         return cls(
             settings,

@@ -1,5 +1,5 @@
 """What one watch's run for one day is, as JSON a job queue can carry, and the run the clock makes
-for a due watch (keyed so it is made once). Apart from the runner (runs.py), so the clock names a
+for a due watch (keyed so it is made once). Apart from the runner (runner.py), so the clock names a
 run without depending on how it is run."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from bot.analysis.offline import analyse_offline
-from bot.analysis.profile import RepoProfile
+from bot.analysis.repo_config import RepoProfile
 from bot.core.models import ChangeType, Commit, FileChange, Importance
 from bot.sources.localgit import LocalGitSource
 from tests.gitrepo import GitRepo

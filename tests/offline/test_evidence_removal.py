@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.analysis.offline import analyse_offline
-from bot.analysis.profile import parse_profile
+from bot.analysis.repo_config import parse_profile
 from tests.offline.helpers import HIGH, LOW, MEDIUM, WHEN, analyse_last, commit, mod
 from tests.offline.vllm_day import VLLM_DAY
 

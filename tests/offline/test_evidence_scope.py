@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.analysis.offline import analyse_offline
-from bot.analysis.profile import parse_profile
+from bot.analysis.repo_config import parse_profile
 from tests.offline.helpers import ENTRY_POINTS_V1, HIGH, LOW, MEDIUM, WHEN, T, analyse_last, commit, mod
 
 

@@ -15,7 +15,7 @@ from bot.analysis.offline.patch import (
 )
 from bot.analysis.offline.scan import scan_source
 from bot.analysis.offline.stats import file_stats
-from bot.analysis.profile import RepoProfile, parse_profile
+from bot.analysis.repo_config import RepoProfile, parse_profile
 from tests.offline.helpers import commit, mod
 
 PATCH = (

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bot.analysis.profile import ProfileError, parse_profile
+from bot.analysis.repo_config import ProfileError, parse_profile
 from bot.sources.localgit import LocalGitSource
 from tests.gitrepo import GitRepo
 from tests.offline.helpers import WHEN
@@ -30,7 +30,7 @@ def test_a_bad_profile_is_one_clear_sentence(text, message):
 
 
 def test_profile_is_read_from_the_default_branch_through_the_source(tmp_path, caplog):
-    from bot.analysis.profile import load_profile
+    from bot.analysis.repo_config import load_profile
 
     r = GitRepo(tmp_path / "with-profile")
     r.commit(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from ...core.models import Analysis, Commit, Coverage, FileChange, Importance, Insights, Judgement
 from ...i18n import Phrase
-from ..profile import RepoProfile
+from ..repo_config import RepoProfile
 from .change_type import decide_change_type
 from .context import Context, DiffFacts, Fact, Insight, Risk
 from .decide import (

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ...core.models import ChangeType, Commit, Importance, Judgement
 from ...i18n import Phrase
-from ..profile import RepoProfile
+from ..repo_config import RepoProfile
 from .stats import FileDelta, FileStats
 from .title import TitleInfo
 

@@ -3,7 +3,7 @@ is read by the evidence module it belongs to, from the scanners in patch.py."""
 
 from __future__ import annotations
 
-from ..profile import RepoProfile
+from ..repo_config import RepoProfile
 from .context import DiffFacts
 from .evidence import behaviour, dependencies, release, removal, security
 from .scan import scan_source

@@ -17,7 +17,7 @@ from ...core.models import FileChange
 from .paths import extension
 
 if TYPE_CHECKING:
-    from ..profile import RepoProfile
+    from ..repo_config import RepoProfile
     from .stats import FileStats
 
 

@@ -26,7 +26,7 @@ from ...core.file_kinds import (
 )
 
 if TYPE_CHECKING:
-    from ..profile import RepoProfile
+    from ..repo_config import RepoProfile
 
 __all__ = [
     "DOC_DIRS",

@@ -16,7 +16,7 @@ from .paths import FileKind, extension
 from .stats import FileDelta
 
 if TYPE_CHECKING:
-    from ..profile import RepoProfile
+    from ..repo_config import RepoProfile
     from .stats import FileStats
 
 _FLAG_CALL = re.compile(r"add_argument|\.option\(|Option\(|\baddoption\(|\badd_option\(|\bflag\.|\.flag\(|\barg\(")

@@ -12,7 +12,7 @@ from ...core.models import Commit, FileChange
 from ...i18n import Phrase, is_zh, text
 
 if TYPE_CHECKING:
-    from ..profile import RepoProfile
+    from ..repo_config import RepoProfile
 
 
 @dataclass(frozen=True)

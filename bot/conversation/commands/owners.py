@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...channels.owners import OwnerMapping, OwnerMappings
-from ...core.codeowners import is_owner
+from ...channels.owner_mentions import OwnerMapping, OwnerMappings
+from ...core.codeowners_file import is_owner
 from ...core.models import UsageError
 from ...i18n import echo, phrase
 from ..grammar import CommandError

@@ -17,8 +17,8 @@ from ...channels.alerted import AlertLedger
 from ...core.chat_platform import Notice
 from ...core.models import ALERT_LEVELS, Importance, Subscription
 from ...core.window import WEEKDAYS, parse_window
-from ...downstream.annotate import check_fork
-from ...downstream.spec import ForkError, ForkNotFound, parse_fork
+from ...fork.annotate import check_fork
+from ...fork.naming import ForkError, ForkNotFound, parse_fork
 from ...i18n import phrase
 from ..grammar import CommandError, choice, options, repo_word, timezone
 from .base import Command, Request

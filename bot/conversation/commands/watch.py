@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ...core.models import UsageError
 from ...i18n import phrase
-from ...watch.store import MAX_WATCHES, Watch, Watches
+from ...watch.watch_store import MAX_WATCHES, Watch, Watches
 from ..grammar import CommandError, options, repo_word, timezone
 from .base import Command, Request
 from .watch_words import glob_word

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...i18n import phrase
-from ...watch.store import Watches
+from ...watch.watch_store import Watches
 from ..grammar import CommandError
 from .base import Command, Request
 from .watch_words import repo_name

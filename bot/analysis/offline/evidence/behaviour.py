@@ -28,7 +28,7 @@ from ..paths import FileKind, extension
 from ..stats import WhereNames, patches_unknown, runtime_lines
 
 if TYPE_CHECKING:
-    from ...profile import RepoProfile
+    from ...repo_config import RepoProfile
     from ..stats import FileStats
 
 _CONFIG_TOKENS = frozenset(

@@ -14,7 +14,7 @@ from ..patch import change_blocks, exact_pins, lockfile_updates, manifest_blocks
 from ..paths import DEV_MANIFEST, FileKind, extension, is_root_manifest, shipped_manifest
 
 if TYPE_CHECKING:
-    from ...profile import RepoProfile
+    from ...repo_config import RepoProfile
     from ..stats import FileStats
     from ..title import TitleInfo
 

@@ -14,7 +14,7 @@ from ..patch import diff_lines, manifest_blocks
 from ..paths import DOCKER_FILE, FileKind, shipped_manifest
 
 if TYPE_CHECKING:
-    from ...profile import RepoProfile
+    from ...repo_config import RepoProfile
     from ..stats import FileStats
 
 _PROFILE_KEYS = re.compile(

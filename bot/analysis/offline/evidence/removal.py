@@ -15,7 +15,7 @@ from ..paths import FileKind, extension
 from ..stats import grouped_dirs
 
 if TYPE_CHECKING:
-    from ...profile import RepoProfile
+    from ...repo_config import RepoProfile
     from ..stats import FileStats
 
 _WORD = re.compile(r"[A-Za-z_]\w*")

@@ -24,7 +24,7 @@ from ..paths import PROSE_EXT, FileKind, extension
 from ..stats import WhereNames, patches_unknown, runtime_lines
 
 if TYPE_CHECKING:
-    from ...profile import RepoProfile
+    from ...repo_config import RepoProfile
     from ..stats import FileStats
     from ..title import TitleInfo
 

@@ -1,5 +1,5 @@
 """How a period's retrieved commits are ranked and cut, and the retrieval as the answer calls it:
-shared by the retriever (bot/history/retrieve.py) and the answer (period_answer.py), which names
+shared by the retriever (bot/period_questions/retrieve.py) and the answer (period_answer.py), which names
 this shape rather than the retriever's module."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Each digest entry's code owners, from the repository's CODEOWNERS (bot/core/codeowners.py).
+"""Each digest entry's code owners, from the repository's CODEOWNERS (bot/core/codeowners_file.py).
 
 The file is read once per digest, as of the digest's NEWEST commit (GitHub's lookup order:
 `.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS`), through the commit source's
@@ -15,7 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
-from ..core.codeowners import LOCATIONS, CodeOwners, parse
+from ..core.codeowners_file import LOCATIONS, CodeOwners, parse
 from ..core.models import BotError, DigestEntry, FileChange
 from ..core.store import FILES_TTL, Store
 from ..i18n import Count, text

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.codeowners import owner_key
+from ..core.codeowners_file import owner_key
 
 
 @dataclass(frozen=True)

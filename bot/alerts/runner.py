@@ -16,7 +16,7 @@ At most ALERT_MAX_PER_HOUR alerts per subscription in one clock hour (UTC): the 
 in one message for that hour, edited as the count grows. Every alert is sent once even across a
 crash or a restart: its state under (conversation, repository, commit) says "trying" before the
 send and "done" after (bot/channels/alerted.py), and a keyed send that was tried is re-sent with
-the same key, which the platform recognises (as watches do: bot/watch/runs.py). Polls of one
+the same key, which the platform recognises (as watches do: bot/watch/runner.py). Polls of one
 subscription never overlap (a lease), so a state found "trying" is always a dead poll's.
 """
 

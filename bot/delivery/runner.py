@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from ..channels.alerted import AlertLedger
-from ..channels.owners import OwnerMappings
+from ..channels.owner_mentions import OwnerMappings
 from ..channels.subscriptions import Subscriptions
 from ..channels.threads import Threads
 from ..core import metrics

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from settings import Settings
 
+from .answer import HistoryQA, Trace, sources_list
 from .index import INDEX_FILE, HistoryIndex
 from .period import Period, find_period, period_from_flags
-from .period_answer import HistoryQA, Trace, sources_list
 from .retrieve import Retriever, Source
 
 

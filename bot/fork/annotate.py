@@ -28,8 +28,8 @@ from ..i18n import phrase
 from .conflict import cherry_pick_conflicts
 from .git import GitFailed, ObjectView, base_env, objects_dir
 from .mirror import Mirror
+from .naming import ForkError, ForkNotFound, ForkSpec
 from .patches import read_patches
-from .spec import ForkError, ForkNotFound, ForkSpec
 
 UPSTREAM_REF = "refs/digest-bot/upstream/{repo}/{branch}"
 FORK_REF = "refs/digest-bot/fork/{branch}"

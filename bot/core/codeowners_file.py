@@ -18,7 +18,7 @@ GitHub looks for the file at `.github/CODEOWNERS`, then `CODEOWNERS`, then `docs
 What GitHub does not support is not guessed at: a line negating (`!x`), escaping (`\\#x`) or
 using a character range (`[ab]`), or naming an owner in none of the three forms, is skipped and
 counted (`CodeOwners.skipped`), so the digest can say how many lines it could not read.
-Pure: no I/O; the file is read by bot/digest/owners.py.
+Pure: no I/O; the file is read by bot/digest/entry_owners.py.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from settings import Settings
 from ..core.models import SourceError
 from ..i18n import phrase
 from .git import base_env
-from .spec import ForkNotFound
+from .naming import ForkNotFound
 
 POLL_SECONDS = 0.2
 _NOT_FOUND = re.compile(

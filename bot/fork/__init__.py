@@ -3,7 +3,7 @@
     spec = parse_fork("org/our-fork@main", lang)        # or "/path/to/checkout@branch"
     digest = await read_downstream(digest, source, spec, settings)
 
-`spec.py` names forks, `mirror.py` keeps GitHub forks as bounded mirrors under DATA_DIR,
+`naming.py` names forks, `mirror.py` keeps GitHub forks as bounded mirrors under DATA_DIR,
 `git.py` reads two object stores together without writing to either, `patches.py` reads the
 fork's own changes, `conflict.py` predicts cherry-pick conflicts (git ≥ 2.40, 2.38–2.39 and older
 each their own way), `annotate.py` puts it together for a digest.
@@ -19,7 +19,7 @@ from settings import Settings
 from ..core.models import Digest, NotFoundError, UsageError
 from ..i18n import phrase
 from .annotate import check_fork
-from .spec import ForkError, ForkNotFound, ForkSpec, parse_fork
+from .naming import ForkError, ForkNotFound, ForkSpec, parse_fork
 
 __all__ = ["ForkError", "ForkNotFound", "ForkSpec", "check_fork", "cli_usage", "parse_fork", "read_downstream"]
 
