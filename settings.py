@@ -29,7 +29,7 @@ class Settings(BaseSettings):
     default_repo: str = Field(
         ".",
         description="Repository used when a command names none and the channel has no "
-        "subscription: `owner/name` on GitHub or a local git path (default: the current directory).",
+        "subscription: `owner/name` on GitHub, `gitlab:group/project` on GitLab or a local git path (default: the current directory).",
     )
     default_tz: str = Field("Asia/Shanghai", description="Day boundary time zone for digests.")
     default_lang: Literal["zh", "en"] = Field("zh", description="Digest language: zh or en.")
@@ -61,6 +61,22 @@ class Settings(BaseSettings):
     github_fetch_concurrency: int = Field(8, ge=1, le=64, description="Parallel per-commit fetches from GitHub.")
     github_max_rate_limit_wait: float = Field(
         900.0, ge=0, description="Longest wait (seconds) for a GitHub rate-limit reset before giving up."
+    )
+
+    # --- GitLab (gitlab.com or self-managed; a repository named `gitlab:group/project`) --------
+    gitlab_url: str = Field(
+        "https://gitlab.com",
+        description="GitLab's web address (self-managed: https://HOST, or https://HOST/PATH under a relative URL); its API is GITLAB_URL/api/v4, and a URL under it names a GitLab project.",
+    )
+    gitlab_token: SecretStr | None = Field(
+        None,
+        description="GitLab token with read_api (a project, group or personal access token; optional for public projects, needed for private ones).",
+    )
+    gitlab_fetch_concurrency: int = Field(8, ge=1, le=64, description="Parallel per-commit fetches from GitLab.")
+    gitlab_max_rate_limit_wait: float = Field(
+        900.0,
+        ge=0,
+        description="Longest wait (seconds) for a GitLab rate-limit reset (Retry-After, RateLimit-Reset) before giving up.",
     )
 
     # --- downstream forks (`--fork`, a subscription's `fork`) --------------------------------
@@ -208,6 +224,11 @@ class Settings(BaseSettings):
         description="Secret of the GitHub push webhook; when set, POST /github/webhook (signed with X-Hub-Signature-256) wakes the alert polls of the pushed repository; unsigned or badly signed calls are refused.",
     )
 
+    gitlab_webhook_secret: SecretStr | None = Field(
+        None,
+        description="Secret token of the GitLab push webhook; when set, POST /gitlab/webhook (the token in X-Gitlab-Token) wakes the alert polls of the pushed project; calls without it or with another are refused.",
+    )
+
     # --- jobs (the Redis-backed queue shared by web, worker and clock) ------------------------
     worker_max_jobs: int = Field(
         64,
@@ -300,7 +321,9 @@ class Settings(BaseSettings):
             raise ValueError(phrase("ops.fork_url_template"))
         return value
 
-    @field_validator("feishu_domain", "github_api_url", "slack_api_url", "openai_base_url", "public_base_url")
+    @field_validator(
+        "feishu_domain", "github_api_url", "gitlab_url", "slack_api_url", "openai_base_url", "public_base_url"
+    )
     @classmethod
     def _url_scheme(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):

@@ -31,6 +31,7 @@ os.environ["XDG_DATA_HOME"] = __import__("tempfile").mkdtemp(prefix="digest-bot-
 pytest.register_assert_rewrite("tests.shared")
 pytest_plugins = [
     "tests.fakes.github_server",  # fake_github
+    "tests.fakes.gitlab_server",  # fake_gitlab
     "tests.shared.analyze",  # make_analyzer
     "tests.shared.console",  # console
     "tests.shared.processes",  # scheduled

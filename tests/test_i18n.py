@@ -190,6 +190,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("(?i)do not edit", "a regular expression for generated files"),
         ("GIT binary patch", "git's own marker, parsed"),
     ],
+    "bot/sources/gitlab/convert.py": [("See merge request", "GitLab's merge commit message, parsed")],
     "bot/diffs/hunks.py": [("(no content changes)", "part of the diff text given to the model, a diff format")],
     "bot/diffs/asked.py": [("a an the and or", "stop words for matching a question to hunks")],
     "bot/diffs/relevant.py": [

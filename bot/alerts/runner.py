@@ -172,6 +172,7 @@ class AlertRunner(JobRunner[AlertPoll]):
             lang=sub.lang,
             entries=(entry,),
             repo_url=source.web_url,
+            links=source.links,
             generated_at=self.clock(),
             repo_spec=sub.repo,
         )

@@ -42,7 +42,7 @@ async def digest_command(args, settings: Settings) -> int:
         from ..fork.naming import parse_fork
 
         with cli_usage(lang):
-            fork = parse_fork(args.fork, lang)
+            fork = parse_fork(args.fork, lang, settings)
             await check_fork(fork, settings, lang)
     services = Services.build(settings)
     say = stderr_lang(args, settings)

@@ -24,11 +24,13 @@ class CommandError(UsageError):
 
 
 def repo_word(word: str, command: str) -> str:
-    """`owner/name`, also as Slack auto-links it (`<https://github.com/a/b|a/b>`) or as a URL."""
+    """`owner/name`, also as Slack auto-links it (`<https://github.com/a/b|a/b>`) or as a github.com
+    URL; any other URL or `gitlab:…` name as typed (the source registry, bot/sources/registry.py,
+    says what it names)."""
     word = word.strip("<>")
     if "|" in word:
         word = word.split("|", 1)[1]
-    word = re.sub(r"^https?://[^/]+/", "", word).removesuffix(".git").rstrip("/") or word
+    word = re.sub(r"^https?://(www\.)?github\.com/", "", word, flags=re.I).removesuffix(".git").rstrip("/") or word
     if not word or word.startswith("-"):
         raise CommandError(phrase("errors.not_a_repo", value=echo(word)), command)
     return word

@@ -1,6 +1,6 @@
 """Who may do what in a conversation, and which repositories a request is about: changing a
-channel's subscriptions or settings is for the configured admins; chat users may name GitHub
-repositories or the configured default (only the operator's own terminal may point at local
+channel's subscriptions or settings is for the configured admins; chat users may name remote
+repositories (GitHub, GitLab: any registry entry that is `remote`) or the configured default (only the operator's own terminal may point at local
 paths on the bot's machine); a command naming no repository is about the channel's
 subscriptions, else the default repository."""
 
@@ -13,7 +13,8 @@ from settings import Settings
 from ..core.chat_platform import Conversation
 from ..core.models import BotError, Subscription, UsageError
 from ..i18n import phrase
-from ..sources import SourceRegistry, looks_like_github
+from ..sources import SourceRegistry
+from ..sources.registry import find
 from .grammar import CommandError
 
 
@@ -39,15 +40,18 @@ class ChannelPolicy:
             raise UsageError(phrase("errors.admins_only"))
 
     def check_repo(self, conv: Conversation, repo: str) -> str:
-        """Chat users may name GitHub repositories or the configured default; only the operator's
+        """Chat users may name remote repositories or the configured default; only the operator's
         own terminal may point at arbitrary local paths on the bot's machine."""
         if repo in (self.settings.default_repo, "."):
             return self.settings.default_repo
         default_name = self._default_name()
         if default_name and repo.lower() == default_name.lower():
             return self.settings.default_repo  # a local clone named by its owner/name: stay local
-        if conv.platform == "console" or looks_like_github(repo):
+        if conv.platform == "console":
             return repo
+        named = find(repo, self.settings)
+        if named is not None and named.entry.remote:
+            return named.spec  # `gitlab:group/project` for a GitLab URL: short and unambiguous
         raise UsageError(phrase("errors.repo_policy", default=default_name or self.settings.default_repo))
 
     def _default_name(self) -> str | None:

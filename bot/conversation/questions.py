@@ -211,6 +211,7 @@ class Questions:
             lang=lang,
             entries=(DigestEntry(commit, analysis),),
             repo_url=source.web_url,
+            links=source.links,
         )
         await platform.reply_private(conv, CommitDetails(digest, digest.entries[0]))
 

@@ -77,6 +77,9 @@ METRICS = {
     "github_rate_remaining": Gauge(
         "digestbot_github_rate_limit_remaining", "GitHub rate limit remaining, as last reported.", registry=REGISTRY
     ),
+    "gitlab_requests": Counter(
+        "digestbot_gitlab_requests_total", "GitLab API calls (each may page).", registry=REGISTRY
+    ),
     # secrets withheld from the LLM
     "redactions": Counter(
         "digestbot_redactions_total", "Secrets withheld from the LLM, by kind.", ["kind"], registry=REGISTRY

@@ -13,6 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ..i18n import text
+from .links import GITHUB_LINKS, LinkStyle, link_style_from_dict
 
 
 class BotError(Exception):
@@ -341,6 +342,8 @@ class Digest:
     repo_url: str | None = None
     generated_at: datetime | None = None
     repo_spec: str = ""  # how commands name the repository (owner/name or the configured path)
+    # How the repository's host links (bot/core/links.py): GitHub's `/pull/N`, GitLab's `/-/merge_requests/N` …
+    links: LinkStyle = GITHUB_LINKS
     # Sentences in the digest's language that every surface shows first: what went wrong while
     # building it (the LLM could not analyse some commits, GitHub's rate limit …). Recounted when a
     # retry improves the kept digest (bot/improve/).
@@ -369,6 +372,13 @@ class Digest:
     def repo_id(self) -> str:
         """What buttons and threads carry to reopen this repository's source."""
         return self.repo_spec or self.repo
+
+    def change_url(self, number: int | None) -> str | None:
+        """The page of pull (merge) request `number`, as the repository's host links it."""
+        return self.links.change_url(self.repo_url, number)
+
+    def commit_url(self, sha: str) -> str | None:
+        return self.links.commit_url(self.repo_url, sha)
 
     def count(self, importance: Importance) -> int:
         return sum(1 for e in self.entries if e.importance is importance)
@@ -510,6 +520,7 @@ def digest_from_dict(d: dict) -> Digest:
         repo_url=d.get("repo_url"),
         generated_at=datetime.fromisoformat(gen) if gen else None,
         repo_spec=d.get("repo_spec", ""),
+        links=link_style_from_dict(d.get("links")),
         notices=tuple(d.get("notices") or ()),
         headline_fallback=d.get("headline_fallback", ""),
         paths=tuple(d.get("paths") or ()),

@@ -23,7 +23,7 @@ TOLD_TTL = 40 * 86400  # a commit is news for a day; the marker outlives any re-
 async def downstream_of(settings: Settings, spec, digest: Digest, source) -> Digest:
     """The digest with its Downstream facts; a fork that cannot be read costs only a notice."""
     try:
-        return await read_downstream(digest, source, parse_fork(spec.fork, spec.lang), settings, spec.lang)
+        return await read_downstream(digest, source, parse_fork(spec.fork, spec.lang, settings), settings, spec.lang)
     except BotError as exc:
         log.warning("downstream for %s against %s skipped: %s", spec.repo, spec.fork, exc)
         notice = text(spec.lang, "downstream.notice_failed", fork=spec.fork, reason=localize(exc, spec.lang))

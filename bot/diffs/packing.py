@@ -359,7 +359,7 @@ def rules_coverage(files: Sequence[FileChange]) -> Coverage:
     for f in files:
         if skip_reason(f) == BINARY:
             omitted.append((f.path, BINARY))
-        elif f.patch is None and f.changes:
+        elif f.patch is None:  # a patch the source did not give (GitHub's huge diffs; GitLab's `too_large`, uncounted)
             omitted.append((f.path, NO_PATCH))
     return Coverage(files_total=len(files), files_shown=len(files) - len(omitted), omitted=tuple(omitted))
 

@@ -177,6 +177,7 @@ class DigestBuilder:
                 headline=tuple(bullets),
                 headline_origin=origin,
                 repo_url=source.web_url,
+                links=source.links,
                 generated_at=self.clock(),
                 repo_spec=getattr(source, "spec", source.name),
                 notices=notices,

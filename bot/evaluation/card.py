@@ -169,17 +169,17 @@ def plan_sources(
 
 
 def _repo_arg(spec: str, labelled: Counter) -> tuple[str, str]:
-    from ..sources import GITHUB_NAME
-
+    # `NAME=LOCATION`: a labelled repository (as its labels name it: owner/name, gitlab:group/project …)
+    # read from elsewhere; a bare name is read where the source registry says (bot/sources/registry.py)
     name, sep, location = spec.partition("=")
-    if sep and GITHUB_NAME.match(name.strip()):
+    if sep and name.strip() and not os.path.exists(os.path.expanduser(spec)):
         name, location = name.strip(), location.strip()
     else:
         location = spec.strip()
         if os.path.exists(os.path.expanduser(location)):
             name = _local_identity(location, labelled)
         else:
-            name = location  # owner/name: read from GitHub
+            name = location  # a remote repository's name: read from its host
     if name not in labelled:
         raise UsageError(phrase("eval.repo_not_labelled", repo=name, labelled=", ".join(labelled)))
     return name, location

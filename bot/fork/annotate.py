@@ -25,6 +25,7 @@ from settings import Settings
 
 from ..core.models import Digest, Downstream, ForkInfo, SourceError
 from ..i18n import phrase
+from ..sources.registry import fetch_spec
 from .conflict import cherry_pick_conflicts
 from .git import GitFailed, ObjectView, base_env, objects_dir
 from .mirror import Mirror
@@ -74,7 +75,7 @@ class _Reader:
     def __init__(self, digest: Digest | None, source, spec: ForkSpec, settings: Settings, lang: str):
         self.digest, self.source, self.spec, self.settings, self.lang = digest, source, spec, settings, lang
         self.mirror: Mirror | None = None
-        if spec.kind == "github":
+        if spec.kind != "path":  # a remote fork: read from a mirror git fetches it into
             self.mirror = Mirror(settings.data_dir, spec.where, settings, lang)
 
     def fork(self) -> tuple[str, str, str]:
@@ -101,7 +102,7 @@ class _Reader:
             if tip is None:
                 raise ForkNotFound(phrase("downstream.no_branch", branch=branch, fork=self.source.name))
             return git_dir, tip
-        repo = self.source.name  # owner/name: fetched into the fork's mirror, or one of its own
+        repo = fetch_spec(self.source)  # its registry name: fetched into the fork's mirror, or one of its own
         mirror = self.mirror or Mirror(self.settings.data_dir, repo, self.settings, self.lang)
         ref = UPSTREAM_REF.format(repo=repo.replace("/", "+"), branch=branch)
         return mirror.git_dir, mirror.fetch_branch(repo, branch, ref, force=force)

@@ -1,4 +1,5 @@
-"""Bare mirrors of GitHub repositories under DATA_DIR/forks, kept by `git fetch`.
+"""Bare mirrors of remote repositories (GitHub, GitLab: any registry entry with a clone URL) under
+DATA_DIR/forks, kept by `git fetch`.
 
 A fork named as owner/name is read from a mirror the bot keeps (and, when the digest's upstream
 comes from the GitHub API, the upstream branch is fetched into the same mirror: a fork shares most
@@ -10,8 +11,9 @@ of its objects with its upstream, so that costs little). Fetches are bounded:
 - in frequency: a ref fetched less than FORK_FETCH_INTERVAL seconds ago is used as it is.
 
 Concurrent fetches into one mirror (several channels' digests, several processes) take turns on a
-lock file. The URL comes from FORK_GIT_URL (a template with {repo}), by default the web host of
-GITHUB_API_URL, so tests point it at local bare repositories (file://) and never reach a network.
+lock file. The URL comes from the repository's source entry (bot/sources/registry.py): for GitHub
+FORK_GIT_URL (a template with {repo}), by default the web host of GITHUB_API_URL, so tests point it
+at local bare repositories (file://) and never reach a network; for GitLab GITLAB_URL/PATH.git.
 """
 
 from __future__ import annotations
@@ -27,12 +29,12 @@ import subprocess
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from settings import Settings
 
 from ..core.models import SourceError
 from ..i18n import phrase
+from ..sources.registry import clone_url as registry_clone_url
 from .git import base_env
 from .naming import ForkNotFound
 
@@ -49,18 +51,10 @@ class MirrorTooLarge(SourceError):
     """The mirror would grow past FORK_MIRROR_MAX_MB."""
 
 
-def default_url_template(github_api_url: str) -> str:
-    """https://api.github.com → https://github.com/{repo}.git; https://HOST/api/v3 → https://HOST/{repo}.git."""
-    parts = urlsplit(github_api_url.rstrip("/"))
-    host = parts.netloc
-    if host == "api.github.com":
-        host = "github.com"
-    return f"{parts.scheme}://{host}/{{repo}}.git"
-
-
 def clone_url(settings: Settings, repo: str) -> str:
-    template = settings.fork_git_url or default_url_template(settings.github_api_url)
-    return template.replace("{repo}", repo)
+    """Where git fetches `repo` (a registry name: `owner/name`, `gitlab:group/project`): its
+    source's entry says (bot/sources/registry.py)."""
+    return registry_clone_url(repo, settings)
 
 
 def _tree_bytes(folder: Path) -> int:
@@ -75,11 +69,11 @@ def _tree_bytes(folder: Path) -> int:
 
 
 class Mirror:
-    """One bare repository under `root`, named after a GitHub repository."""
+    """One bare repository under `root`, named after a remote repository (its registry name)."""
 
     def __init__(self, root: Path, repo: str, settings: Settings, lang: str = "en"):
         self.repo = repo
-        self.path = Path(root) / "forks" / (repo.replace("/", "+") + ".git")
+        self.path = Path(root) / "forks" / (repo.replace("/", "+").replace(":", "+") + ".git")
         self.settings = settings
         self.lang = lang
         self.timeout = settings.fork_fetch_timeout
@@ -92,7 +86,7 @@ class Mirror:
 
     # --- public ---------------------------------------------------------------------------------
     def fetch_branch(self, source_repo: str, branch: str | None, local_ref: str, *, force: bool = False) -> str:
-        """Fetch `branch` (None: the default branch) of GitHub repository `source_repo` into
+        """Fetch `branch` (None: the default branch) of remote repository `source_repo` into
         `local_ref` of this mirror and return the commit it points at. `force`: even if it was
         fetched within FORK_FETCH_INTERVAL."""
         self._init()
@@ -146,12 +140,15 @@ class Mirror:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _env(self, url: str) -> dict[str, str]:
-        """The GitHub token, when there is one and the URL is https, as an HTTP header given in
-        the environment (never on a command line another user could read)."""
+        """The host's token (GITHUB_TOKEN, or GITLAB_TOKEN for a URL under GITLAB_URL), when there
+        is one and the URL is https, as an HTTP header given in the environment (never on a command
+        line another user could read)."""
         env = base_env()
-        token = self.settings.github_token
+        token, user = self.settings.github_token, "x-access-token"
+        if url.startswith(self.settings.gitlab_url.rstrip("/") + "/"):
+            token, user = self.settings.gitlab_token, "oauth2"  # GitLab: any user name, the token as password
         if token is not None and url.startswith("https://"):
-            basic = base64.b64encode(f"x-access-token:{token.get_secret_value()}".encode()).decode()
+            basic = base64.b64encode(f"{user}:{token.get_secret_value()}".encode()).decode()
             env.update(
                 {
                     "GIT_CONFIG_COUNT": "1",

@@ -1,6 +1,7 @@
-"""How a fork is named: `PATH@BRANCH` (a local git repository) or `OWNER/NAME@BRANCH` (a GitHub
-repository, read through a mirror under DATA_DIR). The branch may be left out: the fork's default
-branch. An existing path always wins over owner/name, as for `--repo`.
+"""How a fork is named: `PATH@BRANCH` (a local git repository) or `REPO@BRANCH` where REPO is any
+name the source registry takes whose host git can fetch (`owner/name` on GitHub,
+`gitlab:group/project` on GitLab; bot/sources/registry.py), read through a mirror under DATA_DIR.
+The branch may be left out: the fork's default branch. An existing path always wins, as for `--repo`.
 """
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ import os
 import subprocess
 from dataclasses import dataclass
 
+from settings import Settings
+
 from ..core.models import NotFoundError, UsageError
 from ..i18n import phrase
-from ..sources import GITHUB_NAME
+from ..sources.registry import find
 
 
 class ForkError(UsageError):
@@ -25,14 +28,14 @@ class ForkNotFound(NotFoundError):
 @dataclass(frozen=True)
 class ForkSpec:
     raw: str
-    kind: str  # "path" | "github"
-    where: str  # absolute path, or owner/name
+    kind: str  # "path", or the registry's kind of a host git fetches from ("github", "gitlab" …)
+    where: str  # absolute path, or the repository's name as its registry entry spells it (`gitlab:g/p`)
     branch: str | None  # None: the fork's default branch
 
     @property
     def name(self) -> str:
-        """How the digest names the fork: owner/name, or the local folder's name."""
-        if self.kind == "github":
+        """How the digest names the fork: its repository's name, or the local folder's name."""
+        if self.kind != "path":
             return self.where
         base = os.path.basename(self.where.rstrip("/"))
         return base[:-4] if base.endswith(".git") else base
@@ -49,7 +52,7 @@ def _valid_branch(branch: str) -> bool:
     return proc.returncode == 0
 
 
-def parse_fork(raw: str, lang: str) -> ForkSpec:
+def parse_fork(raw: str, lang: str, settings: Settings | None = None) -> ForkSpec:
     """A ForkSpec, or ForkError with one sentence saying what is wrong."""
     value = (raw or "").strip()
     if not value:
@@ -67,8 +70,9 @@ def parse_fork(raw: str, lang: str) -> ForkSpec:
     path = os.path.expanduser(where)
     if os.path.exists(path):
         return ForkSpec(value, "path", os.path.abspath(path), branch or None)
-    if GITHUB_NAME.match(where) and not where.startswith((".", "/", "~")):
-        return ForkSpec(value, "github", where, branch or None)
+    named = find(where, settings)
+    if named is not None and named.entry.remote and named.entry.clone_url is not None:
+        return ForkSpec(value, named.kind, named.spec, branch or None)
     if os.sep in where or where.startswith((".", "~")):
         raise ForkNotFound(phrase("downstream.no_such_path", path=where))
     raise ForkError(phrase("downstream.bad_spec", fork=value))

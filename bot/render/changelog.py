@@ -49,7 +49,8 @@ def _line(d: Digest, e: DigestEntry) -> str:
     sha = f"[`{c.short_sha}`]({c.url})" if c.url else f"`{c.short_sha}`"
     refs = [sha]
     if c.pr_number:
-        refs.append(f"[#{c.pr_number}]({d.repo_url}/pull/{c.pr_number})" if d.repo_url else f"#{c.pr_number}")
+        ref, url = d.links.change_ref(c.pr_number), d.change_url(c.pr_number)
+        refs.append(f"[{ref}]({url})" if url else ref)
     return f"- {said} ({', '.join(refs)})"
 
 

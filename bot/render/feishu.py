@@ -270,8 +270,8 @@ def _commit_line(d: Digest, e: DigestEntry) -> str:
     """`🔴 **title** · abc1234 · PR #12` with the bot-built links."""
     c = e.commit
     parts = [f"{e.importance.emoji} **{md_escape(plain(c.title))}**", link(c.short_sha, c.url)]
-    if c.pr_number and d.repo_url:
-        parts.append(link(f"{t(d.lang, 'pr')} #{c.pr_number}", f"{d.repo_url}/pull/{c.pr_number}"))
+    if (pr_url := d.change_url(c.pr_number)) and c.pr_number:
+        parts.append(link(f"{t(d.lang, d.links.change_word)} {d.links.change_ref(c.pr_number)}", pr_url))
     if mark := L.alerted_mark(d.lang, e):
         parts.append(md_escape(mark))
     return " · ".join(parts)
@@ -324,7 +324,7 @@ def commit_cards(d: Digest, e: DigestEntry, *, thread: str | None, full: bool) -
     if flag := DS.flag(d, e):
         blocks.append(Md(flag, prefix="**", suffix="**"))
     if c.reverts:
-        target = link(c.reverts[:7], f"{d.repo_url}/commit/{c.reverts}" if d.repo_url else None)
+        target = link(c.reverts[:7], d.commit_url(c.reverts))
         blocks.append(Fixed({"tag": "markdown", "content": t(lang, "reverts", sha=target)}))
     if e.error and (a is None or a.origin != "fallback"):
         blocks.append(Md(t(lang, "unanalysed", reason=e.error), wrap=grey))
@@ -343,8 +343,8 @@ def _meta_line(d: Digest, e: DigestEntry) -> str:
     parts = [f"`{c.short_sha}`"]
     if c.url:
         parts.append(link(t(lang, "view_commit"), c.url))
-    if c.pr_number and d.repo_url:
-        parts.append(link(f"{t(lang, 'pr')} #{c.pr_number}", f"{d.repo_url}/pull/{c.pr_number}"))
+    if (pr_url := d.change_url(c.pr_number)) and c.pr_number:
+        parts.append(link(f"{t(lang, d.links.change_word)} {d.links.change_ref(c.pr_number)}", pr_url))
     if mark := L.alerted_mark(lang, e):
         parts.append(md_escape(mark))
     return " · ".join(parts)  # the author and time are in the header's subtitle

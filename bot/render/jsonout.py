@@ -23,6 +23,7 @@ def digest_data(d: Digest, areas: Mapping[str, str] | None = None) -> dict:
     if d.fork is None:  # read against no fork: no downstream keys at all
         data.pop("fork", None)
     data.pop("kept_as", None)  # a Redis key: the bot's own business
+    data.pop("links", None)  # the host's link templates: each entry carries its links instead
     if not d.uncorrected_headline:  # absent unless readers' corrections put a model's headline aside
         data.pop("uncorrected_headline", None)
     for entry, raw in zip(d.entries, data["entries"]):
@@ -31,6 +32,7 @@ def digest_data(d: Digest, areas: Mapping[str, str] | None = None) -> dict:
         if not entry.alerted:  # absent unless the commit was posted on its own as an alert first
             raw.pop("alerted", None)
         raw["importance"] = entry.importance.value  # a reader's correction, when one is in force
+        raw["pr_url"] = d.change_url(entry.commit.pr_number)  # as the host links it (None without a PR)
         if entry.corrected_from is None:  # absent when nobody corrected the commit's level
             raw.pop("corrected_by", None)
             raw.pop("corrected_from", None)

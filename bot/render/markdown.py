@@ -175,7 +175,8 @@ def _entry(d: Digest, e: DigestEntry) -> list[str]:
     if flag := DS.flag(d, e):
         out += [f"> **{esc(flag)}**", ""]
     if c.reverts:
-        ref = f"[`{c.reverts[:7]}`]({d.repo_url}/commit/{c.reverts})" if d.repo_url else f"`{c.reverts[:7]}`"
+        url = d.commit_url(c.reverts)
+        ref = f"[`{c.reverts[:7]}`]({url})" if url else f"`{c.reverts[:7]}`"
         out += [t(lang, "reverts", sha=ref), ""]
     if e.error and (a is None or a.origin != "fallback"):
         out += [f"> {esc(t(lang, 'unanalysed', reason=e.error))}", ""]
@@ -210,8 +211,8 @@ def _meta_parts(d: Digest, e: DigestEntry) -> list[str]:
     parts = [f"**SHA**: {sha}"]
     if c.url:
         parts.append(f"🔗 [{t(lang, 'view_commit')}]({c.url})")
-    if c.pr_number and d.repo_url:
-        parts.append(f"{t(lang, 'pr')} [#{c.pr_number}]({d.repo_url}/pull/{c.pr_number})")
+    if (pr_url := d.change_url(c.pr_number)) and c.pr_number:
+        parts.append(f"{t(lang, d.links.change_word)} [{d.links.change_ref(c.pr_number)}]({pr_url})")
     parts.append(f"{t(lang, 'author')} {esc(c.author)}")
     parts.append(c.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M:%S"))
     if mark := L.alerted_mark(lang, e):

@@ -248,8 +248,8 @@ def _meta_line(d: Digest, c: Commit) -> str:
     parts = [link(c.url, f"`{c.short_sha}`")]
     if c.url:
         parts.append(link(c.url, esc(t(lang, "view_commit"))))
-    if c.pr_number and d.repo_url:
-        parts.append(f"{t(lang, 'pr')} {link(f'{d.repo_url}/pull/{c.pr_number}', f'#{c.pr_number}')}")
+    if (pr_url := d.change_url(c.pr_number)) and c.pr_number:
+        parts.append(f"{t(lang, d.links.change_word)} {link(pr_url, d.links.change_ref(c.pr_number))}")
     parts.append(f"{esc(t(lang, 'author'))} {esc(c.author)}")
     parts.append(c.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M"))
     return " · ".join(parts)
@@ -263,7 +263,7 @@ def _commit_blocks(d: Digest, e: DigestEntry, full: bool) -> list[dict]:
     if flag := DS.flag(d, e):
         blocks += sections(f"*{esc(flag)}*")
     if c.reverts:
-        url = f"{d.repo_url}/commit/{c.reverts}" if d.repo_url else None
+        url = d.commit_url(c.reverts)
         before, _, after = t(lang, "reverts", sha="\x00").partition("\x00")  # the label around our link
         blocks += sections(esc(before) + link(url, f"`{c.reverts[:7]}`") + esc(after))
     if e.error and (a is None or a.origin != "fallback"):

@@ -95,7 +95,9 @@ def _entry(d: Digest, e: DigestEntry, anchor: str, tap: dict | None = None) -> d
         "author": c.author,
         "when": c.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M:%S"),
         "pr": c.pr_number,
-        "pr_url": safe_url(f"{d.repo_url}/pull/{c.pr_number}") if c.pr_number and d.repo_url else None,
+        "pr_url": safe_url(d.change_url(c.pr_number)),
+        "pr_label": t(lang, d.links.change_word),
+        "pr_ref": d.links.change_ref(c.pr_number) if c.pr_number else "",
         "reverts": None,
         "unanalysed": "",
         "analysis": None,
@@ -106,7 +108,7 @@ def _entry(d: Digest, e: DigestEntry, anchor: str, tap: dict | None = None) -> d
             "before": before,
             "after": after,
             "sha": c.reverts[:7],
-            "url": safe_url(f"{d.repo_url}/commit/{c.reverts}") if d.repo_url else None,
+            "url": safe_url(d.commit_url(c.reverts)),
         }
     if e.error and (a is None or a.origin != "fallback"):
         view["unanalysed"] = t(lang, "unanalysed", reason=e.error)

@@ -1,19 +1,17 @@
 """Commit sources: where a repository's commits and diffs come from.
 
-`open_source` (opened.py) picks GitHub (through PyGithub, `owner/name`) or a local git repository (a path).
-Both return the same models with the same window semantics: membership by committer date,
+`open_source` (opened.py) opens what the registry (registry.py) says a name is: a local git
+repository (a path), GitLab (`gitlab:group/project`, a GitLab URL; python-gitlab) or GitHub
+(`owner/name`; PyGithub). All return the same models with the same window semantics: membership by committer date,
 half-open [start, end), merges excluded unless asked for, newest first.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Protocol
 
+from ..core.links import LinkStyle
 from ..core.models import Commit, FileChange, Window
-
-GITHUB_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 
 
 class CommitSource(Protocol):
@@ -21,6 +19,7 @@ class CommitSource(Protocol):
     name: str  # display name: owner/name or the directory's name
     cache_id: str  # stable identity for cache keys ("github:owner/name", "git:/abs/path")
     web_url: str | None  # https://github.com/owner/name when known
+    links: LinkStyle  # how its host links a commit, a pull/merge request, a file (bot/core/links.py)
 
     async def default_branch(self) -> str: ...
 
@@ -52,10 +51,6 @@ class CommitSource(Protocol):
 
     async def pr_commit(self, number: int) -> Commit | None:
         """The commit that landed PR #number on the default branch, or None when unknown."""
-
-
-def looks_like_github(repo: str) -> bool:
-    return bool(GITHUB_NAME.match(repo)) and not os.path.exists(repo)
 
 
 class SourceRegistry(Protocol):

@@ -15,7 +15,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from settings import Settings
+
 from ..core.file_kinds import is_binary_path
+from ..core.links import GITHUB_LINKS, GITLAB_LINKS
 from ..core.models import (
     HISTORY_PATHS,
     Commit,
@@ -42,12 +45,14 @@ _REMOTE = re.compile(r"(?:git@|ssh://git@|https?://(?:[^@/]+@)?)([^/:]+)[:/]([^/
 
 
 class LocalGitSource:
-    def __init__(self, path: str):
+    def __init__(self, path: str, settings: Settings | None = None):  # settings: as every source is opened
         self.spec = path
         self.path = str(Path(path).resolve())
         self._git_dir = self._probe()
         self.cache_id = f"git:{self.path}"
         self.name, self.web_url = self._identity()
+        # a clone of a GitLab project links the GitLab way (its origin's host says which)
+        self.links = GITLAB_LINKS if self.web_url and "gitlab" in self.web_url.split("/")[2] else GITHUB_LINKS
         # Commits whose files are about to be asked for (sha → first parent, "" for a root), and
         # what a batch read for them and nobody has taken yet (`expect_files`, `get_files`).
         self._expected: dict[str, str] = {}
@@ -101,7 +106,7 @@ class LocalGitSource:
         return base or self.path, None
 
     def commit_url(self, sha: str) -> str | None:
-        return f"{self.web_url}/commit/{sha}" if self.web_url else None
+        return self.links.commit_url(self.web_url, sha)
 
     # --- CommitSource -------------------------------------------------------------------------------
     async def default_branch(self) -> str:

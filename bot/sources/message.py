@@ -6,6 +6,7 @@ PR number and reverted SHA extracted.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _TRAILER = re.compile(r"^[A-Za-z][A-Za-z0-9-]*(?:-[Bb]y|-[Tt]o)?\s*:\s+\S")
 _KNOWN_TRAILER = re.compile(
@@ -59,3 +60,26 @@ def split_message(message: str) -> tuple[str, str, int | None, str | None]:
 
 def strip_emails_lines(text: str) -> str:
     return "\n".join(strip_emails(ln) if _EMAIL.search(ln) else ln for ln in text.splitlines())
+
+
+def pr_context(labels: list[str], issues: list[tuple[Any, str]]) -> str:
+    """'Labels: bug, security' / 'Linked issues: #41 Crash on …' lines put before a PR's body (the
+    same request brings them; the prompt shows them as part of the untrusted PR text)."""
+    lines = []
+    names = [n for n in labels if n]
+    if names:
+        lines.append("Labels: " + ", ".join(names))
+    linked = [f"#{n} {t}".strip() for n, t in issues if n]
+    if linked:
+        lines.append("Linked issues: " + "; ".join(linked))
+    return "\n".join(lines) + "\n\n" if lines else ""
+
+
+_VERSION_IN_TAG = re.compile(r"v?\d+(?:\.\d+)+")
+
+
+def release_text(tag: str, body: str) -> str:
+    """A release's body as a changelog's section: under its version when the tag carries one
+    (`vllm-v0.5.1` → `## v0.5.1`), so its entries read as released; the body alone otherwise."""
+    version = _VERSION_IN_TAG.search(tag)
+    return f"## {version.group(0)}\n\n{body}" if version else body

@@ -1,35 +1,23 @@
-"""Opening a repository's source (a local path is git, `owner/name` is GitHub), and the sources
+"""Opening a repository's source (the registry, registry.py, says which host a name is), and the sources
 this process has opened, one per repository for its lifetime (they hold HTTP pools), the most
 recent few hundred kept: chat users can name any repository."""
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 
 from settings import Settings
 
-from ..core.models import UsageError
-from ..i18n import echo, phrase
-from . import CommitSource, looks_like_github
+from . import CommitSource
+from .registry import parse_repo
 
 
 def open_source(repo: str, settings: Settings) -> CommitSource:
-    """A source for `repo`: an existing path is a local git repository, `owner/name` is GitHub."""
+    """A source for `repo`, by the first registry entry that takes its name (an existing path
+    first); UsageError, one sentence listing the accepted forms, when none does."""
     repo = (repo or "").strip()
-    if not repo:
-        raise UsageError(phrase("errors.no_repo_given"))
-    source: CommitSource
-    if os.path.exists(os.path.expanduser(repo)):
-        from .localgit import LocalGitSource
-
-        source = LocalGitSource(os.path.expanduser(repo))
-    elif looks_like_github(repo):
-        from .github.source import GitHubSource
-
-        source = GitHubSource(repo, settings)
-    else:
-        raise UsageError(phrase("errors.not_a_repo_or_path", value=echo(repo)))
+    named = parse_repo(repo, settings)
+    source = named.entry.open(named.where, settings)
     source.spec = repo
     return source
 

@@ -95,6 +95,7 @@ class WatchRunner(JobRunner[WatchRun]):
                 lang=run.lang,
                 entries=(entry,),
                 repo_url=source.web_url,
+                links=source.links,
                 generated_at=self.clock(),
                 repo_spec=run.repo,
             )

@@ -213,7 +213,7 @@ async def _check_fork(req: Request, value: str) -> None:
     """The fork exists and has the branch (a GitHub fork is fetched into its mirror now, so the
     first digest does not wait for it). Chat users name GitHub forks; only the operator's own
     terminal may point at a local path, as for repositories."""
-    spec = parse_fork(value, req.lang)
+    spec = parse_fork(value, req.lang, req.tools.settings)
     if spec.kind == "path" and req.conv.platform != "console":
         raise CommandError(phrase("downstream.fork_policy"), "subscribe")
     try:

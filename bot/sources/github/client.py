@@ -7,12 +7,11 @@ swap each other's requests. Each worker therefore borrows its own `Github` clien
 (at most `github_fetch_concurrency` clients, one per request in flight); PyGithub objects never
 cross from one client to another.
 
-Retries are ours, not PyGithub's GithubRetry: that one caps each single rate-limit wait but not
-their total, sleeps on `Retry-After` without any cap, and lets every thread discover the same
-limit on its own. `_GitHubRetry` (an urllib3 Retry, which PyGithub hands to requests) retries
-connection failures and 5xx a few times with backoff, and sends rate limits (403/429 with
-rate-limit headers) to one `_RateLimitGate` per source: every worker waits for the same reset,
-and no wait exceeds `github_max_rate_limit_wait` — a reset beyond that fails at once.
+Retries are ours, not PyGithub's GithubRetry (bot/sources/ratelimit.py, shared with GitLab):
+`HostRetry` (an urllib3 Retry, which PyGithub hands to requests) retries connection failures and
+5xx a few times with backoff, and sends rate limits (403/429 with rate-limit headers) to one
+`RateLimitGate` per source: every worker waits for the same reset, and no wait exceeds
+`github_max_rate_limit_wait` — a reset beyond that fails at once.
 
 `GitHubClient` holds the pool, the gate and the repository's identity, and turns every failure
 into one sentence (`_call`); what is asked of GitHub is in source.py, whose `GitHubSource`
@@ -24,25 +23,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import requests
 from github import Auth, Github, GithubException
 from github.Requester import Requester
-from urllib3.exceptions import MaxRetryError, ResponseError
-from urllib3.util.retry import Retry
 
 from settings import Settings
 
 from ...core import metrics
+from ...core.links import GITHUB_LINKS
 from ...core.models import BotError, NotFoundError, RateLimited, SourceError, Unreachable
 from ...i18n import Phrase, phrase
+from ..ratelimit import RETRIES, HostRetry, RateLimitGate, hhmm, rate_limit_reset
 
 __all__ = ["GitHubClient", "Github", "GithubException", "RepoInfo", "rate_limit_reset"]
 
@@ -55,137 +51,6 @@ PER_PAGE = 100  # list pages: GitHub's maximum, fewest requests
 # gap still keeps one worker from hammering GitHub in a tight pagination loop.
 SECONDS_BETWEEN_REQUESTS = 0.05
 REQUEST_TIMEOUT = 30  # seconds per HTTP request
-RETRIES = 3  # connection failures and 5xx
-RETRY_BACKOFF = 0.25  # urllib3: 0 s, then 0.5 s, 1 s ...
-MAX_RATE_LIMIT_RETRIES = 10  # guards against a server that keeps limiting with a zero wait
-RESET_SLACK = 0.5  # seconds after X-RateLimit-Reset: our clock and GitHub's may differ slightly
-SECONDARY_DEFAULT_WAIT = 60.0  # GitHub: "wait at least one minute" when it says nothing more
-
-
-# --- rate limits -------------------------------------------------------------------------------
-
-
-class _RateLimitGate:
-    """Shared by every worker of one source. A rate-limited response closes the gate until the
-    reset; all workers wait for it to open. No wait may exceed the bound: a reset further away
-    fails at once. (The bound is per wait, not per source lifetime: a long-running bot keeps one
-    source per repository for days and must still wait out an ordinary hourly reset.)"""
-
-    def __init__(self, bound: float, has_token: bool):
-        self._lock = threading.Lock()
-        self._open_at = 0.0  # epoch seconds
-        self._bound = bound
-        self._has_token = has_token
-
-    def close_until(self, until: float) -> None:
-        with self._lock:
-            if until <= self._open_at:
-                return  # another worker already closed the gate at least this long
-            if until - time.time() > self._bound:
-                raise self.exhausted(until)
-            self._open_at = until
-        log.warning(
-            "GitHub rate limit reached; waiting %.1f s (until %s UTC).", until - time.time(), _hhmm(until, seconds=True)
-        )
-
-    def seconds_left(self) -> float:
-        return max(0.0, self._open_at - time.time())
-
-    def wait(self) -> bool:
-        """Block until the gate opens; True if it was closed."""
-        delay = self.seconds_left()
-        if delay > 0:
-            time.sleep(delay)
-        return delay > 0
-
-    def exhausted(self, until: float) -> SourceError:
-        advice = phrase("errors.github_advice_later" if self._has_token else "errors.github_advice_token")
-        log.warning(
-            "GitHub rate limit exhausted until %s UTC (more than %g s away): not waiting.",
-            _hhmm(until, seconds=True),
-            self._bound,
-        )
-        return RateLimited(phrase("errors.github_rate_exhausted", until=_hhmm(until), advice=advice), until)
-
-
-def _hhmm(epoch: float, seconds: bool = False) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%H:%M:%S" if seconds else "%H:%M")
-
-
-def rate_limit_reset(status: int, headers: Any, now: float) -> float | None:
-    """When a rate-limited response may be retried (epoch seconds), or None if it is no rate limit.
-    GitHub: primary limit = 403/429 with X-RateLimit-Remaining 0 (wait for X-RateLimit-Reset);
-    secondary = 403/429 with Retry-After; a bare 429 means at least a minute."""
-    retry_after = (headers.get("Retry-After") or "").strip()
-    if retry_after.isdigit():
-        return now + int(retry_after)
-    reset = (headers.get("X-RateLimit-Reset") or "").strip()
-    if headers.get("X-RateLimit-Remaining") == "0" and reset.isdigit():
-        return max(now, float(reset)) + RESET_SLACK
-    if status == 429:
-        return now + SECONDARY_DEFAULT_WAIT
-    return None
-
-
-class _GitHubRetry(Retry):
-    """urllib3's retry policy for one client: connection errors and 5xx `RETRIES` times with
-    exponential backoff; rate limits through the shared gate; any other 403 is returned as is."""
-
-    def __init__(
-        self, gate: _RateLimitGate | None = None, rate_limit_retries: int = MAX_RATE_LIMIT_RETRIES, **kwargs: Any
-    ):
-        self.gate = gate or _RateLimitGate(0.0, has_token=False)
-        self.rate_limit_retries = rate_limit_retries
-        kwargs.setdefault("total", None)
-        kwargs.setdefault("connect", RETRIES)
-        kwargs.setdefault("read", RETRIES)
-        kwargs.setdefault("status", RETRIES)
-        kwargs.setdefault("other", 0)
-        kwargs.setdefault("status_forcelist", (500, 502, 503, 504))
-        kwargs.setdefault("allowed_methods", frozenset({"GET", "HEAD"}))
-        kwargs.setdefault("backoff_factor", RETRY_BACKOFF)
-        kwargs.setdefault("backoff_max", 8.0)
-        kwargs.setdefault("raise_on_status", False)  # give PyGithub the last response to report
-        kwargs.setdefault("respect_retry_after_header", False)  # rate-limit waits go through the gate
-        super().__init__(**kwargs)
-
-    def new(self, **kwargs: Any) -> _GitHubRetry:
-        kwargs.setdefault("gate", self.gate)
-        kwargs.setdefault("rate_limit_retries", self.rate_limit_retries)
-        return super().new(**kwargs)
-
-    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
-        if status_code in (403, 429):
-            return self._is_method_retryable(method)  # increment() decides from the headers
-        return super().is_retry(method, status_code, has_retry_after)
-
-    def increment(
-        self,
-        method: str | None = None,
-        url: str | None = None,
-        response: Any = None,
-        error: Exception | None = None,
-        _pool: Any = None,
-        _stacktrace: Any = None,
-    ) -> _GitHubRetry:
-        if response is None or response.status not in (403, 429):
-            return super().increment(method, url, response, error, _pool, _stacktrace)
-        until = rate_limit_reset(response.status, response.headers, time.time())
-        if until is None:  # a real 403 (permissions, SSO): hand the response back unchanged
-            raise MaxRetryError(_pool, url or "", ResponseError(f"HTTP {response.status}"))
-        if self.rate_limit_retries <= 0:
-            response.drain_conn()
-            raise self.gate.exhausted(until)
-        try:
-            self.gate.close_until(until)
-        except SourceError:
-            response.drain_conn()
-            raise
-        return self.new(rate_limit_retries=self.rate_limit_retries - 1)
-
-    def sleep(self, response: Any = None) -> None:
-        if not self.gate.wait():
-            self._sleep_backoff()
 
 
 # --- the client --------------------------------------------------------------------------------
@@ -207,10 +72,11 @@ class GitHubClient:
         self.name = repo  # replaced by GitHub's own spelling once the repository is loaded
         self.cache_id = f"github:{repo.lower()}"
         self.web_url: str | None = _guess_web_url(settings.github_api_url, repo)
+        self.links = GITHUB_LINKS
         self._api_url = settings.github_api_url.rstrip("/")
         self._token = settings.github_token.get_secret_value() if settings.github_token else None
         self._concurrency = settings.github_fetch_concurrency
-        self._gate = _RateLimitGate(settings.github_max_rate_limit_wait, has_token=bool(self._token))
+        self._gate = RateLimitGate(settings.github_max_rate_limit_wait, self._rate_exhausted)
         self._idle: queue.SimpleQueue[Github] = queue.SimpleQueue()
         self._slots: asyncio.Semaphore | None = None
         self._slots_loop: asyncio.AbstractEventLoop | None = None
@@ -250,7 +116,7 @@ class GitHubClient:
             except (GithubException, requests.RequestException) as exc:
                 raise self._explain(exc, not_found) from None
             except BotError:
-                raise  # already one sentence (e.g. the rate-limit bound, raised by _GitHubRetry)
+                raise  # already one sentence (e.g. the rate-limit bound, raised by HostRetry)
             except Exception as exc:  # PyGithub tripping over an odd answer: log it, say it once
                 log.exception("Unexpected failure talking to GitHub about %s", self.name)
                 raise SourceError(phrase("errors.github_unreadable", repo=self.name, kind=type(exc).__name__)) from None
@@ -287,10 +153,14 @@ class GitHubClient:
             per_page=PER_PAGE,
             timeout=REQUEST_TIMEOUT,
             user_agent="digest-bot",
-            retry=_GitHubRetry(gate=self._gate),
+            retry=HostRetry(gate=self._gate),
             seconds_between_requests=SECONDS_BETWEEN_REQUESTS,
             lazy=True,  # no request until we ask for one: get_repo()/get_commit() only build URLs
         )
+
+    def _rate_exhausted(self, until: float) -> SourceError:
+        advice = phrase("errors.github_advice_later" if self._token else "errors.github_advice_token")
+        return RateLimited(phrase("errors.github_rate_exhausted", until=hhmm(until), advice=advice), until)
 
     def _explain(self, exc: Exception, not_found: Phrase) -> Exception:
         """One sentence for the user. Never includes the token (PyGithub's exceptions don't

@@ -7,7 +7,6 @@ PyGithub stays imported in client.py alone.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
@@ -15,22 +14,11 @@ from typing import Any
 from ...core.file_kinds import is_binary_path
 from ...core.models import Commit, FileChange, RateLimited, SourceError, UsageError
 from ...i18n import phrase
-from ..message import email_user, split_message, strip_emails
+from ..message import email_user, pr_context, release_text, split_message, strip_emails
+
+__all__ = ["pr_context", "release_text"]  # shared with GitLab (message.py); read here by source.py
 
 _STATUSES = {"added", "removed", "modified", "renamed", "copied"}  # "changed"/"unchanged" → modified
-
-
-def pr_context(labels: list[str], issues: list[tuple[Any, str]]) -> str:
-    """'Labels: bug, security' / 'Linked issues: #41 Crash on …' lines put before a PR's body (the
-    same request brings them; the prompt shows them as part of the untrusted PR text)."""
-    lines = []
-    names = [n for n in labels if n]
-    if names:
-        lines.append("Labels: " + ", ".join(names))
-    linked = [f"#{n} {t}".strip() for n, t in issues if n]
-    if linked:
-        lines.append("Linked issues: " + "; ".join(linked))
-    return "\n".join(lines) + "\n\n" if lines else ""
 
 
 def to_commit(repo: str, c: Any, detailed: bool = False) -> Commit:
@@ -62,16 +50,6 @@ def to_commit(repo: str, c: Any, detailed: bool = False) -> Commit:
         login=_login(c.author, git.author.email),
         **extra,
     )
-
-
-_VERSION_IN_TAG = re.compile(r"v?\d+(?:\.\d+)+")
-
-
-def release_text(tag: str, body: str) -> str:
-    """A release's body as a changelog's section: under its version when the tag carries one
-    (`vllm-v0.5.1` → `## v0.5.1`), so its entries read as released; the body alone otherwise."""
-    version = _VERSION_IN_TAG.search(tag)
-    return f"## {version.group(0)}\n\n{body}" if version else body
 
 
 @dataclass(frozen=True)
