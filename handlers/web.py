@@ -2,7 +2,8 @@
 
 The public one (PORT) takes Slack's and Feishu's callbacks, serves the digests' report pages
 (`report_routes`), takes GitHub's signed push webhook when GITHUB_WEBHOOK_SECRET is set
-(`github_webhook_routes`: it wakes the pushed repository's alert polls) and answers `/healthz`: adapters
+(`github_webhook_routes`: it wakes the pushed repository's alert polls), GitLab's push webhook
+when GITLAB_WEBHOOK_SECRET is set (`gitlab_webhook_routes`, the same) and answers `/healthz`: adapters
 contribute their routes; `/healthz` answers 200 only while Redis answers, so a load balancer or
 supervisor sees a storage outage (and its recovery) without reading logs.
 
@@ -123,6 +124,38 @@ def github_webhook_routes(secret: str, wake: Callable[[str], Awaitable[int]]) ->
         return web.json_response({"ok": True, "polls": woken}, status=202)
 
     return [("POST", "/github/webhook", webhook)]
+
+
+def gitlab_webhook_routes(secret: str, wake: Callable[[str, str], Awaitable[int]]) -> list[tuple]:
+    """POST /gitlab/webhook — GitLab's push webhook, its secret token in `X-Gitlab-Token` compared
+    with `secret` in constant time. Missing: 401; another token: 403; nothing happens either way.
+    `Push Hook` (and `System Hook` pushes): `wake(project.path_with_namespace, "gitlab")` polls
+    the subscriptions that alert on that project (queued): 202. Any other event: 204."""
+    key = secret.encode()
+
+    async def webhook(request: web.Request) -> web.Response:
+        given = request.headers.get("X-Gitlab-Token")
+        if not given:
+            log.warning("gitlab webhook refused: no X-Gitlab-Token")
+            return web.json_response({"error": "token-required"}, status=401)
+        if not hmac.compare_digest(given.encode(), key):
+            log.warning("gitlab webhook refused: the token does not match the configured secret")
+            return web.json_response({"error": "bad-token"}, status=403)
+        event = request.headers.get("X-Gitlab-Event", "")
+        if event not in ("Push Hook", "System Hook"):
+            return web.Response(status=204)
+        try:
+            payload = json.loads(await request.read())
+            if payload.get("object_kind") != "push":
+                return web.Response(status=204)
+            path = str(payload["project"]["path_with_namespace"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return web.json_response({"error": "bad-payload"}, status=400)
+        woken = await wake(path, "gitlab")
+        log.info("gitlab push to %s: %d alert poll(s) woken", path, woken)
+        return web.json_response({"ok": True, "polls": woken}, status=202)
+
+    return [("POST", "/gitlab/webhook", webhook)]
 
 
 async def start_server(app: web.Application, host: str, port: int) -> web.AppRunner:

@@ -206,3 +206,77 @@ def test_gitlab_names_and_urls_parse_to_one_spec(make_settings):
         assert named is not None and (named.kind, named.spec) == ("gitlab", "gitlab:grp/sub/proj"), typed
     assert find("https://gitlab.com/grp/proj", settings) is None  # another server: not this GitLab
     assert find("octo/widgets", settings).kind == "github"  # type: ignore[union-attr]
+
+
+# --- adding a host: one module (here, the class below) plus its registry entry -------------------
+
+
+class TinySource:
+    """A test-only host: `tiny:NAME`, linking the way its (imaginary) host does."""
+
+    def __init__(self, where: str, settings) -> None:
+        from bot.core.links import LinkStyle
+
+        self.spec, self.name, self.cache_id = f"tiny:{where}", where, f"tiny:{where}"
+        self.web_url = f"https://tiny.example/{where}"
+        self.links = LinkStyle(commit="{repo_url}/c/{sha}", change="{repo_url}/r/{number}", change_mark="~")
+
+
+def test_a_host_is_one_module_plus_its_registry_entry(make_settings):
+    from bot.core.models import Digest
+    from bot.sources.registry import SourceEntry, find, registered
+
+    settings = make_settings()
+    entry = SourceEntry(
+        "tiny", "sources.form_github", lambda n, s: n[5:] if n.startswith("tiny:") else None, TinySource
+    )
+    with pytest.raises(UsageError):
+        open_source("tiny:widgets", settings)  # before its entry: no host takes the name
+    with registered(entry, before="github"):
+        source = open_source("tiny:widgets", settings)
+        assert isinstance(source, TinySource) and find("tiny:widgets", settings).entry.remote  # type: ignore[union-attr]
+        digest = Digest("widgets", "main", WINDOW, "en", (), repo_url=source.web_url, links=source.links)
+        assert digest.change_url(5) == "https://tiny.example/widgets/r/5"
+        assert digest.commit_url("abc") == "https://tiny.example/widgets/c/abc"
+    with pytest.raises(UsageError):
+        open_source("tiny:widgets", settings)
+
+
+# --- GitLab's push webhook --------------------------------------------------------------------------
+
+
+async def test_gitlab_push_webhook_checks_its_token_and_wakes_the_project():
+    import aiohttp
+
+    from handlers.web import bound_port, build_app, gitlab_webhook_routes, start_server
+
+    woken: list[tuple[str, str]] = []
+
+    async def wake(path: str, host: str) -> int:
+        woken.append((path, host))
+        return 1
+
+    class NoStore:  # build_app reads the store only for /healthz
+        pass
+
+    runner = await start_server(build_app(NoStore(), gitlab_webhook_routes("s3cret", wake)), "127.0.0.1", 0)  # type: ignore[arg-type]
+    url = f"http://127.0.0.1:{bound_port(runner)}/gitlab/webhook"
+    push = {"object_kind": "push", "ref": "refs/heads/main", "project": {"path_with_namespace": PROJECT}}
+    try:
+        async with aiohttp.ClientSession() as http:
+
+            async def send(token: str | None, event: str = "Push Hook", body: dict = push) -> int:
+                headers = {"X-Gitlab-Event": event, "Content-Type": "application/json"}
+                if token is not None:
+                    headers["X-Gitlab-Token"] = token
+                async with http.post(url, data=json.dumps(body), headers=headers) as resp:
+                    return resp.status
+
+            assert await send(None) == 401
+            assert await send("wrong") == 403
+            assert woken == []
+            assert await send("s3cret", event="Merge Request Hook") == 204
+            assert await send("s3cret") == 202
+            assert woken == [(PROJECT, "gitlab")]
+    finally:
+        await runner.cleanup()

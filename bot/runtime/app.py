@@ -203,16 +203,21 @@ class App:
     async def run_alert(self, spec: dict) -> str:
         return await self.alert_runner.run(AlertPoll.from_dict(spec))
 
-    async def wake_alerts(self, full_name: str) -> int:
-        """A verified GitHub push to `full_name` (owner/name): poll now every subscription served
-        here that alerts on it (keyed: a burst of pushes makes one poll each). How many."""
+    async def wake_alerts(self, full_name: str, host: str = "github") -> int:
+        """A verified push to `full_name` (GitHub's owner/name; GitLab's group/project with `host`
+        "gitlab"): poll now every subscription served here that alerts on it (keyed: a burst of
+        pushes makes one poll each). How many."""
         wanted = full_name.strip().lower()
         now = self.now()
         woken = 0
         for sub in await self.subs.all():
             if not alerting(sub) or sub.platform not in self.platforms:
                 continue
-            if wanted not in (sub.repo.lower(), self.services.source(sub.repo).name.lower()):
+            source = self.services.source(sub.repo)
+            if host != "github":  # another host's project: its sources' identity, never a GitHub name
+                if source.cache_id.partition(":")[0] != host or source.name.lower() != wanted:
+                    continue
+            elif wanted not in (sub.repo.lower(), source.name.lower()):
                 continue
             poll = alert_poll(self.store, sub, now, self.settings.alert_poll_seconds, why="push")
             if self._jobs is not None:

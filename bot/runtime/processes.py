@@ -57,11 +57,13 @@ def build_adapters(settings: Settings, app: App, *, receive: bool) -> list:
 def public_routes(settings: Settings, app: App, adapters: list) -> list[tuple]:
     """The public server's routes: the adapters' callbacks, the report pages and, when
     GITHUB_WEBHOOK_SECRET is set, GitHub's signed push webhook (it wakes the alert polls)."""
-    from handlers.web import github_webhook_routes, report_routes
+    from handlers.web import github_webhook_routes, gitlab_webhook_routes, report_routes
 
     routes = [r for a in adapters for r in a.http_routes()] + report_routes(app.services.reports)
     if settings.github_webhook_secret is not None:
         routes += github_webhook_routes(settings.github_webhook_secret.get_secret_value(), app.wake_alerts)
+    if settings.gitlab_webhook_secret is not None:
+        routes += gitlab_webhook_routes(settings.gitlab_webhook_secret.get_secret_value(), app.wake_alerts)
     return routes
 
 
