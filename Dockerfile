@@ -10,19 +10,24 @@
 #   docker build --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt -t digest-bot .
 ARG BASE=python:3.12-slim
 
+# --- the dependencies pyproject.toml names, as a requirements list --------------------------------
+FROM ${BASE} AS requirements
+COPY pyproject.toml /tmp/
+RUN python3 -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/pyproject.toml', 'rb'))['project']['dependencies']))" \
+        > /tmp/requirements.txt
+
 # --- build: a virtualenv with the bot and its dependencies (pip and its caches stay here) ------
 FROM ${BASE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore
 WORKDIR /src
 RUN python3 -m venv /opt/venv
-# The dependencies alone first, read from pyproject.toml: this layer is rebuilt only when they
-# change, not on every change of the code.
-COPY pyproject.toml ./
+# The dependencies first: this layer is rebuilt only when the list changes (not on a change of
+# the code, nor of pyproject.toml's other tables).
+COPY --from=requirements /tmp/requirements.txt /tmp/requirements.txt
 RUN --mount=type=secret,id=ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi; \
-    python3 -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /tmp/requirements.txt \
-    && /opt/venv/bin/pip install -q -r /tmp/requirements.txt
+    /opt/venv/bin/pip install -q -r /tmp/requirements.txt
+COPY pyproject.toml ./
 COPY README.md settings.py ./
 COPY prompts ./prompts
 COPY handlers ./handlers
