@@ -121,6 +121,23 @@ class Engine:
                 time.sleep(0.5)
         return time.monotonic() - started
 
+    def compose_down(self, project: str, files: list[Path], env: dict) -> str:
+        """The project's logs, then everything of it removed: its containers with their anonymous
+        volumes (`/data`) — the replicas a `--scale` added too, which `down` does not know of —
+        then `down -v` (named volumes, network, pod)."""
+        logs = self.compose(project, files, "logs", env=env, check=False).stdout
+        label = f"label=io.podman.compose.project={project}"
+        ours = self.podman("ps", "-a", "-q", "--filter", label, check=False).stdout.split()
+        if ours:
+            self.podman("rm", "-f", "-v", "-t", "5", *ours, check=False)
+        self.compose(project, files, "down", "-v", env=env, check=False)
+        self.podman("pod", "rm", "-f", f"pod_{project}", check=False)
+        for kind in ("volume", "network"):
+            named = self.podman(kind, "ls", "-q", "--filter", label, check=False).stdout.split()
+            if named:
+                self.podman(kind, "rm", "-f", *named, check=False)
+        return logs
+
     def containers(self, project: str, service: str) -> list[str]:
         """The names of a compose service's containers (podman-compose labels them)."""
         listed = self.podman(
@@ -455,8 +472,7 @@ def test_compose_stack_delivers_exactly_once_through_a_killed_worker_and_stops_i
                     f"{service} did not leave on SIGTERM (killed after the grace period)"
                 )
         finally:
-            logs = engine.compose(project, files, "logs", env=env, check=False).stdout
-            engine.compose(project, files, "down", "-v", env=env, check=False)
+            logs = engine.compose_down(project, files, env)
         assert "Traceback" not in logs, _tail(logs, 80)
 
 
@@ -483,7 +499,7 @@ def test_compose_as_written_scales_to_three_workers(engine, tmp_path):
             said = engine.podman("exec", clock, "python", "-m", "bot", "health", "worker").stdout
             assert said.startswith("worker alive: 3 "), said
         finally:
-            engine.compose(project, files, "down", "-v", env=env, check=False)
+            engine.compose_down(project, files, env)
 
 
 def _backup_and_restore(engine: Engine, container: str, redis_conn, slack: FakeSlack, tmp: Path) -> None:
