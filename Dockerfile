@@ -16,30 +16,33 @@ COPY pyproject.toml /tmp/
 RUN python3 -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/pyproject.toml', 'rb'))['project']['dependencies']))" \
         > /tmp/requirements.txt
 
-# --- build: a virtualenv with the bot and its dependencies (pip and its caches stay here) ------
-FROM ${BASE} AS build
+# --- deps: a virtualenv with the dependencies (and what building the bot needs) ---------------
+FROM ${BASE} AS deps
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_ROOT_USER_ACTION=ignore
-WORKDIR /src
 RUN python3 -m venv /opt/venv
-# The dependencies first: this layer is rebuilt only when the list changes (not on a change of
-# the code, nor of pyproject.toml's other tables).
+# Rebuilt only when the list changes (not on a change of the code, nor of pyproject.toml's
+# other tables). The test suites numpy, scipy and scikit-learn ship are removed: nothing runs them.
 COPY --from=requirements /tmp/requirements.txt /tmp/requirements.txt
 RUN --mount=type=secret,id=ca \
     if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi; \
-    /opt/venv/bin/pip install -q -r /tmp/requirements.txt
-COPY pyproject.toml ./
-COPY README.md settings.py ./
+    /opt/venv/bin/pip install -q -r /tmp/requirements.txt "setuptools>=68" wheel \
+    && find /opt/venv/lib/python3*/site-packages/numpy /opt/venv/lib/python3*/site-packages/scipy \
+        /opt/venv/lib/python3*/site-packages/sklearn -depth -type d -name tests -exec rm -rf {} +
+
+# --- app: the bot itself, in /opt/app (its own small layer in the image) ------------------------
+FROM deps AS app
+WORKDIR /src
+COPY pyproject.toml README.md settings.py ./
 COPY prompts ./prompts
 COPY handlers ./handlers
 COPY bot ./bot
-# The bot itself; then what only installing needs (pip, setuptools) and the test suites the
-# numeric libraries ship are removed: nothing in the final image runs them.
-RUN --mount=type=secret,id=ca \
-    if [ -s /run/secrets/ca ]; then export PIP_CERT=/run/secrets/ca; fi; \
-    /opt/venv/bin/pip install -q --no-deps . \
-    && /opt/venv/bin/pip uninstall -q -y pip setuptools wheel \
-    && find /opt/venv/lib/python3*/site-packages/numpy /opt/venv/lib/python3*/site-packages/scipy \
-        /opt/venv/lib/python3*/site-packages/sklearn -depth -type d -name tests -exec rm -rf {} +
+RUN /opt/venv/bin/pip install -q --no-deps --no-build-isolation --target /opt/app .
+
+# --- runtime-deps: the virtualenv without pip and setuptools, finding /opt/app ----------------
+FROM deps AS runtime-deps
+RUN /opt/venv/bin/pip uninstall -q -y pip setuptools wheel \
+    && /opt/venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > /tmp/purelib \
+    && echo /opt/app > "$(cat /tmp/purelib)/digest-bot-app.pth"
 
 # --- the image: the base, git and an init, the virtualenv; a non-root user --------------------
 FROM ${BASE}
@@ -55,8 +58,10 @@ RUN apt-get update -qq \
     && groupadd --system --gid 10001 bot \
     && useradd --system --uid 10001 --gid bot --home-dir /data --no-create-home --shell /usr/sbin/nologin bot \
     && mkdir -p /data /app && chown bot:bot /data
-COPY --from=build /opt/venv /opt/venv
-ENV PATH=/opt/venv/bin:$PATH \
+# The dependencies (a layer reused until they change), then the bot (a small one).
+COPY --from=runtime-deps /opt/venv /opt/venv
+COPY --from=app /opt/app /opt/app
+ENV PATH=/opt/venv/bin:/opt/app/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     DATA_DIR=/data \
     HOME=/data \
