@@ -100,7 +100,7 @@ def main() -> int:
                 f"run: stopped in {time.monotonic() - began:.2f} s (exit {code}; 137 would be the SIGKILL after 10 s)"
             )
         finally:
-            engine.podman("rm", "-f", name, check=False)
+            engine.podman("rm", "-f", "-v", name, check=False)
     return 0
 
 

@@ -535,7 +535,7 @@ def test_run_with_the_embedded_redis_stops_in_time(engine, tmp_path):
             FIGURES["stop (run, embedded Redis)"] = f"{time.monotonic() - began:.2f} s"
             assert engine.inspect(name, "{{.State.ExitCode}}") == "0", "run was killed after the grace period"
         finally:
-            engine.podman("rm", "-f", name, check=False)
+            engine.podman("rm", "-f", "-v", name, check=False)
 
 
 # --- Kubernetes ----------------------------------------------------------------------------------
@@ -671,4 +671,4 @@ def test_the_kubernetes_workloads_run_under_podman_kube_play(engine, tmp_path):
             for role in ("web", "worker", "clock"):  # what a play that failed half-way leaves
                 engine.podman("pod", "rm", "-f", f"digest-bot-{role}-pod-0", check=False)
             engine.podman("secret", "rm", "digest-bot", check=False)
-            engine.podman("rm", "-f", redis_name, check=False)
+            engine.podman("rm", "-f", "-v", redis_name, check=False)
