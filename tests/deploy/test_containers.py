@@ -368,7 +368,6 @@ def _env_file(tmp: Path, slack: FakeSlack, **extra: str) -> Path:
         "SLACK_SIGNING_SECRET": SECRET,
         "REDIS_PREFIX": "ctr:",
         "DEFAULT_REPO": "/repo",
-        "SUBSCRIPTIONS_FILE": "/config/subscriptions.toml",
         "DEFAULT_LANG": "en",
         "CLOCK_INTERVAL": "1",
         "JOB_LEASE": "2",
@@ -438,11 +437,8 @@ def test_compose_stack_delivers_exactly_once_through_a_killed_worker_and_stops_i
     project = f"dbtest{os.getpid()}"
     files = [_host_compose(tmp_path, repo.path, _subscriptions(tmp_path, at), redis_port, web_port, metrics)]
     with FakeSlack() as slack:
-        env = {
-            "DIGEST_BOT_IMAGE": IMAGE,
-            "REDIS_IMAGE": REDIS_IMAGE,
-            "ENV_FILE": str(_env_file(tmp_path, slack)),
-        }
+        env_file = _env_file(tmp_path, slack, SUBSCRIPTIONS_FILE="/config/subscriptions.toml")
+        env = {"DIGEST_BOT_IMAGE": IMAGE, "REDIS_IMAGE": REDIS_IMAGE, "ENV_FILE": str(env_file)}
         name: dict[str, str] = {}
         try:
             # Redis first and healthy (podman-compose cannot wait on health with podman < 4.6).
@@ -489,7 +485,7 @@ def test_compose_stack_delivers_exactly_once_through_a_killed_worker_and_stops_i
             assert _thread_numbers(slack, SCHEDULED, pushed.ts, "pushed case") == [0, 1, 2]
 
             # --- backup and restore (python -m bot backup/restore: issue 34 §4, another branch) ---
-            _backup_and_restore(engine, name["worker"], slack, tmp_path, _env_file(tmp_path, slack))
+            _backup_and_restore(engine, name["worker"], slack, tmp_path, env_file)
 
             # A stop: SIGTERM to tini, which hands it to the bot; far inside the 10 s grace.
             for service in ("worker", "web", "clock"):
