@@ -20,6 +20,9 @@ names once, at start (bot/core/logs.py).
 from __future__ import annotations
 
 import asyncio
+import os
+import select
+import stat
 import sys
 import threading
 from collections.abc import AsyncIterator
@@ -295,6 +298,35 @@ async def _until(work, stopper: asyncio.Future, stopped=None):
     task.cancel()
     await asyncio.wait({task}, timeout=INTERRUPT_GRACE)
     return _STOPPED
+
+
+def no_input(stdin) -> bool:
+    """Whether `stdin` is no terminal and will never hold a line: /dev/null (a container's stdin
+    without `-i`), an empty file read to its end, a pipe already closed with nothing in it. A pipe
+    still open (`docker run -i`, a slow script) may yet be written to: False, the chat waits."""
+    try:
+        fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+        return False
+    if os.isatty(fd):
+        return False
+    mode = os.fstat(fd)
+    if stat.S_ISCHR(mode.st_mode):
+        return mode.st_rdev == os.stat(os.devnull).st_rdev
+    if stat.S_ISREG(mode.st_mode):
+        return os.lseek(fd, 0, os.SEEK_CUR) >= mode.st_size
+    if stat.S_ISFIFO(mode.st_mode):
+        readable, _, _ = select.select([fd], [], [], 0)
+        if not readable:  # open, nothing written yet
+            return False
+        try:
+            import fcntl
+            import termios
+        except ImportError:  # not a POSIX system: cannot tell without reading
+            return False
+        waiting = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+        return int.from_bytes(waiting, sys.byteorder) == 0  # readable, nothing in it: closed empty
+    return False
 
 
 def _reader(stdin) -> asyncio.Queue:

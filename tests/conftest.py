@@ -96,6 +96,7 @@ def run(redis_url, tmp_path):
         )
 
     invoke.prefix = prefix  # type: ignore[attr-defined]
+    invoke.base_env = base_env  # type: ignore[attr-defined]
     return invoke
 
 

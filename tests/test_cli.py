@@ -245,6 +245,29 @@ def test_worker_without_a_chat_platform_says_so(run, repo):
     assert "'worker' needs a chat platform" in one_clear_line(proc)
 
 
+@pytest.mark.parametrize("stdin", ["devnull", "closed-empty-pipe", "empty-file"])
+def test_run_without_a_platform_or_a_terminal_says_so(run, repo, tmp_path, stdin):
+    """A container's `run` (no chat platform, stdin /dev/null or empty) used to open the terminal
+    chat, read nothing and exit 0 at once, silently; now it says why it cannot serve."""
+    env = {**run.base_env, "DEFAULT_REPO": str(repo.path), "DEFAULT_LANG": "en"}
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    feed = {"devnull": {"stdin": subprocess.DEVNULL}, "closed-empty-pipe": {"input": ""}}.get(stdin)
+    with open(empty) as fed:
+        proc = subprocess.run(
+            [sys.executable, "-m", "bot", "run"],
+            **(feed or {"stdin": fed}),
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
+    assert proc.returncode == 2
+    assert "'run' has no chat platform configured and no terminal to chat in" in one_clear_line(proc)
+    assert proc.stdout == ""
+
+
 def test_a_bad_repository_profile_is_said_at_the_top_of_the_digest(run, repo):
     """A `.digest.toml` that cannot be used does not stop the digest; the maintainers reading it
     are told why their profile was set aside, in the digest's language."""

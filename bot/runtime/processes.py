@@ -89,6 +89,8 @@ async def run_command(command: str, settings: Settings, log_file=None) -> int:
         adapters = build_adapters(settings, app, receive=receive)
         if not adapters and command in ("serve", "worker", "clock"):
             raise UsageError(phrase("ops.needs_platform", command=command))
+        if not adapters and command == "run" and _no_terminal():
+            raise UsageError(phrase("ops.run_no_terminal"))
         jobs = await Jobs.connect(settings)
         app.jobs = jobs
         if command in ("run", "worker"):
@@ -183,6 +185,15 @@ async def _ops_server(settings: Settings, store, jobs, worker: JobWorker | None,
     return await start_server(
         build_ops_app(parts, jobs, token, refresh=month.refresh_gauge), settings.metrics_host, settings.metrics_port
     )
+
+
+def _no_terminal() -> bool:
+    """`run` with no platform chats in the terminal: is there none (a container's empty stdin)?"""
+    import sys
+
+    from handlers.console import no_input
+
+    return no_input(sys.stdin)
 
 
 def _has_outbound(settings: Settings) -> bool:

@@ -37,4 +37,5 @@ def english_run(run):
         return run(*args, env={"DEFAULT_LANG": "en", **(env or {})}, **kw)
 
     invoke.prefix = run.prefix  # type: ignore[attr-defined]
+    invoke.base_env = run.base_env  # type: ignore[attr-defined]
     return invoke
