@@ -110,7 +110,7 @@ def test_bad_repositories(run, tmp_path):
     proc = run("digest", "--repo", str(tmp_path), "--date", "2026-01-28")
     assert proc.returncode == 2 and "is not a git repository" in one_clear_line(proc)
     proc = run("digest", "--repo", "no such thing", "--date", "2026-01-28")
-    assert proc.returncode == 2 and "neither owner/name nor an existing local path" in one_clear_line(proc)
+    assert proc.returncode == 2 and "names no repository; name one as a local path" in one_clear_line(proc)
 
 
 def test_github_unreachable_is_a_runtime_error(run):

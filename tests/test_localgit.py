@@ -172,7 +172,7 @@ async def test_empty_repository(tmp_path):
 
 
 def test_open_source_rejects_nonsense():
-    with pytest.raises(UsageError, match="neither owner/name nor an existing local path"):
+    with pytest.raises(UsageError, match="names no repository; name one as a local path"):
         open_source("not a repo!!", None)
 
 
