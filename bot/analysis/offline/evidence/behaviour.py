@@ -17,6 +17,7 @@ from ..patch import (
     assignments,
     change_blocks,
     changes_shipped_code,
+    field_defaults,
     code_changes,
     getter_defaults,
     manages_memory,
@@ -24,7 +25,7 @@ from ..patch import (
     rewords_messages,
     shared_state_files,
 )
-from ..paths import FileKind, extension
+from ..paths import FileKind, extension, is_experimental
 from ..stats import WhereNames, patches_unknown, runtime_lines
 
 if TYPE_CHECKING:
@@ -95,6 +96,9 @@ def _file_default_changes(f: FileChange, kind: FileKind, settings_file: bool) ->
     config file or settings module (nested ones when a line is replaced by the same line with
     another value), and settings read with a default anywhere (`config.get("a.b", True)`)."""
     changes = []
+    # A dataclass or model field's default (`x: int = field(default=256)`) is named by its field.
+    fields = field_defaults(f.patch) if kind is FileKind.SOURCE and "default" in (f.patch or "") else {}
+    changes += [(f.path, key, a, b) for key, (a, b) in fields.items()]
     for minus, plus in change_blocks(f.patch):
         if not minus or not plus:
             continue
@@ -107,6 +111,8 @@ def _file_default_changes(f: FileChange, kind: FileKind, settings_file: bool) ->
         old, new = getter_defaults(minus), getter_defaults(plus)
         pairs.update((key, (old[key], new[key])) for key in old.keys() & new.keys())
         for key, (a, b) in pairs.items():
+            if fields and key == "default":
+                continue  # the keyword of a field's call, named by its field above
             if a.strip("\"'") != b.strip("\"'"):
                 changes.append((f.path, key, a, b))
     # A targeted edit changes a default; rewriting many values is a data table (tuned kernel
@@ -122,7 +128,7 @@ def default_changes(stats: FileStats, profile: RepoProfile) -> list[tuple[str, s
         if profile.is_internal(f.path) or _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower()):
             continue
         settings_file = _is_config_path(f.path, kind)
-        if settings_file or (kind is FileKind.SOURCE and f.patch and ".get(" in f.patch):
+        if settings_file or (kind is FileKind.SOURCE and f.patch and (".get(" in f.patch or "default=" in f.patch)):
             found += [
                 c for c in _file_default_changes(f, kind, settings_file) if c[1] not in {k for _, k, _, _ in found}
             ]
@@ -205,6 +211,22 @@ def wrong_output_fixed(c: Context) -> bool:
     return bool(c.title.wrong_output) and c.ctype is ChangeType.BUGFIX and changes_shipped_code(c.stats, c.profile)
 
 
+def _public_default(c: Context) -> bool:
+    """A changed default every user who leaves it unset gets: a literal default in public shipped
+    source (a settings module, a dataclass field, a setting read with a default) with a stability
+    promise — not a config file's value, not experimental code — whose old value names nothing
+    the commit moves or renames (a default following a rename is the same default)."""
+    path, key, old, _ = c.diff.default_changes[0]
+    kinds = {f.path: kind for f, kind in c.stats.files}
+    if kinds.get(path) is not FileKind.SOURCE or c.ctype in (ChangeType.DOCS, ChangeType.TESTS, ChangeType.REVERT):
+        return False
+    if c.profile.is_internal(path) or not c.profile.is_public(path) or is_experimental(path, c.profile):
+        return False
+    value = old.strip("\"'")
+    moved = [p for pair in c.diff.moved_modules for p in pair] + [p for pair in c.diff.renamed_api for p in pair]
+    return not any(value and value in re.split(r"[/.]", p) for p in moved)
+
+
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     t, d = c.title, c.diff
@@ -220,7 +242,7 @@ def facts(c: Context) -> list[Fact]:
         more = _MoreDefaults(len(d.default_changes)) if len(d.default_changes) > 1 else ""
         facts.append(
             Fact(
-                Importance.MEDIUM,
+                Importance.HIGH if _public_default(c) else Importance.MEDIUM,
                 phrase("offline.behaviour.changes_default", key=key, old=old, new=new, more=more),
                 order=41,
             )

@@ -11,7 +11,7 @@ from ....i18n import Count, phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, num
 from ..patch import code_of, diff_lines
-from ..paths import FileKind, extension
+from ..paths import FileKind, extension, is_experimental
 from ..stats import grouped_dirs
 
 if TYPE_CHECKING:
@@ -113,18 +113,39 @@ def _removed_files(c: Context):
 # --- conclusions ---------------------------------------------------------------------------------
 
 
+_DEPRECATION = re.compile(r"deprecat\w*|DeprecationWarning|FutureWarning", re.I)
+
+
+def _ends_deprecation(c: Context) -> bool:
+    """The removal is the last step of a deprecation (the deleted code warned that it would go)
+    or ships in a release commit: the break users were told of, now made."""
+    if c.title.release:
+        return True
+    shipped = [f for f in c.stats.source if not c.profile.is_internal(f.path)]
+    return any(sign == "-" and _DEPRECATION.search(text) for f in shipped for sign, text in diff_lines(f.patch))
+
+
+def _experimental_only(c: Context) -> bool:
+    """What the commit deletes from shipped source is experimental code (nine lines in ten, so a
+    stray import elsewhere does not count): no stability promise is broken, so never high."""
+    touched = [f for f in c.stats.source if f.deletions and not c.profile.is_internal(f.path)]
+    gone = sum(f.deletions for f in touched)
+    return bool(gone) and sum(f.deletions for f in touched if is_experimental(f.path, c.profile)) >= 0.9 * gone
+
+
 def _pairs(c: Context) -> Names:
     return Names([f"{old} → {new}" for old, new in c.diff.renamed_api])
 
 
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
+    experimental = _experimental_only(c)
     removed = _removed_files(c)
     gone = sum(f.deletions for f in removed)
     in_files = c.diff.removed_api_in_removed_files and bool(removed)
     if removed:
         n = len(removed)
-        level = Importance.HIGH if n >= 5 or gone >= 300 else Importance.MEDIUM
+        level = Importance.HIGH if (n >= 5 or gone >= 300) and not experimental else Importance.MEDIUM
         if in_files:
             files = Count(n, "offline.removal.files_with_api")
             said = phrase("offline.removal.removes_api_in_files", files=files, gone=num(gone))
@@ -134,7 +155,8 @@ def facts(c: Context) -> list[Fact]:
         facts.append(Fact(level, said, order=30))
     api = c.diff.removed_api
     if api and not in_files:
-        level = Importance.HIGH if len(api) >= 5 else Importance.MEDIUM
+        high = len(api) >= 5 or _ends_deprecation(c)
+        level = Importance.HIGH if high and not experimental else Importance.MEDIUM
         facts.append(Fact(level, phrase("offline.removal.callers_must_migrate", names=Names(api)), order=31))
     if c.diff.renamed_api:
         # A rename breaks callers as a removal does, but names what to call instead: never high on its own.
@@ -142,8 +164,9 @@ def facts(c: Context) -> list[Fact]:
     if c.diff.removed_flags:
         flags = c.diff.removed_flags
         what = phrase(f"offline.removal.flag_word.{'one' if len(flags) == 1 else 'other'}")
+        level = Importance.MEDIUM if experimental else Importance.HIGH
         facts.append(
-            Fact(Importance.HIGH, phrase("offline.removal.removes_flags", what=what, flags=Names(flags)), order=32)
+            Fact(level, phrase("offline.removal.removes_flags", what=what, flags=Names(flags)), order=32)
         )
     if c.ctype is ChangeType.REMOVAL and not removed and not api and c.stats.source_lines and not c.title.preserving:
         deleted = c.stats.lines(FileKind.SOURCE)[1] if c.stats.known else c.stats.deletions
