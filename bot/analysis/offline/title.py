@@ -143,6 +143,13 @@ _CLEANUP_OBJECT = re.compile(
     r"unnecessary|useless)\b",
     re.I,
 )
+# A subject that says it restructures or cleans up, whatever its label: "Refactor …", "Remove
+# unnecessary casts …", "Clean up …".
+_RESTRUCTURES = re.compile(
+    r"^(refactor\w*|restructure\w*|reorgani[sz]e\w*|clean ?up\w*"
+    r"|(remove|drop|delete|avoid)s? (\w+ )?(unused|redundant|dead|unnecessary|useless|superfluous|needless)\b)",
+    re.I,
+)
 _PERF_WORDS = re.compile(
     r"\b(speed ?up|faster|performance|latency|throughput|reduce (memory|overhead)"
     r"|memory usage|optimi[sz]\w*)\b",
@@ -179,6 +186,7 @@ class TitleInfo:
     ci_declared: bool = False  # the author labels it CI work: a `ci:` prefix or a [CI] tag
     wrong_output: str = ""  # the message says the output was corrupted or wrong ("corrupted attention output")
     interface_change: str = ""  # the message says an interface changes under its callers ("the two inputs")
+    clearer_error: bool = False  # the message says an error already raised becomes clearer ("raise a proper error")
 
 
 def norm_tag(tag: str) -> str:
@@ -279,6 +287,10 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
     strong = change_type is not None  # the author labelled it: a tag, a prefix or "Revert"
     if change_type is None:
         change_type = _verb_type(prefix.subject)
+    elif change_type in (ChangeType.FEATURE, ChangeType.BUGFIX) and _RESTRUCTURES.match(prefix.subject):
+        # A broad label ("ENH", "FIX") over a subject whose verb names the narrower kind: "ENH
+        # Refactor variant resolution", "FIX Remove unnecessary casts" restructure, they add or fix nothing.
+        change_type = ChangeType.REFACTOR
     bump = words.read_bump(prefix.subject)
     if bump and change_type in (None, ChangeType.REFACTOR, ChangeType.FEATURE):
         change_type = ChangeType.DEPENDENCIES
@@ -333,4 +345,5 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
         ci_declared=prefix.conventional == "ci" or any(k in ("ci", "cicd") for k in tag_keys),
         wrong_output=words.wrong_output(f"{text}\n{_without_code(body)}"),
         interface_change=words.interface_change(f"{text}\n{body_text}"),
+        clearer_error=words.clearer_error(f"{text}\n{body_text}"),
     )
