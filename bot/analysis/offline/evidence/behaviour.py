@@ -205,6 +205,12 @@ def _reverts_code(c: Context) -> bool:
     return patches_unknown(c.stats, c.profile) or changes_shipped_code(c.stats, c.profile)
 
 
+def _restores(c: Context) -> bool:
+    """The revert only puts deleted source back (it removes no source line): it takes nothing
+    away from anyone, it undoes a removal."""
+    return c.stats.known and c.stats.lines(FileKind.SOURCE)[1] == 0
+
+
 def wrong_output_fixed(c: Context) -> bool:
     """A fix of output that was silently wrong: the message says the output was corrupted or wrong
     (a hint), the commit is a fix by its type and changes shipped code (what bears it out)."""
@@ -235,7 +241,7 @@ def facts(c: Context) -> list[Fact]:
         what = phrase("offline.said.quoted", text=t.wrong_output)  # the author's words, quoted
         facts.append(Fact(Importance.HIGH, phrase("offline.behaviour.fixes_wrong_output", what=what), order=39))
     # Backing out docstrings or comments (no code line) changes nothing that runs.
-    if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT and _reverts_code(c):
+    if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT and _reverts_code(c) and not _restores(c):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.behaviour.reverts_landed_change", sha=_sha(c)), order=40))
     if d.default_changes:
         _, key, old, new = d.default_changes[0]

@@ -125,6 +125,23 @@ def _ends_deprecation(c: Context) -> bool:
     return any(sign == "-" and _DEPRECATION.search(text) for f in shipped for sign, text in diff_lines(f.patch))
 
 
+_WARNS = re.compile(r"\bwarn\w*\s*\(|@deprecated\b|#\[deprecated\b|@Deprecated\b")
+_DEPRECATES = re.compile(r"deprecat\w*|FutureWarning", re.I)
+
+
+def deprecating_files(c: Context) -> list[str]:
+    """Shipped source files whose added lines warn that something is deprecated (a warning call
+    or a deprecation marker, and the word or FutureWarning): the first step of a removal."""
+    found = []
+    for f in c.stats.source:
+        if c.profile.is_internal(f.path) or not f.patch:
+            continue
+        added = "\n".join(text for sign, text in diff_lines(f.patch) if sign == "+")
+        if _WARNS.search(added) and _DEPRECATES.search(added):
+            found.append(f.path)
+    return found
+
+
 def _experimental_only(c: Context) -> bool:
     """What the commit deletes from shipped source is experimental code (nine lines in ten, so a
     stray import elsewhere does not count): no stability promise is broken, so never high."""
@@ -174,6 +191,10 @@ def facts(c: Context) -> list[Fact]:
             facts.append(
                 Fact(Importance.MEDIUM, phrase("offline.removal.removes_functionality", deleted=num(deleted)), order=33)
             )
+    deprecating = deprecating_files(c) if c.ctype not in (ChangeType.TESTS, ChangeType.DOCS) else []
+    if deprecating and not facts and not c.title.preserving:
+        # Users see the warning from this release on and have to move off before the removal.
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.removal.deprecates", where=Names(deprecating, 2)), order=33))
     if c.diff.moved_modules:
         moved = [old for old, _ in c.diff.moved_modules]
         said = phrase(

@@ -61,8 +61,8 @@ def facts(c: Context) -> list[Fact]:
         internal = [f for f in stats.source if c.profile.is_internal(f.path)]
         n_lines -= sum(f.changes for f in internal)
         n_files -= len(internal)
-    if n_lines <= 0:
-        return []
+    if n_lines <= 0 or (c.ctype is ChangeType.REVERT and stats.known and not dels):
+        return []  # a revert that only puts deleted code back takes nothing from anyone, however large
     medium_at = SIZE_THRESHOLDS.get(c.ctype, DEFAULT_THRESHOLD)
     kind = noun(c.ctype)
     where = Count(n_files, "counts.file") if stats.known else phrase("offline.size.file_list_unavailable")
