@@ -252,3 +252,23 @@ def test_an_optional_extras_array_lists_dependencies_whatever_its_name():
     floor = EXTRA.replace("0.24.0", "0.25.1").replace('+    "vllm>=0.16.0', '+    "vllm>=0.17.0')
     a = analyse_offline(commit("Drop vLLM 0.16 support"), [mod("pyproject.toml", 1, 1, floor)], "en")
     assert a.importance is MEDIUM and "vllm" in a.importance_reason
+
+
+@pytest.mark.parametrize(
+    ("title", "ctype"),
+    [
+        ("Accept a `prompt` column alongside `messages`", T.FEATURE),
+        ("Record rollout traces to trackio", T.FEATURE),
+        ("Validate the teacher by vocabulary size", T.FEATURE),
+        ("Raise when the reference log-probs cannot be precomputed", T.FEATURE),
+    ],
+)
+def test_verbs_that_add_behaviour_name_a_feature(title, ctype):
+    assert parse_title(title).change_type is ctype
+
+
+def test_a_feature_that_only_makes_an_error_clearer_is_no_shipped_change_medium():
+    a = analyse_offline(
+        commit("Raise a clearer error for grouped layers"), [mod("src/lib/tuners/layer.py", 4, 0, GROUPS_CHECK)], "en"
+    )
+    assert a.importance is LOW

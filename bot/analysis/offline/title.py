@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from ...core.models import ChangeType
 from . import words
+from .words import clearer_error
 from .message import first_paragraphs
 
 _PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
@@ -108,7 +109,8 @@ _VERBS: dict[str, ChangeType] = {
         """add adds added adding introduce introduces introduced implement implements
         implemented support supports supported enable enables enabled enabling allow allows provide
         provides new create creates expose exposes extend extends initial detect detects report reports
-        emit emits warn warns improve improves improved enhance enhances enhanced""".split(),
+        emit emits warn warns improve improves improved enhance enhances enhanced accept accepts
+        record records track tracks validate validates""".split(),
         ChangeType.FEATURE,
     ),
     **dict.fromkeys(
@@ -214,6 +216,8 @@ def _verb_type(subject: str) -> ChangeType | None:
         return ChangeType.DEPENDENCIES
     if first in ("disable", "disables", "skip", "skips") and re.search(r"\b(tests?|ut|unit tests?)\b", subject, re.I):
         return ChangeType.TESTS
+    if first in ("raise", "raises") and not clearer_error(subject):
+        return ChangeType.FEATURE  # "Raise when X cannot be computed": a new error; a clearer one is no feature
     if first in _VERBS:
         if _VERBS[first] is ChangeType.REMOVAL and _CLEANUP_OBJECT.search(subject):
             return ChangeType.REFACTOR

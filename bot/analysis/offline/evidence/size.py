@@ -94,7 +94,7 @@ def _shipped_change(c: Context) -> list[Fact]:
     Without the patches (a listing that has none) there is nothing to bear it out."""
     if c.ctype not in SHIPPED_CHANGE_TYPES or not c.stats.known:
         return []
-    if c.ctype is ChangeType.BUGFIX and c.title.clearer_error:
+    if c.title.clearer_error:
         return []  # an error users already got, said better: the behaviour they have is the same
     if not changes_shipped_code(c.stats, c.profile):
         return []
