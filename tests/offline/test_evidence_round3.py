@@ -40,7 +40,7 @@ HELP_ONLY = (
 
 
 @pytest.mark.parametrize(
-    ("patch", "expected"),
+    "patch, expected",
     [
         (FIELD_DEFAULT, {"max_completion_length": ("256", "512")}),
         (ONE_LINE_DEFAULT, {"retries": ("3", "5")}),
@@ -53,7 +53,7 @@ def test_a_fields_changed_default_is_named_by_the_field(patch, expected):
 
 
 @pytest.mark.parametrize(
-    ("path", "expected"),
+    "path, expected",
     [
         ("src/lib/trainer/grpo_config.py", HIGH),  # public shipped settings: every user leaving it unset
         ("src/lib/experimental/grpo_config.py", MEDIUM),  # no stability promise
@@ -71,8 +71,8 @@ def test_a_changed_default_in_public_shipped_source_is_high(path, expected):
 def test_a_default_that_follows_a_renamed_module_stays_medium():
     rename = (
         "@@ -3,3 +3,3 @@ class Backend:\n"
-        "-    kernel_name: str = field(default=\"mega_gemm\")\n"
-        "+    kernel_name: str = field(default=\"sm100_gemm\")\n"
+        '-    kernel_name: str = field(default="mega_gemm")\n'
+        '+    kernel_name: str = field(default="sm100_gemm")\n'
     )
     a = analyse_offline(
         commit("Restructure the backends"),
@@ -101,7 +101,7 @@ PLAIN_CLASS = "@@ -10,3 +10,0 @@\n-class NFQuantizer:\n-    def __init__(self):\
 
 
 @pytest.mark.parametrize(
-    ("title", "patch", "expected"),
+    "title, patch, expected",
     [
         ("Remove NFQuantizer", DEPRECATED_CLASS, HIGH),  # the removal its users were warned of
         ("Release 0.20.0", PLAIN_CLASS, HIGH),  # a release commit's removal ships now
@@ -115,7 +115,7 @@ def test_removing_a_deprecated_or_released_public_name_is_high(title, patch, exp
 
 
 @pytest.mark.parametrize(
-    ("root", "expected"),
+    "root, expected",
     [("src/lib/experimental/ssd", MEDIUM), ("src/lib/ssd", HIGH)],
 )
 def test_a_removal_in_experimental_code_is_never_high(root, expected):
@@ -142,7 +142,7 @@ CAST = "@@ -5,3 +5,2 @@ def delta(self):\n-        w = w.to(torch.float32)\n-   
 
 
 @pytest.mark.parametrize(
-    ("title", "body", "patch", "expected"),
+    "title, body, patch, expected",
     [
         ("FIX Raise proper error on unsupported layer type", "", GROUPS_CHECK, LOW),
         ("FIX HiRA layers with groups > 1 error", "HiRA now raises a helpful error instead.", GROUPS_CHECK, LOW),
@@ -157,7 +157,7 @@ def test_clearer_errors_and_clean_ups_are_no_shipped_change_medium(title, body, 
 
 
 @pytest.mark.parametrize(
-    ("title", "ctype"),
+    "title, ctype",
     [
         ("ENH Refactor LoRA variant resolution", T.REFACTOR),
         ("FIX Remove unnecessary dtype casts", T.REFACTOR),
@@ -170,7 +170,7 @@ def test_a_broad_label_over_a_restructuring_verb_is_a_refactor(title, ctype):
 
 
 @pytest.mark.parametrize(
-    ("deleted", "expected"),
+    "deleted, expected",
     [(0, LOW), (30, MEDIUM)],  # putting a removed trainer back takes nothing from anyone
 )
 def test_a_revert_that_only_restores_code_is_low(deleted, expected):
@@ -194,14 +194,14 @@ DEPRECATION = (
 WARNING = DEPRECATION.replace("is deprecated and will be removed", "is large").replace("FutureWarning", "UserWarning")
 
 
-@pytest.mark.parametrize(("patch", "expected"), [(DEPRECATION, MEDIUM), (WARNING, LOW)])
+@pytest.mark.parametrize("patch, expected", [(DEPRECATION, MEDIUM), (WARNING, LOW)])
 def test_adding_a_deprecation_to_shipped_code_is_medium(patch, expected):
     a = analyse_offline(commit("Deprecate `lmbda` mixing"), [mod("src/lib/distill/config.py", 6, 0, patch)], "en")
     assert a.importance is expected
 
 
 @pytest.mark.parametrize(
-    ("version", "expected"),
+    "version, expected",
     [("1.9.0", MEDIUM), ("1.10.0.dev0", LOW)],  # a development version ships nothing
 )
 def test_a_release_commit_touching_only_version_files_is_medium(version, expected):
@@ -213,7 +213,7 @@ def test_a_release_commit_touching_only_version_files_is_medium(version, expecte
 
 
 @pytest.mark.parametrize(
-    ("patch", "expected"),
+    "patch, expected",
     [
         ('     "pytest",\n+    # on Python 3.14 triton warns\n+    "ignore:AnnAssign:DeprecationWarning",\n', LOW),
         ('-    "Programming Language :: Python :: 3.13",\n+    "Programming Language :: Python :: 3.14",\n', MEDIUM),
@@ -237,7 +237,7 @@ EXTRA = (
 
 
 @pytest.mark.parametrize(
-    ("title", "expected"),
+    "title, expected",
     [
         ("Add support for vLLM 0.25.0 and 0.25.1", MEDIUM),
         ("Tidy the extras", LOW),  # the title says nothing about which versions work
@@ -255,7 +255,7 @@ def test_an_optional_extras_array_lists_dependencies_whatever_its_name():
 
 
 @pytest.mark.parametrize(
-    ("title", "ctype"),
+    "title, ctype",
     [
         ("Accept a `prompt` column alongside `messages`", T.FEATURE),
         ("Record rollout traces to trackio", T.FEATURE),

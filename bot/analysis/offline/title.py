@@ -10,8 +10,8 @@ from functools import lru_cache
 
 from ...core.models import ChangeType
 from . import words
-from .words import clearer_error
 from .message import first_paragraphs
+from .words import clearer_error
 
 _PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
 _BRACKET = re.compile(r"\[([^\[\]]{1,40})\]\s*:?")

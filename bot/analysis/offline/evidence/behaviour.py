@@ -17,8 +17,8 @@ from ..patch import (
     assignments,
     change_blocks,
     changes_shipped_code,
-    field_defaults,
     code_changes,
+    field_defaults,
     getter_defaults,
     manages_memory,
     paired_assignments,
@@ -222,7 +222,7 @@ def _public_default(c: Context) -> bool:
     source (a settings module, a dataclass field, a setting read with a default) with a stability
     promise — not a config file's value, not experimental code — whose old value names nothing
     the commit moves or renames (a default following a rename is the same default)."""
-    path, key, old, _ = c.diff.default_changes[0]
+    path, _, old, _ = c.diff.default_changes[0]
     kinds = {f.path: kind for f, kind in c.stats.files}
     if kinds.get(path) is not FileKind.SOURCE or c.ctype in (ChangeType.DOCS, ChangeType.TESTS, ChangeType.REVERT):
         return False

@@ -235,7 +235,9 @@ def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     supported = supported_dependency(c)
     if supported and not c.diff.major_bumps and not c.diff.pins:
-        facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.supported_versions", name=supported), order=43))
+        facts.append(
+            Fact(Importance.MEDIUM, phrase("offline.dependencies.supported_versions", name=supported), order=43)
+        )
     for name, old, new in c.diff.major_bumps[:1]:
         span = f"{old} → {new}" if old else f"→ v{new}"
         facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.major_bump", name=name, span=span), order=43))

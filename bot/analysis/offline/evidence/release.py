@@ -121,7 +121,9 @@ def new_version(stats: FileStats) -> str:
 
 # A version a release ships: "1.9.0", `version = "2.0"`, `__version__ = "0.20.0"` — not a
 # development or pre-release one ("1.10.0.dev0", "2.0rc1", "3.0-SNAPSHOT").
-_SET_VERSION = re.compile(r"""^\s*(?:(?:__version__|version|VERSION)\s*[=:]\s*)?["']?v?(\d+(?:\.\d+)+[\w.+-]*)["']?\s*,?\s*$""")
+_SET_VERSION = re.compile(
+    r"""^\s*(?:(?:__version__|version|VERSION)\s*[=:]\s*)?["']?v?(\d+(?:\.\d+)+[\w.+-]*)["']?\s*,?\s*$"""
+)
 _PRE_RELEASE = re.compile(r"(dev|a|alpha|b|beta|rc|pre|snapshot|nightly)\d*", re.I)
 
 

@@ -182,9 +182,7 @@ def facts(c: Context) -> list[Fact]:
         flags = c.diff.removed_flags
         what = phrase(f"offline.removal.flag_word.{'one' if len(flags) == 1 else 'other'}")
         level = Importance.MEDIUM if experimental else Importance.HIGH
-        facts.append(
-            Fact(level, phrase("offline.removal.removes_flags", what=what, flags=Names(flags)), order=32)
-        )
+        facts.append(Fact(level, phrase("offline.removal.removes_flags", what=what, flags=Names(flags)), order=32))
     if c.ctype is ChangeType.REMOVAL and not removed and not api and c.stats.source_lines and not c.title.preserving:
         deleted = c.stats.lines(FileKind.SOURCE)[1] if c.stats.known else c.stats.deletions
         if deleted >= 20:
@@ -194,7 +192,9 @@ def facts(c: Context) -> list[Fact]:
     deprecating = deprecating_files(c) if c.ctype not in (ChangeType.TESTS, ChangeType.DOCS) else []
     if deprecating and not facts and not c.title.preserving:
         # Users see the warning from this release on and have to move off before the removal.
-        facts.append(Fact(Importance.MEDIUM, phrase("offline.removal.deprecates", where=Names(deprecating, 2)), order=33))
+        facts.append(
+            Fact(Importance.MEDIUM, phrase("offline.removal.deprecates", where=Names(deprecating, 2)), order=33)
+        )
     if c.diff.moved_modules:
         moved = [old for old, _ in c.diff.moved_modules]
         said = phrase(
