@@ -269,6 +269,29 @@ def test_verbs_that_add_behaviour_name_a_feature(title, ctype):
 
 def test_a_feature_that_only_makes_an_error_clearer_is_no_shipped_change_medium():
     a = analyse_offline(
-        commit("Raise a clearer error for grouped layers"), [mod("src/lib/tuners/layer.py", 4, 0, GROUPS_CHECK)], "en"
+        commit("ENH Raise a clearer error for grouped layers"), [mod("src/lib/tuners/layer.py", 4, 0, GROUPS_CHECK)], "en"
     )
     assert a.importance is LOW
+
+
+MID_DOCSTRING = (
+    "@@ -30,7 +30,9 @@ class EMACallback(TrainerCallback):\n"
+    "         bias_power (`float`, *optional*, defaults to `0.2`):\n"
+    "-            Power for the scaling factor. To disable it, set this to `0.0`.\n"
+    "+            Power for the scaling factor. A large value (e.g.\n"
+    "+            `8.0`) makes  \\\\( \\alpha_t \\\\) decay to `0`; `0.0`\n"
+    "+            instead pins it at `1` for every step.\n"
+    "         lag (`int`, *optional*, defaults to `10`):\n"
+)
+
+
+@pytest.mark.parametrize(
+    "patch, expected",
+    [
+        (MID_DOCSTRING, LOW),  # a hunk inside a docstring whose quotes it does not show
+        ("@@ -3,2 +3,2 @@ def power(x):\n-    return x ** 2\n+    return x ** 3\n", MEDIUM),
+    ],
+)
+def test_docstring_text_without_its_quotes_is_not_code(patch, expected):
+    files = [mod("src/lib/callbacks.py", 3, 1, patch)]
+    assert analyse_offline(commit("Fix the EMACallback bias_power docstring"), files, "en").importance is expected

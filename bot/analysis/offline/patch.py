@@ -357,6 +357,9 @@ _LOG_CALL = re.compile(
     r"|^(?:print|printf|fprintf|puts|eprint|eprintln!|println!|print!|debug!|info!|warn!|error!|trace!|fmt\.Print\w*"
     r"|System\.out\.\w+)\s*\("
 )
+# Outside its strings Python has no backticks, no backslash but at a line's end and no sentence
+# ("value. A"): such a line is the text of a docstring whose quotes lie outside the hunk ("`0.0` pins \\( \\alpha \\)").
+_DOC_TEXT = re.compile(r"`|\\(?!\s*$)|[A-Za-z]\. [A-Z]")
 _EMPTIED = re.compile(r"""[rbfuRBFU]{0,2}(?:""|'')""")
 
 
@@ -393,7 +396,7 @@ def _code_changes(patch: str, ext: str) -> int:
         if sign == " " or docstring:
             continue
         code = _EMPTIED.sub("", code_of(text, ext))
-        if not re.search(r"\w", code) or _LOG_CALL.match(code):
+        if not re.search(r"\w", code) or _LOG_CALL.match(code) or (python and _DOC_TEXT.search(code)):
             continue
         (plus if sign == "+" else minus)[" ".join(code.split())] += 1
     return sum((plus - minus).values()) + sum((minus - plus).values())
