@@ -269,7 +269,9 @@ def test_verbs_that_add_behaviour_name_a_feature(title, ctype):
 
 def test_a_feature_that_only_makes_an_error_clearer_is_no_shipped_change_medium():
     a = analyse_offline(
-        commit("ENH Raise a clearer error for grouped layers"), [mod("src/lib/tuners/layer.py", 4, 0, GROUPS_CHECK)], "en"
+        commit("ENH Raise a clearer error for grouped layers"),
+        [mod("src/lib/tuners/layer.py", 4, 0, GROUPS_CHECK)],
+        "en",
     )
     assert a.importance is LOW
 
