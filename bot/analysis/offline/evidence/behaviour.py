@@ -97,7 +97,9 @@ def _file_default_changes(f: FileChange, kind: FileKind, settings_file: bool) ->
     another value), and settings read with a default anywhere (`config.get("a.b", True)`)."""
     changes = []
     # A dataclass or model field's default (`x: int = field(default=256)`) is named by its field.
-    fields = field_defaults(f.patch) if kind is FileKind.SOURCE and "default" in (f.patch or "") else {}
+    patch = f.patch or ""
+    declares = "ield(" in patch or ".ib(" in patch or "attrib(" in patch  # field(, Field(, attr.ib(
+    fields = field_defaults(patch) if kind is FileKind.SOURCE and "default" in patch and declares else {}
     changes += [(f.path, key, a, b) for key, (a, b) in fields.items()]
     for minus, plus in change_blocks(f.patch):
         if not minus or not plus:
