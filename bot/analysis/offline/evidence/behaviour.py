@@ -91,15 +91,19 @@ def _is_config_path(path: str, kind: FileKind) -> bool:
     return bool(tokens & _CONFIG_TOKENS) or path.lower().rsplit("/", 1)[-1].split(".")[0].endswith("_config")
 
 
+def _declares_fields(patch: str) -> bool:
+    """The patch may show a field declared with a default (`field(`, `Field(`, `attr.ib(`): the
+    words first, since most patches have none and reading their lines costs."""
+    return "default" in patch and ("ield(" in patch or ".ib(" in patch or "attrib(" in patch)
+
+
 def _file_default_changes(f: FileChange, kind: FileKind, settings_file: bool) -> list[tuple[str, str, str, str]]:
     """(path, key, old, new) of the literal defaults one file's patch changes: assignments in a
     config file or settings module (nested ones when a line is replaced by the same line with
     another value), and settings read with a default anywhere (`config.get("a.b", True)`)."""
     changes = []
     # A dataclass or model field's default (`x: int = field(default=256)`) is named by its field.
-    patch = f.patch or ""
-    declares = "ield(" in patch or ".ib(" in patch or "attrib(" in patch  # field(, Field(, attr.ib(
-    fields = field_defaults(patch) if kind is FileKind.SOURCE and "default" in patch and declares else {}
+    fields = field_defaults(f.patch) if kind is FileKind.SOURCE and _declares_fields(f.patch or "") else {}
     changes += [(f.path, key, a, b) for key, (a, b) in fields.items()]
     for minus, plus in change_blocks(f.patch):
         if not minus or not plus:
@@ -130,7 +134,7 @@ def default_changes(stats: FileStats, profile: RepoProfile) -> list[tuple[str, s
         if profile.is_internal(f.path) or _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower()):
             continue
         settings_file = _is_config_path(f.path, kind)
-        if settings_file or (kind is FileKind.SOURCE and f.patch and (".get(" in f.patch or "default=" in f.patch)):
+        if settings_file or (kind is FileKind.SOURCE and f.patch and (".get(" in f.patch or _declares_fields(f.patch))):
             found += [
                 c for c in _file_default_changes(f, kind, settings_file) if c[1] not in {k for _, k, _, _ in found}
             ]
