@@ -297,3 +297,16 @@ MID_DOCSTRING = (
 def test_docstring_text_without_its_quotes_is_not_code(patch, expected):
     files = [mod("src/lib/callbacks.py", 3, 1, patch)]
     assert analyse_offline(commit("Fix the EMACallback bias_power docstring"), files, "en").importance is expected
+
+
+def test_a_removed_class_named_deprecated_warned_nobody():
+    """Removing unused code that happens to define a `Deprecated` warning class ends no deprecation."""
+    patch = (
+        "@@ -240,8 +240,4 @@ UNSTABLE: set[Preview] = {\n"
+        "-class Deprecated(UserWarning):\n"
+        '-    """Visible deprecation warning."""\n'
+        "-def is_function_or_class(node):\n"
+        "-    return node.type in KINDS\n"
+    )
+    a = analyse_offline(commit("Remove unused internal code"), [mod("src/lib/mode.py", 0, 4, patch)], "en")
+    assert a.importance is MEDIUM

@@ -113,18 +113,6 @@ def _removed_files(c: Context):
 # --- conclusions ---------------------------------------------------------------------------------
 
 
-_DEPRECATION = re.compile(r"deprecat\w*|DeprecationWarning|FutureWarning", re.I)
-
-
-def _ends_deprecation(c: Context) -> bool:
-    """The removal is the last step of a deprecation (the deleted code warned that it would go)
-    or ships in a release commit: the break users were told of, now made."""
-    if c.title.release:
-        return True
-    shipped = [f for f in c.stats.source if not c.profile.is_internal(f.path)]
-    return any(sign == "-" and _DEPRECATION.search(text) for f in shipped for sign, text in diff_lines(f.patch))
-
-
 _WARNS = re.compile(r"\bwarn\w*\s*\(|@deprecated\b|#\[deprecated\b|@Deprecated\b")
 _DEPRECATES = re.compile(r"deprecat\w*|FutureWarning", re.I)
 
@@ -144,6 +132,25 @@ def deprecating_files(c: Context) -> list[str]:
         if _WARNS.search(added) and _DEPRECATES.search(added):
             found.append(f.path)
     return found
+
+
+def _ends_deprecation(c: Context) -> bool:
+    """The removal is the last step of a deprecation — the deleted code warned that it would go
+    (a warning call or a deprecation marker, and the word or FutureWarning; a class merely named
+    `Deprecated` warned nobody) — or ships in a release commit: the break users were told of."""
+    if c.title.release:
+        return True
+    for f in c.stats.source:
+        if (
+            c.profile.is_internal(f.path)
+            or not f.patch
+            or ("eprecat" not in f.patch and "FutureWarning" not in f.patch)
+        ):
+            continue
+        deleted = "\n".join(text for sign, text in diff_lines(f.patch) if sign == "-")
+        if _WARNS.search(deleted) and _DEPRECATES.search(deleted):
+            return True
+    return False
 
 
 def _experimental_only(c: Context) -> bool:
