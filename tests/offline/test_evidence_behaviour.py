@@ -22,10 +22,12 @@ def test_revert_of_docs_is_still_low():
     assert (a.change_type, a.importance) == (T.REVERT, LOW)
 
 
-def test_config_default_change_is_medium_with_a_specific_risk():
+def test_config_default_change_is_high_with_a_specific_risk():
+    """A public settings module's default changes for everyone who leaves it unset (high since
+    round 3 of issue 33; medium before)."""
     patch = "@@ -20,3 +20,3 @@ class SchedulerConfig:\n     max_num_seqs: int = 256\n-    enable_chunked_prefill: bool = False\n+    enable_chunked_prefill: bool = True\n"
     a = analyse_offline(commit("[Core] Turn on chunked prefill"), [mod("vllm/config/scheduler.py", 1, 1, patch)], "en")
-    assert a.importance is MEDIUM
+    assert a.importance is HIGH
     assert "enable_chunked_prefill (False → True)" in a.importance_reason
     assert any("enable_chunked_prefill" in r and "False" in r for r in a.risks)
     assert "set enable_chunked_prefill=False explicitly" in a.recommendations[0]
@@ -305,6 +307,6 @@ def test_a_nested_default_and_a_default_read_where_it_is_used_are_one_changed_de
     )
     files = [mod("src/poetry/config/config.py", 1, 1, table), mod("src/poetry/installation/installer.py", 1, 1, read)]
     a = analyse_offline(commit("Re-resolve only when asked"), files, "en")
-    assert a.importance is MEDIUM
+    assert a.importance is HIGH  # public shipped settings (round 3)
     assert a.importance_reason == "Changes the default of installer.re-resolve (True → False)"
     assert a.summary.startswith("`installer.re-resolve` defaults to False (was True)")

@@ -44,7 +44,9 @@ def judge(c: Context) -> Verdict:
     reason names up to two specific facts at that level — size only speaks when nothing more
     specific does — or, when no rule fired, the baseline."""
     found = facts(c)
-    cap = scope.ceiling(c, security.exempts_ci(c), security.pipeline_hardening(c), dependencies.dev_only(c))
+    cap = scope.ceiling(
+        c, security.exempts_ci(c), security.pipeline_hardening(c), dependencies.dev_only(c), release.ships_release(c)
+    )
     verdict = _by_rules(c, found, cap)
     learned = weigh(c, found, cap, verdict.level)
     return Verdict(learned.level, (learned,)) if learned else verdict

@@ -162,6 +162,38 @@ def getter_defaults(lines: list[str]) -> dict[str, str]:
     return found
 
 
+# A declared field whose value is built by a call: `max_len: int = field(`, `name = Field(`,
+# `x = attr.ib(`, `y: int = dataclasses.field(default=3)`.
+_FIELD_OPEN = re.compile(
+    r"^(?P<indent>\s*)(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=\s*(?:[\w.]+\.)?(?:field|Field|ib|attrib)\s*\("
+)
+_DEFAULT_KEYWORD = re.compile(r"\bdefault\s*=\s*(?P<val>[^,()]+?)\s*(?:[,)]|$)")
+_STATEMENT = re.compile(r"^(?P<indent>\s*)(?:[A-Za-z_]\w*\s*(?::[^=]+)?=[^=]|(?:async\s+)?def\s|class\s|@)")
+
+
+def field_defaults(patch: str | None) -> dict[str, tuple[str, str]]:
+    """Fields whose declared default changes, named by the field, not by the keyword: `max_len:
+    int = field(` … `-    default=256,` `+    default=512,` gives max_len → (256, 512), as
+    does the same on one line. Only literal values (a number, a boolean, a short word)."""
+    old: dict[str, str] = {}
+    new: dict[str, str] = {}
+    owner, depth = "", 0
+    for sign, text in diff_lines(patch):
+        if sign == "@":
+            owner = ""
+            continue
+        opened = _FIELD_OPEN.match(text)
+        statement = _STATEMENT.match(text)
+        if opened:
+            owner, depth = opened.group("name"), len(opened.group("indent").expandtabs(4))
+        elif statement and len(statement.group("indent").expandtabs(4)) <= depth:
+            owner = ""  # the next statement at the field's depth: its call is over
+        m = _DEFAULT_KEYWORD.search(text) if owner and sign in "+-" else None
+        if m and _is_literal_value(m.group("val")):
+            (old if sign == "-" else new).setdefault(owner, m.group("val").strip())
+    return {k: (old[k], new[k]) for k in old.keys() & new.keys() if old[k].strip("\"'") != new[k].strip("\"'")}
+
+
 def paired_assignments(minus: list[str], plus: list[str]) -> dict[str, tuple[str, str]]:
     """Lines replaced one for one where only a literal value changes, at any depth: a nested
     setting (`"re-resolve": True,` → `False,` inside a defaults table). key → (old, new)."""
@@ -325,6 +357,9 @@ _LOG_CALL = re.compile(
     r"|^(?:print|printf|fprintf|puts|eprint|eprintln!|println!|print!|debug!|info!|warn!|error!|trace!|fmt\.Print\w*"
     r"|System\.out\.\w+)\s*\("
 )
+# Outside its strings Python has no backticks, no backslash but at a line's end and no sentence
+# ("value. A"): such a line is the text of a docstring whose quotes lie outside the hunk ("`0.0` pins \\( \\alpha \\)").
+_DOC_TEXT = re.compile(r"`|\\(?!\s*$)|[A-Za-z]\. [A-Z]")
 _EMPTIED = re.compile(r"""[rbfuRBFU]{0,2}(?:""|'')""")
 
 
@@ -361,7 +396,7 @@ def _code_changes(patch: str, ext: str) -> int:
         if sign == " " or docstring:
             continue
         code = _EMPTIED.sub("", code_of(text, ext))
-        if not re.search(r"\w", code) or _LOG_CALL.match(code):
+        if not re.search(r"\w", code) or _LOG_CALL.match(code) or (python and _DOC_TEXT.search(code)):
             continue
         (plus if sign == "+" else minus)[" ".join(code.split())] += 1
     return sum((plus - minus).values()) + sum((minus - plus).values())

@@ -41,6 +41,7 @@ __all__ = [
     "extension",
     "generated_origin",
     "in_package",
+    "is_experimental",
     "is_binary_path",
     "is_lockfile",
     "is_root_manifest",
@@ -79,3 +80,12 @@ def shipped_manifest(path: str, profile: RepoProfile) -> bool:
         and not profile.is_internal(path)
         and not DEV_MANIFEST.search(name.rsplit(".", 1)[0])
     )
+
+
+# Directories whose code says it carries no stability promise: `trl/experimental/`, `x/unstable/`.
+EXPERIMENTAL_DIRS = frozenset({"experimental", "unstable"})
+
+
+def is_experimental(path: str, profile: RepoProfile) -> bool:
+    """Code without a stability promise: a preview path of the profile, or a directory named so."""
+    return profile.is_preview(path) or any(d.lower() in EXPERIMENTAL_DIRS for d in path.strip("/").split("/")[:-1])

@@ -11,6 +11,7 @@ from functools import lru_cache
 from ...core.models import ChangeType
 from . import words
 from .message import first_paragraphs
+from .words import clearer_error
 
 _PR_SUFFIX = re.compile(r"\s*\(#\d+\)\s*$")
 _BRACKET = re.compile(r"\[([^\[\]]{1,40})\]\s*:?")
@@ -108,7 +109,8 @@ _VERBS: dict[str, ChangeType] = {
         """add adds added adding introduce introduces introduced implement implements
         implemented support supports supported enable enables enabled enabling allow allows provide
         provides new create creates expose exposes extend extends initial detect detects report reports
-        emit emits warn warns improve improves improved enhance enhances enhanced""".split(),
+        emit emits warn warns improve improves improved enhance enhances enhanced accept accepts
+        record records track tracks validate validates""".split(),
         ChangeType.FEATURE,
     ),
     **dict.fromkeys(
@@ -141,6 +143,13 @@ _VERBS: dict[str, ChangeType] = {
 _CLEANUP_OBJECT = re.compile(
     r"\b(unused|redundant|dead|duplicated?|obsolete|stale|leftover|usages? of|"
     r"unnecessary|useless)\b",
+    re.I,
+)
+# A subject that says it restructures or cleans up, whatever its label: "Refactor …", "Remove
+# unnecessary casts …", "Clean up …".
+_RESTRUCTURES = re.compile(
+    r"^(refactor\w*|restructure\w*|reorgani[sz]e\w*|clean ?up\w*"
+    r"|(remove|drop|delete|avoid)s? (\w+ )?(unused|redundant|dead|unnecessary|useless|superfluous|needless)\b)",
     re.I,
 )
 _PERF_WORDS = re.compile(
@@ -179,6 +188,7 @@ class TitleInfo:
     ci_declared: bool = False  # the author labels it CI work: a `ci:` prefix or a [CI] tag
     wrong_output: str = ""  # the message says the output was corrupted or wrong ("corrupted attention output")
     interface_change: str = ""  # the message says an interface changes under its callers ("the two inputs")
+    clearer_error: bool = False  # the message says an error already raised becomes clearer ("raise a proper error")
 
 
 def norm_tag(tag: str) -> str:
@@ -206,6 +216,8 @@ def _verb_type(subject: str) -> ChangeType | None:
         return ChangeType.DEPENDENCIES
     if first in ("disable", "disables", "skip", "skips") and re.search(r"\b(tests?|ut|unit tests?)\b", subject, re.I):
         return ChangeType.TESTS
+    if first in ("raise", "raises") and not clearer_error(subject):
+        return ChangeType.FEATURE  # "Raise when X cannot be computed": a new error; a clearer one is no feature
     if first in _VERBS:
         if _VERBS[first] is ChangeType.REMOVAL and _CLEANUP_OBJECT.search(subject):
             return ChangeType.REFACTOR
@@ -279,6 +291,10 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
     strong = change_type is not None  # the author labelled it: a tag, a prefix or "Revert"
     if change_type is None:
         change_type = _verb_type(prefix.subject)
+    elif change_type in (ChangeType.FEATURE, ChangeType.BUGFIX) and _RESTRUCTURES.match(prefix.subject):
+        # A broad label ("ENH", "FIX") over a subject whose verb names the narrower kind: "ENH
+        # Refactor variant resolution", "FIX Remove unnecessary casts" restructure, they add or fix nothing.
+        change_type = ChangeType.REFACTOR
     bump = words.read_bump(prefix.subject)
     if bump and change_type in (None, ChangeType.REFACTOR, ChangeType.FEATURE):
         change_type = ChangeType.DEPENDENCIES
@@ -333,4 +349,5 @@ def parse_title(title: str, body: str = "") -> TitleInfo:
         ci_declared=prefix.conventional == "ci" or any(k in ("ci", "cicd") for k in tag_keys),
         wrong_output=words.wrong_output(f"{text}\n{_without_code(body)}"),
         interface_change=words.interface_change(f"{text}\n{body_text}"),
+        clearer_error=words.clearer_error(f"{text}\n{body_text}"),
     )

@@ -132,6 +132,20 @@ def cve(title: str, body: str) -> str:
     return m.group(0).upper() if m else ""
 
 
+# An error users already got, said better: "raise a proper error", "a clearer error message".
+_CLEARER_ERROR = re.compile(
+    r"\b(proper|clear(er)?|better|informative|helpful|meaningful|descriptive|actionable|nicer|friendlier)"
+    r"( \w+)? (error|exception)s?\b",
+    re.I,
+)
+
+
+def clearer_error(text: str) -> bool:
+    """The message says the change makes an error clearer: the input failed before too, so
+    nothing that worked is refused now."""
+    return bool(_CLEARER_ERROR.search(prose(text)))
+
+
 def refused_input(subject: str) -> str:
     """The first 'reject/require …' word that is not negated ('Do not error on …'); "raise
     `TypeError`" keeps its code span."""

@@ -18,13 +18,14 @@ from ..patch import (
     change_blocks,
     changes_shipped_code,
     code_changes,
+    field_defaults,
     getter_defaults,
     manages_memory,
     paired_assignments,
     rewords_messages,
     shared_state_files,
 )
-from ..paths import FileKind, extension
+from ..paths import FileKind, extension, is_experimental
 from ..stats import WhereNames, patches_unknown, runtime_lines
 
 if TYPE_CHECKING:
@@ -90,11 +91,20 @@ def _is_config_path(path: str, kind: FileKind) -> bool:
     return bool(tokens & _CONFIG_TOKENS) or path.lower().rsplit("/", 1)[-1].split(".")[0].endswith("_config")
 
 
+def _declares_fields(patch: str) -> bool:
+    """The patch may show a field declared with a default (`field(`, `Field(`, `attr.ib(`): the
+    words first, since most patches have none and reading their lines costs."""
+    return "default" in patch and ("ield(" in patch or ".ib(" in patch or "attrib(" in patch)
+
+
 def _file_default_changes(f: FileChange, kind: FileKind, settings_file: bool) -> list[tuple[str, str, str, str]]:
     """(path, key, old, new) of the literal defaults one file's patch changes: assignments in a
     config file or settings module (nested ones when a line is replaced by the same line with
     another value), and settings read with a default anywhere (`config.get("a.b", True)`)."""
     changes = []
+    # A dataclass or model field's default (`x: int = field(default=256)`) is named by its field.
+    fields = field_defaults(f.patch) if kind is FileKind.SOURCE and _declares_fields(f.patch or "") else {}
+    changes += [(f.path, key, a, b) for key, (a, b) in fields.items()]
     for minus, plus in change_blocks(f.patch):
         if not minus or not plus:
             continue
@@ -107,6 +117,8 @@ def _file_default_changes(f: FileChange, kind: FileKind, settings_file: bool) ->
         old, new = getter_defaults(minus), getter_defaults(plus)
         pairs.update((key, (old[key], new[key])) for key in old.keys() & new.keys())
         for key, (a, b) in pairs.items():
+            if fields and key == "default":
+                continue  # the keyword of a field's call, named by its field above
             if a.strip("\"'") != b.strip("\"'"):
                 changes.append((f.path, key, a, b))
     # A targeted edit changes a default; rewriting many values is a data table (tuned kernel
@@ -122,7 +134,7 @@ def default_changes(stats: FileStats, profile: RepoProfile) -> list[tuple[str, s
         if profile.is_internal(f.path) or _TOOLCHAIN_PIN.match(f.path.rsplit("/", 1)[-1].lower()):
             continue
         settings_file = _is_config_path(f.path, kind)
-        if settings_file or (kind is FileKind.SOURCE and f.patch and ".get(" in f.patch):
+        if settings_file or (kind is FileKind.SOURCE and f.patch and (".get(" in f.patch or _declares_fields(f.patch))):
             found += [
                 c for c in _file_default_changes(f, kind, settings_file) if c[1] not in {k for _, k, _, _ in found}
             ]
@@ -199,10 +211,32 @@ def _reverts_code(c: Context) -> bool:
     return patches_unknown(c.stats, c.profile) or changes_shipped_code(c.stats, c.profile)
 
 
+def _restores(c: Context) -> bool:
+    """The revert only puts deleted source back (it removes no source line): it takes nothing
+    away from anyone, it undoes a removal."""
+    return c.stats.known and c.stats.lines(FileKind.SOURCE)[1] == 0
+
+
 def wrong_output_fixed(c: Context) -> bool:
     """A fix of output that was silently wrong: the message says the output was corrupted or wrong
     (a hint), the commit is a fix by its type and changes shipped code (what bears it out)."""
     return bool(c.title.wrong_output) and c.ctype is ChangeType.BUGFIX and changes_shipped_code(c.stats, c.profile)
+
+
+def _public_default(c: Context) -> bool:
+    """A changed default every user who leaves it unset gets: a literal default in public shipped
+    source (a settings module, a dataclass field, a setting read with a default) with a stability
+    promise — not a config file's value, not experimental code — whose old value names nothing
+    the commit moves or renames (a default following a rename is the same default)."""
+    path, _, old, _ = c.diff.default_changes[0]
+    kinds = {f.path: kind for f, kind in c.stats.files}
+    if kinds.get(path) is not FileKind.SOURCE or c.ctype in (ChangeType.DOCS, ChangeType.TESTS, ChangeType.REVERT):
+        return False
+    if c.profile.is_internal(path) or not c.profile.is_public(path) or is_experimental(path, c.profile):
+        return False
+    value = old.strip("\"'")
+    moved = [p for pair in c.diff.moved_modules for p in pair] + [p for pair in c.diff.renamed_api for p in pair]
+    return not any(value and value in re.split(r"[/.]", p) for p in moved)
 
 
 def facts(c: Context) -> list[Fact]:
@@ -213,14 +247,14 @@ def facts(c: Context) -> list[Fact]:
         what = phrase("offline.said.quoted", text=t.wrong_output)  # the author's words, quoted
         facts.append(Fact(Importance.HIGH, phrase("offline.behaviour.fixes_wrong_output", what=what), order=39))
     # Backing out docstrings or comments (no code line) changes nothing that runs.
-    if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT and _reverts_code(c):
+    if c.ctype is ChangeType.REVERT and c.stats.source_lines >= SMALL_REVERT and _reverts_code(c) and not _restores(c):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.behaviour.reverts_landed_change", sha=_sha(c)), order=40))
     if d.default_changes:
         _, key, old, new = d.default_changes[0]
         more = _MoreDefaults(len(d.default_changes)) if len(d.default_changes) > 1 else ""
         facts.append(
             Fact(
-                Importance.MEDIUM,
+                Importance.HIGH if _public_default(c) else Importance.MEDIUM,
                 phrase("offline.behaviour.changes_default", key=key, old=old, new=new, more=more),
                 order=41,
             )

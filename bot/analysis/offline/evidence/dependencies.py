@@ -74,10 +74,19 @@ def _declares_dependencies(f: FileChange, kind: FileKind) -> bool:
     )
 
 
-def _not_a_dependency_list(f: FileChange, group: str) -> bool:
+# A quoted requirement with a version: '"vllm>=0.17.0,<=0.25.1",' in an optional extra's array.
+_QUOTED_REQUIREMENT = re.compile(r"""^\s*["'][A-Za-z0-9][\w.-]*(\[[^\]]*\])?\s*(==|>=|<=|~=|!=|<|>)\s*\d""")
+
+
+def _not_a_dependency_list(f: FileChange, group: str, lines: list[str]) -> bool:
     """A table or array of a TOML or JSON manifest that lists no dependencies (package data, tool
-    settings): its lines are paths and options ('"src/a2a/*.cu"' is no requirement)."""
-    return bool(group) and extension(f.path) in ("toml", "json") and not _DEP_GROUP_NAME.search(group)
+    settings): its lines are paths and options ('"src/a2a/*.cu"' is no requirement). An array
+    whose changed lines are all versioned requirements lists dependencies whatever its name (an
+    optional extra, `vllm = [`)."""
+    if not (bool(group) and extension(f.path) in ("toml", "json") and not _DEP_GROUP_NAME.search(group)):
+        return False
+    changed = [ln for ln in lines if ln.strip()]
+    return not (changed and all(_QUOTED_REQUIREMENT.match(ln) for ln in changed))
 
 
 def _changed_names(stats: FileStats, profile: RepoProfile) -> tuple[list[str], bool]:
@@ -91,7 +100,7 @@ def _changed_names(stats: FileStats, profile: RepoProfile) -> tuple[list[str], b
         names: list[str] = []
         for group, minus, plus in manifest_blocks(f.patch):
             dev = bool(_DEV_GROUP.search(group)) or not ships
-            if not dev and _not_a_dependency_list(f, group):
+            if not dev and _not_a_dependency_list(f, group, minus + plus):
                 continue
             local = [ln for ln in plus + minus if re.search(r"\bpath\s*=", ln)]
             plus_ext = [ln for ln in plus if ln not in local]
@@ -122,7 +131,7 @@ def _requirement_versions(
         for group, minus, plus in manifest_blocks(f.patch):
             if _DEV_GROUP.search(group) or DEV_MANIFEST.search(f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]):
                 continue
-            if _not_a_dependency_list(f, group):
+            if _not_a_dependency_list(f, group, minus + plus):
                 continue
             for k, v in requirements(minus, bare).items():
                 old_reqs.setdefault(k, v)
@@ -209,8 +218,26 @@ def pinned(c: Context) -> Names:
     return Names([f"{name}=={version}" for name, version in c.diff.pins], 2)
 
 
+_SUPPORT_WORDS = re.compile(r"\b(support\w*|drop\w*|requir\w*|minimum|compatib\w*)\b", re.I)
+
+
+def supported_dependency(c: Context) -> str:
+    """The shipped dependency whose supported versions the title says change ("Drop vLLM 0.16
+    support", "Add support for vLLM 0.25") and the diff bears out: its requirement changes in a
+    manifest of what ships. '' when none."""
+    if not _SUPPORT_WORDS.search(c.title.subject) or c.ctype in (ChangeType.TESTS, ChangeType.DOCS):
+        return ""
+    words = {w.lower() for w in re.findall(r"[\w.-]+", c.title.subject)}
+    return next((name for name in c.diff.shipped_dep_changes if name.lower() in words), "")
+
+
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
+    supported = supported_dependency(c)
+    if supported and not c.diff.major_bumps and not c.diff.pins:
+        facts.append(
+            Fact(Importance.MEDIUM, phrase("offline.dependencies.supported_versions", name=supported), order=43)
+        )
     for name, old, new in c.diff.major_bumps[:1]:
         span = f"{old} → {new}" if old else f"→ v{new}"
         facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.major_bump", name=name, span=span), order=43))

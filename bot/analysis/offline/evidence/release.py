@@ -119,6 +119,54 @@ def new_version(stats: FileStats) -> str:
     return ""
 
 
+# A version a release ships: "1.9.0", `version = "2.0"`, `__version__ = "0.20.0"` — not a
+# development or pre-release one ("1.10.0.dev0", "2.0rc1", "3.0-SNAPSHOT").
+_SET_VERSION = re.compile(
+    r"""^\s*(?:(?:__version__|version|VERSION)\s*[=:]\s*)?["']?v?(\d+(?:\.\d+)+[\w.+-]*)["']?\s*,?\s*$"""
+)
+_PRE_RELEASE = re.compile(r"(dev|a|alpha|b|beta|rc|pre|snapshot|nightly)\d*", re.I)
+
+
+def sets_release_version(stats: FileStats) -> bool:
+    """The commit sets a version a release ships (an added line that is the version and nothing
+    else, or a `version` key), not a development one."""
+    for f, _ in stats.files:
+        for sign, text in diff_lines(f.patch):
+            m = _SET_VERSION.match(text) if sign == "+" else None
+            if m and not _PRE_RELEASE.search(m.group(1).split(".", 2)[-1]):
+                return True
+    return False
+
+
+def runtime_borne_out(c: Context) -> bool:
+    """The runtime the title names ("Python 3.14") is in a changed line of code or configuration
+    outside tests and docs (a classifier, a CI matrix entry, a version check) — not only in a
+    comment beside a warning filter. Without patches there is nothing to say otherwise."""
+    number = re.search(r"\d+(\.\d+)?$", c.title.runtime_support)
+    if not number:
+        return True
+    version = number.group(0)
+    said = re.compile(rf"(?<![\d.]){re.escape(version)}(?![\d])|\b(py|cp)?{version.replace('.', '')}\b")
+    files = [f for f, kind in c.stats.files if kind not in (FileKind.TEST, FileKind.DOCS)]
+    if any(f.patch is None for f in files):
+        return True
+    return any(sign in "+-" and said.search(_uncommented(text)) for f in files for sign, text in diff_lines(f.patch))
+
+
+def _uncommented(line: str) -> str:
+    """A line without its comment (`#` or `//`, whole or trailing); strings are kept: a classifier
+    or a matrix entry is a string."""
+    text = line.strip()
+    if text.startswith(("#", "//", "/*", "*")):
+        return ""
+    return re.split(r"\s(?:#|//)\s", text, maxsplit=1)[0]
+
+
+def ships_release(c: Context) -> bool:
+    """A release commit (by its title) that sets a version users install."""
+    return c.title.release and sets_release_version(c.stats)
+
+
 # --- conclusions ---------------------------------------------------------------------------------
 
 
@@ -142,7 +190,11 @@ def facts(c: Context) -> list[Fact]:
         # affected platform was hit, whatever the size of the diff.
         names = Names(d.release_edits or d.shipped_dep_changes, 2)
         facts.append(Fact(Importance.HIGH, phrase("offline.release.fixes_shipped_crash", names=names), order=45))
-    if t.runtime_support and (c.stats.source or c.stats.of(FileKind.BUILD, FileKind.DEPENDENCY)):
+    if (
+        t.runtime_support
+        and (c.stats.source or c.stats.of(FileKind.BUILD, FileKind.DEPENDENCY))
+        and runtime_borne_out(c)
+    ):
         facts.append(
             Fact(
                 Importance.MEDIUM,

@@ -11,7 +11,7 @@ from ....i18n import Count, phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names, num
 from ..patch import code_of, diff_lines
-from ..paths import FileKind, extension
+from ..paths import FileKind, extension, is_experimental
 from ..stats import grouped_dirs
 
 if TYPE_CHECKING:
@@ -113,18 +113,67 @@ def _removed_files(c: Context):
 # --- conclusions ---------------------------------------------------------------------------------
 
 
+_WARNS = re.compile(r"\bwarn\w*\s*\(|@deprecated\b|#\[deprecated\b|@Deprecated\b")
+_DEPRECATES = re.compile(r"deprecat\w*|FutureWarning", re.I)
+
+
+def deprecating_files(c: Context) -> list[str]:
+    """Shipped source files whose added lines warn that something is deprecated (a warning call
+    or a deprecation marker, and the word or FutureWarning): the first step of a removal."""
+    found = []
+    for f in c.stats.source:
+        if (
+            c.profile.is_internal(f.path)
+            or not f.patch
+            or ("eprecat" not in f.patch and "FutureWarning" not in f.patch)
+        ):
+            continue  # the words first: most patches have neither, and reading their lines costs
+        added = "\n".join(text for sign, text in diff_lines(f.patch) if sign == "+")
+        if _WARNS.search(added) and _DEPRECATES.search(added):
+            found.append(f.path)
+    return found
+
+
+def _ends_deprecation(c: Context) -> bool:
+    """The removal is the last step of a deprecation — the deleted code warned that it would go
+    (a warning call or a deprecation marker, and the word or FutureWarning; a class merely named
+    `Deprecated` warned nobody) — or ships in a release commit: the break users were told of."""
+    if c.title.release:
+        return True
+    for f in c.stats.source:
+        if (
+            c.profile.is_internal(f.path)
+            or not f.patch
+            or ("eprecat" not in f.patch and "FutureWarning" not in f.patch)
+        ):
+            continue
+        deleted = "\n".join(text for sign, text in diff_lines(f.patch) if sign == "-")
+        if _WARNS.search(deleted) and _DEPRECATES.search(deleted):
+            return True
+    return False
+
+
+def _experimental_only(c: Context) -> bool:
+    """What the commit deletes from shipped source is experimental code (nine lines in ten, so a
+    stray import elsewhere does not count): no stability promise is broken, so never high."""
+    touched = [f for f in c.stats.source if f.deletions and not c.profile.is_internal(f.path)]
+    gone = sum(f.deletions for f in touched)
+    return bool(gone) and sum(f.deletions for f in touched if is_experimental(f.path, c.profile)) >= 0.9 * gone
+
+
 def _pairs(c: Context) -> Names:
     return Names([f"{old} → {new}" for old, new in c.diff.renamed_api])
 
 
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
+    experimental = _experimental_only(c)
     removed = _removed_files(c)
     gone = sum(f.deletions for f in removed)
     in_files = c.diff.removed_api_in_removed_files and bool(removed)
     if removed:
         n = len(removed)
-        level = Importance.HIGH if n >= 5 or gone >= 300 else Importance.MEDIUM
+        level = Importance.HIGH if (n >= 5 or gone >= 300) and not experimental else Importance.MEDIUM
         if in_files:
             files = Count(n, "offline.removal.files_with_api")
             said = phrase("offline.removal.removes_api_in_files", files=files, gone=num(gone))
@@ -134,7 +183,8 @@ def facts(c: Context) -> list[Fact]:
         facts.append(Fact(level, said, order=30))
     api = c.diff.removed_api
     if api and not in_files:
-        level = Importance.HIGH if len(api) >= 5 else Importance.MEDIUM
+        high = len(api) >= 5 or _ends_deprecation(c)
+        level = Importance.HIGH if high and not experimental else Importance.MEDIUM
         facts.append(Fact(level, phrase("offline.removal.callers_must_migrate", names=Names(api)), order=31))
     if c.diff.renamed_api:
         # A rename breaks callers as a removal does, but names what to call instead: never high on its own.
@@ -142,15 +192,20 @@ def facts(c: Context) -> list[Fact]:
     if c.diff.removed_flags:
         flags = c.diff.removed_flags
         what = phrase(f"offline.removal.flag_word.{'one' if len(flags) == 1 else 'other'}")
-        facts.append(
-            Fact(Importance.HIGH, phrase("offline.removal.removes_flags", what=what, flags=Names(flags)), order=32)
-        )
+        level = Importance.MEDIUM if experimental else Importance.HIGH
+        facts.append(Fact(level, phrase("offline.removal.removes_flags", what=what, flags=Names(flags)), order=32))
     if c.ctype is ChangeType.REMOVAL and not removed and not api and c.stats.source_lines and not c.title.preserving:
         deleted = c.stats.lines(FileKind.SOURCE)[1] if c.stats.known else c.stats.deletions
         if deleted >= 20:
             facts.append(
                 Fact(Importance.MEDIUM, phrase("offline.removal.removes_functionality", deleted=num(deleted)), order=33)
             )
+    deprecating = deprecating_files(c) if c.ctype not in (ChangeType.TESTS, ChangeType.DOCS) else []
+    if deprecating and not facts and not c.title.preserving:
+        # Users see the warning from this release on and have to move off before the removal.
+        facts.append(
+            Fact(Importance.MEDIUM, phrase("offline.removal.deprecates", where=Names(deprecating, 2)), order=33)
+        )
     if c.diff.moved_modules:
         moved = [old for old, _ in c.diff.moved_modules]
         said = phrase(

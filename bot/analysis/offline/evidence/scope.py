@@ -58,19 +58,23 @@ def _tooling_fact(stats: FileStats, level: Importance) -> Fact:
     return Fact(level, phrase("offline.scope.tooling_only", files=Count(n, "counts.file"), lines=lines(adds, dels)))
 
 
-def ceiling(c: Context, ci_security_fix: bool, pipeline_hardening: Fact | None, dev_only: Fact | None) -> Fact | None:
+def ceiling(
+    c: Context, ci_security_fix: bool, pipeline_hardening: Fact | None, dev_only: Fact | None, releases: bool = False
+) -> Fact | None:
     """A ceiling (or, with `floor`, a minimum): changes that cannot affect what users run, and
     mechanical sweeps. The first that applies decides. What the other modules conclude comes in
     (decide.py asks them): a security fix to CI workflows (security.exempts_ci), hardening of the
     release pipeline (security.pipeline_hardening), development-only dependencies
-    (dependencies.dev_only)."""
+    (dependencies.dev_only), a release commit setting the version users install
+    (release.ships_release: it ships everything since the last release, however few files it
+    touches)."""
     stats = c.stats
     internal_only = (
         stats.known
         and stats.files
         and all(k in NON_RUNTIME | {FileKind.TOOLING} or c.profile.is_internal(f.path) for f, k in stats.files)
     )
-    if internal_only and not c.diff.release_edits:
+    if internal_only and not c.diff.release_edits and not releases:
         # A security fix to CI workflows is real, and so is hardening the release pipeline; other
         # non-runtime commits are low whatever they claim.
         if ci_security_fix:

@@ -152,6 +152,7 @@ def refuses_input(c: Context) -> bool:
     return (
         bool(c.title.rejects)
         and not c.title.preserving
+        and not c.title.clearer_error  # "raise a proper error": the input failed before too
         and (bool(c.diff.refusals) or patches_unknown(c.stats, c.profile))
     )
 

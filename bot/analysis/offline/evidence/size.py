@@ -61,8 +61,8 @@ def facts(c: Context) -> list[Fact]:
         internal = [f for f in stats.source if c.profile.is_internal(f.path)]
         n_lines -= sum(f.changes for f in internal)
         n_files -= len(internal)
-    if n_lines <= 0:
-        return []
+    if n_lines <= 0 or (c.ctype is ChangeType.REVERT and stats.known and not dels):
+        return []  # a revert that only puts deleted code back takes nothing from anyone, however large
     medium_at = SIZE_THRESHOLDS.get(c.ctype, DEFAULT_THRESHOLD)
     kind = noun(c.ctype)
     where = Count(n_files, "counts.file") if stats.known else phrase("offline.size.file_list_unavailable")
@@ -94,6 +94,8 @@ def _shipped_change(c: Context) -> list[Fact]:
     Without the patches (a listing that has none) there is nothing to bear it out."""
     if c.ctype not in SHIPPED_CHANGE_TYPES or not c.stats.known:
         return []
+    if c.title.clearer_error:
+        return []  # an error users already got, said better: the behaviour they have is the same
     if not changes_shipped_code(c.stats, c.profile):
         return []
     code = [f for f in c.stats.source if not c.profile.is_internal(f.path)]
