@@ -484,7 +484,7 @@ def test_compose_stack_delivers_exactly_once_through_a_killed_worker_and_stops_i
             (pushed,) = slack.top_level(SCHEDULED)
             assert _thread_numbers(slack, SCHEDULED, pushed.ts, "pushed case") == [0, 1, 2]
 
-            # --- backup and restore (python -m bot backup/restore: issue 34 §4, another branch) ---
+            # --- backup and restore (python -m bot backup/restore: issue 34 §4) ---
             _backup_and_restore(engine, name["worker"], slack, tmp_path, env_file)
 
             # A stop: SIGTERM to tini, which hands it to the bot; far inside the 10 s grace.
@@ -529,12 +529,7 @@ def test_compose_as_written_scales_to_three_workers(engine, tmp_path):
 def _backup_and_restore(engine: Engine, container: str, slack: FakeSlack, tmp: Path, env_file: Path) -> None:
     """A backup of the running stack restored into a fresh Redis, and a clock and a worker on it:
     the push already delivered is not posted again, the on-demand thread not resumed twice.
-    Runs where the image has `python -m bot backup` (issue 34 §4, built on another branch:
-    `backup FILE`, `restore FILE` into an empty Redis, as the issue names them); until then it
-    says it is skipped — so this step has not run yet: check it when that branch is merged."""
-    if engine.podman("exec", container, "python", "-m", "bot", "backup", "--help", check=False).returncode != 0:
-        FIGURES["backup/restore"] = "skipped: `python -m bot backup` does not exist in this image yet"
-        return
+    The backup is taken inside the running worker's container, as an operator would."""
     engine.podman("exec", container, "python", "-m", "bot", "backup", "/data/backup")
     (tmp / "backup").mkdir()
     engine.podman("cp", f"{container}:/data/backup", str(tmp / "backup" / "backup"))
