@@ -409,3 +409,37 @@ def test_a_files_dict_is_the_generic_walks():
 
     for f in (*FILES, FileChange("a b/é.py", "renamed", 0, 0, None, "old.py", True)):
         assert list(to_dict(f).items()) == [(x.name, getattr(f, x.name)) for x in fields(f)]
+
+
+def _walk(obj):
+    """to_dict as the generic walk over dataclass fields wrote it before (the reference)."""
+    import enum
+    from dataclasses import fields
+
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if hasattr(obj, "__dataclass_fields__"):
+        return {f.name: _walk(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [_walk(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _walk(v) for k, v in obj.items()}
+    return obj
+
+
+async def test_a_kept_digests_dict_is_the_generic_walks(make_services, day_repo):
+    """A digest is kept as the dict of its dataclasses, made with each class's field names
+    remembered and plain values passed through: key for key, in order, the generic walk's."""
+    import json
+
+    from bot.core.models import to_dict
+
+    services = await make_services(default_lang="en")
+    digest = await services.builder.build(services.source(str(day_repo.path)), day_window(DAY, "UTC"), "en")
+    assert digest.entries
+    assert json.dumps(to_dict(digest)) == json.dumps(_walk(digest))
+    for entry in digest.entries:
+        files = await services.builder.files(services.source(str(day_repo.path)), entry.commit.sha)
+        assert json.dumps([to_dict(f) for f in files]) == json.dumps(_walk(list(files)))

@@ -7,6 +7,7 @@ plus `to_dict` / `from_dict` for the Redis caches and the JSON output.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -413,6 +414,8 @@ class Subscription:
 
 def to_dict(obj: Any) -> Any:
     """A JSON-ready dict of any model above (enums → values, datetimes → ISO 8601)."""
+    if type(obj) in _PLAIN:  # (exactly: a str enum is an enum)
+        return obj
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, datetime):
@@ -420,7 +423,7 @@ def to_dict(obj: Any) -> Any:
     if type(obj) is FileChange:  # a day's files are thousands: field by field, not the walk
         return file_to_dict(obj)
     if hasattr(obj, "__dataclass_fields__"):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in fields(obj)}
+        return {name: to_dict(getattr(obj, name)) for name in _field_names(type(obj))}
     if isinstance(obj, (list, tuple)):
         return [to_dict(x) for x in obj]
     if isinstance(obj, dict):
@@ -432,6 +435,16 @@ def commit_from_dict(d: dict) -> Commit:
     return Commit(
         **{**d, "committed_at": datetime.fromisoformat(d["committed_at"]), "parents": tuple(d.get("parents") or ())}
     )
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, in order (`fields()` builds them anew at every call: a kept
+    digest is thousands of objects)."""
+    return tuple(f.name for f in fields(cls))
 
 
 def file_to_dict(f: FileChange) -> dict[str, Any]:
