@@ -7,7 +7,6 @@ plus `to_dict` / `from_dict` for the Redis caches and the JSON output.
 from __future__ import annotations
 
 import enum
-import functools
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -440,11 +439,16 @@ def commit_from_dict(d: dict) -> Commit:
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
-@functools.cache
 def _field_names(cls: type) -> tuple[str, ...]:
     """A dataclass's field names, in order (`fields()` builds them anew at every call: a kept
     digest is thousands of objects)."""
-    return tuple(f.name for f in fields(cls))
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def file_to_dict(f: FileChange) -> dict[str, Any]:
