@@ -305,3 +305,141 @@ async def test_the_prompt_and_the_rules_are_built_off_the_event_loop(make_servic
     assert len(digest.entries) == len(rules_only.entries) == N
     assert threads["hint"] and loop_thread not in threads["hint"]
     assert threads["rules"] and loop_thread not in threads["rules"]
+
+
+# --- issue 33 §6, round 3: the same figures for less CPU -----------------------------------------
+
+
+def _texts_to_estimate() -> list[str]:
+    """Texts shaped like what prompts hold: this repository's source and prompts, a diff of it,
+    blank-line runs of every length (9+ newlines cost more than one token), Chinese, hashes."""
+    texts = [p.read_text() for p in sorted((ROOT / "bot" / "diffs").glob("*.py"))]
+    texts += [p.read_text() for p in sorted((ROOT / "prompts").glob("analyze_commit.*.j2"))]
+    source = texts[0].splitlines()
+    texts.append(
+        "@@ -1,40 +1,41 @@\n" + "\n".join(("+" if i % 3 else "-") + line for i, line in enumerate(source[:400]))
+    )
+    texts += ["a\n" + "\n" * k + "b" + "\n" * (k % 5) for k in range(20)]
+    texts += ["\n" * k for k in range(1, 20)]
+    texts.append(
+        "变更摘要：新增 `--format changelog` 选项\n\n\n" + "sha 1234567890abcdef1234567890abcdef12345678\n" * 30
+    )
+    return texts
+
+
+def test_a_texts_estimate_summed_from_known_lines_is_the_line_by_line_sum():
+    """The estimate looks its lines' shares up all at once and counts the newline runs from the
+    empty pieces between lines: the same tokens as adding them up line after line, for every
+    text and every limit (estimate_within), whether the lines were seen before or not."""
+    from bot.diffs import tokens
+
+    for text in _texts_to_estimate():
+        for seen in (False, True):
+            if not seen:
+                tokens._LINE_UNITS.clear()
+            by_line = tokens._units_in_order(text.split("\n"), None)
+            assert by_line is not None
+            assert tokens._units(text, None) == by_line
+            assert tokens.estimate_tokens(text) == max(1, -(-by_line // tokens._UNIT)) if text else 0
+            for limit in (0, 1, 7, 50, 400, 5000):
+                within = tokens.estimate_within(text, limit)
+                whole = max(1, -(-by_line // tokens._UNIT))
+                assert within == (whole if whole <= limit else None), (limit, whole)
+
+
+def test_a_large_text_over_the_room_is_estimated_about_as_far_as_the_room():
+    """A file the prompt has no room for is scanned about as far as the room (in growing slices),
+    not whole — the first time and when its lines are known."""
+    from bot.diffs import tokens
+
+    tokens._LINE_UNITS.clear()
+    big = "\n".join(f"+    value_{i} = compute_{i}(x)  # step {i}" for i in range(20_000))
+    assert tokens.estimate_within(big, 100) is None
+    assert len(tokens._LINE_UNITS) < 300  # ~10 tokens a line: 100 tokens are ~10 lines, and a slice or two
+    assert tokens.estimate_within(big, 10**6) == tokens.estimate_tokens(big)
+
+
+def test_the_copy_check_normalises_the_prompts_template_once_not_once_an_answer():
+    """The copy check compares an answer with the prompt normalised (lower case, words only): the
+    prompt's lines are normalised once and remembered, so the template's thousands of characters
+    are not normalised again for every commit — and the text is the same as normalised whole."""
+    answer_schema._norm_line.cache_clear()
+    template = (ROOT / "prompts" / "analyze_commit.en.j2").read_text()
+    first = template + "\n<offline_hint>low (chore): first commit ΑΣ Σ\n</offline_hint>"
+    second = template + "\n<offline_hint>medium (fix): another commit İstanbul\n</offline_hint>"
+    assert answer_schema._norm(first) == answer_schema._normalised(first)
+    misses = answer_schema._norm_line.cache_info().misses
+    assert answer_schema._norm(second) == answer_schema._normalised(second)
+    assert answer_schema._norm_line.cache_info().misses - misses <= 2  # the hint's lines only
+
+
+async def test_the_days_batch_does_not_diff_every_file_twice_for_its_line_counts(day_repo, tmp_path, monkeypatch):
+    """git computes a diff once for the patch and once more for `--numstat`: the batch asks for the
+    patches only and counts their lines. A file without a hunk that git may call binary — a
+    binary file renamed or made executable untouched — is asked about (that commit's numstat):
+    the files are the one-by-one reading's, field for field."""
+    repo = GitRepo(tmp_path / "bin")
+    t0 = datetime(2026, 1, 20, 1, 0, tzinfo=UTC)
+    repo.commit("root", {"img.bin": bytes(range(256)) * 8, "notes.txt": "a\nb\n", "empty.txt": ""}, when=t0)
+    repo.git("mv", "img.bin", "pic.bin")
+    repo.commit("rename a binary file", {}, when=t0 + timedelta(minutes=5))
+    (repo.path / "pic.bin").chmod(0o755)
+    repo.git("add", "pic.bin")
+    repo.commit("make it executable", {"notes.txt": "a\nc\nd\n"}, when=t0 + timedelta(minutes=10))
+    for r in (repo, day_repo):
+        source = LocalGitSource(str(r.path))
+        commits = [await source.get_commit(sha) for sha in r.git("rev-list", "HEAD").split()]
+        alone = {c.sha: await source._get_files_alone(c.sha) for c in commits}
+        calls = git_calls(monkeypatch)
+        source.expect_files(commits)
+        assert {c.sha: await source.get_files(c.sha) for c in commits} == alone
+        batch = [c for c in calls if "--stdin" in c and "diff-tree" in c]
+        assert len(batch) == 1 and "--numstat" not in batch[0]
+        asked = [c for c in calls if "diff-tree" in c and "--stdin" not in c]
+        assert len(asked) == (2 if r is repo else 0), asked  # the two commits with a hunkless binary file
+        monkeypatch.undo()
+
+
+def test_a_files_dict_is_the_generic_walks():
+    """A file is stored as a dict made field by field: every field, in order, as the generic walk
+    over the dataclass's fields gives it (a field added to FileChange must be added there too)."""
+    from dataclasses import fields
+
+    from bot.core.models import to_dict
+
+    for f in (*FILES, FileChange("a b/é.py", "renamed", 0, 0, None, "old.py", True)):
+        assert list(to_dict(f).items()) == [(x.name, getattr(f, x.name)) for x in fields(f)]
+
+
+def _walk(obj):
+    """to_dict as the generic walk over dataclass fields wrote it before (the reference)."""
+    import enum
+    from dataclasses import fields
+
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if hasattr(obj, "__dataclass_fields__"):
+        return {f.name: _walk(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [_walk(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: _walk(v) for k, v in obj.items()}
+    return obj
+
+
+async def test_a_kept_digests_dict_is_the_generic_walks(make_services, day_repo):
+    """A digest is kept as the dict of its dataclasses, made with each class's field names
+    remembered and plain values passed through: key for key, in order, the generic walk's."""
+    import json
+
+    from bot.core.models import to_dict
+
+    services = await make_services(default_lang="en")
+    digest = await services.builder.build(services.source(str(day_repo.path)), day_window(DAY, "UTC"), "en")
+    assert digest.entries
+    assert json.dumps(to_dict(digest)) == json.dumps(_walk(digest))
+    for entry in digest.entries:
+        files = await services.builder.files(services.source(str(day_repo.path)), entry.commit.sha)
+        assert json.dumps([to_dict(f) for f in files]) == json.dumps(_walk(list(files)))

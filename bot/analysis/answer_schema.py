@@ -548,8 +548,12 @@ def normalise(text: str) -> str:
 
 def _norm(text: str) -> str:
     # The short texts compared (the prompt's placeholders, the hint's reason, a field) repeat
-    # from one answer to the next: remembered. A whole prompt is not (it differs every time).
-    return _norm_short(text) if len(text) <= _SHORT else _normalised(text)
+    # from one answer to the next: remembered. A whole prompt differs every time, but most of
+    # its lines (the template's) do not: it is normalised line by line, each line remembered —
+    # the same text, since a newline only ever separates words.
+    if len(text) <= _SHORT:
+        return _norm_short(text)
+    return " ".join(filter(None, map(_norm_line, text.split("\n"))))
 
 
 _SHORT = 300
@@ -561,6 +565,7 @@ def _normalised(text: str) -> str:
 
 
 _norm_short = functools.lru_cache(maxsize=4096)(_normalised)
+_norm_line = functools.lru_cache(maxsize=8192)(_normalised)
 
 
 def _words(text: str) -> set[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from .tokens import estimate_tokens
 
@@ -25,17 +26,21 @@ class Hunk:
     header: str  # the "@@ -a,b +c,d @@ …" line
     lines: list[str]
 
+    # (the lines are tested by `map` in C, not a generator: a prompt's selection asks every
+    # hunk of every file shown whether it only deletes)
     @property
     def added(self) -> int:
-        return sum(1 for line in self.lines if line.startswith("+"))
+        return sum(map(str.startswith, self.lines, repeat("+")))
 
     @property
     def deleted(self) -> int:
-        return sum(1 for line in self.lines if line.startswith("-"))
+        return sum(map(str.startswith, self.lines, repeat("-")))
 
     @property
     def deletion_only(self) -> bool:
-        return self.deleted > 0 and self.added == 0
+        """deleted > 0 and added == 0, each test stopping at the first line that decides it."""
+        lines = self.lines
+        return not any(map(str.startswith, lines, repeat("+"))) and any(map(str.startswith, lines, repeat("-")))
 
     def text(self) -> str:
         return "\n".join([self.header, *self.lines])

@@ -251,9 +251,16 @@ def _redacted_patch(patch: str) -> Redacted:
 
 def _redacted_name(path: str, kinds: Counter) -> str:
     """A file name as the prompt shows it: a secret in a name is withheld like one in a patch."""
-    result = redact(path)
+    result = _redacted_path(path)
     kinds.update(result.kinds)
     return result.text
+
+
+@lru_cache(maxsize=4096)
+def _redacted_path(path: str) -> Redacted:
+    """A day's commits edit the same files (and a prompt is prepared again when it is refitted):
+    each name redacted once. (The result is only read.)"""
+    return redact(path)
 
 
 def _deleted_lines(f: FileChange) -> int:

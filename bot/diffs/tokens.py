@@ -119,11 +119,60 @@ def estimate_within(text: str, limit: int) -> int | None:
 
 def _units(text: str, limit: int | None) -> int | None:
     """The text's estimate in twentieths of a token (`_estimate`); None as soon as the sum passes
-    `limit` twentieths (when one is given)."""
+    `limit` twentieths (when one is given).
+
+    Most lines were estimated before (a prompt is a diff estimated file by file, then joined,
+    then wrapped in the template): the lines' shares are looked up and summed in C, and the
+    newline runs counted from the empty pieces between lines, instead of a Python loop over the
+    lines. New lines are estimated and remembered. A run of more than 8 newlines (it costs more
+    than one token) goes line by line (`_units_in_order`); the same sum either way
+    (tests/test_speed_work.py compares them)."""
+    pieces = text.split("\n")
+    if _LONG_NEWLINE_RUN in text:
+        return _units_in_order(pieces, limit)
+    lines = _LINE_UNITS
+    units = 0
+    # with a limit, the lines go in growing slices, the sum compared after each: a large file
+    # is read about as far as the room (a slice or so more), not whole
+    at, step = 0, (_FIRST_SLICE if limit is not None else len(pieces))
+    while at < len(pieces):
+        piece = pieces[at : at + step]
+        known = list(map(lines.get, piece))
+        if None in known:
+            for i, share in enumerate(known):
+                if share is None:
+                    line = piece[i]
+                    share = known[i] = _line_units(line) if line else 0
+                    if len(lines) >= _LINE_MEMO_SIZE:
+                        lines.clear()
+                    lines[line] = share
+        units += sum(known)  # type: ignore[arg-type]  # (no None is left)
+        if limit is not None and units > limit:
+            return None  # the lines alone pass it (the newlines only add)
+        at += step
+        step *= 2
+    newlines = len(pieces) - 1
+    if newlines:
+        # each run of newlines (at most 8 here) costs one token: a run starts at the first
+        # newline and at each newline after a non-empty line
+        inner_empty = pieces.count("") - (pieces[0] == "") - (pieces[-1] == "")
+        units += _UNIT * (1 + (newlines - 1 - inner_empty))
+    if limit is not None and units > limit:
+        return None
+    return units
+
+
+_FIRST_SLICE = 64
+_LONG_NEWLINE_RUN = "\n" * 9
+
+
+def _units_in_order(pieces: list[str], limit: int | None) -> int | None:
+    """`_units` of the text split at its newlines, line after line (the sum stops as soon as it
+    passes `limit`)."""
     units = 0
     newlines = 0  # the current run of newlines
     lines = _LINE_UNITS
-    for line in text.split("\n"):
+    for line in pieces:
         if newlines and not line:
             newlines += 1  # another newline right after the last one
         else:

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Sequence
 
 from ..core.models import BotError, Commit, FileChange, file_from_dict, to_dict
-from ..core.store import FILES_TTL, Store
+from ..core.store import FILES_LEVEL, FILES_TTL, Store
 from ..sources import CommitSource
 
 
@@ -35,8 +35,8 @@ class CommitFiles:
             return tuple(file_from_dict(f) for f in cached)
         async with self._fetch_slots:
             files = await source.get_files(sha)
-        # encoded in a worker thread: a large commit's patches are megabytes to compress
-        payload = await asyncio.to_thread(lambda: self.store.encode_blob([to_dict(f) for f in files]))
+        # encoded in a worker thread: a large commit's patches are megabytes to compress (FILES_LEVEL)
+        payload = await asyncio.to_thread(lambda: self.store.encode_blob([to_dict(f) for f in files], FILES_LEVEL))
         await self.store.set_raw(key, payload, ttl=FILES_TTL)
         return files
 

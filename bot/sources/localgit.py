@@ -8,10 +8,11 @@ whose files are asked for (`expect_files`, then `get_files`), not one git proces
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from ..core.models import (
     Window,
 )
 from ..i18n import phrase
+from .git_output import over_bytes, parse_raw_numstat, split_patches_stats
 from .message import email_user, split_message
 from .refrange import newest_release, previous_release
 
@@ -322,18 +324,22 @@ class LocalGitSource:
             lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in chunk)
             shas = [sha for sha, _ in chunk]
             try:  # read and split in a worker thread: a busy day's patches are megabytes of text
-                read = await asyncio.to_thread(self._read_batch, lines, shas)
+                read = await asyncio.to_thread(self._read_batch, lines, shas, dict(chunk))
             except SourceError:
                 continue
             self._read.update(read)
 
-    def _read_batch(self, stdin: str, shas: list[str]) -> dict[str, tuple[FileChange, ...]]:
-        return self._parse_batch(self._run_input(stdin), shas)
+    def _read_batch(
+        self, stdin: str, shas: list[str], parents: dict[str, str] | None = None
+    ) -> dict[str, tuple[FileChange, ...]]:
+        return self._parse_batch(self._run_input(stdin), shas, parents)
 
     def _run_input(self, stdin: str) -> str:
         proc = subprocess.run(
             ["git", "-C", self.path, "-c", "core.quotePath=false", "diff-tree", "--stdin", "--root", "--always"]
-            + ["-r", "-M", "-z", "--raw", "--numstat", "-p", "--no-color", "--no-ext-diff"],
+            # no --numstat: git would diff every file a second time for it; the patches are
+            # counted instead (`split_patches_stats`)
+            + ["-r", "-M", "-z", "--raw", "-p", "--no-color", "--no-ext-diff"],
             input=stdin.encode(),
             capture_output=True,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
@@ -342,7 +348,9 @@ class LocalGitSource:
             raise SourceError(phrase("errors.git_failed", command="diff-tree", path=self.path, detail="batch"))
         return proc.stdout.decode("utf-8", "replace")
 
-    def _parse_batch(self, out: str, shas: list[str]) -> dict[str, tuple[FileChange, ...]]:
+    def _parse_batch(
+        self, out: str, shas: list[str], parents: dict[str, str] | None = None
+    ) -> dict[str, tuple[FileChange, ...]]:
         """Split the batch's output at each sha (in input order, at the start of the output or
         of a line or entry: a patch line never is 40 hex digits then NUL), then each part into
         its raw entries and its patch text. A sha not found is left out (read alone later)."""
@@ -363,7 +371,7 @@ class LocalGitSource:
             raw, sep, patch = part.partition("\0\0")
             if not sep:
                 raw, patch = part, ""
-            found[sha] = tuple(self._files(raw, patch))
+            found[sha] = tuple(self._files(raw, patch, numstat=functools.partial(self._numstat, sha, parents)))
         return found
 
     async def _get_files_alone(self, sha: str) -> tuple[FileChange, ...]:
@@ -373,15 +381,32 @@ class LocalGitSource:
         patch = await self._arun("diff-tree", "-r", "-M", "-p", "--no-color", "--no-ext-diff", *base, sha)
         return tuple(self._files(raw, patch))
 
-    def _files(self, raw: str, patch_text: str) -> list[FileChange]:
-        entries, stats = _parse_raw_numstat(raw)
-        patches = _split_patches(patch_text)
+    def _numstat(self, sha: str, parents: dict[str, str] | None) -> str:
+        """`diff-tree --numstat` of one commit (against the parent the batch compared it with)."""
+        parent = (parents or {}).get(sha)
+        return self._run(
+            "diff-tree", "-r", "-M", "-z", "--numstat", "--no-color", *([parent] if parent else ["--root"]), sha
+        )
+
+    def _files(self, raw: str, patch_text: str, numstat: Callable[[], str] | None = None) -> list[FileChange]:
+        """The files of `raw` (`--raw`, with `--numstat` or without), their patches from
+        `patch_text`. Without a numstat, a file's lines added and deleted are counted from its
+        patch; a file with no hunk that is not said to be binary — a pure rename, a mode change
+        — may be binary (git says so only in the numstat): then `numstat()` is asked."""
+        entries, stats = parse_raw_numstat(raw)
+        patches, counted = split_patches_stats(patch_text)
+        if not stats and entries:
+            unsure = any(
+                status not in ("added", "removed") and counted.get(new, (0, 0))[0] is not None and not patches.get(new)
+                for status, _, new in entries
+            )
+            stats = parse_raw_numstat(numstat())[1] if unsure and numstat is not None else counted
         files = []
         for status, old, new in entries:
             adds, dels = stats.get(new, (None, None))
             binary = adds is None or is_binary_path(new)
             patch = patches.get(new)
-            if patch is not None and len(patch.encode()) > _MAX_PATCH_BYTES:
+            if patch is not None and over_bytes(patch, _MAX_PATCH_BYTES):
                 patch = None
             files.append(
                 FileChange(
@@ -500,88 +525,3 @@ def _parse_history(out: str) -> list[PastCommit]:
                     added.append(names[-1])
         found.append(PastCommit(sha, datetime.fromtimestamp(int(ctime), tz=UTC), title, pr, tuple(paths), tuple(added)))
     return found
-
-
-_STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "modified"}
-
-
-def _parse_raw_numstat(raw: str) -> tuple[list[tuple[str, str, str]], dict[str, tuple[int | None, int | None]]]:
-    """Parse `diff-tree -z --raw --numstat` output: [(status, old, new)], {new: (adds, dels)}."""
-    tokens = raw.split("\0")
-    entries: list[tuple[str, str, str]] = []
-    stats: dict[str, tuple[int | None, int | None]] = {}
-    i = 0
-    if tokens and re.fullmatch(r"[0-9a-f]{40}", tokens[0].strip()):
-        i = 1  # diff-tree prints the commit id first when given a single commit
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.startswith(":"):
-            letter = tok.split()[-1][0]
-            if letter in "RC":
-                old, new = tokens[i + 1], tokens[i + 2]
-                i += 3
-            else:
-                old = new = tokens[i + 1]
-                i += 2
-            entries.append((_STATUS.get(letter, "modified"), old, new))
-        elif "\t" in tok:
-            adds, dels, path = tok.split("\t", 2)
-            if path == "":  # rename in -z numstat: "a\td\t" then old, new
-                path = tokens[i + 2]
-                i += 3
-            else:
-                i += 1
-            stats[path] = (int(adds) if adds.isdigit() else None, int(dels) if dels.isdigit() else None)
-        else:
-            i += 1
-    return entries, stats
-
-
-def _split_patches(text: str) -> dict[str, str]:
-    """Map each file's new path to its patch body (from the first @@ on), as GitHub's `patch`."""
-    patches: dict[str, str] = {}
-    for chunk in re.split(r"^diff --git ", text, flags=re.M)[1:]:
-        minus = plus = renamed = None
-        for line in chunk.splitlines():
-            if line.startswith("--- "):
-                minus = line[4:].removesuffix("\t")  # git appends a TAB to names with spaces
-            elif line.startswith("+++ "):
-                plus = line[4:].removesuffix("\t")
-            elif line.startswith(("rename to ", "copy to ")):
-                renamed = _unquote(line.split(" to ", 1)[1])
-            elif line.startswith("@@"):
-                break
-        if plus and plus != "/dev/null":
-            new_path = _unquote(plus)[2:]
-        elif minus and minus != "/dev/null":
-            new_path = _unquote(minus)[2:]
-        elif renamed:
-            new_path = renamed
-        else:
-            header = chunk.splitlines()[0]
-            new_path = _unquote(header.rsplit(" b/", 1)[-1]) if " b/" in header else header
-        at = chunk.find("\n@@")
-        patches[new_path] = chunk[at + 1 :].rstrip("\n") if at >= 0 else ""
-    return patches
-
-
-def _unquote(path: str) -> str:
-    """git quotes paths with special characters C-style ("a\\tb", octal bytes); undo that."""
-    if not (len(path) >= 2 and path[0] == '"' and path[-1] == '"'):
-        return path
-    out, body, i = bytearray(), path[1:-1], 0
-    simple = {"t": 9, "n": 10, "r": 13, '"': 34, "\\": 92, "a": 7, "b": 8, "f": 12, "v": 11}
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            if nxt in "01234567" and i + 3 < len(body) + 1 and body[i + 1 : i + 4].isdigit():
-                out.append(int(body[i + 1 : i + 4], 8))
-                i += 4
-                continue
-            out.append(simple.get(nxt, ord(nxt)))
-            i += 2
-            continue
-        out += ch.encode("utf-8")
-        i += 1
-    return out.decode("utf-8", "replace")
