@@ -160,12 +160,25 @@ def ephemeral(slack: FakeSlack) -> list[str]:
 
 async def test_a_subscription_on_main_and_release_lists_each_change_once_naming_its_branches(make_bot, slack, released):
     bot = await make_bot()
+    # A subscription stored before several branches existed (no `branch` key) is the default
+    # branch's: its digest names no branch per commit, then `branch main release/*` updates it.
+    store = bot.services.store
+    path = str(released.repo.path)  # `acme/widgets` is the default repository, this clone
+    old = {"platform": "slack", "channel": CHANNEL, "repo": path, "at": "09:00", "lang": "en"}
+    await store.hset_json(store.k("subs"), f"slack:{CHANNEL}:{path.lower()}", old)
+    (sub,) = await bot.chat.subs.all()
+    assert sub.branch is None
+    await bot.chat.deliver_subscription(sub, day_window(DAY, "Asia/Shanghai"), "progress:b0")
+    before = "\n".join(everything(slack))
+    assert FIX in before and "release notes" not in before and "on main" not in before and "backport" not in before
+    seen_before = len(everything(slack))
+
     await command(bot, "subscribe acme/widgets branch main release/*")
     (sub,) = await bot.chat.subs.all()
     assert sub.branch == "main release/*"
-    assert "branch main release/*" in everything(slack)[0]
+    assert "branch main release/*" in everything(slack)[seen_before]
     await bot.chat.deliver_subscription(sub, day_window(DAY, "Asia/Shanghai"), "progress:b1")
-    seen = everything(slack)[1:]
+    seen = everything(slack)[seen_before + 1 :]
     said = "\n".join(seen)
     pick, reapplied = released.pick[:7], released.reapplied[:7]
     # the cherry-picked fix: once (its own reply), both branches named, its backport named
@@ -181,20 +194,6 @@ async def test_a_subscription_on_main_and_release_lists_each_change_once_naming_
     assert len(shared_replies) == 1 and "on main, release/1.0" in shared_replies[0]
     assert "docs: 1.0 release notes" in said and "on release/1.0" in said
     assert released.pick[:7] not in [line.split()[1] for line in said.splitlines() if line.startswith("🟡")]
-
-
-async def test_existing_subscriptions_without_branches_read_as_before(make_bot, slack, released):
-    """A subscription stored before several branches existed (no `branch` key) is the default
-    branch's, and its digest names no branch per commit."""
-    bot = await make_bot()
-    store = bot.services.store
-    old = {"platform": "slack", "channel": CHANNEL, "repo": str(released.repo.path), "at": "09:00"}
-    await store.hset_json(store.k("subs"), f"slack:{CHANNEL}:{str(released.repo.path).lower()}", old)
-    (sub,) = await bot.chat.subs.all()
-    assert sub.branch is None
-    await bot.chat.deliver_subscription(sub, day_window(DAY, "Asia/Shanghai"), "progress:b0")
-    said = "\n".join(everything(slack))
-    assert FIX in said and "release notes" not in said and "on main" not in said and "backport" not in said
 
 
 async def test_digest_on_demand_takes_several_patterns(make_bot, slack, released):
@@ -273,6 +272,11 @@ def _entries(stdout: str) -> dict[str, dict]:
 
 @pytest.mark.parametrize("flags", [("--branch", "main", "release/*"), ("--branch", "main", "--branch", "release/*")])
 def test_cli_branch_takes_several_patterns(run, released, flags):
+    # one branch (the default): the output it always had, no branch keys
+    proc = run("digest", "--repo", str(released.repo.path), "--date", DAY.isoformat(), "--format", "json")
+    entries = _entries(proc.stdout)
+    assert set(entries) == {SHARED, FIX, SAME}
+    assert not any(k in e for e in entries.values() for k in ("branches", "backports", "backport_of"))
     proc = run(
         "digest",
         "--repo",
@@ -292,13 +296,6 @@ def test_cli_branch_takes_several_patterns(run, released, flags):
     assert entries[SAME]["backports"] == [released.reapplied]
     assert entries[SHARED]["branches"] == ["main", "release/1.0"] and "backports" not in entries[SHARED]
     assert entries["docs: 1.0 release notes"]["branches"] == ["release/1.0"]
-
-
-def test_cli_one_branch_keeps_its_output(run, released):
-    proc = run("digest", "--repo", str(released.repo.path), "--date", DAY.isoformat(), "--format", "json")
-    entries = _entries(proc.stdout)
-    assert set(entries) == {SHARED, FIX, SAME}
-    assert not any(k in e for e in entries.values() for k in ("branches", "backports", "backport_of"))
 
 
 def test_cli_bad_pattern_is_one_sentence(run, released):
