@@ -388,3 +388,54 @@ async def test_gitlab_branches_are_listed_through_python_gitlab(make_settings, f
     (fixed, both) = digest.entries
     assert fixed.commit.sha == fix and fixed.branches == ("main", "release/1.0") and fixed.backports == (pick,)
     assert both.commit.sha == shared and both.branches == ("main", "release/1.0")
+
+
+# --- every surface names the branches ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_every_surface_names_the_branches_and_the_backport(make_settings, released, lang):
+    from bot.core.chat_platform import CommitDetail
+    from bot.render.feishu import commit_cards, digest_cards
+    from bot.render.markdown import render_report
+    from bot.render.text import render_text
+    from bot.report.page import render_page
+
+    services = Services.build(make_settings(default_lang=lang))
+    try:
+        source = services.source(str(released.repo.path))
+        digest = await services.builder.build(source, day_window(DAY, "Asia/Shanghai"), lang, "main release/*")
+    finally:
+        await services.aclose()
+    fix = next(e for e in digest.entries if e.commit.sha == released.fix)
+    pick = released.pick[:7]
+    said = (
+        f"on main, release/1.0 · backported as {pick}" if lang == "en" else f"分支 main, release/1.0 · 已回移为 {pick}"
+    )
+    cards = json.dumps(commit_cards(digest, fix, thread=None, full=True), ensure_ascii=False)
+    parent = json.dumps(digest_cards(digest), ensure_ascii=False)
+    surfaces = {
+        "feishu": cards,
+        "markdown": render_report([digest]),
+        "terminal": render_text(CommitDetail(digest, fix)),
+        "page": render_page(digest),
+    }
+    for name, shown_there in surfaces.items():
+        assert said in shown_there, name
+        if lang == "zh":
+            assert "backport" not in shown_there and " on main" not in shown_there, name
+    assert len([e for e in digest.entries if e.commit.title == FIX]) == 1 and released.pick not in parent
+
+
+def test_an_upgrade_report_of_a_release_range_names_its_backports(run, released):
+    repo = released.repo
+    repo.git("tag", "v1.0.0", released.shared)
+    repo.git("tag", "v1.0.1", "release/1.0")
+    base = ("digest", "--repo", str(repo.path), "--range", "v1.0.0..v1.0.1", "--lang", "en")
+    proc = run(*base, "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    entries = {e["commit"]["sha"]: e for e in json.loads(proc.stdout)["digests"][0]["entries"]}
+    assert entries[released.pick]["backport_of"] == released.fix
+    assert "backport_of" not in entries[released.reapplied]  # no cherry-pick line: nothing on the other side to match
+    markdown = run(*base).stdout
+    assert f"backport of {released.fix[:7]}" in markdown
