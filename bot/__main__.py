@@ -155,7 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("zh", "en"),
         help="output language (default DEFAULT_LANG, zh); also of this command's messages on stderr",
     )
-    d.add_argument("--branch", help="branch (default: the repository's default branch)")
+    d.add_argument(
+        "--branch",
+        nargs="+",
+        action="extend",
+        metavar="BRANCH",
+        default=[],
+        help="branches or globs to follow, each commit listed once naming its branches: "
+        "--branch main 'release/*' (repeatable; default: the repository's default branch)",
+    )
     d.add_argument(
         "--format",
         choices=("markdown", "json", "changelog"),

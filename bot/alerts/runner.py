@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import ClassVar
 
@@ -46,9 +46,11 @@ from ..core.models import (
 from ..core.window import zone
 from ..delivery.once import Job, JobRunner, send_once
 from ..delivery.spec import author_filter_of, path_filter_of
+from ..digest.branch_marks import on_branches
 from ..digest.builder import DigestBuilder
 from ..digest.pathfilter import touched_paths
 from ..i18n import localize, text
+from ..sources.branches import Followed, is_several, list_followed
 from ..sources.opened import Sources
 from .spec import AlertPoll, alerting
 
@@ -103,8 +105,9 @@ class AlertRunner(JobRunner[AlertPoll]):
         tz = zone(sub.tz)
         source = self.sources.get(sub.repo)
         branch = sub.branch or await source.default_branch()
+        several = is_several(branch)  # `branch main release/*`: listed by date, each commit once
         try:
-            head: str | None = (await source.resolve_ref(branch)).sha
+            head: str | None = None if several else (await source.resolve_ref(branch)).sha
         except NotFoundError:  # an empty repository (or a missing branch: the listing says which)
             head = None
         # What the branch gained since the head the last poll saw, whatever the commits' dates (a
@@ -115,9 +118,14 @@ class AlertRunner(JobRunner[AlertPoll]):
         window = Window(
             start.astimezone(tz), (now + AHEAD).astimezone(tz), sub.tz, now.astimezone(tz).date().isoformat()
         )
-        listed = (
-            pushed if pushed is not None else await source.list_commits(window, branch, self.settings.include_merges)
-        )
+        followed = Followed([])
+        if pushed is not None:
+            listed = pushed
+        else:
+            followed = await list_followed(
+                source, window, branch, self.settings.include_merges, lambda sha: builder.files(source, sha)
+            )
+            listed = followed.commits
         # Never a commit from before alerts were switched on: a merged branch's old commits are history.
         commits = [c for c in listed if c.committed_at >= on]
         by = author_filter_of(sub)
@@ -136,7 +144,7 @@ class AlertRunner(JobRunner[AlertPoll]):
         hour = store.k("alerthour", sub.platform, sub.channel, sub.repo.lower(), now.strftime("%Y%m%d%H"))
         alerted = await store.smembers(hour + ":alerted")
         for commit, key, state in todo:
-            digest = await self._digest(source, sub, branch, window, commit, listed)
+            digest = await self._digest(source, sub, branch, window, commit, listed, followed)
             entry = digest.entries[0]
             if entry.importance is not Importance.HIGH:
                 continue  # looked at again while inside a poll's window: costs a cache read
@@ -158,13 +166,21 @@ class AlertRunner(JobRunner[AlertPoll]):
         parts += ["count told"] if counted else []
         return ", ".join(parts) or "nothing new"
 
-    async def _digest(self, source, sub: Subscription, branch: str, window: Window, commit: Commit, siblings) -> Digest:
+    async def _digest(
+        self, source, sub: Subscription, branch: str, window: Window, commit: Commit, siblings, followed: Followed
+    ) -> Digest:
         """The commit as a one-entry digest, analysed through the digests' cache (one LLM call at
-        most, shared) with the readers' level corrections laid over it."""
+        most, shared) with the readers' level corrections laid over it. A subscription that names
+        its branch (or several) has the alert name the branch the commit landed on."""
         try:
             entry = DigestEntry(commit, await self.builder.analysis(source, commit, sub.lang, siblings))
         except BotError as exc:
             entry = DigestEntry(commit, None, error=localize(exc, sub.lang))
+        if followed.on:
+            entry = on_branches(entry, followed)
+            branch = " ".join(entry.branches) or branch
+        elif sub.branch:
+            entry = replace(entry, branches=(branch,))
         digest = Digest(
             repo=source.name,
             branch=branch,

@@ -14,6 +14,7 @@ from ..core.window import parse_window, zone
 from ..i18n import Count, echo, phrase, text
 from ..period_questions.period import find_period, period_from_flags
 from ..runtime.services import Services
+from ..sources.branches import bad_pattern, spec_of
 from .terminal import ProgressBar, _check_out_path, stderr_lang, write_out
 
 EXIT_NO_LLM = 3  # an LLM is configured but no commit got an LLM analysis (the digest is still written)
@@ -35,6 +36,9 @@ async def digest_command(args, settings: Settings) -> int:
     )
     filt = _path_filter(args)
     by = _author_filter(args)
+    branch = spec_of(getattr(args, "branch", None) or ())  # `--branch main 'release/*'`: one set
+    if (bad := bad_pattern(branch)) is not None:
+        raise UsageError(phrase("errors.bad_branch", value=bad))
     _check_out_path(args.out)
     fork = None
     if getattr(args, "fork", None):  # named before the (possibly long) analysis: fail fast
@@ -53,7 +57,7 @@ async def digest_command(args, settings: Settings) -> int:
         if window is None:  # a range of refs: resolved (or refused in one sentence) before any analysis
             window = await _range_of(source, span, release, tz)
         digest = await services.builder.build(
-            source, window, lang, args.branch, args.include_merges or None, progress=bar, paths=filt, authors=by
+            source, window, lang, branch, args.include_merges or None, progress=bar, paths=filt, authors=by
         )
         if fork is not None:
             with cli_usage(lang):

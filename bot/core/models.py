@@ -273,6 +273,12 @@ class DigestEntry:
     # Posted on its own as an alert before this digest (bot/alerts/): set per conversation on a
     # copy at delivery, never in the cached digest.
     alerted: bool = False
+    # A digest of several branches (bot/sources/branches.py): every followed branch the commit is
+    # on; the SHA it is a backport (cherry-pick) of, when its original is not listed; the SHAs of
+    # its backports folded into this entry. Empty for a digest of one branch.
+    branches: tuple[str, ...] = ()
+    backport_of: str = ""
+    backports: tuple[str, ...] = ()
 
     @property
     def importance(self) -> Importance:
@@ -535,6 +541,9 @@ def entry_from_dict(e: dict) -> DigestEntry:
         corrected_reason=e.get("corrected_reason"),
         owners=tuple(e.get("owners") or ()),
         alerted=bool(e.get("alerted")),
+        branches=tuple(e.get("branches") or ()),
+        backport_of=e.get("backport_of") or "",
+        backports=tuple(e.get("backports") or ()),
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..core.models import BotError, Commit, Subscription, Window
 from ..digest.authorfilter import AuthorFilter, as_typed
 from ..digest.pathfilter import PathFilter, touched_paths
+from ..sources.branches import list_followed, patterns_of
 from .spec import author_filter_of, path_filter_of
 
 Target = tuple[str, Subscription | None]  # a repository a request covers, and its subscription here
@@ -37,6 +38,7 @@ class Asked:
     bots: str | None = None
     authors: tuple[str, ...] | None = None
     exclude_authors: tuple[str, ...] | None = None
+    branch: str | None = None  # `branch main release/*` as kept (bot/sources/branches.py); None: not typed
 
     def words(self) -> list[str]:
         """The repositories and filters as typed, for a suggested command."""
@@ -50,6 +52,8 @@ class Asked:
         for option, names in (("authors", self.authors), ("exclude-authors", self.exclude_authors)):
             if names:
                 words += [option, *as_typed(names)]
+        if self.branch:
+            words += ["branch", *patterns_of(self.branch)]
         return words
 
     def again(self) -> str:
@@ -94,7 +98,7 @@ async def to_analyse(
     """(the delivery's commits still to analyse, whether the cache held others). Exact only over
     `limit`: a request that fits is not slowed down by counting (every listed commit is
     returned, as if none were analysed)."""
-    commits = await source.list_commits(span, branch, include_merges)
+    commits = (await list_followed(source, span, branch, include_merges, backports=False)).commits
     by: AuthorFilter = author_filter_of(sub, asked.authors, asked.exclude_authors)
     if by:  # the author is in the listing: nothing to read
         commits = [c for c in commits if by.keeps(c.author, c.login)]

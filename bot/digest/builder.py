@@ -50,7 +50,9 @@ from ..core.store import ANALYSIS_TTL, Store
 from ..i18n import LANGS, localize, text
 from ..levels.overlay import overlay
 from ..sources import CommitSource
+from ..sources.branches import list_followed
 from .authorfilter import AuthorFilter
+from .branch_marks import on_branches, one_branch_dict, twin_followed
 from .commit_files import CommitFiles, expect_files
 from .entry_owners import with_owners
 from .kept import Kept
@@ -134,17 +136,26 @@ class DigestBuilder:
                 # The same digest kept in another language: the same commits (not listed or
                 # filtered again), and its headline, translated with the analyses' texts.
                 twin = await self._twin(source, lang, (branch, window, include_merges, filt, by)) if cacheable else None
+                followed = None
                 if twin is not None:
                     commits = [commit_from_dict(e["commit"]) for e in twin["entries"]]
+                    followed = twin_followed(twin)
                     filtered_out = int(twin.get("filtered_out") or 0)
                 else:
-                    listed = await source.list_commits(window, branch, include_merges)
+                    followed = await list_followed(
+                        source, window, branch, include_merges, lambda sha: self.files(source, sha)
+                    )
+                    listed = followed.commits
                     commits = [c for c in listed if by.keeps(c.author, c.login)] if by else listed
                     commits = await self._filter(source, commits, filt) if filt else commits
                     filtered_out = len(listed) - len(commits)
                 translating = asyncio.ensure_future(translated_headline(self, source, twin, window.label, lang))
                 try:
                     entries = await self._analyse_all(source, commits, lang, progress, problems)
+                    if followed is not None and (
+                        followed.on or followed.backport_of
+                    ):  # several branches: which each is on
+                        entries = [on_branches(e, followed) for e in entries]
                     self.analyzer.flush_translations(lang)  # the headline, if no analysis took it along
                     translated = await translating
                 finally:
@@ -249,7 +260,7 @@ class DigestBuilder:
         if self.llm is None or not entries:
             return await build_headline(self.llm, self.prompts, entries, lang)
         made_of = [self.llm.model, self.llm.endpoint_id, self.prompts.hash("day_headline", lang), lang]
-        made_of.append([to_dict(e) for e in entries])
+        made_of.append([one_branch_dict(e) for e in entries])
         key = self.store.k("headline", hashlib.sha256(json.dumps(made_of, sort_keys=True).encode()).hexdigest()[:32])
         if (kept := await self.store.get_json(key)) is not None:
             return list(kept), "llm", ""

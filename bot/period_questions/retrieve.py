@@ -24,6 +24,7 @@ from settings import Settings
 from ..analysis.offline import analyse_offline
 from ..analysis.prompt_text import strip_bot_footers
 from ..core.models import Analysis, BotError, Commit, FileChange, Window
+from ..sources.branches import list_followed
 from .answer_trace import Source
 from .index import BARE, RETRY, RETRY_AFTER, Document, HistoryIndex, Hit
 from .ranking import LIST_CUTOFF, TOP_K, best_of, by_importance
@@ -42,8 +43,8 @@ class Retriever:
         self.settings = settings
 
     async def commits(self, source, window: Window, branch: str | None = None) -> list[Commit]:
-        branch = branch or await source.default_branch()
-        return await source.list_commits(window, branch, self.settings.include_merges)
+        branch = branch or await source.default_branch()  # several (`main release/*`): each commit once
+        return (await list_followed(source, window, branch, self.settings.include_merges, backports=False)).commits
 
     async def prepare(self, source, commits: Sequence[Commit], lang: str, progress=None) -> int:
         """Index the commits whose row is missing or out of date, from the commit and whatever

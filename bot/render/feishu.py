@@ -84,7 +84,7 @@ from .feishu_kit import (
     stable_id,
 )
 from .labels import t
-from .upgrade import entry_text, fork_files
+from .upgrade import entry_note, entry_text
 
 __all__ = [
     "render_cards",
@@ -272,7 +272,7 @@ def _commit_line(d: Digest, e: DigestEntry) -> str:
     parts = [f"{e.importance.emoji} **{md_escape(plain(c.title))}**", link(c.short_sha, c.url)]
     if (pr_url := d.change_url(c.pr_number)) and c.pr_number:
         parts.append(link(f"{t(d.lang, d.links.change_word)} {d.links.change_ref(c.pr_number)}", pr_url))
-    if mark := L.alerted_mark(d.lang, e):
+    if mark := L.entry_marks(d.lang, e):
         parts.append(md_escape(mark))
     return " · ".join(parts)
 
@@ -345,7 +345,7 @@ def _meta_line(d: Digest, e: DigestEntry) -> str:
         parts.append(link(t(lang, "view_commit"), c.url))
     if (pr_url := d.change_url(c.pr_number)) and c.pr_number:
         parts.append(link(f"{t(lang, d.links.change_word)} {d.links.change_ref(c.pr_number)}", pr_url))
-    if mark := L.alerted_mark(lang, e):
+    if mark := L.entry_marks(lang, e):
         parts.append(md_escape(mark))
     return " · ".join(parts)  # the author and time are in the header's subtitle
 
@@ -525,7 +525,7 @@ def upgrade_cards(c: UpgradeReport) -> list[dict]:
         blocks.append(Fixed({"tag": "markdown", "content": f"**{md_escape(g.heading)}**"}))
         for e in g.entries:
             line = f"{e.importance.emoji} {link(e.commit.short_sha, e.commit.url)} "
-            files = fork_files(g, e, lang)
+            files = entry_note(g, e, lang)
             blocks.append(Md(entry_text(e), prefix=line, suffix=(" — " + md_escape(files)) if files else ""))
     if c.fork_clear:
         blocks.append(Md(c.fork_clear))

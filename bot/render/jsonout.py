@@ -31,6 +31,9 @@ def digest_data(d: Digest, areas: Mapping[str, str] | None = None) -> dict:
             raw.pop("downstream", None)
         if not entry.alerted:  # absent unless the commit was posted on its own as an alert first
             raw.pop("alerted", None)
+        for key in ("branches", "backport_of", "backports"):  # absent in a digest of one branch
+            if not raw.get(key):
+                raw.pop(key, None)
         raw["importance"] = entry.importance.value  # a reader's correction, when one is in force
         raw["pr_url"] = d.change_url(entry.commit.pr_number)  # as the host links it (None without a PR)
         if entry.corrected_from is None:  # absent when nobody corrected the commit's level

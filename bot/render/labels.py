@@ -170,6 +170,24 @@ def week_low(lang: str, n: int, how: str) -> str:
 # --- alerts (bot/alerts/) ------------------------------------------------------------------------------
 
 
+def branch_mark(lang: str, entry) -> str:
+    """'on main, release/1.2 · backported as 1a2b3c4' under a commit of a digest of several
+    branches (bot/sources/branches.py), or of an alert on a named branch; '' otherwise. Plain
+    text: the caller escapes it."""
+    parts = [t(lang, "on_branches", branches=", ".join(entry.branches))] if entry.branches else []
+    if entry.backport_of:
+        parts.append(t(lang, "backport_of", sha=entry.backport_of[:7]))
+    if entry.backports:
+        parts.append(t(lang, "backported_as", shas=", ".join(s[:7] for s in entry.backports)))
+    return " · ".join(parts)
+
+
+def entry_marks(lang: str, entry) -> str:
+    """What a commit's line says besides itself: its branches and backports, whether it was
+    alerted ('' for neither). Plain text: the caller escapes it."""
+    return " · ".join(m for m in (branch_mark(lang, entry), alerted_mark(lang, entry)) if m)
+
+
 def alerted_mark(lang: str, entry) -> str:
     """'🔔 alerted' on a commit posted on its own as an alert before this digest ('' otherwise)."""
     return text(lang, "alerts.marker") if entry.alerted else ""

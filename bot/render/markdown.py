@@ -18,7 +18,7 @@ from . import labels as L
 from . import owner_lines as OL
 from .labels import t
 from .safe import esc, esc_rich, strip_controls
-from .upgrade import UpgradeReport, entry_text, fork_files, upgrade_report
+from .upgrade import UpgradeReport, entry_note, entry_text, upgrade_report
 
 
 class Slugger:
@@ -155,7 +155,7 @@ def _upgrade(u: UpgradeReport, anchors: dict[str, str]) -> list[str]:
         for e in g.entries:
             target = f"(#{anchors[e.commit.sha]})" if e.commit.sha in anchors else ""
             title = f"[{esc(entry_text(e))}]{target}" if target else esc(entry_text(e))
-            files = fork_files(g, e, d.lang)
+            files = entry_note(g, e, d.lang)
             out.append(f"- {e.importance.emoji} `{e.commit.short_sha}` {title}" + (f" — {esc(files)}" if files else ""))
         out.append("")
     if u.fork_clear:
@@ -215,7 +215,7 @@ def _meta_parts(d: Digest, e: DigestEntry) -> list[str]:
         parts.append(f"{t(lang, d.links.change_word)} [{d.links.change_ref(c.pr_number)}]({pr_url})")
     parts.append(f"{t(lang, 'author')} {esc(c.author)}")
     parts.append(c.local_time(d.window.tz).strftime("%Y-%m-%d %H:%M:%S"))
-    if mark := L.alerted_mark(lang, e):
+    if mark := L.entry_marks(lang, e):
         parts.append(esc(mark))
     return parts
 

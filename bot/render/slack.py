@@ -81,7 +81,7 @@ from .slack_kit import (
     sections,
     unescape,
 )
-from .upgrade import entry_text, fork_files
+from .upgrade import entry_note, entry_text
 
 __all__ = [
     # the views
@@ -220,7 +220,7 @@ def _high_line(d: Digest, e: DigestEntry) -> str:
     c = e.commit
     reason = e.analysis.importance_reason if e.analysis else e.error
     line = f"{e.importance.emoji} {link(c.url, f'`{c.short_sha}`')} *{esc(c.title)}*"
-    if mark := L.alerted_mark(d.lang, e):
+    if mark := L.entry_marks(d.lang, e):
         line += f" · _{esc(mark)}_"
     return line + (f" — {md_to_mrkdwn(esc(reason))}" if reason else "") + _corrected_tail(d, e)
 
@@ -258,7 +258,7 @@ def _meta_line(d: Digest, c: Commit) -> str:
 def _commit_blocks(d: Digest, e: DigestEntry, full: bool) -> list[dict]:
     lang, c, a = d.lang, e.commit, e.analysis
     blocks = sections(f"{e.importance.emoji} *{esc(c.title)}*")
-    mark = L.alerted_mark(lang, e)
+    mark = L.entry_marks(lang, e)
     blocks += context(_meta_line(d, c) + (f" · {esc(mark)}" if mark else ""), corrected(d, e))
     if flag := DS.flag(d, e):
         blocks += sections(f"*{esc(flag)}*")
@@ -361,6 +361,8 @@ def _low_line(d: Digest, e: DigestEntry) -> str:
             parts.append(md_to_mrkdwn(esc(summary)))
     elif e.error:
         parts.append(esc(t(d.lang, "unanalysed", reason=e.error)))
+    if mark := L.branch_mark(d.lang, e):
+        parts.append(f"_{esc(mark)}_")
     return " · ".join(parts) + _corrected_tail(d, e)
 
 
@@ -503,7 +505,7 @@ def render_upgrade(c: UpgradeReport) -> list[dict]:
     for g in c.groups:
         lines = []
         for e in g.entries:
-            files = fork_files(g, e, lang)
+            files = entry_note(g, e, lang)
             line = f"{e.importance.emoji} {link(e.commit.url, f'`{e.commit.short_sha}`')} {md_to_mrkdwn(esc(entry_text(e)))}"
             lines.append(line + (f" — {esc(files)}" if files else ""))
         blocks += packed_sections(lines, label=esc(g.heading))
@@ -518,6 +520,8 @@ def render_upgrade(c: UpgradeReport) -> list[dict]:
 def _week_line(d: Digest, e: DigestEntry) -> str:
     c = e.commit
     line = f"{e.importance.emoji} {esc(L.day_of(d, c))} {link(c.url, f'`{c.short_sha}`')} {esc(c.title)}"
+    if mark := L.branch_mark(d.lang, e):  # a roll-up of several branches names each commit's
+        line += f" · _{esc(mark)}_"
     if e.importance is Importance.HIGH:
         reason = e.analysis.importance_reason if e.analysis else e.error
         line += f" — {md_to_mrkdwn(esc(reason))}" if reason else ""

@@ -24,7 +24,7 @@ from . import labels as L
 from . import owner_lines as OL
 from .labels import t
 from .safe import strip_controls
-from .upgrade import entry_text, fork_files
+from .upgrade import entry_note, entry_text
 
 
 def terminal_safe(text: str) -> str:
@@ -96,7 +96,7 @@ def _parent(c: DigestParent) -> str:
         lines.append(L.group_label(d.lang, Importance.HIGH, len(highs)))
         for e in highs:
             reason = e.analysis.importance_reason if e.analysis else e.error
-            mark = L.alerted_mark(d.lang, e)
+            mark = L.entry_marks(d.lang, e)
             lines.append(
                 f"  🔴 {e.commit.short_sha} {terminal_safe(e.commit.title)} — {terminal_safe(reason)}"
                 + (f" · {mark}" if mark else "")
@@ -143,7 +143,7 @@ def _upgrade(c: UpgradeReport) -> str:
     for g in c.groups:
         lines.append(terminal_safe(g.heading))
         for e in g.entries:
-            files = fork_files(g, e, d.lang)
+            files = entry_note(g, e, d.lang)
             lines.append(
                 f"  {e.importance.emoji} {e.commit.short_sha} {terminal_safe(entry_text(e))}"
                 + (f" — {terminal_safe(files)}" if files else "")
@@ -170,6 +170,8 @@ def _week(c: WeekRollup) -> str:
             line = (
                 f"  {e.importance.emoji} {L.day_of(d, e.commit)} {e.commit.short_sha} {terminal_safe(e.commit.title)}"
             )
+            if mark := L.branch_mark(d.lang, e):  # a roll-up of several branches names each commit's
+                line += f" · {terminal_safe(mark)}"
             if e.importance is Importance.HIGH and e.analysis:
                 line += f" — {terminal_safe(e.analysis.importance_reason)}"
             lines.append(line)
@@ -187,6 +189,8 @@ def _week(c: WeekRollup) -> str:
 def _commit(d, e, full: bool) -> str:
     lang, c, a = d.lang, e.commit, e.analysis
     lines = [f"{e.importance.emoji} {c.short_sha} {terminal_safe(c.title)}", f"  {c.url or ''}".rstrip()]
+    if mark := L.branch_mark(lang, e):
+        lines.append("  " + terminal_safe(mark))
     lines += _corrected(d, e, "  ")
     if e.error and (a is None or a.origin != "fallback"):
         lines.append("  " + t(lang, "unanalysed", reason=terminal_safe(e.error)))

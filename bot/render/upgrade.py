@@ -30,6 +30,7 @@ from ..core.models import ChangeType, Digest, DigestEntry, Importance
 from ..i18n import text
 from . import fork_section as DS
 from .breaking import is_breaking
+from .labels import branch_mark
 
 MUST = ("breaking", "removals", "defaults", "security")  # what an upgrade must handle, in order
 BY_AREA = ("features", "fixes")
@@ -192,6 +193,12 @@ def fork_files(group: UpgradeGroup, e: DigestEntry, lang: str) -> str:
     if not group.key.startswith("fork") or e.downstream is None:
         return ""
     return text(lang, "upgrade.files", files=", ".join(e.downstream.patched_files))
+
+
+def entry_note(group: UpgradeGroup, e: DigestEntry, lang: str) -> str:
+    """What follows a listed commit, unescaped: a fork group's files, a backport's original
+    (`backport of 1a2b3c4`: git's cherry-pick line), the branches of several followed."""
+    return " · ".join(x for x in (fork_files(group, e, lang), branch_mark(lang, e)) if x)
 
 
 def upgrade_data(report: UpgradeReport) -> dict:

@@ -86,6 +86,7 @@ def _entry(d: Digest, e: DigestEntry, anchor: str, tap: dict | None = None) -> d
     view: dict[str, Any] = {
         "corrected": L.corrected_line(lang, e),  # a reader's level correction: who, and from what
         "owners": OL.entry_owners(lang, e.owners),  # its code owners (CODEOWNERS), '' without
+        "branches": L.branch_mark(lang, e),  # its branches and backports (several followed), '' without
         "tap": tap if a is not None else None,  # the level-correction form's hidden fields
         "anchor": anchor,
         "emoji": e.importance.emoji,

@@ -23,6 +23,9 @@ class CommitSource(Protocol):
 
     async def default_branch(self) -> str: ...
 
+    async def branches(self) -> list[str]:
+        """The repository's branch names (what a subscription's `branch main release/*` matches)."""
+
     async def list_commits(
         self, window: Window, branch: str | None = None, include_merges: bool = False
     ) -> list[Commit]:

@@ -32,6 +32,7 @@ from ..core.models import (
 )
 from ..i18n import phrase
 from .git_output import over_bytes, parse_raw_numstat, split_patches_stats
+from .git_patch_ids import git_patch_ids
 from .message import email_user, split_message
 from .refrange import newest_release, previous_release
 
@@ -114,6 +115,15 @@ class LocalGitSource:
     async def default_branch(self) -> str:
         ref = (await self._arun("symbolic-ref", "--short", "-q", "HEAD", check=False)).strip()
         return ref or "HEAD"
+
+    async def branches(self) -> list[str]:
+        """The local branches (`git for-each-ref refs/heads`), by name."""
+        out = await self._arun("for-each-ref", "--format=%(refname:short)", "refs/heads/")
+        return sorted(line.strip() for line in out.splitlines() if line.strip())
+
+    async def patch_ids(self, shas: list[str]) -> dict[str, str]:
+        """sha → `git patch-id --stable` of its diff ('' for none: a merge, an empty commit)."""
+        return await asyncio.to_thread(git_patch_ids, self.path, shas)
 
     async def _verify_branch(self, branch: str) -> str:
         out = await self._arun("rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}", check=False)

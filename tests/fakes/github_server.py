@@ -538,6 +538,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._list_releases(repo, path, query, token is not None)
         if rest == ["tags"]:
             return self._list_tags(repo, path, query)
+        if rest == ["branches"]:
+            return self._list_branches(repo, path, query)
         if len(rest) >= 2 and rest[0] == "compare":
             return self._compare(repo, unquote("/".join(rest[1:])), path, query)
         if len(rest) == 2 and rest[0] == "pulls" and rest[1].isdigit():
@@ -896,6 +898,25 @@ class _Handler(BaseHTTPRequestHandler):
                     "tarball_url": f"{api}/repos/{full}/tarball/refs/tags/{n}",
                     "commit": {"sha": repo.tags[n], "url": f"{api}/repos/{full}/commits/{repo.tags[n]}"},
                     "node_id": f"REF_{n}",
+                }
+                for n in page
+            ],
+            links,
+        )
+
+    def _list_branches(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        """GET /repos/{o}/{r}/branches: name, commit {sha, url}, protected; by name, paginated
+        (30 a page by default, 100 at most)."""
+        api, full = self.fake.url, repo.full_name
+        names = sorted(repo.branches)
+        page, links = self._paginate(names, path, query, 30, 100)
+        return (
+            200,
+            [
+                {
+                    "name": n,
+                    "commit": {"sha": repo.branches[n], "url": f"{api}/repos/{full}/commits/{repo.branches[n]}"},
+                    "protected": n == repo.default_branch,
                 }
                 for n in page
             ],

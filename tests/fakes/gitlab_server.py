@@ -174,6 +174,10 @@ class FakeGitLab:
         project.branches[branch] = sha
         return sha
 
+    def add_branch(self, path: str, name: str, at: str) -> None:
+        """A branch at commit `at` (served by /repository/branches; commits and refs resolve it)."""
+        self._projects[path.lower()].branches[name] = at
+
     def add_tag(self, path: str, name: str, at: str) -> None:
         self._projects[path.lower()].tags[name] = at
 
@@ -413,6 +417,20 @@ class _Handler(BaseHTTPRequestHandler):
                         "mode": "100644",
                     }
                     for n, t in sorted(entries.items())
+                ]
+            )
+        if rest == ["repository", "branches"]:
+            return 200, _Page(
+                [
+                    {
+                        "name": n,
+                        "commit": self._commit_json(p, p.commits[s]),
+                        "merged": False,
+                        "protected": n == p.default_branch,
+                        "default": n == p.default_branch,
+                        "web_url": f"{fake.url}/{p.path}/-/tree/{n}",
+                    }
+                    for n, s in sorted(p.branches.items())
                 ]
             )
         if rest == ["repository", "tags"]:

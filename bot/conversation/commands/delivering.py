@@ -31,6 +31,8 @@ from ...core.window import week_window, zone
 from ...delivery.size import Asked, Target, one_per_repo, to_analyse
 from ...delivery.spec import delivery_spec
 from ...i18n import phrase
+from ...sources.branches import is_several
+from ...sources.branches import resolve as resolve_branches
 from ...sources.refrange import narrower
 from .base import Request
 from .filters import FilterArgs
@@ -48,7 +50,18 @@ def asked_of(repos: tuple[str, ...], filters: FilterArgs) -> Asked:
         bots=filters.bots,
         authors=filters.authors,
         exclude_authors=filters.exclude_authors,
+        branch=filters.branch,
     )
+
+
+async def branch_of(source, sub, asked: str | None) -> str:
+    """The branch set a delivery follows: typed (`branch main release/*`), else the subscription's,
+    else the default branch. Several are matched now, so a pattern matching no branch (or too
+    many) is one sentence before anything is queued."""
+    spec = asked or (sub.branch if sub else None) or await source.default_branch()
+    if is_several(spec):
+        await resolve_branches(source, spec)
+    return spec
 
 
 async def check_request_size(
@@ -71,7 +84,7 @@ async def check_request_size(
         tz = sub.tz if sub else req.cfg.tz
         source = tools.sources.get(repo)
         span = await ranged(source, tz) if ranged else window(tz)
-        branch = (sub.branch if sub else None) or await source.default_branch()
+        branch = await branch_of(source, sub, asked.branch)
         lang = sub.lang if sub else req.cfg.lang
         fresh, cached = await to_analyse(
             tools.builder, source, span, branch, lang, sub, asked, settings.include_merges, limit
@@ -143,7 +156,7 @@ async def _rollup_suggestion(req: Request, day: date, asked: Asked) -> str:
         tz = sub.tz if sub else req.cfg.tz
         today = now.astimezone(zone(tz)).date()
         source = tools.sources.get(repo)
-        branch = (sub.branch if sub else None) or await source.default_branch()
+        branch = await branch_of(source, sub, asked.branch)
         fresh, _ = await to_analyse(
             tools.builder,
             source,
@@ -203,7 +216,7 @@ async def deliver(
         tz = sub.tz if sub else cfg.tz
         source = tools.sources.get(repo)
         span = await ranged(source, tz) if ranged else window(tz)
-        branch = (sub.branch if sub else None) or await source.default_branch()  # validates the repo first
+        branch = await branch_of(source, sub, filters.branch)  # validates the repo (and the branches) first
         spec = delivery_spec(
             sub,
             platform=conv.platform,

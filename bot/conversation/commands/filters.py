@@ -17,11 +17,12 @@ from ...digest.authorfilter import MAX_AUTHORS, AuthorError
 from ...digest.authorfilter import normalise as normalise_name
 from ...digest.pathfilter import MAX_GLOBS, GlobError, normalise
 from ...i18n import echo, phrase
+from ...sources.branches import bad_pattern, spec_of
 from ..grammar import CommandError, choice
 
 GLOB_OPTIONS = ("paths", "exclude")
 AUTHOR_OPTIONS = ("authors", "exclude-authors")
-FILTER_WORDS = (*GLOB_OPTIONS, *AUTHOR_OPTIONS, "bots")
+FILTER_WORDS = (*GLOB_OPTIONS, *AUTHOR_OPTIONS, "bots", "branch")
 _OPEN_QUOTES, _CLOSE_QUOTES = '"“「', '"”」'
 
 
@@ -32,6 +33,7 @@ class FilterArgs:
     bots: str | None = None  # collapse | show; None: not given
     authors: tuple[str, ...] | None = None  # None: not given; (): cleared with `authors none`
     exclude_authors: tuple[str, ...] | None = None
+    branch: str | None = None  # `branch main release/*`: the patterns, kept space-separated; None: not given
 
 
 def split_filters(
@@ -63,7 +65,9 @@ def split_filters(
         while i < len(words) and words[i].lower() not in ends:
             globs.append(words[i])
             i += 1
-        if word in AUTHOR_OPTIONS:
+        if word == "branch":
+            found[word] = _branches(globs, command)
+        elif word in AUTHOR_OPTIONS:
             found[word] = _names(word, globs, command, allow_none)
         else:
             found[word] = _globs(word, globs, command, allow_none)
@@ -73,7 +77,20 @@ def split_filters(
         found.get("bots"),  # type: ignore[arg-type]
         found.get("authors"),  # type: ignore[arg-type]
         found.get("exclude-authors"),  # type: ignore[arg-type]
+        found.get("branch"),  # type: ignore[arg-type]
     )
+
+
+def _branches(words: list[str], command: str) -> str:
+    """The branch names and globs after `branch` (`main release/*`), kept as one string."""
+    if not words:
+        raise CommandError(
+            phrase("errors.option_needs_value", option="branch", expected=phrase("errors.expect_branch")), command
+        )
+    bad = bad_pattern(" ".join(words))
+    if bad is not None:
+        raise CommandError(phrase("errors.bad_branch", value=echo(bad)), command)
+    return spec_of(words) or ""
 
 
 def _names(option: str, words: list[str], command: str, allow_none: bool) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
 """`subscribe owner/repo [weekly mon] [at 09:30] [tz ZONE] [lang zh|en] [min high|medium|low]
-[branch B] [empty post|skip] [paths GLOB…|none] [exclude GLOB…|none] [authors NAME…|none]
+[branch B…] [empty post|skip] [paths GLOB…|none] [exclude GLOB…|none] [authors NAME…|none]
 [exclude-authors NAME…|none] [bots show|collapse] [alerts high|off]` — a
 daily push of the previous day's digest into this conversation, or with `weekly DAY [HH:MM]` the
 roll-up of the previous ISO week on that day (admins only when admins are configured). A channel
@@ -20,13 +20,14 @@ from ...core.window import WEEKDAYS, parse_window
 from ...fork.annotate import check_fork
 from ...fork.naming import ForkError, ForkNotFound, parse_fork
 from ...i18n import phrase
+from ...sources.branches import is_several
+from ...sources.branches import resolve as resolve_branches
 from ..grammar import CommandError, choice, options, repo_word, timezone
 from .base import Command, Request
 from .describe import describe, line_key
 from .filters import split_filters
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
-_BRANCH = re.compile(r"^(?!-)[A-Za-z0-9._/\-]{1,200}$")
 OPTION_WORDS = ("at", "tz", "lang", "min", "branch", "empty", "fork", "alerts")
 CADENCE_WORDS = {"weekly": True, "每周": True, "daily": False, "每天": False}
 _DAY_WORDS = {
@@ -117,7 +118,6 @@ def parse(args: list[str]) -> SubscribeArgs:
             "tz": phrase("errors.expect_zone"),
             "lang": "zh|en",
             "min": "high|medium|low",
-            "branch": phrase("errors.expect_branch"),
             "empty": "post|skip",
             "fork": "org/our-fork@branch|off",
             "alerts": "high|off",
@@ -127,16 +127,13 @@ def parse(args: list[str]) -> SubscribeArgs:
     if weekly_at and "at" in opts:
         raise CommandError(phrase("errors.option_twice", option="at"), "subscribe")
     at = _time(opts["at"]) if "at" in opts else weekly_at
-    branch = opts.get("branch")
-    if branch is not None and not _BRANCH.match(branch):
-        raise CommandError(phrase("errors.bad_branch", value=branch), "subscribe")
     return SubscribeArgs(
         repo=repo,
         at=at,
         tz=timezone(opts["tz"], "subscribe") if "tz" in opts else None,
         lang=choice(opts["lang"], ("zh", "en"), "lang", "subscribe") if "lang" in opts else None,
         min_importance=choice(opts["min"], ("high", "medium", "low"), "min", "subscribe") if "min" in opts else None,
-        branch=branch,
+        branch=filters.branch,
         post_empty=(choice(opts["empty"], ("post", "skip"), "empty", "subscribe") == "post")
         if "empty" in opts
         else None,
@@ -169,7 +166,9 @@ async def run(req: Request, args: SubscribeArgs) -> None:
     tools.policy.require_admin(conv)
     repo = tools.policy.check_repo(conv, args.repo)
     source = tools.sources.get(repo)
-    if args.branch:
+    if args.branch and is_several(args.branch):
+        await resolve_branches(source, args.branch)  # each pattern matches a branch, not too many
+    elif args.branch:
         await source.list_commits(parse_window("today", "UTC", tools.clock()), args.branch)  # validates it
     else:
         await source.default_branch()  # validates the repository

@@ -52,6 +52,15 @@ class GitHubSource(GitHubClient):
     async def default_branch(self) -> str:
         return (await self._repo_info()).default_branch
 
+    async def branches(self) -> list[str]:
+        """The repository's branches (GET /repos/{o}/{r}/branches, every page), by name."""
+        info = await self._repo_info()
+
+        def fetch(gh: Github) -> list[str]:
+            return [b.name for b in gh.get_repo(info.full_name).get_branches()]
+
+        return sorted(await self._call(fetch, not_found=phrase("errors.no_repo_on_github", repo=info.full_name)))
+
     async def list_commits(
         self, window: Window, branch: str | None = None, include_merges: bool = False
     ) -> list[Commit]:

@@ -35,6 +35,7 @@ COMMITS_MAX = 5000  # a window's commits at most (50 pages)
 MERGE_REQUESTS_MAX = 1000  # merged MRs read for a window (10 pages)
 RANGE_MAX = 10_000
 TAGS_MAX = 1000
+BRANCHES_MAX = 1000  # branches listed to match a subscription's patterns (ten pages)
 RELEASES_MAX = 300
 MR_CACHE = 5000
 LABEL_BATCH = 100  # MRs per `iids[]` request for their labels
@@ -64,6 +65,15 @@ class GitLabSource(GitLabClient):
     # --- CommitSource ----------------------------------------------------------------------------
     async def default_branch(self) -> str:
         return str((await self._info()).get("default_branch") or "main")
+
+    async def branches(self) -> list[str]:
+        """The project's branches (GET /projects/:id/repository/branches, every page), by name."""
+        await self._info()
+
+        def fetch(api: Api) -> list[str]:
+            return [str(b["name"]) for b in api.pages("/repository/branches", most=BRANCHES_MAX) if b.get("name")]
+
+        return sorted(await self._call(fetch, not_found=phrase("errors.no_branch", branch="*", repo=self.name)))
 
     async def list_commits(
         self, window: Window, branch: str | None = None, include_merges: bool = False
