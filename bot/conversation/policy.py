@@ -47,9 +47,9 @@ class ChannelPolicy:
         default_name = self._default_name()
         if default_name and repo.lower() == default_name.lower():
             return self.settings.default_repo  # a local clone named by its owner/name: stay local
-        if conv.platform == "console":
-            return repo
         named = find(repo, self.settings)
+        if conv.platform == "console":
+            return named.spec if named is not None and not named.entry.keeps_typed else repo
         if named is not None and named.entry.remote:
             return named.spec  # `gitlab:group/project` for a GitLab URL: short and unambiguous
         raise UsageError(phrase("errors.repo_policy", default=default_name or self.settings.default_repo))
