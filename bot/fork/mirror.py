@@ -78,16 +78,17 @@ class Mirror:
         return sha
 
     def _env(self, url: str) -> dict[str, str]:
-        """The host's token (GITHUB_TOKEN for a URL under GitHub's, GITLAB_TOKEN for one under
-        GITLAB_URL; none for any other host), when there is one and the URL is https, as an HTTP
-        header given in the environment (never on a command line another user could read)."""
+        """The host's token (GITHUB_TOKEN for a URL under GitHub's clone address, GITLAB_TOKEN for
+        one under GITLAB_URL — where the source's API client sends it already; none for any other
+        host, nor over plain http to GitHub), as an HTTP header given in the environment (never on
+        a command line another user could read)."""
         env = base_env()
         token, user = None, ""
-        if url.startswith(github_clone_prefix(self.settings)):
+        if url.startswith(github_clone_prefix(self.settings)) and url.startswith("https://"):
             token, user = self.settings.github_token, "x-access-token"
         elif url.startswith(self.settings.gitlab_url.rstrip("/") + "/"):
             token, user = self.settings.gitlab_token, "oauth2"  # GitLab: any user name, the token as password
-        if token is not None and url.startswith("https://"):
+        if token is not None:
             basic = base64.b64encode(f"{user}:{token.get_secret_value()}".encode()).decode()
             env.update(
                 {
