@@ -118,6 +118,10 @@ class Settings(BaseSettings):
         le=3600,
         description="A mirror fetched less than this many seconds before a digest's window ends (or before now) is used as it is: many channels, one fetch; a push older than this is always in today's digest.",
     )
+    git_url_hosts: str = Field(
+        "",
+        description="Comma-separated hosts whose git URLs chat users may name (e.g. git.corp.example,gitee.com); empty: any host. The bot fetches what is named, so on a network with internal services, list the git servers. The operator's terminal may name any.",
+    )
     git_link_templates: dict[str, str | dict[str, str]] = Field(
         default_factory=dict,
         description='How a git host links, as JSON by host: a style (`github`, `gitlab`, `gitea`, `forgejo`, `gitee`, `bitbucket`, `none`) or templates (`commit`, `change`, `file`, `compare` with {repo_url}, {sha}, {number}, {ref}, {path}, {base}, {head}; `repo_url` with {scheme}, {host}, {path}; default {scheme}://{host}/{path}), e.g. {"git.corp.example": "gitea"}. gitee.com, gitea.com, codeberg.org, bitbucket.org, github.com and gitlab.com are known; another host gets no links.',

@@ -334,3 +334,21 @@ async def test_a_private_repository_is_read_with_gits_own_credential_helper(tmp_
         finally:
             for k, v in old.items():
                 os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+
+
+def test_a_fork_named_by_a_url_with_credentials_keeps_none(make_settings):
+    from bot.fork.naming import parse_fork
+
+    spec = parse_fork(f"https://bob:{TOKEN}@git.corp.example/org/fork.git@ours", "en", make_settings())
+    assert (spec.kind, spec.where, spec.branch) == ("url", "https://git.corp.example/org/fork.git", "ours")
+    assert TOKEN not in repr(spec)
+
+
+async def test_git_url_hosts_limits_what_chat_users_may_name(server, make_bot, slack):
+    bot = await make_bot(git_url_hosts="gitee.com, git.corp.example")
+    status, _ = await bot.sender.slash(f"2026-01-28 {server.url_of(REPO)}")
+    assert status == 200
+    await bot.settle()
+    said = " ".join(e["text"] for e in slack.ephemerals)
+    assert "git URLs may name only these hosts: git.corp.example, gitee.com (127.0.0.1 is not one" in said
+    assert server.requests == [] and not slack.top_level(CHANNEL)  # nothing fetched, nothing posted

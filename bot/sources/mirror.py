@@ -129,16 +129,22 @@ class BareMirror:
         """The bare repository, created empty if it is not there (no network)."""
         if (self.path / "HEAD").exists():
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            ["git", "init", "--bare", "-q", str(self.path)], capture_output=True, text=True, env=base_env()
-        )
-        if proc.returncode != 0:
-            raise SourceError(phrase(self.words.failed, repo=self.name, reason=_last(proc.stderr, proc.returncode)))
-        # Only read by the bot: no reflogs, no auto-gc while its size is measured, every
-        # download into one pack (whose growth the size bound watches).
-        for key, value in (("core.logAllRefUpdates", "false"), ("gc.auto", "0"), ("fetch.unpackLimit", "1")):
-            self.git("config", key, value)
+        with self.locked():  # two processes opening a new mirror at once: one creates it
+            if (self.path / "HEAD").exists():
+                return
+            proc = subprocess.run(  # no template: a mirror needs no hooks or sample files
+                ["git", "init", "--bare", "-q", "--template=", str(self.path)],
+                capture_output=True,
+                text=True,
+                env=base_env(),
+            )
+            if proc.returncode != 0:
+                reason = _last(proc.stderr, proc.returncode)
+                raise SourceError(phrase(self.words.failed, repo=self.name, reason=reason))
+            # Only read by the bot: no reflogs, no auto-gc while its size is measured, every
+            # download into one pack (whose growth the size bound watches).
+            for key, value in (("core.logAllRefUpdates", "false"), ("gc.auto", "0"), ("fetch.unpackLimit", "1")):
+                self.git("config", key, value)
 
     def fetch(
         self,
