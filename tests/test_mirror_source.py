@@ -246,21 +246,21 @@ async def test_a_push_of_a_minute_ago_is_in_todays_digest(tmp_path, make_setting
 
 
 async def test_two_tasks_reading_at_once_fetch_once(server, make_settings):
-    server.rate = 20_000  # a slow server: the second reader asks while the first one fetches
+    server.delay = 0.4  # a slow server: the second reader asks while the first one fetches
     one, two = (open_source(server.url_of(REPO), make_settings()) for _ in range(2))
     first, second = await asyncio.gather(one.list_commits(WINDOW), two.list_commits(WINDOW))
     assert [c.sha for c in first] == [c.sha for c in second] and len(first) == 2
-    assert server.fetches == 1
+    assert (server.sessions, server.fetches) == (2, 1)  # one fetch (and its one `ls-remote` for HEAD)
 
 
 def test_two_processes_reading_at_once_fetch_once(server, cli):
-    server.rate = 20_000
+    server.delay = 0.6
     args = ("digest", "--repo", server.url_of(REPO), "--date", "2026-01-28", "--format", "json")
     procs = [cli.start(*args) for _ in range(2)]  # type: ignore[attr-defined]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert all("feat: add a retry knob (#42)" in out for out, _ in outs)
-    assert server.fetches == 1
+    assert (server.sessions, server.fetches) == (2, 1)  # the other waited, then read the fresh mirror
 
 
 # --- credentials: a token typed into a URL is never echoed back --------------------------------------

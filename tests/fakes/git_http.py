@@ -8,7 +8,7 @@ answer), hang (a fetch that never gets its answer), or send slowly (`rate` bytes
     with GitHttpServer(tmp_path / "srv") as srv:
         srv.add_repo("org/widgets", from_repo=repo.path)   # a bare copy
         url = srv.url_of("org/widgets")                     # http://127.0.0.1:PORT/org/widgets.git
-        srv.fetches                                          # fetch commands served so far
+        srv.fetches, srv.sessions                            # downloads, and git commands, served so far
 """
 
 from __future__ import annotations
@@ -31,8 +31,10 @@ class GitHttpServer:
         self.auth = auth
         self.hang = False  # hold every request unanswered until the server closes
         self.rate: int | None = None  # bytes a second of each response body, None: as fast as it goes
+        self.delay = 0.0  # seconds before each answer (a slow server)
         self.requests: list[tuple[str, str]] = []  # (method, path?query)
         self.fetches = 0  # protocol v2 `command=fetch` requests served (one per `git fetch` that downloads)
+        self.sessions = 0  # `GET …/info/refs`: one per git command that talks to the server
         self._closing = threading.Event()
         self._lock = threading.Lock()
         server = self
@@ -105,6 +107,11 @@ class GitHttpServer:
         if self.hang:
             self._closing.wait(120)
             return
+        if handler.command == "GET" and "/info/refs" in handler.path:
+            with self._lock:
+                self.sessions += 1
+        if self.delay:
+            time.sleep(self.delay)
         if self.auth is not None:
             wanted = "Basic " + base64.b64encode(f"{self.auth[0]}:{self.auth[1]}".encode()).decode()
             if handler.headers.get("Authorization") != wanted:
