@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from string import Formatter
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -98,6 +99,32 @@ class Settings(BaseSettings):
         300.0,
         ge=0,
         description="A mirror branch fetched less than this many seconds ago is used as it is (many channels, one fetch).",
+    )
+
+    # --- any other git URL (Gitee, Gitea/Forgejo, Bitbucket, a company server), through a mirror
+    mirror_fetch_timeout: float = Field(
+        300.0,
+        gt=0,
+        description="Longest `git fetch` (seconds) of a repository named by its git URL into its mirror under DATA_DIR/mirrors; a fetch past it is killed.",
+    )
+    mirror_max_mb: int = Field(
+        2048,
+        ge=1,
+        description="Largest a git URL's mirror under DATA_DIR/mirrors may grow (MB); a fetch past it is stopped and the mirror removed.",
+    )
+    mirror_fetch_interval: float = Field(
+        20.0,
+        ge=0,
+        le=3600,
+        description="A mirror fetched less than this many seconds before a digest's window ends (or before now) is used as it is: many channels, one fetch; a push older than this is always in today's digest.",
+    )
+    git_url_hosts: str = Field(
+        "",
+        description="Comma-separated hosts whose git URLs chat users may name (e.g. git.corp.example,gitee.com); empty: any host. The bot fetches what is named, so on a network with internal services, list the git servers. The operator's terminal may name any.",
+    )
+    git_link_templates: dict[str, str | dict[str, str]] = Field(
+        default_factory=dict,
+        description='How a git host links, as JSON by host: a style (`github`, `gitlab`, `gitea`, `forgejo`, `gitee`, `bitbucket`, `none`) or templates (`commit`, `change`, `file`, `compare` with {repo_url}, {sha}, {number}, {ref}, {path}, {base}, {head}; `repo_url` with {scheme}, {host}, {path}; default {scheme}://{host}/{path}), e.g. {"git.corp.example": "gitea"}. gitee.com, gitea.com, codeberg.org, bitbucket.org, github.com and gitlab.com are known; another host gets no links.',
     )
 
     # --- LLM -------------------------------------------------------------------------------
@@ -321,6 +348,14 @@ class Settings(BaseSettings):
             raise ValueError(phrase("ops.fork_url_template"))
         return value
 
+    @field_validator("git_link_templates")
+    @classmethod
+    def _link_templates(cls, value: dict[str, str | dict[str, str]]) -> dict[str, str | dict[str, str]]:
+        problem = _check_link_templates(value)
+        if problem:
+            raise ValueError(problem)
+        return {host.lower(): style for host, style in value.items()}
+
     @field_validator(
         "feishu_domain", "github_api_url", "gitlab_url", "slack_api_url", "openai_base_url", "public_base_url"
     )
@@ -358,6 +393,42 @@ def check_timezone(name: str) -> ZoneInfo:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(phrase("ops.unknown_tz", name=repr(name))) from None
+
+
+# GIT_LINK_TEMPLATES: the styles it may name (bot/core/links.py NAMED_STYLES) and what each
+# template may use; `repo_url` is the repository's web address.
+LINK_STYLES = ("github", "gitlab", "gitea", "forgejo", "gitee", "bitbucket", "none")
+LINK_TEMPLATE_FIELDS = {
+    "commit": {"repo_url", "sha"},
+    "change": {"repo_url", "number"},
+    "file": {"repo_url", "ref", "path"},
+    "compare": {"repo_url", "base", "head"},
+    "repo_url": {"scheme", "host", "path"},
+}
+
+
+def _check_link_templates(value: dict) -> Phrase | None:
+    """What is wrong with a GIT_LINK_TEMPLATES value, in one sentence; None when nothing is."""
+    for host, style in value.items():
+        if isinstance(style, str):
+            if style.lower() not in LINK_STYLES:
+                return phrase("ops.link_style_unknown", host=host, style=style, styles=", ".join(LINK_STYLES))
+            continue
+        for key, template in style.items():
+            allowed = LINK_TEMPLATE_FIELDS.get(key, set())
+            try:
+                names = {name for _, name, _, _ in Formatter().parse(template) if name is not None}
+            except ValueError:
+                names = {"?"}
+            if key not in LINK_TEMPLATE_FIELDS or not names <= allowed:
+                return phrase(
+                    "ops.link_template_bad",
+                    host=host,
+                    key=key,
+                    fields=", ".join("{" + f + "}" for f in sorted(allowed)) or "-",
+                    keys=", ".join(LINK_TEMPLATE_FIELDS),
+                )
+    return None
 
 
 def load_settings(**overrides) -> Settings:

@@ -27,7 +27,7 @@ from bot.runtime.app import App
 from bot.runtime.queue import Jobs, JobWorker
 from bot.runtime.services import Services
 from handlers.slack import build_slack
-from handlers.web import bound_port, build_app, github_webhook_routes, start_server
+from handlers.web import bound_port, build_app, github_webhook_routes, gitlab_webhook_routes, start_server
 from tests.fakes.github_server import FakeFile
 from tests.fakes.openai_server import FakeOpenAI, Reply, analysis_json, commit_facts, default_responder
 from tests.fakes.slack_server import FakeSlack, SlackSender
@@ -37,6 +37,7 @@ from tests.shared.slack import FAST, SECRET, Bot, build_widgets, shown, shown_ep
 T0 = datetime(2026, 1, 29, 2, 0, tzinfo=UTC)  # 10:00 on the 29th in Shanghai; the widgets' history is the 28th
 CHANNEL = "C0001"
 HOOK_SECRET = "hook-secret-for-tests"
+GITLAB_SECRET = "gitlab-hook-token-for-tests"
 PERIOD = 600.0
 
 
@@ -106,6 +107,7 @@ async def make_bot(make_settings, slack, widgets, llm, time_):
         adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
         chat.register(adapter.platform)
         routes = adapter.http_routes() + github_webhook_routes(HOOK_SECRET, chat.wake_alerts)
+        routes += gitlab_webhook_routes(GITLAB_SECRET, chat.wake_alerts)
         runner = await start_server(build_app(services.store, routes), "127.0.0.1", 0)
         sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
         bot = Bot(chat, adapter, sender, runner, services)
@@ -711,6 +713,50 @@ async def test_a_github_repository_alerted_on_its_push(make_bot, slack, llm, fak
     # one request a period for each alerting subscription, against GitHub's rate limit.
     assert fake_github.count("GET", f"/repos/{repo}/commits/main") == heads + 1
     assert fake_github.count("GET", f"/repos/{repo}/commits") == listed
+
+
+# --- a GitLab project ---------------------------------------------------------------------------------
+
+
+async def gitlab_hook(bot: Bot, project: str, token: str | None) -> tuple[int, str]:
+    """GitLab's push event as GitLab sends it: JSON, the secret token in X-Gitlab-Token."""
+    body = {"object_kind": "push", "ref": "refs/heads/main", "project": {"path_with_namespace": project}}
+    headers = {"X-Gitlab-Event": "Push Hook", "Content-Type": "application/json"}
+    if token is not None:
+        headers["X-Gitlab-Token"] = token
+    url = f"http://127.0.0.1:{bound_port(bot.runner)}/gitlab/webhook"
+    async with aiohttp.ClientSession() as session, session.post(url, data=json.dumps(body), headers=headers) as resp:
+        return resp.status, await resp.text()
+
+
+async def test_a_gitlab_project_alerted_on_its_signed_push(make_bot, slack, llm, fake_gitlab, time_):
+    from tests.fakes.gitlab_server import FakeDiff
+
+    project = "acme/platform/widgets"
+    fake_gitlab.add_project(project)
+    fake_gitlab.add_commit(project, "init", committed_at=T0 - timedelta(days=2), contents={"src/wire.py": "V = 1\n"})
+    bot = await make_bot(gitlab_url=fake_gitlab.url)
+    await command(bot, f"subscribe gitlab:{project} alerts high")
+    assert "alerts: each new high-importance commit" in texts(slack)[-1]
+    await poll(bot, T0)  # where the alerts start from
+    sha = fake_gitlab.add_commit(
+        project,
+        "feat!: drop the v0 wire format\n\nBREAKING CHANGE: clients on v0 must upgrade.",
+        committed_at=T0 + timedelta(minutes=2),
+        diffs=[FakeDiff("src/wire.py", lines=2)],
+    )
+    time_.now = T0 + timedelta(minutes=4)
+    before = len(slack.top_level(CHANNEL))
+    assert (await gitlab_hook(bot, project, None))[0] == 401
+    assert (await gitlab_hook(bot, project, "not-the-token"))[0] == 403
+    await bot.settle()
+    assert len(slack.top_level(CHANNEL)) == before  # refused pushes wake nothing
+    status, body = await gitlab_hook(bot, project, GITLAB_SECRET)
+    assert status == 202 and json.loads(body)["polls"] == 1
+    await bot.settle()
+    alerts = [m for m in slack.top_level(CHANNEL)[before:] if "wire format" in shown(m)]
+    assert len(alerts) == 1 and "drop the v0 wire format" in shown(alerts[0])
+    assert f"{fake_gitlab.url}/{project}/-/commit/{sha}" in json.dumps(alerts[0].blocks)  # GitLab's link
 
 
 async def test_the_webhook_is_served_only_with_its_secret_and_queues_a_job(make_bot, slack, widgets, time_):

@@ -182,6 +182,51 @@ def test_a_github_fork_through_its_mirror(run, repos, remotes, tmp_path):
     assert refs == ["refs/digest-bot/fork/ours"]
 
 
+def test_a_gitlab_fork_through_its_mirror_with_the_gitlab_token(run, repos, tmp_path):
+    """`gitlab:org/our-fork@ours`: fetched from GITLAB_URL/org/our-fork.git (a git server over HTTP
+    that wants GITLAB_TOKEN as GitLab takes it: HTTP basic auth, user oauth2)."""
+    from tests.fakes.git_http import GitHttpServer
+
+    token = "glpat-fork-token-0001"
+    with GitHttpServer(tmp_path / "gitlab", auth=("oauth2", token)) as srv:
+        srv.add_repo("org/our-fork", repos["fork"].path)
+        args = ("digest", "--repo", str(repos["up"].path), "--date", DAY, "--format", "json", "--lang", "en")
+        refused = run(*args, "--fork", "gitlab:org/our-fork@ours", env={"GITLAB_URL": srv.url})
+        assert refused.returncode == 2, refused.stderr  # what the fork names is not there, as for GitHub
+        assert "The fork gitlab:org/our-fork does not exist (or the bot cannot see it)." in one_clear_line(refused)
+        proc = run(*args, "--fork", "gitlab:org/our-fork@ours", env={"GITLAB_URL": srv.url, "GITLAB_TOKEN": token})
+        assert proc.returncode == 0, proc.stderr
+        assert_downstream_json(entries_by_title(proc))
+        assert (tmp_path / "data" / "forks" / "gitlab+org+our-fork.git" / "HEAD").exists()
+        assert token not in proc.stdout + proc.stderr
+
+
+def test_a_fork_named_by_its_git_url_gets_no_host_token(run, repos, tmp_path):
+    """Any git URL names a fork too; GitHub's and GitLab's tokens go to their own hosts only."""
+    from tests.fakes.git_http import GitHttpServer
+
+    with GitHttpServer(tmp_path / "srv") as srv:
+        srv.add_repo("org/our-fork", repos["fork"].path)
+        seen: list[str] = []
+        handler = srv._server.RequestHandlerClass
+        original = handler.parse_request
+
+        def parse_request(self):  # the headers each request came with
+            ok = original(self)
+            seen.append(str(self.headers.get("Authorization")))
+            return ok
+
+        handler.parse_request = parse_request
+        proc = run(
+            "digest", "--repo", str(repos["up"].path), "--date", DAY, "--format", "json",
+            "--fork", f"{srv.url_of('org/our-fork')}@ours",
+            env={"GITHUB_TOKEN": "ghp_" + "x" * 36, "FORK_GIT_URL": f"{srv.url}/{{repo}}.git"},
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert_downstream_json(entries_by_title(proc))
+        assert seen and set(seen) == {"None"}  # FORK_GIT_URL is GitHub's, but this URL was named as itself
+
+
 def test_a_github_upstream_and_a_github_fork(run, repos, remotes, fake_github):
     """Upstream commits from the (fake) GitHub API, their objects fetched into the fork's mirror."""
     up = repos["up"]

@@ -204,7 +204,8 @@ def test_gitlab_names_and_urls_parse_to_one_spec(make_settings):
     ):
         named = find(typed, settings)
         assert named is not None and (named.kind, named.spec) == ("gitlab", "gitlab:grp/sub/proj"), typed
-    assert find("https://gitlab.com/grp/proj", settings) is None  # another server: not this GitLab
+    other = find("https://gitlab.com/grp/proj", settings)  # another server: not this GitLab's API
+    assert other is not None and other.kind == "url"  # any git URL: through a mirror
     assert find("octo/widgets", settings).kind == "github"  # type: ignore[union-attr]
 
 

@@ -102,7 +102,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("removed in local", "git merge-tree's own report, parsed"),
         ("removed in remote", "git merge-tree's own report, parsed"),
     ],
-    "bot/fork/mirror.py": [
+    "bot/sources/mirror.py": [
         ("repository .* not found", "git fetch's own messages, parsed"),
         ("couldn't find remote ref", "git fetch's own message, parsed"),
     ],

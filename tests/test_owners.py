@@ -254,6 +254,85 @@ async def test_local_git_reads_the_file_as_of_the_commit(make_services, widgets)
     )
 
 
+# --- GitLab's CODEOWNERS: sections ------------------------------------------------------------------
+
+GITLAB_CODEOWNERS = """\
+# before any heading: a section of its own
+*                      @everyone
+[Documentation][2] @docs-team @tech-writers
+docs/
+README.md              @tech-lead
+^[Database] @dba
+db/
+config/db.yml          @group/sub/db-admins
+[documentation]
+*.txt
+[Roles]
+/ci/                   @@maintainer
+[Broken] not-an-owner
+broken/
+"""
+
+
+@pytest.mark.parametrize(
+    "path,owners",
+    [
+        ("src/app.py", ("@everyone",)),  # only the unnamed section matches
+        ("docs/guide.md", ("@everyone", "@docs-team", "@tech-writers")),  # the heading's default owners
+        ("README.md", ("@everyone", "@tech-lead")),  # a line's own owners replace the defaults
+        ("db/schema.sql", ("@everyone", "@dba")),  # an optional section still names owners
+        ("config/db.yml", ("@everyone", "@group/sub/db-admins")),  # nested groups
+        ("notes.txt", ("@everyone", "@docs-team", "@tech-writers")),  # `[documentation]` is the same section
+        ("ci/deploy.yml", ("@everyone", "@@maintainer")),  # a role
+        ("broken/x", ("@everyone",)),  # under an unreadable heading: not guessed into a section
+    ],
+)
+def test_gitlab_sections_each_give_their_owners(path, owners):
+    assert parse(GITLAB_CODEOWNERS, gitlab=True).owners_of(path) == owners
+
+
+def test_gitlab_section_headings_are_read_and_bad_ones_counted():
+    co = parse(GITLAB_CODEOWNERS, "CODEOWNERS", gitlab=True)
+    docs, db = co.section("DOCUMENTATION"), co.section("database")
+    assert docs is not None and (docs.name, docs.optional, docs.approvals) == ("Documentation", False, 2)
+    assert docs.defaults == ("@docs-team", "@tech-writers")
+    assert db is not None and (db.optional, db.approvals, db.defaults) == (True, 1, ("@dba",))
+    assert [s.name for s in co.sections] == ["Documentation", "Database", "Roles"]
+    assert co.skipped == 2  # `[Broken] not-an-owner` and the line under it
+
+
+def test_github_reads_a_gitlab_heading_as_an_unreadable_line():
+    co = parse(GITLAB_CODEOWNERS)  # GitHub's rules: the last match in the whole file wins
+    assert co.sections == () and co.owners_of("src/app.py") == ("@everyone",)
+    assert co.owners_of("docs/guide.md") == ()  # `docs/` with no owners un-owns, as GitHub reads it
+    assert co.skipped >= 5
+
+
+async def test_a_gitlab_digest_reads_gitlab_codeowners_with_sections(make_services, fake_gitlab):
+    from tests.fakes.gitlab_server import FakeDiff
+
+    project = "acme/api"
+    fake_gitlab.add_project(project)
+    fake_gitlab.add_commit(
+        project,
+        "init",
+        committed_at=datetime(2026, 1, 27, 9, tzinfo=UTC),
+        contents={".gitlab/CODEOWNERS": "* @everyone\n[Docs] @docs-team\ndocs/\n^[Src][2] @core\nsrc/\n"},
+    )
+    fake_gitlab.add_commit(
+        project, "docs: a page", committed_at=datetime(2026, 1, 28, 10, tzinfo=UTC), diffs=[FakeDiff("docs/a.md")]
+    )
+    fake_gitlab.add_commit(
+        project, "fix: the api", committed_at=datetime(2026, 1, 28, 11, tzinfo=UTC), diffs=[FakeDiff("src/api.py")]
+    )
+    s = await make_services(gitlab_url=fake_gitlab.url)
+    digest = await s.builder.build(s.source(f"gitlab:{project}"), WINDOW, "en")
+    data = json.loads(render_json([digest]))["digests"][0]
+    owners = {e["commit"]["title"]: e["owners"] for e in data["entries"]}
+    assert owners == {"docs: a page": ["@everyone", "@docs-team"], "fix: the api": ["@everyone", "@core"]}
+    assert not any("CODEOWNERS" in n for n in digest.notices)
+
+
 # --- the `owners` command and the parent message: the terminal --------------------------------------
 
 

@@ -172,6 +172,7 @@ SHARED_NAMES = {
     "message.py": "a commit message read: for the rules (offline), from a source's text (sources)",
     "context.py": "the context a reading needs: a commit's (offline), a secret's surroundings (redact)",
     "breaking.py": "breaking changes: found (offline evidence), shown (render)",
+    "mirror.py": "a bare mirror kept by git fetch: the shared machinery (sources), a fork's (fork)",
 }
 
 

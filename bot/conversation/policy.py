@@ -14,6 +14,7 @@ from ..core.chat_platform import Conversation
 from ..core.models import BotError, Subscription, UsageError
 from ..i18n import phrase
 from ..sources import SourceRegistry
+from ..sources.giturl import parse_git_url
 from ..sources.registry import find
 from .grammar import CommandError
 
@@ -47,12 +48,21 @@ class ChannelPolicy:
         default_name = self._default_name()
         if default_name and repo.lower() == default_name.lower():
             return self.settings.default_repo  # a local clone named by its owner/name: stay local
-        if conv.platform == "console":
-            return repo
         named = find(repo, self.settings)
+        if conv.platform == "console":
+            return named.spec if named is not None and not named.entry.keeps_typed else repo
         if named is not None and named.entry.remote:
+            self.check_git_host(named.kind, named.where)
             return named.spec  # `gitlab:group/project` for a GitLab URL: short and unambiguous
         raise UsageError(phrase("errors.repo_policy", default=default_name or self.settings.default_repo))
+
+    def check_git_host(self, kind: str, where: str) -> None:
+        """A git URL names a host the bot will fetch from: GIT_URL_HOSTS, when set, lists those
+        chat users may name (the bot's network may reach services its users should not)."""
+        hosts = self.settings.admin_list(self.settings.git_url_hosts.lower())
+        url = parse_git_url(where) if kind == "url" and hosts else None
+        if url is not None and url.host not in hosts and url.web_host not in hosts:
+            raise UsageError(phrase("errors.git_host_policy", host=url.host, hosts=", ".join(sorted(hosts))))
 
     def _default_name(self) -> str | None:
         try:

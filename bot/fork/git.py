@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..core.models import SourceError
 from ..i18n import phrase
+from ..sources.mirror import base_env
 
 # A fixed identity and date for synthetic commits: the same inputs give the same objects.
 SYNTHETIC_IDENTITY = {
@@ -31,17 +32,6 @@ SYNTHETIC_IDENTITY = {
     "GIT_AUTHOR_DATE": "1700000000 +0000",
     "GIT_COMMITTER_DATE": "1700000000 +0000",
 }
-# Variables a caller's shell may set that would point git at another repository or index.
-_INHERITED = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_CEILING_DIRECTORIES",
-)
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 
@@ -60,12 +50,6 @@ def git_version() -> tuple[int, int]:
     out = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     match = re.search(r"(\d+)\.(\d+)", out)
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-
-
-def base_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _INHERITED}
-    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
-    return env
 
 
 def objects_dir(git_dir: str | Path) -> str:

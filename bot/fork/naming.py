@@ -14,6 +14,7 @@ from settings import Settings
 
 from ..core.models import NotFoundError, UsageError
 from ..i18n import phrase
+from ..sources.giturl import without_credentials
 from ..sources.registry import find
 
 
@@ -54,7 +55,7 @@ def _valid_branch(branch: str) -> bool:
 
 def parse_fork(raw: str, lang: str, settings: Settings | None = None) -> ForkSpec:
     """A ForkSpec, or ForkError with one sentence saying what is wrong."""
-    value = (raw or "").strip()
+    value = without_credentials((raw or "").strip())  # a git URL's credentials are never kept
     if not value:
         raise ForkError(phrase("downstream.empty"))
     expanded = os.path.expanduser(value)

@@ -18,7 +18,7 @@ def open_source(repo: str, settings: Settings) -> CommitSource:
     repo = (repo or "").strip()
     named = parse_repo(repo, settings)
     source = named.entry.open(named.where, settings)
-    source.spec = repo
+    source.spec = repo if named.entry.keeps_typed else named.spec  # a URL: never with its credentials
     return source
 
 

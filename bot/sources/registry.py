@@ -18,7 +18,8 @@ Each host is one module (its `CommitSource`) plus one `SourceEntry` in `SOURCES`
 The first entry whose `parse` accepts a name wins: an existing path before anything else (as
 `--repo` always did), then `gitlab:…` and URLs under GITLAB_URL, then GitHub's `owner/name`. Any
 other git URL (`https://…`, `ssh://…`, `git@…`) is a mirror-backed source's to take: it goes last,
-as one more entry (issue 36 §3) — until then such a URL gets the sentence listing the forms.
+as one more entry (`url`, bot/sources/mirrored.py: a bare mirror the bot keeps), whose names are
+the URL without credentials (`keeps_typed` False: a token typed into a URL is never kept).
 
 Adding a host: write its source module, then append its entry here (or, in a test, `register` it).
 """
@@ -36,9 +37,10 @@ from urllib.parse import urlsplit
 
 from settings import Settings
 
-from ..core.links import GITHUB_LINKS, GITLAB_LINKS, LinkStyle
+from ..core.links import GITHUB_LINKS, GITLAB_LINKS, NO_LINKS, LinkStyle
 from ..core.models import UsageError
 from ..i18n import echo, is_zh, phrase, text
+from .giturl import parse_git_url, without_credentials
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class SourceEntry:
     clone_url: Callable[[str, Settings], str] | None = None
     links: LinkStyle = GITHUB_LINKS
     prefix: str = ""  # the name's prefix when the kind must be said (`gitlab:`), else ""
+    keeps_typed: bool = True  # commands reuse the name as typed; False: its spec (credentials out)
 
     def open(self, where: str, settings: Settings) -> Any:  # a CommitSource (not imported: see `opens`)
         """The source of repository `where` (its module imported now, once)."""
@@ -145,6 +148,21 @@ def _gitlab_clone_url(where: str, settings: Settings) -> str:
     return f"{settings.gitlab_url.rstrip('/')}/{where}.git"
 
 
+def github_clone_prefix(settings: Settings) -> str:
+    """What every GitHub clone URL starts with (where GITHUB_TOKEN may be sent, and nowhere else)."""
+    return _github_clone_url("\0", settings).partition("\0")[0]
+
+
+def _git_url(name: str, settings: Settings | None) -> str | None:
+    """Any other git URL: the URL without its credentials (bot/sources/giturl.py)."""
+    url = parse_git_url(name)
+    return url.url if url is not None else None
+
+
+def _git_url_clone(where: str, settings: Settings) -> str:
+    return where
+
+
 SOURCES: list[SourceEntry] = [
     SourceEntry("git", "sources.form_path", _local_path, "localgit:LocalGitSource", remote=False),
     SourceEntry(
@@ -159,7 +177,16 @@ SOURCES: list[SourceEntry] = [
     SourceEntry(
         "github", "sources.form_github", _github_name, "github.source:GitHubSource", clone_url=_github_clone_url
     ),
-    # issue 36 §3: SourceEntry("url", "sources.form_url", _git_url, "mirror:MirrorSource", …) — any other git URL
+    # any other git URL, through a mirror the bot keeps (its links: per host, core/links.host_links)
+    SourceEntry(
+        "url",
+        "sources.form_url",
+        _git_url,
+        "mirrored:MirroredSource",
+        clone_url=_git_url_clone,
+        links=NO_LINKS,
+        keeps_typed=False,
+    ),
 ]
 
 
@@ -205,7 +232,7 @@ def parse_repo(name: str, settings: Settings) -> Named:
         raise UsageError(phrase("errors.no_repo_given"))
     found = find(name, settings)
     if found is None:
-        raise UsageError(phrase("errors.not_a_repo_or_path", value=echo(name), forms=FormsList()))
+        raise UsageError(phrase("errors.not_a_repo_or_path", value=echo(without_credentials(name)), forms=FormsList()))
     return found
 
 
@@ -226,7 +253,7 @@ def clone_url(spec: str, settings: Settings) -> str:
     its host is not fetched by git."""
     named = parse_repo(spec, settings)
     if named.entry.clone_url is None:
-        raise UsageError(phrase("errors.not_a_repo_or_path", value=echo(spec), forms=FormsList()))
+        raise UsageError(phrase("errors.not_a_repo_or_path", value=echo(without_credentials(spec)), forms=FormsList()))
     return named.entry.clone_url(named.where, settings)
 
 

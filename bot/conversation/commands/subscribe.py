@@ -155,10 +155,9 @@ def fork_word(value: str) -> str:
     if value.lower() in ("off", "none", "-"):
         return ""
     try:
-        parse_fork(value, "en")
+        return parse_fork(value, "en").raw  # a git URL's credentials left out (fork/naming.py)
     except (ForkError, ForkNotFound) as exc:
         raise CommandError(exc.args[0], "subscribe") from None
-    return value
 
 
 async def run(req: Request, args: SubscribeArgs) -> None:
@@ -215,6 +214,8 @@ async def _check_fork(req: Request, value: str) -> None:
     spec = parse_fork(value, req.lang, req.tools.settings)
     if spec.kind == "path" and req.conv.platform != "console":
         raise CommandError(phrase("downstream.fork_policy"), "subscribe")
+    if req.conv.platform != "console":
+        req.tools.policy.check_git_host(spec.kind, spec.where)
     try:
         await check_fork(spec, req.tools.settings, req.lang)
     except (ForkError, ForkNotFound) as exc:
