@@ -224,7 +224,7 @@ def test_import_keeps_the_good_lines_and_names_each_bad_one(run, widgets, tmp_pa
         f"Line 6 of {path} was not imported: commit {unknown} is not in {REPO} as read from {repo.path}.",
         f"Line 7 of {path} was not imported, as no/such/place cannot be opened: "
         "'no/such/place' names no repository; name one as a local path (the terminal only), "
-        "gitlab:group/project or a GitLab URL, owner/name (GitHub).",
+        "gitlab:group/project or a GitLab URL, owner/name (GitHub), a git URL (https://…, ssh://…, git@host:path).",
         f"Line 9 of {path} was not imported: its time 'yesterday' is not an ISO 8601 time with a time zone "
         "(such as 2026-01-28T09:30:00+08:00).",
         f"Line 11 of {path} was not imported, as commit xyz could not be looked up: "

@@ -62,6 +62,9 @@ def split_filters(
             continue
         globs = []
         i += 1
+        if word == "branch" and i < len(words):  # its first word is a name, whatever it says
+            globs.append(words[i])  # (`branch daily` follows a branch named daily)
+            i += 1
         while i < len(words) and words[i].lower() not in ends:
             globs.append(words[i])
             i += 1
