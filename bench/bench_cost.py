@@ -57,7 +57,7 @@ def _settings(url: str, data_dir: str, **extra) -> Settings:
     return Settings(
         _env_file=None,
         openai_base_url=url,
-        openai_api_key="sk-bench-cost",
+        openai_api_key="bench-key-cost",
         llm_timeout=30,
         llm_max_retries=1,
         data_dir=Path(data_dir),

@@ -59,7 +59,7 @@ def settings_for(gh: FakeGitHub, llm: FakeOpenAI, data_dir: str, prefix: str) ->
         _env_file=None,
         github_api_url=gh.url,
         openai_base_url=llm.url,
-        openai_api_key="sk-bench-0000",
+        openai_api_key="bench-key-0000",
         llm_concurrency=CAP,
         data_dir=Path(data_dir),
         redis_prefix=prefix,
@@ -110,7 +110,7 @@ def bench_fresh_process(gh, llm, data_dir) -> None:
         "from bot.runtime.services import Services\nfrom bot.core.window import day_window\nfrom settings import Settings\n"
         "async def main():\n"
         f"    s = Services.build(Settings(_env_file=None, github_api_url={gh.url!r}, openai_base_url={llm.url!r},"
-        f" openai_api_key='sk-bench-0000', llm_concurrency={CAP}, data_dir=Path({data_dir!r}), redis_prefix='bench1:'),"
+        f" openai_api_key='bench-key-0000', llm_concurrency={CAP}, data_dir=Path({data_dir!r}), redis_prefix='bench1:'),"
         " clock=lambda: datetime(2026, 2, 1, tzinfo=timezone.utc))\n"
         "    t = time.perf_counter()\n"
         f"    await s.builder.build(s.source({REPO!r}), day_window(date(2026, 1, 28), 'Asia/Shanghai'), 'zh')\n"
@@ -147,7 +147,7 @@ async def bench_prompt_budget(data_dir) -> None:
                     _env_file=None,
                     github_api_url=gh.url,
                     openai_base_url=llm.url,
-                    openai_api_key="sk-bench-0000",
+                    openai_api_key="bench-key-0000",
                     data_dir=Path(data_dir),
                     redis_prefix=f"bench3-{budget}:",
                     llm_max_prompt_tokens=budget,

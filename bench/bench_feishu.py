@@ -102,7 +102,7 @@ async def main() -> None:
             redis_url=None,
             redis_prefix="benchfs:",
             openai_base_url=llm.url,
-            openai_api_key="sk-bench-0000",
+            openai_api_key="bench-key-0000",
             llm_concurrency=4,
             feishu_app_id=app_id,
             feishu_app_secret=SECRET,

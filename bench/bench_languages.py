@@ -4,7 +4,8 @@ zh alone, on real days; prints ratios, asserts nothing.
   python bench/bench_languages.py [--set heldout|tune] [--day GIT_DIR@YYYY-MM-DD ...] [--rounds 3]
 
 Days (UTC) of real repositories, read through the real services (real Redis, the repository's
-own diffs, the prompts and their budgets), from the mirrors in /work/.mirror (when fetched):
+own diffs, the prompts and their budgets), from the mirrors under `--mirrors DIR` (default
+$DIGEST_EVAL_MIRRORS: DIR/<owner>+<name>/repo, when fetched):
 `--set tune` (what the split was tuned on: huggingface/trl 2026-07-20, pydantic 2023-11-06 and
 this repository's 2026-11-22), `--set heldout` (the default: flashinfer 2026-08-18, peft
 2026-06-04, pylint 2026-08-09, lmdeploy 2024-01-16, set aside before the first run) or
@@ -66,28 +67,27 @@ from tests.fakes.openai_server import (  # noqa: E402
     translation_json,
 )
 
-MIRRORS = Path("/work/.mirror")
 # The days the split was tuned on (the batch sizes, the headline translated, the twin digest),
 # and days set aside before the first run of this script, read only for the figures.
 SETS = {
     "tune": (
-        f"{MIRRORS / 'huggingface+trl' / 'repo'}@2026-07-20",
-        f"{MIRRORS / 'pydantic+pydantic' / 'repo'}@2023-11-06",
-        f"{ROOT}@2026-11-22",
+        "huggingface+trl@2026-07-20",
+        "pydantic+pydantic@2023-11-06",
+        "@2026-11-22",  # this repository
     ),
     "heldout": (
-        f"{MIRRORS / 'flashinfer-ai+flashinfer' / 'repo'}@2026-08-18",
-        f"{MIRRORS / 'huggingface+peft' / 'repo'}@2026-06-04",
-        f"{MIRRORS / 'pylint-dev+pylint' / 'repo'}@2026-08-09",
-        f"{MIRRORS / 'InternLM+lmdeploy' / 'repo'}@2024-01-16",
+        "flashinfer-ai+flashinfer@2026-08-18",
+        "huggingface+peft@2026-06-04",
+        "pylint-dev+pylint@2026-08-09",
+        "InternLM+lmdeploy@2024-01-16",
     ),
     # set aside after `heldout` had been read once (its peft day showed the headline's
     # translation sent apart from the analyses', which was then fixed): read once, at the end
     "heldout2": (
-        f"{MIRRORS / 'sphinx-doc+sphinx' / 'repo'}@2025-11-30",
-        f"{MIRRORS / 'tox-dev+tox' / 'repo'}@2026-02-20",
-        f"{MIRRORS / 'python-poetry+poetry' / 'repo'}@2026-05-03",
-        f"{MIRRORS / 'pytest-dev+pytest' / 'repo'}@2026-07-21",
+        "sphinx-doc+sphinx@2025-11-30",
+        "tox-dev+tox@2026-02-20",
+        "python-poetry+poetry@2026-05-03",
+        "pytest-dev+pytest@2026-07-21",
     ),
 }
 
@@ -166,7 +166,7 @@ def answer(request: dict) -> str:
 
 def _settings(data_dir: str, url: str | None) -> Settings:
     extra = (
-        dict(openai_base_url=url, openai_api_key="sk-bench-languages", llm_timeout=60, llm_max_retries=1) if url else {}
+        dict(openai_base_url=url, openai_api_key="bench-key-languages", llm_timeout=60, llm_max_retries=1) if url else {}
     )
     return Settings(
         _env_file=None,
@@ -280,10 +280,23 @@ def _ratio(a: float, b: float) -> str:
     return f"{a / b:.3f}" if b else "n/a"
 
 
+def _in_mirrors(spec: str, mirrors: Path | None) -> str | None:
+    """A set's `owner+name@DAY` as GIT_DIR@DAY under the mirrors (`@DAY`: this repository)."""
+    name, _, when = spec.rpartition("@")
+    if not name:
+        return f"{ROOT}@{when}"
+    return f"{mirrors / name / 'repo'}@{when}" if mirrors is not None else None
+
+
 async def main(args) -> None:
     logging.disable(logging.WARNING)
     days = []
-    for spec in args.day or SETS[args.set]:
+    mirrors = Path(args.mirrors) if args.mirrors else None
+    specs = args.day or [_in_mirrors(spec, mirrors) for spec in SETS[args.set]]
+    for spec in specs:
+        if spec is None:
+            print("skipped a day of the set: say where the mirrors are (--mirrors DIR or $DIGEST_EVAL_MIRRORS)")
+            continue
         repo, _, when = spec.rpartition("@")
         if not Path(repo).is_dir():
             print(f"skipped {spec}: no such repository (fetch the mirror first)")
@@ -339,5 +352,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--day", action="append", help="GIT_DIR@YYYY-MM-DD (repeatable; default: the --set's days)")
     parser.add_argument("--set", choices=tuple(SETS), default="heldout", help="the days tuned on, or a set aside")
+    parser.add_argument(
+        "--mirrors", default=os.environ.get("DIGEST_EVAL_MIRRORS"), help="DIR/<owner>+<name>/repo git mirrors"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="offline CPU runs per figure (the least is kept)")
     asyncio.run(main(parser.parse_args()))

@@ -132,7 +132,7 @@ async def one_day(gh: FakeGitHub, behaviour: str, args, data_dir: str) -> dict:
             _env_file=None,
             github_api_url=gh.url,
             openai_base_url=llm.url,
-            openai_api_key="sk-bench-endpoints",
+            openai_api_key="bench-key-endpoints",
             llm_concurrency=args.concurrency,
             llm_timeout=args.timeout,
             llm_max_retries=2,
@@ -197,7 +197,7 @@ def _settings(url: str, data_dir: str, tag: str, **extra) -> Settings:
     return Settings(
         _env_file=None,
         openai_base_url=url,
-        openai_api_key="sk-bench-endpoints",
+        openai_api_key="bench-key-endpoints",
         llm_timeout=30,
         llm_max_retries=1,
         data_dir=Path(data_dir),

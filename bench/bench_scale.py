@@ -92,7 +92,7 @@ async def bench_big(tmp: Path) -> None:
             tmp,
             default_repo=str(repo.path),
             openai_base_url=llm.url,
-            openai_api_key="sk-bench-00000000000",
+            openai_api_key="bench-key-0000",
             llm_concurrency=LLM_CONCURRENCY,
         )
         services = Services.build(settings)
@@ -120,7 +120,7 @@ async def bench_channels(tmp: Path) -> None:
             tmp,
             default_repo=str(repo.path),
             openai_base_url=llm.url,
-            openai_api_key="sk-bench-00000000000",
+            openai_api_key="bench-key-0000",
             slack_bot_token=slack.token,
             slack_api_url=slack.url,
         )

@@ -89,7 +89,7 @@ async def main() -> None:
             default_repo=str(repo.path),
             default_lang="en",
             openai_base_url=llm.url,
-            openai_api_key="sk-bench-0000",
+            openai_api_key="bench-key-0000",
             llm_concurrency=LLM_CONCURRENCY,
             data_dir=Path(tmp) / "data",
             redis_prefix="benchslack:",

@@ -85,7 +85,7 @@ from tests.gitrepo import GitRepo  # noqa: E402
 SH = ZoneInfo("Asia/Shanghai")
 DAY = date(2026, 1, 20)
 EMPTY_DAY = date(2026, 1, 10)  # before the repository's first commit
-KEY = "sk-bench-00000000000"
+KEY = "bench-key-0000"
 # The SDKs (and the heavy libraries) no start-up may import: each waits for the first call that needs it.
 WATCHED = ("openai", "github", "slack_sdk", "slack_bolt", "lark_oapi", "arq", "sklearn", "scipy", "prometheus_client")
 

@@ -108,7 +108,7 @@ async def first_digest(path: str, day: str, case: str, llm_url: str, data_dir: s
         data_dir=Path(data_dir),
         redis_prefix=f"benchtaste-{case}:",
         openai_base_url=llm_url,
-        openai_api_key="sk-bench-0000",
+        openai_api_key="bench-key-0000",
         llm_concurrency=CONCURRENCY,
         default_lang="en",
         log_level="WARNING",

@@ -49,7 +49,7 @@ from tests.gitrepo import GitRepo, bulk_commits  # noqa: E402
 
 SH = ZoneInfo("Asia/Shanghai")
 DAY = date(2026, 1, 20)
-KEY = "sk-bench-00000000000"
+KEY = "bench-key-0000"
 
 
 def make_repo(path: Path, n: int) -> GitRepo:

@@ -313,7 +313,7 @@ async def real_llm(args, mirror: str, questions: list[dict]) -> None:
             data_dir,
             "llm",
             openai_base_url=args.llm,
-            openai_api_key="sk-eval",
+            openai_api_key="bench-key-eval",
             llm_model=args.model,
             llm_timeout=900,
             llm_max_retries=0,
@@ -370,7 +370,7 @@ async def timing(args, mirror: str, questions: list[dict]) -> None:
 
     with FakeOpenAI(_citing_responder) as fake, tempfile.TemporaryDirectory() as data_dir:
         services = Services.build(
-            settings_for(data_dir, "timing", openai_base_url=fake.url, openai_api_key="sk-eval", llm_concurrency=8)
+            settings_for(data_dir, "timing", openai_base_url=fake.url, openai_api_key="bench-key-eval", llm_concurrency=8)
         )
         figures = {}
         analysed = {}
