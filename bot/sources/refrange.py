@@ -20,7 +20,7 @@ import re
 from datetime import timedelta
 from typing import Protocol
 
-from ..core.models import Commit, UsageError, Window
+from ..core.models import Commit, NotFoundError, UsageError, Window
 from ..core.window import split_ref_range, zone
 from ..i18n import echo, phrase
 
@@ -121,6 +121,18 @@ def previous_release(tags: list[str], tag: str) -> str | None:
     key, fam, final = version_key(tag), family(tag), is_final(tag)
     lower = [t for t in tags if family(t) == fam and version_key(t) < key and (is_final(t) or not final)]
     return max(lower, key=version_key) if lower else None
+
+
+def release_pair(tags: list[str], tag: str | None, repo: str) -> tuple[str | None, str]:
+    """`release [TAG]` from a host's tag names: (the release before, TAG or the newest release);
+    NotFoundError naming `repo` when it has no tags or not this one."""
+    if not tags:
+        raise NotFoundError(phrase("errors.no_tags", repo=repo))
+    if tag is None:
+        tag = newest_release(tags) or tags[0]
+    elif tag not in tags:
+        raise NotFoundError(phrase("errors.no_tag", tag=tag, repo=repo))
+    return previous_release(tags, tag), tag
 
 
 def later_release(first: str, last: str) -> bool:

@@ -16,7 +16,7 @@ from settings import Settings
 
 from ...core.models import HISTORY_PATHS, BotError, Commit, FileChange, NotFoundError, PastCommit, Window
 from ...i18n import phrase
-from ..refrange import newest_release, previous_release
+from ..refrange import release_pair
 from .client import PER_PAGE, Github, GitHubClient, GithubException
 from .convert import PullFacts, graphql_pull_facts, pr_context, release_text, require_ref, to_commit, to_file
 
@@ -160,13 +160,7 @@ class GitHubSource(GitHubClient):
             return names
 
         names = await self._call(fetch, not_found=phrase("errors.no_tags", repo=info.full_name))
-        if not names:
-            raise NotFoundError(phrase("errors.no_tags", repo=info.full_name))
-        if tag is None:
-            tag = newest_release(names) or names[0]
-        elif tag not in names:
-            raise NotFoundError(phrase("errors.no_tag", tag=tag, repo=info.full_name))
-        return previous_release(names, tag), tag
+        return release_pair(names, tag, info.full_name)
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
         sha = require_ref(sha)

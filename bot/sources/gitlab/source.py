@@ -25,7 +25,7 @@ from settings import Settings
 from ...core.models import Commit, FileChange, NotFoundError, PastCommit, UsageError, Window
 from ...i18n import phrase
 from ..message import pr_context, release_text
-from ..refrange import newest_release, previous_release
+from ..refrange import release_pair
 from .client import Api, GitLabClient, GitlabHttpError
 from .convert import CLOSING, labels_of, landed_as, merge_request_named, to_commit, to_file, when
 
@@ -282,13 +282,7 @@ class GitLabSource(GitLabClient):
             return [str(t["name"]) for t in api.pages("/repository/tags", most=TAGS_MAX) if t.get("name")]
 
         names = await self._call(fetch, not_found=phrase("errors.no_tags", repo=self.name))
-        if not names:
-            raise NotFoundError(phrase("errors.no_tags", repo=self.name))
-        if tag is None:
-            tag = newest_release(names) or names[0]
-        elif tag not in names:
-            raise NotFoundError(phrase("errors.no_tag", tag=tag, repo=self.name))
-        return previous_release(names, tag), tag
+        return release_pair(names, tag, self.name)
 
     # --- history, for the learned profile (bot/taste) ---------------------------------------------
     async def tip_before(self, before: datetime, branch: str | None = None) -> str | None:
