@@ -202,7 +202,9 @@ class Settings(BaseSettings):
     )
 
     # --- chat platforms ----------------------------------------------------------------------
-    slack_bot_token: SecretStr | None = Field(None, description="Slack bot token (the Bot User OAuth Token, beginning xoxb); enables Slack.")
+    slack_bot_token: SecretStr | None = Field(
+        None, description="Slack bot token (the Bot User OAuth Token, beginning xoxb); enables Slack."
+    )
     slack_app_token: SecretStr | None = Field(None, description="Slack app-level token (xapp-…); Socket Mode when set.")
     slack_signing_secret: SecretStr | None = Field(None, description="Slack signing secret; required for HTTP mode.")
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL.")

@@ -166,7 +166,9 @@ def answer(request: dict) -> str:
 
 def _settings(data_dir: str, url: str | None) -> Settings:
     extra = (
-        dict(openai_base_url=url, openai_api_key="bench-key-languages", llm_timeout=60, llm_max_retries=1) if url else {}
+        dict(openai_base_url=url, openai_api_key="bench-key-languages", llm_timeout=60, llm_max_retries=1)
+        if url
+        else {}
     )
     return Settings(
         _env_file=None,

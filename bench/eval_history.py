@@ -370,7 +370,9 @@ async def timing(args, mirror: str, questions: list[dict]) -> None:
 
     with FakeOpenAI(_citing_responder) as fake, tempfile.TemporaryDirectory() as data_dir:
         services = Services.build(
-            settings_for(data_dir, "timing", openai_base_url=fake.url, openai_api_key="bench-key-eval", llm_concurrency=8)
+            settings_for(
+                data_dir, "timing", openai_base_url=fake.url, openai_api_key="bench-key-eval", llm_concurrency=8
+            )
         )
         figures = {}
         analysed = {}
