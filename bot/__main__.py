@@ -397,6 +397,7 @@ def _configure_logging(settings: Settings, command: str):
     messages unless LOG_LEVEL is set explicitly; `run` holding the terminal chat logs to a file
     under DATA_DIR (CONSOLE_LOGS=file), which it returns (None: stderr)."""
     from bot.core.logs import configure, log_file
+    from bot.core.platform_registry import enabled
 
     level = settings.log_level
     if (
@@ -405,7 +406,7 @@ def _configure_logging(settings: Settings, command: str):
     ):
         # backup and restore run from scripts and cron: their one line says everything
         level = "CRITICAL" if command in ("backup", "restore") else "ERROR"
-    chat_here = command == "run" and not (settings.slack_enabled or settings.feishu_enabled)
+    chat_here = command == "run" and not enabled(settings)
     to_file = log_file(settings.data_dir) if chat_here and settings.console_logs == "file" else None
     return configure(level, settings.log_format, to_file)
 

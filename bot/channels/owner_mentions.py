@@ -5,7 +5,8 @@ its subscriptions.
   owners:{platform}:{channel}   hash: owner (lower case) → {"owner", "kind", "id"}
 
 `kind` is how the mention is sent: `slack_user` (`<@U…>`), `slack_group` (`<!subteam^S…>`),
-`feishu_user` (`<at id=ou_…></at>`) or `name` (the terminal: a name, shown as typed).
+`feishu_user` (`<at id=ou_…></at>`) or `name` (the terminal: a name, shown as typed): each
+platform's entry in bot/core/platform_registry.py lists its kinds (`mentions`).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from settings import Settings, check_timezone
 
+from ..core import platform_registry
 from ..core.models import ALERT_LEVELS, BOT_MODES, Importance, Subscription, UsageError, subscription_from_dict, to_dict
 from ..core.window import WEEKDAYS
 from ..digest.authorfilter import MAX_AUTHORS, AuthorError, AuthorFilter
@@ -94,8 +95,9 @@ def load_subscription_file(path: Path, settings: Settings) -> list[Subscription]
         missing = [k for k in ("platform", "channel", "repo") if not entry.get(k)]
         if missing:
             raise UsageError(phrase("errors.subs_file_lacks", path=path, n=n, keys=", ".join(missing)))
-        if entry["platform"] not in ("slack", "feishu", "console"):
-            raise UsageError(phrase("errors.subs_file_platform", path=path, n=n))
+        if entry["platform"] not in platform_registry.names():
+            platforms = ", ".join(platform_registry.names())
+            raise UsageError(phrase("errors.subs_file_platform", path=path, n=n, platforms=platforms))
         unknown = set(entry) - {
             "platform",
             "channel",

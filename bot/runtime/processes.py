@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from typing import TYPE_CHECKING
 
 from settings import Settings
 
+from ..core import platform_registry
 from ..core.models import BotError, UsageError
+from ..core.platform_registry import Adapter
 from ..i18n import phrase
 from . import health
 from .app import App
@@ -31,30 +32,19 @@ from .queue import Jobs, JobWorker
 from .schedule import Clock
 from .services import Services
 
-if TYPE_CHECKING:  # the adapters import their SDKs: only build_adapters imports them, when configured
-    from handlers.feishu.adapter import FeishuAdapter
-    from handlers.slack.events import SlackAdapter
-
 log = logging.getLogger(__name__)
 
 
-def build_adapters(settings: Settings, app: App, *, receive: bool) -> list:
-    """Platform adapters for what is configured. Their SDKs are imported only here, lazily."""
-    adapters: list[SlackAdapter | FeishuAdapter] = []
-    if settings.slack_enabled:
-        from handlers.slack.events import SlackAdapter
-
-        adapters.append(SlackAdapter(settings, app.router, receive=receive))
-    if settings.feishu_enabled:
-        from handlers.feishu.adapter import FeishuAdapter
-
-        adapters.append(FeishuAdapter(settings, app.router, receive=receive))
+def build_adapters(settings: Settings, app: App, *, receive: bool) -> list[Adapter]:
+    """The adapters of the platforms these settings enable (bot/core/platform_registry.py), in
+    the registry's order. Their SDKs are imported only here, lazily, by the entries' factories."""
+    adapters = [entry.build(settings, app.router, receive=receive) for entry in platform_registry.enabled(settings)]
     for adapter in adapters:
         app.register(adapter.platform)
     return adapters
 
 
-def public_routes(settings: Settings, app: App, adapters: list) -> list[tuple]:
+def public_routes(settings: Settings, app: App, adapters: list[Adapter]) -> list[tuple]:
     """The public server's routes: the adapters' callbacks, the report pages and, when
     GITHUB_WEBHOOK_SECRET is set, GitHub's signed push webhook (it wakes the alert polls)."""
     from handlers.web import github_webhook_routes, gitlab_webhook_routes, report_routes
@@ -75,7 +65,7 @@ async def run_command(command: str, settings: Settings, log_file=None) -> int:
     stop = asyncio.Event()
     _install_signal_handlers(stop)
     runners: list = []
-    adapters: list = []
+    adapters: list[Adapter] = []
     tasks: list[asyncio.Task] = []
     worker: JobWorker | None = None
     jobs: Jobs | None = None
@@ -88,7 +78,9 @@ async def run_command(command: str, settings: Settings, log_file=None) -> int:
         receive = command in ("run", "serve") or (command == "worker" and _has_outbound(settings))
         adapters = build_adapters(settings, app, receive=receive)
         if not adapters and command in ("serve", "worker", "clock"):
-            raise UsageError(phrase("ops.needs_platform", command=command))
+            raise UsageError(
+                phrase("ops.needs_platform", command=command, settings=platform_registry.enabling_settings())
+            )
         if not adapters and command == "run" and _no_terminal():
             raise UsageError(phrase("ops.run_no_terminal"))
         jobs = await Jobs.connect(settings)
@@ -197,10 +189,9 @@ def _no_terminal() -> bool:
 
 
 def _has_outbound(settings: Settings) -> bool:
-    return bool(
-        (settings.slack_enabled and settings.slack_app_token)
-        or (settings.feishu_enabled and settings.feishu_mode == "ws")
-    )
+    """An enabled platform connects out to receive (Socket Mode, Feishu's long connection): a
+    worker holds that connection."""
+    return any(entry.outbound(settings) for entry in platform_registry.enabled(settings))
 
 
 def _install_signal_handlers(stop: asyncio.Event) -> None:

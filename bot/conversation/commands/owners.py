@@ -13,27 +13,18 @@ parent message then says once per owner how many high and medium commits touch t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ...channels.owner_mentions import OwnerMapping, OwnerMappings
 from ...core.codeowners_file import is_owner
 from ...core.models import UsageError
+from ...core.platform_registry import by_name, mention_forms
 from ...i18n import echo, phrase
 from ..grammar import CommandError
 from .base import Command, Request
 
 MAP_WORDS = ("map", "set", "映射", "设置")
 REMOVE_WORDS = ("remove", "rm", "unmap", "删除", "移除")
-
-# kind → the forms a typed mention may take (Slack's escaped mentions may carry `|name`)
-_MENTIONS = (
-    ("slack_user", re.compile(r"^<@([UW][A-Z0-9]{2,20})(?:\|[^<>]*)?>$")),
-    ("slack_group", re.compile(r"^<!subteam\^(S[A-Z0-9]{2,20})(?:\|[^<>]*)?>$")),
-    ("feishu_user", re.compile(r"^<at\s+(?:user_id|id|open_id)=\"?(ou_[A-Za-z0-9_-]{1,64})\"?\s*>[^<>]*</at>$")),
-    ("name", re.compile(r"^@([A-Za-z0-9][A-Za-z0-9._-]{0,63})$")),
-)
-PLATFORM_KINDS = {"slack": ("slack_user", "slack_group"), "feishu": ("feishu_user",)}  # console: any
 
 
 @dataclass(frozen=True)
@@ -45,10 +36,11 @@ class OwnersArgs:
 
 
 def parse_mention(typed: str) -> tuple[str, str] | None:
-    """(kind, id) of a typed mention; None when it is none of the forms."""
-    for kind, form in _MENTIONS:
-        if m := form.match(typed.strip()):
-            return kind, m.group(1)
+    """(kind, id) of a typed mention; None when it is none of the forms. The forms are the
+    platforms' (bot/core/platform_registry.py), the first that matches wins."""
+    for form in mention_forms():
+        if m := form.typed.match(typed.strip()):
+            return form.kind, m.group(1)
     return None
 
 
@@ -86,11 +78,8 @@ def parse(args: list[str]) -> OwnersArgs:
 def shown(kind: str, id_: str) -> str:
     """A mapping's mention as the conversation's own markup (the list and confirmations ping
     nobody: they show the mention as text, escaped by the renderer)."""
-    return {
-        "slack_user": f"<@{id_}>",
-        "slack_group": f"<!subteam^{id_}>",
-        "feishu_user": f'<at user_id="{id_}"></at>',
-    }.get(kind, f"@{id_}")
+    form = next((f for f in mention_forms() if f.kind == kind), None)
+    return form.show(id_) if form is not None else f"@{id_}"
 
 
 async def run(req: Request, args: OwnersArgs) -> None:
@@ -115,8 +104,8 @@ async def run(req: Request, args: OwnersArgs) -> None:
         else:
             await req.private(req.notice(req.say("owners.not_mapped", owner=args.owner)))
         return
-    allowed = PLATFORM_KINDS.get(conv.platform)
-    if allowed is not None and args.kind not in allowed:
+    platform = by_name(conv.platform)
+    if platform is not None and not platform.any_mention and args.kind not in platform.mention_kinds:
         raise UsageError(phrase("owners.wrong_platform", value=shown(args.kind, args.id)))
     await mappings.set(conv.platform, conv.channel, OwnerMapping(args.owner, args.kind, args.id))
     await req.reply(req.notice(req.say("owners.mapped", owner=args.owner, mention=shown(args.kind, args.id))))
