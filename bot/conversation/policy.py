@@ -1,5 +1,6 @@
 """Who may do what in a conversation, and which repositories a request is about: changing a
-channel's subscriptions or settings is for the configured admins; chat users may name remote
+channel's subscriptions, settings or owner mappings is for the platform's admins in that workspace
+(its registry entry's admin list, when set; `is_admin`); chat users may name remote
 repositories (GitHub, GitLab: any registry entry that is `remote`) or the configured default (only the operator's own terminal may point at local
 paths on the bot's machine); a command naming no repository is about the channel's
 subscriptions, else the default repository."""
@@ -10,6 +11,7 @@ from typing import Protocol
 
 from settings import Settings
 
+from ..core import platform_registry, tenants
 from ..core.chat_platform import Conversation
 from ..core.models import BotError, Subscription, UsageError
 from ..i18n import phrase
@@ -31,13 +33,16 @@ class ChannelPolicy:
         self.sources = sources
         self.subs = subs
 
+    def admin_list(self, platform: str) -> frozenset[str]:
+        """The platform's admin list as set (its registry entry names the setting); empty: none set."""
+        entry = platform_registry.by_name(platform)
+        return self.settings.admin_list(entry.admins(self.settings)) if entry is not None else frozenset()
+
     def require_admin(self, conv: Conversation) -> None:
-        """Changing a channel's subscriptions or settings: the configured admins only (anyone when none are)."""
-        raw = {"slack": self.settings.slack_admin_users, "feishu": self.settings.feishu_admin_users}.get(
-            conv.platform, ""
-        )
-        admins = self.settings.admin_list(raw)
-        if admins and conv.user not in admins:
+        """Changing a channel's subscriptions, settings or owner mappings: the platform's admins
+        only, per workspace (`is_admin`); anyone when its admin list is not set."""
+        admins = self.admin_list(conv.platform)
+        if admins and not is_admin(admins, conv.channel, conv.user):
             raise UsageError(phrase("errors.admins_only"))
 
     def check_repo(self, conv: Conversation, repo: str) -> str:
@@ -83,3 +88,21 @@ class ChannelPolicy:
         except UsageError:  # no usable default (e.g. DEFAULT_REPO unset and not run from a clone)
             raise CommandError(phrase("errors.no_repo"), "digest") from None
         return [(self.settings.default_repo, None)]
+
+
+def is_admin(admins: frozenset[str], channel: str, user: str) -> bool:
+    """Whether `user` is an admin of `channel`'s workspace. An entry `U1` is that person in any
+    workspace, `T1/U1` that person in workspace T1 only, `T1/*` anyone in T1 (bot/core/tenants.py:
+    the adapters qualify both ids from the verified request). A person of another workspace (a
+    shared channel, a forged id) is never an admin here, nor is an id holding another `T/` (typed
+    into a request: no platform's own id holds the separator); a workspace none of whose entries
+    apply has no admins, so a list set for one workspace never leaves another open."""
+    workspace = tenants.tenant_of(channel)
+    theirs, person = tenants.split(user)
+    if theirs != workspace or tenants.SEP in person:  # no platform's own id holds the separator
+        return False
+    if person in admins:
+        return True
+    return workspace is not None and bool(
+        {tenants.qualify(workspace, person), tenants.qualify(workspace, "*")} & admins
+    )

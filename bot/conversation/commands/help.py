@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.platform_registry import by_name
 from .base import Command, Request
 
 
@@ -19,7 +20,17 @@ def parse(args: list[str]) -> HelpArgs:
 async def run(req: Request, args: HelpArgs) -> None:
     # the help lists every command, this one included: the table (commands/__init__.py) is
     # handed over with the tools rather than imported, which would make a circle
-    await req.private(req.notice(req.tools.help_text(req.lang, req.prefix)))
+    shown = req.tools.help_text(req.lang, req.prefix) + "\n" + _who_changes(req)
+    await req.private(req.notice(shown))
+
+
+def _who_changes(req: Request) -> str:
+    """Who may change this conversation's subscriptions, settings and owner mappings: said
+    plainly, since with no admin list set it is anyone here."""
+    if not req.tools.policy.admin_list(req.conv.platform):
+        return req.say("help.who_anyone")
+    entry = by_name(req.conv.platform)
+    return req.say("help.who_admins", setting=entry.admins_setting if entry is not None else "")
 
 
 COMMAND = Command("help", ("帮助", "?", "？"), parse, run)
