@@ -185,3 +185,61 @@ def test_no_two_modules_share_a_name_unless_it_means_one_thing():
         by_name.setdefault(Path(path).name, []).append(path)
     shared = {name: paths for name, paths in by_name.items() if len(paths) > 1 and name not in SHARED_NAMES}
     assert shared == {}
+
+
+# Where Slack and Feishu may be named as platforms: a platform is one entry in
+# bot/core/platform_registry.py, its transport is handlers/<name>/, its rendering bot/render/<name>*.
+PLATFORM_NAMES = ("slack", "feishu", "lark")
+MAY_NAME_PLATFORMS = {
+    "bot/core/platform_registry.py": "the registry: each platform's one entry",
+    "bot/render/slack.py": "Slack's renderer: Block Kit, its mention kinds",
+    "bot/render/slack_kit.py": "Slack's renderer",
+    "bot/render/slack_answers.py": "Slack's renderer",
+    "bot/render/feishu.py": "Feishu's renderer: cards, its mention kind",
+    "bot/render/feishu_kit.py": "Feishu's renderer",
+    "bot/render/feishu_answers.py": "Feishu's renderer",
+    "bot/redact/vendor_tables.py": "redaction tables: Slack as the vendor of a token shape, not a chat platform",
+    "bot/redact/shapes.py": "redaction tables: the vendors of secret shapes",
+    "settings.py": "each platform's settings sit in its chat platforms section (the registry reads them)",
+}
+
+
+def _platform_names_in(path: Path) -> list[str]:
+    """Where a module names Slack or Feishu as a platform: a string that is the platform's name,
+    a `slack_…`/`feishu_…` setting read, an import of its handlers package (docstrings and
+    comments may name them: they are not code)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() in PLATFORM_NAMES:
+            found.append(f"{node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith(tuple(f"{p}_" for p in PLATFORM_NAMES)):
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            found += [
+                f"{node.lineno}: import {m}" for m in modules if m.startswith(("handlers.slack", "handlers.feishu"))
+            ]
+    return sorted(found, key=lambda hit: int(hit.partition(":")[0]))
+
+
+def test_only_the_platform_registry_names_slack_and_feishu_outside_their_own_modules():
+    """A third platform must not mean editing every module that names the first two: outside
+    handlers/, the registry and the listed exceptions, no code names Slack or Feishu."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "bot/*.py", "settings.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    named = {p: hits for p in tracked if p not in MAY_NAME_PLATFORMS and (hits := _platform_names_in(ROOT / p))}
+    assert named == {}
+    assert all((ROOT / p).exists() for p in MAY_NAME_PLATFORMS)  # an exception outlives no module
+
+
+def test_the_platform_literal_check_sees_each_way_of_naming_a_platform(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Slack and Feishu in a docstring are prose."""\n'
+        "import handlers.feishu.api\n"
+        'ok = {"slack": 1}\n'
+        "def f(settings):\n"
+        "    return settings.feishu_admin_users\n"
+    )
+    assert _platform_names_in(module) == ["2: import handlers.feishu.api", "3: 'slack'", "5: .feishu_admin_users"]
