@@ -209,7 +209,8 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(None, description="Slack signing secret; required for HTTP mode.")
     slack_api_url: str = Field("https://slack.com/api/", description="Slack Web API base URL.")
     slack_admin_users: str = Field(
-        "", description="Comma-separated Slack user IDs allowed to (un)subscribe; empty → any channel member."
+        "",
+        description="Comma-separated Slack user IDs who may change a conversation's subscriptions, config and owner mappings: `U…` in every workspace, `TEAM/U…` in that workspace only, `TEAM/*` anyone there; empty → any channel member (docs/security.md).",
     )
     feishu_app_id: str | None = Field(None, description="Feishu/Lark app ID; enables Feishu.")
     feishu_app_secret: SecretStr | None = Field(None, description="Feishu/Lark app secret.")
@@ -224,7 +225,8 @@ class Settings(BaseSettings):
     )
     feishu_encrypt_key: SecretStr | None = Field(None, description="Feishu event encrypt key (HTTP mode).")
     feishu_admin_users: str = Field(
-        "", description="Comma-separated Feishu open_ids allowed to (un)subscribe; empty → anyone in the chat."
+        "",
+        description="Comma-separated Feishu open_ids who may change a conversation's subscriptions, config and owner mappings: `ou_…` in every tenant, `TENANT_KEY/ou_…` in that tenant only, `TENANT_KEY/*` anyone there; empty → anyone in the chat (docs/security.md).",
     )
     port: int = Field(3000, ge=1, le=65535, description="HTTP port for Slack/Feishu callbacks and /healthz.")
     host: str = Field("0.0.0.0", description="HTTP bind address.")
