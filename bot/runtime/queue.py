@@ -329,13 +329,13 @@ class JobWorker:
             if ctx.get("job_try", 1) > 1:
                 metrics.count("jobs", kind=name, event="retried")
             metrics.count("jobs", kind=name, event="started")
-            try:
-                await jobs.fair.started(job_id, tenant, lease)
-            except (RedisError, OSError):
-                log.warning("job %s: fairness index not updated", job_id)
             keeper = asyncio.create_task(self._keep(redis, jobs, job_id, tenant, lease))
             token = CURRENT_JOB.set(job_id)  # log lines name the job; on-demand keys derive from it
             try:
+                try:  # counted as running before the next poll weighs the tenants
+                    await jobs.fair.started(job_id, tenant, lease)
+                except (RedisError, OSError):
+                    log.warning("job %s: fairness index not updated", job_id)
                 result = await fn(ctx, *args)
                 metrics.count("jobs", kind=name, event="succeeded")
                 return result
