@@ -17,8 +17,8 @@ Kept in Redis, so every worker sees the same counts (keys under `PREFIX jobs:fai
   q:<tenant>    zset   job id → the ms it is due (arq's score), RUNNING while it runs
   of            hash   job id → tenant (a job arq hands back after a crash keeps its tenant)
   run:<tenant>  zset   job id → when its lease ends: a killed worker's entries lapse with it
-  served        zset   tenant → the ms its last job started
-  tenants       zset   tenant → the last time it enqueued (idle ones are forgotten after a day)
+  served        zset   tenant → the ms its last job started (forgotten after a day)
+  tenants       zset   the tenants with jobs in their queue (a poll weighs only these)
 
 arq's queue stays the truth: an entry whose job arq no longer holds is dropped when seen, and a
 due job the index does not know (queued before this existed, or whose index write failed) is
@@ -40,7 +40,13 @@ log = logging.getLogger(__name__)
 
 SHARED = "*"  # builds and improvements: work every workspace's deliveries share
 RUNNING = 1e15  # a running job's score in its tenant's queue: far past any due time (ms)
-IDLE_TENANT = 86400.0  # a tenant with nothing queued for this long is dropped from the list
+SERVED_MEMORY = 86400.0  # a tenant's last service is remembered this long (for ties)
+# A tenant leaves the list only when its queue is empty, checked and removed in one step: an
+# enqueue (which adds to both in one transaction) cannot fall between the two.
+DROP_IF_EMPTY = """
+if redis.call('zcard', KEYS[1]) == 0 then return redis.call('zrem', KEYS[2], ARGV[1]) end
+return 0
+"""
 
 
 def tenant_of_job(function: str, args: Sequence[Any]) -> str:
@@ -174,6 +180,7 @@ class FairIndex:
                 pipe.hdel(self.of_key, job_id)
             else:
                 pipe.zadd(self.q(tenant), {job_id: again_ms})
+                pipe.zadd(self.tenants_key, {tenant: time.time()})
             await pipe.execute()
 
     async def _load(self, extra: Iterable[bytes], per_tenant: int) -> tuple[dict[str, Tenant], dict[str, str]]:
@@ -184,28 +191,26 @@ class FairIndex:
         window = [j.decode() if isinstance(j, bytes) else j for j in extra]
         async with self.pool.pipeline(transaction=False) as pipe:
             pipe.zrange(self.tenants_key, 0, -1)
-            pipe.zrange(self.served_key, 0, -1, withscores=True)
             if window:
                 pipe.hmget(self.of_key, window)
-            names, served, *of = await pipe.execute()
-        names = [n.decode() for n in names]
-        served_at = {n.decode(): s for n, s in served}
+            names, *of = await pipe.execute()
         owner: dict[str, str] = {}
         for job_id, t in zip(window, of[0] if of else [], strict=False):
             owner[job_id] = t.decode() if t else SHARED
+        listed = [n.decode() for n in names]
+        names = [*listed, *({*owner.values()} - {*listed})]  # and the window's tenants the list misses
         async with self.pool.pipeline(transaction=False) as pipe:
             for name in names:
                 pipe.zcount(self.run(name), now, "+inf")
+                pipe.zscore(self.served_key, name)
                 pipe.zrangebyscore(self.q(name), "-inf", ms, start=0, num=per_tenant, withscores=True)
             loaded = await pipe.execute()
         queue: dict[str, Tenant] = {}
         for i, name in enumerate(names):
-            running, heads = loaded[2 * i], loaded[2 * i + 1]
-            queue[name] = Tenant(int(running), served_at.get(name, 0.0))
+            running, served, heads = loaded[3 * i : 3 * i + 3]
+            queue[name] = Tenant(int(running), served or 0.0)
             for job_id, _ in heads:
                 owner.setdefault(job_id.decode(), name)
-        for name in {*owner.values()} - queue.keys():  # the window's tenants the list misses
-            queue[name] = Tenant(int(await self.pool.zcount(self.run(name), now, "+inf")), served_at.get(name, 0.0))
         ids = list(owner)
         if not ids:
             return queue, owner
@@ -262,19 +267,18 @@ class FairIndex:
         return starts_before(queue, mine, int(mine_ahead), float(ms))
 
     async def tidy(self) -> None:
-        """Drop lapsed running entries (killed workers), tenants idle for a day, and running
-        marks of jobs arq no longer holds (given up after a crash)."""
+        """Drop lapsed running entries (killed workers), running marks of jobs arq no longer
+        holds (given up after a crash), tenants whose queue is empty, and old services."""
         now = time.time()
         names = [n.decode() for n in await self.pool.zrange(self.tenants_key, 0, -1)]
         async with self.pool.pipeline(transaction=False) as pipe:
             for name in names:
                 pipe.zremrangebyscore(self.run(name), "-inf", now)
                 pipe.zrangebyscore(self.q(name), RUNNING, "+inf", start=0, num=50)
-                pipe.zcard(self.q(name))
+            pipe.zremrangebyscore(self.served_key, "-inf", (now - SERVED_MEMORY) * 1000)
             found = await pipe.execute()
-        idle = {n.decode() for n in await self.pool.zrangebyscore(self.tenants_key, "-inf", now - IDLE_TENANT)}
         for i, name in enumerate(names):
-            marked, size = [m.decode() for m in found[3 * i + 1]], found[3 * i + 2]
+            marked = [m.decode() for m in found[2 * i + 1]]
             if marked:
                 async with self.pool.pipeline(transaction=False) as pipe:
                     for job_id in marked:
@@ -284,7 +288,4 @@ class FairIndex:
                 if gone:
                     await self.pool.zrem(self.q(name), *gone)
                     await self.pool.hdel(self.of_key, *gone)
-                    size -= len(gone)
-            if name in idle and size == 0:
-                await self.pool.zrem(self.tenants_key, name)
-                await self.pool.zrem(self.served_key, name)
+            await self.pool.eval(DROP_IF_EMPTY, 2, self.q(name), self.tenants_key, name)
