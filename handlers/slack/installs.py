@@ -252,6 +252,9 @@ class FixedWorkspace:
     async def client_for(self, address: str) -> tuple[api.AsyncWebClient, str]:
         return self.client, address
 
+    async def reaches(self, address: str) -> bool:
+        return True
+
 
 class Workspaces:
     """Many workspaces: an address names its workspace, whose own token sends to it."""
@@ -261,14 +264,31 @@ class Workspaces:
         self.base_url = base_url
         self.clients: OrderedDict[str, api.AsyncWebClient] = OrderedDict()
         self.lookups = 0  # installation reads for sending (bench reads it)
+        self._missing: set[str | None] = set()  # workspaces already logged as not installed
+
+    async def reaches(self, address: str) -> bool:
+        """Whether `address`'s workspace has an installation (one log line when it has none)."""
+        tenant = tenants.tenant_of(address)
+        self.lookups += 1
+        if await self.tokens.installs.get(tenant) is None:
+            self._no_installation(tenant, tenants.local_id(address))
+            return False
+        self._missing.discard(tenant)
+        return True
+
+    def _no_installation(self, tenant: str | None, local: str) -> None:
+        if tenant not in self._missing:  # once per workspace until it is installed again
+            self._missing.add(tenant)
+            log.warning("Slack workspace %s has no installation: nothing sent to %s", tenant or "(none)", local)
 
     async def client_for(self, address: str) -> tuple[api.AsyncWebClient, str]:
         tenant, local = tenants.split(address)
         self.lookups += 1
         record = await self.tokens.bot(tenant)
         if record is None:
-            log.warning("Slack workspace %s has no installation: nothing sent to %s", tenant or "(none)", local)
+            self._no_installation(tenant, local)
             raise SlackNotInstalled(tenant)
+        self._missing.discard(tenant)
         token = record["bot_token"]
         client = self.clients.get(token)
         if client is None:

@@ -39,6 +39,10 @@ class SlackPlatform(SlackPoster):
         self.store = store
 
     # --- ChatPlatform ---------------------------------------------------------------------------
+    async def reaches(self, channel: str) -> bool:
+        """Whether the channel's workspace can be sent to (installed); the clock skips it if not."""
+        return await self.workspaces.reaches(channel)
+
     async def send(
         self, channel: str, content: Content, *, thread: str | None = None, key: str | None = None
     ) -> MessageRef:
