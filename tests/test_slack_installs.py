@@ -307,3 +307,27 @@ async def test_an_org_wide_install_keeps_its_enterprise_and_serves_its_workspace
     store = bot.chat.store
     assert await store.scan(store.k("*EGRID1/CORG01*"))  # kept under the organisation's address
     assert not await store.scan(store.k("*TINORG*"))
+
+
+def test_the_oauth_manifest_declares_what_the_installed_app_uses():
+    from pathlib import Path
+
+    from settings import Settings
+
+    root = Path(__file__).resolve().parent.parent
+    manifest = (root / "slack_manifest_oauth.yml").read_text(encoding="utf-8")
+    lines = {line.split("#")[0].strip() for line in manifest.splitlines()}
+    default_scopes = Settings.model_fields["slack_scopes"].default.split(",")
+    assert all(f"- {scope}" in lines for scope in default_scopes)
+    for event in ("app_uninstalled", "tokens_revoked", "app_mention", "message.channels", "message.im"):
+        assert f"- {event}" in lines, event
+    assert "- https://YOUR-HOST/slack/oauth_redirect" in lines
+    assert "token_rotation_enabled: true" in lines and "org_deploy_enabled: true" in lines
+
+
+def test_a_workspace_qualified_person_is_mentioned_by_their_slack_id():
+    from bot.render.slack_kit import mention
+
+    assert mention("TAAAA1/U0ALICE") == "<@U0ALICE>"
+    assert mention("U0ALICE") == "<@U0ALICE>"
+    assert mention("TAAAA1/not a user") == "TAAAA1/not a user"
