@@ -383,7 +383,7 @@ class Settings(BaseSettings):
 
     @property
     def slack_enabled(self) -> bool:
-        return self.slack_bot_token is not None or self.slack_oauth
+        return self.slack_bot_token is not None or bool(self.slack_client_id or self.slack_client_secret)
 
     @property
     def slack_oauth(self) -> bool:

@@ -331,3 +331,12 @@ def test_a_workspace_qualified_person_is_mentioned_by_their_slack_id():
     assert mention("TAAAA1/U0ALICE") == "<@U0ALICE>"
     assert mention("U0ALICE") == "<@U0ALICE>"
     assert mention("TAAAA1/not a user") == "TAAAA1/not a user"
+
+
+def test_a_client_id_without_its_secret_is_one_clear_sentence(make_settings, teams):
+    from bot.core.models import UsageError
+
+    settings = make_settings(slack_client_id=teams.client_id, slack_api_url=teams.url, slack_signing_secret=SECRET)
+    assert settings.slack_enabled
+    with pytest.raises(UsageError, match="SLACK_CLIENT_SECRET is missing: installing the app into workspaces"):
+        build_slack(settings, object(), receive=True)

@@ -71,6 +71,11 @@ class SlackAdapter:
         # Installed into many workspaces (OAuth): each workspace's token from the installation
         # store, ids qualified with their workspace. Else the one SLACK_BOT_TOKEN, ids bare.
         self.oauth = settings.slack_oauth
+        if bool(settings.slack_client_id) != bool(settings.slack_client_secret):
+            field = "SLACK_CLIENT_SECRET" if settings.slack_client_id else "SLACK_CLIENT_ID"
+            raise UsageError(phrase("ops.config_error", field=field, detail=phrase("slack_install.needs_both")))
+        if self.oauth and settings.slack_bot_token is not None:
+            log.warning("SLACK_BOT_TOKEN is ignored: the app is installed through OAuth (SLACK_CLIENT_ID)")
         self.installs: InstallationStore | None = None
         self.tokens: Tokens | None = None
         workspaces = None
