@@ -340,3 +340,64 @@ def test_a_client_id_without_its_secret_is_one_clear_sentence(make_settings, tea
     assert settings.slack_enabled
     with pytest.raises(UsageError, match="SLACK_CLIENT_SECRET is missing: installing the app into workspaces"):
         build_slack(settings, object(), receive=True)
+
+
+async def test_every_kind_of_call_goes_with_its_own_workspaces_token(oauth_bot, teams):
+    from bot.core.chat_platform import Conversation, Notice
+    from tests.shared.slack import answer_pieces
+
+    bot = await oauth_bot(teams)
+    assert (await install(bot, TEAM_A))[0] == 200
+    assert (await install(bot, TEAM_B))[0] == 200
+    platform = bot.adapter.platform
+    store = bot.chat.store
+    for team, channel in ((TEAM_A, CHAN_A), (TEAM_B, CHAN_B)):
+        address = f"{team}/{channel}"
+        # a keyed send a crashed run may have made: found (or not) with conversations.history first
+        await store.set_json(store.k("slack", "sent", f"k-{team}"), {"pending": True})
+        ref = await platform.send(address, Notice("digest"), key=f"k-{team}")
+        await platform.update(ref, Notice("digest, edited"))
+        conv = Conversation("slack", address, f"{team}/U1", thread=ref.id, extra={"team_id": team})
+        await platform.reply_private(conv, Notice("only for you"))
+        await platform.stream(address, ref.id, answer_pieces("an answer " * 20, size=40), conv=conv)
+        await platform.upload(address, ref.id, "digest.md", "# digest", "Digest")
+        dm = Conversation("slack", f"{team}/D0{team}", f"{team}/U1", is_dm=True)
+        assert await platform.direct_channel(dm) == f"{team}/DU1"
+    for team, channel in ((TEAM_A, CHAN_A), (TEAM_B, CHAN_B)):
+        used = {c.method for c in teams.calls_by(team)}
+        assert {
+            "conversations.history",
+            "chat.postMessage",
+            "chat.update",
+            "chat.postEphemeral",
+            "chat.startStream",
+            "chat.appendStream",
+            "chat.stopStream",
+            "files.getUploadURLExternal",
+            "files.completeUploadExternal",
+            "conversations.open",
+        } <= used
+        assert {c.params["channel"] for c in teams.calls_by(team) if "channel" in c.params} == {channel}
+    assert {e["user"] for e in teams.ephemerals} == {"U1"}  # the bare id Slack knows
+
+
+async def test_socket_mode_with_installs_answers_each_workspace_with_its_token(oauth_bot, teams):
+    from tests.fakes.slack_server import FakeSocketMode
+
+    socket = await FakeSocketMode().start()
+    teams.socket_url = socket.url
+    bot = await oauth_bot(teams, slack_app_token=teams.app_token)
+    assert [path for _, path, _ in bot.adapter.http_routes()] == ["/slack/install", "/slack/oauth_redirect"]
+    assert (await install(bot, TEAM_A))[0] == 200
+    assert (await install(bot, TEAM_B))[0] == 200
+    try:
+        await bot.adapter.start()
+        bodies = SlackSender("http://unused.invalid/", "unused", team_id=TEAM_B)
+        envelope = await socket.push("slash_commands", dict(parse_qsl(bodies.slash_body("2026-01-28", channel=CHAN_B))))
+        await socket.ack_for(envelope)
+        await bot.chat.drain()
+        assert len(teams.top_level(CHAN_B)) == 1 and teams.top_level(CHAN_A) == []
+        assert [c for c in teams.calls_by(TEAM_A) if c.method != "auth.test"] == []
+    finally:
+        await bot.adapter.close()
+        await socket.stop()
