@@ -159,6 +159,13 @@ async def test_two_workspaces_installed_each_gets_its_own_push_with_its_own_toke
     assert teams.replies(CHAN_A, parent.ts)[-1].text or teams.replies(CHAN_A, parent.ts)[-1].blocks
     assert len(teams.calls_by(TEAM_B)) == before_b  # 0 calls with the other team's token
 
+    from bot.backup.keys import Kind, classify
+
+    store = bot.chat.store
+    keys = await store.scan(store.prefix + "*")
+    assert [k for k in keys if classify(k, store.prefix) is None] == []  # every key has a family
+    assert classify(store.k("slack", "install", TEAM_A), store.prefix).kind is Kind.BACKUP
+
 
 async def test_uninstall_stops_one_workspace_and_not_the_other(oauth_bot, teams, widgets, caplog):
     bot = await oauth_bot(teams)

@@ -401,7 +401,11 @@ class Authorizer(AsyncAuthorize):
         self.find = find
 
     async def __call__(self, *, context, enterprise_id, team_id, user_id, **_actor) -> AuthorizeResult | None:
-        record = await self.find(enterprise_id, team_id, bool(context.is_enterprise_install))
+        try:
+            record = await self.find(enterprise_id, team_id, bool(context.is_enterprise_install))
+        except BotError as exc:  # a refused token refresh, Redis away: this request is not served
+            log.warning("Slack request not authorized: %s", exc)
+            return None
         if record is None:
             return None
         result = AuthorizeResult(
