@@ -212,6 +212,15 @@ class Settings(BaseSettings):
         "",
         description="Comma-separated Slack user IDs who may change a conversation's subscriptions, config and owner mappings: `U…` in every workspace, `TEAM/U…` in that workspace only, `TEAM/*` anyone there; empty → any channel member (docs/security.md).",
     )
+    slack_client_id: str | None = Field(
+        None,
+        description="Slack app client ID: with SLACK_CLIENT_SECRET, the app is installed into any number of workspaces through /slack/install (OAuth) instead of one SLACK_BOT_TOKEN.",
+    )
+    slack_client_secret: SecretStr | None = Field(None, description="Slack app client secret (OAuth installs).")
+    slack_scopes: str = Field(
+        "chat:write,commands,app_mentions:read,channels:history,groups:history,im:history,mpim:history,im:write,files:write",
+        description="Bot scopes asked for when a workspace installs the app (OAuth installs), comma-separated.",
+    )
     feishu_app_id: str | None = Field(None, description="Feishu/Lark app ID; enables Feishu.")
     feishu_app_secret: SecretStr | None = Field(None, description="Feishu/Lark app secret.")
     feishu_domain: str = Field(
@@ -376,7 +385,12 @@ class Settings(BaseSettings):
 
     @property
     def slack_enabled(self) -> bool:
-        return self.slack_bot_token is not None
+        return self.slack_bot_token is not None or bool(self.slack_client_id or self.slack_client_secret)
+
+    @property
+    def slack_oauth(self) -> bool:
+        """Installed into many workspaces (OAuth) rather than one SLACK_BOT_TOKEN."""
+        return bool(self.slack_client_id and self.slack_client_secret)
 
     @property
     def feishu_enabled(self) -> bool:

@@ -69,12 +69,15 @@ FAMILIES: tuple[Family, ...] = (
     Family("report:tap:*", T, "report form nonces seen (a form sent twice records once)"),
     Family("jobs:*", T, "the queue's running jobs, workers and their health beacons"),
     Family("clock:health:*", T, "a clock's health beacon"),
+    Family("slack:install:*:refresh", T, "a Slack workspace's token refresh lock"),
+    Family("slack:oauth_state:*", T, "Slack install states, valid 10 minutes and used once"),
     # --- what people set up
     Family("subs", B, "the subscriptions"),
     Family("chancfg:*", B, "each conversation's settings (language, time zone, questions, file)"),
     Family("watches", B, "people's watches"),
     Family("owners:*", B, "each conversation's owner mappings (CODEOWNERS names → people)"),
     Family("corrections:*", B, "readers' level corrections (never expire)"),
+    Family("slack:install:*", B, "Slack workspaces' installations and bot tokens (keep the file secret)"),
     # --- what was delivered and posted (a restored bot posts nothing twice)
     Family("ledger:*", B, "scheduled deliveries made (delivered, failed or uncertain)"),
     Family("delivery:*", B, "a delivery's progress: which of its messages went out"),

@@ -231,6 +231,12 @@ class Store:
             value, _ = await self._call(pipe.execute)
         return int(value)
 
+    async def take(self, key: str) -> Any | None:
+        """GETDEL a JSON value: the one caller that gets it back is the only one (single-use
+        tokens such as an OAuth state)."""
+        raw = await self._call(self.r.getdel, key)
+        return json.loads(raw) if raw else None
+
     async def expire(self, key: str, ttl: int) -> None:
         await self._call(self.r.expire, key, ttl)
 

@@ -25,6 +25,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
+from ..core import tenants
 from ..core.chat_platform import chunk_text
 from ..i18n import text
 from .safe import strip_controls
@@ -111,8 +112,10 @@ _USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
 
 
 def mention(user: str) -> str:
-    """A Slack user id becomes a mention; anything else is shown as escaped text."""
-    return f"<@{user}>" if _USER_ID.match(user or "") else esc(user)
+    """A Slack user id becomes a mention (a workspace-qualified `T1/U1` as `<@U1>`: Slack knows
+    the bare id); anything else is shown as escaped text."""
+    local = tenants.local_id(user or "")
+    return f"<@{local}>" if _USER_ID.match(local) else esc(user)
 
 
 def colon(lang: str) -> str:

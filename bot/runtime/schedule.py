@@ -156,7 +156,7 @@ class Clock:
             if sub.platform not in self.platforms:
                 continue  # another process serves that platform
             day = due_week(now, sub, catchup) if sub.weekly else due_day(now, sub, catchup)
-            if day is not None:
+            if day is not None and await self._reaches(sub):
                 due.append((sub, day, scheduled_spec(self.store, sub, day)))
         if self.jobs is None:  # run here, concurrently
             outcomes = await asyncio.gather(*(self.deliveries.run_or_queue(spec, None) for _, _, spec in due))
@@ -174,6 +174,13 @@ class Clock:
             except BotError as exc:
                 log.warning("learning the day's profiles ahead skipped this tick: %s", exc)
         return [(sub, day, outcome) for (sub, day, _), outcome in zip(due, outcomes)]
+
+    async def _reaches(self, sub: Subscription) -> bool:
+        """Whether the conversation's workspace can be sent to (a platform installed into many
+        workspaces says no for one that removed the app: its subscriptions wait, kept, until it
+        is installed again). Platforms without the question always can."""
+        reaches = getattr(self.platforms[sub.platform], "reaches", None)
+        return True if reaches is None else bool(await reaches(sub.channel))
 
     async def _enqueue_builds(self, jobs: Jobs, due: list[tuple[Subscription, DeliverySpec]]) -> None:
         builds: dict[tuple[str, ...], dict[str, Any]] = {}

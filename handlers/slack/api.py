@@ -15,14 +15,21 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qsl
 
 from aiohttp import ClientConnectionError, ServerDisconnectedError, web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.app.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.authorization.async_authorize import AsyncAuthorize
+from slack_bolt.oauth.async_callback_options import AsyncCallbackOptions, AsyncFailureArgs, AsyncSuccessArgs
+from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
@@ -118,7 +125,7 @@ class TransientErrorHandler(AsyncRetryHandler):
         state.increment_current_attempt()
 
 
-def make_client(token: str, base_url: str, *, sleep: Sleep = asyncio.sleep) -> AsyncWebClient:
+def make_client(token: str | None, base_url: str, *, sleep: Sleep = asyncio.sleep) -> AsyncWebClient:
     base = base_url if base_url.endswith("/") else base_url + "/"
     return AsyncWebClient(
         token=token,
@@ -325,3 +332,181 @@ async def connect_socket_mode(app: AsyncApp, app_token: str):
 
 async def close_socket_mode(socket) -> None:
     await socket.close_async()
+
+
+# --- installs (OAuth: the app distributed to many workspaces) ---------------------------------------------
+# handlers/slack/installs.py keeps installations as plain dicts in Redis; these are the SDK's shapes
+# of them, Bolt's OAuth flow around our pages, and the token refresh call.
+
+Find = Callable[[str | None, str | None, bool], Awaitable[dict | None]]
+
+
+def bot_model(record: Mapping) -> Bot:
+    """An installation record (installs.py) as slack_sdk's Bot."""
+    return Bot(
+        app_id=record.get("app_id"),
+        enterprise_id=record.get("enterprise_id"),
+        enterprise_name=record.get("enterprise_name"),
+        team_id=record.get("team_id"),
+        team_name=record.get("team_name"),
+        bot_token=record["bot_token"],
+        bot_id=record.get("bot_id") or "",
+        bot_user_id=record.get("bot_user_id") or "",
+        bot_scopes=record.get("bot_scopes") or [],
+        bot_refresh_token=record.get("bot_refresh_token"),
+        bot_token_expires_at=record.get("bot_token_expires_at"),
+        is_enterprise_install=bool(record.get("is_enterprise_install")),
+        installed_at=float(record.get("installed_at") or 0),
+    )
+
+
+def installation_model(record: Mapping) -> Installation:
+    """An installation record as slack_sdk's Installation (bot only: the bot asks no user scopes)."""
+    return Installation(
+        app_id=record.get("app_id"),
+        enterprise_id=record.get("enterprise_id"),
+        enterprise_name=record.get("enterprise_name"),
+        team_id=record.get("team_id"),
+        team_name=record.get("team_name"),
+        bot_token=record["bot_token"],
+        bot_id=record.get("bot_id"),
+        bot_user_id=record.get("bot_user_id"),
+        bot_scopes=record.get("bot_scopes") or [],
+        bot_refresh_token=record.get("bot_refresh_token"),
+        bot_token_expires_at=record.get("bot_token_expires_at"),
+        user_id=record.get("installer") or "",
+        is_enterprise_install=bool(record.get("is_enterprise_install")),
+        installed_at=float(record.get("installed_at") or 0),
+    )
+
+
+async def refresh_bot_token(client: AsyncWebClient, client_id: str, client_secret: str, refresh_token: str) -> dict:
+    """oauth.v2.access with grant_type=refresh_token (client credentials by HTTP Basic): Slack
+    answers a new access token, a new refresh token (the old one is spent) and `expires_in`."""
+    try:
+        response = await client.oauth_v2_access(
+            client_id=client_id, client_secret=client_secret, grant_type="refresh_token", refresh_token=refresh_token
+        )
+    except SDK_ERRORS as exc:
+        raise as_slack_error(exc, "oauth.v2.access") from None
+    return dict(response.data) if isinstance(response.data, dict) else {}
+
+
+class Authorizer(AsyncAuthorize):
+    """Bolt's authorize for an installed app, on our installation store and token source
+    (installs.py): Bolt's own would refresh a rotating token by itself, with whatever refresh
+    token it read, outside our lock. The workspace (`tenant`) travels in the result."""
+
+    def __init__(self, find: Find):
+        self.find = find
+
+    async def __call__(self, *, context, enterprise_id, team_id, user_id, **_actor) -> AuthorizeResult | None:
+        try:
+            record = await self.find(enterprise_id, team_id, bool(context.is_enterprise_install))
+        except BotError as exc:  # a refused token refresh, Redis away: this request is not served
+            log.warning("Slack request not authorized: %s", exc)
+            return None
+        if record is None:
+            return None
+        result = AuthorizeResult(
+            enterprise_id=record.get("enterprise_id") or enterprise_id,
+            team_id=team_id or record.get("team_id"),
+            bot_user_id=record.get("bot_user_id"),
+            bot_id=record.get("bot_id"),
+            bot_token=record["bot_token"],
+            bot_scopes=record.get("bot_scopes") or [],
+            user_id=user_id,
+        )
+        result["tenant"] = record["tenant"]
+        return result
+
+
+class Pages(Protocol):
+    """What the installing person's browser shows, each in their language (handlers/slack/pages.py)."""
+
+    def install(self, url: str, headers: Mapping) -> str: ...
+    def done(self, record: Mapping, headers: Mapping) -> str: ...
+    def failed(self, reason: str, headers: Mapping) -> str: ...
+
+
+class InstallFlow(AsyncOAuthFlow):
+    """Bolt's OAuth flow with our install page (Bolt's is English only)."""
+
+    pages: Pages
+
+    async def build_install_page_html(self, url: str, request) -> str:
+        return self.pages.install(url, request.headers)
+
+
+def _page(status: int, html: str, cookie: str | None = None) -> BoltResponse:
+    headers: dict = {"Content-Type": "text/html; charset=utf-8"}
+    if cookie:
+        headers["Set-Cookie"] = [cookie]
+    return BoltResponse(status=status, body=html, headers=headers)
+
+
+def oauth_app(
+    client: AsyncWebClient,
+    secret: str,
+    *,
+    client_id: str,
+    client_secret: str,
+    scopes: list[str],
+    redirect_uri: str | None,
+    authorization_url: str,
+    installation_store,
+    state_store,
+    find: Find,
+    pages: Pages,
+) -> AsyncApp:
+    """The Bolt app of an installed (distributed) app: `/slack/install` and `/slack/oauth_redirect`
+    through Bolt's OAuth flow on our Redis stores; every request authorized by `find`."""
+    logger = _bolt_logger()
+    utils_holder: list = []
+
+    async def success(args: AsyncSuccessArgs) -> BoltResponse:
+        record = await find(
+            args.installation.enterprise_id, args.installation.team_id, bool(args.installation.is_enterprise_install)
+        )
+        cookie = utils_holder[0].build_set_cookie_for_deletion()
+        return _page(200, pages.done(record or {}, args.request.headers), cookie)
+
+    async def failure(args: AsyncFailureArgs) -> BoltResponse:
+        log.warning("Slack install did not complete: %s", args.reason)
+        cookie = utils_holder[0].build_set_cookie_for_deletion()
+        status = 200 if args.suggested_status_code == 200 else 400
+        return _page(status, pages.failed(args.reason, args.request.headers), cookie)
+
+    settings = AsyncOAuthSettings(
+        client_id=client_id,
+        client_secret=client_secret,
+        scopes=scopes,
+        user_scopes=[],
+        redirect_uri=redirect_uri,
+        authorization_url=authorization_url,
+        installation_store=installation_store,
+        installation_store_bot_only=True,
+        state_store=state_store,
+        callback_options=AsyncCallbackOptions(success=success, failure=failure),
+        logger=logger,
+    )
+    utils_holder.append(settings.state_utils)
+    flow = InstallFlow(client=client, logger=logger, settings=settings)
+    flow.pages = pages
+    return AsyncApp(
+        client=client,
+        signing_secret=secret or "unused-in-socket-mode",
+        process_before_response=True,
+        logger=logger,
+        oauth_flow=flow,
+        authorize=Authorizer(find),  # type: ignore[arg-type]  # Bolt takes an AsyncAuthorize as it is
+    )
+
+
+async def oauth_page(app: AsyncApp, request: web.Request, *, callback: bool) -> web.Response:
+    """GET /slack/install or /slack/oauth_redirect through Bolt's flow."""
+    flow = app.oauth_flow
+    assert flow is not None  # oauth_app made it
+    bolt_request = await to_bolt_request(request)
+    answer = await (flow.handle_callback if callback else flow.handle_installation)(bolt_request)
+    return await to_aiohttp_response(answer)

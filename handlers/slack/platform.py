@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from bot.core import tenants
 from bot.core.chat_platform import Content, Conversation, MessageRef
 from bot.render import slack as R
 from handlers.slack import api
@@ -33,11 +34,15 @@ class SlackPlatform(SlackPoster):
     # keyed sends are made idempotent here (a Redis marker + message metadata)
     send_dedupe_window: float | None = None
 
-    def __init__(self, client: api.AsyncWebClient, store=None, pacing: Pacing | None = None):
-        super().__init__(client, pacing)
+    def __init__(self, client: api.AsyncWebClient, store=None, pacing: Pacing | None = None, workspaces=None):
+        super().__init__(client, pacing, workspaces)
         self.store = store
 
     # --- ChatPlatform ---------------------------------------------------------------------------
+    async def reaches(self, channel: str) -> bool:
+        """Whether the channel's workspace can be sent to (installed); the clock skips it if not."""
+        return await self.workspaces.reaches(channel)
+
     async def send(
         self, channel: str, content: Content, *, thread: str | None = None, key: str | None = None
     ) -> MessageRef:
@@ -140,7 +145,7 @@ class SlackPlatform(SlackPoster):
         payloads = R.render(content, thread=conv.thread)
         for i, payload in enumerate(payloads):
             args: dict[str, Any] = dict(
-                channel=conv.channel, user=conv.user, text=payload["text"], blocks=payload["blocks"]
+                channel=conv.channel, user=tenants.local_id(conv.user), text=payload["text"], blocks=payload["blocks"]
             )
             if conv.thread:
                 args["thread_ts"] = conv.thread
@@ -160,8 +165,8 @@ class SlackPlatform(SlackPoster):
         typed in a DM between two people carries that DM's id, where the bot cannot post."""
         if not conv.is_dm:
             return None
-        data = await self.call("conversations.open", users=conv.user)
-        return str(data["channel"]["id"])
+        data = await self.call_in(conv.channel, "conversations.open", users=tenants.local_id(conv.user))
+        return tenants.qualify(tenants.tenant_of(conv.channel), str(data["channel"]["id"]))
 
     async def _respond(self, url: str, payload: dict) -> None:
         await api.respond(url, payload)
@@ -191,12 +196,13 @@ class SlackPlatform(SlackPoster):
         return None  # every setting works on Slack as configured
 
     async def upload(self, channel: str, thread: str | None, filename: str, text: str, title: str) -> None:
-        args: dict[str, Any] = dict(channel=channel, content=text, filename=filename, title=title)
+        client, local = await self.client_for(channel)
+        args: dict[str, Any] = dict(channel=local, content=text, filename=filename, title=title)
         if thread:
             args["thread_ts"] = thread
         async with self.pacer.lock(channel):
             await self.pacer.wait_turn(channel)
-            await api.upload(self.client, **args)
+            await api.upload(client, **args)
 
 
 def _metadata(key: str, part: int) -> dict:

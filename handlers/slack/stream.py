@@ -10,6 +10,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
+from bot.core import tenants
 from bot.core.chat_platform import Conversation, MessageRef, chunk_text
 from bot.render import slack as R
 from handlers.slack import api
@@ -179,10 +180,11 @@ class AnswerStream:
 
     async def _emit_native(self, part: str) -> None:
         if self.helper is None:
-            kwargs: dict[str, Any] = dict(buffer_size=1, channel=self.channel, thread_ts=self.thread)
+            client, local = await self.p.client_for(self.channel)  # the channel's workspace's token
+            kwargs: dict[str, Any] = dict(buffer_size=1, channel=local, thread_ts=self.thread)
             if self.team and self.user:
-                kwargs.update(recipient_team_id=self.team, recipient_user_id=self.user)
-            self.helper = await api.open_chat_stream(self.p.client, **kwargs)
+                kwargs.update(recipient_team_id=self.team, recipient_user_id=tenants.local_id(self.user))
+            self.helper = await api.open_chat_stream(client, **kwargs)
         starting = self.helper.ts is None
         if starting:  # a new message in the thread: take its turn in the channel
             async with self.p.pacer.lock(self.channel):

@@ -134,6 +134,23 @@ class FakeSlack:
         self._base = int(time.time())
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # The app installed into many workspaces (OAuth): its credentials and configured Redirect
+        # URL, each workspace (`add_team`) with its channels, and the tokens Slack issued. A token
+        # works only for its own workspace's channels; the fixed `token` is `team_id`'s.
+        self.client_id = "1111.2222"
+        self.client_secret = "fake-client-secret"
+        self.redirect_uri: str | None = None
+        self.rotation = True  # token rotation on: access tokens expire, refresh tokens work once
+        self.token_lifetime = 43200  # seconds (Slack: 12 h)
+        self.deny_next = False  # the next person at the authorize page presses Cancel
+        self.teams: dict[str, dict] = {}  # workspace (team, or enterprise when org-wide) → its record
+        self.tokens: dict[str, str] = {token: team_id}  # live access token → workspace
+        self.token_owner: dict[str, str] = {token: team_id}  # every token ever issued → workspace
+        self.refresh_tokens: dict[str, str] = {}  # unspent refresh token → workspace
+        self.codes: dict[str, str] = {}  # unspent authorization code → workspace
+        self.channel_team: dict[str, str] = {}  # channel → its workspace (unlisted: any token's)
+        self.refreshes = 0  # refresh grants answered
+        self._issued = itertools.count(1)
 
     # --- lifecycle -------------------------------------------------------------------------------
     @property
@@ -169,6 +186,117 @@ class FakeSlack:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    # --- installs (OAuth) -------------------------------------------------------------------------
+    def add_team(
+        self,
+        team_id: str,
+        *,
+        name: str | None = None,
+        channels: tuple[str, ...] = (),
+        enterprise_id: str | None = None,
+        org_wide: bool = False,
+        bot_user_id: str | None = None,
+    ) -> str:
+        """A workspace that may install the app; its key (the enterprise id for an org-wide
+        install, else the team id) owns `channels`. Returns the key."""
+        key = enterprise_id if org_wide and enterprise_id else team_id
+        with self._lock:
+            self.teams[key] = {
+                "team_id": None if org_wide else team_id,
+                "name": name or f"Team {team_id}",
+                "enterprise_id": enterprise_id,
+                "org_wide": org_wide,
+                "bot_user_id": bot_user_id or f"UBOT{team_id}",
+                "bot_id": f"B{team_id}",
+            }
+            for channel in channels:
+                self.channel_team[channel] = key
+        return key
+
+    def revoke(self, key: str) -> None:
+        """The workspace removed the app: every token of it stops working."""
+        with self._lock:
+            for token in [t for t, owner in self.tokens.items() if owner == key]:
+                del self.tokens[token]
+            for token in [t for t, owner in self.refresh_tokens.items() if owner == key]:
+                del self.refresh_tokens[token]
+
+    def calls_by(self, key: str) -> list[Call]:
+        """Calls made with any token of workspace `key`."""
+        return [c for c in self.calls if self.token_owner.get(_bearer(c.headers, c.params)) == key]
+
+    def _issue(self, key: str, *, code_grant: bool) -> dict:
+        team = self.teams[key]
+        n = next(self._issued)
+        token = f"xoxb-{key}-{n}" if not self.rotation else f"xoxe.xoxb-1-{key}-{n}"
+        self.tokens[token] = self.token_owner[token] = key
+        answer: dict = {
+            "ok": True,
+            "app_id": "A0001",
+            "scope": "chat:write,commands",
+            "token_type": "bot",
+            "access_token": token,
+            "bot_user_id": team["bot_user_id"],
+            "team": None if team["org_wide"] else {"id": team["team_id"], "name": team["name"]},
+            "enterprise": {"id": team["enterprise_id"], "name": "Grid"} if team["enterprise_id"] else None,
+            "is_enterprise_install": team["org_wide"],
+        }
+        if self.rotation:
+            refresh = f"xoxe-1-{key}-{n}"
+            self.refresh_tokens[refresh] = key
+            answer.update(refresh_token=refresh, expires_in=self.token_lifetime)
+        if code_grant:
+            answer["authed_user"] = {"id": "UINSTALLER"}
+        return answer
+
+    def _oauth_access(self, headers: dict, p: dict) -> dict:
+        """oauth.v2.access: client credentials by HTTP Basic (or the form), then a code grant or,
+        with rotation on, a refresh grant (each refresh token works once)."""
+        import base64
+
+        given = headers.get("authorization", "")
+        if given.startswith("Basic "):
+            client_id, _, secret = base64.b64decode(given[6:]).decode().partition(":")
+        else:
+            client_id, secret = p.get("client_id", ""), p.get("client_secret", "")
+        if client_id != self.client_id:
+            return {"ok": False, "error": "invalid_client_id"}
+        if secret != self.client_secret:
+            return {"ok": False, "error": "bad_client_secret"}
+        with self._lock:
+            if p.get("grant_type") == "refresh_token":
+                key = self.refresh_tokens.pop(p.get("refresh_token") or "", None)
+                if key is None:
+                    return {"ok": False, "error": "invalid_refresh_token"}
+                self.refreshes += 1
+                return self._issue(key, code_grant=False)
+            key = self.codes.pop(p.get("code") or "", None)
+            if key is None:
+                return {"ok": False, "error": "invalid_code"}
+            if p.get("redirect_uri") and p["redirect_uri"] != self.redirect_uri:
+                return {"ok": False, "error": "bad_redirect_uri"}
+            return self._issue(key, code_grant=True)
+
+    def _authorize_page(self, query: dict) -> tuple[int, dict]:
+        """GET /oauth/v2/authorize: the person (of workspace `team`) approves at once and is sent
+        to the Redirect URL with a code and the state (or `error=access_denied`)."""
+        if query.get("client_id") != self.client_id:
+            return 400, {}
+        key = query.get("team") or ""
+        key = next((k for k, t in self.teams.items() if key in (k, t["team_id"])), "")
+        redirect = query.get("redirect_uri") or self.redirect_uri
+        if not key or not redirect:
+            return 400, {}
+        with self._lock:
+            if self.deny_next:
+                self.deny_next = False
+                answer = {"error": "access_denied", "state": query.get("state", "")}
+            else:
+                code = uuid.uuid4().hex
+                self.codes[code] = key
+                answer = {"code": code, "state": query.get("state", "")}
+        return 302, {"Location": f"{redirect}?{urlencode(answer)}"}
 
     # --- scripting -------------------------------------------------------------------------------
     def fail(
@@ -253,6 +381,19 @@ class FakeSlack:
 
     # Each _m_* runs under the lock and returns Slack's JSON.
     def _m_auth_test(self, p: dict) -> dict:
+        team = self.teams.get(p.get("__workspace") or "")
+        if team is not None:  # an installed workspace's token
+            return {
+                "ok": True,
+                "url": "https://fake.slack.com/",
+                "team": team["name"],
+                "user": "digestbot",
+                "team_id": team["team_id"] or team["enterprise_id"],
+                "enterprise_id": team["enterprise_id"],
+                "user_id": team["bot_user_id"],
+                "bot_id": team["bot_id"],
+                "is_enterprise_install": team["org_wide"],
+            }
         return {
             "ok": True,
             "url": "https://fake.slack.com/",
@@ -591,6 +732,11 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = urlparse(self.path).path
+        if path == "/oauth/v2/authorize":
+            status, extra = self.fake._authorize_page(
+                {k: v[-1] for k, v in parse_qs(urlparse(self.path).query).items()}
+            )
+            return self._send(status, b"" if status == 302 else b"invalid request", "text/plain", extra)
         if path.startswith("/response/"):
             return self._webhook(path, raw)
         if path.startswith("/upload/"):
@@ -604,6 +750,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake._record(method, params, headers)
         if fake.latency:
             time.sleep(fake.latency)
+        if method == "oauth.v2.access":  # the app's credentials, not a token
+            return self._json(200, fake._oauth_access(headers, params))
         if not self._authorised(headers, params, method):
             return self._json(
                 200,
@@ -614,11 +762,15 @@ class _Handler(BaseHTTPRequestHandler):
                     else "invalid_auth",
                 },
             )
+        owner = fake.tokens.get(_bearer(headers, params))
+        channel = params.get("channel")
+        if method != "apps.connections.open" and channel and fake.channel_team.get(channel, owner) != owner:
+            return self._json(200, {"ok": False, "error": "channel_not_found"})  # another workspace's
         failure = fake._take_failure(method)
         if failure is not None:
             extra = {"Retry-After": failure.retry_after} if failure.retry_after else {}
             return self._json(failure.status, {"ok": False, "error": failure.error}, extra)
-        answer = fake._answer(method, params)
+        answer = fake._answer(method, {**params, "__workspace": owner} if method == "auth.test" else params)
         delay = fake._delays.get(method, 0.0)
         if delay:
             time.sleep(delay)
@@ -627,10 +779,12 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST
 
     def _authorised(self, headers: dict, params: dict, method: str) -> bool:
-        given = headers.get("authorization", "")
-        token = given[len("Bearer ") :] if given.startswith("Bearer ") else params.get("token", "")
-        # apps.connections.open takes the app-level token (xapp-), everything else the bot token
-        return token == (self.fake.app_token if method == "apps.connections.open" else self.fake.token)
+        token = _bearer(headers, params)
+        # apps.connections.open takes the app-level token (xapp-), everything else a live bot token
+        if method == "apps.connections.open":
+            return token == self.fake.app_token
+        with self.fake._lock:
+            return token in self.fake.tokens
 
     def _webhook(self, path: str, raw: bytes) -> None:
         """A response_url: answers `ok` in plain text; scripted failures (method "response_url")
@@ -669,6 +823,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
+
+
+def _bearer(headers: dict, params: dict) -> str:
+    given = headers.get("authorization", "")
+    return given[len("Bearer ") :] if given.startswith("Bearer ") else params.get("token", "")
 
 
 def _parse_params(content_type: str, raw: bytes, query: str) -> dict:
