@@ -19,7 +19,7 @@ import pytest
 
 from bot.core import tenants
 from bot.core.chat_platform import Notice
-from bot.core.models import Subscription
+from bot.core.models import BotError, Subscription
 from bot.delivery.spec import scheduled_spec
 from bot.runtime.app import App
 from bot.runtime.health import health_command
@@ -27,8 +27,8 @@ from bot.runtime.services import Services
 from handlers.feishu.store_app import StoreApp
 from handlers.web import bound_port, build_app, start_server
 from settings import ConfigError, load_settings
-from tests.fakes.feishu_server import FakeFeishu, mention, message_event, signed
-from tests.shared.feishu import ALICE, ENCRYPT_KEY, TOKEN, rocket_repo
+from tests.fakes.feishu_server import FakeFeishu, card_action_event, mention, message_event, signed
+from tests.shared.feishu import ALICE, ENCRYPT_KEY, TOKEN, callback_value, rocket_repo
 
 
 @pytest.mark.parametrize(
@@ -74,6 +74,23 @@ class StoreEnv:
             sender=sender,
             mentions=[mention("@_user_1", self.fake.bot_open_id, self.fake.bot_name, "bot")],
             message_id=message_id,
+            token=TOKEN,
+            app_id=self.fake.app_id or "cli_fake",
+            tenant_key=tenant,
+        )
+        body, headers = signed(payload, ENCRYPT_KEY)
+        async with self.session.post(self.url, data=body, headers=headers) as resp:
+            return resp.status, json.loads(await resp.text() or "{}")
+
+    async def click(
+        self, value: dict | None, *, tenant: str, message_id: str, form_value: dict | None = None, operator: str = ALICE
+    ) -> tuple[int, dict]:
+        payload = card_action_event(
+            value,
+            chat_id=CHAT_A,
+            message_id=message_id,
+            operator=operator,
+            form_value=form_value,
             token=TOKEN,
             app_id=self.fake.app_id or "cli_fake",
             tenant_key=tenant,
@@ -244,3 +261,57 @@ async def test_an_event_naming_another_tenants_chat_cannot_reach_its_data(make_s
         assert len(env.fake.calls) == calls
         refused = [r for r in caplog.records if "without a tenant_key" in r.getMessage()]
         assert len(refused) == 1
+
+
+async def test_a_tenants_card_buttons_are_answered_in_its_chat_and_another_tenant_reaches_nothing(make_settings, repo):
+    async with store_env(make_settings, repo) as env:
+        await env.say("digest 2026-01-28", tenant=TENANT_A, chat_id=CHAT_A)
+        await env.settle()
+        (parent,) = env.fake.top_level(CHAT_A)
+        commit_message = env.fake.thread(parent.message_id)[0]
+        ask = callback_value(env.fake.card(commit_message), "ask")
+        status, _ = await env.click(ask, tenant=TENANT_A, message_id=commit_message.message_id)
+        assert status == 200
+        await env.settle()
+        form_message = env.fake.thread(parent.message_id)[-1]
+        submit = callback_value(env.fake.card(form_message), "ask_submit")
+        await env.click(
+            submit, tenant=TENANT_A, message_id=form_message.message_id, form_value={"question": "what breaks?"}
+        )
+        await env.settle()
+        header, _answer = env.fake.thread(parent.message_id)[-2:]
+        # the asker is tenant_key/ou_… inside the bot; Feishu's card mentions the bare open_id
+        assert f"<at id={ALICE}></at>" in env.fake.text_of(header)
+        assert {c.tenant for c in env.calls_to(CHAT_A)} == {TENANT_A}
+        before = len(env.fake.messages)
+        # tenant B's click names A's form message (its saved context) and A's chat: nothing of A's is read
+        await env.click(
+            None, tenant=TENANT_B, message_id=form_message.message_id, form_value={"question": "leak?"}, operator=BOB
+        )
+        await env.click(submit, tenant=TENANT_B, message_id=form_message.message_id, form_value={"question": "x"})
+        await env.settle()
+        assert len(env.fake.messages) == before and env.fake.ephemerals == []
+        assert [c for c in env.calls_to(CHAT_A) if c.tenant == TENANT_B and c.status == 200] == []
+
+
+async def test_a_forged_or_foreign_app_ticket_is_refused_and_not_kept(make_settings, repo):
+    async with store_env(make_settings, repo, ticket=False) as env:
+
+        async def post(payload: dict, key: str = ENCRYPT_KEY) -> int:
+            body, headers = signed(payload, key)
+            async with env.session.post(env.url, data=body, headers=headers) as resp:
+                return resp.status
+
+        def ticket_event(app_id: str, token: str = TOKEN) -> dict:
+            event = {"app_id": app_id, "app_ticket": "ticket-forged", "type": "app_ticket"}
+            return {"uuid": uuid.uuid4().hex, "token": token, "ts": "1", "type": "event_callback", "event": event}
+
+        own = env.fake.app_id or ""
+        assert await post(ticket_event(own), key="not-the-encrypt-key") == 400  # cannot be decrypted
+        assert await post(ticket_event(own, token="wrong-verification-token")) == 401
+        assert await post(ticket_event("cli_someoneelse")) == 400  # another app's ticket
+        assert await env.adapter.store_app.ticket() is None
+        with pytest.raises(BotError) as err:  # no ticket: a send is one sentence, not a token fetch
+            await env.adapter.platform.send(tenants.qualify(TENANT_A, CHAT_A), Notice("hello", "info", "en"))
+        assert "app_ticket" in str(err.value) and env.fake.token_calls("_access_token") == []
+        assert env.fake.resends == 1  # asked at start; asking again waits RESEND_EVERY
