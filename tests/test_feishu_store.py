@@ -45,6 +45,14 @@ def test_a_store_app_configured_wrongly_gets_one_sentence(overrides, says):
     assert says in message and "\n" not in message and message.count(". ") == 0
 
 
+def test_a_backup_never_holds_a_store_apps_ticket_or_tokens():
+    from bot.backup.keys import kept
+
+    for key in ("ticket", "app_token", "tenant_token:tk_a", "tenant_token:tk_a:flight"):
+        assert not kept(f"p:feishu:isv:cli_a:{key}", "p:")
+    assert not kept("p:health:platform:feishu", "p:")
+
+
 def test_self_built_stays_the_default():
     assert load_settings(feishu_app_id="cli_a", feishu_app_secret="s").feishu_app_type == "self_built"
 

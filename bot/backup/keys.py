@@ -69,6 +69,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("report:tap:*", T, "report form nonces seen (a form sent twice records once)"),
     Family("jobs:*", T, "the queue's running jobs, workers and their health beacons"),
     Family("clock:health:*", T, "a clock's health beacon"),
+    Family("health:platform:*", T, "what a chat platform waits for (a Feishu store app's app_ticket)"),
+    Family(
+        "feishu:isv:*",
+        T,
+        "a Feishu store app's app_ticket and tokens: secrets, fetched again (the ticket resent on request)",
+    ),
     # --- what people set up
     Family("subs", B, "the subscriptions"),
     Family("chancfg:*", B, "each conversation's settings (language, time zone, questions, file)"),
