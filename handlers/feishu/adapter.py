@@ -178,6 +178,6 @@ class FeishuAdapter:
         if event.get("type") == "app_ticket" and self.store_app is not None:
             if event.get("app_id") != self.store_app.app_id or not event.get("app_ticket"):
                 log.warning("Feishu app_ticket refused: it names another app (or no ticket)")
-                return web.json_response({"code": 400, "msg": "not this app's ticket"}, status=400)
+                return web.json_response({"code": 400, "msg": "refused"}, status=400)
             await self.store_app.save_ticket(str(event["app_ticket"]))
         return web.json_response({"msg": "ok"})
