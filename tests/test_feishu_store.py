@@ -28,6 +28,7 @@ from handlers.feishu.store_app import StoreApp
 from handlers.web import bound_port, build_app, start_server
 from settings import ConfigError, load_settings
 from tests.fakes.feishu_server import FakeFeishu, card_action_event, mention, message_event, signed
+from tests.fakes.openai_server import FakeOpenAI, Reply, default_responder
 from tests.shared.feishu import ALICE, ENCRYPT_KEY, TOKEN, callback_value, rocket_repo
 
 
@@ -73,15 +74,19 @@ class StoreEnv:
     session: aiohttp.ClientSession
     settings: Any
 
-    async def say(self, text: str, *, tenant: str | None, chat_id: str, sender: str = ALICE) -> tuple[int, dict]:
+    async def say(
+        self, text: str, *, tenant: str | None, chat_id: str, sender: str = ALICE, root_id: str | None = None
+    ) -> tuple[int, dict]:
         message_id = f"om_user{uuid.uuid4().hex[:16]}"
-        self.fake.user_message(message_id, chat_id, "@_user_1 " + text)
+        self.fake.user_message(message_id, chat_id, "@_user_1 " + text, root_id)
         payload = message_event(
             "@_user_1 " + text,
             chat_id=chat_id,
             sender=sender,
             mentions=[mention("@_user_1", self.fake.bot_open_id, self.fake.bot_name, "bot")],
             message_id=message_id,
+            root_id=root_id,
+            thread_id="omt_x" if root_id else None,
             token=TOKEN,
             app_id=self.fake.app_id or "cli_fake",
             tenant_key=tenant,
@@ -323,3 +328,25 @@ async def test_a_forged_or_foreign_app_ticket_is_refused_and_not_kept(make_setti
             await env.adapter.platform.send(tenants.qualify(TENANT_A, CHAT_A), Notice("hello", "info", "en"))
         assert "app_ticket" in str(err.value) and env.fake.token_calls("_access_token") == []
         assert env.fake.resends == 1  # asked at start; asking again waits RESEND_EVERY
+
+
+async def test_a_question_in_a_tenants_thread_streams_its_answer_with_that_tenants_token(make_settings, repo):
+    def respond(request):
+        if request.get("stream"):
+            chunks = ["The cache fix ", "compares expiry ", "with <= instead ", "of <, so entries ", "live less."]
+            return Reply(chunks=chunks, chunk_delay=0.15)
+        return default_responder(request)
+
+    with FakeOpenAI(respond) as llm:
+        async with store_env(make_settings, repo, openai_base_url=llm.url, openai_api_key="sk-test") as env:
+            await env.say("digest 2026-01-28", tenant=TENANT_A, chat_id=CHAT_A)
+            await env.settle()
+            (parent,) = env.fake.top_level(CHAT_A)
+            await env.say("what does the cache fix change?", tenant=TENANT_A, chat_id=CHAT_A, root_id=parent.message_id)
+            await env.settle()
+            answer = env.fake.thread(parent.message_id)[-1]
+            entity = env.fake.cards[json.loads(answer.content)["data"]["card_id"]]
+            assert len(entity.history) >= 2 and "compares expiry" in entity.history[-1][1]
+            assert entity.tenant == TENANT_A and entity.settings  # streamed and closed with A's token
+            cardkit = env.fake.api_calls("/open-apis/cardkit/")
+            assert cardkit and {c.tenant for c in cardkit} == {TENANT_A} and all(c.status == 200 for c in cardkit)

@@ -198,6 +198,7 @@ class CardEntity:
     sequence: int = 0
     history: list[tuple[int, str]] = field(default_factory=list)  # (sequence, element content) updates
     settings: list[dict] = field(default_factory=list)
+    tenant: str | None = None  # a store app's card: the tenant whose token created it
 
     @property
     def streaming(self) -> bool:
@@ -576,7 +577,10 @@ class FakeFeishu:
             if len(rest) == 1 and method == "PATCH":
                 return self._patch(rest[0], body or {})
         if path == "/open-apis/cardkit/v1/cards" and method == "POST":
-            return self._card_create(body or {})
+            created = self._card_create(body or {})
+            if created[0] == 200:
+                self.cards[created[1]["data"]["card_id"]].tenant = call.tenant
+            return created
         if path.startswith("/open-apis/cardkit/v1/cards/"):
             rest = path[len("/open-apis/cardkit/v1/cards/") :].split("/")
             if len(rest) == 2 and rest[1] == "settings" and method == "PATCH":
@@ -653,6 +657,10 @@ class FakeFeishu:
                 chats.append(message.chat_id)
         if any(self.chat_tenant.get(chat) != tenant for chat in chats):
             return 400, {"code": 230002, "msg": "The bot can not be outside the group."}, {}
+        if path.startswith("/open-apis/cardkit/v1/cards/"):
+            entity = self.cards.get(path[len("/open-apis/cardkit/v1/cards/") :].split("/")[0])
+            if entity is not None and entity.tenant != tenant:  # another tenant's card: not found for this one
+                return 400, {"code": 300301, "msg": "card not found"}, {}
         return None
 
     def _authorised(self, headers: dict) -> bool:
