@@ -1,6 +1,11 @@
 """The Feishu adapter: receiving (FEISHU_MODE=ws: the SDK's long connection in its own thread with
 its own event loop; FEISHU_MODE=http: `POST /feishu/events` on the shared aiohttp server, checked
 by `verify` first and only then handed to the SDK's dispatcher) and the platform to send with.
+
+A store app (FEISHU_APP_TYPE=store, HTTP only) also receives its hourly `app_ticket` on the same
+route (a v1 event, verified like the rest) and keeps it in Redis (store_app.py); its events are
+routed per tenant (events.py qualifies ids with the event's tenant_key) and every call carries
+the tenant's own token.
 """
 
 from __future__ import annotations
