@@ -64,23 +64,28 @@ class StoreApp:
         if await self.ticket():
             return True
         await self.ask_resend()
+        state = await self.store.get_json(self.store.k("health", "platform", "feishu"))
+        asked = float(state.get("since") or 0) if isinstance(state, dict) else 0.0
+        seconds = round(self.clock() - asked) if asked else 0
+        log.warning("%s", phrase("ops.feishu_waiting_ticket", app_id=self.app_id, seconds=seconds))
         return False
 
     async def ask_resend(self) -> None:
+        """Ask Feishu to push the ticket again, unless some process asked in the last RESEND_EVERY s."""
+        if not await self.store.claim(self._key("resend"), RESEND_EVERY):
+            return
         now = self.clock()
-        if await self.store.claim(self._key("resend"), RESEND_EVERY):
-            try:
-                await self.api.raw(
-                    "resend_ticket",
-                    "POST",
-                    TICKET_RESEND,
-                    {"app_id": self.app_id, "app_secret": self.app_secret},
-                    auth=False,
-                )
-            except BotError as exc:
-                log.warning("Feishu store app %s: asking Feishu to resend the app_ticket failed: %s", self.app_id, exc)
+        try:
+            await self.api.raw(
+                "resend_ticket",
+                "POST",
+                TICKET_RESEND,
+                {"app_id": self.app_id, "app_secret": self.app_secret},
+                auth=False,
+            )
+        except BotError as exc:
+            log.warning("Feishu store app %s: asking Feishu to resend the app_ticket failed: %s", self.app_id, exc)
         await self._say(ok=False, key="ops.feishu_waiting_ticket", since=now)
-        log.warning("%s", phrase("ops.feishu_waiting_ticket", app_id=self.app_id, seconds=0))
 
     async def _say(self, *, ok: bool, key: str, since: float) -> None:
         """What `python -m bot health platforms` reports (bot/runtime/health.py reads
