@@ -13,7 +13,7 @@ from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from platformdirs import user_data_dir
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.i18n import OneOf, Phrase, catalogue, phrase
@@ -233,6 +233,12 @@ class Settings(BaseSettings):
         None, description="Feishu event verification token (HTTP mode)."
     )
     feishu_encrypt_key: SecretStr | None = Field(None, description="Feishu event encrypt key (HTTP mode).")
+    # After the fields it checks (a validator sees only the fields declared before it).
+    feishu_app_type: Literal["self_built", "store"] = Field(
+        "self_built",
+        description="self_built: one company's own app (one tenant); store: an app published in the Feishu/Lark "
+        "app store, serving every tenant that installs it (needs FEISHU_MODE=http).",
+    )
     feishu_admin_users: str = Field(
         "",
         description="Comma-separated Feishu open_ids who may change a conversation's subscriptions, config and owner mappings: `ou_…` in every tenant, `TENANT_KEY/ou_…` in that tenant only, `TENANT_KEY/*` anyone there; empty → anyone in the chat (docs/security.md).",
@@ -352,6 +358,17 @@ class Settings(BaseSettings):
     def _prompts_dir_exists(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_dir():
             raise ValueError(phrase("ops.not_a_folder", path=value))
+        return value
+
+    @field_validator("feishu_app_type")
+    @classmethod
+    def _feishu_store_app(cls, value: str, info: ValidationInfo) -> str:
+        """A store app gets its events only over HTTP callbacks, and its tokens only with its secret."""
+        if value == "store":
+            if info.data.get("feishu_mode") != "http":
+                raise ValueError(phrase("ops.feishu_store_ws"))
+            if not (info.data.get("feishu_app_id") and info.data.get("feishu_app_secret")):
+                raise ValueError(phrase("ops.feishu_store_secret"))
         return value
 
     @field_validator("fork_git_url")

@@ -309,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--lang", choices=("zh", "en"), help="language of this command's messages (default DEFAULT_LANG)")
     h = sub.add_parser("health", help="is a worker / clock alive on this Redis? one line; exit 0 yes, 1 no")
-    h.add_argument("kind", choices=("worker", "clock"))
+    h.add_argument("kind", choices=("worker", "clock", "platforms"))
     return parser
 
 

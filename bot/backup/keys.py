@@ -71,6 +71,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("clock:health:*", T, "a clock's health beacon"),
     Family("slack:install:*:refresh", T, "a Slack workspace's token refresh lock"),
     Family("slack:oauth_state:*", T, "Slack install states, valid 10 minutes and used once"),
+    Family("health:platform:*", T, "what a chat platform waits for (a Feishu store app's app_ticket)"),
+    Family(
+        "feishu:isv:*",
+        T,
+        "a Feishu store app's app_ticket and tokens: secrets, fetched again (the ticket resent on request)",
+    ),
     # --- what people set up
     Family("subs", B, "the subscriptions"),
     Family("chancfg:*", B, "each conversation's settings (language, time zone, questions, file)"),

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..core import tenants
 from ..core.chat_platform import chunk_text
 from ..i18n import text
 from .safe import strip_controls
@@ -156,8 +157,10 @@ _OPEN_ID = re.compile(r"^ou_[A-Za-z0-9_-]{1,64}$")
 
 
 def mention(user: str) -> str:
-    """A mention of the asking user (an open_id from Feishu's own event), never anything else."""
-    return f"<at id={user}></at>" if _OPEN_ID.match(user or "") else md_escape(user)
+    """A mention of the asking user (an open_id from Feishu's own event), never anything else. A
+    store app's person is `tenant_key/ou_…` (bot/core/tenants.py): Feishu knows the bare open_id."""
+    local = tenants.local_id(user or "")
+    return f"<at id={local}></at>" if _OPEN_ID.match(local) else md_escape(user)
 
 
 # --- sizes ---------------------------------------------------------------------------------------

@@ -56,8 +56,34 @@ async def alive(store, kind: str) -> dict[str, str]:
     return found
 
 
+async def platform_states(store) -> list[dict]:
+    """What chat platforms said about themselves, e.g. a Feishu store app waiting for its
+    app_ticket: `{prefix}health:platform:{name}` = {ok, phrase (a catalogue key), fields, since}."""
+    states = []
+    async for raw in store.r.scan_iter(match=store.k("health", "platform", "*"), count=100):
+        name = raw.decode() if isinstance(raw, bytes) else raw
+        found = await store.get_json(name)
+        if isinstance(found, dict) and isinstance(found.get("phrase"), str):
+            states.append(found)
+    return states
+
+
+def _platforms_report(states: list[dict]) -> int:
+    """One line per platform state; exit 1 when one is not ready (none reported: 0, nothing to wait for)."""
+    import sys
+
+    from ..i18n import text
+
+    now = time.time()
+    for state in states:
+        fields = {**(state.get("fields") or {}), "seconds": round(now - float(state.get("since") or now))}
+        print(text("en", state["phrase"], **fields), file=sys.stdout if state.get("ok") else sys.stderr)
+    return 0 if all(state.get("ok") for state in states) else 1
+
+
 async def health_command(args, settings: Settings) -> int:
-    """`python -m bot health worker|clock`: one line; exit 0 when one is alive, 1 when none is."""
+    """`python -m bot health worker|clock`: one line; exit 0 when one is alive, 1 when none is.
+    `health platforms`: what each chat platform is waiting for, if anything (exit 1 when waiting)."""
     import json
     import sys
 
@@ -66,6 +92,8 @@ async def health_command(args, settings: Settings) -> int:
 
     store = open_store(settings)
     try:
+        if args.kind == "platforms":
+            return _platforms_report(await store._call(platform_states, store))
         found = await store._call(alive, store, args.kind)
     finally:
         await store.close()

@@ -1,6 +1,11 @@
 """The Feishu adapter: receiving (FEISHU_MODE=ws: the SDK's long connection in its own thread with
 its own event loop; FEISHU_MODE=http: `POST /feishu/events` on the shared aiohttp server, checked
 by `verify` first and only then handed to the SDK's dispatcher) and the platform to send with.
+
+A store app (FEISHU_APP_TYPE=store, HTTP only) also receives its hourly `app_ticket` on the same
+route (a v1 event, verified like the rest) and keeps it in Redis (store_app.py); its events are
+routed per tenant (events.py qualifies ids with the event's tenant_key) and every call carries
+the tenant's own token.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from aiohttp import web
 
 from bot.i18n import phrase
-from handlers.feishu.api import FeishuApi, lark, long_connection
+from handlers.feishu.api import FeishuApi, lark, long_connection, store_client
 from handlers.feishu.events import FeishuEvents, cancel_all
 from handlers.feishu.platform import FeishuPlatform
+from handlers.feishu.store_app import StoreApp
 from handlers.feishu.verify import NONCE_HEADER, SIG_HEADER, TS_HEADER, CallbackVerifier
 from handlers.pacing import Pacer
 from settings import ConfigError, Settings
@@ -35,20 +41,30 @@ class FeishuAdapter:
         assert app_id and app_secret  # built only when Feishu is enabled (FEISHU_APP_ID and FEISHU_APP_SECRET)
         secret = app_secret.get_secret_value()
         domain = settings.feishu_domain.rstrip("/")
+        # A store app (FEISHU_APP_TYPE=store) serves every tenant that installs it, each with its own
+        # tenant_access_token (handlers/feishu/store_app.py); a self-built app serves its own tenant.
+        self.store_mode = settings.feishu_app_type == "store"
         try:
-            client = lark.Client.builder().app_id(app_id).app_secret(secret).domain(domain).timeout(20).build()
+            if self.store_mode:
+                client = store_client(app_id, secret, domain, 20)
+            else:
+                client = lark.Client.builder().app_id(app_id).app_secret(secret).domain(domain).timeout(20).build()
         except ValueError:
             raise ConfigError(
                 phrase("ops.config_error", field="FEISHU_DOMAIN", detail=phrase("ops.feishu_domain"))
             ) from None
         self.executor = ThreadPoolExecutor(max_workers=8, thread_name_prefix="feishu-api")
         self.api = FeishuApi(client, self.executor, Pacer())
+        self.store_app: StoreApp | None = None
+        if self.store_mode:
+            self.store_app = StoreApp(self.api, chat.store, app_id, secret)
+            self.api.tokens = self.store_app
         self.platform = FeishuPlatform(self.api, default_lang=settings.default_lang)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        self.events = FeishuEvents(chat, self.platform, loop)
+        self.events = FeishuEvents(chat, self.platform, loop, multi_tenant=self.store_mode)
         self.verifier: CallbackVerifier | None = None
         if self.mode == "http" and receive:
             token, key = settings.feishu_verification_token, settings.feishu_encrypt_key
@@ -79,7 +95,11 @@ class FeishuAdapter:
 
     async def start(self) -> None:
         self.events.loop = asyncio.get_running_loop()
-        await self.platform.ensure_identity()
+        if self.store_app is not None:
+            # no identity of its own: a store app's bot is known per tenant, once a tenant writes
+            await self.store_app.wait_for_ticket()
+        else:
+            await self.platform.ensure_identity()
         if self.mode == "ws" and self.receive and self._ws_thread is None:
             self._ws_loop = asyncio.new_event_loop()
             self._ws_thread = threading.Thread(
@@ -135,6 +155,8 @@ class FeishuAdapter:
             log.warning("Feishu callback rejected: %s", verdict.reason)
             return web.json_response({"code": verdict.status, "msg": verdict.reason}, status=verdict.status)
         header = verdict.payload.get("header") or {}
+        if verdict.payload.get("type") == "event_callback":  # a v1 event: for us, only the app_ticket
+            return await self._v1_event(verdict.payload)
         if verdict.payload.get("type") != "url_verification" and header.get("event_type") not in HANDLED_EVENTS:
             return web.json_response({"msg": "ignored"})  # acknowledged, so Feishu does not re-push it
         raw = lark.RawRequest()
@@ -152,3 +174,15 @@ class FeishuAdapter:
             log.warning("Feishu callback not handled by the SDK (HTTP %s)", resp.status_code)
             return web.json_response({"code": 400, "msg": "not handled"}, status=400)
         return web.Response(body=resp.content, status=200, content_type="application/json", charset="utf-8")
+
+    async def _v1_event(self, payload: dict) -> web.Response:
+        """Feishu pushes a store app's `app_ticket` hourly as a v1 event (verified like every
+        callback): kept in Redis for every process. Anything else in v1 is acknowledged and ignored."""
+        found = payload.get("event")
+        event: dict = found if isinstance(found, dict) else {}
+        if event.get("type") == "app_ticket" and self.store_app is not None:
+            if event.get("app_id") != self.store_app.app_id or not event.get("app_ticket"):
+                log.warning("Feishu app_ticket refused: it names another app (or no ticket)")
+                return web.json_response({"code": 400, "msg": "refused"}, status=400)
+            await self.store_app.save_ticket(str(event["app_ticket"]))
+        return web.json_response({"msg": "ok"})

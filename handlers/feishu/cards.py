@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from bot.core import tenants
 from bot.core.chat_platform import MessageRef
 from bot.render import feishu as R
 from handlers.feishu.api import (
@@ -53,6 +54,8 @@ class FeishuCards:
         self, channel: str, content: str, *, thread: str | None = None, quote: str | None = None, uid: str
     ) -> MessageRef:
         limits = self.chats.limits(channel)
+        # A store app's chat is `tenant_key/oc_…`: Feishu gets the bare id, with that tenant's token.
+        tenant, chat = tenants.split(channel)
         if thread or quote:
             body = (
                 ReplyMessageRequestBody.builder()
@@ -63,37 +66,45 @@ class FeishuCards:
                 .build()
             )
             request = ReplyMessageRequest.builder().message_id(thread or quote).request_body(body).build()
-            resp = await self.api.call("reply", self.api.client.im.v1.message.reply, request, limits=limits)
+            resp = await self.api.call(
+                "reply", self.api.client.im.v1.message.reply, request, limits=limits, tenant=tenant
+            )
             return MessageRef(channel, resp.data.message_id, thread or None)
         body = (
             CreateMessageRequestBody.builder()
-            .receive_id(channel)
+            .receive_id(chat)
             .msg_type("interactive")
             .content(content)
             .uuid(uid)
             .build()
         )
         # a user's open_id (ou_…) is a direct message to that user (downstream conflicts); else a chat
-        kind = "open_id" if channel.startswith("ou_") else "chat_id"
+        kind = "open_id" if chat.startswith("ou_") else "chat_id"
         request = CreateMessageRequest.builder().receive_id_type(kind).request_body(body).build()
-        resp = await self.api.call("post_message", self.api.client.im.v1.message.create, request, limits=limits)
+        resp = await self.api.call(
+            "post_message", self.api.client.im.v1.message.create, request, limits=limits, tenant=tenant
+        )
         return MessageRef(channel, resp.data.message_id, None)
 
-    async def patch(self, message_id: str, card: dict) -> None:
+    async def patch(self, message_id: str, card: dict, *, tenant: str | None = None) -> None:
         body = PatchMessageRequestBody.builder().content(R.card_json(card)).build()
         request = PatchMessageRequest.builder().message_id(message_id).request_body(body).build()
         async with self.messages.lock(message_id):
             await self.api.call(
-                "update_message", self.api.client.im.v1.message.patch, request, limits=self.messages.limits(message_id)
+                "update_message",
+                self.api.client.im.v1.message.patch,
+                request,
+                limits=self.messages.limits(message_id),
+                tenant=tenant,
             )
 
-    async def create_card(self, card: dict) -> str:
+    async def create_card(self, card: dict, *, tenant: str | None = None) -> str:
         body = CreateCardRequestBody.builder().type("card_json").data(R.card_json(card)).build()
         request = CreateCardRequest.builder().request_body(body).build()
-        resp = await self.api.call("create_card", self.api.client.cardkit.v1.card.create, request)
+        resp = await self.api.call("create_card", self.api.client.cardkit.v1.card.create, request, tenant=tenant)
         return resp.data.card_id
 
-    async def set_card_text(self, card_id: str, text: str, sequence: int) -> None:
+    async def set_card_text(self, card_id: str, text: str, sequence: int, *, tenant: str | None = None) -> None:
         body = (
             ContentCardElementRequestBody.builder()
             .content(text)
@@ -105,10 +116,14 @@ class FeishuCards:
             ContentCardElementRequest.builder().card_id(card_id).element_id(R.ANSWER_ELEMENT).request_body(body).build()
         )
         await self.api.call(
-            "stream_answer", self.api.client.cardkit.v1.card_element.content, request, limits=self.cards.limits(card_id)
+            "stream_answer",
+            self.api.client.cardkit.v1.card_element.content,
+            request,
+            limits=self.cards.limits(card_id),
+            tenant=tenant,
         )
 
-    async def close_card(self, card_id: str, summary: str, sequence: int) -> None:
+    async def close_card(self, card_id: str, summary: str, sequence: int, *, tenant: str | None = None) -> None:
         settings = {"config": {"streaming_mode": False, "summary": {"content": R.plain(summary, 60)}}}
         body = (
             SettingsCardRequestBody.builder()
@@ -119,5 +134,9 @@ class FeishuCards:
         )
         request = SettingsCardRequest.builder().card_id(card_id).request_body(body).build()
         await self.api.call(
-            "finish_answer", self.api.client.cardkit.v1.card.settings, request, limits=self.cards.limits(card_id)
+            "finish_answer",
+            self.api.client.cardkit.v1.card.settings,
+            request,
+            limits=self.cards.limits(card_id),
+            tenant=tenant,
         )

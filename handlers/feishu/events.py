@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from bot.conversation.commands.owners import COMMAND as OWNERS
+from bot.core import tenants
 from bot.core.chat_platform import Content, Conversation, MessageRef, Notice
 from bot.i18n import text
 from bot.render import feishu as R
@@ -36,11 +37,11 @@ class FeishuBot(Protocol):
     """The Feishu platform as the events use it (handlers/feishu/platform.py's FeishuPlatform):
     who the bot is, and the two sends an event answers with."""
 
-    bot_open_id: str | None
-    bot_name: str | None
     default_lang: str
 
-    async def ensure_identity(self) -> None: ...
+    def identity(self, tenant: str | None) -> tuple[str | None, str | None]: ...
+
+    async def ensure_identity(self, tenant: str | None = None) -> None: ...
 
     async def post_cards(self, channel: str, cards: list[dict], *, thread: str | None = None) -> MessageRef: ...
 
@@ -69,6 +70,7 @@ class Incoming:
     message_type: str
     content: str
     mentions: tuple[Mention, ...] = ()
+    tenant: str | None = None  # the event's tenant_key (header), as Feishu signed it
 
 
 def incoming_message(data: P2ImMessageReceiveV1) -> Incoming | None:
@@ -92,6 +94,7 @@ def incoming_message(data: P2ImMessageReceiveV1) -> Incoming | None:
         message_type=m.message_type or "",
         content=m.content or "{}",
         mentions=mentions,
+        tenant=(data.header.tenant_key if data.header else None) or None,
     )
 
 
@@ -144,10 +147,15 @@ class FeishuEvents:
     (in the HTTP handler, or on the long connection's own thread): they only hand the work to
     the main loop and return, well within Feishu's 3 seconds."""
 
-    def __init__(self, chat, platform: FeishuBot, loop: asyncio.AbstractEventLoop | None):
+    def __init__(
+        self, chat, platform: FeishuBot, loop: asyncio.AbstractEventLoop | None, *, multi_tenant: bool = False
+    ):
         self.chat = chat
         self.platform = platform
         self.loop = loop
+        # A store app serves many tenants: chats and people become `tenant_key/oc_…`, `tenant_key/ou_…`
+        # (bot/core/tenants.py), qualified from the verified event's tenant_key and nothing else.
+        self.multi_tenant = multi_tenant
         self.chat_types: OrderedDict[str, str] = OrderedDict()  # chat_id → p2p | group, as seen
 
     # --- SDK callbacks (sync) ---------------------------------------------------------------------------
@@ -157,7 +165,7 @@ class FeishuEvents:
         except Exception:  # a payload we cannot read must not become the SDK's 500
             log.exception("unreadable im.message.receive_v1 event")
             return
-        if msg is not None:
+        if msg is not None and self._tenant_ok(msg.tenant, msg.event_id, "message"):
             self.hand_off(self.handle_message(msg))
 
     def on_card_action(self, data: P2CardActionTrigger) -> P2CardActionTriggerResponse:
@@ -166,6 +174,17 @@ class FeishuEvents:
         except Exception:
             log.exception("unreadable card.action.trigger callback")
             return P2CardActionTriggerResponse({})
+
+    def _tenant_ok(self, tenant: str | None, event_id: str, kind: str) -> bool:
+        """A store app's event must name its tenant: without one it could only be answered with a
+        guess at some tenant's token and data, so it is refused (one line)."""
+        if self.multi_tenant and not tenant:
+            log.warning("Feishu %s event %s refused: a store app's event without a tenant_key", kind, event_id or "-")
+            return False
+        return True
+
+    def _tenant(self, tenant: str | None) -> str | None:
+        return tenant if self.multi_tenant else None
 
     def hand_off(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` as a tracked job on the main loop, from whichever thread the SDK called us."""
@@ -193,35 +212,34 @@ class FeishuEvents:
             return  # bots (ourselves included) are not users
         if not await self.chat.first_time("feishu", msg.event_id, EVENT_TTL):
             return
-        await self.platform.ensure_identity()
-        if msg.sender and msg.sender == self.platform.bot_open_id:
+        tenant = self._tenant(msg.tenant)
+        await self.platform.ensure_identity(tenant)
+        bot_open_id, bot_name = self.platform.identity(tenant)
+        if msg.sender and msg.sender == bot_open_id:
             return
-        self._remember_chat(msg.chat_id, msg.chat_type)
-        text, mentioned = message_text(msg, self.platform.bot_open_id)
+        chat_id = tenants.qualify(tenant, msg.chat_id)
+        self._remember_chat(chat_id, msg.chat_type)
+        text, mentioned = message_text(msg, bot_open_id)
         if text is None:
             return
         is_dm = msg.chat_type == "p2p"
         conv = Conversation(
             platform="feishu",
-            channel=msg.chat_id,
-            user=msg.sender,
+            channel=chat_id,
+            user=_qualified(tenant, msg.sender),
             thread=msg.root_id,
             is_dm=is_dm,
             extra={"message_id": msg.message_id, "chat_type": msg.chat_type},
         )
-        prefix = self.prefix
+        prefix = f"@{bot_name}" if bot_name else "@bot"
         if msg.root_id is None:
             if not (mentioned or is_dm):
                 return  # group chatter not addressed to the bot
             if self.chat.looks_like_command(text):
                 if text.split()[0].lower() in OWNERS_WORDS:  # `owners map @org/team @someone`: who, by id
-                    text = message_text(msg, self.platform.bot_open_id, keep_ids=True)[0] or text
+                    text = message_text(msg, bot_open_id, keep_ids=True)[0] or text
                 return await self.chat.submit("command", conv, text=text, prefix=prefix)
         await self.chat.submit("message", conv, text=text, mentioned=mentioned, prefix=prefix)
-
-    @property
-    def prefix(self) -> str:
-        return f"@{self.platform.bot_name}" if self.platform.bot_name else "@bot"
 
     def _remember_chat(self, chat_id: str, chat_type: str) -> None:
         self.chat_types[chat_id] = chat_type
@@ -239,10 +257,14 @@ class FeishuEvents:
             lang = self.platform.default_lang
         kind = value.get("action")
         context = event.context if event else None
-        chat_id = getattr(context, "open_chat_id", None) or ""
-        clicked = getattr(context, "open_message_id", None) or ""
-        user = getattr(getattr(event, "operator", None), "open_id", None) or ""
         event_id = (data.header.event_id if data.header else "") or ""
+        tenant = (data.header.tenant_key if data.header else None) or None
+        if not self._tenant_ok(tenant, event_id, "card action"):
+            return _toast("warning", R.ft(lang, "toast_unknown"))
+        tenant = self._tenant(tenant)
+        chat_id = _qualified(tenant, getattr(context, "open_chat_id", None) or "")
+        clicked = getattr(context, "open_message_id", None) or ""
+        user = _qualified(tenant, getattr(getattr(event, "operator", None), "open_id", None) or "")
         form_value = (action.form_value if action and isinstance(action.form_value, dict) else None) or {}
         if not value and "question" in form_value and chat_id and clicked:
             # A form submitted without its button's value (Feishu sometimes drops it): the form's
@@ -304,7 +326,7 @@ class FeishuEvents:
         thread = conv.thread or clicked
         ref = await self.platform.post_cards(conv.channel, [card], thread=thread)
         context = {**{k: v for k, v in value.items() if k != "action"}, "thread": thread}
-        await self.chat.store.set_json(self._form_key(ref.id), context, ttl=FORM_TTL)
+        await self.chat.store.set_json(self._form_key(conv.channel, ref.id), context, ttl=FORM_TTL)
 
     def _clicked_in(self, chat_id: str, user: str, clicked: str) -> Conversation:
         """The conversation of a click on a card: answered in the chat (no thread), the clicked
@@ -318,11 +340,13 @@ class FeishuEvents:
             extra={"message_id": clicked},
         )
 
-    def _form_key(self, message_id: str) -> str:
-        return self.chat.store.k("feishu", "form", message_id)
+    def _form_key(self, channel: str, message_id: str) -> str:
+        """An Ask form's saved context, under its tenant too: a click of tenant B naming a form
+        message of tenant A finds nothing."""
+        return self.chat.store.k("feishu", "form", tenants.qualify(tenants.tenant_of(channel), message_id))
 
     async def _submit_saved_form(self, conv: Conversation, form_message: str, question: str) -> None:
-        context = await self.chat.store.get_json(self._form_key(form_message))
+        context = await self.chat.store.get_json(self._form_key(conv.channel, form_message))
         if not isinstance(context, dict):
             lang = self.platform.default_lang
             await self.platform.reply_private(conv, Notice(R.ft(lang, "form_expired"), "error", lang))
@@ -336,6 +360,11 @@ class FeishuEvents:
         if info is not None:  # the thread knows the repository as commands name it (a path, owner/name)
             value = {**value, "repo": info.repo}
         await self.chat.submit("action", conv, action=action, value=value, question=question)
+
+
+def _qualified(tenant: str | None, local: str) -> str:
+    """`tenant/local` (bare without a tenant); "" stays "" (nothing to qualify)."""
+    return tenants.qualify(tenant, local) if local else ""
 
 
 def cancel_all(loop: asyncio.AbstractEventLoop) -> None:

@@ -14,6 +14,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 
+from bot.core import tenants
 from bot.core.chat_platform import Content, Conversation, MessageRef, Notice
 from bot.core.models import BotError
 from bot.i18n import phrase
@@ -78,25 +79,37 @@ class FeishuPlatform(FeishuCards):
         super().__init__(api, default_lang=default_lang)
         self.ephemeral_ok = True  # False only when Feishu says the app may not send them at all
         self.ephemeral_refused: OrderedDict[str, None] = OrderedDict()  # chats that refused one (topic groups)
+        # a self-built app's scopes; a store app's are each tenant's (as is its identity, below)
         self._scopes: tuple[float, dict[str, int] | None] = (0.0, None)
-        self.bot_open_id: str | None = None
-        self.bot_name: str | None = None
-        self._identity_checked = 0.0
+        self._tenant_scopes: dict[str, tuple[float, dict[str, int] | None]] = {}
+        self.identities: dict[str | None, tuple[str | None, str | None]] = {}
+        self._identity_checked: dict[str | None, float] = {}
 
     # --- identity -------------------------------------------------------------------------------------
-    async def ensure_identity(self) -> None:
-        """The bot's own open_id (to recognise its @-mentions) and name, fetched once."""
-        if self.bot_open_id or time.monotonic() - self._identity_checked < 60:
+    @property
+    def bot_open_id(self) -> str | None:
+        return self.identity(None)[0]
+
+    @property
+    def bot_name(self) -> str | None:
+        return self.identity(None)[1]
+
+    def identity(self, tenant: str | None) -> tuple[str | None, str | None]:
+        """(the bot's open_id, its name) as `tenant` knows it (a store app's bot has an open_id per tenant)."""
+        return self.identities.get(tenant, (None, None))
+
+    async def ensure_identity(self, tenant: str | None = None) -> None:
+        """The bot's own open_id (to recognise its @-mentions) and name, fetched once per tenant."""
+        if self.identity(tenant)[0] or time.monotonic() - self._identity_checked.get(tenant, -60.0) < 60:
             return
-        self._identity_checked = time.monotonic()
+        self._identity_checked[tenant] = time.monotonic()
         try:
-            reply = await self.api.raw("read_identity", "GET", "/open-apis/bot/v3/info")
+            reply = await self.api.raw("read_identity", "GET", "/open-apis/bot/v3/info", tenant=tenant)
         except BotError as exc:
             log.warning("Feishu bot info unavailable (%s); recognising mentions by type instead", exc)
             return
         bot = reply.get("bot") or {}  # `bot` is top level in this reply, not under `data`
-        self.bot_open_id = bot.get("open_id") or None
-        self.bot_name = bot.get("app_name") or None
+        self.identities[tenant] = (bot.get("open_id") or None, bot.get("app_name") or None)
 
     # --- ChatPlatform ---------------------------------------------------------------------------------
     async def send(
@@ -119,15 +132,16 @@ class FeishuPlatform(FeishuCards):
         cards = R.render_cards(content, thread=thread, lang=self.default_lang)
         base = R.stable_id("send", channel, key)
         marks = [_marker(base, i) for i in range(len(cards))]
+        tenant, chat = tenants.split(channel)
         try:
             if thread:
-                found = await self._find_marked("thread", await self._thread_id(thread), marks)
+                found = await self._find_marked("thread", await self._thread_id(thread, tenant), marks, tenant=tenant)
             else:
-                found = await self._find_marked("chat", channel, marks[:1], since=since)
+                found = await self._find_marked("chat", chat, marks[:1], since=since, tenant=tenant)
                 if 0 in found and len(cards) > 1:  # its continuation cards are in its own thread
-                    thread_id = await self._thread_id(found[0])
+                    thread_id = await self._thread_id(found[0], tenant)
                     if thread_id:
-                        found.update(await self._find_marked("thread", thread_id, marks[1:]))
+                        found.update(await self._find_marked("thread", thread_id, marks[1:], tenant=tenant))
         except FeishuError as exc:
             if exc.code not in PERMISSION_CODES and not isinstance(exc, _OutOfReach):
                 raise  # transient: this attempt fails and the push is retried later, still undecided
@@ -140,15 +154,15 @@ class FeishuPlatform(FeishuCards):
             return None
         return await self.post_cards(channel, _mark_all(cards, base), thread=thread, base=base, have=found)
 
-    async def _thread_id(self, message_id: str) -> str:
+    async def _thread_id(self, message_id: str, tenant: str | None) -> str:
         """The thread (omt_…) that replies to `message_id` live in; "" when it has none yet."""
         request = GetMessageRequest.builder().message_id(message_id).build()
-        resp = await self.api.call("read_message", self.api.client.im.v1.message.get, request)
+        resp = await self.api.call("read_message", self.api.client.im.v1.message.get, request, tenant=tenant)
         items = resp.data.items or []
         return str(items[0].thread_id or "") if items else ""
 
     async def _find_marked(
-        self, kind: str, container: str, marks: list[str], *, since: float | None = None
+        self, kind: str, container: str, marks: list[str], *, since: float | None = None, tenant: str | None = None
     ) -> dict[int, str]:
         """{card index: message_id} of the bot's cards carrying one of `marks`, in a chat (from
         `since`, oldest first) or a thread (newest first), following page_token for a bounded
@@ -171,7 +185,7 @@ class FeishuPlatform(FeishuCards):
                 builder = builder.sort_type("ByCreateTimeDesc")
             if token:
                 builder = builder.page_token(token)
-            resp = await self.api.call("read_chat", self.api.client.im.v1.message.list, builder.build())
+            resp = await self.api.call("read_chat", self.api.client.im.v1.message.list, builder.build(), tenant=tenant)
             for item in resp.data.items or []:
                 sender = item.sender
                 if item.deleted or item.msg_type != "interactive" or not sender or sender.sender_type != "app":
@@ -187,7 +201,7 @@ class FeishuPlatform(FeishuCards):
 
     async def update(self, ref: MessageRef, content: Content) -> MessageRef:
         cards = R.render_cards(content, thread=ref.thread_root, lang=self.default_lang)
-        await self.patch(ref.id, cards[0])
+        await self.patch(ref.id, cards[0], tenant=tenants.tenant_of(ref.channel))
         if len(cards) > 1:  # the rest continues in the message's thread
             base = R.stable_id("update", ref.id, *[R.card_json(c) for c in cards])
             rest = await self.post_cards(ref.channel, cards[1:], thread=ref.thread_root, base=base)
@@ -200,7 +214,7 @@ class FeishuPlatform(FeishuCards):
         if len(cards) != len(parts):
             return False  # redrawn it would take more (or fewer) cards: leave it as posted
         for message_id, card in zip(parts, cards):
-            await self.patch(message_id, card)
+            await self.patch(message_id, card, tenant=tenants.tenant_of(ref.channel))
         return True
 
     async def reply_private(self, conv: Conversation, content: Content) -> None:
@@ -215,18 +229,20 @@ class FeishuPlatform(FeishuCards):
             and self.ephemeral_ok
             and conv.channel not in self.ephemeral_refused
         ):
+            tenant, chat = tenants.split(conv.channel)
             try:
                 await self.api.raw(
                     "send_ephemeral",
                     "POST",
                     "/open-apis/ephemeral/v1/send",
                     {
-                        "chat_id": conv.channel,
-                        "open_id": conv.user,
+                        "chat_id": chat,
+                        "open_id": tenants.local_id(conv.user),
                         "msg_type": "interactive",
                         "card": R.ephemeral_card(content.text),
                     },
                     limits=self.chats.limits(conv.channel),
+                    tenant=tenant,
                 )
                 return
             except FeishuError as exc:
@@ -265,17 +281,17 @@ class FeishuPlatform(FeishuCards):
         delivers only @-mentions from groups. Checked with the scopes API (no scope needed)."""
         if questions != "all":
             return None
-        status = await self._scope_status(GROUP_MSG_SCOPE)
+        status = await self._scope_status(GROUP_MSG_SCOPE, tenants.tenant_of(channel))
         if status == 1:
             return None
         return R.ft(lang, "scope_unknown" if status is None else "scope_missing", scope=GROUP_MSG_SCOPE)
 
-    async def _scope_status(self, scope: str) -> int | None:
+    async def _scope_status(self, scope: str, tenant: str | None = None) -> int | None:
         """1 granted, 2 not granted (absent: not requested, same thing), None when unknown."""
-        checked, scopes = self._scopes
+        checked, scopes = self._scopes if tenant is None else self._tenant_scopes.get(tenant, (0.0, None))
         if scopes is None or time.monotonic() - checked > SCOPES_TTL:
             try:
-                reply = await self.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes")
+                reply = await self.api.raw("read_scopes", "GET", "/open-apis/application/v6/scopes", tenant=tenant)
                 items = (reply.get("data") or {}).get("scopes") or []
                 scopes = {
                     str(i.get("scope_name")): int(i.get("grant_status") or 2) for i in items if isinstance(i, dict)
@@ -283,7 +299,10 @@ class FeishuPlatform(FeishuCards):
             except (BotError, ValueError, TypeError, AttributeError) as exc:
                 log.warning("could not read the app's scopes (%s)", exc)
                 return None
-            self._scopes = (time.monotonic(), scopes)
+            if tenant is None:
+                self._scopes = (time.monotonic(), scopes)
+            else:
+                self._tenant_scopes[tenant] = (time.monotonic(), scopes)
         return scopes.get(scope, 2)
 
     async def stream(

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from bot.core import tenants
 from bot.core.chat_platform import MessageRef
 from bot.render import feishu as R
 from handlers.feishu.api import RATE_CODES, FeishuError
@@ -54,6 +55,7 @@ class AnswerStream:
         self.channel = channel
         self.thread = thread
         self.lang = lang or platform.default_lang
+        self.tenant = tenants.tenant_of(channel)  # a store app's tenant (its token), None when self-built
 
     async def run(self, pieces: AsyncIterator[str]) -> MessageRef:
         state = _Received()
@@ -105,7 +107,9 @@ class AnswerStream:
         raw = raw[: R.answer_cut(raw)] if raw else raw
         if self.p.cardkit_ok:
             try:
-                card_id = await self.p.create_card(R.answer_card(raw, streaming=True, lang=self.lang))
+                card_id = await self.p.create_card(
+                    R.answer_card(raw, streaming=True, lang=self.lang), tenant=self.tenant
+                )
             except FeishuError as exc:
                 if exc.code in RATE_CODES:
                     raise
@@ -140,7 +144,7 @@ class AnswerStream:
         if segment.card_id:
             try:
                 segment.sequence += 1
-                await self.p.set_card_text(segment.card_id, R.md_escape(raw), segment.sequence)
+                await self.p.set_card_text(segment.card_id, R.md_escape(raw), segment.sequence, tenant=self.tenant)
                 segment.shown = raw
                 return
             except FeishuError as exc:  # e.g. the card's streaming window expired: go on without CardKit
@@ -150,13 +154,13 @@ class AnswerStream:
                 replacement = await self._post(R.card_json(R.answer_card(raw, streaming=False, lang=self.lang)))
                 segment.ref, segment.card_id, segment.shown = replacement, None, raw
                 return
-        await self.p.patch(segment.ref.id, R.answer_card(raw, streaming=False, lang=self.lang))
+        await self.p.patch(segment.ref.id, R.answer_card(raw, streaming=False, lang=self.lang), tenant=self.tenant)
         segment.shown = raw
 
     async def _close(self, segment: Segment) -> None:
         if segment.card_id:
             segment.sequence += 1
             try:
-                await self.p.close_card(segment.card_id, segment.shown, segment.sequence)
+                await self.p.close_card(segment.card_id, segment.shown, segment.sequence, tenant=self.tenant)
             except FeishuError as exc:  # the text is complete; Feishu ends streaming mode by itself later
                 log.warning("could not close a streaming card: %s", exc)

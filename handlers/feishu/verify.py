@@ -66,8 +66,8 @@ class CallbackVerifier:
         if not hmac.compare_digest(expected, signature):
             return Verdict(False, 401, "bad signature")
         header = payload.get("header")
-        if not isinstance(header, dict):
-            header = {}
-        if not hmac.compare_digest(str(header.get("token", "")).encode(), self.token.encode()):
+        # v2 events carry the token in their header, v1 events (a store app's app_ticket) at the top
+        token = header.get("token", "") if isinstance(header, dict) else payload.get("token", "")
+        if not hmac.compare_digest(str(token).encode(), self.token.encode()):
             return Verdict(False, 401, "wrong verification token")
         return Verdict(True, payload=payload)

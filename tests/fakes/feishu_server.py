@@ -7,7 +7,13 @@ through `.domain(fake.url)` (the way lark-oapi's own tests do) and nothing is mo
 
 Routes::
 
-    POST  /open-apis/auth/v3/tenant_access_token/internal   token (checks app_id / app_secret)
+    POST  /open-apis/auth/v3/tenant_access_token/internal   token (checks app_id / app_secret; a
+                                                            self-built app's: refused to a store app)
+    POST  /open-apis/auth/v3/app_ticket/resend              a store app asks for its app_ticket again
+    POST  /open-apis/auth/v3/app_access_token               a store app's app token (app_id, app_secret,
+                                                            app_ticket: the last one pushed, else 10012)
+    POST  /open-apis/auth/v3/tenant_access_token            a tenant's token (app_access_token, tenant_key
+                                                            of an installed tenant)
     GET   /open-apis/bot/v3/info                            {"bot": {...}} at the top level
     POST  /open-apis/im/v1/messages?receive_id_type=chat_id create
     POST  /open-apis/im/v1/messages/{id}/reply              reply (reply_in_thread)
@@ -67,6 +73,20 @@ Inspecting::
     fake.shown(message)  # its Markdown as a reader sees it: numeric entities (&#60;) decoded, named
                          #   ones (&lt;) left literal, as Feishu's card Markdown does
 
+A store app (`FakeFeishu(store=True)`)::
+
+    fake.install("tk_a", "oc_a1")         # tenant tk_a installed the app; chat oc_a1 is tk_a's
+    fake.push_app_ticket(url, ENCRYPT_KEY, TOKEN)   # a new app_ticket, POSTed (v1 event, encrypted,
+                                          #   signed) to the bot's callback URL; returns the HTTP status
+    fake.resends                          # how many times the app asked for its ticket again
+    fake.token_calls("tenant_access_token")   # the calls to a token endpoint
+    fake.token_life = 7200                # seconds a token lives (fake clock); asked with less than
+                                          #   30 minutes left, a new one is issued, the old stays valid
+
+A tenant's token is accepted only for that tenant's chats and messages: another tenant's chat
+gets 230002 "The bot can not be outside the group." (the bot is not in any chat of that tenant
+as far as the token's tenant goes); `call.tenant` is the tenant of the token a call carried.
+
 Events over the long connection (FEISHU_MODE=ws)::
 
     fake.ws_connected.wait(5)             # the bot's lark.ws.Client has connected
@@ -124,6 +144,7 @@ class Call:
     status: int = 200
     code: int = 0
     deduped: bool = False  # a send whose uuid was seen before: no new message
+    tenant: str | None = None  # a store app's call: the tenant its token belongs to
     size: int = 0  # bytes of the request body as sent
 
 
@@ -177,6 +198,7 @@ class CardEntity:
     sequence: int = 0
     history: list[tuple[int, str]] = field(default_factory=list)  # (sequence, element content) updates
     settings: list[dict] = field(default_factory=list)
+    tenant: str | None = None  # a store app's card: the tenant whose token created it
 
     @property
     def streaming(self) -> bool:
@@ -203,6 +225,7 @@ class FakeFeishu:
         bot_open_id: str = "ou_bot0000000000000000000000000001",
         bot_name: str = "DigestBot",
         latency: float = 0.0,
+        store: bool = False,
     ):
         self.app_id = app_id
         self.app_secret = app_secret
@@ -233,6 +256,45 @@ class FakeFeishu:
         self._lost: list[list] = []  # [remaining, path]
         self._gate = threading.Event()
         self._gate.set()
+        # a store app: its ticket, app tokens, tenants' tokens, and which tenant each chat is in
+        self.store = store
+        self.ticket: str | None = None
+        self.resends = 0
+        self.token_life = 7200.0
+        self.app_tokens: dict[str, float] = {}  # token → expiry (fake clock)
+        self.tenant_tokens: dict[str, tuple[str, float]] = {}  # token → (tenant, expiry)
+        self.tenants: set[str] = set()
+        self.chat_tenant: dict[str, str] = {}
+
+    def install(self, tenant: str, *chats: str) -> None:
+        """A store app installed by `tenant`, whose chats `chats` are."""
+        with self._lock:
+            self.tenants.add(tenant)
+            for chat in chats:
+                self.chat_tenant[chat] = tenant
+
+    def push_app_ticket(self, url: str, encrypt_key: str, verification_token: str) -> int:
+        """Feishu's hourly push: a new app_ticket as a v1 event (encrypted, signed) to `url`."""
+        import urllib.error
+        import urllib.request
+
+        with self._lock:
+            self.ticket = "ticket-" + uuid.uuid4().hex
+            event = {"app_id": self.app_id or "cli_fake", "app_ticket": self.ticket, "type": "app_ticket"}
+        payload = {
+            "uuid": uuid.uuid4().hex,
+            "token": verification_token,
+            "ts": str(time.time()),
+            "type": "event_callback",
+            "event": event,
+        }
+        body, headers = signed(payload, encrypt_key)
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as resp:
+                return resp.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
 
     def now(self) -> float:
         """The fake's clock (monotonic seconds), for its time-limited behaviour (uuid dedupe)."""
@@ -380,6 +442,11 @@ class FakeFeishu:
                 and not c.path.startswith("/open-apis/auth/")
             ]
 
+    def token_calls(self, path_part: str = "") -> list[Call]:
+        """The calls to the token endpoints (`api_calls` leaves them out), e.g. "app_access_token"."""
+        with self._lock:
+            return [c for c in self.calls if c.path.startswith("/open-apis/auth/") and path_part in c.path]
+
     def top_level(self, chat_id: str | None = None) -> list[Message]:
         with self._lock:
             return [m for m in self.messages if not m.root_id and (chat_id is None or m.chat_id == chat_id)]
@@ -449,10 +516,21 @@ class FakeFeishu:
                 return script.status, {"code": script.code, "msg": script.msg}, dict(script.headers)
         self._scripts = [s for s in self._scripts if s.remaining > 0]
         if path == "/open-apis/auth/v3/tenant_access_token/internal" and method == "POST":
+            if self.store:
+                return 400, {"code": 10003, "msg": "invalid app type: use the store app's token APIs"}, {}
             return self._token(body or {})
+        if self.store and path.startswith("/open-apis/auth/v3/") and method == "POST":
+            return self._store_auth(path, body or {})
         if path == "/callback/ws/endpoint" and method == "POST":
             return self._ws_endpoint(body or {})
-        if not self._authorised(headers):
+        if self.store:
+            call.tenant = self._token_tenant(headers)
+            if call.tenant is None:
+                return 400, {"code": 99991663, "msg": "Invalid access token for authorization."}, {}
+            refused = self._other_tenant(call.tenant, path, query, body)
+            if refused:
+                return refused
+        elif not self._authorised(headers):
             return (
                 400,
                 {
@@ -499,7 +577,10 @@ class FakeFeishu:
             if len(rest) == 1 and method == "PATCH":
                 return self._patch(rest[0], body or {})
         if path == "/open-apis/cardkit/v1/cards" and method == "POST":
-            return self._card_create(body or {})
+            created = self._card_create(body or {})
+            if created[0] == 200:
+                self.cards[created[1]["data"]["card_id"]].tenant = call.tenant
+            return created
         if path.startswith("/open-apis/cardkit/v1/cards/"):
             rest = path[len("/open-apis/cardkit/v1/cards/") :].split("/")
             if len(rest) == 2 and rest[1] == "settings" and method == "PATCH":
@@ -509,6 +590,78 @@ class FakeFeishu:
         if path == "/open-apis/ephemeral/v1/send" and method == "POST":
             return self._ephemeral(body or {})
         return 404, {"code": 1254000, "msg": f"no such API: {method} {path}"}, {}
+
+    # --- a store app ---------------------------------------------------------------------------------
+    def _store_auth(self, path: str, body: dict) -> tuple[int, dict, dict]:
+        credentials_ok = body.get("app_id") == (self.app_id or body.get("app_id")) and body.get("app_secret") == (
+            self.app_secret or body.get("app_secret")
+        )
+        if path == "/open-apis/auth/v3/app_ticket/resend":
+            if not credentials_ok:
+                return 400, {"code": 10014, "msg": "app secret invalid"}, {}
+            self.resends += 1
+            return 200, {"code": 0, "msg": "ok"}, {}
+        if path == "/open-apis/auth/v3/app_access_token":
+            if not credentials_ok:
+                return 400, {"code": 10014, "msg": "app secret invalid"}, {}
+            if not self.ticket or body.get("app_ticket") != self.ticket:
+                return 400, {"code": 10012, "msg": "app_ticket is invalid"}, {}
+            token, left = self._issue(self.app_tokens)
+            return 200, {"code": 0, "msg": "ok", "app_access_token": token, "expire": left}, {}
+        if path == "/open-apis/auth/v3/tenant_access_token":
+            expiry = self.app_tokens.get(body.get("app_access_token") or "")
+            if expiry is None or expiry <= self.now():
+                return 400, {"code": 99991664, "msg": "invalid app access token"}, {}
+            tenant = body.get("tenant_key") or ""
+            if tenant not in self.tenants:
+                return 400, {"code": 10013, "msg": "the tenant has not installed the app"}, {}
+            mine = {t: (k, e) for t, (k, e) in self.tenant_tokens.items() if k == tenant}
+            token, left = self._issue({t: e for t, (_k, e) in mine.items()})
+            self.tenant_tokens[token] = (tenant, self.now() + left)
+            return 200, {"code": 0, "msg": "ok", "tenant_access_token": token, "expire": left}, {}
+        return 404, {"code": 1254000, "msg": f"no such API: POST {path}"}, {}
+
+    def _issue(self, live: dict[str, float]) -> tuple[str, int]:
+        """Feishu's rule: a token with 30 minutes or more left is returned again (its remaining
+        life); with less, a new one is issued and the old one stays valid until its end."""
+        now = self.now()
+        for token, expiry in live.items():
+            if expiry - now >= 1800:
+                return token, int(expiry - now)
+        token = ("a-" if live is self.app_tokens else "t-") + uuid.uuid4().hex
+        if live is self.app_tokens:
+            self.app_tokens[token] = now + self.token_life
+        return token, int(self.token_life)
+
+    def _token_tenant(self, headers: dict) -> str | None:
+        value = headers.get("authorization", "")
+        found = self.tenant_tokens.get(value[len("Bearer ") :]) if value.startswith("Bearer ") else None
+        if found is None or found[1] <= self.now():
+            return None
+        return found[0]
+
+    def _other_tenant(self, tenant: str, path: str, query: dict, body: Any) -> tuple[int, dict, dict] | None:
+        """A chat or a message of another tenant, reached with this tenant's token: refused as
+        Feishu does (the bot is not in that chat, as far as this tenant is concerned)."""
+        chats: list[str] = []
+        body = body if isinstance(body, dict) else {}
+        if path == "/open-apis/im/v1/messages" and query.get("receive_id_type") == "chat_id":
+            chats.append(body.get("receive_id") or "")
+        if path == "/open-apis/im/v1/messages" and query.get("container_id_type") == "chat":
+            chats.append(query.get("container_id") or "")
+        if path == "/open-apis/ephemeral/v1/send":
+            chats.append(body.get("chat_id") or "")
+        if path.startswith("/open-apis/im/v1/messages/"):
+            message = self._by_id.get(path[len("/open-apis/im/v1/messages/") :].split("/")[0])
+            if message is not None:
+                chats.append(message.chat_id)
+        if any(self.chat_tenant.get(chat) != tenant for chat in chats):
+            return 400, {"code": 230002, "msg": "The bot can not be outside the group."}, {}
+        if path.startswith("/open-apis/cardkit/v1/cards/"):
+            entity = self.cards.get(path[len("/open-apis/cardkit/v1/cards/") :].split("/")[0])
+            if entity is not None and entity.tenant != tenant:  # another tenant's card: not found for this one
+                return 400, {"code": 300301, "msg": "card not found"}, {}
+        return None
 
     def _authorised(self, headers: dict) -> bool:
         value = headers.get("authorization", "")
@@ -1108,25 +1261,26 @@ def message_event(
     message_id: str | None = None,
     token: str = "",
     app_id: str = "cli_fake",
+    tenant_key: str | None = "tenant-fake",
 ) -> dict:
-    """An `im.message.receive_v1` event (schema 2.0) as Feishu sends it."""
+    """An `im.message.receive_v1` event (schema 2.0) as Feishu sends it (`tenant_key=None`: none in it)."""
     now = str(int(time.time() * 1000))
     body = content if content is not None else {"text": text or ""}
-    return {
+    event = {
         "schema": "2.0",
         "header": {
             "event_id": event_id or f"ev_{next(_event_ids):08d}_{uuid.uuid4().hex[:8]}",
             "token": token,
             "create_time": now,
             "event_type": "im.message.receive_v1",
-            "tenant_key": "tenant-fake",
+            "tenant_key": tenant_key or "",
             "app_id": app_id,
         },
         "event": {
             "sender": {
                 "sender_id": {"union_id": "on_" + sender[3:], "user_id": "u_" + sender[-6:], "open_id": sender},
                 "sender_type": sender_type,
-                "tenant_key": "tenant-fake",
+                "tenant_key": tenant_key or "",
             },
             "message": {
                 "message_id": message_id or f"om_user{uuid.uuid4().hex[:16]}",
@@ -1144,6 +1298,9 @@ def message_event(
             },
         },
     }
+    if tenant_key is None:
+        del event["header"]["tenant_key"]
+    return event
 
 
 def card_action_event(
@@ -1158,6 +1315,7 @@ def card_action_event(
     event_id: str | None = None,
     token: str = "",
     app_id: str = "cli_fake",
+    tenant_key: str | None = "tenant-fake",
 ) -> dict:
     """A `card.action.trigger` callback (a button click or a form submission). `value=None`: a
     form submission that arrives without its submit button's value, as Feishu sometimes sends."""
@@ -1166,19 +1324,19 @@ def card_action_event(
         action["form_value"] = form_value
     if name:
         action["name"] = name
-    return {
+    event = {
         "schema": "2.0",
         "header": {
             "event_id": event_id or f"ev_{next(_event_ids):08d}_{uuid.uuid4().hex[:8]}",
             "token": token,
             "create_time": str(int(time.time() * 1_000_000)),
             "event_type": "card.action.trigger",
-            "tenant_key": "tenant-fake",
+            "tenant_key": tenant_key or "",
             "app_id": app_id,
         },
         "event": {
             "operator": {
-                "tenant_key": "tenant-fake",
+                "tenant_key": tenant_key or "",
                 "user_id": "u_" + operator[-6:],
                 "open_id": operator,
                 "union_id": "on_" + operator[3:],
@@ -1190,6 +1348,9 @@ def card_action_event(
             "context": {"open_message_id": message_id, "open_chat_id": chat_id},
         },
     }
+    if tenant_key is None:
+        del event["header"]["tenant_key"]
+    return event
 
 
 def url_verification(challenge: str, token: str) -> dict:
