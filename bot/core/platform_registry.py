@@ -126,7 +126,7 @@ PLATFORMS: list[PlatformEntry] = [
         "slack",
         enabled=lambda s: s.slack_enabled,
         builds="handlers.slack:build_slack",
-        enables="SLACK_BOT_TOKEN",
+        enables="SLACK_BOT_TOKEN (SLACK_CLIENT_ID/SLACK_CLIENT_SECRET)",
         check=_slack_check,
         outbound=lambda s: s.slack_enabled and s.slack_app_token is not None,
         admins=lambda s: s.slack_admin_users,

@@ -82,7 +82,7 @@ async def run_command(command: str, settings: Settings, log_file=None) -> int:
                 phrase("ops.needs_platform", command=command, settings=platform_registry.enabling_settings())
             )
         if not adapters and command == "run" and _no_terminal():
-            raise UsageError(phrase("ops.run_no_terminal"))
+            raise UsageError(phrase("ops.run_no_terminal", settings=platform_registry.enabling_settings()))
         jobs = await Jobs.connect(settings)
         app.jobs = jobs
         if command in ("run", "worker"):
