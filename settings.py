@@ -68,7 +68,8 @@ class Settings(BaseSettings):
         description="A GitHub App's id (its settings page: App ID): with GITHUB_APP_PRIVATE_KEY (or _FILE) the bot reads GitHub as the app, with each repository owner's installation token, instead of GITHUB_TOKEN (the app wins when both are set).",
     )
     github_app_private_key: SecretStr | None = Field(
-        None, description="The GitHub App's private key, as PEM text (the contents of the .pem file GitHub let you download)."
+        None,
+        description="The GitHub App's private key, as PEM text (the contents of the .pem file GitHub let you download).",
     )
     github_app_private_key_file: Path | None = Field(
         None,

@@ -13,7 +13,7 @@ import pytest
 from bot.core.models import BotError, NotFoundError
 from bot.core.window import day_window
 from bot.sources.github import GitHubSource
-from bot.sources.github.app import REFRESH_MARGIN, GitHubApp
+from bot.sources.github.installations import REFRESH_MARGIN, GitHubApp
 from settings import ConfigError, load_settings
 from tests.fakes.github_app import new_private_pem
 from tests.fakes.github_server import FakeFile, FakeGitHub
@@ -238,3 +238,39 @@ async def test_enterprise_base_url(make_settings, store):
         with pytest.raises(BotError) as caught:
             await GitHubSource("else/tool", settings, app=GitHubApp(settings, store)).default_branch()
         assert f"install it at {gh.origin}/apps/digest-bot/installations/new" in str(caught.value)
+
+
+# --- fork mirrors ---------------------------------------------------------------------------------
+
+
+def test_a_fork_is_fetched_with_the_apps_installation_token(run, github, tmp_path):
+    """`--fork org/our-fork@ours` as the app: git fetches the fork over HTTP with Basic
+    x-access-token:<installation token>, a token the fake GitHub issued for org's installation
+    (the git server asks the fake GitHub); never printed. Not installed on org: no token, refused."""
+    import json
+
+    from tests.downstream_repos import build
+    from tests.fakes.git_http import GitHttpServer
+
+    repos = build(tmp_path / "repos")
+    app = github.app
+    assert app is not None
+
+    def honoured(user: str, password: str) -> bool:
+        issued = app.installation_token(password)
+        return user == "x-access-token" and issued is not None and app.covers(issued, "org/our-fork")
+
+    with GitHttpServer(tmp_path / "git", auth=honoured) as srv:
+        srv.add_repo("org/our-fork", repos["fork"].path)
+        env = app_env(github, FORK_GIT_URL=f"{srv.url}/{{repo}}.git")
+        args = ("digest", "--repo", str(repos["up"].path), "--date", "2026-01-28", "--format", "json")
+        refused = run(*args, "--fork", "org/our-fork@ours", env=env)
+        assert refused.returncode == 2 and "The fork org/our-fork does not exist" in one_sentence(refused)
+        assert srv.fetches == 0
+        app.install("org")
+        proc = run(*args, "--fork", "org/our-fork@ours", env=env)
+        assert proc.returncode == 0, proc.stderr
+        entries = {e["commit"]["title"]: e for e in json.loads(proc.stdout)["digests"][0]["entries"]}
+        assert entries["fix: line two of b"]["downstream"] == {"patched_files": ["b.py"], "conflict": False, "hunks": 1}
+        assert srv.fetches == 1 and app.tokens_issued == 1
+        assert not any(token in proc.stdout + proc.stderr for token in app.issued)

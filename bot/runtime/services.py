@@ -55,7 +55,7 @@ class Services:
 
         store = store or open_store(settings)
         if settings.github_app_enabled:  # its key checked now, its tokens kept in this store
-            from ..sources.github.app import app_for
+            from ..sources.github.installations import app_for
 
             app_for(settings, store)
         # Readers' level corrections: laid over every digest shown, and labelled examples for

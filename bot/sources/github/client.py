@@ -17,7 +17,7 @@ Retries are ours, not PyGithub's GithubRetry (bot/sources/ratelimit.py, shared w
 into one sentence (`_call`); what is asked of GitHub is in source.py, whose `GitHubSource`
 extends it and takes `Github` and `GithubException` from here.
 
-As a GitHub App (app.py keeps its installation tokens), each call carries the token of the
+As a GitHub App (installations.py keeps its installation tokens), each call carries the token of the
 repository owner's installation: the pooled clients' auth is set per call (`_InstallationAuth`),
 and a 401 with a cached token drops it and asks once more. `AppRequests` is what the app asks as
 itself, with its JWT (app_jwt.py): the installation of a repository, an installation token, the
@@ -73,7 +73,7 @@ JWT_LIFETIME = 540  # … and `exp` this long after now (GitHub's limit: 10 minu
 
 
 class InstallationTokens(Protocol):
-    """A GitHub App's installation tokens (app.py's `GitHubApp`)."""
+    """A GitHub App's installation tokens (installations.py's `GitHubApp`)."""
 
     async def token(self, repo: str) -> str: ...
 

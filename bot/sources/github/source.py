@@ -17,9 +17,9 @@ from settings import Settings
 from ...core.models import HISTORY_PATHS, BotError, Commit, FileChange, NotFoundError, PastCommit, Window
 from ...i18n import phrase
 from ..refrange import release_pair
-from .app import app_for
 from .client import PER_PAGE, Github, GitHubClient, GithubException, InstallationTokens
 from .convert import PullFacts, graphql_pull_facts, pr_context, release_text, require_ref, to_commit, to_file
+from .installations import app_for
 
 log = logging.getLogger(__package__)  # the logger's name as before the split into a package
 
@@ -43,7 +43,7 @@ HISTORY_OVERREAD = 2  # history lists at most this many times `limit` commits (m
 class GitHubSource(GitHubClient):
     """`CommitSource` for "owner/name" on GitHub or GitHub Enterprise (`settings.github_api_url`),
     read as the GitHub App when one is configured (`app`: its tokens; by default the process's,
-    app.py's `app_for`), else with GITHUB_TOKEN or none."""
+    installations.py's `app_for`), else with GITHUB_TOKEN or none."""
 
     def __init__(self, repo: str, settings: Settings, app: InstallationTokens | None = None):
         super().__init__(repo, settings, app if app is not None else app_for(settings))

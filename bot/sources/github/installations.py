@@ -13,8 +13,8 @@ carry the token of the installation covering its owner. Each is asked of GitHub 
   (client.py's `_run`), which asks once more.
 
 The JWT is signed with the key read at start (app_jwt.py): a key that is no RSA key is one
-sentence when the process starts, never the key. Without a store (a CLI run that opens no Redis)
-the tokens are kept in this process only.
+sentence when the process starts, never the key. Without a store (a CLI run before it opens
+Redis, a script) the tokens are kept in this process only.
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ REFRESH_MARGIN = 300  # seconds before its expiry a token is replaced (GitHub's 
 OWNER_TTL = 86400  # an owner's installation id, kept a day (a reinstall gets a new id: a 401 then drops it)
 
 
+class AppNotInstalled(SourceError):
+    """The app has no installation covering the repository (the sentence says where to install it)."""
+
+
 class GitHubApp:
     """The app's installation tokens for every repository this process reads."""
 
@@ -49,7 +53,7 @@ class GitHubApp:
             settings.github_api_url, self.app_id, signer(settings.github_app_private_key.get_secret_value())
         )
         self._web = _guess_web_url(settings.github_api_url, "") or "https://github.com/"
-        self._memory: dict[str, tuple[Any, float]] = {}  # without a store: key → (value, until)
+        self._memory: dict[str, tuple[Any, float]] = {}  # key → (value, until): this process's copy
         self._install_url: str | None = None
         self.token_fetches = 0  # tokens this process fetched (bench/bench_github_app.py)
 
@@ -75,7 +79,7 @@ class GitHubApp:
         if self.store is None:
             value = await cached() or await produce()
         else:
-            value = await self.store.single_flight(key, produce, cached=cached)
+            value = await self.store.single_flight(self.store.k(key), produce, cached=cached)
         return str(value["token"])
 
     async def drop(self, repo: str, token: str) -> None:
@@ -84,10 +88,7 @@ class GitHubApp:
         hit = await self._get(key)
         if isinstance(hit, dict) and hit.get("token") == token:
             log.info("GitHub refused the cached installation token for %s: fetching a new one", repo)
-            if self.store is None:
-                self._memory.pop(key, None)
-            else:
-                await self.store.delete(key)
+            await self._forget(key)
 
     async def installation(self, repo: str, *, fresh: bool = False) -> int:
         """The id of the installation covering `repo`'s owner; `fresh`: asked of GitHub now, for
@@ -98,9 +99,17 @@ class GitHubApp:
             return int(hit)
         found = await asyncio.to_thread(self.requests.installation, owner, name)
         if found is None:
-            raise SourceError(phrase("errors.github_app_not_installed", repo=repo, url=await self.install_url()))
+            raise AppNotInstalled(phrase("errors.github_app_not_installed", repo=repo, url=await self.install_url()))
         await self._set(key, found, OWNER_TTL)
         return found
+
+    async def git_token(self, repo: str) -> str | None:
+        """The installation token `git fetch` of `repo` sends (a fork's mirror); None where the app
+        is not installed: git then fetches without one (a public fork)."""
+        try:
+            return await self.token(repo)
+        except AppNotInstalled:
+            return None
 
     async def install_url(self) -> str:
         """Where an owner installs the app: its page's installations/new (GET /app, once), else
@@ -110,21 +119,26 @@ class GitHubApp:
             self._install_url = f"{page.rstrip('/')}/installations/new" if page else None
         return self._install_url or f"{self._web.rstrip('/')}/settings/apps"
 
-    # --- the cache ------------------------------------------------------------------------------
+    # --- the cache: Redis (everyone's) when the process has a store, and this process's memory ---
+    # (a CLI run may ask before it opens its store: what it fetched then is not fetched again)
     def _key(self, *parts: Any) -> str:
-        return self.store.k("ghapp", self.app_id, *parts) if self.store else ":".join(map(str, parts))
+        return ":".join(str(p) for p in ("ghapp", self.app_id, *parts))
 
     async def _get(self, key: str) -> Any | None:
-        if self.store is not None:
-            return await self.store.get_json(key)
+        if self.store is not None and (hit := await self.store.get_json(self.store.k(key))) is not None:
+            return hit
         value, until = self._memory.get(key, (None, 0.0))
         return value if until > time.time() else None
 
     async def _set(self, key: str, value: Any, ttl: int) -> None:
+        self._memory[key] = (value, time.time() + ttl)
         if self.store is not None:
-            await self.store.set_json(key, value, ttl=ttl)
-        else:
-            self._memory[key] = (value, time.time() + ttl)
+            await self.store.set_json(self.store.k(key), value, ttl=ttl)
+
+    async def _forget(self, key: str) -> None:
+        self._memory.pop(key, None)
+        if self.store is not None:
+            await self.store.delete(self.store.k(key))
 
 
 _APPS: dict[tuple[str, str], GitHubApp] = {}
@@ -146,3 +160,10 @@ def app_for(settings: Settings | None, store: Store | None = None) -> GitHubApp 
     elif store is not None and app.store is not store:
         app.store = store
     return app
+
+
+async def git_token(where: str, settings: Settings) -> str | None:
+    """The installation token `git fetch` of GitHub repository `where` sends (a fork's mirror;
+    the registry's `git_token`); None without an app, or where it is not installed."""
+    app = app_for(settings)
+    return await app.git_token(where) if app is not None else None
