@@ -274,3 +274,32 @@ def test_a_fork_is_fetched_with_the_apps_installation_token(run, github, tmp_pat
         assert entries["fix: line two of b"]["downstream"] == {"patched_files": ["b.py"], "conflict": False, "hunks": 1}
         assert srv.fetches == 1 and app.tokens_issued == 1
         assert not any(token in proc.stdout + proc.stderr for token in app.issued)
+
+
+# --- CODEOWNERS and release notes -----------------------------------------------------------------
+
+
+async def test_codeowners_and_release_notes_are_read_as_the_app(make_services, github):
+    """A private repository: its digest's owners come from .github/CODEOWNERS and the learned
+    profile's release notes from its Releases, both read with the installation token."""
+    repo = "octo/private"
+    github.add_repo(repo, private=True)
+    github.add_commit(
+        repo,
+        "feat: an endpoint",
+        committed_at=datetime(2026, 1, 28, 2, tzinfo=UTC),
+        files=[FakeFile("src/api.py", "added", additions=9)],
+        contents={".github/CODEOWNERS": "/src/ @octo/api\n", "src/api.py": "x = 1\n"},
+    )
+    github.add_release(repo, "v1.0.0", body="## Features\n- endpoints", published_at=datetime(2026, 1, 20, tzinfo=UTC))
+    assert github.app is not None
+    s = await make_services(
+        github_api_url=github.url, github_app_id=github.app.app_id, github_app_private_key=github.app.private_pem
+    )
+    source = s.source(repo)
+    digest = await s.builder.build(source, WINDOW, "en")
+    assert [e.owners for e in digest.entries] == [("@octo/api",)]
+    assert await source.release_bodies(datetime(2026, 2, 1, tzinfo=UTC)) == ["## v1.0.0\n\n## Features\n- endpoints"]
+    read = [r for r in github.requests if r.path.endswith("CODEOWNERS") or r.path.endswith("/releases")]
+    assert read and all(r.headers["authorization"].startswith("token ghs_") for r in read)
+    assert github.app.tokens_issued == 1
