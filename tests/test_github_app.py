@@ -185,6 +185,18 @@ async def test_concurrent_processes_share_one_token_fetch(make_settings, store, 
 # --- what goes wrong, in one sentence -------------------------------------------------------------
 
 
+async def test_pr_labels_by_graphql_survive_a_revoked_token(make_settings, store, github):
+    """GraphQL answers a refused installation token with 401 too: a new token, not "no labels"."""
+    github.add_pull(REPO, 7, labels=("breaking",))
+    settings = app_settings(make_settings, github)
+    source = GitHubSource(REPO, settings, app=GitHubApp(settings, store))
+    await source.default_branch()
+    assert github.app is not None
+    github.app.issued.clear()  # revoked
+    assert await source.pr_labels([7]) == {7: ["breaking"]}
+    assert github.app.tokens_issued == 2
+
+
 async def test_a_repository_the_app_is_not_installed_on_says_where_to_install(make_settings, store, github):
     settings = app_settings(make_settings, github)
     source = GitHubSource("elsewhere/tool", settings, app=GitHubApp(settings, store))

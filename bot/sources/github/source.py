@@ -431,6 +431,8 @@ class GitHubSource(GitHubClient):
                         input={"query": query, "variables": {"owner": owner, "name": name}},
                     )
                 except GithubException as exc:
+                    if exc.status == 401 and self._app is not None:
+                        raise  # a refused installation token: _run fetches a new one and asks again
                     if exc.status in (401, 403, 404, 410):
                         return exc.status
                     raise
