@@ -197,6 +197,19 @@ async def test_pr_labels_by_graphql_survive_a_revoked_token(make_settings, store
     assert github.app.tokens_issued == 2
 
 
+async def test_a_reinstalled_app_is_found_under_its_new_installation(make_settings, store, github):
+    """The owner uninstalled and installed the app again: the kept installation id answers 404,
+    the new one is looked up and read with; no sentence for the user."""
+    settings = app_settings(make_settings, github)
+    app = GitHubApp(settings, store)
+    assert len(await GitHubSource(REPO, settings, app=app).list_commits(WINDOW)) == 3
+    assert github.app is not None
+    github.app.uninstall("octo")
+    github.app.install("octo")
+    assert len(await GitHubSource(REPO, settings, app=app).list_commits(WINDOW)) == 3
+    assert github.app.tokens_issued == 2
+
+
 async def test_a_repository_the_app_is_not_installed_on_says_where_to_install(make_settings, store, github):
     settings = app_settings(make_settings, github)
     source = GitHubSource("elsewhere/tool", settings, app=GitHubApp(settings, store))

@@ -19,6 +19,7 @@ installation's repositories (others: 404, as GitHub hides what a token cannot se
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import threading
 import time
@@ -66,12 +67,13 @@ class FakeApp:
     installations: dict[int, Installation] = field(default_factory=dict)
     issued: dict[str, Issued] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1001))
 
     def __post_init__(self) -> None:
         self._public = serialization.load_pem_private_key(self.private_pem.encode(), None).public_key()
 
     def install(self, account: str, repos: list[str] | None = None) -> int:
-        installation = Installation(1000 + len(self.installations) + 1, account, repos)
+        installation = Installation(next(self._ids), account, repos)  # a reinstall gets a new id
         self.installations[installation.id] = installation
         return installation.id
 

@@ -302,12 +302,15 @@ class AppRequests:
                 return None
             raise self._explain(exc) from None
 
-    def access_token(self, installation_id: int) -> tuple[str, float]:
-        """POST /app/installations/{id}/access_tokens: (the token, when it expires as epoch seconds).
-        Its length is GitHub's business (tokens grew in 2026): never checked."""
+    def access_token(self, installation_id: int) -> tuple[str, float] | None:
+        """POST /app/installations/{id}/access_tokens: (the token, when it expires as epoch seconds);
+        None when the installation is gone (uninstalled, or installed again under a new id). Its
+        length is GitHub's business (tokens grew in 2026): never checked."""
         try:
             granted = self._call(lambda gi: gi.get_access_token(installation_id))
         except GithubException as exc:
+            if exc.status == 404:
+                return None
             raise self._explain(exc) from None
         return granted.token, granted.expires_at.timestamp()
 

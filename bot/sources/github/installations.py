@@ -42,6 +42,10 @@ class AppNotInstalled(SourceError):
     """The app has no installation covering the repository (the sentence says where to install it)."""
 
 
+class _InstallationGone(Exception):
+    """The kept installation id no longer exists (GitHub's 404 to its token): look it up again."""
+
+
 class GitHubApp:
     """The app's installation tokens for every repository this process reads."""
 
@@ -59,8 +63,14 @@ class GitHubApp:
 
     # --- what the client asks ------------------------------------------------------------------
     async def token(self, repo: str) -> str:
-        """The installation token for `repo` (owner/name), fetched once for all processes."""
-        installation = await self.installation(repo)
+        """The installation token for `repo` (owner/name), fetched once for all processes. An
+        installation gone since it was kept (uninstalled, installed again) is looked up afresh."""
+        try:
+            return await self._token(repo, await self.installation(repo))
+        except _InstallationGone:
+            return await self._token(repo, await self.installation(repo, fresh=True))
+
+    async def _token(self, repo: str, installation: int) -> str:
         key = self._key("token", installation)
 
         async def cached() -> dict[str, Any] | None:
@@ -69,7 +79,10 @@ class GitHubApp:
             return hit if fresh else None
 
         async def produce() -> dict[str, Any]:
-            token, expires_at = await asyncio.to_thread(self.requests.access_token, installation)
+            granted = await asyncio.to_thread(self.requests.access_token, installation)
+            if granted is None:
+                raise _InstallationGone()
+            token, expires_at = granted
             self.token_fetches += 1
             value = {"token": token, "expires_at": expires_at}
             if (ttl := int(expires_at - time.time() - REFRESH_MARGIN)) > 0:
