@@ -13,7 +13,7 @@ from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from platformdirs import user_data_dir
-from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.i18n import OneOf, Phrase, catalogue, phrase
@@ -62,6 +62,19 @@ class Settings(BaseSettings):
     github_fetch_concurrency: int = Field(8, ge=1, le=64, description="Parallel per-commit fetches from GitHub.")
     github_max_rate_limit_wait: float = Field(
         900.0, ge=0, description="Longest wait (seconds) for a GitHub rate-limit reset before giving up."
+    )
+    github_app_id: str | None = Field(
+        None,
+        description="A GitHub App's id (its settings page: App ID): with GITHUB_APP_PRIVATE_KEY (or _FILE) the bot reads GitHub as the app, with each repository owner's installation token, instead of GITHUB_TOKEN (the app wins when both are set).",
+    )
+    github_app_private_key: SecretStr | None = Field(
+        None,
+        description="The GitHub App's private key, as PEM text (the contents of the .pem file GitHub let you download).",
+    )
+    github_app_private_key_file: Path | None = Field(
+        None,
+        validate_default=True,
+        description="A file holding the GitHub App's private key (the .pem GitHub let you download).",
     )
 
     # --- GitLab (gitlab.com or self-managed; a repository named `gitlab:group/project`) --------
@@ -395,7 +408,49 @@ class Settings(BaseSettings):
             raise ValueError(phrase("ops.url_scheme"))
         return value
 
+    @field_validator("github_app_id")
+    @classmethod
+    def _github_app_id(cls, value: str | None) -> str | None:
+        value = (value or "").strip() or None
+        if value is not None and not re.fullmatch(r"[0-9]+|Iv[0-9A-Za-z.]+", value):
+            raise ValueError(phrase("ops.github_app_id"))
+        return value
+
+    @field_validator("github_app_private_key")
+    @classmethod
+    def _github_app_pem(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _looks_like_pem_key(value.get_secret_value()):
+            raise ValueError(phrase("ops.github_app_key_not_pem"))  # never the key itself
+        return value
+
+    @field_validator("github_app_private_key_file")
+    @classmethod
+    def _github_app_key_file(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        """An app id wants its key; a key file must be readable and hold a PEM private key (the
+        key is parsed when the app signs its first token: bot/sources/github/app_jwt.py)."""
+        if info.data.get("github_app_id") and value is None and info.data.get("github_app_private_key") is None:
+            raise ValueError(phrase("ops.github_app_no_key"))
+        if value is not None:
+            try:
+                pem = value.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                raise ValueError(phrase("ops.github_app_key_unreadable", path=value, why=type(exc).__name__)) from None
+            if not _looks_like_pem_key(pem):
+                raise ValueError(phrase("ops.github_app_key_file_not_pem", path=value))
+        return value
+
+    @model_validator(mode="after")
+    def _github_app_key_text(self) -> Settings:
+        """GITHUB_APP_PRIVATE_KEY_FILE read once (checked above), unless the key is given as text."""
+        if self.github_app_private_key is None and self.github_app_private_key_file is not None:
+            self.github_app_private_key = SecretStr(self.github_app_private_key_file.read_text(errors="replace"))
+        return self
+
     # --- derived -----------------------------------------------------------------------------
+    @property
+    def github_app_enabled(self) -> bool:
+        return self.github_app_id is not None and self.github_app_private_key is not None
+
     @property
     def llm_enabled(self) -> bool:
         return bool(self.openai_base_url or self.openai_api_key)
@@ -421,6 +476,12 @@ def default_data_dir() -> Path:
     """DATA_DIR unset: the platform's user data directory for the bot (XDG_DATA_HOME is honoured
     on Linux), so a CLI run leaves nothing in the directory it was run from."""
     return Path(user_data_dir("digest-bot", appauthor=False))
+
+
+def _looks_like_pem_key(text: str) -> bool:
+    """A PEM private key's armour (PKCS#1 or PKCS#8); `\\n` typed for newlines in one env line is accepted."""
+    text = text.replace("\\n", "\n").strip()
+    return bool(re.match(r"-----BEGIN (RSA )?PRIVATE KEY-----\s", text)) and text.endswith("PRIVATE KEY-----")
 
 
 def check_timezone(name: str) -> ZoneInfo:

@@ -715,6 +715,34 @@ async def test_a_github_repository_alerted_on_its_push(make_bot, slack, llm, fak
     assert fake_github.count("GET", f"/repos/{repo}/commits") == listed
 
 
+async def test_a_github_apps_push_webhook_alerts_and_reads_github_as_the_app(make_bot, slack, llm, fake_github, time_):
+    """A GitHub App's webhook (its secret is GITHUB_WEBHOOK_SECRET; the push names its installation)
+    wakes the poll, which reads the private repository with the installation's token."""
+    repo = "octo/widgets"
+    app = fake_github.enable_app(app_id="4242", slug="digest-bot")
+    installation = app.install("octo")
+    fake_github.add_repo(repo, private=True)
+    fake_github.add_commit(repo, "init", committed_at=T0 - timedelta(days=2), contents={"src/wire.py": "V = 1\n"})
+    bot = await make_bot(github_api_url=fake_github.url, github_app_id="4242", github_app_private_key=app.private_pem)
+    await command(bot, f"subscribe {repo} alerts high")
+    assert "alerts: each new high-importance commit" in texts(slack)[-1]
+    fake_github.add_commit(
+        repo,
+        "feat!: drop the v0 wire format",
+        committed_at=T0 + timedelta(minutes=2),
+        files=[FakeFile("src/wire.py", "modified", additions=1, deletions=1)],
+    )
+    time_.now = T0 + timedelta(minutes=4)
+    payload = {"ref": "refs/heads/main", "repository": {"full_name": repo}, "installation": {"id": installation}}
+    status, body = await hook(bot, payload)
+    assert status == 202 and json.loads(body)["polls"] == 1
+    await bot.settle()
+    assert [t for t in texts(slack) if "drop the v0 wire format" in t]
+    read = [r.headers.get("authorization", "") for r in fake_github.requests if r.path.startswith(f"/repos/{repo}/")]
+    assert read and all(a.startswith("token ghs_") for a in read if not a.startswith("Bearer "))
+    assert app.tokens_issued == 1
+
+
 # --- a GitLab project ---------------------------------------------------------------------------------
 
 

@@ -116,6 +116,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("taste2-state:*", C, "what a profile's learning read"),
     Family("taste2-days:*", C, "the days a repository's profile was learnt"),
     Family("llm:endpoint:*", C, "what was learnt about an LLM endpoint (probed again)"),
+    Family("ghapp:*", C, "a GitHub App's installations and tokens (asked of GitHub again; never backed up)"),
 )
 
 QUEUE = Family("arq:*", T, "the job queue (arq): queued, running and finished jobs")

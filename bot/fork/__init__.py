@@ -41,6 +41,12 @@ async def read_downstream(
     digest: Digest, source, spec: ForkSpec, settings: Settings, lang: str | None = None
 ) -> Digest:
     """`digest` with its entries' `downstream` and its `fork` set (git work off the event loop)."""
+    from ..sources.registry import fetch_spec
     from .annotate import annotate
+    from .mirror import git_tokens
 
-    return await asyncio.to_thread(annotate, digest, source, spec, settings, lang)
+    fetched = [spec.where] if spec.kind != "path" else []
+    if not getattr(source, "path", None):  # a remote upstream is fetched into a mirror too
+        fetched.append(fetch_spec(source))
+    tokens = await git_tokens(settings, fetched)
+    return await asyncio.to_thread(annotate, digest, source, spec, settings, lang, tokens)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import replace
 
 from settings import Settings
@@ -28,7 +29,7 @@ from ..i18n import phrase
 from ..sources.registry import fetch_spec
 from .conflict import cherry_pick_conflicts
 from .git import GitFailed, ObjectView, base_env, objects_dir
-from .mirror import Mirror
+from .mirror import Mirror, git_tokens
 from .naming import ForkError, ForkNotFound, ForkSpec
 from .patches import read_patches
 
@@ -72,11 +73,20 @@ def _local_tip(git_dir: str, branch: str | None) -> tuple[str | None, str]:
 class _Reader:
     """Locate the upstream and fork objects for one digest (sync: run it in a thread)."""
 
-    def __init__(self, digest: Digest | None, source, spec: ForkSpec, settings: Settings, lang: str):
+    def __init__(
+        self,
+        digest: Digest | None,
+        source,
+        spec: ForkSpec,
+        settings: Settings,
+        lang: str,
+        tokens: Mapping[str, str] | None = None,
+    ):
         self.digest, self.source, self.spec, self.settings, self.lang = digest, source, spec, settings, lang
+        self.tokens = tokens  # a GitHub App's installation tokens by clone URL (mirror.git_tokens)
         self.mirror: Mirror | None = None
         if spec.kind != "path":  # a remote fork: read from a mirror git fetches it into
-            self.mirror = Mirror(settings.data_dir, spec.where, settings, lang)
+            self.mirror = Mirror(settings.data_dir, spec.where, settings, lang, tokens)
 
     def fork(self) -> tuple[str, str, str]:
         """(git dir, tip, branch name) of the fork."""
@@ -103,20 +113,28 @@ class _Reader:
                 raise ForkNotFound(phrase("downstream.no_branch", branch=branch, fork=self.source.name))
             return git_dir, tip
         repo = fetch_spec(self.source)  # its registry name: fetched into the fork's mirror, or one of its own
-        mirror = self.mirror or Mirror(self.settings.data_dir, repo, self.settings, self.lang)
+        mirror = self.mirror or Mirror(self.settings.data_dir, repo, self.settings, self.lang, self.tokens)
         ref = UPSTREAM_REF.format(repo=repo.replace("/", "+"), branch=branch)
         return mirror.git_dir, mirror.fetch_branch(repo, branch, ref, force=force)
 
 
-def open_fork(spec: ForkSpec, settings: Settings, lang: str) -> str:
+def open_fork(spec: ForkSpec, settings: Settings, lang: str, tokens: Mapping[str, str] | None = None) -> str:
     """The fork's tip (a GitHub fork fetched into its mirror): its problems said early."""
-    return _Reader(None, None, spec, settings, lang).fork()[1]
+    return _Reader(None, None, spec, settings, lang, tokens).fork()[1]
 
 
-def annotate(digest: Digest, source, spec: ForkSpec, settings: Settings, lang: str | None = None) -> Digest:
-    """`digest` with each entry's `downstream` filled in and the digest's `fork` set."""
+def annotate(
+    digest: Digest,
+    source,
+    spec: ForkSpec,
+    settings: Settings,
+    lang: str | None = None,
+    tokens: Mapping[str, str] | None = None,
+) -> Digest:
+    """`digest` with each entry's `downstream` filled in and the digest's `fork` set; `tokens`:
+    the GitHub App's, for the mirrors' fetches (mirror.git_tokens)."""
     lang = lang or digest.lang
-    reader = _Reader(digest, source, spec, settings, lang)
+    reader = _Reader(digest, source, spec, settings, lang, tokens)
     fork_dir, fork_tip, fork_branch = reader.fork()
     up_dir, up_tip = reader.upstream()
     timeout = settings.fork_fetch_timeout
@@ -171,4 +189,5 @@ def _annotate(
 async def check_fork(spec: ForkSpec, settings: Settings, lang: str) -> str:
     """The fork's tip, or ForkError / ForkNotFound now (before a long analysis), fetching a
     GitHub fork into its mirror."""
-    return await asyncio.to_thread(open_fork, spec, settings, lang)
+    tokens = await git_tokens(settings, [spec.where] if spec.kind != "path" else [])
+    return await asyncio.to_thread(open_fork, spec, settings, lang, tokens)

@@ -14,18 +14,42 @@ point it at local bare repositories (file://) and never reach a network; for Git
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import SecretStr
 
 from settings import Settings
 
-from ..core.models import SourceError
+from ..core.models import SourceError, UsageError
 from ..i18n import phrase
 from ..sources.mirror import BareMirror, MirrorNotFound, MirrorTooLarge, base_env
 from ..sources.registry import clone_url as registry_clone_url
-from ..sources.registry import github_clone_prefix
+from ..sources.registry import github_clone_prefix, parse_repo
 from .naming import ForkNotFound
 
-__all__ = ["Mirror", "MirrorTooLarge", "clone_url"]
+__all__ = ["Mirror", "MirrorTooLarge", "clone_url", "git_tokens"]
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # plain http there never leaves the machine
+
+
+async def git_tokens(settings: Settings, repos: Iterable[str]) -> dict[str, str]:
+    """With a GitHub App, the installation token each GitHub repository among `repos` (registry
+    names) is fetched with, by clone URL — asked now, on the event loop, since the mirrors fetch
+    in a worker thread (the app keeps its tokens in Redis: usually no request). Empty without an
+    app (GITHUB_TOKEN is used as before); none for a repository the app is not installed on."""
+    if not settings.github_app_enabled:
+        return {}
+    tokens: dict[str, str] = {}
+    for repo in dict.fromkeys(repos):
+        try:
+            named = parse_repo(repo, settings)
+        except UsageError:
+            continue  # not a name git fetches: the fetch itself says so
+        if token := await named.entry.token_for_git(named.where, settings):
+            tokens[clone_url(settings, repo)] = token
+    return tokens
 
 
 def clone_url(settings: Settings, repo: str) -> str:
@@ -37,9 +61,12 @@ def clone_url(settings: Settings, repo: str) -> str:
 class Mirror:
     """One bare repository under `root`, named after a remote repository (its registry name)."""
 
-    def __init__(self, root: Path, repo: str, settings: Settings, lang: str = "en"):
+    def __init__(
+        self, root: Path, repo: str, settings: Settings, lang: str = "en", tokens: Mapping[str, str] | None = None
+    ):
         self.repo = repo
         self.settings = settings
+        self.tokens = tokens or {}  # a GitHub App's installation tokens by clone URL (git_tokens)
         self.lang = lang
         self.path = Path(root) / "forks" / (repo.replace("/", "+").replace(":", "+") + ".git")
         self.bare = BareMirror(
@@ -78,14 +105,21 @@ class Mirror:
         return sha
 
     def _env(self, url: str) -> dict[str, str]:
-        """The host's token (GITHUB_TOKEN for a URL under GitHub's clone address, GITLAB_TOKEN for
-        one under GITLAB_URL — where the source's API client sends it already; none for any other
-        host, nor over plain http to GitHub), as an HTTP header given in the environment (never on
-        a command line another user could read)."""
+        """The host's token (for a URL under GitHub's clone address GITHUB_TOKEN, or with a GitHub
+        App the installation token `tokens` holds for it; GITLAB_TOKEN for one under GITLAB_URL —
+        where the source's API client sends it already; none for any other host, nor over plain
+        http to GitHub, but an app's token to this machine), as an HTTP header given in the
+        environment (never on a command line another user could read, never logged)."""
         env = base_env()
         token, user = None, ""
-        if url.startswith(github_clone_prefix(self.settings)) and url.startswith("https://"):
-            token, user = self.settings.github_token, "x-access-token"
+        parts = urlsplit(url)
+        if url.startswith(github_clone_prefix(self.settings)):
+            user = "x-access-token"
+            if self.settings.github_app_enabled:  # the app's token for what it fetches (plain http: loopback only)
+                if url in self.tokens and (parts.scheme == "https" or parts.hostname in LOOPBACK):
+                    token = SecretStr(self.tokens[url])
+            elif parts.scheme == "https":
+                token = self.settings.github_token
         elif url.startswith(self.settings.gitlab_url.rstrip("/") + "/"):
             token, user = self.settings.gitlab_token, "oauth2"  # GitLab: any user name, the token as password
         if token is not None:

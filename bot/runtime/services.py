@@ -54,6 +54,10 @@ class Services:
         from ..taste.corrections import Corrections
 
         store = store or open_store(settings)
+        if settings.github_app_enabled:  # its key checked now, its tokens kept in this store
+            from ..sources.github.installations import app_for
+
+            app_for(settings, store)
         # Readers' level corrections: laid over every digest shown, and labelled examples for
         # the learned profiles of the weeks after them.
         corrections = Corrections(store)

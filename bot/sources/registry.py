@@ -13,7 +13,10 @@ Each host is one module (its `CommitSource`) plus one `SourceEntry` in `SOURCES`
 - `remote`: chat users may name it (only the operator's terminal may name paths on this machine);
 - `clone_url`: where `git fetch` finds it, for the mirrors forks are read from (None: not fetched);
 - `links`: how the host links a commit, a pull/merge request, a file, a compare view
-  (bot/core/links.py).
+  (bot/core/links.py);
+- `git_token`: where a token `git fetch` sends for one repository comes from, when it is not
+  the host's one setting (a GitHub App's installation token: `module:function`, imported when
+  asked, like `opens`).
 
 The first entry whose `parse` accepts a name wins: an existing path before anything else (as
 `--repo` always did), then `gitlab:…` and URLs under GITLAB_URL, then GitHub's `owner/name`. Any
@@ -54,6 +57,14 @@ class SourceEntry:
     links: LinkStyle = GITHUB_LINKS
     prefix: str = ""  # the name's prefix when the kind must be said (`gitlab:`), else ""
     keeps_typed: bool = True  # commands reuse the name as typed; False: its spec (credentials out)
+    git_token: str | None = None  # "github.installations:git_token": async (where, settings) -> token | None
+
+    async def token_for_git(self, where: str, settings: Settings) -> str | None:
+        """The token `git fetch` of repository `where` sends, when this host has one per repository."""
+        if self.git_token is None:
+            return None
+        module, _, function = self.git_token.partition(":")
+        return await getattr(importlib.import_module(f"{__package__}.{module}"), function)(where, settings)
 
     def open(self, where: str, settings: Settings) -> Any:  # a CommitSource (not imported: see `opens`)
         """The source of repository `where` (its module imported now, once)."""
@@ -175,7 +186,12 @@ SOURCES: list[SourceEntry] = [
         prefix="gitlab:",
     ),
     SourceEntry(
-        "github", "sources.form_github", _github_name, "github.source:GitHubSource", clone_url=_github_clone_url
+        "github",
+        "sources.form_github",
+        _github_name,
+        "github.source:GitHubSource",
+        clone_url=_github_clone_url,
+        git_token="github.installations:git_token",
     ),
     # any other git URL, through a mirror the bot keeps (its links: per host, core/links.host_links)
     SourceEntry(

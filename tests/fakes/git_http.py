@@ -2,7 +2,7 @@
 CGI program behind a loopback server, serving the bare repositories under `root` (`ORG/NAME.git`).
 
 What a Gitea, Gitee or company server does for `git fetch` is this very program (or one speaking
-the same protocol); the test can also make it refuse (HTTP Basic auth wanted: 401 as git servers
+the same protocol); the test can also make it refuse (HTTP Basic auth wanted, a pair or a check: 401 as git servers
 answer), hang (a fetch that never gets its answer), or send slowly (`rate` bytes a second).
 
     with GitHttpServer(tmp_path / "srv") as srv:
@@ -19,13 +19,14 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 
 class GitHttpServer:
-    def __init__(self, root: Path, *, auth: tuple[str, str] | None = None):
+    def __init__(self, root: Path, *, auth: tuple[str, str] | Callable[[str, str], bool] | None = None):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self.auth = auth
@@ -101,6 +102,19 @@ class GitHttpServer:
         return f"http://{credentials + '@' if credentials else ''}{host}/{name}.git"
 
     # --- serving -----------------------------------------------------------------------------------
+    def _authorized(self, header: str) -> bool:
+        """HTTP Basic as `auth` wants it: that (user, password), or the pair its check accepts
+        (e.g. a GitHub App's installation token the fake GitHub issued and still honours)."""
+        if callable(self.auth):
+            scheme, _, encoded = header.partition(" ")
+            try:
+                user, _, password = base64.b64decode(encoded).decode().partition(":")
+            except ValueError:
+                return False
+            return scheme == "Basic" and self.auth(user, password)
+        assert self.auth is not None
+        return header == "Basic " + base64.b64encode(f"{self.auth[0]}:{self.auth[1]}".encode()).decode()
+
     def _serve(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
         with self._lock:
             self.requests.append((handler.command, handler.path))
@@ -113,8 +127,7 @@ class GitHttpServer:
         if self.delay:
             time.sleep(self.delay)
         if self.auth is not None:
-            wanted = "Basic " + base64.b64encode(f"{self.auth[0]}:{self.auth[1]}".encode()).decode()
-            if handler.headers.get("Authorization") != wanted:
+            if not self._authorized(handler.headers.get("Authorization") or ""):
                 handler.send_response(401)
                 handler.send_header("WWW-Authenticate", 'Basic realm="git"')
                 handler.end_headers()

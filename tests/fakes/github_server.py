@@ -33,6 +33,10 @@ token a 401 "Bad credentials". `latency` delays every answer; `max_in_flight` re
 requests seen at once. `requests` records every request (paths without the prefix; a GraphQL
 request's query text in `body`).
 
+A GitHub App: `enable_app(app_id, slug)` returns its `FakeApp` (tests/fakes/github_app.py): the
+JWT checked with the app's public key, installations, installation tokens valid until their
+`expires_at` and only for their installation's repositories; any other token is then refused.
+
 The `fake_github` pytest fixture yields a started FakeGitHub (import it into the test module).
 """
 
@@ -53,6 +57,8 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import pytest
+
+from tests.fakes.github_app import FakeApp
 
 AUTO = "auto"  # FakeFile.patch default: generate a hunk matching additions/deletions
 DOCS = "https://docs.github.com/rest"
@@ -132,6 +138,7 @@ class RecordedRequest:
     query: dict[str, str]
     headers: dict[str, str]  # names lower-cased
     body: str = ""  # the GraphQL query, for POST /graphql
+    at: float = field(default_factory=time.time)  # when it arrived (epoch seconds)
 
 
 @dataclass
@@ -162,6 +169,7 @@ class FakeGitHub:
         self._thread: threading.Thread | None = None
         self._port: int | None = None  # kept after stop() so URLs stay printable
         self.graphql = True  # False: answer /graphql with 404, as an Enterprise server without it
+        self.app: FakeApp | None = None  # a GitHub App (enable_app)
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> FakeGitHub:
@@ -338,6 +346,11 @@ class FakeGitHub:
             )
 
     # --- behaviour ---------------------------------------------------------------------------
+    def enable_app(self, app_id: str = "4242", slug: str = "digest-bot") -> FakeApp:
+        """Serve a GitHub App: its JWT, installations and installation tokens (github_app.py)."""
+        self.app = FakeApp(app_id, slug, self.html_base)
+        return self.app
+
     def accept_tokens(self, *tokens: str) -> None:
         """Only these tokens are valid; any other Authorization gets 401 Bad credentials."""
         self._tokens = set(tokens)
@@ -513,11 +526,15 @@ class _Handler(BaseHTTPRequestHandler):
                 )
             return fault.status, fault.body, extra
         token = _token(headers.get("authorization", ""))
-        if token is not None and fake._tokens and token not in fake._tokens:
+        parts = [p for p in path.split("/") if p]
+        if fake.app is not None:
+            refused = self._app_auth(fake.app, token, parts)
+            if refused is not None:
+                return refused
+        elif token is not None and fake._tokens and token not in fake._tokens:
             return 401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"}, {}
         if self.command != "GET":
             return _not_found()
-        parts = [p for p in path.split("/") if p]
         if len(parts) < 3 or parts[0] != "repos":
             return _not_found()
         repo = fake._repos.get(f"{parts[1]}/{parts[2]}".lower())
@@ -548,6 +565,33 @@ class _Handler(BaseHTTPRequestHandler):
                 return _not_found("https://docs.github.com/rest/pulls/pulls#get-a-pull-request")
             return 200, self._pull_json(repo, int(rest[1]), pull), {}
         return _not_found()
+
+    def _app_auth(self, app: FakeApp, token: str | None, parts: list[str]) -> tuple[int, Any, dict[str, str]] | None:
+        """With a GitHub App: its JWT for its own endpoints (their answer), an installation token for
+        its installation's repositories, a token from accept_tokens; anything else refused. None:
+        go on serving the request."""
+        bad = (401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"}, {})
+        own = parts[:1] == ["app"] or (len(parts) == 4 and parts[0] == "repos" and parts[3] == "installation")
+        if token is not None and app.is_jwt(token):
+            problem = app.check_jwt(token)
+            if problem is not None:
+                return 401, {"message": problem, "documentation_url": DOCS, "status": "401"}, {}
+            answered = app.answer(self.command, parts) if own else None
+            if answered is None:  # a JWT is only for the app's own endpoints
+                return 403, {"message": "Resource not accessible by integration", "documentation_url": DOCS}, {}
+            return answered
+        if own:
+            return 401, {"message": "A JSON web token could not be decoded", "documentation_url": DOCS}, {}
+        if token is None:
+            return None
+        issued = app.installation_token(token)
+        if issued is None:
+            return None if token in self.fake._tokens else bad
+        if issued.expires_at <= app.now():
+            return bad
+        if parts[:1] == ["repos"] and len(parts) >= 3 and not app.covers(issued, f"{parts[1]}/{parts[2]}"):
+            return _not_found("https://docs.github.com/rest/repos/repos#get-a-repository")
+        return None
 
     def _contents(self, repo: FakeRepo, path: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
         """A file: GitHub's file object, base64 content in 60-character lines, as the real API sends
@@ -767,6 +811,13 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError):
             return self._send(400, {"message": "Problems parsing JSON", "status": "400"}, {})
         repo = fake._repos.get(f"{variables.get('owner')}/{variables.get('name')}".lower())
+        token = _token(headers.get("authorization", "")) or ""
+        if fake.app is not None and token not in fake._tokens:
+            issued = fake.app.installation_token(token)
+            if issued is None or issued.expires_at <= fake.app.now():
+                return self._send(401, {"message": "Bad credentials", "documentation_url": DOCS, "status": "401"}, {})
+            if not fake.app.covers(issued, f"{variables.get('owner')}/{variables.get('name')}"):
+                repo = None  # GraphQL hides a repository the token cannot see
         if repo is None:
             return self._send(
                 200,

@@ -5,7 +5,9 @@
 - source.py — `GitHubSource`, everything asked of GitHub: commits, files, PR descriptions, and
   what the learned profile (bot/taste) reads — the tip before a week, changelog paths, history,
   releases, PR labels;
-- convert.py — PyGithub's objects and GraphQL answers turned into our models.
+- convert.py — PyGithub's objects and GraphQL answers turned into our models;
+- installations.py — a GitHub App's installation tokens, kept in Redis for every process, and
+  app_jwt.py — its JWT (the only PyJWT import).
 """
 
 from __future__ import annotations

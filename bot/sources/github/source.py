@@ -17,8 +17,9 @@ from settings import Settings
 from ...core.models import HISTORY_PATHS, BotError, Commit, FileChange, NotFoundError, PastCommit, Window
 from ...i18n import phrase
 from ..refrange import release_pair
-from .client import PER_PAGE, Github, GitHubClient, GithubException
+from .client import PER_PAGE, Github, GitHubClient, GithubException, InstallationTokens
 from .convert import PullFacts, graphql_pull_facts, pr_context, release_text, require_ref, to_commit, to_file
+from .installations import app_for
 
 log = logging.getLogger(__package__)  # the logger's name as before the split into a package
 
@@ -40,10 +41,12 @@ HISTORY_OVERREAD = 2  # history lists at most this many times `limit` commits (m
 
 
 class GitHubSource(GitHubClient):
-    """`CommitSource` for "owner/name" on GitHub or GitHub Enterprise (`settings.github_api_url`)."""
+    """`CommitSource` for "owner/name" on GitHub or GitHub Enterprise (`settings.github_api_url`),
+    read as the GitHub App when one is configured (`app`: its tokens; by default the process's,
+    installations.py's `app_for`), else with GITHUB_TOKEN or none."""
 
-    def __init__(self, repo: str, settings: Settings):
-        super().__init__(repo, settings)
+    def __init__(self, repo: str, settings: Settings, app: InstallationTokens | None = None):
+        super().__init__(repo, settings, app if app is not None else app_for(settings))
         self._pr_bodies: dict[int, str] = {}  # filled in batches by prefetch_prs
         self._pr_facts_seen: dict[int, PullFacts | None] = {}  # the learned profile's PRs (None: no PR)
         self._labels_unavailable_logged = False
@@ -397,7 +400,7 @@ class GitHubSource(GitHubClient):
         wanted = list(dict.fromkeys(n for n in numbers if isinstance(n, int) and n > 0))[:PR_LABELS_MAX]
         missing = [n for n in wanted if n not in self._pr_facts_seen]
         if missing and not self._graphql_unavailable:
-            if not self._token:
+            if not self._authenticated:
                 self._labels_unavailable("GitHub's GraphQL API needs a token")
             else:
                 await self._read_pr_facts(missing)
@@ -428,6 +431,8 @@ class GitHubSource(GitHubClient):
                         input={"query": query, "variables": {"owner": owner, "name": name}},
                     )
                 except GithubException as exc:
+                    if exc.status == 401 and self._app is not None:
+                        raise  # a refused installation token: _run fetches a new one and asks again
                     if exc.status in (401, 403, 404, 410):
                         return exc.status
                     raise
