@@ -86,6 +86,7 @@ ALLOWED: dict[str, list[tuple[str, str]]] = {
         ("if redis.call", "a Lua script"),
         ("local v = redis.call", "a Lua script"),
     ],
+    "bot/runtime/fairness.py": [("if redis.call", "a Lua script")],
     "bot/core/prompts.py": [
         ("the shipped templates", "operator error: an install without its templates"),
         ("or the shipped templates", "operator error: an install without its templates"),
