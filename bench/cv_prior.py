@@ -1,7 +1,7 @@
 """Would a learned cross-repository prior over the rules' evidence judge levels better than the
 rules alone? Leave-one-repository-out cross-validation over the labelled sets (issue 33, round 4).
 
-  python bench/cv_prior.py --mirrors DIR [--labels FILE ...] [--rows CACHE.json]
+  python bench/cv_prior.py --mirrors DIR [--labels FILE ...] [--by repo|set] [--rows CACHE.json]
 
 Each labelled commit is read from its mirror as `bench/eval_importance.py` reads it and judged by
 the rules alone (no learned profile); the rules' evidence — the facts that fired and the one that
@@ -212,7 +212,12 @@ def firm(found: Sequence[Fact], cap: Fact | None, level: Importance, reasons: Se
 
 async def read_rows(label_files: list[Path], mirrors: Path) -> list[dict]:
     """One row per labelled commit: its repository, label, the rules' level, whether it is firm, its words."""
-    labels = [label for f in label_files for label in load_labels(f)]
+    sets = {}
+    labels = []
+    for f in label_files:
+        for label in load_labels(f):
+            labels.append(label)
+            sets[(label.repo, label.sha)] = f.stem
     sources = {}
     for repo in dict.fromkeys(label.repo for label in labels):
         path = mirror_path(mirrors, repo)
@@ -227,6 +232,7 @@ async def read_rows(label_files: list[Path], mirrors: Path) -> list[dict]:
         rows.append(
             {
                 "repo": case.label.repo,
+                "set": sets[(case.label.repo, case.label.sha)],
                 "label": case.label.level,
                 "rules": verdict.level.value,
                 "firm": firm(found, cap, verdict.level, verdict.reasons),
@@ -310,12 +316,12 @@ def show(f: dict) -> str:
     )
 
 
-def folds(rows: list[dict], judge) -> list[tuple[str, list[str], list[str], list[str]]]:
-    """(held-out repository, labels, rules' levels, rules + prior) for each repository in turn."""
+def folds(rows: list[dict], judge, by: str = "repo") -> list[tuple[str, list[str], list[str], list[str]]]:
+    """(held-out repository or set, labels, rules' levels, rules + prior) for each in turn."""
     out = []
-    for repo in dict.fromkeys(r["repo"] for r in rows):
-        test = [r for r in rows if r["repo"] == repo]
-        train = [r for r in rows if r["repo"] != repo]
+    for repo in dict.fromkeys(r[by] for r in rows):
+        test = [r for r in rows if r[by] == repo]
+        train = [r for r in rows if r[by] != repo]
         out.append((repo, [r["label"] for r in test], [r["rules"] for r in test], judge(train, test)))
     return out
 
@@ -326,12 +332,13 @@ def mean(fs: list[dict]) -> tuple[float, float, int]:
     return sum(f["kappa"] for f in fs) / len(fs), sum(recalls) / len(recalls), sum(f["missed_highs"] for f in fs)
 
 
-def report(rows: list[dict]) -> None:
+def report(rows: list[dict], by: str = "repo") -> None:
     print(
         f"{len(rows)} labelled commits, {dict(Counter(r['label'] for r in rows))}; rules firm on {sum(r['firm'] for r in rows)}"
     )
-    print("\nthe prior as designed, leave-one-repository-out (fitted on the other repositories):\n")
-    results = folds(rows, designed)
+    what = "repository" if by == "repo" else "set"
+    print(f"\nthe prior as designed, leave-one-{what}-out (fitted on the others):\n")
+    results = folds(rows, designed, by)
     for repo, labels, rules, prior in results:
         print(f"{repo:<28}{len(labels):>4}  rules only     {show(figures(labels, rules))}")
         print(f"{'':<34}rules + prior  {show(figures(labels, prior))}")
@@ -348,7 +355,9 @@ def report(rows: list[dict]) -> None:
     for kind in ("logistic", "forest"):
         for margin in (0.0, 0.1, 0.2, 0.3):
             for up, down, name in ((True, True, "both"), (True, False, "raise"), (False, True, "lower")):
-                fs = [figures(labels, prior) for _, labels, _, prior in folds(rows, variant(kind, margin, up, down))]
+                fs = [
+                    figures(labels, prior) for _, labels, _, prior in folds(rows, variant(kind, margin, up, down), by)
+                ]
                 k, rec, missed = mean(fs)
                 print(f"{kind:<10}{margin:>7.1f}  {name:<6} {k:.3f} · {rec:.1%} · {missed}")
 
@@ -359,6 +368,9 @@ def main(argv: list[str] | None = None) -> int:
         "--mirrors", help="directory holding <owner>+<name>/repo git mirrors (default $DIGEST_EVAL_MIRRORS)"
     )
     parser.add_argument("--labels", nargs="*", default=[str(p) for p in LABEL_SETS])
+    parser.add_argument(
+        "--by", choices=("repo", "set"), default="repo", help="leave one repository or one labelled set out"
+    )
     parser.add_argument("--rows", help="keep the extracted rows here between runs (read when it exists)")
     args = parser.parse_args(argv)
     if args.rows and Path(args.rows).exists():
@@ -371,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = asyncio.run(read_rows([Path(p) for p in args.labels], mirrors))
         if args.rows:
             Path(args.rows).write_text(json.dumps(rows), encoding="utf-8")
-    report(rows)
+    report(rows, args.by)
     return 0
 
 
