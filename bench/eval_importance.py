@@ -1,6 +1,6 @@
 """How far the offline analyser agrees with a maintainer: a labelled set of real commits.
 
-  python bench/eval_importance.py [--mirrors DIR] [--labels FILE] [--show]
+  python bench/eval_importance.py [--mirrors DIR] [--labels FILE] [--learned] [--show]
 
 `tests/data/importance_labels.jsonl` holds one line per commit — repo, sha, the level and change
 type a maintainer gave it from its diff (before the bot's label was looked at), and a one-line
@@ -12,7 +12,10 @@ exactly as a digest would. Without mirrors it says so in one line; when one repo
 absent, its commits are skipped with a line saying so (exit 0 both: CI has no mirrors). The card of
 `python -m bot eval` is the operator's version: both analysers, and a missing mirror is an error.
 
-Printed: the confusion matrix (rows: the maintainer, columns: the bot), Cohen's κ, the low vs
+Printed first, one line each: the rules alone and — with `--learned` — the analyser as digests
+judge (rules + each repository's learned profile, where its release notes can be learned): 3-level
+κ, exact agreement, above-low recall (labelled medium or high, rated above low) and missed highs.
+A new labelled file is scored once with `--labels FILE --learned`. Then: the confusion matrix (rows: the maintainer, columns: the bot), Cohen's κ, the low vs
 above-low agreement, agreement on the commits either side rates above low, the missed highs, clipped summaries (cut mid-sentence or
 ending with "…", in both languages) and the share of the three most common risk templates among
 all risk lines.
@@ -66,25 +69,44 @@ async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh"), learned: bo
         else:
             sources[repo] = str(path)
     cases = await read_cases(labels, sources, None, learn=learned)
-    return [
-        (
-            case.label,
-            case.commit,
-            {
-                lang: analyse_offline(case.commit, case.files, lang, profile=case.profile, judgement=case.judgement)
-                for lang in lang_list
-            },
+    results = []
+    for case in cases:
+        analyses = {
+            lang: analyse_offline(case.commit, case.files, lang, profile=case.profile, judgement=case.judgement)
+            for lang in lang_list
+        }
+        # The rules alone, beside the learned profile's word: the first line of the report compares them.
+        analyses["rules"] = (
+            analyse_offline(case.commit, case.files, "en", profile=case.profile)
+            if case.judgement is not None
+            else analyses[lang_list[0]]
         )
-        for case in cases
-    ]
+        results.append((case.label, case.commit, analyses))
+    return results
 
 
-def report(results, show: bool) -> None:
+def headline(name: str, pairs: list[tuple[str, str]]) -> str:
+    """κ3 · exact · above-low recall · missed highs, on one line."""
+    scores = score(pairs)
+    above = [got for want, got in pairs if want != "low"]
+    hit = sum(got != "low" for got in above)
+    recall = f"{hit}/{len(above)} ({hit / len(above):.0%})" if above else "n/a"
+    missed = sum(want == "high" and got != "high" for want, got in pairs)
+    return (
+        f"{name}: κ3 {cohen_kappa(pairs):.2f} · exact {scores.exact}/{len(pairs)} · "
+        f"above-low recall {recall} · missed highs {missed}"
+    )
+
+
+def report(results, show: bool, learned: bool = False) -> None:
     pairs = [(label.level, a["en"].importance.value) for label, _, a in results]
     n = len(pairs)
     print(f"commits evaluated: {n}")
     if not n:
         return
+    print(headline("rules only", [(label.level, a["rules"].importance.value) for label, _, a in results]))
+    if learned:
+        print(headline("as digests judge (rules + learned profile)", pairs))
     scores = score(pairs)
     print("\nconfusion matrix (rows: maintainer, columns: offline analyser)")
     print(f"{'':>10}" + "".join(f"{c:>9}" for c in LEVELS))
@@ -109,8 +131,10 @@ def report(results, show: bool) -> None:
     for label, c, a in missed:
         print(f"  {label.repo} {c.short_sha} {c.title[:70]!r} → {a['en'].importance.value}: {label.reason}")
 
-    clip_list = [(lang, c, a[lang].summary) for _, c, a in results for lang in a if clipped(a[lang].summary)]
-    total = sum(len(a) for _, _, a in results)
+    clip_list = [
+        (lang, c, a[lang].summary) for _, c, a in results for lang in a if lang != "rules" and clipped(a[lang].summary)
+    ]
+    total = sum(len(a) - 1 for _, _, a in results)
     print(f"clipped summaries: {len(clip_list)}/{total}")
     for lang, c, summary in clip_list[:10]:
         print(f"  [{lang}] {c.short_sha}: {summary[:160]!r}")
@@ -157,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     except BotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    report(results, args.show)
+    report(results, args.show, args.learned)
     return 0
 
 

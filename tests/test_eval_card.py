@@ -422,6 +422,27 @@ def test_bench_skips_a_repository_without_a_mirror_and_scores_the_rest(widgets):
     assert f"exact agreement: {card['exact']}/4" in proc.stdout
 
 
+def test_bench_opens_with_one_line_of_the_four_figures_per_analyser(widgets):
+    """The line the lead reads off a new labelled file: κ3, exact, above-low recall and missed highs,
+    for the rules alone and (with --learned) as digests judge, each scored like the card does."""
+    _, labels, mirrors = widgets
+    card = run_json_rules(labels, mirrors)
+    labelled = [json.loads(line)["level"] for line in labels.read_text().splitlines()]
+    above = sum(level != "low" for level in labelled)
+    for args, names in (
+        ((), ["rules only"]),
+        (("--learned",), ["rules only", "as digests judge (rules + learned profile)"]),
+    ):
+        proc = bench("--labels", str(labels), "--mirrors", str(mirrors), *args)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert lines[0] == "commits evaluated: 4"
+        for line, name in zip(lines[1 : 1 + len(names)], names, strict=True):
+            assert line.startswith(f"{name}: κ3 {card['kappa']:.2f} · exact {card['exact']}/4 · above-low recall ")
+            assert f"/{above} (" in line and line.endswith(" · missed highs 0")
+        assert lines[1 + len(names)] == ""  # then the confusion matrix, as before
+
+
 def run_json_rules(labels: Path, mirrors: Path) -> dict:
     """The rule-based column of `python -m bot eval` for the labels of acme/widgets."""
     mine = labels.parent / "widgets-only.jsonl"

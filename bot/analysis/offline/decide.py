@@ -42,14 +42,21 @@ def facts(c: Context) -> list[Fact]:
 def judge(c: Context) -> Verdict:
     """The most serious level any fact asks for, unless a ceiling (or floor) overrides it; the
     reason names up to two specific facts at that level — size only speaks when nothing more
-    specific does — or, when no rule fired, the baseline."""
+    specific does — or, when no rule fired, the baseline. Then the repository's learned profile
+    (learned.py) may move it."""
+    found, cap, verdict = by_rules(c)
+    learned = weigh(c, found, cap, verdict.level)
+    return Verdict(learned.level, (learned,)) if learned else verdict
+
+
+def by_rules(c: Context) -> tuple[list[Fact], Fact | None, Verdict]:
+    """(the facts that fired, the ceiling, the rules' own verdict) before any learned profile:
+    what learned.py weighs, and what bench/cv_prior.py reads as a commit's evidence."""
     found = facts(c)
     cap = scope.ceiling(
         c, security.exempts_ci(c), security.pipeline_hardening(c), dependencies.dev_only(c), release.ships_release(c)
     )
-    verdict = _by_rules(c, found, cap)
-    learned = weigh(c, found, cap, verdict.level)
-    return Verdict(learned.level, (learned,)) if learned else verdict
+    return found, cap, _by_rules(c, found, cap)
 
 
 def _by_rules(c: Context, found: list[Fact], cap: Fact | None) -> Verdict:
