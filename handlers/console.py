@@ -146,6 +146,9 @@ class ConsolePlatform:
     async def direct_channel(self, conv: Conversation) -> str | None:
         return conv.channel  # the terminal is one person's conversation with the bot
 
+    async def reaches(self, channel: str) -> bool:
+        return True  # one terminal, always there
+
     async def config_caveat(self, channel: str, questions: str, lang: str) -> str | None:
         return None
 

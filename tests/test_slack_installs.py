@@ -408,3 +408,32 @@ async def test_socket_mode_with_installs_answers_each_workspace_with_its_token(o
     finally:
         await bot.adapter.close()
         await socket.stop()
+
+
+async def test_watches_and_alerts_of_an_uninstalled_workspace_wait_and_the_others_run(oauth_bot, teams, widgets):
+    from datetime import timedelta
+
+    from bot.watch.watch_store import Watch, Watches
+
+    bot = await oauth_bot(teams)
+    assert (await install(bot, TEAM_A))[0] == 200
+    assert (await install(bot, TEAM_B))[0] == 200
+    repo = str(widgets.path)
+    for team, channel in ((TEAM_A, CHAN_A), (TEAM_B, CHAN_B)):
+        await bot.chat.subs.upsert(
+            Subscription("slack", f"{team}/{channel}", repo, at="23:59", tz="Asia/Shanghai", lang="en", alerts="high")
+        )
+        await Watches(bot.chat.store).upsert(
+            Watch("slack", f"{team}/U1", f"{team}/D1", repo, "src/**", at="09:20", tz="Asia/Shanghai", lang="en")
+        )
+    teams.revoke(TEAM_A)
+    assert (await bot.sender(TEAM_A).event({"type": "app_uninstalled"}))[0] == 200
+    revoked_calls = len(teams.calls_by(TEAM_A))
+
+    clock = bot.chat.make_clock(now=lambda: NOW)
+    watched = await clock.tick_watches(NOW, timedelta(minutes=180))
+    alerted = await clock.tick_alerts(NOW)
+    assert [w.user for w, _, _ in watched] == [f"{TEAM_B}/U1"]  # A's person waits, kept
+    assert [s.channel for s, _ in alerted] == [f"{TEAM_B}/{CHAN_B}"]
+    assert len(teams.calls_by(TEAM_A)) == revoked_calls  # nothing tried with the dead token
+    assert len(await Watches(bot.chat.store).all()) == 2

@@ -291,6 +291,11 @@ class ChatPlatform(Protocol):
         """The one-to-one conversation between the bot and the person who made this request, when
         the request came from one (a watch's messages go there); None from a group or channel."""
 
+    async def reaches(self, channel: str) -> bool:
+        """Whether `channel` (a conversation or a person's address) can be sent to now: False for a
+        workspace that removed the app (its subscriptions, watches and alerts wait, kept, until it
+        is installed again); True wherever the platform serves one workspace."""
+
     async def config_caveat(self, channel: str, questions: str, lang: str) -> str | None:
         """A sentence to add to the `config` reply when the channel's setting (`questions`, as just
         set) cannot work on this platform (Feishu: `questions all` without the scope to read group

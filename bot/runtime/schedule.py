@@ -179,8 +179,7 @@ class Clock:
         """Whether the conversation's workspace can be sent to (a platform installed into many
         workspaces says no for one that removed the app: its subscriptions wait, kept, until it
         is installed again). Platforms without the question always can."""
-        reaches = getattr(self.platforms[sub.platform], "reaches", None)
-        return True if reaches is None else bool(await reaches(sub.channel))
+        return await self.platforms[sub.platform].reaches(sub.channel)
 
     async def _enqueue_builds(self, jobs: Jobs, due: list[tuple[Subscription, DeliverySpec]]) -> None:
         builds: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -221,7 +220,7 @@ class Clock:
             if watch.platform not in self.platforms:
                 continue  # another process serves that platform
             day = due_day(now, watch, catchup)
-            if day is None:
+            if day is None or not await self.platforms[watch.platform].reaches(watch.channel):
                 continue
             outcome = await self.watch_runner.run_or_queue(watch_run(self.store, watch, day), self.jobs)
             log.info("watch %s %s → %s:%s for %s: %s", watch.repo, watch.glob, watch.platform, watch.user, day, outcome)
@@ -235,7 +234,7 @@ class Clock:
         outcomes: list[tuple[Subscription, str]] = []
         seen: set[str] = set()
         for sub in await self.subs.all():
-            if not alerting(sub) or sub.platform not in self.platforms:
+            if not alerting(sub) or sub.platform not in self.platforms or not await self._reaches(sub):
                 continue
             poll = alert_poll(self.store, sub, now, self.settings.alert_poll_seconds)
             if poll.key in seen:

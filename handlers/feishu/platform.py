@@ -275,6 +275,11 @@ class FeishuPlatform(FeishuCards):
         """A one-to-one (p2p) chat with the bot is the person's direct conversation: its chat_id."""
         return conv.channel if conv.is_dm else None
 
+    async def reaches(self, channel: str) -> bool:
+        # A store app learns of a tenant that removed it only from a refused token: that send
+        # fails in one sentence; there is no installation record to ask first.
+        return True
+
     async def config_caveat(self, channel: str, questions: str, lang: str) -> str | None:
         """A sentence to add to the `config` reply when a setting cannot work as configured:
         `questions all` needs the sensitive scope im:message.group_msg, without which Feishu

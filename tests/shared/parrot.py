@@ -82,6 +82,9 @@ class ParrotPlatform:
     async def direct_channel(self, conv: Conversation) -> str | None:
         return None
 
+    async def reaches(self, channel: str) -> bool:
+        return True
+
     async def config_caveat(self, channel: str, questions: str, lang: str) -> str | None:
         return None
 
