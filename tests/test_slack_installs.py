@@ -485,3 +485,47 @@ async def test_a_level_correction_in_one_workspace_is_that_workspace_s_alone(oau
         assert corrected in "\n".join(shown(m) for m in replies_a2)
     finally:
         await pages.cleanup()
+
+
+async def test_the_improve_pass_redraws_each_workspace_with_its_own_corrections(oauth_bot, teams, widgets, flaky_llm):
+    """The same day posted in A and B, one commit's analysis failed; A's reader corrects another
+    commit; the improve pass redraws both workspaces' messages: A's keep A's correction, B's show
+    none of it."""
+    from bot.render import slack as R
+    from tests.shared.slack import HIGH_TITLE, MEDIUM_TITLE, buttons, by_title, shown_eph
+    from tests.test_improve import LATER
+
+    flaky_llm.fail(HIGH_TITLE, importance="medium", change_type="removal/deprecation")
+    bot = await oauth_bot(teams, **flaky_llm.settings())
+    assert (await install(bot, TEAM_A))[0] == 200
+    assert (await install(bot, TEAM_B))[0] == 200
+    parents = {}
+    for team, channel, user in ((TEAM_A, CHAN_A, "UA1"), (TEAM_B, CHAN_B, "UB1")):
+        status, _ = await bot.sender(team).slash("2026-01-28", channel=channel, user=user)
+        assert status == 200
+        await bot.chat.drain()
+        parents[team] = teams.top_level(channel)[-1]
+    medium = by_title(teams.replies(CHAN_A, parents[TEAM_A].ts), MEDIUM_TITLE)
+    before = len(teams.ephemerals)
+    status, _ = await bot.sender(TEAM_A).block_action(
+        "digest_level_too_high",
+        value=buttons(medium)["digest_level_too_high"]["value"],
+        user="UA1",
+        channel=CHAN_A,
+        message_ts=medium.ts,
+        thread_ts=medium.thread_ts,
+    )
+    assert status == 200
+    await bot.chat.drain()
+    assert "will be shown as 🟢 Low" in R.unescape(shown_eph(teams.ephemerals[before]))
+
+    flaky_llm.heal()
+    ((_, outcome),) = await bot.chat.improver.tick(LATER)
+    assert outcome == "1 of 1 improved"
+    parent_a = teams.message(CHAN_A, parents[TEAM_A].ts)
+    parent_b = teams.message(CHAN_B, parents[TEAM_B].ts)
+    assert parent_a.edits >= 2 and parent_b.edits >= 1  # redrawn by the tap (A) and by the pass (both)
+    assert "🔴 high 0 | 🟡 medium 2 | 🟢 low 1" in shown(parent_a)  # improved, and still A's correction
+    assert "🔴 high 0 | 🟡 medium 3 | 🟢 low 0" in shown(parent_b)  # improved, and nobody's correction
+    b_replies = [teams.message(CHAN_B, m.ts) for m in teams.replies(CHAN_B, parents[TEAM_B].ts)]
+    assert all("Level corrected" not in shown(m) for m in (parent_b, *b_replies))
