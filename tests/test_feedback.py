@@ -92,6 +92,31 @@ async def test_only_full_shas_and_known_levels_are_recorded(corrections):
     assert [c async for c in corrections.export()] == []
 
 
+async def test_a_workspace_s_corrections_are_its_own_over_the_shared_ones(corrections):
+    """Issue 35 §4: a correction made in one workspace (scope `platform:tenant`) shows to that
+    workspace alone, over the shared scope's (its own wins for the same commit); the shared scope
+    (single-workspace conversations, the CLI) sees none of them, and nor does another workspace."""
+    from bot.core.tenants import scope_of
+
+    a, b = scope_of("slack", "TAAAA1/C1"), scope_of("slack", "TBBBB2/C2")
+    assert (a, b, scope_of("slack", "C0001"), scope_of("feishu", "tk1/oc_1")) == (
+        "slack:TAAAA1",
+        "slack:TBBBB2",
+        "",
+        "feishu:tk1",
+    )
+    shared = await corrections.record(REPO, SHA_A, "low", "ops", at=T0)
+    mine = await corrections.record(REPO, SHA_A, "high", "TAAAA1/U1", at=T0 - timedelta(days=1), scope=a)
+    only_mine = await corrections.record(REPO, SHA_B, "medium", "TAAAA1/U1", at=T0, scope=a)
+    assert await corrections.effective(REPO, a) == {SHA_A: mine, SHA_B: only_mine}  # its own wins, even older
+    assert await corrections.effective(REPO, b) == {SHA_A: shared}
+    assert await corrections.effective(REPO) == {SHA_A: shared}
+    assert await corrections.for_commit(REPO, SHA_B, b) is None
+    assert [c async for c in corrections.export()] == [shared]  # the CLI exports the shared scope
+    assert await corrections.repos() == [REPO] and await corrections.repos(a) == [REPO]
+    assert await corrections.repos(b) == []
+
+
 @pytest.mark.parametrize(
     "level,direction,result",
     [

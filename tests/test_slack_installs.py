@@ -437,3 +437,124 @@ async def test_watches_and_alerts_of_an_uninstalled_workspace_wait_and_the_other
     assert [s.channel for s, _ in alerted] == [f"{TEAM_B}/{CHAN_B}"]
     assert len(teams.calls_by(TEAM_A)) == revoked_calls  # nothing tried with the dead token
     assert len(await Watches(bot.chat.store).all()) == 2
+
+
+async def test_a_level_correction_in_one_workspace_is_that_workspace_s_alone(oauth_bot, teams, widgets):
+    """Issue 35 §4: A's reader taps "level too high" on a commit of A's digest; A's message and A's
+    next digest show the corrected level, while B's next digest and B's report page (subscribed to
+    the same repository, served from the same cached build) show the analysis's level and nobody's
+    "corrected by"; a tap on B's page stays B's."""
+    import json
+
+    from bot.render import slack as R
+    from handlers.web import report_routes
+    from tests.shared.report_page import PUBLIC, Page, local
+    from tests.shared.slack import HIGH_TITLE, MEDIUM_TITLE, buttons, by_title, shown_eph
+    from tests.test_levels_report import Forms
+
+    bot = await oauth_bot(teams, public_base_url=PUBLIC)
+    teams.redirect_uri = f"{PUBLIC}/slack/oauth_redirect"  # the app's Redirect URL: the public address
+    for team in (TEAM_A, TEAM_B):
+        back, cookie = await start_install(bot, team)
+        assert (await finish_install(back.replace(PUBLIC, bot.base), cookie))[0] == 200  # via the proxy
+    pages = await start_server(build_app(bot.services.store, report_routes(bot.services.reports)), "127.0.0.1", 0)
+    base = f"http://127.0.0.1:{bound_port(pages)}"
+
+    async def digest_in(team: str, channel: str, user: str):
+        status, _ = await bot.sender(team).slash("2026-01-28", channel=channel, user=user)
+        assert status == 200
+        await bot.chat.drain()
+        parent = teams.top_level(channel)[-1]
+        return parent, teams.replies(channel, parent.ts)
+
+    def page_link(parent) -> str:
+        (link,) = set(re.findall(re.escape(PUBLIC) + r"/r/[^\s\"|>]+", json.dumps(parent.blocks)))
+        return local(link, base)
+
+    try:
+        parent_a, replies_a = await digest_in(TEAM_A, CHAN_A, "UA1")
+        medium = by_title(replies_a, MEDIUM_TITLE)
+        button = buttons(medium)["digest_level_too_high"]
+        before = len(teams.ephemerals)
+        status, _ = await bot.sender(TEAM_A).block_action(
+            "digest_level_too_high",
+            value=button["value"],
+            user="UA1",
+            channel=CHAN_A,
+            message_ts=medium.ts,
+            thread_ts=medium.thread_ts,
+        )
+        assert status == 200
+        await bot.chat.drain()
+        assert "will be shown as 🟢 Low" in R.unescape(shown_eph(teams.ephemerals[before]))
+        corrected = "Level corrected to 🟢 Low by <@UA1> (was 🟡 Medium)"
+        assert corrected in shown(teams.message(CHAN_A, medium.ts))
+        assert "🟡 medium 0 | 🟢 low 2" in shown(teams.message(CHAN_A, parent_a.ts))
+
+        parent_b, replies_b = await digest_in(TEAM_B, CHAN_B, "UB1")
+        assert "🔴 high 1 | 🟡 medium 1 | 🟢 low 1" in shown(parent_b)
+        assert all("Level corrected" not in shown(m) for m in (parent_b, *replies_b))
+        async with aiohttp.ClientSession() as http:
+            async with http.get(page_link(parent_b)) as resp:
+                html_b = await resp.text()
+            text_b = Page(html_b).text
+            assert resp.status == 200 and "🔴 high 1 | 🟡 medium 1 | 🟢 low 1" in text_b
+            assert "Level corrected" not in text_b and "UA1" not in text_b
+
+            # a tap on B's page is B's: B's page shows it, A's next digest does not
+            high_sha = widgets.shas["high"]
+            form = {**Forms(html_b).forms[high_sha], "dir": "too_high"}
+            async with http.post(page_link(parent_b), data=form) as resp:
+                assert resp.status == 200
+                assert "high 0 | 🟡 medium 2" in Page(await resp.text()).text
+
+        parent_a2, replies_a2 = await digest_in(TEAM_A, CHAN_A, "UA1")
+        assert "🔴 high 1 | 🟡 medium 0 | 🟢 low 2" in shown(parent_a2)  # A's own correction, not B's
+        assert "Level corrected" not in shown(by_title(replies_a2, HIGH_TITLE))
+        assert corrected in "\n".join(shown(m) for m in replies_a2)
+    finally:
+        await pages.cleanup()
+
+
+async def test_the_improve_pass_redraws_each_workspace_with_its_own_corrections(oauth_bot, teams, widgets, flaky_llm):
+    """The same day posted in A and B, one commit's analysis failed; A's reader corrects another
+    commit; the improve pass redraws both workspaces' messages: A's keep A's correction, B's show
+    none of it."""
+    from bot.render import slack as R
+    from tests.shared.slack import HIGH_TITLE, MEDIUM_TITLE, buttons, by_title, shown_eph
+    from tests.test_improve import LATER
+
+    flaky_llm.fail(HIGH_TITLE, importance="medium", change_type="removal/deprecation")
+    bot = await oauth_bot(teams, **flaky_llm.settings())
+    assert (await install(bot, TEAM_A))[0] == 200
+    assert (await install(bot, TEAM_B))[0] == 200
+    parents = {}
+    for team, channel, user in ((TEAM_A, CHAN_A, "UA1"), (TEAM_B, CHAN_B, "UB1")):
+        status, _ = await bot.sender(team).slash("2026-01-28", channel=channel, user=user)
+        assert status == 200
+        await bot.chat.drain()
+        parents[team] = teams.top_level(channel)[-1]
+    medium = by_title(teams.replies(CHAN_A, parents[TEAM_A].ts), MEDIUM_TITLE)
+    before = len(teams.ephemerals)
+    status, _ = await bot.sender(TEAM_A).block_action(
+        "digest_level_too_high",
+        value=buttons(medium)["digest_level_too_high"]["value"],
+        user="UA1",
+        channel=CHAN_A,
+        message_ts=medium.ts,
+        thread_ts=medium.thread_ts,
+    )
+    assert status == 200
+    await bot.chat.drain()
+    assert "will be shown as 🟢 Low" in R.unescape(shown_eph(teams.ephemerals[before]))
+
+    flaky_llm.heal()
+    ((_, outcome),) = await bot.chat.improver.tick(LATER)
+    assert outcome == "1 of 1 improved"
+    parent_a = teams.message(CHAN_A, parents[TEAM_A].ts)
+    parent_b = teams.message(CHAN_B, parents[TEAM_B].ts)
+    assert parent_a.edits >= 2 and parent_b.edits >= 1  # redrawn by the tap (A) and by the pass (both)
+    assert "🔴 high 0 | 🟡 medium 2 | 🟢 low 1" in shown(parent_a)  # improved, and still A's correction
+    assert "🔴 high 0 | 🟡 medium 3 | 🟢 low 0" in shown(parent_b)  # improved, and nobody's correction
+    b_replies = [teams.message(CHAN_B, m.ts) for m in teams.replies(CHAN_B, parents[TEAM_B].ts)]
+    assert all("Level corrected" not in shown(m) for m in (parent_b, *b_replies))

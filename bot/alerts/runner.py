@@ -43,6 +43,7 @@ from ..core.models import (
     Window,
     to_dict,
 )
+from ..core.tenants import scope_of
 from ..core.window import zone
 from ..delivery.once import Job, JobRunner, send_once
 from ..delivery.spec import author_filter_of, path_filter_of
@@ -192,7 +193,7 @@ class AlertRunner(JobRunner[AlertPoll]):
             generated_at=self.clock(),
             repo_spec=sub.repo,
         )
-        return await self.builder.corrected(digest)
+        return await self.builder.corrected(digest, scope_of(sub.platform, sub.channel))
 
     async def _count_the_rest(self, platform, sub: Subscription, name: str, hour: str) -> bool:
         """The hour's one message counting the high commits over the limit: sent once, edited as

@@ -82,6 +82,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("chancfg:*", B, "each conversation's settings (language, time zone, questions, file)"),
     Family("watches", B, "people's watches"),
     Family("owners:*", B, "each conversation's owner mappings (CODEOWNERS names → people)"),
+    Family("corrections:ws:*", B, "readers' level corrections made in one workspace of a multi-workspace platform"),
     Family("corrections:*", B, "readers' level corrections (never expire)"),
     Family("slack:install:*", B, "Slack workspaces' installations and bot tokens (keep the file secret)"),
     # --- what was delivered and posted (a restored bot posts nothing twice)
@@ -102,6 +103,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("thread:*", B, "which commits a bot thread is about"),
     Family("history:*", B, "what was said in a bot thread (its memory)"),
     Family("report:signing-key", B, "signs report links: without it every posted link breaks"),
+    Family("report:*:scope", B, "the workspace a report page was published for (its corrections)"),
     Family("report:*", B, "published report pages, linked from posted digests by a random id"),
     Family("llm:tokens:*", B, "the month's LLM tokens (LLM_MONTHLY_TOKEN_BUDGET counts them)"),
     # --- caches: made again when missing

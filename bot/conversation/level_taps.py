@@ -5,7 +5,7 @@ message shows (bot/delivery/posted.py keeps what each digest message showed): an
 stale or forged tap, refused in one sentence with nothing recorded. The new level is one step
 from the level shown now (the analysis's, or the correction in force), recorded as the tapper's
 correction of that commit in the digest's repository (bot/taste/corrections.py: one per person
-per commit, the latest wins); at the end of the scale nothing is recorded. The tapper is told in
+per commit, the latest wins), in the conversation's workspace scope; at the end of the scale nothing is recorded. The tapper is told in
 one sentence, in the digest's language, and the message — and its digest's parent, whose counts
 change — are redrawn in place with the corrected level and who set it.
 """
@@ -20,6 +20,7 @@ from datetime import datetime
 from ..core.chat_platform import ChatPlatform, Conversation, MessageRef, Notice
 from ..core.models import BotError, Importance
 from ..core.store import Store
+from ..core.tenants import scope_of
 from ..delivery.posted import Posted, PostedMessages
 from ..i18n import text
 from ..levels.overlay import correct, entries_of, overlay_content
@@ -57,7 +58,8 @@ class LevelTaps:
             shown = sha[:12] if _HEX.fullmatch(sha) else "?"
             return await self._say(platform, conv, lang, "levels.unknown_commit", "error", sha=shown)
         sha = entry.commit.sha
-        effective = dict(await self.corrections.effective(digest.repo))
+        scope = scope_of(conv.platform, conv.channel)  # this workspace's corrections, and the shared ones
+        effective = dict(await self.corrections.effective(digest.repo, scope))
         now = correct(entry, effective.get(sha), lang).importance
         level = nudge(now.value, direction)
         if level is None:
@@ -65,7 +67,7 @@ class LevelTaps:
             return await self._say(
                 platform, conv, lang, key, sha=entry.commit.short_sha, level=L.importance_label(lang, now)
             )
-        kept = await self.corrections.record(digest.repo, sha, level, conv.user, at=self.clock())
+        kept = await self.corrections.record(digest.repo, sha, level, conv.user, at=self.clock(), scope=scope)
         effective[sha] = kept
         await self._say(
             platform,

@@ -36,3 +36,14 @@ def tenant_of(address: str) -> str | None:
 def local_id(address: str) -> str:
     """The id the platform's API knows (the address without its workspace)."""
     return split(address)[1]
+
+
+SHARED = ""  # the scope of every single-workspace conversation, and of the CLI
+
+
+def scope_of(platform: str, channel: str) -> str:
+    """The workspace scope of data kept for a conversation that is shared across its platform's
+    conversations (readers' level corrections, bot/taste/corrections.py): "" when the platform
+    serves one workspace (a bare id), else `{platform}:{tenant}`."""
+    tenant = tenant_of(channel)
+    return f"{platform}:{tenant}" if tenant else SHARED

@@ -27,6 +27,7 @@ from ..core.chat_platform import MessageRef, Notice
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, Window, to_dict
 from ..core.store import StoreUnavailable
+from ..core.tenants import scope_of
 from ..core.window import parse_window, week_window, zone
 from ..digest.builder import DigestBuilder
 from ..digest.rollup import areas_of, shown_entries
@@ -144,6 +145,7 @@ class Deliveries(JobRunner[DeliverySpec]):
                 progress=on_progress,
                 paths=spec.path_filter(),
                 authors=spec.author_filter(),
+                scope=scope_of(spec.platform, spec.channel),
             )
             # a roll-up groups its commits by area: read from their files (cached by the build)
             week = (
@@ -185,7 +187,7 @@ class Deliveries(JobRunner[DeliverySpec]):
                 digest,
                 spec.min_importance,
                 spec.attach or cfg.file,
-                report=getattr(self.reports, "publish", None),
+                report=self._publisher(scope_of(spec.platform, spec.channel)),
                 bots=spec.bots,
                 week=week,
                 upgrade=upgrade,
@@ -222,6 +224,18 @@ class Deliveries(JobRunner[DeliverySpec]):
         ref = await platform.send(spec.channel, Notice(line, "progress", spec.lang), thread=spec.thread, key=key)
         await self.store.set_json(key, {"id": ref.id, "thread": ref.thread}, ttl=PROGRESS_TTL)
         return ref
+
+    def _publisher(self, scope: str):
+        """Publishes the digest's report page for a conversation of `scope` (its level form records
+        into that workspace's corrections); None without report pages."""
+        publish = getattr(self.reports, "publish", None)
+        if publish is None:
+            return None
+
+        async def report(digest):
+            return await publish(digest, scope=scope)
+
+        return report
 
     def _progress_editor(self, platform, progress: MessageRef, spec: DeliverySpec, name: str, window: Window):
         last_at, last_line = float("-inf"), ""  # the first progress is always shown

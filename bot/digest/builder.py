@@ -111,10 +111,11 @@ class DigestBuilder:
         progress: Progress | None = None,
         paths: PathFilter | None = None,
         authors: AuthorFilter | None = None,
+        scope: str = "",
     ) -> Digest:
         """`paths`: only the commits it keeps are analysed (their files are read first, so the
         commits it drops cost no LLM call); `authors` likewise, by who wrote them (nothing to
-        read). The digest says the filters in its header."""
+        read). The digest says the filters in its header; `scope`'s corrections laid over it."""
         include_merges = self.settings.include_merges if include_merges is None else include_merges
         branch = branch or await source.default_branch()
         await self.readers.note(source.cache_id, lang)
@@ -207,7 +208,7 @@ class DigestBuilder:
         # Everyone asking for this digest at once (20 channels, two clocks' build jobs, any
         # process) shares one build, in flight as well as cached.
         digest = digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
-        return await self.corrected(digest)
+        return await self.corrected(digest, scope)
 
     async def _twin(self, source: CommitSource, lang: str, key_args: tuple) -> dict | None:
         """This finished window's digest kept in another language (same filters), if any."""
@@ -269,12 +270,13 @@ class DigestBuilder:
             await self.store.set_json(key, list(bullets), ttl=ANALYSIS_TTL)
         return bullets, origin, failed
 
-    async def corrected(self, digest: Digest) -> Digest:
-        """Readers' level corrections laid over a digest, after the cache: the cached digest stays
-        as the analyses made it, so a correction made later shows in it too (one HGETALL)."""
+    async def corrected(self, digest: Digest, scope: str = "") -> Digest:
+        """Readers' level corrections as a conversation of `scope` sees them, laid over a digest
+        after the cache: the cached digest (shared by every workspace) stays as the analyses made
+        it, so no workspace's corrections are baked into another's, and later ones show too."""
         if self.corrections is None or not digest.entries:
             return digest
-        return overlay(digest, await self.corrections.effective(digest.repo))
+        return overlay(digest, await self.corrections.effective(digest.repo, scope))
 
     async def files(self, source: CommitSource, sha: str) -> tuple[FileChange, ...]:
         """A commit's files and patches, from the cache when another run already fetched them."""

@@ -29,6 +29,7 @@ from functools import partial
 
 from ..core.chat_platform import MessageRef
 from ..core.models import BotError, Digest, digest_from_dict, to_dict
+from ..core.tenants import scope_of
 from ..core.window import zone
 from ..delivery.once import Job, JobQueue, JobRunner, held, run_or_queue
 from ..delivery.posted import PostedMessages
@@ -156,7 +157,7 @@ class Improver(JobRunner[str]):
             return 0  # never improved: every place shows it as it is
         await self.kept.set_revision(key, digest.revision)
         behind = 0
-        effective = None
+        effective: dict[str, dict] = {}  # a posted place's workspace scope → its corrections
         for place, state in (await self.kept.places(key)).items():
             if int(state.get("rev") or 0) >= digest.revision:
                 continue
@@ -165,10 +166,12 @@ class Improver(JobRunner[str]):
                 if kind == "report":
                     await self._redraw_report(where[0], digest, renamed)
                 else:
-                    if effective is None and self.corrections is not None:
-                        effective = await self.corrections.effective(digest.repo)
                     platform, channel, message_id = where
-                    if not await self._redraw_posted(platform, channel, message_id, digest, renamed, effective or {}):
+                    scope = scope_of(platform, channel)  # the message's own workspace's corrections
+                    if scope not in effective and self.corrections is not None:
+                        effective[scope] = await self.corrections.effective(digest.repo, scope)
+                    shows = effective.get(scope) or {}
+                    if not await self._redraw_posted(platform, channel, message_id, digest, renamed, shows):
                         behind += 1  # its platform is served by another process
                         continue
             except BotError as exc:

@@ -90,15 +90,18 @@ class Reports:
     def enabled(self) -> bool:
         return bool(self.settings.public_base_url)
 
-    async def publish(self, digest: Digest) -> str | None:
+    async def publish(self, digest: Digest, scope: str = "") -> str | None:
         """Keep `digest` for REPORT_LINK_TTL and return its signed link; None when PUBLIC_BASE_URL
-        is unset or the digest is empty (an empty day's message has no report)."""
+        is unset or the digest is empty (an empty day's message has no report). `scope`: the
+        workspace scope of the conversation it is published for (bot/core/tenants.py's
+        `scope_of`): the page's corrections are that workspace's and the shared ones."""
         base = self.settings.public_base_url
         if not base or not digest.entries:
             return None
         ttl = self.settings.report_link_ttl
         report_id = new_report_id()
         exp = int(self.clock().timestamp()) + ttl
+        await archive.keep_scope(self.store, report_id, scope, ttl)  # before the page exists
         await archive.keep(self.store, report_id, digest, ttl)
         await Kept(self.store).shown(digest, report_place(report_id))  # improved in place later
         key = await signing_key(self.store, self.settings.report_signing_key)
@@ -127,11 +130,12 @@ class Reports:
             if not verify(key, report_id, exp, sig, self.clock().timestamp()):
                 return Response(403, render_refusal(lang, 403))
             digest = await archive.load(self.store, report_id)
+            scope = await archive.scope(self.store, report_id) if digest is not None else ""
             status, said = 200, ""
             if digest is not None and form is not None:
-                status, said = await self._tap(key, report_id, exp, digest, form)
+                status, said = await self._tap(key, report_id, exp, digest, form, scope)
             if digest is not None and self.corrections is not None:
-                digest = overlay(digest, await self.corrections.effective(digest.repo))
+                digest = overlay(digest, await self.corrections.effective(digest.repo, scope))
         except BotError as exc:
             log.warning("report page: %s", exc)
             return Response(503, render_refusal(lang, 503))
@@ -159,8 +163,11 @@ class Reports:
             }
         return forms
 
-    async def _tap(self, key: bytes, report_id: str, exp: str, digest: Digest, form: dict[str, str]) -> tuple[int, str]:
-        """Record a level tap from the page: (status, the sentence the page shows)."""
+    async def _tap(
+        self, key: bytes, report_id: str, exp: str, digest: Digest, form: dict[str, str], scope: str
+    ) -> tuple[int, str]:
+        """Record a level tap from the page, in the page's workspace scope: (status, the sentence
+        the page shows)."""
         lang = digest.lang
         sha, nonce, direction = form.get("sha", ""), form.get("nonce", ""), form.get("dir", "")
         if not verify_tap(key, report_id, exp, sha, nonce, form.get("mac", "")):
@@ -173,12 +180,12 @@ class Reports:
         ttl = max(60, int(exp) - int(self.clock().timestamp()))
         if not await self.store.claim(self.store.k("report", "tap", nonce), ttl):
             return 200, text(lang, "levels.page_repeat")  # the browser sent the form again (a reload)
-        now = correct(entry, (await self.corrections.effective(digest.repo)).get(sha), digest.lang).importance
+        now = correct(entry, (await self.corrections.effective(digest.repo, scope)).get(sha), digest.lang).importance
         level = nudge(now.value, direction)
         if level is None:
             way = "levels.lowest" if direction == TOO_HIGH else "levels.highest"
             return 200, text(lang, way, sha=entry.commit.short_sha, level=L.importance_label(lang, now))
-        kept = await self.corrections.record(digest.repo, sha, level, L.PAGE_READER, at=self.clock())
+        kept = await self.corrections.record(digest.repo, sha, level, L.PAGE_READER, at=self.clock(), scope=scope)
         level_label = L.importance_label(lang, Importance(kept.level))
         return 200, text(
             lang, "levels.recorded", sha=entry.commit.short_sha, title=entry.commit.title, level=level_label

@@ -266,6 +266,8 @@ class TasteBook:
     async def _corrections_before(self, source, as_of: datetime) -> dict[str, Importance]:
         if self.corrections is None:
             return {}
+        # The shared scope's only: one workspace's corrections (issue 35 §4) never move the levels
+        # another workspace is shown through the profile.
         found = await self.corrections.effective(source.name)
         return {sha: Importance(c.level) for sha, c in found.items() if c.at < as_of}
 

@@ -28,6 +28,7 @@ from typing import ClassVar
 from ..channels.threads import Threads
 from ..core.chat_platform import CommitDetail, MessageRef, Notice
 from ..core.models import BotError, Commit, Digest, DigestEntry, to_dict
+from ..core.tenants import scope_of
 from ..core.window import day_window
 from ..delivery.once import Job, JobRunner, send_once
 from ..delivery.spec import LEDGER_TTL
@@ -99,7 +100,7 @@ class WatchRunner(JobRunner[WatchRun]):
                 generated_at=self.clock(),
                 repo_spec=run.repo,
             )
-            digest = await builder.corrected(digest)
+            digest = await builder.corrected(digest, scope_of(run.platform, run.channel or run.user))
             entry = digest.entries[0]
             await self._send_once(
                 platform, run.channel, CommitDetail(digest, entry), self._sent_key(run, entry.commit), digest=digest
