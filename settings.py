@@ -168,6 +168,11 @@ class Settings(BaseSettings):
         ge=1,
         description="LLM tokens (prompt + completion) the whole deployment may spend per calendar month (UTC); past it, digests use the offline analyser and say so, until the 1st of the next month (unset: no cap, tokens still counted).",
     )
+    llm_monthly_token_budget_per_workspace: int | None = Field(
+        None,
+        ge=1,
+        description="LLM tokens each workspace of a multi-workspace platform (Slack OAuth installs, a Feishu store app) may spend per calendar month (UTC) on its questions and on-demand digests; past it, that workspace's questions get the budget sentence and the offline answer, its digests the offline analyser, until the 1st of the next month; other workspaces are unaffected and LLM_MONTHLY_TOKEN_BUDGET still caps the whole deployment. Scheduled pushes count for the deployment only (unset: no per-workspace cap or count).",
+    )
     llm_price_per_mtok_in: float | None = Field(
         None,
         ge=0,

@@ -62,6 +62,7 @@ def test_caches_are_never_kept_and_ledgers_always_are():
         "posted:slack:C1:1.2",
         "history:slack:C1:1.2",
         "llm:tokens:2026-01",
+        "llm:tokens:ws:slack:T1:2026-01",
     }
     caches = {"analysis:x:y:z:en", "files:x:y", "digest:x:main:a:b:tz:en:tag:shown", "taste2:3:x:2026-01-28"}
     passing = {"delivery:slack:C1:acme/app:2026-01-28:lock", "report:tap:nonce", "event:slack:Ev1", "jobs:running"}

@@ -14,6 +14,17 @@ digest's parent message shows.
   check comes before each request, so requests already in flight when the counter crosses the
   budget still finish: the month may end a few requests over it, never more than
   LLM_CONCURRENCY per process.
+- **Per workspace.** With `LLM_MONTHLY_TOKEN_BUDGET_PER_WORKSPACE` set, the tokens spent on behalf
+  of one workspace of a multi-workspace platform (the scope `tenants.scope_of` gives its
+  conversations, e.g. `slack:T0123`) are also counted in that workspace's month,
+  `{prefix}llm:tokens:ws:{scope}:YYYY-MM`, and its requests are not sent once that count reaches
+  the cap: its questions get the budget sentence (naming its workspace's budget) and the offline
+  answer, its on-demand digests the offline rules. Other workspaces are unaffected and the
+  deployment's budget still caps everything. "On behalf of" is the context variable
+  `tenants.ACTING_FOR`, set where a conversation's request runs (questions, period questions,
+  the on-demand digests it builds) and where an on-demand delivery runs. Scheduled pushes,
+  watches and alerts are the deployment's: their builds are shared by every conversation
+  subscribed to the repository, whatever workspace it is in.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from settings import Settings
 
 from ..core import metrics
 from ..core.models import BotError, Cost
+from ..core.tenants import ACTING_FOR, SHARED
 from ..i18n import text
 
 log = logging.getLogger(__name__)
@@ -47,6 +59,7 @@ class Meter:
     fresh: int = 0  # analyses made for this digest
     cached: int = 0  # analyses that were made before (cache) or by another digest at the same moment
     budget_hit: bool = False  # some analysis or the headline went offline because the month's budget is spent
+    workspace_budget_hit: bool = False  # … because the workspace's month (not the deployment's) is spent
     timeouts: int = 0  # LLM requests that timed out while it was built
 
     def cost(self, settings: Settings) -> Cost:
@@ -101,9 +114,12 @@ def note_timeout() -> None:
         meter.timeouts += 1
 
 
-def note_budget() -> None:
+def note_budget(workspace: bool = False) -> None:
     if (meter := METER.get()) is not None:
-        meter.budget_hit = True
+        if workspace:
+            meter.workspace_budget_hit = True
+        else:
+            meter.budget_hit = True
 
 
 def price(tokens_in: int, tokens_out: int, settings: Settings) -> float | None:
@@ -165,6 +181,19 @@ def budget_notice(budget: int, resets_on: date, lang: str) -> str:
     return text(lang, "cost.budget_notice", budget=_n(budget), reset=reset_label(resets_on, lang))
 
 
+def budget_said(meter: Meter, settings: Settings, now: datetime, lang: str) -> str:
+    """The digest's budget sentence, said once whatever number of commits went offline: the
+    deployment's month, else this workspace's, or "" when neither sent anything offline."""
+    if meter.budget_hit:
+        return budget_notice(settings.llm_monthly_token_budget or 0, first_of_next_month(now), lang)
+    if meter.workspace_budget_hit:  # an on-demand digest of a workspace whose month is spent
+        budget = _n(settings.llm_monthly_token_budget_per_workspace or 0)
+        return text(
+            lang, "cost.workspace_budget_notice", budget=budget, reset=reset_label(first_of_next_month(now), lang)
+        )
+    return ""
+
+
 # --- the month ------------------------------------------------------------------------------------
 
 
@@ -174,58 +203,79 @@ def first_of_next_month(now: datetime) -> date:
 
 
 class Budget:
-    """The deployment's LLM tokens this calendar month (UTC), in Redis, and its cap."""
+    """The deployment's LLM tokens this calendar month (UTC), in Redis, and its cap; with
+    `per_workspace`, each workspace's tokens and cap besides (module doc)."""
 
-    def __init__(self, store, limit: int | None, clock: Callable[[], datetime]):
+    def __init__(self, store, limit: int | None, clock: Callable[[], datetime], per_workspace: int | None = None):
         self.store = store
         self.limit = limit
+        self.per_workspace = per_workspace
         self.clock = clock
         self._pending = 0  # tokens spent in this process and not yet added to the month's count
+        self._pending_ws: dict[str, int] = {}  # the same, per workspace scope (with per_workspace)
         self._adding: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None  # one INCRBY at a time, per loop
 
-    def key(self, now: datetime | None = None) -> str:
+    def key(self, now: datetime | None = None, scope: str = SHARED) -> str:
+        """The deployment's month, or with a `scope` that workspace's."""
         month = (now or self.clock()).astimezone(UTC).strftime("%Y-%m")
+        if scope:
+            return self.store.k("llm", "tokens", "ws", scope, month)
         return self.store.k("llm", "tokens", month)
 
     def resets_on(self) -> date:
         return first_of_next_month(self.clock())
 
-    async def spent(self) -> int:
-        return int(await self.store.get_json(self.key()) or 0)
+    async def spent(self, scope: str = SHARED) -> int:
+        return int(await self.store.get_json(self.key(scope=scope)) or 0)
 
-    async def exhausted(self) -> bool:
-        """True when a budget is set and this month's tokens reached it. A store that cannot
-        answer does not stop the analysis (the digest has other ways to say Redis is down)."""
-        if not self.limit:
-            return False
+    async def over(self, scope: str = SHARED) -> str | None:
+        """ "deployment" when the deployment's month reached its budget, else "workspace" when
+        `scope`'s did, else None. A store that cannot answer does not stop the analysis (the
+        digest has other ways to say Redis is down)."""
         try:
-            return await self.spent() >= self.limit
+            if self.limit and await self.spent() >= self.limit:
+                return "deployment"
+            if scope and self.per_workspace and await self.spent(scope) >= self.per_workspace:
+                return "workspace"
         except BotError as exc:
             log.warning("LLM budget check skipped: %s", exc)
-            return False
+        return None
+
+    async def exhausted(self) -> bool:
+        """True when a budget (the deployment's, or the current workspace's) is spent."""
+        return await self.over(ACTING_FOR.get()) is not None
 
     async def spend(self, tokens: int) -> None:
-        """Add `tokens` to the month's count; returns once they are in it (or their addition
-        failed), so a budget check after it counts them. Answers arriving while an addition is
-        under way are added together by the next one (a digest's concurrent requests: one round
-        trip for several, not one each): a caller finding nothing pending took the lock after the
-        one that took its tokens had added them."""
+        """Add `tokens` to the month's count (and to the current workspace's, when counted);
+        returns once they are in it (or their addition failed), so a budget check after it counts
+        them. Answers arriving while an addition is under way are added together by the next one
+        (a digest's concurrent requests: one round trip for several, not one each): a caller
+        finding nothing pending took the lock after the one that took its tokens had added them."""
         if tokens <= 0:
             return
         self._pending += tokens
+        scope = ACTING_FOR.get() if self.per_workspace else SHARED
+        if scope:
+            self._pending_ws[scope] = self._pending_ws.get(scope, 0) + tokens
         loop = asyncio.get_running_loop()
         if self._adding is None or self._adding[0] is not loop:
             self._adding = (loop, asyncio.Lock())
         async with self._adding[1]:
-            if not self._pending:
+            if not self._pending and not self._pending_ws:
                 return  # added by the one before, with its own
             amount, self._pending = self._pending, 0
+            scopes, self._pending_ws = self._pending_ws, {}
+            total = None
             try:
-                total = await self.store.incr(self.key(), MONTH_TTL, amount)
+                if amount:
+                    total = await self.store.incr(self.key(), MONTH_TTL, amount)
+                for each, spent in scopes.items():
+                    await self.store.incr(self.key(scope=each), MONTH_TTL, spent)
             except BotError as exc:  # the request was answered; only the month's count misses it
                 log.warning("LLM tokens not added to the month's count: %s", exc)
                 return
-        metrics.gauge("llm_tokens_month", total)
+        if total is not None:
+            metrics.gauge("llm_tokens_month", total)
 
     async def refresh_gauge(self) -> None:
         """For a /metrics scrape: the month's total as Redis has it (every process's requests)."""

@@ -16,7 +16,8 @@ attempt counters are listed before the family itself). Each family is one of:
 Decisions worth saying: the learned profiles (`taste2*`) are a cache — a day's profile is learnt
 again from the repository's history and the kept corrections in a second or two of CPU, off every
 reader's path, and a profile is a pure function of both. The month's LLM token count
-(`llm:tokens`) is kept: without it a restored deployment could spend its monthly budget twice.
+(`llm:tokens`, and each workspace's `llm:tokens:ws:*`) is kept: without it a restored deployment
+could spend its monthly budget twice.
 Published report pages (`report:{id}`) are kept: posted digests link to them by a random id that
 cannot be made again. Queued jobs are not kept: a scheduled push is queued again by the clock
 (and its ledger says whether it was delivered); a request still queued when the backup was taken
@@ -105,6 +106,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("report:signing-key", B, "signs report links: without it every posted link breaks"),
     Family("report:*:scope", B, "the workspace a report page was published for (its corrections)"),
     Family("report:*", B, "published report pages, linked from posted digests by a random id"),
+    Family("llm:tokens:ws:*", B, "a workspace's LLM tokens this month (LLM_MONTHLY_TOKEN_BUDGET_PER_WORKSPACE)"),
     Family("llm:tokens:*", B, "the month's LLM tokens (LLM_MONTHLY_TOKEN_BUDGET counts them)"),
     # --- caches: made again when missing
     Family("analysis:*", C, "commit analyses (and their single-flight claims)"),

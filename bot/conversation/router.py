@@ -25,6 +25,7 @@ from ..core.chat_platform import ChatPlatform, Conversation, Notice, Platforms
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, UsageError, to_dict
 from ..core.store import Store, StoreBusy, StoreUnavailable
+from ..core.tenants import acting_for, scope_of
 from ..i18n import localize, text
 from .commands import CommandError, help_text, looks_like_command, parse_command, usage
 from .commands.base import CommandTools, Request
@@ -119,22 +120,27 @@ class Router:
             await self.report(platform, conv, lang, exc)
 
     async def run_request(self, kind: str, conv: dict, args: dict, job_id: str | None = None) -> None:
-        """Run a request handed over by `submit` (in a worker, or here)."""
+        """Run a request handed over by `submit` (in a worker, or here). The LLM tokens it
+        spends count for its workspace's month too (bot/analysis/cost.py)."""
         token = CURRENT_JOB.set(job_id)
         try:
             c = Conversation(**conv)
-            if kind == "command":
-                await self.on_command(c, args["text"], prefix=args.get("prefix") or "/digest")
-            elif kind == "message":
-                await self.on_message(
-                    c, args["text"], mentioned=bool(args.get("mentioned")), prefix=args.get("prefix") or "/digest"
-                )
-            elif kind == "action":
-                await self.on_action(c, args["action"], args.get("value") or {}, question=args.get("question"))
-            else:
-                log.error("unknown request kind %r dropped", kind)
+            with acting_for(scope_of(c.platform, c.channel)):
+                await self._run(kind, c, args)
         finally:
             CURRENT_JOB.reset(token)
+
+    async def _run(self, kind: str, c: Conversation, args: dict) -> None:
+        if kind == "command":
+            await self.on_command(c, args["text"], prefix=args.get("prefix") or "/digest")
+        elif kind == "message":
+            await self.on_message(
+                c, args["text"], mentioned=bool(args.get("mentioned")), prefix=args.get("prefix") or "/digest"
+            )
+        elif kind == "action":
+            await self.on_action(c, args["action"], args.get("value") or {}, question=args.get("question"))
+        else:
+            log.error("unknown request kind %r dropped", kind)
 
     async def drain_local(self) -> None:
         """Wait for the requests running in this process's background (shutdown)."""

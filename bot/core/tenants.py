@@ -15,6 +15,10 @@ nor Feishu ids contain `/`, so the split is unambiguous.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 SEP = "/"
 
 
@@ -47,3 +51,19 @@ def scope_of(platform: str, channel: str) -> str:
     serves one workspace (a bare id), else `{platform}:{tenant}`."""
     tenant = tenant_of(channel)
     return f"{platform}:{tenant}" if tenant else SHARED
+
+
+# The workspace a request or an on-demand delivery is run for: the LLM tokens spent meanwhile
+# count against its monthly budget as well as the deployment's (bot/analysis/cost.py). Set where a
+# conversation's request runs (the router) and where a delivery runs; asyncio copies it into the
+# tasks started inside. SHARED (the default) is the deployment alone: scheduled builds, the CLI.
+ACTING_FOR: ContextVar[str] = ContextVar("workspace_scope", default=SHARED)
+
+
+@contextmanager
+def acting_for(scope: str) -> Iterator[None]:
+    token = ACTING_FOR.set(scope)
+    try:
+        yield
+    finally:
+        ACTING_FOR.reset(token)

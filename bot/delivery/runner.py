@@ -27,7 +27,7 @@ from ..core.chat_platform import MessageRef, Notice
 from ..core.current_job import CURRENT_JOB
 from ..core.models import BotError, RetryLater, Window, to_dict
 from ..core.store import StoreUnavailable
-from ..core.tenants import scope_of
+from ..core.tenants import SHARED, acting_for, scope_of
 from ..core.window import parse_window, week_window, zone
 from ..digest.builder import DigestBuilder
 from ..digest.rollup import areas_of, shown_entries
@@ -94,7 +94,10 @@ class Deliveries(JobRunner[DeliverySpec]):
                 # read under the lock: a runner that held it before us may have just finished
                 if job.done and await store.get_json(job.done):
                     return job.already
-                work.append(asyncio.create_task(self._deliver(spec)))
+                # An on-demand digest's fresh analyses are its workspace's tokens; a scheduled
+                # push's build is shared by every subscriber of the repository: the deployment's.
+                with acting_for(SHARED if job.done else scope_of(spec.platform, spec.channel)):
+                    work.append(asyncio.create_task(self._deliver(spec)))
                 try:
                     outcome = await work[0]
                 except asyncio.CancelledError:

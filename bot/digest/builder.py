@@ -168,11 +168,7 @@ class DigestBuilder:
                 else:
                     bullets, origin, headline_failed = await self._headline(entries, lang)
             parts = self.notice_parts(source, entries, lang, window, problems, headline_failed)
-            budget = ""
-            if meter.budget_hit:  # said once, whatever number of commits it sent offline
-                budget = cost.budget_notice(
-                    self.settings.llm_monthly_token_budget or 0, cost.first_of_next_month(self.clock()), lang
-                )
+            budget = cost.budget_said(meter, self.settings, self.clock(), lang)  # once, whatever it sent offline
             profile = profile_notice(profile_problem, lang) if profile_problem else ""
             notices = tuple(
                 n for n in (parts["source"], parts["llm"], profile, owners_problem, budget, parts["headline"]) if n
@@ -201,7 +197,8 @@ class DigestBuilder:
                 exclude_authors=by.exclude,
                 cost=spent,
             )
-            if not cacheable:
+            if not cacheable or meter.workspace_budget_hit:
+                # one workspace's spent month is not kept for the others to read
                 return to_dict(digest)
             return await self._keep(key, digest, parts)
 

@@ -68,7 +68,13 @@ class Services:
             from ..analysis.llm.client import LLM
 
             # what it learns about the endpoint outlives the process; its tokens count for the month
-            llm = LLM(settings, memory=store, budget=Budget(store, settings.llm_monthly_token_budget, clock or utcnow))
+            month = Budget(
+                store,
+                settings.llm_monthly_token_budget,
+                clock or utcnow,
+                per_workspace=settings.llm_monthly_token_budget_per_workspace,
+            )
+            llm = LLM(settings, memory=store, budget=month)
         analyzer = Analyzer(llm, prompts, settings)
         taste = None
         if settings.learn_from_release_notes:

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from settings import Settings
 
 from ...core import metrics
+from ...core.tenants import ACTING_FOR
 from ...i18n import Count, phrase
 from .. import cost
 from ..reasoning import ReasoningFilter, opened_by_template
@@ -151,20 +152,24 @@ class LLM(Endpoint):
         await self._remember()  # what the last request learnt (a stream cannot await when closed)
         async with self._slots:
             self._check_breaker()
+            await self._check_budget()  # a question over the month's budget is not sent
             started = time.monotonic()
             visible = ReasoningFilter(pre_opened=self._template_opens_reasoning)
             try:
-                response = await self._send(
-                    dict(
-                        model=self.model,
-                        messages=messages,
-                        stream=True,
-                        max_tokens=self._fit_output(messages, max_tokens),
-                    )
+                request: dict[str, Any] = dict(
+                    model=self.model,
+                    messages=messages,
+                    stream=True,
+                    max_tokens=self._fit_output(messages, max_tokens),
                 )
+                if self._counts_streams():
+                    request["stream_options"] = {"include_usage": True}
+                response = await self._send(request)
                 self._succeeded()
                 async with response:
                     async for chunk in response:
+                        if (usage := getattr(chunk, "usage", None)) is not None:
+                            await self._spent(int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
                         for choice in chunk.choices:
                             # delta.reasoning_content (vLLM, DeepSeek) is never read: not for readers
                             if choice.delta is not None and choice.delta.content:
@@ -251,9 +256,7 @@ class LLM(Endpoint):
         prompt_tokens = int(usage.get("prompt_tokens") or 0) if usage is not None else 0
         if usage is not None:
             completion_tokens = int(usage.get("completion_tokens") or 0)
-            cost.record(prompt_tokens, completion_tokens)  # /metrics and the digest being built
-            if self.budget is not None:
-                await self.budget.spend(prompt_tokens + completion_tokens)
+            await self._spent(prompt_tokens, completion_tokens)
             self._calibrate(messages, prompt_tokens)
             self._check_room(prompt_tokens)
         choices = response.get("choices") if isinstance(response, dict) else None
@@ -304,11 +307,29 @@ class LLM(Endpoint):
             await asyncio.sleep(delay)
 
     # --- the month's budget ---------------------------------------------------------------------
+    async def _spent(self, prompt_tokens: int, completion_tokens: int) -> None:
+        cost.record(prompt_tokens, completion_tokens)  # /metrics and the digest being built
+        if self.budget is not None:
+            await self.budget.spend(prompt_tokens + completion_tokens)
+
     async def _check_budget(self) -> None:
-        if self.budget is not None and await self.budget.exhausted():
-            cost.note_budget()
-            metrics.count("llm_calls", purpose="skipped", outcome="budget")
-            raise LLMError(phrase("cost.budget_error", budget=f"{self.budget.limit:,}"), kind="budget")
+        """Not sent once the deployment's month, or the month of the workspace the request is
+        made for (tenants.ACTING_FOR), reached its budget (bot/analysis/cost.py)."""
+        if self.budget is None or (over := await self.budget.over(ACTING_FOR.get())) is None:
+            return
+        workspace = over == "workspace"
+        cost.note_budget(workspace=workspace)
+        metrics.count("llm_calls", purpose="skipped", outcome="budget")
+        if workspace:
+            said = phrase("cost.workspace_budget_error", budget=f"{self.budget.per_workspace:,}")
+        else:
+            said = phrase("cost.budget_error", budget=f"{self.budget.limit:,}")
+        raise LLMError(said, kind="budget")
+
+    def _counts_streams(self) -> bool:
+        """Streamed answers report their usage only when asked (`stream_options.include_usage`),
+        which some older servers refuse: asked only when a budget is set that needs it."""
+        return self.budget is not None and bool(self.budget.limit or self.budget.per_workspace)
 
     # --- the breaker ----------------------------------------------------------------------------
     def _check_breaker(self) -> None:
