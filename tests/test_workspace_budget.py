@@ -83,9 +83,9 @@ async def test_a_workspace_over_its_budget_is_not_sent_to_the_llm_and_the_other_
     store = bot.chat.store
     counts = month(store)
     repo = str(widgets.path)
-    for team, channel in ((TEAM_A, CHAN_A), (TEAM_B, CHAN_B)):
+    for team, channel, lang in ((TEAM_A, CHAN_A, "zh"), (TEAM_B, CHAN_B, "en")):
         await bot.chat.subs.upsert(
-            Subscription("slack", f"{team}/{channel}", repo, at="09:20", tz="Asia/Shanghai", lang="en")
+            Subscription("slack", f"{team}/{channel}", repo, at="09:20", tz="Asia/Shanghai", lang=lang)
         )
     outcomes = [o for _, _, o in await bot.chat.make_clock(now=lambda: NOW).tick()]
     assert outcomes == ["delivered", "delivered"]
@@ -108,8 +108,8 @@ async def test_a_workspace_over_its_budget_is_not_sent_to_the_llm_and_the_other_
     asked = len(llm.requests)
     answer_a = await ask_in_thread(bot, teams, TEAM_A, CHAN_A, f"what does {high} break?")
     assert len(llm.requests) == asked  # no LLM request for it
-    assert "This workspace's monthly LLM token budget (50,000 tokens) is spent." in answer_a
-    assert "This month's LLM token budget" not in answer_a
+    assert "⚠️ 本工作区本月的 LLM token 预算（50,000 个 token）已用完。" in answer_a  # A reads Chinese
+    assert "本月的 LLM token 预算" not in answer_a.replace("本工作区本月", "")  # not the deployment's
     assert await counts.spent(SCOPE_A) == CAP and await counts.spent() == pushed + spent_b
 
     # B is unaffected: asked again, answered by the LLM again
