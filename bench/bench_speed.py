@@ -728,7 +728,9 @@ async def main() -> None:
         bench_startup(repo.path, tmp)
     if parts & set("ac"):
         other = GitRepo(tmp / "repo-new-day")
-        write_git(other, make_day(n, first, max(1, 86000 // n), large=args.large, sizes=sizes, content_seed=34))
+        new_day = make_day(n, first, max(1, 86000 // n), large=args.large, sizes=sizes, content_seed=34)
+        write_git(other, new_day)
+        print(f"a new day for (a)'s running bot, the same commits with other contents: {new_day.summary()}")
         await bench_cpu(repo.path, n, tmp, args.concurrency, new_day=other.path)
     if parts & set("cd"):
         bench_cli(repo.path, n, tmp, args.latency, args.concurrency, parts)
