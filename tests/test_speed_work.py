@@ -443,3 +443,90 @@ async def test_a_kept_digests_dict_is_the_generic_walks(make_services, day_repo)
     for entry in digest.entries:
         files = await services.builder.files(services.source(str(day_repo.path)), entry.commit.sha)
         assert json.dumps([to_dict(f) for f in files]) == json.dumps(_walk(list(files)))
+
+
+def test_a_prompts_estimate_made_from_its_diffs_is_the_whole_texts():
+    """A prompt's estimate is made from the diff's (which the selection estimated) and the rest's
+    when the diff is lines of its own: the same tokens as estimating the whole prompt, for every
+    text around every part — newline runs at either edge (9+ cost more than one token), a part
+    that starts or ends with a newline or in the middle of a line (then estimated whole), known
+    lines or not, the part estimated before or not."""
+    import random
+
+    from bot.diffs import tokens
+
+    rng = random.Random(33)
+    texts = _texts_to_estimate()
+    edges = ["", "\n", "\n\n", "\n" * 9, "\n" * 17, "x\n", "\n\n\nx", " ", "\t", "a", "变"]
+    checked = 0
+    for _ in range(1500):
+        part = rng.choice(texts)
+        if rng.random() < 0.5:
+            start = rng.randrange(len(part))
+            part = part[start : start + rng.randrange(1, 4000)]
+        part = rng.choice(edges) + part.strip("\n" if rng.random() < 0.7 else "") + rng.choice(edges)
+        before = rng.choice(texts)[: rng.randrange(0, 3000)] + rng.choice(edges)
+        after = rng.choice(edges) + rng.choice(texts)[: rng.randrange(0, 3000)]
+        text = before + part + after
+        tokens._estimate_memo.cache_clear()
+        if rng.random() < 0.3:
+            tokens._LINE_UNITS.clear()
+        if rng.random() < 0.7:
+            tokens.estimate_tokens(part)  # as the selection does before the prompt is estimated
+        whole = tokens._units_in_order(text.split("\n"), None)
+        assert whole is not None
+        assert tokens.estimate_with_part(text, part) == max(1, -(-whole // tokens._UNIT)), (before, part, after)
+        assert tokens.estimate_tokens(text) == max(1, -(-whole // tokens._UNIT))  # what it remembered
+        checked += 1
+    assert checked == 1500
+
+
+def test_the_analysis_prompts_estimate_looks_the_diffs_lines_up_once(monkeypatch):
+    """Over the prompts of many commits and budgets, each as the analysis fits it: the estimate
+    made from the diff's is the whole prompt's, and the prompt's text is not estimated whole
+    (its diff's lines are not looked up again)."""
+    from bot.core.prompts import Prompts
+    from bot.diffs import tokens
+    from bot.diffs.packing import select_diff
+
+    prompts = Prompts(ROOT / "prompts")
+    source = [p.read_text() for p in sorted((ROOT / "bot" / "diffs").glob("*.py"))]
+    estimated: list[str] = []
+    real = tokens._estimate
+
+    def counted(text: str) -> int:
+        estimated.append(text)
+        return real(text)
+
+    monkeypatch.setattr(tokens, "_estimate", counted)
+    parts = 0
+    for n, text in enumerate(source):
+        lines = text.splitlines()
+        files = tuple(
+            FileChange(
+                path=f"src/m{n}_{k}.py",
+                status="modified",
+                additions=len(lines) // (k + 1),
+                deletions=0,
+                patch=f"@@ -1,0 +1,{len(lines) // (k + 1)} @@\n"
+                + "\n".join(f"+{line}" for line in lines[: len(lines) // (k + 1)]),
+            )
+            for k in range(3)
+        )
+        for budget in (300, 2000, 20000):
+            for lang in ("en", "zh"):
+                tokens._estimate_memo.cache_clear()
+                selection = select_diff(files, budget)
+                variables = analyze.prompt_variables(
+                    _commit("feat: a bigger module", "Why."), files, lang=lang, pr_body=None, reverted=None,
+                    selection=selection,
+                )  # fmt: skip
+                prompt = prompts.render(analyze.JOB, lang, **variables)
+                estimated.clear()
+                got = analyze._tokens(prompt, variables["diff"])
+                whole = real(prompt.system) + real(prompt.user)
+                assert got == whole
+                if len(variables["diff"]) >= tokens._MEMO_MIN_CHARS:
+                    assert prompt.user not in estimated
+                    parts += 1
+    assert parts >= 20
