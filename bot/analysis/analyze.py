@@ -29,7 +29,7 @@ from ..core import metrics
 from ..core.models import Analysis, Commit, Coverage, FileChange, Judgement
 from ..core.prompts import Prompts, RenderedPrompt
 from ..diffs.packing import DiffSelection, rules_coverage, select_diff
-from ..diffs.tokens import estimate_tokens, estimate_with_part
+from ..diffs.tokens import estimate_tokens
 from ..i18n import LANGS, localize, phrase
 from ..i18n import text as catalogue_text
 from ..redact import record as record_redactions
@@ -394,7 +394,6 @@ class Analyzer:
         if also:
             limit = self.llm.prompt_budget(ANALYSIS_OUTPUT_TOKENS * (1 + len(also)))
         memo = {} if memo is None else memo
-        shown: dict[str, str] = {}  # the diff as the last prompt rendered shows it
         for shrink in SHRINK_STEPS:
 
             def render(selection: DiffSelection | None, shrink: tuple[int, int, float] = shrink) -> RenderedPrompt:
@@ -411,17 +410,16 @@ class Analyzer:
                     memo=memo,
                     also=also,
                 )
-                shown["diff"] = variables["diff"]
                 return self.prompts.render(JOB, lang, **variables)
 
             budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
             selection = select_diff(files, max(budget, 0), cache=memo)
             prompt = render(selection)
-            excess = _tokens(prompt, shown["diff"]) + PROMPT_MARGIN_TOKENS - limit
+            excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
             if excess > 0 and selection.tokens:  # the list of left-out files took the room: trim once
                 selection = select_diff(files, max(budget - excess, 0), cache=memo)
                 prompt = render(selection)
-            if _tokens(prompt, shown["diff"]) + PROMPT_MARGIN_TOKENS <= limit:
+            if _tokens(prompt) + PROMPT_MARGIN_TOKENS <= limit:
                 break
         return prompt, selection
 
@@ -576,11 +574,8 @@ def offline_version() -> str:
     return RULES_VERSION
 
 
-def _tokens(prompt: RenderedPrompt, diff: str = "") -> int:
-    """The prompt's estimate; with the diff it shows, made from the diff's (estimated by the
-    selection) and the rest's: the diff's lines are not looked up a second time."""
-    user = estimate_with_part(prompt.user, diff) if diff else estimate_tokens(prompt.user)
-    return estimate_tokens(prompt.system) + user
+def _tokens(prompt: RenderedPrompt) -> int:
+    return estimate_tokens(prompt.system) + estimate_tokens(prompt.user)
 
 
 def _lang(lang: str) -> str:

@@ -7,6 +7,7 @@ the standard library: what only counts tokens depends on this module, not on the
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Why this shape: BPE tokenizers (cl100k/o200k for OpenAI, Qwen2/3's, DeepSeek's) first split
@@ -85,64 +86,9 @@ _MEMO_MIN_CHARS = 256
 _MEMO_SIZE = 512
 
 
-class _Memo:
-    """The long texts' estimates (`_estimate`), at most _MEMO_SIZE (the oldest forgotten first);
-    `put` remembers one made from its parts (`estimate_with_part`)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self.found: dict[str, int] = {}
-
-    def __call__(self, text: str) -> int:
-        tokens = self.found.get(text)
-        if tokens is None:
-            tokens = _estimate(text)
-            self.put(text, tokens)
-        return tokens
-
-    def put(self, text: str, tokens: int) -> None:
-        if len(self.found) >= self.size:
-            del self.found[next(iter(self.found))]
-        self.found[text] = tokens
-
-    def cache_clear(self) -> None:
-        self.found.clear()
-        _TEXT_UNITS.clear()
-
-
-_estimate_memo = _Memo(_MEMO_SIZE)
-# the long texts' estimates in twentieths (`_estimate` keeps them): a prompt's estimate is made
-# from the diff's (`estimate_with_part`), which the selection estimated before
-_TEXT_UNITS: dict[str, int] = {}
-
-
-def estimate_with_part(text: str, part: str) -> int:
-    """`estimate_tokens(text)`, where `text` holds `part` (a prompt holding the diff the selection
-    estimated) as lines of their own: `part` starts and ends inside a line, and what precedes it
-    in `text` is empty or ends with a newline, what follows is empty or starts with one. Then no
-    line and no run of newlines spans either edge, so the text's twentieths are the sum of its
-    three parts' (`_units`: each line's share plus each newline run's), and the diff's lines are
-    not looked up again. Anything else is estimated whole; the same number either way
-    (tests/test_speed_work.py compares them)."""
-    if len(text) < _MEMO_MIN_CHARS or len(part) < _MEMO_MIN_CHARS:
-        return estimate_tokens(text)
-    known = _estimate_memo.found.get(text)
-    if known is not None:
-        return known
-    at = text.find(part)
-    if at < 0 or part[0] == "\n" or part[-1] == "\n":
-        return estimate_tokens(text)
-    before, after = text[:at], text[at + len(part) :]
-    if (before and before[-1] != "\n") or (after and after[0] != "\n"):
-        return estimate_tokens(text)
-    part_units = _TEXT_UNITS.get(part)
-    if part_units is None:
-        part_units = _units(part, None)
-        assert part_units is not None  # (no limit: never given up)
-    units = _units(before, None) + part_units + _units(after, None)  # type: ignore[operator]
-    tokens = max(1, -(-units // _UNIT))
-    _estimate_memo.put(text, tokens)
-    return tokens
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _estimate_memo(text: str) -> int:
+    return _estimate(text)
 
 
 def _estimate(text: str) -> int:
@@ -154,10 +100,6 @@ def _estimate(text: str) -> int:
     the sum is exact (0.8, 1.25, 0.6 and 1.5 tokens are whole twentieths)."""
     units = _units(text, None)
     assert units is not None  # (no limit: never given up)
-    if len(text) >= _MEMO_MIN_CHARS:
-        if len(_TEXT_UNITS) >= _MEMO_SIZE:
-            del _TEXT_UNITS[next(iter(_TEXT_UNITS))]
-        _TEXT_UNITS[text] = units
     return max(1, -(-units // _UNIT))  # even a lone space is a token
 
 
