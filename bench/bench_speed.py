@@ -17,7 +17,10 @@ redis-server is a daemon that is never reaped here: its CPU is in none of the fi
 (a) CPU of the bot around the LLM, per commit: `DigestBuilder.build` of an N-commit day in this
     process against a fake LLM that answers at once (latency 0), nothing cached. Shown for the
     process's first digest (it also pays one-time costs: lazy imports, connections) and for a
-    second one in the other language (no analysis cached), which is what a running bot sees.
+    second one in the other language (no analysis cached), which is what a running bot sees. Then
+    the same day again on a new key prefix (nothing cached; as rounds 2–3 printed it) and a new
+    day (another repository: the same commits' sizes, other contents): the same day again finds the
+    first run's memos of the text it read (line estimates, redactions), which a new day does not.
     Target ≤ 5 ms a commit. Also printed: the offline analyser's share (bot/analysis/offline, through
     the rules' hint every prompt carries), measured apart because other work changes its rules.
 (b) Start-up: `python -m bot digest --repo <generated repo> --date <a day without commits>` in a
@@ -302,14 +305,14 @@ class OfflineMeter:
             setattr(module, name, fn)
 
 
-async def bench_cpu(repo: Path, n: int, tmp: Path, concurrency: int) -> None:
+async def bench_cpu(repo: Path, n: int, tmp: Path, concurrency: int, new_day: Path | None = None) -> None:
     with LLMProcess(latency=0.0) as llm:
 
-        async def measure(services, label: str, lang: str) -> None:
+        async def measure(services, label: str, lang: str, day_repo: Path = repo) -> None:
             calls = llm.count()
             with OfflineMeter() as offline:
                 start, wall = cpu(), time.perf_counter()
-                digest = await build(services, repo, lang)
+                digest = await build(services, day_repo, lang)
                 spent, wall = cpu() - start, time.perf_counter() - wall
             made = llm.count() - calls
             origins = ",".join(sorted({e.analysis.origin for e in digest.entries}))
@@ -347,11 +350,22 @@ async def bench_cpu(repo: Path, n: int, tmp: Path, concurrency: int) -> None:
             )
         finally:
             await services.aclose()
-        # A running bot analysing a new day: the same day again in this process (imports, the SDK,
-        # connections warm), nothing cached (a key prefix of its own).
+        # A running bot analysing the day again in this process (imports, the SDK, connections
+        # warm), nothing cached (a key prefix of its own).
         services = Services.build(settings_for(tmp / "cpu", "benchcpu2:", llm.url, concurrency))
         try:
             await measure(services, "a running bot, nothing cached (same process, new key prefix)", "en")
+        finally:
+            await services.aclose()
+        if new_day is None:
+            return
+        # The same day again meets the first run's memos of what it read (each line's token
+        # estimate, redacted patches, the rules' split patches: kept by content, on purpose, for
+        # the refits of one prompt): flattered. A new day is other text: a second repository,
+        # the same commits' sizes with other contents, in this same warm process.
+        services = Services.build(settings_for(tmp / "cpu", "benchcpu3:", llm.url, concurrency))
+        try:
+            await measure(services, "a running bot, a new day (other commits, same process)", "en", new_day)
         finally:
             await services.aclose()
 
@@ -713,7 +727,11 @@ async def main() -> None:
     if "b" in parts:
         bench_startup(repo.path, tmp)
     if parts & set("ac"):
-        await bench_cpu(repo.path, n, tmp, args.concurrency)
+        other = GitRepo(tmp / "repo-new-day")
+        new_day = make_day(n, first, max(1, 86000 // n), large=args.large, sizes=sizes, content_seed=34)
+        write_git(other, new_day)
+        print(f"a new day for (a)'s running bot, the same commits with other contents: {new_day.summary()}")
+        await bench_cpu(repo.path, n, tmp, args.concurrency, new_day=other.path)
     if parts & set("cd"):
         bench_cli(repo.path, n, tmp, args.latency, args.concurrency, parts)
     if "e" in parts:

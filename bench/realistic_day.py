@@ -173,10 +173,13 @@ def make_day(
     seed: int = 33,
     sizes: list[list[FileSize]] | None = None,
     max_files: int = 400,
+    content_seed: int | None = None,
 ) -> Day:
     """N commits from `first`, `step_seconds` apart; `large` of them drawn from the sample's
     largest 2 %, at random places in the day. A commit of more than `max_files` files keeps that
-    many (the largest sampled commits touch ~1,800 files; a digest sees the first 300 anyway)."""
+    many (the largest sampled commits touch ~1,800 files; a digest sees the first 300 anyway).
+    `content_seed`: the same commits' sizes, in the same order, with other contents (another day
+    of the same shape)."""
     sizes = sizes if sizes is not None else load_sizes()
     rng = random.Random(seed)
     ranked = sorted(sizes, key=lambda c: sum(f.lines for f in c))
@@ -187,7 +190,7 @@ def make_day(
     flags = [False] * (n - large) + [True] * large
     order = list(range(n))
     rng.shuffle(order)
-    gen = _Gen(rng)
+    gen = _Gen(rng if content_seed is None else random.Random(content_seed))
     commits = []
     for slot, index in enumerate(order):
         shape = picks[index][:max_files]
