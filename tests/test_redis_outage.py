@@ -6,14 +6,20 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import re
+from datetime import UTC, date, datetime
 
 import aiohttp
 import pytest
 
+from bot.core.store import StoreUnavailable
+from bot.core.window import day_window
+from bot.delivery.post import Plan, deliver_digest
 from bot.runtime.app import App
 from bot.runtime.services import Services
 from handlers.console import ConsoleChat, ConsolePlatform
 from handlers.web import bound_port, build_app, start_server
+from tests.gitrepo import GitRepo, bulk_commits
 from tests.shared.redis_proc import RedisProcess, free_port
 
 
@@ -108,5 +114,40 @@ async def test_event_dedupe_lets_events_through_while_redis_is_down(redis_proc, 
             assert await chat.router.first_time("slack", "Ev2", 60) is True
             assert await chat.router.first_time("slack", "Ev2", 60) is True
         assert any("event dedupe skipped" in r.getMessage() for r in caplog.records)
+    finally:
+        await services.aclose()
+
+
+async def test_a_digest_built_across_a_redis_restart_shows_every_commit(redis_proc, make_settings, tmp_path):
+    """Redis going away in the middle of a build (the chaos run's restart) stops the build, to be
+    run again once Redis is back. It used to go on, each commit analysed meanwhile becoming a low
+    "could not be read: Redis is unreachable" line, and the digest was kept like that for every
+    delivery of it: a thread showed 15 of those commits and hid the rest behind "N more"."""
+    repo = GitRepo(tmp_path / "repo")
+    bulk_commits(repo, 24, datetime(2026, 1, 11, tzinfo=UTC), step_seconds=1800)  # 24 medium fixes that day
+    settings = make_settings(redis_url=f"redis://127.0.0.1:{redis_proc.port}/0", analysis_concurrency=1)
+    services = Services.build(settings)
+    source, window = services.source(str(repo.path)), day_window(date(2026, 1, 11), "UTC")
+
+    async def restart_midway(done: int, total: int) -> None:
+        if done == 3:
+            redis_proc.stop()
+        elif done == 20:  # back before the build ends, as in a restart
+            redis_proc.start()
+
+    try:
+        try:
+            await services.builder.build(source, window, "en", progress=restart_midway)
+        except StoreUnavailable:
+            pass  # the build stopped (a delivery's job runs again later: tests/test_processes.py)
+        if redis_proc.proc.poll() is not None:
+            redis_proc.start()
+        digest = await services.builder.build(source, window, "en")  # the build run again
+        out = io.StringIO()
+        platform = ConsolePlatform(out=out, report_dir=tmp_path / "reports")
+        await deliver_digest(platform, services.store, "console", Plan(digest, "low", attach_report=False))
+        shown = out.getvalue()
+        assert {int(n) for n in re.findall(r"handle edge case (\d+) ", shown)} == set(range(24)), shown
+        assert "Redis" not in shown and "storage" not in shown
     finally:
         await services.aclose()

@@ -46,7 +46,7 @@ from ..core.models import (
     digest_from_dict,
     to_dict,
 )
-from ..core.store import ANALYSIS_TTL, Store
+from ..core.store import ANALYSIS_TTL, Store, StoreUnavailable
 from ..i18n import LANGS, localize, text
 from ..levels.overlay import overlay
 from ..sources import CommitSource
@@ -512,6 +512,8 @@ class DigestBuilder:
             async with slots:
                 try:
                     files = await self.files(source, commit.sha)
+                except StoreUnavailable:
+                    raise  # not the commit's files missing: the build stops (see `_entry`)
                 except BotError:
                     return True
             return filt.keeps(touched_paths(files))
@@ -523,6 +525,8 @@ class DigestBuilder:
         """A bot commit's `name old → new` lines, for its collapsed bot line (bot/digest/noise.py)."""
         try:
             files = await self.files(source, commit.sha)  # cached: the analysis just read them
+        except StoreUnavailable:
+            raise  # see `_entry`
         except BotError:
             files = ()
         try:
@@ -538,6 +542,12 @@ class DigestBuilder:
             if is_bot(commit.author):
                 entry = replace(entry, updates=await self._updates(source, commit))
             return entry
+        except StoreUnavailable:
+            # Redis away is not the commit's source failing: a fallback made of it would be kept
+            # with the digest (and shared by every delivery of it) as a low commit saying "Redis is
+            # unreachable" — a thread missing the commits the outage fell on. The build stops; its
+            # delivery runs again once Redis is back.
+            raise
         except BotError as exc:
             reason = localize(exc, lang)  # the source's sentence, in the digest's language
             problems.append(exc)

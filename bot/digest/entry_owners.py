@@ -19,7 +19,7 @@ from dataclasses import replace
 from ..core.codeowners_file import GITLAB_LOCATIONS, LOCATIONS, CodeOwners, parse
 from ..core.links import GITLAB_LINKS
 from ..core.models import BotError, DigestEntry, FileChange
-from ..core.store import FILES_TTL, Store
+from ..core.store import FILES_TTL, Store, StoreUnavailable
 from ..i18n import Count, text
 from ..sources import CommitSource
 from .pathfilter import touched_paths
@@ -61,6 +61,8 @@ async def with_owners(
         return list(entries), ""
     try:
         owners = await read_codeowners(store, source, entries[0].commit.sha)
+    except StoreUnavailable:
+        raise  # Redis away: a digest without owners would be kept as if it had none (builder._entry)
     except BotError as exc:  # the source could not read it: the digest goes on without owners
         log.warning("%s: CODEOWNERS not read (%s)", source.name, exc)
         return list(entries), ""
@@ -70,6 +72,8 @@ async def with_owners(
     async def owned(entry: DigestEntry) -> DigestEntry:
         try:  # from the files cache the analyses filled; `files` bounds the fetches it makes
             touched = touched_paths(await files(source, entry.commit.sha))
+        except StoreUnavailable:
+            raise
         except BotError:
             return entry  # the entry says already that its files could not be read
         return replace(entry, owners=owners.owners_of_all(touched))
