@@ -210,13 +210,10 @@ class DigestBuilder:
     async def _twin(self, source: CommitSource, lang: str, key_args: tuple) -> dict | None:
         """This finished window's digest kept in another language (same filters), if any."""
         branch, window, include_merges, filt, by = key_args
-        for other in LANGS:
-            if other != lang:
-                kept = await self.store.get_json(
-                    self._digest_key(source, branch, window, other, include_merges, filt, by)
-                )
-                if kept and kept.get("entries"):
-                    return kept
+        for other in (x for x in LANGS if x != lang):
+            kept = await self.store.get_json(self._digest_key(source, branch, window, other, include_merges, filt, by))
+            if kept and kept.get("entries"):
+                return kept
         return None
 
     async def _keep(self, key: str, digest: Digest, parts: dict[str, str]) -> dict:
@@ -510,30 +507,29 @@ class DigestBuilder:
 
         async def keep(commit: Commit) -> bool:
             async with slots:
-                try:
-                    files = await self.files(source, commit.sha)
-                except StoreUnavailable:
-                    raise  # not the commit's files missing: the build stops (see `_entry`)
-                except BotError:
-                    return True
-            return filt.keeps(touched_paths(files))
+                files = await self._readable_files(source, commit)
+            return files is None or filt.keeps(touched_paths(files))
 
         kept = await asyncio.gather(*(keep(c) for c in commits))
         return [c for c, k in zip(commits, kept) if k]
 
     async def _updates(self, source, commit: Commit) -> tuple[str, ...]:
         """A bot commit's `name old → new` lines, for its collapsed bot line (bot/digest/noise.py)."""
+        files = await self._readable_files(source, commit)  # cached: the analysis just read them
         try:
-            files = await self.files(source, commit.sha)  # cached: the analysis just read them
-        except StoreUnavailable:
-            raise  # see `_entry`
-        except BotError:
-            files = ()
-        try:
-            return update_lines(commit, files)
+            return update_lines(commit, files or ())
         except Exception:  # a line of decoration must never sink the digest
             log.exception("reading the updates of %s failed", commit.short_sha)
             return ()
+
+    async def _readable_files(self, source, commit: Commit) -> tuple[FileChange, ...] | None:
+        """The commit's files; None when its source cannot read them (Redis away stops the build)."""
+        try:
+            return await self.files(source, commit.sha)
+        except StoreUnavailable:
+            raise
+        except BotError:
+            return None
 
     async def _entry(self, source, commit: Commit, lang: str, siblings, problems: list[BotError]) -> DigestEntry:
         code = "source"
@@ -542,12 +538,8 @@ class DigestBuilder:
             if is_bot(commit.author):
                 entry = replace(entry, updates=await self._updates(source, commit))
             return entry
-        except StoreUnavailable:
-            # Redis away is not the commit's source failing: a fallback made of it would be kept
-            # with the digest (and shared by every delivery of it) as a low commit saying "Redis is
-            # unreachable" — a thread missing the commits the outage fell on. The build stops; its
-            # delivery runs again once Redis is back.
-            raise
+        except StoreUnavailable:  # not the source failing: a fallback saying "Redis is unreachable" would
+            raise  # be kept and shared by every delivery; the build stops and its delivery runs again
         except BotError as exc:
             reason = localize(exc, lang)  # the source's sentence, in the digest's language
             problems.append(exc)
