@@ -33,7 +33,7 @@ from settings import Settings
 from tests.fakes.github_server import FakeFile, FakeGitHub
 
 REPO = "octo/widgets"
-PAT = "ghp_BenchPersonalTokenBench12345"
+PAT = "bench-personal-token"
 
 
 async def digest_calls(gh: FakeGitHub, source: GitHubSource) -> int:
