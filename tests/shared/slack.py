@@ -82,7 +82,13 @@ class Bot:
     services: Services
 
     async def settle(self) -> None:
+        """Every handed-off request done, and the repository profiles they started learning in the
+        background: that learning reads the history (GitHub: `GET /commits`), and a test counting
+        requests must not have it land after its count (tests/test_alerts.py)."""
         await self.chat.drain()
+        taste = self.services.builder.taste
+        if taste is not None:
+            await taste.settle()
 
     async def close(self) -> None:
         await self.sender.close()
