@@ -54,7 +54,7 @@ class ChannelPolicy:
         if default_name and repo.lower() == default_name.lower():
             return self.settings.default_repo  # a local clone named by its owner/name: stay local
         named = find(repo, self.settings)
-        if conv.platform == "console":
+        if platform_registry.is_operator(conv.platform):
             return named.spec if named is not None and not named.entry.keeps_typed else repo
         if named is not None and named.entry.remote:
             self.check_git_host(named.kind, named.where)

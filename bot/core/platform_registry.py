@@ -88,6 +88,9 @@ class PlatformEntry:
     admins_setting: str = ""
     mentions: tuple[MentionForm, ...] = ()
     any_mention: bool = False
+    # The operator's own terminal on the bot's machine: may name local paths (repositories, forks)
+    # and any git host; a chat platform's users may not.
+    operator: bool = False
 
     def build(self, settings: Settings, router: Any, *, receive: bool) -> Adapter:
         """Its adapter: the credentials checked, then its module imported (now, once) and called."""
@@ -160,6 +163,7 @@ PLATFORMS: list[PlatformEntry] = [
         "console",
         mentions=(MentionForm("name", re.compile(r"^@([A-Za-z0-9][A-Za-z0-9._-]{0,63})$"), "@{id}"),),
         any_mention=True,
+        operator=True,
     ),
 ]
 
@@ -192,6 +196,12 @@ def names() -> tuple[str, ...]:
 
 def by_name(name: str) -> PlatformEntry | None:
     return next((e for e in PLATFORMS if e.name == name), None)
+
+
+def is_operator(name: str) -> bool:
+    """Whether requests from this platform are the operator's own (the terminal)."""
+    entry = by_name(name)
+    return entry is not None and entry.operator
 
 
 def enabled(settings: Settings) -> list[PlatformEntry]:

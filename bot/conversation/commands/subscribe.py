@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ...channels.alerted import AlertLedger
+from ...core import platform_registry
 from ...core.chat_platform import Notice
 from ...core.models import ALERT_LEVELS, Importance, Subscription
 from ...core.window import WEEKDAYS, parse_window
@@ -212,9 +213,10 @@ async def _check_fork(req: Request, value: str) -> None:
     first digest does not wait for it). Chat users name GitHub forks; only the operator's own
     terminal may point at a local path, as for repositories."""
     spec = parse_fork(value, req.lang, req.tools.settings)
-    if spec.kind == "path" and req.conv.platform != "console":
+    operator = platform_registry.is_operator(req.conv.platform)
+    if spec.kind == "path" and not operator:
         raise CommandError(phrase("downstream.fork_policy"), "subscribe")
-    if req.conv.platform != "console":
+    if not operator:
         req.tools.policy.check_git_host(spec.kind, spec.where)
     try:
         await check_fork(spec, req.tools.settings, req.lang)
