@@ -343,21 +343,7 @@ Find = Callable[[str | None, str | None, bool], Awaitable[dict | None]]
 
 def bot_model(record: Mapping) -> Bot:
     """An installation record (installs.py) as slack_sdk's Bot."""
-    return Bot(
-        app_id=record.get("app_id"),
-        enterprise_id=record.get("enterprise_id"),
-        enterprise_name=record.get("enterprise_name"),
-        team_id=record.get("team_id"),
-        team_name=record.get("team_name"),
-        bot_token=record["bot_token"],
-        bot_id=record.get("bot_id") or "",
-        bot_user_id=record.get("bot_user_id") or "",
-        bot_scopes=record.get("bot_scopes") or [],
-        bot_refresh_token=record.get("bot_refresh_token"),
-        bot_token_expires_at=record.get("bot_token_expires_at"),
-        is_enterprise_install=bool(record.get("is_enterprise_install")),
-        installed_at=float(record.get("installed_at") or 0),
-    )
+    return installation_model(record).to_bot()
 
 
 def installation_model(record: Mapping) -> Installation:
@@ -369,8 +355,8 @@ def installation_model(record: Mapping) -> Installation:
         team_id=record.get("team_id"),
         team_name=record.get("team_name"),
         bot_token=record["bot_token"],
-        bot_id=record.get("bot_id"),
-        bot_user_id=record.get("bot_user_id"),
+        bot_id=record.get("bot_id") or "",
+        bot_user_id=record.get("bot_user_id") or "",
         bot_scopes=record.get("bot_scopes") or [],
         bot_refresh_token=record.get("bot_refresh_token"),
         bot_token_expires_at=record.get("bot_token_expires_at"),
