@@ -24,7 +24,7 @@ from bot.runtime.services import Services
 from handlers.slack import build_slack
 from handlers.web import bound_port, build_app, start_server
 from tests.fakes.slack_server import FakeSlack, SlackSender
-from tests.shared.slack import FAST, SECRET, shown
+from tests.shared.slack import FAST, SECRET, serve_slack, shown
 
 NOW = datetime(2026, 1, 29, 1, 30, tzinfo=UTC)  # 09:30 on the 29th in Shanghai: the 28th's push is due
 TEAM_A, TEAM_B = "TAAAA1", "TBBBB2"
@@ -62,13 +62,7 @@ async def oauth_bot(make_settings, widgets):
             default_tz="Asia/Shanghai",
         )
         values.update(overrides)
-        settings = make_settings(**values)
-        services = Services.build(settings)
-        chat = App.build(services)
-        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
-        chat.register(adapter.platform)
-        runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
-        base = f"http://127.0.0.1:{bound_port(runner)}"
+        services, chat, adapter, runner, base = await serve_slack(make_settings(**values))
         slack.redirect_uri = f"{base}/slack/oauth_redirect"  # the app's configured Redirect URL
         bot = OAuthBot(chat, adapter, base, services, runner, [])
         made.append(bot)

@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -98,6 +99,17 @@ class Bot:
         await self.services.aclose()
 
 
+async def serve_slack(settings) -> tuple[Services, App, Any, Any, str]:
+    """The bot's core and its Slack adapter for `settings`, served over HTTP on 127.0.0.1:
+    (services, app, adapter, the server's runner, its base URL)."""
+    services = Services.build(settings)
+    chat = App.build(services)
+    adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
+    chat.register(adapter.platform)
+    runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
+    return services, chat, adapter, runner, f"http://127.0.0.1:{bound_port(runner)}"
+
+
 @pytest.fixture
 async def make_bot(make_settings, slack, widgets):
     bots: list[Bot] = []
@@ -112,13 +124,8 @@ async def make_bot(make_settings, slack, widgets):
             default_tz="Asia/Shanghai",
         )
         values.update(overrides)
-        settings = make_settings(**values)
-        services = Services.build(settings)
-        chat = App.build(services)
-        adapter = build_slack(settings, chat.router, receive=True, pacing=FAST)
-        chat.register(adapter.platform)
-        runner = await start_server(build_app(services.store, adapter.http_routes()), "127.0.0.1", 0)
-        sender = SlackSender(f"http://127.0.0.1:{bound_port(runner)}/slack/events", SECRET)
+        services, chat, adapter, runner, base = await serve_slack(make_settings(**values))
+        sender = SlackSender(f"{base}/slack/events", SECRET)
         bot = Bot(chat, adapter, sender, runner, services)
         bots.append(bot)
         return bot
