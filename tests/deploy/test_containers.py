@@ -385,6 +385,7 @@ for pid in os.listdir("/proc"):
     if pid.isdigit() and int(pid) not in (1, os.getpid()):
         words = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0")
         if words[1:4] == [b"-m", b"bot", b"worker"]:
+            print("killing", pid, flush=True)
             os.kill(int(pid), signal.SIGKILL)
 """
 
@@ -459,7 +460,10 @@ def test_compose_stack_delivers_exactly_once_through_a_killed_worker_and_stops_i
             _wait(lambda: len(slack.calls_to("chat.postMessage")) >= 4, 120, "the thread to start")
             # The worker dies mid-thread (as the OOM killer would: its process, not the container,
             # is killed) and its restart policy brings it back; the job resumes where it stopped.
-            engine.podman("exec", name["worker"], "python", "-c", KILL_THE_BOT)
+            # tini (PID 1) exits with the worker, so the container may stop, and take this exec
+            # with it (137), before the script returns: what counts is that it found the worker.
+            killed = engine.podman("exec", name["worker"], "python", "-c", KILL_THE_BOT, check=False)
+            assert killed.returncode in (0, 137) and "killing" in killed.stdout, _tail(killed.stdout + killed.stderr)
             posted_before = len(slack.calls_to("chat.postMessage"))
             slack.delay("chat.postMessage", 0.0)
             assert posted_before < 13, "the thread was complete before the worker was killed"
