@@ -383,9 +383,12 @@ def _code_changes(patch: str, ext: str) -> int:
     plus: Counter[str] = Counter()
     minus: Counter[str] = Counter()
     in_doc = {"+": False, "-": False}  # inside a docstring, on each side of the diff
+    inside = docstring_starts(patch) if python and ('"""' in patch or "'''" in patch) else frozenset()
+    hunk = 0
     for sign, text in diff_lines(patch):
         if sign == "@":
-            in_doc = {"+": False, "-": False}
+            hunk += 1
+            in_doc = dict.fromkeys(in_doc, hunk in inside)
             continue
         sides = ("+", "-") if sign == " " else (sign,)
         quotes = (text.count('"""') + text.count("'''")) if python else 0
@@ -402,16 +405,63 @@ def _code_changes(patch: str, ext: str) -> int:
     return sum((plus - minus).values()) + sum((minus - plus).values())
 
 
+_TRIPLE = ('"""', "'''")
+# What may stand before a triple quote that opens a string: an assignment, a call, a return.
+_OPENS_AFTER = re.compile(r"(?:[=(,\[{:]|\breturn|\byield)\s*[rbufRBUF]{0,2}$")
+# The line before a bare triple quote that opens a docstring: a `def`/`class` header (or its
+# wrapped end), a decorator, a comment, an assignment or call left open.
+_HEADER_END = re.compile(r"(?:[:(,=\[{]|->.*:)\s*$|^\s*[#@]")
+
+
+def _opens(stripped: str, before: str | None) -> bool:
+    """Does this line, the first of a hunk with an odd number of triple quotes, open a string (or
+    close one the hunk began inside)? `before`: the hunk's nearest non-blank line above it."""
+    at = min(i for i in (stripped.find(q) for q in _TRIPLE) if i >= 0)
+    head, tail = stripped[:at], stripped[at + 3 :]
+    if head.strip(" rbufRBUF"):
+        return bool(_OPENS_AFTER.search(head))  # 'x = """…' opens; 'the last words."""' closes
+    if tail.strip():
+        return True  # '"""Summary line' opens a docstring
+    return before is None or bool(_HEADER_END.search(before))  # a bare quote: opens after a header
+
+
+@lru_cache(maxsize=64)
+def docstring_starts(patch: str) -> frozenset[int]:
+    """The hunks (numbered from 1 at each '@@' line) that begin inside a triple-quoted string: a
+    hunk of a function's body often opens in its docstring, and its closing quotes must not be
+    read as opening ones (everything after would look like a docstring and the code change be lost)."""
+    out: set[int] = set()
+    hunk, seen, before = 0, True, None
+    for sign, text in diff_lines(patch):
+        if sign == "@":
+            hunk, seen, before = hunk + 1, False, None
+            continue
+        if seen or sign == "-":
+            continue
+        stripped = text.strip()
+        if (stripped.count('"""') + stripped.count("'''")) % 2:
+            seen = True
+            if not _opens(stripped, before):
+                out.add(hunk)
+        elif stripped:
+            before = stripped
+    return frozenset(out)
+
+
 def _views(patch: str | None, ext: str) -> Iterator[list[tuple[str, int, str, str]]]:
     """Per hunk, the new file's lines as (sign, indent, code, text): context and added lines, with
     the inside of triple-quoted strings (docstrings) blanked in `code`."""
     view: list[tuple[str, int, str, str]] = []
     in_doc = False
+    python = ext in ("py", "pyi", "pyx")
+    inside = docstring_starts(patch) if patch and python and ('"""' in patch or "'''" in patch) else frozenset()
+    hunk = 0
     for sign, text in diff_lines(patch):
         if sign == "@":
             if view:
                 yield view
-            view, in_doc = [], False
+            hunk += 1
+            view, in_doc = [], hunk in inside
             continue
         if sign == "-":
             continue

@@ -1,0 +1,73 @@
+"""Issue 33 §1, round 5: the rules revised on the six labelled sets, each change kept only when the
+leave-one-repository-out figures improved (bench/cv_prior.py). Each rule is a table: the case it
+was made for, the neighbours it must leave alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.analysis.offline import analyse_offline
+from bot.analysis.offline.patch import code_changes
+from tests.offline.helpers import LOW, MEDIUM, commit, mod
+
+# --- a hunk that opens inside a docstring ------------------------------------------------------------
+
+# The hunk starts in the function's docstring: its closing quotes are not an opening, and the code
+# after them is code.
+AFTER_DOCSTRING = (
+    "@@ -480,7 +480,7 @@ def get_buffers(module, recurse=False):\n"
+    "             Whether or not to return the fully-qualified names.\n"
+    '     """\n'
+    " \n"
+    "-    found = module._buffers_set\n"
+    "+    found = set(module._buffers_set)\n"
+    "     if recurse:\n"
+)
+MODULE_DOCSTRING_END = (
+    "@@ -15,6 +15,8 @@ This module is self-contained.\n"
+    " or the runtime.\n"
+    ' """\n'
+    " \n"
+    "+from __future__ import annotations\n"
+    "+\n"
+    " import torch\n"
+)
+# A bare quote after a `def` opens its docstring: the text after it is not code.
+OPENED_DOCSTRING = (
+    "@@ -3,6 +3,6 @@ def power(x):\n"
+    " def power(x):\n"
+    '     """\n'
+    "-    Square x.\n"
+    "+    Cube x\n"
+    '     """\n'
+    "     return x ** 3\n"
+)
+PROSE_CLOSING = (
+    "@@ -20,4 +20,4 @@ def power(x):\n"
+    "     Returns:\n"
+    '-        the power."""\n'
+    '+        the cube."""\n'
+    "     return x ** 3\n"
+)
+
+
+@pytest.mark.parametrize(
+    "patch, expected",
+    [
+        (AFTER_DOCSTRING, 2),
+        (MODULE_DOCSTRING_END, 1),
+        (OPENED_DOCSTRING, 0),
+        (PROSE_CLOSING, 0),
+        ('@@ -1,3 +1,3 @@\n x = 1\n-y = """a"""\n+y = """b"""\n', 0),  # a reworded string
+    ],
+)
+def test_a_hunk_that_opens_inside_a_docstring_still_shows_its_code(patch, expected):
+    assert code_changes(mod("src/lib/utils/modeling.py", 1, 1, patch)) == expected
+
+
+@pytest.mark.parametrize("patch, expected", [(AFTER_DOCSTRING, MEDIUM), (OPENED_DOCSTRING, LOW)])
+def test_a_fix_below_a_docstring_is_a_fix_of_shipped_code(patch, expected):
+    a = analyse_offline(
+        commit("Fix get_buffers mutating the module's set"), [mod("src/lib/utils/modeling.py", 1, 1, patch)], "en"
+    )
+    assert a.importance is expected
