@@ -71,3 +71,30 @@ def test_a_fix_below_a_docstring_is_a_fix_of_shipped_code(patch, expected):
         commit("Fix get_buffers mutating the module's set"), [mod("src/lib/utils/modeling.py", 1, 1, patch)], "en"
     )
     assert a.importance is expected
+
+
+# --- a change the title names no kind for, by how much code it changes -------------------------------
+
+
+def _code_lines(n: int) -> str:
+    """A hunk of a function's body changing `n` lines of code (each a new assignment)."""
+    body = "".join(f"+    buf_{i} = grads[{i}].to(acc_dtype)\n" for i in range(n))
+    return f"@@ -10,2 +10,{n + 2} @@ def reduce(grads, acc_dtype):\n     out = []\n{body}     return out\n"
+
+
+@pytest.mark.parametrize(
+    "title, n, expected",
+    [
+        ("Consistent fp32 grads flow", 8, MEDIUM),  # no kind named: 8 lines of code that ships is a change users get
+        ("Consistent fp32 grads flow", 7, LOW),  # below it, a tweak
+        ("Fix fp32 grads flow", 1, MEDIUM),  # a fix borne out by any code change, as before
+    ],
+)
+def test_a_change_without_a_named_kind_is_medium_from_eight_lines_of_shipped_code(title, n, expected):
+    files = [mod("src/lib/runtime/reduce.py", n, 0, _code_lines(n))]
+    assert analyse_offline(commit(title), files, "en").importance is expected
+
+
+def test_lines_of_a_change_without_a_named_kind_count_only_in_shipped_source():
+    files = [mod("tests/test_reduce.py", 8, 0, _code_lines(8)), mod("src/lib/runtime/reduce.py", 2, 0, _code_lines(2))]
+    assert analyse_offline(commit("Consistent fp32 grads flow"), files, "en").importance is LOW

@@ -371,10 +371,17 @@ def code_changes(f: FileChange) -> int:
     return _code_changes(f.patch, extension(f.path)) if f.patch else 0
 
 
-def changes_shipped_code(stats: FileStats, profile: RepoProfile) -> bool:
-    """Does a patch of shipped source (outside tests, docs, CI, examples, tooling and internal
-    paths) change code (code_changes)? Never without patches. Stops at the first that does."""
-    return any(code_changes(f) for f in stats.source if not profile.is_internal(f.path))
+def changes_shipped_code(stats: FileStats, profile: RepoProfile, at_least: int = 1) -> bool:
+    """Do the patches of shipped source (outside tests, docs, CI, examples, tooling and internal
+    paths) change `at_least` lines of code (code_changes)? Never without patches. Stops as soon as
+    they do."""
+    seen = 0
+    for f in stats.source:
+        if not profile.is_internal(f.path):
+            seen += code_changes(f)
+            if seen >= at_least:
+                return True
+    return False
 
 
 @lru_cache(maxsize=64)
