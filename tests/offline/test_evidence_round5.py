@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.analysis.offline import analyse_offline
+from bot.analysis.offline import analyse_offline, parse_title
 from bot.analysis.offline.patch import code_changes
 from tests.offline.helpers import LOW, MEDIUM, commit, mod
 
@@ -98,3 +98,21 @@ def test_a_change_without_a_named_kind_is_medium_from_eight_lines_of_shipped_cod
 def test_lines_of_a_change_without_a_named_kind_count_only_in_shipped_source():
     files = [mod("tests/test_reduce.py", 8, 0, _code_lines(8)), mod("src/lib/runtime/reduce.py", 2, 0, _code_lines(2))]
     assert analyse_offline(commit("Consistent fp32 grads flow"), files, "en").importance is LOW
+
+
+# --- behaviour said unchanged for one path only ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, preserving",
+    [
+        ("There is no behavior change for the common path.", False),  # the rare path changes
+        ("There is no behavior change in the normal case.", False),
+        ("This PR keeps 4.0 behavior unchanged apart from the decode crash fix.", False),
+        ("Behavior unchanged, except that empty lists are refused.", False),
+        ("This is a pure refactor; no behavior change.", True),  # the change as a whole
+        ("No behavior change.", True),
+    ],
+)
+def test_behaviour_said_unchanged_for_one_path_is_not_a_refactor(body, preserving):
+    assert parse_title("Guard the scheduler against zero warmup steps", body).preserving is preserving
