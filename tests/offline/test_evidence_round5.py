@@ -42,6 +42,15 @@ OPENED_DOCSTRING = (
     '     """\n'
     "     return x ** 3\n"
 )
+# The hunk's first line is the closing quote: the code below it says so.
+FIRST_LINE_CLOSES = (
+    "@@ -791,6 +791,6 @@ class Tracker:\n"
+    '         """\n'
+    "         import mlflow\n"
+    " \n"
+    "-        for name, value in list(values.items()):\n"
+    "+        for name, value in values.items():\n"
+)
 PROSE_CLOSING = (
     "@@ -20,4 +20,4 @@ def power(x):\n"
     "     Returns:\n"
@@ -56,6 +65,8 @@ PROSE_CLOSING = (
     [
         (AFTER_DOCSTRING, 2),
         (MODULE_DOCSTRING_END, 1),
+        (FIRST_LINE_CLOSES, 2),
+        ("@@ -1,3 +1,3 @@\n" '    """\n' "-    Square x.\n" "+    Cube x.\n" '    """\n', 0),  # prose follows: opens
         (OPENED_DOCSTRING, 0),
         (PROSE_CLOSING, 0),
         ('@@ -1,3 +1,3 @@\n x = 1\n-y = """a"""\n+y = """b"""\n', 0),  # a reworded string

@@ -420,16 +420,36 @@ _OPENS_AFTER = re.compile(r"(?:[=(,\[{:]|\breturn|\byield)\s*[rbufRBUF]{0,2}$")
 _HEADER_END = re.compile(r"(?:[:(,=\[{]|->.*:)\s*$|^\s*[#@]")
 
 
-def _opens(stripped: str, before: str | None) -> bool:
+# A line that is code, not prose: a statement's keyword, an assignment or a call.
+_CODE_AFTER = re.compile(
+    r"(?:import|from|for|if|while|with|try|return|raise|yield|assert|del|pass|def|class|async|await)\b"
+    r"|[\w.\[\]]+\s*(?:[-+*/|&]?=[^=]|\()"
+)
+
+
+def _opens(stripped: str, before: str | None, after: str | None = None) -> bool:
     """Does this line, the first of a hunk with an odd number of triple quotes, open a string (or
-    close one the hunk began inside)? `before`: the hunk's nearest non-blank line above it."""
+    close one the hunk began inside)? `before`: the hunk's nearest non-blank line above it; `after`:
+    the next one below it (read only when nothing is above it)."""
     at = min(i for i in (stripped.find(q) for q in _TRIPLE) if i >= 0)
     head, tail = stripped[:at], stripped[at + 3 :]
     if head.strip(" rbufRBUF"):
         return bool(_OPENS_AFTER.search(head))  # 'x = """…' opens; 'the last words."""' closes
     if tail.strip():
         return True  # '"""Summary line' opens a docstring
-    return before is None or bool(_HEADER_END.search(before))  # a bare quote: opens after a header
+    if before is None:
+        return not _CODE_AFTER.match(after or "")  # the hunk's first line: closes when code follows it
+    return bool(_HEADER_END.search(before))  # a bare quote: opens after a header
+
+
+def _next_line(lines: tuple[tuple[str, str], ...], at: int) -> str | None:
+    """The next non-blank line of the new file after `at`, within its hunk."""
+    for sign, text in lines[at + 1 :]:
+        if sign == "@":
+            return None
+        if sign != "-" and text.strip():
+            return text.strip()
+    return None
 
 
 @lru_cache(maxsize=64)
@@ -438,8 +458,9 @@ def docstring_starts(patch: str) -> frozenset[int]:
     hunk of a function's body often opens in its docstring, and its closing quotes must not be
     read as opening ones (everything after would look like a docstring and the code change be lost)."""
     out: set[int] = set()
+    lines = _split(patch)
     hunk, seen, before = 0, True, None
-    for sign, text in diff_lines(patch):
+    for at, (sign, text) in enumerate(lines):
         if sign == "@":
             hunk, seen, before = hunk + 1, False, None
             continue
@@ -448,7 +469,8 @@ def docstring_starts(patch: str) -> frozenset[int]:
         stripped = text.strip()
         if (stripped.count('"""') + stripped.count("'''")) % 2:
             seen = True
-            if not _opens(stripped, before):
+            after = _next_line(lines, at) if before is None else None
+            if not _opens(stripped, before, after):
                 out.add(hunk)
         elif stripped:
             before = stripped
