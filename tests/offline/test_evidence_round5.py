@@ -66,7 +66,7 @@ PROSE_CLOSING = (
         (AFTER_DOCSTRING, 2),
         (MODULE_DOCSTRING_END, 1),
         (FIRST_LINE_CLOSES, 2),
-        ("@@ -1,3 +1,3 @@\n" '    """\n' "-    Square x.\n" "+    Cube x.\n" '    """\n', 0),  # prose follows: opens
+        ('@@ -1,3 +1,3 @@\n    """\n-    Square x.\n+    Cube x.\n    """\n', 0),  # prose follows: opens
         (OPENED_DOCSTRING, 0),
         (PROSE_CLOSING, 0),
         ('@@ -1,3 +1,3 @@\n x = 1\n-y = """a"""\n+y = """b"""\n', 0),  # a reworded string

@@ -442,38 +442,43 @@ def _opens(stripped: str, before: str | None, after: str | None = None) -> bool:
     return bool(_HEADER_END.search(before))  # a bare quote: opens after a header
 
 
-def _next_line(lines: tuple[tuple[str, str], ...], at: int) -> str | None:
-    """The next non-blank line of the new file after `at`, within its hunk."""
-    for sign, text in lines[at + 1 :]:
-        if sign == "@":
-            return None
-        if sign != "-" and text.strip():
-            return text.strip()
-    return None
+def _new_side(lines: Iterable[str]) -> Iterator[str]:
+    """The stripped, non-blank lines of the new file among raw diff lines (context and added)."""
+    return (t for t in (line[1:].strip() for line in lines if line[:1] in (" ", "+")) if t)
 
 
 @lru_cache(maxsize=64)
 def docstring_starts(patch: str) -> frozenset[int]:
     """The hunks (numbered from 1 at each '@@' line) that begin inside a triple-quoted string: a
     hunk of a function's body often opens in its docstring, and its closing quotes must not be
-    read as opening ones (everything after would look like a docstring and the code change be lost)."""
+    read as opening ones (everything after would look like a docstring and the code change be lost).
+    Read per hunk with string searches, not line by line: only the hunk's first quoted line counts."""
     out: set[int] = set()
-    lines = _split(patch)
-    hunk, seen, before = 0, True, None
-    for at, (sign, text) in enumerate(lines):
-        if sign == "@":
-            hunk, seen, before = hunk + 1, False, None
-            continue
-        if seen or sign == "-":
-            continue
-        stripped = text.strip()
-        if (stripped.count('"""') + stripped.count("'''")) % 2:
-            seen = True
-            after = _next_line(lines, at) if before is None else None
-            if not _opens(stripped, before, after):
-                out.add(hunk)
-        elif stripped:
-            before = stripped
+    quotes = [q for q in _TRIPLE if q in patch]
+    heads = [0] if patch.startswith("@@") else []
+    at = patch.find("\n@@")
+    while at >= 0:
+        heads.append(at + 1)
+        at = patch.find("\n@@", at + 3)
+    for hunk, (start, end) in enumerate(zip(heads, [*heads[1:], len(patch)], strict=True), 1):
+        at = start
+        while True:  # the first line of the new file (not a removed one) with a triple quote
+            found = [i for i in (patch.find(q, at, end) for q in quotes) if i >= 0]
+            if not found:
+                break
+            line_start = patch.rfind("\n", start, min(found)) + 1
+            line_end = patch.find("\n", min(found), end)
+            line_end = end if line_end < 0 else line_end
+            line = patch[line_start:line_end]
+            if line_start > start and line[:1] in (" ", "+"):
+                stripped = line[1:].strip()
+                if (stripped.count('"""') + stripped.count("'''")) % 2:
+                    above = next(_new_side(reversed(patch[start:line_start].split("\n")[1:])), None)
+                    below = None if above else next(_new_side(patch[line_end:end].split("\n", 4)[:4]), None)
+                    if not _opens(stripped, above, below):
+                        out.add(hunk)
+                    break
+            at = line_end
     return frozenset(out)
 
 
