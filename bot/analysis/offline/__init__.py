@@ -12,7 +12,7 @@ no I/O. It improves on the reference tool's score (see notes/anchors.md) in four
 
 The package reads a commit in stages: paths.py (what kind of file each path is — the one path
 classifier, bot/core/file_kinds.py, also used by the LLM prompt's diff order), title.py and
-message.py (the message), patch.py (each patch split once; diff scanners) and scan.py (one pass
+message.py (the message), patch.py (each patch split once; diff scanners; docstrings.py: where a hunk begins inside one) and scan.py (one pass
 over the patches: definitions, flags, tests, docs sections), observe.py (what the patches show),
 change_type.py; then evidence/ (one module per kind of evidence: facts, risks, insights; a word of
 the message is a hint the diff has to bear out), decide.py (combines them into a level, holding no
