@@ -116,7 +116,7 @@ def test_removing_a_deprecated_or_released_public_name_is_high(title, patch, exp
 
 @pytest.mark.parametrize(
     "root, expected",
-    [("src/lib/experimental/ssd", MEDIUM), ("src/lib/ssd", HIGH)],
+    [("src/lib/experimental/ssd", MEDIUM), ("src/lib/prototype/ssd", MEDIUM), ("src/lib/ssd", HIGH)],
 )
 def test_a_removal_in_experimental_code_is_never_high(root, expected):
     files = [

@@ -12,7 +12,7 @@ no I/O. It improves on the reference tool's score (see notes/anchors.md) in four
 
 The package reads a commit in stages: paths.py (what kind of file each path is — the one path
 classifier, bot/core/file_kinds.py, also used by the LLM prompt's diff order), title.py and
-message.py (the message), patch.py (each patch split once; diff scanners) and scan.py (one pass
+message.py (the message), patch.py (each patch split once; diff scanners; docstrings.py: where a hunk begins inside one) and scan.py (one pass
 over the patches: definitions, flags, tests, docs sections), observe.py (what the patches show),
 change_type.py; then evidence/ (one module per kind of evidence: facts, risks, insights; a word of
 the message is a hint the diff has to bear out), decide.py (combines them into a level, holding no
@@ -55,10 +55,11 @@ from .stats import FileStats, file_stats
 from .title import TitleInfo, parse_title
 
 # Part of the analysis cache key: bump whenever a rule or a sentence changes.
+# 3.3: a hunk opening inside a docstring shows its code; `prototype/` code is experimental; a change of no named kind is medium from 8 lines of shipped code; behaviour unchanged "for the common path" is no refactor (round 5)
 # 3.2: a field's changed default is high, deprecations and removals at the end of one, clearer errors, experimental code (round 3)
 # 3.1: a fix, feature or speed-up of shipped code is medium (a guess the profile weighs), round 2's misfires
 # 3.0: summaries from the diff, levels from evidence (words are hints), risks of the commit
-RULES_VERSION = "3.2"
+RULES_VERSION = "3.3"
 
 
 def read_context(

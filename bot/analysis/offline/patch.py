@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ...core.models import FileChange
+from .docstrings import docstring_starts
 from .paths import extension
 
 if TYPE_CHECKING:
@@ -371,10 +372,17 @@ def code_changes(f: FileChange) -> int:
     return _code_changes(f.patch, extension(f.path)) if f.patch else 0
 
 
-def changes_shipped_code(stats: FileStats, profile: RepoProfile) -> bool:
-    """Does a patch of shipped source (outside tests, docs, CI, examples, tooling and internal
-    paths) change code (code_changes)? Never without patches. Stops at the first that does."""
-    return any(code_changes(f) for f in stats.source if not profile.is_internal(f.path))
+def changes_shipped_code(stats: FileStats, profile: RepoProfile, at_least: int = 1) -> bool:
+    """Do the patches of shipped source (outside tests, docs, CI, examples, tooling and internal
+    paths) change `at_least` lines of code (code_changes)? Never without patches. Stops as soon as
+    they do."""
+    seen = 0
+    for f in stats.source:
+        if not profile.is_internal(f.path):
+            seen += code_changes(f)
+            if seen >= at_least:
+                return True
+    return False
 
 
 @lru_cache(maxsize=64)
@@ -383,9 +391,12 @@ def _code_changes(patch: str, ext: str) -> int:
     plus: Counter[str] = Counter()
     minus: Counter[str] = Counter()
     in_doc = {"+": False, "-": False}  # inside a docstring, on each side of the diff
+    inside = docstring_starts(patch) if python and ('"""' in patch or "'''" in patch) else frozenset()
+    hunk = 0
     for sign, text in diff_lines(patch):
         if sign == "@":
-            in_doc = {"+": False, "-": False}
+            hunk += 1
+            in_doc = dict.fromkeys(in_doc, hunk in inside)
             continue
         sides = ("+", "-") if sign == " " else (sign,)
         quotes = (text.count('"""') + text.count("'''")) if python else 0
@@ -407,11 +418,15 @@ def _views(patch: str | None, ext: str) -> Iterator[list[tuple[str, int, str, st
     the inside of triple-quoted strings (docstrings) blanked in `code`."""
     view: list[tuple[str, int, str, str]] = []
     in_doc = False
+    python = ext in ("py", "pyi", "pyx")
+    inside = docstring_starts(patch) if patch and python and ('"""' in patch or "'''" in patch) else frozenset()
+    hunk = 0
     for sign, text in diff_lines(patch):
         if sign == "@":
             if view:
                 yield view
-            view, in_doc = [], False
+            hunk += 1
+            view, in_doc = [], hunk in inside
             continue
         if sign == "-":
             continue

@@ -82,8 +82,9 @@ def shipped_manifest(path: str, profile: RepoProfile) -> bool:
     )
 
 
-# Directories whose code says it carries no stability promise: `trl/experimental/`, `x/unstable/`.
-EXPERIMENTAL_DIRS = frozenset({"experimental", "unstable"})
+# Directories whose code says it carries no stability promise: `trl/experimental/`, `x/unstable/`,
+# `torchao/prototype/` (PyTorch's word for the same promise).
+EXPERIMENTAL_DIRS = frozenset({"experimental", "unstable", "prototype"})
 
 
 def is_experimental(path: str, profile: RepoProfile) -> bool:

@@ -209,11 +209,14 @@ def pathology(text: str) -> bool:
     return bool(_PATHOLOGY_WORDS.search(prose(text)))
 
 
-# "Existing backend behaviour is unchanged", "no behaviour change for other models": what stays
-# the same is the old paths, beside something new — not the whole change.
-_SCOPE = r"(existing|other|current|old|legacy|previous|default|remaining)"
+# "Existing backend behaviour is unchanged", "no behaviour change for other models", "… for the
+# common path", "… unchanged apart from the fix": what stays the same is the old paths, beside
+# something new — not the whole change.
+_SCOPE = r"(existing|other|current|old|legacy|previous|default|remaining|common|normal|usual|typical)"
 _SCOPED_BEFORE = re.compile(rf"^\s*(the\s+)?{_SCOPE}\b|\b{_SCOPE}\s+(\S+\s+){{0,2}}$", re.I)
-_SCOPED_AFTER = re.compile(rf"^\s*(for|of|in|on|to)\s+(the\s+|all\s+)?{_SCOPE}\b", re.I)
+_SCOPED_AFTER = re.compile(
+    rf"^\s*((for|of|in|on|to)\s+(the\s+|all\s+)?{_SCOPE}\b|,?\s*(apart from|except|other than|besides)\b)", re.I
+)
 
 
 def preserving(text: str) -> bool:
