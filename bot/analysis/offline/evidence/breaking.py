@@ -10,11 +10,20 @@ what this change does to callers. The declaration is read in words.py (`TitleInf
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
 from ....core.models import ChangeType, Importance
 from ....i18n import Phrase, phrase
 from ..context import Context, Fact, Insight, Risk
-from ..patch import code_changes
+from ..lang import Names
+from ..patch import code_changes, diff_lines
+from ..paths import extension, is_experimental
 from ..stats import WhereNames
+
+if TYPE_CHECKING:
+    from ...repo_config import RepoProfile
+    from ..stats import FileStats
 
 # Kinds of commit whose diff cannot change what callers pass.
 _NOT_CODE = (ChangeType.TESTS, ChangeType.DOCS, ChangeType.CI_BUILD, ChangeType.DEPENDENCIES)
@@ -27,6 +36,64 @@ def interface_changed(c: Context) -> bool:
         return False
     public = [f for f in c.stats.source if not c.profile.is_internal(f.path) and c.profile.is_public(f.path)]
     return any(code_changes(f) for f in public)
+
+
+_TOP_DEF = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)")
+
+
+def _arity(expr: str) -> int:
+    """How many values `return <expr>` gives: its top-level commas plus one; 0 when the line does
+    not hold the whole expression (an open bracket continues on the next line)."""
+    expr = expr.split("#", 1)[0].strip().rstrip(",") if "#" in expr else expr.strip()
+    depth, n = 0, 1
+    for ch in expr:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            n += 1
+    if depth:
+        return 0
+    if n == 1 and expr.startswith("(") and expr.endswith(")"):
+        return _arity(expr[1:-1])  # `return (a, b)`
+    return n
+
+
+def _private_module(path: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in path.split("/"))
+
+
+def grown_returns(stats: FileStats, profile: RepoProfile) -> list[tuple[str, str, int, int]]:
+    """(path, function, values before, values after) for each public module-level Python function
+    of a public module whose returned tuple gains values (`return out, handle` → `return out,
+    handle, count`): a caller unpacking the old tuple fails. Methods (indented) are not read: a
+    framework calls `forward` for its users."""
+    out: list[tuple[str, str, int, int]] = []
+    for f in stats.source:
+        if not f.patch or "return" not in f.patch or extension(f.path) != "py" or _private_module(f.path):
+            continue
+        if profile.is_internal(f.path) or not profile.is_public(f.path) or is_experimental(f.path, profile):
+            continue
+        arities: dict[str, tuple[set[int], set[int]]] = {}
+        fn = ""
+        for sign, text in diff_lines(f.patch):
+            if sign == "@":
+                header = text.split("@@")[-1].strip() if text.count("@@") >= 2 else ""
+                m = _TOP_DEF.match(header)
+                fn = m.group(1) if m else ""
+                continue
+            if text[:1] not in (" ", "\t", "") and not text.startswith(("@", "#", ")")):
+                m = _TOP_DEF.match(text)
+                fn = m.group(1) if m else ""  # a module-level statement ends the function
+            elif sign != " " and fn and not fn.startswith("_") and text.lstrip().startswith("return "):
+                n = _arity(text.lstrip()[7:])
+                if n:
+                    arities.setdefault(fn, (set(), set()))[sign == "+"].add(n)
+        for name, (before, after) in arities.items():
+            if before and after and min(after) > max(before) >= 2:
+                out.append((f.path, name, max(before), min(after)))
+    return out
 
 
 def _said(c: Context) -> Phrase:
@@ -46,10 +113,28 @@ def facts(c: Context) -> list[Fact]:
         return [Fact(Importance.HIGH, phrase("offline.breaking.declared"), order=10)]
     if interface_changed(c):
         return [Fact(Importance.HIGH, _said(c), order=11)]
+    if c.diff.grown_returns:
+        # Callers unpack the returned tuple: `out, handle = f(x)` raises once f returns three values.
+        _, _, before, after = c.diff.grown_returns[0]
+        said = phrase("offline.breaking.returns_more", names=_grown(c), old=before, new=after)
+        return [Fact(Importance.HIGH, said, order=12)]
     return []
 
 
+def _grown(c: Context) -> Names:
+    return Names([f"{name}()" for _, name, _, _ in c.diff.grown_returns], 3)
+
+
 def risks(c: Context) -> list[Risk]:
+    if c.diff.grown_returns and not c.title.breaking and not interface_changed(c):
+        _, _, before, _ = c.diff.grown_returns[0]
+        return [
+            Risk(
+                12,
+                phrase("offline.breaking.unpacking_fails", names=_grown(c), old=before),
+                phrase("offline.breaking.update_unpacking", names=_grown(c)),
+            )
+        ]
     if c.title.breaking:
         return [Risk(10, phrase("offline.breaking.callers_fail"), phrase("offline.breaking.read_migration_notes"))]
     if interface_changed(c):
