@@ -11,14 +11,15 @@ what this change does to callers. The declaration is read in words.py (`TitleInf
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from ....core.models import ChangeType, Importance
 from ....i18n import Phrase, phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
-from ..patch import code_changes, diff_lines
-from ..paths import extension, is_experimental
+from ..patch import code_changes
+from ..paths import is_experimental
 from ..stats import WhereNames
 
 if TYPE_CHECKING:
@@ -39,6 +40,15 @@ def interface_changed(c: Context) -> bool:
 
 
 _TOP_DEF = re.compile(r"(?:async\s+)?def\s+([A-Za-z_]\w*)")
+# A removed and an added line returning a tuple: without both, no returned tuple can grow (two
+# searches of the patch, in C, spare reading the lines of every patch that merely returns something).
+_TUPLE_RETURN_REMOVED = re.compile(r"\n-[ \t]*return [^\n]*,")
+_TUPLE_RETURN_ADDED = re.compile(r"\n\+[ \t]*return [^\n]*,")
+# A line at the module's level (a hunk header naming a def counts as one): `def name` or another statement.
+_TOP_LEVEL = re.compile(
+    r"\n(?:@@[^\n]*@@ ?(?:(?:async\s+)?def\s+([A-Za-z_]\w*))?|[-+ ](?:(?:async\s+)?def\s+([A-Za-z_]\w*)|(?=[^ \t\n@#)])))"
+)
+_CHANGED_RETURN = re.compile(r"\n([-+])[ \t]+return\s([^\n]*)")
 
 
 def _arity(expr: str) -> int:
@@ -71,25 +81,25 @@ def grown_returns(stats: FileStats, profile: RepoProfile) -> list[tuple[str, str
     framework calls `forward` for its users."""
     out: list[tuple[str, str, int, int]] = []
     for f in stats.source:
-        if not f.patch or "return" not in f.patch or extension(f.path) != "py" or _private_module(f.path):
+        if not f.deletions or not f.additions or not f.path.endswith(".py") or _private_module(f.path):
+            continue
+        if not f.patch or "return" not in f.patch:
+            continue
+        if not _TUPLE_RETURN_REMOVED.search(f.patch) or not _TUPLE_RETURN_ADDED.search(f.patch):
             continue
         if profile.is_internal(f.path) or not profile.is_public(f.path) or is_experimental(f.path, profile):
             continue
+        patch = "\n" + f.patch
+        # Where each module-level statement starts (a def names its function; anything else ends
+        # one) and each changed `return` line, found by two searches of the patch, in C.
+        starts = [(m.start(), m.group(1) or m.group(2) or "") for m in _TOP_LEVEL.finditer(patch)]
+        positions = [p for p, _ in starts]
         arities: dict[str, tuple[set[int], set[int]]] = {}
-        fn = ""
-        for sign, text in diff_lines(f.patch):
-            if sign == "@":
-                header = text.split("@@")[-1].strip() if text.count("@@") >= 2 else ""
-                m = _TOP_DEF.match(header)
-                fn = m.group(1) if m else ""
-                continue
-            if text[:1] not in (" ", "\t", "") and not text.startswith(("@", "#", ")")):
-                m = _TOP_DEF.match(text)
-                fn = m.group(1) if m else ""  # a module-level statement ends the function
-            elif sign != " " and fn and not fn.startswith("_") and text.lstrip().startswith("return "):
-                n = _arity(text.lstrip()[7:])
-                if n:
-                    arities.setdefault(fn, (set(), set()))[sign == "+"].add(n)
+        for m in _CHANGED_RETURN.finditer(patch):
+            i = bisect_right(positions, m.start()) - 1
+            fn = starts[i][1] if i >= 0 else ""
+            if fn and not fn.startswith("_") and (n := _arity(m.group(2))):
+                arities.setdefault(fn, (set(), set()))[m.group(1) == "+"].add(n)
         for name, (before, after) in arities.items():
             if before and after and min(after) > max(before) >= 2:
                 out.append((f.path, name, max(before), min(after)))
