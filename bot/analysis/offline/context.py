@@ -39,6 +39,8 @@ class DiffFacts:
     gpu_kernels: tuple[str, ...] = ()
     moved_modules: tuple[tuple[str, str], ...] = ()  # (old path, new path) of importable files
     removed_surface_files: tuple[str, ...] = ()  # deleted source files on the public surface
+    grown_returns: tuple[tuple[str, str, int, int], ...] = ()  # (path, function, values before, after)
+    dropped_exports: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (top package __init__, names it exports no more)
     release_edits: tuple[str, ...] = ()  # "panic = \"abort\" in [profile.release]", "rust-version 1.95 → 1.96"
     shipped_dep_changes: tuple[str, ...] = ()  # dependencies of what ships (not dev/test groups)
     dev_only_deps: bool = False  # every dependency edit is in a dev/test/docs group or tooling
@@ -54,6 +56,7 @@ class DiffFacts:
     bounds_work: bool = False  # added code keeps a visited set, a memo, a limit or a deadline
     dep_changes: tuple[tuple[str, str, str], ...] = ()  # (name, old, new) shipped requirements re-versioned
     pins: tuple[tuple[str, str], ...] = ()  # (name, version) shipped requirements newly pinned to one version
+    forced_upgrades: tuple[tuple[str, str, str], ...] = ()  # (name, old bound, new floor): every old install below it
 
 
 @dataclass(frozen=True)

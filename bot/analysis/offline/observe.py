@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..repo_config import RepoProfile
 from .context import DiffFacts
-from .evidence import behaviour, dependencies, release, removal, security
+from .evidence import behaviour, breaking, dependencies, release, removal, security
 from .scan import scan_source
 from .stats import FileStats
 from .title import TitleInfo
@@ -32,6 +32,8 @@ def diff_facts(stats: FileStats, title: TitleInfo, profile: RepoProfile | None =
         gpu_kernels=tuple(behaviour.gpu_kernels(stats)),
         moved_modules=tuple(removal.moved_modules(stats, profile)),
         removed_surface_files=tuple(removal.removed_surface_files(stats, profile)),
+        grown_returns=tuple(breaking.grown_returns(stats, profile)),
+        dropped_exports=tuple(removal.dropped_exports(stats, profile, scan.added_defs)),
         release_edits=tuple(release.release_edits(stats, profile, title.ci_declared)),
         surface_kinds=tuple(behaviour.surface_kinds(stats, profile)),
         hunk_names=tuple(scan.hunk_names[:6]),

@@ -115,15 +115,90 @@ def _changed_names(stats: FileStats, profile: RepoProfile) -> tuple[list[str], b
     return shipped, dev_only
 
 
+# One requirement as written, anywhere on a line (a setup.py tuple holds two: the release build's
+# and the development build's): its name and its version clauses.
+_SPECIFIED = re.compile(
+    r"""(?<![\w.-])(?P<name>[A-Za-z0-9][\w.-]*)(?:\[[^\]]*\])?\s*"""
+    r"""(?P<spec>(?:(?:===?|>=|<=|~=|!=|<|>)\s*v?\d[\w.*+-]*\s*,?\s*)+)"""
+)
+_CLAUSE = re.compile(r"(===?|>=|<=|~=|!=|<|>)\s*v?(\d[\w.*+-]*)")
+
+Bounds = tuple[tuple[int, ...] | None, tuple[int, ...] | None]  # (lowest allowed, highest allowed)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", text)[:3])
+
+
+def _bounds(lines: list[str]) -> dict[str, list[Bounds]]:
+    """name → (floor, ceiling) of each requirement the lines write with versions (`>=5.9,<=5.14.1`:
+    ((5, 9), (5, 14, 1)); `==0.18.0`: both (0, 18, 0); `<2.0`: a ceiling just below 2.0, kept as
+    (2, 0) — the comparisons below treat it as excluded)."""
+    found: dict[str, list[Bounds]] = {}
+    for line in lines:
+        if "=" not in line and "<" not in line and ">" not in line:
+            continue
+        for m in _SPECIFIED.finditer(line):
+            floor = ceiling = None
+            for op, ver in _CLAUSE.findall(m.group("spec")):
+                v = _version(ver)
+                if op in ("==", "===", ">=", ">", "~="):
+                    floor = v if floor is None else max(floor, v)
+                if op in ("==", "===", "<=", "<"):
+                    ceiling = v if ceiling is None else min(ceiling, v)
+            found.setdefault(m.group("name").lower(), []).append((floor, ceiling))
+    return found
+
+
+def forced_upgrades(old: dict[str, list[Bounds]], new: dict[str, list[Bounds]]) -> list[tuple[str, str, str]]:
+    """(name, the old floor (or, without one, the old ceiling), the new floor) of each
+    shipped requirement whose new floor leaves every install of the previous requirement behind:
+    above the old ceiling in a later minor or major release (`==0.17.1` → `==0.18.0`,
+    `<=5.14.1` → `==5.15.0`), or a floor across a major version (`>=0.34` → `>=1.23`). A floor
+    raised within a major line (`>=4.5` → `==4.7`, `>=0.7,<1` → `>=0.8,<1`) leaves the newer of
+    the old installs working: that is the medium of a changed requirement."""
+    out = []
+    for name in sorted(old.keys() & new.keys()):
+        floors = [f for f, _ in new[name] if f is not None]
+        if not floors:
+            continue
+        floor = min(floors)  # the loosest new requirement (a development build's) decides
+        old_floors = [f for f, _ in old[name] if f is not None]
+        above = [c for f, c in old[name] if c is not None and floor >= c and _leaves_behind(f, c, floor)]
+        was = _dotted(max(old_floors)) if old_floors else ""
+        if above or (old_floors and floor[0] > max(old_floors)[0]):
+            out.append((name, was or _dotted(max(above)), _dotted(floor)))
+    return out
+
+
+def _leaves_behind(old_floor: tuple[int, ...] | None, ceiling: tuple[int, ...], floor: tuple[int, ...]) -> bool:
+    """The new floor is past the old ceiling by a release that breaks by convention (a new major,
+    or a new minor of a 0.x: `==0.17.1` → `==0.18.0`), or past a range of several minors the old
+    requirement supported (`>=5.9,<=5.14.1` → `==5.15.0`). A pin moved to the next minor of a 1.x
+    or later (`==2.47.0` → `==2.48.0`: a companion package released in lockstep) is not."""
+    if floor[:2] == ceiling[:2]:
+        return False
+    if is_major_bump(_dotted(ceiling), _dotted(floor)):
+        return True
+    return old_floor is not None and old_floor[:2] != ceiling[:2]
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
 def _requirement_versions(
     stats: FileStats, profile: RepoProfile
-) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+) -> tuple[dict[str, str], dict[str, str], dict[str, str], list[tuple[str, str, str]]]:
     """(old, new) versions of every shipped requirement the manifests' patches remove and add ('' for
-    one without a version, in a requirements file), and the requirements newly pinned to one
-    version (`tilelang` → `tilelang==0.1.11`, or a new one added pinned)."""
+    one without a version, in a requirements file), the requirements newly pinned to one
+    version (`tilelang` → `tilelang==0.1.11`, or a new one added pinned), and the requirements
+    whose new floor every previous install falls below (`forced_upgrades`)."""
     old_reqs: dict[str, str] = {}
     new_reqs: dict[str, str] = {}
     pins: dict[str, str] = {}
+    old_bounds: dict[str, list[Bounds]] = {}
+    new_bounds: dict[str, list[Bounds]] = {}
     for f, kind in stats.files:
         if not _declares_dependencies(f, kind) or profile.is_internal(f.path) or not is_root_manifest(f.path, profile):
             continue
@@ -139,14 +214,18 @@ def _requirement_versions(
                 new_reqs.setdefault(k, v)
             was = exact_pins(minus)
             pins.update((k, v) for k, v in exact_pins(plus).items() if k not in was)
-    return old_reqs, new_reqs, pins
+            if minus and plus:
+                for side, lines in ((old_bounds, minus), (new_bounds, plus)):
+                    for name, bounds in _bounds(lines).items():
+                        side.setdefault(name, []).extend(bounds)
+    return old_reqs, new_reqs, pins, forced_upgrades(old_bounds, new_bounds)
 
 
 def read(stats: FileStats, title: TitleInfo, profile: RepoProfile) -> dict:
     """The dependency fields of DiffFacts: major bumps, added and removed dependencies, shipped
     dependency changes and whether every change is development-only."""
     shipped, dev_deps = _changed_names(stats, profile)
-    old_reqs, new_reqs, pins = _requirement_versions(stats, profile)
+    old_reqs, new_reqs, pins, forced = _requirement_versions(stats, profile)
     bumps = [
         (n, old_reqs[n], new_reqs[n])
         for n in sorted(old_reqs.keys() & new_reqs.keys())
@@ -166,6 +245,7 @@ def read(stats: FileStats, title: TitleInfo, profile: RepoProfile) -> dict:
             if old_reqs[n] != new_reqs[n] and new_reqs[n] and n not in pins  # a pin is said as one
         ),
         pins=tuple(sorted(pins.items())),
+        forced_upgrades=tuple(forced),
         dev_only_deps=dev_deps and not shipped and not bumps,
     )
 
@@ -237,6 +317,12 @@ def facts(c: Context) -> list[Fact]:
     if supported and not c.diff.major_bumps and not c.diff.pins:
         facts.append(
             Fact(Importance.MEDIUM, phrase("offline.dependencies.supported_versions", name=supported), order=43)
+        )
+    for name, old, new in c.diff.forced_upgrades[:1]:
+        # Every install of the previous release's requirement is below the new floor: users must
+        # upgrade this dependency (and what else needs it) to take the release.
+        facts.append(
+            Fact(Importance.HIGH, phrase("offline.dependencies.forces_upgrade", name=name, old=old, new=new), order=42)
         )
     for name, old, new in c.diff.major_bumps[:1]:
         span = f"{old} → {new}" if old else f"→ v{new}"

@@ -161,6 +161,78 @@ def _experimental_only(c: Context) -> bool:
     return bool(gone) and sum(f.deletions for f in touched if is_experimental(f.path, c.profile)) >= 0.9 * gone
 
 
+def documented_removals(c: Context) -> list[str]:
+    """The removed public definitions that the docs or examples deleted in this commit spelled:
+    API users were shown how to call (a modifier a recipe names, a function a guide imports), not
+    a helper nobody was told of."""
+    api = set(c.diff.removed_api)
+    if not api:
+        return []
+    named: set[str] = set()
+    for f in c.stats.of(FileKind.DOCS):
+        if f.deletions and f.patch:
+            for sign, text in diff_lines(f.patch):
+                if sign == "-" and api & set(_WORD.findall(text)):
+                    named |= api & set(_WORD.findall(text))
+    return sorted(named)
+
+
+# Directories holding a project's packages rather than being one (`src/torchao`, `python/sglang`).
+_LAYOUT_DIRS = frozenset({"src", "python", "lib", "py"})
+_IMPORTED = re.compile(r"^\s*from\s+\S+\s+import\b|^\s*import\s")
+_LISTED = re.compile(r"""^\s*["']?([A-Za-z]\w*)["']?\s*,?\s*(?:#.*)?$""")
+
+
+def _top_package(path: str) -> bool:
+    """A package's root `__init__.py` or one of its first-level subpackages' (`torchao/__init__.py`,
+    `torchao/quantization/__init__.py`): the import paths users type. Deeper packages group
+    implementation (`flashinfer/cute_dsl/sparse/`) and private ones (`_internal/`) promise nothing."""
+    dirs = path.split("/")[:-1]
+    while dirs and dirs[0] in _LAYOUT_DIRS:
+        dirs = dirs[1:]
+    return 1 <= len(dirs) <= 2 and not any(d.startswith("_") for d in dirs)
+
+
+def dropped_exports(stats: FileStats, profile: RepoProfile, added_defs: set[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """(package `__init__.py`, names) for each top package (`_top_package`) whose imports or
+    `__all__` lose public names that no line of it still spells (an alias kept, a name moved
+    within the file) and no package entry re-exports: `from torchao.quantization import
+    int_scaled_matmul` fails after the commit."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for f in stats.source:
+        if not f.deletions or not f.patch or f.path.rsplit("/", 1)[-1] != "__init__.py" or not _top_package(f.path):
+            continue
+        if not profile.is_public(f.path) or is_experimental(f.path, profile):
+            continue
+        gone: list[str] = []
+        kept: set[str] = set()
+        listing = False  # inside an import's parentheses or `__all__`
+        for sign, text in diff_lines(f.patch):
+            if sign == "@":
+                listing = False
+                continue
+            code = text.split("#", 1)[0]
+            if sign != "-":
+                kept.update(_WORD.findall(code))
+            if _IMPORTED.match(code) or "__all__" in code:
+                listing = "(" in code or "[" in code
+                if sign == "-" and "import" in code:
+                    gone += _WORD.findall(code.rsplit("import", 1)[1])
+            elif listing:
+                if sign == "-" and (m := _LISTED.match(code)):
+                    gone.append(m.group(1))
+                if ")" in code or "]" in code:
+                    listing = False
+        names = tuple(
+            n
+            for n in dict.fromkeys(gone)
+            if not n.startswith("_") and n not in kept and n not in added_defs and n != "as"
+        )
+        if names:
+            out.append((f.path, names))
+    return out
+
+
 def _pairs(c: Context) -> Names:
     return Names([f"{old} → {new}" for old, new in c.diff.renamed_api])
 
@@ -186,6 +258,14 @@ def facts(c: Context) -> list[Fact]:
         high = len(api) >= 5 or _ends_deprecation(c)
         level = Importance.HIGH if high and not experimental else Importance.MEDIUM
         facts.append(Fact(level, phrase("offline.removal.callers_must_migrate", names=Names(api)), order=31))
+    documented = documented_removals(c) if not experimental else []
+    if documented:
+        # The docs and examples that showed users this API go with it: users were told to use it.
+        facts.append(Fact(Importance.HIGH, phrase("offline.removal.documented_api", names=Names(documented)), order=29))
+    if c.diff.dropped_exports and not experimental:
+        where, names = c.diff.dropped_exports[0]
+        said = phrase("offline.removal.drops_exports", names=Names(list(names)), where=where)
+        facts.append(Fact(Importance.HIGH, said, order=29))
     if c.diff.renamed_api:
         # A rename breaks callers as a removal does, but names what to call instead: never high on its own.
         facts.append(Fact(Importance.MEDIUM, phrase("offline.removal.renames_api", pairs=_pairs(c)), order=31))
