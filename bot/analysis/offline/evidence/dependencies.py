@@ -10,7 +10,7 @@ from ....core.models import ChangeType, Commit, FileChange, Importance
 from ....i18n import phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
-from ..patch import change_blocks, exact_pins, lockfile_updates, manifest_blocks, requirements
+from ..patch import change_blocks, diff_lines, exact_pins, lockfile_updates, manifest_blocks, requirements
 from ..paths import DEV_MANIFEST, FileKind, extension, is_root_manifest, shipped_manifest
 
 if TYPE_CHECKING:
@@ -284,6 +284,58 @@ def _dep_subject(subject: str) -> str:
     return m.group("name") if m else ""
 
 
+# --- install extras ------------------------------------------------------------------------------
+
+# The Python manifests that declare a package's extras (`pip install pkg[extra]`), and where they
+# do: setup.py's `EXTRAS_REQUIRE = {` / `extras_require=`, `[project.optional-dependencies]`,
+# setup.cfg's `[options.extras_require]`.
+_EXTRAS_MANIFESTS = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
+_EXTRAS_MARK = re.compile(r"extras_require|extras|optional-dependencies", re.I)
+_SETUP_EXTRA = re.compile(r"""^\s*["']([A-Za-z0-9][\w.-]*)["']\s*:\s*[\["']""")  # "neuronx": [...]
+_TOML_EXTRA = re.compile(r"""^\s*([A-Za-z0-9][\w.-]*)\s*=\s*[\["']""")  # neuronx = [...]
+_TOML_TABLE = re.compile(r"^\s*\[[^\]]+\]\s*$")
+_SETUP_STATEMENT = re.compile(r"^(?:\w[^=]*=|\w+\()")  # an unindented assignment or call: a new scope
+# Extras of the project's own work (dev, test, docs, lint, "quality"), and `all` (a union of the rest).
+_DEV_EXTRA = re.compile(r"(dev|test|lint|doc|typing|bench|mypy|format|quality|style|example|fuzz|^ci$|^all$)", re.I)
+
+
+def extras(c: Context) -> tuple[list[str], bool]:
+    """(the install extras a shipped Python manifest drops, whether any extra's contents change).
+    An extra is what `pip install pkg[extra]` pulls: dropped, that install stops pulling it (or
+    fails); changed, users of the extra get other packages. Extras of the project's own work
+    (dev, test, docs) do not count."""
+    removed: list[str] = []
+    changed = False
+    for f, _ in c.stats.files:
+        name = f.path.rsplit("/", 1)[-1]
+        if name not in _EXTRAS_MANIFESTS or not f.patch or not _EXTRAS_MARK.search(f.patch):
+            continue
+        if not shipped_manifest(f.path, c.profile):
+            continue
+        setup = name == "setup.py"
+        entry, scope = (_SETUP_EXTRA, _SETUP_STATEMENT) if setup else (_TOML_EXTRA, _TOML_TABLE)
+        minus: set[str] = set()
+        plus: set[str] = set()
+        inside, extra = False, ""
+        for sign, text in diff_lines(f.patch):
+            if sign == "@" or scope.match(text):
+                inside = bool(_EXTRAS_MARK.search(text))  # the hunk header, or a statement or table opening
+                extra = ""
+                continue
+            m = entry.match(text) if inside else None
+            if m:
+                extra = m.group(1)  # the extra the lines below belong to (an entry seen as context too)
+            if sign not in "+-" or not inside or _DEV_EXTRA.search(extra):
+                continue
+            stripped = text.strip()
+            if stripped and not stripped.startswith("#"):
+                changed = True
+            if m:
+                (minus if sign == "-" else plus).add(extra)
+        removed += sorted(minus - plus)
+    return removed, changed or bool(removed)
+
+
 # --- conclusions ---------------------------------------------------------------------------------
 
 
@@ -313,6 +365,14 @@ def supported_dependency(c: Context) -> str:
 
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
+    dropped, extras_changed = extras(c)
+    if dropped:
+        # `pip install pkg[extra]` stops pulling what it pulled (pip warns and installs without it).
+        facts.append(
+            Fact(Importance.HIGH, phrase("offline.dependencies.drops_extras", names=Names(dropped, 3)), order=42)
+        )
+    elif extras_changed:
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.changes_extras"), order=43))
     supported = supported_dependency(c)
     if supported and not c.diff.major_bumps and not c.diff.pins:
         facts.append(
