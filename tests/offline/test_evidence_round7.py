@@ -56,3 +56,38 @@ def test_install_extras_dropped_are_high_and_changed_medium(path, patch, level):
     assert a.importance is level, a.importance_reason
     if level is HIGH:
         assert "neuronx" in a.importance_reason
+
+
+# --- a minimum version the code checks at run time -------------------------------------------------
+
+CLI = (
+    "@@ -36,7 +36,7 @@ from lightning.pytorch.utilities import rank_zero_warn\n"
+    '-_JSONARGPARSE_SIGNATURES_AVAILABLE = RequirementCache("jsonargparse[signatures]>=4.27.7")\n'
+    '+_JSONARGPARSE_SIGNATURES_AVAILABLE = RequirementCache("jsonargparse[jsonnet,signatures]>=4.39")\n'
+)
+TORCH_MIN = (
+    "@@ -20,3 +20,3 @@ from packaging import version\n"
+    '-TORCH_MINIMUM_VERSION = version.parse("1.11.0")\n'
+    '+TORCH_MINIMUM_VERSION = version.parse("2.1.0")\n'
+)
+LOWERED = (
+    "@@ -20,3 +20,3 @@ from packaging import version\n"
+    '-TORCH_MINIMUM_VERSION = version.parse("2.1.0")\n'
+    '+TORCH_MINIMUM_VERSION = version.parse("1.11.0")\n'
+)
+
+
+@pytest.mark.parametrize(
+    "path, patch, high",
+    [
+        ("src/lightning/pytorch/cli.py", CLI, True),
+        ("optimum/utils/import_utils.py", TORCH_MIN, True),
+        ("optimum/utils/import_utils.py", LOWERED, False),  # older installs now accepted: nobody is refused
+        ("tests/test_cli.py", CLI, False),  # a test's requirement checks nothing users run
+    ],
+)
+def test_a_minimum_version_checked_at_run_time_raised_is_high(path, patch, high):
+    a = analyse_offline(commit("Require a newer version"), [mod(path, 1, 1, patch)], "en")
+    assert (a.importance is HIGH) is high, a.importance_reason
+    if high:
+        assert "checks at run time" in a.importance_reason

@@ -336,6 +336,35 @@ def extras(c: Context) -> tuple[list[str], bool]:
     return removed, changed or bool(removed)
 
 
+# --- minimums checked at run time ------------------------------------------------------------------
+
+# A requirement the code checks when it runs (`RequirementCache("jsonargparse[signatures]>=4.39")`)
+# or a minimum it compares against (`TORCH_MINIMUM_VERSION = version.parse("2.1.0")`).
+_CHECKED_REQUIREMENT = re.compile(r"""["']([A-Za-z][\w.-]*)(?:\[[^\]]*\])?\s*>=\s*v?(\d+(?:\.\d+)*)[^"'\n]*["']""")
+_MINIMUM_CONSTANT = re.compile(
+    r"""\b([A-Z][A-Z0-9_]*MIN\w*VERSION\w*|[A-Z][A-Z0-9_]*VERSION\w*MIN\w*)\s*=[^\n]*?["']v?(\d+(?:\.\d+)*)"""
+)
+
+
+def raised_runtime_minimums(c: Context) -> list[tuple[str, str, str]]:
+    """(what, old, new) for each minimum version the shipped code checks at run time that a
+    changed line raises: installs that met the old minimum now fail the check (the manifest may
+    not say so)."""
+    out: list[tuple[str, str, str]] = []
+    for f in c.stats.source:
+        if c.profile.is_internal(f.path) or ">=" not in (f.patch or "") and "MIN" not in (f.patch or ""):
+            continue
+        for minus, plus in change_blocks(f.patch):
+            old: dict[str, str] = {}
+            new: dict[str, str] = {}
+            for side, lines in ((old, minus), (new, plus)):
+                for ln in lines:
+                    for m in (*_CHECKED_REQUIREMENT.finditer(ln), *_MINIMUM_CONSTANT.finditer(ln)):
+                        side[m.group(1)] = m.group(2)
+            out += [(k, old[k], new[k]) for k in sorted(old.keys() & new.keys()) if _version(new[k]) > _version(old[k])]
+    return out
+
+
 # --- conclusions ---------------------------------------------------------------------------------
 
 
@@ -373,6 +402,14 @@ def facts(c: Context) -> list[Fact]:
         )
     elif extras_changed:
         facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.changes_extras"), order=43))
+    for name, old, new in raised_runtime_minimums(c)[:1]:
+        facts.append(
+            Fact(
+                Importance.HIGH,
+                phrase("offline.dependencies.raises_checked_minimum", name=name, old=old, new=new),
+                order=42,
+            )
+        )
     supported = supported_dependency(c)
     if supported and not c.diff.major_bumps and not c.diff.pins:
         facts.append(
