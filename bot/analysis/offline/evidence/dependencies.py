@@ -358,7 +358,9 @@ def raised_runtime_minimums(c: Context) -> list[tuple[str, str, str]]:
         patch = f.patch or ""
         # A quoted floor or a MIN…VERSION name somewhere in the patch (a search and substring tests,
         # in C) spares splitting every patch that compares with `>=`.
-        if not (_QUOTED_FLOOR.search(patch) or "MIN" in patch and "VERSION" in patch) or c.profile.is_internal(f.path):
+        if not (_QUOTED_FLOOR.search(patch) or ("MIN" in patch and "VERSION" in patch)) or c.profile.is_internal(
+            f.path
+        ):
             continue
         for minus, plus in change_blocks(f.patch):
             old: dict[str, str] = {}
