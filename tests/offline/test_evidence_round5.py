@@ -96,7 +96,11 @@ def _code_lines(n: int) -> str:
 @pytest.mark.parametrize(
     "title, n, expected",
     [
-        ("Consistent fp32 grads flow", 6, MEDIUM),  # no kind named: 6 lines of code that ships is a change users get (round 7)
+        (
+            "Consistent fp32 grads flow",
+            6,
+            MEDIUM,
+        ),  # no kind named: 6 lines of code that ships is a change users get (round 7)
         ("Consistent fp32 grads flow", 5, LOW),  # below it, a tweak
         ("Fix fp32 grads flow", 1, MEDIUM),  # a fix borne out by any code change, as before
     ],

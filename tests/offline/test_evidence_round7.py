@@ -31,7 +31,7 @@ MOVED = (
     '     "openvino": "optimum-intel[openvino]>=1.23.0",\n'
     '+    "ipex": "optimum-intel[ipex]>=1.23.0",\n'
 )
-DEV = "@@ -40,4 +40,3 @@ EXTRAS_REQUIRE = {\n" '     "quality": ["ruff"],\n' '-    "dev": ["pytest", "black"],\n'
+DEV = '@@ -40,4 +40,3 @@ EXTRAS_REQUIRE = {\n     "quality": ["ruff"],\n-    "dev": ["pytest", "black"],\n'
 PYPROJECT = (
     "@@ -30,6 +30,4 @@ dependencies = [\n"
     " [project.optional-dependencies]\n"
