@@ -10,7 +10,7 @@ from ....core.models import ChangeType, Commit, FileChange, Importance
 from ....i18n import phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
-from ..patch import change_blocks, exact_pins, lockfile_updates, manifest_blocks, requirements
+from ..patch import change_blocks, diff_lines, exact_pins, lockfile_updates, manifest_blocks, requirements
 from ..paths import DEV_MANIFEST, FileKind, extension, is_root_manifest, shipped_manifest
 
 if TYPE_CHECKING:
@@ -284,6 +284,95 @@ def _dep_subject(subject: str) -> str:
     return m.group("name") if m else ""
 
 
+# --- install extras ------------------------------------------------------------------------------
+
+# The Python manifests that declare a package's extras (`pip install pkg[extra]`), and where they
+# do: setup.py's `EXTRAS_REQUIRE = {` / `extras_require=`, `[project.optional-dependencies]`,
+# setup.cfg's `[options.extras_require]`.
+_EXTRAS_MANIFESTS = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
+_EXTRAS_MARK = re.compile(r"extras_require|extras|optional-dependencies", re.I)
+_SETUP_EXTRA = re.compile(r"""^\s*["']([A-Za-z0-9][\w.-]*)["']\s*:\s*[\["']""")  # "neuronx": [...]
+_TOML_EXTRA = re.compile(r"""^\s*([A-Za-z0-9][\w.-]*)\s*=\s*[\["']""")  # neuronx = [...]
+_TOML_TABLE = re.compile(r"^\s*\[[^\]]+\]\s*$")
+_SETUP_STATEMENT = re.compile(r"^(?:\w[^=]*=|\w+\()")  # an unindented assignment or call: a new scope
+# Extras of the project's own work (dev, test, docs, lint, "quality"), and `all` (a union of the rest).
+_DEV_EXTRA = re.compile(r"(dev|test|lint|doc|typing|bench|mypy|format|quality|style|example|fuzz|^ci$|^all$)", re.I)
+
+
+def extras(c: Context) -> tuple[list[str], bool]:
+    """(the install extras a shipped Python manifest drops, whether any extra's contents change).
+    An extra is what `pip install pkg[extra]` pulls: dropped, that install stops pulling it (or
+    fails); changed, users of the extra get other packages. Extras of the project's own work
+    (dev, test, docs) do not count."""
+    removed: list[str] = []
+    changed = False
+    for f, _ in c.stats.files:
+        name = f.path.rsplit("/", 1)[-1]
+        if name not in _EXTRAS_MANIFESTS or not f.patch or not _EXTRAS_MARK.search(f.patch):
+            continue
+        if not shipped_manifest(f.path, c.profile):
+            continue
+        setup = name == "setup.py"
+        entry, scope = (_SETUP_EXTRA, _SETUP_STATEMENT) if setup else (_TOML_EXTRA, _TOML_TABLE)
+        minus: set[str] = set()
+        plus: set[str] = set()
+        inside, extra = False, ""
+        for sign, text in diff_lines(f.patch):
+            if sign == "@" or scope.match(text):
+                inside = bool(_EXTRAS_MARK.search(text))  # the hunk header, or a statement or table opening
+                extra = ""
+                continue
+            m = entry.match(text) if inside else None
+            if m:
+                extra = m.group(1)  # the extra the lines below belong to (an entry seen as context too)
+            if sign not in "+-" or not inside or _DEV_EXTRA.search(extra):
+                continue
+            stripped = text.strip()
+            if stripped and not stripped.startswith("#"):
+                changed = True
+            if m:
+                (minus if sign == "-" else plus).add(extra)
+        removed += sorted(minus - plus)
+    return removed, changed or bool(removed)
+
+
+# --- minimums checked at run time ------------------------------------------------------------------
+
+# A requirement the code checks when it runs (`RequirementCache("jsonargparse[signatures]>=4.39")`)
+# or a minimum it compares against (`TORCH_MINIMUM_VERSION = version.parse("2.1.0")`).
+_CHECKED_REQUIREMENT = re.compile(r"""["']([A-Za-z][\w.-]*)(?:\[[^\]]*\])?\s*>=\s*v?(\d+(?:\.\d+)*)[^"'\n]*["']""")
+_MINIMUM_CONSTANT = re.compile(
+    r"""\b([A-Z][A-Z0-9_]*MIN\w*VERSION\w*|[A-Z][A-Z0-9_]*VERSION\w*MIN\w*)\s*=[^\n]*?["']v?(\d+(?:\.\d+)*)"""
+)
+
+# A version floor closing a quoted requirement (`>=4.39"`): a search that starts at a literal `>=`.
+_QUOTED_FLOOR = re.compile(r""">=\s*v?\d[\w.]*["']""")
+
+
+def raised_runtime_minimums(c: Context) -> list[tuple[str, str, str]]:
+    """(what, old, new) for each minimum version the shipped code checks at run time that a
+    changed line raises: installs that met the old minimum now fail the check (the manifest may
+    not say so)."""
+    out: list[tuple[str, str, str]] = []
+    for f in c.stats.source:
+        patch = f.patch or ""
+        # A quoted floor or a MIN…VERSION name somewhere in the patch (a search and substring tests,
+        # in C) spares splitting every patch that compares with `>=`.
+        if not (_QUOTED_FLOOR.search(patch) or ("MIN" in patch and "VERSION" in patch)) or c.profile.is_internal(
+            f.path
+        ):
+            continue
+        for minus, plus in change_blocks(f.patch):
+            old: dict[str, str] = {}
+            new: dict[str, str] = {}
+            for side, lines in ((old, minus), (new, plus)):
+                for ln in lines:
+                    for m in (*_CHECKED_REQUIREMENT.finditer(ln), *_MINIMUM_CONSTANT.finditer(ln)):
+                        side[m.group(1)] = m.group(2)
+            out += [(k, old[k], new[k]) for k in sorted(old.keys() & new.keys()) if _version(new[k]) > _version(old[k])]
+    return out
+
+
 # --- conclusions ---------------------------------------------------------------------------------
 
 
@@ -313,6 +402,22 @@ def supported_dependency(c: Context) -> str:
 
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
+    dropped, extras_changed = extras(c)
+    if dropped:
+        # `pip install pkg[extra]` stops pulling what it pulled (pip warns and installs without it).
+        facts.append(
+            Fact(Importance.HIGH, phrase("offline.dependencies.drops_extras", names=Names(dropped, 3)), order=42)
+        )
+    elif extras_changed:
+        facts.append(Fact(Importance.MEDIUM, phrase("offline.dependencies.changes_extras"), order=43))
+    for name, old, new in raised_runtime_minimums(c)[:1]:
+        facts.append(
+            Fact(
+                Importance.HIGH,
+                phrase("offline.dependencies.raises_checked_minimum", name=name, old=old, new=new),
+                order=42,
+            )
+        )
     supported = supported_dependency(c)
     if supported and not c.diff.major_bumps and not c.diff.pins:
         facts.append(

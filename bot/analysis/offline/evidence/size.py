@@ -45,8 +45,10 @@ _CODE_TYPES = (
 SHIPPED_CHANGE_TYPES = (ChangeType.BUGFIX, ChangeType.FEATURE, ChangeType.PERFORMANCE)
 # A change the title names no kind for ("Consistent fp32 grads flow", "Force blksize=128 on …") is
 # one too when it changes this many lines of code in shipped source: below it, a tweak. Chosen by
-# leave-one-repository-out over the labelled sets (round 5: 8 in 11 folds of 12, 3 in the other).
-UNNAMED_CHANGE_CODE_LINES = 8
+# leave-one-repository-out over the labelled sets (round 5: 8 in 11 folds of 12, 3 in the other;
+# round 7, with the sixth blind set: 6 in every fold of 17 — lmdeploy, ao and Lightning gain, ruff's
+# labeller, who calls small changes low, loses 0.014 κ3).
+UNNAMED_CHANGE_CODE_LINES = 6
 
 
 def _has_tests(c: Context) -> bool:
