@@ -91,3 +91,36 @@ def test_a_minimum_version_checked_at_run_time_raised_is_high(path, patch, high)
     assert (a.importance is HIGH) is high, a.importance_reason
     if high:
         assert "checks at run time" in a.importance_reason
+
+
+# --- a server that is not a language server ------------------------------------------------------
+
+MODEL_SERVER = (
+    "@@ -410,7 +410,8 @@ class FlashCausalLM(Model):\n"
+    "         if batch.prefilling:\n"
+    "-            position_ids = batch.position_ids\n"
+    "+            position_ids = batch.position_ids.clone()\n"
+    "+            position_ids += batch.cache_lengths\n"
+    "         return self.model.forward(input_ids, position_ids)\n"
+)
+HOVER = (
+    "@@ -20,7 +20,8 @@ pub(crate) fn hover(\n"
+    "     let range = snapshot.range();\n"
+    "-    let contents = render(range);\n"
+    "+    let contents = render(range, snapshot.encoding());\n"
+    "+    lsp_types::Hover { contents, range: None }\n"
+)
+
+
+@pytest.mark.parametrize(
+    "path, patch, editors",
+    [
+        # TGI's model server: its users are clients of an HTTP API, not editors
+        ("server/text_generation_server/models/flash_causal_lm.py", MODEL_SERVER, False),
+        ("crates/ruff_server/src/server/api/requests/hover.rs", HOVER, True),  # a language server's hover
+    ],
+)
+def test_only_a_language_server_is_said_to_reach_editors(path, patch, editors):
+    a = analyse_offline(commit("Fix position ids"), [mod(path, 2, 1, patch)], "en")
+    said = " ".join((a.impact, *a.risks))
+    assert ("editor" in said) is editors, said

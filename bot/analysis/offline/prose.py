@@ -3,12 +3,11 @@ summary, what the diff does by name, is said.py's.)"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ...i18n import Phrase, phrase, text
 from .context import Context
-from .evidence.behaviour import SERVER_TOKENS
+from .evidence.behaviour import language_server_paths
 from .lang import Names
 from .paths import FileKind
 from .title import TAG_TYPES, norm_tag
@@ -66,11 +65,7 @@ def audiences(c: Context) -> list[Phrase]:
         comp = _component(f.path).lstrip("_")
         if comp and comp not in comps:
             comps.append(comp)
-    server = any(
-        set(re.split(r"[/.]", f.path.lower())) & SERVER_TOKENS
-        or re.search(r"(^|[/_-])(server|lsp)([/_.-]|$)", f.path.lower())
-        for f in c.stats.source
-    )
+    server = bool(language_server_paths(c))
     if server:
         who = tags[0] if tags else (comps[0] if comps else "")
         if who:

@@ -58,7 +58,15 @@ _TOOLCHAIN_PIN = re.compile(
 )
 SMALL_REVERT = 20  # source lines: backing out less than this is a small correction
 _GPU_EXT = frozenset({"cu", "cuh", "hip", "metal", "cl", "ptx", "triton", "wgsl"})
-SERVER_TOKENS = frozenset({"server", "lsp", "language_server", "languageserver"})
+_LSP_NAME = re.compile(r"(^|[/_-])(lsp|language_?server|languageserver)([/_.-]|$)", re.I)
+_SERVER_NAME = re.compile(r"(^|[/_-])server([/_.-]|$)")
+# A directory called "server" is a language server only when its patch speaks the protocol: a
+# model server (text_generation_server/) or a web backend is not, and editors are not its users.
+_LSP_WORDS = re.compile(
+    r"\blsp|language.?server|text_?document|inlay|hover|code.?action|completion_?item|did_?(open|change|save)"
+    r"|publish_?diagnostic|workspace.?folder",
+    re.I,
+)
 _PARSER_TOKENS = frozenset({"parser", "lexer", "grammar", "tokenizer", "parse"})
 _OUTPUT_TOKENS = frozenset(
     {
@@ -154,6 +162,20 @@ def surface_kinds(stats: FileStats, profile: RepoProfile) -> list[str]:
         if surface and surface not in kinds:
             kinds.append(surface)
     return kinds
+
+
+def language_server_paths(c: Context) -> list[str]:
+    """Shipped source paths of a language server: named one (lsp/, language_server/), or a
+    `server` whose patch or path uses the protocol's words."""
+    return [
+        f.path
+        for f in c.stats.source
+        if not c.profile.is_internal(f.path)
+        and (
+            _LSP_NAME.search(f.path)
+            or (_SERVER_NAME.search(f.path.lower()) and _LSP_WORDS.search(f"{f.path}\n{f.patch or ''}"))
+        )
+    ]
 
 
 def _paths_with(c: Context, tokens: frozenset) -> list[str]:
@@ -330,7 +352,7 @@ def risks(c: Context) -> list[Risk]:
     parser = _paths_with(c, _PARSER_TOKENS)
     if parser and c.ctype in (ChangeType.BUGFIX, ChangeType.FEATURE, ChangeType.OTHER, ChangeType.PERFORMANCE):
         add(47, "parser_changes", "compare_parse_results", paths=Names(parser, 2))
-    server = _paths_with(c, SERVER_TOKENS)
+    server = language_server_paths(c)
     if server and c.ctype not in (ChangeType.REFACTOR, ChangeType.TESTS, ChangeType.DOCS):
         add(48, "language_server_changes", "try_in_editors", paths=Names(server, 2))
     output = _paths_with(c, _OUTPUT_TOKENS)
