@@ -255,7 +255,7 @@ def removed_config_fields(c: Context) -> list[str]:
     for f in c.stats.source:
         patch = f.patch or ""
         # one search of the patch for such a hunk header before its lines are read
-        if "@@ class " not in patch or not f.deletions or extension(f.path) != "py" or not _CONFIG_CLASS.search(patch):
+        if not f.deletions or extension(f.path) != "py" or "@@ class " not in patch or not _CONFIG_CLASS.search(patch):
             continue
         if c.profile.is_internal(f.path) or not c.profile.is_public(f.path) or is_experimental(f.path, c.profile):
             continue
