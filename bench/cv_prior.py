@@ -54,6 +54,7 @@ LABEL_SETS = [
     DATA / "importance_labels_blind4.jsonl",
     DATA / "importance_labels_blind5.jsonl",
     DATA / "importance_labels_blind6.jsonl",
+    DATA / "importance_labels_blind7.jsonl",
 ]
 C = 0.3  # L2 strength, fixed before the first cross-validated run (a few hundred commits, many words)
 

@@ -18,6 +18,7 @@ from ..patch import (
     change_blocks,
     changes_shipped_code,
     code_changes,
+    diff_lines,
     field_defaults,
     getter_defaults,
     manages_memory,
@@ -261,6 +262,42 @@ def _public_default(c: Context) -> bool:
     return not any(value and value in re.split(r"[/.]", p) for p in moved)
 
 
+# A refusal comparing with a limit (`x > max_image_fetch_size`), and a command-line flag declaring
+# that limit with a default (clap's `#[clap(default_value = …, long)]`, argparse's `add_argument`).
+_LIMIT_COMPARED = re.compile(r">=?\s*(?:self\.|args\.|config\.)?(\w*(?:max|limit)\w*)", re.I)
+_FLAG_DECL = ("clap(", "arg(", "add_argument(")
+
+
+def new_limit_flags(c: Context) -> list[str]:
+    """Limits the commit adds as command-line flags with a default and refuses input beyond: a
+    request larger than the default, accepted before, is refused now (round 8)."""
+    names = {m.group(1) for _, _, check in c.diff.refusal_checks for m in _LIMIT_COMPARED.finditer(check)} - {""}
+    if not names:
+        return []
+    out: list[str] = []
+    for f, kind in c.stats.files:
+        patch = f.patch or ""
+        # substring tests before any line is read: most patches declare no flag
+        if kind is not FileKind.SOURCE or "default" not in patch or not any(d in patch for d in _FLAG_DECL):
+            continue
+        here = [n for n in names if n in patch]
+        if not here or c.profile.is_internal(f.path):
+            continue
+        added = [line for sign, line in diff_lines(f.patch) if sign == "+"]
+        for name in here:
+            declared = re.compile(rf"\b{name}\b\s*:|[\"']--?{name.replace('_', '[-_]')}[\"']")
+            for i, line in enumerate(added):
+                near = added[max(0, i - 2) : i + 3]
+                if (
+                    declared.search(line)
+                    and any("default" in x for x in near)
+                    and any(d in x and ("long" in x or "add_argument(" in x) for x in near for d in _FLAG_DECL)
+                ):
+                    out.append(name)
+                    break
+    return list(dict.fromkeys(out))
+
+
 def facts(c: Context) -> list[Fact]:
     facts: list[Fact] = []
     t, d = c.title, c.diff
@@ -289,6 +326,9 @@ def facts(c: Context) -> list[Fact]:
         and patches_unknown(c.stats, c.profile)  # with the patches at hand, a changed default shows in them
     ):
         facts.append(Fact(Importance.MEDIUM, phrase("offline.behaviour.title_says_default_changes"), order=41))
+    limits = new_limit_flags(c) if d.refusal_checks and c.ctype not in (ChangeType.TESTS, ChangeType.DOCS) else []
+    if limits:
+        facts.append(Fact(Importance.HIGH, phrase("offline.behaviour.adds_limit", names=Names(limits, 2)), order=41))
     if d.added_flags:
         flags = d.added_flags
         form = "one" if len(flags) == 1 else "other"

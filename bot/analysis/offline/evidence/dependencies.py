@@ -11,7 +11,7 @@ from ....i18n import phrase
 from ..context import Context, Fact, Insight, Risk
 from ..lang import Names
 from ..patch import change_blocks, diff_lines, exact_pins, lockfile_updates, manifest_blocks, requirements
-from ..paths import DEV_MANIFEST, FileKind, extension, is_root_manifest, shipped_manifest
+from ..paths import DEV_MANIFEST, FileKind, extension, is_experimental, is_root_manifest, shipped_manifest
 
 if TYPE_CHECKING:
     from ...repo_config import RepoProfile
@@ -373,6 +373,33 @@ def raised_runtime_minimums(c: Context) -> list[tuple[str, str, str]]:
     return out
 
 
+# A new assertion that an installed version meets a minimum: `assert is_causal_conv1d_min_version(…)`,
+# `assert torch_version >= …`. An `if … : raise` is left out: it often guards an optional path.
+_ASSERTED_MINIMUM = re.compile(
+    r"^\+\s*assert\s+(?:not\s+)?([\w.]*min_version\w*)\s*\(|^\+\s*assert\s+([\w.]*version\w*)\s*>", re.M
+)
+
+
+def asserted_minimums(c: Context) -> list[str]:
+    """What shipped, non-experimental source newly asserts meets a minimum version at run time:
+    installs below it, which worked before, now stop with an AssertionError (round 8)."""
+    if c.ctype in (ChangeType.TESTS, ChangeType.DOCS):
+        return []
+    out: list[str] = []
+    for f in c.stats.source:
+        patch = f.patch or ""
+        if not f.additions or extension(f.path) != "py":
+            continue  # Python's `assert` statement
+        if ("min_version" not in patch and "version >" not in patch) or "assert" not in patch:
+            continue  # substring tests first: a regex over every patch would cost more than the rest
+        if c.profile.is_internal(f.path):
+            continue
+        found = [m.group(1) or m.group(2) for m in _ASSERTED_MINIMUM.finditer(patch)]
+        if found and not is_experimental(f.path, c.profile):
+            out += found
+    return list(dict.fromkeys(out))
+
+
 # --- conclusions ---------------------------------------------------------------------------------
 
 
@@ -417,6 +444,11 @@ def facts(c: Context) -> list[Fact]:
                 phrase("offline.dependencies.raises_checked_minimum", name=name, old=old, new=new),
                 order=42,
             )
+        )
+    asserted = [] if raised_runtime_minimums(c) else asserted_minimums(c)
+    if asserted:
+        facts.append(
+            Fact(Importance.HIGH, phrase("offline.dependencies.asserts_minimum", names=Names(asserted, 2)), order=42)
         )
     supported = supported_dependency(c)
     if supported and not c.diff.major_bumps and not c.diff.pins:

@@ -233,6 +233,48 @@ def dropped_exports(stats: FileStats, profile: RepoProfile, added_defs: set[str]
     return out
 
 
+# A hunk inside a configuration class (the header git prints names it) and a field it deletes: one
+# annotated name at class level, not a parameter line of a signature (those end with a comma).
+_CONFIG_CLASS = re.compile(
+    r"^@@[^@\n]*@@\s*class\s+\w*(Config|Configuration|Args|Arguments|Settings|Options|Params|Parameters)\b", re.M
+)
+_CONFIG_NAME = re.compile(r"(Config|Configuration|Args|Arguments|Settings|Options|Params|Parameters)$")
+_CLASS_FIELD = re.compile(r"^    ([a-z]\w*)\s*:\s*[^=\n]+?(=.*)?$")
+
+
+def removed_config_fields(c: Context) -> list[str]:
+    """Fields deleted from a public configuration class (`OptimizerConfig.soap_precondition_frequency`)
+    in shipped Python source, named nowhere in what the commit adds: a config, YAML or script that
+    sets such a field fails to load after the commit (round 8)."""
+    if c.ctype in (ChangeType.TESTS, ChangeType.DOCS):
+        return []
+    names = c.diff.hunk_names  # the first six the headers name: a config class among them, or more to read
+    if len(names) < 6 and not any(_CONFIG_NAME.search(n) for n in names):
+        return []
+    gone: list[str] = []
+    for f in c.stats.source:
+        patch = f.patch or ""
+        # one search of the patch for such a hunk header before its lines are read
+        if not f.deletions or extension(f.path) != "py" or "@@ class " not in patch or not _CONFIG_CLASS.search(patch):
+            continue
+        if c.profile.is_internal(f.path) or not c.profile.is_public(f.path) or is_experimental(f.path, c.profile):
+            continue
+        inside = False
+        for sign, text in diff_lines(patch):
+            if sign == "@":
+                inside = bool(_CONFIG_CLASS.match(text))
+            elif inside and text[:1] and not text[:1].isspace():
+                inside = False  # a statement at module level: the class has ended
+            elif inside and sign == "-" and not text.rstrip().endswith(",") and (m := _CLASS_FIELD.match(text)):
+                gone.append(m.group(1))
+    if not gone:
+        return []
+    added = {
+        w for f in c.stats.files for sign, text in diff_lines(f[0].patch) if sign == "+" for w in _WORD.findall(text)
+    }
+    return [n for n in dict.fromkeys(gone) if n not in added]
+
+
 def _pairs(c: Context) -> Names:
     return Names([f"{old} → {new}" for old, new in c.diff.renamed_api])
 
@@ -266,6 +308,11 @@ def facts(c: Context) -> list[Fact]:
         where, names = c.diff.dropped_exports[0]
         said = phrase("offline.removal.drops_exports", names=Names(list(names)), where=where)
         facts.append(Fact(Importance.HIGH, said, order=29))
+    fields = removed_config_fields(c)
+    if fields:
+        facts.append(
+            Fact(Importance.HIGH, phrase("offline.removal.removes_config_fields", names=Names(fields)), order=31)
+        )
     if c.diff.renamed_api:
         # A rename breaks callers as a removal does, but names what to call instead: never high on its own.
         facts.append(Fact(Importance.MEDIUM, phrase("offline.removal.renames_api", pairs=_pairs(c)), order=31))
