@@ -443,3 +443,71 @@ async def test_a_kept_digests_dict_is_the_generic_walks(make_services, day_repo)
     for entry in digest.entries:
         files = await services.builder.files(services.source(str(day_repo.path)), entry.commit.sha)
         assert json.dumps([to_dict(f) for f in files]) == json.dumps(_walk(list(files)))
+
+
+# --- issue 33 §6, round 5: a commit's work bounded by what its prompt can show ---------------------
+
+
+def test_the_counted_lower_bound_is_never_above_the_estimate():
+    """`tokens_at_least` (a few counts, no scan) never says more than the estimate does, so a file
+    it rules out is one the estimate would have ruled out: the selection is the same."""
+    import random
+
+    from bot.diffs import tokens
+
+    texts = _texts_to_estimate()
+    texts += ["", " ", "\t", "\t" * 17, "a", "abcdef", "ABCDEFGH", "x" * 6000, " " * 300, "\r\n" * 9, "\x01\x7f"]
+    texts += ["é" * 40, "中" * 40, "😀" * 9, "+" * 33, "1234567890" * 7, "aB3dE5gH7jK9mN1pQ3sT5vW7yZ" * 4]
+    rng = random.Random(33)
+    alphabet = "aZ09 \t\n\n+-_/=()[]é中😀\r\x00"
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 400))) for _ in range(400)]
+    for text in texts:
+        estimate = tokens.estimate_tokens(text)
+        assert tokens.tokens_at_least(text) <= estimate, (text[:40], estimate)
+        for allowance in {0, 1, estimate - 1, estimate, estimate + 1}:
+            if allowance >= 0 and tokens.surely_over(text, allowance):
+                assert estimate > allowance, (text[:40], allowance)
+    # and it is not a weak bound on code: at least a third of the estimate of a diff of this repository
+    diff = "\n".join("+" + line for line in (ROOT / "bot" / "diffs" / "packing.py").read_text().splitlines())
+    assert tokens.tokens_at_least(diff) * 3 >= tokens.estimate_tokens(diff)
+
+
+def test_a_large_commit_is_read_about_as_far_as_its_prompt_shows(monkeypatch):
+    """A 60-file commit of 400 lines a file against a budget that shows a few of them: the lines
+    the estimate scans are about those shown (and the room's edge), not every file up to the room
+    left; the selection is the same as when everything is scanned."""
+    from bot.diffs import packing, tokens
+
+    def commit(salt: str) -> list[FileChange]:
+        return [
+            FileChange(
+                f"src/mod{i}.py",
+                "modified",
+                400,
+                0,
+                "@@ -1,0 +1,400 @@\n"
+                + "\n".join(
+                    f"+    result_{salt}{i}_{j} = compute_{j}(value_{i}, options)  # {salt}" for j in range(400)
+                ),
+            )
+            for i in range(60)
+        ]
+
+    tokens._LINE_UNITS.clear()
+    scanned: list[str] = []
+    real = tokens._line_units
+
+    def counted(line: str) -> int:
+        scanned.append(line)
+        return real(line)
+
+    monkeypatch.setattr(tokens, "_line_units", counted)
+    selection = packing.select_diff(commit("a"), 6000)
+    shown = selection.text.count("\n") + 1
+    assert 0 < shown < 1000
+    assert len(scanned) <= 2 * shown, (len(scanned), shown)  # was ~20 lines of every file left out (~3,000)
+    # the same selection as with the bound switched off
+    monkeypatch.setattr(tokens, "tokens_at_least", lambda text, chars=None: 0)
+    monkeypatch.setattr(packing, "tokens_at_least", lambda text, chars=None: 0)
+    monkeypatch.setattr(packing, "surely_over", lambda text, allowance: False)
+    assert packing.select_diff(commit("a"), 6000) == selection

@@ -223,9 +223,74 @@ def estimate_tokens_split(text: str) -> tuple[float, float]:
 
 
 def surely_over(text: str, allowance: int) -> bool:
-    """True when text is certainly estimated above `allowance`, without estimating it: every
-    character but a lone space costs at least 1/65 token (64-space runs are the cheapest)."""
-    return len(text) > 66 * (max(allowance, 0) + 1)
+    """True when text is certainly estimated above `allowance`, without estimating it (a few
+    counts in C instead of a scan in Python, of about as much text as the allowance could hold:
+    a large file the prompt has no room for is not read).
+
+    Every character but a lone space costs at least 1/65 token (64-space runs are the cheapest);
+    and (`tokens_at_least`) a digit a whole token, punctuation 1/2 (a pair), any other character
+    but a space, a tab or a newline 1/6 (a letter piece holds 6 letters at most; a control
+    character, a random run's character and one beyond ASCII cost more), a tab 1/8, and a newline
+    that follows a non-empty line a whole token."""
+    allowance = max(allowance, 0)
+    if len(text) > 66 * (allowance + 1):
+        return True
+    if len(text) <= allowance:  # (each character counts at most 1 in the bound below)
+        return False
+    return tokens_at_least(text, room_for(allowance)) > allowance
+
+
+def room_for(allowance: int) -> int:
+    """How many characters tokens_at_least needs to look at to find a text over `allowance` (code
+    counts about one token of the bound in four to six characters)."""
+    return _CHARS_LOOKED_AT * (max(allowance, 0) + 1)
+
+
+_CHARS_LOOKED_AT = 8
+
+
+def tokens_at_least(text: str, chars: int | None = None) -> int:
+    """A lower bound of `estimate_tokens(text)` from counts alone (see surely_over): each ASCII
+    character's class counted in C (the text as bytes, each byte mapped to its class), beyond
+    ASCII nothing counted. With `chars`, of the text's first `chars` characters only, less one
+    (a run of newlines cut in two counts twice in the parts): a bound of the whole text still,
+    since a text's estimate is never below its beginning's."""
+    cut = chars is not None and len(text) > chars
+    ascii_bytes = (text[:chars] if cut else text).encode("ascii", "ignore")
+    classes = ascii_bytes.translate(_CLASS_OF_BYTE)
+    # the frequent classes counted by what deleting them leaves (counting a frequent byte is slow)
+    no_letters = classes.translate(None, b"l")
+    rest = no_letters.translate(None, b"p ")
+    letters, pairs = len(classes) - len(no_letters), len(no_letters) - len(no_letters.translate(None, b"p"))
+    digits, tabs, newlines = rest.count(b"d"), rest.count(b"t"), rest.count(b"n")
+    # without an empty line, each newline is a run of its own (one token); else at least one a run of 8
+    # (a newline, a character beyond ASCII, a newline: counted as an empty line, the smaller bound)
+    runs = newlines if b"nn" not in classes else -(-newlines // 8)
+    # a digit 1, punctuation 1/2, a letter or a control character 1/6, a tab 1/8: in 24ths, up
+    bound = -(-(24 * digits + 12 * pairs + 4 * letters + 3 * tabs) // 24) + runs
+    return bound - 1 if cut else bound
+
+
+def _byte_classes() -> bytes:
+    """A byte → its class for tokens_at_least: d (a digit), p (punctuation), l (a letter or a
+    control character), t (a tab), n (a newline), and a space for a space."""
+    table = bytearray(b" " * 256)
+    for byte in range(128):
+        char = chr(byte)
+        if char.isdigit():
+            table[byte] = ord("d")
+        elif re.fullmatch(r"[!-/:-@\[-`{-~]", char):
+            table[byte] = ord("p")
+        elif char == "\t":
+            table[byte] = ord("t")
+        elif char == "\n":
+            table[byte] = ord("n")
+        elif char != " ":
+            table[byte] = ord("l")
+    return bytes(table)
+
+
+_CLASS_OF_BYTE = _byte_classes()
 
 
 def _count_chars(run: re.Pattern[str], text: str) -> int:
