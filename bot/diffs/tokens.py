@@ -228,10 +228,11 @@ def surely_over(text: str, allowance: int) -> bool:
     a large file the prompt has no room for is not read).
 
     Every character but a lone space costs at least 1/65 token (64-space runs are the cheapest);
-    and (`tokens_at_least`) a digit a whole token, punctuation 1/2 (a pair), any other character
-    but a space, a tab or a newline 1/6 (a letter piece holds 6 letters at most; a control
-    character, a random run's character and one beyond ASCII cost more), a tab 1/8, and a newline
-    that follows a non-empty line a whole token."""
+    and (`tokens_at_least`) a digit or a control character a whole token, punctuation 1/2 (a
+    pair), letters at least 1/5 of the small ones and 1/6 of them all (a letter piece holds 5
+    small letters, one capital and 5 small ones, or 4 capitals; a random run's character costs
+    0.8), a tab 1/8, and a newline that follows a non-empty line a whole token; beyond ASCII,
+    nothing (every such character costs 0.6 and more)."""
     allowance = max(allowance, 0)
     if len(text) > 66 * (allowance + 1):
         return True
@@ -259,34 +260,40 @@ def tokens_at_least(text: str, chars: int | None = None) -> int:
     ascii_bytes = (text[:chars] if cut else text).encode("ascii", "ignore")
     classes = ascii_bytes.translate(_CLASS_OF_BYTE)
     # the frequent classes counted by what deleting them leaves (counting a frequent byte is slow)
-    no_letters = classes.translate(None, b"l")
-    rest = no_letters.translate(None, b"p ")
-    letters, pairs = len(classes) - len(no_letters), len(no_letters) - len(no_letters.translate(None, b"p"))
-    digits, tabs, newlines = rest.count(b"d"), rest.count(b"t"), rest.count(b"n")
+    no_lower = classes.translate(None, b"l")
+    rest = no_lower.translate(None, b"p ")
+    lower, pairs = len(classes) - len(no_lower), len(no_lower) - len(no_lower.translate(None, b"p"))
+    ones, upper, tabs, newlines = (rest.count(c) for c in (b"1", b"u", b"t", b"n"))
     # without an empty line, each newline is a run of its own (one token); else at least one a run of 8
     # (a newline, a character beyond ASCII, a newline: counted as an empty line, the smaller bound)
     runs = newlines if b"nn" not in classes else -(-newlines // 8)
-    # a digit 1, punctuation 1/2, a letter or a control character 1/6, a tab 1/8: in 24ths, up
-    bound = -(-(24 * digits + 12 * pairs + 4 * letters + 3 * tabs) // 24) + runs
+    # a letter piece holds at most 5 small letters, or a capital and 5 small letters, or 4 capitals:
+    # the letters cost at least a fifth of the small ones, and at least a sixth of them all
+    letters = max(24 * lower, 20 * (lower + upper))  # in 120ths
+    # a digit or a control character 1, punctuation 1/2, a tab 1/8: in 120ths, rounded up
+    bound = -(-(120 * ones + 60 * pairs + letters + 15 * tabs) // 120) + runs
     return bound - 1 if cut else bound
 
 
 def _byte_classes() -> bytes:
-    """A byte → its class for tokens_at_least: d (a digit), p (punctuation), l (a letter or a
-    control character), t (a tab), n (a newline), and a space for a space."""
+    """A byte → its class for tokens_at_least: 1 (a digit or a control character: a token each),
+    p (punctuation), l (a small letter), u (a capital), t (a tab), n (a newline), and a space
+    for a space."""
     table = bytearray(b" " * 256)
     for byte in range(128):
         char = chr(byte)
-        if char.isdigit():
-            table[byte] = ord("d")
+        if "a" <= char <= "z":
+            table[byte] = ord("l")
+        elif "A" <= char <= "Z":
+            table[byte] = ord("u")
         elif re.fullmatch(r"[!-/:-@\[-`{-~]", char):
             table[byte] = ord("p")
         elif char == "\t":
             table[byte] = ord("t")
         elif char == "\n":
             table[byte] = ord("n")
-        elif char != " ":
-            table[byte] = ord("l")
+        elif char != " ":  # a digit, \r \f \v, a control character
+            table[byte] = ord("1")
     return bytes(table)
 
 
