@@ -511,3 +511,33 @@ def test_a_large_commit_is_read_about_as_far_as_its_prompt_shows(monkeypatch):
     monkeypatch.setattr(packing, "tokens_at_least", lambda text, chars=None: 0)
     monkeypatch.setattr(packing, "surely_over", lambda text, allowance: False)
     assert packing.select_diff(commit("a"), 6000) == selection
+
+
+async def test_the_first_commits_files_are_read_without_waiting_for_the_whole_days(tmp_path):
+    """A day's diffs are read in batches that double (16, 32, … commits), each starting at the
+    commit asked for: the first analyses start once their own commits are read, not the whole
+    day's; the files are the same as read one by one, and no commit is read twice."""
+    repo = GitRepo(tmp_path / "many")
+    bulk_commits(repo, 60, datetime(2026, 1, 20, 1, 0, tzinfo=UTC), step_seconds=60, files=7)
+    source = LocalGitSource(str(repo.path))
+    commits = [await source.get_commit(sha) for sha in repo.git("rev-list", "HEAD").split()]
+    alone = {c.sha: await source._get_files_alone(c.sha) for c in commits}
+    read: list[int] = []
+    real = source._run_input
+
+    def counted(stdin: str) -> str:
+        read.append(len(stdin.splitlines()))
+        return real(stdin)
+
+    source._run_input = counted  # type: ignore[method-assign]
+    source.expect_files(commits)
+    assert await source.get_files(commits[0].sha) == alone[commits[0].sha]
+    assert read == [16]  # was the day's 60 at once
+    for c in commits[1:16]:
+        assert await source.get_files(c.sha) == alone[c.sha]
+    assert read == [16]
+    assert await source.get_files(commits[40].sha) == alone[commits[40].sha]  # from the commit asked for on
+    assert read == [16, 32]
+    got = {c.sha: await source.get_files(c.sha) for c in commits[16:40] + commits[41:]}
+    assert got == {c.sha: alone[c.sha] for c in commits[16:40] + commits[41:]}
+    assert sum(read) == 60  # each read once

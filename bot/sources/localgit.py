@@ -43,6 +43,10 @@ _LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ae{_US}%ct{_US}%B{_US}"
 _SINCE_MARGIN = timedelta(days=7)
 _MAX_PATCH_BYTES = 1_000_000  # like GitHub: a patch larger than this is "too large to show"
 _BATCH = 500  # commits read by one `git diff-tree --stdin` (a bigger day: a few calls)
+# The first batch of an expectation reads the commit asked for and the next ones, this many in
+# all; each batch after it twice as many (up to _BATCH): the first analyses start once their own
+# commits are read, not the whole day's (0.7 s of git and splitting for a busy day).
+_FIRST_BATCH = 16
 _EXPECTED_MAX = 5_000  # commits expected at once at most (the rest are read one by one)
 _REMOTE = re.compile(r"(?:git@|ssh://git@|https?://(?:[^@/]+@)?)([^/:]+)[:/]([^/]+)/([^/]+?)(?:\.git)?/?$")
 
@@ -61,6 +65,8 @@ class LocalGitSource:
         self._expected: dict[str, str] = {}
         self._read: dict[str, tuple[FileChange, ...]] = {}
         self._reading: set[str] = set()  # what the batch under way reads
+        self._batch_size = _FIRST_BATCH  # the next batch's, for the latest expectation
+        self._fresh = False  # an expectation none of whose commits was read yet
         self._batch_lock = asyncio.Lock()
 
     # --- plumbing ---------------------------------------------------------------------------------
@@ -303,26 +309,34 @@ class LocalGitSource:
         # leaves nothing behind for the next batch to read in vain (another digest building at
         # the same time reads the rest of its files one by one: slower, the same files).
         self._expected = {c.sha: c.parents[0] if c.parents else "" for c in commits[:_EXPECTED_MAX]}
+        self._batch_size, self._fresh = _FIRST_BATCH, True
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
         if sha in self._expected or sha in self._reading:  # reading: wait for the batch under way
             async with self._batch_lock:
                 if sha in self._expected:  # not read by the batch another call just ran
-                    await self._read_expected()
+                    await self._read_expected(sha)
         if sha in self._read:
             return self._read.pop(sha)
         return await self._get_files_alone(sha)
 
-    async def _read_expected(self) -> None:
-        """Every expected commit's files, _BATCH commits per `git diff-tree --stdin`: each input
-        line is `sha first-parent` (a merge compares with its first parent, as alone) or `sha`
-        (a root, with --root). The output repeats each sha (--always: even an empty diff), then
-        the -z raw and numstat entries, an empty entry, and the patch text. A failed batch
-        leaves its commits to be read one by one (and fail one by one, as before)."""
-        wanted = list(self._expected.items())
-        self._reading = set(self._expected)
-        self._expected.clear()
-        self._read.clear()  # what the batch before read and nobody took: at most one batch is kept
+    async def _read_expected(self, sha: str) -> None:
+        """The files of `sha` and of the commits expected after it (in the expectation's order,
+        wrapping round): _FIRST_BATCH commits at the first read of an expectation, twice as many
+        at each read after it, up to _BATCH commits per `git diff-tree --stdin`. Each input line
+        is `sha first-parent` (a merge compares with its first parent, as alone) or `sha` (a
+        root, with --root). The output repeats each sha (--always: even an empty diff), then the
+        -z raw and numstat entries, an empty entry, and the patch text. A failed batch leaves its
+        commits to be read one by one (and fail one by one, as before)."""
+        if self._fresh:  # what the expectation before read and nobody took: gone (one kept at most)
+            self._read.clear()
+            self._fresh = False
+        order = list(self._expected)
+        at = order.index(sha)
+        shas = (order[at:] + order[:at])[: self._batch_size]
+        self._batch_size = min(2 * self._batch_size, _BATCH)
+        wanted = [(one, self._expected.pop(one)) for one in shas]
+        self._reading = set(shas)
         try:
             await self._read_batches(wanted)
         finally:
