@@ -1,8 +1,9 @@
 """A local git repository (bare or not) as a commit source, through the `git` CLI.
 
 The embedded default and the fast path for big histories: one `git log` lists a window with
-per-commit numstats; one `git diff-tree --stdin` gives the patches of every commit of the window
-whose files are asked for (`expect_files`, then `get_files`), not one git process per commit.
+per-commit numstats; `git diff-tree --stdin` gives the patches of the window's commits whose files
+are asked for (`expect_files`, then `get_files`) in a few batches that double in size (the first
+commits' files come without waiting for the whole day's), not one git process per commit.
 """
 
 from __future__ import annotations
