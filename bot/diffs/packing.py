@@ -168,8 +168,9 @@ class PreparedFile:
             if self._over.get(drop_deletions, -1) >= limit:
                 return None
             text = self.text(drop_deletions)
-            # counted before it is read: a file far larger than the room is not scanned at all
-            if len(text) > 66 * (limit + 1) or self.at_least(drop_deletions, limit) > limit:  # (surely_over)
+            # counted before it is read: a file far larger than the room is not scanned at all (the
+            # bound of a text under 3 characters a token of the room is under the room: not counted)
+            if len(text) > 66 * (limit + 1) or (len(text) > 3 * limit and self.at_least(drop_deletions, limit) > limit):
                 cost = None
             else:
                 cost = estimate_within(text, limit)
