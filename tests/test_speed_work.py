@@ -514,9 +514,10 @@ def test_a_large_commit_is_read_about_as_far_as_its_prompt_shows(monkeypatch):
 
 
 async def test_the_first_commits_files_are_read_without_waiting_for_the_whole_days(tmp_path):
-    """A day's diffs are read in batches that double (16, 32, … commits), each starting at the
-    commit asked for: the first analyses start once their own commits are read, not the whole
-    day's; the files are the same as read one by one, and no commit is read twice."""
+    """A day's diffs are read in two batches, each from the commit asked for: the first 32 (a
+    digest's first wave of analyses), then the rest — the first analyses start once their own
+    commits are read, not the whole day's; the files are the same as read one by one, and no
+    commit is read twice."""
     repo = GitRepo(tmp_path / "many")
     bulk_commits(repo, 60, datetime(2026, 1, 20, 1, 0, tzinfo=UTC), step_seconds=60, files=7)
     source = LocalGitSource(str(repo.path))
@@ -532,12 +533,12 @@ async def test_the_first_commits_files_are_read_without_waiting_for_the_whole_da
     source._run_input = counted  # type: ignore[method-assign]
     source.expect_files(commits)
     assert await source.get_files(commits[0].sha) == alone[commits[0].sha]
-    assert read == [16]  # was the day's 60 at once
-    for c in commits[1:16]:
+    assert read == [32]  # was the day's 60 at once
+    for c in commits[1:32]:
         assert await source.get_files(c.sha) == alone[c.sha]
-    assert read == [16]
-    assert await source.get_files(commits[40].sha) == alone[commits[40].sha]  # from the commit asked for on
-    assert read == [16, 32]
-    got = {c.sha: await source.get_files(c.sha) for c in commits[16:40] + commits[41:]}
-    assert got == {c.sha: alone[c.sha] for c in commits[16:40] + commits[41:]}
-    assert sum(read) == 60  # each read once
+    assert read == [32]
+    assert await source.get_files(commits[40].sha) == alone[commits[40].sha]
+    assert read == [32, 28]  # the rest
+    got = {c.sha: await source.get_files(c.sha) for c in commits[32:40] + commits[41:]}
+    assert got == {c.sha: alone[c.sha] for c in commits[32:40] + commits[41:]}
+    assert read == [32, 28]  # each read once

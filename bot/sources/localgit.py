@@ -2,8 +2,8 @@
 
 The embedded default and the fast path for big histories: one `git log` lists a window with
 per-commit numstats; `git diff-tree --stdin` gives the patches of the window's commits whose files
-are asked for (`expect_files`, then `get_files`) in a few batches that double in size (the first
-commits' files come without waiting for the whole day's), not one git process per commit.
+are asked for (`expect_files`, then `get_files`) in two batches (the first commits' files come
+without waiting for the whole day's), not one git process per commit.
 """
 
 from __future__ import annotations
@@ -45,9 +45,11 @@ _SINCE_MARGIN = timedelta(days=7)
 _MAX_PATCH_BYTES = 1_000_000  # like GitHub: a patch larger than this is "too large to show"
 _BATCH = 500  # commits read by one `git diff-tree --stdin` (a bigger day: a few calls)
 # The first batch of an expectation reads the commit asked for and the next ones, this many in
-# all; each batch after it twice as many (up to _BATCH): the first analyses start once their own
-# commits are read, not the whole day's (0.7 s of git and splitting for a busy day).
-_FIRST_BATCH = 16
+# all (a digest's first wave of analyses: ANALYSIS_CONCURRENCY), the next batch the rest: the
+# first analyses start once their own commits are read, not the whole day's (0.7 s of git and
+# splitting for a busy day). Not more batches: each git process inflates the blobs' deltas again
+# (batches doubling from 16 cost 40 % more git CPU for ruff's day; two cost about what one does).
+_FIRST_BATCH = 32
 _EXPECTED_MAX = 5_000  # commits expected at once at most (the rest are read one by one)
 _REMOTE = re.compile(r"(?:git@|ssh://git@|https?://(?:[^@/]+@)?)([^/:]+)[:/]([^/]+)/([^/]+?)(?:\.git)?/?$")
 
@@ -304,8 +306,9 @@ class LocalGitSource:
 
     def expect_files(self, commits: Sequence[Commit]) -> None:
         """These commits' files may be asked for next (a digest's day): the first `get_files` of
-        one of them reads all those still expected in one git call. Costs nothing when none is
-        asked for (their files were cached)."""
+        one of them reads it and the next _FIRST_BATCH − 1 expected in one git call, the next
+        `get_files` of one not read yet all the rest in another. Costs nothing when none is asked
+        for (their files were cached)."""
         # The latest expectation replaces the one before: a day whose files were all cached
         # leaves nothing behind for the next batch to read in vain (another digest building at
         # the same time reads the rest of its files one by one: slower, the same files).
@@ -323,8 +326,8 @@ class LocalGitSource:
 
     async def _read_expected(self, sha: str) -> None:
         """The files of `sha` and of the commits expected after it (in the expectation's order,
-        wrapping round): _FIRST_BATCH commits at the first read of an expectation, twice as many
-        at each read after it, up to _BATCH commits per `git diff-tree --stdin`. Each input line
+        wrapping round): _FIRST_BATCH commits at the first read of an expectation, every one left
+        at the next, _BATCH commits per `git diff-tree --stdin`. Each input line
         is `sha first-parent` (a merge compares with its first parent, as alone) or `sha` (a
         root, with --root). The output repeats each sha (--always: even an empty diff), then the
         -z raw and numstat entries, an empty entry, and the patch text. A failed batch leaves its
@@ -335,7 +338,7 @@ class LocalGitSource:
         order = list(self._expected)
         at = order.index(sha)
         shas = (order[at:] + order[:at])[: self._batch_size]
-        self._batch_size = min(2 * self._batch_size, _BATCH)
+        self._batch_size = _BATCH
         wanted = [(one, self._expected.pop(one)) for one in shas]
         self._reading = set(shas)
         try:
