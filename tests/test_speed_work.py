@@ -4,6 +4,7 @@ check reads. Each count was proportional to the commits (or the renders) before 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -23,16 +24,16 @@ N = 12
 
 
 def git_calls(monkeypatch) -> list[list[str]]:
-    """Every `git` command the process starts from now on (subprocess.run, any thread)."""
+    """Every `git` command the process starts from now on (subprocess.run or Popen, any thread)."""
     calls: list[list[str]] = []
-    real = subprocess.run
 
-    def counted(args, *a, **k):
-        if args and args[0] == "git":
-            calls.append(list(args))
-        return real(args, *a, **k)
+    class Counted(subprocess.Popen):  # (subprocess.run starts its process through Popen too)
+        def __init__(self, args, *a, **k):
+            if args and args[0] == "git":
+                calls.append(list(args))
+            super().__init__(args, *a, **k)
 
-    monkeypatch.setattr(subprocess, "run", counted)
+    monkeypatch.setattr(subprocess, "Popen", Counted)
     return calls
 
 
@@ -93,20 +94,22 @@ async def test_a_batch_reads_only_the_latest_expectation_and_keeps_one_batch_at_
     commits = [await source.get_commit(sha) for sha in day_repo.git("rev-list", "HEAD").split()]
     first, second = commits[: N // 2], commits[N // 2 :]
     read: list[int] = []
-    real = source._run_input
+    real = source._open_batch
 
-    def counted(stdin: str) -> str:
+    def counted(stdin: str):
         read.append(len(stdin.splitlines()))
         return real(stdin)
 
-    source._run_input = counted  # type: ignore[method-assign]
+    source._open_batch = counted  # type: ignore[method-assign]
     source.expect_files(first)  # all cached: never asked for
     source.expect_files(second)
     await source.get_files(second[0].sha)
+    await asyncio.gather(*source._batches)  # (the rest of the batch is given as git writes it)
     assert read == [len(second)]
     assert len(source._read) == len(second) - 1
     source.expect_files(first)
     await source.get_files(first[0].sha)
+    await asyncio.gather(*source._batches)
     assert read == [len(second), len(first)]
     assert set(source._read) == {c.sha for c in first[1:]}  # the second half's leftovers are gone
 
@@ -513,32 +516,60 @@ def test_a_large_commit_is_read_about_as_far_as_its_prompt_shows(monkeypatch):
     assert packing.select_diff(commit("a"), 6000) == selection
 
 
-async def test_the_first_commits_files_are_read_without_waiting_for_the_whole_days(tmp_path):
-    """A day's diffs are read in two batches, each from the commit asked for: the first 32 (a
-    digest's first wave of analyses), then the rest — the first analyses start once their own
-    commits are read, not the whole day's; the files are the same as read one by one, and no
-    commit is read twice."""
+async def test_the_first_commits_files_come_before_git_has_written_the_whole_days(tmp_path):
+    """One git process reads a day's diffs, and each commit's files are given as soon as git has
+    written them: with git's output held back after the first commit's part, the first commit's
+    files come (the day's first analyses start), the rest once git writes on — each the same as
+    read one by one, and no commit read twice."""
+    import os
+    import threading
+
     repo = GitRepo(tmp_path / "many")
     bulk_commits(repo, 60, datetime(2026, 1, 20, 1, 0, tzinfo=UTC), step_seconds=60, files=7)
     source = LocalGitSource(str(repo.path))
     commits = [await source.get_commit(sha) for sha in repo.git("rev-list", "HEAD").split()]
     alone = {c.sha: await source._get_files_alone(c.sha) for c in commits}
+    gate = threading.Event()
     read: list[int] = []
-    real = source._run_input
+    real = source._open_batch
 
-    def counted(stdin: str) -> str:
+    class HeldBack:
+        """git's real output for the batch, written in two goes: up to the second commit's start,
+        then — once the gate opens — the rest."""
+
+        def __init__(self, output: bytes, cut: int):
+            readable, writable = os.pipe()
+            self.stdout = os.fdopen(readable, "rb")
+            self.returncode = 0
+
+            def write() -> None:
+                with os.fdopen(writable, "wb") as out:
+                    out.write(output[:cut])
+                    out.flush()
+                    gate.wait(30)
+                    out.write(output[cut:])
+
+            self.writer = threading.Thread(target=write, daemon=True)
+            self.writer.start()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.stdout.close()
+            self.writer.join(30)
+
+    def held_back(stdin: str):
         read.append(len(stdin.splitlines()))
-        return real(stdin)
+        output = real(stdin).communicate()[0]
+        second = stdin.splitlines()[1].split()[0].encode() + b"\0"
+        return HeldBack(output, output.index(second) + len(second))
 
-    source._run_input = counted  # type: ignore[method-assign]
+    source._open_batch = held_back  # type: ignore[method-assign]
     source.expect_files(commits)
-    assert await source.get_files(commits[0].sha) == alone[commits[0].sha]
-    assert read == [32]  # was the day's 60 at once
-    for c in commits[1:32]:
-        assert await source.get_files(c.sha) == alone[c.sha]
-    assert read == [32]
-    assert await source.get_files(commits[40].sha) == alone[commits[40].sha]
-    assert read == [32, 28]  # the rest
-    got = {c.sha: await source.get_files(c.sha) for c in commits[32:40] + commits[41:]}
-    assert got == {c.sha: alone[c.sha] for c in commits[32:40] + commits[41:]}
-    assert read == [32, 28]  # each read once
+    first = await asyncio.wait_for(source.get_files(commits[0].sha), 30)
+    assert first == alone[commits[0].sha]
+    assert not gate.is_set()  # was: the whole day's output read before any commit's files
+    gate.set()
+    assert {c.sha: await source.get_files(c.sha) for c in commits[1:]} == {c.sha: alone[c.sha] for c in commits[1:]}
+    assert read == [60]  # one git process for the day, each commit read once
