@@ -561,7 +561,7 @@ async def test_the_first_commits_files_come_before_git_has_written_the_whole_day
 
     def held_back(stdin: str):
         read.append(len(stdin.splitlines()))
-        output = real(stdin).communicate()[0]
+        output = _output(real(stdin))
         second = stdin.splitlines()[1].split()[0].encode() + b"\0"
         return HeldBack(output, output.index(second) + len(second))
 
@@ -573,3 +573,59 @@ async def test_the_first_commits_files_come_before_git_has_written_the_whole_day
     gate.set()
     assert {c.sha: await source.get_files(c.sha) for c in commits[1:]} == {c.sha: alone[c.sha] for c in commits[1:]}
     assert read == [60]  # one git process for the day, each commit read once
+
+
+async def test_a_batch_cut_short_leaves_the_rest_to_be_read_one_by_one(tmp_path):
+    """git dies halfway through the day's diffs: the commits it wrote whole are given, the one it
+    was writing and the rest are read one by one — every commit's files are still the right ones."""
+    import os
+    import threading
+
+    repo = GitRepo(tmp_path / "cut")
+    bulk_commits(repo, 12, datetime(2026, 1, 20, 1, 0, tzinfo=UTC), step_seconds=60, files=3)
+    source = LocalGitSource(str(repo.path))
+    commits = [await source.get_commit(sha) for sha in repo.git("rev-list", "HEAD").split()]
+    alone = {c.sha: await source._get_files_alone(c.sha) for c in commits}
+    real = source._open_batch
+
+    given: list[str] = []
+
+    class Died:
+        """The first half of git's output, then an exit status of failure."""
+
+        def __init__(self, output: bytes):
+            readable, writable = os.pipe()
+            self.stdout = os.fdopen(readable, "rb")
+            self.returncode = 128
+
+            def write() -> None:
+                with os.fdopen(writable, "wb") as out:
+                    out.write(output[: len(output) // 2])
+
+            self.writer = threading.Thread(target=write, daemon=True)
+            self.writer.start()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.stdout.close()
+            self.writer.join(30)
+
+    real_part = source._part_files
+
+    def part_files(sha, part, parents):
+        given.append(sha)
+        return real_part(sha, part, parents)
+
+    source._open_batch = lambda stdin: Died(_output(real(stdin)))  # type: ignore[method-assign]
+    source._part_files = part_files  # type: ignore[method-assign]
+    source.expect_files(commits)
+    assert {c.sha: await source.get_files(c.sha) for c in commits} == alone
+    assert 0 < len(given) < len(commits)  # some given by the batch, the rest read alone
+
+
+def _output(proc) -> bytes:
+    """All a batch's git process writes (its input is written by a thread of the batch's own)."""
+    with proc:
+        return proc.stdout.read()

@@ -84,10 +84,10 @@ def _write(pipe: IO[bytes] | None, data: bytes) -> None:
         return
     try:
         pipe.write(data)
-    except (BrokenPipeError, OSError):
-        pass  # git stopped early: its exit status says so
+    except (OSError, ValueError):
+        pass  # git stopped early, or its reader closed the pipe: the exit status says so
     finally:
         try:
             pipe.close()
-        except OSError:
+        except (OSError, ValueError):
             pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import re
 import subprocess
@@ -37,6 +38,8 @@ from .git_output import over_bytes, parse_raw_numstat, split_patches_stats
 from .git_patch_ids import git_patch_ids
 from .message import email_user, split_message
 from .refrange import newest_release, previous_release
+
+log = logging.getLogger(__name__)
 
 _RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping
 _LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ae{_US}%ct{_US}%B{_US}"
@@ -348,12 +351,14 @@ class LocalGitSource:
         try:
             for start in range(0, len(wanted), _BATCH):
                 chunk = wanted[start : start + _BATCH]
-                # read and split in a worker thread: a busy day's patches are megabytes of text
-                await asyncio.to_thread(
-                    self._read_batch, chunk, lambda sha, files: loop.call_soon_threadsafe(arrived, sha, files)
-                )
-        except (SourceError, OSError):
-            pass
+                try:  # read and split in a worker thread: a busy day's patches are megabytes of text
+                    await asyncio.to_thread(
+                        self._read_batch, chunk, lambda sha, files: loop.call_soon_threadsafe(arrived, sha, files)
+                    )
+                except Exception as exc:  # noqa: BLE001 — nobody awaits this task: what it did not give is read alone
+                    log.warning(
+                        "%s: reading a batch of diffs failed (%s); its commits are read one by one", self.path, exc
+                    )
         finally:  # (each commit given, in order, before the thread returned)
             for sha, _ in wanted:
                 arrived(sha, None)  # not given: read alone
