@@ -4,6 +4,7 @@ check reads. Each count was proportional to the commits (or the renders) before 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -23,16 +24,16 @@ N = 12
 
 
 def git_calls(monkeypatch) -> list[list[str]]:
-    """Every `git` command the process starts from now on (subprocess.run, any thread)."""
+    """Every `git` command the process starts from now on (subprocess.run or Popen, any thread)."""
     calls: list[list[str]] = []
-    real = subprocess.run
 
-    def counted(args, *a, **k):
-        if args and args[0] == "git":
-            calls.append(list(args))
-        return real(args, *a, **k)
+    class Counted(subprocess.Popen):  # (subprocess.run starts its process through Popen too)
+        def __init__(self, args, *a, **k):
+            if args and args[0] == "git":
+                calls.append(list(args))
+            super().__init__(args, *a, **k)
 
-    monkeypatch.setattr(subprocess, "run", counted)
+    monkeypatch.setattr(subprocess, "Popen", Counted)
     return calls
 
 
@@ -93,20 +94,22 @@ async def test_a_batch_reads_only_the_latest_expectation_and_keeps_one_batch_at_
     commits = [await source.get_commit(sha) for sha in day_repo.git("rev-list", "HEAD").split()]
     first, second = commits[: N // 2], commits[N // 2 :]
     read: list[int] = []
-    real = source._run_input
+    real = source._open_batch
 
-    def counted(stdin: str) -> str:
+    def counted(stdin: str):
         read.append(len(stdin.splitlines()))
         return real(stdin)
 
-    source._run_input = counted  # type: ignore[method-assign]
+    source._open_batch = counted  # type: ignore[method-assign]
     source.expect_files(first)  # all cached: never asked for
     source.expect_files(second)
     await source.get_files(second[0].sha)
+    await asyncio.gather(*source._batches)  # (the rest of the batch is given as git writes it)
     assert read == [len(second)]
     assert len(source._read) == len(second) - 1
     source.expect_files(first)
     await source.get_files(first[0].sha)
+    await asyncio.gather(*source._batches)
     assert read == [len(second), len(first)]
     assert set(source._read) == {c.sha for c in first[1:]}  # the second half's leftovers are gone
 
@@ -443,3 +446,186 @@ async def test_a_kept_digests_dict_is_the_generic_walks(make_services, day_repo)
     for entry in digest.entries:
         files = await services.builder.files(services.source(str(day_repo.path)), entry.commit.sha)
         assert json.dumps([to_dict(f) for f in files]) == json.dumps(_walk(list(files)))
+
+
+# --- issue 33 §6, round 5: a commit's work bounded by what its prompt can show ---------------------
+
+
+def test_the_counted_lower_bound_is_never_above_the_estimate():
+    """`tokens_at_least` (a few counts, no scan) never says more than the estimate does, so a file
+    it rules out is one the estimate would have ruled out: the selection is the same."""
+    import random
+
+    from bot.diffs import tokens
+
+    texts = _texts_to_estimate()
+    texts += ["", " ", "\t", "\t" * 17, "a", "abcdef", "ABCDEFGH", "x" * 6000, " " * 300, "\r\n" * 9, "\x01\x7f"]
+    texts += ["é" * 40, "中" * 40, "😀" * 9, "+" * 33, "1234567890" * 7, "aB3dE5gH7jK9mN1pQ3sT5vW7yZ" * 4]
+    rng = random.Random(33)
+    alphabet = "aZ09 \t\n\n+-_/=()[]é中😀\r\x00"
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 400))) for _ in range(400)]
+    for text in texts:
+        estimate = tokens.estimate_tokens(text)
+        assert tokens.tokens_at_least(text) <= estimate, (text[:40], estimate)
+        for allowance in {0, 1, estimate - 1, estimate, estimate + 1}:
+            if allowance >= 0 and tokens.surely_over(text, allowance):
+                assert estimate > allowance, (text[:40], allowance)
+    # and it is not a weak bound on code: at least a third of the estimate of a diff of this repository
+    diff = "\n".join("+" + line for line in (ROOT / "bot" / "diffs" / "packing.py").read_text().splitlines())
+    assert tokens.tokens_at_least(diff) * 3 >= tokens.estimate_tokens(diff)
+
+
+def test_a_large_commit_is_read_about_as_far_as_its_prompt_shows(monkeypatch):
+    """A 60-file commit of 400 lines a file against a budget that shows a few of them: the lines
+    the estimate scans are about those shown (and the room's edge), not every file up to the room
+    left; the selection is the same as when everything is scanned."""
+    from bot.diffs import packing, tokens
+
+    def commit(salt: str) -> list[FileChange]:
+        return [
+            FileChange(
+                f"src/mod{i}.py",
+                "modified",
+                400,
+                0,
+                "@@ -1,0 +1,400 @@\n"
+                + "\n".join(
+                    f"+    result_{salt}{i}_{j} = compute_{j}(value_{i}, options)  # {salt}" for j in range(400)
+                ),
+            )
+            for i in range(60)
+        ]
+
+    tokens._LINE_UNITS.clear()
+    scanned: list[str] = []
+    real = tokens._line_units
+
+    def counted(line: str) -> int:
+        scanned.append(line)
+        return real(line)
+
+    monkeypatch.setattr(tokens, "_line_units", counted)
+    selection = packing.select_diff(commit("a"), 6000)
+    shown = selection.text.count("\n") + 1
+    assert 0 < shown < 1000
+    assert len(scanned) <= 2 * shown, (len(scanned), shown)  # was ~20 lines of every file left out (~3,000)
+    # the same selection as with the bound switched off
+    monkeypatch.setattr(tokens, "tokens_at_least", lambda text, chars=None: 0)
+    monkeypatch.setattr(packing, "tokens_at_least", lambda text, chars=None: 0)
+    monkeypatch.setattr(packing, "surely_over", lambda text, allowance: False)
+    assert packing.select_diff(commit("a"), 6000) == selection
+
+
+async def test_the_first_commits_files_come_before_git_has_written_the_whole_days(tmp_path):
+    """One git process reads a day's diffs, and each commit's files are given as soon as git has
+    written them: with git's output held back after the first commit's part, the first commit's
+    files come (the day's first analyses start), the rest once git writes on — each the same as
+    read one by one, and no commit read twice."""
+    import os
+    import threading
+
+    repo = GitRepo(tmp_path / "many")
+    bulk_commits(repo, 60, datetime(2026, 1, 20, 1, 0, tzinfo=UTC), step_seconds=60, files=7)
+    source = LocalGitSource(str(repo.path))
+    commits = [await source.get_commit(sha) for sha in repo.git("rev-list", "HEAD").split()]
+    alone = {c.sha: await source._get_files_alone(c.sha) for c in commits}
+    gate = threading.Event()
+    read: list[int] = []
+    real = source._open_batch
+
+    class HeldBack:
+        """git's real output for the batch, written in two goes: up to the second commit's start,
+        then — once the gate opens — the rest."""
+
+        def __init__(self, output: bytes, cut: int):
+            readable, writable = os.pipe()
+            self.stdout = os.fdopen(readable, "rb")
+            self.returncode = 0
+
+            def write() -> None:
+                with os.fdopen(writable, "wb") as out:
+                    out.write(output[:cut])
+                    out.flush()
+                    gate.wait(30)
+                    out.write(output[cut:])
+
+            self.writer = threading.Thread(target=write, daemon=True)
+            self.writer.start()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.stdout.close()
+            self.writer.join(30)
+
+    def held_back(stdin: str):
+        read.append(len(stdin.splitlines()))
+        output = _output(real(stdin))
+        second = stdin.splitlines()[1].split()[0].encode() + b"\0"
+        return HeldBack(output, output.index(second) + len(second))
+
+    source._open_batch = held_back  # type: ignore[method-assign]
+    source.expect_files(commits)
+    first = await asyncio.wait_for(source.get_files(commits[0].sha), 30)
+    assert first == alone[commits[0].sha]
+    assert not gate.is_set()  # was: the whole day's output read before any commit's files
+    gate.set()
+    assert {c.sha: await source.get_files(c.sha) for c in commits[1:]} == {c.sha: alone[c.sha] for c in commits[1:]}
+    assert read == [60]  # one git process for the day, each commit read once
+
+
+async def test_a_batch_cut_short_leaves_the_rest_to_be_read_one_by_one(tmp_path):
+    """git dies halfway through the day's diffs: the commits it wrote whole are given, the one it
+    was writing and the rest are read one by one — every commit's files are still the right ones."""
+    import os
+    import threading
+
+    repo = GitRepo(tmp_path / "cut")
+    bulk_commits(repo, 12, datetime(2026, 1, 20, 1, 0, tzinfo=UTC), step_seconds=60, files=3)
+    source = LocalGitSource(str(repo.path))
+    commits = [await source.get_commit(sha) for sha in repo.git("rev-list", "HEAD").split()]
+    alone = {c.sha: await source._get_files_alone(c.sha) for c in commits}
+    real = source._open_batch
+
+    given: list[str] = []
+
+    class Died:
+        """The first half of git's output, then an exit status of failure."""
+
+        def __init__(self, output: bytes):
+            readable, writable = os.pipe()
+            self.stdout = os.fdopen(readable, "rb")
+            self.returncode = 128
+
+            def write() -> None:
+                with os.fdopen(writable, "wb") as out:
+                    out.write(output[: len(output) // 2])
+
+            self.writer = threading.Thread(target=write, daemon=True)
+            self.writer.start()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            self.stdout.close()
+            self.writer.join(30)
+
+    real_part = source._part_files
+
+    def part_files(sha, part, parents):
+        given.append(sha)
+        return real_part(sha, part, parents)
+
+    source._open_batch = lambda stdin: Died(_output(real(stdin)))  # type: ignore[method-assign]
+    source._part_files = part_files  # type: ignore[method-assign]
+    source.expect_files(commits)
+    assert {c.sha: await source.get_files(c.sha) for c in commits} == alone
+    assert 0 < len(given) < len(commits)  # some given by the batch, the rest read alone
+
+
+def _output(proc) -> bytes:
+    """All a batch's git process writes (its input is written by a thread of the batch's own)."""
+    with proc:
+        return proc.stdout.read()

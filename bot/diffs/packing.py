@@ -21,7 +21,7 @@ from ..core.file_kinds import FileKind, classify_path, generated_origin, is_bina
 from ..core.models import Coverage, FileChange
 from ..redact import Redacted, redact, redact_text
 from .hunks import CLIP_MIN_TOKENS, NO_CONTENT, Hunk, clip_lines, parse_patch, without_deletion_only_hunks
-from .tokens import estimate_tokens, estimate_within, surely_over
+from .tokens import estimate_tokens, estimate_within, room_for, surely_over, tokens_at_least
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,9 @@ class PreparedFile:
     _costs: dict[bool, int] = field(default_factory=dict, compare=False, repr=False)
     # the largest limit its estimate is known to be over (cost_within), while the cost is unknown
     _over: dict[bool, int] = field(default_factory=dict, compare=False, repr=False)
+    # at_least: the largest bound counted, and whether it was counted on the whole text
+    _floor: dict[bool, tuple[int, bool]] = field(default_factory=dict, compare=False, repr=False)
+    as_written: bool = True  # the prelude and hunks are the file's patch as written (nothing redacted in it)
 
     @property
     def path(self) -> str:
@@ -164,12 +167,38 @@ class PreparedFile:
         if cost is None:
             if self._over.get(drop_deletions, -1) >= limit:
                 return None
-            cost = estimate_within(self.text(drop_deletions), limit)
+            text = self.text(drop_deletions)
+            # counted before it is read: a file far larger than the room is not scanned at all (the
+            # bound of a text under 3 characters a token of the room is under the room: not counted)
+            if len(text) > 66 * (limit + 1) or (len(text) > 3 * limit and self.at_least(drop_deletions, limit) > limit):
+                cost = None
+            else:
+                cost = estimate_within(text, limit)
             if cost is None:
                 self._over[drop_deletions] = max(limit, self._over.get(drop_deletions, -1))
                 return None
             self._costs[drop_deletions] = cost
         return cost if cost <= limit else None
+
+    def at_least(self, drop_deletions: bool, limit: int) -> int:
+        """A lower bound of cost(drop_deletions), enough to tell whether it passes `limit`: counted
+        (tokens_at_least), not read, on about as much of the text as the limit could hold. The
+        whole text holds the patch (without its last newline) below its header, so the patch's
+        bound less one is the text's — and the patch, unlike the header's `−`, is usually ASCII,
+        counted fastest. Without deletion-only hunks both texts are the same."""
+        floor, whole = self._floor.get(drop_deletions, (0, False))
+        if whole or floor > limit:
+            return floor
+        chars = room_for(limit)
+        if self.name_only is not None:
+            text, less = self.name_only, 0
+        elif (drop_deletions and any(hunk.deletion_only for hunk in self.hunks)) or not self.as_written:
+            text, less = self.text(drop_deletions), 0
+        else:
+            text, less = self.file.patch or "", 1
+        floor = max(floor, tokens_at_least(text, chars) - less)
+        self._floor[drop_deletions] = (floor, len(text) <= chars)
+        return floor
 
     def redact_patch(self) -> bool:
         """Redact the patch this file shows, once (a file prepared without it); True when that
@@ -182,9 +211,11 @@ class PreparedFile:
         if redacted.text == patch:
             return False
         self.prelude, self.hunks = parse_patch(redacted.text)
+        self.as_written = False
         self._texts.clear()
         self._costs.clear()
         self._over.clear()
+        self._floor.clear()
         return True
 
 
@@ -239,7 +270,9 @@ def _prepare_one(
     patch = _redacted_patch(f.patch or "")
     kinds.update(patch.kinds)
     prelude, hunks = parse_patch(patch.text)
-    return PreparedFile(index, f, None, rank, _file_header(f, kinds), None, prelude, hunks, patch_kinds=patch.kinds)
+    header = _file_header(f, kinds)
+    written = patch.text == f.patch
+    return PreparedFile(index, f, None, rank, header, None, prelude, hunks, patch_kinds=patch.kinds, as_written=written)
 
 
 @lru_cache(maxsize=512)
@@ -317,11 +350,8 @@ class Packer:
         as far as the room when it does not fit)."""
         if self.room <= 0:
             return False
-        text = item.text(drop_deletions)
-        if surely_over(text, self.room):
-            return False
-        cost = item.cost_within(drop_deletions, self.room)
-        return cost is not None and self.add(Part(item.index, text, cost))
+        cost = item.cost_within(drop_deletions, self.room)  # (surely_over first: not read when far over)
+        return cost is not None and self.add(Part(item.index, item.text(drop_deletions), cost))
 
     def add_clipped(self, file_index: int, head: str, lines: Sequence[str], hunks: int = 0) -> bool:
         if self.room < CLIP_MIN_TOKENS:

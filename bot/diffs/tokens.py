@@ -223,9 +223,81 @@ def estimate_tokens_split(text: str) -> tuple[float, float]:
 
 
 def surely_over(text: str, allowance: int) -> bool:
-    """True when text is certainly estimated above `allowance`, without estimating it: every
-    character but a lone space costs at least 1/65 token (64-space runs are the cheapest)."""
-    return len(text) > 66 * (max(allowance, 0) + 1)
+    """True when text is certainly estimated above `allowance`, without estimating it (a few
+    counts in C instead of a scan in Python, of about as much text as the allowance could hold:
+    a large file the prompt has no room for is not read).
+
+    Every character but a lone space costs at least 1/65 token (64-space runs are the cheapest);
+    and (`tokens_at_least`) a digit or a control character a whole token, punctuation 1/2 (a
+    pair), letters at least 1/5 of the small ones and 1/6 of them all (a letter piece holds 5
+    small letters, one capital and 5 small ones, or 4 capitals; a random run's character costs
+    0.8), a tab 1/8, and a newline that follows a non-empty line a whole token; beyond ASCII,
+    nothing (every such character costs 0.6 and more)."""
+    allowance = max(allowance, 0)
+    if len(text) > 66 * (allowance + 1):
+        return True
+    if len(text) <= allowance:  # (each character counts at most 1 in the bound below)
+        return False
+    return tokens_at_least(text, room_for(allowance)) > allowance
+
+
+def room_for(allowance: int) -> int:
+    """How many characters tokens_at_least needs to look at to find a text over `allowance` (code
+    counts about one token of the bound in four to six characters)."""
+    return _CHARS_LOOKED_AT * (max(allowance, 0) + 1)
+
+
+_CHARS_LOOKED_AT = 8
+
+
+def tokens_at_least(text: str, chars: int | None = None) -> int:
+    """A lower bound of `estimate_tokens(text)` from counts alone (see surely_over): each ASCII
+    character's class counted in C (the text as bytes, each byte mapped to its class), beyond
+    ASCII nothing counted. With `chars`, of the text's first `chars` characters only, less one
+    (a run of newlines cut in two counts twice in the parts): a bound of the whole text still,
+    since a text's estimate is never below its beginning's."""
+    cut = chars is not None and len(text) > chars
+    ascii_bytes = (text[:chars] if cut else text).encode("ascii", "ignore")
+    classes = ascii_bytes.translate(_CLASS_OF_BYTE)
+    # the frequent classes counted by what deleting them leaves (counting a frequent byte is slow)
+    no_lower = classes.translate(None, b"l")
+    rest = no_lower.translate(None, b"p ")
+    lower, pairs = len(classes) - len(no_lower), len(no_lower) - len(no_lower.translate(None, b"p"))
+    ones, upper, tabs, newlines = (rest.count(c) for c in (b"1", b"u", b"t", b"n"))
+    # without an empty line, each newline is a run of its own (one token); else at least one a run of 8
+    # (a newline, a character beyond ASCII, a newline: counted as an empty line, the smaller bound)
+    runs = newlines if b"nn" not in classes else -(-newlines // 8)
+    # a letter piece holds at most 5 small letters, or a capital and 5 small letters, or 4 capitals:
+    # the letters cost at least a fifth of the small ones, and at least a sixth of them all
+    letters = max(24 * lower, 20 * (lower + upper))  # in 120ths
+    # a digit or a control character 1, punctuation 1/2, a tab 1/8: in 120ths, rounded up
+    bound = -(-(120 * ones + 60 * pairs + letters + 15 * tabs) // 120) + runs
+    return bound - 1 if cut else bound
+
+
+def _byte_classes() -> bytes:
+    """A byte → its class for tokens_at_least: 1 (a digit or a control character: a token each),
+    p (punctuation), l (a small letter), u (a capital), t (a tab), n (a newline), and a space
+    for a space."""
+    table = bytearray(b" " * 256)
+    for byte in range(128):
+        char = chr(byte)
+        if "a" <= char <= "z":
+            table[byte] = ord("l")
+        elif "A" <= char <= "Z":
+            table[byte] = ord("u")
+        elif re.fullmatch(r"[!-/:-@\[-`{-~]", char):
+            table[byte] = ord("p")
+        elif char == "\t":
+            table[byte] = ord("t")
+        elif char == "\n":
+            table[byte] = ord("n")
+        elif char != " ":  # a digit, \r \f \v, a control character
+            table[byte] = ord("1")
+    return bytes(table)
+
+
+_CLASS_OF_BYTE = _byte_classes()
 
 
 def _count_chars(run: re.Pattern[str], text: str) -> int:

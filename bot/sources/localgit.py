@@ -2,13 +2,15 @@
 
 The embedded default and the fast path for big histories: one `git log` lists a window with
 per-commit numstats; one `git diff-tree --stdin` gives the patches of every commit of the window
-whose files are asked for (`expect_files`, then `get_files`), not one git process per commit.
+whose files are asked for (`expect_files`, then `get_files`), not one git process per commit —
+each commit's as soon as git has written it, not once the whole day's is read.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import re
 import subprocess
@@ -31,10 +33,13 @@ from ..core.models import (
     Window,
 )
 from ..i18n import phrase
+from .git_batch import Parts, open_batch
 from .git_output import over_bytes, parse_raw_numstat, split_patches_stats
 from .git_patch_ids import git_patch_ids
 from .message import email_user, split_message
 from .refrange import newest_release, previous_release
+
+log = logging.getLogger(__name__)
 
 _RS, _US = "\x1e", "\x1f"  # record / unit separators: never in commit messages worth keeping
 _LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ae{_US}%ct{_US}%B{_US}"
@@ -43,6 +48,7 @@ _LOG_FORMAT = f"{_RS}%H{_US}%P{_US}%an{_US}%ae{_US}%ct{_US}%B{_US}"
 _SINCE_MARGIN = timedelta(days=7)
 _MAX_PATCH_BYTES = 1_000_000  # like GitHub: a patch larger than this is "too large to show"
 _BATCH = 500  # commits read by one `git diff-tree --stdin` (a bigger day: a few calls)
+_READ = 1 << 20  # bytes of git's output read at a time
 _EXPECTED_MAX = 5_000  # commits expected at once at most (the rest are read one by one)
 _REMOTE = re.compile(r"(?:git@|ssh://git@|https?://(?:[^@/]+@)?)([^/:]+)[:/]([^/]+)/([^/]+?)(?:\.git)?/?$")
 
@@ -60,8 +66,10 @@ class LocalGitSource:
         # what a batch read for them and nobody has taken yet (`expect_files`, `get_files`).
         self._expected: dict[str, str] = {}
         self._read: dict[str, tuple[FileChange, ...]] = {}
-        self._reading: set[str] = set()  # what the batch under way reads
-        self._batch_lock = asyncio.Lock()
+        # What the batch under way reads and has not given yet: sha → resolved once it has (or
+        # has failed: then the commit is read alone). The tasks reading, held while they run.
+        self._arriving: dict[str, asyncio.Future[None]] = {}
+        self._batches: set[asyncio.Task[None]] = set()
 
     # --- plumbing ---------------------------------------------------------------------------------
     def _run(self, *args: str, check: bool = True) -> str:
@@ -297,92 +305,95 @@ class LocalGitSource:
 
     def expect_files(self, commits: Sequence[Commit]) -> None:
         """These commits' files may be asked for next (a digest's day): the first `get_files` of
-        one of them reads all those still expected in one git call. Costs nothing when none is
-        asked for (their files were cached)."""
+        one of them reads all those still expected with one git process, each commit's files
+        given as soon as git has written them. Costs nothing when none is asked for (their files
+        were cached)."""
         # The latest expectation replaces the one before: a day whose files were all cached
         # leaves nothing behind for the next batch to read in vain (another digest building at
         # the same time reads the rest of its files one by one: slower, the same files).
         self._expected = {c.sha: c.parents[0] if c.parents else "" for c in commits[:_EXPECTED_MAX]}
 
     async def get_files(self, sha: str) -> tuple[FileChange, ...]:
-        if sha in self._expected or sha in self._reading:  # reading: wait for the batch under way
-            async with self._batch_lock:
-                if sha in self._expected:  # not read by the batch another call just ran
-                    await self._read_expected()
+        if sha in self._expected:
+            self._read_expected()
+        arriving = self._arriving.get(sha)
+        if arriving is not None:  # read by the batch under way: wait for this commit, not the batch
+            await asyncio.shield(arriving)
         if sha in self._read:
             return self._read.pop(sha)
         return await self._get_files_alone(sha)
 
-    async def _read_expected(self) -> None:
-        """Every expected commit's files, _BATCH commits per `git diff-tree --stdin`: each input
-        line is `sha first-parent` (a merge compares with its first parent, as alone) or `sha`
-        (a root, with --root). The output repeats each sha (--always: even an empty diff), then
-        the -z raw and numstat entries, an empty entry, and the patch text. A failed batch
-        leaves its commits to be read one by one (and fail one by one, as before)."""
+    def _read_expected(self) -> None:
+        """Start reading every expected commit's files, _BATCH commits per `git diff-tree
+        --stdin` (git_batch.py): each input line is `sha first-parent` (a merge compares with
+        its first parent, as alone) or `sha` (a root, with --root). A failed batch leaves the
+        commits it had not given yet to be read one by one (and fail one by one, as before)."""
         wanted = list(self._expected.items())
-        self._reading = set(self._expected)
         self._expected.clear()
         self._read.clear()  # what the batch before read and nobody took: at most one batch is kept
-        try:
-            await self._read_batches(wanted)
-        finally:
-            self._reading = set()
+        loop = asyncio.get_running_loop()
+        for sha, _ in wanted:
+            self._arriving[sha] = loop.create_future()
+        task = loop.create_task(self._read_batches(wanted))
+        self._batches.add(task)
+        task.add_done_callback(self._batches.discard)
 
     async def _read_batches(self, wanted: list[tuple[str, str]]) -> None:
-        for start in range(0, len(wanted), _BATCH):
-            chunk = wanted[start : start + _BATCH]
-            lines = "".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in chunk)
-            shas = [sha for sha, _ in chunk]
-            try:  # read and split in a worker thread: a busy day's patches are megabytes of text
-                read = await asyncio.to_thread(self._read_batch, lines, shas, dict(chunk))
-            except SourceError:
-                continue
-            self._read.update(read)
+        loop = asyncio.get_running_loop()
 
-    def _read_batch(
-        self, stdin: str, shas: list[str], parents: dict[str, str] | None = None
-    ) -> dict[str, tuple[FileChange, ...]]:
-        return self._parse_batch(self._run_input(stdin), shas, parents)
+        def arrived(sha: str, files: tuple[FileChange, ...] | None) -> None:  # (in the loop's thread)
+            if files is not None:
+                self._read[sha] = files
+            waiting = self._arriving.pop(sha, None)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(None)
 
-    def _run_input(self, stdin: str) -> str:
-        proc = subprocess.run(
+        try:
+            for start in range(0, len(wanted), _BATCH):
+                chunk = wanted[start : start + _BATCH]
+                try:  # read and split in a worker thread: a busy day's patches are megabytes of text
+                    await asyncio.to_thread(
+                        self._read_batch, chunk, lambda sha, files: loop.call_soon_threadsafe(arrived, sha, files)
+                    )
+                except Exception as exc:  # noqa: BLE001 — nobody awaits this task: what it did not give is read alone
+                    log.warning(
+                        "%s: reading a batch of diffs failed (%s); its commits are read one by one", self.path, exc
+                    )
+        finally:  # (each commit given, in order, before the thread returned)
+            for sha, _ in wanted:
+                arrived(sha, None)  # not given: read alone
+
+    def _read_batch(self, chunk: list[tuple[str, str]], give: Callable[[str, tuple[FileChange, ...]], object]) -> None:
+        """Each commit's files to `give` as soon as its part of git's output is whole."""
+        parents = dict(chunk)
+        proc = self._open_batch("".join(f"{sha} {parent}\n" if parent else f"{sha}\n" for sha, parent in chunk))
+        parts = Parts([sha for sha, _ in chunk])
+        assert proc.stdout is not None  # (a pipe)
+        with proc:
+            while block := os.read(proc.stdout.fileno(), _READ):  # what git has written, as it comes
+                for sha, part in parts.feed(block):
+                    give(sha, self._part_files(sha, part, parents))
+        if proc.returncode != 0:  # the last parts may be cut short
+            raise SourceError(phrase("errors.git_failed", command="diff-tree", path=self.path, detail="batch"))
+        for sha, part in parts.end():
+            give(sha, self._part_files(sha, part, parents))
+
+    def _open_batch(self, stdin: str) -> subprocess.Popen[bytes]:
+        return open_batch(
             ["git", "-C", self.path, "-c", "core.quotePath=false", "diff-tree", "--stdin", "--root", "--always"]
             # no --numstat: git would diff every file a second time for it; the patches are
             # counted instead (`split_patches_stats`)
             + ["-r", "-M", "-z", "--raw", "-p", "--no-color", "--no-ext-diff"],
-            input=stdin.encode(),
-            capture_output=True,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
+            stdin,
+            {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"},
         )
-        if proc.returncode != 0:
-            raise SourceError(phrase("errors.git_failed", command="diff-tree", path=self.path, detail="batch"))
-        return proc.stdout.decode("utf-8", "replace")
 
-    def _parse_batch(
-        self, out: str, shas: list[str], parents: dict[str, str] | None = None
-    ) -> dict[str, tuple[FileChange, ...]]:
-        """Split the batch's output at each sha (in input order, at the start of the output or
-        of a line or entry: a patch line never is 40 hex digits then NUL), then each part into
-        its raw entries and its patch text. A sha not found is left out (read alone later)."""
-        found: dict[str, tuple[FileChange, ...]] = {}
-        starts: list[tuple[str, int]] = []
-        at = 0
-        for sha in shas:
-            pos = out.find(sha + "\0", at)
-            while pos > 0 and out[pos - 1] not in "\n\0":
-                pos = out.find(sha + "\0", pos + 1)
-            if pos < 0:
-                continue
-            starts.append((sha, pos))
-            at = pos + len(sha) + 1
-        for i, (sha, pos) in enumerate(starts):
-            end = starts[i + 1][1] if i + 1 < len(starts) else len(out)
-            part = out[pos + len(sha) + 1 : end]
-            raw, sep, patch = part.partition("\0\0")
-            if not sep:
-                raw, patch = part, ""
-            found[sha] = tuple(self._files(raw, patch, numstat=functools.partial(self._numstat, sha, parents)))
-        return found
+    def _part_files(self, sha: str, part: str, parents: dict[str, str]) -> tuple[FileChange, ...]:
+        """A commit's part of the batch's output: its raw entries, an empty entry, its patch text."""
+        raw, sep, patch = part.partition("\0\0")
+        if not sep:
+            raw, patch = part, ""
+        return tuple(self._files(raw, patch, numstat=functools.partial(self._numstat, sha, parents)))
 
     async def _get_files_alone(self, sha: str) -> tuple[FileChange, ...]:
         parents = (await self._arun("rev-list", "--parents", "-n", "1", sha)).split()[1:]
