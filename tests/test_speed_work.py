@@ -629,3 +629,25 @@ def _output(proc) -> bytes:
     """All a batch's git process writes (its input is written by a thread of the batch's own)."""
     with proc:
         return proc.stdout.read()
+
+
+async def test_a_commit_asked_for_by_two_overlapping_days_reaches_both_readers(day_repo):
+    """Two digests of overlapping windows at once: the second expectation's batch starts while the
+    first's still reads. Each reader gets its commit's files, and neither waits for ever (the
+    second batch used to put a new promise in place of the first's, so the first reader's was
+    never kept: a digest hung in the suite under load)."""
+    source = LocalGitSource(str(day_repo.path))
+    commits = [await source.get_commit(sha) for sha in day_repo.git("rev-list", "HEAD").split()]
+    alone = {c.sha: await source._get_files_alone(c.sha) for c in commits[:3]}
+
+    async def read(sha: str, expect: list[Commit]):
+        source.expect_files(expect)
+        return await source.get_files(sha)
+
+    got = await asyncio.wait_for(
+        asyncio.gather(read(commits[0].sha, commits), read(commits[1].sha, commits[1:]), read(commits[2].sha, commits)),
+        30,
+    )
+    assert got == [alone[c.sha] for c in commits[:3]]
+    await asyncio.gather(*source._batches)
+    assert not source._arriving

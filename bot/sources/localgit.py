@@ -328,25 +328,30 @@ class LocalGitSource:
         --stdin` (git_batch.py): each input line is `sha first-parent` (a merge compares with
         its first parent, as alone) or `sha` (a root, with --root). A failed batch leaves the
         commits it had not given yet to be read one by one (and fail one by one, as before)."""
-        wanted = list(self._expected.items())
+        # A commit a batch under way still reads is left to it: its waiters hold that batch's
+        # future, and a second future in its place would be the one resolved (the first, never).
+        wanted = [(sha, parent) for sha, parent in self._expected.items() if sha not in self._arriving]
         self._expected.clear()
         self._read.clear()  # what the batch before read and nobody took: at most one batch is kept
         loop = asyncio.get_running_loop()
-        for sha, _ in wanted:
-            self._arriving[sha] = loop.create_future()
-        task = loop.create_task(self._read_batches(wanted))
+        futures = {sha: loop.create_future() for sha, _ in wanted}
+        self._arriving.update(futures)
+        task = loop.create_task(self._read_batches(wanted, futures))
         self._batches.add(task)
         task.add_done_callback(self._batches.discard)
 
-    async def _read_batches(self, wanted: list[tuple[str, str]]) -> None:
+    async def _read_batches(self, wanted: list[tuple[str, str]], futures: dict[str, asyncio.Future[None]]) -> None:
         loop = asyncio.get_running_loop()
 
         def arrived(sha: str, files: tuple[FileChange, ...] | None) -> None:  # (in the loop's thread)
+            waiting = futures.get(sha)
+            if waiting is None or waiting.done():
+                return  # given already
             if files is not None:
                 self._read[sha] = files
-            waiting = self._arriving.pop(sha, None)
-            if waiting is not None and not waiting.done():
-                waiting.set_result(None)
+            if self._arriving.get(sha) is waiting:
+                del self._arriving[sha]
+            waiting.set_result(None)
 
         try:
             for start in range(0, len(wanted), _BATCH):
