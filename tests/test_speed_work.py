@@ -232,15 +232,8 @@ def test_a_line_is_scanned_once_however_many_texts_hold_it(monkeypatch):
     estimate of a text is the same as when it was scanned whole."""
     from bot.diffs import tokens
 
-    tokens._LINE_UNITS.clear()
-    scanned: list[str] = []
     real = tokens._line_units
-
-    def counted(line: str) -> int:
-        scanned.append(line)
-        return real(line)
-
-    monkeypatch.setattr(tokens, "_line_units", counted)
+    scanned = _lines_scanned(monkeypatch)
     patch = "\n".join(f"+    value_{i} = compute_{i}(x, 'é')  # 步骤 {i}" for i in range(200))
     alone = tokens._estimate(patch)
     assert len(scanned) == 200
@@ -496,15 +489,7 @@ def test_a_large_commit_is_read_about_as_far_as_its_prompt_shows(monkeypatch):
             for i in range(60)
         ]
 
-    tokens._LINE_UNITS.clear()
-    scanned: list[str] = []
-    real = tokens._line_units
-
-    def counted(line: str) -> int:
-        scanned.append(line)
-        return real(line)
-
-    monkeypatch.setattr(tokens, "_line_units", counted)
+    scanned = _lines_scanned(monkeypatch)
     selection = packing.select_diff(commit("a"), 6000)
     shown = selection.text.count("\n") + 1
     assert 0 < shown < 1000
@@ -651,3 +636,19 @@ async def test_a_commit_asked_for_by_two_overlapping_days_reaches_both_readers(d
     assert got == [alone[c.sha] for c in commits[:3]]
     await asyncio.gather(*source._batches)
     assert not source._arriving
+
+
+def _lines_scanned(monkeypatch) -> list[str]:
+    """The lines the token estimate scans from now on (its memory of lines emptied first)."""
+    from bot.diffs import tokens
+
+    tokens._LINE_UNITS.clear()
+    scanned: list[str] = []
+    real = tokens._line_units
+
+    def counted(line: str) -> int:
+        scanned.append(line)
+        return real(line)
+
+    monkeypatch.setattr(tokens, "_line_units", counted)
+    return scanned
