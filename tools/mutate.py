@@ -56,6 +56,7 @@ MODULES: dict[str, list[str]] = {
     "bot/core/codeowners_file.py": ["tests/test_owners.py"],
     "bot/render/upgrade.py": ["tests/test_upgrade.py"],
     "bot/sources/refrange.py": ["tests/test_ranges.py"],
+    "bot/sources/git_batch.py": ["tests/test_git_batch.py", "tests/test_speed_work.py", "tests/test_localgit.py"],
     "bot/channels/alerted.py": ["tests/test_alerts.py", "tests/test_deliveries.py"],
     "bot/delivery/once.py": ["tests/test_once.py", "tests/test_watch.py", "tests/test_alerts.py"],
     "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
