@@ -36,12 +36,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from eval_importance import mirrored_sources  # noqa: E402  (bench/ is on the path: this script's folder)
+
 from bot.analysis.offline import read_context  # noqa: E402
 from bot.analysis.offline.context import Context, Fact  # noqa: E402
 from bot.analysis.offline.decide import by_rules  # noqa: E402
 from bot.analysis.offline.paths import FileKind  # noqa: E402
 from bot.core.models import Importance  # noqa: E402
-from bot.evaluation.card import load_labels, mirror_path, mirrors_dir, read_cases  # noqa: E402
+from bot.evaluation.card import load_labels, mirrors_dir, read_cases  # noqa: E402
 from bot.taste.scores import cohen_kappa  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
@@ -222,13 +224,7 @@ async def read_rows(label_files: list[Path], mirrors: Path) -> list[dict]:
         for label in load_labels(f):
             labels.append(label)
             sets[(label.repo, label.sha)] = f.stem
-    sources = {}
-    for repo in dict.fromkeys(label.repo for label in labels):
-        path = mirror_path(mirrors, repo)
-        if path is None:
-            print(f"mirror of {repo} not found under {mirrors}: its commits are skipped")
-        else:
-            sources[repo] = str(path)
+    sources = mirrored_sources(labels, mirrors)
     rows = []
     for case in await read_cases(labels, sources, None, learn=False):
         ctx = read_context(case.commit, case.files, case.profile, None)

@@ -58,9 +58,9 @@ def template(risk: str) -> str:
     return text.strip()
 
 
-async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh"), learned: bool = False):
-    """The labelled commits whose repository has a mirror, read as `python -m bot eval` reads them,
-    through the offline analyser in each language; a repository without a mirror is skipped with a line."""
+def mirrored_sources(labels, mirrors: Path) -> dict[str, str]:
+    """repository → its mirror's path, for the labels' repositories that have one (a line for each
+    that has none: its commits are skipped)."""
     sources = {}
     for repo in dict.fromkeys(label.repo for label in labels):
         path = mirror_path(mirrors, repo)
@@ -68,7 +68,13 @@ async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh"), learned: bo
             print(f"mirror of {repo} not found under {mirrors}: its commits are skipped")
         else:
             sources[repo] = str(path)
-    cases = await read_cases(labels, sources, None, learn=learned)
+    return sources
+
+
+async def analyse_all(labels, mirrors: Path, lang_list=("en", "zh"), learned: bool = False):
+    """The labelled commits whose repository has a mirror, read as `python -m bot eval` reads them,
+    through the offline analyser in each language; a repository without a mirror is skipped with a line."""
+    cases = await read_cases(labels, mirrored_sources(labels, mirrors), None, learn=learned)
     results = []
     for case in cases:
         analyses = {

@@ -506,7 +506,6 @@ async def test_the_first_commits_files_come_before_git_has_written_the_whole_day
     written them: with git's output held back after the first commit's part, the first commit's
     files come (the day's first analyses start), the rest once git writes on — each the same as
     read one by one, and no commit read twice."""
-    import os
     import threading
 
     repo = GitRepo(tmp_path / "many")
@@ -518,37 +517,19 @@ async def test_the_first_commits_files_come_before_git_has_written_the_whole_day
     read: list[int] = []
     real = source._open_batch
 
-    class HeldBack:
-        """git's real output for the batch, written in two goes: up to the second commit's start,
-        then — once the gate opens — the rest."""
-
-        def __init__(self, output: bytes, cut: int):
-            readable, writable = os.pipe()
-            self.stdout = os.fdopen(readable, "rb")
-            self.returncode = 0
-
-            def write() -> None:
-                with os.fdopen(writable, "wb") as out:
-                    out.write(output[:cut])
-                    out.flush()
-                    gate.wait(30)
-                    out.write(output[cut:])
-
-            self.writer = threading.Thread(target=write, daemon=True)
-            self.writer.start()
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc) -> None:
-            self.stdout.close()
-            self.writer.join(30)
-
     def held_back(stdin: str):
         read.append(len(stdin.splitlines()))
         output = _output(real(stdin))
         second = stdin.splitlines()[1].split()[0].encode() + b"\0"
-        return HeldBack(output, output.index(second) + len(second))
+        cut = output.index(second) + len(second)
+
+        def write(out) -> None:  # up to the second commit's start, then — once the gate opens — the rest
+            out.write(output[:cut])
+            out.flush()
+            gate.wait(30)
+            out.write(output[cut:])
+
+        return _ScriptedGit(write, 0)
 
     source._open_batch = held_back  # type: ignore[method-assign]
     source.expect_files(commits)
@@ -563,8 +544,6 @@ async def test_the_first_commits_files_come_before_git_has_written_the_whole_day
 async def test_a_batch_cut_short_leaves_the_rest_to_be_read_one_by_one(tmp_path):
     """git dies halfway through the day's diffs: the commits it wrote whole are given, the one it
     was writing and the rest are read one by one — every commit's files are still the right ones."""
-    import os
-    import threading
 
     repo = GitRepo(tmp_path / "cut")
     bulk_commits(repo, 12, datetime(2026, 1, 20, 1, 0, tzinfo=UTC), step_seconds=60, files=3)
@@ -575,39 +554,47 @@ async def test_a_batch_cut_short_leaves_the_rest_to_be_read_one_by_one(tmp_path)
 
     given: list[str] = []
 
-    class Died:
-        """The first half of git's output, then an exit status of failure."""
-
-        def __init__(self, output: bytes):
-            readable, writable = os.pipe()
-            self.stdout = os.fdopen(readable, "rb")
-            self.returncode = 128
-
-            def write() -> None:
-                with os.fdopen(writable, "wb") as out:
-                    out.write(output[: len(output) // 2])
-
-            self.writer = threading.Thread(target=write, daemon=True)
-            self.writer.start()
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc) -> None:
-            self.stdout.close()
-            self.writer.join(30)
-
     real_part = source._part_files
 
     def part_files(sha, part, parents):
         given.append(sha)
         return real_part(sha, part, parents)
 
-    source._open_batch = lambda stdin: Died(_output(real(stdin)))  # type: ignore[method-assign]
+    def died(stdin: str):  # the first half of git's output, then an exit status of failure
+        output = _output(real(stdin))
+        return _ScriptedGit(lambda out: out.write(output[: len(output) // 2]), 128)
+
+    source._open_batch = died  # type: ignore[method-assign]
     source._part_files = part_files  # type: ignore[method-assign]
     source.expect_files(commits)
     assert {c.sha: await source.get_files(c.sha) for c in commits} == alone
     assert 0 < len(given) < len(commits)  # some given by the batch, the rest read alone
+
+
+class _ScriptedGit:
+    """A batch's git process whose output is what `write` writes (from a thread, as git does)."""
+
+    def __init__(self, write, returncode: int):
+        import os
+        import threading
+
+        readable, writable = os.pipe()
+        self.stdout = os.fdopen(readable, "rb")
+        self.returncode = returncode
+
+        def run() -> None:
+            with os.fdopen(writable, "wb") as out:
+                write(out)
+
+        self.writer = threading.Thread(target=run, daemon=True)
+        self.writer.start()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stdout.close()
+        self.writer.join(30)
 
 
 def _output(proc) -> bytes:
