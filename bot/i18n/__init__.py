@@ -27,6 +27,18 @@ def is_zh(lang: str) -> bool:
     return (lang or "zh").lower().startswith("zh")
 
 
+def browser_language(accept_language: str, default: str) -> str:
+    """The first of zh / en a browser asks for (an Accept-Language header, in its order), else
+    `default`: the language of a page that has no conversation to take it from."""
+    for part in accept_language.split(","):
+        tag = part.split(";")[0].strip().lower()
+        if tag.startswith("zh"):
+            return "zh"
+        if tag.startswith("en"):
+            return "en"
+    return default
+
+
 def echo(word: str, limit: int = ECHO_LIMIT) -> str:
     """A word the user typed, as an error repeats it: at most `limit` characters, ending in …
     when clipped (a pasted page is not echoed back whole)."""

@@ -18,7 +18,7 @@ from settings import Settings
 
 from ..core.models import BotError, Digest, Importance
 from ..digest.kept import Kept, report_place
-from ..i18n import text
+from ..i18n import browser_language, text
 from ..levels.overlay import correct, overlay
 from ..render import labels as L
 from ..render.changelog import render_changelog
@@ -68,17 +68,6 @@ def _changelog_download(digest: Digest) -> Response:
     return Response(200, render_changelog(digest), headers, content_type="text/markdown")
 
 
-def language_of(accept_language: str, default: str) -> str:
-    """The visitor's language for a refusal (a refused link carries no digest to take it from)."""
-    for part in accept_language.split(","):
-        tag = part.split(";")[0].strip().lower()
-        if tag.startswith("zh"):
-            return "zh"
-        if tag.startswith("en"):
-            return "en"
-    return default
-
-
 class Reports:
     def __init__(self, store, settings: Settings, clock: Callable[[], datetime] = _utcnow, corrections=None):
         self.store = store
@@ -124,7 +113,7 @@ class Reports:
         link signs both: whoever may read the page may take its notes)."""
         from .page import render_page, render_refusal
 
-        lang = language_of(accept_language, self.settings.default_lang)
+        lang = browser_language(accept_language, self.settings.default_lang)  # (a refused link has no digest's)
         try:
             key = await signing_key(self.store, self.settings.report_signing_key)
             if not verify(key, report_id, exp, sig, self.clock().timestamp()):

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from html import escape
 from urllib.parse import urlsplit
 
-from bot.i18n import text
+from bot.i18n import browser_language, text
 
 # Bolt's failure reasons, and what the person reads for each (anything else: "failed").
 REASONS = {
@@ -35,13 +35,7 @@ def browser_lang(headers: Mapping, default: str) -> str:
     raw = headers.get("accept-language") or headers.get("Accept-Language") or ""
     if isinstance(raw, (list, tuple)):
         raw = ",".join(raw)
-    for part in str(raw).split(","):
-        tag = part.split(";")[0].strip().lower()
-        if tag.startswith("zh"):
-            return "zh"
-        if tag.startswith("en"):
-            return "en"
-    return default
+    return browser_language(str(raw), default)
 
 
 class InstallPages:
