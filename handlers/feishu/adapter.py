@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
@@ -78,6 +79,7 @@ class FeishuAdapter:
             self.dispatcher = self._dispatcher("", "")  # the long connection is authenticated already
         self._ws_thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
+        self._ws_stopping = threading.Event()
 
     def _dispatcher(self, encrypt_key: str, token: str) -> lark.EventDispatcherHandler:
         return (
@@ -108,15 +110,24 @@ class FeishuAdapter:
             self._ws_thread.start()
 
     async def close(self) -> None:
-        loop = self._ws_loop
-        if loop is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(cancel_all, loop)
-            except RuntimeError:
-                pass  # the loop closed meanwhile
         if self._ws_thread is not None:
-            await asyncio.to_thread(self._ws_thread.join, 5.0)
+            await asyncio.to_thread(self._stop_ws, self._ws_thread, 5.0)
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def _stop_ws(self, thread: threading.Thread, timeout: float) -> None:
+        """Cancel the long connection's tasks until its thread ends. Once is not enough: the SDK runs
+        its loop in steps (connect, then wait forever), and a cancel that lands as the connect step
+        ends finds the connection's tasks but not the wait that the SDK starts next."""
+        self._ws_stopping.set()
+        deadline = time.monotonic() + timeout
+        loop = self._ws_loop
+        while thread.is_alive() and time.monotonic() < deadline:
+            if loop is not None and not loop.is_closed():
+                try:
+                    loop.call_soon_threadsafe(cancel_all, loop)
+                except RuntimeError:
+                    pass  # the loop closed meanwhile
+            thread.join(0.1)
 
     # --- long connection -------------------------------------------------------------------------------------
     def _run_ws(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -130,7 +141,8 @@ class FeishuAdapter:
             self.settings.feishu_domain,
         )
         try:
-            client.start()  # runs until close() cancels its tasks
+            if not self._ws_stopping.is_set():  # closed before it started: never connect
+                client.start()  # runs until close() cancels its tasks
         except (asyncio.CancelledError, RuntimeError):
             pass
         except Exception as exc:  # noqa: BLE001 — e.g. wrong credentials: one line, never the secret
