@@ -79,7 +79,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.realistic_day import SAMPLES, load_sizes, make_day, write_git  # noqa: E402
+from bench.realistic_day import SAMPLES, FileSize, load_sizes, make_day, write_git  # noqa: E402
 from bot.core.window import day_window  # noqa: E402
 from bot.runtime.services import Services  # noqa: E402
 from settings import Settings  # noqa: E402
@@ -700,12 +700,20 @@ def use_the_bots_switch_interval() -> None:
     sys.setswitchinterval(getattr(entry, "SWITCH_INTERVAL", sys.getswitchinterval()))
 
 
+ONE_LINE = "one-line"
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="abcdef", help="which figures: any of a b c d e f (default all)")
     parser.add_argument("--commits", type=int, default=300)
     parser.add_argument("--large", type=int, default=5, help="large commits among them (the sample's largest 2 %%)")
-    parser.add_argument("--sizes", default="astral-sh/ruff", choices=sorted(SAMPLES), help="whose diff sizes")
+    parser.add_argument(
+        "--sizes",
+        default="astral-sh/ruff",
+        choices=[*sorted(SAMPLES), ONE_LINE],
+        help=f"whose diff sizes; {ONE_LINE}: every commit changes one line of one file (the floor of (a))",
+    )
     parser.add_argument("--latency", type=float, default=0.2, help="fake LLM latency L for (d), seconds")
     parser.add_argument("--concurrency", type=int, default=8, help="LLM_CONCURRENCY C")
     args = parser.parse_args()
@@ -717,7 +725,10 @@ async def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-speed-"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     parts = set(args.parts)
-    sizes = load_sizes(args.sizes)
+    if args.sizes == ONE_LINE:  # what a commit costs whatever its diff: the SDK, Redis, the loop, rendering
+        sizes, args.large = [[FileSize("src/app", "py", "M", 1, 1)]], 0
+    else:
+        sizes = load_sizes(args.sizes)
     if parts & set("abcd"):
         repo = GitRepo(tmp / "repo")
         first = datetime.combine(DAY, datetime.min.time(), tzinfo=SH) + timedelta(minutes=5)

@@ -426,9 +426,11 @@ async def test_slack_only_admins_map_owners_and_a_feishu_mention_is_refused(make
     await bot.sender.slash("owners map @alice <@U0ALICE>", user="U0001")
     await bot.sender.slash('owners map @alice <at user_id="ou_abc"></at>', user="UADMIN")
     await bot.settle()
-    said = [shown_eph(e) for e in slack.ephemerals]
-    assert "Only the bot's admins can change this channel's subscriptions." in said[0]
-    assert "mentions no one in this conversation" in R.unescape(said[1])
+    # two commands, answered in whichever order they finish: each answer to the one who asked
+    said = {e["user"]: shown_eph(e) for e in slack.ephemerals}
+    assert len(slack.ephemerals) == 2 and set(said) == {"U0001", "UADMIN"}
+    assert "Only the bot's admins can change this channel's subscriptions." in said["U0001"]
+    assert "mentions no one in this conversation" in R.unescape(said["UADMIN"])
     assert slack.top_level(CHANNEL) == []
 
 
