@@ -304,6 +304,35 @@ async def test_big_commit_fits_the_prompt_budget_and_lists_what_was_left_out(mak
         assert path in left_out
 
 
+async def test_a_commit_with_room_for_its_file_list_keeps_it_at_every_budget(make_analyzer, fake):
+    """The notes of what the diff leaves out grow as the diff shrinks: trimmed once, a prompt a few
+    tokens over went down the shrink steps to the one that lists no file and a quarter of the
+    message (a 13-file ruff commit). The list (~20 lines) and the message fit at every budget
+    tried here; only the diff gives way."""
+    sizes = [400, 330, 30, 28, 25, 20, 15, 12, 10, 8, 6, 5, 4]
+    files = tuple(
+        FileChange(
+            path=f"crates/ty/src/part_{i:02d}.rs",
+            status="modified",
+            additions=n,
+            deletions=n // 8,
+            patch=patch(n, f"p{i}"),
+        )
+        for i, n in enumerate(sizes)
+    )
+    body = "Why this change: " + " ".join(f"reason{i}" for i in range(250))  # ~2,000 characters
+    commit = make_commit(body=body)
+    for budget in range(3800, 6400, 31):
+        fake.requests.clear()
+        await make_analyzer(llm_max_prompt_tokens=budget).analyse(commit, files, "en")
+        request = fake.requests[0]
+        assert estimate_tokens(system_message(request)) + estimate_tokens(user_message(request)) <= budget
+        user = user_message(request)
+        listed = user[user.index("<files>") : user.index("</files>")]
+        assert all(f.path in listed for f in files), budget
+        assert "reason249" in user, budget  # the message whole
+
+
 # --- offline and cache tags -------------------------------------------------------------------------
 
 

@@ -60,6 +60,7 @@ FILES_LISTED = 60  # the per-file summary lists the biggest files, then counts t
 LEFT_OUT_LISTED = 40
 # When a small budget cannot hold the full lists next to a useful diff, the prompt shrinks in
 # these steps: (files listed, left-out files listed, share of message/PR text kept).
+TRIMS = 4  # times the diff is trimmed to fit at one shrink step
 SHRINK_STEPS = ((FILES_LISTED, LEFT_OUT_LISTED, 1.0), (25, 15, 1.0), (10, 5, 0.5), (0, 0, 0.25))
 # What the model reads in an empty <diff> or <files> block: a marker of missing data, the same in
 # both languages' prompts (not part of a template: the template's hash keys the cached analyses).
@@ -415,9 +416,15 @@ class Analyzer:
             budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
             selection = select_diff(files, max(budget, 0), cache=memo)
             prompt = render(selection)
-            excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
-            if excess > 0 and selection.tokens:  # the list of left-out files took the room: trim once
-                selection = select_diff(files, max(budget - excess, 0), cache=memo)
+            # The notes of what the diff leaves out grow as it shrinks: trim again until it fits
+            # (trimmed once, a 13-file commit 26 tokens over went to the last step, which lists
+            # no file at all and a quarter of the message).
+            for _trim in range(TRIMS):
+                excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
+                if excess <= 0 or not selection.tokens:
+                    break
+                budget = min(budget, selection.tokens) - excess  # what was shown, less the excess
+                selection = select_diff(files, max(budget, 0), cache=memo)
                 prompt = render(selection)
             if _tokens(prompt) + PROMPT_MARGIN_TOKENS <= limit:
                 break
