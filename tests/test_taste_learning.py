@@ -7,7 +7,9 @@ where a process is what is tested."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -83,6 +85,39 @@ async def test_a_repository_never_learnt_gets_the_rules_at_once_and_its_profile_
     later = await services.builder.build(source, day_window(DAY, "UTC"), "zh")
     assert levels(later)[PANEL] is levels(first)[PANEL]  # as it was shown
     assert levels(later)[PANEL2] is Importance.HIGH
+
+
+async def test_a_first_digests_profile_is_learnt_after_the_digest_not_while_it_is_built(make_services, relabelled_repo):
+    """Learning competed for the interpreter with the digest that asked for the profile (a first
+    digest took 1.5× its ideal): it waits until the digests being built here are done."""
+    from tests.fakes.openai_server import FakeOpenAI, default_responder
+
+    answering = threading.Event()
+    asked = threading.Event()
+
+    def held(request: dict):
+        asked.set()
+        answering.wait(30)  # the digest is in the middle of its analyses until the test lets go
+        return default_responder(request)
+
+    with FakeOpenAI(responder=held) as llm:
+        services = await make_services(openai_base_url=llm.url, openai_api_key="sk-test-learning")
+        source = LocalGitSource(str(relabelled_repo.path))
+        taste = services.builder.taste
+        building = asyncio.ensure_future(services.builder.build(source, EARLY, "en"))
+        try:
+            assert await asyncio.to_thread(asked.wait, 10), "the digest never asked the LLM"
+            learning = asyncio.ensure_future(taste.settle())
+            # Before: the profile was learnt meanwhile (well within 3 s of a 7-week repository).
+            done, _ = await asyncio.wait([learning], timeout=3)
+            assert not done, "the profile was learnt while the digest was being built"
+            assert (await taste.day(source, start_of(DAY) + timedelta(hours=6))).as_of is None
+        finally:
+            answering.set()
+        await building
+        await learning  # and once the digest is done, it is learnt
+    profile = await taste.day(source, start_of(DAY) + timedelta(hours=6))
+    assert profile.as_of == start_of(DAY) and profile.verdict.usable
 
 
 async def test_the_clock_learns_each_days_profile_after_midnight(make_services, relabelled_repo):

@@ -30,7 +30,7 @@ from ..analysis.offline import analyse_offline
 from ..analysis.repo_config import load_profile
 from ..analysis.summary import headline as build_headline
 from ..analysis.summary import headline_notice
-from ..core import metrics
+from ..core import metrics, reader_work
 from ..core.models import (
     Analysis,
     BotError,
@@ -131,6 +131,10 @@ class DigestBuilder:
             return data
 
         async def produce():
+            with reader_work.building():  # background learning stands aside meanwhile
+                return await build_it()
+
+        async def build_it():
             metrics.count("cache", cache="digest", result="miss")
             with cost.metering() as meter:  # every LLM token of this build, the headline's too
                 problems: list[BotError] = []

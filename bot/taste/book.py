@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from ..core import reader_work
 from ..core.models import BotError, Importance, Judgement
 from .examples import Example, Verdict
 from .learn import TASTE_VERSION, Learned, State, epoch, fingerprint, gather, learn, read_notes
@@ -45,6 +46,8 @@ TASTE_TTL = 35 * 86400  # a day's profile: kept while that month's digests may b
 STATE_TTL = 8 * 86400  # what its learning read: the next days' learning starts from it
 LEARN_CLAIM = 600  # seconds one process holds a (repository, day) to learn it
 FALLBACK_RECHECK = 30.0  # seconds before a day judged by an earlier profile looks for its own again
+LEARN_GRACE = 0.5  # seconds before background learning looks whether a digest is being built
+LEARN_WAIT_MAX = 300.0  # seconds background learning waits for the digests being built here (reader_work)
 
 
 async def label_as_of(
@@ -206,6 +209,11 @@ class TasteBook:
 
     async def _learn_quietly(self, source, as_of: datetime) -> None:
         try:
+            # After the digests being built here. The reader that asked for this profile is
+            # about to build one (a command counts what needs analysis before it builds): a
+            # moment's grace lets it start, so that the learning waits for it too.
+            await asyncio.sleep(LEARN_GRACE)
+            await reader_work.quiet(LEARN_WAIT_MAX)
             await self.learn(source, as_of)
         except (BotError, ValueError) as exc:  # ValueError: scikit-learn found nothing to learn from
             log.warning("%s: learning the profile as of %s failed (%s)", source.name, as_of.date(), exc)
