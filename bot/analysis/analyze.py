@@ -416,9 +416,8 @@ class Analyzer:
             budget = limit - _tokens(render(None)) - PROMPT_MARGIN_TOKENS
             selection = select_diff(files, max(budget, 0), cache=memo)
             prompt = render(selection)
-            # The notes of what the diff leaves out grow as it shrinks: trim again until it fits
-            # (trimmed once, a 13-file commit 26 tokens over went to the last step, which lists
-            # no file at all and a quarter of the message).
+            # The notes of what the diff leaves out grow as it shrinks: trimmed once, a 13-file
+            # commit 26 tokens over fell to the last step (no file listed, a quarter of the message).
             for _trim in range(TRIMS):
                 excess = _tokens(prompt) + PROMPT_MARGIN_TOKENS - limit
                 if excess <= 0 or not selection.tokens:
