@@ -131,10 +131,6 @@ class DigestBuilder:
             return data
 
         async def produce():
-            with reader_work.building():  # background learning stands aside meanwhile
-                return await build_it()
-
-        async def build_it():
             metrics.count("cache", cache="digest", result="miss")
             with cost.metering() as meter:  # every LLM token of this build, the headline's too
                 problems: list[BotError] = []
@@ -208,7 +204,8 @@ class DigestBuilder:
 
         # Everyone asking for this digest at once (20 channels, two clocks' build jobs, any
         # process) shares one build, in flight as well as cached.
-        digest = digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
+        with reader_work.building():  # background learning stands aside meanwhile (reader_work.py)
+            digest = digest_from_dict(await self.store.single_flight(key, produce, cached=cached))
         return await self.corrected(digest, scope)
 
     async def _twin(self, source: CommitSource, lang: str, key_args: tuple) -> dict | None:
