@@ -28,13 +28,15 @@ no analysis cached, none made (the offline rules give only type and importance):
   HISTORY_MAX_ANALYSES + 2: the analyses, the answer and one corrective retry).
 `--tune` searches the weights and cutoff on the tuning half and prints the best.
 
-`--paired` (with `--labels tests/data/history_questions_ruff_zh.jsonl` or
-`tests/data/history_questions_pytest_zh.jsonl`, whose rows carry the English question they
-translate as `en`): recall@10 of each question in Chinese and in English, per half, and the
-difference. The ruff zh set was split by id before its first run (odd ids tuned the zh→en
-glossary, bot/core/glossary.py; even ids were held out, then spent: the general words added after
-that run make them in-sample); the pytest zh set (pytest-dev/pytest, 2026-04..06) was labelled
-after the glossary was closed and is all held out. `--split tune` runs the tuning half only.
+`--paired` (with `--labels tests/data/history_questions_ruff_zh.jsonl`,
+`tests/data/history_questions_pytest_zh.jsonl` or `tests/data/history_questions_pip_zh.jsonl`,
+whose rows carry the English question they translate as `en`): recall@10 of each question in
+Chinese and in English, per half, and the difference. The ruff zh set was split by id before its
+first run (odd ids tuned the zh→en glossary, bot/core/glossary.py; even ids were held out, then
+spent: the general words added after that run make them in-sample); the pytest zh set
+(pytest-dev/pytest, 2026-04..06) was labelled after the glossary was closed and is all held out, and
+so was the pip zh set (pypa/pip, 25 questions about 2026-01, 2026-03 and 2026-04, committed before
+its one run). `--split tune` runs the tuning half only.
 """
 
 from __future__ import annotations
