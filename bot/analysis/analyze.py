@@ -58,9 +58,9 @@ PR_BODY_CHARS = 3000
 TITLE_CHARS = 300
 FILES_LISTED = 60  # the per-file summary lists the biggest files, then counts the rest
 LEFT_OUT_LISTED = 40
+TRIMS = 4  # times the diff is trimmed to fit at one shrink step
 # When a small budget cannot hold the full lists next to a useful diff, the prompt shrinks in
 # these steps: (files listed, left-out files listed, share of message/PR text kept).
-TRIMS = 4  # times the diff is trimmed to fit at one shrink step
 SHRINK_STEPS = ((FILES_LISTED, LEFT_OUT_LISTED, 1.0), (25, 15, 1.0), (10, 5, 0.5), (0, 0, 0.25))
 # What the model reads in an empty <diff> or <files> block: a marker of missing data, the same in
 # both languages' prompts (not part of a template: the template's hash keys the cached analyses).

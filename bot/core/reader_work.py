@@ -28,10 +28,6 @@ def building() -> Iterator[None]:
         _building -= 1
 
 
-def under_way() -> int:
-    return _building
-
-
 async def quiet(max_wait: float, poll: float = 0.2) -> None:
     """Return once no digest is being built here, or after `max_wait` seconds whatever happens."""
     deadline = time.monotonic() + max_wait

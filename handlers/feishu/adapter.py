@@ -80,6 +80,7 @@ class FeishuAdapter:
         self._ws_thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
         self._ws_stopping = threading.Event()
+        self._ws_closing_socket = False  # set and read on the long connection's thread only
 
     def _dispatcher(self, encrypt_key: str, token: str) -> lark.EventDispatcherHandler:
         return (
@@ -124,10 +125,15 @@ class FeishuAdapter:
         while thread.is_alive() and time.monotonic() < deadline:
             if loop is not None and not loop.is_closed():
                 try:
-                    loop.call_soon_threadsafe(cancel_all, loop)
+                    loop.call_soon_threadsafe(self._cancel_the_sdk, loop)
                 except RuntimeError:
                     pass  # the loop closed meanwhile
             thread.join(0.1)
+
+    def _cancel_the_sdk(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the long connection's thread: cancel the SDK's tasks, not the socket's closing."""
+        if not self._ws_closing_socket:
+            cancel_all(loop)
 
     # --- long connection -------------------------------------------------------------------------------------
     def _run_ws(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -148,6 +154,7 @@ class FeishuAdapter:
         except Exception as exc:  # noqa: BLE001 — e.g. wrong credentials: one line, never the secret
             log.error("The Feishu long connection stopped: %s", exc)
         finally:
+            self._ws_closing_socket = True  # close()'s repeated cancels leave this part alone
             try:  # 1.7.5 has no public stop(): close the socket with the client's own coroutine
                 loop.run_until_complete(asyncio.wait_for(client._disconnect(), 2))
             except BaseException:  # noqa: BLE001 — best effort on a loop being torn down
