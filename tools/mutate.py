@@ -57,6 +57,7 @@ MODULES: dict[str, list[str]] = {
     "bot/render/upgrade.py": ["tests/test_upgrade.py"],
     "bot/sources/refrange.py": ["tests/test_ranges.py"],
     "bot/sources/git_batch.py": ["tests/test_git_batch.py", "tests/test_speed_work.py", "tests/test_localgit.py"],
+    "bot/core/reader_work.py": ["tests/test_taste_learning.py"],
     "bot/channels/alerted.py": ["tests/test_alerts.py", "tests/test_deliveries.py"],
     "bot/delivery/once.py": ["tests/test_once.py", "tests/test_watch.py", "tests/test_alerts.py"],
     "bot/runtime/schedule.py": ["tests/test_schedule.py", "tests/test_deliveries.py"],
@@ -191,6 +192,16 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "drop ^ at 0",
     ): "_DATE is only used with .match(), which anchors at the start",
     ("bot/delivery/runner.py", "uuid.uuid4().hex[:8]", "8 → 9"): "the length of a runner's random id",
+    (
+        "bot/core/reader_work.py",
+        "time.monotonic() < deadline",
+        "<= deadline",
+    ): "one poll more or less at the very end of a 300 s wait",
+    (
+        "bot/core/reader_work.py",
+        "poll: float = 0.2",
+        "0.2 → 1.2",
+    ): "how often the count is looked at, not what it waits for",
     (
         "bot/delivery/runner.py",
         "max(1, round(self.settings.job_lease))",
