@@ -28,12 +28,16 @@ async def test_sends_to_one_conversation_keep_the_order_they_asked_in():
 
 async def test_a_window_lets_n_calls_through_then_waits_for_it_to_slide():
     pacer = Pacer()
-    stamps = []
+    asked, granted = [], []
     for _ in range(7):
+        asked.append(time.monotonic())
         await pacer.acquire((("chat:C1", 3, 0.2),))
-        stamps.append(time.monotonic())
-    for i in range(3, 7):  # the 4th call waits until the 1st has left the window, and so on
-        assert stamps[i] - stamps[i - 3] >= 0.2 - 1e-3
+        granted.append(time.monotonic())
+    # The 4th call waits until the 1st has left the window, and so on. Measured from when the
+    # earlier call was asked: a busy machine may return from an acquire late, which made the gap
+    # between two returns 0.197 s although the pacer kept its window.
+    for i in range(3, 7):
+        assert granted[i] - asked[i - 3] >= 0.2 - 1e-3
 
 
 async def test_every_limit_of_a_call_is_honoured_and_keys_are_independent():
